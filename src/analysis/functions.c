@@ -1,0 +1,175 @@
+/* functions.c — one function index per distinct (module file, address),
+ * names and lines resolved through src/sym once per function. */
+#include "analysis/functions.h"
+
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sym/sym.h"
+
+struct priv {
+	struct sym_module **syms;   /* per distinct path */
+	char **paths;
+	int npaths;
+	char **owned;               /* strings we allocated */
+	int nowned;
+};
+
+static char *own(struct priv *p, char *s)
+{
+	p->owned = realloc(p->owned, sizeof(char *) * (p->nowned + 1));
+	p->owned[p->nowned++] = s;
+	return s;
+}
+
+static int path_index(struct priv *p, const char *path)
+{
+	for (int i = 0; i < p->npaths; i++)
+		if (!strcmp(p->paths[i], path))
+			return i;
+	p->paths = realloc(p->paths, sizeof(char *) * (p->npaths + 1));
+	p->syms = realloc(p->syms, sizeof(void *) * (p->npaths + 1));
+	p->paths[p->npaths] = strdup(path);
+	const char *e;
+	p->syms[p->npaths] = sym_open(path, &e);
+	return p->npaths++;
+}
+
+/* Simple open-addressing map from (path index, vaddr) to function index. */
+struct key { uint64_t vaddr; int path; uint32_t fn; };
+
+static uint64_t hash(uint64_t v, int p)
+{
+	uint64_t h = v * 0x9e3779b97f4a7c15ull ^ (uint64_t)p * 0xc2b2ae3d27d4eb4full;
+	return h ^ (h >> 29);
+}
+
+int fn_table_build(const struct recording *r, struct fn_table *ft)
+{
+	memset(ft, 0, sizeof *ft);
+	struct priv *p = calloc(1, sizeof *p);
+	ft->priv = p;
+	uint64_t total = 1;
+	for (uint32_t s = 0; s < r->nmodule_slots; s++)
+		if (r->modules[s])
+			total += r->modules[s]->r.nfuncs + 1;
+	ft->fns = calloc(total, sizeof *ft->fns);
+	ft->fns[0] = (struct fn_info){ "<root>", "", NULL, 0, 0 };
+	ft->n = 1;
+	uint64_t cap = 16;
+	while (cap < total * 2)
+		cap <<= 1;
+	struct key *tab = calloc(cap, sizeof *tab);
+	ft->nslots = r->nmodule_slots;
+	ft->map = calloc(r->nmodule_slots ? r->nmodule_slots : 1, sizeof *ft->map);
+	for (uint32_t s = 0; s < r->nmodule_slots; s++) {
+		const struct rd_module *m = r->modules[s];
+		if (!m)
+			continue;
+		int pi = path_index(p, m->r.path);
+		ft->map[s] = calloc(m->r.nfuncs + 1, sizeof(uint32_t));
+		for (uint32_t i = 0; i <= m->r.nfuncs; i++) {
+			uint64_t va = i < m->r.nfuncs ? m->funcs[i] : ~0ull; /* ~0: the unnumbered bucket */
+			uint64_t h = hash(va, pi) & (cap - 1);
+			while (tab[h].fn && !(tab[h].vaddr == va && tab[h].path == pi))
+				h = (h + 1) & (cap - 1);
+			if (!tab[h].fn) {
+				uint32_t f = ft->n++;
+				tab[h] = (struct key){ va, pi, f };
+				struct fn_info *fi = &ft->fns[f];
+				fi->module = p->paths[pi];
+				if (i == m->r.nfuncs) {
+					char buf[600];
+					const char *b = strrchr(m->r.path, '/');
+					snprintf(buf, sizeof buf, "<unnumbered functions of %s>", b ? b + 1 : m->r.path);
+					fi->name = own(p, strdup(buf));
+				} else {
+					fi->vaddr = va;
+					struct sym_info si;
+					if (p->syms[pi] && sym_lookup(p->syms[pi], va, &si) == 0 && si.name) {
+						fi->name = si.name;
+						fi->file = si.file;
+						fi->line = si.line;
+					} else {
+						char buf[64];
+						snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)va);
+						fi->name = own(p, strdup(buf));
+					}
+				}
+			}
+			ft->map[s][i] = tab[h].fn;
+		}
+	}
+	free(tab);
+	return 0;
+}
+
+void fn_table_free(struct fn_table *ft)
+{
+	struct priv *p = ft->priv;
+	if (p) {
+		for (int i = 0; i < p->npaths; i++) {
+			if (p->syms[i])
+				sym_close(p->syms[i]);
+			free(p->paths[i]);
+		}
+		for (int i = 0; i < p->nowned; i++)
+			free(p->owned[i]);
+		free(p->owned);
+		free(p->syms);
+		free(p->paths);
+		free(p);
+	}
+	for (uint32_t s = 0; s < ft->nslots; s++)
+		free(ft->map[s]);
+	free(ft->map);
+	free(ft->fns);
+	memset(ft, 0, sizeof *ft);
+}
+
+uint32_t fn_of(const struct fn_table *ft, const struct recording *r, uint32_t func)
+{
+	uint32_t mod = SONDE_FUNC_MOD(func), num = SONDE_FUNC_NUM(func);
+	if (mod >= ft->nslots || !ft->map[mod])
+		return FN_ROOT;
+	uint32_t n = r->modules[mod]->r.nfuncs;
+	return ft->map[mod][num < n ? num : n];
+}
+
+int fn_find(const struct fn_table *ft, const char *name, uint32_t *idx, int max)
+{
+	int n = 0;
+	for (uint32_t i = 1; i < ft->n; i++)
+		if (!strcmp(ft->fns[i].name, name)) {
+			if (n < max)
+				idx[n] = i;
+			n++;
+		}
+	if (n)
+		return n;
+	/* C++: "parse" matches "parse(int)" and "ns::parse(...)" */
+	size_t len = strlen(name);
+	for (uint32_t i = 1; i < ft->n; i++) {
+		const char *s = ft->fns[i].name;
+		const char *paren = strchr(s, '(');
+		size_t base = paren ? (size_t)(paren - s) : strlen(s);
+		int match = fnmatch(name, s, 0) == 0;
+		if (!match && paren && base >= len && !strncmp(s + base - len, name, len) &&
+		    (base == len || s[base - len - 1] == ':'))
+			match = 1;
+		if (match) {
+			if (n < max)
+				idx[n] = i;
+			n++;
+		}
+	}
+	return n;
+}
+
+const char *fn_module_base(const struct fn_info *f)
+{
+	const char *b = strrchr(f->module, '/');
+	return b ? b + 1 : f->module;
+}

@@ -1,0 +1,155 @@
+/* profile.c — metrics of seed 002 from a calling-context tree in O(nodes).
+ *
+ * For a node v (function f) let ticks(v) be its inclusive time (the calls of
+ * that context), excl(v) = ticks(v) - sum of its children's ticks.
+ * For a child c of v, deeper(c) is the time in c's subtree spent under a
+ * deeper activation of f = fn(v): the sum of ticks(w) over the nodes w of
+ * c's subtree (c included) that have function f and no f-node between them
+ * and v.  Then, with the innermost-activation rule:
+ *   own(v)   = ticks(v) - sum_c deeper(c)   time where v is f's innermost activation
+ *   inclusive(f)          += own(v)
+ *   callers pair (fn(parent v) -> f) += own(v)
+ *   callees pair (f -> fn(c))        += ticks(c) - deeper(c)
+ *   exclusive(f)          += excl(v)
+ * A depth-first walk keeps, per function, its innermost open node; visiting
+ * w adds ticks(w) to deeper(child of that node on the path).
+ */
+#include "analysis/profile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void profile_init(struct profile *p, const struct fn_table *ft)
+{
+	memset(p, 0, sizeof *p);
+	p->nfn = ft->n;
+	p->fn = calloc(ft->n, sizeof *p->fn);
+	p->hashcap = 1024;
+	p->pair_hash = calloc(p->hashcap, sizeof *p->pair_hash);
+}
+
+void profile_free(struct profile *p)
+{
+	free(p->fn);
+	free(p->pairs);
+	free(p->pair_hash);
+	memset(p, 0, sizeof *p);
+}
+
+static uint32_t phash(uint32_t a, uint32_t b)
+{
+	uint64_t h = ((uint64_t)a << 32 | b) * 0x9e3779b97f4a7c15ull;
+	return (uint32_t)(h >> 32);
+}
+
+struct pair_metrics *profile_pair(struct profile *p, uint32_t caller, uint32_t callee)
+{
+	uint32_t mask = p->hashcap - 1;
+	for (uint32_t h = phash(caller, callee) & mask;; h = (h + 1) & mask) {
+		uint32_t i = p->pair_hash[h];
+		if (!i)
+			break;
+		if (p->pairs[i - 1].caller == caller && p->pairs[i - 1].callee == callee)
+			return &p->pairs[i - 1];
+	}
+	if ((p->npairs + 1) * 2 > p->hashcap) { /* grow and rehash */
+		free(p->pair_hash);
+		p->hashcap *= 2;
+		p->pair_hash = calloc(p->hashcap, sizeof *p->pair_hash);
+		mask = p->hashcap - 1;
+		for (uint32_t i = 0; i < p->npairs; i++) {
+			uint32_t h = phash(p->pairs[i].caller, p->pairs[i].callee) & mask;
+			while (p->pair_hash[h])
+				h = (h + 1) & mask;
+			p->pair_hash[h] = i + 1;
+		}
+	}
+	if (p->npairs == p->cappairs) {
+		p->cappairs = p->cappairs ? p->cappairs * 2 : 256;
+		p->pairs = realloc(p->pairs, sizeof *p->pairs * p->cappairs);
+	}
+	struct pair_metrics *pm = &p->pairs[p->npairs++];
+	memset(pm, 0, sizeof *pm);
+	pm->caller = caller;
+	pm->callee = callee;
+	uint32_t h = phash(caller, callee) & mask;
+	while (p->pair_hash[h])
+		h = (h + 1) & mask;
+	p->pair_hash[h] = p->npairs;
+	return pm;
+}
+
+void profile_add_thread(struct profile *p, const struct recording *r, const struct fn_table *ft,
+                        const struct rd_thread *t)
+{
+	uint32_t n = t->nnodes;
+	if (!t->nodes || n == 0)
+		return;
+	const struct sonde_node *nd = t->nodes;
+	uint32_t *fn = malloc(sizeof *fn * n);
+	int64_t *deeper = calloc(n, sizeof *deeper);
+	uint32_t *depth = malloc(sizeof *depth * n);
+	uint32_t *path = malloc(sizeof *path * (n + 1));   /* path[d] = node at depth d */
+	uint32_t *open = malloc(sizeof *open * ft->n);     /* innermost open node per function */
+	uint32_t *saved = malloc(sizeof *saved * n);       /* open[] value replaced by node v */
+	uint32_t *next = malloc(sizeof *next * n);         /* DFS: next child to visit */
+	for (uint32_t i = 0; i < ft->n; i++)
+		open[i] = UINT32_MAX;
+	fn[0] = FN_ROOT;
+	for (uint32_t i = 1; i < n; i++)
+		fn[i] = fn_of(ft, r, nd[i].func);
+
+	/* Iterative DFS from the root computing deeper[]. */
+	uint32_t d = 0;
+	path[0] = 0;
+	depth[0] = 0;
+	next[0] = nd[0].first_child;
+	for (;;) {
+		uint32_t v = path[d];
+		uint32_t c = next[v];
+		if (c) {
+			next[v] = nd[c].next_sibling;
+			/* visit c */
+			uint32_t a = open[fn[c]];
+			if (a != UINT32_MAX)
+				deeper[path[depth[a] + 1]] += (int64_t)nd[c].ticks;
+			saved[c] = a;
+			open[fn[c]] = c;
+			depth[c] = d + 1;
+			path[++d] = c;
+			next[c] = nd[c].first_child;
+			continue;
+		}
+		/* leave v */
+		if (d == 0)
+			break;
+		open[fn[v]] = saved[v];
+		d--;
+	}
+
+	for (uint32_t v = 1; v < n; v++) {
+		int64_t tv = (int64_t)nd[v].ticks, kids = 0, blocked = 0;
+		for (uint32_t c = nd[v].first_child; c; c = nd[c].next_sibling) {
+			kids += (int64_t)nd[c].ticks;
+			blocked += deeper[c];
+			struct pair_metrics *pm = profile_pair(p, fn[v], fn[c]);
+			pm->attr_out += (int64_t)nd[c].ticks - deeper[c];
+		}
+		int64_t own = tv - blocked;
+		struct fn_metrics *m = &p->fn[fn[v]];
+		m->calls += nd[v].calls;
+		m->excl += tv - kids;
+		m->incl += own;
+		p->total += tv - kids;
+		struct pair_metrics *pm = profile_pair(p, fn[nd[v].parent], fn[v]);
+		pm->calls += nd[v].calls;
+		pm->attr_in += own;
+	}
+	free(fn);
+	free(deeper);
+	free(depth);
+	free(path);
+	free(open);
+	free(saved);
+	free(next);
+}

@@ -1,0 +1,94 @@
+/* sonde-cc.c — compiler launcher (like ccache): runs the real compiler with
+ * sonde's instrumentation flags, and links sonde's module object into every
+ * executable and shared library it links.  Installed as sonde-cc and
+ * sonde-c++ (the name picks the C or C++ compiler).
+ *
+ * Real compiler: $SONDE_CC / $SONDE_CXX, else cc / c++.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const flags[] = { "-finstrument-functions", "-fpatchable-function-entry=8,8",
+                                     "-fno-omit-frame-pointer" };
+
+/* Options whose value is the next argument (so that value is not an input). */
+static int takes_value(const char *a)
+{
+	static const char *const v[] = { "-o", "-I", "-L", "-D", "-U", "-include", "-imacros", "-x", "-MF", "-MT",
+	                                 "-MQ", "-isystem", "-idirafter", "-iquote", "-Xlinker", "-Xassembler",
+	                                 "-Xpreprocessor", "-aux-info", "-T", "-l", "-u", "-z", "--param", NULL };
+	for (int i = 0; v[i]; i++)
+		if (!strcmp(a, v[i]))
+			return 1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *base = strrchr(argv[0], '/');
+	base = base ? base + 1 : argv[0];
+	int cxx = strstr(base, "++") != NULL || strstr(base, "cxx") != NULL;
+	const char *real = getenv(cxx ? "SONDE_CXX" : "SONDE_CC");
+	if (!real || !*real)
+		real = cxx ? "c++" : "cc";
+	if (strstr(real, "sonde-c")) {
+		fprintf(stderr, "sonde-cc: error: %s points at sonde-cc itself (set it to the real compiler)\n",
+		        cxx ? "SONDE_CXX" : "SONDE_CC");
+		return 1;
+	}
+
+	int compile_only = 0, preprocess = 0, relocatable = 0, inputs = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-c") || !strcmp(a, "-S"))
+			compile_only = 1;
+		else if (!strcmp(a, "-E") || !strcmp(a, "-M") || !strcmp(a, "-MM"))
+			preprocess = 1;
+		else if (!strcmp(a, "-r"))
+			relocatable = 1;
+		else if (takes_value(a))
+			i++;
+		else if (a[0] != '-' || !strcmp(a, "-"))
+			inputs++;
+		else if (!strncmp(a, "-l", 2))
+			inputs++;
+	}
+
+	char **nargv = calloc((size_t)argc + 8, sizeof *nargv);
+	if (!nargv)
+		return 1;
+	int n = 0;
+	nargv[n++] = (char *)real;
+	if (!preprocess) {
+		nargv[n++] = (char *)flags[0];
+		nargv[n++] = (char *)flags[1];
+		nargv[n++] = (char *)flags[2];
+	}
+	for (int i = 1; i < argc; i++)
+		nargv[n++] = argv[i];
+	if (!compile_only && !preprocess && !relocatable && inputs) {
+		char self[PATH_MAX];
+		ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+		if (k <= 0) {
+			fprintf(stderr, "sonde-cc: error: cannot find my own path (%s)\n", strerror(errno));
+			return 1;
+		}
+		self[k] = 0;
+		*strrchr(self, '/') = 0;
+		static char mod[PATH_MAX + 64];
+		snprintf(mod, sizeof mod, "%s/../lib/sonde/sonde-module.o", self);
+		if (access(mod, R_OK) != 0) {
+			fprintf(stderr, "sonde-cc: error: module object %s missing (is the sonde build complete?)\n", mod);
+			return 1;
+		}
+		nargv[n++] = mod;
+	}
+	nargv[n] = NULL;
+	execvp(real, nargv);
+	fprintf(stderr, "sonde-cc: error: cannot run %s (%s)\n", real, strerror(errno));
+	return 127;
+}

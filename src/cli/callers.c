@@ -1,0 +1,105 @@
+/* callers.c — `sonde callers-callees FUNC`: the Oracle-style attributed view. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/load.h"
+#include "common/json.h"
+
+struct row { uint32_t fn; uint64_t calls; int64_t attr; };
+
+static int by_attr(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	if (x->attr != y->attr)
+		return x->attr < y->attr ? 1 : -1;
+	return x->fn < y->fn ? -1 : x->fn > y->fn;
+}
+
+static int collect(const struct profile *p, uint32_t f, int callers, struct row **out)
+{
+	struct row *rows = malloc(sizeof *rows * (p->npairs + 1));
+	int n = 0;
+	for (uint32_t i = 0; i < p->npairs; i++) {
+		const struct pair_metrics *pm = &p->pairs[i];
+		if (callers && pm->callee == f)
+			rows[n++] = (struct row){ pm->caller, pm->calls, pm->attr_in };
+		else if (!callers && pm->caller == f)
+			rows[n++] = (struct row){ pm->callee, pm->calls, pm->attr_out };
+	}
+	qsort(rows, n, sizeof *rows, by_attr);
+	*out = rows;
+	return n;
+}
+
+int cmd_callers(struct cli_opts *o)
+{
+	int json = cli_want_json(o, "table json");
+	if (o->argc != 1)
+		cli_die(EXIT_USAGE, "expected one function name (usage: sonde callers-callees [options] FUNC)");
+	struct loaded l;
+	struct profile p;
+	load_profile(o, &l, &p);
+	uint32_t f = load_function(&l, o->argv[0]);
+	struct row *callers, *callees;
+	int nc = collect(&p, f, 1, &callers), ne = collect(&p, f, 0, &callees);
+	if (o->limit) {
+		if (nc > o->limit) nc = o->limit;
+		if (ne > o->limit) ne = o->limit;
+	}
+	const struct fn_metrics *m = &p.fn[f];
+	const struct fn_info *fi = &l.ft.fns[f];
+	if (json) {
+		struct json j;
+		json_init(&j, stdout, 1);
+		json_obj_begin(&j, NULL);
+		json_obj_begin(&j, "function");
+		json_str(&j, "name", fi->name);
+		json_str(&j, "module", fi->module);
+		json_str(&j, "file", fi->file);
+		json_int(&j, "line", fi->line);
+		json_uint(&j, "calls", m->calls);
+		json_int(&j, "exclusive_ns", (int64_t)(rd_ns(l.r, (uint64_t)m->excl) + 0.5));
+		json_int(&j, "inclusive_ns", (int64_t)(rd_ns(l.r, (uint64_t)m->incl) + 0.5));
+		json_obj_end(&j);
+		for (int pass = 0; pass < 2; pass++) {
+			struct row *rows = pass ? callees : callers;
+			json_arr_begin(&j, pass ? "callees" : "callers");
+			for (int i = 0; i < (pass ? ne : nc); i++) {
+				json_obj_begin(&j, NULL);
+				json_str(&j, "name", l.ft.fns[rows[i].fn].name);
+				json_uint(&j, "calls", rows[i].calls);
+				json_int(&j, "attributed_ns", (int64_t)(rd_ns(l.r, (uint64_t)rows[i].attr) + 0.5));
+				json_obj_end(&j);
+			}
+			json_arr_end(&j);
+		}
+		json_obj_end(&j);
+		json_end(&j);
+	} else {
+		double incl = rd_ns(l.r, (uint64_t)m->incl);
+		char a[32], w[300];
+		printf("%12s %11s %6s  %s\n", "calls", "attributed", "%", "function");
+		for (int i = 0; i < nc; i++) {
+			double v = rd_ns(l.r, (uint64_t)callers[i].attr);
+			printf("%12llu %11s %5.1f%%    %s\n", (unsigned long long)callers[i].calls, fmt_ns(v, a, sizeof a),
+			       incl > 0 ? 100 * v / incl : 0, l.ft.fns[callers[i].fn].name);
+		}
+		printf("%12llu %11s %5.1f%%  * %s  (%s)   [inclusive %s]\n", (unsigned long long)m->calls,
+		       fmt_ns(rd_ns(l.r, (uint64_t)m->excl), a, sizeof a),
+		       incl > 0 ? 100 * rd_ns(l.r, (uint64_t)m->excl) / incl : 0, fi->name, fn_where(fi, w, sizeof w),
+		       fmt_ns(incl, (char[32]){ 0 }, 32));
+		for (int i = 0; i < ne; i++) {
+			double v = rd_ns(l.r, (uint64_t)callees[i].attr);
+			printf("%12llu %11s %5.1f%%    %s\n", (unsigned long long)callees[i].calls, fmt_ns(v, a, sizeof a),
+			       incl > 0 ? 100 * v / incl : 0, l.ft.fns[callees[i].fn].name);
+		}
+		printf("\n(callers above the * line, callees below; the * line is the function's exclusive time;\n"
+		       " attributed times follow the innermost-activation rule: callers sum to the inclusive time,\n"
+		       " exclusive + callees sum to the inclusive time)\n");
+	}
+	free(callers);
+	free(callees);
+	profile_free(&p);
+	load_free(&l);
+	return 0;
+}

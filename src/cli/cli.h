@@ -1,0 +1,83 @@
+/* cli.h — what every sonde command shares: the parsed options, the command
+ * entry signature, error reporting and output helpers. */
+#ifndef SONDE_CLI_CLI_H
+#define SONDE_CLI_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* Commands, as bits of an option's mask. */
+enum {
+	CMD_RECORD = 1u << 0, CMD_REPORT = 1u << 1, CMD_CALLERS = 1u << 2, CMD_TREE = 1u << 3,
+	CMD_INFO = 1u << 4, CMD_EXPORT = 1u << 5, CMD_REPLAY = 1u << 6, CMD_FLAME = 1u << 7,
+	CMD_LOCKS = 1u << 8, CMD_PROBE = 1u << 9,
+	CMD_READERS = CMD_REPORT | CMD_CALLERS | CMD_TREE | CMD_INFO | CMD_EXPORT | CMD_REPLAY |
+	              CMD_FLAME | CMD_LOCKS,
+};
+
+#define CLI_MAX_LIST 64
+
+/* Every option of every command; a command reads the fields it owns. */
+struct cli_opts {
+	const char *input;      /* -i DIR  (default sonde.data) */
+	const char *output;     /* -o PATH */
+	const char *format;     /* --format=... (default "table" for reports) */
+	const char *sort;       /* --sort=KEY */
+	int limit;              /* --limit N (0 = no limit) */
+	int threads;            /* --threads */
+	int tid;                /* --tid T (0 = all) */
+	int has_time_range; double time_from, time_to; /* --time-range A,B (seconds) */
+	int depth;              /* --depth N */
+	double min_percent;     /* --min-percent P */
+	/* record */
+	int trace, locks, lock_events, lossy;
+	uint64_t min_time_ns;   /* --min-time DUR */
+	const char *domain;     /* --domain auto|FILE */
+	const char *filters[CLI_MAX_LIST]; int nfilters; /* "+glob" (-F) / "-glob" (-N) */
+	uint64_t buffer_size;   /* --buffer-size BYTES per thread */
+	/* probe */
+	const char *specs[CLI_MAX_LIST]; int nspecs;     /* -e SPEC */
+	int pid;                /* -p PID */
+	double duration;        /* --duration SECONDS */
+	int interactive;        /* --interactive */
+	const char *library;    /* --library FILE */
+	const char *plugin;     /* --plugin SO */
+	int record_probe;       /* --record */
+	/* positional arguments after the options (and after "--") */
+	int argc; char **argv;
+};
+
+struct cli_command {
+	const char *name;
+	unsigned mask;
+	int (*run)(struct cli_opts *o);
+	const char *usage;      /* e.g. "[options] FUNC" */
+	const char *summary;
+};
+
+/* Parse argv for command `cmd` (argv[0] is the command name). Exits 1 with
+ * a message on a bad option; exits 0 after printing --help. */
+void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_opts *o);
+
+/* Errors: "sonde: error: <what> (<why>)" on stderr. */
+#define EXIT_USAGE 1
+#define EXIT_DATA  2
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+_Noreturn void cli_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* --format helpers: 1 if json was asked; dies on a format not in `allowed`
+ * (space-separated list, e.g. "table json"). */
+int cli_want_json(struct cli_opts *o, const char *allowed);
+
+/* Human output: times with units ("1.23 ms"), into buf. */
+const char *fmt_ns(double ns, char *buf, int len);
+/* Terminal width (COLUMNS, ioctl, else 100). */
+int term_width(void);
+/* Parse "10ms", "50us", "3s", "100ns" (bare numbers are ns). -1 on error. */
+int64_t parse_duration_ns(const char *s);
+
+/* Check stdout for write errors before exiting (returns the exit code to use). */
+int cli_finish_stdout(int code);
+
+#endif

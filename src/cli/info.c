@@ -1,0 +1,169 @@
+/* info.c — `sonde info`: what a recording holds. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/load.h"
+#include "common/json.h"
+
+static const char *const loss_names[SONDE_LOST_COUNT_] = {
+	[SONDE_LOST_THREAD_SLOTS] = "threads_without_slot",
+	[SONDE_LOST_MODULE_SLOTS] = "modules_without_slot",
+	[SONDE_LOST_SESSION_MEM] = "session_memory_full",
+	[SONDE_LOST_CCT_NODES] = "calls_without_cct_node",
+	[SONDE_LOST_STACK_DEPTH] = "calls_deeper_than_stack",
+	[SONDE_LOST_REENTRY] = "calls_in_reentered_hook",
+	[SONDE_LOST_UNNUMBERED] = "calls_of_unnumbered_functions",
+	[SONDE_LOST_UNMATCHED_EXIT] = "unmatched_exits",
+	[SONDE_LOST_RING_EVENTS] = "ring_events_dropped",
+	[SONDE_LOST_MODS_PER_THREAD] = "module_record_arrays_missing",
+};
+
+static const char *loss_name(int k)
+{
+	static char buf[32];
+	if (k < SONDE_LOST_COUNT_ && loss_names[k])
+		return loss_names[k];
+	snprintf(buf, sizeof buf, "loss_%d", k);
+	return buf;
+}
+
+int cmd_info(struct cli_opts *o)
+{
+	int json = cli_want_json(o, "table json");
+	if (o->argc)
+		cli_die(EXIT_USAGE, "unexpected argument '%s' (see 'sonde info --help')", o->argv[0]);
+	struct loaded l;
+	load_or_die(o, &l);
+	struct recording *r = l.r;
+	const char *s;
+	double dur = 0;
+	if ((s = rd_meta(r, "start_mono_ns")) && rd_meta(r, "end_mono_ns"))
+		dur = (double)(strtoull(rd_meta(r, "end_mono_ns"), NULL, 10) - strtoull(s, NULL, 10));
+	uint64_t lost[SONDE_LOST_COUNT_] = { 0 }, nodes = 0, wait = 0;
+	for (int i = 0; i < r->nthreads; i++) {
+		for (int k = 0; k < SONDE_LOST_COUNT_; k++)
+			lost[k] += r->threads[i].r.lost[k];
+		nodes += r->threads[i].nnodes;
+		wait += r->threads[i].r.wait_ticks;
+	}
+	for (int i = 0; i < r->nmeta; i++)
+		if (!strncmp(r->meta_keys[i], "lost.", 5)) {
+			int k = atoi(r->meta_keys[i] + 5);
+			if (k >= 0 && k < SONDE_LOST_COUNT_)
+				lost[k] += strtoull(r->meta_vals[i], NULL, 10);
+		}
+	uint64_t nfuncs = 0, numbering = 0;
+	for (uint32_t i = 0; i < r->nmodule_slots; i++)
+		if (r->modules[i]) {
+			nfuncs += r->modules[i]->r.nfuncs;
+			numbering += r->modules[i]->r.numbering_ns;
+		}
+	const char *mode_s = (r->mode & SONDE_MODE_TRACE) ? "trace" : "profile";
+	if (json) {
+		struct json j;
+		json_init(&j, stdout, 1);
+		json_obj_begin(&j, NULL);
+		json_str(&j, "program", rd_meta(r, "program"));
+		json_str(&j, "command", rd_meta(r, "command"));
+		json_str(&j, "mode", mode_s);
+		json_bool(&j, "locks", (r->mode & SONDE_MODE_LOCKS) != 0);
+		json_double(&j, "duration_ns", dur);
+		json_double(&j, "ticks_per_ns", r->ticks_per_ns);
+		json_int(&j, "exit_status", (s = rd_meta(r, "exit_status")) ? atoi(s) : 0);
+		json_uint(&j, "functions", nfuncs);
+		json_uint(&j, "cct_nodes", nodes);
+		json_double(&j, "numbering_ns", (double)numbering);
+		json_uint(&j, "event_bytes", (s = rd_meta(r, "event_bytes")) ? strtoull(s, NULL, 10) : 0);
+		json_double(&j, "writer_wait_ns", rd_ns(r, wait));
+		json_obj_begin(&j, "lost");
+		for (int k = 0; k < SONDE_LOST_COUNT_; k++)
+			if (lost[k])
+				json_uint(&j, loss_name(k), lost[k]);
+		json_obj_end(&j);
+		json_arr_begin(&j, "processes");
+		for (int i = 0; i < r->nprocs; i++) {
+			json_obj_begin(&j, NULL);
+			json_int(&j, "pid", r->procs[i].pid);
+			json_int(&j, "ppid", r->procs[i].ppid);
+			json_str(&j, "exe", r->procs[i].exe);
+			if (r->procs[i].exit_status != INT32_MIN)
+				json_int(&j, "exit_status", r->procs[i].exit_status);
+			json_bool(&j, "killed", (r->procs[i].flags & REC_PROC_KILLED) != 0);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+		json_arr_begin(&j, "threads");
+		for (int i = 0; i < r->nthreads; i++) {
+			const struct rec_thread *t = &r->threads[i].r;
+			json_obj_begin(&j, NULL);
+			json_int(&j, "tid", t->tid);
+			json_str(&j, "name", t->comm);
+			struct rec_process *p = rd_proc(r, t->proc);
+			json_int(&j, "pid", p ? p->pid : 0);
+			json_uint(&j, "cct_nodes", r->threads[i].nnodes);
+			json_uint(&j, "open_frames_at_end", t->open_frames);
+			json_double(&j, "duration_ns", rd_ns(r, t->end_tsc > t->start_tsc ? t->end_tsc - t->start_tsc : 0));
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+		json_arr_begin(&j, "modules");
+		for (uint32_t i = 0; i < r->nmodule_slots; i++) {
+			const struct rd_module *m = r->modules[i];
+			if (!m)
+				continue;
+			json_obj_begin(&j, NULL);
+			json_str(&j, "path", m->r.path);
+			json_uint(&j, "functions", m->r.nfuncs);
+			json_double(&j, "numbering_ns", (double)m->r.numbering_ns);
+			json_bool(&j, "unloaded", m->r.unloaded);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+		json_obj_end(&j);
+		json_end(&j);
+	} else {
+		char a[32];
+		printf("program:      %s\n", rd_meta(r, "program") ? rd_meta(r, "program") : "?");
+		printf("command:      %s\n", rd_meta(r, "command") ? rd_meta(r, "command") : "?");
+		printf("mode:         %s%s\n", mode_s, (r->mode & SONDE_MODE_LOCKS) ? " + locks" : "");
+		printf("duration:     %s\n", fmt_ns(dur, a, sizeof a));
+		printf("exit status:  %s\n", (s = rd_meta(r, "exit_status")) ? s : "?");
+		printf("clock:        %.4f ticks/ns (TSC, calibrated against CLOCK_MONOTONIC over the run)\n", r->ticks_per_ns);
+		printf("processes:    %d\n", r->nprocs);
+		for (int i = 0; i < r->nprocs; i++) {
+			const struct rec_process *p = &r->procs[i];
+			printf("  pid %-7d %s", p->pid, p->exe);
+			if (p->exit_status == INT32_MIN) printf("  (end unknown)\n");
+			else if (p->exit_status < 0) printf("  (killed by signal %d)\n", -p->exit_status);
+			else printf("  (exit %d)\n", p->exit_status);
+		}
+		printf("threads:      %d\n", r->nthreads);
+		if (o->threads)
+			for (int i = 0; i < r->nthreads; i++) {
+				const struct rec_thread *t = &r->threads[i].r;
+				printf("  tid %-7d %-16s %8u contexts, %s%s\n", t->tid, t->comm, r->threads[i].nnodes,
+				       fmt_ns(rd_ns(r, t->end_tsc > t->start_tsc ? t->end_tsc - t->start_tsc : 0), a, sizeof a),
+				       t->open_frames ? " (frames open at the end: closed then)" : "");
+			}
+		printf("modules:      %d instrumented, %llu functions, numbered in %s\n", r->nmodules,
+		       (unsigned long long)nfuncs, fmt_ns((double)numbering, a, sizeof a));
+		for (uint32_t i = 0; i < r->nmodule_slots; i++)
+			if (r->modules[i])
+				printf("  %s (%u functions)%s\n", r->modules[i]->r.path, r->modules[i]->r.nfuncs,
+				       r->modules[i]->r.unloaded ? " [unloaded]" : "");
+		printf("contexts:     %llu calling-context nodes\n", (unsigned long long)nodes);
+		if ((s = rd_meta(r, "event_bytes")) && strtoull(s, NULL, 10))
+			printf("events:       %s bytes in %s chunks, writer waited %s\n", s, rd_meta(r, "event_chunks"),
+			       fmt_ns(rd_ns(r, wait), a, sizeof a));
+		int any = 0;
+		for (int k = 0; k < SONDE_LOST_COUNT_; k++)
+			if (lost[k]) {
+				printf("%s %s: %llu\n", any++ ? "             " : "lost:        ", loss_name(k),
+				       (unsigned long long)lost[k]);
+			}
+		if (!any)
+			printf("lost:         nothing\n");
+	}
+	load_free(&l);
+	return 0;
+}

@@ -1,0 +1,69 @@
+/* load.c — shared loading steps of the reporting commands. */
+#include "cli/load.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void load_or_die(struct cli_opts *o, struct loaded *l)
+{
+	char err[1024];
+	l->r = rd_open(o->input, err, sizeof err);
+	if (!l->r)
+		cli_die(EXIT_DATA, "%s", err);
+	fn_table_build(l->r, &l->ft);
+}
+
+void load_profile(struct cli_opts *o, struct loaded *l, struct profile *p)
+{
+	load_or_die(o, l);
+	int any = 0, matched = 0;
+	profile_init(p, &l->ft);
+	for (int i = 0; i < l->r->nthreads; i++) {
+		const struct rd_thread *t = &l->r->threads[i];
+		if (o->tid && t->r.tid != o->tid)
+			continue;
+		matched = 1;
+		if (t->nodes)
+			any = 1;
+		profile_add_thread(p, l->r, &l->ft, t);
+	}
+	if (o->tid && !matched)
+		cli_die(EXIT_USAGE, "no thread %d in %s (see 'sonde info --threads')", o->tid, o->input);
+	if (!any && !(l->r->mode & SONDE_MODE_PROFILE))
+		cli_die(EXIT_DATA, "%s holds no function profile (it was recorded with --trace or --locks only; "
+		        "use 'sonde replay' / 'sonde locks')", o->input);
+}
+
+void load_free(struct loaded *l)
+{
+	fn_table_free(&l->ft);
+	rd_close(l->r);
+}
+
+const char *fn_where(const struct fn_info *f, char *buf, int len)
+{
+	if (f->file && f->line) {
+		const char *b = strrchr(f->file, '/');
+		snprintf(buf, len, "%s:%d", b ? b + 1 : f->file, f->line);
+	} else {
+		snprintf(buf, len, "%s", fn_module_base(f));
+	}
+	return buf;
+}
+
+uint32_t load_function(struct loaded *l, const char *name)
+{
+	uint32_t idx[16];
+	int n = fn_find(&l->ft, name, idx, 16);
+	if (n == 1)
+		return idx[0];
+	if (n == 0)
+		cli_die(EXIT_USAGE, "no function '%s' in this recording (see 'sonde report' for the functions)", name);
+	fprintf(stderr, "sonde: error: '%s' is ambiguous (%d functions match); candidates:\n", name, n);
+	for (int i = 0; i < n && i < 16; i++) {
+		char w[256];
+		const struct fn_info *f = &l->ft.fns[idx[i]];
+		fprintf(stderr, "  %s  (%s, %s)\n", f->name, fn_where(f, w, sizeof w), fn_module_base(f));
+	}
+	exit(EXIT_USAGE);
+}

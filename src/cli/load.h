@@ -1,0 +1,25 @@
+/* load.h — open the recording named by -i and build its function table,
+ * or exit with the reader's one-line error. */
+#ifndef SONDE_CLI_LOAD_H
+#define SONDE_CLI_LOAD_H
+
+#include "analysis/functions.h"
+#include "analysis/profile.h"
+#include "cli/cli.h"
+#include "data/reader.h"
+
+struct loaded {
+	struct recording *r;
+	struct fn_table ft;
+};
+
+void load_or_die(struct cli_opts *o, struct loaded *l);
+/* Profile of the selected threads (o->tid, 0 = all); dies if the recording has no profile. */
+void load_profile(struct cli_opts *o, struct loaded *l, struct profile *p);
+void load_free(struct loaded *l);
+/* Resolve FUNC to one function index or die listing candidates. */
+uint32_t load_function(struct loaded *l, const char *name);
+/* "file.c:12" into buf (or "" if unknown). */
+const char *fn_where(const struct fn_info *f, char *buf, int len);
+
+#endif

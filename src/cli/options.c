@@ -1,0 +1,319 @@
+/* options.c — the one option table of sonde: every option, the commands it
+ * applies to, and its help line.  Every command's --help comes from here. */
+#include "cli/cli.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+enum {
+	O_FORMAT = 256, O_SORT, O_LIMIT, O_THREADS, O_TID, O_TIME_RANGE, O_DEPTH, O_MIN_PERCENT,
+	O_TRACE, O_LOCKS, O_LOSSY, O_MIN_TIME, O_DOMAIN, O_BUFFER, O_DURATION, O_INTERACTIVE,
+	O_LIBRARY, O_PLUGIN, O_RECORD, O_HELP,
+};
+
+struct cli_option {
+	const char *name;
+	int val;            /* short option char or O_* */
+	int has_arg;        /* no_argument / required_argument / optional_argument */
+	unsigned mask;      /* commands it applies to */
+	const char *arg;    /* argument name for help */
+	const char *help;
+};
+
+static const struct cli_option options[] = {
+	{ "input", 'i', required_argument, CMD_READERS, "DIR", "recording to read (default sonde.data)" },
+	{ "output", 'o', required_argument, CMD_RECORD | CMD_EXPORT | CMD_FLAME | CMD_PROBE, "PATH",
+	  "recording directory (record) or output file" },
+	{ "format", O_FORMAT, required_argument, CMD_READERS | CMD_PROBE, "FMT",
+	  "output format: table (default) or json; export: callgrind, folded, chrome, perfetto" },
+	{ "sort", O_SORT, required_argument, CMD_REPORT | CMD_LOCKS, "KEY",
+	  "report: excl (default), incl, calls, name; locks: wait (default), hold, acquisitions, contended, name" },
+	{ "limit", O_LIMIT, required_argument, CMD_REPORT | CMD_LOCKS | CMD_CALLERS, "N",
+	  "show at most N rows" },
+	{ "threads", O_THREADS, no_argument, CMD_REPORT | CMD_LOCKS | CMD_INFO, NULL,
+	  "one section per thread" },
+	{ "tid", O_TID, required_argument, CMD_REPORT | CMD_TREE | CMD_EXPORT | CMD_REPLAY | CMD_FLAME | CMD_CALLERS,
+	  "TID", "only this thread" },
+	{ "time-range", O_TIME_RANGE, required_argument, CMD_EXPORT | CMD_REPLAY | CMD_FLAME, "A,B",
+	  "only events between A and B seconds from the start" },
+	{ "depth", O_DEPTH, required_argument, CMD_TREE | CMD_RECORD, "N",
+	  "tree: show N levels; record --trace: trace calls at depth <= N only" },
+	{ "min-percent", O_MIN_PERCENT, required_argument, CMD_TREE, "P",
+	  "hide tree nodes below P% of the total" },
+	{ "trace", O_TRACE, no_argument, CMD_RECORD, NULL, "record a timeline of every call" },
+	{ "locks", O_LOCKS, optional_argument, CMD_RECORD, "events",
+	  "profile pthread/C11/semaphore locks (=events also streams each lock event)" },
+	{ "lossy", O_LOSSY, no_argument, CMD_RECORD, NULL,
+	  "drop and count events when a ring is full instead of waiting" },
+	{ "min-time", O_MIN_TIME, required_argument, CMD_RECORD, "DUR",
+	  "trace: drop calls shorter than DUR (ns, us, ms, s) with no recorded child" },
+	{ "filter", 'F', required_argument, CMD_RECORD, "GLOB", "trace only these functions (repeatable)" },
+	{ "notrace", 'N', required_argument, CMD_RECORD, "GLOB", "never trace these functions (repeatable)" },
+	{ "domain", O_DOMAIN, required_argument, CMD_RECORD, "auto",
+	  "trace only the functions that left records in the previous recording" },
+	{ "buffer-size", O_BUFFER, required_argument, CMD_RECORD, "BYTES",
+	  "session memory per thread (default 64M; suffixes K, M, G)" },
+	{ "event", 'e', required_argument, CMD_PROBE, "SPEC", "probe spec KIND:LOCATION[:ARGS] or @name (repeatable)" },
+	{ "pid", 'p', required_argument, CMD_PROBE, "PID", "attach to a running process" },
+	{ "duration", O_DURATION, required_argument, CMD_PROBE, "SECONDS", "detach after SECONDS" },
+	{ "interactive", O_INTERACTIVE, no_argument, CMD_PROBE, NULL, "read add/list/del commands on stdin" },
+	{ "library", O_LIBRARY, required_argument, CMD_PROBE, "FILE", "file of named probe definitions" },
+	{ "plugin", O_PLUGIN, required_argument, CMD_PROBE, "SO", "load custom probe handlers" },
+	{ "record", O_RECORD, no_argument, CMD_PROBE, NULL, "also write the hits into a recording (-o DIR)" },
+	{ "help", O_HELP, no_argument, ~0u, NULL, "show this help" },
+};
+#define NOPTIONS (int)(sizeof(options) / sizeof(options[0]))
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("sonde: error: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+void cli_warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("sonde: warning: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+_Noreturn void cli_die(int code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("sonde: error: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(code);
+}
+
+static void help(const struct cli_command *cmd)
+{
+	printf("usage: sonde %s %s\n%s\n\noptions:\n", cmd->name, cmd->usage, cmd->summary);
+	for (int i = 0; i < NOPTIONS; i++) {
+		const struct cli_option *op = &options[i];
+		if (!(op->mask & cmd->mask))
+			continue;
+		char left[64];
+		int n = 0;
+		if (op->val < 256)
+			n = snprintf(left, sizeof left, "-%c, --%s", op->val, op->name);
+		else
+			n = snprintf(left, sizeof left, "    --%s", op->name);
+		if (op->arg)
+			snprintf(left + n, sizeof left - n, op->has_arg == optional_argument ? "[=%s]" : " %s",
+			         op->arg);
+		printf("  %-28s %s\n", left, op->help);
+	}
+}
+
+static long parse_int(const char *opt, const char *s, long lo, long hi)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (!*s || *end || v < lo || v > hi)
+		cli_die(EXIT_USAGE, "invalid value '%s' for --%s (expected an integer in %ld..%ld)", s, opt, lo, hi);
+	return v;
+}
+
+static uint64_t parse_size(const char *s)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	uint64_t mul = 1;
+	if (*end == 'K' || *end == 'k') mul = 1ull << 10, end++;
+	else if (*end == 'M' || *end == 'm') mul = 1ull << 20, end++;
+	else if (*end == 'G' || *end == 'g') mul = 1ull << 30, end++;
+	if (!*s || *end || v == 0)
+		cli_die(EXIT_USAGE, "invalid size '%s' for --buffer-size (e.g. 64M)", s);
+	return v * mul;
+}
+
+int64_t parse_duration_ns(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+	double mul = 1;
+	if (end == s || v < 0)
+		return -1;
+	if (!strcmp(end, "") || !strcmp(end, "ns")) mul = 1;
+	else if (!strcmp(end, "us")) mul = 1e3;
+	else if (!strcmp(end, "ms")) mul = 1e6;
+	else if (!strcmp(end, "s")) mul = 1e9;
+	else return -1;
+	return (int64_t)(v * mul + 0.5);
+}
+
+void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_opts *o)
+{
+	struct option lopts[NOPTIONS + 1];
+	char shorts[2 * NOPTIONS + 2];
+	int nl = 0, ns = 0;
+	shorts[ns++] = '+'; /* stop at the first non-option: "record -- prog -x" */
+	for (int i = 0; i < NOPTIONS; i++) {
+		const struct cli_option *op = &options[i];
+		if (!(op->mask & cmd->mask))
+			continue;
+		lopts[nl++] = (struct option){ op->name, op->has_arg, NULL, op->val };
+		if (op->val < 256) {
+			shorts[ns++] = (char)op->val;
+			if (op->has_arg == required_argument)
+				shorts[ns++] = ':';
+		}
+	}
+	lopts[nl] = (struct option){ 0, 0, 0, 0 };
+	shorts[ns] = 0;
+
+	memset(o, 0, sizeof *o);
+	o->input = "sonde.data";
+	optind = 1;
+	opterr = 0;
+	for (;;) {
+		int li = -1;
+		int c = getopt_long(argc, argv, shorts, lopts, &li);
+		if (c == -1)
+			break;
+		switch (c) {
+		case 'i': o->input = optarg; break;
+		case 'o': o->output = optarg; break;
+		case O_FORMAT: o->format = optarg; break;
+		case O_SORT: o->sort = optarg; break;
+		case O_LIMIT: o->limit = (int)parse_int("limit", optarg, 1, 1 << 30); break;
+		case O_THREADS: o->threads = 1; break;
+		case O_TID: o->tid = (int)parse_int("tid", optarg, 1, 1 << 30); break;
+		case O_TIME_RANGE: {
+			char *end;
+			o->time_from = strtod(optarg, &end);
+			if (*end != ',' || o->time_from < 0)
+				cli_die(EXIT_USAGE, "invalid --time-range '%s' (expected A,B in seconds, e.g. 0.5,2)", optarg);
+			char *b = end + 1;
+			o->time_to = strtod(b, &end);
+			if (end == b || *end || o->time_to < o->time_from)
+				cli_die(EXIT_USAGE, "invalid --time-range '%s' (expected A,B in seconds with A <= B)", optarg);
+			o->has_time_range = 1;
+			break;
+		}
+		case O_DEPTH: o->depth = (int)parse_int("depth", optarg, 1, 1 << 20); break;
+		case O_MIN_PERCENT: {
+			char *end;
+			o->min_percent = strtod(optarg, &end);
+			if (end == optarg || *end || o->min_percent < 0 || o->min_percent > 100)
+				cli_die(EXIT_USAGE, "invalid value '%s' for --min-percent (expected 0..100)", optarg);
+			break;
+		}
+		case O_TRACE: o->trace = 1; break;
+		case O_LOCKS:
+			o->locks = 1;
+			if (optarg) {
+				if (strcmp(optarg, "events"))
+					cli_die(EXIT_USAGE, "invalid value '%s' for --locks (only --locks or --locks=events)", optarg);
+				o->lock_events = 1;
+			}
+			break;
+		case O_LOSSY: o->lossy = 1; break;
+		case O_MIN_TIME: {
+			int64_t ns = parse_duration_ns(optarg);
+			if (ns < 0)
+				cli_die(EXIT_USAGE, "invalid duration '%s' for --min-time (e.g. 50us, 1ms)", optarg);
+			o->min_time_ns = (uint64_t)ns;
+			break;
+		}
+		case 'F': case 'N':
+			if (o->nfilters == CLI_MAX_LIST)
+				cli_die(EXIT_USAGE, "too many -F/-N filters (at most %d)", CLI_MAX_LIST);
+			{
+				size_t n = strlen(optarg) + 2;
+				char *s = malloc(n);
+				if (!s)
+					cli_die(EXIT_DATA, "out of memory");
+				snprintf(s, n, "%c%s", c == 'F' ? '+' : '-', optarg);
+				o->filters[o->nfilters++] = s;
+			}
+			break;
+		case O_DOMAIN: o->domain = optarg; break;
+		case O_BUFFER: o->buffer_size = parse_size(optarg); break;
+		case 'e':
+			if (o->nspecs == CLI_MAX_LIST)
+				cli_die(EXIT_USAGE, "too many -e probes (at most %d)", CLI_MAX_LIST);
+			o->specs[o->nspecs++] = optarg;
+			break;
+		case 'p': o->pid = (int)parse_int("pid", optarg, 1, 1 << 30); break;
+		case O_DURATION: {
+			char *end;
+			o->duration = strtod(optarg, &end);
+			if (end == optarg || *end || o->duration <= 0)
+				cli_die(EXIT_USAGE, "invalid value '%s' for --duration (seconds, > 0)", optarg);
+			break;
+		}
+		case O_INTERACTIVE: o->interactive = 1; break;
+		case O_LIBRARY: o->library = optarg; break;
+		case O_PLUGIN: o->plugin = optarg; break;
+		case O_RECORD: o->record_probe = 1; break;
+		case O_HELP: help(cmd); exit(0);
+		case ':':
+			cli_die(EXIT_USAGE, "option '%s' needs an argument (see 'sonde %s --help')", argv[optind - 1],
+			        cmd->name);
+		default:
+			cli_die(EXIT_USAGE, "unknown option '%s' for 'sonde %s' (see 'sonde %s --help')",
+			        argv[optind - 1], cmd->name, cmd->name);
+		}
+	}
+	o->argc = argc - optind;
+	o->argv = argv + optind;
+}
+
+int cli_want_json(struct cli_opts *o, const char *allowed)
+{
+	const char *f = o->format ? o->format : "table";
+	size_t n = strlen(f);
+	for (const char *p = allowed; (p = strstr(p, f)); p += n) {
+		if ((p == allowed || p[-1] == ' ') && (p[n] == ' ' || p[n] == 0))
+			return !strcmp(f, "json");
+	}
+	cli_die(EXIT_USAGE, "unknown format '%s' (expected one of: %s)", f, allowed);
+}
+
+const char *fmt_ns(double ns, char *buf, int len)
+{
+	if (ns < 1e3)
+		snprintf(buf, len, "%.0f ns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, len, "%.2f us", ns / 1e3);
+	else if (ns < 1e9)
+		snprintf(buf, len, "%.2f ms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.3f s", ns / 1e9);
+	return buf;
+}
+
+int term_width(void)
+{
+	const char *c = getenv("COLUMNS");
+	if (c && atoi(c) > 20)
+		return atoi(c);
+	struct winsize ws;
+	if (isatty(1) && ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20)
+		return ws.ws_col;
+	return 120;
+}
+
+int cli_finish_stdout(int code)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		cli_error("writing standard output failed");
+		return code ? code : EXIT_DATA;
+	}
+	return code;
+}

@@ -1,0 +1,188 @@
+/* record.c — `sonde record`: run a program under the session and write the
+ * recording directory. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "record/record.h"
+
+/* Our own install prefix: build/bin/sonde -> build/lib/sonde/... */
+static char *lib_path(const char *name)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n <= 0)
+		return NULL;
+	self[n] = 0;
+	char *slash = strrchr(self, '/');
+	if (!slash)
+		return NULL;
+	*slash = 0;
+	char *out = malloc(PATH_MAX + 64);
+	snprintf(out, PATH_MAX + 64, "%s/../lib/sonde/%s", self, name);
+	char *real = realpath(out, NULL);
+	free(out);
+	return real;
+}
+
+/* Make `dir` an empty recording directory.  An existing directory is reused
+ * only if it looks like a recording (never wipe a user's directory). */
+static void prepare_dir(const char *dir)
+{
+	struct stat st;
+	if (stat(dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode))
+			cli_die(EXIT_USAGE, "%s exists and is not a directory", dir);
+		DIR *d = opendir(dir);
+		if (!d)
+			cli_die(EXIT_DATA, "cannot open %s (%s)", dir, strerror(errno));
+		struct dirent *e;
+		int foreign = 0;
+		while ((e = readdir(d))) {
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			if (strcmp(e->d_name, SONDE_FILE_PROFILE) && strcmp(e->d_name, SONDE_FILE_EVENTS) &&
+			    strcmp(e->d_name, SONDE_FILE_DOMAIN))
+				foreign = 1;
+		}
+		closedir(d);
+		if (foreign)
+			cli_die(EXIT_USAGE, "%s exists and holds files that are not a sonde recording (choose another -o)", dir);
+		char p[PATH_MAX];
+		snprintf(p, sizeof p, "%s/%s", dir, SONDE_FILE_PROFILE);
+		unlink(p);
+		snprintf(p, sizeof p, "%s/%s", dir, SONDE_FILE_EVENTS);
+		unlink(p);
+	} else if (mkdir(dir, 0755) != 0) {
+		cli_die(EXIT_DATA, "cannot create %s (%s)", dir, strerror(errno));
+	}
+}
+
+/* After the recording, pass the program's end through: same exit code, or
+ * the same signal (without a core dump of sonde itself). */
+static int pass_status(const struct launched *l)
+{
+	if (!l->exited)
+		return EXIT_DATA;
+	if (WIFEXITED(l->status))
+		return WEXITSTATUS(l->status);
+	int sig = WTERMSIG(l->status);
+	struct rlimit rl = { 0, 0 };
+	setrlimit(RLIMIT_CORE, &rl);
+	signal(sig, SIG_DFL);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	fflush(stdout);
+	raise(sig);
+	return 128 + sig;
+}
+
+int cmd_record(struct cli_opts *o)
+{
+	if (o->argc < 1)
+		cli_die(EXIT_USAGE, "no program to record (usage: sonde record [options] -- PROGRAM [ARGS...])");
+	const char *dir = o->output ? o->output : "sonde.data";
+	struct record_config cfg;
+	memset(&cfg, 0, sizeof cfg);
+	cfg.mode = SONDE_MODE_PROFILE;
+	if (o->trace)
+		cfg.mode = SONDE_MODE_TRACE;
+	if (o->locks)
+		cfg.mode |= SONDE_MODE_LOCKS;
+	if (o->lock_events || (o->locks && o->trace))
+		cfg.mode |= SONDE_MODE_LOCK_EVENTS;
+	if (o->lossy)
+		cfg.mode |= SONDE_MODE_LOSSY;
+	if (!o->trace && (o->min_time_ns || o->nfilters || o->domain))
+		cli_die(EXIT_USAGE, "--min-time, -F, -N and --domain apply to --trace recordings");
+	cfg.thread_region = o->buffer_size ? o->buffer_size : 16ull << 20;
+	if (cfg.thread_region < 256 * 1024)
+		cli_die(EXIT_USAGE, "--buffer-size must be at least 256K");
+	cfg.ring_size = 8ull << 20;
+	cfg.session_size = 256ull << 30;
+	cfg.max_depth = o->trace ? (uint32_t)o->depth : 0;
+	cfg.min_time_ns = o->min_time_ns;
+	cfg.filters = o->filters;
+	cfg.nfilters = o->nfilters;
+
+	char *rt = lib_path("libsonde-rt.so");
+	if (!rt)
+		cli_die(EXIT_DATA, "cannot find the runtime libsonde-rt.so next to the sonde binary (is the build complete?)");
+	prepare_dir(dir);
+
+	struct clock_point c0, c1, cal;
+	clock_point_take(&c0);
+	/* A first estimate of the tick rate, for --min-time (refined at the end). */
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	clock_point_take(&cal);
+	double tpn = clock_ticks_per_ns(&c0, &cal);
+
+	struct session s;
+	int rc = session_create(&s, &cfg, tpn > 0 ? tpn : 1.0);
+	if (rc)
+		cli_die(EXIT_DATA, "cannot create the session memory (%s)", strerror(-rc));
+
+	struct rec_writer ev, prof;
+	char path[PATH_MAX];
+	int rings = (cfg.mode & (SONDE_MODE_TRACE | SONDE_MODE_LOCK_EVENTS)) != 0;
+	if (rings) {
+		snprintf(path, sizeof path, "%s/%s", dir, SONDE_FILE_EVENTS);
+		if (writer_open(&ev, strdup(path), 2) != 0)
+			cli_die(EXIT_DATA, "cannot write %s (%s)", path, strerror(errno));
+	}
+	struct launched l;
+	rc = launch_program(o->argv, &s, rt, &l);
+	struct collector_stats st;
+	collect(&s, &l, rings ? &ev : NULL, &st);
+	if (rc) {
+		rmdir(dir);
+		cli_die(EXIT_DATA, "cannot run %s (%s)", o->argv[0], strerror(-rc));
+	}
+	clock_point_take(&c1);
+	if (rings && writer_close(&ev) != 0)
+		cli_error("writing %s/%s failed", dir, SONDE_FILE_EVENTS);
+	snprintf(path, sizeof path, "%s/%s", dir, SONDE_FILE_PROFILE);
+	if (writer_open(&prof, path, 1) != 0)
+		cli_die(EXIT_DATA, "cannot write %s (%s)", path, strerror(errno));
+	write_profile(&s, &prof, &l, &c0, &c1, o->argv, &cfg, &st);
+	if (writer_close(&prof) != 0)
+		cli_die(EXIT_DATA, "writing %s failed (disk full?)", path);
+
+	struct sonde_session_hdr *h = s.hdr;
+	uint32_t nmods = atomic_load(&h->nmodules), nthreads = atomic_load(&h->nthreads);
+	uint32_t nprocs = atomic_load(&h->nprocs);
+	if (nthreads > SONDE_MAX_THREADS)
+		nthreads = SONDE_MAX_THREADS;
+	uint64_t lost = 0;
+	for (int i = 0; i < SONDE_LOST_COUNT_; i++)
+		lost += h->lost[i];
+	for (uint32_t i = 0; i < nthreads; i++) {
+		struct sonde_thread *t = sess_thread(h, i);
+		for (int k = 0; t && k < SONDE_LOST_COUNT_; k++)
+			if (k != SONDE_LOST_UNNUMBERED)
+				lost += t->lost[k];
+	}
+	session_destroy(&s);
+	fprintf(stderr, "sonde: recorded %u process%s, %u thread%s, %u instrumented module%s into %s/",
+	        nprocs, nprocs == 1 ? "" : "es", nthreads, nthreads == 1 ? "" : "s", nmods, nmods == 1 ? "" : "s", dir);
+	if (lost)
+		fprintf(stderr, " (%llu events lost: see 'sonde info')", (unsigned long long)lost);
+	fputc('\n', stderr);
+	if (nmods == 0 && !(cfg.mode & SONDE_MODE_LOCKS)) {
+		cli_error("%s has no code instrumented by sonde (build it with sonde-cc, or use --locks)", o->argv[0]);
+		return EXIT_DATA;
+	}
+	return pass_status(&l);
+}

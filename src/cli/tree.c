@@ -1,0 +1,140 @@
+/* tree.c — `sonde tree`: the calling-context tree of each thread, indented. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/load.h"
+#include "common/json.h"
+
+struct tctx {
+	struct loaded *l;
+	const struct rd_thread *t;
+	struct cli_opts *o;
+	double total;
+	struct json *j;
+	char indent[4200];
+};
+
+static int by_ticks(const void *a, const void *b, void *arg)
+{
+	const struct sonde_node *n = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return n[x].ticks < n[y].ticks ? 1 : n[x].ticks > n[y].ticks ? -1 : 0;
+}
+
+static uint32_t children(const struct rd_thread *t, uint32_t v, uint32_t **out)
+{
+	uint32_t n = 0;
+	for (uint32_t c = t->nodes[v].first_child; c; c = t->nodes[c].next_sibling)
+		n++;
+	uint32_t *k = malloc(sizeof *k * (n + 1));
+	n = 0;
+	for (uint32_t c = t->nodes[v].first_child; c; c = t->nodes[c].next_sibling)
+		k[n++] = c;
+	qsort_r(k, n, sizeof *k, by_ticks, (void *)t->nodes);
+	*out = k;
+	return n;
+}
+
+static void walk(struct tctx *x, uint32_t v, int depth)
+{
+	const struct sonde_node *nd = &x->t->nodes[v];
+	double incl = rd_ns(x->l->r, nd->ticks);
+	uint64_t kids_ticks = 0;
+	for (uint32_t c = nd->first_child; c; c = x->t->nodes[c].next_sibling)
+		kids_ticks += x->t->nodes[c].ticks;
+	const struct fn_info *f = &x->l->ft.fns[fn_of(&x->l->ft, x->l->r, nd->func)];
+	if (x->j) {
+		json_obj_begin(x->j, NULL);
+		json_str(x->j, "name", f->name);
+		json_uint(x->j, "calls", nd->calls);
+		json_int(x->j, "inclusive_ns", (int64_t)(incl + 0.5));
+		json_int(x->j, "exclusive_ns", (int64_t)(rd_ns(x->l->r, nd->ticks - kids_ticks) + 0.5));
+	} else {
+		char a[32];
+		printf("%11s %5.1f%% %10llu  %s%s\n", fmt_ns(incl, a, sizeof a), x->total > 0 ? 100 * incl / x->total : 0,
+		       (unsigned long long)nd->calls, x->indent, f->name);
+	}
+	uint32_t *k;
+	uint32_t n = children(x->t, v, &k);
+	int shown = 0;
+	if (!x->o->depth || depth < x->o->depth) {
+		size_t il = strlen(x->indent);
+		if (il + 2 < sizeof x->indent)
+			strcat(x->indent, "  ");
+		for (uint32_t i = 0; i < n; i++) {
+			double ci = rd_ns(x->l->r, x->t->nodes[k[i]].ticks);
+			if (x->total > 0 && 100 * ci / x->total < x->o->min_percent)
+				continue;
+			if (x->j && !shown++)
+				json_arr_begin(x->j, "children");
+			walk(x, k[i], depth + 1);
+		}
+		x->indent[il] = 0;
+	}
+	if (x->j) {
+		if (shown)
+			json_arr_end(x->j);
+		json_obj_end(x->j);
+	}
+	free(k);
+}
+
+int cmd_tree(struct cli_opts *o)
+{
+	int json = cli_want_json(o, "table json");
+	if (o->argc)
+		cli_die(EXIT_USAGE, "unexpected argument '%s' (see 'sonde tree --help')", o->argv[0]);
+	struct loaded l;
+	struct profile p;
+	load_profile(o, &l, &p);
+	struct json j;
+	struct tctx x;
+	memset(&x, 0, sizeof x);
+	x.l = &l;
+	x.o = o;
+	if (json) {
+		json_init(&j, stdout, 1);
+		json_obj_begin(&j, NULL);
+		json_arr_begin(&j, "threads");
+		x.j = &j;
+	}
+	for (int i = 0; i < l.r->nthreads; i++) {
+		const struct rd_thread *t = &l.r->threads[i];
+		if (!t->nodes || (o->tid && t->r.tid != o->tid))
+			continue;
+		x.t = t;
+		uint64_t tt = 0;
+		for (uint32_t c = t->nodes[0].first_child; c; c = t->nodes[c].next_sibling)
+			tt += t->nodes[c].ticks;
+		x.total = rd_ns(l.r, tt);
+		if (json) {
+			json_obj_begin(&j, NULL);
+			json_int(&j, "tid", t->r.tid);
+			json_str(&j, "name", t->r.comm);
+			json_arr_begin(&j, "roots");
+		} else {
+			char a[32];
+			printf("== thread %d (%s), %s ==\n%11s %6s %10s  %s\n", t->r.tid, t->r.comm,
+			       fmt_ns(x.total, a, sizeof a), "inclusive", "%", "calls", "function");
+		}
+		uint32_t *k;
+		uint32_t n = children(t, 0, &k);
+		for (uint32_t c = 0; c < n; c++)
+			walk(&x, k[c], 1);
+		free(k);
+		if (json) {
+			json_arr_end(&j);
+			json_obj_end(&j);
+		} else {
+			printf("\n");
+		}
+	}
+	if (json) {
+		json_arr_end(&j);
+		json_obj_end(&j);
+		json_end(&j);
+	}
+	profile_free(&p);
+	load_free(&l);
+	return 0;
+}

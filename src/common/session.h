@@ -1,0 +1,216 @@
+/* session.h — layout of the session memory shared by `sonde record` and the
+ * profiled processes.
+ *
+ * The recorder creates one memfd, sizes it (sparse: only touched pages cost
+ * memory), maps it and hands the descriptor to the program through the
+ * environment (SONDE_SESSION_FD).  Every process of the recorded program tree
+ * (forks and execs included) maps the same memory.  Because the recorder owns
+ * the memory, whatever a process wrote before it crashed or was SIGKILLed is
+ * still there when the recorder writes sonde.data.
+ *
+ * Rules (see ARCHITECTURE.md, "Hot-path rules"):
+ *  - The memory holds offsets from the session base, never pointers: each
+ *    process maps it at its own address.
+ *  - Space is handed out by one atomic bump allocator (sess_alloc) in regions
+ *    that are never freed during the recording.  Memory is bounded and known
+ *    in advance; when it runs out the loss is counted, never silent.
+ *  - Writers are the profiled threads, each to its own thread region.  The
+ *    recorder reads thread regions after the processes have ended (profile
+ *    data) or drains ring chunks while they run (events, see ring.h).
+ */
+#ifndef SONDE_COMMON_SESSION_H
+#define SONDE_COMMON_SESSION_H
+
+#include <assert.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SONDE_SESSION_MAGIC   0x534f4e4445534553ull /* "SESEDNOS" */
+#define SONDE_SESSION_VERSION 1u
+#define SONDE_ENV_FD          "SONDE_SESSION_FD"
+
+#define SONDE_MAX_PROCS    1024u
+#define SONDE_MAX_THREADS  4096u   /* thread slots over the whole recording */
+#define SONDE_MAX_MODULES  1024u   /* module loads over the whole recording */
+#define SONDE_PATH_MAX     512u
+#define SONDE_COMM_MAX     16u
+#define SONDE_STACK_MAX    2048u   /* shadow-stack frames per thread */
+#define SONDE_MAX_MODS_PER_THREAD 256u
+
+/* Session modes (hdr.mode bits). */
+enum {
+	SONDE_MODE_PROFILE = 1u << 0, /* calling-context tree in thread regions */
+	SONDE_MODE_TRACE   = 1u << 1, /* call events into thread rings          */
+	SONDE_MODE_LOCKS   = 1u << 2, /* lock wrappers active (aggregates)      */
+	SONDE_MODE_LOCK_EVENTS = 1u << 3, /* lock events into thread rings      */
+	SONDE_MODE_LOSSY   = 1u << 4, /* full ring: drop and count, never wait   */
+};
+
+/* Loss counters, by cause (hdr.lost[]).  Every one is shown by `sonde info`. */
+enum sonde_loss {
+	SONDE_LOST_THREAD_SLOTS,  /* threads that found no free thread slot      */
+	SONDE_LOST_MODULE_SLOTS,  /* modules that found no module slot           */
+	SONDE_LOST_SESSION_MEM,   /* allocations refused: session memory full    */
+	SONDE_LOST_CCT_NODES,     /* calls charged to their caller: node pool full */
+	SONDE_LOST_STACK_DEPTH,   /* calls deeper than SONDE_STACK_MAX            */
+	SONDE_LOST_REENTRY,       /* hook re-entered (signal inside the hook)     */
+	SONDE_LOST_UNNUMBERED,    /* calls of functions without sonde's padding   */
+	SONDE_LOST_UNMATCHED_EXIT,/* exits that matched no open frame            */
+	SONDE_LOST_RING_EVENTS,   /* events dropped on a full ring (--lossy)     */
+	SONDE_LOST_MODS_PER_THREAD,/* module record arrays a thread could not get */
+	SONDE_LOST_COUNT_ = 16
+};
+
+/* One frame of a thread's shadow stack. */
+struct sonde_frame {
+	uint64_t start;     /* TSC at entry */
+	uint64_t cfa;       /* caller's stack pointer at the hook: detects non-local exits */
+	uint32_t node;      /* CCT node index of this activation (profile mode) */
+	uint32_t func;      /* SONDE_FUNC(module slot, number) */
+	uint32_t trace_pos; /* trace mode: ring offset of the entry record, for roll-back */
+	uint32_t flags;     /* SONDE_FRAME_* */
+	uint64_t trace_prev;/* trace mode: time of the record before the entry record */
+};
+enum {
+	SONDE_FRAME_TRACED   = 1u << 0, /* an entry record was written */
+	SONDE_FRAME_FILTER   = 1u << 1, /* this frame matched -F: callees are traced */
+	SONDE_FRAME_ENTRYLEN = 8,       /* bits 8..15: length of the entry record */
+};
+
+/* A calling-context-tree node.  Index 0 of every thread is the root (no function). */
+struct sonde_node {
+	uint32_t parent;
+	uint32_t first_child;
+	uint32_t next_sibling;
+	uint32_t func;        /* SONDE_FUNC(module slot, number) */
+	uint64_t calls;
+	uint64_t ticks;       /* inclusive TSC ticks of the calls of this context */
+};
+static_assert(sizeof(struct sonde_node) == 32, "node size is part of the format");
+
+/* A function id inside a session: module slot (12 bits) and number (20 bits). */
+#define SONDE_FUNC(mod, num)   (((uint32_t)(mod) << 20) | (uint32_t)(num))
+#define SONDE_FUNC_MOD(f)      ((f) >> 20)
+#define SONDE_FUNC_NUM(f)      ((f) & 0xfffffu)
+#define SONDE_MAX_FUNCS_PER_MODULE 0xfffffu  /* the last number is "unnumbered" */
+#define SONDE_UNNUMBERED       0xfffffu
+
+enum sonde_thread_state { SONDE_T_FREE = 0, SONDE_T_LIVE = 1, SONDE_T_EXITED = 2 };
+
+/* Per-thread region header.  The region holds, in order: this header, the
+ * per-module record array pointers (offsets), and the CCT node pool. */
+struct sonde_thread {
+	_Atomic uint32_t state;
+	uint32_t proc;            /* process slot */
+	int32_t  tid;
+	uint32_t depth;           /* frames in use in stack[] */
+	char     comm[SONDE_COMM_MAX];
+	uint64_t start_tsc, end_tsc, last_tsc;
+	uint64_t region_off, region_size;  /* this region in the session */
+	uint64_t nodes_off;       /* node pool: session offset */
+	uint32_t nodes_used, nodes_cap;
+	uint32_t cur_node;        /* CCT node on top of the stack (0 = root) */
+	uint32_t filter_depth;    /* trace mode: open frames that matched -F */
+	uint64_t ring_off;        /* session offset of this thread's ring (0: none) */
+	uint64_t lock_off;        /* session offset of this thread's lock statistics (0: none) */
+	uint64_t wait_ticks;      /* time spent waiting for the collector (lossless rings) */
+	uint64_t lost[SONDE_LOST_COUNT_];
+	/* Per module slot: session offset of this thread's record array for that
+	 * module (uint32_t last_node[nfuncs+1]), 0 until the first call. */
+	uint64_t recs_off[SONDE_MAX_MODS_PER_THREAD];
+	struct sonde_frame stack[SONDE_STACK_MAX];
+};
+
+enum sonde_proc_state { SONDE_P_FREE = 0, SONDE_P_LIVE = 1, SONDE_P_EXITED = 2 };
+
+struct sonde_proc {
+	_Atomic uint32_t state;
+	int32_t  pid, ppid;
+	int32_t  exit_status;     /* as passed to exit(), when known; -1 otherwise */
+	uint32_t exec_seq;        /* 0 for the first image of a pid, +1 per exec */
+	uint32_t pad;
+	uint64_t start_tsc, end_tsc;  /* end_tsc: 0 if the process did not end through exit() */
+	char     exe[SONDE_PATH_MAX];
+	char     cmdline[SONDE_PATH_MAX]; /* NUL-separated, truncated */
+	uint32_t cmdline_len;
+	uint32_t pad2;
+};
+
+enum sonde_module_state { SONDE_M_FREE = 0, SONDE_M_LOADED = 1, SONDE_M_UNLOADED = 2 };
+
+/* A loaded instrumented module.  funcs_off points at nfuncs uint64_t link-time
+ * addresses (runtime address minus load bias) of the functions, by number. */
+struct sonde_module {
+	_Atomic uint32_t state;
+	uint32_t proc;
+	uint32_t nfuncs;
+	uint32_t pad;
+	uint64_t load_bias;       /* dl_iterate_phdr's dlpi_addr */
+	uint64_t funcs_off;
+	uint64_t numbering_ns;    /* time the constructor spent numbering */
+	char     path[SONDE_PATH_MAX];
+	uint8_t  build_id[20];
+	uint32_t build_id_len;
+	/* Filters (trace mode): session offset of a bitmap of nfuncs bits, 1 = traced.
+	 * 0 = every function traced.  Written by the runtime at registration. */
+	uint64_t filter_off;
+};
+
+struct sonde_session_hdr {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t mode;
+	uint64_t size;               /* bytes mapped */
+	_Atomic uint64_t alloc;      /* bump allocator: next free offset */
+	uint64_t thread_region_size; /* bytes per thread region */
+	uint64_t ring_size;          /* bytes per thread ring (trace / lock events) */
+
+	/* Trace filters (issue: timeline tracing). */
+	uint32_t trace_max_depth;    /* 0 = unlimited */
+	uint32_t filter_has_only;    /* 1 if some -F pattern was given */
+	uint64_t trace_min_ticks;    /* 0 = keep all */
+	uint64_t filter_spec_off;    /* session offset of NUL-separated "+glob" / "-glob" patterns */
+	uint64_t filter_spec_len;
+
+	_Atomic uint32_t nprocs, nthreads, nmodules;
+	uint32_t pad1;
+	_Atomic uint64_t lost[SONDE_LOST_COUNT_];
+	_Atomic uint32_t stop;       /* set by the recorder when it gives up waiting */
+	uint32_t pad2;
+
+	struct sonde_proc   procs[SONDE_MAX_PROCS];
+	uint64_t            threads_off[SONDE_MAX_THREADS]; /* thread region offsets */
+	struct sonde_module modules[SONDE_MAX_MODULES];
+};
+
+/* Address of session offset `off` in this process's mapping. */
+static inline void *sess_ptr(struct sonde_session_hdr *s, uint64_t off)
+{
+	return (char *)s + off;
+}
+
+/* Bump allocation of `size` bytes (rounded to 64) from the session.  Returns
+ * the offset, or 0 when the session is full (the caller counts the loss).
+ * Lock-free; used off the hot path only (thread start, module load). */
+static inline uint64_t sess_alloc(struct sonde_session_hdr *s, uint64_t size)
+{
+	size = (size + 63) & ~(uint64_t)63;
+	uint64_t off = atomic_fetch_add_explicit(&s->alloc, size, memory_order_relaxed);
+	if (off + size > s->size || off + size < off)
+		return 0;
+	return off;
+}
+
+static inline struct sonde_thread *sess_thread(struct sonde_session_hdr *s, uint32_t slot)
+{
+	uint64_t off = s->threads_off[slot];
+	return off ? (struct sonde_thread *)sess_ptr(s, off) : NULL;
+}
+
+static inline struct sonde_node *thread_nodes(struct sonde_session_hdr *s, struct sonde_thread *t)
+{
+	return (struct sonde_node *)sess_ptr(s, t->nodes_off);
+}
+
+#endif

@@ -1,0 +1,112 @@
+/* collector.c — the outside observer of seed 001: follows the program tree
+ * to its end (reaping it, as subreaper, with the time and way each process
+ * ended) and meanwhile drains the threads' rings into the events file. */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/ring.h"
+#include "record/record.h"
+
+static volatile sig_atomic_t forward_pid;
+
+static void forward(int sig)
+{
+	if (forward_pid > 0)
+		kill(forward_pid, sig);
+}
+
+struct drain_ctx {
+	struct rec_writer *ev;
+	struct collector_stats *st;
+};
+
+static int put_chunk(void *arg, const struct sonde_chunk *c)
+{
+	struct drain_ctx *d = arg;
+	d->st->chunks++;
+	d->st->bytes += c->used;
+	return writer_put(d->ev, REC_CHUNK, c, sizeof *c, c + 1, c->used);
+}
+
+static int drain_all(struct session *s, struct drain_ctx *d, int final)
+{
+	struct sonde_session_hdr *h = s->hdr;
+	uint32_t n = atomic_load_explicit(&h->nthreads, memory_order_acquire);
+	if (n > SONDE_MAX_THREADS)
+		n = SONDE_MAX_THREADS;
+	int got = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t off = atomic_load_explicit((_Atomic uint64_t *)&h->threads_off[i], memory_order_acquire);
+		if (!off)
+			continue;
+		struct sonde_thread *t = sess_ptr(h, off);
+		if (!t->ring_off || t->ring_off >= h->size)
+			continue;
+		got += ring_drain(h, sess_ptr(h, t->ring_off), final, put_chunk, d);
+	}
+	return got;
+}
+
+/* Note how and when a process ended, for every process slot of that pid
+ * that did not record its own end. */
+static void note_end(struct session *s, pid_t pid, int status, uint64_t now)
+{
+	struct sonde_session_hdr *h = s->hdr;
+	uint32_t n = atomic_load(&h->nprocs);
+	if (n > SONDE_MAX_PROCS)
+		n = SONDE_MAX_PROCS;
+	for (uint32_t i = 0; i < n; i++) {
+		struct sonde_proc *p = &h->procs[i];
+		if (p->pid != pid)
+			continue;
+		p->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+		if (!p->end_tsc)
+			p->end_tsc = now;
+	}
+}
+
+int collect(struct session *s, struct launched *l, struct rec_writer *ev, struct collector_stats *st)
+{
+	struct drain_ctx d = { ev, st };
+	memset(st, 0, sizeof *st);
+	forward_pid = l->pid;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = forward;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	/* Ctrl-C goes to the whole foreground group: the program decides what to
+	 * do with it, and we keep recording until it ends. */
+	signal(SIGINT, SIG_IGN);
+	for (;;) {
+		int status;
+		pid_t pid = waitpid(-1, &status, ev ? WNOHANG : 0);
+		if (pid > 0) {
+			uint64_t now = clock_ticks();
+			note_end(s, pid, status, now);
+			if (pid == l->pid) {
+				l->status = status;
+				l->exited = 1;
+				l->end_tsc = now;
+			}
+			continue;
+		}
+		if (pid < 0 && errno == EINTR)
+			continue;
+		if (pid < 0)
+			break; /* ECHILD: the whole tree has ended */
+		if (ev && drain_all(s, &d, 0) == 0) {
+			struct timespec ts = { 0, 1000000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	if (ev)
+		drain_all(s, &d, 1);
+	forward_pid = 0;
+	return 0;
+}

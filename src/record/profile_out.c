@@ -1,0 +1,189 @@
+/* profile_out.c — after the program has ended: turn the session memory into
+ * the records of profile.sonde.  Every value read from the session is bounds
+ * checked: the program may have scribbled on it or died half-way through an
+ * update.  Frames still open (crash, kill, exit() from inside main, threads
+ * that never returned) are closed at the end of their thread or process. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sys/wait.h>
+
+#include "record/record.h"
+
+static uint64_t thread_end(struct sonde_session_hdr *h, struct sonde_thread *t, uint64_t fallback)
+{
+	if (t->end_tsc)
+		return t->end_tsc;
+	if (t->proc < SONDE_MAX_PROCS && h->procs[t->proc].end_tsc)
+		return h->procs[t->proc].end_tsc;
+	return fallback > t->last_tsc ? fallback : t->last_tsc;
+}
+
+/* Close the open frames of t at `end` (profile data), return how many. */
+static uint32_t close_open_frames(struct sonde_thread *t, struct sonde_node *nodes, uint64_t end)
+{
+	uint32_t depth = t->depth < SONDE_STACK_MAX ? t->depth : SONDE_STACK_MAX;
+	for (uint32_t i = 0; i < depth; i++) {
+		struct sonde_frame *f = &t->stack[i];
+		if (f->node == 0 || f->node >= t->nodes_used || end < f->start)
+			continue;
+		nodes[f->node].ticks += end - f->start;
+	}
+	return depth;
+}
+
+static void meta_add(char **buf, size_t *len, size_t *cap, const char *key, const char *val)
+{
+	size_t need = strlen(key) + strlen(val) + 3;
+	if (*len + need > *cap) {
+		*cap = (*cap + need) * 2;
+		*buf = realloc(*buf, *cap);
+	}
+	for (const char *p = key; *p; p++)
+		(*buf)[(*len)++] = *p;
+	(*buf)[(*len)++] = '=';
+	for (const char *p = val; *p; p++)
+		(*buf)[(*len)++] = *p == '\n' ? ' ' : *p;
+	(*buf)[(*len)++] = '\n';
+}
+
+int write_profile(struct session *s, struct rec_writer *w, const struct launched *l,
+                  const struct clock_point *c0, const struct clock_point *c1, char **argv,
+                  const struct record_config *cfg, const struct collector_stats *st)
+{
+	struct sonde_session_hdr *h = s->hdr;
+	char *meta = NULL, num[64];
+	size_t mlen = 0, mcap = 0;
+	meta_add(&meta, &mlen, &mcap, "program", argv[0]);
+	char cmd[4096];
+	size_t cl = 0;
+	for (int i = 0; argv[i] && cl < sizeof cmd - 2; i++)
+		cl += (size_t)snprintf(cmd + cl, sizeof cmd - cl, "%s%s", i ? " " : "", argv[i]);
+	meta_add(&meta, &mlen, &mcap, "command", cmd);
+	snprintf(num, sizeof num, "%.9f", clock_ticks_per_ns(c0, c1));
+	meta_add(&meta, &mlen, &mcap, "ticks_per_ns", num);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)c0->ticks);
+	meta_add(&meta, &mlen, &mcap, "start_ticks", num);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)c0->mono_ns);
+	meta_add(&meta, &mlen, &mcap, "start_mono_ns", num);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)c1->ticks);
+	meta_add(&meta, &mlen, &mcap, "end_ticks", num);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)c1->mono_ns);
+	meta_add(&meta, &mlen, &mcap, "end_mono_ns", num);
+	snprintf(num, sizeof num, "%u", cfg->mode);
+	meta_add(&meta, &mlen, &mcap, "mode", num);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)time(NULL));
+	meta_add(&meta, &mlen, &mcap, "time", num);
+	if (gethostname(num, sizeof num) == 0) {
+		num[sizeof num - 1] = 0;
+		meta_add(&meta, &mlen, &mcap, "hostname", num);
+	}
+	snprintf(num, sizeof num, "%d", l->exited ? (WIFEXITED(l->status) ? WEXITSTATUS(l->status) : -WTERMSIG(l->status)) : 0);
+	meta_add(&meta, &mlen, &mcap, "exit_status", num);
+	snprintf(num, sizeof num, "%u", cfg->max_depth);
+	meta_add(&meta, &mlen, &mcap, "trace_max_depth", num);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)cfg->min_time_ns);
+	meta_add(&meta, &mlen, &mcap, "trace_min_time_ns", num);
+	for (int i = 0; i < cfg->nfilters; i++)
+		meta_add(&meta, &mlen, &mcap, "filter", cfg->filters[i]);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)st->chunks);
+	meta_add(&meta, &mlen, &mcap, "event_chunks", num);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)st->bytes);
+	meta_add(&meta, &mlen, &mcap, "event_bytes", num);
+	for (int i = 0; i < SONDE_LOST_COUNT_; i++) {
+		if (!h->lost[i])
+			continue;
+		char key[32];
+		snprintf(key, sizeof key, "lost.%d", i);
+		snprintf(num, sizeof num, "%llu", (unsigned long long)h->lost[i]);
+		meta_add(&meta, &mlen, &mcap, key, num);
+	}
+	writer_put(w, REC_META, meta, mlen, NULL, 0);
+	free(meta);
+
+	uint32_t nprocs = atomic_load(&h->nprocs);
+	if (nprocs > SONDE_MAX_PROCS)
+		nprocs = SONDE_MAX_PROCS;
+	for (uint32_t i = 0; i < nprocs; i++) {
+		struct sonde_proc *p = &h->procs[i];
+		struct rec_process r;
+		memset(&r, 0, sizeof r);
+		r.index = i;
+		r.pid = p->pid;
+		r.ppid = p->ppid;
+		r.exit_status = p->exit_status;
+		r.exec_seq = p->exec_seq;
+		if (atomic_load(&p->state) == SONDE_P_EXITED)
+			r.flags |= REC_PROC_ENDED_BY_EXIT;
+		if (p->exit_status < 0 && p->exit_status != INT32_MIN)
+			r.flags |= REC_PROC_KILLED;
+		r.start_tsc = p->start_tsc;
+		r.end_tsc = p->end_tsc ? p->end_tsc : l->end_tsc;
+		memcpy(r.exe, p->exe, sizeof r.exe);
+		r.exe[sizeof r.exe - 1] = 0;
+		r.cmdline_len = p->cmdline_len < sizeof r.cmdline ? p->cmdline_len : sizeof r.cmdline;
+		memcpy(r.cmdline, p->cmdline, r.cmdline_len);
+		writer_put(w, REC_PROCESS, &r, sizeof r, NULL, 0);
+	}
+
+	uint32_t nmods = atomic_load(&h->nmodules);
+	if (nmods > SONDE_MAX_MODULES)
+		nmods = SONDE_MAX_MODULES;
+	for (uint32_t i = 0; i < nmods; i++) {
+		struct sonde_module *m = &h->modules[i];
+		if (atomic_load(&m->state) == SONDE_M_FREE)
+			continue;
+		struct rec_module r;
+		memset(&r, 0, sizeof r);
+		r.index = i;
+		r.proc = m->proc;
+		r.nfuncs = m->nfuncs;
+		r.load_bias = m->load_bias;
+		r.numbering_ns = m->numbering_ns;
+		r.build_id_len = m->build_id_len <= 20 ? m->build_id_len : 0;
+		memcpy(r.build_id, m->build_id, sizeof r.build_id);
+		r.unloaded = atomic_load(&m->state) == SONDE_M_UNLOADED;
+		memcpy(r.path, m->path, sizeof r.path);
+		r.path[sizeof r.path - 1] = 0;
+		uint64_t flen = (uint64_t)m->nfuncs * 8;
+		if (m->funcs_off + flen > h->size)
+			flen = 0, r.nfuncs = 0;
+		writer_put(w, REC_MODULE, &r, sizeof r, flen ? sess_ptr(h, m->funcs_off) : NULL, flen);
+	}
+
+	uint32_t nthreads = atomic_load(&h->nthreads);
+	if (nthreads > SONDE_MAX_THREADS)
+		nthreads = SONDE_MAX_THREADS;
+	for (uint32_t i = 0; i < nthreads; i++) {
+		uint64_t off = h->threads_off[i];
+		if (!off || off + sizeof(struct sonde_thread) > h->size)
+			continue;
+		struct sonde_thread *t = sess_ptr(h, off);
+		struct rec_thread r;
+		memset(&r, 0, sizeof r);
+		r.index = i;
+		r.proc = t->proc;
+		r.tid = t->tid;
+		memcpy(r.comm, t->comm, sizeof r.comm);
+		r.comm[sizeof r.comm - 1] = 0;
+		r.flags = atomic_load(&t->state) == SONDE_T_EXITED ? REC_THREAD_EXITED : 0;
+		r.start_tsc = t->start_tsc;
+		r.end_tsc = thread_end(h, t, l->end_tsc ? l->end_tsc : c1->ticks);
+		r.wait_ticks = t->wait_ticks;
+		memcpy(r.lost, t->lost, sizeof r.lost);
+		uint32_t used = t->nodes_used;
+		if (used > t->nodes_cap || t->nodes_off + (uint64_t)used * sizeof(struct sonde_node) > h->size)
+			used = 0;
+		r.nodes = used;
+		struct sonde_node *nodes = thread_nodes(h, t);
+		r.open_frames = used ? close_open_frames(t, nodes, r.end_tsc) : 0;
+		writer_put(w, REC_THREAD, &r, sizeof r, NULL, 0);
+		if (used && (cfg->mode & SONDE_MODE_PROFILE)) {
+			uint32_t hdr2[2] = { i, used };
+			writer_put(w, REC_CCT, hdr2, sizeof hdr2, nodes, (uint64_t)used * sizeof *nodes);
+		}
+	}
+	return w->failed ? -1 : 0;
+}

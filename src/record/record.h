@@ -1,0 +1,65 @@
+/* record.h — the parts of `sonde record`: the session memory it owns, the
+ * launched program, the collector that drains rings while the program runs,
+ * and the writer of sonde.data. */
+#ifndef SONDE_RECORD_RECORD_H
+#define SONDE_RECORD_RECORD_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/clock.h"
+#include "common/format.h"
+#include "common/session.h"
+
+struct record_config {
+	uint32_t mode;             /* SONDE_MODE_* */
+	uint64_t thread_region;    /* bytes per thread region */
+	uint64_t ring_size;        /* bytes per thread ring */
+	uint64_t session_size;     /* bytes of session memory (sparse) */
+	uint32_t max_depth;
+	uint64_t min_time_ns;
+	const char **filters; int nfilters;   /* "+glob" / "-glob" */
+	const char *domain_file;   /* functions allowed (--domain), or NULL */
+};
+
+struct session {
+	int fd;
+	struct sonde_session_hdr *hdr;
+	uint64_t size;
+};
+
+/* session.c */
+int session_create(struct session *s, const struct record_config *cfg, double ticks_per_ns_guess);
+void session_destroy(struct session *s);
+
+/* writer.c: the record container of format.h */
+struct rec_writer {
+	FILE *f;
+	const char *path;
+	uint64_t bytes;
+	int failed;
+};
+int writer_open(struct rec_writer *w, const char *path, uint32_t kind);
+int writer_put(struct rec_writer *w, uint32_t type, const void *a, uint64_t alen, const void *b, uint64_t blen);
+int writer_close(struct rec_writer *w); /* writes REC_END */
+
+/* launch.c */
+struct launched {
+	int pid;
+	int status;          /* wait status of the direct child */
+	int exited;
+	uint64_t end_tsc;    /* when the recorder saw it end */
+};
+int launch_program(char **argv, struct session *s, const char *rt_path, struct launched *out);
+
+/* collector.c: follow the program tree to its end, draining rings into ev
+ * (may be NULL when no rings).  Returns 0, or -1 if it had to stop. */
+struct collector_stats { uint64_t chunks, bytes, gaps; };
+int collect(struct session *s, struct launched *l, struct rec_writer *ev, struct collector_stats *st);
+
+/* profile_out.c: write the end-of-run records (processes, threads, modules, CCTs, meta). */
+int write_profile(struct session *s, struct rec_writer *w, const struct launched *l,
+                  const struct clock_point *c0, const struct clock_point *c1, char **argv,
+                  const struct record_config *cfg, const struct collector_stats *st);
+
+#endif

@@ -1,0 +1,419 @@
+/* runtime.c — libsonde-rt.so, preloaded into the recorded program by
+ * `sonde record`: attaches to the session memory, registers this process,
+ * its threads and its instrumented modules, and follows fork and exit.
+ *
+ * Nothing here is on the per-call hot path (that is hooks.c); this is the
+ * once-per-process, once-per-thread and once-per-module work.  It may run in
+ * awkward places (before main, inside a module constructor, in a fork child),
+ * so it uses no stdio and keeps errno as it found it.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "rt/rt.h"
+
+RT_HIDDEN struct sonde_session_hdr *rt_sess;
+RT_HIDDEN uint32_t rt_mode;
+RT_HIDDEN uint32_t rt_proc_slot;
+RT_HIDDEN __thread struct rt_tls rt_tls __attribute__((tls_model("initial-exec")));
+
+static int init_state; /* 0 not tried, 1 attached, -1 no session */
+static pthread_key_t thread_key;
+
+RT_HIDDEN void rt_log(const char *msg)
+{
+	char buf[256];
+	size_t n = strlen(msg);
+	if (n > sizeof buf - 20)
+		n = sizeof buf - 20;
+	memcpy(buf, "sonde: runtime: ", 16);
+	memcpy(buf + 16, msg, n);
+	buf[16 + n] = '\n';
+	ssize_t r = write(2, buf, 17 + n);
+	(void)r;
+}
+
+RT_HIDDEN void rt_count_lost(struct sonde_thread *t, enum sonde_loss why)
+{
+	if (t)
+		t->lost[why]++;
+	else if (rt_sess)
+		atomic_fetch_add_explicit(&rt_sess->lost[why], 1, memory_order_relaxed);
+}
+
+static int read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t got = 0;
+	while (got < len) {
+		ssize_t r = read(fd, buf + got, len - got);
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	return (int)got;
+}
+
+/* Take a process slot for this process image (first image, fork or exec). */
+static void register_process(void)
+{
+	uint32_t slot = atomic_fetch_add_explicit(&rt_sess->nprocs, 1, memory_order_relaxed);
+	if (slot >= SONDE_MAX_PROCS) {
+		atomic_fetch_add_explicit(&rt_sess->lost[SONDE_LOST_THREAD_SLOTS], 1, memory_order_relaxed);
+		rt_sess = NULL; /* this process is not recorded; the loss is counted */
+		init_state = -1;
+		return;
+	}
+	struct sonde_proc *p = &rt_sess->procs[slot];
+	p->pid = getpid();
+	p->ppid = getppid();
+	p->exit_status = INT32_MIN;
+	p->start_tsc = clock_ticks();
+	ssize_t n = readlink("/proc/self/exe", p->exe, sizeof p->exe - 1);
+	p->exe[n > 0 ? n : 0] = 0;
+	int len = read_file("/proc/self/cmdline", p->cmdline, sizeof p->cmdline - 1);
+	p->cmdline_len = len > 0 ? (uint32_t)len : 0;
+	/* Same pid seen before: this image came from exec. */
+	for (uint32_t i = 0; i < slot; i++)
+		if (rt_sess->procs[i].pid == p->pid && rt_sess->procs[i].exec_seq >= p->exec_seq)
+			p->exec_seq = rt_sess->procs[i].exec_seq + 1;
+	atomic_store_explicit(&p->state, SONDE_P_LIVE, memory_order_release);
+	rt_proc_slot = slot;
+}
+
+static void thread_end(void *arg)
+{
+	(void)arg;
+	struct rt_tls *L = &rt_tls;
+	if (L->state != RT_T_ON)
+		return;
+	L->t->end_tsc = clock_ticks();
+	if (L->ring)
+		ring_flush(rt_sess, L->ring);
+	atomic_store_explicit(&L->t->state, SONDE_T_EXITED, memory_order_release);
+}
+
+static void after_fork_child(void)
+{
+	if (!rt_sess)
+		return;
+	register_process();
+	rt_thread_after_fork();
+}
+
+RT_HIDDEN int rt_init(void)
+{
+	if (init_state)
+		return init_state > 0 ? 0 : -1;
+	int saved = errno;
+	init_state = -1;
+	const char *s = getenv(SONDE_ENV_FD);
+	int fd = s ? atoi(s) : -1;
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(struct sonde_session_hdr)) {
+		errno = saved;
+		return -1;
+	}
+	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		rt_log("cannot map the session memory; this process is not recorded");
+		errno = saved;
+		return -1;
+	}
+	struct sonde_session_hdr *h = p;
+	if (h->magic != SONDE_SESSION_MAGIC || h->version != SONDE_SESSION_VERSION ||
+	    h->size != (uint64_t)st.st_size) {
+		rt_log("session memory of another sonde version; this process is not recorded");
+		munmap(p, (size_t)st.st_size);
+		errno = saved;
+		return -1;
+	}
+	rt_sess = h;
+	rt_mode = h->mode;
+	init_state = 1;
+	register_process();
+	if (init_state > 0) {
+		pthread_key_create(&thread_key, thread_end);
+		pthread_atfork(NULL, NULL, after_fork_child);
+	}
+	errno = saved;
+	return init_state > 0 ? 0 : -1;
+}
+
+__attribute__((constructor(101))) static void rt_ctor(void)
+{
+	rt_init();
+}
+
+__attribute__((destructor)) static void rt_dtor(void)
+{
+	if (!rt_sess)
+		return;
+	uint64_t now = clock_ticks();
+	struct rt_tls *L = &rt_tls;
+	if (L->state == RT_T_ON) {
+		L->t->end_tsc = now;
+		if (L->ring)
+			ring_flush(rt_sess, L->ring);
+	}
+	struct sonde_proc *p = &rt_sess->procs[rt_proc_slot];
+	p->end_tsc = now;
+	atomic_store_explicit(&p->state, SONDE_P_EXITED, memory_order_release);
+}
+
+/* Take a thread slot and its region: header, then the CCT node pool. */
+static int thread_attach(struct rt_tls *L)
+{
+	struct sonde_session_hdr *S = rt_sess;
+	uint32_t slot = atomic_fetch_add_explicit(&S->nthreads, 1, memory_order_relaxed);
+	if (slot >= SONDE_MAX_THREADS) {
+		atomic_fetch_add_explicit(&S->lost[SONDE_LOST_THREAD_SLOTS], 1, memory_order_relaxed);
+		return -1;
+	}
+	uint64_t size = S->thread_region_size;
+	uint64_t off = sess_alloc(S, size);
+	if (!off) {
+		atomic_fetch_add_explicit(&S->lost[SONDE_LOST_SESSION_MEM], 1, memory_order_relaxed);
+		return -1;
+	}
+	struct sonde_thread *t = sess_ptr(S, off);
+	uint64_t hdr = (sizeof *t + 63) & ~(uint64_t)63;
+	t->proc = rt_proc_slot;
+	t->tid = (int32_t)syscall(SYS_gettid);
+	prctl(PR_GET_NAME, t->comm, 0, 0, 0);
+	t->start_tsc = t->last_tsc = clock_ticks();
+	t->region_off = off;
+	t->region_size = size;
+	t->nodes_off = off + hdr;
+	t->nodes_cap = (uint32_t)((size - hdr) / sizeof(struct sonde_node) > 0xfffffff0u
+	                          ? 0xfffffff0u : (size - hdr) / sizeof(struct sonde_node));
+	t->nodes_used = 1; /* node 0: the root */
+	t->cur_node = 0;
+	if (rt_mode & (SONDE_MODE_TRACE | SONDE_MODE_LOCK_EVENTS)) {
+		t->ring_off = ring_create(S, slot, S->ring_size, 64 * 1024);
+		if (!t->ring_off)
+			atomic_fetch_add_explicit(&S->lost[SONDE_LOST_SESSION_MEM], 1, memory_order_relaxed);
+	}
+	atomic_store_explicit(&t->state, SONDE_T_LIVE, memory_order_relaxed);
+	/* Publish the region: the recorder finds threads through threads_off. */
+	atomic_store_explicit((_Atomic uint64_t *)&S->threads_off[slot], off, memory_order_release);
+	L->t = t;
+	L->slot = slot;
+	L->nodes = thread_nodes(S, t);
+	L->ring = t->ring_off ? sess_ptr(S, t->ring_off) : NULL;
+	memset(L->recs, 0, sizeof L->recs);
+	L->overflow = 0;
+	L->state = RT_T_ON;
+	return 0;
+}
+
+RT_HIDDEN struct rt_tls *rt_thread_slow(void)
+{
+	struct rt_tls *L = &rt_tls;
+	if (L->state == RT_T_OFF)
+		return NULL;
+	int saved = errno;
+	if (rt_init() != 0 || thread_attach(L) != 0) {
+		L->state = RT_T_OFF;
+		errno = saved;
+		return NULL;
+	}
+	pthread_setspecific(thread_key, (void *)1); /* thread_end runs at thread exit */
+	errno = saved;
+	return L;
+}
+
+RT_HIDDEN uint32_t *rt_recs_alloc(struct rt_tls *L, uint32_t mod_slot)
+{
+	if (mod_slot >= SONDE_MAX_MODS_PER_THREAD) {
+		L->t->lost[SONDE_LOST_MODS_PER_THREAD]++;
+		return NULL;
+	}
+	uint32_t n = rt_sess->modules[mod_slot].nfuncs + 1; /* +1: the unnumbered bucket */
+	uint64_t off = sess_alloc(rt_sess, (uint64_t)n * sizeof(uint32_t));
+	if (!off) {
+		L->t->lost[SONDE_LOST_SESSION_MEM]++;
+		return NULL;
+	}
+	L->t->recs_off[mod_slot] = off;
+	return L->recs[mod_slot] = sess_ptr(rt_sess, off);
+}
+
+/* In the child of a fork only the forking thread survives.  Its TLS still
+ * points at the parent's thread slot: give it its own slot, in this new
+ * process, with the open frames re-created (their time starts now: what came
+ * before the fork belongs to the parent). */
+RT_HIDDEN void rt_thread_after_fork(void)
+{
+	struct rt_tls *L = &rt_tls;
+	if (L->state != RT_T_ON) {
+		L->state = RT_T_NEW;
+		return;
+	}
+	struct sonde_thread *old = L->t;
+	uint32_t depth = old->depth;
+	struct sonde_frame frames[64];
+	if (depth > 64)
+		depth = 64; /* deeper frames of the parent are not re-created */
+	memcpy(frames, old->stack, depth * sizeof frames[0]);
+	uint32_t lost_depth = old->depth - depth;
+	if (thread_attach(L) != 0) {
+		L->state = RT_T_OFF;
+		return;
+	}
+	pthread_setspecific(thread_key, (void *)1);
+	struct sonde_thread *t = L->t;
+	uint64_t now = clock_ticks();
+	uint32_t cur = 0;
+	for (uint32_t i = 0; i < depth; i++) {
+		uint32_t n = t->nodes_used++;
+		struct sonde_node *nd = &L->nodes[n];
+		nd->parent = cur;
+		nd->func = frames[i].func;
+		nd->next_sibling = L->nodes[cur].first_child;
+		L->nodes[cur].first_child = n;
+		t->stack[i] = frames[i];
+		t->stack[i].start = now;
+		t->stack[i].node = n;
+		t->stack[i].trace_pos = 0;
+		cur = n;
+	}
+	t->cur_node = cur;
+	t->depth = depth;
+	L->overflow = lost_depth;
+}
+
+/* Find this module's load bias, path and build-id. */
+struct find_mod {
+	uintptr_t addr;
+	struct sonde_module *out;
+};
+
+static int find_mod_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct find_mod *f = arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (f->addr < lo || f->addr >= lo + ph->p_memsz)
+			continue;
+		f->out->load_bias = info->dlpi_addr;
+		if (info->dlpi_name && info->dlpi_name[0]) {
+			size_t n = strlen(info->dlpi_name);
+			if (n >= sizeof f->out->path)
+				n = sizeof f->out->path - 1;
+			memcpy(f->out->path, info->dlpi_name, n);
+			f->out->path[n] = 0;
+		} else {
+			ssize_t n = readlink("/proc/self/exe", f->out->path, sizeof f->out->path - 1);
+			f->out->path[n > 0 ? n : 0] = 0;
+		}
+		for (int j = 0; j < info->dlpi_phnum; j++) {
+			const ElfW(Phdr) *nh = &info->dlpi_phdr[j];
+			if (nh->p_type != PT_NOTE)
+				continue;
+			const char *p = (const char *)(info->dlpi_addr + nh->p_vaddr);
+			const char *end = p + nh->p_memsz;
+			while (p + sizeof(ElfW(Nhdr)) <= end) {
+				const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+				const char *name = p + sizeof *n;
+				const char *desc = name + ((n->n_namesz + 3) & ~3u);
+				if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && !memcmp(name, "GNU", 4) &&
+				    n->n_descsz <= sizeof f->out->build_id) {
+					memcpy(f->out->build_id, desc, n->n_descsz);
+					f->out->build_id_len = n->n_descsz;
+				}
+				p = desc + ((n->n_descsz + 3) & ~3u);
+			}
+		}
+		return 1;
+	}
+	return 0;
+}
+
+RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m)
+{
+	int saved = errno;
+	if (rt_init() != 0)
+		goto refuse;
+	if (m->version != SONDE_MODABI_VERSION) {
+		rt_log("a module was built with another sonde version (relink it); it is not recorded");
+		goto refuse;
+	}
+	if (m->nfuncs >= SONDE_MAX_FUNCS_PER_MODULE) {
+		rt_log("a module has more than 1048574 functions; it is not recorded");
+		goto refuse;
+	}
+	uint32_t slot = atomic_fetch_add_explicit(&rt_sess->nmodules, 1, memory_order_relaxed);
+	if (slot >= SONDE_MAX_MODULES) {
+		atomic_fetch_add_explicit(&rt_sess->lost[SONDE_LOST_MODULE_SLOTS], 1, memory_order_relaxed);
+		goto refuse;
+	}
+	struct sonde_module *M = &rt_sess->modules[slot];
+	M->proc = rt_proc_slot;
+	M->nfuncs = m->nfuncs;
+	M->numbering_ns = m->numbering_ns;
+	struct find_mod f = { (uintptr_t)m->anchor, M };
+	dl_iterate_phdr(find_mod_cb, &f);
+	uint64_t off = m->nfuncs ? sess_alloc(rt_sess, (uint64_t)m->nfuncs * sizeof(uint64_t)) : 0;
+	if (m->nfuncs && !off) {
+		atomic_fetch_add_explicit(&rt_sess->lost[SONDE_LOST_SESSION_MEM], 1, memory_order_relaxed);
+		goto refuse;
+	}
+	uint64_t *funcs = sess_ptr(rt_sess, off);
+	for (uint32_t i = 0; i < m->nfuncs; i++)
+		funcs[i] = m->entries[i] + SONDE_PAD - M->load_bias;
+	M->funcs_off = off;
+	if (!m->numbered)
+		rt_log("could not write function numbers into a module's padding; its calls are counted as unnumbered");
+	m->slot = slot;
+	m->enter = rt_enter;
+	m->exit = rt_exit;
+	atomic_store_explicit(&M->state, SONDE_M_LOADED, memory_order_release);
+	errno = saved;
+	return 0;
+refuse:
+	errno = saved;
+	return -1;
+}
+
+RT_EXPORT void sonde_rt_unregister_module(struct sonde_modhook *m)
+{
+	if (rt_sess && m->slot < SONDE_MAX_MODULES)
+		atomic_store_explicit(&rt_sess->modules[m->slot].state, SONDE_M_UNLOADED, memory_order_release);
+}
+
+/* Thread names: capture pthread_setname_np for the timeline. */
+RT_EXPORT int pthread_setname_np(pthread_t th, const char *name)
+{
+	static int (*real)(pthread_t, const char *);
+	if (!real)
+		real = (int (*)(pthread_t, const char *))dlsym(RTLD_NEXT, "pthread_setname_np");
+	int rc = real ? real(th, name) : ENOSYS;
+	if (rc == 0 && pthread_equal(th, pthread_self())) {
+		struct rt_tls *L = rt_thread();
+		if (L) {
+			strncpy(L->t->comm, name, SONDE_COMM_MAX - 1);
+			L->t->comm[SONDE_COMM_MAX - 1] = 0;
+		}
+	}
+	return rc;
+}

@@ -1,0 +1,103 @@
+/* trace.h — trace-mode part of the hot path: entry and exit records into the
+ * thread's ring, with the --depth, --min-time and -F/-N filters applied in
+ * O(1).  Included by hooks.c only. */
+#ifndef SONDE_RT_TRACE_H
+#define SONDE_RT_TRACE_H
+
+#include "common/trace_enc.h"
+#include "rt/rt.h"
+
+/* Per-module trace filter bits (2 bits per function: traced-if-inside, match -F). */
+static inline int trace_wanted(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f, uint32_t depth)
+{
+	(void)L;
+	if (rt_sess->trace_max_depth && depth > rt_sess->trace_max_depth)
+		return 0;
+	uint32_t mod = SONDE_FUNC_MOD(f->func);
+	uint64_t foff = rt_sess->modules[mod].filter_off;
+	if (foff) {
+		/* bit 2n: -F match; bit 2n+1: -N match (or outside the domain) */
+		const uint8_t *bits = (const uint8_t *)rt_sess + foff;
+		uint32_t n = SONDE_FUNC_NUM(f->func);
+		if (n == SONDE_UNNUMBERED)
+			n = rt_sess->modules[mod].nfuncs;
+		uint32_t b = (bits[n >> 2] >> ((n & 3) * 2)) & 3u;
+		if (b & 1u) {
+			f->flags |= SONDE_FRAME_FILTER;
+			t->filter_depth++;
+		}
+		if (b & 2u)
+			return 0;
+	}
+	/* With -F, only calls inside a matching function are traced. */
+	return !rt_sess->filter_has_only || t->filter_depth > 0;
+}
+
+static inline void trace_enter(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f, uint32_t depth,
+                               uint64_t now)
+{
+	if (!L->ring || !trace_wanted(L, t, f, depth))
+		return;
+	uint8_t rec[2 * TR_MAX_VARINT];
+	uint64_t prev = L->trace_last;
+	int n = tr_put_varint(rec, ((now - prev) << 2) | TR_ENTER);
+	n += tr_put_varint(rec + n, f->func);
+	int fresh;
+	uint8_t *p = ring_reserve(rt_sess, L->ring, (uint32_t)n, now, &t->wait_ticks,
+	                          (rt_mode & SONDE_MODE_LOSSY) != 0, &fresh);
+	if (!p) {
+		L->ring->lost_pending++;
+		t->lost[SONDE_LOST_RING_EVENTS]++;
+		return;
+	}
+	if (fresh) { /* first record of a chunk: time relative to the chunk base (= now) */
+		prev = now;
+		n = tr_put_varint(rec, TR_ENTER);
+		n += tr_put_varint(rec + n, f->func);
+	}
+	struct sonde_chunk *c = ring_chunk(rt_sess, L->ring, L->ring->cur);
+	f->trace_pos = c->used;
+	f->trace_prev = prev;
+	f->flags |= SONDE_FRAME_TRACED | ((uint32_t)n << SONDE_FRAME_ENTRYLEN);
+	L->trace_seq = c->seq;
+	__builtin_memcpy(p, rec, (size_t)n);
+	ring_commit(rt_sess, L->ring, (uint32_t)n);
+	L->trace_last = now;
+}
+
+static inline void trace_exit(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f, uint32_t depth,
+                              uint64_t now, int abnormal)
+{
+	(void)depth;
+	if (f->flags & SONDE_FRAME_FILTER)
+		t->filter_depth--;
+	if (!(f->flags & SONDE_FRAME_TRACED))
+		return;
+	/* --min-time: a short call with no recorded child leaves nothing. */
+	if (now - f->start < rt_sess->trace_min_ticks && !abnormal) {
+		struct sonde_chunk *c = ring_chunk(rt_sess, L->ring, L->ring->cur);
+		uint32_t len = (f->flags >> SONDE_FRAME_ENTRYLEN) & 0xff;
+		if (c->seq == L->trace_seq && c->used == f->trace_pos + len) {
+			c->used = f->trace_pos;
+			L->trace_last = f->trace_prev;
+			return;
+		}
+	}
+	uint8_t rec[TR_MAX_VARINT];
+	int n = tr_put_varint(rec, ((now - L->trace_last) << 2) | (abnormal ? TR_EXIT_ABNORMAL : TR_EXIT));
+	int fresh;
+	uint8_t *p = ring_reserve(rt_sess, L->ring, (uint32_t)n, now, &t->wait_ticks,
+	                          (rt_mode & SONDE_MODE_LOSSY) != 0, &fresh);
+	if (!p) {
+		L->ring->lost_pending++;
+		t->lost[SONDE_LOST_RING_EVENTS]++;
+		return;
+	}
+	if (fresh)
+		n = tr_put_varint(rec, abnormal ? TR_EXIT_ABNORMAL : TR_EXIT);
+	__builtin_memcpy(p, rec, (size_t)n);
+	ring_commit(rt_sess, L->ring, (uint32_t)n);
+	L->trace_last = now;
+}
+
+#endif

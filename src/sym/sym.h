@@ -1,0 +1,57 @@
+/* sym.h — symbols of ELF modules: function names (demangled), source file and
+ * line, through elfutils (libelf for symtab/dynsym, libdw for DWARF lines).
+ *
+ * Resolution happens offline, once per function, never per event.  Addresses
+ * are link-time virtual addresses of the module (runtime address minus the
+ * load bias), so the same query works for PIE executables and shared objects.
+ */
+#ifndef SONDE_SYM_SYM_H
+#define SONDE_SYM_SYM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sym_module;
+
+struct sym_info {
+	const char *name;     /* demangled function name; never NULL ("0x1234" if unknown) */
+	const char *mangled;  /* raw symbol name, or NULL */
+	const char *file;     /* source file of the function's first line, or NULL */
+	int         line;     /* 0 if unknown */
+	uint64_t    start;    /* symbol start (link-time vaddr), 0 if unknown */
+	uint64_t    size;     /* symbol size */
+};
+
+/* Open an ELF file (also finds separate debug info through build-id /
+ * .gnu_debuglink as elfutils does).  Returns NULL and sets *err to a static
+ * message when the file cannot be read as ELF. */
+struct sym_module *sym_open(const char *path, const char **err);
+void sym_close(struct sym_module *m);
+
+/* Resolve the function containing link-time address `vaddr`.  The strings
+ * stay valid until sym_close.  Returns 0 when a symbol was found, -1 if not
+ * (out->name then holds a hex address). */
+int sym_lookup(struct sym_module *m, uint64_t vaddr, struct sym_info *out);
+
+/* Find functions by name (exact demangled or raw match, else shell glob).
+ * Calls cb for each match; returns the number of matches. */
+int sym_find(struct sym_module *m, const char *pattern,
+             void (*cb)(void *arg, const struct sym_info *info), void *arg);
+
+/* Source line -> addresses: the is_stmt addresses of FILE:LINE (FILE may be
+ * a basename or a path suffix).  Writes up to max addresses, returns how
+ * many exist (may exceed max), -1 if the file is unknown. */
+int sym_line_addrs(struct sym_module *m, const char *file, int line,
+                   uint64_t *addrs, int max);
+
+/* Address -> source file and line (any address, not only function starts). */
+int sym_addr_line(struct sym_module *m, uint64_t vaddr, const char **file, int *line);
+
+/* Data symbol containing vaddr (for naming locks: "hot_lock", "cache+8").
+ * Writes "name" or "name+off" into buf; returns 0 if found, -1 otherwise. */
+int sym_data_name(struct sym_module *m, uint64_t vaddr, char *buf, size_t len);
+
+/* Demangle a C++ name; returns a malloc'd string or NULL when not mangled. */
+char *sym_demangle(const char *name);
+
+#endif

@@ -109,14 +109,15 @@ void profile_add_thread(struct profile *p, const struct recording *r, const stru
 		uint32_t c = next[v];
 		if (c) {
 			next[v] = nd[c].next_sibling;
-			/* visit c */
+			/* visit c: on the path first, so path[depth[a] + 1] is valid
+			 * even when a is c's parent */
+			depth[c] = d + 1;
+			path[++d] = c;
 			uint32_t a = open[fn[c]];
 			if (a != UINT32_MAX)
 				deeper[path[depth[a] + 1]] += (int64_t)nd[c].ticks;
 			saved[c] = a;
 			open[fn[c]] = c;
-			depth[c] = d + 1;
-			path[++d] = c;
 			next[c] = nd[c].first_child;
 			continue;
 		}

@@ -58,8 +58,8 @@ int cmd_callers(struct cli_opts *o)
 		json_str(&j, "file", fi->file);
 		json_int(&j, "line", fi->line);
 		json_uint(&j, "calls", m->calls);
-		json_int(&j, "exclusive_ns", (int64_t)(rd_ns(l.r, (uint64_t)m->excl) + 0.5));
-		json_int(&j, "inclusive_ns", (int64_t)(rd_ns(l.r, (uint64_t)m->incl) + 0.5));
+		json_int(&j, "exclusive_ns", (int64_t)(rd_ns(l.r, m->excl) + 0.5));
+		json_int(&j, "inclusive_ns", (int64_t)(rd_ns(l.r, m->incl) + 0.5));
 		json_obj_end(&j);
 		for (int pass = 0; pass < 2; pass++) {
 			struct row *rows = pass ? callees : callers;
@@ -68,7 +68,7 @@ int cmd_callers(struct cli_opts *o)
 				json_obj_begin(&j, NULL);
 				json_str(&j, "name", l.ft.fns[rows[i].fn].name);
 				json_uint(&j, "calls", rows[i].calls);
-				json_int(&j, "attributed_ns", (int64_t)(rd_ns(l.r, (uint64_t)rows[i].attr) + 0.5));
+				json_int(&j, "attributed_ns", (int64_t)(rd_ns(l.r, rows[i].attr) + 0.5));
 				json_obj_end(&j);
 			}
 			json_arr_end(&j);
@@ -76,20 +76,20 @@ int cmd_callers(struct cli_opts *o)
 		json_obj_end(&j);
 		json_end(&j);
 	} else {
-		double incl = rd_ns(l.r, (uint64_t)m->incl);
+		double incl = rd_ns(l.r, m->incl);
 		char a[32], w[300];
 		printf("%12s %11s %6s  %s\n", "calls", "attributed", "%", "function");
 		for (int i = 0; i < nc; i++) {
-			double v = rd_ns(l.r, (uint64_t)callers[i].attr);
+			double v = rd_ns(l.r, callers[i].attr);
 			printf("%12llu %11s %5.1f%%    %s\n", (unsigned long long)callers[i].calls, fmt_ns(v, a, sizeof a),
 			       incl > 0 ? 100 * v / incl : 0, l.ft.fns[callers[i].fn].name);
 		}
 		printf("%12llu %11s %5.1f%%  * %s  (%s)   [inclusive %s]\n", (unsigned long long)m->calls,
-		       fmt_ns(rd_ns(l.r, (uint64_t)m->excl), a, sizeof a),
-		       incl > 0 ? 100 * rd_ns(l.r, (uint64_t)m->excl) / incl : 0, fi->name, fn_where(fi, w, sizeof w),
+		       fmt_ns(rd_ns(l.r, m->excl), a, sizeof a),
+		       incl > 0 ? 100 * rd_ns(l.r, m->excl) / incl : 0, fi->name, fn_where(fi, w, sizeof w),
 		       fmt_ns(incl, (char[32]){ 0 }, 32));
 		for (int i = 0; i < ne; i++) {
-			double v = rd_ns(l.r, (uint64_t)callees[i].attr);
+			double v = rd_ns(l.r, callees[i].attr);
 			printf("%12llu %11s %5.1f%%    %s\n", (unsigned long long)callees[i].calls, fmt_ns(v, a, sizeof a),
 			       incl > 0 ? 100 * v / incl : 0, l.ft.fns[callees[i].fn].name);
 		}

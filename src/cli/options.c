@@ -161,7 +161,8 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 	struct option lopts[NOPTIONS + 1];
 	char shorts[2 * NOPTIONS + 2];
 	int nl = 0, ns = 0;
-	shorts[ns++] = '+'; /* stop at the first non-option: "record -- prog -x" */
+	if (cmd->mask & (CMD_RECORD | CMD_PROBE))
+		shorts[ns++] = '+'; /* stop at the program: "record prog -x" leaves -x to prog */
 	for (int i = 0; i < NOPTIONS; i++) {
 		const struct cli_option *op = &options[i];
 		if (!(op->mask & cmd->mask))

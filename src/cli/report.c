@@ -40,7 +40,7 @@ static uint32_t sorted(const struct profile *p, const struct fn_table *ft, uint3
 static void emit_json(struct json *j, struct loaded *l, const struct profile *p, int limit)
 {
 	uint32_t *idx, n = sorted(p, &l->ft, &idx);
-	json_double(j, "total_ns", rd_ns(l->r, (uint64_t)p->total));
+	json_double(j, "total_ns", rd_ns(l->r, p->total));
 	json_arr_begin(j, "functions");
 	for (uint32_t k = 0; k < n && (!limit || k < (uint32_t)limit); k++) {
 		const struct fn_info *f = &l->ft.fns[idx[k]];
@@ -51,8 +51,8 @@ static void emit_json(struct json *j, struct loaded *l, const struct profile *p,
 		json_str(j, "file", f->file);
 		json_int(j, "line", f->line);
 		json_uint(j, "calls", m->calls);
-		json_int(j, "exclusive_ns", (int64_t)(rd_ns(l->r, (uint64_t)m->excl) + 0.5));
-		json_int(j, "inclusive_ns", (int64_t)(rd_ns(l->r, (uint64_t)m->incl) + 0.5));
+		json_int(j, "exclusive_ns", (int64_t)(rd_ns(l->r, m->excl) + 0.5));
+		json_int(j, "inclusive_ns", (int64_t)(rd_ns(l->r, m->incl) + 0.5));
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -66,14 +66,14 @@ static void emit_table(struct loaded *l, const struct profile *p, int limit)
 	int namew = w - 78;
 	if (namew < 20)
 		namew = 20;
-	double total = rd_ns(l->r, (uint64_t)p->total);
+	double total = rd_ns(l->r, p->total);
 	printf("%12s %11s %6s %11s %6s %11s  %-*s %s\n", "calls", "exclusive", "%", "inclusive", "%", "avg incl",
 	       namew, "function", "location");
 	for (uint32_t k = 0; k < n && (!limit || k < (uint32_t)limit); k++) {
 		const struct fn_info *f = &l->ft.fns[idx[k]];
 		const struct fn_metrics *m = &p->fn[idx[k]];
 		char a[32], b[32], c[32], where[300];
-		double ex = rd_ns(l->r, (uint64_t)m->excl), in = rd_ns(l->r, (uint64_t)m->incl);
+		double ex = rd_ns(l->r, m->excl), in = rd_ns(l->r, m->incl);
 		printf("%12llu %11s %5.1f%% %11s %5.1f%% %11s  %-*.*s %s\n", (unsigned long long)m->calls,
 		       fmt_ns(ex, a, sizeof a), total > 0 ? 100 * ex / total : 0, fmt_ns(in, b, sizeof b),
 		       total > 0 ? 100 * in / total : 0, fmt_ns(m->calls ? in / (double)m->calls : 0, c, sizeof c),

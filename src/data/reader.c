@@ -278,7 +278,7 @@ const char *rd_meta(const struct recording *r, const char *key)
 	return NULL;
 }
 
-double rd_ns(const struct recording *r, uint64_t ticks)
+double rd_ns(const struct recording *r, int64_t ticks)
 {
 	return (double)ticks / r->ticks_per_ns;
 }

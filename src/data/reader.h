@@ -45,7 +45,7 @@ struct recording *rd_open(const char *dir, char *err, size_t errlen);
 void rd_close(struct recording *r);
 
 const char *rd_meta(const struct recording *r, const char *key); /* NULL if absent */
-double rd_ns(const struct recording *r, uint64_t ticks);
+double rd_ns(const struct recording *r, int64_t ticks);
 /* Is func = SONDE_FUNC(mod, num) a valid function id of this recording? */
 int rd_func_valid(const struct recording *r, uint32_t func);
 struct rec_process *rd_proc(const struct recording *r, uint32_t slot);

@@ -38,7 +38,7 @@ static int write_callgrind(struct export_ctx *x)
 	FILE *f = x->out;
 	fprintf(f, "# callgrind format\nversion: 1\ncreator: sonde\ncmd: %s\npositions: line\nevents: ns\n",
 	        rd_meta(x->r, "command") ? rd_meta(x->r, "command") : "?");
-	fprintf(f, "summary: %" PRId64 "\n\n", (int64_t)rd_ns(x->r, (uint64_t)p.total));
+	fprintf(f, "summary: %" PRId64 "\n\n", (int64_t)rd_ns(x->r, p.total));
 	char *seen_fn = calloc(x->ft->n, 1), *seen_fl = calloc(x->ft->n, 1);
 	/* File ids: the function index of the first function naming that file is reused as its id. */
 	for (uint32_t fn = 1; fn < p.nfn; fn++) {
@@ -48,7 +48,7 @@ static int write_callgrind(struct export_ctx *x)
 		const struct fn_info *fi = &x->ft->fns[fn];
 		file_line(f, "fl", fn, fi, seen_fl);
 		name_line(f, "fn", fn, fi, seen_fn);
-		fprintf(f, "%d %" PRId64 "\n", fi->line, (int64_t)(rd_ns(x->r, (uint64_t)m->excl) + 0.5));
+		fprintf(f, "%d %" PRId64 "\n", fi->line, (int64_t)(rd_ns(x->r, m->excl) + 0.5));
 		for (uint32_t k = 0; k < p.npairs; k++) {
 			const struct pair_metrics *pm = &p.pairs[k];
 			if (pm->caller != fn)
@@ -57,7 +57,7 @@ static int write_callgrind(struct export_ctx *x)
 			file_line(f, "cfl", pm->callee, ci, seen_fl);
 			name_line(f, "cfn", pm->callee, ci, seen_fn);
 			fprintf(f, "calls=%" PRIu64 " %d\n%d %" PRId64 "\n", pm->calls, ci->line, fi->line,
-			        (int64_t)(rd_ns(x->r, (uint64_t)pm->attr_out) + 0.5));
+			        (int64_t)(rd_ns(x->r, pm->attr_out) + 0.5));
 		}
 		fputc('\n', f);
 	}

@@ -25,12 +25,18 @@
  * were skipped by a non-local exit and are closed at this instant (seed 003's
  * rule: they end with the code that resumes), then the exiting frame.  Code
  * built without frame pointers falls back to matching the function on top.
+ * The entry of a call also closes frames left above it by a non-local exit,
+ * so the code that resumed gets its calls under the right caller at once.
  */
 #include <stdatomic.h>
 
 #include "common/clock.h"
 #include "rt/rt.h"
 #include "rt/trace.h"
+
+/* Frames of one stack lie within this distance: a frame pointer further away
+ * (a signal handler on an alternate stack) is never taken for a stale frame. */
+#define STALE_WINDOW ((uintptr_t)1 << 20)
 
 /* Find or create the child of `cur` for `func`. */
 static uint32_t cct_child_slow(struct rt_tls *L, struct sonde_thread *t, uint32_t cur, uint32_t func)
@@ -90,6 +96,8 @@ found:
 	return n;
 }
 
+static void close_stale(struct rt_tls *L, struct sonde_thread *t, uintptr_t cfa, uint64_t now);
+
 RT_HIDDEN void rt_enter(struct sonde_modhook *m, uint32_t number, uintptr_t cfa)
 {
 	struct rt_tls *L = &rt_tls;
@@ -104,6 +112,12 @@ RT_HIDDEN void rt_enter(struct sonde_modhook *m, uint32_t number, uintptr_t cfa)
 	atomic_signal_fence(memory_order_seq_cst);
 	uint64_t now = clock_ticks();
 	uint32_t d = t->depth;
+	/* A live caller's frame pointer is always above its callee's: a top frame
+	 * at or below ours was skipped by a longjmp / exception. */
+	if (__builtin_expect(d && t->stack[d - 1].cfa <= cfa && cfa - t->stack[d - 1].cfa < STALE_WINDOW, 0)) {
+		close_stale(L, t, cfa, now);
+		d = t->depth;
+	}
 	if (__builtin_expect(d >= SONDE_STACK_MAX, 0)) {
 		t->lost[SONDE_LOST_STACK_DEPTH]++;
 		L->overflow++;
@@ -144,6 +158,15 @@ static inline void pop_frame(struct rt_tls *L, struct sonde_thread *t, uint32_t 
 		trace_exit(L, t, f, i + 1, now, abnormal);
 	atomic_signal_fence(memory_order_release);
 	t->depth = i;
+}
+
+/* Close the frames skipped by a non-local exit, found at the entry of a new
+ * call from the code that resumed. */
+static void close_stale(struct rt_tls *L, struct sonde_thread *t, uintptr_t cfa, uint64_t now)
+{
+	uint32_t d = t->depth;
+	while (d && t->stack[d - 1].cfa <= cfa && cfa - t->stack[d - 1].cfa < STALE_WINDOW)
+		pop_frame(L, t, --d, now, 1);
 }
 
 static void exit_slow(struct rt_tls *L, struct sonde_thread *t, uint32_t func, uintptr_t cfa, uint64_t now)

@@ -159,10 +159,11 @@ int64_t parse_duration_ns(const char *s)
 void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_opts *o)
 {
 	struct option lopts[NOPTIONS + 1];
-	char shorts[2 * NOPTIONS + 2];
+	char shorts[2 * NOPTIONS + 4];
 	int nl = 0, ns = 0;
 	if (cmd->mask & (CMD_RECORD | CMD_PROBE))
 		shorts[ns++] = '+'; /* stop at the program: "record prog -x" leaves -x to prog */
+	shorts[ns++] = ':';     /* report a missing argument as ':' */
 	for (int i = 0; i < NOPTIONS; i++) {
 		const struct cli_option *op = &options[i];
 		if (!(op->mask & cmd->mask))
@@ -266,6 +267,11 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 		case ':':
 			cli_die(EXIT_USAGE, "option '%s' needs an argument (see 'sonde %s --help')", argv[optind - 1],
 			        cmd->name);
+		case '?':
+			if (optopt && optopt < 256)
+				cli_die(EXIT_USAGE, "unknown option '-%c' for 'sonde %s' (see 'sonde %s --help')", optopt,
+				        cmd->name, cmd->name);
+			/* fall through */
 		default:
 			cli_die(EXIT_USAGE, "unknown option '%s' for 'sonde %s' (see 'sonde %s --help')",
 			        argv[optind - 1], cmd->name, cmd->name);

@@ -1,0 +1,73 @@
+# Bad input: a clear one-line error and a non-zero exit, never a crash.
+. "$ROOT/tests/lib.sh"
+# expect_err NAME CODE PATTERN COMMAND...: exit status CODE, one "sonde: error:" line matching PATTERN
+expect_err() {
+	local name=$1 code=$2 pat=$3; shift 3
+	"$@" >out.txt 2>err.txt
+	local rc=$?
+	if [ $rc -ne "$code" ]; then notok "$name" "exit $rc, expected $code ($(head -c 300 err.txt))"; return; fi
+	if [ $rc -ge 128 ]; then notok "$name" "crashed"; return; fi
+	if ! grep -q "^sonde: error: .*$pat" err.txt; then notok "$name" "message: $(head -c 300 err.txt)"; return; fi
+	ok "$name"
+}
+"$SONDE_CC_BIN" -O1 -g "$PROGS/seed002.c" -o seed002 || { notok build "sonde-cc failed"; exit 1; }
+"$SONDE" record -- ./seed002 0.2 >/dev/null 2>&1 || notok "record" "failed"
+
+expect_err "missing recording directory" 2 "no such recording" "$SONDE" report -i nowhere.data
+mkdir empty.data
+expect_err "empty directory" 2 "profile.sonde: cannot open" "$SONDE" report -i empty.data
+for cut in 10 100 2000; do
+	rm -rf cut.data; cp -r sonde.data cut.data
+	truncate -s $cut cut.data/profile.sonde
+	expect_err "truncated at $cut bytes" 2 "truncated at byte" "$SONDE" report -i cut.data
+done
+rm -rf cut.data; cp -r sonde.data cut.data
+size=$(stat -c %s cut.data/profile.sonde)
+truncate -s $((size - 16)) cut.data/profile.sonde
+expect_err "END record missing" 2 "truncated at byte" "$SONDE" info -i cut.data
+rm -rf bad.data; cp -r sonde.data bad.data
+printf '\xff' | dd of=bad.data/profile.sonde bs=1 seek=200 conv=notrunc 2>/dev/null
+expect_err "flipped byte" 2 "damaged record at byte" "$SONDE" report -i bad.data
+rm -rf bad.data; cp -r sonde.data bad.data
+printf 'NOTSONDE' | dd of=bad.data/profile.sonde bs=1 seek=0 conv=notrunc 2>/dev/null
+expect_err "bad magic" 2 "not a sonde recording" "$SONDE" tree -i bad.data
+# Random damage anywhere must never crash any reader.
+python3 - <<'PY'
+import os, random, shutil, subprocess
+random.seed(1)
+data = open("sonde.data/profile.sonde", "rb").read()
+crashes = []
+for i in range(60):
+    b = bytearray(data)
+    for _ in range(random.randint(1, 8)):
+        b[random.randrange(len(b))] = random.randrange(256)
+    if random.random() < 0.3:
+        b = b[:random.randrange(len(b))]
+    shutil.rmtree("fz.data", ignore_errors=True); os.mkdir("fz.data")
+    open("fz.data/profile.sonde", "wb").write(bytes(b))
+    for cmd in (["report"], ["tree"], ["info"], ["callers-callees", "C"], ["export", "--format=folded", "-o", "/dev/null"]):
+        p = subprocess.run([os.environ["SONDE"], *cmd, "-i", "fz.data"], capture_output=True, text=True, timeout=30)
+        if p.returncode < 0 or p.returncode >= 128 or (p.returncode != 0 and "sonde: error:" not in p.stderr):
+            crashes.append((i, cmd, p.returncode, p.stderr[:200]))
+print(("ok" if not crashes else "not ok") + " - 60 randomly damaged recordings x 5 commands: no crash, errors are one clear line" + ("" if not crashes else f": {crashes[:3]}"))
+PY
+expect_err "non-instrumented program" 2 "no code instrumented by sonde" "$SONDE" record -o plain.data -- /bin/true
+expect_err "program that does not exist" 2 "cannot run" "$SONDE" record -o x.data -- ./no-such-program
+expect_err "record without a program" 1 "no program to record" "$SONDE" record
+expect_err "unknown command" 1 "unknown command" "$SONDE" frobnicate
+expect_err "unknown option" 1 "unknown option" "$SONDE" report --frobnicate
+expect_err "bad --sort" 1 "invalid --sort" "$SONDE" report --sort=bogus
+expect_err "bad --limit" 1 "invalid value" "$SONDE" report --limit=abc
+expect_err "bad --format" 1 "unknown format" "$SONDE" report --format=xml
+expect_err "bad --min-percent" 1 "invalid value" "$SONDE" tree --min-percent=300
+expect_err "missing option argument" 1 "needs an argument" "$SONDE" report --sort
+expect_err "unknown function" 1 "no function 'nosuch'" "$SONDE" callers-callees nosuch
+expect_err "callers-callees without a function" 1 "expected one function" "$SONDE" callers-callees
+expect_err "unknown thread" 1 "no thread" "$SONDE" report --tid 1
+expect_err "export without format" 1 "--format is required" "$SONDE" export
+expect_err "export unknown format" 1 "unknown export format" "$SONDE" export --format=bogus
+expect_err "record into a foreign directory" 1 "not a sonde recording" sh -c "mkdir -p mine && touch mine/notes.txt && \"$SONDE\" record -o mine -- ./seed002 0.1"
+"$SONDE" callers-callees '[A-C]' >out.txt 2>err.txt
+rc=$?
+if [ $rc -eq 1 ] && grep -q "ambiguous" err.txt && grep -q "^  A " err.txt && grep -q "^  C " err.txt; then ok "ambiguous function lists candidates"; else notok "ambiguous function lists candidates" "rc=$rc $(cat err.txt)"; fi
+"$SONDE" report --help >help.txt 2>&1 && grep -q -- "--sort" help.txt && ok "report --help" || notok "report --help" "$(head -3 help.txt)"

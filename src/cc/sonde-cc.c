@@ -12,8 +12,13 @@
 #include <string.h>
 #include <unistd.h>
 
+/* -fno-omit-frame-pointer and -fno-optimize-sibling-calls: the hooks identify
+ * an activation by its frame pointer, which must be the function's own at its
+ * exit hook too (GCC would otherwise tail-call the exit hook after the
+ * epilogue; with -finstrument-functions no other sibling call is possible). */
 static const char *const flags[] = { "-finstrument-functions", "-fpatchable-function-entry=8,8",
-                                     "-fno-omit-frame-pointer" };
+                                     "-fno-omit-frame-pointer", "-fno-optimize-sibling-calls" };
+#define NFLAGS (int)(sizeof flags / sizeof flags[0])
 
 /* Options whose value is the next argument (so that value is not an input). */
 static int takes_value(const char *a)
@@ -58,15 +63,14 @@ int main(int argc, char **argv)
 			inputs++;
 	}
 
-	char **nargv = calloc((size_t)argc + 8, sizeof *nargv);
+	char **nargv = calloc((size_t)argc + NFLAGS + 4, sizeof *nargv);
 	if (!nargv)
 		return 1;
 	int n = 0;
 	nargv[n++] = (char *)real;
 	if (!preprocess) {
-		nargv[n++] = (char *)flags[0];
-		nargv[n++] = (char *)flags[1];
-		nargv[n++] = (char *)flags[2];
+		for (int i = 0; i < NFLAGS; i++)
+			nargv[n++] = (char *)flags[i];
 	}
 	for (int i = 1; i < argc; i++)
 		nargv[n++] = argv[i];

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/trace_cct.h"
+
 void load_or_die(struct cli_opts *o, struct loaded *l)
 {
 	char err[1024];
@@ -16,6 +18,13 @@ void load_or_die(struct cli_opts *o, struct loaded *l)
 void load_profile(struct cli_opts *o, struct loaded *l, struct profile *p)
 {
 	load_or_die(o, l);
+	if (!(l->r->mode & SONDE_MODE_PROFILE) && (l->r->mode & SONDE_MODE_TRACE) && l->r->has_events) {
+		/* A --trace recording: its calling-context trees come from the timeline. */
+		char err[1024];
+		struct tr_stats st;
+		if (trace_cct_build(l->r, NULL, &st, err, sizeof err) != 0)
+			cli_warn("%s (the profile holds what could be read)", err);
+	}
 	int any = 0, matched = 0;
 	profile_init(p, &l->ft);
 	for (int i = 0; i < l->r->nthreads; i++) {

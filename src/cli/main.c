@@ -26,6 +26,11 @@ static const struct cli_command commands[] = {
 	{ "info", CMD_INFO, cmd_info, "[options]", "What a recording holds: program, threads, losses." },
 	{ "export", CMD_EXPORT, cmd_export, "--format=FMT -o FILE [options]",
 	  "Write the recording as callgrind, folded stacks, Chrome trace JSON or Perfetto protobuf." },
+	{ "replay", CMD_REPLAY, cmd_replay, "[options]",
+	  "The timeline of a --trace recording as indented text, with durations." },
+	{ "flamegraph", CMD_FLAME, cmd_flamegraph, "-o FILE.svg [options]",
+	  "Interactive SVG flame graph (hover, click to zoom) of a profile or a trace." },
+	{ "locks", CMD_LOCKS, cmd_locks, "[options]", "Lock profile of a --locks recording." },
 	{ "probe", CMD_PROBE, cmd_probe, "[options] (-p PID | -- PROGRAM [ARGS...])",
 	  "Insert dynamic probes into a running or launched program." },
 };

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "record/domain.h"
 #include "record/record.h"
 
 /* Our own install prefix: build/bin/sonde -> build/lib/sonde/... */
@@ -133,6 +134,13 @@ int cmd_record(struct cli_opts *o)
 	int rc = session_create(&s, &cfg, tpn > 0 ? tpn : 1.0);
 	if (rc)
 		cli_die(EXIT_DATA, "cannot create the session memory (%s)", strerror(-rc));
+	int ndomain = 0; /* --domain: the functions of the domain file become the only traced set */
+	if (o->domain) {
+		char msg[4096 + 256];
+		ndomain = domain_apply(&s, dir, o->domain, msg, sizeof msg);
+		if (ndomain < 0)
+			cli_die(EXIT_USAGE, "%s", msg);
+	}
 
 	struct rec_writer ev, prof;
 	char path[PATH_MAX];
@@ -160,6 +168,13 @@ int cmd_record(struct cli_opts *o)
 	if (writer_close(&prof) != 0)
 		cli_die(EXIT_DATA, "writing %s failed (disk full?)", path);
 
+	if (o->trace) { /* domain.txt: the functions that left records, for --domain auto next time */
+		char msg[4096 + 256];
+		if (domain_write(dir, msg, sizeof msg) < 0)
+			cli_warn("%s (no domain file written)", msg);
+		if (o->domain || o->nfilters || o->depth)
+			domain_report(&s, ndomain);
+	}
 	struct sonde_session_hdr *h = s.hdr;
 	uint32_t nmods = atomic_load(&h->nmodules), nthreads = atomic_load(&h->nthreads);
 	uint32_t nprocs = atomic_load(&h->nprocs);

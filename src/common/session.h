@@ -71,6 +71,7 @@ struct sonde_frame {
 	uint32_t trace_pos; /* trace mode: ring offset of the entry record, for roll-back */
 	uint32_t flags;     /* SONDE_FRAME_* */
 	uint64_t trace_prev;/* trace mode: time of the record before the entry record */
+	uint64_t site;      /* call site (return address into the caller) */
 };
 enum {
 	SONDE_FRAME_TRACED   = 1u << 0, /* an entry record was written */
@@ -115,6 +116,9 @@ struct sonde_thread {
 	uint64_t ring_off;        /* session offset of this thread's ring (0: none) */
 	uint64_t lock_off;        /* session offset of this thread's lock statistics (0: none) */
 	uint64_t wait_ticks;      /* time spent waiting for the collector (lossless rings) */
+	/* -- timeline tracing (issue 3) -- */
+	uint64_t trace_filtered;  /* calls the trace filters (--depth, -F/-N, --domain) kept out of the ring */
+	/* -- end timeline tracing -- */
 	uint64_t lost[SONDE_LOST_COUNT_];
 	/* Per module slot: session offset of this thread's record array for that
 	 * module (uint32_t last_node[nfuncs+1]), 0 until the first call. */
@@ -178,6 +182,10 @@ struct sonde_session_hdr {
 	_Atomic uint64_t lost[SONDE_LOST_COUNT_];
 	_Atomic uint32_t stop;       /* set by the recorder when it gives up waiting */
 	uint32_t pad2;
+
+	/* ---- locks (issue 4; owned by src/rt/locks.c, layout in src/rt/locks.h) ---- */
+	_Atomic uint64_t locks_off;  /* session offset of struct lk_session, 0 until a first lock */
+	/* ---- end locks ---- */
 
 	struct sonde_proc   procs[SONDE_MAX_PROCS];
 	uint64_t            threads_off[SONDE_MAX_THREADS]; /* thread region offsets */

@@ -185,5 +185,6 @@ int write_profile(struct session *s, struct rec_writer *w, const struct launched
 			writer_put(w, REC_CCT, hdr2, sizeof hdr2, nodes, (uint64_t)used * sizeof *nodes);
 		}
 	}
+	write_locks(s, w);
 	return w->failed ? -1 : 0;
 }

@@ -61,5 +61,7 @@ int collect(struct session *s, struct launched *l, struct rec_writer *ev, struct
 int write_profile(struct session *s, struct rec_writer *w, const struct launched *l,
                   const struct clock_point *c0, const struct clock_point *c1, char **argv,
                   const struct record_config *cfg, const struct collector_stats *st);
+/* locks_out.c: the lock profiler's records (REC_LOCKS), if the program took any lock. */
+void write_locks(struct session *s, struct rec_writer *w);
 
 #endif

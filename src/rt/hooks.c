@@ -96,9 +96,9 @@ found:
 	return n;
 }
 
-static void close_stale(struct rt_tls *L, struct sonde_thread *t, uintptr_t cfa, uint64_t now);
+static void close_stale(struct rt_tls *L, struct sonde_thread *t, uintptr_t cfa, uintptr_t site, uint64_t now);
 
-RT_HIDDEN void rt_enter(struct sonde_modhook *m, uint32_t number, uintptr_t cfa)
+RT_HIDDEN void rt_enter(struct sonde_modhook *m, uint32_t number, uintptr_t cfa, uintptr_t site)
 {
 	struct rt_tls *L = &rt_tls;
 	if (__builtin_expect(L->state != RT_T_ON, 0) && !rt_thread_slow())
@@ -112,10 +112,11 @@ RT_HIDDEN void rt_enter(struct sonde_modhook *m, uint32_t number, uintptr_t cfa)
 	atomic_signal_fence(memory_order_seq_cst);
 	uint64_t now = clock_ticks();
 	uint32_t d = t->depth;
-	/* A live caller's frame pointer is always above its callee's: a top frame
-	 * at or below ours was skipped by a longjmp / exception. */
+	/* A live caller's frame pointer is above its callee's, or equal for an
+	 * inlined callee: a top frame at or below ours may have been skipped by a
+	 * longjmp / exception (close_stale decides). */
 	if (__builtin_expect(d && t->stack[d - 1].cfa <= cfa && cfa - t->stack[d - 1].cfa < STALE_WINDOW, 0)) {
-		close_stale(L, t, cfa, now);
+		close_stale(L, t, cfa, site, now);
 		d = t->depth;
 	}
 	if (__builtin_expect(d >= SONDE_STACK_MAX, 0)) {
@@ -134,6 +135,7 @@ RT_HIDDEN void rt_enter(struct sonde_modhook *m, uint32_t number, uintptr_t cfa)
 	f->node = (rt_mode & SONDE_MODE_PROFILE) ? cct_enter(L, t, m, idx, func) : RT_NO_NODE;
 	f->start = now;
 	f->cfa = cfa;
+	f->site = site;
 	f->func = func;
 	f->flags = 0;
 	if (rt_mode & SONDE_MODE_TRACE)
@@ -161,12 +163,24 @@ static inline void pop_frame(struct rt_tls *L, struct sonde_thread *t, uint32_t 
 }
 
 /* Close the frames skipped by a non-local exit, found at the entry of a new
- * call from the code that resumed. */
-static void close_stale(struct rt_tls *L, struct sonde_thread *t, uintptr_t cfa, uint64_t now)
+ * call from the code that resumed.  A top frame below ours is stale.  One at
+ * the same frame pointer is the live host of an inlined callee when it was
+ * entered from the same call site (inlined code reports its host's site; GCC
+ * also inlines recursive functions into themselves, so the function may be
+ * the same); otherwise it is a dead sibling at the same depth.  (A function
+ * re-entered from the very call site a longjmp left stays nested under its
+ * dead twin until the resuming code returns: then it is closed.) */
+static void close_stale(struct rt_tls *L, struct sonde_thread *t, uintptr_t cfa, uintptr_t site, uint64_t now)
 {
 	uint32_t d = t->depth;
-	while (d && t->stack[d - 1].cfa <= cfa && cfa - t->stack[d - 1].cfa < STALE_WINDOW)
+	while (d) {
+		struct sonde_frame *top = &t->stack[d - 1];
+		if (top->cfa > cfa || cfa - top->cfa >= STALE_WINDOW)
+			break;
+		if (top->cfa == cfa && top->site == site)
+			break;
 		pop_frame(L, t, --d, now, 1);
+	}
 }
 
 static void exit_slow(struct rt_tls *L, struct sonde_thread *t, uint32_t func, uintptr_t cfa, uint64_t now)
@@ -188,8 +202,9 @@ static void exit_slow(struct rt_tls *L, struct sonde_thread *t, uint32_t func, u
 	t->lost[SONDE_LOST_UNMATCHED_EXIT]++;
 }
 
-RT_HIDDEN void rt_exit(struct sonde_modhook *m, uint32_t number, uintptr_t cfa)
+RT_HIDDEN void rt_exit(struct sonde_modhook *m, uint32_t number, uintptr_t cfa, uintptr_t site)
 {
+	(void)site;
 	struct rt_tls *L = &rt_tls;
 	if (__builtin_expect(L->state != RT_T_ON, 0) || L->busy)
 		return;

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#define SONDE_MODABI_VERSION 1u
+#define SONDE_MODABI_VERSION 2u
 
 /* Bytes of padding before each function entry (-fpatchable-function-entry=8,8):
  * [uint32 number][uint32 tag], tag = sonde_tag(number, salt). */
@@ -22,7 +22,7 @@ static inline uint32_t sonde_tag(uint32_t number, uint32_t salt)
 }
 
 struct sonde_modhook;
-typedef void (*sonde_hook_fn)(struct sonde_modhook *m, uint32_t number, uintptr_t cfa);
+typedef void (*sonde_hook_fn)(struct sonde_modhook *m, uint32_t number, uintptr_t cfa, uintptr_t site);
 
 /* One per module, in the module object (hidden).  The hooks read `active`
  * first: 0 means dormant (no sonde), the whole hook is a load and a branch. */

@@ -124,17 +124,15 @@ NOINSTR static inline uint32_t number_of(struct sonde_modhook *m, void *fn)
 HIDDEN NOINSTR void __cyg_profile_func_enter(void *fn, void *site)
 {
 	struct sonde_modhook *m = &sonde_module_hook;
-	(void)site;
 	if (!m->active)
 		return;
-	m->enter(m, number_of(m, fn), caller_frame());
+	m->enter(m, number_of(m, fn), caller_frame(), (uintptr_t)site);
 }
 
 HIDDEN NOINSTR void __cyg_profile_func_exit(void *fn, void *site)
 {
 	struct sonde_modhook *m = &sonde_module_hook;
-	(void)site;
 	if (!m->active)
 		return;
-	m->exit(m, number_of(m, fn), caller_frame());
+	m->exit(m, number_of(m, fn), caller_frame(), (uintptr_t)site);
 }

@@ -382,6 +382,7 @@ RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m)
 	for (uint32_t i = 0; i < m->nfuncs; i++)
 		funcs[i] = m->entries[i] + SONDE_PAD - M->load_bias;
 	M->funcs_off = off;
+	{ RT_HIDDEN void rt_filter_module(struct sonde_module *); rt_filter_module(M); } /* trace -F/-N/--domain (filter.c) */
 	if (!m->numbered)
 		rt_log("could not write function numbers into a module's padding; its calls are counted as unnumbered");
 	m->slot = slot;

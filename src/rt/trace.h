@@ -36,31 +36,31 @@ static inline int trace_wanted(struct rt_tls *L, struct sonde_thread *t, struct 
 static inline void trace_enter(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f, uint32_t depth,
                                uint64_t now)
 {
-	if (!L->ring || !trace_wanted(L, t, f, depth))
+	if (!L->ring)
 		return;
-	uint8_t rec[2 * TR_MAX_VARINT];
-	uint64_t prev = L->trace_last;
-	int n = tr_put_varint(rec, ((now - prev) << 2) | TR_ENTER);
-	n += tr_put_varint(rec + n, f->func);
+	if (!trace_wanted(L, t, f, depth)) {
+		t->trace_filtered++;
+		return;
+	}
+	/* Room for the longest entry record; the varints are written in place. */
 	int fresh;
-	uint8_t *p = ring_reserve(rt_sess, L->ring, (uint32_t)n, now, &t->wait_ticks,
+	uint8_t *p = ring_reserve(rt_sess, L->ring, TR_MAX_VARINT + 5, now, &t->wait_ticks,
 	                          (rt_mode & SONDE_MODE_LOSSY) != 0, &fresh);
 	if (!p) {
 		L->ring->lost_pending++;
 		t->lost[SONDE_LOST_RING_EVENTS]++;
 		return;
 	}
-	if (fresh) { /* first record of a chunk: time relative to the chunk base (= now) */
-		prev = now;
-		n = tr_put_varint(rec, TR_ENTER);
-		n += tr_put_varint(rec + n, f->func);
-	}
+	/* first record of a chunk: time relative to the chunk base (= now) */
+	uint64_t prev = fresh ? now : L->trace_last;
+	int n = tr_put_varint(p, ((now - prev) << 2) | TR_ENTER);
+	n += tr_put_varint(p + n, f->func);
 	struct sonde_chunk *c = ring_chunk(rt_sess, L->ring, L->ring->cur);
 	f->trace_pos = c->used;
 	f->trace_prev = prev;
-	f->flags |= SONDE_FRAME_TRACED | ((uint32_t)n << SONDE_FRAME_ENTRYLEN);
+	/* flags: entry length (bits 8..15) and its chunk's seq (low 16 bits, 16..31) for roll-back */
+	f->flags |= SONDE_FRAME_TRACED | ((uint32_t)n << SONDE_FRAME_ENTRYLEN) | ((uint32_t)c->seq << 16);
 	L->trace_seq = c->seq;
-	__builtin_memcpy(p, rec, (size_t)n);
 	ring_commit(rt_sess, L->ring, (uint32_t)n);
 	L->trace_last = now;
 }
@@ -69,7 +69,7 @@ static inline void trace_exit(struct rt_tls *L, struct sonde_thread *t, struct s
                               uint64_t now, int abnormal)
 {
 	(void)depth;
-	if (f->flags & SONDE_FRAME_FILTER)
+	if ((f->flags & SONDE_FRAME_FILTER) && t->filter_depth) /* frames re-created by fork: no underflow */
 		t->filter_depth--;
 	if (!(f->flags & SONDE_FRAME_TRACED))
 		return;
@@ -77,25 +77,22 @@ static inline void trace_exit(struct rt_tls *L, struct sonde_thread *t, struct s
 	if (now - f->start < rt_sess->trace_min_ticks && !abnormal) {
 		struct sonde_chunk *c = ring_chunk(rt_sess, L->ring, L->ring->cur);
 		uint32_t len = (f->flags >> SONDE_FRAME_ENTRYLEN) & 0xff;
-		if (c->seq == L->trace_seq && c->used == f->trace_pos + len) {
+		if ((uint16_t)c->seq == (uint16_t)(f->flags >> 16) && c->used == f->trace_pos + len) {
 			c->used = f->trace_pos;
 			L->trace_last = f->trace_prev;
 			return;
 		}
 	}
-	uint8_t rec[TR_MAX_VARINT];
-	int n = tr_put_varint(rec, ((now - L->trace_last) << 2) | (abnormal ? TR_EXIT_ABNORMAL : TR_EXIT));
 	int fresh;
-	uint8_t *p = ring_reserve(rt_sess, L->ring, (uint32_t)n, now, &t->wait_ticks,
+	uint8_t *p = ring_reserve(rt_sess, L->ring, TR_MAX_VARINT, now, &t->wait_ticks,
 	                          (rt_mode & SONDE_MODE_LOSSY) != 0, &fresh);
 	if (!p) {
 		L->ring->lost_pending++;
 		t->lost[SONDE_LOST_RING_EVENTS]++;
 		return;
 	}
-	if (fresh)
-		n = tr_put_varint(rec, abnormal ? TR_EXIT_ABNORMAL : TR_EXIT);
-	__builtin_memcpy(p, rec, (size_t)n);
+	uint64_t dt = fresh ? 0 : now - L->trace_last;
+	int n = tr_put_varint(p, (dt << 2) | (abnormal ? TR_EXIT_ABNORMAL : TR_EXIT));
 	ring_commit(rt_sess, L->ring, (uint32_t)n);
 	L->trace_last = now;
 }

@@ -6,6 +6,8 @@
  * searching for the text), expected addresses from `nm`, and both are
  * checked against what sym_lookup / sym_find / sym_line_addrs return.
  */
+#include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -145,6 +147,38 @@ static void on_found(void *arg, const struct sym_info *info)
 	f->n++;
 }
 
+/* Turns the .symtab of `name` into an unused section (SHT_NULL is not
+ * accepted by every tool; SHT_NOTE with flags 0 keeps the layout). */
+static bool drop_symtab(const char *name)
+{
+	elf_version(EV_CURRENT);
+	int fd = open(path_in(name), O_RDWR);
+	if (fd < 0)
+		return false;
+	Elf *e = elf_begin(fd, ELF_C_RDWR, NULL);
+	bool ok = false;
+	size_t shstrndx;
+	if (e && elf_getshdrstrndx(e, &shstrndx) == 0) {
+		elf_flagelf(e, ELF_C_SET, ELF_F_LAYOUT);
+		Elf_Scn *scn = NULL;
+		while ((scn = elf_nextscn(e, scn)) != NULL) {
+			GElf_Shdr sh;
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+				continue;
+			sh.sh_type = SHT_PROGBITS;
+			sh.sh_link = 0;
+			sh.sh_info = 0;
+			ok = gelf_update_shdr(scn, &sh) != 0;
+			elf_flagscn(scn, ELF_C_SET, ELF_F_DIRTY);
+		}
+		ok = ok && elf_update(e, ELF_C_WRITE) >= 0;
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return ok;
+}
+
 static bool built;
 
 static void setup(void)
@@ -160,10 +194,12 @@ static void setup(void)
 	        sh("cd %s && cc -O0 -o prog.nodebug prog.c", "") &&
 	        sh("cd %s && c++ -g -O0 -o cxx prog.cc", "") &&
 	        sh("cd %s && cc -g -O0 -fPIC -shared -o libt.so lib.c", "") &&
+	        sh("cd %s && cc -g -O0 -fPIC -shared -fdebug-prefix-map=%s=. -o librel.so lib.c", dir) &&
 	        sh("cd %s && objcopy --only-keep-debug prog prog.debug && "
 	           "strip -o prog.stripped prog && "
 	           "objcopy --add-gnu-debuglink=prog.debug prog.stripped", "") &&
-	        sh("cd %s && strip -o prog.bare prog", "");
+	        sh("cd %s && strip -o prog.bare prog", "") &&
+	        sh("cd %s && cp prog prog.nosymtab", "") && drop_symtab("prog.nosymtab");
 }
 
 static struct sym_module *open_ok(const char *name)
@@ -347,6 +383,15 @@ static void pie_nopie_shared(void)
 	int line;
 	CHECK(sym_addr_line(m, a[0], &file, &line) == 0 && line == l);
 	sym_close(m);
+
+	/* relative file names in DWARF (-fdebug-prefix-map=DIR=.) still match
+	 * a basename and the absolute path */
+	m = open_ok("librel.so");
+	CHECK(sym_line_addrs(m, "lib.c", l, a, 4) == 1);
+	CHECK(sym_line_addrs(m, path_in("lib.c"), l, a, 4) == 1);
+	CHECK(sym_line_addrs(m, "/elsewhere/other.c", l, a, 4) == -1);
+	CHECK(sym_addr_line(m, a[0], &file, &line) == 0 && line == l && file[0] != '/');
+	sym_close(m);
 }
 
 static void errors(void)
@@ -424,6 +469,21 @@ static void stripped_and_nodebug(void)
 	const char *file;
 	int line;
 	CHECK(sym_addr_line(m, helper, &file, &line) == -1 && file == NULL);
+	sym_close(m);
+
+	/* DWARF but no .symtab: functions come from DW_TAG_subprogram */
+	m = open_ok("prog.nosymtab");
+	for (int k = 0; k < 2; k++) {
+		const char *fn = k ? "work" : "helper";
+		uint64_t fa = nm_addr("prog", fn);
+		int fl = line_of(c_src, k ? "int work(" : "static int helper(");
+		for (int rep = 0; rep < 2; rep++) {  /* second time from the cache */
+			CHECK(sym_lookup(m, fa + 1, &si) == 0);
+			CHECK(strcmp(si.name, fn) == 0 && si.start == fa && si.size > 1);
+			CHECK(ends_with(si.file, "/prog.c") && si.line == fl);
+		}
+		CHECK(sym_lookup(m, fa + si.size, &si) != 0 || si.start != fa);
+	}
 	sym_close(m);
 
 	/* symbols but no DWARF: names, no lines */

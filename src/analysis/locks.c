@@ -1,0 +1,590 @@
+/* locks.c (analysis) — the lock profile of a recording: REC_LOCKS records
+ * turned into per-lock statistics with names, and the lock event stream
+ * decoded and checked against them (both paths must give the same counts). */
+#include "analysis/locks.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/trace_enc.h"
+#include "sym/sym.h"
+
+static const char *const kind_names[LK_KIND_MAX_] = {
+	[LK_MUTEX] = "mutex", [LK_RWLOCK] = "rwlock", [LK_SPIN] = "spinlock", [LK_COND] = "cond",
+	[LK_SEM] = "semaphore", [LK_MTX] = "mtx", [LK_CND] = "cnd",
+};
+
+const char *lka_kind_name(uint32_t kind)
+{
+	return kind < LK_KIND_MAX_ && kind_names[kind] ? kind_names[kind] : "unknown";
+}
+
+double lka_ns(const struct lka *a, uint64_t ticks)
+{
+	return rd_ns(a->r, ticks);
+}
+
+/* ---- loading the records ---- */
+
+struct load_ctx {
+	struct lka *a;
+	struct lkrec_lock *recs;
+	uint32_t nrecs;
+	struct lkrec_map *maps;
+	uint32_t nmaps;
+	struct { uint32_t thread; struct lk_stat st; } *stats;
+	uint64_t nstats;
+	int bad;
+};
+
+static int on_rec(void *arg, uint32_t type, const uint8_t *p, uint64_t len)
+{
+	struct load_ctx *c = arg;
+	if (type != REC_LOCKS)
+		return 0;
+	uint32_t hdr[2];
+	if (len < sizeof hdr)
+		return 1;
+	memcpy(hdr, p, sizeof hdr);
+	p += sizeof hdr;
+	len -= sizeof hdr;
+	switch (hdr[0]) {
+	case LKREC_SUMMARY:
+		if (len != sizeof c->a->sum)
+			return 1;
+		memcpy(&c->a->sum, p, len);
+		return 0;
+	case LKREC_LOCKS:
+		if (len != (uint64_t)hdr[1] * sizeof *c->recs || c->recs)
+			return 1;
+		c->recs = malloc(len + 1);
+		memcpy(c->recs, p, len);
+		c->nrecs = hdr[1];
+		return 0;
+	case LKREC_MAPS:
+		if (len != (uint64_t)hdr[1] * sizeof *c->maps || c->maps)
+			return 1;
+		c->maps = malloc(len + 1);
+		memcpy(c->maps, p, len);
+		c->nmaps = hdr[1];
+		for (uint32_t i = 0; i < c->nmaps; i++)
+			c->maps[i].path[LK_MAP_PATH - 1] = 0;
+		return 0;
+	case LKREC_STATS: {
+		uint32_t th[2];
+		if (len < sizeof th)
+			return 1;
+		memcpy(th, p, sizeof th);
+		if (len - sizeof th != (uint64_t)th[1] * sizeof(struct lk_stat) || th[1] != hdr[1])
+			return 1;
+		c->stats = realloc(c->stats, (c->nstats + th[1] + 1) * sizeof *c->stats);
+		for (uint32_t i = 0; i < th[1]; i++) {
+			c->stats[c->nstats].thread = th[0];
+			memcpy(&c->stats[c->nstats].st, p + sizeof th + (uint64_t)i * sizeof(struct lk_stat),
+			       sizeof(struct lk_stat));
+			c->nstats++;
+		}
+		return 0;
+	}
+	default:
+		return 0; /* a newer subtype: ignored */
+	}
+}
+
+/* ---- naming ---- */
+
+struct symcache {
+	char **paths;
+	struct sym_module **mods;
+	int n;
+};
+
+static struct sym_module *sym_for(struct symcache *sc, const char *path)
+{
+	for (int i = 0; i < sc->n; i++)
+		if (!strcmp(sc->paths[i], path))
+			return sc->mods[i];
+	const char *e;
+	struct sym_module *m = path[0] == '/' ? sym_open(path, &e) : NULL;
+	sc->paths = realloc(sc->paths, sizeof *sc->paths * (sc->n + 1));
+	sc->mods = realloc(sc->mods, sizeof *sc->mods * (sc->n + 1));
+	sc->paths[sc->n] = strdup(path);
+	sc->mods[sc->n] = m;
+	sc->n++;
+	return m;
+}
+
+static const struct lkrec_map *map_of(const struct load_ctx *c, uint32_t proc, uint64_t addr)
+{
+	for (uint32_t i = 0; i < c->nmaps; i++)
+		if (c->maps[i].proc == proc && addr >= c->maps[i].lo && addr < c->maps[i].hi)
+			return &c->maps[i];
+	return NULL;
+}
+
+/* "func (file.c:42)" for a return address, or NULL. */
+static char *site_name(const struct load_ctx *c, struct symcache *sc, uint32_t proc, uint64_t site)
+{
+	if (!site)
+		return NULL;
+	const struct lkrec_map *m = map_of(c, proc, site);
+	char buf[1024];
+	if (!m) {
+		snprintf(buf, sizeof buf, "0x%" PRIx64, site);
+		return strdup(buf);
+	}
+	struct sym_module *sm = sym_for(sc, m->path);
+	uint64_t va = site - 1 - m->bias; /* the call instruction, not the one after it */
+	const char *base = strrchr(m->path, '/');
+	base = base ? base + 1 : m->path;
+	struct sym_info si;
+	if (!sm || sym_lookup(sm, va, &si) != 0) {
+		snprintf(buf, sizeof buf, "%s+0x%" PRIx64, base, va + 1);
+		return strdup(buf);
+	}
+	const char *file = NULL;
+	int line = 0;
+	if (sym_addr_line(sm, va, &file, &line) == 0 && file && line) {
+		const char *fb = strrchr(file, '/');
+		snprintf(buf, sizeof buf, "%s (%s:%d)", si.name, fb ? fb + 1 : file, line);
+	} else {
+		snprintf(buf, sizeof buf, "%s (%s)", si.name, base);
+	}
+	return strdup(buf);
+}
+
+static void name_lock(const struct load_ctx *c, struct symcache *sc, struct lka_lock *L)
+{
+	char buf[1024];
+	const struct lkrec_map *m = map_of(c, L->rec.proc, L->rec.addr);
+	L->init_site = site_name(c, sc, L->rec.proc, L->rec.site);
+	if (m) {
+		struct sym_module *sm = sym_for(sc, m->path);
+		if (sm && sym_data_name(sm, L->rec.addr - m->bias, buf, sizeof buf) == 0) {
+			L->name = strdup(buf);
+			L->named_by_symbol = 1;
+			return;
+		}
+	}
+	if (L->init_site) {
+		L->name = strdup(L->init_site);
+		return;
+	}
+	snprintf(buf, sizeof buf, "0x%" PRIx64, L->rec.addr);
+	L->name = strdup(buf);
+}
+
+/* ---- merging ---- */
+
+static void stat_add(struct lk_stat *d, const struct lk_stat *s)
+{
+	d->acquisitions += s->acquisitions;
+	d->read_acquisitions += s->read_acquisitions;
+	d->write_acquisitions += s->write_acquisitions;
+	d->contended += s->contended;
+	d->trylock_failures += s->trylock_failures;
+	d->timeouts += s->timeouts;
+	d->errors += s->errors;
+	d->owner_changes += s->owner_changes;
+	d->releases += s->releases;
+	d->unmatched_releases += s->unmatched_releases;
+	d->cross_thread_releases += s->cross_thread_releases;
+	d->cond_reacquisitions += s->cond_reacquisitions;
+	d->wait_ticks += s->wait_ticks;
+	d->hold_ticks += s->hold_ticks;
+	d->holds += s->holds;
+	if (s->max_wait_ticks > d->max_wait_ticks)
+		d->max_wait_ticks = s->max_wait_ticks;
+	if (s->max_hold_ticks > d->max_hold_ticks)
+		d->max_hold_ticks = s->max_hold_ticks;
+	if (s->max_waiters > d->max_waiters)
+		d->max_waiters = s->max_waiters;
+	for (uint32_t i = 0; i < LK_HIST; i++) {
+		d->wait_hist[i] += s->wait_hist[i];
+		d->hold_hist[i] += s->hold_hist[i];
+	}
+}
+
+static int cmp_site(const void *x, const void *y)
+{
+	const struct lka_site *a = x, *b = y;
+	return a->wait_ticks < b->wait_ticks ? 1 : a->wait_ticks > b->wait_ticks ? -1 : 0;
+}
+
+static void merge_sites(const struct load_ctx *c, struct symcache *sc, struct lka_lock *L)
+{
+	for (int t = 0; t < L->nthreads; t++) {
+		const struct lk_stat *st = &L->threads[t].st;
+		for (uint32_t k = 0; k < LK_SITES; k++) {
+			if (!st->sites[k].count)
+				continue;
+			char *n = site_name(c, sc, L->rec.proc, st->sites[k].site);
+			if (!n)
+				continue;
+			int j;
+			for (j = 0; j < L->nsites; j++)
+				if (!strcmp(L->sites[j].name, n))
+					break;
+			if (j == L->nsites) {
+				L->sites = realloc(L->sites, sizeof *L->sites * (L->nsites + 1));
+				L->sites[j].name = n;
+				L->sites[j].count = 0;
+				L->sites[j].wait_ticks = 0;
+				L->nsites++;
+			} else {
+				free(n);
+			}
+			L->sites[j].count += st->sites[k].count;
+			L->sites[j].wait_ticks += st->sites[k].wait_ticks;
+		}
+	}
+	if (L->nsites > 1)
+		qsort(L->sites, L->nsites, sizeof *L->sites, cmp_site);
+}
+
+static const struct rd_thread *thread_of(const struct recording *r, uint32_t slot)
+{
+	for (int i = 0; i < r->nthreads; i++)
+		if (r->threads[i].r.index == slot)
+			return &r->threads[i];
+	return NULL;
+}
+
+/* ---- events ---- */
+
+int lka_each_event(const struct recording *r, int (*fn)(void *arg, const struct lka_event *e), void *arg,
+                   struct lka_events *st, char *err, size_t errlen)
+{
+	struct rd_events ev;
+	if (rd_events_open(r, &ev, err, errlen) != 0)
+		return -1;
+	uint64_t *next_seq = calloc(SONDE_MAX_THREADS, sizeof *next_seq);
+	uint8_t *seen = calloc(SONDE_MAX_THREADS, 1);
+	int rc;
+	while ((rc = rd_events_next(&ev, err, errlen)) == 1) {
+		const struct sonde_chunk *c = &ev.chunk;
+		st->chunks++;
+		st->chunk_lost += c->lost;
+		if (c->thread < SONDE_MAX_THREADS) {
+			if (seen[c->thread] && c->seq > next_seq[c->thread])
+				st->sequence_gaps += c->seq - next_seq[c->thread];
+			else if (!seen[c->thread] && c->seq > 0)
+				st->sequence_gaps += c->seq;
+			seen[c->thread] = 1;
+			next_seq[c->thread] = c->seq + 1;
+		}
+		const uint8_t *p = ev.data, *end = ev.data + c->used;
+		uint64_t t = c->base_tsc;
+		while (p < end) {
+			uint64_t v, x;
+			int n = tr_get_varint(p, end, &v);
+			if (!n)
+				goto bad;
+			p += n;
+			t += v >> 2;
+			st->records++;
+			switch (v & 3) {
+			case TR_ENTER:
+				if (!(n = tr_get_varint(p, end, &x)))
+					goto bad;
+				p += n;
+				break;
+			case TR_EXIT:
+			case TR_EXIT_ABNORMAL:
+				break;
+			default: {
+				if (p >= end)
+					goto bad;
+				uint8_t type = *p++;
+				if (type != TRX_LOCK) {
+					int k = tr_skip_ext(type, p, end);
+					if (k < 0)
+						goto bad;
+					p += k;
+					break;
+				}
+				struct lka_event e;
+				uint64_t id;
+				if (!(n = tr_get_varint(p, end, &id)) || p + n + 1 > end)
+					goto bad;
+				p += n;
+				e.op = *p++;
+				if (!(n = tr_get_varint(p, end, &e.aux)))
+					goto bad;
+				p += n;
+				e.thread = c->thread;
+				e.lock = (uint32_t)id;
+				e.tsc = t;
+				st->lock_records++;
+				if (fn(arg, &e) != 0) {
+					rc = 0;
+					goto out;
+				}
+				break;
+			}
+			}
+		}
+		continue;
+	bad:
+		snprintf(st->error, sizeof st->error, "%.180s: damaged event chunk (thread %u, sequence %llu)", ev.path,
+		         c->thread, (unsigned long long)c->seq);
+	}
+out:
+	free(next_seq);
+	free(seen);
+	rd_events_close(&ev);
+	return rc < 0 ? -1 : 0;
+}
+
+/* Statistics rebuilt from events, per (thread, lock): the same rules as the wrappers. */
+struct ev_ctx {
+	struct lka *a;
+	struct lka_lock **by_id;  /* lock id -> lock */
+	uint32_t nids;
+	struct ev_stat { uint32_t thread, lock; struct lk_stat st; } *st;
+	uint64_t nst, cap;
+	uint64_t *index;          /* open addressing: (thread, lock) -> st index + 1 */
+	uint64_t icap;
+};
+
+static struct lk_stat *ev_stat(struct ev_ctx *c, uint32_t thread, uint32_t lock)
+{
+	if (c->nst * 2 >= c->icap) {
+		uint64_t ncap = c->icap ? c->icap * 2 : 1024;
+		uint64_t *ni = calloc(ncap, sizeof *ni);
+		for (uint64_t i = 0; i < c->nst; i++) {
+			uint64_t h = ((uint64_t)c->st[i].thread * 0x9E3779B97F4A7C15ull ^ c->st[i].lock) & (ncap - 1);
+			while (ni[h])
+				h = (h + 1) & (ncap - 1);
+			ni[h] = i + 1;
+		}
+		free(c->index);
+		c->index = ni;
+		c->icap = ncap;
+	}
+	uint64_t h = ((uint64_t)thread * 0x9E3779B97F4A7C15ull ^ lock) & (c->icap - 1);
+	while (c->index[h]) {
+		struct ev_stat *s = &c->st[c->index[h] - 1];
+		if (s->thread == thread && s->lock == lock)
+			return &s->st;
+		h = (h + 1) & (c->icap - 1);
+	}
+	if (c->nst == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 256;
+		c->st = realloc(c->st, c->cap * sizeof *c->st);
+	}
+	struct ev_stat *s = &c->st[c->nst];
+	memset(s, 0, sizeof *s);
+	s->thread = thread;
+	s->lock = lock;
+	c->index[h] = ++c->nst;
+	return &s->st;
+}
+
+static int on_event(void *arg, const struct lka_event *e)
+{
+	struct ev_ctx *c = arg;
+	struct lka_lock *L = e->lock < c->nids ? c->by_id[e->lock] : NULL;
+	if (!L) {
+		c->a->ev.unknown_locks++;
+		return 0;
+	}
+	struct lk_stat *s = ev_stat(c, e->thread, e->lock);
+	uint32_t kind = L->rec.kind, op = e->op & LK_EV_OP_MASK;
+	int holdable = kind != LK_SEM && kind != LK_COND && kind != LK_CND;
+	switch (op) {
+	case LK_EV_ACQ:
+	case LK_EV_ACQ_WAIT:
+		if (op == LK_EV_ACQ && (e->op & LK_EVF_FORKED))
+			break; /* a hold carried into a fork child: not an acquisition */
+		s->acquisitions++;
+		if (kind == LK_RWLOCK) {
+			if (e->op & LK_EVF_READ)
+				s->read_acquisitions++;
+			else
+				s->write_acquisitions++;
+		}
+		if (e->op & LK_EVF_REACQ)
+			s->cond_reacquisitions++;
+		if (op == LK_EV_ACQ_WAIT) {
+			s->contended++;
+			s->wait_ticks += e->aux;
+			if (e->aux > s->max_wait_ticks)
+				s->max_wait_ticks = e->aux;
+		}
+		break;
+	case LK_EV_REL:
+		s->releases++;
+		if (e->op & LK_EVF_UNMATCHED)
+			s->unmatched_releases++;
+		else if (e->op & LK_EVF_CROSS)
+			s->cross_thread_releases++;
+		if (holdable && !(e->op & (LK_EVF_UNMATCHED | LK_EVF_NESTED))) {
+			s->hold_ticks += e->aux; /* the hold's length travels with its release */
+			s->holds++;
+			if (e->aux > s->max_hold_ticks)
+				s->max_hold_ticks = e->aux;
+		}
+		break;
+	case LK_EV_TRYFAIL:
+		s->trylock_failures++;
+		break;
+	case LK_EV_TIMEOUT:
+		s->timeouts++;
+		s->wait_ticks += e->aux;
+		if (e->aux > s->max_wait_ticks)
+			s->max_wait_ticks = e->aux;
+		break;
+	case LK_EV_COND:
+		s->acquisitions++;
+		s->wait_ticks += e->aux;
+		if (e->aux > s->max_wait_ticks)
+			s->max_wait_ticks = e->aux;
+		if (e->op & LK_EVF_TIMEOUT)
+			s->timeouts++;
+		break;
+	case LK_EV_ERROR:
+		s->errors++;
+		break;
+	}
+	return 0;
+}
+
+static int same_counts(const struct lk_stat *x, const struct lk_stat *y)
+{
+	return x->acquisitions == y->acquisitions && x->read_acquisitions == y->read_acquisitions &&
+	       x->write_acquisitions == y->write_acquisitions && x->contended == y->contended &&
+	       x->trylock_failures == y->trylock_failures && x->timeouts == y->timeouts &&
+	       x->releases == y->releases && x->unmatched_releases == y->unmatched_releases &&
+	       x->cross_thread_releases == y->cross_thread_releases &&
+	       x->cond_reacquisitions == y->cond_reacquisitions && x->wait_ticks == y->wait_ticks &&
+	       x->max_wait_ticks == y->max_wait_ticks && x->hold_ticks == y->hold_ticks &&
+	       x->max_hold_ticks == y->max_hold_ticks;
+}
+
+static void check_events(struct lka *a)
+{
+	struct ev_ctx c;
+	memset(&c, 0, sizeof c);
+	c.a = a;
+	for (int i = 0; i < a->nlocks; i++)
+		if (a->locks[i].rec.id >= c.nids)
+			c.nids = a->locks[i].rec.id + 1;
+	c.by_id = calloc(c.nids + 1, sizeof *c.by_id);
+	for (int i = 0; i < a->nlocks; i++)
+		c.by_id[a->locks[i].rec.id] = &a->locks[i];
+	char err[512];
+	if (lka_each_event(a->r, on_event, &c, &a->ev, err, sizeof err) != 0 && !a->ev.error[0])
+		snprintf(a->ev.error, sizeof a->ev.error, "%.250s", err);
+	/* Every (thread, lock) of either side must agree. */
+	for (int i = 0; i < a->nlocks; i++) {
+		struct lka_lock *L = &a->locks[i];
+		for (int t = 0; t < L->nthreads; t++) {
+			struct lk_stat *es = ev_stat(&c, L->threads[t].thread, L->rec.id);
+			a->ev.compared++;
+			if (!same_counts(es, &L->threads[t].st))
+				a->ev.mismatched++;
+			es->lock = UINT32_MAX; /* matched */
+		}
+	}
+	for (uint64_t i = 0; i < c.nst; i++)
+		if (c.st[i].st.lock != UINT32_MAX && (c.st[i].st.acquisitions || c.st[i].st.releases)) {
+			a->ev.compared++;
+			a->ev.mismatched++;
+		}
+	free(c.by_id);
+	free(c.st);
+	free(c.index);
+}
+
+int lka_load(struct recording *r, struct lka *a, char *err, size_t errlen)
+{
+	memset(a, 0, sizeof *a);
+	a->r = r;
+	struct load_ctx c;
+	memset(&c, 0, sizeof c);
+	c.a = a;
+	char path[4200];
+	snprintf(path, sizeof path, "%s/%s", r->dir, SONDE_FILE_PROFILE);
+	if (rd_each_record(path, 1, on_rec, &c, err, errlen) != 0)
+		return -1;
+	for (int i = 0; i < r->nthreads; i++) {
+		a->ring_events_lost += r->threads[i].r.lost[SONDE_LOST_RING_EVENTS];
+		a->reentry_lost += r->threads[i].r.lost[SONDE_LOST_REENTRY];
+	}
+	struct symcache sc = { 0 };
+	uint32_t maxid = 0;
+	for (uint32_t i = 0; i < c.nrecs; i++)
+		if (c.recs[i].id > maxid)
+			maxid = c.recs[i].id;
+	int32_t *slot_of = malloc(sizeof *slot_of * (maxid + 1));
+	memset(slot_of, 0xff, sizeof *slot_of * (maxid + 1));
+	a->locks = calloc(c.nrecs + 1, sizeof *a->locks);
+	/* Locks that someone used (stats exist) are reported; the others were only initialised. */
+	for (uint64_t i = 0; i < c.nstats; i++) {
+		uint32_t id = c.stats[i].st.lock;
+		if (id > maxid)
+			continue;
+		if (slot_of[id] < 0) {
+			for (uint32_t k = 0; k < c.nrecs; k++)
+				if (c.recs[k].id == id) {
+					slot_of[id] = a->nlocks;
+					struct lka_lock *L = &a->locks[a->nlocks++];
+					L->rec = c.recs[k];
+					L->kind = lka_kind_name(L->rec.kind);
+					const struct rec_process *p = rd_proc(r, L->rec.proc);
+					L->pid = p ? p->pid : 0;
+					break;
+				}
+			if (slot_of[id] < 0)
+				continue;
+		}
+		struct lka_lock *L = &a->locks[slot_of[id]];
+		L->threads = realloc(L->threads, sizeof *L->threads * (L->nthreads + 1));
+		struct lka_thread *T = &L->threads[L->nthreads++];
+		T->thread = c.stats[i].thread;
+		const struct rd_thread *rt = thread_of(r, T->thread);
+		T->tid = rt ? rt->r.tid : 0;
+		T->st = c.stats[i].st;
+		T->st.depth = 0;
+		T->st.held_since = 0;
+		stat_add(&L->tot, &T->st);
+		a->unmatched_releases += T->st.unmatched_releases;
+	}
+	for (int i = 0; i < a->nlocks; i++) {
+		name_lock(&c, &sc, &a->locks[i]);
+		merge_sites(&c, &sc, &a->locks[i]);
+	}
+	free(slot_of);
+	for (int i = 0; i < sc.n; i++) {
+		if (sc.mods[i])
+			sym_close(sc.mods[i]);
+		free(sc.paths[i]);
+	}
+	free(sc.paths);
+	free(sc.mods);
+	free(c.recs);
+	free(c.maps);
+	free(c.stats);
+	if ((r->mode & SONDE_MODE_LOCK_EVENTS) && r->has_events) {
+		a->ev.present = 1;
+		check_events(a);
+	}
+	return 0;
+}
+
+void lka_free(struct lka *a)
+{
+	for (int i = 0; i < a->nlocks; i++) {
+		struct lka_lock *L = &a->locks[i];
+		free(L->name);
+		free(L->init_site);
+		free(L->threads);
+		for (int k = 0; k < L->nsites; k++)
+			free(L->sites[k].name);
+		free(L->sites);
+	}
+	free(a->locks);
+	memset(a, 0, sizeof *a);
+}

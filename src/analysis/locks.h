@@ -1,0 +1,80 @@
+/* locks.h (analysis) — lock statistics of a recording: the aggregates of
+ * REC_LOCKS, the locks named (data symbol, or the call site of their init /
+ * first use), and, when the recording has lock events, the same statistics
+ * decoded from the event stream and checked against the aggregates. */
+#ifndef SONDE_ANALYSIS_LOCKS_H
+#define SONDE_ANALYSIS_LOCKS_H
+
+#include <stdint.h>
+
+#include "data/reader.h"
+#include "rt/locks.h"
+
+/* Per-thread statistics of one lock (the lk_stat counters, held state zeroed). */
+struct lka_thread {
+	uint32_t thread;          /* thread slot */
+	int32_t tid;
+	struct lk_stat st;
+};
+
+struct lka_site {
+	char *name;               /* "func (file.c:42)" */
+	uint64_t count, wait_ticks;
+};
+
+struct lka_lock {
+	struct lkrec_lock rec;
+	const char *kind;         /* "mutex", "rwlock", ... */
+	char *name;               /* "hot_lock", "make_queue (q.c:12)", "0x7f..." */
+	char *init_site;          /* "func (file.c:42)" of the init / first use, or NULL */
+	int named_by_symbol;
+	int32_t pid;
+	struct lk_stat tot;       /* sum over threads (max_* are maxima) */
+	struct lka_thread *threads;
+	int nthreads;
+	struct lka_site *sites;   /* merged top contended call sites, busiest first */
+	int nsites;
+};
+
+struct lka_events {
+	int present;              /* the recording has lock events */
+	uint64_t records, lock_records, chunks;
+	uint64_t sequence_gaps;   /* chunks missing in a thread's sequence */
+	uint64_t chunk_lost;      /* events dropped, as counted in chunk headers */
+	uint64_t compared, mismatched; /* (thread, lock) pairs checked against the aggregates */
+	uint64_t unknown_locks;   /* events naming a lock id the aggregates do not know */
+	char error[256];          /* damage found while decoding, or "" */
+};
+
+struct lka {
+	struct recording *r;
+	struct lka_lock *locks;
+	int nlocks;
+	struct lkrec_summary sum;
+	uint64_t ring_events_lost; /* sum of the threads' SONDE_LOST_RING_EVENTS */
+	uint64_t reentry_lost;
+	uint64_t unmatched_releases;
+	struct lka_events ev;
+};
+
+/* Load the lock profile of r (which stays owned by the caller).  Returns 0,
+ * or -1 with err set (damaged records).  A recording without locks gives
+ * nlocks == 0. */
+int lka_load(struct recording *r, struct lka *a, char *err, size_t errlen);
+void lka_free(struct lka *a);
+double lka_ns(const struct lka *a, uint64_t ticks);
+const char *lka_kind_name(uint32_t kind);
+
+/* Event decoding, also for the timeline exporters: calls fn for each lock
+ * event in the recording's events file, in per-thread order. */
+struct lka_event {
+	uint32_t thread;          /* thread slot */
+	uint32_t lock;            /* lock id (lkrec_lock.id) */
+	uint32_t op;              /* LK_EV_* | LK_EVF_* */
+	uint64_t tsc;             /* time of the event */
+	uint64_t aux;             /* ticks waited, for ACQ_WAIT / TIMEOUT / COND */
+};
+int lka_each_event(const struct recording *r, int (*fn)(void *arg, const struct lka_event *e), void *arg,
+                   struct lka_events *st, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,111 @@
+/* trace_cct.c — a calling-context tree per thread from the decoded slices:
+ * each begin finds or creates the child (parent, function) of the current
+ * node (hash table), each end adds the slice's duration to its node. */
+#include "analysis/trace_cct.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct tcct {
+	struct sonde_node *nodes;
+	uint32_t n, cap;
+	uint32_t cur;
+	uint32_t *hash;      /* index+1 of the node for (parent, func) */
+	uint32_t hcap;
+};
+
+struct build {
+	struct recording *r;
+	struct tcct *t;
+};
+
+static uint32_t h2(uint32_t parent, uint32_t func)
+{
+	uint64_t h = ((uint64_t)parent << 32 | func) * 0x9e3779b97f4a7c15ull;
+	return (uint32_t)(h >> 32);
+}
+
+static void rehash(struct tcct *c)
+{
+	free(c->hash);
+	c->hcap = c->hcap ? c->hcap * 2 : 1024;
+	c->hash = calloc(c->hcap, sizeof *c->hash);
+	for (uint32_t i = 1; i < c->n; i++) {
+		uint32_t h = h2(c->nodes[i].parent, c->nodes[i].func) & (c->hcap - 1);
+		while (c->hash[h])
+			h = (h + 1) & (c->hcap - 1);
+		c->hash[h] = i + 1;
+	}
+}
+
+static uint32_t child(struct tcct *c, uint32_t parent, uint32_t func)
+{
+	if ((c->n + 1) * 2 > c->hcap)
+		rehash(c);
+	uint32_t h = h2(parent, func) & (c->hcap - 1);
+	for (; c->hash[h]; h = (h + 1) & (c->hcap - 1)) {
+		uint32_t i = c->hash[h] - 1;
+		if (c->nodes[i].parent == parent && c->nodes[i].func == func)
+			return i;
+	}
+	if (c->n == c->cap) {
+		c->cap *= 2;
+		c->nodes = realloc(c->nodes, sizeof *c->nodes * c->cap);
+	}
+	uint32_t i = c->n++;
+	struct sonde_node *nd = &c->nodes[i];
+	memset(nd, 0, sizeof *nd);
+	nd->parent = parent;
+	nd->func = func;
+	nd->next_sibling = c->nodes[parent].first_child;
+	c->nodes[parent].first_child = i;
+	c->hash[h] = i + 1;
+	return i;
+}
+
+static void on_begin(void *arg, const struct tr_slice *s)
+{
+	struct build *b = arg;
+	struct tcct *c = &b->t[s->thread];
+	if (!c->nodes)
+		return;
+	c->cur = child(c, c->cur, s->func);
+	c->nodes[c->cur].calls++;
+}
+
+static void on_end(void *arg, const struct tr_slice *s)
+{
+	struct build *b = arg;
+	struct tcct *c = &b->t[s->thread];
+	if (!c->nodes || !c->cur)
+		return;
+	c->nodes[c->cur].ticks += s->end - s->start;
+	c->cur = c->nodes[c->cur].parent;
+}
+
+int trace_cct_build(struct recording *r, const struct tr_filter *flt, struct tr_stats *st, char *err, size_t errlen)
+{
+	struct build b = { r, calloc(r->nthreads ? r->nthreads : 1, sizeof(struct tcct)) };
+	for (int i = 0; i < r->nthreads; i++) {
+		if (r->threads[i].nodes)
+			continue; /* has its own profile */
+		struct tcct *c = &b.t[i];
+		c->cap = 256;
+		c->nodes = calloc(c->cap, sizeof *c->nodes);
+		c->n = 1; /* node 0: the root */
+	}
+	struct tr_filter f;
+	tr_filter_init(&f, r, 0, 0, 0, 0);
+	struct tr_ops ops = { on_begin, on_end, NULL };
+	int rc = tr_decode(r, flt ? flt : &f, &ops, &b, st, err, errlen);
+	for (int i = 0; i < r->nthreads; i++) {
+		struct tcct *c = &b.t[i];
+		free(c->hash);
+		if (!c->nodes)
+			continue;
+		r->threads[i].nodes = c->nodes;
+		r->threads[i].nnodes = c->n;
+	}
+	free(b.t);
+	return rc;
+}

@@ -1,0 +1,162 @@
+/* decode.c — x86-64 instruction decoding for the probe engine (capstone):
+ * length, operands, RIP-relative displacement offset, and the class that
+ * tells the engine whether to emulate the instruction or run it out of line. */
+#include "arch/arch.h"
+
+#include <capstone/capstone.h>
+#include <stdio.h>
+#include <string.h>
+
+const uint8_t arch_bp_insn[ARCH_BP_LEN] = { 0xcc };
+
+static csh cs_handle(void)
+{
+	static csh h;
+	static int state; /* 0 untried, 1 ok, -1 failed */
+	if (state == 0) {
+		state = -1;
+		if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) == CS_ERR_OK &&
+		    cs_option(h, CS_OPT_DETAIL, CS_OPT_ON) == CS_ERR_OK)
+			state = 1;
+	}
+	return state == 1 ? h : 0;
+}
+
+static int is_gpr64(int reg)
+{
+	switch (reg) {
+	case X86_REG_RAX: case X86_REG_RBX: case X86_REG_RCX: case X86_REG_RDX:
+	case X86_REG_RSI: case X86_REG_RDI: case X86_REG_RBP: case X86_REG_RSP:
+	case X86_REG_R8: case X86_REG_R9: case X86_REG_R10: case X86_REG_R11:
+	case X86_REG_R12: case X86_REG_R13: case X86_REG_R14: case X86_REG_R15:
+		return 1;
+	}
+	return 0;
+}
+
+static int is_jcc(int id)
+{
+	switch (id) {
+	case X86_INS_JAE: case X86_INS_JA: case X86_INS_JBE: case X86_INS_JB:
+	case X86_INS_JE: case X86_INS_JGE: case X86_INS_JG: case X86_INS_JLE:
+	case X86_INS_JL: case X86_INS_JNE: case X86_INS_JNO: case X86_INS_JNP:
+	case X86_INS_JNS: case X86_INS_JO: case X86_INS_JP: case X86_INS_JS:
+	case X86_INS_JRCXZ: case X86_INS_JECXZ:
+		return 1;
+	}
+	return 0;
+}
+
+static int in_group(const cs_detail *d, int g)
+{
+	for (int i = 0; i < d->groups_count; i++)
+		if (d->groups[i] == g)
+			return 1;
+	return 0;
+}
+
+static void classify(struct arch_insn *o, const cs_detail *d)
+{
+	const struct arch_op *a = &o->op[0], *b = &o->op[1];
+	o->kind = AI_OTHER;
+	switch (o->id) {
+	case X86_INS_NOP: case X86_INS_ENDBR64:
+		o->kind = AI_NOP;
+		break;
+	case X86_INS_PUSH:
+		if (o->nops == 1 && ((a->type == 1 && is_gpr64(a->reg)) || a->type == 2))
+			o->kind = AI_PUSH;
+		break;
+	case X86_INS_POP:
+		if (o->nops == 1 && a->type == 1 && is_gpr64(a->reg) && a->reg != X86_REG_RSP)
+			o->kind = AI_POP;
+		break;
+	case X86_INS_MOV:
+		if (o->nops == 2 && a->type == 1 && (a->size == 4 || a->size == 8) &&
+		    ((b->type == 1 && b->size == a->size) || b->type == 2))
+			o->kind = AI_MOV;
+		break;
+	case X86_INS_LEA:
+		if (o->nops == 2 && a->type == 1 && (a->size == 4 || a->size == 8) && b->type == 3 &&
+		    b->seg == X86_REG_INVALID && o->bytes[0] != 0x67)
+			o->kind = AI_LEA;
+		break;
+	case X86_INS_JMP:
+		o->kind = AI_JMP;
+		break;
+	case X86_INS_CALL:
+		o->kind = AI_CALL;
+		break;
+	case X86_INS_RET:
+		o->kind = AI_RET;
+		break;
+	case X86_INS_LOOP: case X86_INS_LOOPE: case X86_INS_LOOPNE: case X86_INS_XBEGIN:
+	case X86_INS_INT3: case X86_INS_JCXZ:
+		o->kind = AI_BAD;
+		break;
+	default:
+		if (is_jcc(o->id))
+			o->kind = AI_JCC;
+		else if (in_group(d, CS_GRP_BRANCH_RELATIVE))
+			o->kind = AI_BAD;
+		break;
+	}
+	/* Branches with a memory or register operand of an unusual size are left alone. */
+	if ((o->kind == AI_JMP || o->kind == AI_CALL) && o->nops == 1) {
+		if (a->type == 1 && !is_gpr64(a->reg))
+			o->kind = AI_BAD;
+		if (a->type == 3 && (a->size != 8 || a->seg != X86_REG_INVALID))
+			o->kind = AI_BAD;
+	}
+	o->emulable = o->kind != AI_OTHER && o->kind != AI_BAD;
+}
+
+int arch_decode(const uint8_t *buf, size_t n, uint64_t addr, struct arch_insn *o)
+{
+	csh h = cs_handle();
+	cs_insn *ci;
+	memset(o, 0, sizeof *o);
+	if (!h || cs_disasm(h, buf, n, addr, 1, &ci) != 1)
+		return -1;
+	o->addr = addr;
+	o->len = ci->size;
+	memcpy(o->bytes, ci->bytes, ci->size);
+	o->id = (int)ci->id;
+	snprintf(o->text, sizeof o->text, "%s%s%s", ci->mnemonic, ci->op_str[0] ? " " : "", ci->op_str);
+	const cs_x86 *x = &ci->detail->x86;
+	o->nops = x->op_count > 4 ? 4 : x->op_count;
+	for (int k = 0; k < o->nops; k++) {
+		const cs_x86_op *s = &x->operands[k];
+		struct arch_op *d = &o->op[k];
+		d->size = s->size;
+		if (s->type == X86_OP_REG) {
+			d->type = 1;
+			d->reg = s->reg;
+		} else if (s->type == X86_OP_IMM) {
+			d->type = 2;
+			d->imm = s->imm;
+		} else if (s->type == X86_OP_MEM) {
+			d->type = 3;
+			d->base = s->mem.base;
+			d->index = s->mem.index;
+			d->scale = s->mem.scale;
+			d->disp = s->mem.disp;
+			d->seg = s->mem.segment;
+			if (s->mem.base == X86_REG_RIP) {
+				o->rip_rel = 1;
+				o->disp_off = x->encoding.disp_offset;
+			}
+		}
+	}
+	classify(o, ci->detail);
+	cs_free(ci, 1);
+	return 0;
+}
+
+uint64_t arch_branch_target(const struct arch_insn *i)
+{
+	if ((i->kind == AI_JMP || i->kind == AI_JCC || i->kind == AI_CALL) && i->nops >= 1 &&
+	    i->op[0].type == 2)
+		return (uint64_t)i->op[0].imm;
+	return 0;
+}

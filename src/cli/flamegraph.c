@@ -1,0 +1,49 @@
+/* flamegraph.c — `sonde flamegraph -o FILE.svg`: an interactive SVG flame
+ * graph of a profile recording, or of a trace recording (built from its
+ * timeline, where --time-range selects a window). */
+#include <errno.h>
+#include <string.h>
+
+#include "analysis/trace_cct.h"
+#include "cli/load.h"
+#include "export/flamegraph.h"
+
+int cmd_flamegraph(struct cli_opts *o)
+{
+	if (o->argc)
+		cli_die(EXIT_USAGE, "unexpected argument '%s' (see 'sonde flamegraph --help')", o->argv[0]);
+	struct loaded l;
+	struct profile p;
+	if (o->has_time_range) {
+		load_or_die(o, &l);
+		if (!l.r->has_events || (l.r->mode & SONDE_MODE_PROFILE))
+			cli_die(EXIT_USAGE, "--time-range needs a recording made with --trace");
+		struct tr_filter f;
+		tr_filter_init(&f, l.r, 0, 1, o->time_from, o->time_to);
+		struct tr_stats st;
+		char err[1024];
+		if (trace_cct_build(l.r, &f, &st, err, sizeof err) != 0)
+			cli_warn("%s (the graph shows what could be read)", err);
+	} else {
+		load_profile(o, &l, &p); /* checks --tid, builds the trees of a trace */
+		profile_free(&p);
+	}
+	FILE *out = stdout;
+	if (o->output && strcmp(o->output, "-")) {
+		out = fopen(o->output, "w");
+		if (!out)
+			cli_die(EXIT_DATA, "cannot write %s (%s)", o->output, strerror(errno));
+	}
+	const char *prog = rd_meta(l.r, "command");
+	char title[600];
+	snprintf(title, sizeof title, "sonde flame graph: %s", prog ? prog : o->input);
+	int n = flame_svg_write(out, l.r, &l.ft, o->tid, title);
+	if (out != stdout && fclose(out) != 0)
+		n = -1;
+	load_free(&l);
+	if (n < 0)
+		cli_die(EXIT_DATA, "writing %s failed", o->output ? o->output : "stdout");
+	if (out != stdout)
+		fprintf(stderr, "sonde: flame graph with %d frames written to %s\n", n, o->output);
+	return 0;
+}

@@ -1,0 +1,121 @@
+/* probe.c — `sonde probe`: insert dynamic probes into a launched or running
+ * program (src/probe/), run until it exits, --duration, Ctrl-C or `quit`,
+ * detach cleanly and print the summary table or JSON. */
+#include "cli/cli.h"
+#include "probe/probe.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void cleanup(struct engine *e)
+{
+	for (int i = 0; i < e->nprobes; i++) {
+		struct probe *p = e->probes[i];
+		if (p->ops->free)
+			p->ops->free(p);
+		spec_free(&p->sp);
+		free(p->spec);
+		free(p->where);
+		free(p->error);
+		free(p);
+	}
+	free(e->probes);
+	bptab_free(&e->bps);
+	for (int i = 0; i < e->sc.n; i++)
+		free(e->sc.r[i].owner);
+	modules_free(&e->mods);
+	library_free(&e->lib);
+	free(e->t.thr);
+}
+
+/* Fail before the program runs: kill what we launched, detach from the rest. */
+static _Noreturn void fail(struct engine *e, int code, const char *msg)
+{
+	if (e->t.pid && !e->t.gone) {
+		if (e->t.launched)
+			kill(e->t.pid, SIGKILL);
+		else
+			engine_detach(e);
+	}
+	cleanup(e);
+	cli_die(code, "%s", msg);
+}
+
+int cmd_probe(struct cli_opts *o)
+{
+	int json = cli_want_json(o, "table json");
+	if (o->record_probe)
+		cli_die(EXIT_USAGE, "--record is not available yet (probe hits cannot be written into a recording "
+		                    "until the recording format supports them); use --format=json -o FILE");
+	if (!o->pid && !o->argc)
+		cli_die(EXIT_USAGE, "nothing to probe (give -p PID or -- PROGRAM [ARGS...])");
+	if (o->pid && o->argc)
+		cli_die(EXIT_USAGE, "give either -p PID or a program to launch, not both");
+	if (!o->nspecs && !o->interactive)
+		cli_die(EXIT_USAGE, "no probes (give -e SPEC, or --interactive)");
+
+	static struct engine e;
+	char err[700];
+	e.msg = stdout;
+	if (o->library && library_load(&e.lib, o->library, err, sizeof err))
+		cli_die(EXIT_USAGE, "%s", err);
+	if (o->plugin && plugin_load(&e, o->plugin, err, sizeof err))
+		cli_die(EXIT_USAGE, "%s", err);
+	/* Check every spec's syntax before touching a process. */
+	for (int i = 0; i < o->nspecs; i++) {
+		const char *s = o->specs[i];
+		struct spec sp;
+		if (s[0] == '@') {
+			if (!(s = library_find(&e.lib, s + 1)))
+				cli_die(EXIT_USAGE, "no probe named '%s' in the library (%s)", o->specs[i] + 1,
+				        o->library ? o->library : "no --library given");
+		}
+		if (spec_parse(s, &sp, err, sizeof err))
+			cli_die(EXIT_USAGE, "bad probe '%s' (%s)", s, err);
+		spec_free(&sp);
+	}
+
+	if (o->argc) {
+		if (target_launch(&e.t, o->argv, err, sizeof err))
+			cli_die(EXIT_DATA, "%s", err);
+		if (engine_run_to_entry(&e))
+			fail(&e, EXIT_DATA, "the program exited before reaching its entry point");
+	} else {
+		if (target_attach(&e.t, o->pid, err, sizeof err))
+			cli_die(EXIT_DATA, "%s", err);
+		if (engine_stop_all(&e))
+			fail(&e, EXIT_DATA, "cannot stop the threads of the process");
+	}
+	if (modules_load(&e.mods, e.t.pid))
+		fail(&e, EXIT_DATA, "cannot read the memory map of the process");
+	e.start_ns = now_ns();
+	for (int i = 0; i < o->nspecs; i++)
+		if (!manager_add(&e, o->specs[i], err, sizeof err))
+			fail(&e, EXIT_DATA, err);
+	engine_resume_all(&e);
+
+	uint64_t deadline = o->duration > 0 ? e.start_ns + (uint64_t)(o->duration * 1e9) : 0;
+	engine_run(&e, deadline, o->interactive ? STDIN_FILENO : -1);
+	e.end_ns = now_ns();
+	if (!e.t.gone)
+		engine_detach(&e);
+
+	FILE *out = stdout;
+	if (o->output && !(out = fopen(o->output, "w"))) {
+		cleanup(&e);
+		cli_die(EXIT_DATA, "cannot write %s (%m)", o->output);
+	}
+	if (json)
+		output_json(&e, out);
+	else
+		output_table(&e, out);
+	int code = 0;
+	if (out != stdout && fclose(out)) {
+		cli_error("writing %s failed", o->output);
+		code = EXIT_DATA;
+	}
+	cleanup(&e);
+	return cli_finish_stdout(code);
+}

@@ -1,0 +1,273 @@
+/* trace.c — the timeline decoder (see trace.h). */
+#include "data/trace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/trace_enc.h"
+
+struct tr_frame {
+	uint32_t func;
+	uint32_t emitted;
+	uint64_t start;
+};
+
+struct tr_thread {
+	int selected;
+	int seen;
+	uint64_t next_seq;
+	uint64_t last;        /* time of the last record decoded */
+	struct tr_frame *stk;
+	uint32_t n, cap;
+};
+
+struct dec {
+	const struct recording *r;
+	const struct tr_filter *f;
+	const struct tr_ops *ops;
+	void *arg;
+	struct tr_stats *st;
+};
+
+void tr_filter_init(struct tr_filter *f, const struct recording *r, int tid, int has_range, double from_s,
+                    double to_s)
+{
+	memset(f, 0, sizeof *f);
+	f->tid = tid;
+	double tpn = r->ticks_per_ns > 0 ? r->ticks_per_ns : 1.0;
+	if (has_range) {
+		f->has_range = 1;
+		f->from = r->start_ticks + (uint64_t)(from_s * 1e9 * tpn);
+		f->to = r->start_ticks + (uint64_t)(to_s * 1e9 * tpn);
+	}
+	const char *m = rd_meta(r, "trace_min_time_ns");
+	if (m)
+		f->min_ticks = (uint64_t)((double)strtoull(m, NULL, 10) * tpn);
+}
+
+static void emit_begin(struct dec *d, uint32_t th, struct tr_thread *ts, uint32_t i)
+{
+	struct tr_frame *fr = &ts->stk[i];
+	fr->emitted = 1;
+	if (d->ops->begin) {
+		struct tr_slice s = { th, fr->func, i + 1, 0, fr->start, 0 };
+		d->ops->begin(d->arg, &s);
+	}
+}
+
+/* Emit the begins of every held-back frame (emitted frames are a prefix). */
+static void flush(struct dec *d, uint32_t th, struct tr_thread *ts)
+{
+	uint32_t i = ts->n;
+	while (i > 0 && !ts->stk[i - 1].emitted)
+		i--;
+	for (; i < ts->n; i++)
+		emit_begin(d, th, ts, i);
+}
+
+static void enter(struct dec *d, uint32_t th, struct tr_thread *ts, uint32_t func, uint64_t t)
+{
+	if (ts->n == ts->cap) {
+		ts->cap = ts->cap ? ts->cap * 2 : 64;
+		ts->stk = realloc(ts->stk, sizeof *ts->stk * ts->cap);
+	}
+	ts->stk[ts->n++] = (struct tr_frame){ func, 0, t };
+	const struct tr_filter *f = d->f;
+	if (!f->min_ticks && (!f->has_range || (t >= f->from && t <= f->to)))
+		flush(d, th, ts);
+}
+
+static void leave(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t t, uint32_t flags)
+{
+	struct tr_frame *fr = &ts->stk[ts->n - 1];
+	const struct tr_filter *f = d->f;
+	if (t < fr->start)
+		t = fr->start;
+	if (!fr->emitted) {
+		int keep = !f->has_range || (t >= f->from && fr->start <= f->to);
+		if (keep && f->min_ticks && t - fr->start < f->min_ticks && !flags) {
+			d->st->dropped_short++;
+			keep = 0;
+		}
+		if (!keep) {
+			ts->n--;
+			return;
+		}
+		flush(d, th, ts);
+	}
+	d->st->calls++;
+	if (flags & TRS_ABNORMAL)
+		d->st->abnormal++;
+	if (flags & TRS_AT_END)
+		d->st->closed_at_end++;
+	if (d->ops->end) {
+		struct tr_slice s = { th, fr->func, ts->n, flags, fr->start, t };
+		d->ops->end(d->arg, &s);
+	}
+	ts->n--;
+}
+
+static void close_all(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t t, uint32_t flags)
+{
+	while (ts->n)
+		leave(d, th, ts, t, flags);
+}
+
+/* Decode one chunk of thread th.  Returns 0, or -1 if a record is malformed
+ * (the rest of the chunk is skipped). */
+static int do_chunk(struct dec *d, uint32_t th, struct tr_thread *ts, const struct sonde_chunk *c,
+                    const uint8_t *p)
+{
+	const uint8_t *end = p + c->used;
+	uint64_t t = c->base_tsc;
+	if (ts->seen && c->seq != ts->next_seq) {
+		if (c->seq > ts->next_seq)
+			d->st->gaps += c->seq - ts->next_seq;
+		else
+			d->st->gaps++;
+		close_all(d, th, ts, ts->last, TRS_LOST);
+	} else if (!ts->seen && c->seq != 0) {
+		d->st->gaps += c->seq;
+	}
+	if (c->lost) {
+		d->st->lost += c->lost;
+		close_all(d, th, ts, ts->last, TRS_LOST);
+	}
+	ts->seen = 1;
+	ts->next_seq = c->seq + 1;
+	if (t < ts->last) /* clocks are per CPU; never let a thread go backwards */
+		t = ts->last;
+	while (p < end) {
+		uint64_t v;
+		int n = tr_get_varint(p, end, &v);
+		if (!n)
+			goto bad;
+		p += n;
+		t += v >> 2;
+		d->st->records++;
+		switch (v & 3) {
+		case TR_ENTER: {
+			uint64_t func;
+			if (!(n = tr_get_varint(p, end, &func)) || func > 0xffffffffu)
+				goto bad;
+			p += n;
+			if (!rd_func_valid(d->r, (uint32_t)func))
+				d->st->bad++; /* kept: the nesting stays right, the name says unknown */
+			enter(d, th, ts, (uint32_t)func, t);
+			break;
+		}
+		case TR_EXIT:
+		case TR_EXIT_ABNORMAL:
+			if (!ts->n)
+				d->st->unmatched++;
+			else
+				leave(d, th, ts, t, (v & 3) == TR_EXIT_ABNORMAL ? TRS_ABNORMAL : 0);
+			break;
+		case TR_EXT: {
+			if (p >= end)
+				goto bad;
+			uint8_t type = *p++;
+			int k = tr_skip_ext(type, p, end);
+			if (k < 0)
+				goto bad;
+			d->st->ext++;
+			if (d->ops->ext)
+				d->ops->ext(d->arg, th, t, type, p, k);
+			p += k;
+			break;
+		}
+		}
+		ts->last = t;
+	}
+	ts->last = t;
+	return 0;
+bad:
+	d->st->bad++;
+	ts->last = t;
+	close_all(d, th, ts, t, TRS_LOST);
+	return -1;
+}
+
+int tr_decode(const struct recording *r, const struct tr_filter *flt, const struct tr_ops *ops, void *arg,
+              struct tr_stats *st, char *err, size_t errlen)
+{
+	memset(st, 0, sizeof *st);
+	struct rd_events ev;
+	if (rd_events_open(r, &ev, err, errlen) != 0)
+		return -1;
+	struct dec d = { r, flt, ops, arg, st };
+	int nt = r->nthreads;
+	struct tr_thread *ts = calloc(nt ? nt : 1, sizeof *ts);
+	int32_t *by_slot = malloc(sizeof *by_slot * SONDE_MAX_THREADS);
+	for (uint32_t i = 0; i < SONDE_MAX_THREADS; i++)
+		by_slot[i] = -1;
+	for (int i = 0; i < nt; i++) {
+		if (r->threads[i].r.index < SONDE_MAX_THREADS)
+			by_slot[r->threads[i].r.index] = i;
+		ts[i].selected = !flt->tid || r->threads[i].r.tid == flt->tid;
+	}
+	int rc;
+	while ((rc = rd_events_next(&ev, err, errlen)) == 1) {
+		st->chunks++;
+		st->bytes += ev.chunk.used;
+		uint32_t slot = ev.chunk.thread;
+		int th = slot < SONDE_MAX_THREADS ? by_slot[slot] : -1;
+		if (th < 0) {
+			st->bad++;
+			continue;
+		}
+		if (!ts[th].selected)
+			continue;
+		do_chunk(&d, (uint32_t)th, &ts[th], &ev.chunk, ev.data);
+	}
+	/* Close what is still open at the end of its thread (or process). */
+	for (int i = 0; i < nt; i++) {
+		if (!ts[i].n)
+			continue;
+		uint64_t end = r->threads[i].r.end_tsc;
+		const struct rec_process *p = rd_proc(r, r->threads[i].r.proc);
+		if (!end && p)
+			end = p->end_tsc;
+		if (end < ts[i].last)
+			end = ts[i].last;
+		close_all(&d, (uint32_t)i, &ts[i], end, rc < 0 ? TRS_LOST : TRS_AT_END);
+	}
+	for (int i = 0; i < nt; i++)
+		free(ts[i].stk);
+	free(ts);
+	free(by_slot);
+	rd_events_close(&ev);
+	return rc < 0 ? -1 : 0;
+}
+
+int tr_chunk_records(const struct sonde_chunk *c, const uint8_t *p, struct tr_rec *out, int max)
+{
+	const uint8_t *end = p + c->used;
+	uint64_t t = c->base_tsc;
+	int n = 0;
+	while (p < end) {
+		uint64_t v, func = 0;
+		int k = tr_get_varint(p, end, &v);
+		if (!k)
+			return -1;
+		p += k;
+		t += v >> 2;
+		uint8_t type = 0;
+		if ((v & 3) == TR_ENTER) {
+			if (!(k = tr_get_varint(p, end, &func)))
+				return -1;
+			p += k;
+		} else if ((v & 3) == TR_EXT) {
+			if (p >= end)
+				return -1;
+			type = *p++;
+			if ((k = tr_skip_ext(type, p, end)) < 0)
+				return -1;
+			p += k;
+		}
+		if (n < max)
+			out[n] = (struct tr_rec){ t, (uint32_t)(v & 3), (uint32_t)func, type };
+		n++;
+	}
+	return n;
+}

@@ -1,0 +1,230 @@
+/* perfetto.c — native Perfetto protobuf (the Trace / TracePacket format of
+ * ui.perfetto.dev and trace_processor), written by hand, no protobuf library.
+ *
+ * Layout: one packet sequence (trusted_packet_sequence_id 1).  First a
+ * TrackDescriptor per process (ProcessDescriptor: pid, name) and per thread
+ * (ThreadDescriptor: pid, tid, thread name), then per call a TrackEvent
+ * TYPE_SLICE_BEGIN (name by interned iid; the name is sent once, in the
+ * InternedData of the packet that first uses it) and a TYPE_SLICE_END on the
+ * thread's track.  Slices closed abnormally carry a debug annotation.
+ * Timestamps are nanoseconds from the start of the recording.  Streaming:
+ * memory is the name bitmap and one packet buffer. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/trace.h"
+#include "export/export.h"
+
+/* Field numbers (perfetto/protos/perfetto/trace/...). */
+enum {
+	TRACE_PACKET = 1,
+	PKT_TIMESTAMP = 8, PKT_SEQ_ID = 10, PKT_TRACK_EVENT = 11, PKT_INTERNED = 12, PKT_SEQ_FLAGS = 13,
+	PKT_TRACK_DESC = 60,
+	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5,
+	PD_PID = 1, PD_NAME = 6,
+	THD_PID = 1, THD_TID = 2, THD_NAME = 5,
+	TE_DEBUG = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK_UUID = 11,
+	DA_NAME = 10, DA_STRING = 6,
+	ID_EVENT_NAMES = 2, EN_IID = 1, EN_NAME = 2,
+	SEQ_CLEARED = 1, SEQ_NEEDS = 2,
+	TYPE_BEGIN = 1, TYPE_END = 2,
+};
+
+struct buf {
+	uint8_t *p;
+	size_t n, cap;
+};
+
+static void need(struct buf *b, size_t k)
+{
+	if (b->n + k > b->cap) {
+		b->cap = (b->n + k) * 2 + 256;
+		b->p = realloc(b->p, b->cap);
+	}
+}
+
+static void put_varint(struct buf *b, uint64_t v)
+{
+	need(b, 10);
+	while (v >= 0x80) {
+		b->p[b->n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	b->p[b->n++] = (uint8_t)v;
+}
+
+static void put_uint(struct buf *b, int field, uint64_t v)
+{
+	put_varint(b, (uint64_t)field << 3 | 0);
+	put_varint(b, v);
+}
+
+static void put_bytes(struct buf *b, int field, const void *p, size_t n)
+{
+	put_varint(b, (uint64_t)field << 3 | 2);
+	put_varint(b, n);
+	need(b, n);
+	memcpy(b->p + b->n, p, n);
+	b->n += n;
+}
+
+static void put_str(struct buf *b, int field, const char *s)
+{
+	put_bytes(b, field, s, strlen(s));
+}
+
+/* Nested messages: open reserves a 5-byte length (padded varint), close fills it. */
+static size_t open_msg(struct buf *b, int field)
+{
+	put_varint(b, (uint64_t)field << 3 | 2);
+	need(b, 5);
+	size_t at = b->n;
+	b->n += 5;
+	return at;
+}
+
+static void close_msg(struct buf *b, size_t at)
+{
+	uint32_t len = (uint32_t)(b->n - at - 5);
+	for (int i = 0; i < 5; i++)
+		b->p[at + i] = (uint8_t)(((len >> (7 * i)) & 0x7f) | (i < 4 ? 0x80 : 0));
+}
+
+struct pf {
+	struct export_ctx *x;
+	struct buf b;
+	uint8_t *interned;     /* by function index */
+	uint64_t *thread_uuid; /* by thread index */
+};
+
+static uint64_t ns_of(const struct recording *r, uint64_t ticks)
+{
+	return ticks > r->start_ticks ? (uint64_t)(rd_ns(r, ticks - r->start_ticks) + 0.5) : 0;
+}
+
+static void flush_packet(struct pf *f)
+{
+	/* Trace.packet (field 1), length-delimited, around the packet's bytes. */
+	uint8_t hdr[12];
+	int n = 0;
+	hdr[n++] = TRACE_PACKET << 3 | 2;
+	uint64_t v = f->b.n;
+	while (v >= 0x80) {
+		hdr[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	hdr[n++] = (uint8_t)v;
+	fwrite(hdr, 1, (size_t)n, f->x->out);
+	fwrite(f->b.p, 1, f->b.n, f->x->out);
+	f->b.n = 0;
+}
+
+static void slice_packet(struct pf *f, const struct tr_slice *s, int type)
+{
+	struct buf *b = &f->b;
+	const struct export_ctx *x = f->x;
+	put_uint(b, PKT_TIMESTAMP, ns_of(x->r, type == TYPE_BEGIN ? s->start : s->end));
+	put_uint(b, PKT_SEQ_ID, 1);
+	put_uint(b, PKT_SEQ_FLAGS, SEQ_NEEDS);
+	uint32_t fn = fn_of(x->ft, x->r, s->func);
+	if (type == TYPE_BEGIN && !f->interned[fn]) {
+		f->interned[fn] = 1;
+		size_t id = open_msg(b, PKT_INTERNED);
+		size_t en = open_msg(b, ID_EVENT_NAMES);
+		put_uint(b, EN_IID, fn + 1);
+		put_str(b, EN_NAME, x->ft->fns[fn].name);
+		close_msg(b, en);
+		close_msg(b, id);
+	}
+	size_t te = open_msg(b, PKT_TRACK_EVENT);
+	put_uint(b, TE_TYPE, (uint64_t)type);
+	put_uint(b, TE_TRACK_UUID, f->thread_uuid[s->thread]);
+	if (type == TYPE_BEGIN)
+		put_uint(b, TE_NAME_IID, fn + 1);
+	if (type == TYPE_END && s->flags) {
+		size_t da = open_msg(b, TE_DEBUG);
+		put_str(b, DA_NAME, "end");
+		put_str(b, DA_STRING, s->flags & TRS_ABNORMAL ? "non-local exit"
+		                      : s->flags & TRS_AT_END ? "closed at thread end" : "closed at lost events");
+		close_msg(b, da);
+	}
+	close_msg(b, te);
+	flush_packet(f);
+}
+
+static void on_begin(void *arg, const struct tr_slice *s)
+{
+	slice_packet(arg, s, TYPE_BEGIN);
+}
+
+static void on_end(void *arg, const struct tr_slice *s)
+{
+	slice_packet(arg, s, TYPE_END);
+}
+
+static int write_perfetto(struct export_ctx *x)
+{
+	const struct recording *r = x->r;
+	struct pf f = { x, { NULL, 0, 0 }, calloc(x->ft->n + 1, 1), calloc(r->nthreads + 1, sizeof(uint64_t)) };
+	struct buf *b = &f.b;
+	int first = 1;
+	for (int i = 0; i < r->nprocs; i++) {
+		const struct rec_process *p = &r->procs[i];
+		const char *base = strrchr(p->exe, '/');
+		put_uint(b, PKT_SEQ_ID, 1);
+		if (first)
+			put_uint(b, PKT_SEQ_FLAGS, SEQ_CLEARED), first = 0;
+		size_t td = open_msg(b, PKT_TRACK_DESC);
+		put_uint(b, TD_UUID, 0x100000000ull + p->index);
+		size_t pd = open_msg(b, TD_PROCESS);
+		put_uint(b, PD_PID, (uint64_t)(int64_t)p->pid);
+		put_str(b, PD_NAME, base ? base + 1 : p->exe);
+		close_msg(b, pd);
+		close_msg(b, td);
+		flush_packet(&f);
+	}
+	for (int i = 0; i < r->nthreads; i++) {
+		const struct rd_thread *t = &r->threads[i];
+		f.thread_uuid[i] = 0x200000000ull + t->r.index;
+		if (x->tid && t->r.tid != x->tid)
+			continue;
+		const struct rec_process *p = rd_proc(r, t->r.proc);
+		put_uint(b, PKT_SEQ_ID, 1);
+		if (first)
+			put_uint(b, PKT_SEQ_FLAGS, SEQ_CLEARED), first = 0;
+		size_t td = open_msg(b, PKT_TRACK_DESC);
+		put_uint(b, TD_UUID, f.thread_uuid[i]);
+		if (p)
+			put_uint(b, TD_PARENT, 0x100000000ull + p->index);
+		size_t th = open_msg(b, TD_THREAD);
+		put_uint(b, THD_PID, (uint64_t)(int64_t)(p ? p->pid : 0));
+		put_uint(b, THD_TID, (uint64_t)(int64_t)t->r.tid);
+		put_str(b, THD_NAME, t->r.comm[0] ? t->r.comm : "thread");
+		close_msg(b, th);
+		close_msg(b, td);
+		flush_packet(&f);
+	}
+	if (first) { /* no track at all: still clear the sequence state */
+		put_uint(b, PKT_SEQ_ID, 1);
+		put_uint(b, PKT_SEQ_FLAGS, SEQ_CLEARED);
+		flush_packet(&f);
+	}
+	struct tr_filter flt;
+	tr_filter_init(&flt, r, x->tid, x->has_range, x->from_s, x->to_s);
+	struct tr_ops ops = { on_begin, on_end, NULL };
+	struct tr_stats st;
+	int rc = tr_decode(r, &flt, &ops, &f, &st, x->err, sizeof x->err);
+	free(b->p);
+	free(f.interned);
+	free(f.thread_uuid);
+	if (ferror(x->out)) {
+		snprintf(x->err, sizeof x->err, "write error");
+		return -1;
+	}
+	return rc;
+}
+
+const struct export_ops export_perfetto = {
+	"perfetto", "native Perfetto protobuf trace (ui.perfetto.dev), one slice per call, streamed", 1,
+	write_perfetto,
+};

@@ -1,0 +1,261 @@
+/* kind_func.c — function probes (func:F): a breakpoint on the entry and on
+ * every return instruction (and tail-call jump out) of F, never on the
+ * return address.  Counts calls, time per call (total/min/max) matched by
+ * stack pointer per thread, and callers by return address. */
+#include "probe/probe.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { ROLE_ENTRY, ROLE_EXIT };
+
+struct frame { uint64_t sp, t; };
+struct tstack { pid_t tid; struct frame *v; int n, cap; };
+struct caller { uint64_t ret; uint64_t n; };
+
+struct fdata {
+	uint64_t calls, returns, total, min, max;
+	int nexits;
+	struct tstack *ts; int nts;
+	struct caller *cl; int ncl, capcl;
+	uint64_t lost; /* callers table full */
+};
+
+static struct tstack *stack_of(struct fdata *d, pid_t tid)
+{
+	for (int i = 0; i < d->nts; i++)
+		if (d->ts[i].tid == tid)
+			return &d->ts[i];
+	struct tstack *v = realloc(d->ts, (size_t)(d->nts + 1) * sizeof *v);
+	if (!v)
+		return NULL;
+	d->ts = v;
+	memset(&v[d->nts], 0, sizeof *v);
+	v[d->nts].tid = tid;
+	return &v[d->nts++];
+}
+
+static int setup(struct probe *p, char *err, size_t n)
+{
+	struct engine *e = p->e;
+	struct loc_addr la;
+	if (resolve_function(e, &p->sp, &la, err, n))
+		return -1;
+	struct fdata *d = calloc(1, sizeof *d);
+	if (!d) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	d->min = ~0ull;
+	p->data = d;
+	uint64_t start = la.addr, size = la.fn.size ? la.fn.size : 1;
+	uint8_t *code = malloc(size + 16);
+	if (!code || engine_read_code(e, start, code, size)) {
+		free(code);
+		snprintf(err, n, "cannot read the code of %s", la.fn.name);
+		return -1;
+	}
+	memset(code + size, 0, 16);
+	if (engine_insert(e, p, start, ROLE_ENTRY, 0, err, n)) {
+		free(code);
+		return -1;
+	}
+	for (uint64_t off = 0; off < size;) {
+		struct arch_insn in;
+		if (arch_decode(code + off, (size_t)(size - off), start + off, &in))
+			break; /* padding or data: stop */
+		int exit = in.kind == AI_RET;
+		if (in.kind == AI_JMP) {
+			uint64_t t = arch_branch_target(&in);
+			if (t && (t < start || t >= start + size))
+				exit = 1; /* tail call */
+		}
+		if (exit) {
+			if (engine_insert(e, p, start + off, ROLE_EXIT, 0, err, n)) {
+				free(code);
+				return -1;
+			}
+			d->nexits++;
+		}
+		off += (uint64_t)in.len;
+	}
+	free(code);
+	char w[400];
+	resolve_describe(e, start, w, sizeof w);
+	size_t wl = strlen(w);
+	snprintf(w + wl, sizeof w - wl, ", %d exit%s", d->nexits, d->nexits == 1 ? "" : "s");
+	p->where = strdup(w);
+	return 0;
+}
+
+static void pre(struct probe *p, struct hit *h, int role)
+{
+	struct fdata *d = p->data;
+	uint64_t sp = arch_sp(h->regs);
+	struct tstack *s = stack_of(d, h->th->tid);
+	if (role == ROLE_ENTRY) {
+		p->hits++;
+		d->calls++;
+		uint64_t ret = 0;
+		if (target_read(&h->e->t, sp, &ret, sizeof ret) == 0) {
+			int i;
+			for (i = 0; i < d->ncl && d->cl[i].ret != ret; i++)
+				;
+			if (i == d->ncl && d->ncl < 4096) {
+				if (d->ncl == d->capcl) {
+					int cap = d->capcl ? d->capcl * 2 : 16;
+					struct caller *v = realloc(d->cl, (size_t)cap * sizeof *v);
+					if (v) {
+						d->cl = v;
+						d->capcl = cap;
+					}
+				}
+				if (d->ncl < d->capcl)
+					d->cl[d->ncl++] = (struct caller){ ret, 0 };
+			}
+			if (i < d->ncl)
+				d->cl[i].n++;
+			else
+				d->lost++;
+		}
+		if (s) {
+			if (s->n == s->cap) {
+				int cap = s->cap ? s->cap * 2 : 16;
+				struct frame *v = realloc(s->v, (size_t)cap * sizeof *v);
+				if (!v)
+					return;
+				s->v = v;
+				s->cap = cap;
+			}
+			s->v[s->n++] = (struct frame){ sp, h->now_ns };
+		}
+		return;
+	}
+	/* Exit: the stack pointer is back where it was at entry (the return
+	 * address on top).  Frames above it were left by longjmp or exceptions. */
+	if (!s)
+		return;
+	while (s->n && s->v[s->n - 1].sp < sp)
+		s->n--;
+	if (s->n && s->v[s->n - 1].sp == sp) {
+		uint64_t dt = h->now_ns - s->v[--s->n].t;
+		d->returns++;
+		d->total += dt;
+		if (dt < d->min)
+			d->min = dt;
+		if (dt > d->max)
+			d->max = dt;
+	}
+}
+
+struct named { const char *name; uint64_t n; };
+
+static int by_count(const void *a, const void *b)
+{
+	const struct named *x = a, *y = b;
+	return x->n < y->n ? 1 : x->n > y->n ? -1 : strcmp(x->name, y->name);
+}
+
+/* Callers merged by function name, most calls first. */
+static int callers(struct probe *p, struct named **out, char (**names)[256])
+{
+	struct fdata *d = p->data;
+	struct named *v = calloc((size_t)d->ncl + 1, sizeof *v);
+	char (*nm)[256] = calloc((size_t)d->ncl + 1, sizeof *nm);
+	int k = 0;
+	if (!v || !nm) {
+		free(v);
+		free(nm);
+		*out = NULL;
+		*names = NULL;
+		return 0;
+	}
+	for (int i = 0; i < d->ncl; i++) {
+		char buf[256];
+		struct module *m = modules_at(&p->e->mods, d->cl[i].ret);
+		struct sym_module *s = m ? module_sym(m) : NULL;
+		struct sym_info si;
+		if (s && sym_lookup(s, d->cl[i].ret - m->bias, &si) == 0)
+			snprintf(buf, sizeof buf, "%s", si.name);
+		else
+			snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)d->cl[i].ret);
+		int j;
+		for (j = 0; j < k && strcmp(nm[j], buf); j++)
+			;
+		if (j == k) {
+			snprintf(nm[k], sizeof nm[k], "%s", buf);
+			v[k].name = nm[k];
+			k++;
+		}
+		v[j].n += d->cl[i].n;
+	}
+	qsort(v, (size_t)k, sizeof *v, by_count);
+	*out = v;
+	*names = nm;
+	return k;
+}
+
+static void json(struct probe *p, struct json *j)
+{
+	struct fdata *d = p->data;
+	if (!d)
+		return;
+	json_uint(j, "calls", d->calls);
+	json_uint(j, "returns", d->returns);
+	json_int(j, "exits", d->nexits);
+	json_uint(j, "total_ns", d->total);
+	json_uint(j, "min_ns", d->returns ? d->min : 0);
+	json_uint(j, "max_ns", d->max);
+	json_uint(j, "avg_ns", d->returns ? d->total / d->returns : 0);
+	struct named *v;
+	char (*nm)[256];
+	int k = callers(p, &v, &nm);
+	json_arr_begin(j, "callers");
+	for (int i = 0; i < k; i++) {
+		json_obj_begin(j, NULL);
+		json_str(j, "name", v[i].name);
+		json_uint(j, "calls", v[i].n);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	free(v);
+	free(nm);
+}
+
+static void table(struct probe *p, FILE *f)
+{
+	struct fdata *d = p->data;
+	if (!d)
+		return;
+	char a[32], b[32], c[32], t[32];
+	fprintf(f, "calls %llu, total %s, avg %s, min %s, max %s",
+	        (unsigned long long)d->calls, fmt_time(d->total, t, sizeof t),
+	        fmt_time(d->returns ? d->total / d->returns : 0, a, sizeof a),
+	        fmt_time(d->returns ? d->min : 0, b, sizeof b), fmt_time(d->max, c, sizeof c));
+	struct named *v;
+	char (*nm)[256];
+	int k = callers(p, &v, &nm);
+	for (int i = 0; i < k && i < 3; i++)
+		fprintf(f, "%s%s x%llu", i ? ", " : "; callers: ", v[i].name, (unsigned long long)v[i].n);
+	if (k > 3)
+		fprintf(f, ", ...");
+	free(v);
+	free(nm);
+}
+
+static void fr(struct probe *p)
+{
+	struct fdata *d = p->data;
+	if (!d)
+		return;
+	for (int i = 0; i < d->nts; i++)
+		free(d->ts[i].v);
+	free(d->ts);
+	free(d->cl);
+	free(d);
+}
+
+const struct kind_ops kind_func = {
+	.name = "func", .needs_location = 1, .setup = setup, .pre = pre,
+	.json = json, .table = table, .free = fr,
+};

@@ -1,0 +1,187 @@
+/* kind_line.c — block probes (line:FILE:LINE, hit counts) and branch probes
+ * (branch:FILE:LINE: the conditional jump of that line, taken / not taken,
+ * read from the registers after the jump in the post-handler). */
+#include "probe/probe.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct ldata {
+	int naddrs;
+	uint64_t taken, not_taken;
+	uint64_t *next;         /* branch: fall-through address per site */
+	char *insn;             /* branch: the jump's text */
+};
+
+static void set_where(struct probe *p, uint64_t addr, int n)
+{
+	char w[400];
+	resolve_describe(p->e, addr, w, sizeof w);
+	if (n > 1) {
+		size_t l = strlen(w);
+		snprintf(w + l, sizeof w - l, " and %d more", n - 1);
+	}
+	p->where = strdup(w);
+}
+
+static int line_setup(struct probe *p, char *err, size_t n)
+{
+	struct loc_addr *v;
+	int nv;
+	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
+		return -1;
+	struct ldata *d = calloc(1, sizeof *d);
+	p->data = d;
+	int rc = d ? 0 : -1;
+	for (int i = 0; i < nv && !rc; i++)
+		rc = engine_insert(p->e, p, v[i].addr, i, 0, err, n);
+	if (!rc) {
+		d->naddrs = nv;
+		set_where(p, v[0].addr, nv);
+	}
+	free(v);
+	return rc;
+}
+
+static void line_pre(struct probe *p, struct hit *h, int role)
+{
+	(void)h;
+	(void)role;
+	p->hits++;
+}
+
+static void line_json(struct probe *p, struct json *j)
+{
+	struct ldata *d = p->data;
+	if (d)
+		json_int(j, "addresses", d->naddrs);
+}
+
+/* The conditional jump that belongs to the line: from the line's address to
+ * the end of its function, the first jcc attributed to the same line, else
+ * the first jcc before the flow leaves the block. */
+static int find_jcc(struct probe *p, const struct loc_addr *la, struct arch_insn *out, char *err, size_t n)
+{
+	uint64_t start = la->fn.start + la->mod->bias, end = start + la->fn.size;
+	if (!la->fn.size)
+		end = la->addr + 256;
+	size_t len = (size_t)(end - la->addr);
+	uint8_t *code = malloc(len + 16);
+	if (!code || engine_read_code(p->e, la->addr, code, len)) {
+		free(code);
+		snprintf(err, n, "cannot read the code at 0x%llx", (unsigned long long)la->addr);
+		return -1;
+	}
+	struct sym_module *s = module_sym(la->mod);
+	struct arch_insn in, fallback;
+	int have_fb = 0, block_open = 1, found = 0;
+	for (uint64_t a = la->addr; a < end;) {
+		if (arch_decode(code + (a - la->addr), (size_t)(end - a), a, &in))
+			break;
+		if (in.kind == AI_JCC) {
+			const char *file;
+			int line = 0;
+			if (s && sym_addr_line(s, a - la->mod->bias, &file, &line) == 0 && line == p->sp.line) {
+				*out = in;
+				found = 1;
+				break;
+			}
+			if (block_open && !have_fb) {
+				fallback = in;
+				have_fb = 1;
+			}
+		}
+		if (in.kind == AI_JMP || in.kind == AI_RET)
+			block_open = 0;
+		a += (uint64_t)in.len;
+	}
+	free(code);
+	if (!found && have_fb) {
+		*out = fallback;
+		found = 1;
+	}
+	if (!found)
+		snprintf(err, n, "no conditional jump at %s:%d (the condition may have been compiled "
+		         "without a branch, e.g. into cmov)", p->sp.file ? p->sp.file : "?", p->sp.line);
+	return found ? 0 : -1;
+}
+
+static int branch_setup(struct probe *p, char *err, size_t n)
+{
+	struct loc_addr *v;
+	int nv;
+	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
+		return -1;
+	struct ldata *d = calloc(1, sizeof *d);
+	p->data = d;
+	int rc = d ? 0 : -1;
+	if (d)
+		d->next = calloc((size_t)nv, sizeof *d->next);
+	uint64_t first = 0;
+	for (int i = 0; i < nv && !rc; i++) {
+		struct arch_insn in;
+		rc = find_jcc(p, &v[i], &in, err, n);
+		if (!rc) {
+			d->next[i] = in.addr + (uint64_t)in.len;
+			rc = engine_insert(p->e, p, in.addr, i, 1, err, n);
+			if (!first) {
+				first = in.addr;
+				d->insn = strdup(in.text);
+			}
+		}
+	}
+	if (!rc) {
+		d->naddrs = nv;
+		set_where(p, first, nv);
+	}
+	free(v);
+	return rc;
+}
+
+static void branch_post(struct probe *p, struct hit *h, int role)
+{
+	struct ldata *d = p->data;
+	p->hits++;
+	if (arch_pc(h->regs) == d->next[role])
+		d->not_taken++;
+	else
+		d->taken++;
+}
+
+static void branch_json(struct probe *p, struct json *j)
+{
+	struct ldata *d = p->data;
+	if (!d)
+		return;
+	json_uint(j, "taken", d->taken);
+	json_uint(j, "not_taken", d->not_taken);
+	json_str(j, "instruction", d->insn);
+}
+
+static void branch_table(struct probe *p, FILE *f)
+{
+	struct ldata *d = p->data;
+	if (d)
+		fprintf(f, "taken %llu, not taken %llu (%s)", (unsigned long long)d->taken,
+		        (unsigned long long)d->not_taken, d->insn ? d->insn : "");
+}
+
+static void fr(struct probe *p)
+{
+	struct ldata *d = p->data;
+	if (d) {
+		free(d->next);
+		free(d->insn);
+		free(d);
+	}
+}
+
+const struct kind_ops kind_line = {
+	.name = "line", .needs_location = 1, .setup = line_setup, .pre = line_pre,
+	.json = line_json, .free = fr,
+};
+
+const struct kind_ops kind_branch = {
+	.name = "branch", .needs_location = 1, .setup = branch_setup, .post = branch_post,
+	.json = branch_json, .table = branch_table, .free = fr,
+};

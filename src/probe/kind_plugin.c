@@ -1,0 +1,149 @@
+/* kind_plugin.c — custom probes (plugin:LOCATION[:ARG]) whose pre, post and
+ * error handlers come from the --plugin shared object (include/sonde/probe.h),
+ * and kind_find, the table of every probe kind. */
+#include "probe/probe.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct pdata {
+	struct sonde_probe_ctx c;
+};
+
+int plugin_load(struct engine *e, const char *path, char *err, size_t n)
+{
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		snprintf(err, n, "cannot load plugin %s (%s)", path, dlerror());
+		return -1;
+	}
+	const struct sonde_probe_plugin *pl = dlsym(h, "sonde_probe_plugin");
+	if (!pl || pl->abi != SONDE_PROBE_ABI) {
+		snprintf(err, n, "cannot use plugin %s (%s)", path,
+		         pl ? "built for another SONDE_PROBE_ABI" : "no 'sonde_probe_plugin' symbol");
+		dlclose(h);
+		return -1;
+	}
+	e->plugin_handle = h;
+	e->plugin = pl;
+	return 0;
+}
+
+static int ctx_read(const struct sonde_probe_ctx *c, uint64_t addr, void *buf, size_t len)
+{
+	struct probe *p = c->sonde_private;
+	return target_read(&p->e->t, addr, buf, len);
+}
+
+static void fill(struct pdata *d, struct hit *h, uint64_t hits)
+{
+	const arch_regs *r = h->regs;
+	struct sonde_regs *s = &d->c.regs;
+	s->rax = r->rax; s->rbx = r->rbx; s->rcx = r->rcx; s->rdx = r->rdx;
+	s->rsi = r->rsi; s->rdi = r->rdi; s->rbp = r->rbp; s->rsp = r->rsp;
+	s->r8 = r->r8; s->r9 = r->r9; s->r10 = r->r10; s->r11 = r->r11;
+	s->r12 = r->r12; s->r13 = r->r13; s->r14 = r->r14; s->r15 = r->r15;
+	s->rip = r->rip; s->eflags = r->eflags; s->fs_base = r->fs_base; s->gs_base = r->gs_base;
+	d->c.tid = h->th->tid;
+	d->c.addr = h->addr;
+	d->c.time_ns = h->now_ns;
+	d->c.hits = hits;
+}
+
+static int setup(struct probe *p, char *err, size_t n)
+{
+	const struct sonde_probe_plugin *pl = p->e->plugin;
+	if (!pl) {
+		snprintf(err, n, "plugin probes need --plugin FILE.so");
+		return -1;
+	}
+	struct loc_addr *v;
+	int nv;
+	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
+		return -1;
+	struct pdata *d = calloc(1, sizeof *d);
+	p->data = d;
+	int rc = d ? 0 : -1;
+	if (d) {
+		d->c.id = p->id;
+		d->c.spec = p->spec;
+		d->c.arg = p->sp.args ? p->sp.args : "";
+		d->c.pid = p->e->t.pid;
+		d->c.read = ctx_read;
+		d->c.sonde_private = p;
+		d->c.addr = v[0].addr;
+		if (pl->init && pl->init(&d->c)) {
+			snprintf(err, n, "plugin %s refused the probe", pl->name ? pl->name : "?");
+			rc = -1;
+		}
+	}
+	for (int i = 0; i < nv && !rc; i++)
+		rc = engine_insert(p->e, p, v[i].addr, i, pl->post != NULL, err, n);
+	if (!rc) {
+		char w[400];
+		resolve_describe(p->e, v[0].addr, w, sizeof w);
+		p->where = strdup(w);
+	}
+	free(v);
+	return rc;
+}
+
+static void pre(struct probe *p, struct hit *h, int role)
+{
+	(void)role;
+	struct pdata *d = p->data;
+	p->hits++;
+	fill(d, h, p->hits);
+	if (p->e->plugin->pre)
+		p->e->plugin->pre(&d->c);
+}
+
+static void post(struct probe *p, struct hit *h, int role)
+{
+	(void)role;
+	struct pdata *d = p->data;
+	fill(d, h, p->hits);
+	if (p->e->plugin->post)
+		p->e->plugin->post(&d->c);
+}
+
+static void error(struct probe *p, struct hit *h, int signo)
+{
+	struct pdata *d = p->data;
+	fill(d, h, p->hits);
+	if (p->e->plugin->error)
+		p->e->plugin->error(&d->c, signo);
+}
+
+static void table(struct probe *p, FILE *f)
+{
+	struct pdata *d = p->data;
+	if (d && p->e->plugin->report)
+		p->e->plugin->report(&d->c, f);
+}
+
+static void fr(struct probe *p)
+{
+	struct pdata *d = p->data;
+	if (d && p->e->plugin && p->e->plugin->fini)
+		p->e->plugin->fini(&d->c);
+	free(d);
+}
+
+const struct kind_ops kind_plugin = {
+	.name = "plugin", .needs_location = 1, .setup = setup, .pre = pre, .post = post,
+	.error = error, .table = table, .free = fr,
+};
+
+const struct kind_ops *kind_find(const char *name)
+{
+	static const struct kind_ops *const all[] = {
+		&kind_func, &kind_line, &kind_branch, &kind_var, &kind_assert, &kind_time, &kind_sys,
+		&kind_plugin,
+	};
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		if (!strcmp(all[i]->name, name))
+			return all[i];
+	return NULL;
+}

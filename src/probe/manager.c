@@ -1,0 +1,317 @@
+/* manager.c — the probe manager and the probe library (seed 004's EDPM and
+ * EDPL): probes get ids and are added, listed and deleted at run time; the
+ * library file holds named definitions (`name = SPEC`, '#' comments) used as
+ * `-e @name`; interactive commands (add / list / del / lib / quit). */
+#include "probe/probe.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	size_t n = strlen(s);
+	while (n && isspace((unsigned char)s[n - 1]))
+		s[--n] = 0;
+	return s;
+}
+
+struct probe *manager_add(struct engine *e, const char *text, char *err, size_t n)
+{
+	const char *spec = text;
+	if (text[0] == '@') {
+		spec = library_find(&e->lib, text + 1);
+		if (!spec) {
+			snprintf(err, n, "no probe named '%s' in the library%s%s", text + 1,
+			         e->lib.path ? " " : " (no --library given)", e->lib.path ? e->lib.path : "");
+			return NULL;
+		}
+	}
+	struct probe *p = calloc(1, sizeof *p);
+	if (!p) {
+		snprintf(err, n, "out of memory");
+		return NULL;
+	}
+	char perr[400];
+	if (spec_parse(spec, &p->sp, perr, sizeof perr)) {
+		snprintf(err, n, "bad probe '%s' (%s)", spec, perr);
+		free(p);
+		return NULL;
+	}
+	p->spec = strdup(spec);
+	p->ops = kind_find(p->sp.kind);
+	p->e = e;
+	p->id = e->next_id + 1;
+	if (p->ops->needs_location && p->sp.loc == LOC_NONE) {
+		snprintf(err, n, "probe '%s' needs a location", spec);
+		goto fail;
+	}
+	if (e->nprobes == e->cap) {
+		int cap = e->cap ? e->cap * 2 : 16;
+		struct probe **v = realloc(e->probes, (size_t)cap * sizeof *v);
+		if (!v)
+			goto fail;
+		e->probes = v;
+		e->cap = cap;
+	}
+	e->probes[e->nprobes++] = p;
+	if (p->ops->setup(p, perr, sizeof perr)) {
+		snprintf(err, n, "cannot place probe '%s' (%s)", spec, perr);
+		engine_remove_probe(e, p);
+		e->nprobes--;
+		goto fail;
+	}
+	e->next_id++;
+	return p;
+fail:
+	if (p->ops && p->ops->free)
+		p->ops->free(p);
+	spec_free(&p->sp);
+	free(p->spec);
+	free(p->where);
+	free(p);
+	return NULL;
+}
+
+int manager_del(struct engine *e, int id, char *err, size_t n)
+{
+	for (int i = 0; i < e->nprobes; i++)
+		if (e->probes[i]->id == id) {
+			if (e->probes[i]->removed) {
+				snprintf(err, n, "probe %d is already removed", id);
+				return -1;
+			}
+			engine_remove_probe(e, e->probes[i]);
+			return 0;
+		}
+	snprintf(err, n, "no probe with id %d", id);
+	return -1;
+}
+
+void manager_list(struct engine *e, FILE *f)
+{
+	for (int i = 0; i < e->nprobes; i++) {
+		struct probe *p = e->probes[i];
+		fprintf(f, "%d\t%s\t%s\thits=%llu\t%s\n", p->id, p->removed ? "removed" : "active", p->spec,
+		        (unsigned long long)p->hits, p->where ? p->where : "");
+	}
+}
+
+/* ---- library ---- */
+int library_load(struct library *l, const char *path, char *err, size_t n)
+{
+	free(l->path);
+	l->path = strdup(path);
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		if (errno == ENOENT)
+			return 0; /* created on first save */
+		snprintf(err, n, "cannot read library %s (%s)", path, strerror(errno));
+		return -1;
+	}
+	char line[4096];
+	int ln = 0;
+	while (fgets(line, sizeof line, f)) {
+		ln++;
+		char *s = trim(line);
+		if (!*s || *s == '#')
+			continue;
+		char *eq = strchr(s, '=');
+		if (!eq) {
+			snprintf(err, n, "%s:%d: expected 'name = SPEC'", path, ln);
+			fclose(f);
+			return -1;
+		}
+		*eq = 0;
+		char *name = trim(s), *spec = trim(eq + 1);
+		if (!*name || !*spec) {
+			snprintf(err, n, "%s:%d: expected 'name = SPEC'", path, ln);
+			fclose(f);
+			return -1;
+		}
+		library_set(l, name, spec);
+	}
+	fclose(f);
+	return 0;
+}
+
+int library_save(struct library *l, char *err, size_t n)
+{
+	if (!l->path) {
+		snprintf(err, n, "no library file (use --library FILE)");
+		return -1;
+	}
+	char tmp[4200];
+	snprintf(tmp, sizeof tmp, "%s.tmp", l->path);
+	FILE *f = fopen(tmp, "we");
+	if (!f) {
+		snprintf(err, n, "cannot write %s (%s)", tmp, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "# sonde probe library: name = KIND:LOCATION[:ARGS], used as -e @name\n");
+	for (int i = 0; i < l->n; i++)
+		fprintf(f, "%s = %s\n", l->names[i], l->specs[i]);
+	if (fclose(f) || rename(tmp, l->path)) {
+		snprintf(err, n, "cannot write %s (%s)", l->path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+const char *library_find(struct library *l, const char *name)
+{
+	for (int i = 0; i < l->n; i++)
+		if (!strcmp(l->names[i], name))
+			return l->specs[i];
+	return NULL;
+}
+
+int library_set(struct library *l, const char *name, const char *spec)
+{
+	for (int i = 0; i < l->n; i++)
+		if (!strcmp(l->names[i], name)) {
+			free(l->specs[i]);
+			l->specs[i] = strdup(spec);
+			return 0;
+		}
+	char **a = realloc(l->names, (size_t)(l->n + 1) * sizeof *a);
+	if (!a)
+		return -1;
+	l->names = a;
+	char **b = realloc(l->specs, (size_t)(l->n + 1) * sizeof *b);
+	if (!b)
+		return -1;
+	l->specs = b;
+	l->names[l->n] = strdup(name);
+	l->specs[l->n] = strdup(spec);
+	l->n++;
+	return 0;
+}
+
+int library_delete(struct library *l, const char *name)
+{
+	for (int i = 0; i < l->n; i++)
+		if (!strcmp(l->names[i], name)) {
+			free(l->names[i]);
+			free(l->specs[i]);
+			l->names[i] = l->names[l->n - 1];
+			l->specs[i] = l->specs[l->n - 1];
+			l->n--;
+			return 0;
+		}
+	return -1;
+}
+
+void library_free(struct library *l)
+{
+	for (int i = 0; i < l->n; i++) {
+		free(l->names[i]);
+		free(l->specs[i]);
+	}
+	free(l->names);
+	free(l->specs);
+	free(l->path);
+	memset(l, 0, sizeof *l);
+}
+
+/* ---- interactive commands ---- */
+static void help(FILE *f)
+{
+	fprintf(f, "commands:\n"
+	           "  add SPEC|@NAME      insert a probe (KIND:LOCATION[:ARGS])\n"
+	           "  list                probes with id, state, spec, hits\n"
+	           "  del ID              remove a probe\n"
+	           "  show                the summary table so far\n"
+	           "  lib list            named probes of the library\n"
+	           "  lib add NAME SPEC   define (and save) a named probe\n"
+	           "  lib del NAME        delete (and save) a named probe\n"
+	           "  quit                detach and print the summary\n");
+}
+
+int manager_command(struct engine *e, const char *line)
+{
+	FILE *o = e->msg ? e->msg : stdout;
+	char *buf = strdup(line), *s = trim(buf), err[600];
+	int quit = 0;
+	char *arg = s + strcspn(s, " \t");
+	if (*arg)
+		*arg++ = 0;
+	arg = trim(arg);
+	if (!*s || *s == '#') {
+		/* nothing */
+	} else if (!strcmp(s, "add")) {
+		int need = !e->stopped_all;
+		if (need)
+			engine_stop_all(e);
+		struct probe *p = manager_add(e, arg, err, sizeof err);
+		if (need)
+			engine_resume_all(e);
+		if (p)
+			fprintf(o, "added %d %s at %s\n", p->id, p->spec, p->where ? p->where : "");
+		else
+			fprintf(o, "error: %s\n", err);
+	} else if (!strcmp(s, "list")) {
+		manager_list(e, o);
+	} else if (!strcmp(s, "del") || !strcmp(s, "delete")) {
+		int need = !e->stopped_all;
+		if (need)
+			engine_stop_all(e);
+		int rc = manager_del(e, atoi(arg), err, sizeof err);
+		if (need)
+			engine_resume_all(e);
+		if (rc)
+			fprintf(o, "error: %s\n", err);
+		else
+			fprintf(o, "deleted %d\n", atoi(arg));
+	} else if (!strcmp(s, "show")) {
+		output_table(e, o);
+	} else if (!strcmp(s, "lib")) {
+		char *sub = arg, *rest = arg + strcspn(arg, " \t");
+		if (*rest)
+			*rest++ = 0;
+		rest = trim(rest);
+		if (!strcmp(sub, "list")) {
+			for (int i = 0; i < e->lib.n; i++)
+				fprintf(o, "%s = %s\n", e->lib.names[i], e->lib.specs[i]);
+		} else if (!strcmp(sub, "add")) {
+			char *name = rest, *spec = rest + strcspn(rest, " \t");
+			if (*spec)
+				*spec++ = 0;
+			spec = trim(spec);
+			struct spec sp;
+			if (!*name || !*spec) {
+				fprintf(o, "error: usage: lib add NAME SPEC\n");
+			} else if (spec_parse(spec, &sp, err, sizeof err)) {
+				fprintf(o, "error: bad probe '%s' (%s)\n", spec, err);
+			} else {
+				spec_free(&sp);
+				library_set(&e->lib, name, spec);
+				if (library_save(&e->lib, err, sizeof err))
+					fprintf(o, "error: %s\n", err);
+				else
+					fprintf(o, "saved %s = %s\n", name, spec);
+			}
+		} else if (!strcmp(sub, "del")) {
+			if (library_delete(&e->lib, rest))
+				fprintf(o, "error: no probe named '%s' in the library\n", rest);
+			else if (library_save(&e->lib, err, sizeof err))
+				fprintf(o, "error: %s\n", err);
+			else
+				fprintf(o, "deleted %s\n", rest);
+		} else {
+			fprintf(o, "error: usage: lib list | lib add NAME SPEC | lib del NAME\n");
+		}
+	} else if (!strcmp(s, "quit") || !strcmp(s, "exit") || !strcmp(s, "detach")) {
+		quit = 1;
+	} else if (!strcmp(s, "help")) {
+		help(o);
+	} else {
+		fprintf(o, "error: unknown command '%s' (try help)\n", s);
+	}
+	fflush(o);
+	free(buf);
+	return quit;
+}

@@ -1,0 +1,138 @@
+/* modules.c — the ELF modules mapped in the target (/proc/PID/maps), their
+ * load bias (from the first PT_LOAD), and their symbol and variable
+ * readers, opened on first use. */
+#include "probe/probe.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int first_load_vaddr(const char *path, uint64_t *vaddr)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	int rc = -1;
+	size_t n;
+	if (elf && elf_getphdrnum(elf, &n) == 0) {
+		for (size_t i = 0; i < n; i++) {
+			GElf_Phdr ph;
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
+				*vaddr = (ph.p_vaddr - ph.p_offset) & ~(uint64_t)0xfff;
+				rc = 0;
+				break;
+			}
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return rc;
+}
+
+int modules_load(struct modules *ms, pid_t pid)
+{
+	char path[64], exe[PATH_MAX];
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+	ssize_t el = readlink(path, exe, sizeof exe - 1);
+	exe[el > 0 ? el : 0] = 0;
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	char line[PATH_MAX + 128];
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi, off;
+		char perms[8];
+		int pos = 0;
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %n", &lo, &hi, perms, &off, &pos) < 4 || !pos)
+			continue;
+		char *p = line + pos;
+		p[strcspn(p, "\n")] = 0;
+		if (p[0] != '/')
+			continue;
+		struct module *m = NULL;
+		for (int i = 0; i < ms->n; i++)
+			if (!strcmp(ms->m[i].path, p))
+				m = &ms->m[i];
+		if (!m) {
+			struct module *v = realloc(ms->m, (size_t)(ms->n + 1) * sizeof *v);
+			if (!v)
+				break;
+			ms->m = v;
+			m = &ms->m[ms->n++];
+			memset(m, 0, sizeof *m);
+			m->path = strdup(p);
+			m->lo = lo;
+			m->hi = hi;
+			m->is_main = !strcmp(p, exe);
+			uint64_t va;
+			if (first_load_vaddr(p, &va) == 0)
+				m->bias = lo - off - va;
+			else
+				m->bias = lo - off;
+		}
+		if (lo < m->lo)
+			m->lo = lo;
+		if (hi > m->hi)
+			m->hi = hi;
+	}
+	fclose(f);
+	/* Main executable first. */
+	for (int i = 1; i < ms->n; i++)
+		if (ms->m[i].is_main) {
+			struct module t = ms->m[0];
+			ms->m[0] = ms->m[i];
+			ms->m[i] = t;
+		}
+	return 0;
+}
+
+void modules_free(struct modules *ms)
+{
+	for (int i = 0; i < ms->n; i++) {
+		if (ms->m[i].sym)
+			sym_close(ms->m[i].sym);
+		if (ms->m[i].vars)
+			vars_close(ms->m[i].vars);
+		free(ms->m[i].path);
+	}
+	free(ms->m);
+	ms->m = NULL;
+	ms->n = 0;
+}
+
+struct module *modules_at(struct modules *ms, uint64_t addr)
+{
+	for (int i = 0; i < ms->n; i++)
+		if (addr >= ms->m[i].lo && addr < ms->m[i].hi)
+			return &ms->m[i];
+	return NULL;
+}
+
+struct sym_module *module_sym(struct module *m)
+{
+	if (!m->sym && !m->sym_failed) {
+		const char *err;
+		m->sym = sym_open(m->path, &err);
+		m->sym_failed = !m->sym;
+	}
+	return m->sym;
+}
+
+struct vars *module_vars(struct module *m)
+{
+	if (!m->vars && !m->vars_failed) {
+		const char *err;
+		m->vars = vars_open(m->path, &err);
+		m->vars_failed = !m->vars;
+	}
+	return m->vars;
+}

@@ -1,0 +1,95 @@
+/* output.c — the results of a probe session: a human summary table and the
+ * JSON document {"probes": [{"id", "spec", "kind", "hits", ...}]}. */
+#include "probe/probe.h"
+
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+
+const char *fmt_time(uint64_t ns, char *buf, int len)
+{
+	double v = (double)ns;
+	if (v < 1e3)
+		snprintf(buf, (size_t)len, "%.0f ns", v);
+	else if (v < 1e6)
+		snprintf(buf, (size_t)len, "%.2f us", v / 1e3);
+	else if (v < 1e9)
+		snprintf(buf, (size_t)len, "%.2f ms", v / 1e6);
+	else
+		snprintf(buf, (size_t)len, "%.3f s", v / 1e9);
+	return buf;
+}
+
+static void target_state(struct engine *e, char *buf, size_t n)
+{
+	if (!e->t.gone)
+		snprintf(buf, n, e->detached ? "detached (still running)" : "running");
+	else if (WIFEXITED(e->t.status))
+		snprintf(buf, n, "exited with status %d", WEXITSTATUS(e->t.status));
+	else if (WIFSIGNALED(e->t.status))
+		snprintf(buf, n, "killed by signal %d (%s)", WTERMSIG(e->t.status), strsignal(WTERMSIG(e->t.status)));
+	else
+		snprintf(buf, n, "gone");
+}
+
+void output_table(struct engine *e, FILE *f)
+{
+	char st[128], d[32];
+	target_state(e, st, sizeof st);
+	uint64_t end = e->end_ns ? e->end_ns : now_ns();
+	fprintf(f, "sonde probe: process %d, %s, probed for %s\n", (int)e->t.pid, st,
+	        fmt_time(end - e->start_ns, d, sizeof d));
+	fprintf(f, "%4s  %-6s  %10s  %-30s  %s\n", "id", "kind", "hits", "spec", "details");
+	for (int i = 0; i < e->nprobes; i++) {
+		struct probe *p = e->probes[i];
+		fprintf(f, "%4d  %-6s  %10llu  %-30s  ", p->id, p->ops->name, (unsigned long long)p->hits, p->spec);
+		if (p->ops->table)
+			p->ops->table(p, f);
+		if (p->where)
+			fprintf(f, "%s[%s]", p->ops->table ? "  " : "", p->where);
+		if (p->error)
+			fprintf(f, "  REMOVED: %s", p->error);
+		else if (p->removed)
+			fprintf(f, "  (deleted)");
+		fputc('\n', f);
+	}
+}
+
+void output_json(struct engine *e, FILE *f)
+{
+	struct json j;
+	char st[128];
+	json_init(&j, f, 1);
+	json_obj_begin(&j, NULL);
+	json_obj_begin(&j, "target");
+	json_int(&j, "pid", e->t.pid);
+	json_bool(&j, "launched", e->t.launched);
+	target_state(e, st, sizeof st);
+	json_str(&j, "state", st);
+	if (e->t.gone && WIFEXITED(e->t.status))
+		json_int(&j, "exit_status", WEXITSTATUS(e->t.status));
+	else if (e->t.gone && WIFSIGNALED(e->t.status))
+		json_int(&j, "signal", WTERMSIG(e->t.status));
+	uint64_t end = e->end_ns ? e->end_ns : now_ns();
+	json_uint(&j, "probed_ns", end - e->start_ns);
+	json_obj_end(&j);
+	json_arr_begin(&j, "probes");
+	for (int i = 0; i < e->nprobes; i++) {
+		struct probe *p = e->probes[i];
+		json_obj_begin(&j, NULL);
+		json_int(&j, "id", p->id);
+		json_str(&j, "spec", p->spec);
+		json_str(&j, "kind", p->ops->name);
+		json_uint(&j, "hits", p->hits);
+		json_str(&j, "where", p->where);
+		json_str(&j, "state", p->error ? "failed" : p->removed ? "deleted" : "active");
+		if (p->error)
+			json_str(&j, "error", p->error);
+		if (p->ops->json)
+			p->ops->json(p, &j);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_obj_end(&j);
+	json_end(&j);
+}

@@ -1,0 +1,215 @@
+/* resolve.c — probe locations to run-time addresses: FUNC[+OFF] through the
+ * symbol tables, FILE:LINE through DWARF's line table (is_stmt addresses,
+ * the lowest one in each function), 0xADDR; and the instruction-boundary
+ * check that decodes the function from its start. */
+#include "probe/probe.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct find_ctx {
+	struct sym_info first;
+	int n;
+	int exact;
+	const char *name;
+};
+
+static void find_cb(void *arg, const struct sym_info *info)
+{
+	struct find_ctx *c = arg;
+	int exact = !strcmp(info->name, c->name) || (info->mangled && !strcmp(info->mangled, c->name));
+	if (c->n && info->start == c->first.start)
+		return; /* alias of the same code */
+	if (!c->n || (exact && !c->exact)) {
+		c->first = *info;
+		c->exact = exact;
+	}
+	c->n++;
+}
+
+int resolve_function(struct engine *e, const struct spec *sp, struct loc_addr *out, char *err, size_t n)
+{
+	for (int i = 0; i < e->mods.n; i++) {
+		struct module *m = &e->mods.m[i];
+		struct sym_module *s = module_sym(m);
+		if (!s)
+			continue;
+		struct find_ctx c = { .name = sp->func };
+		sym_find(s, sp->func, find_cb, &c);
+		if (!c.n)
+			continue;
+		if (c.n > 1 && !c.exact) {
+			snprintf(err, n, "'%s' matches %d functions (name one)", sp->func, c.n);
+			return -1;
+		}
+		if (!c.first.start) {
+			snprintf(err, n, "function '%s' has no address", sp->func);
+			return -1;
+		}
+		out->mod = m;
+		out->fn = c.first;
+		out->addr = c.first.start + m->bias;
+		return 0;
+	}
+	snprintf(err, n, "no function named '%s' in the program or its libraries", sp->func);
+	return -1;
+}
+
+int resolve_check_boundary(struct engine *e, const struct loc_addr *la, char *err, size_t n)
+{
+	if (!la->fn.start) {
+		snprintf(err, n, "cannot check that 0x%llx is on an instruction boundary (no function symbol contains it)",
+		         (unsigned long long)la->addr);
+		return -1;
+	}
+	uint64_t start = la->fn.start + la->mod->bias;
+	if (la->addr < start) {
+		snprintf(err, n, "address 0x%llx is before its function", (unsigned long long)la->addr);
+		return -1;
+	}
+	size_t len = (size_t)(la->addr - start) + 16;
+	uint8_t *code = malloc(len);
+	if (!code) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	while (len > (size_t)(la->addr - start) && engine_read_code(e, start, code, len))
+		len--;
+	uint64_t a = start;
+	int rc = -1;
+	struct arch_insn in;
+	while (a < la->addr) {
+		size_t off = (size_t)(a - start);
+		if (arch_decode(code + off, len - off, a, &in)) {
+			snprintf(err, n, "cannot decode %s+0x%llx while looking for an instruction boundary",
+			         la->fn.name, (unsigned long long)(a - start));
+			goto out;
+		}
+		if (a + (uint64_t)in.len > la->addr) {
+			snprintf(err, n, "0x%llx (%s+0x%llx) is not on an instruction boundary: it is inside "
+			         "'%s' at %s+0x%llx (%d bytes); probe refused",
+			         (unsigned long long)la->addr, la->fn.name, (unsigned long long)(la->addr - start),
+			         in.text, la->fn.name, (unsigned long long)(a - start), in.len);
+			goto out;
+		}
+		a += (uint64_t)in.len;
+	}
+	rc = 0;
+out:
+	free(code);
+	return rc;
+}
+
+static int add_addr(struct loc_addr **v, int *nv, struct loc_addr *la)
+{
+	struct loc_addr *w = realloc(*v, (size_t)(*nv + 1) * sizeof *w);
+	if (!w)
+		return -1;
+	*v = w;
+	w[(*nv)++] = *la;
+	return 0;
+}
+
+int resolve_location(struct engine *e, const struct spec *sp, struct loc_addr **out, int *nout,
+                     char *err, size_t n)
+{
+	struct loc_addr *v = NULL, la;
+	int nv = 0;
+	memset(&la, 0, sizeof la);
+	*out = NULL;
+	*nout = 0;
+	if (sp->loc == LOC_FUNC) {
+		if (resolve_function(e, sp, &la, err, n))
+			return -1;
+		if (sp->off < 0 || (la.fn.size && (uint64_t)sp->off >= la.fn.size)) {
+			snprintf(err, n, "offset %lld is outside %s (%llu bytes)", (long long)sp->off,
+			         la.fn.name, (unsigned long long)la.fn.size);
+			return -1;
+		}
+		la.addr += (uint64_t)sp->off;
+		add_addr(&v, &nv, &la);
+	} else if (sp->loc == LOC_ADDR) {
+		la.addr = sp->addr;
+		la.mod = modules_at(&e->mods, sp->addr);
+		if (!la.mod) {
+			snprintf(err, n, "address 0x%llx is not in a mapped ELF module", (unsigned long long)sp->addr);
+			return -1;
+		}
+		struct sym_module *s = module_sym(la.mod);
+		if (!s || sym_lookup(s, sp->addr - la.mod->bias, &la.fn))
+			memset(&la.fn, 0, sizeof la.fn);
+		add_addr(&v, &nv, &la);
+	} else if (sp->loc == LOC_LINE) {
+		int known = 0;
+		for (int i = 0; i < e->mods.n && !nv; i++) {
+			struct module *m = &e->mods.m[i];
+			struct sym_module *s = module_sym(m);
+			if (!s)
+				continue;
+			uint64_t addrs[256];
+			int k = sym_line_addrs(s, sp->file, sp->line, addrs, 256);
+			if (k < 0)
+				continue;
+			known = 1;
+			if (k > 256)
+				k = 256;
+			for (int j = 0; j < k; j++) {
+				struct loc_addr c = { .addr = addrs[j] + m->bias, .mod = m };
+				if (sym_lookup(s, addrs[j], &c.fn))
+					memset(&c.fn, 0, sizeof c.fn);
+				/* one address per function: the lowest */
+				int merged = 0;
+				for (int q = 0; q < nv; q++)
+					if (v[q].fn.start == c.fn.start && v[q].mod == m) {
+						if (c.addr < v[q].addr)
+							v[q] = c;
+						merged = 1;
+					}
+				if (!merged)
+					add_addr(&v, &nv, &c);
+			}
+		}
+		if (!nv) {
+			if (!known)
+				snprintf(err, n, "no source file '%s' with line information (built without -g?)", sp->file);
+			else
+				snprintf(err, n, "no code for line %d of %s (optimized away, or not a statement line)",
+				         sp->line, sp->file);
+			return -1;
+		}
+	} else {
+		snprintf(err, n, "this probe kind needs a location");
+		return -1;
+	}
+	for (int i = 0; i < nv; i++)
+		if (resolve_check_boundary(e, &v[i], err, n)) {
+			free(v);
+			return -1;
+		}
+	*out = v;
+	*nout = nv;
+	return 0;
+}
+
+void resolve_describe(struct engine *e, uint64_t addr, char *buf, size_t n)
+{
+	struct module *m = modules_at(&e->mods, addr);
+	struct sym_module *s = m ? module_sym(m) : NULL;
+	struct sym_info si;
+	if (!s || sym_lookup(s, addr - m->bias, &si) || !si.start) {
+		snprintf(buf, n, "0x%llx", (unsigned long long)addr);
+		return;
+	}
+	const char *file = NULL;
+	int line = 0;
+	uint64_t off = addr - m->bias - si.start;
+	char fl[300] = "";
+	if (sym_addr_line(s, addr - m->bias, &file, &line) == 0 && file) {
+		const char *b = strrchr(file, '/');
+		snprintf(fl, sizeof fl, " (%s:%d)", b ? b + 1 : file, line);
+	}
+	if (off)
+		snprintf(buf, n, "%s+0x%llx%s", si.name, (unsigned long long)off, fl);
+	else
+		snprintf(buf, n, "%s%s", si.name, fl);
+}

@@ -1,0 +1,141 @@
+/* domain.c — --domain and domain.txt (see domain.h). */
+#include "record/domain.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/functions.h"
+#include "data/trace.h"
+
+int domain_apply(struct session *s, const char *dir, const char *arg, char *msg, size_t len)
+{
+	char path[4096];
+	if (!strcmp(arg, "auto"))
+		snprintf(path, sizeof path, "%s/%s", dir, SONDE_FILE_DOMAIN);
+	else
+		snprintf(path, sizeof path, "%s", arg);
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		snprintf(msg, len, "cannot read the domain file %s (%s%s)", path, strerror(errno),
+		         strcmp(arg, "auto") ? "" : "; record once with --trace into this directory first");
+		return -1;
+	}
+	struct sonde_session_hdr *h = s->hdr;
+	/* New spec = old patterns + "=name" per line. */
+	size_t cap = h->filter_spec_len + 4096, n = h->filter_spec_len;
+	char *spec = malloc(cap);
+	if (n)
+		memcpy(spec, sess_ptr(h, h->filter_spec_off), n);
+	char line[4096];
+	int count = 0;
+	while (fgets(line, sizeof line, f)) {
+		size_t l = strcspn(line, "\r\n");
+		line[l] = 0;
+		if (!l || line[0] == '#')
+			continue;
+		if (n + l + 2 > cap) {
+			cap = (n + l + 2) * 2;
+			spec = realloc(spec, cap);
+		}
+		spec[n++] = '=';
+		memcpy(spec + n, line, l + 1);
+		n += l + 1;
+		count++;
+	}
+	fclose(f);
+	if (!count) {
+		free(spec);
+		snprintf(msg, len, "the domain file %s names no function", path);
+		return -1;
+	}
+	uint64_t off = sess_alloc(h, n);
+	if (!off) {
+		free(spec);
+		snprintf(msg, len, "session memory exhausted by the domain of %d functions", count);
+		return -1;
+	}
+	memcpy(sess_ptr(h, off), spec, n);
+	free(spec);
+	h->filter_spec_off = off;
+	h->filter_spec_len = n;
+	return count;
+}
+
+static void mark(void *arg, const struct tr_slice *s)
+{
+	uint32_t *seen = ((uint32_t **)arg)[0];
+	const struct fn_table *ft = ((const struct fn_table **)arg)[1];
+	const struct recording *r = ((const struct recording **)arg)[2];
+	seen[fn_of(ft, r, s->func)] = 1;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int domain_write(const char *dir, char *msg, size_t len)
+{
+	struct recording *r = rd_open(dir, msg, len);
+	if (!r)
+		return -1;
+	struct fn_table ft;
+	fn_table_build(r, &ft);
+	uint32_t *seen = calloc(ft.n + 1, sizeof *seen);
+	void *arg[3] = { seen, &ft, r };
+	struct tr_filter f;
+	tr_filter_init(&f, r, 0, 0, 0, 0);
+	struct tr_ops ops = { mark, NULL, NULL };
+	struct tr_stats st;
+	int rc = tr_decode(r, &f, &ops, arg, &st, msg, len);
+	const char **names = malloc(sizeof *names * (ft.n + 1));
+	int n = 0;
+	for (uint32_t i = 1; i < ft.n; i++)
+		if (seen[i] && ft.fns[i].name && ft.fns[i].name[0] && !strchr(ft.fns[i].name, '\n'))
+			names[n++] = ft.fns[i].name;
+	qsort(names, (size_t)n, sizeof *names, by_name);
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir, SONDE_FILE_DOMAIN);
+	FILE *o = rc == 0 ? fopen(path, "w") : NULL;
+	if (o) {
+		const char *cmd = rd_meta(r, "command");
+		fprintf(o, "# sonde domain: the functions that left records in the trace of: %s\n"
+		           "# 'sonde record --trace --domain auto' traces only these (one name a line)\n",
+		        cmd ? cmd : "?");
+		for (int i = 0; i < n; i++)
+			if (i == 0 || strcmp(names[i], names[i - 1]))
+				fprintf(o, "%s\n", names[i]);
+		if (fclose(o) != 0)
+			rc = -1, snprintf(msg, len, "writing %s failed", path);
+	} else if (rc == 0) {
+		rc = -1;
+		snprintf(msg, len, "cannot write %s (%s)", path, strerror(errno));
+	}
+	free(names);
+	free(seen);
+	fn_table_free(&ft);
+	rd_close(r);
+	return rc ? -1 : n;
+}
+
+void domain_report(struct session *s, int ndomain)
+{
+	struct sonde_session_hdr *h = s->hdr;
+	uint64_t funcs = 0, filtered = 0;
+	uint32_t nm = atomic_load(&h->nmodules), nt = atomic_load(&h->nthreads);
+	for (uint32_t i = 0; i < nm && i < SONDE_MAX_MODULES; i++)
+		funcs += h->modules[i].nfuncs;
+	for (uint32_t i = 0; i < nt && i < SONDE_MAX_THREADS; i++) {
+		struct sonde_thread *t = sess_thread(h, i);
+		if (t)
+			filtered += t->trace_filtered;
+	}
+	if (ndomain > 0)
+		fprintf(stderr, "sonde: domain: %d of %" PRIu64 " functions traced; ", ndomain, funcs);
+	else
+		fprintf(stderr, "sonde: trace filters: ");
+	fprintf(stderr, "%" PRIu64 " calls kept out of the trace (no ring record: about %" PRIu64 " bytes saved)\n",
+	        filtered, filtered * 7);
+}

@@ -1,0 +1,23 @@
+/* domain.h — the work domain of --domain (seed 003): the functions whose
+ * records survived the filters in a trace recording, kept in the recording
+ * directory as domain.txt, and used by the next `record --trace --domain
+ * auto` as the only traced set. */
+#ifndef SONDE_RECORD_DOMAIN_H
+#define SONDE_RECORD_DOMAIN_H
+
+#include "record/record.h"
+
+/* Read the domain file (arg "auto": DIR/domain.txt, else a file) and add
+ * its functions to the session's filter patterns ("=name").  Returns the
+ * number of functions, -1 with msg set on error. */
+int domain_apply(struct session *s, const char *dir, const char *arg, char *msg, size_t len);
+
+/* After a --trace recording: write DIR/domain.txt.  Returns the number of
+ * functions written, -1 with msg set. */
+int domain_write(const char *dir, char *msg, size_t len);
+
+/* One line on stderr: functions instrumented vs in the modules, and the
+ * calls the filters kept out of the trace. */
+void domain_report(struct session *s, int ndomain);
+
+#endif

@@ -1,0 +1,852 @@
+/* vars.c — program variables from DWARF through libdw: scope lookup at a
+ * code address (locals, parameters, inlined instances, then globals),
+ * access paths (p->f, s.f, a[i], *p), location expressions (registers,
+ * memory, DW_OP_fbreg through the CFA from .eh_frame/.debug_frame, location
+ * lists, stack and implicit values, pieces) and typed reads of the value. */
+#include "sym/vars.h"
+
+#include <ctype.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct vars {
+	int fd;
+	Dwarf *dw;
+	Dwarf_CFI *cfi_eh, *cfi_dbg;
+};
+
+struct op {
+	uint8_t atom;
+	uint64_t n1, n2;
+	const uint8_t *block;   /* DW_OP_implicit_value data */
+};
+
+struct expr_ops {
+	struct op *v;
+	size_t n;
+};
+
+enum { ST_MEMBER, ST_DEREF, ST_INDEX };
+
+struct step {
+	int kind;
+	int64_t off;            /* MEMBER */
+	uint64_t esz;           /* INDEX: element size */
+	int64_t idx;
+	struct var_ref *idxref; /* INDEX by variable */
+	int via_ptr;            /* INDEX on a pointer: deref first */
+};
+
+struct var_ref {
+	struct expr_ops loc, fb, cfa;
+	int has_const;
+	int64_t cval;
+	struct step *steps;
+	int nsteps;
+	int enc;                /* VAR_INT / VAR_UINT / VAR_FLOAT */
+	int size;
+	char desc[320];
+};
+
+struct vars *vars_open(const char *path, const char **err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		*err = "cannot open file";
+		return NULL;
+	}
+	Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
+	if (!dw) {
+		close(fd);
+		*err = "no DWARF debug information";
+		return NULL;
+	}
+	struct vars *v = calloc(1, sizeof *v);
+	if (!v) {
+		dwarf_end(dw);
+		close(fd);
+		*err = "out of memory";
+		return NULL;
+	}
+	v->fd = fd;
+	v->dw = dw;
+	Elf *elf = dwarf_getelf(dw);
+	v->cfi_eh = elf ? dwarf_getcfi_elf(elf) : NULL;
+	v->cfi_dbg = dwarf_getcfi(dw);
+	return v;
+}
+
+void vars_close(struct vars *v)
+{
+	if (!v)
+		return;
+	if (v->cfi_eh)
+		dwarf_cfi_end(v->cfi_eh);
+	dwarf_end(v->dw);
+	close(v->fd);
+	free(v);
+}
+
+static int copy_ops(struct expr_ops *o, const Dwarf_Op *ops, size_t n)
+{
+	o->v = calloc(n ? n : 1, sizeof *o->v);
+	if (!o->v)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		o->v[i].atom = ops[i].atom;
+		o->v[i].n1 = ops[i].number;
+		o->v[i].n2 = ops[i].number2;
+		if (ops[i].atom == DW_OP_implicit_value)
+			o->v[i].block = (const uint8_t *)(uintptr_t)ops[i].number2;
+	}
+	o->n = n;
+	return 0;
+}
+
+static const char *die_name(Dwarf_Die *d)
+{
+	Dwarf_Attribute a;
+	if (!dwarf_attr_integrate(d, DW_AT_name, &a))
+		return NULL;
+	return dwarf_formstring(&a);
+}
+
+/* Strip typedefs and qualifiers. */
+static int strip(Dwarf_Die *t)
+{
+	for (int guard = 0; guard < 64; guard++) {
+		int tag = dwarf_tag(t);
+		if (tag != DW_TAG_typedef && tag != DW_TAG_const_type && tag != DW_TAG_volatile_type &&
+		    tag != DW_TAG_restrict_type && tag != DW_TAG_atomic_type)
+			return 0;
+		Dwarf_Attribute a;
+		if (!dwarf_attr_integrate(t, DW_AT_type, &a) || !dwarf_formref_die(&a, t))
+			return -1; /* void */
+	}
+	return -1;
+}
+
+static int type_of(Dwarf_Die *d, Dwarf_Die *t)
+{
+	Dwarf_Attribute a;
+	if (!dwarf_attr_integrate(d, DW_AT_type, &a) || !dwarf_formref_die(&a, t))
+		return -1;
+	return strip(t);
+}
+
+static int find_in(Dwarf_Die *scope, const char *name, Dwarf_Die *out, int want_loc)
+{
+	Dwarf_Die c;
+	if (dwarf_child(scope, &c) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&c);
+		if (tag != DW_TAG_variable && tag != DW_TAG_formal_parameter)
+			continue;
+		const char *n = die_name(&c);
+		if (!n || strcmp(n, name))
+			continue;
+		if (want_loc && !dwarf_hasattr(&c, DW_AT_location) && !dwarf_hasattr(&c, DW_AT_const_value))
+			continue;
+		*out = c;
+		return 1;
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return 0;
+}
+
+static int add_step(struct var_ref *r, struct step s)
+{
+	struct step *v = realloc(r->steps, (size_t)(r->nsteps + 1) * sizeof *v);
+	if (!v)
+		return -1;
+	r->steps = v;
+	v[r->nsteps++] = s;
+	return 0;
+}
+
+static int find_member(Dwarf_Die *st, const char *name, Dwarf_Die *m, int64_t *off)
+{
+	Dwarf_Die c;
+	if (dwarf_child(st, &c) != 0)
+		return -1;
+	do {
+		if (dwarf_tag(&c) != DW_TAG_member)
+			continue;
+		const char *n = die_name(&c);
+		Dwarf_Attribute a;
+		Dwarf_Word w = 0;
+		if (dwarf_attr(&c, DW_AT_data_member_location, &a))
+			dwarf_formudata(&a, &w);
+		if (n && !strcmp(n, name)) {
+			*m = c;
+			*off = (int64_t)w;
+			return 0;
+		}
+		if (!n) { /* anonymous struct/union member */
+			Dwarf_Die t, mm;
+			int64_t o2;
+			if (type_of(&c, &t) == 0 && find_member(&t, name, &mm, &o2) == 0) {
+				*m = mm;
+				*off = (int64_t)w + o2;
+				return 0;
+			}
+		}
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return -1;
+}
+
+static uint64_t die_size(Dwarf_Die *t)
+{
+	Dwarf_Word s = 0;
+	if (dwarf_aggregate_size(t, &s) != 0) {
+		if (dwarf_tag(t) == DW_TAG_pointer_type)
+			return 8;
+		return 0;
+	}
+	return s;
+}
+
+static const char *reg_name(int r)
+{
+	static const char *const n[] = { "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
+		"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip" };
+	static char buf[16];
+	if (r >= 0 && r <= 16)
+		return n[r];
+	if (r >= 17 && r <= 32) {
+		snprintf(buf, sizeof buf, "xmm%d", r - 17);
+		return buf;
+	}
+	snprintf(buf, sizeof buf, "r%d", r);
+	return buf;
+}
+
+static void describe_loc(struct var_ref *r, char *buf, size_t n, int is_list)
+{
+	const struct expr_ops *l = &r->loc;
+	if (r->has_const) {
+		snprintf(buf, n, "constant");
+		return;
+	}
+	if (l->n == 1 && l->v[0].atom >= DW_OP_reg0 && l->v[0].atom <= DW_OP_reg31)
+		snprintf(buf, n, "register %s", reg_name(l->v[0].atom - DW_OP_reg0));
+	else if (l->n == 1 && l->v[0].atom == DW_OP_regx)
+		snprintf(buf, n, "register %s", reg_name((int)l->v[0].n1));
+	else if (l->n >= 1 && l->v[0].atom == DW_OP_fbreg)
+		snprintf(buf, n, "stack (frame base %+lld)", (long long)l->v[0].n1);
+	else if (l->n >= 1 && l->v[0].atom == DW_OP_addr)
+		snprintf(buf, n, "memory 0x%llx", (unsigned long long)l->v[0].n1);
+	else if (l->n >= 1 && l->v[l->n - 1].atom == DW_OP_stack_value)
+		snprintf(buf, n, "computed value");
+	else
+		snprintf(buf, n, "expression of %zu operations", l->n);
+	if (is_list) {
+		size_t k = strlen(buf);
+		snprintf(buf + k, n - k, ", from a location list");
+	}
+}
+
+int vars_compile(struct vars *v, uint64_t pc, const char *expr, struct var_ref **out, char *err, size_t en)
+{
+	*out = NULL;
+	const char *s = expr;
+	while (isspace((unsigned char)*s))
+		s++;
+	int stars = 0;
+	while (*s == '*') {
+		stars++;
+		s++;
+	}
+	char name[256];
+	size_t k = 0;
+	while ((isalnum((unsigned char)*s) || *s == '_') && k < sizeof name - 1)
+		name[k++] = *s++;
+	name[k] = 0;
+	if (!k) {
+		snprintf(err, en, "expected a variable name in '%s'", expr);
+		return -1;
+	}
+	Dwarf_Die cu, var, *scopes = NULL;
+	if (!dwarf_addrdie(v->dw, pc, &cu)) {
+		snprintf(err, en, "no DWARF information for address 0x%llx (built without -g?)", (unsigned long long)pc);
+		return -1;
+	}
+	int ns = dwarf_getscopes(&cu, pc, &scopes);
+	int found = 0, sub = -1;
+	for (int i = 0; i < ns && !found; i++)
+		found = find_in(&scopes[i], name, &var, 0);
+	for (int i = 0; i < ns; i++)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+			sub = i;
+			break;
+		}
+	if (!found) {
+		Dwarf_Off off = 0, next;
+		size_t hsz;
+		while (!found && dwarf_nextcu(v->dw, off, &next, &hsz, NULL, NULL, NULL) == 0) {
+			Dwarf_Die c2;
+			if (dwarf_offdie(v->dw, off + hsz, &c2))
+				found = find_in(&c2, name, &var, 1);
+			off = next;
+		}
+	}
+	struct var_ref *r = calloc(1, sizeof *r);
+	if (!r) {
+		free(scopes);
+		snprintf(err, en, "out of memory");
+		return -1;
+	}
+	int rc = -1, is_list = 0;
+	if (!found) {
+		snprintf(err, en, "no variable '%s' in scope at this location", name);
+		goto out;
+	}
+	Dwarf_Attribute a;
+	if (dwarf_attr(&var, DW_AT_location, &a)) {
+		Dwarf_Op *ops;
+		size_t nops;
+		is_list = a.form == DW_FORM_sec_offset || a.form == DW_FORM_loclistx;
+		int nl = dwarf_getlocation_addr(&a, pc, &ops, &nops, 1);
+		if (nl <= 0) {
+			snprintf(err, en, "variable '%s' is optimized out at this location", name);
+			goto out;
+		}
+		if (copy_ops(&r->loc, ops, nops))
+			goto out;
+	} else if (dwarf_attr_integrate(&var, DW_AT_const_value, &a)) {
+		Dwarf_Sword sv;
+		if (dwarf_formsdata(&a, &sv) != 0) {
+			snprintf(err, en, "variable '%s' has a constant value that cannot be read", name);
+			goto out;
+		}
+		r->has_const = 1;
+		r->cval = sv;
+	} else {
+		snprintf(err, en, "variable '%s' is optimized out", name);
+		goto out;
+	}
+	/* frame base and CFA, when the location needs them */
+	if (sub >= 0 && dwarf_attr(&scopes[sub], DW_AT_frame_base, &a)) {
+		Dwarf_Op *ops;
+		size_t nops;
+		if (dwarf_getlocation_addr(&a, pc, &ops, &nops, 1) > 0)
+			copy_ops(&r->fb, ops, nops);
+	}
+	Dwarf_CFI *cfis[2] = { v->cfi_eh, v->cfi_dbg };
+	for (int i = 0; i < 2 && !r->cfa.v; i++) {
+		Dwarf_Frame *fr;
+		if (cfis[i] && dwarf_cfi_addrframe(cfis[i], pc, &fr) == 0) {
+			Dwarf_Op *ops;
+			size_t nops;
+			if (dwarf_frame_cfa(fr, &ops, &nops) == 0)
+				copy_ops(&r->cfa, ops, nops);
+			free(fr);
+		}
+	}
+	/* access path */
+	Dwarf_Die t;
+	if (type_of(&var, &t)) {
+		snprintf(err, en, "variable '%s' has no type", name);
+		goto out;
+	}
+	while (*s) {
+		while (isspace((unsigned char)*s))
+			s++;
+		if (!*s)
+			break;
+		if ((s[0] == '-' && s[1] == '>') || s[0] == '.') {
+			int arrow = s[0] == '-';
+			s += arrow ? 2 : 1;
+			char f[256];
+			size_t fk = 0;
+			while ((isalnum((unsigned char)*s) || *s == '_') && fk < sizeof f - 1)
+				f[fk++] = *s++;
+			f[fk] = 0;
+			if (arrow) {
+				if (dwarf_tag(&t) != DW_TAG_pointer_type) {
+					snprintf(err, en, "'->%s' on something that is not a pointer in '%s'", f, expr);
+					goto out;
+				}
+				if (type_of(&t, &t)) {
+					snprintf(err, en, "'->%s' through a void pointer in '%s'", f, expr);
+					goto out;
+				}
+				add_step(r, (struct step){ .kind = ST_DEREF });
+			}
+			int tag = dwarf_tag(&t);
+			if (tag != DW_TAG_structure_type && tag != DW_TAG_union_type && tag != DW_TAG_class_type) {
+				snprintf(err, en, "'%s' is not a member of a struct in '%s'", f, expr);
+				goto out;
+			}
+			Dwarf_Die m;
+			int64_t off;
+			if (find_member(&t, f, &m, &off)) {
+				snprintf(err, en, "no member '%s' in '%s'", f, expr);
+				goto out;
+			}
+			add_step(r, (struct step){ .kind = ST_MEMBER, .off = off });
+			if (type_of(&m, &t)) {
+				snprintf(err, en, "member '%s' has no type", f);
+				goto out;
+			}
+		} else if (s[0] == '[') {
+			const char *c = strchr(s, ']');
+			if (!c) {
+				snprintf(err, en, "missing ] in '%s'", expr);
+				goto out;
+			}
+			char ix[256];
+			snprintf(ix, sizeof ix, "%.*s", (int)(c - s - 1), s + 1);
+			s = c + 1;
+			struct step st = { .kind = ST_INDEX };
+			int tag = dwarf_tag(&t);
+			if (tag == DW_TAG_pointer_type)
+				st.via_ptr = 1;
+			else if (tag != DW_TAG_array_type) {
+				snprintf(err, en, "[%s] on something that is neither an array nor a pointer in '%s'", ix, expr);
+				goto out;
+			}
+			if (type_of(&t, &t)) {
+				snprintf(err, en, "indexing a void pointer in '%s'", expr);
+				goto out;
+			}
+			st.esz = die_size(&t);
+			char *end;
+			st.idx = strtoll(ix, &end, 0);
+			if (end == ix || *end) {
+				char e2[256];
+				if (vars_compile(v, pc, ix, &st.idxref, e2, sizeof e2)) {
+					snprintf(err, en, "%s", e2);
+					goto out;
+				}
+			}
+			if (add_step(r, st)) {
+				vars_free(st.idxref);
+				goto out;
+			}
+		} else {
+			snprintf(err, en, "unexpected '%s' in variable expression '%s'", s, expr);
+			goto out;
+		}
+	}
+	for (int i = 0; i < stars; i++) {
+		if (dwarf_tag(&t) != DW_TAG_pointer_type || type_of(&t, &t)) {
+			snprintf(err, en, "'*' on something that is not a pointer in '%s'", expr);
+			goto out;
+		}
+		add_step(r, (struct step){ .kind = ST_DEREF });
+	}
+	/* final type */
+	int tag = dwarf_tag(&t);
+	Dwarf_Word sz = 0, encw = DW_ATE_signed;
+	Dwarf_Attribute ba;
+	const char *tname = die_name(&t);
+	if (tag == DW_TAG_pointer_type) {
+		sz = 8;
+		encw = DW_ATE_unsigned;
+		tname = "pointer";
+	} else if (tag == DW_TAG_base_type || tag == DW_TAG_enumeration_type) {
+		if (dwarf_attr(&t, DW_AT_byte_size, &ba))
+			dwarf_formudata(&ba, &sz);
+		if (tag == DW_TAG_base_type && dwarf_attr(&t, DW_AT_encoding, &ba))
+			dwarf_formudata(&ba, &encw);
+		if (tag == DW_TAG_enumeration_type) {
+			Dwarf_Die ut;
+			encw = DW_ATE_signed;
+			if (type_of(&t, &ut) == 0 && dwarf_attr(&ut, DW_AT_encoding, &ba))
+				dwarf_formudata(&ba, &encw);
+		}
+	} else {
+		snprintf(err, en, "'%s' is not a number (a %s); use a member, an element or a pointer",
+		         expr, tag == DW_TAG_structure_type ? "struct" : tag == DW_TAG_array_type ? "array" : "non-scalar");
+		goto out;
+	}
+	switch (encw) {
+	case DW_ATE_float: r->enc = VAR_FLOAT; break;
+	case DW_ATE_unsigned: case DW_ATE_unsigned_char: case DW_ATE_boolean: case DW_ATE_UTF: r->enc = VAR_UINT; break;
+	default: r->enc = VAR_INT; break;
+	}
+	r->size = (int)sz;
+	if (r->size <= 0 || r->size > 16 || (r->enc == VAR_FLOAT && r->size != 4 && r->size != 8 &&
+	                                     r->size != 10 && r->size != 16)) {
+		snprintf(err, en, "'%s' has an unsupported size (%d bytes)", expr, r->size);
+		goto out;
+	}
+	char where[160];
+	describe_loc(r, where, sizeof where, is_list);
+	snprintf(r->desc, sizeof r->desc, "%.60s %.60s: %.120s%s", tname ? tname : "?", name, where,
+	         r->nsteps ? " (then followed)" : "");
+	rc = 0;
+out:
+	free(scopes);
+	if (rc)
+		vars_free(r);
+	else
+		*out = r;
+	return rc;
+}
+
+/* ---- evaluation ---- */
+enum { L_MEM, L_REG, L_VAL };
+
+struct lval {
+	int kind;
+	uint64_t addr;
+	int reg;
+	uint8_t bytes[32];
+	int n;
+};
+
+static int eval_ops(const struct var_ref *r, const struct expr_ops *ops, const struct var_env *env,
+                    struct lval *out, int depth, char *err, size_t en);
+
+static int read_reg_bytes(const struct var_env *env, int reg, uint8_t buf[16])
+{
+	memset(buf, 0, 16);
+	if (reg >= 17 && reg <= 40)
+		return env->fpreg(env->ctx, reg, buf);
+	uint64_t v;
+	if (env->reg(env->ctx, reg, &v))
+		return -1;
+	memcpy(buf, &v, 8);
+	return 0;
+}
+
+static int cfa_value(const struct var_ref *r, const struct var_env *env, uint64_t *out, int depth,
+                     char *err, size_t en)
+{
+	struct lval l;
+	if (!r->cfa.n) {
+		snprintf(err, en, "no call frame information at this address");
+		return -1;
+	}
+	if (eval_ops(r, &r->cfa, env, &l, depth + 1, err, en))
+		return -1;
+	if (l.kind != L_MEM) {
+		snprintf(err, en, "unsupported CFA rule");
+		return -1;
+	}
+	*out = l.addr;
+	return 0;
+}
+
+static int eval_ops(const struct var_ref *r, const struct expr_ops *ops, const struct var_env *env,
+                    struct lval *out, int depth, char *err, size_t en)
+{
+	uint64_t st[64];
+	int sp = 0;
+	int reg = -1, is_value = 0;
+	struct lval pieces = { .kind = L_VAL };
+	int have_pieces = 0;
+	const uint8_t *implicit = NULL;
+	size_t implicit_n = 0;
+#define PUSH(x) do { uint64_t pv_ = (x); if (sp == 64) goto overflow; st[sp] = pv_; sp++; } while (0)
+#define NEED(k) do { if (sp < (k)) goto underflow; } while (0)
+	if (depth > 4) {
+		snprintf(err, en, "location expression too deep");
+		return -1;
+	}
+	for (size_t i = 0; i < ops->n; i++) {
+		const struct op *o = &ops->v[i];
+		uint8_t a = o->atom;
+		uint64_t x, y;
+		if (a >= DW_OP_lit0 && a <= DW_OP_lit31) {
+			PUSH((uint64_t)(a - DW_OP_lit0));
+		} else if (a >= DW_OP_reg0 && a <= DW_OP_reg31) {
+			reg = a - DW_OP_reg0;
+		} else if (a >= DW_OP_breg0 && a <= DW_OP_breg31) {
+			if (env->reg(env->ctx, a - DW_OP_breg0, &x))
+				goto noreg;
+			PUSH(x + o->n1);
+		} else {
+			switch (a) {
+			case DW_OP_addr: PUSH(o->n1 + env->bias); break;
+			case DW_OP_regx: reg = (int)o->n1; break;
+			case DW_OP_bregx:
+				if (env->reg(env->ctx, (int)o->n1, &x))
+					goto noreg;
+				PUSH(x + o->n2);
+				break;
+			case DW_OP_const1u: case DW_OP_const2u: case DW_OP_const4u: case DW_OP_const8u:
+			case DW_OP_const1s: case DW_OP_const2s: case DW_OP_const4s: case DW_OP_const8s:
+			case DW_OP_constu: case DW_OP_consts:
+				PUSH(o->n1);
+				break;
+			case DW_OP_fbreg: {
+				struct lval fb;
+				if (!r->fb.n) {
+					snprintf(err, en, "no frame base");
+					return -1;
+				}
+				if (eval_ops(r, &r->fb, env, &fb, depth + 1, err, en))
+					return -1;
+				if (fb.kind == L_REG) {
+					if (env->reg(env->ctx, fb.reg, &x))
+						goto noreg;
+				} else if (fb.kind == L_MEM) {
+					x = fb.addr;
+				} else {
+					snprintf(err, en, "unsupported frame base");
+					return -1;
+				}
+				PUSH(x + o->n1);
+				break;
+			}
+			case DW_OP_call_frame_cfa:
+				if (cfa_value(r, env, &x, depth, err, en))
+					return -1;
+				PUSH(x);
+				break;
+			case DW_OP_dup: NEED(1); PUSH(st[sp - 1]); break;
+			case DW_OP_drop: NEED(1); sp--; break;
+			case DW_OP_over: NEED(2); PUSH(st[sp - 2]); break;
+			case DW_OP_pick: NEED((int)o->n1 + 1); PUSH(st[sp - 1 - (int)o->n1]); break;
+			case DW_OP_swap: NEED(2); x = st[sp - 1]; st[sp - 1] = st[sp - 2]; st[sp - 2] = x; break;
+			case DW_OP_deref: case DW_OP_deref_size: {
+				NEED(1);
+				size_t n = a == DW_OP_deref ? 8 : (size_t)o->n1;
+				uint64_t val = 0;
+				if (n > 8 || env->mem(env->ctx, st[sp - 1], &val, n)) {
+					snprintf(err, en, "cannot read memory at 0x%llx", (unsigned long long)st[sp - 1]);
+					return -1;
+				}
+				st[sp - 1] = val;
+				break;
+			}
+			case DW_OP_plus_uconst: NEED(1); st[sp - 1] += o->n1; break;
+			case DW_OP_neg: NEED(1); st[sp - 1] = 0 - st[sp - 1]; break;
+			case DW_OP_not: NEED(1); st[sp - 1] = ~st[sp - 1]; break;
+			case DW_OP_abs: NEED(1); if ((int64_t)st[sp - 1] < 0) st[sp - 1] = 0 - st[sp - 1]; break;
+			case DW_OP_plus: case DW_OP_minus: case DW_OP_mul: case DW_OP_and: case DW_OP_or:
+			case DW_OP_xor: case DW_OP_shl: case DW_OP_shr: case DW_OP_shra: case DW_OP_div:
+			case DW_OP_mod: case DW_OP_eq: case DW_OP_ne: case DW_OP_lt: case DW_OP_gt:
+			case DW_OP_le: case DW_OP_ge:
+				NEED(2);
+				y = st[--sp];
+				x = st[sp - 1];
+				switch (a) {
+				case DW_OP_plus: x += y; break;
+				case DW_OP_minus: x -= y; break;
+				case DW_OP_mul: x *= y; break;
+				case DW_OP_and: x &= y; break;
+				case DW_OP_or: x |= y; break;
+				case DW_OP_xor: x ^= y; break;
+				case DW_OP_shl: x = y < 64 ? x << y : 0; break;
+				case DW_OP_shr: x = y < 64 ? x >> y : 0; break;
+				case DW_OP_shra: x = (uint64_t)((int64_t)x >> (y < 63 ? y : 63)); break;
+				case DW_OP_div: if (!y) goto bad; x = (uint64_t)((int64_t)x / (int64_t)y); break;
+				case DW_OP_mod: if (!y) goto bad; x %= y; break;
+				case DW_OP_eq: x = x == y; break;
+				case DW_OP_ne: x = x != y; break;
+				case DW_OP_lt: x = (int64_t)x < (int64_t)y; break;
+				case DW_OP_gt: x = (int64_t)x > (int64_t)y; break;
+				case DW_OP_le: x = (int64_t)x <= (int64_t)y; break;
+				case DW_OP_ge: x = (int64_t)x >= (int64_t)y; break;
+				}
+				st[sp - 1] = x;
+				break;
+			case DW_OP_stack_value: is_value = 1; break;
+			case DW_OP_implicit_value: implicit = o->block; implicit_n = (size_t)o->n1; break;
+			case DW_OP_nop: break;
+			case DW_OP_piece: {
+				size_t n = (size_t)o->n1;
+				uint8_t buf[32] = { 0 };
+				if (n > sizeof buf || pieces.n + (int)n > (int)sizeof pieces.bytes)
+					goto bad;
+				if (reg >= 0) {
+					uint8_t rb[16];
+					if (read_reg_bytes(env, reg, rb))
+						goto noreg;
+					memcpy(buf, rb, n < 16 ? n : 16);
+				} else if (implicit) {
+					memcpy(buf, implicit, n < implicit_n ? n : implicit_n);
+				} else if (is_value && sp) {
+					memcpy(buf, &st[sp - 1], n < 8 ? n : 8);
+				} else if (sp) {
+					if (env->mem(env->ctx, st[sp - 1], buf, n)) {
+						snprintf(err, en, "cannot read memory at 0x%llx", (unsigned long long)st[sp - 1]);
+						return -1;
+					}
+				} else {
+					snprintf(err, en, "part of the value is optimized out");
+					return -1;
+				}
+				memcpy(pieces.bytes + pieces.n, buf, n);
+				pieces.n += (int)n;
+				have_pieces = 1;
+				reg = -1;
+				is_value = 0;
+				implicit = NULL;
+				sp = 0;
+				break;
+			}
+			case DW_OP_entry_value: case DW_OP_GNU_entry_value:
+				snprintf(err, en, "value not available here (only its value at function entry is described)");
+				return -1;
+			default:
+				snprintf(err, en, "unsupported DWARF operation 0x%x", a);
+				return -1;
+			}
+		}
+	}
+	memset(out, 0, sizeof *out);
+	if (have_pieces) {
+		*out = pieces;
+	} else if (reg >= 0) {
+		out->kind = L_REG;
+		out->reg = reg;
+	} else if (implicit) {
+		out->kind = L_VAL;
+		out->n = (int)(implicit_n < sizeof out->bytes ? implicit_n : sizeof out->bytes);
+		memcpy(out->bytes, implicit, (size_t)out->n);
+	} else if (sp) {
+		if (is_value) {
+			out->kind = L_VAL;
+			out->n = 8;
+			memcpy(out->bytes, &st[sp - 1], 8);
+		} else {
+			out->kind = L_MEM;
+			out->addr = st[sp - 1];
+		}
+	} else {
+		snprintf(err, en, "empty location (optimized out)");
+		return -1;
+	}
+	return 0;
+overflow:
+underflow:
+bad:
+	snprintf(err, en, "bad DWARF location expression");
+	return -1;
+noreg:
+	snprintf(err, en, "register not available");
+	return -1;
+#undef PUSH
+#undef NEED
+}
+
+/* n bytes of the object an lval designates, starting at off. */
+static int lval_read(const struct var_env *env, const struct lval *l, int64_t off, void *buf, size_t n,
+                     char *err, size_t en)
+{
+	if (l->kind == L_MEM) {
+		if (env->mem(env->ctx, l->addr + (uint64_t)off, buf, n)) {
+			snprintf(err, en, "cannot read memory at 0x%llx", (unsigned long long)(l->addr + (uint64_t)off));
+			return -1;
+		}
+		return 0;
+	}
+	uint8_t b[32] = { 0 };
+	int have = 0;
+	if (l->kind == L_REG) {
+		if (read_reg_bytes(env, l->reg, b)) {
+			snprintf(err, en, "register not available");
+			return -1;
+		}
+		have = 16;
+	} else {
+		memcpy(b, l->bytes, sizeof b);
+		have = l->n;
+	}
+	if (off < 0 || (size_t)off + n > (size_t)have) {
+		if (off >= 0 && (size_t)off < sizeof b && l->kind != L_MEM && (size_t)off + n <= sizeof b) {
+			/* value narrower than asked (e.g. stack value): zero-extended */
+		} else {
+			snprintf(err, en, "value not in memory");
+			return -1;
+		}
+	}
+	memcpy(buf, b + off, n);
+	return 0;
+}
+
+int vars_eval(const struct var_ref *r, const struct var_env *env, struct var_value *out, char *err, size_t en)
+{
+	memset(out, 0, sizeof *out);
+	struct lval l;
+	int64_t off = 0;
+	if (r->has_const) {
+		l.kind = L_VAL;
+		l.n = 8;
+		memcpy(l.bytes, &r->cval, 8);
+	} else if (eval_ops(r, &r->loc, env, &l, 0, err, en)) {
+		return -1;
+	}
+	for (int i = 0; i < r->nsteps; i++) {
+		const struct step *s = &r->steps[i];
+		if (s->kind == ST_MEMBER) {
+			off += s->off;
+			continue;
+		}
+		int64_t idx = s->idx;
+		if (s->kind == ST_INDEX && s->idxref) {
+			struct var_value iv;
+			if (vars_eval(s->idxref, env, &iv, err, en))
+				return -1;
+			idx = iv.type == VAR_FLOAT ? (int64_t)iv.f : iv.type == VAR_INT ? iv.i : (int64_t)iv.u;
+		}
+		if (s->kind == ST_DEREF || s->via_ptr) {
+			uint64_t p;
+			if (lval_read(env, &l, off, &p, 8, err, en))
+				return -1;
+			l.kind = L_MEM;
+			l.addr = p;
+			off = 0;
+		}
+		if (s->kind == ST_INDEX) {
+			if (l.kind != L_MEM && l.kind != L_VAL) {
+				snprintf(err, en, "cannot index a value held in a register");
+				return -1;
+			}
+			off += idx * (int64_t)s->esz;
+		}
+	}
+	uint8_t b[16] = { 0 };
+	if (lval_read(env, &l, off, b, (size_t)r->size, err, en))
+		return -1;
+	out->type = r->enc;
+	if (r->enc == VAR_FLOAT) {
+		if (r->size == 4) { float f; memcpy(&f, b, 4); out->f = f; }
+		else if (r->size == 8) { double d; memcpy(&d, b, 8); out->f = d; }
+		else { long double ld = 0; memcpy(&ld, b, 10); out->f = ld; }
+		return 0;
+	}
+	uint64_t u = 0;
+	memcpy(&u, b, (size_t)(r->size > 8 ? 8 : r->size));
+	if (r->enc == VAR_INT) {
+		if (r->size < 8) {
+			int sh = 64 - 8 * r->size;
+			out->i = (int64_t)(u << sh) >> sh;
+		} else {
+			out->i = (int64_t)u;
+		}
+		out->u = (uint64_t)out->i;
+	} else {
+		out->u = u;
+		out->i = (int64_t)u;
+	}
+	return 0;
+}
+
+const char *vars_describe(const struct var_ref *r)
+{
+	return r ? r->desc : "";
+}
+
+void vars_free(struct var_ref *r)
+{
+	if (!r)
+		return;
+	for (int i = 0; i < r->nsteps; i++)
+		vars_free(r->steps[i].idxref);
+	free(r->steps);
+	free(r->loc.v);
+	free(r->fb.v);
+	free(r->cfa.v);
+	free(r);
+}

@@ -1,0 +1,49 @@
+/* vars.h — program variables from DWARF (libdw), for probes: find a local,
+ * parameter or global by name at a code address, follow `p->field`, `s.f`,
+ * `a[i]`, `*p`, and read its value from a stopped thread.  Locations: register,
+ * memory (DW_OP_fbreg through the CFA, DW_OP_breg, DW_OP_addr), location lists,
+ * DW_OP_stack_value / implicit values and pieces.  Types: char, short, int,
+ * long, long long (signed/unsigned), bool, enums, pointers, float, double,
+ * long double. */
+#ifndef SONDE_SYM_VARS_H
+#define SONDE_SYM_VARS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct vars;
+struct var_ref;
+
+/* How to read the stopped thread (callbacks return 0 ok, -1 unavailable). */
+struct var_env {
+	int (*reg)(void *ctx, int dwreg, uint64_t *val);
+	int (*fpreg)(void *ctx, int dwreg, uint8_t buf[16]);
+	int (*mem)(void *ctx, uint64_t addr, void *buf, size_t n);
+	void *ctx;
+	uint64_t bias;          /* run-time minus link-time address of the module */
+};
+
+enum { VAR_INT, VAR_UINT, VAR_FLOAT };
+
+struct var_value {
+	int type;               /* VAR_INT, VAR_UINT or VAR_FLOAT */
+	int64_t i;
+	uint64_t u;
+	long double f;
+};
+
+struct vars *vars_open(const char *path, const char **err);
+void vars_close(struct vars *v);
+
+/* Compile access path `expr` (e.g. "entry->hits", "a[i]", "x") valid at
+ * link-time address pc.  0 ok, -1 with err. */
+int vars_compile(struct vars *v, uint64_t pc, const char *expr, struct var_ref **out,
+                 char *err, size_t errlen);
+/* 0 ok, -1 unavailable at run time (err says why). */
+int vars_eval(const struct var_ref *r, const struct var_env *env, struct var_value *out,
+              char *err, size_t errlen);
+/* "int n: register rdi" — type and where the value lives at pc. */
+const char *vars_describe(const struct var_ref *r);
+void vars_free(struct var_ref *r);
+
+#endif

@@ -1,0 +1,58 @@
+# Hard cases of the lock wrappers (tests/progs/lock_edge.c): fork inside a
+# locked section, locks taken in another library's constructor, a dlopen'd
+# library's lock, addresses freed and reused.  No deadlock (the test runs
+# under a timeout), no crash, right counts.
+. "$ROOT/tests/lib.sh"
+CCX=${CC:-cc}
+$CCX -O2 -g -shared -fPIC -pthread "$PROGS/lock_ctorlib.c" -o liblock_ctorlib.so &&
+$CCX -O2 -g -shared -fPIC -pthread "$PROGS/lock_dl.c" -o lock_dl.so &&
+$CCX -O2 -g -pthread "$PROGS/lock_edge.c" -o lock_edge -L. -llock_ctorlib -Wl,-rpath,'$ORIGIN' -ldl ||
+	{ notok build "cc failed"; exit 1; }
+plain=$(./lock_edge 2>/dev/null)
+for mode in aggregates events; do
+	opt=--locks; [ $mode = events ] && opt=--locks=events
+	out=$(timeout 60 "$SONDE" record $opt -o rec.$mode -- ./lock_edge 2>prog.$mode.err)
+	rc=$?
+	check "$mode: no deadlock, no crash (exit $rc)" test $rc -eq 0
+	check "$mode: program output unchanged" test "$out" = "$plain"
+	"$SONDE" locks -i rec.$mode --format=json >locks.$mode.json 2>locks.$mode.err ||
+		{ notok "$mode: sonde locks" "$(cat locks.$mode.err)"; continue; }
+	python3 - "$mode" locks.$mode.json prog.$mode.err <<'PY'
+import json, re, sys
+mode, d, err = sys.argv[1], json.load(open(sys.argv[2])), open(sys.argv[3]).read()
+reused = "reused=1" in err
+static_reused = "static_reused=1" in err
+def say(ok, name, why=""):
+    print(("ok - " if ok else "not ok - ") + f"{mode}: {name}" + ("" if ok else f": {why}"))
+locks = d["locks"]
+def named(n): return [l for l in locks if l["name"] == n]
+def starting(p): return sorted((l for l in locks if l["name"].startswith(p)), key=lambda l: l["generation"])
+fl = sorted(named("fork_lock"), key=lambda l: l["acquisitions"])
+say(len(fl) == 2 and len({l["pid"] for l in fl}) == 2, "fork_lock seen in parent and child", str(fl))
+if len(fl) == 2:
+    child, parent = fl
+    say(parent["acquisitions"] == 1001 and parent["releases"] == 1001, "parent: 1001 acquisitions and releases",
+        f"{parent['acquisitions']} / {parent['releases']}")
+    say(child["acquisitions"] == 3 and child["releases"] == 4 and child["unmatched_releases"] == 0,
+        "child: held across fork, 3 acquisitions, 4 releases, none unmatched", str(child))
+ll = named("lib_lock")
+say(len(ll) == 1 and ll[0]["acquisitions"] == 10, "lock in another library's constructor: 10", str(ll))
+lm = starting("lib_make (lock_ctorlib.c:")
+say(len(lm) == 1 and lm[0]["acquisitions"] == 3, "heap lock made in the library's constructor: 3", str(lm))
+dl = named("dl_lock")
+say(len(dl) == 1 and dl[0]["acquisitions"] == 7 and dl[0]["named_by_symbol"], "dlopen'd library's lock by symbol: 7",
+    str([l["name"] for l in locks]))
+mk = starting("make_lock (lock_edge.c:")
+say([l["acquisitions"] for l in mk] == [10, 20, 30], "reused address with init: 10, 20, 30", str(mk))
+if reused:
+    say([l["generation"] for l in mk] == [0, 1, 2], "generations 0, 1, 2", str([l["generation"] for l in mk]))
+st = starting("use_static_heap (lock_edge.c:")
+say([l["acquisitions"] for l in st] == [5, 6], "reused address with a static initializer: 5, 6", str(st))
+if static_reused and len(st) == 2:
+    say(st[1]["generation"] == st[0]["generation"] + 1, "a new generation after destroy", str(st))
+say(d["lost_events"] == 0 and d["unmatched_unlocks"] == 0, "no loss, no unmatched unlock", str(d["lost_events"]))
+if mode == "events":
+    ev = d["events"]
+    say(ev["compared"] > 0 and ev["mismatched"] == 0 and not ev["error"], "events agree with the aggregates", str(ev))
+PY
+done

@@ -1,0 +1,51 @@
+# A real program nobody here wrote: Debian's Lua 5.4 built with sonde-cc.
+# Its call counts equal uftrace's for the same source and -finstrument-functions
+# build, function for function.  Lua's run-to-run randomness (hash seed, sort
+# pivot, the address-indexed C-string cache) is switched off through its own
+# configuration macros in both builds, so both runs do the same work.
+. "$ROOT/tests/lib.sh"
+cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
+if ! sh "$ROOT/tools/fetch-lua.sh" "$cache" >fetch.log 2>&1; then
+	skip "lua from Debian source" "could not fetch lua5.4 source ($(tail -1 fetch.log))"; exit 0
+fi
+if ! command -v uftrace >/dev/null; then
+	if [ "$(id -u)" = 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y -qq uftrace >/dev/null 2>&1; fi
+fi
+LUAFLAGS='-Dluai_makeseed(L)=0u -Dl_randomizePivot()=0u -DSTRCACHE_N=1 -DSTRCACHE_M=1'
+sh "$ROOT/tools/build-lua.sh" "$cache/lua" lua-sonde "$SONDE_CC_BIN" -g $LUAFLAGS >build.log 2>&1 ||
+	{ notok "build lua with sonde-cc" "$(tail -3 build.log)"; exit 1; }
+ok "Lua 5.4 from Debian source builds with sonde-cc"
+plain=$(./lua-sonde "$PROGS/bench.lua" 16)
+"$SONDE" record -- ./lua-sonde "$PROGS/bench.lua" 16 >out.txt 2>rec.err
+check "lua output unchanged under sonde" test "$(cat out.txt)" = "$plain"
+"$SONDE" report --format=json >so.json
+if ! command -v uftrace >/dev/null; then
+	skip "call counts equal uftrace's" "uftrace not installed"; exit 0
+fi
+sh "$ROOT/tools/build-lua.sh" "$cache/lua" lua-plain cc -g -finstrument-functions -fno-omit-frame-pointer \
+	-fno-optimize-sibling-calls $LUAFLAGS >build2.log 2>&1 || { notok "build lua for uftrace" "$(tail -3 build2.log)"; exit 1; }
+uftrace record --no-pager -d uftrace.data ./lua-plain "$PROGS/bench.lua" 16 >/dev/null 2>uf.err &&
+	uftrace report -d uftrace.data -f call --no-pager >uf.txt 2>>uf.err || { notok "uftrace record" "$(tail -3 uf.err)"; exit 1; }
+python3 - <<'PY'
+import json, re
+so = {f["name"]: f["calls"] for f in json.load(open("so.json"))["functions"]}
+uf = {}
+for l in open("uf.txt"):
+    m = re.match(r"\s*(\d+)\s+(\S+)\s*$", l)
+    if m:
+        uf[m.group(2)] = uf.get(m.group(2), 0) + int(m.group(1))
+# uftrace also counts the libc functions it hooks through the PLT; sonde counts
+# the instrumented functions.  Every instrumented function must agree.
+diff = [(k, so[k], uf.get(k)) for k in so if so[k] != uf.get(k)]
+total = sum(so.values())
+ok = not diff and len(so) > 300 and total > 1000000
+print(("ok" if ok else "not ok") + f" - lua: {len(so)} functions, {total} calls, all equal to uftrace's"
+      + ("" if ok else f": {len(diff)} differ, e.g. {diff[:5]}"))
+print(("ok" if json.load(open("so.json"))["lost_events"] == 0 else "not ok") + " - lua: nothing lost")
+PY
+python3 - <<'PY'
+import sys, os; sys.path.insert(0, os.environ["ROOT"] + "/tests")
+from profile_check import *
+check_invariants(["luaV_execute", "luaD_call", "luaH_get", "luaS_newlstr", "sort_comp", "auxsort"], label="(lua)")
+done()
+PY

@@ -1,0 +1,140 @@
+# Timeline of a five-thread program with known call counts (tests/progs/trace_threads.c):
+# the Chrome export holds exactly one slice per call, nested per thread, one track per
+# thread with its pthread_setname_np name; the Perfetto export decodes (a small protobuf
+# reader below) and holds the same slices; replay and report agree; trace-mode call
+# counts equal profile-mode call counts.
+. "$ROOT/tests/lib.sh"
+"$SONDE_CC_BIN" -O1 -g "$PROGS/trace_threads.c" -o trace_threads -lpthread || { notok build "sonde-cc failed"; exit 1; }
+out=$("$SONDE" record --trace -o tr -- ./trace_threads 2>rec.err)
+check "program output unchanged" test "$out" = "trace_threads done"
+check "chrome export" "$SONDE" export -i tr --format=chrome -o trace.json
+check "perfetto export" "$SONDE" export -i tr --format=perfetto -o trace.pftrace
+"$SONDE" replay -i tr >replay.txt 2>replay.err; check "replay runs" test -s replay.txt
+"$SONDE" record -o prof -- ./trace_threads >/dev/null 2>&1
+"$SONDE" report -i prof --format=json >prof.json 2>/dev/null
+"$SONDE" report -i tr --format=json >trrep.json 2>/dev/null
+python3 - <<'PY'
+import json, collections, re
+fails = 0
+def say(ok, name, why=""):
+    global fails
+    print(f"ok - {name}" if ok else f"not ok - {name}: {why}", flush=True)
+    fails += 0 if ok else 1
+
+# Known behaviour of the program (not sonde's output):
+expect = {"main": {"main": 1, "spawn": 1, "mid": 5, "leaf": 10}}
+for k in range(1, 5):
+    expect[f"worker-{k}"] = {"worker": 1, "mid": 10 * k, "leaf": 20 * k + k}
+
+d = json.load(open("trace.json"))
+ev = d["traceEvents"]
+names = {e["tid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+X = [e for e in ev if e["ph"] == "X"]
+tids = sorted({e["tid"] for e in X})
+say(len(tids) == 5, "five threads have slices", str(tids))
+say(len(set(names)) == 5 and set(tids) <= set(names), "every thread has its own named track", str(names))
+workers = sorted(v for v in names.values() if v.startswith("worker-"))
+say(workers == [f"worker-{k}" for k in range(1, 5)], "worker tracks named by pthread_setname_np", str(workers))
+def label(tid):
+    n = names.get(tid, "")
+    return n if n.startswith("worker-") else "main"
+got = collections.defaultdict(collections.Counter)
+for e in X:
+    got[label(e["tid"])][e["name"]] += 1
+for t, calls in expect.items():
+    say(dict(got[t]) == calls, f"chrome: one slice per call on {t}", f"got {dict(got[t])}, expected {calls}")
+# Nesting per thread: sort by start, longer first; each slice inside the open one.
+bad = 0
+for tid in tids:
+    s = sorted((e for e in X if e["tid"] == tid), key=lambda e: (e["ts"], -e["dur"]))
+    stack = []
+    for e in s:
+        b, en = e["ts"], e["ts"] + e["dur"]
+        while stack and stack[-1] <= b + 1e-6 and not (stack[-1] >= en - 1e-6):
+            stack.pop()
+        if stack and en > stack[-1] + 0.0015:
+            bad += 1
+        stack.append(en)
+say(bad == 0, "chrome: slices nest per thread", f"{bad} slices overlap their parent's end")
+# leaf always has mid or worker or main as the enclosing slice: depth structure via replay
+rep = open("replay.txt").read()
+say(rep.count("leaf();") == 220, "replay: 220 leaf calls as one-line calls", str(rep.count("leaf();")))
+say(rep.count("mid() {") == 105 and rep.count("} /* mid */") == 105, "replay: 105 nested mid calls", "")
+
+# ---- Perfetto: a small protobuf reader ----
+buf = open("trace.pftrace", "rb").read()
+def varint(b, i):
+    r = s = 0
+    while True:
+        c = b[i]; i += 1
+        r |= (c & 0x7f) << s; s += 7
+        if not c & 0x80: return r, i
+def fields(b):
+    i, out = 0, []
+    while i < len(b):
+        key, i = varint(b, i)
+        f, wt = key >> 3, key & 7
+        if wt == 0: v, i = varint(b, i)
+        elif wt == 2:
+            n, i = varint(b, i); v = b[i:i + n]; i += n
+            if i > len(b): raise ValueError("length past the end")
+        elif wt == 1: v = b[i:i + 8]; i += 8
+        elif wt == 5: v = b[i:i + 4]; i += 4
+        else: raise ValueError(f"wire type {wt}")
+        out.append((f, v))
+    return out
+try:
+    packets = [v for f, v in fields(buf) if f == 1]
+    framing = all(f == 1 for f, _ in fields(buf))
+except Exception as e:
+    packets, framing = [], False
+say(framing and len(packets) > 0, "perfetto: framing decodes (Trace.packet only)", f"{len(packets)} packets")
+tracks, interned, slices, open_ = {}, {}, [], collections.defaultdict(list)
+first_flags = None
+for p in packets:
+    pf = fields(p)
+    ts = next((v for f, v in pf if f == 8), None)
+    for f, v in pf:
+        if f == 13 and first_flags is None: first_flags = v
+        if f == 60:
+            td = dict((ff, vv) for ff, vv in fields(v) if ff in (1, 5))
+            for ff, vv in fields(v):
+                if ff == 4:
+                    th = dict(fields(vv))
+                    tracks[td[1]] = (th.get(2), th.get(5, b"").decode())
+        if f == 12:
+            for ff, vv in fields(v):
+                if ff == 2:
+                    en = dict(fields(vv)); interned[en[1]] = en[2].decode()
+    for f, v in pf:
+        if f == 11:
+            te = dict(fields(v))
+            uuid, typ = te.get(11), te.get(9)
+            if typ == 1:
+                open_[uuid].append((interned.get(te.get(10), "?"), ts))
+            elif typ == 2:
+                n, b = open_[uuid].pop()
+                slices.append((tracks.get(uuid, (None, ""))[0], n, b, ts))
+say(first_flags == 1, "perfetto: first packet clears incremental state", str(first_flags))
+say(len(tracks) == 5 and sorted(n for _, n in tracks.values() if n.startswith("worker-")) == workers,
+    "perfetto: one named thread track per thread", str(tracks))
+say(not any(open_.values()), "perfetto: every begin has its end", "")
+pc = collections.Counter((t, n) for t, n, _, _ in slices)
+cc = collections.Counter((e["tid"], e["name"]) for e in X)
+say(pc == cc, "perfetto: same slices as chrome (per thread and function)", f"{pc} vs {cc}")
+ps = sorted((t, n, b) for t, n, b, _ in slices)
+cs = sorted((e["tid"], e["name"], round(e["ts"] * 1000)) for e in X)
+off = max((abs(a[2] - b[2]) for a, b in zip(ps, cs)), default=0)
+say(len(ps) == len(cs) and off <= 2, "perfetto: same start times as chrome (within 2 ns)", f"max diff {off} ns")
+
+# ---- report on a trace recording: same counts as profile mode ----
+try:
+    tr = {f["name"]: f["calls"] for f in json.load(open("trrep.json"))["functions"]}
+    pr = {f["name"]: f["calls"] for f in json.load(open("prof.json"))["functions"]}
+    total = collections.Counter()
+    for c in expect.values(): total.update(c)
+    say(tr == dict(total), "report of the trace: call counts as the program makes them", f"{tr}")
+    say(tr == pr, "trace-mode call counts equal profile-mode call counts", f"{tr} vs {pr}")
+except Exception as e:
+    say(False, "report of the trace", repr(e))
+PY

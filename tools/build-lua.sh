@@ -1,0 +1,19 @@
+#!/bin/sh
+# tools/build-lua.sh SRC OUT CC [CFLAGS...] — build Debian's Lua 5.4 interpreter
+# from SRC (tools/fetch-lua.sh) into OUT with compiler CC, one object per
+# source file as its own build does (no libtool).
+set -e
+src=$1 out=$2 cc=$3; shift 3
+mkdir -p "$out.obj"
+# debian/rules generates this header; do the same.
+ma="$src/src/lua5.4-deb-multiarch.h"
+[ -f "$ma" ] || printf '#ifndef _LUA_DEB_MULTIARCH_\n#define _LUA_DEB_MULTIARCH_\n#define DEB_HOST_MULTIARCH "%s"\n#endif\n' \
+	"$(gcc -dumpmachine)" >"$ma"
+objs=""
+for f in "$src"/src/*.c; do
+	case $(basename "$f") in luac.c|onelua.c) continue ;; esac
+	o="$out.obj/$(basename "$f" .c).o"
+	$cc -std=gnu99 -O2 -DLUA_COMPAT_5_3 -DLUA_USE_LINUX "$@" -c "$f" -o "$o"
+	objs="$objs $o"
+done
+$cc "$@" -o "$out" $objs -lm -ldl

@@ -176,6 +176,14 @@ static void emit_table(const struct lka *a, const int *idx, int n, struct cli_op
 			snprintf(name + strlen(name), sizeof name - strlen(name), " #%u", L->rec.gen);
 		if (multi)
 			snprintf(name + strlen(name), sizeof name - strlen(name), " [%d]", L->pid);
+		for (int o2 = 0; o2 < a->nlocks; o2++) { /* same name: heap locks made at one site */
+			const struct lka_lock *M = &a->locks[o2];
+			if (M != L && M->rec.gen == L->rec.gen && M->pid == L->pid && !strcmp(M->name, L->name)) {
+				snprintf(name + strlen(name), sizeof name - strlen(name), " @%llx",
+				         (unsigned long long)L->rec.addr);
+				break;
+			}
+		}
 		stat_row(a, name, nw, L->kind, &L->tot);
 		if (L->rec.kind == LK_RWLOCK)
 			printf("%*s read %llu, write %llu\n", 4, "", (unsigned long long)L->tot.read_acquisitions,

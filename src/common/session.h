@@ -65,7 +65,7 @@ enum sonde_loss {
 /* One frame of a thread's shadow stack. */
 struct sonde_frame {
 	uint64_t start;     /* TSC at entry */
-	uint64_t cfa;       /* caller's stack pointer at the hook: detects non-local exits */
+	uint64_t cfa;       /* the function's frame pointer: identifies the activation (non-local exits) */
 	uint32_t node;      /* CCT node index of this activation (profile mode) */
 	uint32_t func;      /* SONDE_FUNC(module slot, number) */
 	uint32_t trace_pos; /* trace mode: ring offset of the entry record, for roll-back */

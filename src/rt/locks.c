@@ -568,6 +568,7 @@ static inline void lk_event(struct rt_tls *L, uint32_t id, uint32_t op, uint64_t
 	if (__builtin_expect(atomic_load_explicit(&c->state, memory_order_relaxed) == RING_FILLING && c->used &&
 	                     sizeof *c + c->used + LK_EV_MAX <= R->chunk_size && now >= prev, 1)) {
 		uint8_t *p = (uint8_t *)(c + 1) + c->used, *q = p;
+		__builtin_prefetch(p + 256, 1); /* the ring's next lines: hide the write misses */
 		q += tr_put_varint(q, ((now - prev) << 2) | TR_EXT);
 		*q++ = TRX_LOCK;
 		q += tr_put_varint(q, id);
@@ -762,6 +763,15 @@ static inline int op_read(int op)
 	return op == OP_RD || op == OP_RD_TIMED || op == OP_RD_CLOCK;
 }
 
+/* Only the semaphore functions use errno; for the others it is neither read
+ * nor written here (each errno access is a call into libc). */
+#define ERRNO_GET(kind) ((kind) == LK_SEM ? errno : 0)
+#define ERRNO_SET(kind, v)               \
+	do {                             \
+		if ((kind) == LK_SEM)    \
+			errno = (v);     \
+	} while (0)
+
 /* Result class of a call of family `kind` (rc, and errno for semaphores). */
 static inline int lk_class(int kind, int rc, int err)
 {
@@ -819,8 +829,8 @@ static inline __attribute__((always_inline)) int lk_lock_op(int op, void *l, clo
 	if (!L)
 		return do_block(op, l, clk, ts);
 	int kind = op_kind(op);
-	int e0 = errno;
-	int rc = do_try(op, l), e = errno;
+	int e0 = ERRNO_GET(kind);
+	int rc = do_try(op, l), e = ERRNO_GET(kind);
 	int cls = lk_class(kind, rc, e);
 	uint64_t now, wait = 0;
 	uint32_t id, waiters = 0;
@@ -833,7 +843,7 @@ static inline __attribute__((always_inline)) int lk_lock_op(int op, void *l, clo
 		if (id && (st = lk_stat(&lk_tls, id)))
 			lk_acquired(L, st, id, kind, how, now, 0, site, 0);
 		lk_idle(L);
-		errno = e0;
+		ERRNO_SET(kind, e0);
 		return rc;
 	}
 	lk_busy(L);
@@ -844,10 +854,10 @@ static inline __attribute__((always_inline)) int lk_lock_op(int op, void *l, clo
 	lk_idle(L);
 	uint64_t t0 = clock_ticks();
 	rc = do_block(op, l, clk, ts);
-	e = errno;
+	e = ERRNO_GET(kind);
 	now = clock_ticks();
 	if (!st) {
-		errno = rc == 0 ? e0 : e;
+		ERRNO_SET(kind, rc == 0 ? e0 : e);
 		return rc;
 	}
 	lk_busy(L);
@@ -866,7 +876,7 @@ static inline __attribute__((always_inline)) int lk_lock_op(int op, void *l, clo
 		lk_event(L, id, LK_EV_ERROR, 0, now);
 	}
 	lk_idle(L);
-	errno = cls2 == C_OK ? e0 : e;
+	ERRNO_SET(kind, cls2 == C_OK ? e0 : e);
 	return rc;
 }
 
@@ -877,8 +887,8 @@ static inline __attribute__((always_inline)) int lk_try_op(int op, void *l, uint
 	if (!L)
 		return do_try(op, l);
 	int kind = op_kind(op);
-	int e0 = errno;
-	int rc = do_try(op, l), e = errno;
+	int e0 = ERRNO_GET(kind);
+	int rc = do_try(op, l), e = ERRNO_GET(kind);
 	uint64_t now = clock_ticks();
 	lk_busy(L);
 	uint32_t id = lk_lookup(l, kind, site);
@@ -896,7 +906,7 @@ static inline __attribute__((always_inline)) int lk_try_op(int op, void *l, uint
 		}
 	}
 	lk_idle(L);
-	errno = cls == C_OK ? e0 : e;
+	ERRNO_SET(kind, cls == C_OK ? e0 : e);
 	return rc;
 }
 
@@ -907,7 +917,7 @@ static inline __attribute__((always_inline)) int lk_unlock_op(int kind, void *l,
 	struct rt_tls *L = lk_begin();
 	if (!L)
 		return rc_real_fn(l);
-	int e0 = errno;
+	int e0 = ERRNO_GET(kind);
 	uint64_t now = clock_ticks(), hold = 0;
 	lk_busy(L);
 	uint32_t id = lk_lookup(l, kind, site), op = 0;
@@ -916,7 +926,7 @@ static inline __attribute__((always_inline)) int lk_unlock_op(int kind, void *l,
 	if (st)
 		op = lk_release_begin(st, id, kind, now, &hold, &u);
 	lk_idle(L);
-	int rc = rc_real_fn(l), e = errno;
+	int rc = rc_real_fn(l), e = ERRNO_GET(kind);
 	int ok = lk_class(kind, rc, e) == C_OK;
 	if (st) {
 		lk_busy(L);
@@ -929,7 +939,7 @@ static inline __attribute__((always_inline)) int lk_unlock_op(int kind, void *l,
 		}
 		lk_idle(L);
 	}
-	errno = ok ? e0 : e;
+	ERRNO_SET(kind, ok ? e0 : e);
 	return rc;
 }
 
@@ -983,7 +993,6 @@ static inline __attribute__((always_inline)) int lk_cond_op(int ckind, int mkind
 	 : which == 3 ? R(cnd_wait)(c, m) : R(cnd_timedwait)(c, m, ts))
 	if (!L)
 		return LK_COND_CALL();
-	int e0 = errno;
 	uint64_t t0 = clock_ticks();
 	lk_busy(L);
 	uint32_t mid = lk_lookup(m, mkind, site);
@@ -995,12 +1004,12 @@ static inline __attribute__((always_inline)) int lk_cond_op(int ckind, int mkind
 		lk_release_end(L, ms, mid, op, hold, t0);
 	}
 	lk_idle(L);
-	int rc = LK_COND_CALL(), e = errno;
+	int rc = LK_COND_CALL();
 	uint64_t now = clock_ticks();
 	lk_busy(L);
 	uint32_t cid = lk_lookup(c, ckind, site);
 	struct lk_stat *cs = cid ? lk_stat(&lk_tls, cid) : NULL;
-	int cls = lk_class(ckind, rc, e);
+	int cls = lk_class(ckind, rc, 0);
 	if (cs) {
 		uint64_t wait = now - t0;
 		cs->acquisitions++;
@@ -1018,7 +1027,6 @@ static inline __attribute__((always_inline)) int lk_cond_op(int ckind, int mkind
 	if (ms && (cls == C_OK || cls == C_TIMEOUT || rc == EOWNERDEAD))
 		lk_acquired(L, ms, mid, mkind, LKA_REACQ, now, 0, site, 0);
 	lk_idle(L);
-	errno = cls == C_OK ? e0 : e;
 	return rc;
 #undef LK_COND_CALL
 }

@@ -56,7 +56,7 @@ int fn_table_build(const struct recording *r, struct fn_table *ft)
 		if (r->modules[s])
 			total += r->modules[s]->r.nfuncs + 1;
 	ft->fns = calloc(total, sizeof *ft->fns);
-	ft->fns[0] = (struct fn_info){ "<root>", "", NULL, 0, 0 };
+	ft->fns[0] = (struct fn_info){ .name = "<root>", .module = "" };
 	ft->n = 1;
 	uint64_t cap = 16;
 	while (cap < total * 2)
@@ -90,6 +90,7 @@ int fn_table_build(const struct recording *r, struct fn_table *ft)
 					struct sym_info si;
 					if (p->syms[pi] && sym_lookup(p->syms[pi], va, &si) == 0 && si.name) {
 						fi->name = si.name;
+						fi->mangled = si.mangled;
 						fi->file = si.file;
 						fi->line = si.line;
 					} else {

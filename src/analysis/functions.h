@@ -12,6 +12,7 @@
 
 struct fn_info {
 	const char *name;        /* demangled */
+	const char *mangled;     /* symbol as the ELF file spells it (NULL if unknown) */
 	const char *module;      /* module path */
 	const char *file;        /* may be NULL */
 	int line;

@@ -72,7 +72,7 @@ int cli_want_json(struct cli_opts *o, const char *allowed);
 
 /* Human output: times with units ("1.23 ms"), into buf. */
 const char *fmt_ns(double ns, char *buf, int len);
-/* Terminal width (COLUMNS, ioctl, else 100). */
+/* Terminal width (COLUMNS, ioctl, else 120). */
 int term_width(void);
 /* Parse "10ms", "50us", "3s", "100ns" (bare numbers are ns). -1 on error. */
 int64_t parse_duration_ns(const char *s);

@@ -27,6 +27,8 @@ int cmd_export(struct cli_opts *o)
 	if (ops->needs_events && !l.r->has_events)
 		cli_die(EXIT_DATA, "%s holds no timeline: the %s format needs a recording made with --trace", o->input,
 		        ops->name);
+	if (!ops->needs_events)
+		load_trees(&l); /* profile formats of a --trace recording */
 	struct export_ctx x;
 	memset(&x, 0, sizeof x);
 	x.r = l.r;

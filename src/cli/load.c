@@ -15,9 +15,8 @@ void load_or_die(struct cli_opts *o, struct loaded *l)
 	fn_table_build(l->r, &l->ft);
 }
 
-void load_profile(struct cli_opts *o, struct loaded *l, struct profile *p)
+void load_trees(struct loaded *l)
 {
-	load_or_die(o, l);
 	if (!(l->r->mode & SONDE_MODE_PROFILE) && (l->r->mode & SONDE_MODE_TRACE) && l->r->has_events) {
 		/* A --trace recording: its calling-context trees come from the timeline. */
 		char err[1024];
@@ -25,6 +24,12 @@ void load_profile(struct cli_opts *o, struct loaded *l, struct profile *p)
 		if (trace_cct_build(l->r, NULL, &st, err, sizeof err) != 0)
 			cli_warn("%s (the profile holds what could be read)", err);
 	}
+}
+
+void load_profile(struct cli_opts *o, struct loaded *l, struct profile *p)
+{
+	load_or_die(o, l);
+	load_trees(l);
 	int any = 0, matched = 0;
 	profile_init(p, &l->ft);
 	for (int i = 0; i < l->r->nthreads; i++) {

@@ -14,6 +14,9 @@ struct loaded {
 };
 
 void load_or_die(struct cli_opts *o, struct loaded *l);
+/* For a --trace recording, build each thread's calling-context tree from the
+ * timeline (a profile recording has them already). */
+void load_trees(struct loaded *l);
 /* Profile of the selected threads (o->tid, 0 = all); dies if the recording has no profile. */
 void load_profile(struct cli_opts *o, struct loaded *l, struct profile *p);
 void load_free(struct loaded *l);

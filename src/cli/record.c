@@ -35,6 +35,27 @@ static char *lib_path(const char *name)
 	return real;
 }
 
+/* What execvp would find: checked before the old recording is replaced, so
+ * a typo does not cost the previous recording. */
+static int program_exists(const char *prog)
+{
+	if (strchr(prog, '/'))
+		return access(prog, X_OK) == 0;
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path; *p;) {
+		const char *e = strchr(p, ':');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		char buf[PATH_MAX];
+		if (snprintf(buf, sizeof buf, "%.*s/%s", (int)n, n ? p : ".", prog) < (int)sizeof buf &&
+		    access(buf, X_OK) == 0)
+			return 1;
+		p += n + (e != NULL);
+	}
+	return 0;
+}
+
 /* Make `dir` an empty recording directory.  An existing directory is reused
  * only if it looks like a recording (never wipe a user's directory). */
 static void prepare_dir(const char *dir)
@@ -105,8 +126,11 @@ int cmd_record(struct cli_opts *o)
 		cfg.mode |= SONDE_MODE_LOCK_EVENTS;
 	if (o->lossy)
 		cfg.mode |= SONDE_MODE_LOSSY;
-	if (!o->trace && (o->min_time_ns || o->nfilters || o->domain))
-		cli_die(EXIT_USAGE, "--min-time, -F, -N and --domain apply to --trace recordings");
+	if (!o->trace && (o->min_time_ns || o->nfilters || o->domain || o->depth))
+		cli_die(EXIT_USAGE, "--depth, --min-time, -F, -N and --domain apply to --trace recordings");
+	if (!program_exists(o->argv[0]))
+		cli_die(EXIT_DATA, "cannot run %s (no such program%s)", o->argv[0],
+		        strchr(o->argv[0], '/') ? "" : " in PATH");
 	cfg.thread_region = o->buffer_size ? o->buffer_size : 16ull << 20;
 	if (cfg.thread_region < 256 * 1024)
 		cli_die(EXIT_USAGE, "--buffer-size must be at least 256K");
@@ -143,15 +167,16 @@ int cmd_record(struct cli_opts *o)
 	}
 
 	struct rec_writer ev, prof;
-	char path[PATH_MAX];
+	char path[PATH_MAX], evpath[PATH_MAX];
 	int rings = (cfg.mode & (SONDE_MODE_TRACE | SONDE_MODE_LOCK_EVENTS)) != 0;
 	if (rings) {
-		snprintf(path, sizeof path, "%s/%s", dir, SONDE_FILE_EVENTS);
-		if (writer_open(&ev, strdup(path), 2) != 0)
-			cli_die(EXIT_DATA, "cannot write %s (%s)", path, strerror(errno));
+		snprintf(evpath, sizeof evpath, "%s/%s", dir, SONDE_FILE_EVENTS);
+		if (writer_open(&ev, evpath, 2) != 0)
+			cli_die(EXIT_DATA, "cannot write %s (%s)", evpath, strerror(errno));
 	}
 	struct launched l;
 	rc = launch_program(o->argv, &s, rt, &l);
+	free(rt);
 	struct collector_stats st;
 	collect(&s, &l, rings ? &ev : NULL, &st);
 	if (rc) {
@@ -190,6 +215,8 @@ int cmd_record(struct cli_opts *o)
 				lost += t->lost[k];
 	}
 	session_destroy(&s);
+	for (int i = 0; i < o->nfilters; i++)
+		free((char *)o->filters[i]); /* allocated by cli_parse */
 	fprintf(stderr, "sonde: recorded %u process%s, %u thread%s, %u instrumented module%s into %s/",
 	        nprocs, nprocs == 1 ? "" : "es", nthreads, nthreads == 1 ? "" : "s", nmods, nmods == 1 ? "" : "s", dir);
 	if (lost)

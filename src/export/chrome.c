@@ -2,18 +2,30 @@
  * opened by chrome://tracing, ui.perfetto.dev and speedscope.  Streams: one
  * event is written as each slice ends; memory does not grow with the trace.
  * Every thread is its own track (pid, tid) named after its thread name;
- * forked children are their own processes. */
+ * forked children are their own processes.
+ *
+ * Lock waits and holds (--locks --trace, see lock_slices.h) are "X" slices
+ * too (cat "lock"), on "TID locks" tracks placed right after their thread's
+ * track (thread_sort_index).  The JSON format has no child tracks, so a lock
+ * lane is a track of its own with a synthetic tid: the real tid + (lane + 1)
+ * * 2^22, above every Linux tid (PID_MAX_LIMIT is 2^22), so it never
+ * collides with a real thread; its args carry the real tid. */
 #include <inttypes.h>
 #include <string.h>
 
 #include "data/trace.h"
 #include "export/export.h"
+#include "export/lock_slices.h"
 #include "common/json.h"
 
 struct chrome {
 	struct export_ctx *x;
 	int first;
+	struct lks *lks;
 };
+
+#define LOCK_TID_STEP 4194304 /* PID_MAX_LIMIT: no Linux tid reaches it */
+#define SORT_STEP (LKS_MAX_LANES + 1) /* a thread's track, then its lock lanes */
 
 static int64_t pid_of(const struct recording *r, const struct rd_thread *t)
 {
@@ -50,10 +62,72 @@ static void on_end(void *arg, const struct tr_slice *s)
 	fputc('}', x->out);
 }
 
+static void on_ext(void *arg, uint32_t thread, uint64_t time, uint8_t type, const uint8_t *p, int len)
+{
+	struct chrome *c = arg;
+	lks_ext(c->lks, thread, time, type, p, len);
+}
+
+static int64_t lock_tid(const struct rd_thread *t, uint32_t lane)
+{
+	return (int64_t)t->r.tid + (int64_t)(lane + 1) * LOCK_TID_STEP;
+}
+
+static void on_lane(void *arg, uint32_t thread, uint32_t lane)
+{
+	struct chrome *c = arg;
+	struct export_ctx *x = c->x;
+	const struct rd_thread *t = &x->r->threads[thread];
+	char name[64];
+	lks_lane_name(x->r, thread, lane, name, sizeof name);
+	sep(c);
+	fprintf(x->out, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRId64 ",\"tid\":%" PRId64
+	        ",\"args\":{\"name\":",
+	        pid_of(x->r, t), lock_tid(t, lane));
+	json_write_string(x->out, name);
+	fputs("}}", x->out);
+	sep(c);
+	fprintf(x->out,
+	        "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%" PRId64 ",\"tid\":%" PRId64
+	        ",\"args\":{\"sort_index\":%u}}",
+	        pid_of(x->r, t), lock_tid(t, lane), thread * SORT_STEP + 1 + lane);
+}
+
+static void on_lock_slice(void *arg, const struct lks_slice *s)
+{
+	struct chrome *c = arg;
+	struct export_ctx *x = c->x;
+	const struct rd_thread *t = &x->r->threads[s->thread];
+	sep(c);
+	fputs("{\"ph\":\"X\",\"name\":", x->out);
+	json_write_string(x->out, s->name);
+	double b = us(x->r, s->start), e = us(x->r, s->end);
+	fprintf(x->out, ",\"cat\":\"lock\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%" PRId64 ",\"tid\":%" PRId64, b, e - b,
+	        pid_of(x->r, t), lock_tid(t, s->lane));
+	fputs(",\"args\":{\"lock\":", x->out);
+	json_write_string(x->out, s->lock);
+	fputs(",\"kind\":", x->out);
+	json_write_string(x->out, s->kind);
+	fprintf(x->out, ",\"tid\":%d", t->r.tid);
+	if (s->flags & LKS_READ)
+		fputs(",\"mode\":\"read\"", x->out);
+	if (s->flags & LKS_TIMEOUT)
+		fputs(",\"result\":\"timeout\"", x->out);
+	if (s->flags & LKS_COND)
+		fputs(",\"wait\":\"condition\"", x->out);
+	if (s->flags & LKS_CROSS)
+		fputs(",\"released_by\":\"another thread\"", x->out);
+	if (s->flags & LKS_FORKED)
+		fputs(",\"start\":\"held across fork\"", x->out);
+	if (s->flags & LKS_AT_END)
+		fputs(",\"end\":\"closed at thread end\"", x->out);
+	fputs("}}", x->out);
+}
+
 static int write_chrome(struct export_ctx *x)
 {
 	const struct recording *r = x->r;
-	struct chrome c = { x, 1 };
+	struct chrome c = { x, 1, NULL };
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", x->out);
 	/* Process and thread names. */
 	for (int i = 0; i < r->nprocs; i++) {
@@ -76,16 +150,20 @@ static int write_chrome(struct export_ctx *x)
 		sep(&c);
 		fprintf(x->out,
 		        "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%" PRId64 ",\"tid\":%d,\"args\":{\"sort_index\":%d}}",
-		        pid_of(r, t), t->r.tid, i);
+		        pid_of(r, t), t->r.tid, i * (int)SORT_STEP);
 	}
 	struct tr_filter f;
 	tr_filter_init(&f, r, x->tid, x->has_range, x->from_s, x->to_s);
-	struct tr_ops ops = { NULL, on_end, NULL };
+	static const struct lks_ops lops = { on_lane, on_lock_slice };
+	c.lks = lks_open(r, &f, &lops, &c);
+	struct tr_ops ops = { NULL, on_end, c.lks ? on_ext : NULL };
 	struct tr_stats st;
 	int rc = tr_decode(r, &f, &ops, &c, &st, x->err, sizeof x->err);
+	struct lks_stats ls;
+	lks_close(c.lks, &ls);
 	fprintf(x->out, "\n],\"otherData\":{\"calls\":%" PRIu64 ",\"lost_events\":%" PRIu64 ",\"sequence_gaps\":%" PRIu64
-	        ",\"closed_at_end\":%" PRIu64 "}}\n",
-	        st.calls, st.lost, st.gaps, st.closed_at_end);
+	        ",\"closed_at_end\":%" PRIu64 ",\"lock_waits\":%" PRIu64 ",\"lock_holds\":%" PRIu64 "}}\n",
+	        st.calls, st.lost, st.gaps, st.closed_at_end, ls.waits, ls.holds);
 	if (ferror(x->out)) {
 		snprintf(x->err, sizeof x->err, "write error");
 		return -1;

@@ -8,12 +8,23 @@
  * InternedData of the packet that first uses it) and a TYPE_SLICE_END on the
  * thread's track.  Slices closed abnormally carry a debug annotation.
  * Timestamps are nanoseconds from the start of the recording.  Streaming:
- * memory is the name bitmap and one packet buffer. */
+ * memory is the name bitmap and one packet buffer.
+ *
+ * Lock waits and holds (--locks --trace, see lock_slices.h): per thread,
+ * child tracks "TID locks" (TrackDescriptor with parent_uuid = the thread's
+ * track and a name, no ThreadDescriptor): trace_processor attaches them to
+ * the thread, and the UI draws them inside the thread's group, under its
+ * function track.  A lock slice is written when it ends, as a BEGIN/END pair
+ * with the slice's own timestamps: the packets of a sequence need not be in
+ * time order, trace_processor sorts them (stably, so a wait ending at T
+ * still closes before the hold that begins at T).  Its name is interned like
+ * the function names (iids after theirs). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "data/trace.h"
 #include "export/export.h"
+#include "export/lock_slices.h"
 
 /* Field numbers (perfetto/protos/perfetto/trace/...). */
 enum {
@@ -95,7 +106,12 @@ struct pf {
 	struct buf b;
 	uint8_t *interned;     /* by function index */
 	uint64_t *thread_uuid; /* by thread index */
+	struct lks *lks;
+	uint8_t *lk_interned;  /* by lks_slice.name_id */
+	uint32_t lk_cap;
 };
+
+#define LOCK_TRACK_UUID(thread, lane) (0x300000000ull + (uint64_t)(thread) * LKS_MAX_LANES + (lane))
 
 static uint64_t ns_of(const struct recording *r, uint64_t ticks)
 {
@@ -162,10 +178,87 @@ static void on_end(void *arg, const struct tr_slice *s)
 	slice_packet(arg, s, TYPE_END);
 }
 
+static void on_ext(void *arg, uint32_t thread, uint64_t time, uint8_t type, const uint8_t *p, int len)
+{
+	struct pf *f = arg;
+	lks_ext(f->lks, thread, time, type, p, len);
+}
+
+static void on_lane(void *arg, uint32_t thread, uint32_t lane)
+{
+	struct pf *f = arg;
+	struct buf *b = &f->b;
+	char name[64];
+	lks_lane_name(f->x->r, thread, lane, name, sizeof name);
+	put_uint(b, PKT_SEQ_ID, 1);
+	size_t td = open_msg(b, PKT_TRACK_DESC);
+	put_uint(b, TD_UUID, LOCK_TRACK_UUID(thread, lane));
+	put_uint(b, TD_PARENT, f->thread_uuid[thread]);
+	put_str(b, TD_NAME, name);
+	close_msg(b, td);
+	flush_packet(f);
+}
+
+static void on_lock_slice(void *arg, const struct lks_slice *s)
+{
+	struct pf *f = arg;
+	struct buf *b = &f->b;
+	const struct export_ctx *x = f->x;
+	uint64_t iid = (uint64_t)x->ft->n + 2 + s->name_id;
+	uint64_t track = LOCK_TRACK_UUID(s->thread, s->lane);
+	for (int type = TYPE_BEGIN; type <= TYPE_END; type++) {
+		put_uint(b, PKT_TIMESTAMP, ns_of(x->r, type == TYPE_BEGIN ? s->start : s->end));
+		put_uint(b, PKT_SEQ_ID, 1);
+		put_uint(b, PKT_SEQ_FLAGS, SEQ_NEEDS);
+		if (type == TYPE_BEGIN) {
+			if (s->name_id >= f->lk_cap) {
+				uint32_t n = f->lk_cap ? f->lk_cap : 64;
+				while (n <= s->name_id)
+					n *= 2;
+				f->lk_interned = realloc(f->lk_interned, n);
+				memset(f->lk_interned + f->lk_cap, 0, n - f->lk_cap);
+				f->lk_cap = n;
+			}
+			if (!f->lk_interned[s->name_id]) {
+				f->lk_interned[s->name_id] = 1;
+				size_t id = open_msg(b, PKT_INTERNED);
+				size_t en = open_msg(b, ID_EVENT_NAMES);
+				put_uint(b, EN_IID, iid);
+				put_str(b, EN_NAME, s->name);
+				close_msg(b, en);
+				close_msg(b, id);
+			}
+		}
+		size_t te = open_msg(b, PKT_TRACK_EVENT);
+		put_uint(b, TE_TYPE, (uint64_t)type);
+		put_uint(b, TE_TRACK_UUID, track);
+		if (type == TYPE_BEGIN) {
+			put_uint(b, TE_NAME_IID, iid);
+			size_t da = open_msg(b, TE_DEBUG);
+			put_str(b, DA_NAME, "kind");
+			put_str(b, DA_STRING, s->kind);
+			close_msg(b, da);
+			const char *note = s->flags & LKS_AT_END ? "closed at thread end"
+			                   : s->flags & LKS_TIMEOUT ? "timeout"
+			                   : s->flags & LKS_CROSS ? "released by another thread"
+			                   : s->flags & LKS_READ ? "read"
+			                   : s->flags & LKS_FORKED ? "held across fork" : NULL;
+			if (note) {
+				da = open_msg(b, TE_DEBUG);
+				put_str(b, DA_NAME, "note");
+				put_str(b, DA_STRING, note);
+				close_msg(b, da);
+			}
+		}
+		close_msg(b, te);
+		flush_packet(f);
+	}
+}
+
 static int write_perfetto(struct export_ctx *x)
 {
 	const struct recording *r = x->r;
-	struct pf f = { x, { NULL, 0, 0 }, calloc(x->ft->n + 1, 1), calloc(r->nthreads + 1, sizeof(uint64_t)) };
+	struct pf f = { x, { NULL, 0, 0 }, calloc(x->ft->n + 1, 1), calloc(r->nthreads + 1, sizeof(uint64_t)), NULL, NULL, 0 };
 	struct buf *b = &f.b;
 	int first = 1;
 	for (int i = 0; i < r->nprocs; i++) {
@@ -211,9 +304,13 @@ static int write_perfetto(struct export_ctx *x)
 	}
 	struct tr_filter flt;
 	tr_filter_init(&flt, r, x->tid, x->has_range, x->from_s, x->to_s);
-	struct tr_ops ops = { on_begin, on_end, NULL };
+	static const struct lks_ops lops = { on_lane, on_lock_slice };
+	f.lks = lks_open(r, &flt, &lops, &f);
+	struct tr_ops ops = { on_begin, on_end, f.lks ? on_ext : NULL };
 	struct tr_stats st;
 	int rc = tr_decode(r, &flt, &ops, &f, &st, x->err, sizeof x->err);
+	lks_close(f.lks, NULL);
+	free(f.lk_interned);
 	free(b->p);
 	free(f.interned);
 	free(f.thread_uuid);

@@ -93,8 +93,9 @@ int domain_write(const char *dir, char *msg, size_t len)
 	const char **names = malloc(sizeof *names * (ft.n + 1));
 	int n = 0;
 	for (uint32_t i = 1; i < ft.n; i++)
+		/* The runtime matches symbol names as the ELF file spells them (mangled for C++). */
 		if (seen[i] && ft.fns[i].name && ft.fns[i].name[0] && !strchr(ft.fns[i].name, '\n'))
-			names[n++] = ft.fns[i].name;
+			names[n++] = ft.fns[i].mangled ? ft.fns[i].mangled : ft.fns[i].name;
 	qsort(names, (size_t)n, sizeof *names, by_name);
 	char path[4096];
 	snprintf(path, sizeof path, "%s/%s", dir, SONDE_FILE_DOMAIN);

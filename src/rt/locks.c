@@ -70,6 +70,7 @@ struct lk_real {
 	int (*sem_wait)(sem_t *), (*sem_trywait)(sem_t *), (*sem_post)(sem_t *);
 	int (*sem_timedwait)(sem_t *, const struct timespec *);
 	int (*sem_clockwait)(sem_t *, clockid_t, const struct timespec *);
+	int (*sem_init)(sem_t *, int, unsigned), (*sem_destroy)(sem_t *);
 	int (*mtx_lock)(mtx_t *), (*mtx_trylock)(mtx_t *), (*mtx_unlock)(mtx_t *), (*mtx_init)(mtx_t *, int);
 	int (*mtx_timedlock)(mtx_t *, const struct timespec *);
 	void (*mtx_destroy)(mtx_t *);
@@ -142,6 +143,8 @@ static void lk_resolve(void)
 	RESOLVE(sem_timedwait, "sem_timedwait", NULL);
 	RESOLVE(sem_clockwait, "sem_clockwait", NULL);
 	RESOLVE(sem_post, "sem_post", NULL);
+	RESOLVE(sem_init, "sem_init", NULL);
+	RESOLVE(sem_destroy, "sem_destroy", NULL);
 	RESOLVE(mtx_lock, "mtx_lock", NULL);
 	RESOLVE(mtx_trylock, "mtx_trylock", NULL);
 	RESOLVE(mtx_timedlock, "mtx_timedlock", NULL);
@@ -1166,7 +1169,14 @@ RT_EXPORT int pthread_cond_destroy(pthread_cond_t *c)
 RT_EXPORT int pthread_cond_signal(pthread_cond_t *c) { return R(cond_signal)(c); }
 RT_EXPORT int pthread_cond_broadcast(pthread_cond_t *c) { return R(cond_broadcast)(c); }
 
-/* ---- semaphores (sem_init / sem_destroy are not interposed: named by first use) ---- */
+/* ---- semaphores ----
+ * sem_init names the semaphore by its call site and makes a reused address a
+ * new generation; sem_destroy ends the generation (like pthread_*_init and
+ * _destroy).  sem_open / sem_close are not interposed: a named semaphore is
+ * named by its first sem_wait / sem_post, and glibc keeps one mapping per name
+ * (reference counted), so its address stays one lock while any handle is open.
+ * x86-64 glibc has sem_init/sem_destroy at GLIBC_2.2.5 and GLIBC_2.34 on one
+ * address: the default version is the real one for both. */
 
 static int real_sem_post(void *s) { return R(sem_post)(s); }
 
@@ -1181,6 +1191,20 @@ RT_EXPORT int sem_clockwait(sem_t *restrict s, clockid_t clk, const struct times
 	return lk_lock_op(OP_SEM_CLOCK, s, clk, ts, SITE());
 }
 RT_EXPORT int sem_post(sem_t *s) { return lk_unlock_op(LK_SEM, s, real_sem_post, SITE()); }
+RT_EXPORT int sem_init(sem_t *s, int pshared, unsigned value)
+{
+	int rc = R(sem_init)(s, pshared, value);
+	if (rc == 0)
+		lk_init_op(LK_SEM, s, SITE());
+	return rc;
+}
+RT_EXPORT int sem_destroy(sem_t *s)
+{
+	int rc = R(sem_destroy)(s);
+	if (rc == 0)
+		lk_destroy_op(s);
+	return rc;
+}
 
 /* ---- C11 threads ---- */
 

@@ -291,6 +291,7 @@ RT_HIDDEN void rt_thread_after_fork(void)
 		t->stack[i].start = now;
 		t->stack[i].node = n;
 		t->stack[i].trace_pos = 0;
+		t->stack[i].flags = 0; /* no entry record in this process: no exit record either */
 		cur = n;
 	}
 	t->cur_node = cur;

@@ -24,16 +24,30 @@ best() { # best wall seconds of REPS runs of "$@"
 	echo "$b"
 }
 
-run_set() { # name calls plain empty sondebin pgbin ufbin args...
-	local name=$1 calls=$2 plain=$3 empty=$4 sb=$5 pg=$6 uf=$7; shift 7
+# Each variant is timed on the real run and on a tiny one (SMALL arguments);
+# the difference removes the tool's fixed start-up and write-out cost, so the
+# per-call figures compare the cost of a call only.
+delta() { # small-args-string command... : best(big) - best(small)
+	local small=$1; shift
+	local n=$# big small_t
+	big=$(best "$@")
+	local args=("$@")
+	unset "args[$((n - 1))]"
+	small_t=$(best "${args[@]}" $small)
+	python3 -c "print($big - $small_t)"
+}
+
+run_set() { # name calls small plain empty sondebin pgbin ufbin args... (last arg is the size)
+	local name=$1 calls=$2 small=$3 plain=$4 empty=$5 sb=$6 pg=$7 uf=$8; shift 8
 	local tp te td ts tt tg tu=""
-	tp=$(best ./$plain "$@")
-	te=$(best ./$empty "$@")
-	td=$(best ./$sb "$@")
-	ts=$(best "$SONDE" record -o p.data -- ./$sb "$@")
-	tt=$(best "$SONDE" record --trace -o t.data -- ./$sb "$@")
-	tg=$(best ./$pg "$@")
-	[ $have_uftrace = 1 ] && tu=$(best uftrace record -d u.data ./$uf "$@")
+	tp=$(delta "$small" ./$plain "$@")
+	te=$(delta "$small" ./$empty "$@")
+	td=$(delta "$small" ./$sb "$@")
+	ts=$(delta "$small" "$SONDE" record -o p.data -- ./$sb "$@")
+	tt=$(delta "$small" "$SONDE" record --trace -o t.data -- ./$sb "$@")
+	tg=$(delta "$small" ./$pg "$@")
+	[ $have_uftrace = 1 ] && tu=$(delta "$small" uftrace record -d u.data ./$uf "$@")
+	"$SONDE" record --trace -o t.data -- ./$sb "$@" >/dev/null 2>&1
 	local tb
 	tb=$(python3 -c "import json;d=json.load(open('/dev/stdin'));print(d['event_bytes'])" < <("$SONDE" info -i t.data --format=json))
 	python3 - "$name" "$calls" "$tp" "$te" "$td" "$ts" "$tt" "$tg" "${tu:-nan}" "$tb" <<'PY'
@@ -41,7 +55,7 @@ import sys
 name, calls = sys.argv[1], float(sys.argv[2])
 tp, te, td, ts, tt, tg, tu, tb = map(float, sys.argv[3:11])
 def per(t): return (t - tp) / calls * 1e9
-print(f"\n== {name}: {int(calls)} instrumented calls per run (best of runs, wall time) ==")
+print(f"\n== {name}: {int(calls)} instrumented calls per run (best of runs, wall time minus the same tool's tiny run) ==")
 print(f"{'variant':38} {'seconds':>9} {'ns/call':>9}")
 for label, t in [("plain build", tp), ("-finstrument-functions, empty hooks", te), ("sonde-cc build, not recorded (dormant)", td),
                  ("sonde record (profile)", ts), ("sonde record --trace", tt), ("gprof (-pg build, sampling)", tg),
@@ -61,7 +75,7 @@ cc -O2 -pg fib.c -o fib-pg
 cc -O2 $INSTR fib.c -o fib-uf
 "$SONDE" record -o c.data -- ./fib-sonde "$FIBN" >/dev/null 2>&1
 calls=$("$SONDE" report -i c.data --format=json | python3 -c "import json,sys;print(sum(f['calls'] for f in json.load(sys.stdin)['functions']))")
-run_set "fib($FIBN)" "$calls" fib-plain fib-empty fib-sonde fib-pg fib-uf "$FIBN"
+run_set "fib($FIBN)" "$calls" 1 fib-plain fib-empty fib-sonde fib-pg fib-uf "$FIBN"
 
 cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
 if sh "$ROOT/tools/fetch-lua.sh" "$cache" >/dev/null 2>&1; then
@@ -74,7 +88,7 @@ if sh "$ROOT/tools/fetch-lua.sh" "$cache" >/dev/null 2>&1; then
 	sh "$ROOT/tools/build-lua.sh" "$cache/lua" lua-uf cc $INSTR $LF
 	"$SONDE" record -o c.data -- ./lua-sonde "$ROOT/tests/progs/bench.lua" "$LUAN" >/dev/null 2>&1
 	calls=$("$SONDE" report -i c.data --format=json | python3 -c "import json,sys;print(sum(f['calls'] for f in json.load(sys.stdin)['functions']))")
-	run_set "Lua 5.4 bench.lua $LUAN" "$calls" lua-plain lua-empty lua-sonde lua-pg lua-uf "$ROOT/tests/progs/bench.lua" "$LUAN"
+	run_set "Lua 5.4 bench.lua $LUAN" "$calls" 0 lua-plain lua-empty lua-sonde lua-pg lua-uf "$ROOT/tests/progs/bench.lua" "$LUAN"
 	"$SONDE" info -i c.data --format=json | python3 -c "
 import json,sys; d=json.load(sys.stdin)
 print(f\"memory: {d['cct_nodes']} calling-context nodes x 32 bytes = {d['cct_nodes']*32/1024:.0f} KiB; per thread fixed: shadow stack 2048 x 48 bytes = 96 KiB + 4 bytes per function per module used\")"

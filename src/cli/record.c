@@ -195,7 +195,7 @@ int cmd_record(struct cli_opts *o)
 
 	if (o->trace) { /* domain.txt: the functions that left records, for --domain auto next time */
 		char msg[4096 + 256];
-		if (domain_write(dir, msg, sizeof msg) < 0)
+		if (domain_write(&s, dir, msg, sizeof msg) < 0)
 			cli_warn("%s (no domain file written)", msg);
 		if (o->domain || o->nfilters || o->depth)
 			domain_report(&s, ndomain);

@@ -63,20 +63,21 @@ int domain_apply(struct session *s, const char *dir, const char *arg, char *msg,
 	return count;
 }
 
-static void mark(void *arg, const struct tr_slice *s)
-{
-	uint32_t *seen = ((uint32_t **)arg)[0];
-	const struct fn_table *ft = ((const struct fn_table **)arg)[1];
-	const struct recording *r = ((const struct recording **)arg)[2];
-	seen[fn_of(ft, r, s->func)] = 1;
-}
-
 static int by_name(const void *a, const void *b)
 {
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-int domain_write(const char *dir, char *msg, size_t len)
+static void mark(uint32_t *seen, const struct fn_table *ft, const struct recording *r, uint32_t func)
+{
+	if (rd_func_valid(r, func))
+		seen[fn_of(ft, r, func)] = 1;
+}
+
+/* The functions that left records: marked by the runtime in each thread's
+ * records[number] arrays (trace.h, trace_mark), plus the frames still open
+ * at the end (their entry records are in the trace).  No trace decoding. */
+int domain_write(struct session *s, const char *dir, char *msg, size_t len)
 {
 	struct recording *r = rd_open(dir, msg, len);
 	if (!r)
@@ -84,12 +85,31 @@ int domain_write(const char *dir, char *msg, size_t len)
 	struct fn_table ft;
 	fn_table_build(r, &ft);
 	uint32_t *seen = calloc(ft.n + 1, sizeof *seen);
-	void *arg[3] = { seen, &ft, r };
-	struct tr_filter f;
-	tr_filter_init(&f, r, 0, 0, 0, 0);
-	struct tr_ops ops = { mark, NULL, NULL };
-	struct tr_stats st;
-	int rc = tr_decode(r, &f, &ops, arg, &st, msg, len);
+	struct sonde_session_hdr *h = s->hdr;
+	uint32_t nthreads = atomic_load(&h->nthreads);
+	if (nthreads > SONDE_MAX_THREADS)
+		nthreads = SONDE_MAX_THREADS;
+	for (uint32_t i = 0; i < nthreads; i++) {
+		struct sonde_thread *t = sess_thread(h, i);
+		if (!t)
+			continue;
+		for (uint32_t slot = 0; slot < SONDE_MAX_MODS_PER_THREAD && slot < r->nmodule_slots; slot++) {
+			if (!t->recs_off[slot] || !r->modules[slot])
+				continue;
+			uint32_t nf = r->modules[slot]->r.nfuncs;
+			if (t->recs_off[slot] + (uint64_t)(nf + 1) * 4 > h->size)
+				continue;
+			const uint32_t *recs = sess_ptr(h, t->recs_off[slot]);
+			for (uint32_t k = 0; k <= nf; k++)
+				if (recs[k])
+					mark(seen, &ft, r, SONDE_FUNC(slot, k == nf ? SONDE_UNNUMBERED : k));
+		}
+		uint32_t depth = t->depth < SONDE_STACK_MAX ? t->depth : SONDE_STACK_MAX;
+		for (uint32_t k = 0; k < depth; k++)
+			if (t->stack[k].flags & SONDE_FRAME_TRACED)
+				mark(seen, &ft, r, t->stack[k].func);
+	}
+	int rc = 0;
 	const char **names = malloc(sizeof *names * (ft.n + 1));
 	int n = 0;
 	for (uint32_t i = 1; i < ft.n; i++)

@@ -14,7 +14,7 @@ int domain_apply(struct session *s, const char *dir, const char *arg, char *msg,
 
 /* After a --trace recording: write DIR/domain.txt.  Returns the number of
  * functions written, -1 with msg set. */
-int domain_write(const char *dir, char *msg, size_t len);
+int domain_write(struct session *s, const char *dir, char *msg, size_t len);
 
 /* One line on stderr: functions instrumented vs in the modules, and the
  * calls the filters kept out of the trace. */

@@ -33,6 +33,21 @@ static inline int trace_wanted(struct rt_tls *L, struct sonde_thread *t, struct 
 	return !rt_sess->filter_has_only || t->filter_depth > 0;
 }
 
+/* This function left a record: note it in the thread's records[number] array
+ * for the module (seed 000's O(1) slot; unused otherwise in trace-only mode),
+ * so the recorder can write the --domain file without decoding the trace. */
+static inline void trace_mark(struct rt_tls *L, uint32_t func)
+{
+	uint32_t slot = SONDE_FUNC_MOD(func);
+	if (slot >= SONDE_MAX_MODS_PER_THREAD || (rt_mode & SONDE_MODE_PROFILE))
+		return;
+	uint32_t *recs = L->recs[slot];
+	if (__builtin_expect(!recs, 0) && !(recs = rt_recs_alloc(L, slot)))
+		return;
+	uint32_t n = SONDE_FUNC_NUM(func);
+	recs[n == SONDE_UNNUMBERED ? rt_sess->modules[slot].nfuncs : n] = 1;
+}
+
 static inline void trace_enter(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f, uint32_t depth,
                                uint64_t now)
 {
@@ -95,6 +110,7 @@ static inline void trace_exit(struct rt_tls *L, struct sonde_thread *t, struct s
 	int n = tr_put_varint(p, (dt << 2) | (abnormal ? TR_EXIT_ABNORMAL : TR_EXIT));
 	ring_commit(rt_sess, L->ring, (uint32_t)n);
 	L->trace_last = now;
+	trace_mark(L, f->func);
 }
 
 #endif

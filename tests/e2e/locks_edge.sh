@@ -1,6 +1,8 @@
 # Hard cases of the lock wrappers (tests/progs/lock_edge.c): fork inside a
 # locked section, locks taken in another library's constructor, a dlopen'd
-# library's lock, addresses freed and reused.  No deadlock (the test runs
+# library's lock, addresses freed and reused (mutexes and semaphores: a
+# semaphore is named by the function that called sem_init), a named
+# semaphore through sem_open / sem_close.  No deadlock (the test runs
 # under a timeout), no crash, right counts.
 . "$ROOT/tests/lib.sh"
 CCX=${CC:-cc}
@@ -22,6 +24,8 @@ import json, re, sys
 mode, d, err = sys.argv[1], json.load(open(sys.argv[2])), open(sys.argv[3]).read()
 reused = "reused=1" in err
 static_reused = "static_reused=1" in err
+sem_reused = "sem_reused=1" in err
+sem_open = "sem_open=1" in err
 def say(ok, name, why=""):
     print(("ok - " if ok else "not ok - ") + f"{mode}: {name}" + ("" if ok else f": {why}"))
 locks = d["locks"]
@@ -50,6 +54,16 @@ st = starting("use_static_heap (lock_edge.c:")
 say([l["acquisitions"] for l in st] == [5, 6], "reused address with a static initializer: 5, 6", str(st))
 if static_reused and len(st) == 2:
     say(st[1]["generation"] == st[0]["generation"] + 1, "a new generation after destroy", str(st))
+sm = starting("make_sem (lock_edge.c:")
+say([(l["kind"], l["acquisitions"], l["releases"]) for l in sm] == [("semaphore", 4, 4), ("semaphore", 8, 8)],
+    "heap semaphores named by their sem_init function, a new lock per sem_init: 4, 8", str(sm))
+if sem_reused and len(sm) == 2:
+    # (the address may have held the mutexes above first: generations count every reuse)
+    say(sm[1]["generation"] == sm[0]["generation"] + 1, "semaphore at a reused address: the next generation",
+        str([l["generation"] for l in sm]))
+if sem_open:
+    ns = [l for l in locks if l["kind"] == "semaphore" and l["name"].startswith("main (lock_edge.c:")]
+    say(len(ns) == 1 and ns[0]["acquisitions"] == 3, "named semaphore (sem_open): named by first use, 3 waits", str(ns))
 say(d["lost_events"] == 0 and d["unmatched_unlocks"] == 0, "no loss, no unmatched unlock", str(d["lost_events"]))
 if mode == "events":
     ev = d["events"]

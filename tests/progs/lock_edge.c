@@ -1,8 +1,12 @@
 /* lock_edge.c — hard cases for the lock wrappers: fork inside a locked
  * section, locks taken in another library's constructor (lock_ctorlib.c),
  * a dlopen'd library's lock, and lock addresses freed and reused (with init
- * and with a static initializer).  Plain gcc; for tests/e2e/locks_edge.sh. */
+ * and with a static initializer), heap semaphores made by sem_init at a reused
+ * address, a named semaphore (sem_open / sem_close).  Plain gcc; for
+ * tests/e2e/locks_edge.sh. */
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <semaphore.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +22,13 @@ __attribute__((noinline)) pthread_mutex_t *make_lock(void)
 	pthread_mutex_t *m = malloc(sizeof *m);
 	pthread_mutex_init(m, NULL);
 	return m;
+}
+
+__attribute__((noinline)) sem_t *make_sem(void)
+{
+	sem_t *s = malloc(sizeof *s);
+	sem_init(s, 0, 0);
+	return s;
 }
 
 __attribute__((noinline)) void use_static_heap(pthread_mutex_t *m, int n)
@@ -89,8 +100,32 @@ int main(int argc, char **argv)
 	pthread_mutex_unlock(&fork_lock);
 	int st;
 	waitpid(pid, &st, 0);
-	printf("edge done lib_count=%d dl=%d child=%d\n", lib_count, dl, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-	fprintf(stderr, "reused=%d static_reused=%d\n", addrs[0] == addrs[1] && addrs[1] == addrs[2],
-	        saddr[0] == saddr[1]);
+	/* 5. heap semaphores from make_sem(), the address freed and reused: 4, then 8 waits */
+	void *semaddr[2];
+	for (int round = 0; round < 2; round++) {
+		sem_t *s = make_sem();
+		semaddr[round] = s;
+		for (int i = 0; i < (round + 1) * 4; i++) {
+			sem_post(s);
+			sem_wait(s);
+		}
+		sem_destroy(s);
+		free(s);
+	}
+	/* 6. a named semaphore: sem_open / sem_close pass through; 3 waits */
+	char sname[64];
+	snprintf(sname, sizeof sname, "/sonde-edge-%d", (int)getpid());
+	sem_t *ns = sem_open(sname, O_CREAT | O_EXCL, 0600, 3);
+	int named = 0;
+	if (ns != SEM_FAILED) {
+		for (int i = 0; i < 3; i++)
+			named += sem_wait(ns) == 0;
+		sem_close(ns);
+		sem_unlink(sname);
+	}
+	printf("edge done lib_count=%d dl=%d child=%d named_sem=%d\n", lib_count, dl, WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+	       named);
+	fprintf(stderr, "reused=%d static_reused=%d sem_reused=%d sem_open=%d\n", addrs[0] == addrs[1] && addrs[1] == addrs[2],
+	        saddr[0] == saddr[1], semaddr[0] == semaddr[1], ns != SEM_FAILED);
 	return 0;
 }

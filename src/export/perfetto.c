@@ -46,7 +46,7 @@ struct buf {
 	size_t n, cap;
 };
 
-static void need(struct buf *b, size_t k)
+static inline __attribute__((always_inline)) void need(struct buf *b, size_t k)
 {
 	if (b->n + k > b->cap) {
 		b->cap = (b->n + k) * 2 + 256;
@@ -54,7 +54,7 @@ static void need(struct buf *b, size_t k)
 	}
 }
 
-static void put_varint(struct buf *b, uint64_t v)
+static inline __attribute__((always_inline)) void put_varint(struct buf *b, uint64_t v)
 {
 	need(b, 10);
 	while (v >= 0x80) {
@@ -64,7 +64,7 @@ static void put_varint(struct buf *b, uint64_t v)
 	b->p[b->n++] = (uint8_t)v;
 }
 
-static void put_uint(struct buf *b, int field, uint64_t v)
+static inline __attribute__((always_inline)) void put_uint(struct buf *b, int field, uint64_t v)
 {
 	put_varint(b, (uint64_t)field << 3 | 0);
 	put_varint(b, v);
@@ -97,6 +97,12 @@ static size_t open_msg(struct buf *b, int field)
 static void close_msg(struct buf *b, size_t at)
 {
 	uint32_t len = (uint32_t)(b->n - at - 5);
+	if (len < 128) { /* the usual case: a one-byte length, the body moved up */
+		b->p[at] = (uint8_t)len;
+		memmove(b->p + at + 1, b->p + at + 5, len);
+		b->n -= 4;
+		return;
+	}
 	for (int i = 0; i < 5; i++)
 		b->p[at + i] = (uint8_t)(((len >> (7 * i)) & 0x7f) | (i < 4 ? 0x80 : 0));
 }
@@ -109,13 +115,28 @@ struct pf {
 	struct lks *lks;
 	uint8_t *lk_interned;  /* by lks_slice.name_id */
 	uint32_t lk_cap;
+	uint8_t *out;          /* packets batched for one fwrite per OUT_SIZE bytes */
+	size_t nout;
 };
+
+#define OUT_SIZE (1u << 20)
+
+static void out_flush(struct pf *f)
+{
+	if (f->nout)
+		fwrite(f->out, 1, f->nout, f->x->out);
+	f->nout = 0;
+}
 
 #define LOCK_TRACK_UUID(thread, lane) (0x300000000ull + (uint64_t)(thread) * LKS_MAX_LANES + (lane))
 
 static uint64_t ns_of(const struct recording *r, uint64_t ticks)
 {
-	return ticks > r->start_ticks ? (uint64_t)(rd_ns(r, ticks - r->start_ticks) + 0.5) : 0;
+	static const struct recording *cached;
+	static double ns_per_tick;
+	if (cached != r) /* one division per export, not per event */
+		cached = r, ns_per_tick = 1.0 / r->ticks_per_ns;
+	return ticks > r->start_ticks ? (uint64_t)((double)(ticks - r->start_ticks) * ns_per_tick + 0.5) : 0;
 }
 
 static void flush_packet(struct pf *f)
@@ -130,8 +151,16 @@ static void flush_packet(struct pf *f)
 		v >>= 7;
 	}
 	hdr[n++] = (uint8_t)v;
-	fwrite(hdr, 1, (size_t)n, f->x->out);
-	fwrite(f->b.p, 1, f->b.n, f->x->out);
+	if (f->nout + (size_t)n + f->b.n > OUT_SIZE)
+		out_flush(f);
+	if ((size_t)n + f->b.n > OUT_SIZE) { /* a packet larger than the batch */
+		fwrite(hdr, 1, (size_t)n, f->x->out);
+		fwrite(f->b.p, 1, f->b.n, f->x->out);
+	} else {
+		memcpy(f->out + f->nout, hdr, (size_t)n);
+		memcpy(f->out + f->nout + n, f->b.p, f->b.n);
+		f->nout += (size_t)n + f->b.n;
+	}
 	f->b.n = 0;
 }
 
@@ -258,7 +287,8 @@ static void on_lock_slice(void *arg, const struct lks_slice *s)
 static int write_perfetto(struct export_ctx *x)
 {
 	const struct recording *r = x->r;
-	struct pf f = { x, { NULL, 0, 0 }, calloc(x->ft->n + 1, 1), calloc(r->nthreads + 1, sizeof(uint64_t)), NULL, NULL, 0 };
+	struct pf f = { x, { NULL, 0, 0 }, calloc(x->ft->n + 1, 1), calloc(r->nthreads + 1, sizeof(uint64_t)), NULL, NULL, 0,
+	                malloc(OUT_SIZE), 0 };
 	struct buf *b = &f.b;
 	int first = 1;
 	for (int i = 0; i < r->nprocs; i++) {
@@ -278,7 +308,7 @@ static int write_perfetto(struct export_ctx *x)
 	}
 	for (int i = 0; i < r->nthreads; i++) {
 		const struct rd_thread *t = &r->threads[i];
-		f.thread_uuid[i] = 0x200000000ull + t->r.index;
+		f.thread_uuid[i] = 1 + (uint64_t)t->r.index; /* small: it is in every event */
 		if (x->tid && t->r.tid != x->tid)
 			continue;
 		const struct rec_process *p = rd_proc(r, t->r.proc);
@@ -310,6 +340,8 @@ static int write_perfetto(struct export_ctx *x)
 	struct tr_stats st;
 	int rc = tr_decode(r, &flt, &ops, &f, &st, x->err, sizeof x->err);
 	lks_close(f.lks, NULL);
+	out_flush(&f);
+	free(f.out);
 	free(f.lk_interned);
 	free(b->p);
 	free(f.interned);

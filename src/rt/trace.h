@@ -48,7 +48,7 @@ static inline void trace_mark(struct rt_tls *L, uint32_t func)
 	recs[n == SONDE_UNNUMBERED ? rt_sess->modules[slot].nfuncs : n] = 1;
 }
 
-static inline void trace_enter(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f, uint32_t depth,
+static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f, uint32_t depth,
                                uint64_t now)
 {
 	if (!L->ring)
@@ -80,7 +80,7 @@ static inline void trace_enter(struct rt_tls *L, struct sonde_thread *t, struct 
 	L->trace_last = now;
 }
 
-static inline void trace_exit(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f, uint32_t depth,
+static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f, uint32_t depth,
                               uint64_t now, int abnormal)
 {
 	(void)depth;

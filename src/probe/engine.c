@@ -6,6 +6,8 @@
 #include "probe/probe.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -210,6 +212,7 @@ static void handle(struct engine *e, pid_t tid, int st)
 			e->t.gone = 1;
 			e->t.status = st;
 		}
+		precorder_thread_end(e, tid);
 		target_del_thr(&e->t, tid);
 		return;
 	}
@@ -247,8 +250,10 @@ static void handle(struct engine *e, pid_t tid, int st)
 		e->sc.n = 0;
 		/* Threads other than the leader are gone. */
 		for (int i = e->t.nthr - 1; i >= 0; i--)
-			if (e->t.thr[i].tid != tid)
+			if (e->t.thr[i].tid != tid) {
+				precorder_thread_end(e, e->t.thr[i].tid);
 				target_del_thr(&e->t, e->t.thr[i].tid);
+			}
 		target_reopen(&e->t);
 		th = target_thr(&e->t, tid);
 		if (th)
@@ -315,6 +320,7 @@ struct cmdq {
 	int n;
 	int eof;
 	int fd;
+	int stop[2];    /* the main thread writes to stop[1] to end the reader */
 	pthread_t main;
 };
 
@@ -336,13 +342,23 @@ static void push_line(struct cmdq *q, const char *s, size_t n)
 	pthread_mutex_unlock(&q->mu);
 }
 
-/* Reads command lines with read(2) only, so cancelling it leaks nothing. */
+/* Reads command lines until end of input or until the main thread asks it
+ * to stop through the stop pipe (never cancelled: a cancelled thread is
+ * unwound behind the sanitizers' and the C library's backs). */
 static void *reader(void *arg)
 {
 	struct cmdq *q = arg;
 	char buf[4096];
 	size_t have = 0;
 	for (;;) {
+		struct pollfd pf[2] = { { q->fd, POLLIN, 0 }, { q->stop[0], POLLIN, 0 } };
+		if (poll(pf, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pf[1].revents)
+			return NULL;
 		ssize_t r = read(q->fd, buf + have, sizeof buf - have);
 		if (r <= 0)
 			break;
@@ -416,10 +432,10 @@ int engine_run(struct engine *e, uint64_t deadline_ns, int in_fd)
 	struct itimerval it = { { 0, (long)(period / 1000) }, { 0, (long)(period / 1000) } };
 	setitimer(ITIMER_REAL, &it, NULL);
 
-	struct cmdq q = { .fd = in_fd, .main = pthread_self() };
+	struct cmdq q = { .fd = in_fd, .stop = { -1, -1 }, .main = pthread_self() };
 	pthread_mutex_init(&q.mu, NULL);
 	pthread_t rt;
-	int have_reader = in_fd >= 0 && pthread_create(&rt, NULL, reader, &q) == 0;
+	int have_reader = in_fd >= 0 && pipe2(q.stop, O_CLOEXEC) == 0 && pthread_create(&rt, NULL, reader, &q) == 0;
 
 	while (!e->t.gone && !e->stop_req) {
 		int st;
@@ -448,9 +464,14 @@ int engine_run(struct engine *e, uint64_t deadline_ns, int in_fd)
 	struct itimerval off = { { 0, 0 }, { 0, 0 } };
 	setitimer(ITIMER_REAL, &off, NULL);
 	if (have_reader) {
-		pthread_cancel(rt);
+		ssize_t w = write(q.stop[1], "x", 1);
+		(void)w;
 		pthread_join(rt, NULL);
 		run_commands(e, &q);
+	}
+	if (q.stop[0] >= 0) {
+		close(q.stop[0]);
+		close(q.stop[1]);
 	}
 	pthread_mutex_destroy(&q.mu);
 	/* A last sample for the periodic probes. */

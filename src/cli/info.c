@@ -4,6 +4,7 @@
 
 #include "cli/load.h"
 #include "common/json.h"
+#include "common/trace_enc.h"
 
 static const char *const loss_names[SONDE_LOST_COUNT_] = {
 	[SONDE_LOST_THREAD_SLOTS] = "threads_without_slot",
@@ -58,7 +59,10 @@ int cmd_info(struct cli_opts *o)
 			nfuncs += r->modules[i]->r.nfuncs;
 			numbering += r->modules[i]->r.numbering_ns;
 		}
-	const char *mode_s = (r->mode & SONDE_MODE_TRACE) ? "trace" : "profile";
+	const char *mode_s = (r->mode & SONDE_MODE_PROBES) ? "probes" : (r->mode & SONDE_MODE_TRACE) ? "trace" : "profile";
+	int probes = (r->mode & SONDE_MODE_PROBES) != 0;
+	int nprobes = probes && (s = rd_meta(r, "probes")) ? atoi(s) : 0;
+	uint64_t probe_records = probes && (s = rd_meta(r, "probe_records")) ? strtoull(s, NULL, 10) : 0;
 	if (json) {
 		struct json j;
 		json_init(&j, stdout, 1);
@@ -67,6 +71,30 @@ int cmd_info(struct cli_opts *o)
 		json_str(&j, "command", rd_meta(r, "command"));
 		json_str(&j, "mode", mode_s);
 		json_bool(&j, "locks", (r->mode & SONDE_MODE_LOCKS) != 0);
+		json_bool(&j, "has_probe_hits", probes);
+		if (probes) {
+			json_uint(&j, "probe_records", probe_records);
+			json_arr_begin(&j, "probes");
+			for (int i = 0; i < r->nmeta; i++) {
+				const char *k = r->meta_keys[i];
+				char *end;
+				if (strncmp(k, "probe.", 6))
+					continue;
+				long id = strtol(k + 6, &end, 10);
+				if (end == k + 6 || *end)
+					continue; /* probe.N.kind and such */
+				char key[48];
+				json_obj_begin(&j, NULL);
+				json_int(&j, "id", id);
+				json_str(&j, "spec", r->meta_vals[i]);
+				snprintf(key, sizeof key, "probe.%ld.kind", id);
+				json_str(&j, "kind", rd_meta(r, key));
+				snprintf(key, sizeof key, "probe.%ld.hits", id);
+				json_uint(&j, "hits", (s = rd_meta(r, key)) ? strtoull(s, NULL, 10) : 0);
+				json_obj_end(&j);
+			}
+			json_arr_end(&j);
+		}
 		json_double(&j, "duration_ns", dur);
 		json_double(&j, "ticks_per_ns", r->ticks_per_ns);
 		json_int(&j, "exit_status", (s = rd_meta(r, "exit_status")) ? atoi(s) : 0);
@@ -126,6 +154,22 @@ int cmd_info(struct cli_opts *o)
 		printf("program:      %s\n", rd_meta(r, "program") ? rd_meta(r, "program") : "?");
 		printf("command:      %s\n", rd_meta(r, "command") ? rd_meta(r, "command") : "?");
 		printf("mode:         %s%s\n", mode_s, (r->mode & SONDE_MODE_LOCKS) ? " + locks" : "");
+		if (probes) {
+			printf("probe hits:   %llu events of %d probe%s (sonde probe --record; no function profile: "
+			       "see them with 'sonde export --format=perfetto')\n",
+			       (unsigned long long)probe_records, nprobes, nprobes == 1 ? "" : "s");
+			for (int i = 0; i < r->nmeta; i++) {
+				const char *k = r->meta_keys[i];
+				char *end, key[48];
+				if (strncmp(k, "probe.", 6))
+					continue;
+				long id = strtol(k + 6, &end, 10);
+				if (end == k + 6 || *end)
+					continue;
+				snprintf(key, sizeof key, "probe.%ld.hits", id);
+				printf("  %-4ld %-40s %s hits\n", id, r->meta_vals[i], (s = rd_meta(r, key)) ? s : "?");
+			}
+		}
 		printf("duration:     %s\n", fmt_ns(dur, a, sizeof a));
 		printf("exit status:  %s\n", (s = rd_meta(r, "exit_status")) ? s : "?");
 		printf("clock:        %.4f ticks/ns (TSC, calibrated against CLOCK_MONOTONIC over the run)\n", r->ticks_per_ns);

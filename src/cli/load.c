@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analysis/trace_cct.h"
+#include "common/trace_enc.h"
 
 void load_or_die(struct cli_opts *o, struct loaded *l)
 {
@@ -43,6 +44,10 @@ void load_profile(struct cli_opts *o, struct loaded *l, struct profile *p)
 	}
 	if (o->tid && !matched)
 		cli_die(EXIT_USAGE, "no thread %d in %s (see 'sonde info --threads')", o->tid, o->input);
+	if (!any && (l->r->mode & SONDE_MODE_PROBES))
+		cli_die(EXIT_DATA, "%s holds dynamic-probe hits (sonde probe --record), not a function profile; "
+		        "see them with 'sonde info -i %s' and 'sonde export -i %s --format=perfetto' (or chrome)",
+		        o->input, o->input, o->input);
 	if (!any && !(l->r->mode & SONDE_MODE_PROFILE))
 		cli_die(EXIT_DATA, "%s holds no function profile (it was recorded with --trace or --locks only; "
 		        "use 'sonde replay' / 'sonde locks')", o->input);

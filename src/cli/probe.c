@@ -46,9 +46,8 @@ static _Noreturn void fail(struct engine *e, int code, const char *msg)
 int cmd_probe(struct cli_opts *o)
 {
 	int json = cli_want_json(o, "table json");
-	if (o->record_probe)
-		cli_die(EXIT_USAGE, "--record is not available yet (probe hits cannot be written into a recording "
-		                    "until the recording format supports them); use --format=json -o FILE");
+	if (o->record_probe && !o->output)
+		cli_die(EXIT_USAGE, "--record needs -o DIR (the recording directory to write the hits into)");
 	if (!o->pid && !o->argc)
 		cli_die(EXIT_USAGE, "nothing to probe (give -p PID or -- PROGRAM [ARGS...])");
 	if (o->pid && o->argc)
@@ -94,6 +93,8 @@ int cmd_probe(struct cli_opts *o)
 	for (int i = 0; i < o->nspecs; i++)
 		if (!manager_add(&e, o->specs[i], err, sizeof err))
 			fail(&e, EXIT_DATA, err);
+	if (o->record_probe && precorder_open(&e, o->output, err, sizeof err))
+		fail(&e, EXIT_DATA, err);
 	engine_resume_all(&e);
 
 	uint64_t deadline = o->duration > 0 ? e.start_ns + (uint64_t)(o->duration * 1e9) : 0;
@@ -101,9 +102,19 @@ int cmd_probe(struct cli_opts *o)
 	e.end_ns = now_ns();
 	if (!e.t.gone)
 		engine_detach(&e);
+	int code = 0;
+	if (o->record_probe) {
+		if (precorder_close(&e, err, sizeof err)) {
+			cli_error("%s", err);
+			code = EXIT_DATA;
+		} else if (isatty(STDERR_FILENO)) {
+			fprintf(stderr, "sonde: probe hits recorded in %s ('sonde export -i %s --format=perfetto')\n",
+			        o->output, o->output);
+		}
+	}
 
 	FILE *out = stdout;
-	if (o->output && !(out = fopen(o->output, "w"))) {
+	if (o->output && !o->record_probe && !(out = fopen(o->output, "w"))) {
 		cleanup(&e);
 		cli_die(EXIT_DATA, "cannot write %s (%m)", o->output);
 	}
@@ -111,7 +122,6 @@ int cmd_probe(struct cli_opts *o)
 		output_json(&e, out);
 	else
 		output_table(&e, out);
-	int code = 0;
 	if (out != stdout && fclose(out)) {
 		cli_error("writing %s failed", o->output);
 		code = EXIT_DATA;

@@ -31,7 +31,28 @@ enum {
 	TRX_LOCK = 1, /* varint(lock index), byte(op), varint(aux): lock events (locks.c) */
 	TRX_NAME = 2, /* thread name changed: byte len, bytes */
 	TRX_SIZED = 64, /* first type of the "varint(len), bytes" form */
+	TRX_PROBE = 64, /* a dynamic-probe hit (sonde probe --record), sized form, fields:
+	                 *   varint(probe id)    the probe's spec is META "probe.<id>"
+	                 *   varint(event)       TRP_*: a hit, or the begin / end of a slice
+	                 *   varint(value kind)  TRV_*, then the value:
+	                 *     TRV_NONE  nothing
+	                 *     TRV_INT   varint(zigzag(int64))
+	                 *     TRV_FLOAT 8 bytes, IEEE-754 double, little-endian
+	                 *     TRV_STR   varint(n), n bytes (UTF-8, no NUL)
+	                 * Fields after the value (a later version's) are skipped. */
 };
+
+/* TRX_PROBE events and value kinds. */
+enum { TRP_HIT = 0, TRP_BEGIN = 1, TRP_END = 2 };
+enum { TRV_NONE = 0, TRV_INT = 1, TRV_FLOAT = 2, TRV_STR = 3 };
+
+/* META "mode" bit of a recording written by `sonde probe --record`: its
+ * events.sonde holds TRX_PROBE records, and it has no function profile.
+ * (Above the session's SONDE_MODE_* bits of session.h.) */
+#define SONDE_MODE_PROBES (1u << 8)
+
+static inline uint64_t tr_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static inline int64_t tr_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
 
 #define TR_MAX_VARINT 10
 

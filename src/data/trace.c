@@ -12,7 +12,17 @@ struct tr_frame {
 	uint64_t start;
 };
 
+struct tr_pframe {
+	uint32_t probe;
+	uint32_t emitted;     /* its begin was passed on */
+	uint64_t start;
+};
+
+#define TR_MAX_PROBE_DEPTH 4096 /* open probe slices per thread (deeper: counted as bad) */
+
 struct tr_thread {
+	struct tr_pframe *pstk; /* open probe slices (func probes) */
+	uint32_t pn, pcap;
 	int selected;
 	int seen;
 	uint64_t next_seq;
@@ -25,6 +35,7 @@ struct dec {
 	const struct recording *r;
 	const struct tr_filter *f;
 	const struct tr_ops *ops;
+	tr_probe_fn probe;
 	void *arg;
 	struct tr_stats *st;
 };
@@ -107,10 +118,137 @@ static void leave(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t t, 
 	ts->n--;
 }
 
+static int in_range(const struct tr_filter *f, uint64_t t)
+{
+	return !f->has_range || (t >= f->from && t <= f->to);
+}
+
+static void probe_leave(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t t, uint32_t flags)
+{
+	struct tr_pframe *fr = &ts->pstk[--ts->pn];
+	if (!fr->emitted)
+		return;
+	if (t < fr->start)
+		t = fr->start;
+	d->st->probe_slices++;
+	if (d->probe) {
+		struct tr_probe h = { .thread = th, .probe = fr->probe, .event = TRP_END, .flags = flags,
+		                      .time = t, .start = fr->start };
+		d->probe(d->arg, &h);
+	}
+}
+
 static void close_all(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t t, uint32_t flags)
 {
 	while (ts->n)
 		leave(d, th, ts, t, flags);
+	while (ts->pn)
+		probe_leave(d, th, ts, t, flags);
+}
+
+int tr_probe_parse(const uint8_t *p, int len, struct tr_probe *out)
+{
+	const uint8_t *end = p + len;
+	uint64_t id, ev, vk, v, flen;
+	int n;
+	/* The sized form's varint(len) first: the fields end there. */
+	if (!(n = tr_get_varint(p, end, &flen)) || flen != (uint64_t)(end - p - n))
+		return -1;
+	p += n;
+	if (!(n = tr_get_varint(p, end, &id)) || id > 0xffffffffu)
+		return -1;
+	p += n;
+	if (!(n = tr_get_varint(p, end, &ev)) || ev > TRP_END)
+		return -1;
+	p += n;
+	if (!(n = tr_get_varint(p, end, &vk)))
+		return -1;
+	p += n;
+	out->probe = (uint32_t)id;
+	out->event = (int)ev;
+	out->vkind = TRV_NONE;
+	out->s = NULL;
+	out->slen = 0;
+	switch (vk) {
+	case TRV_NONE:
+		break;
+	case TRV_INT:
+		if (!tr_get_varint(p, end, &v))
+			return -1;
+		out->i = tr_unzigzag(v);
+		break;
+	case TRV_FLOAT:
+		if (end - p < 8)
+			return -1;
+		memcpy(&out->f, p, 8);
+		break;
+	case TRV_STR:
+		if (!(n = tr_get_varint(p, end, &v)) || v > (uint64_t)(end - p - n))
+			return -1;
+		out->s = (const char *)p + n;
+		out->slen = (uint32_t)v;
+		break;
+	default:
+		return 0; /* a value kind of a later version: the hit without its value */
+	}
+	out->vkind = (int)vk;
+	return 0;
+}
+
+const char *tr_probe_name(const struct recording *r, uint32_t id, char *buf, size_t n)
+{
+	char key[32];
+	snprintf(key, sizeof key, "probe.%u", id);
+	const char *s = rd_meta(r, key);
+	if (s && *s)
+		return s;
+	snprintf(buf, n, "probe %u", id);
+	return buf;
+}
+
+/* One TRX_PROBE record of thread th at time t.  -1 if malformed. */
+static int probe_event(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t t, const uint8_t *p, int len)
+{
+	struct tr_probe h;
+	memset(&h, 0, sizeof h);
+	if (tr_probe_parse(p, len, &h))
+		return -1;
+	d->st->probe_hits++;
+	h.thread = th;
+	h.time = t;
+	switch (h.event) {
+	case TRP_HIT:
+		if (d->probe && in_range(d->f, t))
+			d->probe(d->arg, &h);
+		return 0;
+	case TRP_BEGIN:
+		if (ts->pn == TR_MAX_PROBE_DEPTH) {
+			d->st->bad++;
+			return 0;
+		}
+		if (ts->pn == ts->pcap) {
+			ts->pcap = ts->pcap ? ts->pcap * 2 : 16;
+			ts->pstk = realloc(ts->pstk, sizeof *ts->pstk * ts->pcap);
+		}
+		int pass = in_range(d->f, t);
+		ts->pstk[ts->pn++] = (struct tr_pframe){ h.probe, (uint32_t)pass, t };
+		if (pass && d->probe)
+			d->probe(d->arg, &h);
+		return 0;
+	default: { /* TRP_END: the innermost open begin of the same probe */
+		uint32_t i = ts->pn;
+		while (i > 0 && ts->pstk[i - 1].probe != h.probe)
+			i--;
+		if (!i) {
+			d->st->unmatched++;
+			return 0;
+		}
+		while (ts->pn > i)
+			probe_leave(d, th, ts, t, TRS_ABNORMAL);
+		probe_leave(d, th, ts, t, 0);
+		return 0;
+	}
+	}
 }
 
 /* Decode one chunk of thread th.  Returns 0, or -1 if a record is malformed
@@ -171,7 +309,10 @@ static int do_chunk(struct dec *d, uint32_t th, struct tr_thread *ts, const stru
 			if (k < 0)
 				goto bad;
 			d->st->ext++;
-			if (d->ops->ext)
+			if (type == TRX_PROBE) {
+				if (probe_event(d, th, ts, t, p, k))
+					goto bad;
+			} else if (d->ops->ext)
 				d->ops->ext(d->arg, th, t, type, p, k);
 			p += k;
 			break;
@@ -191,11 +332,17 @@ bad:
 int tr_decode(const struct recording *r, const struct tr_filter *flt, const struct tr_ops *ops, void *arg,
               struct tr_stats *st, char *err, size_t errlen)
 {
+	return tr_decode_probes(r, flt, ops, NULL, arg, st, err, errlen);
+}
+
+int tr_decode_probes(const struct recording *r, const struct tr_filter *flt, const struct tr_ops *ops,
+                     tr_probe_fn probe, void *arg, struct tr_stats *st, char *err, size_t errlen)
+{
 	memset(st, 0, sizeof *st);
 	struct rd_events ev;
 	if (rd_events_open(r, &ev, err, errlen) != 0)
 		return -1;
-	struct dec d = { r, flt, ops, arg, st };
+	struct dec d = { r, flt, ops, probe, arg, st };
 	int nt = r->nthreads;
 	struct tr_thread *ts = calloc(nt ? nt : 1, sizeof *ts);
 	int32_t *by_slot = malloc(sizeof *by_slot * SONDE_MAX_THREADS);
@@ -222,7 +369,7 @@ int tr_decode(const struct recording *r, const struct tr_filter *flt, const stru
 	}
 	/* Close what is still open at the end of its thread (or process). */
 	for (int i = 0; i < nt; i++) {
-		if (!ts[i].n)
+		if (!ts[i].n && !ts[i].pn)
 			continue;
 		uint64_t end = r->threads[i].r.end_tsc;
 		const struct rec_process *p = rd_proc(r, r->threads[i].r.proc);
@@ -232,8 +379,10 @@ int tr_decode(const struct recording *r, const struct tr_filter *flt, const stru
 			end = ts[i].last;
 		close_all(&d, (uint32_t)i, &ts[i], end, rc < 0 ? TRS_LOST : TRS_AT_END);
 	}
-	for (int i = 0; i < nt; i++)
+	for (int i = 0; i < nt; i++) {
 		free(ts[i].stk);
+		free(ts[i].pstk);
+	}
 	free(ts);
 	free(by_slot);
 	rd_events_close(&ev);

@@ -45,6 +45,34 @@ struct tr_slice {
 	uint64_t end;     /* ticks (0 in begin) */
 };
 
+/* One probe event.  Hits (TRP_HIT) come as they are; a func probe's entry
+ * and return come as TRP_BEGIN then TRP_END, paired per thread by the
+ * decoder so that they nest: a return closes the innermost open entry of
+ * the same probe (entries above it were left by longjmp / exceptions and
+ * are closed there, flag TRS_ABNORMAL); entries still open at the end are
+ * closed at the thread's end (TRS_AT_END), or before lost events (TRS_LOST).
+ * With a time range, a hit passes when its time is in the range, a slice
+ * when its begin is. */
+struct tr_probe {
+	uint32_t thread;   /* index into recording.threads */
+	uint32_t probe;    /* probe id: META "probe.<id>" is its spec */
+	int event;         /* TRP_HIT, TRP_BEGIN, TRP_END (common/trace_enc.h) */
+	uint32_t flags;    /* TRP_END: TRS_* when closed without its own return */
+	uint64_t time;     /* ticks: the hit, the begin, or the end */
+	uint64_t start;    /* TRP_END: the begin's time */
+	int vkind;         /* TRV_* */
+	int64_t i;         /* TRV_INT */
+	double f;          /* TRV_FLOAT */
+	const char *s;     /* TRV_STR, not NUL-terminated */
+	uint32_t slen;
+};
+
+/* Decode a TRX_PROBE record (p, len: after the type byte, from its varint(len)):
+ * 0 ok, -1 malformed.  Sets probe, event, vkind and the value. */
+int tr_probe_parse(const uint8_t *p, int len, struct tr_probe *out);
+/* The probe's spec from the recording's META, or "probe N" in buf. */
+const char *tr_probe_name(const struct recording *r, uint32_t id, char *buf, size_t n);
+
 struct tr_ops {
 	/* Both may be NULL.  begin() of a slice always comes before the begin()
 	 * of its children and its end() after theirs. */
@@ -53,6 +81,9 @@ struct tr_ops {
 	/* EXT records (lock events and others), may be NULL. */
 	void (*ext)(void *arg, uint32_t thread, uint64_t time, uint8_t type, const uint8_t *p, int len);
 };
+
+/* Receiver of dynamic-probe events (TRX_PROBE, `sonde probe --record`). */
+typedef void (*tr_probe_fn)(void *arg, const struct tr_probe *h);
 
 struct tr_filter {
 	int tid;                 /* 0: all threads */
@@ -73,6 +104,8 @@ struct tr_stats {
 	uint64_t dropped_short;  /* slices dropped by min_ticks while decoding */
 	uint64_t bad;            /* damaged records / unknown thread / bad function ids */
 	uint64_t ext;            /* EXT records */
+	uint64_t probe_hits;     /* TRX_PROBE records (hits and func entries / returns) */
+	uint64_t probe_slices;   /* probe slices passed on (TRP_END) */
 };
 
 /* Fill f from the command line's tid and time range (seconds from the
@@ -85,6 +118,10 @@ void tr_filter_init(struct tr_filter *f, const struct recording *r, int tid, int
  * and open slices were closed). */
 int tr_decode(const struct recording *r, const struct tr_filter *flt, const struct tr_ops *ops, void *arg,
               struct tr_stats *st, char *err, size_t errlen);
+/* The same, also passing probe events to probe (may be NULL: then they are
+ * only counted, as tr_decode does). */
+int tr_decode_probes(const struct recording *r, const struct tr_filter *flt, const struct tr_ops *ops,
+                     tr_probe_fn probe, void *arg, struct tr_stats *st, char *err, size_t errlen);
 
 /* Decode one chunk's payload into a flat list of records (unit tests and
  * tools): returns the number of records, -1 if malformed. */

@@ -17,6 +17,7 @@
 #include "export/export.h"
 #include "export/lock_slices.h"
 #include "common/json.h"
+#include "common/trace_enc.h"
 
 struct chrome {
 	struct export_ctx *x;
@@ -60,6 +61,50 @@ static void on_end(void *arg, const struct tr_slice *s)
 		        s->flags & TRS_ABNORMAL ? "non-local exit" : s->flags & TRS_AT_END ? "closed at thread end"
 		                                                                              : "closed at lost events");
 	fputc('}', x->out);
+}
+
+/* Probe hits (sonde probe --record): thread-scoped instants ("i"), func
+ * probes' calls "X" slices, cat "probe", named by the probe's spec, the
+ * value in args.value. */
+static void on_probe(void *arg, const struct tr_probe *h)
+{
+	struct chrome *c = arg;
+	struct export_ctx *x = c->x;
+	if (h->event == TRP_BEGIN)
+		return; /* written as an "X" slice at its end */
+	const struct rd_thread *t = &x->r->threads[h->thread];
+	char nb[32];
+	sep(c);
+	fputs(h->event == TRP_END ? "{\"ph\":\"X\",\"name\":" : "{\"ph\":\"i\",\"s\":\"t\",\"name\":", x->out);
+	json_write_string(x->out, tr_probe_name(x->r, h->probe, nb, sizeof nb));
+	if (h->event == TRP_END) {
+		double b = us(x->r, h->start), e = us(x->r, h->time);
+		fprintf(x->out, ",\"cat\":\"probe\",\"ts\":%.3f,\"dur\":%.3f", b, e - b);
+	} else {
+		fprintf(x->out, ",\"cat\":\"probe\",\"ts\":%.3f", us(x->r, h->time));
+	}
+	fprintf(x->out, ",\"pid\":%" PRId64 ",\"tid\":%d,\"args\":{\"probe\":%u", pid_of(x->r, t), t->r.tid, h->probe);
+	if (h->vkind == TRV_INT) {
+		fprintf(x->out, ",\"value\":%" PRId64, h->i);
+	} else if (h->vkind == TRV_FLOAT) {
+		fputs(",\"value\":", x->out);
+		if (h->f == h->f && h->f - h->f == 0)
+			fprintf(x->out, "%.17g", h->f);
+		else
+			json_write_string(x->out, h->f != h->f ? "nan" : h->f > 0 ? "inf" : "-inf");
+	} else if (h->vkind == TRV_STR) {
+		char v[256];
+		uint32_t n = h->slen < sizeof v - 1 ? h->slen : (uint32_t)sizeof v - 1;
+		memcpy(v, h->s, n);
+		v[n] = 0;
+		fputs(",\"value\":", x->out);
+		json_write_string(x->out, v);
+	}
+	if (h->flags)
+		fprintf(x->out, ",\"end\":\"%s\"",
+		        h->flags & TRS_ABNORMAL ? "non-local exit" : h->flags & TRS_AT_END ? "closed at thread end"
+		                                                                          : "closed at lost events");
+	fputs("}}", x->out);
 }
 
 static void on_ext(void *arg, uint32_t thread, uint64_t time, uint8_t type, const uint8_t *p, int len)
@@ -158,12 +203,13 @@ static int write_chrome(struct export_ctx *x)
 	c.lks = lks_open(r, &f, &lops, &c);
 	struct tr_ops ops = { NULL, on_end, c.lks ? on_ext : NULL };
 	struct tr_stats st;
-	int rc = tr_decode(r, &f, &ops, &c, &st, x->err, sizeof x->err);
+	int rc = tr_decode_probes(r, &f, &ops, on_probe, &c, &st, x->err, sizeof x->err);
 	struct lks_stats ls;
 	lks_close(c.lks, &ls);
 	fprintf(x->out, "\n],\"otherData\":{\"calls\":%" PRIu64 ",\"lost_events\":%" PRIu64 ",\"sequence_gaps\":%" PRIu64
-	        ",\"closed_at_end\":%" PRIu64 ",\"lock_waits\":%" PRIu64 ",\"lock_holds\":%" PRIu64 "}}\n",
-	        st.calls, st.lost, st.gaps, st.closed_at_end, ls.waits, ls.holds);
+	        ",\"closed_at_end\":%" PRIu64 ",\"lock_waits\":%" PRIu64 ",\"lock_holds\":%" PRIu64
+	        ",\"probe_records\":%" PRIu64 "}}\n",
+	        st.calls, st.lost, st.gaps, st.closed_at_end, ls.waits, ls.holds, st.probe_hits);
 	if (ferror(x->out)) {
 		snprintf(x->err, sizeof x->err, "write error");
 		return -1;

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/trace_enc.h"
 #include "data/trace.h"
 #include "export/export.h"
 #include "export/lock_slices.h"
@@ -34,11 +35,11 @@ enum {
 	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5,
 	PD_PID = 1, PD_NAME = 6,
 	THD_PID = 1, THD_TID = 2, THD_NAME = 5,
-	TE_DEBUG = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK_UUID = 11,
-	DA_NAME = 10, DA_STRING = 6,
+	TE_DEBUG = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK_UUID = 11, TE_NAME = 23,
+	DA_NAME = 10, DA_STRING = 6, DA_INT = 4, DA_DOUBLE = 5,
 	ID_EVENT_NAMES = 2, EN_IID = 1, EN_NAME = 2,
 	SEQ_CLEARED = 1, SEQ_NEEDS = 2,
-	TYPE_BEGIN = 1, TYPE_END = 2,
+	TYPE_BEGIN = 1, TYPE_END = 2, TYPE_INSTANT = 3,
 };
 
 struct buf {
@@ -207,6 +208,56 @@ static void on_end(void *arg, const struct tr_slice *s)
 	slice_packet(arg, s, TYPE_END);
 }
 
+/* Probe hits (sonde probe --record): TYPE_INSTANT on the hit thread's track,
+ * named by the probe's spec (TrackEvent.name), debug annotations "probe"
+ * (its id) and "value"; a func probe's calls are BEGIN/END slices there
+ * (the decoder pairs and nests them). */
+static void on_probe(void *arg, const struct tr_probe *h)
+{
+	struct pf *f = arg;
+	struct buf *b = &f->b;
+	const struct export_ctx *x = f->x;
+	int type = h->event == TRP_BEGIN ? TYPE_BEGIN : h->event == TRP_END ? TYPE_END : TYPE_INSTANT;
+	put_uint(b, PKT_TIMESTAMP, ns_of(x->r, h->time));
+	put_uint(b, PKT_SEQ_ID, 1);
+	put_uint(b, PKT_SEQ_FLAGS, SEQ_NEEDS);
+	size_t te = open_msg(b, PKT_TRACK_EVENT);
+	put_uint(b, TE_TYPE, (uint64_t)type);
+	put_uint(b, TE_TRACK_UUID, f->thread_uuid[h->thread]);
+	if (type != TYPE_END) {
+		char nb[32];
+		put_str(b, TE_NAME, tr_probe_name(x->r, h->probe, nb, sizeof nb));
+		size_t da = open_msg(b, TE_DEBUG);
+		put_str(b, DA_NAME, "probe");
+		put_uint(b, DA_INT, h->probe);
+		close_msg(b, da);
+	}
+	if (h->vkind != TRV_NONE) {
+		size_t da = open_msg(b, TE_DEBUG);
+		put_str(b, DA_NAME, "value");
+		if (h->vkind == TRV_INT) {
+			put_uint(b, DA_INT, (uint64_t)h->i);
+		} else if (h->vkind == TRV_FLOAT) {
+			put_varint(b, (uint64_t)DA_DOUBLE << 3 | 1);
+			need(b, 8);
+			memcpy(b->p + b->n, &h->f, 8);
+			b->n += 8;
+		} else {
+			put_bytes(b, DA_STRING, h->s, h->slen);
+		}
+		close_msg(b, da);
+	}
+	if (type == TYPE_END && h->flags) {
+		size_t da = open_msg(b, TE_DEBUG);
+		put_str(b, DA_NAME, "end");
+		put_str(b, DA_STRING, h->flags & TRS_ABNORMAL ? "non-local exit"
+		                      : h->flags & TRS_AT_END ? "closed at thread end" : "closed at lost events");
+		close_msg(b, da);
+	}
+	close_msg(b, te);
+	flush_packet(f);
+}
+
 static void on_ext(void *arg, uint32_t thread, uint64_t time, uint8_t type, const uint8_t *p, int len)
 {
 	struct pf *f = arg;
@@ -338,7 +389,7 @@ static int write_perfetto(struct export_ctx *x)
 	f.lks = lks_open(r, &flt, &lops, &f);
 	struct tr_ops ops = { on_begin, on_end, f.lks ? on_ext : NULL };
 	struct tr_stats st;
-	int rc = tr_decode(r, &flt, &ops, &f, &st, x->err, sizeof x->err);
+	int rc = tr_decode_probes(r, &flt, &ops, on_probe, &f, &st, x->err, sizeof x->err);
 	lks_close(f.lks, NULL);
 	out_flush(&f);
 	free(f.out);

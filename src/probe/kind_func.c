@@ -4,6 +4,8 @@
  * stack pointer per thread, and callers by return address. */
 #include "probe/probe.h"
 
+#include "common/trace_enc.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,6 +98,7 @@ static void pre(struct probe *p, struct hit *h, int role)
 	if (role == ROLE_ENTRY) {
 		p->hits++;
 		d->calls++;
+		precorder_hit(h, p, TRP_BEGIN, TRV_NONE, 0, 0, NULL);
 		uint64_t ret = 0;
 		if (target_read(&h->e->t, sp, &ret, sizeof ret) == 0) {
 			int i;
@@ -140,6 +143,7 @@ static void pre(struct probe *p, struct hit *h, int role)
 	if (s->n && s->v[s->n - 1].sp == sp) {
 		uint64_t dt = h->now_ns - s->v[--s->n].t;
 		d->returns++;
+		precorder_hit(h, p, TRP_END, TRV_NONE, 0, 0, NULL);
 		d->total += dt;
 		if (dt < d->min)
 			d->min = dt;

@@ -3,6 +3,8 @@
  * read from the registers after the jump in the post-handler). */
 #include "probe/probe.h"
 
+#include "common/trace_enc.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,9 +47,9 @@ static int line_setup(struct probe *p, char *err, size_t n)
 
 static void line_pre(struct probe *p, struct hit *h, int role)
 {
-	(void)h;
 	(void)role;
 	p->hits++;
+	precorder_hit(h, p, TRP_HIT, TRV_NONE, 0, 0, NULL);
 }
 
 static void line_json(struct probe *p, struct json *j)
@@ -142,10 +144,12 @@ static void branch_post(struct probe *p, struct hit *h, int role)
 {
 	struct ldata *d = p->data;
 	p->hits++;
-	if (arch_pc(h->regs) == d->next[role])
-		d->not_taken++;
-	else
+	int taken = arch_pc(h->regs) != d->next[role];
+	if (taken)
 		d->taken++;
+	else
+		d->not_taken++;
+	precorder_hit(h, p, TRP_HIT, TRV_STR, 0, 0, taken ? "taken" : "not_taken");
 }
 
 static void branch_json(struct probe *p, struct json *j)

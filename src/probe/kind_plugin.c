@@ -3,6 +3,8 @@
  * and kind_find, the table of every probe kind. */
 #include "probe/probe.h"
 
+#include "common/trace_enc.h"
+
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +96,7 @@ static void pre(struct probe *p, struct hit *h, int role)
 	(void)role;
 	struct pdata *d = p->data;
 	p->hits++;
+	precorder_hit(h, p, TRP_HIT, TRV_NONE, 0, 0, NULL);
 	fill(d, h, p->hits);
 	if (p->e->plugin->pre)
 		p->e->plugin->pre(&d->c);

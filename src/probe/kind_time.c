@@ -4,6 +4,8 @@
  * (count, total, min, max, log2 histogram). */
 #include "probe/probe.h"
 
+#include "common/trace_enc.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,10 +75,12 @@ static void pre(struct probe *p, struct hit *h, int role)
 		d->first = t;
 	d->last = t;
 	uint64_t *mine = last_of(d, h->th->tid, 1);
+	int64_t interval = -1;
 	if (d->prev && !d->prev->removed) {
 		uint64_t *pt = last_of(d->prev->data, h->th->tid, 0);
 		if (pt && *pt && (!mine || *pt > *mine)) {
 			uint64_t dt = t - *pt;
+			interval = (int64_t)dt;
 			d->n++;
 			d->total += dt;
 			if (dt < d->min) d->min = dt;
@@ -89,6 +93,11 @@ static void pre(struct probe *p, struct hit *h, int role)
 	}
 	if (mine)
 		*mine = t;
+	/* On the timeline: the interval from the previous time probe (ns), if any. */
+	if (interval >= 0)
+		precorder_hit(h, p, TRP_HIT, TRV_INT, interval, 0, NULL);
+	else
+		precorder_hit(h, p, TRP_HIT, TRV_NONE, 0, 0, NULL);
 }
 
 static void json(struct probe *p, struct json *j)

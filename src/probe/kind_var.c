@@ -5,6 +5,8 @@
  * address, since a variable's location differs from one address to the next. */
 #include "probe/probe.h"
 
+#include "common/trace_enc.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,8 +97,13 @@ static void var_pre(struct probe *p, struct hit *h, int role)
 		d->unavailable++;
 		free(d->last_err);
 		d->last_err = strdup(err);
+		precorder_hit(h, p, TRP_HIT, TRV_STR, 0, 0, "unavailable");
 		return;
 	}
+	if (v.is_float)
+		precorder_hit(h, p, TRP_HIT, TRV_FLOAT, 0, (double)v.f, NULL);
+	else
+		precorder_hit(h, p, TRP_HIT, TRV_INT, v.i, 0, NULL);
 	if (v.is_float && !d->is_float && d->count) {
 		/* switch to floating statistics */
 		d->fmin = (long double)d->imin;
@@ -132,10 +139,18 @@ static void assert_pre(struct probe *p, struct hit *h, int role)
 		d->unavailable++;
 		free(d->last_err);
 		d->last_err = strdup(err);
+		precorder_hit(h, p, TRP_HIT, TRV_STR, 0, 0, "unavailable");
 		return;
 	}
 	d->count++;
 	int ok = v.is_float ? v.f != 0 : v.i != 0;
+	if (h->e->rec) {
+		char vals[400], buf[420];
+		if (!ok)
+			expr_values(s->x, vals, sizeof vals);
+		snprintf(buf, sizeof buf, "%s%s%s", ok ? "pass" : "fail", ok || !vals[0] ? "" : ": ", ok ? "" : vals);
+		precorder_hit(h, p, TRP_HIT, TRV_STR, 0, 0, buf);
+	}
 	if (ok)
 		return;
 	d->failures++;

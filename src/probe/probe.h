@@ -100,6 +100,7 @@ struct hit {
 	arch_regs *regs;
 	uint64_t addr;      /* probed address */
 	uint64_t now_ns;
+	uint64_t ticks;     /* tick counter at the stop (the recording clock, common/clock.h) */
 	struct bp *bp;
 	arch_fpregs fp;
 	int have_fp;
@@ -226,6 +227,7 @@ struct engine {
 	int detached;           /* detached from a live process */
 	uint64_t total_hits;
 	FILE *msg;              /* where interactive replies go */
+	struct precorder *rec;  /* --record: hits into a recording, or NULL */
 };
 
 uint64_t now_ns(void);
@@ -278,6 +280,19 @@ int expr_eval(const struct expr *x, struct hit *h, struct module *m, struct expr
 void expr_values(const struct expr *x, char *buf, size_t n);
 const char *expr_describe(const struct expr *x);
 void expr_free(struct expr *x);
+
+/* ---- record.c: --record, hits into a sonde recording (-o DIR) ---- */
+struct precorder;
+/* Prepare DIR (create, or reuse a previous recording) and start the clock;
+ * sets e->rec.  Call once the target exists, before any hit. */
+int precorder_open(struct engine *e, const char *dir, char *err, size_t n);
+/* One event of probe p in h's thread (no-op without --record): event TRP_*,
+ * value kind TRV_* with the value in iv / fv / sv (common/trace_enc.h). */
+void precorder_hit(struct hit *h, struct probe *p, int event, int vkind, int64_t iv, double fv, const char *sv);
+/* A traced thread exited: write out its last chunk. */
+void precorder_thread_end(struct engine *e, pid_t tid);
+/* Write the rest of the events and profile.sonde; frees e->rec. */
+int precorder_close(struct engine *e, char *err, size_t n);
 
 /* ---- output.c ---- */
 void output_table(struct engine *e, FILE *f);

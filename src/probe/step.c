@@ -7,6 +7,8 @@
  * the same signal as it would have without sonde. */
 #include "probe/probe.h"
 
+#include "common/clock.h"
+
 #include <signal.h>
 #include <string.h>
 
@@ -57,7 +59,7 @@ static void fail(struct engine *e, struct hit *h, struct bp *b, int sig, const c
 
 void step_hit(struct engine *e, struct thr *th, arch_regs *r, struct bp *b)
 {
-	struct hit h = { .e = e, .th = th, .regs = r, .addr = b->addr, .now_ns = now_ns(), .bp = b };
+	struct hit h = { .e = e, .th = th, .regs = r, .addr = b->addr, .now_ns = now_ns(), .ticks = clock_ticks(), .bp = b };
 	e->total_hits++;
 	int n = b->nsites;
 	for (int i = 0; i < n && i < b->nsites; i++) {
@@ -101,7 +103,7 @@ void step_hit(struct engine *e, struct thr *th, arch_regs *r, struct bp *b)
 /* The trap after an out-of-line instruction. */
 void step_post(struct engine *e, struct thr *th, arch_regs *r, struct bp *b)
 {
-	struct hit h = { .e = e, .th = th, .regs = r, .addr = b->addr, .now_ns = now_ns(), .bp = b };
+	struct hit h = { .e = e, .th = th, .regs = r, .addr = b->addr, .now_ns = now_ns(), .ticks = clock_ticks(), .bp = b };
 	arch_set_pc(r, b->addr + (uint64_t)b->insn.len);
 	run_post(e, &h, b);
 	resume(e, th, r);
@@ -111,7 +113,7 @@ void step_post(struct engine *e, struct thr *th, arch_regs *r, struct bp *b)
 void step_fault(struct engine *e, struct thr *th, arch_regs *r, struct bp *b, int sig)
 {
 	arch_set_pc(r, b->addr);
-	struct hit h = { .e = e, .th = th, .regs = r, .addr = b->addr, .now_ns = now_ns(), .bp = b };
+	struct hit h = { .e = e, .th = th, .regs = r, .addr = b->addr, .now_ns = now_ns(), .ticks = clock_ticks(), .bp = b };
 	fail(e, &h, b, sig, "displaced instruction faulted");
 	resume(e, th, r);
 }

@@ -39,7 +39,7 @@
 #define STALE_WINDOW ((uintptr_t)1 << 20)
 
 /* Find or create the child of `cur` for `func`. */
-static uint32_t cct_child_slow(struct rt_tls *L, struct sonde_thread *t, uint32_t cur, uint32_t func)
+static __attribute__((noinline, cold)) uint32_t cct_child_slow(struct rt_tls *L, struct sonde_thread *t, uint32_t cur, uint32_t func)
 {
 	struct sonde_node *nodes = L->nodes;
 	uint32_t prev = 0;
@@ -96,9 +96,15 @@ found:
 	return n;
 }
 
-static void close_stale(struct rt_tls *L, struct sonde_thread *t, uintptr_t cfa, uintptr_t site, uint64_t now);
+static __attribute__((noinline, cold)) void close_stale(struct rt_tls *L, struct sonde_thread *t, uintptr_t cfa,
+                                                        uintptr_t site, uint64_t now);
 
-RT_HIDDEN void rt_enter(struct sonde_modhook *m, uint32_t number, uintptr_t cfa, uintptr_t site)
+/* The hooks' bodies take the session mode as a parameter; the entry points
+ * below instantiate them for a constant mode, so the profile-only and
+ * trace-only hooks carry none of the other mode's code (the runtime installs
+ * the one that matches the session, see runtime.c). */
+static inline __attribute__((always_inline)) void enter_body(struct sonde_modhook *m, uint32_t number,
+                                                             uintptr_t cfa, uintptr_t site, uint32_t mode)
 {
 	struct rt_tls *L = &rt_tls;
 	if (__builtin_expect(L->state != RT_T_ON, 0) && !rt_thread_slow())
@@ -132,13 +138,13 @@ RT_HIDDEN void rt_enter(struct sonde_modhook *m, uint32_t number, uintptr_t cfa,
 	}
 	uint32_t func = SONDE_FUNC(m->slot, number);
 	struct sonde_frame *f = &t->stack[d];
-	f->node = (rt_mode & SONDE_MODE_PROFILE) ? cct_enter(L, t, m, idx, func) : RT_NO_NODE;
+	f->node = (mode & SONDE_MODE_PROFILE) ? cct_enter(L, t, m, idx, func) : RT_NO_NODE;
 	f->start = now;
 	f->cfa = cfa;
 	f->site = site;
 	f->func = func;
 	f->flags = 0;
-	if (rt_mode & SONDE_MODE_TRACE)
+	if (mode & SONDE_MODE_TRACE)
 		trace_enter(L, t, f, d + 1, now);
 	atomic_signal_fence(memory_order_release); /* frame complete before depth covers it */
 	t->depth = d + 1;
@@ -149,17 +155,24 @@ out:
 }
 
 /* Close frame i (the top) at `now`. */
-static inline void pop_frame(struct rt_tls *L, struct sonde_thread *t, uint32_t i, uint64_t now, int abnormal)
+static inline __attribute__((always_inline)) void pop_frame_mode(struct rt_tls *L, struct sonde_thread *t, uint32_t i,
+                                                                 uint64_t now, int abnormal, uint32_t mode)
 {
 	struct sonde_frame *f = &t->stack[i];
 	if (f->node != RT_NO_NODE) {
 		L->nodes[f->node].ticks += now - f->start;
 		t->cur_node = L->nodes[f->node].parent;
 	}
-	if (rt_mode & SONDE_MODE_TRACE)
+	if (mode & SONDE_MODE_TRACE)
 		trace_exit(L, t, f, i + 1, now, abnormal);
 	atomic_signal_fence(memory_order_release);
 	t->depth = i;
+}
+
+/* The slow paths use the session's mode. */
+static void pop_frame(struct rt_tls *L, struct sonde_thread *t, uint32_t i, uint64_t now, int abnormal)
+{
+	pop_frame_mode(L, t, i, now, abnormal, rt_mode);
 }
 
 /* Close the frames skipped by a non-local exit, found at the entry of a new
@@ -170,7 +183,8 @@ static inline void pop_frame(struct rt_tls *L, struct sonde_thread *t, uint32_t 
  * the same); otherwise it is a dead sibling at the same depth.  (A function
  * re-entered from the very call site a longjmp left stays nested under its
  * dead twin until the resuming code returns: then it is closed.) */
-static void close_stale(struct rt_tls *L, struct sonde_thread *t, uintptr_t cfa, uintptr_t site, uint64_t now)
+static __attribute__((noinline, cold)) void close_stale(struct rt_tls *L, struct sonde_thread *t, uintptr_t cfa,
+                                                        uintptr_t site, uint64_t now)
 {
 	uint32_t d = t->depth;
 	while (d) {
@@ -183,7 +197,7 @@ static void close_stale(struct rt_tls *L, struct sonde_thread *t, uintptr_t cfa,
 	}
 }
 
-static void exit_slow(struct rt_tls *L, struct sonde_thread *t, uint32_t func, uintptr_t cfa, uint64_t now)
+static __attribute__((noinline, cold)) void exit_slow(struct rt_tls *L, struct sonde_thread *t, uint32_t func, uintptr_t cfa, uint64_t now)
 {
 	uint32_t d = t->depth;
 	for (uint32_t i = d; i-- > 0;) {
@@ -202,9 +216,9 @@ static void exit_slow(struct rt_tls *L, struct sonde_thread *t, uint32_t func, u
 	t->lost[SONDE_LOST_UNMATCHED_EXIT]++;
 }
 
-RT_HIDDEN void rt_exit(struct sonde_modhook *m, uint32_t number, uintptr_t cfa, uintptr_t site)
+static inline __attribute__((always_inline)) void exit_body(struct sonde_modhook *m, uint32_t number,
+                                                            uintptr_t cfa, uint32_t mode)
 {
-	(void)site;
 	struct rt_tls *L = &rt_tls;
 	if (__builtin_expect(L->state != RT_T_ON, 0) || L->busy)
 		return;
@@ -221,7 +235,7 @@ RT_HIDDEN void rt_exit(struct sonde_modhook *m, uint32_t number, uintptr_t cfa, 
 	uint32_t func = SONDE_FUNC(m->slot, number);
 	uint32_t d = t->depth;
 	if (__builtin_expect(d && t->stack[d - 1].func == func && t->stack[d - 1].cfa == cfa, 1))
-		pop_frame(L, t, d - 1, now, 0);
+		pop_frame_mode(L, t, d - 1, now, 0, mode);
 	else
 		exit_slow(L, t, func, cfa, now);
 	t->last_tsc = now;
@@ -229,3 +243,17 @@ out:
 	atomic_signal_fence(memory_order_seq_cst);
 	L->busy = 0;
 }
+
+#define HOOKS(name, mode)                                                                     \
+	RT_HIDDEN void rt_enter_##name(struct sonde_modhook *m, uint32_t n, uintptr_t cfa, uintptr_t site) \
+	{                                                                                         \
+		enter_body(m, n, cfa, site, mode);                                                \
+	}                                                                                         \
+	RT_HIDDEN void rt_exit_##name(struct sonde_modhook *m, uint32_t n, uintptr_t cfa, uintptr_t site)  \
+	{                                                                                         \
+		(void)site;                                                                       \
+		exit_body(m, n, cfa, mode);                                                       \
+	}
+HOOKS(profile, SONDE_MODE_PROFILE)
+HOOKS(trace, SONDE_MODE_TRACE)
+HOOKS(any, rt_mode)

@@ -49,8 +49,13 @@ static inline struct rt_tls *rt_thread(void)
 RT_HIDDEN void rt_count_lost(struct sonde_thread *t, enum sonde_loss why);
 
 /* The hooks' entry points (hooks.c), installed into each module's hook. */
-RT_HIDDEN void rt_enter(struct sonde_modhook *m, uint32_t number, uintptr_t cfa, uintptr_t site);
-RT_HIDDEN void rt_exit(struct sonde_modhook *m, uint32_t number, uintptr_t cfa, uintptr_t site);
+/* One pair per session mode (profile only, trace only, any other mix). */
+RT_HIDDEN void rt_enter_profile(struct sonde_modhook *m, uint32_t number, uintptr_t cfa, uintptr_t site);
+RT_HIDDEN void rt_exit_profile(struct sonde_modhook *m, uint32_t number, uintptr_t cfa, uintptr_t site);
+RT_HIDDEN void rt_enter_trace(struct sonde_modhook *m, uint32_t number, uintptr_t cfa, uintptr_t site);
+RT_HIDDEN void rt_exit_trace(struct sonde_modhook *m, uint32_t number, uintptr_t cfa, uintptr_t site);
+RT_HIDDEN void rt_enter_any(struct sonde_modhook *m, uint32_t number, uintptr_t cfa, uintptr_t site);
+RT_HIDDEN void rt_exit_any(struct sonde_modhook *m, uint32_t number, uintptr_t cfa, uintptr_t site);
 /* Per-module record array of this thread (slow path, once per thread and module). */
 RT_HIDDEN uint32_t *rt_recs_alloc(struct rt_tls *L, uint32_t mod_slot);
 /* fork child: re-create this thread's open frames in a fresh thread slot. */

@@ -387,8 +387,11 @@ RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m)
 	if (!m->numbered)
 		rt_log("could not write function numbers into a module's padding; its calls are counted as unnumbered");
 	m->slot = slot;
-	m->enter = rt_enter;
-	m->exit = rt_exit;
+	switch (rt_mode & (SONDE_MODE_PROFILE | SONDE_MODE_TRACE)) {
+	case SONDE_MODE_PROFILE: m->enter = rt_enter_profile; m->exit = rt_exit_profile; break;
+	case SONDE_MODE_TRACE: m->enter = rt_enter_trace; m->exit = rt_exit_trace; break;
+	default: m->enter = rt_enter_any; m->exit = rt_exit_any; break;
+	}
 	atomic_store_explicit(&M->state, SONDE_M_LOADED, memory_order_release);
 	errno = saved;
 	return 0;

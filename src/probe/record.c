@@ -1,0 +1,459 @@
+/* record.c — `sonde probe -o DIR --record`: the hits also go into a sonde
+ * recording (docs/FORMAT.md), so that `sonde export --format=perfetto` puts
+ * them on the timeline and `sonde info` describes them.
+ *
+ * Same container and reader as `sonde record`: events.sonde holds REC_CHUNK
+ * records, one per full chunk of one traced thread (sequence numbers from 0
+ * per thread), whose payload is TRX_PROBE records (common/trace_enc.h) time-
+ * stamped with the tick counter; profile.sonde, written at the end, holds
+ * META (clock calibration, mode SONDE_MODE_PROBES, the probes' specs as
+ * "probe.<id>"), the process and its threads.  No function profile.
+ *
+ * Memory is bounded: one chunk buffer per live thread that had a hit,
+ * written out when full, when its thread exits, and at the end. */
+#include "probe/probe.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/ring.h"
+#include "common/trace_enc.h"
+#include "record/record.h"
+
+#define PR_CHUNK 16384u                              /* bytes per chunk, header included */
+#define PR_PAYLOAD (PR_CHUNK - sizeof(struct sonde_chunk))
+#define PR_MAX_STR 200                               /* string values are cut here */
+#define PR_MAX_REC (1 + 1 + 3 * TR_MAX_VARINT + 1 + TR_MAX_VARINT + PR_MAX_STR + 8)
+
+struct pr_thread {
+	pid_t tid;
+	uint32_t slot;
+	int ended;
+	char comm[SONDE_COMM_MAX];
+	uint64_t start_tsc, end_tsc, last_tsc;
+	uint64_t seq, base_tsc, hits;
+	uint8_t *buf;            /* PR_PAYLOAD bytes while the thread lives */
+	uint32_t used;
+};
+
+struct precorder {
+	char *dir;
+	char evpath[PATH_MAX], profpath[PATH_MAX];
+	struct rec_writer ev;
+	struct clock_point c0;
+	struct pr_thread *th;
+	uint32_t nth, cap;
+	int32_t *hash;           /* tid -> index into th, open addressing, -1 free */
+	uint32_t hcap;
+	uint64_t chunks, bytes, hits, lost;
+	char exe[SONDE_PATH_MAX];
+	char cmdline[SONDE_PATH_MAX];    /* NUL-separated */
+	uint32_t cmdline_len;
+	int32_t ppid;
+};
+
+static int prepare_dir(const char *dir, char *err, size_t n)
+{
+	struct stat st;
+	if (stat(dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode)) {
+			snprintf(err, n, "%s exists and is not a directory", dir);
+			return -1;
+		}
+		DIR *d = opendir(dir);
+		if (!d) {
+			snprintf(err, n, "cannot open %s (%s)", dir, strerror(errno));
+			return -1;
+		}
+		struct dirent *de;
+		int foreign = 0;
+		while ((de = readdir(d)))
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+			    strcmp(de->d_name, SONDE_FILE_PROFILE) && strcmp(de->d_name, SONDE_FILE_EVENTS) &&
+			    strcmp(de->d_name, SONDE_FILE_DOMAIN))
+				foreign = 1;
+		closedir(d);
+		if (foreign) {
+			snprintf(err, n, "%s exists and holds files that are not a sonde recording (choose another -o)", dir);
+			return -1;
+		}
+		char p[PATH_MAX];
+		snprintf(p, sizeof p, "%s/%s", dir, SONDE_FILE_PROFILE);
+		unlink(p);
+		snprintf(p, sizeof p, "%s/%s", dir, SONDE_FILE_DOMAIN);
+		unlink(p);
+	} else if (mkdir(dir, 0755) != 0) {
+		snprintf(err, n, "cannot create %s (%s)", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static size_t read_file(const char *path, char *buf, size_t n)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return 0;
+	size_t k = fread(buf, 1, n, f);
+	fclose(f);
+	return k;
+}
+
+int precorder_open(struct engine *e, const char *dir, char *err, size_t n)
+{
+	if (prepare_dir(dir, err, n))
+		return -1;
+	struct precorder *r = calloc(1, sizeof *r);
+	if (!r) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	r->dir = strdup(dir);
+	snprintf(r->evpath, sizeof r->evpath, "%s/%s", dir, SONDE_FILE_EVENTS);
+	snprintf(r->profpath, sizeof r->profpath, "%s/%s", dir, SONDE_FILE_PROFILE);
+	int rc = writer_open(&r->ev, r->evpath, 2);
+	if (rc) {
+		snprintf(err, n, "cannot write %s (%s)", r->evpath, strerror(-rc));
+		free(r->dir);
+		free(r);
+		return -1;
+	}
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)e->t.pid);
+	ssize_t k = readlink(path, r->exe, sizeof r->exe - 1);
+	r->exe[k > 0 ? k : 0] = 0;
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)e->t.pid);
+	r->cmdline_len = (uint32_t)read_file(path, r->cmdline, sizeof r->cmdline);
+	char stat[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)e->t.pid);
+	size_t sl = read_file(path, stat, sizeof stat - 1);
+	stat[sl] = 0;
+	const char *rp = strrchr(stat, ')');
+	int ppid;
+	if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1)
+		r->ppid = ppid;
+	clock_point_take(&r->c0);
+	e->rec = r;
+	return 0;
+}
+
+static void flush_chunk(struct precorder *r, struct pr_thread *t)
+{
+	if (!t->used)
+		return;
+	struct sonde_chunk c;
+	memset(&c, 0, sizeof c);
+	c.used = t->used;
+	c.seq = t->seq++;
+	c.base_tsc = t->base_tsc;
+	c.thread = t->slot;
+	writer_put(&r->ev, REC_CHUNK, &c, sizeof c, t->buf, t->used);
+	r->chunks++;
+	r->bytes += t->used;
+	t->used = 0;
+}
+
+static void read_comm(pid_t pid, pid_t tid, char *out)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	FILE *f = fopen(path, "r");
+	out[0] = 0;
+	if (f) {
+		if (fgets(out, SONDE_COMM_MAX, f))
+			out[strcspn(out, "\n")] = 0;
+		fclose(f);
+	}
+}
+
+static int32_t *hash_slot(struct precorder *r, pid_t tid)
+{
+	uint32_t i = ((uint32_t)tid * 2654435761u) & (r->hcap - 1);
+	while (r->hash[i] >= 0 && r->th[r->hash[i]].tid != tid)
+		i = (i + 1) & (r->hcap - 1);
+	return &r->hash[i];
+}
+
+/* The thread of tid, created on its first hit; NULL when out of slots. */
+static struct pr_thread *thread_of(struct engine *e, struct precorder *r, pid_t tid, uint64_t now)
+{
+	if (r->hcap) {
+		int32_t *h = hash_slot(r, tid);
+		if (*h >= 0 && !r->th[*h].ended)
+			return &r->th[*h];
+	}
+	if (r->nth >= SONDE_MAX_THREADS)
+		return NULL;
+	if (r->nth * 2 >= r->hcap) { /* grow the hash (and rebuild it) */
+		uint32_t cap = r->hcap ? r->hcap * 2 : 64;
+		int32_t *h = malloc(sizeof *h * cap);
+		if (!h)
+			return NULL;
+		free(r->hash);
+		r->hash = h;
+		r->hcap = cap;
+		for (uint32_t i = 0; i < cap; i++)
+			h[i] = -1;
+		for (uint32_t i = 0; i < r->nth; i++)
+			if (!r->th[i].ended)
+				*hash_slot(r, r->th[i].tid) = (int32_t)i;
+	}
+	if (r->nth == r->cap) {
+		uint32_t cap = r->cap ? r->cap * 2 : 16;
+		struct pr_thread *v = realloc(r->th, sizeof *v * cap);
+		if (!v)
+			return NULL;
+		r->th = v;
+		r->cap = cap;
+	}
+	uint8_t *buf = malloc(PR_PAYLOAD);
+	if (!buf)
+		return NULL;
+	struct pr_thread *t = &r->th[r->nth];
+	memset(t, 0, sizeof *t);
+	t->tid = tid;
+	t->slot = r->nth;
+	t->buf = buf;
+	t->start_tsc = t->last_tsc = now;
+	read_comm(e->t.pid, tid, t->comm);
+	*hash_slot(r, tid) = (int32_t)r->nth;
+	r->nth++;
+	return t;
+}
+
+void precorder_hit(struct hit *h, struct probe *p, int event, int vkind, int64_t iv, double fv, const char *sv)
+{
+	struct precorder *r = h->e->rec;
+	if (!r)
+		return;
+	uint64_t now = h->ticks ? h->ticks : clock_ticks();
+	struct pr_thread *t = thread_of(h->e, r, h->th->tid, now);
+	if (!t) {
+		r->lost++;
+		return;
+	}
+	if (now < t->last_tsc) /* another CPU's counter a little behind: keep the thread's order */
+		now = t->last_tsc;
+	if (t->used + PR_MAX_REC > PR_PAYLOAD)
+		flush_chunk(r, t);
+	if (!t->used)
+		t->base_tsc = t->last_tsc = now;
+	uint8_t *o = t->buf + t->used;
+	int n = tr_put_varint(o, (now - t->last_tsc) << 2 | TR_EXT);
+	o[n++] = TRX_PROBE;
+	uint8_t f[PR_MAX_REC];
+	int k = tr_put_varint(f, (uint64_t)(uint32_t)p->id);
+	k += tr_put_varint(f + k, (uint64_t)event);
+	k += tr_put_varint(f + k, (uint64_t)vkind);
+	if (vkind == TRV_INT) {
+		k += tr_put_varint(f + k, tr_zigzag(iv));
+	} else if (vkind == TRV_FLOAT) {
+		memcpy(f + k, &fv, 8);
+		k += 8;
+	} else if (vkind == TRV_STR) {
+		size_t len = strlen(sv);
+		if (len > PR_MAX_STR)
+			len = PR_MAX_STR;
+		k += tr_put_varint(f + k, len);
+		memcpy(f + k, sv, len);
+		k += (int)len;
+	}
+	n += tr_put_varint(o + n, (uint64_t)k);
+	memcpy(o + n, f, (size_t)k);
+	t->used += (uint32_t)(n + k);
+	t->last_tsc = now;
+	t->hits++;
+	r->hits++;
+}
+
+void precorder_thread_end(struct engine *e, pid_t tid)
+{
+	struct precorder *r = e->rec;
+	if (!r || !r->hcap)
+		return;
+	int32_t *h = hash_slot(r, tid);
+	if (*h < 0 || r->th[*h].ended)
+		return;
+	struct pr_thread *t = &r->th[*h];
+	flush_chunk(r, t);
+	free(t->buf);
+	t->buf = NULL;
+	t->ended = 1;
+	t->end_tsc = clock_ticks();
+	if (t->end_tsc < t->last_tsc)
+		t->end_tsc = t->last_tsc;
+	/* The tid may be reused by a new thread: it gets a new slot.  Rebuild
+	 * the hash without the ended thread (open addressing has no delete). */
+	for (uint32_t i = 0; i < r->hcap; i++)
+		r->hash[i] = -1;
+	for (uint32_t i = 0; i < r->nth; i++)
+		if (!r->th[i].ended)
+			*hash_slot(r, r->th[i].tid) = (int32_t)i;
+}
+
+static void meta_add(char **buf, size_t *len, size_t *cap, const char *key, const char *val)
+{
+	size_t need = strlen(key) + strlen(val) + 2;
+	if (*len + need > *cap) {
+		size_t c = (*cap + need) * 2;
+		char *v = realloc(*buf, c);
+		if (!v)
+			return;
+		*buf = v;
+		*cap = c;
+	}
+	for (const char *p = key; *p; p++)
+		(*buf)[(*len)++] = *p;
+	(*buf)[(*len)++] = '=';
+	for (const char *p = val; *p; p++)
+		(*buf)[(*len)++] = *p == '\n' ? ' ' : *p;
+	(*buf)[(*len)++] = '\n';
+}
+
+int precorder_close(struct engine *e, char *err, size_t n)
+{
+	struct precorder *r = e->rec;
+	if (!r)
+		return 0;
+	e->rec = NULL;
+	if (n)
+		err[0] = 0;
+	struct clock_point c1;
+	clock_point_take(&c1);
+	if (c1.mono_ns <= r->c0.mono_ns + 1000000) { /* too short to calibrate: measure 1 ms more */
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+		clock_point_take(&c1);
+	}
+	for (uint32_t i = 0; i < r->nth; i++) {
+		struct pr_thread *t = &r->th[i];
+		if (!t->ended) {
+			flush_chunk(r, t);
+			t->end_tsc = c1.ticks > t->last_tsc ? c1.ticks : t->last_tsc;
+		}
+	}
+	int rc = writer_close(&r->ev);
+
+	struct rec_writer w;
+	int wrc = writer_open(&w, r->profpath, 1);
+	if (wrc) {
+		snprintf(err, n, "cannot write %s (%s)", r->profpath, strerror(-wrc));
+		rc = -1;
+		goto out;
+	}
+	char *meta = NULL, num[64];
+	size_t mlen = 0, mcap = 0;
+	struct rec_process pr;
+	memset(&pr, 0, sizeof pr);
+	memcpy(pr.exe, r->exe, sizeof pr.exe);
+	pr.cmdline_len = r->cmdline_len;
+	memcpy(pr.cmdline, r->cmdline, sizeof pr.cmdline);
+	char cmd[sizeof pr.cmdline + 1];
+	for (uint32_t i = 0; i < pr.cmdline_len; i++)
+		cmd[i] = pr.cmdline[i] ? pr.cmdline[i] : ' ';
+	cmd[pr.cmdline_len] = 0;
+	if (pr.cmdline_len && cmd[pr.cmdline_len - 1] == ' ')
+		cmd[pr.cmdline_len - 1] = 0;
+	meta_add(&meta, &mlen, &mcap, "program", pr.exe[0] ? pr.exe : "?");
+	meta_add(&meta, &mlen, &mcap, "command", cmd);
+	meta_add(&meta, &mlen, &mcap, "recorder", "sonde probe");
+	snprintf(num, sizeof num, "%.9f", clock_ticks_per_ns(&r->c0, &c1));
+	meta_add(&meta, &mlen, &mcap, "ticks_per_ns", num);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)r->c0.ticks);
+	meta_add(&meta, &mlen, &mcap, "start_ticks", num);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)r->c0.mono_ns);
+	meta_add(&meta, &mlen, &mcap, "start_mono_ns", num);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)c1.ticks);
+	meta_add(&meta, &mlen, &mcap, "end_ticks", num);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)c1.mono_ns);
+	meta_add(&meta, &mlen, &mcap, "end_mono_ns", num);
+	snprintf(num, sizeof num, "%u", SONDE_MODE_PROBES);
+	meta_add(&meta, &mlen, &mcap, "mode", num);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)time(NULL));
+	meta_add(&meta, &mlen, &mcap, "time", num);
+	if (gethostname(num, sizeof num) == 0) {
+		num[sizeof num - 1] = 0;
+		meta_add(&meta, &mlen, &mcap, "hostname", num);
+	}
+	int status = INT32_MIN;
+	if (e->t.gone)
+		status = WIFEXITED(e->t.status) ? WEXITSTATUS(e->t.status) : -WTERMSIG(e->t.status);
+	if (status != INT32_MIN) {
+		snprintf(num, sizeof num, "%d", status);
+		meta_add(&meta, &mlen, &mcap, "exit_status", num);
+	}
+	meta_add(&meta, &mlen, &mcap, "probe_target", e->t.launched ? "launched" : "attached");
+	snprintf(num, sizeof num, "%llu", (unsigned long long)r->chunks);
+	meta_add(&meta, &mlen, &mcap, "event_chunks", num);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)r->bytes);
+	meta_add(&meta, &mlen, &mcap, "event_bytes", num);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)r->hits);
+	meta_add(&meta, &mlen, &mcap, "probe_records", num);
+	snprintf(num, sizeof num, "%d", e->nprobes);
+	meta_add(&meta, &mlen, &mcap, "probes", num);
+	for (int i = 0; i < e->nprobes; i++) {
+		struct probe *p = e->probes[i];
+		char key[48];
+		snprintf(key, sizeof key, "probe.%d", p->id);
+		meta_add(&meta, &mlen, &mcap, key, p->spec);
+		snprintf(key, sizeof key, "probe.%d.kind", p->id);
+		meta_add(&meta, &mlen, &mcap, key, p->ops->name);
+		snprintf(key, sizeof key, "probe.%d.hits", p->id);
+		snprintf(num, sizeof num, "%llu", (unsigned long long)p->hits);
+		meta_add(&meta, &mlen, &mcap, key, num);
+	}
+	if (r->lost) { /* hits of threads beyond SONDE_MAX_THREADS */
+		snprintf(num, sizeof num, "%llu", (unsigned long long)r->lost);
+		char key[32];
+		snprintf(key, sizeof key, "lost.%d", SONDE_LOST_THREAD_SLOTS);
+		meta_add(&meta, &mlen, &mcap, key, num);
+	}
+	writer_put(&w, REC_META, meta, mlen, NULL, 0);
+	free(meta);
+
+	pr.index = 0;
+	pr.pid = e->t.pid;
+	pr.ppid = r->ppid;
+	pr.exit_status = status;
+	if (e->t.gone && WIFEXITED(e->t.status))
+		pr.flags |= REC_PROC_ENDED_BY_EXIT;
+	if (e->t.gone && WIFSIGNALED(e->t.status))
+		pr.flags |= REC_PROC_KILLED;
+	pr.start_tsc = r->c0.ticks;
+	pr.end_tsc = c1.ticks;
+	writer_put(&w, REC_PROCESS, &pr, sizeof pr, NULL, 0);
+	for (uint32_t i = 0; i < r->nth; i++) {
+		struct pr_thread *t = &r->th[i];
+		struct rec_thread rt;
+		memset(&rt, 0, sizeof rt);
+		rt.index = t->slot;
+		rt.proc = 0;
+		rt.tid = t->tid;
+		memcpy(rt.comm, t->comm, sizeof rt.comm);
+		rt.comm[sizeof rt.comm - 1] = 0;
+		rt.flags = t->ended ? REC_THREAD_EXITED : 0;
+		rt.start_tsc = t->start_tsc;
+		rt.end_tsc = t->end_tsc;
+		writer_put(&w, REC_THREAD, &rt, sizeof rt, NULL, 0);
+	}
+	if (writer_close(&w))
+		rc = -1;
+	if (rc && !err[0])
+		snprintf(err, n, "writing the recording %s failed", r->dir);
+out:
+	for (uint32_t i = 0; i < r->nth; i++)
+		free(r->th[i].buf);
+	free(r->th);
+	free(r->hash);
+	free(r->dir);
+	free(r);
+	return rc ? -1 : 0;
+}

@@ -70,12 +70,16 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 	uint64_t prev = fresh ? now : L->trace_last;
 	int n = tr_put_varint(p, ((now - prev) << 2) | TR_ENTER);
 	n += tr_put_varint(p + n, f->func);
-	struct sonde_chunk *c = ring_chunk(rt_sess, L->ring, L->ring->cur);
-	f->trace_pos = c->used;
-	f->trace_prev = prev;
-	/* flags: entry length (bits 8..15) and its chunk's seq (low 16 bits, 16..31) for roll-back */
-	f->flags |= SONDE_FRAME_TRACED | ((uint32_t)n << SONDE_FRAME_ENTRYLEN) | ((uint32_t)c->seq << 16);
-	L->trace_seq = c->seq;
+	f->flags |= SONDE_FRAME_TRACED;
+	if (rt_sess->trace_min_ticks) {
+		/* --min-time may roll this record back at the exit: remember where it is.
+		 * flags: entry length (bits 8..15) and its chunk's seq (low 16 bits, 16..31) */
+		struct sonde_chunk *c = ring_chunk(rt_sess, L->ring, L->ring->cur);
+		f->trace_pos = c->used;
+		f->trace_prev = prev;
+		f->flags |= ((uint32_t)n << SONDE_FRAME_ENTRYLEN) | ((uint32_t)c->seq << 16);
+		L->trace_seq = c->seq;
+	}
 	ring_commit(rt_sess, L->ring, (uint32_t)n);
 	L->trace_last = now;
 }

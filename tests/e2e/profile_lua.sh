@@ -19,6 +19,18 @@ plain=$(./lua-sonde "$PROGS/bench.lua" 16)
 "$SONDE" record -- ./lua-sonde "$PROGS/bench.lua" 16 >out.txt 2>rec.err
 check "lua output unchanged under sonde" test "$(cat out.txt)" = "$plain"
 "$SONDE" report --format=json >so.json
+# Trace mode on the same real program: the same calls, function for function.
+"$SONDE" record --trace -o trace.data -- ./lua-sonde "$PROGS/bench.lua" 16 >out2.txt 2>rec2.err
+check "lua output unchanged under sonde --trace" test "$(cat out2.txt)" = "$plain"
+"$SONDE" report -i trace.data --format=json >tr.json
+python3 - <<'PY'
+import json
+p = {f["name"]: f["calls"] for f in json.load(open("so.json"))["functions"]}
+t = {f["name"]: f["calls"] for f in json.load(open("tr.json"))["functions"]}
+diff = [(k, p.get(k), t.get(k)) for k in set(p) | set(t) if p.get(k) != t.get(k)]
+print(("ok" if not diff and len(p) > 300 else "not ok") + f" - lua: trace-mode call counts equal profile-mode counts ({len(p)} functions)"
+      + ("" if not diff else f": {diff[:5]}"))
+PY
 if ! command -v uftrace >/dev/null; then
 	skip "call counts equal uftrace's" "uftrace not installed"; exit 0
 fi

@@ -3,7 +3,9 @@
  * executable and shared library it links.  Installed as sonde-cc and
  * sonde-c++ (the name picks the C or C++ compiler).
  *
- * Real compiler: $SONDE_CC / $SONDE_CXX, else cc / c++.
+ * Real compiler: $SONDE_CC / $SONDE_CXX, else cc / c++.  Used as a launcher
+ * prefix (`sonde-cc gcc -c x.c`, CMake's CMAKE_C_COMPILER_LAUNCHER), the
+ * first argument names the real compiler, as with ccache.
  */
 #include <errno.h>
 #include <limits.h>
@@ -32,6 +34,30 @@ static int takes_value(const char *a)
 	return 0;
 }
 
+/* Is `a` a compiler to run (launcher use), rather than an input or option?
+ * An executable found as given or in PATH, without a source/object suffix. */
+static int is_compiler(const char *a)
+{
+	if (!*a || a[0] == '-')
+		return 0;
+	const char *dot = strrchr(a, '.');
+	const char *slash = strrchr(a, '/');
+	if (dot && (!slash || dot > slash))
+		return 0; /* x.c, x.o, libx.so, ...: an input */
+	if (slash)
+		return access(a, X_OK) == 0;
+	const char *path = getenv("PATH");
+	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+		const char *e = strchr(p, ':');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		char buf[PATH_MAX];
+		if (n && snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, a) < (int)sizeof buf && access(buf, X_OK) == 0)
+			return 1;
+		p += n + (e != NULL);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *base = strrchr(argv[0], '/');
@@ -40,6 +66,11 @@ int main(int argc, char **argv)
 	const char *real = getenv(cxx ? "SONDE_CXX" : "SONDE_CC");
 	if (!real || !*real)
 		real = cxx ? "c++" : "cc";
+	if (argc > 1 && is_compiler(argv[1])) { /* launcher use: sonde-cc gcc ... */
+		real = argv[1];
+		argv++;
+		argc--;
+	}
 	if (strstr(real, "sonde-c")) {
 		fprintf(stderr, "sonde-cc: error: %s points at sonde-cc itself (set it to the real compiler)\n",
 		        cxx ? "SONDE_CXX" : "SONDE_CC");

@@ -63,3 +63,19 @@ PY
 else
 	skip "callgrind_annotate reads the export" "valgrind not installed"
 fi
+# Launcher use, as ccache: "sonde-cc gcc ...", and CMake's compiler + linker launchers.
+"$SONDE_CC_BIN" cc -O1 -c "$PROGS/seed002.c" -o launch.o && "$SONDE_CC_BIN" cc launch.o -o launched &&
+	"$SONDE" record -o launch.data -- ./launched 0.1 >/dev/null 2>&1
+check "launcher use (sonde-cc cc ...) instruments" sh -c "\"$SONDE\" report -i launch.data --format=json | grep -q '\"name\": \"C\"'"
+if command -v cmake >/dev/null; then
+	mkdir -p cm && printf 'cmake_minimum_required(VERSION 3.21)\nproject(t C)\nadd_executable(s %s)\n' "$PROGS/seed002.c" >cm/CMakeLists.txt
+	if cmake -S cm -B cm/b -DCMAKE_C_COMPILER_LAUNCHER="$SONDE_CC_BIN" -DCMAKE_C_LINKER_LAUNCHER="$SONDE_CC_BIN" >cm.log 2>&1 &&
+		cmake --build cm/b >>cm.log 2>&1; then
+		"$SONDE" record -o cm.data -- ./cm/b/s 0.1 >/dev/null 2>&1
+		check "CMake compiler + linker launcher build is instrumented" sh -c "\"$SONDE\" report -i cm.data --format=json | grep -q '\"name\": \"C\"'"
+	else
+		notok "CMake launcher build" "$(tail -3 cm.log)"
+	fi
+else
+	skip "CMake launcher build" "cmake not installed"
+fi

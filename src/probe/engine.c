@@ -437,6 +437,7 @@ int engine_run(struct engine *e, uint64_t deadline_ns, int in_fd)
 	pthread_t rt;
 	int have_reader = in_fd >= 0 && pipe2(q.stop, O_CLOEXEC) == 0 && pthread_create(&rt, NULL, reader, &q) == 0;
 
+	uint64_t next_tick = now_ns() + period;
 	while (!e->t.gone && !e->stop_req) {
 		int st;
 		pid_t tid = waitpid(-1, &st, __WALL);
@@ -453,7 +454,11 @@ int engine_run(struct engine *e, uint64_t deadline_ns, int in_fd)
 		uint64_t now = now_ns();
 		if (deadline_ns && now >= deadline_ns)
 			break;
-		if (tid <= 0) { /* woken by a timer or a command */
+		/* Woken by a timer or a command, or due by the clock: under a steady
+		 * stream of breakpoint stops waitpid never returns empty-handed, and
+		 * periodic probes and commands must not starve. */
+		if (tid <= 0 || now >= next_tick) {
+			next_tick = now + period;
 			for (int i = 0; i < e->nprobes; i++)
 				if (!e->probes[i]->removed && e->probes[i]->ops->tick)
 					e->probes[i]->ops->tick(e->probes[i], now);

@@ -38,8 +38,11 @@ field("table_lock", "write_acquisitions", 500)
 field("table_lock", "kind", "rwlock")
 field("spin", "acquisitions", 2 * 5000)
 field("spin", "kind", "spinlock")
-field("cv", "acquisitions", cond_waits)
-field("cv", "kind", "cond")
+if cond_waits:
+    field("cv", "acquisitions", cond_waits)
+    field("cv", "kind", "cond")
+else:  # no thread waited this time (scheduling): the program never touched cv
+    say("cv" not in L, "cv absent when the program made no condition wait", str(L.get("cv")))
 field("cv_lock", "acquisitions", 2 * 200 + cond_waits)
 field("cv_lock", "cond_reacquisitions", cond_waits)
 field("items", "acquisitions", 300)

@@ -501,12 +501,68 @@ static void leave_slot(struct engine *e, struct thr *th)
 	target_setregs(th->tid, &r);
 }
 
+/* Signals pending for one thread (not the process), from /proc. */
+static uint64_t thread_sigpnd(struct engine *e, pid_t tid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)e->t.pid, (int)tid);
+	FILE *f = fopen(path, "r");
+	uint64_t m = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (!strncmp(line, "SigPnd:", 7)) {
+			m = strtoull(line + 7, NULL, 16);
+			break;
+		}
+	fclose(f);
+	return m;
+}
+
+/* A thread that hit one of our int3s just as it was interrupted reports the
+ * interrupt first (job-control traps come before signals) and keeps the
+ * SIGTRAP pending, with its pc one byte past the breakpoint.  Detached like
+ * that, it would resume mid-instruction and die of the SIGTRAP: let it take
+ * the trap now, so that park() rewinds it onto the original instruction. */
+static void take_pending_traps(struct engine *e)
+{
+	for (int i = 0; i < e->t.nthr && !e->t.gone; i++) {
+		for (int tries = 0; tries < 4; tries++) {
+			struct thr *th = &e->t.thr[i];
+			pid_t tid = th->tid;
+			if (!th->stopped || th->pending_sig ||
+			    !(thread_sigpnd(e, tid) & (1ull << (SIGTRAP - 1))))
+				break;
+			if (ptrace(PTRACE_CONT, tid, 0, 0))
+				break;
+			int st;
+			pid_t w;
+			while ((w = waitpid(tid, &st, __WALL)) < 0 && errno == EINTR)
+				;
+			if (w != tid)
+				break;
+			if (WIFEXITED(st) || WIFSIGNALED(st)) {
+				if (tid == e->t.pid) {
+					e->t.gone = 1;
+					e->t.status = st;
+				}
+				target_del_thr(&e->t, tid);
+				i--;
+				break;
+			}
+			if (WIFSTOPPED(st) && (st >> 16) == 0)
+				park(e, th, st);
+		}
+	}
+}
+
 void engine_detach(struct engine *e)
 {
 	if (e->t.gone)
 		return;
 	if (!e->stopped_all)
 		engine_stop_all(e);
+	take_pending_traps(e);
 	if (e->t.gone)
 		return;
 	int it = 0;

@@ -126,6 +126,26 @@ static void table(struct probe *p, FILE *f)
 		p->e->plugin->report(&d->c, f);
 }
 
+/* The plugin's report line also goes into the JSON document, as "report". */
+static void pjson(struct probe *p, struct json *j)
+{
+	struct pdata *d = p->data;
+	if (!d || !p->e->plugin->report)
+		return;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return;
+	p->e->plugin->report(&d->c, f);
+	if (fclose(f) == 0 && buf) {
+		while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+			buf[--len] = 0;
+		json_str(j, "report", buf);
+	}
+	free(buf);
+}
+
 static void fr(struct probe *p)
 {
 	struct pdata *d = p->data;
@@ -136,7 +156,7 @@ static void fr(struct probe *p)
 
 const struct kind_ops kind_plugin = {
 	.name = "plugin", .needs_location = 1, .setup = setup, .pre = pre, .post = post,
-	.error = error, .table = table, .free = fr,
+	.error = error, .table = table, .json = pjson, .free = fr,
 };
 
 const struct kind_ops *kind_find(const char *name)

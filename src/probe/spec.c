@@ -120,7 +120,9 @@ int spec_parse(const char *s, struct spec *sp, char *err, size_t en)
 		if (c2) {
 			const char *c3 = strchr(c2 + 1, ':');
 			size_t n2 = c3 ? (size_t)(c3 - c2 - 1) : strlen(c2 + 1);
-			if (all_digits(c2 + 1, n2)) {
+			/* FILE:LINE needs a file name (with a '.' or a '/'): FUNC:123 is
+			 * a function and ARGS, e.g. plugin:work:42. */
+			if (all_digits(c2 + 1, n2) && (memchr(r, '.', n1) || memchr(r, '/', n1))) {
 				sp->loc = LOC_LINE;
 				sp->file = dupn(r, n1);
 				sp->line = atoi(c2 + 1);

@@ -107,26 +107,9 @@ say(bad == 0, "chrome: lock slices nest on their tracks", f"{bad} cross their pa
 
 # ---- Perfetto ----
 buf = open("trace.pftrace", "rb").read()
-def varint(b, i):
-    r = s = 0
-    while True:
-        c = b[i]; i += 1
-        r |= (c & 0x7f) << s; s += 7
-        if not c & 0x80: return r, i
-def fields(b):
-    i, out = 0, []
-    while i < len(b):
-        key, i = varint(b, i)
-        f, wt = key >> 3, key & 7
-        if wt == 0: v, i = varint(b, i)
-        elif wt == 2:
-            n, i = varint(b, i); v = b[i:i + n]; i += n
-            if i > len(b): raise ValueError("length past the end")
-        elif wt == 1: v = b[i:i + 8]; i += 8
-        elif wt == 5: v = b[i:i + 4]; i += 4
-        else: raise ValueError(f"wire type {wt}")
-        out.append((f, v))
-    return out
+import os as _os, sys as _sys
+_sys.path.insert(0, _os.environ["ROOT"] + "/tests")
+from protobuf_read import varint, fields
 try:
     packets = [v for f, v in fields(buf) if f == 1]
 except Exception as e:

@@ -63,26 +63,9 @@ say(rep.count("mid() {") == 105 and rep.count("} /* mid */") == 105, "replay: 10
 
 # ---- Perfetto: a small protobuf reader ----
 buf = open("trace.pftrace", "rb").read()
-def varint(b, i):
-    r = s = 0
-    while True:
-        c = b[i]; i += 1
-        r |= (c & 0x7f) << s; s += 7
-        if not c & 0x80: return r, i
-def fields(b):
-    i, out = 0, []
-    while i < len(b):
-        key, i = varint(b, i)
-        f, wt = key >> 3, key & 7
-        if wt == 0: v, i = varint(b, i)
-        elif wt == 2:
-            n, i = varint(b, i); v = b[i:i + n]; i += n
-            if i > len(b): raise ValueError("length past the end")
-        elif wt == 1: v = b[i:i + 8]; i += 8
-        elif wt == 5: v = b[i:i + 4]; i += 4
-        else: raise ValueError(f"wire type {wt}")
-        out.append((f, v))
-    return out
+import os as _os, sys as _sys
+_sys.path.insert(0, _os.environ["ROOT"] + "/tests")
+from protobuf_read import varint, fields
 try:
     packets = [v for f, v in fields(buf) if f == 1]
     framing = all(f == 1 for f, _ in fields(buf))

@@ -299,25 +299,6 @@ void precorder_thread_end(struct engine *e, pid_t tid)
 			*hash_slot(r, r->th[i].tid) = (int32_t)i;
 }
 
-static void meta_add(char **buf, size_t *len, size_t *cap, const char *key, const char *val)
-{
-	size_t need = strlen(key) + strlen(val) + 2;
-	if (*len + need > *cap) {
-		size_t c = (*cap + need) * 2;
-		char *v = realloc(*buf, c);
-		if (!v)
-			return;
-		*buf = v;
-		*cap = c;
-	}
-	for (const char *p = key; *p; p++)
-		(*buf)[(*len)++] = *p;
-	(*buf)[(*len)++] = '=';
-	for (const char *p = val; *p; p++)
-		(*buf)[(*len)++] = *p == '\n' ? ' ' : *p;
-	(*buf)[(*len)++] = '\n';
-}
-
 int precorder_close(struct engine *e, char *err, size_t n)
 {
 	struct precorder *r = e->rec;
@@ -349,8 +330,8 @@ int precorder_close(struct engine *e, char *err, size_t n)
 		rc = -1;
 		goto out;
 	}
-	char *meta = NULL, num[64];
-	size_t mlen = 0, mcap = 0;
+	struct meta_buf mb = { 0 };
+	char num[64];
 	struct rec_process pr;
 	memset(&pr, 0, sizeof pr);
 	memcpy(pr.exe, r->exe, sizeof pr.exe);
@@ -362,62 +343,52 @@ int precorder_close(struct engine *e, char *err, size_t n)
 	cmd[pr.cmdline_len] = 0;
 	if (pr.cmdline_len && cmd[pr.cmdline_len - 1] == ' ')
 		cmd[pr.cmdline_len - 1] = 0;
-	meta_add(&meta, &mlen, &mcap, "program", pr.exe[0] ? pr.exe : "?");
-	meta_add(&meta, &mlen, &mcap, "command", cmd);
-	meta_add(&meta, &mlen, &mcap, "recorder", "sonde probe");
-	snprintf(num, sizeof num, "%.9f", clock_ticks_per_ns(&r->c0, &c1));
-	meta_add(&meta, &mlen, &mcap, "ticks_per_ns", num);
-	snprintf(num, sizeof num, "%llu", (unsigned long long)r->c0.ticks);
-	meta_add(&meta, &mlen, &mcap, "start_ticks", num);
-	snprintf(num, sizeof num, "%llu", (unsigned long long)r->c0.mono_ns);
-	meta_add(&meta, &mlen, &mcap, "start_mono_ns", num);
-	snprintf(num, sizeof num, "%llu", (unsigned long long)c1.ticks);
-	meta_add(&meta, &mlen, &mcap, "end_ticks", num);
-	snprintf(num, sizeof num, "%llu", (unsigned long long)c1.mono_ns);
-	meta_add(&meta, &mlen, &mcap, "end_mono_ns", num);
+	meta_add(&mb, "program", pr.exe[0] ? pr.exe : "?");
+	meta_add(&mb, "command", cmd);
+	meta_add(&mb, "recorder", "sonde probe");
+	meta_add_clock(&mb, &r->c0, &c1);
 	snprintf(num, sizeof num, "%u", SONDE_MODE_PROBES);
-	meta_add(&meta, &mlen, &mcap, "mode", num);
+	meta_add(&mb, "mode", num);
 	snprintf(num, sizeof num, "%llu", (unsigned long long)time(NULL));
-	meta_add(&meta, &mlen, &mcap, "time", num);
+	meta_add(&mb, "time", num);
 	if (gethostname(num, sizeof num) == 0) {
 		num[sizeof num - 1] = 0;
-		meta_add(&meta, &mlen, &mcap, "hostname", num);
+		meta_add(&mb, "hostname", num);
 	}
 	int status = INT32_MIN;
 	if (e->t.gone)
 		status = WIFEXITED(e->t.status) ? WEXITSTATUS(e->t.status) : -WTERMSIG(e->t.status);
 	if (status != INT32_MIN) {
 		snprintf(num, sizeof num, "%d", status);
-		meta_add(&meta, &mlen, &mcap, "exit_status", num);
+		meta_add(&mb, "exit_status", num);
 	}
-	meta_add(&meta, &mlen, &mcap, "probe_target", e->t.launched ? "launched" : "attached");
+	meta_add(&mb, "probe_target", e->t.launched ? "launched" : "attached");
 	snprintf(num, sizeof num, "%llu", (unsigned long long)r->chunks);
-	meta_add(&meta, &mlen, &mcap, "event_chunks", num);
+	meta_add(&mb, "event_chunks", num);
 	snprintf(num, sizeof num, "%llu", (unsigned long long)r->bytes);
-	meta_add(&meta, &mlen, &mcap, "event_bytes", num);
+	meta_add(&mb, "event_bytes", num);
 	snprintf(num, sizeof num, "%llu", (unsigned long long)r->hits);
-	meta_add(&meta, &mlen, &mcap, "probe_records", num);
+	meta_add(&mb, "probe_records", num);
 	snprintf(num, sizeof num, "%d", e->nprobes);
-	meta_add(&meta, &mlen, &mcap, "probes", num);
+	meta_add(&mb, "probes", num);
 	for (int i = 0; i < e->nprobes; i++) {
 		struct probe *p = e->probes[i];
 		char key[48];
 		snprintf(key, sizeof key, "probe.%d", p->id);
-		meta_add(&meta, &mlen, &mcap, key, p->spec);
+		meta_add(&mb, key, p->spec);
 		snprintf(key, sizeof key, "probe.%d.kind", p->id);
-		meta_add(&meta, &mlen, &mcap, key, p->ops->name);
+		meta_add(&mb, key, p->ops->name);
 		snprintf(key, sizeof key, "probe.%d.hits", p->id);
 		snprintf(num, sizeof num, "%llu", (unsigned long long)p->hits);
-		meta_add(&meta, &mlen, &mcap, key, num);
+		meta_add(&mb, key, num);
 	}
 	if (r->lost) { /* hits of threads beyond SONDE_MAX_THREADS */
 		snprintf(num, sizeof num, "%llu", (unsigned long long)r->lost);
 		char key[32];
 		snprintf(key, sizeof key, "lost.%d", SONDE_LOST_THREAD_SLOTS);
-		meta_add(&meta, &mlen, &mcap, key, num);
+		meta_add(&mb, key, num);
 	}
-	writer_put(&w, REC_META, meta, mlen, NULL, 0);
-	free(meta);
+	meta_write(&w, &mb);
 
 	pr.index = 0;
 	pr.pid = e->t.pid;

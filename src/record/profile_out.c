@@ -34,74 +34,49 @@ static uint32_t close_open_frames(struct sonde_thread *t, struct sonde_node *nod
 	return depth;
 }
 
-static void meta_add(char **buf, size_t *len, size_t *cap, const char *key, const char *val)
-{
-	size_t need = strlen(key) + strlen(val) + 3;
-	if (*len + need > *cap) {
-		*cap = (*cap + need) * 2;
-		*buf = realloc(*buf, *cap);
-	}
-	for (const char *p = key; *p; p++)
-		(*buf)[(*len)++] = *p;
-	(*buf)[(*len)++] = '=';
-	for (const char *p = val; *p; p++)
-		(*buf)[(*len)++] = *p == '\n' ? ' ' : *p;
-	(*buf)[(*len)++] = '\n';
-}
-
 int write_profile(struct session *s, struct rec_writer *w, const struct launched *l,
                   const struct clock_point *c0, const struct clock_point *c1, char **argv,
                   const struct record_config *cfg, const struct collector_stats *st)
 {
 	struct sonde_session_hdr *h = s->hdr;
-	char *meta = NULL, num[64];
-	size_t mlen = 0, mcap = 0;
-	meta_add(&meta, &mlen, &mcap, "program", argv[0]);
+	struct meta_buf mb = { 0 };
+	char num[64];
+	meta_add(&mb, "program", argv[0]);
 	char cmd[4096];
 	size_t cl = 0;
 	for (int i = 0; argv[i] && cl < sizeof cmd - 2; i++)
 		cl += (size_t)snprintf(cmd + cl, sizeof cmd - cl, "%s%s", i ? " " : "", argv[i]);
-	meta_add(&meta, &mlen, &mcap, "command", cmd);
-	snprintf(num, sizeof num, "%.9f", clock_ticks_per_ns(c0, c1));
-	meta_add(&meta, &mlen, &mcap, "ticks_per_ns", num);
-	snprintf(num, sizeof num, "%llu", (unsigned long long)c0->ticks);
-	meta_add(&meta, &mlen, &mcap, "start_ticks", num);
-	snprintf(num, sizeof num, "%llu", (unsigned long long)c0->mono_ns);
-	meta_add(&meta, &mlen, &mcap, "start_mono_ns", num);
-	snprintf(num, sizeof num, "%llu", (unsigned long long)c1->ticks);
-	meta_add(&meta, &mlen, &mcap, "end_ticks", num);
-	snprintf(num, sizeof num, "%llu", (unsigned long long)c1->mono_ns);
-	meta_add(&meta, &mlen, &mcap, "end_mono_ns", num);
+	meta_add(&mb, "command", cmd);
+	meta_add_clock(&mb, c0, c1);
 	snprintf(num, sizeof num, "%u", cfg->mode);
-	meta_add(&meta, &mlen, &mcap, "mode", num);
+	meta_add(&mb, "mode", num);
 	snprintf(num, sizeof num, "%llu", (unsigned long long)time(NULL));
-	meta_add(&meta, &mlen, &mcap, "time", num);
+	meta_add(&mb, "time", num);
 	if (gethostname(num, sizeof num) == 0) {
 		num[sizeof num - 1] = 0;
-		meta_add(&meta, &mlen, &mcap, "hostname", num);
+		meta_add(&mb, "hostname", num);
 	}
 	snprintf(num, sizeof num, "%d", l->exited ? (WIFEXITED(l->status) ? WEXITSTATUS(l->status) : -WTERMSIG(l->status)) : 0);
-	meta_add(&meta, &mlen, &mcap, "exit_status", num);
+	meta_add(&mb, "exit_status", num);
 	snprintf(num, sizeof num, "%u", cfg->max_depth);
-	meta_add(&meta, &mlen, &mcap, "trace_max_depth", num);
+	meta_add(&mb, "trace_max_depth", num);
 	snprintf(num, sizeof num, "%llu", (unsigned long long)cfg->min_time_ns);
-	meta_add(&meta, &mlen, &mcap, "trace_min_time_ns", num);
+	meta_add(&mb, "trace_min_time_ns", num);
 	for (int i = 0; i < cfg->nfilters; i++)
-		meta_add(&meta, &mlen, &mcap, "filter", cfg->filters[i]);
+		meta_add(&mb, "filter", cfg->filters[i]);
 	snprintf(num, sizeof num, "%llu", (unsigned long long)st->chunks);
-	meta_add(&meta, &mlen, &mcap, "event_chunks", num);
+	meta_add(&mb, "event_chunks", num);
 	snprintf(num, sizeof num, "%llu", (unsigned long long)st->bytes);
-	meta_add(&meta, &mlen, &mcap, "event_bytes", num);
+	meta_add(&mb, "event_bytes", num);
 	for (int i = 0; i < SONDE_LOST_COUNT_; i++) {
 		if (!h->lost[i])
 			continue;
 		char key[32];
 		snprintf(key, sizeof key, "lost.%d", i);
 		snprintf(num, sizeof num, "%llu", (unsigned long long)h->lost[i]);
-		meta_add(&meta, &mlen, &mcap, key, num);
+		meta_add(&mb, key, num);
 	}
-	writer_put(w, REC_META, meta, mlen, NULL, 0);
-	free(meta);
+	meta_write(w, &mb);
 
 	uint32_t nprocs = atomic_load(&h->nprocs);
 	if (nprocs > SONDE_MAX_PROCS)

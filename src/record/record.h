@@ -43,6 +43,17 @@ int writer_open(struct rec_writer *w, const char *path, uint32_t kind);
 int writer_put(struct rec_writer *w, uint32_t type, const void *a, uint64_t alen, const void *b, uint64_t blen);
 int writer_close(struct rec_writer *w); /* writes REC_END */
 
+/* The text of a REC_META record, built one "key=value" line at a time. */
+struct meta_buf {
+	char *p;
+	size_t len, cap;
+};
+void meta_add(struct meta_buf *m, const char *key, const char *val);
+/* The clock calibration every reader needs: ticks_per_ns, start/end ticks and monotonic ns. */
+void meta_add_clock(struct meta_buf *m, const struct clock_point *c0, const struct clock_point *c1);
+/* Write the REC_META record and free the buffer. */
+int meta_write(struct rec_writer *w, struct meta_buf *m);
+
 /* launch.c */
 struct launched {
 	int pid;

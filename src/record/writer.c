@@ -1,6 +1,7 @@
 /* writer.c — writes the record container of format.h (header, typed records
  * with length and CRC, and an END record that marks a complete file). */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "record/record.h"
@@ -42,5 +43,48 @@ int writer_close(struct rec_writer *w)
 	writer_put(w, REC_END, NULL, 0, NULL, 0);
 	int rc = fclose(w->f) != 0 || w->failed ? -EIO : 0;
 	w->f = NULL;
+	return rc;
+}
+
+void meta_add(struct meta_buf *m, const char *key, const char *val)
+{
+	size_t need = strlen(key) + strlen(val) + 2;
+	if (m->len + need > m->cap) {
+		size_t c = (m->cap + need) * 2;
+		char *v = realloc(m->p, c);
+		if (!v)
+			return; /* the line is dropped; the reader reports what is missing */
+		m->p = v;
+		m->cap = c;
+	}
+	for (const char *q = key; *q; q++)
+		m->p[m->len++] = *q;
+	m->p[m->len++] = '=';
+	for (const char *q = val; *q; q++)
+		m->p[m->len++] = *q == '\n' ? ' ' : *q;
+	m->p[m->len++] = '\n';
+}
+
+void meta_add_clock(struct meta_buf *m, const struct clock_point *c0, const struct clock_point *c1)
+{
+	char num[64];
+	snprintf(num, sizeof num, "%.9f", clock_ticks_per_ns(c0, c1));
+	meta_add(m, "ticks_per_ns", num);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)c0->ticks);
+	meta_add(m, "start_ticks", num);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)c0->mono_ns);
+	meta_add(m, "start_mono_ns", num);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)c1->ticks);
+	meta_add(m, "end_ticks", num);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)c1->mono_ns);
+	meta_add(m, "end_mono_ns", num);
+}
+
+int meta_write(struct rec_writer *w, struct meta_buf *m)
+{
+	int rc = writer_put(w, REC_META, m->p, m->len, NULL, 0);
+	free(m->p);
+	m->p = NULL;
+	m->len = m->cap = 0;
 	return rc;
 }

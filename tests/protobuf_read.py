@@ -40,3 +40,83 @@ def fields(b):
             raise ValueError(f"wire type {wt}")
         out.append((f, v))
     return out
+
+
+def _s64(v):
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def perfetto_read(path):
+    """Decode a Perfetto trace file written by `sonde export --format=perfetto`.
+
+    Returns a dict:
+      framing     True if every top-level field is Trace.packet (1)
+      packets     number of packets
+      first_flags sequence_flags (13) of the first packet that has them
+      tracks      {uuid: {"parent", "name", "pid", "tid", "thread_name"}} (keys present when set)
+      events      [(track uuid, type, name, ts, annotations)] in file order; name is the
+                  interned event name (iid, field 10) or the literal name (field 23)
+      slices      [(track uuid, name, begin ts, end ts)]: BEGIN/END paired per track
+      unclosed    BEGINs left without an END; unopened: ENDs without a BEGIN
+    Raises ValueError when the file does not decode."""
+    import struct
+    top = fields(open(path, "rb").read())
+    out = {"framing": all(f == 1 for f, _ in top), "packets": 0, "first_flags": None,
+           "tracks": {}, "events": [], "slices": [], "unclosed": 0, "unopened": 0}
+    interned, open_ = {}, {}
+    for f0, p in top:
+        if f0 != 1:
+            continue
+        out["packets"] += 1
+        pf = fields(p)
+        ts = next((v for f, v in pf if f == 8), None)
+        for f, v in pf:
+            if f == 13 and out["first_flags"] is None:
+                out["first_flags"] = v
+            elif f == 12:
+                for ff, vv in fields(v):
+                    if ff == 2:
+                        en = dict(fields(vv))
+                        interned[en[1]] = en[2].decode()
+            elif f == 60:
+                td = dict(fields(v))
+                t = out["tracks"].setdefault(td[1], {})
+                if 5 in td:
+                    t["parent"] = td[5]
+                if 2 in td:
+                    t["name"] = td[2].decode()
+                if 3 in td:
+                    t["pid"] = dict(fields(td[3])).get(1)
+                if 4 in td:
+                    th = dict(fields(td[4]))
+                    t["tid"] = th.get(2)
+                    t["thread_name"] = th.get(5, b"").decode()
+        for f, v in pf:  # after the interned data of the same packet
+            if f != 11:
+                continue
+            te = fields(v)
+            d = dict(te)
+            name = interned.get(d[10], "?") if 10 in d else d.get(23, b"").decode()
+            ann = {}
+            for ff, vv in te:
+                if ff == 4:
+                    da = dict(fields(vv))
+                    key = da.get(10, b"").decode()
+                    if 4 in da:
+                        ann[key] = _s64(da[4])
+                    elif 5 in da:
+                        ann[key] = struct.unpack("<d", da[5])[0]
+                    elif 6 in da:
+                        ann[key] = da[6].decode()
+            uuid, typ = d.get(11), d.get(9)
+            out["events"].append((uuid, typ, name, ts, ann))
+            if typ == 1:
+                open_.setdefault(uuid, []).append((name, ts))
+            elif typ == 2:
+                if open_.get(uuid):
+                    n, b = open_[uuid].pop()
+                    out["slices"].append((uuid, n, b, ts))
+                else:
+                    out["unopened"] += 1
+    out["unclosed"] = sum(len(v) for v in open_.values())
+    return out

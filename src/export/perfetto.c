@@ -165,17 +165,6 @@ static void flush_packet(struct pf *f)
 	f->b.n = 0;
 }
 
-static inline int vput(uint8_t *p, uint64_t v)
-{
-	int n = 0;
-	while (v >= 0x80) {
-		p[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (uint8_t)v;
-	return n;
-}
-
 /* The common event: a BEGIN whose name is already interned, or an END
  * without annotation.  Encoded straight into the output batch (packet and
  * TrackEvent both under 128 bytes: one-byte lengths), no intermediate copy.
@@ -191,7 +180,7 @@ static int slice_packet_fast(struct pf *f, const struct tr_slice *s, int type, u
 	uint8_t *pklen = p++;
 	uint8_t *pk = p;
 	*p++ = PKT_TIMESTAMP << 3;
-	p += vput(p, ns_of(f->x->r, type == TYPE_BEGIN ? s->start : s->end));
+	p += tr_put_varint(p, ns_of(f->x->r, type == TYPE_BEGIN ? s->start : s->end));
 	*p++ = PKT_SEQ_ID << 3;
 	*p++ = 1;
 	*p++ = PKT_SEQ_FLAGS << 3;
@@ -200,12 +189,12 @@ static int slice_packet_fast(struct pf *f, const struct tr_slice *s, int type, u
 	uint8_t *telen = p++;
 	uint8_t *te = p;
 	*p++ = TE_TYPE << 3;
-	p += vput(p, (uint64_t)type);
+	p += tr_put_varint(p, (uint64_t)type);
 	*p++ = TE_TRACK_UUID << 3;
-	p += vput(p, f->thread_uuid[s->thread]);
+	p += tr_put_varint(p, f->thread_uuid[s->thread]);
 	if (type == TYPE_BEGIN) {
 		*p++ = TE_NAME_IID << 3;
-		p += vput(p, fn + 1);
+		p += tr_put_varint(p, fn + 1);
 	}
 	*telen = (uint8_t)(p - te);
 	*pklen = (uint8_t)(p - pk);

@@ -35,8 +35,8 @@ static int line_setup(struct probe *p, char *err, size_t n)
 	struct ldata *d = calloc(1, sizeof *d);
 	p->data = d;
 	int rc = d ? 0 : -1;
-	for (int i = 0; i < nv && !rc; i++)
-		rc = engine_insert(p->e, p, v[i].addr, i, 0, err, n);
+	if (!rc)
+		rc = engine_insert_all(p->e, p, v, nv, 0, err, n);
 	if (!rc) {
 		d->naddrs = nv;
 		set_where(p, v[0].addr, nv);

@@ -54,13 +54,10 @@ static int setup(struct probe *p, char *err, size_t n)
 	}
 	if (d)
 		d->min = ~0ull;
-	for (int i = 0; i < nv && !rc; i++)
-		rc = engine_insert(p->e, p, v[i].addr, i, 0, err, n);
-	if (!rc) {
-		char w[400];
-		resolve_describe(p->e, v[0].addr, w, sizeof w);
-		p->where = strdup(w);
-	}
+	if (!rc)
+		rc = engine_insert_all(p->e, p, v, nv, 0, err, n);
+	if (!rc)
+		resolve_set_where(p, v[0].addr, NULL);
 	free(v);
 	return rc;
 }

@@ -59,15 +59,10 @@ static int setup(struct probe *p, char *err, size_t n)
 		if (!d->s[i].x)
 			rc = -1;
 	}
-	for (int i = 0; i < nv && !rc; i++)
-		rc = engine_insert(p->e, p, v[i].addr, i, 0, err, n);
-	if (!rc) {
-		char w[700];
-		resolve_describe(p->e, v[0].addr, w, sizeof w);
-		size_t l = strlen(w);
-		snprintf(w + l, sizeof w - l, "; %s", expr_describe(d->s[0].x));
-		p->where = strdup(w);
-	}
+	if (!rc)
+		rc = engine_insert_all(p->e, p, v, nv, 0, err, n);
+	if (!rc)
+		resolve_set_where(p, v[0].addr, expr_describe(d->s[0].x));
 	free(v);
 	return rc;
 }
@@ -86,20 +81,30 @@ static int bucket(long double v)
 	return v < 0 ? 63 - k : 65 + k;
 }
 
-static void var_pre(struct probe *p, struct hit *h, int role)
+/* Count the hit and evaluate the site's expression; an unavailable value
+ * (optimised out here, unreadable memory) is counted, kept as the last error
+ * and recorded as such.  Returns 0 when v holds a value. */
+static int eval_hit(struct probe *p, struct hit *h, int role, struct expr_val *v)
 {
 	struct vdata *d = p->data;
 	struct vsite *s = &d->s[role];
-	struct expr_val v;
 	char err[256];
 	p->hits++;
-	if (expr_eval(s->x, h, s->m, &v, err, sizeof err)) {
-		d->unavailable++;
-		free(d->last_err);
-		d->last_err = strdup(err);
-		precorder_hit(h, p, TRP_HIT, TRV_STR, 0, 0, "unavailable");
+	if (!expr_eval(s->x, h, s->m, v, err, sizeof err))
+		return 0;
+	d->unavailable++;
+	free(d->last_err);
+	d->last_err = strdup(err);
+	precorder_hit(h, p, TRP_HIT, TRV_STR, 0, 0, "unavailable");
+	return -1;
+}
+
+static void var_pre(struct probe *p, struct hit *h, int role)
+{
+	struct vdata *d = p->data;
+	struct expr_val v;
+	if (eval_hit(p, h, role, &v))
 		return;
-	}
 	if (v.is_float)
 		precorder_hit(h, p, TRP_HIT, TRV_FLOAT, 0, (double)v.f, NULL);
 	else
@@ -133,15 +138,8 @@ static void assert_pre(struct probe *p, struct hit *h, int role)
 	struct vdata *d = p->data;
 	struct vsite *s = &d->s[role];
 	struct expr_val v;
-	char err[256];
-	p->hits++;
-	if (expr_eval(s->x, h, s->m, &v, err, sizeof err)) {
-		d->unavailable++;
-		free(d->last_err);
-		d->last_err = strdup(err);
-		precorder_hit(h, p, TRP_HIT, TRV_STR, 0, 0, "unavailable");
+	if (eval_hit(p, h, role, &v))
 		return;
-	}
 	d->count++;
 	int ok = v.is_float ? v.f != 0 : v.i != 0;
 	if (h->e->rec) {

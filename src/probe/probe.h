@@ -155,6 +155,8 @@ int resolve_function(struct engine *e, const struct spec *sp, struct loc_addr *o
 int resolve_check_boundary(struct engine *e, const struct loc_addr *la, char *err, size_t n);
 /* Describe a run-time address: "func+0x12 (file.c:34)". */
 void resolve_describe(struct engine *e, uint64_t addr, char *buf, size_t n);
+/* p->where = the description of addr, then "; suffix" when suffix is not NULL. */
+void resolve_set_where(struct probe *p, uint64_t addr, const char *suffix);
 
 /* ---- bptab.c: breakpoints ---- */
 struct site {
@@ -233,6 +235,9 @@ struct engine {
 uint64_t now_ns(void);
 int engine_insert(struct engine *e, struct probe *p, uint64_t addr, int role, int want_post,
                   char *err, size_t n);
+/* A breakpoint at each of the nv addresses (role = index); stops at the first failure. */
+int engine_insert_all(struct engine *e, struct probe *p, const struct loc_addr *v, int nv, int want_post,
+                      char *err, size_t n);
 void engine_remove_probe(struct engine *e, struct probe *p);
 void engine_probe_failed(struct engine *e, struct probe *p, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

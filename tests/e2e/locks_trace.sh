@@ -105,41 +105,18 @@ for tr in set(e["tid"] for e in K):
         stack.append(en)
 say(bad == 0, "chrome: lock slices nest on their tracks", f"{bad} cross their parent's end")
 
-# ---- Perfetto ----
-buf = open("trace.pftrace", "rb").read()
+# ---- Perfetto (decoded by tests/protobuf_read.py) ----
 import os as _os, sys as _sys
 _sys.path.insert(0, _os.environ["ROOT"] + "/tests")
-from protobuf_read import varint, fields
+from protobuf_read import perfetto_read
 try:
-    packets = [v for f, v in fields(buf) if f == 1]
+    P = perfetto_read("trace.pftrace")
 except Exception as e:
-    packets = []
-say(len(packets) > 0, "perfetto: framing decodes", "")
-thread_tid, child, interned, open_, pslices = {}, {}, {}, collections.defaultdict(list), []
-for p in packets:
-    pf = fields(p)
-    ts = next((v for f, v in pf if f == 8), None)
-    for f, v in pf:
-        if f == 60:
-            td = fields(v); dd = dict(td)
-            th = dd.get(4)
-            if th is not None:
-                thread_tid[dd[1]] = dict(fields(th)).get(2)
-            elif 5 in dd and 2 in dd:
-                child[dd[1]] = (dd[5], dd[2].decode())
-        if f == 12:
-            for ff, vv in fields(v):
-                if ff == 2:
-                    en = dict(fields(vv)); interned[en[1]] = en[2].decode()
-    for f, v in pf:
-        if f == 11:
-            te = dict(fields(v))
-            u, typ = te.get(11), te.get(9)
-            if typ == 1:
-                open_[u].append((interned.get(te.get(10), "?"), ts))
-            elif typ == 2 and open_[u]:
-                n, b = open_[u].pop()
-                pslices.append((u, n, b, ts))
+    P = {"packets": 0, "tracks": {}, "slices": []}
+say(P["packets"] > 0, "perfetto: framing decodes", "")
+thread_tid = {u: t["tid"] for u, t in P["tracks"].items() if "tid" in t}
+child = {u: (t["parent"], t["name"]) for u, t in P["tracks"].items() if "tid" not in t and "parent" in t and "name" in t}
+pslices = P["slices"]
 say(child and all(par in thread_tid and name == f"{thread_tid[par]} locks" for par, name in child.values()),
     "perfetto: lock tracks are children of their thread's track, named \"TID locks\"", str(list(child.values())[:3]))
 PK = [(thread_tid.get(child[u][0]), n, b, e) for u, n, b, e in pslices if u in child]

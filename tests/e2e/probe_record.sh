@@ -82,36 +82,13 @@ say(all(x["ts"] + x["dur"] <= i["ts"] + 1e-3 for x, i in zip(sorted(X, key=lambd
 say(d["otherData"]["sequence_gaps"] == 0 and d["otherData"]["probe_records"] == 3000,
     "chrome: all probe records decoded, no sequence gap", str(d["otherData"]))
 
-# ---- Perfetto: a small protobuf reader (as in trace_threads.sh) ----
+# ---- Perfetto (decoded by tests/protobuf_read.py) ----
 import os as _os, sys as _sys
 _sys.path.insert(0, _os.environ["ROOT"] + "/tests")
-from protobuf_read import varint, fields
-def s64(v): return v - (1 << 64) if v >= 1 << 63 else v
+from protobuf_read import perfetto_read
 def perfetto(path):
-    packets = [v for f, v in fields(open(path, "rb").read()) if f == 1]
-    tracks, events = {}, []
-    for p in packets:
-        pf = fields(p)
-        ts = next((v for f, v in pf if f == 8), None)
-        for f, v in pf:
-            if f == 60:
-                td = dict((ff, vv) for ff, vv in fields(v) if ff in (1, 5))
-                for ff, vv in fields(v):
-                    if ff == 4:
-                        tracks[td[1]] = dict(fields(vv)).get(2)
-            if f == 11:
-                te = fields(v)
-                d1 = dict(te)
-                ann = {}
-                for ff, vv in te:
-                    if ff == 4:
-                        da = dict(fields(vv))
-                        name = da.get(10, b"").decode()
-                        if 4 in da: ann[name] = s64(da[4])
-                        elif 5 in da: ann[name] = struct.unpack("<d", da[5])[0]
-                        elif 6 in da: ann[name] = da[6].decode()
-                events.append((d1.get(11), d1.get(9), d1.get(23, b"").decode(), ts, ann))
-    return tracks, events
+    P = perfetto_read(path)
+    return {u: t["tid"] for u, t in P["tracks"].items() if "tid" in t}, P["events"]
 try:
     tracks, evs = perfetto("rec.pftrace")
     ok = True

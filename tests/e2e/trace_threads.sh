@@ -61,47 +61,23 @@ rep = open("replay.txt").read()
 say(rep.count("leaf();") == 220, "replay: 220 leaf calls as one-line calls", str(rep.count("leaf();")))
 say(rep.count("mid() {") == 105 and rep.count("} /* mid */") == 105, "replay: 105 nested mid calls", "")
 
-# ---- Perfetto: a small protobuf reader ----
-buf = open("trace.pftrace", "rb").read()
+# ---- Perfetto (decoded by tests/protobuf_read.py) ----
 import os as _os, sys as _sys
 _sys.path.insert(0, _os.environ["ROOT"] + "/tests")
-from protobuf_read import varint, fields
+from protobuf_read import perfetto_read
 try:
-    packets = [v for f, v in fields(buf) if f == 1]
-    framing = all(f == 1 for f, _ in fields(buf))
+    P = perfetto_read("trace.pftrace")
 except Exception as e:
-    packets, framing = [], False
-say(framing and len(packets) > 0, "perfetto: framing decodes (Trace.packet only)", f"{len(packets)} packets")
-tracks, interned, slices, open_ = {}, {}, [], collections.defaultdict(list)
-first_flags = None
-for p in packets:
-    pf = fields(p)
-    ts = next((v for f, v in pf if f == 8), None)
-    for f, v in pf:
-        if f == 13 and first_flags is None: first_flags = v
-        if f == 60:
-            td = dict((ff, vv) for ff, vv in fields(v) if ff in (1, 5))
-            for ff, vv in fields(v):
-                if ff == 4:
-                    th = dict(fields(vv))
-                    tracks[td[1]] = (th.get(2), th.get(5, b"").decode())
-        if f == 12:
-            for ff, vv in fields(v):
-                if ff == 2:
-                    en = dict(fields(vv)); interned[en[1]] = en[2].decode()
-    for f, v in pf:
-        if f == 11:
-            te = dict(fields(v))
-            uuid, typ = te.get(11), te.get(9)
-            if typ == 1:
-                open_[uuid].append((interned.get(te.get(10), "?"), ts))
-            elif typ == 2:
-                n, b = open_[uuid].pop()
-                slices.append((tracks.get(uuid, (None, ""))[0], n, b, ts))
+    P = {"framing": False, "packets": 0, "first_flags": None, "tracks": {}, "slices": [], "unclosed": 0, "unopened": 0}
+say(P["framing"] and P["packets"] > 0, "perfetto: framing decodes (Trace.packet only)", f"{P['packets']} packets")
+first_flags = P["first_flags"]
+tracks = {u: (t["tid"], t["thread_name"]) for u, t in P["tracks"].items() if "tid" in t}
+slices = [(tracks.get(u, (None, ""))[0], n, b, e) for u, n, b, e in P["slices"]]
 say(first_flags == 1, "perfetto: first packet clears incremental state", str(first_flags))
 say(len(tracks) == 5 and sorted(n for _, n in tracks.values() if n.startswith("worker-")) == workers,
     "perfetto: one named thread track per thread", str(tracks))
-say(not any(open_.values()), "perfetto: every begin has its end", "")
+say(P["unclosed"] == 0 and P["unopened"] == 0, "perfetto: every begin has its end",
+    f"{P['unclosed']} begins without end, {P['unopened']} ends without begin")
 pc = collections.Counter((t, n) for t, n, _, _ in slices)
 cc = collections.Counter((e["tid"], e["name"]) for e in X)
 say(pc == cc, "perfetto: same slices as chrome (per thread and function)", f"{pc} vs {cc}")

@@ -34,7 +34,8 @@ RT_SRCS   := $(filter-out src/rt/module.c,$(wildcard src/rt/*.c)) src/common/clo
 RT_OBJS   := $(RT_SRCS:%.c=$(BUILD)/rtobj/%.o)
 
 BINS := $(BUILD)/bin/sonde $(BUILD)/bin/sonde-cc $(BUILD)/bin/sonde-c++ $(BUILD)/bin/sonde-config
-LIBS := $(BUILD)/lib/sonde/libsonde-rt.so $(BUILD)/lib/sonde/sonde-module.o $(BUILD)/lib/pkgconfig/sonde.pc
+LIBS := $(BUILD)/lib/sonde/libsonde-rt.so $(BUILD)/lib/sonde/sonde-module.o $(BUILD)/lib/pkgconfig/sonde.pc \
+        $(BUILD)/lib/sonde/as/as
 
 .PHONY: all check demo bench deps clean unit e2e
 all: deps-check $(BINS) $(LIBS)
@@ -51,13 +52,22 @@ $(BUILD)/obj/%.o: %.c
 
 $(BUILD)/rtobj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(RT_CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(RT_CFLAGS) $(RT_EXTRA) -MMD -MP -c $< -o $@
+
+# Code the trampolines reach leaves vector and x87 registers alone (they hold
+# the instrumented function's arguments and return values).
+$(BUILD)/rtobj/src/rt/hooks.o $(BUILD)/rtobj/src/common/ring.o $(BUILD)/rtobj/src/rt/unwind.o: RT_EXTRA := -mgeneral-regs-only
 
 $(BUILD)/bin/sonde: $(HOST_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -o $@ $^ $(DEP_LIBS)
 
 $(BUILD)/bin/sonde-cc: $(BUILD)/obj/src/cc/sonde-cc.o
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) -o $@ $^
+
+# The assembler filter gcc finds through sonde-cc's -B (see src/cc/sonde-as.c).
+$(BUILD)/lib/sonde/as/as: $(BUILD)/obj/src/cc/sonde-as.o
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) -o $@ $^
 

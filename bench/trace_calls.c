@@ -7,15 +7,15 @@
 
 static volatile long sink;
 
-__attribute__((noinline)) long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
-__attribute__((noinline)) void leaf(long i) { sink += i; }
-__attribute__((noinline)) void loop(long n)
+__attribute__((noipa)) long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+__attribute__((noipa)) void leaf(long i) { sink += i; }
+__attribute__((noipa)) void loop(long n)
 {
 	for (long i = 0; i < n; i++)
 		leaf(i);
 }
 
-__attribute__((noinline)) void *work(void *arg)
+__attribute__((noipa)) void *work(void *arg)
 {
 	int scale = (int)(long)arg;
 	for (int r = 0; r < scale; r++) {

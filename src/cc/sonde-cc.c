@@ -14,12 +14,14 @@
 #include <string.h>
 #include <unistd.h>
 
-/* -fno-omit-frame-pointer and -fno-optimize-sibling-calls: the hooks identify
- * an activation by its frame pointer, which must be the function's own at its
- * exit hook too (GCC would otherwise tail-call the exit hook after the
- * epilogue; with -finstrument-functions no other sibling call is possible). */
-static const char *const flags[] = { "-finstrument-functions", "-fpatchable-function-entry=8,8",
-                                     "-fno-omit-frame-pointer", "-fno-optimize-sibling-calls" };
+/* Entry sleds, patched at run time (docs/INSTRUMENTATION.md): 8 bytes of
+ * padding before each function (its number, written at load time) and 5 bytes
+ * of nops at its entry (a call into the module's trampoline while recording).
+ * Placed by the compiler's last pass, so only functions that exist in the
+ * machine code get one: inlined copies are part of their caller.  With GCC,
+ * `-B` puts sonde's assembler filter in front of `as` (it mends the
+ * __patchable_function_entries sections of COMDAT functions, see sonde-as.c). */
+static const char *const flags[] = { "-fpatchable-function-entry=13,8" };
 #define NFLAGS (int)(sizeof flags / sizeof flags[0])
 
 /* Options whose value is the next argument (so that value is not an input). */
@@ -97,23 +99,26 @@ int main(int argc, char **argv)
 	char **nargv = calloc((size_t)argc + NFLAGS + 4, sizeof *nargv);
 	if (!nargv)
 		return 1;
+	char self[PATH_MAX];
+	ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (k <= 0) {
+		fprintf(stderr, "sonde-cc: error: cannot find my own path (%s)\n", strerror(errno));
+		return 1;
+	}
+	self[k] = 0;
+	*strrchr(self, '/') = 0;
+	static char asdir[PATH_MAX + 64];
+	snprintf(asdir, sizeof asdir, "-B%s/../lib/sonde/as/", self);
 	int n = 0;
 	nargv[n++] = (char *)real;
 	if (!preprocess) {
 		for (int i = 0; i < NFLAGS; i++)
 			nargv[n++] = (char *)flags[i];
+		nargv[n++] = asdir;
 	}
 	for (int i = 1; i < argc; i++)
 		nargv[n++] = argv[i];
 	if (!compile_only && !preprocess && !relocatable && inputs) {
-		char self[PATH_MAX];
-		ssize_t k = readlink("/proc/self/exe", self, sizeof self - 1);
-		if (k <= 0) {
-			fprintf(stderr, "sonde-cc: error: cannot find my own path (%s)\n", strerror(errno));
-			return 1;
-		}
-		self[k] = 0;
-		*strrchr(self, '/') = 0;
 		static char mod[PATH_MAX + 64];
 		snprintf(mod, sizeof mod, "%s/../lib/sonde/sonde-module.o", self);
 		if (access(mod, R_OK) != 0) {

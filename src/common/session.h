@@ -65,17 +65,18 @@ enum sonde_loss {
 /* One frame of a thread's shadow stack. */
 struct sonde_frame {
 	uint64_t start;     /* TSC at entry */
-	uint64_t cfa;       /* the function's frame pointer: identifies the activation (non-local exits) */
+	uint64_t slot;      /* address of the stack slot of its return address: identifies the activation */
 	uint32_t node;      /* CCT node index of this activation (profile mode) */
 	uint32_t func;      /* SONDE_FUNC(module slot, number) */
 	uint32_t trace_pos; /* trace mode: ring offset of the entry record, for roll-back */
 	uint32_t flags;     /* SONDE_FRAME_* */
 	uint64_t trace_prev;/* trace mode: time of the record before the entry record */
-	uint64_t site;      /* call site (return address into the caller) */
+	uint64_t site;      /* its real return address (the slot holds the exit trampoline's) */
 };
 enum {
 	SONDE_FRAME_TRACED   = 1u << 0, /* an entry record was written */
 	SONDE_FRAME_FILTER   = 1u << 1, /* this frame matched -F: callees are traced */
+	SONDE_FRAME_UNHOOKED = 1u << 2, /* real return address put back (an exception is unwinding) */
 	SONDE_FRAME_ENTRYLEN = 8,       /* bits 8..15: length of the entry record */
 };
 

@@ -1,32 +1,44 @@
 /* hooks.c — the per-call hot path: what runs on every entry and exit of an
  * instrumented function while sonde records.
  *
- * The module object (module.c) has already turned the function address into
- * (module slot, number) by reading the function's padding.  Here:
+ * Entry: the function's sled calls its module's trampoline (module.c), which
+ * calls rt_enter_*(module, fn, slot) with `slot` the stack slot holding the
+ * function's return address.  The number comes from the padding at fn - 8
+ * (seed 000: the number is the subscript, no search).  The hook pushes a
+ * frame on the thread's shadow stack, keeps the real return address in it and
+ * puts rt_exit_tramp's address into the slot.  Exit: the function's `ret`
+ * lands in rt_exit_tramp, which calls rt_exit_hook(slot) for the real return
+ * address and jumps there.  So only functions that exist in the machine code
+ * are seen (inlined calls are part of their caller, as in uftrace and perf),
+ * and a function that is not recorded costs its nops only.
+ *
  *  - profile mode: the calling-context tree (CCT) of the thread is extended
  *    and its node's calls / inclusive ticks updated.  The node of the callee
  *    is found through the thread's records[number] array for the module
- *    (seed 000: the number is the subscript) which remembers the node the
- *    function last ran in; a check of that node's parent confirms the
- *    context.  Only when the function runs in a context other than the last
- *    one are the current node's children scanned (move-to-front), and a new
- *    context allocated from the thread's pre-sized pool.
- *  - trace mode: an entry / exit record goes into the thread's ring (trace.c).
+ *    which remembers the node the function last ran in; a check of that
+ *    node's parent confirms the context.  Only when the function runs in a
+ *    context other than the last one are the current node's children scanned
+ *    (move-to-front), and a new context allocated from the thread's pool.
+ *  - trace mode: an entry / exit record goes into the thread's ring (trace.h).
  *
  * Rules: O(1) work, no locks, no system calls, no malloc, no stdio; state in
- * initial-exec TLS; errno untouched (nothing here sets it); re-entry (a
- * signal handler's instrumented code interrupting a hook) is detected and the
- * nested calls are counted as lost, not recorded half-way.
+ * initial-exec TLS; errno untouched; compiled with -mgeneral-regs-only so
+ * that vector and x87 registers (arguments, return values) pass untouched;
+ * re-entry (a signal handler's instrumented code interrupting a hook) is
+ * detected and the nested call is counted as lost and left unhooked.
  *
- * Non-local exits (longjmp, exceptions caught far up): each frame keeps the
- * instrumented function's frame pointer (`cfa`), the same at its entry and
- * exit hooks, smaller for deeper activations.  An exit that does not match
- * the top frame looks down the stack for its own frame; the frames above it
- * were skipped by a non-local exit and are closed at this instant (seed 003's
- * rule: they end with the code that resumes), then the exiting frame.  Code
- * built without frame pointers falls back to matching the function on top.
- * The entry of a call also closes frames left above it by a non-local exit,
- * so the code that resumed gets its calls under the right caller at once.
+ * Activations are identified by their slot address: a caller's slot is above
+ * its callees'.  Non-local exits:
+ *  - longjmp: frames whose slot lies below the stack pointer of the code
+ *    that resumed are dead; they are closed (seed 003's rule: they end with
+ *    the code that resumes) at the next entry or exit that shows it.
+ *  - tail calls: the callee's slot is the caller's, and already holds
+ *    rt_exit_tramp: the callee is pushed above the caller with the same
+ *    slot and return address; one return closes both.
+ *  - exceptions: the unwinder must see real return addresses; unwind.c puts
+ *    them back before unwinding and re-hooks the survivors at the catch.
+ * A frame closed as dead keeps its return address in a small per-thread
+ * "graveyard", so that a slot wrongly taken for dead still finds its way home.
  */
 #include <stdatomic.h>
 
@@ -34,8 +46,8 @@
 #include "rt/rt.h"
 #include "rt/trace.h"
 
-/* Frames of one stack lie within this distance: a frame pointer further away
- * (a signal handler on an alternate stack) is never taken for a stale frame. */
+/* Frames of one stack lie within this distance: a slot further away (a
+ * signal handler on an alternate stack) is never taken for a dead frame. */
 #define STALE_WINDOW ((uintptr_t)1 << 20)
 
 /* Find or create the child of `cur` for `func`. */
@@ -96,62 +108,34 @@ found:
 	return n;
 }
 
-static __attribute__((noinline, cold)) void close_stale(struct rt_tls *L, struct sonde_thread *t, uintptr_t cfa,
-                                                        uintptr_t site, uint64_t now);
-
-/* The hooks' bodies take the session mode as a parameter; the entry points
- * below instantiate them for a constant mode, so the profile-only and
- * trace-only hooks carry none of the other mode's code (the runtime installs
- * the one that matches the session, see runtime.c). */
-static inline __attribute__((always_inline)) void enter_body(struct sonde_modhook *m, uint32_t number,
-                                                             uintptr_t cfa, uintptr_t site, uint32_t mode)
+RT_HIDDEN uint32_t *rt_recs_alloc(struct rt_tls *L, uint32_t mod_slot)
 {
-	struct rt_tls *L = &rt_tls;
-	if (__builtin_expect(L->state != RT_T_ON, 0) && !rt_thread_slow())
-		return;
-	struct sonde_thread *t = L->t;
-	if (L->busy) {
-		t->lost[SONDE_LOST_REENTRY]++;
-		return;
+	if (mod_slot >= SONDE_MAX_MODS_PER_THREAD) {
+		L->t->lost[SONDE_LOST_MODS_PER_THREAD]++;
+		return NULL;
 	}
-	L->busy = 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	uint64_t now = clock_ticks();
-	uint32_t d = t->depth;
-	/* A live caller's frame pointer is above its callee's, or equal for an
-	 * inlined callee: a top frame at or below ours may have been skipped by a
-	 * longjmp / exception (close_stale decides). */
-	if (__builtin_expect(d && t->stack[d - 1].cfa <= cfa && cfa - t->stack[d - 1].cfa < STALE_WINDOW, 0)) {
-		close_stale(L, t, cfa, site, now);
-		d = t->depth;
+	uint32_t n = rt_sess->modules[mod_slot].nfuncs + 1; /* +1: the unnumbered bucket */
+	uint64_t off = sess_alloc(rt_sess, (uint64_t)n * sizeof(uint32_t));
+	if (!off) {
+		L->t->lost[SONDE_LOST_SESSION_MEM]++;
+		return NULL;
 	}
-	if (__builtin_expect(d >= SONDE_STACK_MAX, 0)) {
-		t->lost[SONDE_LOST_STACK_DEPTH]++;
-		L->overflow++;
-		goto out;
+	L->t->recs_off[mod_slot] = off;
+	return L->recs[mod_slot] = sess_ptr(rt_sess, off);
+}
+
+/* The number of fn, from its padding; the module's unnumbered bucket
+ * (counted, never misattributed) if the tag does not match. */
+static inline uint32_t number_of(struct sonde_modhook *m, uintptr_t fn)
+{
+	uintptr_t pad = fn - SONDE_PAD;
+	if (__builtin_expect(pad - m->lo <= m->span, 1)) {
+		const uint32_t *w = (const uint32_t *)pad;
+		uint32_t num = w[0];
+		if (num < m->nfuncs && w[1] == sonde_tag(num, m->salt))
+			return num;
 	}
-	uint32_t idx = number;
-	if (__builtin_expect(number >= m->nfuncs, 0)) {
-		t->lost[SONDE_LOST_UNNUMBERED]++;
-		idx = m->nfuncs; /* the module's unnumbered bucket */
-		number = SONDE_UNNUMBERED;
-	}
-	uint32_t func = SONDE_FUNC(m->slot, number);
-	struct sonde_frame *f = &t->stack[d];
-	f->node = (mode & SONDE_MODE_PROFILE) ? cct_enter(L, t, m, idx, func) : RT_NO_NODE;
-	f->start = now;
-	f->cfa = cfa;
-	f->site = site;
-	f->func = func;
-	f->flags = 0;
-	if (mode & SONDE_MODE_TRACE)
-		trace_enter(L, t, f, d + 1, now);
-	atomic_signal_fence(memory_order_release); /* frame complete before depth covers it */
-	t->depth = d + 1;
-	t->last_tsc = now;
-out:
-	atomic_signal_fence(memory_order_seq_cst);
-	L->busy = 0;
+	return SONDE_UNNUMBERED;
 }
 
 /* Close frame i (the top) at `now`. */
@@ -175,85 +159,192 @@ static void pop_frame(struct rt_tls *L, struct sonde_thread *t, uint32_t i, uint
 	pop_frame_mode(L, t, i, now, abnormal, rt_mode);
 }
 
-/* Close the frames skipped by a non-local exit, found at the entry of a new
- * call from the code that resumed.  A top frame below ours is stale.  One at
- * the same frame pointer is the live host of an inlined callee when it was
- * entered from the same call site (inlined code reports its host's site; GCC
- * also inlines recursive functions into themselves, so the function may be
- * the same); otherwise it is a dead sibling at the same depth.  (A function
- * re-entered from the very call site a longjmp left stays nested under its
- * dead twin until the resuming code returns: then it is closed.) */
-static __attribute__((noinline, cold)) void close_stale(struct rt_tls *L, struct sonde_thread *t, uintptr_t cfa,
-                                                        uintptr_t site, uint64_t now)
+/* Close frame i as dead, remembering its return address. */
+static void bury(struct rt_tls *L, struct sonde_thread *t, uint32_t i, uint64_t now)
 {
+	struct sonde_frame *f = &t->stack[i];
+	uint32_t g = L->grave_next++ % RT_GRAVES;
+	L->grave[g].slot = f->slot;
+	L->grave[g].ra = f->site;
+	pop_frame(L, t, i, now, 1);
+}
+
+RT_HIDDEN void rt_close_below(struct rt_tls *L, struct sonde_thread *t, uintptr_t sp, uint64_t now)
+{
+	while (t->depth && t->stack[t->depth - 1].slot < sp && sp - t->stack[t->depth - 1].slot < STALE_WINDOW)
+		bury(L, t, t->depth - 1, now);
+}
+
+/* Entry of a call whose slot is at or above the top frame's: close the dead
+ * frames.  Returns the return address the new frame must keep: the slot's
+ * own, or, for a tail call (the slot is the top frame's and still holds the
+ * exit trampoline), the one the tail-calling frame kept; 0 if unknown.  A
+ * tail-called function is nested in the function that jumped to it (as
+ * uftrace shows it, and as the source reads); both end at its return. */
+static __attribute__((noinline, cold)) uintptr_t close_stale(struct rt_tls *L, struct sonde_thread *t,
+                                                             uintptr_t *slot, uint64_t now)
+{
+	uintptr_t s = (uintptr_t)slot, ra = *slot;
 	uint32_t d = t->depth;
 	while (d) {
 		struct sonde_frame *top = &t->stack[d - 1];
-		if (top->cfa > cfa || cfa - top->cfa >= STALE_WINDOW)
+		if (top->slot > s || s - top->slot >= STALE_WINDOW)
 			break;
-		if (top->cfa == cfa && top->site == site)
-			break;
-		pop_frame(L, t, --d, now, 1);
+		if (top->slot == s && ra == (uintptr_t)rt_exit_tramp) /* tail call */
+			return top->site;
+		bury(L, t, --d, now);
 	}
+	if (ra == (uintptr_t)rt_exit_tramp) { /* hooked by a frame closed before */
+		for (uint32_t g = 0; g < RT_GRAVES; g++)
+			if (L->grave[g].slot == s)
+				return L->grave[g].ra;
+		return 0;
+	}
+	return ra;
 }
 
-static __attribute__((noinline, cold)) void exit_slow(struct rt_tls *L, struct sonde_thread *t, uint32_t func, uintptr_t cfa, uint64_t now)
-{
-	uint32_t d = t->depth;
-	for (uint32_t i = d; i-- > 0;) {
-		if (t->stack[i].func != func || t->stack[i].cfa != cfa)
-			continue;
-		/* Frames above i were skipped by a non-local exit: they end now. */
-		for (uint32_t j = d; j-- > i + 1;)
-			pop_frame(L, t, j, now, 1);
-		pop_frame(L, t, i, now, 0);
-		return;
-	}
-	if (d && t->stack[d - 1].func == func) { /* no frame pointer: trust the nesting */
-		pop_frame(L, t, d - 1, now, 0);
-		return;
-	}
-	t->lost[SONDE_LOST_UNMATCHED_EXIT]++;
-}
-
-static inline __attribute__((always_inline)) void exit_body(struct sonde_modhook *m, uint32_t number,
-                                                            uintptr_t cfa, uint32_t mode)
+/* The hooks' bodies take the session mode as a parameter; the entry points
+ * below instantiate them for a constant mode, so the profile-only and
+ * trace-only hooks carry none of the other mode's code (the runtime installs
+ * the one that matches the session, see runtime.c). */
+static inline __attribute__((always_inline)) void enter_body(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot,
+                                                             uint32_t mode)
 {
 	struct rt_tls *L = &rt_tls;
-	if (__builtin_expect(L->state != RT_T_ON, 0) || L->busy)
+	if (__builtin_expect(L->state != RT_T_ON, 0) && !rt_thread_slow_saving())
 		return;
+	struct sonde_thread *t = L->t;
+	if (L->busy) {
+		t->lost[SONDE_LOST_REENTRY]++;
+		return; /* left unhooked: its exit does not come here either */
+	}
 	L->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	struct sonde_thread *t = L->t;
-	if (__builtin_expect(L->overflow != 0, 0)) {
-		L->overflow--;
-		goto out;
-	}
 	uint64_t now = clock_ticks();
-	if (number >= m->nfuncs)
-		number = SONDE_UNNUMBERED;
-	uint32_t func = SONDE_FUNC(m->slot, number);
 	uint32_t d = t->depth;
-	if (__builtin_expect(d && t->stack[d - 1].func == func && t->stack[d - 1].cfa == cfa, 1))
-		pop_frame_mode(L, t, d - 1, now, 0, mode);
-	else
-		exit_slow(L, t, func, cfa, now);
+	uintptr_t ra = *slot;
+	/* A live caller's slot is above its callee's: a top frame at or below
+	 * ours is dead (longjmp) or tail-called us (close_stale decides). */
+	if (__builtin_expect(d && t->stack[d - 1].slot <= (uintptr_t)slot &&
+	                     (uintptr_t)slot - t->stack[d - 1].slot < STALE_WINDOW, 0)) {
+		ra = close_stale(L, t, slot, now);
+		d = t->depth;
+		if (!ra) {
+			t->lost[SONDE_LOST_UNMATCHED_EXIT]++;
+			goto out;
+		}
+	}
+	if (__builtin_expect(d >= SONDE_STACK_MAX, 0)) {
+		t->lost[SONDE_LOST_STACK_DEPTH]++;
+		goto out; /* left unhooked */
+	}
+	uint32_t number = number_of(m, fn);
+	uint32_t idx = number;
+	if (__builtin_expect(number == SONDE_UNNUMBERED, 0)) {
+		t->lost[SONDE_LOST_UNNUMBERED]++;
+		idx = m->nfuncs; /* the module's unnumbered bucket */
+	}
+	uint32_t func = SONDE_FUNC(m->slot, number);
+	struct sonde_frame *f = &t->stack[d];
+	f->node = (mode & SONDE_MODE_PROFILE) ? cct_enter(L, t, m, idx, func) : RT_NO_NODE;
+	f->start = now;
+	f->slot = (uintptr_t)slot;
+	f->site = ra;
+	f->func = func;
+	f->flags = 0;
+	if (mode & SONDE_MODE_TRACE)
+		trace_enter(L, t, f, d + 1, now);
+	atomic_signal_fence(memory_order_release); /* frame complete before depth covers it */
+	t->depth = d + 1;
+	*slot = (uintptr_t)rt_exit_tramp;
 	t->last_tsc = now;
 out:
 	atomic_signal_fence(memory_order_seq_cst);
 	L->busy = 0;
 }
 
-#define HOOKS(name, mode)                                                                     \
-	RT_HIDDEN void rt_enter_##name(struct sonde_modhook *m, uint32_t n, uintptr_t cfa, uintptr_t site) \
-	{                                                                                         \
-		enter_body(m, n, cfa, site, mode);                                                \
-	}                                                                                         \
-	RT_HIDDEN void rt_exit_##name(struct sonde_modhook *m, uint32_t n, uintptr_t cfa, uintptr_t site)  \
-	{                                                                                         \
-		(void)site;                                                                       \
-		exit_body(m, n, cfa, mode);                                                       \
+/* An exit whose slot is not the top frame's: the frames above it were left
+ * by a non-local exit and end now; a slot found nowhere may be a frame
+ * closed as dead too early (the graveyard). */
+static __attribute__((noinline, cold)) uintptr_t exit_slow(struct rt_tls *L, struct sonde_thread *t, uintptr_t s,
+                                                           uint64_t now)
+{
+	uint32_t d = t->depth;
+	for (uint32_t i = d; i-- > 0;) {
+		if (t->stack[i].slot != s)
+			continue;
+		for (uint32_t j = d; j-- > i + 1;)
+			pop_frame(L, t, j, now, 1);
+		uintptr_t ra = t->stack[i].site;
+		pop_frame(L, t, i, now, 0);
+		while (i && t->stack[i - 1].slot == s) /* tail callers end too */
+			pop_frame(L, t, --i, now, 0);
+		return ra;
+	}
+	for (uint32_t g = 0; g < RT_GRAVES; g++)
+		if (L->grave[g].slot == s) {
+			t->lost[SONDE_LOST_UNMATCHED_EXIT]++;
+			L->grave[g].slot = 0;
+			return L->grave[g].ra;
+		}
+	rt_log("a return address sonde replaced is lost; the program cannot go on");
+	__builtin_trap();
+}
+
+static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, uint32_t mode)
+{
+	struct rt_tls *L = &rt_tls;
+	struct sonde_thread *t = L->t;
+	uint32_t busy = L->busy;
+	L->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	uint64_t now = clock_ticks();
+	uint32_t d = t->depth;
+	uintptr_t ra;
+	if (__builtin_expect(d && t->stack[d - 1].slot == s, 1)) {
+		ra = t->stack[d - 1].site;
+		pop_frame_mode(L, t, d - 1, now, 0, mode);
+		while (__builtin_expect(--d && t->stack[d - 1].slot == s, 0)) /* tail callers end too */
+			pop_frame_mode(L, t, d - 1, now, 0, mode);
+	} else {
+		ra = exit_slow(L, t, s, now);
+	}
+	t->last_tsc = now;
+	atomic_signal_fence(memory_order_seq_cst);
+	L->busy = busy;
+	return ra;
+}
+
+#define HOOKS(name, mode)                                                                          \
+	RT_HIDDEN void rt_enter_##name(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot)          \
+	{                                                                                          \
+		enter_body(m, fn, slot, mode);                                                     \
+	}                                                                                          \
+	RT_HIDDEN uintptr_t rt_exit_##name(uintptr_t slot)                                          \
+	{                                                                                          \
+		return exit_body(slot, mode);                                                      \
 	}
 HOOKS(profile, SONDE_MODE_PROFILE)
 HOOKS(trace, SONDE_MODE_TRACE)
 HOOKS(any, rt_mode)
+
+/* The exit trampoline: a hooked function's `ret` lands here with %rsp one
+ * past its slot.  rax / rdx (and xmm0 / xmm1 / st0, which the hook does not
+ * touch) hold its return value.  The stack is 16-byte aligned at the call:
+ * slot + 8 is, and two pushes keep it so. */
+__asm__(
+	"	.text\n"
+	"	.p2align 4\n"
+	"	.globl rt_exit_tramp\n"
+	"	.hidden rt_exit_tramp\n"
+	"	.type rt_exit_tramp,@function\n"
+	"rt_exit_tramp:\n"
+	"	push %rax\n"
+	"	push %rdx\n"
+	"	lea 8(%rsp), %rdi\n"
+	"	call *rt_exit_hook(%rip)\n"
+	"	mov %rax, %r11\n"
+	"	pop %rdx\n"
+	"	pop %rax\n"
+	"	jmp *%r11\n"
+	"	.size rt_exit_tramp, .-rt_exit_tramp\n");

@@ -4,17 +4,25 @@
  *
  * The module object is frozen into users' binaries, so this interface is
  * versioned: the runtime refuses (and reports) a module of another version.
+ *
+ * Each instrumented function carries, from -fpatchable-function-entry=13,8:
+ *     fn - 8 .. fn - 1   padding, never executed: [uint32 number][uint32 tag]
+ *                        written by the runtime when the module registers
+ *     fn .. fn + 4       the entry sled: nops (dormant) or, while recording,
+ *                        `call` to the module's trampoline (module.c)
+ * The trampoline hands (module, fn, address of the return-address slot) to
+ * the runtime's entry hook, which replaces the return address by the
+ * runtime's exit trampoline (hooks.c). See docs/INSTRUMENTATION.md.
  */
 #ifndef SONDE_RT_MODABI_H
 #define SONDE_RT_MODABI_H
 
 #include <stdint.h>
 
-#define SONDE_MODABI_VERSION 2u
+#define SONDE_MODABI_VERSION 3u
 
-/* Bytes of padding before each function entry (-fpatchable-function-entry=8,8):
- * [uint32 number][uint32 tag], tag = sonde_tag(number, salt). */
-#define SONDE_PAD 8
+#define SONDE_PAD  8  /* bytes of padding before each entry: number + tag */
+#define SONDE_SLED 5  /* bytes of the entry sled: nops, or call rel32     */
 
 static inline uint32_t sonde_tag(uint32_t number, uint32_t salt)
 {
@@ -22,22 +30,24 @@ static inline uint32_t sonde_tag(uint32_t number, uint32_t salt)
 }
 
 struct sonde_modhook;
-typedef void (*sonde_hook_fn)(struct sonde_modhook *m, uint32_t number, uintptr_t cfa, uintptr_t site);
+/* Entry hook: fn is the function's entry address, slot the stack slot that
+ * holds its return address. */
+typedef void (*sonde_enter_fn)(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot);
 
-/* One per module, in the module object (hidden).  The hooks read `active`
- * first: 0 means dormant (no sonde), the whole hook is a load and a branch. */
+/* One per module, in the module object (hidden). */
 struct sonde_modhook {
-	volatile uint32_t active;
+	sonde_enter_fn enter;   /* FIRST: the trampoline calls *(m + 0) */
 	uint32_t version;
 	uint32_t slot;          /* session module slot, set by the runtime */
 	uint32_t nfuncs;
-	uintptr_t lo, span;     /* padding addresses: [lo, lo + span] */
 	uint32_t salt;
-	uint32_t numbered;      /* 1 if the padding holds numbers */
-	sonde_hook_fn enter, exit;
-	const uint64_t *entries; /* __patchable_function_entries: padding addresses */
-	uint64_t numbering_ns;
+	uintptr_t lo, span;     /* padding addresses: [lo, lo + span] */
+	const uint64_t *entries; /* __patchable_function_entries: padding addresses, by number */
+	const void *tramp;      /* the module's entry trampoline: what the sleds call */
 	const void *anchor;     /* an address inside the module (for dladdr) */
+	uint64_t numbering_ns;  /* time spent numbering and patching */
+	uint32_t numbered;      /* 1 if the padding holds numbers */
+	uint32_t patched;       /* sleds switched on */
 };
 
 /* Exported by the runtime (looked up with dlsym by the module constructor). */

@@ -13,6 +13,7 @@
 #define RT_HIDDEN __attribute__((visibility("hidden")))
 #define RT_EXPORT __attribute__((visibility("default")))
 #define RT_NO_NODE 0xffffffffu
+#define RT_GRAVES  16
 
 enum { RT_T_NEW = 0, RT_T_ON = 1, RT_T_OFF = 2 };
 
@@ -21,7 +22,7 @@ enum { RT_T_NEW = 0, RT_T_ON = 1, RT_T_OFF = 2 };
 struct rt_tls {
 	uint32_t state;         /* RT_T_* */
 	uint32_t busy;          /* re-entry guard (signal inside a hook) */
-	uint32_t overflow;      /* frames deeper than SONDE_STACK_MAX */
+	uint32_t grave_next;    /* next graveyard entry to reuse */
 	uint32_t slot;          /* thread slot */
 	struct sonde_thread *t;
 	struct sonde_node *nodes;
@@ -29,6 +30,8 @@ struct rt_tls {
 	uint64_t trace_seq;     /* trace mode: chunk seq of the last entry record */
 	uint64_t trace_last;    /* trace mode: time of the last record written */
 	uint32_t *recs[SONDE_MAX_MODS_PER_THREAD]; /* records[number] per module (seed 000) */
+	/* Return addresses of the last frames closed as dead (hooks.c). */
+	struct { uintptr_t slot, ra; } grave[RT_GRAVES];
 };
 
 extern RT_HIDDEN struct sonde_session_hdr *rt_sess;
@@ -48,18 +51,32 @@ static inline struct rt_tls *rt_thread(void)
 }
 RT_HIDDEN void rt_count_lost(struct sonde_thread *t, enum sonde_loss why);
 
-/* The hooks' entry points (hooks.c), installed into each module's hook. */
-/* One pair per session mode (profile only, trace only, any other mix). */
-RT_HIDDEN void rt_enter_profile(struct sonde_modhook *m, uint32_t number, uintptr_t cfa, uintptr_t site);
-RT_HIDDEN void rt_exit_profile(struct sonde_modhook *m, uint32_t number, uintptr_t cfa, uintptr_t site);
-RT_HIDDEN void rt_enter_trace(struct sonde_modhook *m, uint32_t number, uintptr_t cfa, uintptr_t site);
-RT_HIDDEN void rt_exit_trace(struct sonde_modhook *m, uint32_t number, uintptr_t cfa, uintptr_t site);
-RT_HIDDEN void rt_enter_any(struct sonde_modhook *m, uint32_t number, uintptr_t cfa, uintptr_t site);
-RT_HIDDEN void rt_exit_any(struct sonde_modhook *m, uint32_t number, uintptr_t cfa, uintptr_t site);
+/* rt_thread_slow behind a full save of the vector and x87 state (xsave):
+ * called from the entry hook, where those registers hold the arguments of
+ * the instrumented function and libc may use them. */
+RT_HIDDEN struct rt_tls *rt_thread_slow_saving(void);
+
+/* The hooks (hooks.c): one entry hook per session mode, installed into each
+ * module's hook at registration; the exit trampoline and the exit hook it
+ * calls (rt_exit_hook: the one for the session's mode, set by rt_init). */
+RT_HIDDEN void rt_enter_profile(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot);
+RT_HIDDEN void rt_enter_trace(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot);
+RT_HIDDEN void rt_enter_any(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot);
+RT_HIDDEN uintptr_t rt_exit_profile(uintptr_t slot);
+RT_HIDDEN uintptr_t rt_exit_trace(uintptr_t slot);
+RT_HIDDEN uintptr_t rt_exit_any(uintptr_t slot);
+RT_HIDDEN void rt_exit_tramp(void);
+extern RT_HIDDEN uintptr_t (*rt_exit_hook)(uintptr_t slot);
+/* Close the frames of t whose slot lies below sp (dead after a non-local exit). */
+RT_HIDDEN void rt_close_below(struct rt_tls *L, struct sonde_thread *t, uintptr_t sp, uint64_t now);
 /* Per-module record array of this thread (slow path, once per thread and module). */
 RT_HIDDEN uint32_t *rt_recs_alloc(struct rt_tls *L, uint32_t mod_slot);
-/* fork child: re-create this thread's open frames in a fresh thread slot. */
-RT_HIDDEN void rt_thread_after_fork(void);
+/* fork: snapshot the open frames (prepare), re-create them in the child. */
+RT_HIDDEN void rt_thread_before_fork(void);
+RT_HIDDEN void rt_thread_after_fork(int child);
+/* Number a module's functions and switch on its sleds (patch.c); `skip`: the
+ * trace filter bitmap (bit 2n+1 set: function n stays dormant), or NULL. */
+RT_HIDDEN int rt_patch_module(struct sonde_modhook *m, const uint8_t *skip);
 
 /* Signal-safe diagnostics (write(2) on a stack buffer). */
 RT_HIDDEN void rt_log(const char *msg);

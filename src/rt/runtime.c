@@ -28,6 +28,7 @@ RT_HIDDEN struct sonde_session_hdr *rt_sess;
 RT_HIDDEN uint32_t rt_mode;
 RT_HIDDEN uint32_t rt_proc_slot;
 RT_HIDDEN __thread struct rt_tls rt_tls __attribute__((tls_model("initial-exec")));
+RT_HIDDEN uintptr_t (*rt_exit_hook)(uintptr_t slot) = rt_exit_any;
 
 static int init_state; /* 0 not tried, 1 attached, -1 no session */
 static pthread_key_t thread_key;
@@ -108,12 +109,24 @@ static void thread_end(void *arg)
 	atomic_store_explicit(&L->t->state, SONDE_T_EXITED, memory_order_release);
 }
 
+static void before_fork(void)
+{
+	if (rt_sess)
+		rt_thread_before_fork();
+}
+
+static void after_fork_parent(void)
+{
+	if (rt_sess)
+		rt_thread_after_fork(0);
+}
+
 static void after_fork_child(void)
 {
 	if (!rt_sess)
 		return;
 	register_process();
-	rt_thread_after_fork();
+	rt_thread_after_fork(1);
 }
 
 RT_HIDDEN int rt_init(void)
@@ -145,11 +158,16 @@ RT_HIDDEN int rt_init(void)
 	}
 	rt_sess = h;
 	rt_mode = h->mode;
+	switch (rt_mode & (SONDE_MODE_PROFILE | SONDE_MODE_TRACE)) {
+	case SONDE_MODE_PROFILE: rt_exit_hook = rt_exit_profile; break;
+	case SONDE_MODE_TRACE: rt_exit_hook = rt_exit_trace; break;
+	default: rt_exit_hook = rt_exit_any; break;
+	}
 	init_state = 1;
 	register_process();
 	if (init_state > 0) {
 		pthread_key_create(&thread_key, thread_end);
-		pthread_atfork(NULL, NULL, after_fork_child);
+		pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 	}
 	errno = saved;
 	return init_state > 0 ? 0 : -1;
@@ -217,7 +235,6 @@ static int thread_attach(struct rt_tls *L)
 	L->nodes = thread_nodes(S, t);
 	L->ring = t->ring_off ? sess_ptr(S, t->ring_off) : NULL;
 	memset(L->recs, 0, sizeof L->recs);
-	L->overflow = 0;
 	L->state = RT_T_ON;
 	return 0;
 }
@@ -238,66 +255,126 @@ RT_HIDDEN struct rt_tls *rt_thread_slow(void)
 	return L;
 }
 
-RT_HIDDEN uint32_t *rt_recs_alloc(struct rt_tls *L, uint32_t mod_slot)
-{
-	if (mod_slot >= SONDE_MAX_MODS_PER_THREAD) {
-		L->t->lost[SONDE_LOST_MODS_PER_THREAD]++;
-		return NULL;
-	}
-	uint32_t n = rt_sess->modules[mod_slot].nfuncs + 1; /* +1: the unnumbered bucket */
-	uint64_t off = sess_alloc(rt_sess, (uint64_t)n * sizeof(uint32_t));
-	if (!off) {
-		L->t->lost[SONDE_LOST_SESSION_MEM]++;
-		return NULL;
-	}
-	L->t->recs_off[mod_slot] = off;
-	return L->recs[mod_slot] = sess_ptr(rt_sess, off);
-}
+/* fork.  The open frames of the forking thread must survive in the child:
+ * their slots on its (copied) stack hold the exit trampoline's address, and
+ * only the frames know the real return addresses.  The parent goes on using
+ * its thread slot in the shared session while the child starts, so the
+ * frames are copied in the prepare handler, into private memory that fork
+ * duplicates.  In the child they are re-created in a thread slot of its own,
+ * their time starting at the fork (what came before belongs to the parent),
+ * their calls not counted again.  If the child gets no slot, the real return
+ * addresses are put back into its stack instead. */
+static __thread struct sonde_frame *fork_frames;
+static __thread uint32_t fork_depth;
 
-/* In the child of a fork only the forking thread survives.  Its TLS still
- * points at the parent's thread slot: give it its own slot, in this new
- * process, with the open frames re-created (their time starts now: what came
- * before the fork belongs to the parent). */
-RT_HIDDEN void rt_thread_after_fork(void)
+RT_HIDDEN void rt_thread_before_fork(void)
 {
 	struct rt_tls *L = &rt_tls;
+	fork_frames = NULL;
+	if (L->state != RT_T_ON || !L->t->depth)
+		return;
+	L->busy = 1; /* no hook of this thread changes the frames until the fork is done */
+	uint32_t depth = L->t->depth;
+	void *p = mmap(NULL, depth * sizeof(struct sonde_frame), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	memcpy(p, L->t->stack, depth * sizeof(struct sonde_frame));
+	fork_frames = p;
+	fork_depth = depth;
+}
+
+RT_HIDDEN void rt_thread_after_fork(int child)
+{
+	struct rt_tls *L = &rt_tls;
+	struct sonde_frame *frames = fork_frames;
+	uint32_t depth = frames ? fork_depth : 0;
+	fork_frames = NULL;
+	if (!child) {
+		if (frames)
+			munmap(frames, depth * sizeof *frames);
+		L->busy = 0;
+		return;
+	}
 	if (L->state != RT_T_ON) {
 		L->state = RT_T_NEW;
 		return;
 	}
-	struct sonde_thread *old = L->t;
-	uint32_t depth = old->depth;
-	struct sonde_frame frames[64];
-	if (depth > 64)
-		depth = 64; /* deeper frames of the parent are not re-created */
-	memcpy(frames, old->stack, depth * sizeof frames[0]);
-	uint32_t lost_depth = old->depth - depth;
 	if (thread_attach(L) != 0) {
 		L->state = RT_T_OFF;
-		return;
+		for (uint32_t i = 0; i < depth; i++) /* unhook: nobody will keep these */
+			if (!(frames[i].flags & SONDE_FRAME_UNHOOKED))
+				*(uintptr_t *)(uintptr_t)frames[i].slot = frames[i].site;
+		goto done;
 	}
 	pthread_setspecific(thread_key, (void *)1);
 	struct sonde_thread *t = L->t;
 	uint64_t now = clock_ticks();
 	uint32_t cur = 0;
 	for (uint32_t i = 0; i < depth; i++) {
-		uint32_t n = t->nodes_used++;
-		struct sonde_node *nd = &L->nodes[n];
-		nd->parent = cur;
-		nd->func = frames[i].func;
-		nd->next_sibling = L->nodes[cur].first_child;
-		L->nodes[cur].first_child = n;
+		uint32_t n = RT_NO_NODE;
+		if (t->nodes_used < t->nodes_cap) {
+			n = t->nodes_used++;
+			struct sonde_node *nd = &L->nodes[n];
+			nd->parent = cur;
+			nd->func = frames[i].func;
+			nd->next_sibling = L->nodes[cur].first_child;
+			L->nodes[cur].first_child = n;
+			cur = n;
+		}
 		t->stack[i] = frames[i];
 		t->stack[i].start = now;
 		t->stack[i].node = n;
 		t->stack[i].trace_pos = 0;
-		t->stack[i].flags = 0; /* no entry record in this process: no exit record either */
-		cur = n;
+		/* no entry record in this process: no exit record either */
+		t->stack[i].flags = frames[i].flags & SONDE_FRAME_UNHOOKED;
 	}
 	t->cur_node = cur;
 	t->depth = depth;
-	L->overflow = lost_depth;
+done:
+	if (frames)
+		munmap(frames, depth * sizeof *frames);
+	L->busy = 0;
 }
+
+/* rt_thread_slow behind xsave / xrstor of every state component the OS
+ * enabled (x87, SSE, AVX, ...): its libc calls may use vector registers
+ * that hold the instrumented function's arguments.  Once per thread. */
+__asm__(
+	"	.text\n"
+	"	.p2align 4\n"
+	"	.globl rt_thread_slow_saving\n"
+	"	.hidden rt_thread_slow_saving\n"
+	"	.type rt_thread_slow_saving,@function\n"
+	"rt_thread_slow_saving:\n"
+	"	push %rbp\n"
+	"	mov %rsp, %rbp\n"
+	"	push %rbx\n"
+	"	push %r12\n"
+	"	mov $0xd, %eax\n"
+	"	xor %ecx, %ecx\n"
+	"	cpuid\n"                 /* ebx: xsave area size for the enabled components */
+	"	sub %rbx, %rsp\n"
+	"	and $-64, %rsp\n"
+	"	xor %eax, %eax\n"       /* the xsave header (bytes 512..575) must start zeroed */
+	"	mov $8, %ecx\n"
+	"1:	mov %rax, 504(%rsp,%rcx,8)\n"
+	"	dec %ecx\n"
+	"	jnz 1b\n"
+	"	mov $-1, %eax\n"
+	"	mov $-1, %edx\n"
+	"	xsave64 (%rsp)\n"
+	"	call rt_thread_slow\n"
+	"	mov %rax, %r12\n"
+	"	mov $-1, %eax\n"
+	"	mov $-1, %edx\n"
+	"	xrstor64 (%rsp)\n"
+	"	mov %r12, %rax\n"
+	"	lea -16(%rbp), %rsp\n"
+	"	pop %r12\n"
+	"	pop %rbx\n"
+	"	pop %rbp\n"
+	"	ret\n"
+	"	.size rt_thread_slow_saving, .-rt_thread_slow_saving\n");
 
 /* Find this module's load bias, path and build-id. */
 struct find_mod {
@@ -371,7 +448,6 @@ RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m)
 	struct sonde_module *M = &rt_sess->modules[slot];
 	M->proc = rt_proc_slot;
 	M->nfuncs = m->nfuncs;
-	M->numbering_ns = m->numbering_ns;
 	struct find_mod f = { (uintptr_t)m->anchor, M };
 	dl_iterate_phdr(find_mod_cb, &f);
 	uint64_t off = m->nfuncs ? sess_alloc(rt_sess, (uint64_t)m->nfuncs * sizeof(uint64_t)) : 0;
@@ -384,14 +460,18 @@ RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m)
 		funcs[i] = m->entries[i] + SONDE_PAD - M->load_bias;
 	M->funcs_off = off;
 	{ RT_HIDDEN void rt_filter_module(struct sonde_module *); rt_filter_module(M); } /* trace -F/-N/--domain (filter.c) */
-	if (!m->numbered)
-		rt_log("could not write function numbers into a module's padding; its calls are counted as unnumbered");
 	m->slot = slot;
 	switch (rt_mode & (SONDE_MODE_PROFILE | SONDE_MODE_TRACE)) {
-	case SONDE_MODE_PROFILE: m->enter = rt_enter_profile; m->exit = rt_exit_profile; break;
-	case SONDE_MODE_TRACE: m->enter = rt_enter_trace; m->exit = rt_exit_trace; break;
-	default: m->enter = rt_enter_any; m->exit = rt_exit_any; break;
+	case SONDE_MODE_PROFILE: m->enter = rt_enter_profile; break;
+	case SONDE_MODE_TRACE: m->enter = rt_enter_trace; break;
+	default: m->enter = rt_enter_any; break;
 	}
+	/* Functions the trace filters keep out stay dormant (trace-only sessions:
+	 * a profile needs every function). */
+	const uint8_t *skip = M->filter_off && !(rt_mode & SONDE_MODE_PROFILE) ? sess_ptr(rt_sess, M->filter_off) : NULL;
+	if (rt_patch_module(m, skip) != 0)
+		rt_log("could not write into a module's code; it is not recorded");
+	M->numbering_ns = m->numbering_ns;
 	atomic_store_explicit(&M->state, SONDE_M_LOADED, memory_order_release);
 	errno = saved;
 	return 0;
@@ -402,7 +482,7 @@ refuse:
 
 RT_EXPORT void sonde_rt_unregister_module(struct sonde_modhook *m)
 {
-	if (rt_sess && m->slot < SONDE_MAX_MODULES)
+	if (rt_sess && m->slot < SONDE_MAX_MODULES && m->slot < atomic_load(&rt_sess->nmodules))
 		atomic_store_explicit(&rt_sess->modules[m->slot].state, SONDE_M_UNLOADED, memory_order_release);
 }
 
@@ -421,4 +501,34 @@ RT_EXPORT int pthread_setname_np(pthread_t th, const char *name)
 		}
 	}
 	return rc;
+}
+
+/* _exit / _Exit end the process without destructors: note the end here, so
+ * that a child that forks and _exits is charged its own time only. */
+static void note_exit(void)
+{
+	if (!rt_sess)
+		return;
+	uint64_t now = clock_ticks();
+	struct rt_tls *L = &rt_tls;
+	if (L->state == RT_T_ON) {
+		L->t->end_tsc = now;
+		if (L->ring)
+			ring_flush(rt_sess, L->ring);
+	}
+	struct sonde_proc *p = &rt_sess->procs[rt_proc_slot];
+	if (!p->end_tsc)
+		p->end_tsc = now;
+}
+
+RT_EXPORT __attribute__((noreturn)) void _exit(int status)
+{
+	note_exit();
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+RT_EXPORT __attribute__((noreturn)) void _Exit(int status)
+{
+	_exit(status);
 }

@@ -6,8 +6,8 @@
 #include <unistd.h>
 #include "work.h"
 
-__attribute__((noinline)) void before(void) { }
-__attribute__((noinline)) void victim(const char *how)
+__attribute__((noipa)) void before(void) { }
+__attribute__((noipa)) void victim(const char *how)
 {
 	work_ms(30);
 	fflush(stdout);

@@ -4,11 +4,11 @@
 #include <stdexcept>
 
 namespace demo {
-__attribute__((noinline)) void thrower(int n) { if (n) throw std::runtime_error("x"); }
-__attribute__((noinline)) void mid(int n) { thrower(n); }
-__attribute__((noinline)) void top(int n) { mid(n); }
-__attribute__((noinline)) void after() { }
-__attribute__((noinline)) void catcher()
+__attribute__((noipa)) void thrower(int n) { if (n) throw std::runtime_error("x"); }
+__attribute__((noipa)) void mid(int n) { thrower(n); }
+__attribute__((noipa)) void top(int n) { mid(n); }
+__attribute__((noipa)) void after() { }
+__attribute__((noipa)) void catcher()
 {
 	try { top(1); } catch (const std::exception &) { }
 	after();

@@ -5,9 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-__attribute__((noinline)) void f(void) { }
-__attribute__((noinline)) void g(void) { }
-__attribute__((noinline)) void h(void) { }
+__attribute__((noipa)) void f(void) { }
+__attribute__((noipa)) void g(void) { }
+__attribute__((noipa)) void h(void) { }
 int main(void)
 {
 	for (int i = 0; i < 3; i++) f();

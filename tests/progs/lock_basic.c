@@ -41,7 +41,7 @@ static double busy_us, span_us; /* time the program itself measured inside busy_
 
 struct queue { long pad; pthread_mutex_t lock; long n; };
 
-__attribute__((noinline)) struct queue *make_queue(void)
+__attribute__((noipa)) struct queue *make_queue(void)
 {
 	struct queue *q = calloc(1, sizeof *q);
 	pthread_mutex_init(&q->lock, NULL);

@@ -7,7 +7,7 @@ pthread_mutex_t lib_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t *lib_heap_lock;
 int lib_count;
 
-__attribute__((noinline)) pthread_mutex_t *lib_make(void)
+__attribute__((noipa)) pthread_mutex_t *lib_make(void)
 {
 	pthread_mutex_t *m = malloc(sizeof *m);
 	pthread_mutex_init(m, NULL);

@@ -17,21 +17,21 @@
 extern int lib_count;
 pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
 
-__attribute__((noinline)) pthread_mutex_t *make_lock(void)
+__attribute__((noipa)) pthread_mutex_t *make_lock(void)
 {
 	pthread_mutex_t *m = malloc(sizeof *m);
 	pthread_mutex_init(m, NULL);
 	return m;
 }
 
-__attribute__((noinline)) sem_t *make_sem(void)
+__attribute__((noipa)) sem_t *make_sem(void)
 {
 	sem_t *s = malloc(sizeof *s);
 	sem_init(s, 0, 0);
 	return s;
 }
 
-__attribute__((noinline)) void use_static_heap(pthread_mutex_t *m, int n)
+__attribute__((noipa)) void use_static_heap(pthread_mutex_t *m, int n)
 {
 	for (int i = 0; i < n; i++) {
 		pthread_mutex_lock(m);

@@ -4,11 +4,11 @@
 #include <stdio.h>
 
 static jmp_buf env;
-__attribute__((noinline)) void c(int n) { if (n) longjmp(env, 1); }
-__attribute__((noinline)) void b(int n) { c(n); }
-__attribute__((noinline)) void a(int n) { b(n); }
-__attribute__((noinline)) void after(void) { }
-__attribute__((noinline)) void outer(void)
+__attribute__((noipa)) void c(int n) { if (n) longjmp(env, 1); }
+__attribute__((noipa)) void b(int n) { c(n); }
+__attribute__((noipa)) void a(int n) { b(n); }
+__attribute__((noipa)) void after(void) { }
+__attribute__((noipa)) void outer(void)
 {
 	if (setjmp(env) == 0)
 		a(1);

@@ -4,11 +4,11 @@
 #include "work.h"
 
 #define W 20.0 /* ms */
-__attribute__((noinline)) void deep(int n) { if (n == 0) work_ms(W); else deep(n - 1); }
-__attribute__((noinline)) void every(int n) { work_ms(W / 4); if (n > 0) every(n - 1); }
-__attribute__((noinline)) void odd(int n);
-__attribute__((noinline)) void even(int n) { if (n == 0) work_ms(W); else odd(n - 1); }
-__attribute__((noinline)) void odd(int n) { if (n == 0) work_ms(W); else even(n - 1); }
+__attribute__((noipa)) void deep(int n) { if (n == 0) work_ms(W); else deep(n - 1); }
+__attribute__((noipa)) void every(int n) { work_ms(W / 4); if (n > 0) every(n - 1); }
+__attribute__((noipa)) void odd(int n);
+__attribute__((noipa)) void even(int n) { if (n == 0) work_ms(W); else odd(n - 1); }
+__attribute__((noipa)) void odd(int n) { if (n == 0) work_ms(W); else even(n - 1); }
 
 int main(void)
 {

@@ -9,7 +9,7 @@
 
 static double unit_ms = 4.0;
 
-__attribute__((no_instrument_function)) static void work(double units)
+static inline __attribute__((always_inline)) void work(double units)
 {
 	struct timespec a, b;
 	clock_gettime(CLOCK_MONOTONIC, &a);
@@ -19,12 +19,12 @@ __attribute__((no_instrument_function)) static void work(double units)
 	while ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec) < ns);
 }
 
-__attribute__((noinline)) void G(double x) { work(x); }
-__attribute__((noinline)) void E(double x) { work(x); }
-__attribute__((noinline)) void F(double x) { work(x / 2); G(x / 2); }
-__attribute__((noinline)) void C(double arg) { work(0.2 * arg); E(0.4 * arg); F(0.4 * arg); }
-__attribute__((noinline)) void A(void) { C(10); }
-__attribute__((noinline)) void B(void) { C(7.5); work(5); C(7.5); }
+__attribute__((noipa)) void G(double x) { work(x); }
+__attribute__((noipa)) void E(double x) { work(x); }
+__attribute__((noipa)) void F(double x) { work(x / 2); G(x / 2); }
+__attribute__((noipa)) void C(double arg) { work(0.2 * arg); E(0.4 * arg); F(0.4 * arg); }
+__attribute__((noipa)) void A(void) { C(10); }
+__attribute__((noipa)) void B(void) { C(7.5); work(5); C(7.5); }
 
 int main(int argc, char **argv)
 {

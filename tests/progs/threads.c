@@ -6,8 +6,8 @@
 #define NT 4
 #define PER 100000
 static volatile long sink;
-__attribute__((noinline)) void leaf(int i) { sink += i; }
-__attribute__((noinline)) void middle(int n) { for (int i = 0; i < n; i++) leaf(i); }
+__attribute__((noipa)) void leaf(int i) { sink += i; }
+__attribute__((noipa)) void middle(int n) { for (int i = 0; i < n; i++) leaf(i); }
 static void *worker(void *arg) { (void)arg; middle(PER); return NULL; }
 
 int main(void)

@@ -5,12 +5,12 @@
 
 static volatile int sink;
 
-__attribute__((noinline)) void helper(void) { sink++; }
-__attribute__((noinline)) void parse_a(void) { sink++; }
-__attribute__((noinline)) void parse_b(void) { helper(); helper(); }
-__attribute__((noinline)) void log_x(void) { sink++; }
-__attribute__((noinline)) void log_y(void) { sink++; }
-__attribute__((noinline)) void other(void) { helper(); }
+__attribute__((noipa)) void helper(void) { sink++; }
+__attribute__((noipa)) void parse_a(void) { sink++; }
+__attribute__((noipa)) void parse_b(void) { helper(); helper(); }
+__attribute__((noipa)) void log_x(void) { sink++; }
+__attribute__((noipa)) void log_y(void) { sink++; }
+__attribute__((noipa)) void other(void) { helper(); }
 
 int main(void)
 {

@@ -13,15 +13,15 @@
 static volatile int sink;
 static atomic_int inside;
 
-__attribute__((noinline)) void short_call(void) { sink++; }
-__attribute__((noinline)) void blocked(void)
+__attribute__((noipa)) void short_call(void) { sink++; }
+__attribute__((noipa)) void blocked(void)
 {
 	atomic_fetch_add(&inside, 1);
 	for (;;)
 		pause();
 }
 
-__attribute__((noinline)) void *worker(void *arg)
+__attribute__((noipa)) void *worker(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "killed-worker");
@@ -31,7 +31,7 @@ __attribute__((noinline)) void *worker(void *arg)
 	return NULL;
 }
 
-__attribute__((noinline)) void wait_forever(const char *path)
+__attribute__((noipa)) void wait_forever(const char *path)
 {
 	while (atomic_load(&inside) < 3)
 		usleep(1000);

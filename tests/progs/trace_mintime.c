@@ -15,9 +15,9 @@ static void spin_ms(int ms)
 	while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < ms * 1000000L);
 }
 
-__attribute__((noinline)) void fast(void) { sink++; }
-__attribute__((noinline)) void slow(void) { spin_ms(3); }
-__attribute__((noinline)) void medium(void)
+__attribute__((noipa)) void fast(void) { sink++; }
+__attribute__((noipa)) void slow(void) { spin_ms(3); }
+__attribute__((noipa)) void medium(void)
 {
 	for (int i = 0; i < 10; i++)
 		fast();

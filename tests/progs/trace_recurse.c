@@ -4,8 +4,8 @@
 
 static volatile int sink;
 
-__attribute__((noinline)) void leaf(void) { sink++; }
-__attribute__((noinline)) int rec(int n)
+__attribute__((noipa)) void leaf(void) { sink++; }
+__attribute__((noipa)) int rec(int n)
 {
 	if (n <= 1)
 		return sink;

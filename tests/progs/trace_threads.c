@@ -10,10 +10,10 @@
 
 static volatile int sink;
 
-__attribute__((noinline)) void leaf(void) { sink++; }
-__attribute__((noinline)) void mid(void) { leaf(); leaf(); }
+__attribute__((noipa)) void leaf(void) { sink++; }
+__attribute__((noipa)) void mid(void) { leaf(); leaf(); }
 
-__attribute__((noinline)) void *worker(void *arg)
+__attribute__((noipa)) void *worker(void *arg)
 {
 	int k = (int)(long)arg;
 	char name[16];
@@ -27,7 +27,7 @@ __attribute__((noinline)) void *worker(void *arg)
 	return NULL;
 }
 
-__attribute__((noinline)) void spawn(pthread_t *t)
+__attribute__((noipa)) void spawn(pthread_t *t)
 {
 	for (long k = 1; k <= 4; k++)
 		pthread_create(&t[k - 1], NULL, worker, (void *)k);

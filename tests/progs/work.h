@@ -3,7 +3,7 @@
 #ifndef TESTS_WORK_H
 #define TESTS_WORK_H
 #include <time.h>
-__attribute__((no_instrument_function, unused)) static void work_ms(double ms)
+static inline __attribute__((always_inline, unused)) void work_ms(double ms)
 {
 	struct timespec a, b;
 	clock_gettime(CLOCK_MONOTONIC, &a);

@@ -1,0 +1,115 @@
+/* patch.c — writes into a module's code: the function numbers into the
+ * padding before each entry, and the entry sleds (see modabi.h).
+ *
+ * At registration (module constructor, before any of the module's code has
+ * run) the text pages are made writable for the duration, numbers are
+ * written and the sleds of the functions to record become
+ *     e8 <rel32>   call sonde_module_tramp
+ * (the trampoline is in the module itself, so rel32 always reaches it).
+ * Functions kept out of a recording (-N, outside --domain) keep their nops:
+ * they cost nothing.  GCC's sled is five one-byte nops, Clang's one five-byte
+ * nop; both become one instruction, written while no thread can be inside it.
+ * write_sled can also switch a sled back to the five-byte nop 0f 1f 44 00 00
+ * (a single instruction too, one aligned 8-byte store where the sled does not
+ * cross one): what attaching and detaching a running program will use. */
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rt/rt.h"
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Make [lo, hi) writable (1) or read-only executable again (0). */
+static int text_writable(uintptr_t lo, uintptr_t hi, int on)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t plo = lo & ~(uintptr_t)(pg - 1);
+	uintptr_t phi = (hi + pg - 1) & ~(uintptr_t)(pg - 1);
+	if (!on) {
+		mprotect((void *)plo, phi - plo, PROT_READ | PROT_EXEC);
+		__builtin___clear_cache((char *)plo, (char *)phi);
+		return 0;
+	}
+	if (mprotect((void *)plo, phi - plo, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
+		return -1;
+	/* Break copy-on-write for the whole range in one call instead of one
+	 * fault per page (Linux >= 5.14; older kernels fault page by page). */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+	madvise((void *)plo, phi - plo, MADV_POPULATE_WRITE);
+	return 0;
+}
+
+/* Write the sled at `at` (5 bytes): a call to `tramp`, or the 5-byte nop. */
+static void write_sled(uint8_t *at, const void *tramp, int on)
+{
+	uint8_t b[SONDE_SLED] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	if (on) {
+		int32_t rel = (int32_t)((intptr_t)tramp - (intptr_t)(at + SONDE_SLED));
+		b[0] = 0xe8;
+		memcpy(b + 1, &rel, 4);
+	}
+	uintptr_t q = (uintptr_t)at & ~(uintptr_t)7;
+	if ((uintptr_t)at + SONDE_SLED <= q + 8) { /* one aligned 8-byte store */
+		uint64_t w;
+		memcpy(&w, (void *)q, 8);
+		memcpy((uint8_t *)&w + ((uintptr_t)at - q), b, SONDE_SLED);
+		__atomic_store_n((uint64_t *)q, w, __ATOMIC_RELEASE);
+	} else {
+		memcpy(at, b, SONDE_SLED);
+	}
+}
+
+/* Is the sled at `at` one this module can patch: nops as the compiler left
+ * them, or a call that is ours? */
+static int sled_ok(const uint8_t *at)
+{
+	static const uint8_t nop1[SONDE_SLED] = { 0x90, 0x90, 0x90, 0x90, 0x90 };
+	return !memcmp(at, nop1, SONDE_SLED) || (at[0] == 0x0f && at[1] == 0x1f && at[2] == 0x44) || at[0] == 0xe8;
+}
+
+RT_HIDDEN int rt_patch_module(struct sonde_modhook *m, const uint8_t *skip)
+{
+	uint64_t t0 = mono_ns();
+	const uint64_t *e = m->entries;
+	uint32_t n = m->nfuncs;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (e[i] < lo) lo = e[i];
+		if (e[i] > hi) hi = e[i];
+	}
+	if (!n || text_writable(lo, hi + SONDE_PAD + SONDE_SLED, 1) != 0)
+		return -1;
+	m->salt = (uint32_t)(t0 ^ ((uintptr_t)m >> 4) ^ ((uintptr_t)m >> 36));
+	uint32_t bad = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t *pad = (uint32_t *)(uintptr_t)e[i];
+		uint8_t *sled = (uint8_t *)(uintptr_t)(e[i] + SONDE_PAD);
+		pad[0] = i;
+		pad[1] = sonde_tag(i, m->salt);
+		if (!sled_ok(sled)) {
+			bad++; /* not a sled we know: left alone */
+			continue;
+		}
+		if (!(skip && (skip[i >> 2] >> ((i & 3) * 2)) & 2u))
+			write_sled(sled, m->tramp, 1);
+	}
+	text_writable(lo, hi + SONDE_PAD + SONDE_SLED, 0);
+	m->lo = lo;
+	m->span = hi - lo;
+	m->numbered = 1;
+	m->patched = 1;
+	m->numbering_ns = mono_ns() - t0;
+	if (bad)
+		rt_log("some functions of a module have no entry sled sonde knows; they are not recorded");
+	return 0;
+}

@@ -1,0 +1,96 @@
+/* unwind.c — C++ exceptions through hooked frames.
+ *
+ * The unwinder finds each frame's caller through its return address; in a
+ * hooked frame that is rt_exit_tramp's, which has no unwind information, so
+ * an exception would stop there (std::terminate).  As uftrace does: before an
+ * exception is raised (or rethrown) the real return addresses are put back
+ * into every hooked slot of the thread, the frames marked UNHOOKED; when a
+ * handler catches it (__cxa_begin_catch, called by the catching frame), the
+ * frames below the catcher are closed (the exception ended them) and the
+ * survivors are hooked again.  Cleanup code run on the way (destructors)
+ * hooks and unhooks its own calls as usual.
+ *
+ * Not covered: unwinding that does not call these entry points through the
+ * PLT — glibc's pthread_exit / pthread_cancel reach libgcc_s directly, so
+ * their forced unwind stops at the first hooked frame (the thread still
+ * exits; cleanup handlers above that frame do not run) — and backtrace(),
+ * which stops at the first hooked frame. */
+#include <dlfcn.h>
+#include <stdatomic.h>
+
+#include "common/clock.h"
+#include "rt/rt.h"
+
+static void unhook_all(void)
+{
+	struct rt_tls *L = &rt_tls;
+	if (L->state != RT_T_ON)
+		return;
+	struct sonde_thread *t = L->t;
+	uint32_t busy = L->busy;
+	L->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	for (uint32_t i = t->depth; i-- > 0;) {
+		struct sonde_frame *f = &t->stack[i];
+		if (f->flags & SONDE_FRAME_UNHOOKED)
+			continue;
+		*(uintptr_t *)(uintptr_t)f->slot = f->site;
+		f->flags |= SONDE_FRAME_UNHOOKED;
+	}
+	atomic_signal_fence(memory_order_seq_cst);
+	L->busy = busy;
+}
+
+/* The catching frame's stack pointer is above `sp`: close what lies below,
+ * hook the rest again. */
+static void rehook(uintptr_t sp)
+{
+	struct rt_tls *L = &rt_tls;
+	if (L->state != RT_T_ON)
+		return;
+	struct sonde_thread *t = L->t;
+	uint32_t busy = L->busy;
+	L->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	rt_close_below(L, t, sp, clock_ticks());
+	for (uint32_t i = t->depth; i-- > 0;) {
+		struct sonde_frame *f = &t->stack[i];
+		if (!(f->flags & SONDE_FRAME_UNHOOKED))
+			continue;
+		if (*(uintptr_t *)(uintptr_t)f->slot == f->site)
+			*(uintptr_t *)(uintptr_t)f->slot = (uintptr_t)rt_exit_tramp;
+		f->flags &= ~SONDE_FRAME_UNHOOKED;
+	}
+	atomic_signal_fence(memory_order_seq_cst);
+	L->busy = busy;
+}
+
+typedef int (*unwind_fn)(void *);
+typedef void *(*catch_fn)(void *);
+#define REAL(type, name)                      \
+	static type real;                     \
+	if (!real)                            \
+		real = (type)dlsym(RTLD_NEXT, name)
+
+RT_EXPORT int _Unwind_RaiseException(void *exc)
+{
+	REAL(unwind_fn, "_Unwind_RaiseException");
+	unhook_all();
+	return real ? real(exc) : 5 /* _URC_FATAL_PHASE1_ERROR */;
+}
+
+RT_EXPORT int _Unwind_Resume_or_Rethrow(void *exc)
+{
+	REAL(unwind_fn, "_Unwind_Resume_or_Rethrow");
+	unhook_all();
+	return real ? real(exc) : 5;
+}
+
+RT_EXPORT void *__cxa_begin_catch(void *exc)
+{
+	REAL(catch_fn, "__cxa_begin_catch");
+	void *r = real ? real(exc) : NULL;
+	/* Our return address's slot is just below the catching frame. */
+	rehook((uintptr_t)__builtin_frame_address(0) + 16);
+	return r;
+}

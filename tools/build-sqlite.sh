@@ -1,0 +1,22 @@
+#!/bin/sh
+# tools/build-sqlite.sh SRC OUT CC [CFLAGS...] — build SQLite's speedtest1
+# benchmark from SRC (tools/fetch-src.sh sqlite3) into OUT/speedtest1 with
+# compiler CC, -O2 -g plus CFLAGS: test/speedtest1.c linked with the
+# amalgamation sqlite3.c, single-threaded as SQLite's own main.mk builds it.
+# Debian ships the split sources only, so the amalgamation is generated once
+# (configure + make sqlite3.c, needs tclsh) into SRC.amalg and shared.
+set -e
+src=$1 out=$2 cc=$3; shift 3
+src=$(cd "$src" && pwd) am="$src.amalg"
+if [ ! -f "$am/sqlite3.c" ]; then
+	command -v tclsh >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tcl >/dev/null
+	tmp=$(mktemp -d "$am.XXXXXX")
+	(cd "$tmp" && "$src/configure" CC=cc >configure.log && make sqlite3.c >make.log)
+	mv -T "$tmp" "$am" 2>/dev/null || rm -rf "$tmp"   # lost a race: keep the first
+fi
+mkdir -p "$out"
+opt="-O2 -g -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION -I$am"
+$cc $opt "$@" -c "$src/test/speedtest1.c" -o "$out/speedtest1.o" & pid=$!
+$cc $opt "$@" -c "$am/sqlite3.c" -o "$out/sqlite3.o"
+wait $pid
+$cc "$@" -o "$out/speedtest1" "$out/speedtest1.o" "$out/sqlite3.o" -lm

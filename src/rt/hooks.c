@@ -327,6 +327,10 @@ static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, ui
 HOOKS(profile, SONDE_MODE_PROFILE)
 HOOKS(trace, SONDE_MODE_TRACE)
 HOOKS(any, rt_mode)
+/* The floor (ARCHITECTURE.md): control at entry and exit (sled, trampolines,
+ * shadow stack) and one TSC read each, nothing recorded.  For bench/ only:
+ * installed when SONDE_BENCH_FLOOR=1 is in the environment. */
+HOOKS(floor, 0)
 
 /* The exit trampoline: a hooked function's `ret` lands here with %rsp one
  * past its slot.  rax / rdx (and xmm0 / xmm1 / st0, which the hook does not

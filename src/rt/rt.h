@@ -65,6 +65,9 @@ RT_HIDDEN void rt_enter_any(struct sonde_modhook *m, uintptr_t fn, uintptr_t *sl
 RT_HIDDEN uintptr_t rt_exit_profile(uintptr_t slot);
 RT_HIDDEN uintptr_t rt_exit_trace(uintptr_t slot);
 RT_HIDDEN uintptr_t rt_exit_any(uintptr_t slot);
+RT_HIDDEN void rt_enter_floor(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot);
+RT_HIDDEN uintptr_t rt_exit_floor(uintptr_t slot);
+extern RT_HIDDEN int rt_floor; /* bench: floor hooks instead of the session's */
 RT_HIDDEN void rt_exit_tramp(void);
 extern RT_HIDDEN uintptr_t (*rt_exit_hook)(uintptr_t slot);
 /* Close the frames of t whose slot lies below sp (dead after a non-local exit). */

@@ -29,6 +29,7 @@ RT_HIDDEN uint32_t rt_mode;
 RT_HIDDEN uint32_t rt_proc_slot;
 RT_HIDDEN __thread struct rt_tls rt_tls __attribute__((tls_model("initial-exec")));
 RT_HIDDEN uintptr_t (*rt_exit_hook)(uintptr_t slot) = rt_exit_any;
+RT_HIDDEN int rt_floor;
 
 static int init_state; /* 0 not tried, 1 attached, -1 no session */
 static pthread_key_t thread_key;
@@ -162,6 +163,11 @@ RT_HIDDEN int rt_init(void)
 	case SONDE_MODE_PROFILE: rt_exit_hook = rt_exit_profile; break;
 	case SONDE_MODE_TRACE: rt_exit_hook = rt_exit_trace; break;
 	default: rt_exit_hook = rt_exit_any; break;
+	}
+	const char *fl = getenv("SONDE_BENCH_FLOOR");
+	if (fl && fl[0] == '1') {
+		rt_floor = 1;
+		rt_exit_hook = rt_exit_floor;
 	}
 	init_state = 1;
 	register_process();
@@ -466,6 +472,8 @@ RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m)
 	case SONDE_MODE_TRACE: m->enter = rt_enter_trace; break;
 	default: m->enter = rt_enter_any; break;
 	}
+	if (rt_floor)
+		m->enter = rt_enter_floor;
 	/* Functions the trace filters keep out stay dormant (trace-only sessions:
 	 * a profile needs every function). */
 	const uint8_t *skip = M->filter_off && !(rt_mode & SONDE_MODE_PROFILE) ? sess_ptr(rt_sess, M->filter_off) : NULL;

@@ -19,3 +19,17 @@ say({"g": 5} in [{k: v for k, v in p.items() if k == "g"} for p in per] and not 
     "child's calls recorded in its own thread, not the parent's", str(per))
 done()
 PY
+# A child that _exits at once is charged its own time only (issue 9): main's
+# inclusive time in the child's thread is tiny next to the parent's 400 ms.
+"$SONDE_CC_BIN" -O2 -g "$PROGS/fork_exit.c" -o fork_exit || { notok build "sonde-cc fork_exit failed"; exit 1; }
+"$SONDE" record -o fe.data -- ./fork_exit >fe.txt 2>fe.err
+check "fork_exit output unchanged" grep -qx "fork_exit done" fe.txt
+python3 - <<'PY'
+import sys, os; sys.path.insert(0, os.environ["ROOT"] + "/tests")
+from profile_check import *
+d = sonde_json("report", "--threads", data="fe.data")
+mains = sorted(next(x["inclusive_ns"] for x in t["functions"] if x["name"] == "main") for t in d["threads"])
+say(len(mains) == 2 and mains[1] >= 380e6 and mains[0] < 0.02 * mains[1],
+    "forked child that _exits: its main charged its own time, not the parent's", str(mains))
+done()
+PY

@@ -2,13 +2,14 @@
  * calls after() and returns normally: the stack must not drift. */
 #include <setjmp.h>
 #include <stdio.h>
+#include "noipa.h"
 
 static jmp_buf env;
-__attribute__((noipa)) void c(int n) { if (n) longjmp(env, 1); }
-__attribute__((noipa)) void b(int n) { c(n); }
-__attribute__((noipa)) void a(int n) { b(n); }
-__attribute__((noipa)) void after(void) { }
-__attribute__((noipa)) void outer(void)
+NOIPA void c(int n) { TOUCH(); if (n) longjmp(env, 1); }
+NOIPA void b(int n) { TOUCH(); c(n); }
+NOIPA void a(int n) { TOUCH(); b(n); }
+NOIPA void after(void) { TOUCH(); }
+NOIPA void outer(void)
 {
 	if (setjmp(env) == 0)
 		a(1);

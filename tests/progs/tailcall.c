@@ -1,0 +1,20 @@
+/* tailcall.c — tail calls (jmp, not call, at -O2): chain() jumps to tail(),
+ * tail() jumps to leaf().  A tail-called function is nested in the one that
+ * jumped to it and both end at its return.  Prints its own call counts. */
+#include <stdio.h>
+#include "noipa.h"
+
+static long n_leaf, n_tail, n_chain;
+NOIPA long leaf(long x) { n_leaf++; return x + 1; }
+NOIPA long tail(long x) { n_tail++; return leaf(x * 2); }
+NOIPA long chain(long x) { n_chain++; return tail(x + 1); }
+int main(void)
+{
+	long s = 0;
+	for (long i = 0; i < 1000; i++)
+		s += chain(i);
+	for (long i = 0; i < 500; i++)
+		s += tail(i);
+	printf("leaf %ld tail %ld chain %ld sum %ld\n", n_leaf, n_tail, n_chain, s);
+	return 0;
+}

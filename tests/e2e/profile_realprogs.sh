@@ -1,0 +1,58 @@
+# Real programs nobody here wrote, from Debian source packages, built with
+# sonde-cc at -O2: zstd compressing 4 MB and SQLite's speedtest1.  Their output
+# is unchanged under sonde, and their call counts equal uftrace's
+# (`uftrace record --no-libcall`, -pg build of the same source) function for
+# function: sonde instruments the functions of the machine code, not the
+# inlined copies of the source.  Builds are cached (SONDE_TEST_CACHE).
+. "$ROOT/tests/lib.sh"
+cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
+have_uftrace=1
+command -v uftrace >/dev/null || have_uftrace=0
+sh "$ROOT/tools/gen-data.sh" data.txt 4
+
+# build NAME PKG SCRIPT... : fetch PKG and build the sonde and -pg variants into the cache
+build() {
+	local name=$1 pkg=$2 script=$3
+	if ! sh "$ROOT/tools/fetch-src.sh" "$pkg" "$cache/src" >fetch.log 2>&1; then
+		skip "$name from Debian source" "could not fetch $pkg ($(tail -1 fetch.log))"; return 1
+	fi
+	sh "$ROOT/tools/$script" "$cache/src/$pkg" "$cache/$name-sonde" "$SONDE_CC_BIN" >build.log 2>&1 ||
+		{ notok "$name builds with sonde-cc" "$(tail -3 build.log)"; return 1; }
+	ok "$name from Debian source builds with sonde-cc"
+	[ $have_uftrace = 1 ] || return 0
+	sh "$ROOT/tools/$script" "$cache/src/$pkg" "$cache/$name-pg" cc -pg >build-pg.log 2>&1 ||
+		{ notok "$name builds with -pg" "$(tail -3 build-pg.log)"; return 1; }
+}
+
+if build zstd zstd build-zstd.sh; then
+	zs=$cache/zstd-sonde/zstd
+	"$zs" -3 -q -c data.txt >plain.zst
+	"$SONDE" record -o zstd.data -- "$zs" -3 -q -c data.txt >rec.zst 2>rec.err
+	check "zstd: compressed output byte-identical under sonde" cmp -s plain.zst rec.zst
+	"$SONDE" report -i zstd.data --format=json >zstd.json
+	if [ $have_uftrace = 1 ]; then
+		uftrace record --no-libcall -d uf-zstd "$cache/zstd-pg/zstd" -3 -q -c data.txt >/dev/null 2>uf.err &&
+			python3 "$ROOT/tests/uftrace_compare.py" zstd.json uf-zstd "zstd -3" 100 ||
+			notok "uftrace on zstd" "$(tail -2 uf.err)"
+	fi
+fi
+
+if build sqlite sqlite3 build-sqlite.sh; then
+	st=$cache/sqlite-sonde/speedtest1
+	# speedtest1 prints timings; its exit status and the list of tests it ran are what must not change
+	"$st" --size 5 --testset main >plain.txt 2>&1; prc=$?
+	"$SONDE" record -o sq.data -- "$st" --size 5 --testset main >rec.txt 2>rec.err; rrc=$?
+	check "speedtest1: same exit status under sonde ($prc)" test "$prc" = "$rrc"
+	# "  100 - 50000 INSERTs into table with no index ......  0.052s": number and name
+	sed -n 's/^ *\([0-9][0-9]*\) - \(.*[^. ]\)[. ]*[0-9.]*s$/\1 \2/p' plain.txt >plain.tests
+	sed -n 's/^ *\([0-9][0-9]*\) - \(.*[^. ]\)[. ]*[0-9.]*s$/\1 \2/p' rec.txt >rec.tests
+	check "speedtest1: the same $(wc -l <plain.tests) tests run under sonde" \
+		sh -c "[ $(wc -l <plain.tests) -gt 10 ] && cmp -s plain.tests rec.tests"
+	"$SONDE" report -i sq.data --format=json >sq.json
+	if [ $have_uftrace = 1 ]; then
+		uftrace record --no-libcall -d uf-sq "$cache/sqlite-pg/speedtest1" --size 5 --testset main >/dev/null 2>uf.err &&
+			python3 "$ROOT/tests/uftrace_compare.py" sq.json uf-sq "SQLite speedtest1 --size 5" 300 ||
+			notok "uftrace on speedtest1" "$(tail -2 uf.err)"
+	fi
+fi
+[ $have_uftrace = 1 ] || skip "call counts equal uftrace's" "uftrace not installed"

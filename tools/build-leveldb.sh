@@ -1,0 +1,20 @@
+#!/bin/sh
+# tools/build-leveldb.sh SRC OUT CC CXX [CXXFLAGS...] — build LevelDB 1.23's
+# db_bench from SRC (tools/fetch-src.sh leveldb) into OUT/db_bench with
+# compilers CC and CXX (single commands, as CMake wants them), a CMake Release
+# build plus CXXFLAGS, in OUT/build.  snappy, crc32c and tcmalloc stay off even
+# when installed, so the program does the same work everywhere.  db_bench links
+# Debian's packaged googletest/gmock (util/testutil.h includes them).
+set -e
+src=$1 out=$2 cc=$3 cxx=$4; shift 4
+if ! command -v cmake >/dev/null || [ ! -f /usr/include/gmock/gmock.h ]; then
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cmake libgmock-dev >/dev/null
+fi
+mkdir -p "$out"
+cmake -S "$src" -B "$out/build" -DCMAKE_BUILD_TYPE=Release \
+	-DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
+	-DCMAKE_C_FLAGS="$*" -DCMAKE_CXX_FLAGS="$*" \
+	-DLEVELDB_BUILD_TESTS=OFF -DLEVELDB_BUILD_BENCHMARKS=ON -DLEVELDB_INSTALL=OFF \
+	-DBUILD_SHARED_LIBS=OFF -DHAVE_SNAPPY=OFF -DHAVE_CRC32C=OFF -DHAVE_TCMALLOC=OFF
+cmake --build "$out/build" --target db_bench -j "$(nproc)"
+cp -f "$out/build/db_bench" "$out/db_bench"

@@ -150,7 +150,7 @@ struct sonde_module {
 	_Atomic uint32_t state;
 	uint32_t proc;
 	uint32_t nfuncs;
-	uint32_t pad;
+	uint32_t dormant;         /* functions whose sleds the trace filters left as nops */
 	uint64_t load_bias;       /* dl_iterate_phdr's dlpi_addr */
 	uint64_t funcs_off;
 	uint64_t numbering_ns;    /* time the constructor spent numbering */

@@ -77,6 +77,7 @@ static int sled_ok(const uint8_t *at)
 	return !memcmp(at, nop1, SONDE_SLED) || (at[0] == 0x0f && at[1] == 0x1f && at[2] == 0x44) || at[0] == 0xe8;
 }
 
+/* Returns how many functions stay dormant (skip), or -1. */
 RT_HIDDEN int rt_patch_module(struct sonde_modhook *m, const uint8_t *skip)
 {
 	uint64_t t0 = mono_ns();
@@ -90,7 +91,7 @@ RT_HIDDEN int rt_patch_module(struct sonde_modhook *m, const uint8_t *skip)
 	if (!n || text_writable(lo, hi + SONDE_PAD + SONDE_SLED, 1) != 0)
 		return -1;
 	m->salt = (uint32_t)(t0 ^ ((uintptr_t)m >> 4) ^ ((uintptr_t)m >> 36));
-	uint32_t bad = 0;
+	uint32_t bad = 0, dormant = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t *pad = (uint32_t *)(uintptr_t)e[i];
 		uint8_t *sled = (uint8_t *)(uintptr_t)(e[i] + SONDE_PAD);
@@ -100,7 +101,9 @@ RT_HIDDEN int rt_patch_module(struct sonde_modhook *m, const uint8_t *skip)
 			bad++; /* not a sled we know: left alone */
 			continue;
 		}
-		if (!(skip && (skip[i >> 2] >> ((i & 3) * 2)) & 2u))
+		if (skip && (skip[i >> 2] >> ((i & 3) * 2)) & 2u)
+			dormant++;
+		else
 			write_sled(sled, m->tramp, 1);
 	}
 	text_writable(lo, hi + SONDE_PAD + SONDE_SLED, 0);
@@ -111,5 +114,5 @@ RT_HIDDEN int rt_patch_module(struct sonde_modhook *m, const uint8_t *skip)
 	m->numbering_ns = mono_ns() - t0;
 	if (bad)
 		rt_log("some functions of a module have no entry sled sonde knows; they are not recorded");
-	return 0;
+	return (int)dormant;
 }

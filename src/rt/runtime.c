@@ -477,8 +477,10 @@ RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m)
 	/* Functions the trace filters keep out stay dormant (trace-only sessions:
 	 * a profile needs every function). */
 	const uint8_t *skip = M->filter_off && !(rt_mode & SONDE_MODE_PROFILE) ? sess_ptr(rt_sess, M->filter_off) : NULL;
-	if (rt_patch_module(m, skip) != 0)
+	int dormant = rt_patch_module(m, skip);
+	if (dormant < 0)
 		rt_log("could not write into a module's code; it is not recorded");
+	M->dormant = dormant > 0 ? (uint32_t)dormant : 0;
 	M->numbering_ns = m->numbering_ns;
 	atomic_store_explicit(&M->state, SONDE_M_LOADED, memory_order_release);
 	errno = saved;

@@ -59,3 +59,7 @@ say(sorted(dom) == ["helper", "parse_a", "parse_b"], "domain.txt: the functions 
 say(counts("dom") == {"parse_a": 2, "parse_b": 3, "helper": 11}, "--domain auto: exactly the domain's functions, wherever called", str(counts("dom")))
 PY
 grep -q "domain: 3 of" dom.err && ok "--domain reports what it left out" || notok "--domain reports what it left out" "$(cat dom.err)"
+# -N 'log_*' leaves log_x and log_y dormant: their sleds stay nops, so their 5
+# calls never reach a hook (none is even counted as filtered).
+check "-N: log_x and log_y stay dormant, their calls never reach a hook" \
+	grep -q "2 functions left dormant (their calls cost nothing); 0 calls kept out" never.err

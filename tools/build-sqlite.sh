@@ -15,8 +15,8 @@ if [ ! -f "$am/sqlite3.c" ]; then
 	mv -T "$tmp" "$am" 2>/dev/null || rm -rf "$tmp"   # lost a race: keep the first
 fi
 mkdir -p "$out"
-opt="-O2 -g -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION -I$am"
-$cc $opt "$@" -c "$src/test/speedtest1.c" -o "$out/speedtest1.o" & pid=$!
-$cc $opt "$@" -c "$am/sqlite3.c" -o "$out/sqlite3.o"
+set -- -O2 -g -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION -I"$am" "$@"
+$cc "$@" -c "$src/test/speedtest1.c" -o "$out/speedtest1.o" & pid=$!
+$cc "$@" -c "$am/sqlite3.c" -o "$out/sqlite3.o"
 wait $pid
 $cc "$@" -o "$out/speedtest1" "$out/speedtest1.o" "$out/sqlite3.o" -lm

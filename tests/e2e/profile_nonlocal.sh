@@ -17,6 +17,9 @@ for cc in gcc clang; do
 	check "longjmp output unchanged ($cc)" grep -qx "longjmp done" out1.txt
 	check "exceptions output unchanged ($cc)" grep -qx "exceptions done" out2.txt
 	check "tailcall output unchanged ($cc)" test "$(cat out3.txt)" = "$(./tailcall-$cc)"
+	# The dormant entry sled is one 5-byte nop (GCC's five 1-byte nops are joined by sonde-as).
+	check "entry sled of tail() is one 5-byte nop ($cc)" \
+		sh -c "objdump -d tailcall-$cc | grep -A1 '<tail>:' | grep -q '0f 1f 44 00 0'"
 	# The build must really tail-call, or the tail-call checks test nothing.
 	check "tailcall ($cc): tail() ends in a jmp to leaf() in the machine code" \
 		sh -c "objdump -d --no-show-raw-insn tailcall-$cc | grep -A12 '<tail>:' | grep -q 'jmp .*<leaf>'"

@@ -2,7 +2,19 @@
  * program (src/probe/), run until it exits, --duration, Ctrl-C or `quit`,
  * detach cleanly and print the summary table or JSON. */
 #include "cli/cli.h"
+#include "probe/bptab.h"
+#include "probe/engine.h"
+#include "probe/kind.h"
+#include "probe/library.h"
+#include "probe/manager.h"
+#include "probe/modules.h"
+#include "probe/output.h"
 #include "probe/probe.h"
+#include "probe/record.h"
+#include "probe/run.h"
+#include "probe/scratch.h"
+#include "probe/spec.h"
+#include "probe/target.h"
 
 #include <signal.h>
 #include <stdlib.h>

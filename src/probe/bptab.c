@@ -1,6 +1,9 @@
 /* bptab.c — the breakpoint table: one entry per probed address (several
- * probes may share it), kept sorted by address for lookup on every trap. */
-#include "probe/probe.h"
+ * probes may share it), kept sorted by address for lookup on every trap;
+ * and the target's code read through it, as it was before our breakpoints. */
+#include "probe/bptab.h"
+
+#include "probe/target.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -71,4 +74,18 @@ void bptab_free(struct bptab *t)
 	}
 	free(t->h);
 	memset(t, 0, sizeof *t);
+}
+
+int bptab_read_code(struct bptab *t, struct target *tg, uint64_t addr, void *buf, size_t n)
+{
+	if (target_read(tg, addr, buf, n))
+		return -1;
+	int it = 0;
+	struct bp *b;
+	while ((b = bptab_next(t, &it)))
+		if (b->inserted && b->addr + ARCH_BP_LEN > addr && b->addr < addr + n)
+			for (int k = 0; k < ARCH_BP_LEN; k++)
+				if (b->addr + (uint64_t)k >= addr && b->addr + (uint64_t)k < addr + n)
+					((uint8_t *)buf)[b->addr + (uint64_t)k - addr] = b->orig[k];
+	return 0;
 }

@@ -2,9 +2,17 @@
  * || && ! == != < <= > >= + - * / %, unary -, parentheses, integer and
  * floating literals, and variables (DWARF access paths such as p->f, a[i],
  * s.x, *p) read through src/sym/vars.  && and || short-circuit. */
+#include "probe/expr.h"
+
+#include "probe/engine.h"
+#include "probe/modules.h"
 #include "probe/probe.h"
+#include "probe/step.h"
+#include "probe/target.h"
+#include "sym/vars.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

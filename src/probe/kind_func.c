@@ -2,10 +2,20 @@
  * every return instruction (and tail-call jump out) of F, never on the
  * return address.  Counts calls, time per call (total/min/max) matched by
  * stack pointer per thread, and callers by return address. */
+#include "probe/kind.h"
 #include "probe/probe.h"
 
+#include "common/json.h"
 #include "common/trace_enc.h"
+#include "probe/engine.h"
+#include "probe/modules.h"
+#include "probe/output.h"
+#include "probe/record.h"
+#include "probe/resolve.h"
+#include "probe/target.h"
+#include "sym/sym.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

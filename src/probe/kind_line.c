@@ -1,10 +1,18 @@
 /* kind_line.c — block probes (line:FILE:LINE, hit counts) and branch probes
  * (branch:FILE:LINE: the conditional jump of that line, taken / not taken,
  * read from the registers after the jump in the post-handler). */
+#include "probe/kind.h"
 #include "probe/probe.h"
 
+#include "common/json.h"
 #include "common/trace_enc.h"
+#include "probe/engine.h"
+#include "probe/modules.h"
+#include "probe/record.h"
+#include "probe/resolve.h"
+#include "sym/sym.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,11 +1,18 @@
 /* kind_plugin.c — custom probes (plugin:LOCATION[:ARG]) whose pre, post and
- * error handlers come from the --plugin shared object (include/sonde/probe.h),
- * and kind_find, the table of every probe kind. */
+ * error handlers come from the --plugin shared object (include/sonde/probe.h). */
+#include "probe/kind.h"
 #include "probe/probe.h"
 
+#include "common/json.h"
 #include "common/trace_enc.h"
+#include "probe/engine.h"
+#include "probe/record.h"
+#include "probe/resolve.h"
+#include "probe/target.h"
+#include "sonde/probe.h"
 
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,15 +162,3 @@ const struct kind_ops kind_plugin = {
 	.name = "plugin", .needs_location = 1, .setup = setup, .pre = pre, .post = post,
 	.error = error, .table = table, .json = pjson, .free = fr,
 };
-
-const struct kind_ops *kind_find(const char *name)
-{
-	static const struct kind_ops *const all[] = {
-		&kind_func, &kind_line, &kind_branch, &kind_var, &kind_assert, &kind_time, &kind_sys,
-		&kind_plugin,
-	};
-	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-		if (!strcmp(all[i]->name, name))
-			return all[i];
-	return NULL;
-}

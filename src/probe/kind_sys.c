@@ -1,9 +1,15 @@
 /* kind_sys.c — system probes (sys:INTERVAL): sampled from /proc, without
  * stopping the program: CPU time of the process and of each thread, RSS
  * (last and peak), and I/O (bytes and operations, read and written). */
+#include "probe/kind.h"
 #include "probe/probe.h"
 
+#include "common/json.h"
+#include "probe/engine.h"
+#include "probe/output.h"
+
 #include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

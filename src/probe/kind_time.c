@@ -2,10 +2,17 @@
  * last, per thread); each time probe after the first also measures the
  * interval from the previous time probe's latest hit in the same thread
  * (count, total, min, max, log2 histogram). */
+#include "probe/kind.h"
 #include "probe/probe.h"
 
+#include "common/json.h"
 #include "common/trace_enc.h"
+#include "probe/engine.h"
+#include "probe/output.h"
+#include "probe/record.h"
+#include "probe/resolve.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -3,11 +3,19 @@
  * (assert:LOCATION:EXPR: hits, failures, the first failures with the
  * values of their variables).  The expression is compiled per probed
  * address, since a variable's location differs from one address to the next. */
+#include "probe/kind.h"
 #include "probe/probe.h"
 
+#include "common/json.h"
 #include "common/trace_enc.h"
+#include "probe/engine.h"
+#include "probe/expr.h"
+#include "probe/modules.h"
+#include "probe/record.h"
+#include "probe/resolve.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,7 +1,10 @@
 /* modules.c — the ELF modules mapped in the target (/proc/PID/maps), their
  * load bias (from the first PT_LOAD), and their symbol and variable
  * readers, opened on first use. */
-#include "probe/probe.h"
+#include "probe/modules.h"
+
+#include "sym/sym.h"
+#include "sym/vars.h"
 
 #include <fcntl.h>
 #include <gelf.h>

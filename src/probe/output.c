@@ -1,8 +1,14 @@
 /* output.c — the results of a probe session: a human summary table and the
  * JSON document {"probes": [{"id", "spec", "kind", "hits", ...}]}. */
+#include "probe/output.h"
+
+#include "common/json.h"
+#include "probe/engine.h"
+#include "probe/kind.h"
 #include "probe/probe.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 

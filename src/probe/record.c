@@ -11,11 +11,16 @@
  *
  * Memory is bounded: one chunk buffer per live thread that had a hit,
  * written out when full, when its thread exits, and at the end. */
+#include "probe/record.h"
+
+#include "probe/engine.h"
+#include "probe/kind.h"
 #include "probe/probe.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>

@@ -2,8 +2,15 @@
  * symbol tables, FILE:LINE through DWARF's line table (is_stmt addresses,
  * the lowest one in each function), 0xADDR; and the instruction-boundary
  * check that decodes the function from its start. */
-#include "probe/probe.h"
+#include "probe/resolve.h"
 
+#include "probe/engine.h"
+#include "probe/modules.h"
+#include "probe/probe.h"
+#include "probe/spec.h"
+#include "sym/sym.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

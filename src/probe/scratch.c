@@ -1,10 +1,14 @@
 /* scratch.c — out-of-line slots: executable pages created inside the target
  * by an injected mmap system call, placed within reach of the probed code's
  * RIP-relative operands, and handed out one slot per displaced instruction. */
-#include "probe/probe.h"
+#include "probe/scratch.h"
+
+#include "probe/bptab.h"
+#include "probe/target.h"
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -18,15 +22,17 @@
 #define REGION_SIZE (64 * 1024)
 #define REACH (1ull << 30)
 
-int inject_syscall(struct engine *e, struct thr *th, long nr, const uint64_t args[6], int64_t *ret)
+/* Run a system call in a stopped thread. */
+static int inject_syscall(struct target *t, struct bptab *bps, struct thr *th, long nr, const uint64_t args[6],
+                          int64_t *ret)
 {
 	arch_regs saved, r;
 	if (target_getregs(th->tid, &saved))
 		return -1;
-	uint64_t pc = e->t.entry ? e->t.entry : arch_pc(&saved);
+	uint64_t pc = t->entry ? t->entry : arch_pc(&saved);
 	uint8_t old[ARCH_SYSCALL_CODE_LEN];
-	if (engine_read_code(e, pc, old, sizeof old) ||
-	    target_write(&e->t, pc, arch_syscall_code, sizeof arch_syscall_code))
+	if (bptab_read_code(bps, t, pc, old, sizeof old) ||
+	    target_write(t, pc, arch_syscall_code, sizeof arch_syscall_code))
 		return -1;
 	r = saved;
 	arch_syscall_regs(&r, pc, nr, args);
@@ -38,9 +44,9 @@ int inject_syscall(struct engine *e, struct thr *th, long nr, const uint64_t arg
 			if (w < 0 && errno == EINTR)
 				continue;
 			if (w < 0 || WIFEXITED(st) || WIFSIGNALED(st)) {
-				if (w == e->t.pid || th->tid == e->t.pid) {
-					e->t.gone = 1;
-					e->t.status = st;
+				if (w == t->pid || th->tid == t->pid) {
+					t->gone = 1;
+					t->status = st;
 				}
 				return -1;
 			}
@@ -60,19 +66,19 @@ int inject_syscall(struct engine *e, struct thr *th, long nr, const uint64_t arg
 	/* Restore the code (keeping any breakpoint that was there) and registers. */
 	struct bp *b = NULL;
 	for (uint64_t a = pc; a < pc + sizeof old; a++)
-		if ((b = bptab_find(&e->bps, a)) && b->inserted)
+		if ((b = bptab_find(bps, a)) && b->inserted)
 			memcpy(old + (a - pc), arch_bp_insn, ARCH_BP_LEN);
-	target_write(&e->t, pc, old, sizeof old);
+	target_write(t, pc, old, sizeof old);
 	target_setregs(th->tid, &saved);
 	th->stopped = 1;
 	return rc;
 }
 
-static struct thr *any_stopped(struct engine *e)
+static struct thr *any_stopped(struct target *t)
 {
-	for (int i = 0; i < e->t.nthr; i++)
-		if (e->t.thr[i].stopped)
-			return &e->t.thr[i];
+	for (int i = 0; i < t->nthr; i++)
+		if (t->thr[i].stopped)
+			return &t->thr[i];
 	return NULL;
 }
 
@@ -112,9 +118,9 @@ static uint64_t find_gap(pid_t pid, uint64_t near)
 	return bestd < REACH ? best : 0;
 }
 
-int scratch_slot(struct engine *e, struct bp *b, uint64_t near, uint64_t *slot, char *err, size_t n)
+int scratch_slot(struct scratch *s, struct target *t, struct bptab *bps, struct bp *b, uint64_t near,
+                 uint64_t *slot, char *err, size_t n)
 {
-	struct scratch *s = &e->sc;
 	for (int i = 0; i < s->n; i++) {
 		struct scratch_region *r = &s->r[i];
 		uint64_t d = r->base > near ? r->base - near : near - r->base;
@@ -132,8 +138,8 @@ int scratch_slot(struct engine *e, struct bp *b, uint64_t near, uint64_t *slot, 
 		snprintf(err, n, "cannot create a scratch page (too many)");
 		return -1;
 	}
-	struct thr *th = any_stopped(e);
-	uint64_t at = find_gap(e->t.pid, near);
+	struct thr *th = any_stopped(t);
+	uint64_t at = find_gap(t->pid, near);
 	if (!th || !at) {
 		snprintf(err, n, "cannot create a scratch page (%s)", th ? "no free address range near the code"
 		                                                        : "no stopped thread");
@@ -142,7 +148,7 @@ int scratch_slot(struct engine *e, struct bp *b, uint64_t near, uint64_t *slot, 
 	uint64_t args[6] = { at, REGION_SIZE, PROT_READ | PROT_EXEC,
 	                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, (uint64_t)-1, 0 };
 	int64_t ret = 0;
-	if (inject_syscall(e, th, ARCH_NR_MMAP, args, &ret) || (ret < 0 && ret > -4096)) {
+	if (inject_syscall(t, bps, th, ARCH_NR_MMAP, args, &ret) || (ret < 0 && ret > -4096)) {
 		snprintf(err, n, "cannot create a scratch page (mmap in the target failed: %s)",
 		         ret < 0 && ret > -4096 ? strerror((int)-ret) : "injection failed");
 		return -1;
@@ -157,13 +163,13 @@ int scratch_slot(struct engine *e, struct bp *b, uint64_t near, uint64_t *slot, 
 		return -1;
 	}
 	s->n++;
-	return scratch_slot(e, b, near, slot, err, n);
+	return scratch_slot(s, t, bps, b, near, slot, err, n);
 }
 
-void scratch_release(struct engine *e, uint64_t slot)
+void scratch_release(struct scratch *s, uint64_t slot)
 {
-	for (int i = 0; i < e->sc.n; i++) {
-		struct scratch_region *r = &e->sc.r[i];
+	for (int i = 0; i < s->n; i++) {
+		struct scratch_region *r = &s->r[i];
 		if (slot >= r->base && slot < r->base + r->size) {
 			int k = (int)((slot - r->base) / ARCH_SLOT_SIZE);
 			if (r->owner[k]) {
@@ -174,10 +180,10 @@ void scratch_release(struct engine *e, uint64_t slot)
 	}
 }
 
-struct bp *scratch_owner(struct engine *e, uint64_t pc, uint64_t *slot)
+struct bp *scratch_owner(struct scratch *s, uint64_t pc, uint64_t *slot)
 {
-	for (int i = 0; i < e->sc.n; i++) {
-		struct scratch_region *r = &e->sc.r[i];
+	for (int i = 0; i < s->n; i++) {
+		struct scratch_region *r = &s->r[i];
 		if (pc >= r->base && pc < r->base + r->size) {
 			int k = (int)((pc - r->base) / ARCH_SLOT_SIZE);
 			*slot = r->base + (uint64_t)k * ARCH_SLOT_SIZE;
@@ -187,17 +193,17 @@ struct bp *scratch_owner(struct engine *e, uint64_t pc, uint64_t *slot)
 	return NULL;
 }
 
-void scratch_unmap_all(struct engine *e)
+void scratch_unmap_all(struct scratch *s, struct target *t, struct bptab *bps)
 {
-	struct thr *th = any_stopped(e);
-	for (int i = 0; i < e->sc.n; i++) {
-		struct scratch_region *r = &e->sc.r[i];
-		if (th && !e->t.gone) {
+	struct thr *th = any_stopped(t);
+	for (int i = 0; i < s->n; i++) {
+		struct scratch_region *r = &s->r[i];
+		if (th && !t->gone) {
 			uint64_t args[6] = { r->base, r->size, 0, 0, 0, 0 };
 			int64_t ret;
-			inject_syscall(e, th, ARCH_NR_MUNMAP, args, &ret);
+			inject_syscall(t, bps, th, ARCH_NR_MUNMAP, args, &ret);
 		}
 		free(r->owner);
 	}
-	e->sc.n = 0;
+	s->n = 0;
 }

@@ -1,9 +1,12 @@
 /* spec.c — the probe spec grammar KIND:LOCATION[:ARGS].  LOCATION is FUNC,
  * FUNC+OFF, FILE:LINE, addr:SYMBOL+OFF or 0xADDR; sys takes an INTERVAL
  * instead (sys:100ms). */
-#include "probe/probe.h"
+#include "probe/spec.h"
+
+#include "probe/kind.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

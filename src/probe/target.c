@@ -2,7 +2,7 @@
  * attaching to every thread (PTRACE_SEIZE + TRACECLONE), the thread table,
  * memory access through /proc/PID/mem, registers, stopping every thread and
  * resuming or detaching them. */
-#include "probe/probe.h"
+#include "probe/target.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "arch/arch.h"
-#include "probe/probe.h"
+#include "probe/spec.h"
 
 static uint8_t mem[4096];
 static const uint64_t base = 0x10000;

@@ -1,0 +1,56 @@
+/* engine.h — the probe engine's state and what it does to the target
+ * (engine.c): inserting the breakpoints of a probe and removing them,
+ * stopping and resuming every thread, the clean detach.  The event loop that
+ * dispatches the target's stops is run.h; what a hit does is step.h. */
+#ifndef SONDE_PROBE_ENGINE_H
+#define SONDE_PROBE_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "probe/bptab.h"
+#include "probe/library.h"
+#include "probe/modules.h"
+#include "probe/scratch.h"
+#include "probe/target.h"
+
+struct precorder;
+struct probe;
+struct sonde_probe_plugin;
+
+struct engine {
+	struct target t;
+	struct modules mods;
+	struct bptab bps;
+	struct scratch sc;
+	struct probe **probes;
+	int nprobes, cap, next_id;
+	int stopped_all;
+	struct library lib;
+	void *plugin_handle;
+	const struct sonde_probe_plugin *plugin;
+	volatile int stop_req;
+	uint64_t start_ns, end_ns;
+	int detached;           /* detached from a live process */
+	uint64_t total_hits;
+	FILE *msg;              /* where interactive replies go */
+	struct precorder *rec;  /* --record: hits into a recording, or NULL */
+};
+
+uint64_t now_ns(void);
+int engine_insert(struct engine *e, struct probe *p, uint64_t addr, int role, int want_post,
+                  char *err, size_t n);
+/* A breakpoint at each of the nv addresses (role = index); stops at the first failure. */
+int engine_insert_all(struct engine *e, struct probe *p, const struct loc_addr *v, int nv, int want_post,
+                      char *err, size_t n);
+void engine_remove_probe(struct engine *e, struct probe *p);
+void engine_probe_failed(struct engine *e, struct probe *p, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int engine_stop_all(struct engine *e);
+void engine_resume_all(struct engine *e);
+void engine_detach(struct engine *e);
+/* Target memory with our breakpoints shown as the original bytes. */
+int engine_read_code(struct engine *e, uint64_t addr, void *buf, size_t n);
+
+#endif

@@ -1,0 +1,19 @@
+/* manager.h — the probe manager (manager.c): probes get ids and are added,
+ * listed and deleted at run time; the interactive commands. */
+#ifndef SONDE_PROBE_MANAGER_H
+#define SONDE_PROBE_MANAGER_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct engine;
+struct probe;
+
+/* spec: KIND:LOCATION[:ARGS] or @NAME from the library. */
+struct probe *manager_add(struct engine *e, const char *spec, char *err, size_t n);
+int manager_del(struct engine *e, int id, char *err, size_t n);
+void manager_list(struct engine *e, FILE *f);
+/* One interactive command line; replies on e->msg.  Returns 1 on "quit". */
+int manager_command(struct engine *e, const char *line);
+
+#endif

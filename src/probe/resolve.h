@@ -1,0 +1,27 @@
+/* resolve.h — probe locations to run-time addresses (resolve.c). */
+#ifndef SONDE_PROBE_RESOLVE_H
+#define SONDE_PROBE_RESOLVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "probe/modules.h"
+
+struct engine;
+struct probe;
+struct spec;
+
+/* Resolve p->sp's location; *out is malloc'd.  Every address is checked to
+ * be on an instruction boundary (decoded from the function start). */
+int resolve_location(struct engine *e, const struct spec *sp, struct loc_addr **out, int *n,
+                     char *err, size_t errlen);
+/* The function named by sp (func kind); fills one loc_addr for its start. */
+int resolve_function(struct engine *e, const struct spec *sp, struct loc_addr *out,
+                     char *err, size_t errlen);
+int resolve_check_boundary(struct engine *e, const struct loc_addr *la, char *err, size_t n);
+/* Describe a run-time address: "func+0x12 (file.c:34)". */
+void resolve_describe(struct engine *e, uint64_t addr, char *buf, size_t n);
+/* p->where = the description of addr, then "; suffix" when suffix is not NULL. */
+void resolve_set_where(struct probe *p, uint64_t addr, const char *suffix);
+
+#endif

@@ -111,4 +111,30 @@ bench: all
 clean:
 	rm -rf $(BUILD) build-san
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/rtobj $(BUILD)/lib -name '*.d' -type f 2>/dev/null)
+
+# ---- fuzzing ----
+# make fuzz BUILD=build-fuzz: the libFuzzer harness of the recording readers,
+# $(BUILD)/fuzz/fuzz_reader (tests/fuzz/fuzz_reader.c, docs/FUZZING.md).  The
+# host objects but src/cli/main.c are rebuilt with clang, libFuzzer's
+# coverage, ASan and UBSan into $(BUILD)/fuzzobj/.  exit() is renamed so that
+# the harness gets the commands' exits back; sym_open is wrapped so that the
+# harness does not open the files a mutated recording names.
+FUZZ_CC     ?= clang
+FUZZ_SAN    := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -Iinclude -Isrc -D_GNU_SOURCE -Dexit=sonde_fuzz_exit $(FUZZ_SAN)
+FUZZ_SRCS   := $(filter-out src/cli/main.c,$(HOST_SRCS))
+FUZZ_OBJS   := $(FUZZ_SRCS:%.c=$(BUILD)/fuzzobj/%.o)
+
+$(BUILD)/fuzzobj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/fuzz/fuzz_reader: tests/fuzz/fuzz_reader.c $(FUZZ_OBJS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Wl,--wrap=sym_open -MMD -MP -MF $@.d -o $@ $< $(FUZZ_OBJS) $(DEP_LIBS)
+
+.PHONY: fuzz
+fuzz: $(BUILD)/fuzz/fuzz_reader
+
+-include $(shell find $(BUILD)/fuzzobj $(BUILD)/fuzz -name '*.d' -type f 2>/dev/null)

@@ -17,6 +17,7 @@ static const char *const loss_names[SONDE_LOST_COUNT_] = {
 	[SONDE_LOST_UNMATCHED_EXIT] = "unmatched_exits",
 	[SONDE_LOST_RING_EVENTS] = "ring_events_dropped",
 	[SONDE_LOST_MODS_PER_THREAD] = "module_record_arrays_missing",
+	[SONDE_LOST_SESSION_DAMAGE] = "session_values_damaged",
 };
 
 static const char *loss_name(int k)

@@ -184,6 +184,10 @@ int cmd_record(struct cli_opts *o)
 		cli_die(EXIT_DATA, "cannot run %s (%s)", o->argv[0], strerror(-rc));
 	}
 	clock_point_take(&c1);
+	uint64_t damaged = session_audit(&s);
+	if (damaged)
+		cli_warn("the program wrote over sonde's session memory: %llu impossible values left out "
+		         "(the recording keeps what was consistent; see 'sonde info')", (unsigned long long)damaged);
 	if (rings && writer_close(&ev) != 0)
 		cli_error("writing %s/%s failed", dir, SONDE_FILE_EVENTS);
 	snprintf(path, sizeof path, "%s/%s", dir, SONDE_FILE_PROFILE);

@@ -85,15 +85,24 @@ void ring_flush(struct sonde_session_hdr *s, struct sonde_ring *r)
 		atomic_store_explicit(&c->state, RING_FULL, memory_order_release);
 }
 
-int ring_drain(struct sonde_session_hdr *s, struct sonde_ring *r, int final,
-               int (*fn)(void *arg, const struct sonde_chunk *c), void *arg)
+int ring_drain(struct sonde_session_hdr *s, uint64_t size, uint64_t max_bytes, struct sonde_ring *r, int final,
+               int (*fn)(void *arg, const struct sonde_chunk *hdr, const void *data), void *arg,
+               uint64_t *damaged)
 {
+	/* The ring header is the program's to scribble on: its geometry must lead
+	 * inside the mapping (size is sonde's own, not the header's). */
+	uint32_t nchunks = r->nchunks, csize = r->chunk_size;
+	uint64_t data = r->data_off;
+	if (nchunks < 2 || csize != RING_CHUNK_SIZE || (uint64_t)nchunks * csize > max_bytes ||
+	    !sess_inside(size, data, (uint64_t)nchunks * csize))
+		return -1;
 	int n = 0;
-	/* Chunks fill in order from r->cur onwards; drain oldest first by seq. */
-	for (;;) {
+	/* Chunks fill in order from r->cur onwards; drain oldest first by seq.
+	 * At most nchunks chunks per call: a writer refilling them cannot keep us. */
+	while (n < (int)nchunks) {
 		struct sonde_chunk *best = NULL;
-		for (uint32_t i = 0; i < r->nchunks; i++) {
-			struct sonde_chunk *c = ring_chunk(s, r, i);
+		for (uint32_t i = 0; i < nchunks; i++) {
+			struct sonde_chunk *c = (struct sonde_chunk *)((char *)s + data + (uint64_t)i * csize);
 			uint32_t st = atomic_load_explicit(&c->state, memory_order_acquire);
 			if (st == RING_FULL || (final && st == RING_FILLING && c->used)) {
 				if (!best || c->seq < best->seq)
@@ -101,11 +110,16 @@ int ring_drain(struct sonde_session_hdr *s, struct sonde_ring *r, int final,
 			}
 		}
 		if (!best)
-			return n;
-		fn(arg, best);
+			break;
+		struct sonde_chunk h = *best; /* one read of the header: what was checked is what is used */
+		if (h.used <= csize - sizeof h)
+			fn(arg, &h, best + 1);
+		else
+			++*damaged; /* a length that leads out of the chunk: the chunk is lost */
 		n++;
 		best->used = 0;
 		/* The copy is done: the writer may reuse the chunk (pairs with its acquire). */
 		atomic_store_explicit(&best->state, RING_FREE, memory_order_release);
 	}
+	return n;
 }

@@ -40,6 +40,9 @@ struct sonde_chunk {
 };
 static_assert(sizeof(struct sonde_chunk) == 32, "chunk header is part of the format");
 
+/* Chunk size of every thread ring (the recorder checks a ring against it). */
+#define RING_CHUNK_SIZE (64u * 1024u)
+
 struct sonde_ring {
 	uint32_t nchunks, chunk_size; /* chunk_size includes the header */
 	uint32_t cur;                 /* writer's chunk */
@@ -103,8 +106,14 @@ static inline int ring_unwrite(struct sonde_session_hdr *s, struct sonde_ring *r
 void ring_flush(struct sonde_session_hdr *s, struct sonde_ring *r);
 
 /* Reader: call fn for each chunk ready to copy (FULL; and FILLING too when
- * `final` is set), then mark it FREE.  Returns the number of chunks. */
-int ring_drain(struct sonde_session_hdr *s, struct sonde_ring *r, int final,
-               int (*fn)(void *arg, const struct sonde_chunk *c), void *arg);
+ * `final` is set), then mark it FREE.  Returns the number of chunks, or -1
+ * if the ring's geometry leads outside the `size` bytes mapped; chunks whose
+ * length is impossible are dropped and counted in *damaged.  A ring is
+ * trusted only with chunks of RING_CHUNK_SIZE and at most max_bytes of them
+ * (what the recorder configured), so a damaged header cannot make the
+ * reader walk (and the kernel allocate) the whole sparse session. */
+int ring_drain(struct sonde_session_hdr *s, uint64_t size, uint64_t max_bytes, struct sonde_ring *r, int final,
+               int (*fn)(void *arg, const struct sonde_chunk *hdr, const void *data), void *arg,
+               uint64_t *damaged);
 
 #endif

@@ -59,6 +59,7 @@ enum sonde_loss {
 	SONDE_LOST_UNMATCHED_EXIT,/* exits that matched no open frame            */
 	SONDE_LOST_RING_EVENTS,   /* events dropped on a full ring (--lossy)     */
 	SONDE_LOST_MODS_PER_THREAD,/* module record arrays a thread could not get */
+	SONDE_LOST_SESSION_DAMAGE, /* impossible values the program left in the session (record/audit.c) */
 	SONDE_LOST_COUNT_ = 16
 };
 
@@ -192,6 +193,13 @@ struct sonde_session_hdr {
 	uint64_t            threads_off[SONDE_MAX_THREADS]; /* thread region offsets */
 	struct sonde_module modules[SONDE_MAX_MODULES];
 };
+
+/* Is [off, off + len) inside a mapping of `size` bytes?  (No overflow: the
+ * recorder checks every offset the program's side wrote with it.) */
+static inline int sess_inside(uint64_t size, uint64_t off, uint64_t len)
+{
+	return off <= size && len <= size - off;
+}
 
 /* Address of session offset `off` in this process's mapping. */
 static inline void *sess_ptr(struct sonde_session_hdr *s, uint64_t off)

@@ -24,12 +24,12 @@ struct drain_ctx {
 	struct collector_stats *st;
 };
 
-static int put_chunk(void *arg, const struct sonde_chunk *c)
+static int put_chunk(void *arg, const struct sonde_chunk *c, const void *data)
 {
 	struct drain_ctx *d = arg;
 	d->st->chunks++;
 	d->st->bytes += c->used;
-	return writer_put(d->ev, REC_CHUNK, c, sizeof *c, c + 1, c->used);
+	return writer_put(d->ev, REC_CHUNK, c, sizeof *c, data, c->used);
 }
 
 static int drain_all(struct session *s, struct drain_ctx *d, int final)
@@ -43,10 +43,23 @@ static int drain_all(struct session *s, struct drain_ctx *d, int final)
 		uint64_t off = atomic_load_explicit((_Atomic uint64_t *)&h->threads_off[i], memory_order_acquire);
 		if (!off)
 			continue;
+		if (off > s->size || sizeof(struct sonde_thread) > s->size - off)
+			continue; /* counted by session_audit at the end */
 		struct sonde_thread *t = sess_ptr(h, off);
-		if (!t->ring_off || t->ring_off >= h->size)
+		uint64_t ro = t->ring_off;
+		if (!ro)
 			continue;
-		got += ring_drain(h, sess_ptr(h, t->ring_off), final, put_chunk, d);
+		uint64_t damaged = 0;
+		int k = ro <= s->size && sizeof(struct sonde_ring) <= s->size - ro
+		        ? ring_drain(h, s->size, s->ring_size > 2 * RING_CHUNK_SIZE ? s->ring_size : 2 * RING_CHUNK_SIZE,
+		                     sess_ptr(h, ro), final, put_chunk, d, &damaged) : -1;
+		if (k < 0) { /* the ring's place or geometry was damaged: it is left alone from now on */
+			t->ring_off = 0;
+			damaged++;
+		}
+		if (damaged)
+			atomic_fetch_add(&h->lost[SONDE_LOST_SESSION_DAMAGE], damaged);
+		got += k > 0 ? k : 0;
 	}
 	return got;
 }

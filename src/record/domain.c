@@ -97,7 +97,7 @@ int domain_write(struct session *s, const char *dir, char *msg, size_t len)
 			if (!t->recs_off[slot] || !r->modules[slot])
 				continue;
 			uint32_t nf = r->modules[slot]->r.nfuncs;
-			if (t->recs_off[slot] + (uint64_t)(nf + 1) * 4 > h->size)
+			if (!sess_inside(s->size, t->recs_off[slot], (uint64_t)(nf + 1) * 4))
 				continue;
 			const uint32_t *recs = sess_ptr(h, t->recs_off[slot]);
 			for (uint32_t k = 0; k <= nf; k++)

@@ -18,7 +18,7 @@ void write_locks(struct session *s, struct rec_writer *w)
 {
 	struct sonde_session_hdr *h = s->hdr;
 	uint64_t off = atomic_load(&h->locks_off);
-	if (!off || off + sizeof(struct lk_session) > h->size)
+	if (!off || !sess_inside(s->size, off, sizeof(struct lk_session)))
 		return;
 	struct lk_session *S = sess_ptr(h, off);
 	uint32_t nlocks = atomic_load(&S->nlocks) + 1;
@@ -76,15 +76,19 @@ void write_locks(struct session *s, struct rec_writer *w)
 		nthreads = SONDE_MAX_THREADS;
 	for (uint32_t i = 0; i < nthreads; i++) {
 		uint64_t toff = h->threads_off[i];
-		if (!toff || toff + sizeof(struct sonde_thread) > h->size)
+		if (!toff || !sess_inside(s->size, toff, sizeof(struct sonde_thread)))
 			continue;
 		struct sonde_thread *t = sess_ptr(h, toff);
 		uint64_t lo = t->lock_off;
-		if (!lo || lo + sizeof(struct lk_thread) > h->size)
+		if (!lo || !sess_inside(s->size, lo, sizeof(struct lk_thread)))
 			continue;
 		struct lk_thread *T = sess_ptr(h, lo);
 		uint32_t n = T->nstats < T->cap ? T->nstats : T->cap;
-		if (lo + sizeof *T + (uint64_t)n * sizeof(struct lk_stat) > h->size)
+		if (n > LK_THREAD_STATS) { /* more than the runtime ever allocates: damaged */
+			atomic_fetch_add(&h->lost[SONDE_LOST_SESSION_DAMAGE], 1);
+			continue;
+		}
+		if (!sess_inside(s->size, lo, sizeof *T + (uint64_t)n * sizeof(struct lk_stat)))
 			continue;
 		sum.lost_stats += T->lost_stats;
 		struct lk_stat *st = malloc((n ? n : 1) * sizeof *st);

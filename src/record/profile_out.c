@@ -123,7 +123,7 @@ int write_profile(struct session *s, struct rec_writer *w, const struct launched
 		memcpy(r.path, m->path, sizeof r.path);
 		r.path[sizeof r.path - 1] = 0;
 		uint64_t flen = (uint64_t)m->nfuncs * 8;
-		if (m->funcs_off + flen > h->size)
+		if (!sess_inside(s->size, m->funcs_off, flen))
 			flen = 0, r.nfuncs = 0;
 		writer_put(w, REC_MODULE, &r, sizeof r, flen ? sess_ptr(h, m->funcs_off) : NULL, flen);
 	}
@@ -133,7 +133,7 @@ int write_profile(struct session *s, struct rec_writer *w, const struct launched
 		nthreads = SONDE_MAX_THREADS;
 	for (uint32_t i = 0; i < nthreads; i++) {
 		uint64_t off = h->threads_off[i];
-		if (!off || off + sizeof(struct sonde_thread) > h->size)
+		if (!off || !sess_inside(s->size, off, sizeof(struct sonde_thread)))
 			continue;
 		struct sonde_thread *t = sess_ptr(h, off);
 		struct rec_thread r;
@@ -149,7 +149,7 @@ int write_profile(struct session *s, struct rec_writer *w, const struct launched
 		r.wait_ticks = t->wait_ticks;
 		memcpy(r.lost, t->lost, sizeof r.lost);
 		uint32_t used = t->nodes_used;
-		if (used > t->nodes_cap || t->nodes_off + (uint64_t)used * sizeof(struct sonde_node) > h->size)
+		if (used > t->nodes_cap || !sess_inside(s->size, t->nodes_off, (uint64_t)used * sizeof(struct sonde_node)))
 			used = 0;
 		r.nodes = used;
 		struct sonde_node *nodes = thread_nodes(h, t);

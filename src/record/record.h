@@ -22,10 +22,13 @@ struct record_config {
 	const char *domain_file;   /* functions allowed (--domain), or NULL */
 };
 
+/* The session as sonde made it: its own copies of the sizes, which the
+ * program's side cannot change (the header's copies are the program's). */
 struct session {
 	int fd;
 	struct sonde_session_hdr *hdr;
 	uint64_t size;
+	uint64_t thread_region, ring_size;
 };
 
 /* session.c */
@@ -69,6 +72,9 @@ struct collector_stats { uint64_t chunks, bytes, gaps; };
 int collect(struct session *s, struct launched *l, struct rec_writer *ev, struct collector_stats *st);
 
 /* profile_out.c: write the end-of-run records (processes, threads, modules, CCTs, meta). */
+/* After the program tree has ended: check and mend what the program's side
+ * left in the session (audit.c); returns how many values were impossible. */
+uint64_t session_audit(struct session *s);
 int write_profile(struct session *s, struct rec_writer *w, const struct launched *l,
                   const struct clock_point *c0, const struct clock_point *c1, char **argv,
                   const struct record_config *cfg, const struct collector_stats *st);

@@ -14,6 +14,8 @@ int session_create(struct session *s, const struct record_config *cfg, double tp
 	if (s->fd < 0)
 		return -errno;
 	s->size = cfg->session_size;
+	s->thread_region = cfg->thread_region;
+	s->ring_size = cfg->ring_size;
 	if (ftruncate(s->fd, (off_t)s->size) != 0) {
 		int e = errno;
 		close(s->fd);

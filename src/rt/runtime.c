@@ -229,7 +229,7 @@ static int thread_attach(struct rt_tls *L)
 	t->nodes_used = 1; /* node 0: the root */
 	t->cur_node = 0;
 	if (rt_mode & (SONDE_MODE_TRACE | SONDE_MODE_LOCK_EVENTS)) {
-		t->ring_off = ring_create(S, slot, S->ring_size, 64 * 1024);
+		t->ring_off = ring_create(S, slot, S->ring_size, RING_CHUNK_SIZE);
 		if (!t->ring_off)
 			atomic_fetch_add_explicit(&S->lost[SONDE_LOST_SESSION_MEM], 1, memory_order_relaxed);
 	}

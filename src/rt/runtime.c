@@ -184,10 +184,10 @@ __attribute__((constructor(101))) static void rt_ctor(void)
 	rt_init();
 }
 
-__attribute__((destructor)) static void rt_dtor(void)
+/* The process ends: this thread's end and the process's end (kept if an
+ * earlier _exit noted it), its ring flushed. */
+static void note_process_end(void)
 {
-	if (!rt_sess)
-		return;
 	uint64_t now = clock_ticks();
 	struct rt_tls *L = &rt_tls;
 	if (L->state == RT_T_ON) {
@@ -196,8 +196,16 @@ __attribute__((destructor)) static void rt_dtor(void)
 			ring_flush(rt_sess, L->ring);
 	}
 	struct sonde_proc *p = &rt_sess->procs[rt_proc_slot];
-	p->end_tsc = now;
-	atomic_store_explicit(&p->state, SONDE_P_EXITED, memory_order_release);
+	if (!p->end_tsc)
+		p->end_tsc = now;
+}
+
+__attribute__((destructor)) static void rt_dtor(void)
+{
+	if (!rt_sess)
+		return;
+	note_process_end();
+	atomic_store_explicit(&rt_sess->procs[rt_proc_slot].state, SONDE_P_EXITED, memory_order_release);
 }
 
 /* Take a thread slot and its region: header, then the CCT node pool. */
@@ -515,25 +523,10 @@ RT_EXPORT int pthread_setname_np(pthread_t th, const char *name)
 
 /* _exit / _Exit end the process without destructors: note the end here, so
  * that a child that forks and _exits is charged its own time only. */
-static void note_exit(void)
-{
-	if (!rt_sess)
-		return;
-	uint64_t now = clock_ticks();
-	struct rt_tls *L = &rt_tls;
-	if (L->state == RT_T_ON) {
-		L->t->end_tsc = now;
-		if (L->ring)
-			ring_flush(rt_sess, L->ring);
-	}
-	struct sonde_proc *p = &rt_sess->procs[rt_proc_slot];
-	if (!p->end_tsc)
-		p->end_tsc = now;
-}
-
 RT_EXPORT __attribute__((noreturn)) void _exit(int status)
 {
-	note_exit();
+	if (rt_sess)
+		note_process_end();
 	syscall(SYS_exit_group, status);
 	__builtin_unreachable();
 }

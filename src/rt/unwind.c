@@ -21,7 +21,10 @@
 #include "common/clock.h"
 #include "rt/rt.h"
 
-static void unhook_all(void)
+/* hook = 0: put every real return address back (an exception is about to
+ * unwind).  hook = 1: the catching frame's stack pointer is above `sp`:
+ * close the frames below it, and hook the survivors again. */
+static void set_hooks(int hook, uintptr_t sp)
 {
 	struct rt_tls *L = &rt_tls;
 	if (L->state != RT_T_ON)
@@ -30,36 +33,19 @@ static void unhook_all(void)
 	uint32_t busy = L->busy;
 	L->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
+	if (hook)
+		rt_close_below(L, t, sp, clock_ticks());
 	for (uint32_t i = t->depth; i-- > 0;) {
 		struct sonde_frame *f = &t->stack[i];
-		if (f->flags & SONDE_FRAME_UNHOOKED)
-			continue;
-		*(uintptr_t *)(uintptr_t)f->slot = f->site;
-		f->flags |= SONDE_FRAME_UNHOOKED;
-	}
-	atomic_signal_fence(memory_order_seq_cst);
-	L->busy = busy;
-}
-
-/* The catching frame's stack pointer is above `sp`: close what lies below,
- * hook the rest again. */
-static void rehook(uintptr_t sp)
-{
-	struct rt_tls *L = &rt_tls;
-	if (L->state != RT_T_ON)
-		return;
-	struct sonde_thread *t = L->t;
-	uint32_t busy = L->busy;
-	L->busy = 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	rt_close_below(L, t, sp, clock_ticks());
-	for (uint32_t i = t->depth; i-- > 0;) {
-		struct sonde_frame *f = &t->stack[i];
-		if (!(f->flags & SONDE_FRAME_UNHOOKED))
-			continue;
-		if (*(uintptr_t *)(uintptr_t)f->slot == f->site)
-			*(uintptr_t *)(uintptr_t)f->slot = (uintptr_t)rt_exit_tramp;
-		f->flags &= ~SONDE_FRAME_UNHOOKED;
+		uintptr_t *slot = (uintptr_t *)(uintptr_t)f->slot;
+		if (!hook && !(f->flags & SONDE_FRAME_UNHOOKED)) {
+			*slot = f->site;
+			f->flags |= SONDE_FRAME_UNHOOKED;
+		} else if (hook && (f->flags & SONDE_FRAME_UNHOOKED)) {
+			if (*slot == f->site)
+				*slot = (uintptr_t)rt_exit_tramp;
+			f->flags &= ~SONDE_FRAME_UNHOOKED;
+		}
 	}
 	atomic_signal_fence(memory_order_seq_cst);
 	L->busy = busy;
@@ -75,14 +61,14 @@ typedef void *(*catch_fn)(void *);
 RT_EXPORT int _Unwind_RaiseException(void *exc)
 {
 	REAL(unwind_fn, "_Unwind_RaiseException");
-	unhook_all();
+	set_hooks(0, 0);
 	return real ? real(exc) : 5 /* _URC_FATAL_PHASE1_ERROR */;
 }
 
 RT_EXPORT int _Unwind_Resume_or_Rethrow(void *exc)
 {
 	REAL(unwind_fn, "_Unwind_Resume_or_Rethrow");
-	unhook_all();
+	set_hooks(0, 0);
 	return real ? real(exc) : 5;
 }
 
@@ -91,6 +77,6 @@ RT_EXPORT void *__cxa_begin_catch(void *exc)
 	REAL(catch_fn, "__cxa_begin_catch");
 	void *r = real ? real(exc) : NULL;
 	/* Our return address's slot is just below the catching frame. */
-	rehook((uintptr_t)__builtin_frame_address(0) + 16);
+	set_hooks(1, (uintptr_t)__builtin_frame_address(0) + 16);
 	return r;
 }

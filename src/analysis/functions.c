@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sym/sym.h"
 
@@ -33,7 +34,10 @@ static int path_index(struct priv *p, const char *path)
 	p->syms = realloc(p->syms, sizeof(void *) * (p->npaths + 1));
 	p->paths[p->npaths] = strdup(path);
 	const char *e;
-	p->syms[p->npaths] = sym_open(path, &e);
+	/* Only a regular file: the recording names the path, and opening a FIFO
+	 * or a device would block or never end. */
+	struct stat st;
+	p->syms[p->npaths] = stat(path, &st) == 0 && S_ISREG(st.st_mode) ? sym_open(path, &e) : NULL;
 	return p->npaths++;
 }
 

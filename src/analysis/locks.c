@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/trace_enc.h"
 #include "sym/sym.h"
@@ -35,8 +36,22 @@ struct load_ctx {
 	uint32_t nmaps;
 	struct { uint32_t thread; struct lk_stat st; } *stats;
 	uint64_t nstats;
+	uint64_t maxt;            /* rd_max_ticks: no time of a sound recording is longer */
 	int bad;
 };
+
+/* A thread's aggregates for one lock are sound: its times are within what a
+ * recording can hold (a longer one would overflow the sums and the
+ * conversions to nanoseconds). */
+static int stat_ok(const struct lk_stat *s, uint64_t maxt)
+{
+	if (s->wait_ticks > maxt || s->max_wait_ticks > maxt || s->hold_ticks > maxt || s->max_hold_ticks > maxt)
+		return 0;
+	for (uint32_t k = 0; k < LK_SITES; k++)
+		if (s->sites[k].wait_ticks > maxt)
+			return 0;
+	return 1;
+}
 
 static int on_rec(void *arg, uint32_t type, const uint8_t *p, uint64_t len)
 {
@@ -45,27 +60,45 @@ static int on_rec(void *arg, uint32_t type, const uint8_t *p, uint64_t len)
 		return 0;
 	uint32_t hdr[2];
 	if (len < sizeof hdr)
-		return 1;
+		return RD_REC_DAMAGED;
 	memcpy(hdr, p, sizeof hdr);
 	p += sizeof hdr;
 	len -= sizeof hdr;
 	switch (hdr[0]) {
 	case LKREC_SUMMARY:
 		if (len != sizeof c->a->sum)
-			return 1;
+			return RD_REC_DAMAGED;
 		memcpy(&c->a->sum, p, len);
 		return 0;
-	case LKREC_LOCKS:
-		if (len != (uint64_t)hdr[1] * sizeof *c->recs || c->recs)
-			return 1;
+	case LKREC_LOCKS: {
+		if (len != (uint64_t)hdr[1] * sizeof *c->recs || c->recs || hdr[1] >= LK_MAX_LOCKS)
+			return RD_REC_DAMAGED;
 		c->recs = malloc(len + 1);
+		uint8_t *seen = calloc(LK_MAX_LOCKS / 8, 1);
+		if (!c->recs || !seen) {
+			free(seen);
+			return RD_REC_NOMEM;
+		}
 		memcpy(c->recs, p, len);
 		c->nrecs = hdr[1];
-		return 0;
+		/* ids are 1 .. LK_MAX_LOCKS - 1, each described once */
+		int rc = 0;
+		for (uint32_t i = 0; i < c->nrecs && !rc; i++) {
+			uint32_t id = c->recs[i].id;
+			if (id == 0 || id >= LK_MAX_LOCKS || (seen[id / 8] & (1u << (id % 8))))
+				rc = RD_REC_DAMAGED;
+			else
+				seen[id / 8] |= (uint8_t)(1u << (id % 8));
+		}
+		free(seen);
+		return rc;
+	}
 	case LKREC_MAPS:
-		if (len != (uint64_t)hdr[1] * sizeof *c->maps || c->maps)
-			return 1;
+		if (len != (uint64_t)hdr[1] * sizeof *c->maps || c->maps || hdr[1] > LK_MAX_MAPS)
+			return RD_REC_DAMAGED;
 		c->maps = malloc(len + 1);
+		if (!c->maps)
+			return RD_REC_NOMEM;
 		memcpy(c->maps, p, len);
 		c->nmaps = hdr[1];
 		for (uint32_t i = 0; i < c->nmaps; i++)
@@ -74,15 +107,21 @@ static int on_rec(void *arg, uint32_t type, const uint8_t *p, uint64_t len)
 	case LKREC_STATS: {
 		uint32_t th[2];
 		if (len < sizeof th)
-			return 1;
+			return RD_REC_DAMAGED;
 		memcpy(th, p, sizeof th);
-		if (len - sizeof th != (uint64_t)th[1] * sizeof(struct lk_stat) || th[1] != hdr[1])
-			return 1;
-		c->stats = realloc(c->stats, (c->nstats + th[1] + 1) * sizeof *c->stats);
+		if (len - sizeof th != (uint64_t)th[1] * sizeof(struct lk_stat) || th[1] != hdr[1] ||
+		    th[1] >= LK_MAX_LOCKS)
+			return RD_REC_DAMAGED;
+		void *ns = realloc(c->stats, (c->nstats + th[1] + 1) * sizeof *c->stats);
+		if (!ns)
+			return RD_REC_NOMEM;
+		c->stats = ns;
 		for (uint32_t i = 0; i < th[1]; i++) {
 			c->stats[c->nstats].thread = th[0];
 			memcpy(&c->stats[c->nstats].st, p + sizeof th + (uint64_t)i * sizeof(struct lk_stat),
 			       sizeof(struct lk_stat));
+			if (!stat_ok(&c->stats[c->nstats].st, c->maxt))
+				return RD_REC_DAMAGED;
 			c->nstats++;
 		}
 		return 0;
@@ -106,10 +145,20 @@ static struct sym_module *sym_for(struct symcache *sc, const char *path)
 		if (!strcmp(sc->paths[i], path))
 			return sc->mods[i];
 	const char *e;
-	struct sym_module *m = path[0] == '/' ? sym_open(path, &e) : NULL;
-	sc->paths = realloc(sc->paths, sizeof *sc->paths * (sc->n + 1));
-	sc->mods = realloc(sc->mods, sizeof *sc->mods * (sc->n + 1));
-	sc->paths[sc->n] = strdup(path);
+	char **np = realloc(sc->paths, sizeof *sc->paths * (sc->n + 1));
+	if (np)
+		sc->paths = np;
+	struct sym_module **nm = np ? realloc(sc->mods, sizeof *sc->mods * (sc->n + 1)) : NULL;
+	if (nm)
+		sc->mods = nm;
+	char *copy = nm ? strdup(path) : NULL;
+	if (!copy)
+		return NULL;
+	/* Only a regular file: the recording names the path, and opening a FIFO
+	 * or a device would block or never end. */
+	struct stat st;
+	struct sym_module *m = path[0] == '/' && stat(path, &st) == 0 && S_ISREG(st.st_mode) ? sym_open(path, &e) : NULL;
+	sc->paths[sc->n] = copy;
 	sc->mods[sc->n] = m;
 	sc->n++;
 	return m;
@@ -177,23 +226,36 @@ static void name_lock(const struct load_ctx *c, struct symcache *sc, struct lka_
 
 /* ---- merging ---- */
 
-static void stat_add(struct lk_stat *d, const struct lk_stat *s)
+/* Sums saturate: counts at UINT64_MAX (UINT32_MAX for histogram buckets),
+ * times at maxt (rd_max_ticks: their nanoseconds stay exact). */
+static uint64_t tsum(uint64_t a, uint64_t b, uint64_t maxt)
 {
-	d->acquisitions += s->acquisitions;
-	d->read_acquisitions += s->read_acquisitions;
-	d->write_acquisitions += s->write_acquisitions;
-	d->contended += s->contended;
-	d->trylock_failures += s->trylock_failures;
-	d->timeouts += s->timeouts;
-	d->errors += s->errors;
-	d->owner_changes += s->owner_changes;
-	d->releases += s->releases;
-	d->unmatched_releases += s->unmatched_releases;
-	d->cross_thread_releases += s->cross_thread_releases;
-	d->cond_reacquisitions += s->cond_reacquisitions;
-	d->wait_ticks += s->wait_ticks;
-	d->hold_ticks += s->hold_ticks;
-	d->holds += s->holds;
+	uint64_t s = rd_sat_add(a, b);
+	return s > maxt ? maxt : s;
+}
+
+static uint32_t hsum(uint32_t a, uint32_t b)
+{
+	return a + b < a ? UINT32_MAX : a + b;
+}
+
+static void stat_add(struct lk_stat *d, const struct lk_stat *s, uint64_t maxt)
+{
+	d->acquisitions = rd_sat_add(d->acquisitions, s->acquisitions);
+	d->read_acquisitions = rd_sat_add(d->read_acquisitions, s->read_acquisitions);
+	d->write_acquisitions = rd_sat_add(d->write_acquisitions, s->write_acquisitions);
+	d->contended = rd_sat_add(d->contended, s->contended);
+	d->trylock_failures = rd_sat_add(d->trylock_failures, s->trylock_failures);
+	d->timeouts = rd_sat_add(d->timeouts, s->timeouts);
+	d->errors = rd_sat_add(d->errors, s->errors);
+	d->owner_changes = rd_sat_add(d->owner_changes, s->owner_changes);
+	d->releases = rd_sat_add(d->releases, s->releases);
+	d->unmatched_releases = rd_sat_add(d->unmatched_releases, s->unmatched_releases);
+	d->cross_thread_releases = rd_sat_add(d->cross_thread_releases, s->cross_thread_releases);
+	d->cond_reacquisitions = rd_sat_add(d->cond_reacquisitions, s->cond_reacquisitions);
+	d->wait_ticks = tsum(d->wait_ticks, s->wait_ticks, maxt);
+	d->hold_ticks = tsum(d->hold_ticks, s->hold_ticks, maxt);
+	d->holds = rd_sat_add(d->holds, s->holds);
 	if (s->max_wait_ticks > d->max_wait_ticks)
 		d->max_wait_ticks = s->max_wait_ticks;
 	if (s->max_hold_ticks > d->max_hold_ticks)
@@ -201,8 +263,8 @@ static void stat_add(struct lk_stat *d, const struct lk_stat *s)
 	if (s->max_waiters > d->max_waiters)
 		d->max_waiters = s->max_waiters;
 	for (uint32_t i = 0; i < LK_HIST; i++) {
-		d->wait_hist[i] += s->wait_hist[i];
-		d->hold_hist[i] += s->hold_hist[i];
+		d->wait_hist[i] = hsum(d->wait_hist[i], s->wait_hist[i]);
+		d->hold_hist[i] = hsum(d->hold_hist[i], s->hold_hist[i]);
 	}
 }
 
@@ -227,7 +289,12 @@ static void merge_sites(const struct load_ctx *c, struct symcache *sc, struct lk
 				if (!strcmp(L->sites[j].name, n))
 					break;
 			if (j == L->nsites) {
-				L->sites = realloc(L->sites, sizeof *L->sites * (L->nsites + 1));
+				struct lka_site *ns = realloc(L->sites, sizeof *L->sites * (L->nsites + 1));
+				if (!ns) {
+					free(n);
+					continue;
+				}
+				L->sites = ns;
 				L->sites[j].name = n;
 				L->sites[j].count = 0;
 				L->sites[j].wait_ticks = 0;
@@ -235,8 +302,8 @@ static void merge_sites(const struct load_ctx *c, struct symcache *sc, struct lk
 			} else {
 				free(n);
 			}
-			L->sites[j].count += st->sites[k].count;
-			L->sites[j].wait_ticks += st->sites[k].wait_ticks;
+			L->sites[j].count = rd_sat_add(L->sites[j].count, st->sites[k].count);
+			L->sites[j].wait_ticks = tsum(L->sites[j].wait_ticks, st->sites[k].wait_ticks, c->maxt);
 		}
 	}
 	if (L->nsites > 1)
@@ -262,6 +329,13 @@ int lka_each_event(const struct recording *r, int (*fn)(void *arg, const struct 
 	uint64_t *next_seq = calloc(SONDE_MAX_THREADS, sizeof *next_seq);
 	uint8_t *seen = calloc(SONDE_MAX_THREADS, 1);
 	int rc;
+	if (!next_seq || !seen) {
+		free(next_seq);
+		free(seen);
+		rd_events_close(&ev);
+		snprintf(err, errlen, "%s: out of memory", r->dir);
+		return -1;
+	}
 	while ((rc = rd_events_next(&ev, err, errlen)) == 1) {
 		const struct sonde_chunk *c = &ev.chunk;
 		st->chunks++;
@@ -353,6 +427,8 @@ static struct lk_stat *ev_stat(struct ev_ctx *c, uint32_t thread, uint32_t lock)
 	if (c->nst * 2 >= c->icap) {
 		uint64_t ncap = c->icap ? c->icap * 2 : 1024;
 		uint64_t *ni = calloc(ncap, sizeof *ni);
+		if (!ni)
+			return NULL;
 		for (uint64_t i = 0; i < c->nst; i++) {
 			uint64_t h = ((uint64_t)c->st[i].thread * 0x9E3779B97F4A7C15ull ^ c->st[i].lock) & (ncap - 1);
 			while (ni[h])
@@ -371,8 +447,12 @@ static struct lk_stat *ev_stat(struct ev_ctx *c, uint32_t thread, uint32_t lock)
 		h = (h + 1) & (c->icap - 1);
 	}
 	if (c->nst == c->cap) {
-		c->cap = c->cap ? c->cap * 2 : 256;
-		c->st = realloc(c->st, c->cap * sizeof *c->st);
+		uint64_t cap = c->cap ? c->cap * 2 : 256;
+		struct ev_stat *ns = realloc(c->st, cap * sizeof *c->st);
+		if (!ns)
+			return NULL;
+		c->st = ns;
+		c->cap = cap;
 	}
 	struct ev_stat *s = &c->st[c->nst];
 	memset(s, 0, sizeof *s);
@@ -391,6 +471,8 @@ static int on_event(void *arg, const struct lka_event *e)
 		return 0;
 	}
 	struct lk_stat *s = ev_stat(c, e->thread, e->lock);
+	if (!s)
+		return 0; /* out of memory: the comparison counts it as a mismatch */
 	uint32_t kind = L->rec.kind, op = e->op & LK_EV_OP_MASK;
 	int holdable = kind != LK_SEM && kind != LK_COND && kind != LK_CND;
 	switch (op) {
@@ -468,10 +550,14 @@ static void check_events(struct lka *a)
 	struct ev_ctx c;
 	memset(&c, 0, sizeof c);
 	c.a = a;
-	for (int i = 0; i < a->nlocks; i++)
+	for (int i = 0; i < a->nlocks; i++) /* ids < LK_MAX_LOCKS (checked when loaded) */
 		if (a->locks[i].rec.id >= c.nids)
 			c.nids = a->locks[i].rec.id + 1;
 	c.by_id = calloc(c.nids + 1, sizeof *c.by_id);
+	if (!c.by_id) {
+		snprintf(a->ev.error, sizeof a->ev.error, "out of memory");
+		return;
+	}
 	for (int i = 0; i < a->nlocks; i++)
 		c.by_id[a->locks[i].rec.id] = &a->locks[i];
 	char err[512];
@@ -483,9 +569,10 @@ static void check_events(struct lka *a)
 		for (int t = 0; t < L->nthreads; t++) {
 			struct lk_stat *es = ev_stat(&c, L->threads[t].thread, L->rec.id);
 			a->ev.compared++;
-			if (!same_counts(es, &L->threads[t].st))
+			if (!es || !same_counts(es, &L->threads[t].st))
 				a->ev.mismatched++;
-			es->lock = UINT32_MAX; /* matched */
+			if (es)
+				es->lock = UINT32_MAX; /* matched */
 		}
 	}
 	for (uint64_t i = 0; i < c.nst; i++)
@@ -505,22 +592,36 @@ int lka_load(struct recording *r, struct lka *a, char *err, size_t errlen)
 	struct load_ctx c;
 	memset(&c, 0, sizeof c);
 	c.a = a;
+	c.maxt = rd_max_ticks(r);
 	char path[4200];
 	snprintf(path, sizeof path, "%s/%s", r->dir, SONDE_FILE_PROFILE);
-	if (rd_each_record(path, 1, on_rec, &c, err, errlen) != 0)
+	if (rd_each_record(path, 1, on_rec, &c, err, errlen) != 0) {
+		free(c.recs);
+		free(c.maps);
+		free(c.stats);
 		return -1;
+	}
 	for (int i = 0; i < r->nthreads; i++) {
-		a->ring_events_lost += r->threads[i].r.lost[SONDE_LOST_RING_EVENTS];
-		a->reentry_lost += r->threads[i].r.lost[SONDE_LOST_REENTRY];
+		a->ring_events_lost = rd_sat_add(a->ring_events_lost, r->threads[i].r.lost[SONDE_LOST_RING_EVENTS]);
+		a->reentry_lost = rd_sat_add(a->reentry_lost, r->threads[i].r.lost[SONDE_LOST_REENTRY]);
 	}
 	struct symcache sc = { 0 };
-	uint32_t maxid = 0;
+	uint32_t maxid = 0; /* < LK_MAX_LOCKS: on_rec checked every id */
 	for (uint32_t i = 0; i < c.nrecs; i++)
 		if (c.recs[i].id > maxid)
 			maxid = c.recs[i].id;
 	int32_t *slot_of = malloc(sizeof *slot_of * (maxid + 1));
-	memset(slot_of, 0xff, sizeof *slot_of * (maxid + 1));
 	a->locks = calloc(c.nrecs + 1, sizeof *a->locks);
+	if (!slot_of || !a->locks) {
+		free(slot_of);
+		free(c.recs);
+		free(c.maps);
+		free(c.stats);
+		lka_free(a);
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
+	memset(slot_of, 0xff, sizeof *slot_of * (maxid + 1));
 	/* Locks that someone used (stats exist) are reported; the others were only initialised. */
 	for (uint64_t i = 0; i < c.nstats; i++) {
 		uint32_t id = c.stats[i].st.lock;
@@ -541,7 +642,10 @@ int lka_load(struct recording *r, struct lka *a, char *err, size_t errlen)
 				continue;
 		}
 		struct lka_lock *L = &a->locks[slot_of[id]];
-		L->threads = realloc(L->threads, sizeof *L->threads * (L->nthreads + 1));
+		struct lka_thread *nt = realloc(L->threads, sizeof *L->threads * (L->nthreads + 1));
+		if (!nt)
+			continue;
+		L->threads = nt;
 		struct lka_thread *T = &L->threads[L->nthreads++];
 		T->thread = c.stats[i].thread;
 		const struct rd_thread *rt = thread_of(r, T->thread);
@@ -549,8 +653,8 @@ int lka_load(struct recording *r, struct lka *a, char *err, size_t errlen)
 		T->st = c.stats[i].st;
 		T->st.depth = 0;
 		T->st.held_since = 0;
-		stat_add(&L->tot, &T->st);
-		a->unmatched_releases += T->st.unmatched_releases;
+		stat_add(&L->tot, &T->st, c.maxt);
+		a->unmatched_releases = rd_sat_add(a->unmatched_releases, T->st.unmatched_releases);
 	}
 	for (int i = 0; i < a->nlocks; i++) {
 		name_lock(&c, &sc, &a->locks[i]);

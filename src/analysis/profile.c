@@ -79,6 +79,30 @@ struct pair_metrics *profile_pair(struct profile *p, uint32_t caller, uint32_t c
 	return pm;
 }
 
+/* Sums of ticks stay in [-lim, lim] (lim = rd_max_ticks: their nanoseconds
+ * convert to int64 exactly).  A sound recording never gets there; when a
+ * damaged one would, the sum stops at the bound and p->clamped says so. */
+static int64_t sadd(struct profile *p, int64_t a, int64_t b, int64_t lim)
+{
+	int64_t s;
+	if (__builtin_add_overflow(a, b, &s))
+		s = b > 0 ? lim : -lim;
+	if (s > lim || s < -lim) {
+		p->clamped = 1;
+		s = s > lim ? lim : -lim;
+	}
+	return s;
+}
+
+static int64_t ticks_of(struct profile *p, const struct sonde_node *nd, int64_t lim)
+{
+	if (nd->ticks > (uint64_t)lim) {
+		p->clamped = 1;
+		return lim;
+	}
+	return (int64_t)nd->ticks;
+}
+
 void profile_add_thread(struct profile *p, const struct recording *r, const struct fn_table *ft,
                         const struct rd_thread *t)
 {
@@ -86,27 +110,39 @@ void profile_add_thread(struct profile *p, const struct recording *r, const stru
 	if (!t->nodes || n == 0)
 		return;
 	const struct sonde_node *nd = t->nodes;
+	const int64_t lim = (int64_t)rd_max_ticks(r);
 	uint32_t *fn = malloc(sizeof *fn * n);
 	int64_t *deeper = calloc(n, sizeof *deeper);
 	uint32_t *depth = malloc(sizeof *depth * n);
-	uint32_t *path = malloc(sizeof *path * (n + 1));   /* path[d] = node at depth d */
+	uint32_t *path = malloc(sizeof *path * ((size_t)n + 1)); /* path[d] = node at depth d */
 	uint32_t *open = malloc(sizeof *open * ft->n);     /* innermost open node per function */
 	uint32_t *saved = malloc(sizeof *saved * n);       /* open[] value replaced by node v */
 	uint32_t *next = malloc(sizeof *next * n);         /* DFS: next child to visit */
+	if (!fn || !deeper || !depth || !path || !open || !saved || !next) {
+		p->clamped = 1; /* out of memory: this thread is left out */
+		goto out;
+	}
 	for (uint32_t i = 0; i < ft->n; i++)
 		open[i] = UINT32_MAX;
 	fn[0] = FN_ROOT;
 	for (uint32_t i = 1; i < n; i++)
 		fn[i] = fn_of(ft, r, nd[i].func);
 
-	/* Iterative DFS from the root computing deeper[]. */
-	uint32_t d = 0;
+	/* Iterative DFS from the root computing deeper[].  The reader checked
+	 * the tree (src/data/reader.c, check_cct) and trees built from a trace
+	 * are sound by construction; still, the walk visits at most n - 1 nodes
+	 * and never indexes past the path, whatever the links say. */
+	uint32_t d = 0, visits = 0;
 	path[0] = 0;
 	depth[0] = 0;
 	next[0] = nd[0].first_child;
 	for (;;) {
 		uint32_t v = path[d];
 		uint32_t c = next[v];
+		if (c && (c >= n || ++visits >= n || d + 1 >= n)) {
+			p->clamped = 1; /* not a tree */
+			break;
+		}
 		if (c) {
 			next[v] = nd[c].next_sibling;
 			/* visit c: on the path first, so path[depth[a] + 1] is valid
@@ -114,8 +150,10 @@ void profile_add_thread(struct profile *p, const struct recording *r, const stru
 			depth[c] = d + 1;
 			path[++d] = c;
 			uint32_t a = open[fn[c]];
-			if (a != UINT32_MAX)
-				deeper[path[depth[a] + 1]] += (int64_t)nd[c].ticks;
+			if (a != UINT32_MAX) {
+				int64_t *dp = &deeper[path[depth[a] + 1]];
+				*dp = sadd(p, *dp, ticks_of(p, &nd[c], lim), lim);
+			}
 			saved[c] = a;
 			open[fn[c]] = c;
 			next[c] = nd[c].first_child;
@@ -128,24 +166,27 @@ void profile_add_thread(struct profile *p, const struct recording *r, const stru
 		d--;
 	}
 
-	for (uint32_t v = 1; v < n; v++) {
-		int64_t tv = (int64_t)nd[v].ticks, kids = 0, blocked = 0;
-		for (uint32_t c = nd[v].first_child; c; c = nd[c].next_sibling) {
-			kids += (int64_t)nd[c].ticks;
-			blocked += deeper[c];
+	for (uint32_t v = 1; v < n && nd[v].parent < n; v++) {
+		int64_t tv = ticks_of(p, &nd[v], lim), kids = 0, blocked = 0;
+		uint32_t k = 0;
+		for (uint32_t c = nd[v].first_child; c && c < n && k < n; c = nd[c].next_sibling, k++) {
+			int64_t tc = ticks_of(p, &nd[c], lim);
+			kids = sadd(p, kids, tc, lim);
+			blocked = sadd(p, blocked, deeper[c], lim);
 			struct pair_metrics *pm = profile_pair(p, fn[v], fn[c]);
-			pm->attr_out += (int64_t)nd[c].ticks - deeper[c];
+			pm->attr_out = sadd(p, pm->attr_out, tc - deeper[c], lim);
 		}
-		int64_t own = tv - blocked;
+		int64_t own = tv - blocked;     /* both in [0, lim]: no overflow */
 		struct fn_metrics *m = &p->fn[fn[v]];
-		m->calls += nd[v].calls;
-		m->excl += tv - kids;
-		m->incl += own;
-		p->total += tv - kids;
+		m->calls = rd_sat_add(m->calls, nd[v].calls);
+		m->excl = sadd(p, m->excl, tv - kids, lim);
+		m->incl = sadd(p, m->incl, own, lim);
+		p->total = sadd(p, p->total, tv - kids, lim);
 		struct pair_metrics *pm = profile_pair(p, fn[nd[v].parent], fn[v]);
-		pm->calls += nd[v].calls;
-		pm->attr_in += own;
+		pm->calls = rd_sat_add(pm->calls, nd[v].calls);
+		pm->attr_in = sadd(p, pm->attr_in, own, lim);
 	}
+out:
 	free(fn);
 	free(deeper);
 	free(depth);

@@ -38,6 +38,8 @@ struct profile {
 	uint32_t *pair_hash;     /* open addressing: index+1 into pairs */
 	uint32_t hashcap;
 	int64_t total;           /* ticks of all recorded time (sum of exclusive) */
+	int clamped;             /* a sum reached rd_max_ticks() and stopped there (damaged
+	                          * recording): the invariants above are then bounds */
 };
 
 /* Accumulate the threads selected (tid 0: all) into p (zero-initialised by profile_init). */

@@ -3,6 +3,7 @@
  * node (hash table), each end adds the slice's duration to its node. */
 #include "analysis/trace_cct.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@ struct tcct {
 	uint32_t cur;
 	uint32_t *hash;      /* index+1 of the node for (parent, func) */
 	uint32_t hcap;
+	uint32_t skipped;    /* open slices that got no node (out of memory): their ends are skipped too */
 };
 
 struct build {
@@ -25,23 +27,29 @@ static uint32_t h2(uint32_t parent, uint32_t func)
 	return (uint32_t)(h >> 32);
 }
 
-static void rehash(struct tcct *c)
+static int rehash(struct tcct *c)
 {
+	uint32_t hcap = c->hcap ? c->hcap * 2 : 1024;
+	uint32_t *hash = hcap ? calloc(hcap, sizeof *hash) : NULL;
+	if (!hash)
+		return -1;
 	free(c->hash);
-	c->hcap = c->hcap ? c->hcap * 2 : 1024;
-	c->hash = calloc(c->hcap, sizeof *c->hash);
+	c->hash = hash;
+	c->hcap = hcap;
 	for (uint32_t i = 1; i < c->n; i++) {
 		uint32_t h = h2(c->nodes[i].parent, c->nodes[i].func) & (c->hcap - 1);
 		while (c->hash[h])
 			h = (h + 1) & (c->hcap - 1);
 		c->hash[h] = i + 1;
 	}
+	return 0;
 }
 
+/* The child (parent, func), created if need be; UINT32_MAX when out of memory. */
 static uint32_t child(struct tcct *c, uint32_t parent, uint32_t func)
 {
-	if ((c->n + 1) * 2 > c->hcap)
-		rehash(c);
+	if ((uint64_t)(c->n + 1) * 2 > c->hcap && rehash(c))
+		return UINT32_MAX;
 	uint32_t h = h2(parent, func) & (c->hcap - 1);
 	for (; c->hash[h]; h = (h + 1) & (c->hcap - 1)) {
 		uint32_t i = c->hash[h] - 1;
@@ -49,8 +57,11 @@ static uint32_t child(struct tcct *c, uint32_t parent, uint32_t func)
 			return i;
 	}
 	if (c->n == c->cap) {
+		struct sonde_node *nodes = c->cap < UINT32_MAX / 2 ? realloc(c->nodes, sizeof *c->nodes * c->cap * 2) : NULL;
+		if (!nodes)
+			return UINT32_MAX;
+		c->nodes = nodes;
 		c->cap *= 2;
-		c->nodes = realloc(c->nodes, sizeof *c->nodes * c->cap);
 	}
 	uint32_t i = c->n++;
 	struct sonde_node *nd = &c->nodes[i];
@@ -69,7 +80,12 @@ static void on_begin(void *arg, const struct tr_slice *s)
 	struct tcct *c = &b->t[s->thread];
 	if (!c->nodes)
 		return;
-	c->cur = child(c, c->cur, s->func);
+	uint32_t k = c->skipped ? UINT32_MAX : child(c, c->cur, s->func);
+	if (k == UINT32_MAX) {
+		c->skipped++;
+		return;
+	}
+	c->cur = k;
 	c->nodes[c->cur].calls++;
 }
 
@@ -77,8 +93,18 @@ static void on_end(void *arg, const struct tr_slice *s)
 {
 	struct build *b = arg;
 	struct tcct *c = &b->t[s->thread];
-	if (!c->nodes || !c->cur)
+	if (!c->nodes)
 		return;
+	if (c->skipped) {
+		c->skipped--;
+		return;
+	}
+	if (!c->cur)
+		return;
+	/* The decoder keeps a thread's times within rd_max_ticks() of each
+	 * other and its slices nested, so neither a node's sum nor its
+	 * children's can pass that bound (which check_cct sets for the trees
+	 * of a profile). */
 	c->nodes[c->cur].ticks += s->end - s->start;
 	c->cur = c->nodes[c->cur].parent;
 }
@@ -86,6 +112,10 @@ static void on_end(void *arg, const struct tr_slice *s)
 int trace_cct_build(struct recording *r, const struct tr_filter *flt, struct tr_stats *st, char *err, size_t errlen)
 {
 	struct build b = { r, calloc(r->nthreads ? r->nthreads : 1, sizeof(struct tcct)) };
+	if (!b.t) {
+		snprintf(err, errlen, "%s: out of memory", r->dir);
+		return -1;
+	}
 	for (int i = 0; i < r->nthreads; i++) {
 		if (r->threads[i].nodes)
 			continue; /* has its own profile */

@@ -3,6 +3,8 @@
 #include "data/reader.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -10,11 +12,44 @@
 
 #define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -1)
 
-int rd_each_record(const char *path, uint32_t kind, rd_rec_fn fn, void *arg, char *err, size_t errlen)
+/* Open a data file for reading: only a regular file (a FIFO or a device
+ * named like a data file would block the reader or never end).  Sets *size.
+ * NULL with err set otherwise. */
+static FILE *open_data(const char *path, uint64_t *size, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		(void)ERR("%s: cannot open (%s)", path, strerror(errno));
+		return NULL;
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		(void)ERR("%s: not a regular file", path);
+		return NULL;
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl != -1)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	FILE *f = fdopen(fd, "rb");
+	if (!f) {
+		close(fd);
+		(void)ERR("%s: cannot open (%s)", path, strerror(errno));
+		return NULL;
+	}
+	*size = (uint64_t)st.st_size;
+	return f;
+}
+
+/* The records of one file, each passed to fn with the offset of its header. */
+typedef int (*rec_at_fn)(void *arg, uint32_t type, const uint8_t *p, uint64_t len, uint64_t off);
+
+static int each_record(const char *path, uint32_t kind, rec_at_fn fn, void *arg, char *err, size_t errlen)
+{
+	uint64_t size;
+	FILE *f = open_data(path, &size, err, errlen);
 	if (!f)
-		return ERR("%s: cannot open (%s)", path, strerror(errno));
+		return -1;
 	struct sonde_file_hdr h;
 	if (fread(&h, sizeof h, 1, f) != 1) {
 		fclose(f);
@@ -32,9 +67,6 @@ int rd_each_record(const char *path, uint32_t kind, rd_rec_fn fn, void *arg, cha
 		fclose(f);
 		return ERR("%s: wrong file kind %u", path, h.kind);
 	}
-	fseeko(f, 0, SEEK_END);
-	uint64_t size = (uint64_t)ftello(f);
-	fseeko(f, sizeof h, SEEK_SET);
 	uint64_t off = sizeof h;
 	uint8_t *buf = NULL;
 	uint64_t cap = 0;
@@ -72,9 +104,12 @@ int rd_each_record(const char *path, uint32_t kind, rd_rec_fn fn, void *arg, cha
 			off += sizeof rh;
 			break;
 		}
-		rc = fn(arg, rh.type, buf, rh.len);
+		static const uint8_t empty[1];
+		rc = fn(arg, rh.type, rh.len ? buf : empty, rh.len, off); /* never NULL, even for an empty payload */
 		if (rc) {
-			if (rc > 0)
+			if (rc == RD_REC_NOMEM)
+				rc = ERR("%s: out of memory reading the record at byte %llu", path, (unsigned long long)off);
+			else if (rc > 0)
 				rc = ERR("%s: damaged record at byte %llu (invalid contents of a type %u record)", path,
 				         (unsigned long long)off, rh.type);
 			break;
@@ -88,92 +123,177 @@ int rd_each_record(const char *path, uint32_t kind, rd_rec_fn fn, void *arg, cha
 	return rc;
 }
 
+struct plain_fn {
+	rd_rec_fn fn;
+	void *arg;
+};
+
+static int call_plain(void *arg, uint32_t type, const uint8_t *p, uint64_t len, uint64_t off)
+{
+	(void)off;
+	struct plain_fn *f = arg;
+	return f->fn(f->arg, type, p, len);
+}
+
+int rd_each_record(const char *path, uint32_t kind, rd_rec_fn fn, void *arg, char *err, size_t errlen)
+{
+	struct plain_fn f = { fn, arg };
+	return each_record(path, kind, call_plain, &f, err, errlen);
+}
+
+/* Grow *pp (n elements of size sz in use, *cap allocated) to hold one more:
+ * 0, or -1 when out of memory (*pp unchanged). */
+static int grow(void *pp, int n, int *cap, size_t sz)
+{
+	if (n < *cap)
+		return 0;
+	if (*cap > INT32_MAX / 2)
+		return -1;
+	int c = *cap ? *cap * 2 : 16;
+	void *q = realloc(*(void **)pp, (size_t)c * sz);
+	if (!q)
+		return -1;
+	*(void **)pp = q;
+	*cap = c;
+	return 0;
+}
+
 static int parse_meta(struct recording *r, const uint8_t *p, uint64_t len)
 {
 	char *s = malloc(len + 1);
 	if (!s)
-		return 1;
+		return -1;
 	memcpy(s, p, len);
 	s[len] = 0;
-	for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
+	int cap = r->nmeta, rc = 0;
+	for (char *save = NULL, *line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *eq = strchr(line, '=');
 		if (!eq)
 			continue;
 		*eq = 0;
-		r->meta_keys = realloc(r->meta_keys, sizeof(char *) * (r->nmeta + 1));
-		r->meta_vals = realloc(r->meta_vals, sizeof(char *) * (r->nmeta + 1));
-		r->meta_keys[r->nmeta] = strdup(line);
-		r->meta_vals[r->nmeta] = strdup(eq + 1);
+		int kc = cap, vc = cap;
+		char *k = strdup(line), *v = strdup(eq + 1);
+		if (!k || !v || grow(&r->meta_keys, r->nmeta, &kc, sizeof(char *)) ||
+		    grow(&r->meta_vals, r->nmeta, &vc, sizeof(char *))) {
+			free(k);
+			free(v);
+			rc = -1;
+			break;
+		}
+		cap = kc < vc ? kc : vc;
+		r->meta_keys[r->nmeta] = k;
+		r->meta_vals[r->nmeta] = v;
 		r->nmeta++;
 	}
 	free(s);
+	return rc;
+}
+
+/* State of rd_open while it reads profile.sonde. */
+struct open_ctx {
+	struct recording *r;
+	int capprocs, capthreads;
+	uint8_t proc_seen[SONDE_MAX_PROCS / 8], thread_seen[SONDE_MAX_THREADS / 8];
+};
+
+/* Mark slot i (< n) in a bitmap: 0, or 1 if it was marked already. */
+static int seen_once(uint8_t *bits, uint32_t i)
+{
+	if (bits[i / 8] & (1u << (i % 8)))
+		return 1;
+	bits[i / 8] |= (uint8_t)(1u << (i % 8));
 	return 0;
 }
 
-static int on_record(void *arg, uint32_t type, const uint8_t *p, uint64_t len)
+static int on_record(void *arg, uint32_t type, const uint8_t *p, uint64_t len, uint64_t off)
 {
-	struct recording *r = arg;
+	struct open_ctx *c = arg;
+	struct recording *r = c->r;
 	switch (type) {
 	case REC_META:
-		return parse_meta(r, p, len);
-	case REC_PROCESS:
-		if (len != sizeof(struct rec_process))
-			return 1;
-		r->procs = realloc(r->procs, sizeof *r->procs * (r->nprocs + 1));
-		memcpy(&r->procs[r->nprocs++], p, len);
+		return parse_meta(r, p, len) ? RD_REC_NOMEM : 0;
+	case REC_PROCESS: {
+		struct rec_process pr;
+		if (len != sizeof pr)
+			return RD_REC_DAMAGED;
+		memcpy(&pr, p, len);
+		/* one record per process slot */
+		if (pr.index >= SONDE_MAX_PROCS || seen_once(c->proc_seen, pr.index))
+			return RD_REC_DAMAGED;
+		pr.exe[SONDE_PATH_MAX - 1] = 0;
+		if (pr.cmdline_len > SONDE_PATH_MAX)
+			pr.cmdline_len = SONDE_PATH_MAX;
+		if (grow(&r->procs, r->nprocs, &c->capprocs, sizeof *r->procs))
+			return RD_REC_NOMEM;
+		r->procs[r->nprocs++] = pr;
 		return 0;
+	}
 	case REC_THREAD: {
 		if (len != sizeof(struct rec_thread))
-			return 1;
-		r->threads = realloc(r->threads, sizeof *r->threads * (r->nthreads + 1));
-		struct rd_thread *t = &r->threads[r->nthreads++];
-		memset(t, 0, sizeof *t);
-		memcpy(&t->r, p, len);
-		t->r.comm[SONDE_COMM_MAX - 1] = 0;
+			return RD_REC_DAMAGED;
+		struct rd_thread t;
+		memset(&t, 0, sizeof t);
+		memcpy(&t.r, p, len);
+		t.r.comm[SONDE_COMM_MAX - 1] = 0;
+		/* thread slots are unique over the recording */
+		if (t.r.index >= SONDE_MAX_THREADS || seen_once(c->thread_seen, t.r.index))
+			return RD_REC_DAMAGED;
+		if (grow(&r->threads, r->nthreads, &c->capthreads, sizeof *r->threads))
+			return RD_REC_NOMEM;
+		r->threads[r->nthreads++] = t;
 		return 0;
 	}
 	case REC_MODULE: {
-		if (len < sizeof(struct rec_module))
-			return 1;
-		struct rd_module *m = calloc(1, sizeof *m);
-		memcpy(&m->r, p, sizeof m->r);
-		m->r.path[SONDE_PATH_MAX - 1] = 0;
-		if ((len - sizeof m->r) != (uint64_t)m->r.nfuncs * 8 || m->r.index >= SONDE_MAX_MODULES ||
-		    m->r.nfuncs >= SONDE_MAX_FUNCS_PER_MODULE) {
-			free(m);
-			return 1;
-		}
-		m->funcs = malloc((uint64_t)m->r.nfuncs * 8 + 8);
-		memcpy(m->funcs, p + sizeof m->r, (uint64_t)m->r.nfuncs * 8);
-		if (m->r.index >= r->nmodule_slots) {
-			uint32_t n = m->r.index + 1;
-			r->modules = realloc(r->modules, sizeof *r->modules * n);
-			memset(r->modules + r->nmodule_slots, 0, sizeof *r->modules * (n - r->nmodule_slots));
+		struct rec_module mr;
+		if (len < sizeof mr)
+			return RD_REC_DAMAGED;
+		memcpy(&mr, p, sizeof mr);
+		mr.path[SONDE_PATH_MAX - 1] = 0;
+		if ((len - sizeof mr) != (uint64_t)mr.nfuncs * 8 || mr.index >= SONDE_MAX_MODULES ||
+		    mr.nfuncs >= SONDE_MAX_FUNCS_PER_MODULE || mr.build_id_len > sizeof mr.build_id)
+			return RD_REC_DAMAGED;
+		if (mr.index < r->nmodule_slots && r->modules[mr.index])
+			return RD_REC_DAMAGED; /* one record per module slot */
+		if (mr.index >= r->nmodule_slots) {
+			uint32_t n = mr.index + 1;
+			struct rd_module **nm = realloc(r->modules, sizeof *r->modules * n);
+			if (!nm)
+				return RD_REC_NOMEM;
+			memset(nm + r->nmodule_slots, 0, sizeof *nm * (n - r->nmodule_slots));
+			r->modules = nm;
 			r->nmodule_slots = n;
 		}
-		if (r->modules[m->r.index]) {
-			free(m->funcs);
+		struct rd_module *m = calloc(1, sizeof *m);
+		uint64_t *funcs = malloc((uint64_t)mr.nfuncs * 8 + 8);
+		if (!m || !funcs) {
 			free(m);
-			return 1;
+			free(funcs);
+			return RD_REC_NOMEM;
 		}
-		r->modules[m->r.index] = m;
+		m->r = mr;
+		m->funcs = funcs;
+		memcpy(m->funcs, p + sizeof mr, (uint64_t)mr.nfuncs * 8);
+		r->modules[mr.index] = m;
 		r->nmodules++;
 		return 0;
 	}
 	case REC_CCT: {
 		uint32_t hdr[2];
 		if (len < sizeof hdr)
-			return 1;
+			return RD_REC_DAMAGED;
 		memcpy(hdr, p, sizeof hdr);
 		if (len - sizeof hdr != (uint64_t)hdr[1] * sizeof(struct sonde_node) || hdr[1] == 0)
-			return 1;
+			return RD_REC_DAMAGED;
 		struct rd_thread *t = NULL;
 		for (int i = 0; i < r->nthreads; i++)
 			if (r->threads[i].r.index == hdr[0])
 				t = &r->threads[i];
 		if (!t || t->nodes)
-			return 1;
+			return RD_REC_DAMAGED;
 		t->nodes = malloc(len - sizeof hdr);
+		if (!t->nodes)
+			return RD_REC_NOMEM;
+		t->cct_off = off;
 		memcpy(t->nodes, p + sizeof hdr, len - sizeof hdr);
 		t->nnodes = hdr[1];
 		return 0;
@@ -183,23 +303,79 @@ static int on_record(void *arg, uint32_t type, const uint8_t *p, uint64_t len)
 	}
 }
 
-/* The tree structure must be sound before any analysis walks it. */
-static int check_cct(const struct recording *r, const struct rd_thread *t)
+uint64_t rd_max_ticks(const struct recording *r)
 {
-	for (uint32_t i = 0; i < t->nnodes; i++) {
-		const struct sonde_node *n = &t->nodes[i];
-		if (n->first_child >= t->nnodes || n->next_sibling >= t->nnodes)
-			return -1;
-		if (n->first_child && n->first_child <= i)
-			return -1; /* children are created after their parent */
-		if (i == 0)
+	double tpn = r->ticks_per_ns > 0 && r->ticks_per_ns < 1 ? r->ticks_per_ns : 1.0;
+	return (uint64_t)ldexp(tpn, 62);
+}
+
+/* The tree structure must be sound before any analysis walks it: links in
+ * range and to the right parent (a node's parent comes before it), every
+ * node but the root reached exactly once from the children lists (so no
+ * cycle, no node shared by two lists, none unreachable), depth at most
+ * RD_MAX_DEPTH, functions known, and each node's time and the sum of its
+ * children's at most rd_max_ticks() (the sums made from them cannot
+ * overflow).  A tree that sonde wrote always passes (record/audit.c makes
+ * sure of it before writing).  0, or -1 with what is wrong in why. */
+static int check_cct(const struct recording *r, const struct rd_thread *t, char *why, size_t n_why)
+{
+	const uint32_t n = t->nnodes;
+	const struct sonde_node *nd = t->nodes;
+	const uint64_t maxt = rd_max_ticks(r);
+#define BAD(...) do { snprintf(why, n_why, __VA_ARGS__); rc = -1; goto out; } while (0)
+	int rc = 0;
+	uint32_t *depth = NULL;
+	uint8_t *seen = NULL;
+	for (uint32_t i = 0; i < n; i++) {
+		if (nd[i].first_child >= n || nd[i].next_sibling >= n)
+			BAD("node %u: link out of range", i);
+		if (nd[i].ticks > maxt)
+			BAD("node %u: impossible time", i);
+		if (nd[i].first_child && nd[nd[i].first_child].parent != i)
+			BAD("node %u: first child of another parent", i);
+		if (i == 0) {
+			if (nd[0].next_sibling)
+				BAD("the root has a sibling");
 			continue;
-		if (n->parent >= i || !rd_func_valid(r, n->func))
-			return -1;
-		if (n->next_sibling && t->nodes[n->next_sibling].parent != n->parent)
-			return -1;
+		}
+		if (nd[i].parent >= i)
+			BAD("node %u: parent after it", i);
+		if (!rd_func_valid(r, nd[i].func))
+			BAD("node %u: unknown function id 0x%x", i, nd[i].func);
+		if (nd[i].next_sibling && nd[nd[i].next_sibling].parent != nd[i].parent)
+			BAD("node %u: sibling of another parent", i);
 	}
-	return 0;
+	/* Parents come first, so depth[] is known for the parent of each node. */
+	depth = malloc(sizeof *depth * n);
+	seen = calloc(n, 1);
+	if (!depth || !seen)
+		BAD("out of memory");
+	depth[0] = 0;
+	for (uint32_t i = 1; i < n; i++) {
+		depth[i] = depth[nd[i].parent] + 1;
+		if (depth[i] > RD_MAX_DEPTH)
+			BAD("node %u: deeper than %u calls", i, RD_MAX_DEPTH);
+	}
+	uint32_t reached = 0;
+	for (uint32_t v = 0; v < n; v++) {
+		uint64_t kids = 0;
+		for (uint32_t c = nd[v].first_child; c; c = nd[c].next_sibling) {
+			if (seen[c])
+				BAD("node %u: reached twice (a cycle, or in two lists)", c);
+			seen[c] = 1;
+			reached++;
+			kids = rd_sat_add(kids, nd[c].ticks);
+		}
+		if (kids > maxt)
+			BAD("node %u: impossible time of its children", v);
+	}
+	if (reached != n - 1)
+		BAD("%u nodes in no list", n - 1 - reached);
+out:
+#undef BAD
+	free(depth);
+	free(seen);
+	return rc;
 }
 
 struct recording *rd_open(const char *dir, char *err, size_t errlen)
@@ -215,10 +391,19 @@ struct recording *rd_open(const char *dir, char *err, size_t errlen)
 		return NULL;
 	}
 	struct recording *r = calloc(1, sizeof *r);
-	r->dir = strdup(dir);
+	struct open_ctx *c = calloc(1, sizeof *c);
+	if (!r || !c || !(r->dir = strdup(dir))) {
+		snprintf(err, errlen, "%s: out of memory", dir);
+		free(c);
+		rd_close(r);
+		return NULL;
+	}
+	c->r = r;
 	char path[4096];
 	snprintf(path, sizeof path, "%s/%s", dir, SONDE_FILE_PROFILE);
-	if (rd_each_record(path, 1, on_record, r, err, errlen) != 0) {
+	int rc = each_record(path, 1, on_record, c, err, errlen);
+	free(c);
+	if (rc != 0) {
 		rd_close(r);
 		return NULL;
 	}
@@ -235,8 +420,10 @@ struct recording *rd_open(const char *dir, char *err, size_t errlen)
 	r->mode = s ? (uint32_t)strtoul(s, NULL, 10) : 0;
 	for (int i = 0; i < r->nthreads; i++) {
 		struct rd_thread *t = &r->threads[i];
-		if (t->nodes && check_cct(r, t) != 0) {
-			snprintf(err, errlen, "%s: damaged calling-context tree of thread %d", path, t->r.tid);
+		char why[128];
+		if (t->nodes && check_cct(r, t, why, sizeof why) != 0) {
+			snprintf(err, errlen, "%s: damaged calling-context tree of thread %d (record at byte %llu: %s)", path,
+			         t->r.tid, (unsigned long long)t->cct_off, why);
 			rd_close(r);
 			return NULL;
 		}
@@ -259,7 +446,7 @@ void rd_close(struct recording *r)
 	for (int i = 0; i < r->nthreads; i++)
 		free(r->threads[i].nodes);
 	free(r->threads);
-	for (uint32_t i = 0; i < r->nmodule_slots; i++)
+	for (uint32_t i = 0; r->modules && i < r->nmodule_slots; i++)
 		if (r->modules[i]) {
 			free(r->modules[i]->funcs);
 			free(r->modules[i]);
@@ -303,10 +490,10 @@ uint64_t rd_lost_total(const struct recording *r, int include_unnumbered)
 	for (int i = 0; i < r->nthreads; i++)
 		for (int k = 0; k < SONDE_LOST_COUNT_; k++)
 			if (include_unnumbered || k != SONDE_LOST_UNNUMBERED)
-				n += r->threads[i].r.lost[k];
+				n = rd_sat_add(n, r->threads[i].r.lost[k]);
 	for (int i = 0; i < r->nmeta; i++)
 		if (!strncmp(r->meta_keys[i], "lost.", 5))
-			n += strtoull(r->meta_vals[i], NULL, 10);
+			n = rd_sat_add(n, strtoull(r->meta_vals[i], NULL, 10));
 	return n;
 }
 
@@ -314,9 +501,11 @@ int rd_events_open(const struct recording *r, struct rd_events *ev, char *err, s
 {
 	memset(ev, 0, sizeof *ev);
 	snprintf(ev->path, sizeof ev->path, "%s/%s", r->dir, SONDE_FILE_EVENTS);
-	ev->f = fopen(ev->path, "rb");
-	if (!ev->f)
+	if (access(ev->path, F_OK) != 0)
 		return ERR("%s: no events in this recording (record with --trace or --locks=events)", ev->path);
+	ev->f = open_data(ev->path, &ev->size, err, errlen);
+	if (!ev->f)
+		return -1;
 	struct sonde_file_hdr h;
 	if (fread(&h, sizeof h, 1, ev->f) != 1 || memcmp(h.magic, SONDE_DATA_MAGIC, 8) || h.kind != 2 ||
 	    h.version != SONDE_DATA_VERSION) {
@@ -342,6 +531,10 @@ int rd_events_next(struct rd_events *ev, char *err, size_t errlen)
 			return 0;
 		if (rh.len > (1ull << 30))
 			return ERR("%s: damaged record at byte %llu (impossible length)", ev->path, (unsigned long long)ev->off);
+		/* never allocate more than the file holds */
+		if (ev->size < ev->off + sizeof rh || rh.len > ev->size - ev->off - sizeof rh)
+			return ERR("%s: truncated at byte %llu (record of %llu bytes runs past the end of the file)", ev->path,
+			           (unsigned long long)ev->off, (unsigned long long)rh.len);
 		if (rh.len > ev->cap) {
 			uint8_t *nb = realloc(ev->data, rh.len);
 			if (!nb)

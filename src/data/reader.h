@@ -15,6 +15,7 @@ struct rd_thread {
 	struct rec_thread r;
 	struct sonde_node *nodes; /* NULL if no profile */
 	uint32_t nnodes;
+	uint64_t cct_off;         /* offset of its REC_CCT in profile.sonde (for messages) */
 };
 
 struct rd_module {
@@ -45,6 +46,24 @@ struct recording *rd_open(const char *dir, char *err, size_t errlen);
 void rd_close(struct recording *r);
 
 const char *rd_meta(const struct recording *r, const char *key); /* NULL if absent */
+
+/* Bounds every reader enforces, so that what a damaged or crafted file says
+ * can neither exhaust the stack nor overflow an integer:
+ *  - RD_MAX_DEPTH: calling-context depth (a CCT path, a trace's nesting).
+ *    The runtime's shadow stack holds SONDE_STACK_MAX frames and deeper calls
+ *    are counted as lost, so no recording goes deeper;
+ *  - rd_max_ticks(r): the largest tick count accepted for one CCT node, for
+ *    the sum of a node's children and for the span of one thread's timeline
+ *    (2^62 ticks at up to 1 tick/ns, fewer on slower clocks).  Its
+ *    nanoseconds, doubled, still fit an int64, so sums clamped there convert
+ *    exactly; 2^62 ticks are more than 48 years at 3 GHz. */
+#define RD_MAX_DEPTH (SONDE_STACK_MAX + 64u)
+uint64_t rd_max_ticks(const struct recording *r);
+/* a + b, or UINT64_MAX when that overflows. */
+static inline uint64_t rd_sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
 double rd_ns(const struct recording *r, int64_t ticks);
 /* Is func = SONDE_FUNC(mod, num) a valid function id of this recording? */
 int rd_func_valid(const struct recording *r, uint32_t func);
@@ -56,6 +75,7 @@ struct rd_events {
 	FILE *f;
 	char path[4096];
 	uint64_t off;
+	uint64_t size;            /* of the file when it was opened */
 	struct sonde_chunk chunk;
 	uint8_t *data;
 	uint64_t cap;
@@ -65,7 +85,10 @@ int rd_events_open(const struct recording *r, struct rd_events *ev, char *err, s
 int rd_events_next(struct rd_events *ev, char *err, size_t errlen);
 void rd_events_close(struct rd_events *ev);
 
-/* Generic record iteration (used by readers of other record types, e.g. locks). */
+/* Generic record iteration (used by readers of other record types, e.g. locks).
+ * fn returns 0 to go on, RD_REC_DAMAGED (the record's contents are invalid:
+ * "damaged record at byte N"), RD_REC_NOMEM, or -1 with err already set. */
+enum { RD_REC_DAMAGED = 1, RD_REC_NOMEM = 2 };
 typedef int (*rd_rec_fn)(void *arg, uint32_t type, const uint8_t *p, uint64_t len);
 int rd_each_record(const char *path, uint32_t kind, rd_rec_fn fn, void *arg, char *err, size_t errlen);
 

@@ -26,9 +26,11 @@ struct tr_thread {
 	int selected;
 	int seen;
 	uint64_t next_seq;
+	uint64_t t0;          /* time of the thread's first chunk: its records lie in [t0, t0 + rd_max_ticks] */
 	uint64_t last;        /* time of the last record decoded */
 	struct tr_frame *stk;
 	uint32_t n, cap;
+	uint32_t deep;        /* open calls beyond RD_MAX_DEPTH: not slices, only matched with their exits */
 };
 
 struct dec {
@@ -38,7 +40,14 @@ struct dec {
 	tr_probe_fn probe;
 	void *arg;
 	struct tr_stats *st;
+	uint64_t maxt;        /* rd_max_ticks(r) */
 };
+
+/* Ticks as a u64: 0 below zero (or NaN), UINT64_MAX beyond its range. */
+static uint64_t to_ticks(double t)
+{
+	return t >= 0x1p64 ? UINT64_MAX : t > 0 ? (uint64_t)t : 0;
+}
 
 void tr_filter_init(struct tr_filter *f, const struct recording *r, int tid, int has_range, double from_s,
                     double to_s)
@@ -48,12 +57,12 @@ void tr_filter_init(struct tr_filter *f, const struct recording *r, int tid, int
 	double tpn = r->ticks_per_ns > 0 ? r->ticks_per_ns : 1.0;
 	if (has_range) {
 		f->has_range = 1;
-		f->from = r->start_ticks + (uint64_t)(from_s * 1e9 * tpn);
-		f->to = r->start_ticks + (uint64_t)(to_s * 1e9 * tpn);
+		f->from = rd_sat_add(r->start_ticks, to_ticks(from_s * 1e9 * tpn));
+		f->to = rd_sat_add(r->start_ticks, to_ticks(to_s * 1e9 * tpn));
 	}
 	const char *m = rd_meta(r, "trace_min_time_ns");
 	if (m)
-		f->min_ticks = (uint64_t)((double)strtoull(m, NULL, 10) * tpn);
+		f->min_ticks = to_ticks((double)strtoull(m, NULL, 10) * tpn);
 }
 
 static void emit_begin(struct dec *d, uint32_t th, struct tr_thread *ts, uint32_t i)
@@ -78,9 +87,24 @@ static void flush(struct dec *d, uint32_t th, struct tr_thread *ts)
 
 static void enter(struct dec *d, uint32_t th, struct tr_thread *ts, uint32_t func, uint64_t t)
 {
+	if (ts->deep || ts->n >= RD_MAX_DEPTH) {
+		/* Deeper than any recording goes (the runtime's shadow stack is
+		 * shallower): damaged.  Counted, and kept only as a level to pop, so
+		 * that the exits still pair with the right calls. */
+		ts->deep++;
+		d->st->bad++;
+		return;
+	}
 	if (ts->n == ts->cap) {
-		ts->cap = ts->cap ? ts->cap * 2 : 64;
-		ts->stk = realloc(ts->stk, sizeof *ts->stk * ts->cap);
+		uint32_t cap = ts->cap ? ts->cap * 2 : 64;
+		struct tr_frame *stk = realloc(ts->stk, sizeof *ts->stk * cap);
+		if (!stk) {
+			ts->deep++;
+			d->st->bad++;
+			return;
+		}
+		ts->stk = stk;
+		ts->cap = cap;
 	}
 	ts->stk[ts->n++] = (struct tr_frame){ func, 0, t };
 	const struct tr_filter *f = d->f;
@@ -140,6 +164,7 @@ static void probe_leave(struct dec *d, uint32_t th, struct tr_thread *ts, uint64
 
 static void close_all(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t t, uint32_t flags)
 {
+	ts->deep = 0;
 	while (ts->n)
 		leave(d, th, ts, t, flags);
 	while (ts->pn)
@@ -227,8 +252,14 @@ static int probe_event(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_
 			return 0;
 		}
 		if (ts->pn == ts->pcap) {
-			ts->pcap = ts->pcap ? ts->pcap * 2 : 16;
-			ts->pstk = realloc(ts->pstk, sizeof *ts->pstk * ts->pcap);
+			uint32_t cap = ts->pcap ? ts->pcap * 2 : 16;
+			struct tr_pframe *pstk = realloc(ts->pstk, sizeof *ts->pstk * cap);
+			if (!pstk) {
+				d->st->bad++;
+				return 0;
+			}
+			ts->pstk = pstk;
+			ts->pcap = cap;
 		}
 		int pass = in_range(d->f, t);
 		ts->pstk[ts->pn++] = (struct tr_pframe){ h.probe, (uint32_t)pass, t };
@@ -271,16 +302,24 @@ static int do_chunk(struct dec *d, uint32_t th, struct tr_thread *ts, const stru
 		d->st->lost += c->lost;
 		close_all(d, th, ts, ts->last, TRS_LOST);
 	}
+	if (!ts->seen)
+		ts->t0 = t;
 	ts->seen = 1;
 	ts->next_seq = c->seq + 1;
 	if (t < ts->last) /* clocks are per CPU; never let a thread go backwards */
 		t = ts->last;
+	if (t - ts->t0 > d->maxt) { /* a time base no recording has: damaged */
+		t = ts->last;
+		goto bad;
+	}
 	while (p < end) {
 		uint64_t v;
 		int n = tr_get_varint(p, end, &v);
 		if (!n)
 			goto bad;
 		p += n;
+		if ((v >> 2) > d->maxt - (t - ts->t0)) /* beyond any recording's length (or wrapping around) */
+			goto bad;
 		t += v >> 2;
 		d->st->records++;
 		switch (v & 3) {
@@ -296,7 +335,9 @@ static int do_chunk(struct dec *d, uint32_t th, struct tr_thread *ts, const stru
 		}
 		case TR_EXIT:
 		case TR_EXIT_ABNORMAL:
-			if (!ts->n)
+			if (ts->deep)
+				ts->deep--;
+			else if (!ts->n)
 				d->st->unmatched++;
 			else
 				leave(d, th, ts, t, (v & 3) == TR_EXIT_ABNORMAL ? TRS_ABNORMAL : 0);
@@ -342,10 +383,17 @@ int tr_decode_probes(const struct recording *r, const struct tr_filter *flt, con
 	struct rd_events ev;
 	if (rd_events_open(r, &ev, err, errlen) != 0)
 		return -1;
-	struct dec d = { r, flt, ops, probe, arg, st };
+	struct dec d = { r, flt, ops, probe, arg, st, rd_max_ticks(r) };
 	int nt = r->nthreads;
 	struct tr_thread *ts = calloc(nt ? nt : 1, sizeof *ts);
 	int32_t *by_slot = malloc(sizeof *by_slot * SONDE_MAX_THREADS);
+	if (!ts || !by_slot) {
+		free(ts);
+		free(by_slot);
+		rd_events_close(&ev);
+		snprintf(err, errlen, "%s: out of memory", ev.path);
+		return -1;
+	}
 	for (uint32_t i = 0; i < SONDE_MAX_THREADS; i++)
 		by_slot[i] = -1;
 	for (int i = 0; i < nt; i++) {
@@ -377,6 +425,8 @@ int tr_decode_probes(const struct recording *r, const struct tr_filter *flt, con
 			end = p->end_tsc;
 		if (end < ts[i].last)
 			end = ts[i].last;
+		if (end - ts[i].t0 > d.maxt) /* an end no recording has: the last time in bounds */
+			end = ts[i].t0 + d.maxt;
 		close_all(&d, (uint32_t)i, &ts[i], end, rc < 0 ? TRS_LOST : TRS_AT_END);
 	}
 	for (int i = 0; i < nt; i++) {

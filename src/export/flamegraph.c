@@ -31,12 +31,18 @@ static uint32_t hh(uint32_t parent, uint32_t fn)
 	return (uint32_t)((((uint64_t)parent << 32) | fn) * 0x9e3779b97f4a7c15ull >> 32);
 }
 
+/* The child (parent, fn) of the merged tree, created if need be;
+ * UINT32_MAX when out of memory. */
 static uint32_t ft_child(struct ftree *t, uint32_t parent, uint32_t fn)
 {
-	if ((t->count + 1) * 2 > t->hcap) {
+	if ((uint64_t)(t->count + 1) * 2 > t->hcap) {
+		uint32_t hcap = t->hcap ? t->hcap * 2 : 1024;
+		uint32_t *hash = hcap ? calloc(hcap, sizeof *hash) : NULL;
+		if (!hash)
+			return UINT32_MAX;
 		free(t->hash);
-		t->hcap = t->hcap ? t->hcap * 2 : 1024;
-		t->hash = calloc(t->hcap, sizeof *t->hash);
+		t->hash = hash;
+		t->hcap = hcap;
 		for (uint32_t i = 1; i < t->count; i++) {
 			uint32_t h = hh(t->n[i].parent, t->n[i].fn) & (t->hcap - 1);
 			while (t->hash[h])
@@ -51,8 +57,11 @@ static uint32_t ft_child(struct ftree *t, uint32_t parent, uint32_t fn)
 			return t->hash[h] - 1;
 	}
 	if (t->count == t->cap) {
+		struct fnode *n = t->cap < UINT32_MAX / 2 ? realloc(t->n, sizeof *t->n * t->cap * 2) : NULL;
+		if (!n)
+			return UINT32_MAX;
+		t->n = n;
 		t->cap *= 2;
-		t->n = realloc(t->n, sizeof *t->n * t->cap);
 	}
 	uint32_t i = t->count++;
 	t->n[i] = (struct fnode){ fn, parent, 0, t->n[parent].first_child, 0, 0 };
@@ -109,6 +118,8 @@ static void frame(struct fgctx *c, uint32_t v, double x, int depth)
 	double w = (double)n->ticks / (double)c->total * (FG_WIDTH - 2 * FG_PAD);
 	if (w < 0.1)
 		return;
+	if (w > FG_WIDTH - 2 * FG_PAD) /* wider than its root: only a damaged tree has such a node */
+		w = FG_WIDTH - 2 * FG_PAD;
 	const char *name = v ? c->ft->fns[n->fn].name : "all";
 	double y = c->height - FG_BOTTOM - (depth + 1) * FG_ROW;
 	double pct = 100.0 * (double)n->ticks / (double)c->total;
@@ -154,6 +165,8 @@ static void frame(struct fgctx *c, uint32_t v, double x, int depth)
 	if (!nk)
 		return;
 	uint32_t *kids = malloc(sizeof *kids * nk);
+	if (!kids)
+		return;
 	nk = 0;
 	for (uint32_t k = n->first_child; k; k = c->t->n[k].next_sibling)
 		kids[nk++] = k;
@@ -197,11 +210,16 @@ int flame_svg_write(FILE *out, const struct recording *r, const struct fn_table 
 {
 	struct ftree t = { calloc(256, sizeof(struct fnode)), 1, 256, NULL, 0 };
 	uint32_t *map = NULL;
+	if (!t.n)
+		return -1;
 	for (int i = 0; i < r->nthreads; i++) {
 		const struct rd_thread *th = &r->threads[i];
 		if (!th->nodes || (tid && th->r.tid != tid))
 			continue;
-		map = realloc(map, sizeof *map * (th->nnodes + 1));
+		uint32_t *nm = realloc(map, sizeof *map * ((size_t)th->nnodes + 1));
+		if (!nm)
+			continue;
+		map = nm;
 		map[0] = 0;
 		for (uint32_t v = 1; v < th->nnodes; v++) {
 			const struct sonde_node *nd = &th->nodes[v];
@@ -215,10 +233,13 @@ int flame_svg_write(FILE *out, const struct recording *r, const struct fn_table 
 			}
 			uint32_t m = ft_child(&t, map[nd->parent], fn_of(ft, r, nd->func));
 			map[v] = m;
-			t.n[m].ticks += nd->ticks;
-			t.n[m].calls += nd->calls;
+			if (m == UINT32_MAX)
+				continue;
+			/* sums of many threads: saturating (the reader bounds each tree's) */
+			t.n[m].ticks = rd_sat_add(t.n[m].ticks, nd->ticks);
+			t.n[m].calls = rd_sat_add(t.n[m].calls, nd->calls);
 			if (nd->parent == 0) {
-				t.n[0].ticks += nd->ticks;
+				t.n[0].ticks = rd_sat_add(t.n[0].ticks, nd->ticks);
 			}
 		}
 	}

@@ -54,24 +54,43 @@ struct lks {
 	struct lks_stats st;
 };
 
+/* Open holds per thread and releases waiting for their taker's events: a
+ * sound recording has a handful; the bounds keep a damaged one linear (each
+ * event looks through them). */
+#define LKS_MAX_OPEN    4096u
+#define LKS_MAX_PENDING 4096u
+
+/* p with room for need elements (*cap updated), or NULL (p and *cap
+ * unchanged) when out of memory. */
 static void *grow(void *p, uint32_t *cap, uint32_t need, size_t size)
 {
 	if (need <= *cap)
 		return p;
 	uint32_t c = *cap ? *cap : 8;
-	while (c < need)
+	while (c < need && c < UINT32_MAX / 2)
 		c *= 2;
-	*cap = c;
-	return realloc(p, (size_t)c * size);
+	void *q = c >= need ? realloc(p, (size_t)c * size) : NULL;
+	if (q)
+		*cap = c;
+	return q;
 }
 
+/* The index of a new name, UINT32_MAX when out of memory. */
 static uint32_t add_name(struct lks *l, const char *name, const char *kind, int holdable)
 {
-	l->names = grow(l->names, &l->capnames, l->nnames + 1, sizeof *l->names);
+	struct lks_name *names = grow(l->names, &l->capnames, l->nnames + 1, sizeof *l->names);
+	if (!names)
+		return UINT32_MAX;
+	l->names = names;
 	struct lks_name *n = &l->names[l->nnames];
 	n->hold = strdup(name);
 	size_t len = strlen(name) + 6;
 	n->wait = malloc(len);
+	if (!n->hold || !n->wait) {
+		free(n->hold);
+		free(n->wait);
+		return UINT32_MAX;
+	}
 	snprintf(n->wait, len, "wait %s", name);
 	n->kind = kind;
 	n->holdable = holdable;
@@ -96,28 +115,45 @@ struct lks *lks_open(const struct recording *r, const struct tr_filter *f, const
 	if (lka_load(&copy, &a, err, sizeof err) != 0)
 		return NULL;
 	struct lks *l = calloc(1, sizeof *l);
+	if (l) {
+		l->by_id = calloc(LK_MAX_LOCKS, sizeof *l->by_id);
+		l->th = calloc(r->nthreads ? (size_t)r->nthreads : 1, sizeof *l->th);
+	}
+	if (!l || !l->by_id || !l->th) {
+		if (l) {
+			free(l->by_id);
+			free(l->th);
+			free(l);
+		}
+		lka_free(&a);
+		return NULL;
+	}
 	l->r = r;
 	l->f = f;
 	l->ops = ops;
 	l->arg = arg;
-	l->by_id = calloc(LK_MAX_LOCKS, sizeof *l->by_id);
-	l->th = calloc(r->nthreads ? (size_t)r->nthreads : 1, sizeof *l->th);
 	for (int i = 0; i < a.nlocks; i++) {
 		const struct lka_lock *L = &a.locks[i];
 		if (L->rec.id >= LK_MAX_LOCKS || l->by_id[L->rec.id])
 			continue;
-		l->by_id[L->rec.id] = add_name(l, L->name, L->kind, kind_holdable(L->rec.kind)) + 1;
+		uint32_t k = add_name(l, L->name, L->kind, kind_holdable(L->rec.kind));
+		if (k != UINT32_MAX)
+			l->by_id[L->rec.id] = k + 1;
 	}
 	lka_free(&a);
 	return l;
 }
 
+/* The name index of lock id (< LK_MAX_LOCKS), UINT32_MAX when out of memory. */
 static uint32_t name_of(struct lks *l, uint32_t id)
 {
 	if (!l->by_id[id]) { /* a lock the records do not describe (damaged or truncated recording) */
 		char buf[32];
 		snprintf(buf, sizeof buf, "lock #%u", id);
-		l->by_id[id] = add_name(l, buf, "unknown", 1) + 1;
+		uint32_t k = add_name(l, buf, "unknown", 1);
+		if (k == UINT32_MAX)
+			return k;
+		l->by_id[id] = k + 1;
 	}
 	return l->by_id[id] - 1;
 }
@@ -170,8 +206,11 @@ static uint32_t place(struct lks *l, uint32_t thread, uint64_t s, uint64_t e)
 				ln->iv[k++] = ln->iv[i];
 		ln->n = k;
 	}
-	ln->iv = grow(ln->iv, &ln->cap, ln->n + 1, sizeof *ln->iv);
-	ln->iv[ln->n++] = (struct lks_iv){ s, e };
+	struct lks_iv *iv = grow(ln->iv, &ln->cap, ln->n + 1, sizeof *ln->iv);
+	if (iv) {
+		ln->iv = iv;
+		ln->iv[ln->n++] = (struct lks_iv){ s, e };
+	}
 	if (!ln->used) {
 		ln->used = 1;
 		if (l->ops->lane)
@@ -232,7 +271,12 @@ static void acquired(struct lks *l, uint32_t thread, uint32_t name, uint32_t fla
 				emit(l, thread, LKS_HOLD, name, flags | LKS_CROSS, time, end);
 				return;
 			}
-	t->open = grow(t->open, &t->capopen, t->nopen + 1, sizeof *t->open);
+	struct lks_open *open = t->nopen < LKS_MAX_OPEN ? grow(t->open, &t->capopen, t->nopen + 1, sizeof *t->open) : NULL;
+	if (!open) { /* not followed: its release still draws it, from the hold time it carries */
+		l->st.bad++;
+		return;
+	}
+	t->open = open;
 	t->open[t->nopen++] = (struct lks_open){ name, flags, time };
 }
 
@@ -251,8 +295,15 @@ static void released(struct lks *l, uint32_t thread, uint32_t name, uint32_t op,
 				return;
 			}
 		}
-		l->pend = grow(l->pend, &l->cappend, l->npend + 1, sizeof *l->pend);
-		l->pend[l->npend++] = (struct lks_pending){ name, start, time };
+		struct lks_pending *pend =
+		        l->npend < LKS_MAX_PENDING ? grow(l->pend, &l->cappend, l->npend + 1, sizeof *l->pend) : NULL;
+		if (pend) {
+			l->pend = pend;
+			l->pend[l->npend++] = (struct lks_pending){ name, start, time };
+		} else { /* too many waiting: drawn on the releasing thread, from the hold time it carries */
+			l->st.bad++;
+			emit(l, thread, LKS_HOLD, name, LKS_CROSS, start, time);
+		}
 		return;
 	}
 	struct lks_open *o = find_open(t, name, 0);
@@ -280,6 +331,10 @@ void lks_ext(struct lks *l, uint32_t thread, uint64_t time, uint8_t type, const 
 		return;
 	}
 	uint32_t name = name_of(l, (uint32_t)id);
+	if (name == UINT32_MAX) {
+		l->st.bad++;
+		return;
+	}
 	int holdable = l->names[name].holdable;
 	struct lks_thread *t = &l->th[thread];
 	if (time > t->last)

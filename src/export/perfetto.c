@@ -118,6 +118,7 @@ struct pf {
 	uint32_t lk_cap;
 	uint8_t *out;          /* packets batched for one fwrite per OUT_SIZE bytes */
 	size_t nout;
+	double ns_per_tick;    /* one division per export, not per event */
 };
 
 #define OUT_SIZE (1u << 20)
@@ -131,13 +132,13 @@ static void out_flush(struct pf *f)
 
 #define LOCK_TRACK_UUID(thread, lane) (0x300000000ull + (uint64_t)(thread) * LKS_MAX_LANES + (lane))
 
-static uint64_t ns_of(const struct recording *r, uint64_t ticks)
+static uint64_t ns_of(const struct pf *f, uint64_t ticks)
 {
-	static const struct recording *cached;
-	static double ns_per_tick;
-	if (cached != r) /* one division per export, not per event */
-		cached = r, ns_per_tick = 1.0 / r->ticks_per_ns;
-	return ticks > r->start_ticks ? (uint64_t)((double)(ticks - r->start_ticks) * ns_per_tick + 0.5) : 0;
+	const struct recording *r = f->x->r;
+	if (ticks <= r->start_ticks)
+		return 0;
+	double ns = (double)(ticks - r->start_ticks) * f->ns_per_tick + 0.5;
+	return ns < 0x1p64 ? (uint64_t)ns : UINT64_MAX; /* a time no clock reaches (damaged): the largest */
 }
 
 static void flush_packet(struct pf *f)
@@ -180,7 +181,7 @@ static int slice_packet_fast(struct pf *f, const struct tr_slice *s, int type, u
 	uint8_t *pklen = p++;
 	uint8_t *pk = p;
 	*p++ = PKT_TIMESTAMP << 3;
-	p += tr_put_varint(p, ns_of(f->x->r, type == TYPE_BEGIN ? s->start : s->end));
+	p += tr_put_varint(p, ns_of(f, type == TYPE_BEGIN ? s->start : s->end));
 	*p++ = PKT_SEQ_ID << 3;
 	*p++ = 1;
 	*p++ = PKT_SEQ_FLAGS << 3;
@@ -211,7 +212,7 @@ static void slice_packet(struct pf *f, const struct tr_slice *s, int type)
 		slice_packet_fast(f, s, type, fn0);
 		return;
 	}
-	put_uint(b, PKT_TIMESTAMP, ns_of(x->r, type == TYPE_BEGIN ? s->start : s->end));
+	put_uint(b, PKT_TIMESTAMP, ns_of(f, type == TYPE_BEGIN ? s->start : s->end));
 	put_uint(b, PKT_SEQ_ID, 1);
 	put_uint(b, PKT_SEQ_FLAGS, SEQ_NEEDS);
 	uint32_t fn = fn_of(x->ft, x->r, s->func);
@@ -260,7 +261,7 @@ static void on_probe(void *arg, const struct tr_probe *h)
 	struct buf *b = &f->b;
 	const struct export_ctx *x = f->x;
 	int type = h->event == TRP_BEGIN ? TYPE_BEGIN : h->event == TRP_END ? TYPE_END : TYPE_INSTANT;
-	put_uint(b, PKT_TIMESTAMP, ns_of(x->r, h->time));
+	put_uint(b, PKT_TIMESTAMP, ns_of(f, h->time));
 	put_uint(b, PKT_SEQ_ID, 1);
 	put_uint(b, PKT_SEQ_FLAGS, SEQ_NEEDS);
 	size_t te = open_msg(b, PKT_TRACK_EVENT);
@@ -329,7 +330,7 @@ static void on_lock_slice(void *arg, const struct lks_slice *s)
 	uint64_t iid = (uint64_t)x->ft->n + 2 + s->name_id;
 	uint64_t track = LOCK_TRACK_UUID(s->thread, s->lane);
 	for (int type = TYPE_BEGIN; type <= TYPE_END; type++) {
-		put_uint(b, PKT_TIMESTAMP, ns_of(x->r, type == TYPE_BEGIN ? s->start : s->end));
+		put_uint(b, PKT_TIMESTAMP, ns_of(f, type == TYPE_BEGIN ? s->start : s->end));
 		put_uint(b, PKT_SEQ_ID, 1);
 		put_uint(b, PKT_SEQ_FLAGS, SEQ_NEEDS);
 		if (type == TYPE_BEGIN) {
@@ -381,7 +382,14 @@ static int write_perfetto(struct export_ctx *x)
 {
 	const struct recording *r = x->r;
 	struct pf f = { x, { NULL, 0, 0 }, calloc(x->ft->n + 1, 1), calloc(r->nthreads + 1, sizeof(uint64_t)), NULL, NULL, 0,
-	                malloc(OUT_SIZE), 0 };
+	                malloc(OUT_SIZE), 0, 1.0 / r->ticks_per_ns };
+	if (!f.interned || !f.thread_uuid || !f.out) {
+		free(f.interned);
+		free(f.thread_uuid);
+		free(f.out);
+		snprintf(x->err, sizeof x->err, "out of memory");
+		return -1;
+	}
 	struct buf *b = &f.b;
 	int first = 1;
 	for (int i = 0; i < r->nprocs; i++) {

@@ -186,6 +186,7 @@ int main(int argc, char **argv)
 	if (fclose(out) != 0 || rc) {
 		fprintf(stderr, "sonde-as: error: could not filter the assembly\n");
 		unlink(tmpl);
+		free(nargv);
 		return 1;
 	}
 	nargv[n++] = tmpl;
@@ -201,5 +202,6 @@ int main(int argc, char **argv)
 	if (pid < 0 || waitpid(pid, &status, 0) < 0)
 		status = 1 << 8;
 	unlink(tmpl);
+	free(nargv);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }

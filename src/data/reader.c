@@ -141,21 +141,19 @@ int rd_each_record(const char *path, uint32_t kind, rd_rec_fn fn, void *arg, cha
 	return each_record(path, kind, call_plain, &f, err, errlen);
 }
 
-/* Grow *pp (n elements of size sz in use, *cap allocated) to hold one more:
- * 0, or -1 when out of memory (*pp unchanged). */
-static int grow(void *pp, int n, int *cap, size_t sz)
+/* p (n elements of size sz in use, *cap allocated) with room for one more,
+ * or NULL when out of memory (p and *cap unchanged). */
+static void *grow(void *p, int n, int *cap, size_t sz)
 {
 	if (n < *cap)
-		return 0;
+		return p;
 	if (*cap > INT32_MAX / 2)
-		return -1;
+		return NULL;
 	int c = *cap ? *cap * 2 : 16;
-	void *q = realloc(*(void **)pp, (size_t)c * sz);
-	if (!q)
-		return -1;
-	*(void **)pp = q;
-	*cap = c;
-	return 0;
+	void *q = realloc(p, (size_t)c * sz);
+	if (q)
+		*cap = c;
+	return q;
 }
 
 static int parse_meta(struct recording *r, const uint8_t *p, uint64_t len)
@@ -173,14 +171,18 @@ static int parse_meta(struct recording *r, const uint8_t *p, uint64_t len)
 		*eq = 0;
 		int kc = cap, vc = cap;
 		char *k = strdup(line), *v = strdup(eq + 1);
-		if (!k || !v || grow(&r->meta_keys, r->nmeta, &kc, sizeof(char *)) ||
-		    grow(&r->meta_vals, r->nmeta, &vc, sizeof(char *))) {
+		char **keys = k && v ? grow(r->meta_keys, r->nmeta, &kc, sizeof(char *)) : NULL;
+		if (keys)
+			r->meta_keys = keys;
+		char **vals = keys ? grow(r->meta_vals, r->nmeta, &vc, sizeof(char *)) : NULL;
+		if (!vals) {
 			free(k);
 			free(v);
 			rc = -1;
 			break;
 		}
-		cap = kc < vc ? kc : vc;
+		r->meta_vals = vals;
+		cap = kc < vc ? kc : vc; /* both hold at least this many */
 		r->meta_keys[r->nmeta] = k;
 		r->meta_vals[r->nmeta] = v;
 		r->nmeta++;
@@ -223,8 +225,10 @@ static int on_record(void *arg, uint32_t type, const uint8_t *p, uint64_t len, u
 		pr.exe[SONDE_PATH_MAX - 1] = 0;
 		if (pr.cmdline_len > SONDE_PATH_MAX)
 			pr.cmdline_len = SONDE_PATH_MAX;
-		if (grow(&r->procs, r->nprocs, &c->capprocs, sizeof *r->procs))
+		struct rec_process *procs = grow(r->procs, r->nprocs, &c->capprocs, sizeof *r->procs);
+		if (!procs)
 			return RD_REC_NOMEM;
+		r->procs = procs;
 		r->procs[r->nprocs++] = pr;
 		return 0;
 	}
@@ -238,8 +242,10 @@ static int on_record(void *arg, uint32_t type, const uint8_t *p, uint64_t len, u
 		/* thread slots are unique over the recording */
 		if (t.r.index >= SONDE_MAX_THREADS || seen_once(c->thread_seen, t.r.index))
 			return RD_REC_DAMAGED;
-		if (grow(&r->threads, r->nthreads, &c->capthreads, sizeof *r->threads))
+		struct rd_thread *threads = grow(r->threads, r->nthreads, &c->capthreads, sizeof *r->threads);
+		if (!threads)
 			return RD_REC_NOMEM;
+		r->threads = threads;
 		r->threads[r->nthreads++] = t;
 		return 0;
 	}
@@ -370,7 +376,7 @@ static int check_cct(const struct recording *r, const struct rd_thread *t, char 
 			BAD("node %u: impossible time of its children", v);
 	}
 	if (reached != n - 1)
-		BAD("%u nodes in no list", n - 1 - reached);
+		BAD("%u node%s in no list", n - 1 - reached, n - 1 - reached == 1 ? "" : "s");
 out:
 #undef BAD
 	free(depth);

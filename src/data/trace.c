@@ -318,7 +318,7 @@ static int do_chunk(struct dec *d, uint32_t th, struct tr_thread *ts, const stru
 		if (!n)
 			goto bad;
 		p += n;
-		if ((v >> 2) > d->maxt - (t - ts->t0)) /* beyond any recording's length (or wrapping around) */
+		if ((v >> 2) > d->maxt - (t - ts->t0) || t + (v >> 2) < t) /* beyond any recording's length, or wrapping */
 			goto bad;
 		t += v >> 2;
 		d->st->records++;

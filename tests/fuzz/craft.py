@@ -123,6 +123,9 @@ def cases():
     # 3. a node in two lists (its parent's and another's)
     c["shared_node"] = {"profile.sonde": profile(*base(extra=[cct(0, [
         (0, 1, 0, 0, 0, 0), (0, 3, 2, 1, 1, 100), (0, 3, 0, 2, 1, 100), (1, 0, 0, 3, 1, 10)])]))}
+    # a node no list reaches: counted by the sums, never walked
+    c["unreachable_node"] = {"profile.sonde": profile(*base(extra=[cct(0, [
+        (0, 1, 0, 0, 0, 0), (0, 0, 0, 1, 1, 100), (1, 0, 0, 2, 1, 50)])]))}
     # 4. a chain deeper than any shadow stack: recursion in tree / flamegraph
     deep = [(0, 1, 0, 0, 0, 0)] + [(i - 1, i + 1 if i + 1 < 200000 else 0, 0, 1, 1, 1) for i in range(1, 200000)]
     c["deep_chain"] = {"profile.sonde": profile(*base(extra=[cct(0, deep)]))}

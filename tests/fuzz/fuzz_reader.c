@@ -213,10 +213,16 @@ static void split(const uint8_t *data, size_t size, struct input *in)
 
 /* ---- layer 1: the library ---- */
 
+/* The decoder's promises: per thread, slices nest (a begin at depth d + 1
+ * over d open ones, an end of the innermost) and each lies inside its parent
+ * in time; every slice ends after it starts and is closed by the end. */
 struct nest {
 	const struct recording *r;
-	uint32_t *open;  /* per thread: slices begun and not ended */
-	uint64_t *start; /* per thread and depth would be too much: last begin */
+	struct nest_thread {
+		uint32_t open, cap;   /* slices begun and not ended */
+		uint64_t *start;      /* their starts, outermost first */
+		uint64_t *kid_end;    /* the latest end of their children so far */
+	} *t;
 	uint64_t slices, probes;
 };
 
@@ -224,18 +230,34 @@ static void n_begin(void *arg, const struct tr_slice *s)
 {
 	struct nest *n = arg;
 	CHECK(s->thread < (uint32_t)n->r->nthreads);
-	CHECK(s->depth == n->open[s->thread] + 1);
-	n->open[s->thread]++;
+	struct nest_thread *t = &n->t[s->thread];
+	CHECK(s->depth == t->open + 1);
+	CHECK(s->depth <= RD_MAX_DEPTH);
 	CHECK(s->end == 0);
+	if (t->open)
+		CHECK(s->start >= t->start[t->open - 1]); /* inside its parent */
+	if (t->open == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 16;
+		t->start = realloc(t->start, sizeof *t->start * t->cap);
+		t->kid_end = realloc(t->kid_end, sizeof *t->kid_end * t->cap);
+		CHECK(t->start && t->kid_end);
+	}
+	t->kid_end[t->open] = s->start;
+	t->start[t->open++] = s->start;
 }
 
 static void n_end(void *arg, const struct tr_slice *s)
 {
 	struct nest *n = arg;
 	CHECK(s->thread < (uint32_t)n->r->nthreads);
-	CHECK(s->depth >= 1 && s->depth == n->open[s->thread]);
-	n->open[s->thread]--;
+	struct nest_thread *t = &n->t[s->thread];
+	CHECK(s->depth >= 1 && s->depth == t->open);
+	CHECK(s->start == t->start[t->open - 1]);
 	CHECK(s->end >= s->start);
+	CHECK(s->end >= t->kid_end[t->open - 1]); /* its children ended inside it */
+	t->open--;
+	if (t->open && s->end > t->kid_end[t->open - 1])
+		t->kid_end[t->open - 1] = s->end;
 	n->slices++;
 }
 
@@ -267,7 +289,7 @@ static void n_probe(void *arg, const struct tr_probe *h)
 
 static void decode_checked(const struct recording *r, const struct tr_filter *f)
 {
-	struct nest n = { r, calloc((size_t)r->nthreads + 1, sizeof(uint32_t)), NULL, 0, 0 };
+	struct nest n = { r, calloc((size_t)r->nthreads + 1, sizeof(struct nest_thread)), 0, 0 };
 	struct tr_ops ops = { n_begin, n_end, n_ext };
 	struct tr_stats st;
 	char err[1024];
@@ -275,10 +297,13 @@ static void decode_checked(const struct recording *r, const struct tr_filter *f)
 	int rc = tr_decode_probes(r, f, &ops, n_probe, &n, &st, err, sizeof err);
 	if (rc)
 		CHECK(err[0]);
-	for (int i = 0; i < r->nthreads; i++)
-		CHECK(n.open[i] == 0); /* every slice was closed */
+	for (int i = 0; i < r->nthreads; i++) {
+		CHECK(n.t[i].open == 0); /* every slice was closed */
+		free(n.t[i].start);
+		free(n.t[i].kid_end);
+	}
 	CHECK(st.calls == n.slices);
-	free(n.open);
+	free(n.t);
 }
 
 static int count_lock_event(void *arg, const struct lka_event *e)

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "common/trace_enc.h"
+#include "data/events.h"
 #include "sym/sym.h"
 
 static const char *const kind_names[LK_KIND_MAX_] = {
@@ -320,97 +320,6 @@ static const struct rd_thread *thread_of(const struct recording *r, uint32_t slo
 
 /* ---- events ---- */
 
-int lka_each_event(const struct recording *r, int (*fn)(void *arg, const struct lka_event *e), void *arg,
-                   struct lka_events *st, char *err, size_t errlen)
-{
-	struct rd_events ev;
-	if (rd_events_open(r, &ev, err, errlen) != 0)
-		return -1;
-	uint64_t *next_seq = calloc(SONDE_MAX_THREADS, sizeof *next_seq);
-	uint8_t *seen = calloc(SONDE_MAX_THREADS, 1);
-	int rc;
-	if (!next_seq || !seen) {
-		free(next_seq);
-		free(seen);
-		rd_events_close(&ev);
-		snprintf(err, errlen, "%s: out of memory", r->dir);
-		return -1;
-	}
-	while ((rc = rd_events_next(&ev, err, errlen)) == 1) {
-		const struct sonde_chunk *c = &ev.chunk;
-		st->chunks++;
-		st->chunk_lost += c->lost;
-		if (c->thread < SONDE_MAX_THREADS) {
-			if (seen[c->thread] && c->seq > next_seq[c->thread])
-				st->sequence_gaps += c->seq - next_seq[c->thread];
-			else if (!seen[c->thread] && c->seq > 0)
-				st->sequence_gaps += c->seq;
-			seen[c->thread] = 1;
-			next_seq[c->thread] = c->seq + 1;
-		}
-		const uint8_t *p = ev.data, *end = ev.data + c->used;
-		uint64_t t = c->base_tsc;
-		while (p < end) {
-			uint64_t v, x;
-			int n = tr_get_varint(p, end, &v);
-			if (!n)
-				goto bad;
-			p += n;
-			t += v >> 2;
-			st->records++;
-			switch (v & 3) {
-			case TR_ENTER:
-				if (!(n = tr_get_varint(p, end, &x)))
-					goto bad;
-				p += n;
-				break;
-			case TR_EXIT:
-			case TR_EXIT_ABNORMAL:
-				break;
-			default: {
-				if (p >= end)
-					goto bad;
-				uint8_t type = *p++;
-				if (type != TRX_LOCK) {
-					int k = tr_skip_ext(type, p, end);
-					if (k < 0)
-						goto bad;
-					p += k;
-					break;
-				}
-				struct lka_event e;
-				uint64_t id;
-				if (!(n = tr_get_varint(p, end, &id)) || p + n + 1 > end)
-					goto bad;
-				p += n;
-				e.op = *p++;
-				if (!(n = tr_get_varint(p, end, &e.aux)))
-					goto bad;
-				p += n;
-				e.thread = c->thread;
-				e.lock = (uint32_t)id;
-				e.tsc = t;
-				st->lock_records++;
-				if (fn(arg, &e) != 0) {
-					rc = 0;
-					goto out;
-				}
-				break;
-			}
-			}
-		}
-		continue;
-	bad:
-		snprintf(st->error, sizeof st->error, "%.180s: damaged event chunk (thread %u, sequence %llu)", ev.path,
-		         c->thread, (unsigned long long)c->seq);
-	}
-out:
-	free(next_seq);
-	free(seen);
-	rd_events_close(&ev);
-	return rc < 0 ? -1 : 0;
-}
-
 /* Statistics rebuilt from events, per (thread, lock): the same rules as the wrappers. */
 struct ev_ctx {
 	struct lka *a;
@@ -462,17 +371,17 @@ static struct lk_stat *ev_stat(struct ev_ctx *c, uint32_t thread, uint32_t lock)
 	return &s->st;
 }
 
-static int on_event(void *arg, const struct lka_event *e)
+static void on_event(void *arg, const struct rd_lock_event *e)
 {
 	struct ev_ctx *c = arg;
 	struct lka_lock *L = e->lock < c->nids ? c->by_id[e->lock] : NULL;
 	if (!L) {
 		c->a->ev.unknown_locks++;
-		return 0;
+		return;
 	}
-	struct lk_stat *s = ev_stat(c, e->thread, e->lock);
+	struct lk_stat *s = ev_stat(c, c->a->r->threads[e->thread].r.index, e->lock);
 	if (!s)
-		return 0; /* out of memory: the comparison counts it as a mismatch */
+		return; /* out of memory: the comparison counts it as a mismatch */
 	uint32_t kind = L->rec.kind, op = e->op & LK_EV_OP_MASK;
 	int holdable = kind != LK_SEM && kind != LK_COND && kind != LK_CND;
 	switch (op) {
@@ -530,7 +439,13 @@ static int on_event(void *arg, const struct lka_event *e)
 		s->errors++;
 		break;
 	}
-	return 0;
+}
+
+static void on_loss(void *arg, const struct rd_loss *l)
+{
+	struct ev_ctx *c = arg;
+	if (l->cause == RDL_DAMAGED || l->cause == RDL_UNKNOWN_THREAD)
+		c->a->ev.damaged++;
 }
 
 static int same_counts(const struct lk_stat *x, const struct lk_stat *y)
@@ -561,8 +476,20 @@ static void check_events(struct lka *a)
 	for (int i = 0; i < a->nlocks; i++)
 		c.by_id[a->locks[i].rec.id] = &a->locks[i];
 	char err[512];
-	if (lka_each_event(a->r, on_event, &c, &a->ev, err, sizeof err) != 0 && !a->ev.error[0])
+	const struct rd_event_ops ops = { .lock = on_event, .loss = on_loss };
+	struct tr_stats st;
+	int rc = rd_each_event(a->r, NULL, &ops, &c, &st, err, sizeof err);
+	a->ev.records = st.records;
+	a->ev.lock_records = st.lock_events;
+	a->ev.chunks = st.chunks;
+	a->ev.sequence_gaps = st.gaps;
+	a->ev.chunk_lost = st.lost;
+	if (rc != 0)
 		snprintf(a->ev.error, sizeof a->ev.error, "%.250s", err);
+	else if (a->ev.damaged)
+		snprintf(a->ev.error, sizeof a->ev.error,
+		         "%.120s/%s: %llu damaged event chunks (each read up to the damage)", a->r->dir,
+		         SONDE_FILE_EVENTS, (unsigned long long)a->ev.damaged);
 	/* Every (thread, lock) of either side must agree. */
 	for (int i = 0; i < a->nlocks; i++) {
 		struct lka_lock *L = &a->locks[i];

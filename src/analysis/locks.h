@@ -43,6 +43,7 @@ struct lka_events {
 	uint64_t chunk_lost;      /* events dropped, as counted in chunk headers */
 	uint64_t compared, mismatched; /* (thread, lock) pairs checked against the aggregates */
 	uint64_t unknown_locks;   /* events naming a lock id the aggregates do not know */
+	uint64_t damaged;         /* damaged chunks, and chunks of threads the recording does not list */
 	char error[256];          /* damage found while decoding, or "" */
 };
 
@@ -64,17 +65,5 @@ int lka_load(struct recording *r, struct lka *a, char *err, size_t errlen);
 void lka_free(struct lka *a);
 double lka_ns(const struct lka *a, uint64_t ticks);
 const char *lka_kind_name(uint32_t kind);
-
-/* Event decoding, also for the timeline exporters: calls fn for each lock
- * event in the recording's events file, in per-thread order. */
-struct lka_event {
-	uint32_t thread;          /* thread slot */
-	uint32_t lock;            /* lock id (lkrec_lock.id) */
-	uint32_t op;              /* LK_EV_* | LK_EVF_* */
-	uint64_t tsc;             /* time of the event */
-	uint64_t aux;             /* ticks waited, for ACQ_WAIT / TIMEOUT / COND */
-};
-int lka_each_event(const struct recording *r, int (*fn)(void *arg, const struct lka_event *e), void *arg,
-                   struct lka_events *st, char *err, size_t errlen);
 
 #endif

@@ -126,8 +126,8 @@ int trace_cct_build(struct recording *r, const struct tr_filter *flt, struct tr_
 	}
 	struct tr_filter f;
 	tr_filter_init(&f, r, 0, 0, 0, 0);
-	struct tr_ops ops = { on_begin, on_end, NULL };
-	int rc = tr_decode(r, flt ? flt : &f, &ops, &b, st, err, errlen);
+	const struct rd_event_ops ops = { .call = on_begin, .ret = on_end };
+	int rc = rd_each_event(r, flt ? flt : &f, &ops, &b, st, err, errlen);
 	for (int i = 0; i < r->nthreads; i++) {
 		struct tcct *c = &b.t[i];
 		free(c->hash);

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "data/reader.h"
-#include "data/trace.h"
+#include "data/events.h"
 
 /* For every thread without a CCT, build one from the events (the slices the
  * trace holds, after its filters; f NULL: the recording's own, else e.g. a

@@ -10,7 +10,7 @@
 
 #include "cli/load.h"
 #include "common/json.h"
-#include "data/trace.h"
+#include "data/events.h"
 
 struct pend {
 	int has;
@@ -127,10 +127,10 @@ int cmd_replay(struct cli_opts *o)
 	}
 	struct tr_filter f;
 	tr_filter_init(&f, l.r, o->tid, o->has_time_range, o->time_from, o->time_to);
-	struct tr_ops ops = { on_begin, on_end, NULL };
+	const struct rd_event_ops ops = { .call = on_begin, .ret = on_end };
 	struct tr_stats st;
 	char err[1024];
-	int rc = tr_decode(l.r, &f, &ops, &p, &st, err, sizeof err);
+	int rc = rd_each_event(l.r, &f, &ops, &p, &st, err, sizeof err);
 	if (json) {
 		json_arr_end(&p.j);
 		json_uint(&p.j, "lost_events", st.lost);

@@ -13,7 +13,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "data/trace.h"
+#include "data/events.h"
 #include "export/export.h"
 #include "export/lock_slices.h"
 #include "common/json.h"
@@ -107,10 +107,10 @@ static void on_probe(void *arg, const struct tr_probe *h)
 	fputs("}}", x->out);
 }
 
-static void on_ext(void *arg, uint32_t thread, uint64_t time, uint8_t type, const uint8_t *p, int len)
+static void on_lock(void *arg, const struct rd_lock_event *e)
 {
 	struct chrome *c = arg;
-	lks_ext(c->lks, thread, time, type, p, len);
+	lks_lock(c->lks, e);
 }
 
 static int64_t lock_tid(const struct rd_thread *t, uint32_t lane)
@@ -201,9 +201,9 @@ static int write_chrome(struct export_ctx *x)
 	tr_filter_init(&f, r, x->tid, x->has_range, x->from_s, x->to_s);
 	static const struct lks_ops lops = { on_lane, on_lock_slice };
 	c.lks = lks_open(r, &f, &lops, &c);
-	struct tr_ops ops = { NULL, on_end, c.lks ? on_ext : NULL };
+	const struct rd_event_ops ops = { .ret = on_end, .lock = c.lks ? on_lock : NULL, .probe = on_probe };
 	struct tr_stats st;
-	int rc = tr_decode_probes(r, &f, &ops, on_probe, &c, &st, x->err, sizeof x->err);
+	int rc = rd_each_event(r, &f, &ops, &c, &st, x->err, sizeof x->err);
 	struct lks_stats ls;
 	lks_close(c.lks, &ls);
 	fprintf(x->out, "\n],\"otherData\":{\"calls\":%" PRIu64 ",\"lost_events\":%" PRIu64 ",\"sequence_gaps\":%" PRIu64

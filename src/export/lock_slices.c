@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "analysis/locks.h"
-#include "common/trace_enc.h"
 
 struct lks_name {
 	char *hold, *wait;  /* "hot_lock", "wait hot_lock" */
@@ -313,24 +312,17 @@ static void released(struct lks *l, uint32_t thread, uint32_t name, uint32_t op,
 		emit(l, thread, LKS_HOLD, name, (op & LK_EVF_READ) ? LKS_READ : 0, start, time);
 }
 
-void lks_ext(struct lks *l, uint32_t thread, uint64_t time, uint8_t type, const uint8_t *p, int len)
+void lks_lock(struct lks *l, const struct rd_lock_event *e)
 {
-	if (!l || type != TRX_LOCK || thread >= (uint32_t)l->r->nthreads)
+	if (!l || e->thread >= (uint32_t)l->r->nthreads)
 		return;
-	const uint8_t *end = p + len;
-	uint64_t id, aux;
-	int n = tr_get_varint(p, end, &id);
-	if (!n || p + n + 1 > end || id >= LK_MAX_LOCKS) {
+	uint32_t thread = e->thread, op = e->op;
+	uint64_t time = e->time, aux = e->aux;
+	if (e->lock >= LK_MAX_LOCKS) {
 		l->st.bad++;
 		return;
 	}
-	p += n;
-	uint32_t op = *p++;
-	if (!tr_get_varint(p, end, &aux)) {
-		l->st.bad++;
-		return;
-	}
-	uint32_t name = name_of(l, (uint32_t)id);
+	uint32_t name = name_of(l, e->lock);
 	if (name == UINT32_MAX) {
 		l->st.bad++;
 		return;

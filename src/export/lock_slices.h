@@ -2,8 +2,8 @@
  * Chrome and Perfetto exports of a `--locks --trace` recording.
  *
  * The lock events (TR_EXT / TRX_LOCK) sit in each thread's ring among the
- * call events; tr_decode() hands them over through tr_ops.ext in the
- * thread's time order, and lks_ext() turns them into slices:
+ * call events; rd_each_event() hands them over through rd_event_ops.lock
+ * in the thread's time order, and lks_lock() turns them into slices:
  *  - "wait NAME" [T - W, T] for an acquisition after a wait (LK_EV_ACQ_WAIT),
  *    a timed wait that gave up (LK_EV_TIMEOUT) and a condition wait
  *    (LK_EV_COND, named after the condition variable);
@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 #include "data/reader.h"
-#include "data/trace.h"
+#include "data/events.h"
 
 enum { LKS_WAIT = 0, LKS_HOLD = 1 };
 
@@ -79,9 +79,8 @@ struct lks;
 /* NULL when the recording has no lock events (nothing to draw).  The lock
  * names come from the recording's lock records (analysis/locks.h). */
 struct lks *lks_open(const struct recording *r, const struct tr_filter *f, const struct lks_ops *ops, void *arg);
-/* Feed one EXT record, from the exporter's tr_ops.ext callback (records of
- * other types are ignored). */
-void lks_ext(struct lks *l, uint32_t thread, uint64_t time, uint8_t type, const uint8_t *p, int len);
+/* Feed one lock event, from the exporter's rd_event_ops.lock callback. */
+void lks_lock(struct lks *l, const struct rd_lock_event *e);
 /* Close the holds still open (at their thread's end), fill st, free l. */
 void lks_close(struct lks *l, struct lks_stats *st);
 /* Name of a lane's track: "1234 locks", "1234 locks 2". */

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "common/trace_enc.h"
-#include "data/trace.h"
+#include "data/events.h"
 #include "export/export.h"
 #include "export/lock_slices.h"
 
@@ -301,10 +301,10 @@ static void on_probe(void *arg, const struct tr_probe *h)
 	flush_packet(f);
 }
 
-static void on_ext(void *arg, uint32_t thread, uint64_t time, uint8_t type, const uint8_t *p, int len)
+static void on_lock(void *arg, const struct rd_lock_event *e)
 {
 	struct pf *f = arg;
-	lks_ext(f->lks, thread, time, type, p, len);
+	lks_lock(f->lks, e);
 }
 
 static void on_lane(void *arg, uint32_t thread, uint32_t lane)
@@ -437,9 +437,10 @@ static int write_perfetto(struct export_ctx *x)
 	tr_filter_init(&flt, r, x->tid, x->has_range, x->from_s, x->to_s);
 	static const struct lks_ops lops = { on_lane, on_lock_slice };
 	f.lks = lks_open(r, &flt, &lops, &f);
-	struct tr_ops ops = { on_begin, on_end, f.lks ? on_ext : NULL };
+	const struct rd_event_ops ops = { .call = on_begin, .ret = on_end, .lock = f.lks ? on_lock : NULL,
+	                                  .probe = on_probe };
 	struct tr_stats st;
-	int rc = tr_decode_probes(r, &flt, &ops, on_probe, &f, &st, x->err, sizeof x->err);
+	int rc = rd_each_event(r, &flt, &ops, &f, &st, x->err, sizeof x->err);
 	lks_close(f.lks, NULL);
 	out_flush(&f);
 	free(f.out);

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "analysis/functions.h"
-#include "data/trace.h"
+#include "data/events.h"
 
 int domain_apply(struct session *s, const char *dir, const char *arg, char *msg, size_t len)
 {

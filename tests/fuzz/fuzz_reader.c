@@ -67,7 +67,7 @@
 #include "common/format.h"
 #include "common/trace_enc.h"
 #include "data/reader.h"
-#include "data/trace.h"
+#include "data/events.h"
 #include "export/export.h"
 #include "export/flamegraph.h"
 #include "sym/sym.h"
@@ -222,8 +222,9 @@ struct nest {
 		uint32_t open, cap;   /* slices begun and not ended */
 		uint64_t *start;      /* their starts, outermost first */
 		uint64_t *kid_end;    /* the latest end of their children so far */
+		int state;            /* 0 not started, 1 started, 2 ended */
 	} *t;
-	uint64_t slices, probes;
+	uint64_t slices, probes, locks;
 };
 
 static void n_begin(void *arg, const struct tr_slice *s)
@@ -231,6 +232,7 @@ static void n_begin(void *arg, const struct tr_slice *s)
 	struct nest *n = arg;
 	CHECK(s->thread < (uint32_t)n->r->nthreads);
 	struct nest_thread *t = &n->t[s->thread];
+	CHECK(t->state == 1);
 	CHECK(s->depth == t->open + 1);
 	CHECK(s->depth <= RD_MAX_DEPTH);
 	CHECK(s->end == 0);
@@ -251,6 +253,7 @@ static void n_end(void *arg, const struct tr_slice *s)
 	struct nest *n = arg;
 	CHECK(s->thread < (uint32_t)n->r->nthreads);
 	struct nest_thread *t = &n->t[s->thread];
+	CHECK(t->state == 1);
 	CHECK(s->depth >= 1 && s->depth == t->open);
 	CHECK(s->start == t->start[t->open - 1]);
 	CHECK(s->end >= s->start);
@@ -261,22 +264,64 @@ static void n_end(void *arg, const struct tr_slice *s)
 	n->slices++;
 }
 
-static void n_ext(void *arg, uint32_t thread, uint64_t time, uint8_t type, const uint8_t *p, int len)
+/* Every event of a thread comes between its start and its end, each once. */
+static void n_event_of(struct nest *n, uint32_t thread)
+{
+	CHECK(thread < (uint32_t)n->r->nthreads);
+	CHECK(n->t[thread].state == 1);
+}
+
+static void n_lock(void *arg, const struct rd_lock_event *e)
+{
+	struct nest *n = arg;
+	n_event_of(n, e->thread);
+	n->locks++;
+}
+
+static void n_name(void *arg, uint32_t thread, uint64_t time, const char *name, uint32_t len)
 {
 	struct nest *n = arg;
 	(void)time;
-	(void)type;
+	n_event_of(n, thread);
+	volatile char sum = 0;
+	for (uint32_t i = 0; i < len; i++) /* the bytes handed over must be readable */
+		sum += name[i];
+}
+
+static void n_loss(void *arg, const struct rd_loss *l)
+{
+	struct nest *n = arg;
+	CHECK(l->cause >= RDL_GAP && l->cause <= RDL_UNKNOWN_THREAD);
+	CHECK(l->count >= 1);
+	if (l->cause == RDL_UNKNOWN_THREAD)
+		CHECK(l->thread == UINT32_MAX);
+	else
+		n_event_of(n, l->thread);
+}
+
+static void n_thread_start(void *arg, uint32_t thread, uint64_t time)
+{
+	struct nest *n = arg;
+	(void)time;
 	CHECK(thread < (uint32_t)n->r->nthreads);
-	CHECK(len >= 0);
-	volatile uint8_t sum = 0;
-	for (int i = 0; i < len; i++) /* the bytes handed over must be readable */
-		sum += p[i];
+	CHECK(n->t[thread].state == 0);
+	n->t[thread].state = 1;
+}
+
+static void n_thread_end(void *arg, uint32_t thread, uint64_t time)
+{
+	struct nest *n = arg;
+	(void)time;
+	n_event_of(n, thread);
+	CHECK(n->t[thread].open == 0); /* its slices were all closed before */
+	n->t[thread].state = 2;
 }
 
 static void n_probe(void *arg, const struct tr_probe *h)
 {
 	struct nest *n = arg;
 	CHECK(h->thread < (uint32_t)n->r->nthreads);
+	CHECK(n->t[h->thread].state == 1);
 	CHECK(h->event == TRP_HIT || h->event == TRP_BEGIN || h->event == TRP_END);
 	if (h->event == TRP_END)
 		CHECK(h->time >= h->start);
@@ -289,28 +334,25 @@ static void n_probe(void *arg, const struct tr_probe *h)
 
 static void decode_checked(const struct recording *r, const struct tr_filter *f)
 {
-	struct nest n = { r, calloc((size_t)r->nthreads + 1, sizeof(struct nest_thread)), 0, 0 };
-	struct tr_ops ops = { n_begin, n_end, n_ext };
+	struct nest n = { r, calloc((size_t)r->nthreads + 1, sizeof(struct nest_thread)), 0, 0, 0 };
+	const struct rd_event_ops ops = { .call = n_begin, .ret = n_end, .lock = n_lock, .probe = n_probe,
+	                                   .name = n_name, .loss = n_loss, .thread_start = n_thread_start,
+	                                   .thread_end = n_thread_end };
 	struct tr_stats st;
 	char err[1024];
 	err[0] = 0;
-	int rc = tr_decode_probes(r, f, &ops, n_probe, &n, &st, err, sizeof err);
+	int rc = rd_each_event(r, f, &ops, &n, &st, err, sizeof err);
 	if (rc)
 		CHECK(err[0]);
+	CHECK(n.locks == st.lock_events);
 	for (int i = 0; i < r->nthreads; i++) {
 		CHECK(n.t[i].open == 0); /* every slice was closed */
+		CHECK(n.t[i].state != 1); /* every thread started was ended */
 		free(n.t[i].start);
 		free(n.t[i].kid_end);
 	}
 	CHECK(st.calls == n.slices);
 	free(n.t);
-}
-
-static int count_lock_event(void *arg, const struct lka_event *e)
-{
-	(void)e;
-	++*(uint64_t *)arg;
-	return 0;
 }
 
 /* profile.h's invariants, exact in integer ticks:
@@ -376,22 +418,6 @@ static void library_layer(int tid_pick, int has_range, double from, double to, c
 		for (int i = 0; i < a.nlocks; i++)
 			CHECK(a.locks[i].name);
 		lka_free(&a);
-	}
-	if (r->has_events) {
-		struct lka_events es;
-		memset(&es, 0, sizeof es);
-		uint64_t nev = 0;
-		(void)lka_each_event(r, count_lock_event, &nev, &es, err, sizeof err);
-		CHECK(nev == es.lock_records);
-		struct rd_events ev;
-		if (rd_events_open(r, &ev, err, sizeof err) == 0) {
-			int rc;
-			while ((rc = rd_events_next(&ev, err, sizeof err)) == 1) {
-				struct tr_rec recs[64];
-				(void)tr_chunk_records(&ev.chunk, ev.data, recs, 64);
-			}
-			rd_events_close(&ev);
-		}
 	}
 
 	/* the timeline: as replay / export see it, then with every filter */

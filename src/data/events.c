@@ -1,5 +1,5 @@
-/* trace.c — the timeline decoder (see trace.h). */
-#include "data/trace.h"
+/* events.c — the one event iterator of a recording (see events.h). */
+#include "data/events.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,16 +31,17 @@ struct tr_thread {
 	struct tr_frame *stk;
 	uint32_t n, cap;
 	uint32_t deep;        /* open calls beyond RD_MAX_DEPTH: not slices, only matched with their exits */
+	int started;          /* thread_start() was called */
 };
 
 struct dec {
 	const struct recording *r;
 	const struct tr_filter *f;
-	const struct tr_ops *ops;
-	tr_probe_fn probe;
+	const struct rd_event_ops *ops;
 	void *arg;
 	struct tr_stats *st;
 	uint64_t maxt;        /* rd_max_ticks(r) */
+	uint8_t *pstarted;    /* per r->procs entry: process_start() was called */
 };
 
 /* Ticks as a u64: 0 below zero (or NaN), UINT64_MAX beyond its range. */
@@ -69,9 +70,9 @@ static void emit_begin(struct dec *d, uint32_t th, struct tr_thread *ts, uint32_
 {
 	struct tr_frame *fr = &ts->stk[i];
 	fr->emitted = 1;
-	if (d->ops->begin) {
+	if (d->ops->call) {
 		struct tr_slice s = { th, fr->func, i + 1, 0, fr->start, 0 };
-		d->ops->begin(d->arg, &s);
+		d->ops->call(d->arg, &s);
 	}
 }
 
@@ -135,9 +136,9 @@ static void leave(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t t, 
 		d->st->abnormal++;
 	if (flags & TRS_AT_END)
 		d->st->closed_at_end++;
-	if (d->ops->end) {
+	if (d->ops->ret) {
 		struct tr_slice s = { th, fr->func, ts->n, flags, fr->start, t };
-		d->ops->end(d->arg, &s);
+		d->ops->ret(d->arg, &s);
 	}
 	ts->n--;
 }
@@ -155,10 +156,10 @@ static void probe_leave(struct dec *d, uint32_t th, struct tr_thread *ts, uint64
 	if (t < fr->start)
 		t = fr->start;
 	d->st->probe_slices++;
-	if (d->probe) {
+	if (d->ops->probe) {
 		struct tr_probe h = { .thread = th, .probe = fr->probe, .event = TRP_END, .flags = flags,
 		                      .time = t, .start = fr->start };
-		d->probe(d->arg, &h);
+		d->ops->probe(d->arg, &h);
 	}
 }
 
@@ -171,7 +172,9 @@ static void close_all(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t
 		probe_leave(d, th, ts, t, flags);
 }
 
-int tr_probe_parse(const uint8_t *p, int len, struct tr_probe *out)
+/* Decode a TRX_PROBE record (p, len: after the type byte, from its
+ * varint(len)): 0 ok, -1 malformed.  Sets probe, event, vkind and the value. */
+static int probe_parse(const uint8_t *p, int len, struct tr_probe *out)
 {
 	const uint8_t *end = p + len;
 	uint64_t id, ev, vk, v, flen;
@@ -236,15 +239,15 @@ static int probe_event(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_
 {
 	struct tr_probe h;
 	memset(&h, 0, sizeof h);
-	if (tr_probe_parse(p, len, &h))
+	if (probe_parse(p, len, &h))
 		return -1;
 	d->st->probe_hits++;
 	h.thread = th;
 	h.time = t;
 	switch (h.event) {
 	case TRP_HIT:
-		if (d->probe && in_range(d->f, t))
-			d->probe(d->arg, &h);
+		if (d->ops->probe && in_range(d->f, t))
+			d->ops->probe(d->arg, &h);
 		return 0;
 	case TRP_BEGIN:
 		if (ts->pn == TR_MAX_PROBE_DEPTH) {
@@ -263,8 +266,8 @@ static int probe_event(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_
 		}
 		int pass = in_range(d->f, t);
 		ts->pstk[ts->pn++] = (struct tr_pframe){ h.probe, (uint32_t)pass, t };
-		if (pass && d->probe)
-			d->probe(d->arg, &h);
+		if (pass && d->ops->probe)
+			d->ops->probe(d->arg, &h);
 		return 0;
 	default: { /* TRP_END: the innermost open begin of the same probe */
 		uint32_t i = ts->pn;
@@ -282,6 +285,71 @@ static int probe_event(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_
 	}
 }
 
+static void loss(struct dec *d, uint32_t th, int cause, uint64_t t, uint64_t count)
+{
+	if (d->ops->loss) {
+		struct rd_loss l = { th, cause, t, count };
+		d->ops->loss(d->arg, &l);
+	}
+}
+
+/* Index of the process of thread th in r->procs, or -1. */
+static int proc_of(const struct recording *r, uint32_t th)
+{
+	const struct rec_process *p = rd_proc(r, r->threads[th].r.proc);
+	return p ? (int)(p - r->procs) : -1;
+}
+
+/* Before the first event of thread th (at time t): its process's start, if
+ * this is the first thread of it seen, then its own. */
+static void start_thread(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t t)
+{
+	int pi = proc_of(d->r, th);
+	if (pi >= 0 && !d->pstarted[pi]) {
+		d->pstarted[pi] = 1;
+		const struct rec_process *p = &d->r->procs[pi];
+		if (d->ops->process_start)
+			d->ops->process_start(d->arg, p->index, p->start_tsc && p->start_tsc <= t ? p->start_tsc : t);
+	}
+	ts->started = 1;
+	uint64_t st = d->r->threads[th].r.start_tsc;
+	if (d->ops->thread_start)
+		d->ops->thread_start(d->arg, th, st && st <= t ? st : t);
+}
+
+/* One EXT record of type `type` (fields p, len).  -1 if malformed. */
+static int ext_event(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t t, uint8_t type, const uint8_t *p,
+                     int len)
+{
+	const uint8_t *end = p + len;
+	switch (type) {
+	case TRX_PROBE:
+		return probe_event(d, th, ts, t, p, len);
+	case TRX_LOCK: { /* varint(lock id), byte(op), varint(aux) */
+		struct rd_lock_event e = { .thread = th, .time = t };
+		uint64_t id;
+		int n = tr_get_varint(p, end, &id);
+		if (!n || id > 0xffffffffu || p + n + 1 > end)
+			return -1;
+		p += n;
+		e.lock = (uint32_t)id;
+		e.op = *p++;
+		if (!tr_get_varint(p, end, &e.aux))
+			return -1;
+		d->st->lock_events++;
+		if (d->ops->lock)
+			d->ops->lock(d->arg, &e);
+		return 0;
+	}
+	case TRX_NAME: /* byte(len), bytes */
+		if (d->ops->name)
+			d->ops->name(d->arg, th, t, (const char *)p + 1, p[0]);
+		return 0;
+	default: /* a later version's event: skipped */
+		return 0;
+	}
+}
+
 /* Decode one chunk of thread th.  Returns 0, or -1 if a record is malformed
  * (the rest of the chunk is skipped). */
 static int do_chunk(struct dec *d, uint32_t th, struct tr_thread *ts, const struct sonde_chunk *c,
@@ -289,21 +357,24 @@ static int do_chunk(struct dec *d, uint32_t th, struct tr_thread *ts, const stru
 {
 	const uint8_t *end = p + c->used;
 	uint64_t t = c->base_tsc;
+	if (!ts->seen) {
+		ts->t0 = t;
+		start_thread(d, th, ts, t);
+	}
 	if (ts->seen && c->seq != ts->next_seq) {
-		if (c->seq > ts->next_seq)
-			d->st->gaps += c->seq - ts->next_seq;
-		else
-			d->st->gaps++;
+		uint64_t n = c->seq > ts->next_seq ? c->seq - ts->next_seq : 1;
+		d->st->gaps += n;
 		close_all(d, th, ts, ts->last, TRS_LOST);
+		loss(d, th, RDL_GAP, ts->last, n);
 	} else if (!ts->seen && c->seq != 0) {
 		d->st->gaps += c->seq;
+		loss(d, th, RDL_GAP, t, c->seq);
 	}
 	if (c->lost) {
 		d->st->lost += c->lost;
 		close_all(d, th, ts, ts->last, TRS_LOST);
+		loss(d, th, RDL_DROPPED, ts->seen ? ts->last : t, c->lost);
 	}
-	if (!ts->seen)
-		ts->t0 = t;
 	ts->seen = 1;
 	ts->next_seq = c->seq + 1;
 	if (t < ts->last) /* clocks are per CPU; never let a thread go backwards */
@@ -350,11 +421,8 @@ static int do_chunk(struct dec *d, uint32_t th, struct tr_thread *ts, const stru
 			if (k < 0)
 				goto bad;
 			d->st->ext++;
-			if (type == TRX_PROBE) {
-				if (probe_event(d, th, ts, t, p, k))
-					goto bad;
-			} else if (d->ops->ext)
-				d->ops->ext(d->arg, th, t, type, p, k);
+			if (ext_event(d, th, ts, t, type, p, k))
+				goto bad;
 			p += k;
 			break;
 		}
@@ -367,29 +435,51 @@ bad:
 	d->st->bad++;
 	ts->last = t;
 	close_all(d, th, ts, t, TRS_LOST);
+	loss(d, th, RDL_DAMAGED, t, 1);
 	return -1;
 }
 
-int tr_decode(const struct recording *r, const struct tr_filter *flt, const struct tr_ops *ops, void *arg,
-              struct tr_stats *st, char *err, size_t errlen)
+/* The end of thread th: what is still open is closed at the end of the
+ * thread (or its process), or before the damage when the file ended in it. */
+static void end_thread(struct dec *d, uint32_t th, struct tr_thread *ts, int damaged)
 {
-	return tr_decode_probes(r, flt, ops, NULL, arg, st, err, errlen);
+	const struct recording *r = d->r;
+	uint64_t end = r->threads[th].r.end_tsc;
+	const struct rec_process *p = rd_proc(r, r->threads[th].r.proc);
+	if (!end && p)
+		end = p->end_tsc;
+	if (end < ts->last)
+		end = ts->last;
+	if (end - ts->t0 > d->maxt) /* an end no recording has: the last time in bounds */
+		end = ts->t0 + d->maxt;
+	close_all(d, th, ts, end, damaged ? TRS_LOST : TRS_AT_END);
+	if (d->ops->thread_end)
+		d->ops->thread_end(d->arg, th, end);
+	ts->last = end;
 }
 
-int tr_decode_probes(const struct recording *r, const struct tr_filter *flt, const struct tr_ops *ops,
-                     tr_probe_fn probe, void *arg, struct tr_stats *st, char *err, size_t errlen)
+int rd_each_event(const struct recording *r, const struct tr_filter *flt, const struct rd_event_ops *ops,
+                  void *arg, struct tr_stats *st, char *err, size_t errlen)
 {
+	static const struct tr_filter all;
+	static const struct rd_event_ops none;
+	if (!flt)
+		flt = &all;
+	if (!ops)
+		ops = &none;
 	memset(st, 0, sizeof *st);
 	struct rd_events ev;
 	if (rd_events_open(r, &ev, err, errlen) != 0)
 		return -1;
-	struct dec d = { r, flt, ops, probe, arg, st, rd_max_ticks(r) };
+	struct dec d = { r, flt, ops, arg, st, rd_max_ticks(r), NULL };
 	int nt = r->nthreads;
 	struct tr_thread *ts = calloc(nt ? nt : 1, sizeof *ts);
 	int32_t *by_slot = malloc(sizeof *by_slot * SONDE_MAX_THREADS);
-	if (!ts || !by_slot) {
+	d.pstarted = calloc(r->nprocs ? r->nprocs : 1, 1);
+	if (!ts || !by_slot || !d.pstarted) {
 		free(ts);
 		free(by_slot);
+		free(d.pstarted);
 		rd_events_close(&ev);
 		snprintf(err, errlen, "%s: out of memory", ev.path);
 		return -1;
@@ -409,25 +499,27 @@ int tr_decode_probes(const struct recording *r, const struct tr_filter *flt, con
 		int th = slot < SONDE_MAX_THREADS ? by_slot[slot] : -1;
 		if (th < 0) {
 			st->bad++;
+			loss(&d, UINT32_MAX, RDL_UNKNOWN_THREAD, ev.chunk.base_tsc, 1);
 			continue;
 		}
 		if (!ts[th].selected)
 			continue;
 		do_chunk(&d, (uint32_t)th, &ts[th], &ev.chunk, ev.data);
 	}
-	/* Close what is still open at the end of its thread (or process). */
-	for (int i = 0; i < nt; i++) {
-		if (!ts[i].n && !ts[i].pn)
-			continue;
-		uint64_t end = r->threads[i].r.end_tsc;
-		const struct rec_process *p = rd_proc(r, r->threads[i].r.proc);
-		if (!end && p)
-			end = p->end_tsc;
-		if (end < ts[i].last)
-			end = ts[i].last;
-		if (end - ts[i].t0 > d.maxt) /* an end no recording has: the last time in bounds */
-			end = ts[i].t0 + d.maxt;
-		close_all(&d, (uint32_t)i, &ts[i], end, rc < 0 ? TRS_LOST : TRS_AT_END);
+	/* Each process's threads end, then the process. */
+	for (int pi = -1; pi < r->nprocs; pi++) {
+		uint64_t pend = 0;
+		for (int i = 0; i < nt; i++) {
+			if (!ts[i].started || proc_of(r, (uint32_t)i) != pi)
+				continue;
+			end_thread(&d, (uint32_t)i, &ts[i], rc < 0);
+			if (ts[i].last > pend)
+				pend = ts[i].last;
+		}
+		if (pi >= 0 && d.pstarted[pi] && ops->process_end) {
+			uint64_t e = r->procs[pi].end_tsc; /* bounded like the threads' ends */
+			ops->process_end(arg, r->procs[pi].index, e > pend && e - pend <= d.maxt ? e : pend);
+		}
 	}
 	for (int i = 0; i < nt; i++) {
 		free(ts[i].stk);
@@ -435,38 +527,7 @@ int tr_decode_probes(const struct recording *r, const struct tr_filter *flt, con
 	}
 	free(ts);
 	free(by_slot);
+	free(d.pstarted);
 	rd_events_close(&ev);
 	return rc < 0 ? -1 : 0;
-}
-
-int tr_chunk_records(const struct sonde_chunk *c, const uint8_t *p, struct tr_rec *out, int max)
-{
-	const uint8_t *end = p + c->used;
-	uint64_t t = c->base_tsc;
-	int n = 0;
-	while (p < end) {
-		uint64_t v, func = 0;
-		int k = tr_get_varint(p, end, &v);
-		if (!k)
-			return -1;
-		p += k;
-		t += v >> 2;
-		uint8_t type = 0;
-		if ((v & 3) == TR_ENTER) {
-			if (!(k = tr_get_varint(p, end, &func)))
-				return -1;
-			p += k;
-		} else if ((v & 3) == TR_EXT) {
-			if (p >= end)
-				return -1;
-			type = *p++;
-			if ((k = tr_skip_ext(type, p, end)) < 0)
-				return -1;
-			p += k;
-		}
-		if (n < max)
-			out[n] = (struct tr_rec){ t, (uint32_t)(v & 3), (uint32_t)func, type };
-		n++;
-	}
-	return n;
 }

@@ -1,7 +1,13 @@
-/* trace.h — decoder of the timeline (events.sonde, written with --trace):
- * turns each thread's chunk stream back into properly nested slices, one per
- * recorded call, streaming (memory bounded by the number of threads and their
- * call depth, never by the length of the trace).
+/* events.h — the one event iterator of a recording: every consumer of
+ * events.sonde (timeline exports, replay, the CCT rebuilt from a trace, lock
+ * analysis, probe recordings, the fuzz harness) walks it through
+ * rd_each_event() and fills in only the callbacks of struct rd_event_ops it
+ * needs; nobody else parses chunk bytes.  The way perf's perf_session +
+ * perf_tool, and uftrace's fstack, do it.
+ *
+ * Calls become properly nested slices, one per recorded call, streaming
+ * (memory bounded by the number of threads and their call depth, never by
+ * the length of the trace).
  *
  * Every slice gets an end:
  *  - EXIT: the call returned;
@@ -23,8 +29,8 @@
  *
  * Slices of different threads come in chunk order (each thread's in time
  * order): consumers that need one global order sort, or accept it. */
-#ifndef SONDE_DATA_TRACE_H
-#define SONDE_DATA_TRACE_H
+#ifndef SONDE_DATA_EVENTS_H
+#define SONDE_DATA_EVENTS_H
 
 #include <stdint.h>
 
@@ -73,17 +79,53 @@ int tr_probe_parse(const uint8_t *p, int len, struct tr_probe *out);
 /* The probe's spec from the recording's META, or "probe N" in buf. */
 const char *tr_probe_name(const struct recording *r, uint32_t id, char *buf, size_t n);
 
-struct tr_ops {
-	/* Both may be NULL.  begin() of a slice always comes before the begin()
-	 * of its children and its end() after theirs. */
-	void (*begin)(void *arg, const struct tr_slice *s);
-	void (*end)(void *arg, const struct tr_slice *s);
-	/* EXT records (lock events and others), may be NULL. */
-	void (*ext)(void *arg, uint32_t thread, uint64_t time, uint8_t type, const uint8_t *p, int len);
+/* One lock event (TRX_LOCK, written with --locks=events). */
+struct rd_lock_event {
+	uint32_t thread;  /* index into recording.threads */
+	uint32_t lock;    /* lock id (the REC_LOCKS lock record's id) */
+	uint32_t op;      /* LK_EV_* | LK_EVF_* */
+	uint64_t time;    /* ticks */
+	uint64_t aux;     /* ticks waited (ACQ_WAIT, TIMEOUT, COND) or held (REL) */
 };
 
-/* Receiver of dynamic-probe events (TRX_PROBE, `sonde probe --record`). */
-typedef void (*tr_probe_fn)(void *arg, const struct tr_probe *h);
+/* Events the recording says it does not have. */
+enum {
+	RDL_GAP = 1,      /* chunks missing from a thread's sequence: count = chunks */
+	RDL_DROPPED = 2,  /* events the writers dropped (--lossy, full ring): count = events */
+	RDL_DAMAGED = 3,  /* a malformed record: the rest of its chunk is skipped (count = 1) */
+	RDL_UNKNOWN_THREAD = 4, /* a chunk of a thread slot the recording does not list (count = 1) */
+};
+struct rd_loss {
+	uint32_t thread;  /* index into recording.threads; UINT32_MAX for RDL_UNKNOWN_THREAD */
+	int cause;        /* RDL_* */
+	uint64_t time;    /* ticks: the last time known before the loss */
+	uint64_t count;
+};
+
+struct rd_event_ops {
+	/* Every callback may be NULL.  Per thread, events come in time order;
+	 * threads interleave in chunk order (consumers that need one global
+	 * order sort, or accept it).
+	 * call() of a slice always comes before the call() of its children and
+	 * ret() after theirs. */
+	void (*call)(void *arg, const struct tr_slice *s);
+	void (*ret)(void *arg, const struct tr_slice *s);
+	void (*lock)(void *arg, const struct rd_lock_event *e);
+	void (*probe)(void *arg, const struct tr_probe *h);
+	/* TRX_NAME: the thread took a new name (name is not NUL-terminated). */
+	void (*name)(void *arg, uint32_t thread, uint64_t time, const char *name, uint32_t len);
+	void (*loss)(void *arg, const struct rd_loss *l);
+	/* A thread's first event comes after its start() and its last before its
+	 * end(); a process's start() comes before its first thread's, its end()
+	 * after its last thread's.  Only threads (and processes) with events in
+	 * the file, selected by the filter, are started and ended.  The times are
+	 * those of the recording's thread / process records, or the first / last
+	 * event's when those are missing. */
+	void (*thread_start)(void *arg, uint32_t thread, uint64_t time);
+	void (*thread_end)(void *arg, uint32_t thread, uint64_t time);
+	void (*process_start)(void *arg, uint32_t proc, uint64_t time); /* proc: process slot */
+	void (*process_end)(void *arg, uint32_t proc, uint64_t time);
+};
 
 struct tr_filter {
 	int tid;                 /* 0: all threads */
@@ -91,6 +133,11 @@ struct tr_filter {
 	uint64_t from, to;       /* ticks, absolute */
 	uint64_t min_ticks;      /* 0: keep all */
 };
+
+/* Fill f from the command line's tid and time range (seconds from the
+ * recording's start) and the recording's --min-time. */
+void tr_filter_init(struct tr_filter *f, const struct recording *r, int tid, int has_range, double from_s,
+                    double to_s);
 
 struct tr_stats {
 	uint64_t chunks, bytes;  /* chunks and payload bytes read */
@@ -104,28 +151,18 @@ struct tr_stats {
 	uint64_t dropped_short;  /* slices dropped by min_ticks while decoding */
 	uint64_t bad;            /* damaged records / unknown thread / bad function ids */
 	uint64_t ext;            /* EXT records */
+	uint64_t lock_events;    /* TRX_LOCK records */
 	uint64_t probe_hits;     /* TRX_PROBE records (hits and func entries / returns) */
 	uint64_t probe_slices;   /* probe slices passed on (TRP_END) */
 };
 
-/* Fill f from the command line's tid and time range (seconds from the
- * recording's start) and the recording's --min-time. */
-void tr_filter_init(struct tr_filter *f, const struct recording *r, int tid, int has_range, double from_s,
-                    double to_s);
-
-/* Decode the whole events file.  0 ok; -1 with err set when the file is
+/* Walk the whole events file.  flt may be NULL (every thread, every time, no
+ * minimum duration); it filters slices and probe events, while lock and name
+ * events of the selected threads all pass (lock slices need the events
+ * around a range to be drawn in it).  0 ok; -1 with err set when the file is
  * damaged beyond the point reached (what was decoded before was passed on,
  * and open slices were closed). */
-int tr_decode(const struct recording *r, const struct tr_filter *flt, const struct tr_ops *ops, void *arg,
-              struct tr_stats *st, char *err, size_t errlen);
-/* The same, also passing probe events to probe (may be NULL: then they are
- * only counted, as tr_decode does). */
-int tr_decode_probes(const struct recording *r, const struct tr_filter *flt, const struct tr_ops *ops,
-                     tr_probe_fn probe, void *arg, struct tr_stats *st, char *err, size_t errlen);
-
-/* Decode one chunk's payload into a flat list of records (unit tests and
- * tools): returns the number of records, -1 if malformed. */
-struct tr_rec { uint64_t time; uint32_t kind, func; uint8_t ext_type; };
-int tr_chunk_records(const struct sonde_chunk *c, const uint8_t *p, struct tr_rec *out, int max);
+int rd_each_event(const struct recording *r, const struct tr_filter *flt, const struct rd_event_ops *ops,
+                  void *arg, struct tr_stats *st, char *err, size_t errlen);
 
 #endif

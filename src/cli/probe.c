@@ -21,6 +21,11 @@
 #include <string.h>
 #include <unistd.h>
 
+static void warn_probe(const struct probe *p, const char *msg)
+{
+	cli_warn("probe %d (%s): %s", p->id, p->spec, msg);
+}
+
 static void cleanup(struct engine *e)
 {
 	for (int i = 0; i < e->nprobes; i++) {
@@ -70,6 +75,7 @@ int cmd_probe(struct cli_opts *o)
 	static struct engine e;
 	char err[700];
 	e.msg = stdout;
+	e.warn = warn_probe;
 	if (o->library && library_load(&e.lib, o->library, err, sizeof err))
 		cli_die(EXIT_USAGE, "%s", err);
 	if (o->plugin && plugin_load(&e, o->plugin, err, sizeof err))

@@ -2,6 +2,7 @@
  * recording directory. */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -171,8 +172,8 @@ int cmd_record(struct cli_opts *o)
 	int rings = (cfg.mode & (SONDE_MODE_TRACE | SONDE_MODE_LOCK_EVENTS)) != 0;
 	if (rings) {
 		snprintf(evpath, sizeof evpath, "%s/%s", dir, SONDE_FILE_EVENTS);
-		if (writer_open(&ev, evpath, 2) != 0)
-			cli_die(EXIT_DATA, "cannot write %s (%s)", evpath, strerror(errno));
+		if ((rc = writer_open(&ev, evpath, 2)) != 0)
+			cli_die(EXIT_DATA, "cannot write %s (%s)", evpath, strerror(-rc));
 	}
 	struct launched l;
 	rc = launch_program(o->argv, &s, rt, &l);
@@ -191,8 +192,8 @@ int cmd_record(struct cli_opts *o)
 	if (rings && writer_close(&ev) != 0)
 		cli_error("writing %s/%s failed", dir, SONDE_FILE_EVENTS);
 	snprintf(path, sizeof path, "%s/%s", dir, SONDE_FILE_PROFILE);
-	if (writer_open(&prof, path, 1) != 0)
-		cli_die(EXIT_DATA, "cannot write %s (%s)", path, strerror(errno));
+	if ((rc = writer_open(&prof, path, 1)) != 0)
+		cli_die(EXIT_DATA, "cannot write %s (%s)", path, strerror(-rc));
 	write_profile(&s, &prof, &l, &c0, &c1, o->argv, &cfg, &st);
 	if (writer_close(&prof) != 0)
 		cli_die(EXIT_DATA, "writing %s failed (disk full?)", path);
@@ -201,8 +202,16 @@ int cmd_record(struct cli_opts *o)
 		char msg[4096 + 256];
 		if (domain_write(&s, dir, msg, sizeof msg) < 0)
 			cli_warn("%s (no domain file written)", msg);
-		if (o->domain || o->nfilters || o->depth)
-			domain_report(&s, ndomain);
+		if (o->domain || o->nfilters || o->depth) {
+			struct domain_stats ds;
+			domain_stats(&s, &ds);
+			if (ndomain > 0)
+				fprintf(stderr, "sonde: domain: %d of %" PRIu64 " functions traced; ", ndomain, ds.funcs);
+			else
+				fprintf(stderr, "sonde: trace filters: ");
+			fprintf(stderr, "%" PRIu64 " functions left dormant (their calls cost nothing); %" PRIu64
+			        " calls kept out of the trace by the other filters\n", ds.dormant, ds.filtered);
+		}
 	}
 	struct sonde_session_hdr *h = s.hdr;
 	uint32_t nmods = atomic_load(&h->nmodules), nthreads = atomic_load(&h->nthreads);

@@ -142,7 +142,8 @@ void engine_probe_failed(struct engine *e, struct probe *p, const char *fmt, ...
 	va_end(ap);
 	if (!p->error)
 		p->error = strdup(buf);
-	fprintf(stderr, "sonde: warning: probe %d (%s): %s\n", p->id, p->spec, buf);
+	if (e->warn)
+		e->warn(p, buf);
 	engine_remove_probe(e, p);
 }
 

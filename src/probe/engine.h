@@ -36,6 +36,9 @@ struct engine {
 	uint64_t total_hits;
 	FILE *msg;              /* where interactive replies go */
 	struct precorder *rec;  /* --record: hits into a recording, or NULL */
+	/* Said to the user by the CLI (library code never prints): a probe that
+	 * failed and was removed.  May be NULL. */
+	void (*warn)(const struct probe *p, const char *msg);
 };
 
 uint64_t now_ns(void);

@@ -141,7 +141,7 @@ int domain_write(struct session *s, const char *dir, char *msg, size_t len)
 	return rc ? -1 : n;
 }
 
-void domain_report(struct session *s, int ndomain)
+void domain_stats(struct session *s, struct domain_stats *out)
 {
 	struct sonde_session_hdr *h = s->hdr;
 	uint64_t funcs = 0, filtered = 0, dormant = 0;
@@ -155,10 +155,5 @@ void domain_report(struct session *s, int ndomain)
 		if (t)
 			filtered += t->trace_filtered;
 	}
-	if (ndomain > 0)
-		fprintf(stderr, "sonde: domain: %d of %" PRIu64 " functions traced; ", ndomain, funcs);
-	else
-		fprintf(stderr, "sonde: trace filters: ");
-	fprintf(stderr, "%" PRIu64 " functions left dormant (their calls cost nothing); %" PRIu64
-	        " calls kept out of the trace by the other filters\n", dormant, filtered);
+	*out = (struct domain_stats){ funcs, dormant, filtered };
 }

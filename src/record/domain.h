@@ -16,8 +16,12 @@ int domain_apply(struct session *s, const char *dir, const char *arg, char *msg,
  * functions written, -1 with msg set. */
 int domain_write(struct session *s, const char *dir, char *msg, size_t len);
 
-/* One line on stderr: functions instrumented vs in the modules, and the
- * calls the filters kept out of the trace. */
-void domain_report(struct session *s, int ndomain);
+/* What the filters did: functions in the modules, functions left dormant
+ * (sleds never switched on), and calls kept out of the trace by the
+ * filters applied at run time. */
+struct domain_stats {
+	uint64_t funcs, dormant, filtered;
+};
+void domain_stats(struct session *s, struct domain_stats *out);
 
 #endif

@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "record/domain.h"
 #include "record/record.h"
+#include "record/recorder.h"
 
 /* Our own install prefix: build/bin/sonde -> build/lib/sonde/... */
 static char *lib_path(const char *name)
@@ -55,39 +56,6 @@ static int program_exists(const char *prog)
 		p += n + (e != NULL);
 	}
 	return 0;
-}
-
-/* Make `dir` an empty recording directory.  An existing directory is reused
- * only if it looks like a recording (never wipe a user's directory). */
-static void prepare_dir(const char *dir)
-{
-	struct stat st;
-	if (stat(dir, &st) == 0) {
-		if (!S_ISDIR(st.st_mode))
-			cli_die(EXIT_USAGE, "%s exists and is not a directory", dir);
-		DIR *d = opendir(dir);
-		if (!d)
-			cli_die(EXIT_DATA, "cannot open %s (%s)", dir, strerror(errno));
-		struct dirent *e;
-		int foreign = 0;
-		while ((e = readdir(d))) {
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			if (strcmp(e->d_name, SONDE_FILE_PROFILE) && strcmp(e->d_name, SONDE_FILE_EVENTS) &&
-			    strcmp(e->d_name, SONDE_FILE_DOMAIN))
-				foreign = 1;
-		}
-		closedir(d);
-		if (foreign)
-			cli_die(EXIT_USAGE, "%s exists and holds files that are not a sonde recording (choose another -o)", dir);
-		char p[PATH_MAX];
-		snprintf(p, sizeof p, "%s/%s", dir, SONDE_FILE_PROFILE);
-		unlink(p);
-		snprintf(p, sizeof p, "%s/%s", dir, SONDE_FILE_EVENTS);
-		unlink(p);
-	} else if (mkdir(dir, 0755) != 0) {
-		cli_die(EXIT_DATA, "cannot create %s (%s)", dir, strerror(errno));
-	}
 }
 
 /* After the recording, pass the program's end through: same exit code, or
@@ -145,61 +113,57 @@ int cmd_record(struct cli_opts *o)
 	char *rt = lib_path("libsonde-rt.so");
 	if (!rt)
 		cli_die(EXIT_DATA, "cannot find the runtime libsonde-rt.so next to the sonde binary (is the build complete?)");
-	prepare_dir(dir);
+	int rings = (cfg.mode & (SONDE_MODE_TRACE | SONDE_MODE_LOCK_EVENTS)) != 0;
+	static struct recorder rec;
+	char msg[4096 + 256];
+	int rc = recorder_open(&rec, dir, (rings ? RECORDER_EVENTS : 0) | (o->domain ? RECORDER_KEEP_DOMAIN : 0), msg,
+	                       sizeof msg);
+	if (rc)
+		cli_die(rc == RECORDER_USAGE ? EXIT_USAGE : EXIT_DATA, "%s", msg);
 
-	struct clock_point c0, c1, cal;
-	clock_point_take(&c0);
 	/* A first estimate of the tick rate, for --min-time (refined at the end). */
+	struct clock_point cal;
 	struct timespec ts = { 0, 20 * 1000 * 1000 };
 	nanosleep(&ts, NULL);
 	clock_point_take(&cal);
-	double tpn = clock_ticks_per_ns(&c0, &cal);
+	double tpn = clock_ticks_per_ns(&rec.c0, &cal);
 
 	struct session s;
-	int rc = session_create(&s, &cfg, tpn > 0 ? tpn : 1.0);
+	rc = session_create(&s, &cfg, tpn > 0 ? tpn : 1.0);
 	if (rc)
 		cli_die(EXIT_DATA, "cannot create the session memory (%s)", strerror(-rc));
 	int ndomain = 0; /* --domain: the functions of the domain file become the only traced set */
 	if (o->domain) {
-		char msg[4096 + 256];
 		ndomain = domain_apply(&s, dir, o->domain, msg, sizeof msg);
 		if (ndomain < 0)
 			cli_die(EXIT_USAGE, "%s", msg);
 	}
 
-	struct rec_writer ev, prof;
-	char path[PATH_MAX], evpath[PATH_MAX];
-	int rings = (cfg.mode & (SONDE_MODE_TRACE | SONDE_MODE_LOCK_EVENTS)) != 0;
-	if (rings) {
-		snprintf(evpath, sizeof evpath, "%s/%s", dir, SONDE_FILE_EVENTS);
-		if ((rc = writer_open(&ev, evpath, 2)) != 0)
-			cli_die(EXIT_DATA, "cannot write %s (%s)", evpath, strerror(-rc));
-	}
 	struct launched l;
 	rc = launch_program(o->argv, &s, rt, &l);
 	free(rt);
-	struct collector_stats st;
-	collect(&s, &l, rings ? &ev : NULL, &st);
+	collect(&s, &l, rings ? &rec : NULL);
 	if (rc) {
-		rmdir(dir);
+		recorder_abort(&rec);
 		cli_die(EXIT_DATA, "cannot run %s (%s)", o->argv[0], strerror(-rc));
 	}
-	clock_point_take(&c1);
 	uint64_t damaged = session_audit(&s);
 	if (damaged)
 		cli_warn("the program wrote over sonde's session memory: %llu impossible values left out "
 		         "(the recording keeps what was consistent; see 'sonde info')", (unsigned long long)damaged);
-	if (rings && writer_close(&ev) != 0)
-		cli_error("writing %s/%s failed", dir, SONDE_FILE_EVENTS);
-	snprintf(path, sizeof path, "%s/%s", dir, SONDE_FILE_PROFILE);
-	if ((rc = writer_open(&prof, path, 1)) != 0)
-		cli_die(EXIT_DATA, "cannot write %s (%s)", path, strerror(-rc));
-	write_profile(&s, &prof, &l, &c0, &c1, o->argv, &cfg, &st);
-	if (writer_close(&prof) != 0)
-		cli_die(EXIT_DATA, "writing %s failed (disk full?)", path);
+	size_t clen = 0; /* the command line, NUL-separated */
+	for (int i = 0; i < o->argc; i++)
+		clen += strlen(o->argv[i]) + 1;
+	char *cmd = malloc(clen + 1), *q = cmd;
+	for (int i = 0; cmd && i < o->argc; i++)
+		q = stpcpy(q, o->argv[i]) + 1;
+	int status = !l.exited ? INT32_MIN : WIFEXITED(l.status) ? WEXITSTATUS(l.status) : -WTERMSIG(l.status);
+	recorder_meta_common(&rec, o->argv[0], cmd ? cmd : "", cmd ? clen : 0, "sonde record", cfg.mode, status);
+	free(cmd);
+	if (write_profile(&s, &rec, &l, &cfg, msg, sizeof msg) || recorder_close(&rec, msg, sizeof msg))
+		cli_die(EXIT_DATA, "%s", msg);
 
 	if (o->trace) { /* domain.txt: the functions that left records, for --domain auto next time */
-		char msg[4096 + 256];
 		if (domain_write(&s, dir, msg, sizeof msg) < 0)
 			cli_warn("%s (no domain file written)", msg);
 		if (o->domain || o->nfilters || o->depth) {

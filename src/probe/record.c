@@ -32,6 +32,7 @@
 #include "common/ring.h"
 #include "common/trace_enc.h"
 #include "record/record.h"
+#include "record/recorder.h"
 
 #define PR_CHUNK 16384u                              /* bytes per chunk, header included */
 #define PR_PAYLOAD (PR_CHUNK - sizeof(struct sonde_chunk))
@@ -50,57 +51,17 @@ struct pr_thread {
 };
 
 struct precorder {
-	char *dir;
-	char evpath[PATH_MAX], profpath[PATH_MAX];
-	struct rec_writer ev;
-	struct clock_point c0;
+	struct recorder rec;
 	struct pr_thread *th;
 	uint32_t nth, cap;
 	int32_t *hash;           /* tid -> index into th, open addressing, -1 free */
 	uint32_t hcap;
-	uint64_t chunks, bytes, hits, lost;
+	uint64_t hits, lost;
 	char exe[SONDE_PATH_MAX];
 	char cmdline[SONDE_PATH_MAX];    /* NUL-separated */
 	uint32_t cmdline_len;
 	int32_t ppid;
 };
-
-static int prepare_dir(const char *dir, char *err, size_t n)
-{
-	struct stat st;
-	if (stat(dir, &st) == 0) {
-		if (!S_ISDIR(st.st_mode)) {
-			snprintf(err, n, "%s exists and is not a directory", dir);
-			return -1;
-		}
-		DIR *d = opendir(dir);
-		if (!d) {
-			snprintf(err, n, "cannot open %s (%s)", dir, strerror(errno));
-			return -1;
-		}
-		struct dirent *de;
-		int foreign = 0;
-		while ((de = readdir(d)))
-			if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
-			    strcmp(de->d_name, SONDE_FILE_PROFILE) && strcmp(de->d_name, SONDE_FILE_EVENTS) &&
-			    strcmp(de->d_name, SONDE_FILE_DOMAIN))
-				foreign = 1;
-		closedir(d);
-		if (foreign) {
-			snprintf(err, n, "%s exists and holds files that are not a sonde recording (choose another -o)", dir);
-			return -1;
-		}
-		char p[PATH_MAX];
-		snprintf(p, sizeof p, "%s/%s", dir, SONDE_FILE_PROFILE);
-		unlink(p);
-		snprintf(p, sizeof p, "%s/%s", dir, SONDE_FILE_DOMAIN);
-		unlink(p);
-	} else if (mkdir(dir, 0755) != 0) {
-		snprintf(err, n, "cannot create %s (%s)", dir, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
 
 static size_t read_file(const char *path, char *buf, size_t n)
 {
@@ -114,20 +75,12 @@ static size_t read_file(const char *path, char *buf, size_t n)
 
 int precorder_open(struct engine *e, const char *dir, char *err, size_t n)
 {
-	if (prepare_dir(dir, err, n))
-		return -1;
 	struct precorder *r = calloc(1, sizeof *r);
 	if (!r) {
 		snprintf(err, n, "out of memory");
 		return -1;
 	}
-	r->dir = strdup(dir);
-	snprintf(r->evpath, sizeof r->evpath, "%s/%s", dir, SONDE_FILE_EVENTS);
-	snprintf(r->profpath, sizeof r->profpath, "%s/%s", dir, SONDE_FILE_PROFILE);
-	int rc = writer_open(&r->ev, r->evpath, 2);
-	if (rc) {
-		snprintf(err, n, "cannot write %s (%s)", r->evpath, strerror(-rc));
-		free(r->dir);
+	if (recorder_open(&r->rec, dir, RECORDER_EVENTS, err, n)) {
 		free(r);
 		return -1;
 	}
@@ -145,7 +98,6 @@ int precorder_open(struct engine *e, const char *dir, char *err, size_t n)
 	int ppid;
 	if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1)
 		r->ppid = ppid;
-	clock_point_take(&r->c0);
 	e->rec = r;
 	return 0;
 }
@@ -154,15 +106,7 @@ static void flush_chunk(struct precorder *r, struct pr_thread *t)
 {
 	if (!t->used)
 		return;
-	struct sonde_chunk c;
-	memset(&c, 0, sizeof c);
-	c.used = t->used;
-	c.seq = t->seq++;
-	c.base_tsc = t->base_tsc;
-	c.thread = t->slot;
-	writer_put(&r->ev, REC_CHUNK, &c, sizeof c, t->buf, t->used);
-	r->chunks++;
-	r->bytes += t->used;
+	recorder_chunk(&r->rec, t->slot, t->seq++, t->base_tsc, 0, t->buf, t->used);
 	t->used = 0;
 }
 
@@ -312,124 +256,82 @@ int precorder_close(struct engine *e, char *err, size_t n)
 	e->rec = NULL;
 	if (n)
 		err[0] = 0;
-	struct clock_point c1;
-	clock_point_take(&c1);
-	if (c1.mono_ns <= r->c0.mono_ns + 1000000) { /* too short to calibrate: measure 1 ms more */
-		struct timespec ts = { 0, 1000000 };
-		nanosleep(&ts, NULL);
-		clock_point_take(&c1);
-	}
+	int status = INT32_MIN;
+	if (e->t.gone)
+		status = WIFEXITED(e->t.status) ? WEXITSTATUS(e->t.status) : -WTERMSIG(e->t.status);
+	struct recorder *rec = &r->rec;
+	uint64_t now = clock_ticks();
 	for (uint32_t i = 0; i < r->nth; i++) {
 		struct pr_thread *t = &r->th[i];
 		if (!t->ended) {
 			flush_chunk(r, t);
-			t->end_tsc = c1.ticks > t->last_tsc ? c1.ticks : t->last_tsc;
+			t->end_tsc = now > t->last_tsc ? now : t->last_tsc;
 		}
 	}
-	int rc = writer_close(&r->ev);
-
-	struct rec_writer w;
-	int wrc = writer_open(&w, r->profpath, 1);
-	if (wrc) {
-		snprintf(err, n, "cannot write %s (%s)", r->profpath, strerror(-wrc));
-		rc = -1;
-		goto out;
-	}
-	struct meta_buf mb = { 0 };
+	recorder_meta_common(rec, r->exe, r->cmdline, r->cmdline_len, "sonde probe", SONDE_MODE_PROBES, status);
+	struct meta_buf *mb = &rec->meta;
 	char num[64];
-	struct rec_process pr;
-	memset(&pr, 0, sizeof pr);
-	memcpy(pr.exe, r->exe, sizeof pr.exe);
-	pr.cmdline_len = r->cmdline_len;
-	memcpy(pr.cmdline, r->cmdline, sizeof pr.cmdline);
-	char cmd[sizeof pr.cmdline + 1];
-	for (uint32_t i = 0; i < pr.cmdline_len; i++)
-		cmd[i] = pr.cmdline[i] ? pr.cmdline[i] : ' ';
-	cmd[pr.cmdline_len] = 0;
-	if (pr.cmdline_len && cmd[pr.cmdline_len - 1] == ' ')
-		cmd[pr.cmdline_len - 1] = 0;
-	meta_add(&mb, "program", pr.exe[0] ? pr.exe : "?");
-	meta_add(&mb, "command", cmd);
-	meta_add(&mb, "recorder", "sonde probe");
-	meta_add_clock(&mb, &r->c0, &c1);
-	snprintf(num, sizeof num, "%u", SONDE_MODE_PROBES);
-	meta_add(&mb, "mode", num);
-	snprintf(num, sizeof num, "%llu", (unsigned long long)time(NULL));
-	meta_add(&mb, "time", num);
-	if (gethostname(num, sizeof num) == 0) {
-		num[sizeof num - 1] = 0;
-		meta_add(&mb, "hostname", num);
-	}
-	int status = INT32_MIN;
-	if (e->t.gone)
-		status = WIFEXITED(e->t.status) ? WEXITSTATUS(e->t.status) : -WTERMSIG(e->t.status);
-	if (status != INT32_MIN) {
-		snprintf(num, sizeof num, "%d", status);
-		meta_add(&mb, "exit_status", num);
-	}
-	meta_add(&mb, "probe_target", e->t.launched ? "launched" : "attached");
-	snprintf(num, sizeof num, "%llu", (unsigned long long)r->chunks);
-	meta_add(&mb, "event_chunks", num);
-	snprintf(num, sizeof num, "%llu", (unsigned long long)r->bytes);
-	meta_add(&mb, "event_bytes", num);
+	meta_add(mb, "probe_target", e->t.launched ? "launched" : "attached");
 	snprintf(num, sizeof num, "%llu", (unsigned long long)r->hits);
-	meta_add(&mb, "probe_records", num);
+	meta_add(mb, "probe_records", num);
 	snprintf(num, sizeof num, "%d", e->nprobes);
-	meta_add(&mb, "probes", num);
+	meta_add(mb, "probes", num);
 	for (int i = 0; i < e->nprobes; i++) {
 		struct probe *p = e->probes[i];
 		char key[48];
 		snprintf(key, sizeof key, "probe.%d", p->id);
-		meta_add(&mb, key, p->spec);
+		meta_add(mb, key, p->spec);
 		snprintf(key, sizeof key, "probe.%d.kind", p->id);
-		meta_add(&mb, key, p->ops->name);
+		meta_add(mb, key, p->ops->name);
 		snprintf(key, sizeof key, "probe.%d.hits", p->id);
 		snprintf(num, sizeof num, "%llu", (unsigned long long)p->hits);
-		meta_add(&mb, key, num);
+		meta_add(mb, key, num);
 	}
 	if (r->lost) { /* hits of threads beyond SONDE_MAX_THREADS */
 		snprintf(num, sizeof num, "%llu", (unsigned long long)r->lost);
 		char key[32];
 		snprintf(key, sizeof key, "lost.%d", SONDE_LOST_THREAD_SLOTS);
-		meta_add(&mb, key, num);
+		meta_add(mb, key, num);
 	}
-	meta_write(&w, &mb);
-
-	pr.index = 0;
-	pr.pid = e->t.pid;
-	pr.ppid = r->ppid;
-	pr.exit_status = status;
-	if (e->t.gone && WIFEXITED(e->t.status))
-		pr.flags |= REC_PROC_ENDED_BY_EXIT;
-	if (e->t.gone && WIFSIGNALED(e->t.status))
-		pr.flags |= REC_PROC_KILLED;
-	pr.start_tsc = r->c0.ticks;
-	pr.end_tsc = c1.ticks;
-	writer_put(&w, REC_PROCESS, &pr, sizeof pr, NULL, 0);
-	for (uint32_t i = 0; i < r->nth; i++) {
-		struct pr_thread *t = &r->th[i];
-		struct rec_thread rt;
-		memset(&rt, 0, sizeof rt);
-		rt.index = t->slot;
-		rt.proc = 0;
-		rt.tid = t->tid;
-		memcpy(rt.comm, t->comm, sizeof rt.comm);
-		rt.comm[sizeof rt.comm - 1] = 0;
-		rt.flags = t->ended ? REC_THREAD_EXITED : 0;
-		rt.start_tsc = t->start_tsc;
-		rt.end_tsc = t->end_tsc;
-		writer_put(&w, REC_THREAD, &rt, sizeof rt, NULL, 0);
+	int rc = recorder_profile(rec, err, n);
+	if (rec->prof.f) {
+		struct rec_process pr;
+		memset(&pr, 0, sizeof pr);
+		memcpy(pr.exe, r->exe, sizeof pr.exe);
+		pr.cmdline_len = r->cmdline_len;
+		memcpy(pr.cmdline, r->cmdline, sizeof pr.cmdline);
+		pr.index = 0;
+		pr.pid = e->t.pid;
+		pr.ppid = r->ppid;
+		pr.exit_status = status;
+		if (e->t.gone && WIFEXITED(e->t.status))
+			pr.flags |= REC_PROC_ENDED_BY_EXIT;
+		if (e->t.gone && WIFSIGNALED(e->t.status))
+			pr.flags |= REC_PROC_KILLED;
+		pr.start_tsc = rec->c0.ticks;
+		pr.end_tsc = rec->c1.ticks;
+		writer_put(&rec->prof, REC_PROCESS, &pr, sizeof pr, NULL, 0);
+		for (uint32_t i = 0; i < r->nth; i++) {
+			struct pr_thread *t = &r->th[i];
+			struct rec_thread rt;
+			memset(&rt, 0, sizeof rt);
+			rt.index = t->slot;
+			rt.proc = 0;
+			rt.tid = t->tid;
+			memcpy(rt.comm, t->comm, sizeof rt.comm);
+			rt.comm[sizeof rt.comm - 1] = 0;
+			rt.flags = t->ended ? REC_THREAD_EXITED : 0;
+			rt.start_tsc = t->start_tsc;
+			rt.end_tsc = t->end_tsc;
+			writer_put(&rec->prof, REC_THREAD, &rt, sizeof rt, NULL, 0);
+		}
+		if (recorder_close(rec, rc ? NULL : err, rc ? 0 : n))
+			rc = -1;
 	}
-	if (writer_close(&w))
-		rc = -1;
-	if (rc && !err[0])
-		snprintf(err, n, "writing the recording %s failed", r->dir);
-out:
 	for (uint32_t i = 0; i < r->nth; i++)
 		free(r->th[i].buf);
 	free(r->th);
 	free(r->hash);
-	free(r->dir);
 	free(r);
 	return rc ? -1 : 0;
 }

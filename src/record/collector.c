@@ -10,6 +10,7 @@
 
 #include "common/ring.h"
 #include "record/record.h"
+#include "record/recorder.h"
 
 static volatile sig_atomic_t forward_pid;
 
@@ -19,20 +20,12 @@ static void forward(int sig)
 		kill(forward_pid, sig);
 }
 
-struct drain_ctx {
-	struct rec_writer *ev;
-	struct collector_stats *st;
-};
-
 static int put_chunk(void *arg, const struct sonde_chunk *c, const void *data)
 {
-	struct drain_ctx *d = arg;
-	d->st->chunks++;
-	d->st->bytes += c->used;
-	return writer_put(d->ev, REC_CHUNK, c, sizeof *c, data, c->used);
+	return recorder_chunk(arg, c->thread, c->seq, c->base_tsc, c->lost, data, c->used);
 }
 
-static int drain_all(struct session *s, struct drain_ctx *d, int final)
+static int drain_all(struct session *s, struct recorder *rec, int final)
 {
 	struct sonde_session_hdr *h = s->hdr;
 	uint32_t n = atomic_load_explicit(&h->nthreads, memory_order_acquire);
@@ -52,7 +45,7 @@ static int drain_all(struct session *s, struct drain_ctx *d, int final)
 		uint64_t damaged = 0;
 		int k = ro <= s->size && sizeof(struct sonde_ring) <= s->size - ro
 		        ? ring_drain(h, s->size, s->ring_size > 2 * RING_CHUNK_SIZE ? s->ring_size : 2 * RING_CHUNK_SIZE,
-		                     sess_ptr(h, ro), final, put_chunk, d, &damaged) : -1;
+		                     sess_ptr(h, ro), final, put_chunk, rec, &damaged) : -1;
 		if (k < 0) { /* the ring's place or geometry was damaged: it is left alone from now on */
 			t->ring_off = 0;
 			damaged++;
@@ -82,10 +75,8 @@ static void note_end(struct session *s, pid_t pid, int status, uint64_t now)
 	}
 }
 
-int collect(struct session *s, struct launched *l, struct rec_writer *ev, struct collector_stats *st)
+int collect(struct session *s, struct launched *l, struct recorder *rec)
 {
-	struct drain_ctx d = { ev, st };
-	memset(st, 0, sizeof *st);
 	forward_pid = l->pid;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
@@ -98,7 +89,7 @@ int collect(struct session *s, struct launched *l, struct rec_writer *ev, struct
 	signal(SIGINT, SIG_IGN);
 	for (;;) {
 		int status;
-		pid_t pid = waitpid(-1, &status, ev ? WNOHANG : 0);
+		pid_t pid = waitpid(-1, &status, rec ? WNOHANG : 0);
 		if (pid > 0) {
 			uint64_t now = clock_ticks();
 			note_end(s, pid, status, now);
@@ -113,13 +104,13 @@ int collect(struct session *s, struct launched *l, struct rec_writer *ev, struct
 			continue;
 		if (pid < 0)
 			break; /* ECHILD: the whole tree has ended */
-		if (ev && drain_all(s, &d, 0) == 0) {
+		if (rec && drain_all(s, rec, 0) == 0) {
 			struct timespec ts = { 0, 1000000 };
 			nanosleep(&ts, NULL);
 		}
 	}
-	if (ev)
-		drain_all(s, &d, 1);
+	if (rec)
+		drain_all(s, rec, 1);
 	forward_pid = 0;
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include "record/record.h"
+#include "record/recorder.h"
 
 static uint64_t thread_end(struct sonde_session_hdr *h, struct sonde_thread *t, uint64_t fallback)
 {
@@ -34,49 +35,30 @@ static uint32_t close_open_frames(struct sonde_thread *t, struct sonde_node *nod
 	return depth;
 }
 
-int write_profile(struct session *s, struct rec_writer *w, const struct launched *l,
-                  const struct clock_point *c0, const struct clock_point *c1, char **argv,
-                  const struct record_config *cfg, const struct collector_stats *st)
+int write_profile(struct session *s, struct recorder *rec, const struct launched *l,
+                  const struct record_config *cfg, char *err, size_t errlen)
 {
 	struct sonde_session_hdr *h = s->hdr;
-	struct meta_buf mb = { 0 };
+	struct meta_buf *mb = &rec->meta; /* after the common lines (recorder_meta_common) */
 	char num[64];
-	meta_add(&mb, "program", argv[0]);
-	char cmd[4096];
-	size_t cl = 0;
-	for (int i = 0; argv[i] && cl < sizeof cmd - 2; i++)
-		cl += (size_t)snprintf(cmd + cl, sizeof cmd - cl, "%s%s", i ? " " : "", argv[i]);
-	meta_add(&mb, "command", cmd);
-	meta_add_clock(&mb, c0, c1);
-	snprintf(num, sizeof num, "%u", cfg->mode);
-	meta_add(&mb, "mode", num);
-	snprintf(num, sizeof num, "%llu", (unsigned long long)time(NULL));
-	meta_add(&mb, "time", num);
-	if (gethostname(num, sizeof num) == 0) {
-		num[sizeof num - 1] = 0;
-		meta_add(&mb, "hostname", num);
-	}
-	snprintf(num, sizeof num, "%d", l->exited ? (WIFEXITED(l->status) ? WEXITSTATUS(l->status) : -WTERMSIG(l->status)) : 0);
-	meta_add(&mb, "exit_status", num);
 	snprintf(num, sizeof num, "%u", cfg->max_depth);
-	meta_add(&mb, "trace_max_depth", num);
+	meta_add(mb, "trace_max_depth", num);
 	snprintf(num, sizeof num, "%llu", (unsigned long long)cfg->min_time_ns);
-	meta_add(&mb, "trace_min_time_ns", num);
+	meta_add(mb, "trace_min_time_ns", num);
 	for (int i = 0; i < cfg->nfilters; i++)
-		meta_add(&mb, "filter", cfg->filters[i]);
-	snprintf(num, sizeof num, "%llu", (unsigned long long)st->chunks);
-	meta_add(&mb, "event_chunks", num);
-	snprintf(num, sizeof num, "%llu", (unsigned long long)st->bytes);
-	meta_add(&mb, "event_bytes", num);
+		meta_add(mb, "filter", cfg->filters[i]);
 	for (int i = 0; i < SONDE_LOST_COUNT_; i++) {
 		if (!h->lost[i])
 			continue;
 		char key[32];
 		snprintf(key, sizeof key, "lost.%d", i);
 		snprintf(num, sizeof num, "%llu", (unsigned long long)h->lost[i]);
-		meta_add(&mb, key, num);
+		meta_add(mb, key, num);
 	}
-	meta_write(w, &mb);
+	if (recorder_profile(rec, err, errlen))
+		return -1;
+	struct rec_writer *w = &rec->prof;
+	const struct clock_point *c1 = &rec->c1;
 
 	uint32_t nprocs = atomic_load(&h->nprocs);
 	if (nprocs > SONDE_MAX_PROCS)
@@ -161,5 +143,9 @@ int write_profile(struct session *s, struct rec_writer *w, const struct launched
 		}
 	}
 	write_locks(s, w);
-	return w->failed ? -1 : 0;
+	if (w->failed) {
+		snprintf(err, errlen, "writing %s failed (disk full?)", rec->profpath);
+		return -1;
+	}
+	return 0;
 }

@@ -66,18 +66,22 @@ struct launched {
 };
 int launch_program(char **argv, struct session *s, const char *rt_path, struct launched *out);
 
-/* collector.c: follow the program tree to its end, draining rings into ev
- * (may be NULL when no rings).  Returns 0, or -1 if it had to stop. */
-struct collector_stats { uint64_t chunks, bytes, gaps; };
-int collect(struct session *s, struct launched *l, struct rec_writer *ev, struct collector_stats *st);
+struct recorder;
+
+/* collector.c: follow the program tree to its end, draining rings into the
+ * recorder's events file (rec may be NULL when there are no rings).
+ * Returns 0, or -1 if it had to stop. */
+int collect(struct session *s, struct launched *l, struct recorder *rec);
 
 /* profile_out.c: write the end-of-run records (processes, threads, modules, CCTs, meta). */
 /* After the program tree has ended: check and mend what the program's side
  * left in the session (audit.c); returns how many values were impossible. */
 uint64_t session_audit(struct session *s);
-int write_profile(struct session *s, struct rec_writer *w, const struct launched *l,
-                  const struct clock_point *c0, const struct clock_point *c1, char **argv,
-                  const struct record_config *cfg, const struct collector_stats *st);
+/* Add the session's META lines to rec, start profile.sonde
+ * (recorder_profile) and write its records; recorder_close is the caller's.
+ * 0, or -1 with err set. */
+int write_profile(struct session *s, struct recorder *rec, const struct launched *l,
+                  const struct record_config *cfg, char *err, size_t errlen);
 /* locks_out.c: the lock profiler's records (REC_LOCKS), if the program took any lock. */
 void write_locks(struct session *s, struct rec_writer *w);
 

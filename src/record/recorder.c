@@ -1,0 +1,190 @@
+/* recorder.c — the one writer of a recording directory (see recorder.h). */
+#include "record/recorder.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/ring.h"
+
+/* dir exists and holds something that is not a recording's file. */
+static int foreign_files(DIR *d)
+{
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && strcmp(de->d_name, SONDE_FILE_PROFILE) &&
+		    strcmp(de->d_name, SONDE_FILE_EVENTS) && strcmp(de->d_name, SONDE_FILE_DOMAIN))
+			return 1;
+	return 0;
+}
+
+static int prepare_dir(const char *dir, int flags, char *err, size_t n)
+{
+	struct stat st;
+	if (stat(dir, &st) != 0) {
+		if (mkdir(dir, 0755) == 0)
+			return 0;
+		snprintf(err, n, "cannot create %s (%s)", dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, n, "%s exists and is not a directory", dir);
+		return RECORDER_USAGE;
+	}
+	DIR *d = opendir(dir);
+	if (!d) {
+		snprintf(err, n, "cannot open %s (%s)", dir, strerror(errno));
+		return -1;
+	}
+	int foreign = foreign_files(d);
+	closedir(d);
+	if (foreign) {
+		snprintf(err, n, "%s exists and holds files that are not a sonde recording (choose another -o)", dir);
+		return RECORDER_USAGE;
+	}
+	char p[PATH_MAX + 32];
+	snprintf(p, sizeof p, "%s/%s", dir, SONDE_FILE_PROFILE);
+	unlink(p);
+	snprintf(p, sizeof p, "%s/%s", dir, SONDE_FILE_EVENTS);
+	unlink(p);
+	if (!(flags & RECORDER_KEEP_DOMAIN)) {
+		snprintf(p, sizeof p, "%s/%s", dir, SONDE_FILE_DOMAIN);
+		unlink(p);
+	}
+	return 0;
+}
+
+int recorder_open(struct recorder *r, const char *dir, int flags, char *err, size_t n)
+{
+	memset(r, 0, sizeof *r);
+	if (strlen(dir) >= sizeof r->dir) {
+		snprintf(err, n, "%.200s...: path too long", dir);
+		return RECORDER_USAGE;
+	}
+	int rc = prepare_dir(dir, flags, err, n);
+	if (rc)
+		return rc;
+	snprintf(r->dir, sizeof r->dir, "%s", dir);
+	snprintf(r->evpath, sizeof r->evpath, "%s/%s", dir, SONDE_FILE_EVENTS);
+	snprintf(r->profpath, sizeof r->profpath, "%s/%s", dir, SONDE_FILE_PROFILE);
+	if (flags & RECORDER_EVENTS) {
+		if ((rc = writer_open(&r->ev, r->evpath, 2)) != 0) {
+			snprintf(err, n, "cannot write %s (%s)", r->evpath, strerror(-rc));
+			return -1;
+		}
+		r->events = 1;
+	}
+	clock_point_take(&r->c0);
+	return 0;
+}
+
+int recorder_chunk(struct recorder *r, uint32_t thread, uint64_t seq, uint64_t base_tsc, uint32_t lost,
+                   const void *data, uint32_t used)
+{
+	if (!r->events)
+		return -1;
+	struct sonde_chunk c;
+	memset(&c, 0, sizeof c);
+	c.used = used;
+	c.seq = seq;
+	c.base_tsc = base_tsc;
+	c.thread = thread;
+	c.lost = lost;
+	r->chunks++;
+	r->bytes += used;
+	return writer_put(&r->ev, REC_CHUNK, &c, sizeof c, data, used);
+}
+
+void recorder_meta_common(struct recorder *r, const char *program, const char *command, size_t len,
+                          const char *recorder_name, uint32_t mode, int exit_status)
+{
+	clock_point_take(&r->c1);
+	if (r->c1.mono_ns <= r->c0.mono_ns + 1000000) { /* too short to calibrate: measure 1 ms more */
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+		clock_point_take(&r->c1);
+	}
+	struct meta_buf *m = &r->meta;
+	char num[64];
+	meta_add(m, "program", program && *program ? program : "?");
+	char *cmd = malloc(len + 1);
+	if (cmd) {
+		for (size_t i = 0; i < len; i++)
+			cmd[i] = command[i] ? command[i] : ' ';
+		while (len && cmd[len - 1] == ' ')
+			len--;
+		cmd[len] = 0;
+		meta_add(m, "command", cmd);
+		free(cmd);
+	}
+	meta_add(m, "recorder", recorder_name);
+	meta_add_clock(m, &r->c0, &r->c1);
+	snprintf(num, sizeof num, "%u", mode);
+	meta_add(m, "mode", num);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)time(NULL));
+	meta_add(m, "time", num);
+	if (gethostname(num, sizeof num) == 0) {
+		num[sizeof num - 1] = 0;
+		meta_add(m, "hostname", num);
+	}
+	if (exit_status != INT32_MIN) {
+		snprintf(num, sizeof num, "%d", exit_status);
+		meta_add(m, "exit_status", num);
+	}
+	snprintf(num, sizeof num, "%llu", (unsigned long long)r->chunks);
+	meta_add(m, "event_chunks", num);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)r->bytes);
+	meta_add(m, "event_bytes", num);
+}
+
+int recorder_profile(struct recorder *r, char *err, size_t n)
+{
+	int rc = 0;
+	if (r->events) {
+		r->events = 0;
+		if (writer_close(&r->ev) != 0) {
+			snprintf(err, n, "writing %s failed (disk full?)", r->evpath);
+			rc = -1;
+		}
+	}
+	int wrc = writer_open(&r->prof, r->profpath, 1);
+	if (wrc) {
+		snprintf(err, n, "cannot write %s (%s)", r->profpath, strerror(-wrc));
+		free(r->meta.p);
+		r->meta.p = NULL;
+		return -1;
+	}
+	meta_write(&r->prof, &r->meta);
+	return rc;
+}
+
+int recorder_close(struct recorder *r, char *err, size_t n)
+{
+	free(r->meta.p);
+	r->meta.p = NULL;
+	if (writer_close(&r->prof) != 0) {
+		snprintf(err, n, "writing %s failed (disk full?)", r->profpath);
+		return -1;
+	}
+	return 0;
+}
+
+void recorder_abort(struct recorder *r)
+{
+	if (r->events) {
+		writer_close(&r->ev);
+		r->events = 0;
+	}
+	if (r->prof.f)
+		writer_close(&r->prof);
+	free(r->meta.p);
+	r->meta.p = NULL;
+	unlink(r->evpath);
+	unlink(r->profpath);
+	rmdir(r->dir);
+}

@@ -1,0 +1,76 @@
+/* recorder.h — the one writer of a recording directory (docs/FORMAT.md),
+ * used by `sonde record` (the collector drains the session's rings into it,
+ * then the end-of-run records follow) and by `sonde probe --record` (the
+ * probe hits it encodes itself).  It owns the directory, both files, the
+ * clock calibration and the META lines every recording has; the callers add
+ * only their own records and META lines.
+ *
+ * Order of use:
+ *   recorder_open            directory made empty, events.sonde opened if asked,
+ *                            the recording's start time taken
+ *   recorder_chunk ...       REC_CHUNK records, while the program runs
+ *   recorder_meta_common     the META lines every recording has
+ *   meta_add(&r->meta, ...)  the caller's own META lines
+ *   recorder_profile         events.sonde completed; profile.sonde opened, META written
+ *   writer_put(&r->prof, ...) processes, threads, modules, trees, locks
+ *   recorder_close           profile.sonde completed
+ * recorder_abort removes what was written (the program could not be run).
+ * Errors: 0, or -1 with a message (see docs/ERRORS.md); recorder_open says
+ * RECORDER_USAGE when the user must choose another directory. */
+#ifndef SONDE_RECORD_RECORDER_H
+#define SONDE_RECORD_RECORDER_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/clock.h"
+#include "record/record.h"
+
+enum { RECORDER_USAGE = 1 };
+/* recorder_open's flags */
+enum {
+	RECORDER_EVENTS = 1,      /* the recording has events.sonde */
+	RECORDER_KEEP_DOMAIN = 2, /* keep the old recording's domain.txt (--domain auto reads it) */
+};
+
+struct recorder {
+	char dir[PATH_MAX];
+	char evpath[PATH_MAX + 32], profpath[PATH_MAX + 32];
+	struct rec_writer ev, prof;
+	int events;                /* events.sonde is open */
+	uint64_t chunks, bytes;    /* REC_CHUNK records and payload bytes written */
+	struct clock_point c0;     /* the recording's start */
+	struct clock_point c1;     /* its end (recorder_meta_common) */
+	struct meta_buf meta;      /* META lines, written by recorder_profile */
+};
+
+/* Make dir an empty recording directory (an existing directory is reused
+ * only if it holds nothing but a recording's files: never wipe a user's
+ * directory), open events.sonde if asked (RECORDER_* flags), take the start
+ * time. */
+int recorder_open(struct recorder *r, const char *dir, int flags, char *err, size_t n);
+
+/* One chunk of one thread's events (payload: common/trace_enc.h). */
+int recorder_chunk(struct recorder *r, uint32_t thread, uint64_t seq, uint64_t base_tsc, uint32_t lost,
+                   const void *data, uint32_t used);
+
+/* Take the end time (measuring on for at least 1 ms, so the clock
+ * calibration is never too short) and add the META lines every recording
+ * has: program, command, recorder, mode, the clock, time, hostname,
+ * exit_status (not written when INT32_MIN: unknown), event_chunks,
+ * event_bytes.  command: the words of the command line, `len` bytes
+ * separated by NULs (as /proc/PID/cmdline). */
+void recorder_meta_common(struct recorder *r, const char *program, const char *command, size_t len,
+                          const char *recorder_name, uint32_t mode, int exit_status);
+
+/* Complete events.sonde; open profile.sonde and write the META record. */
+int recorder_profile(struct recorder *r, char *err, size_t n);
+
+/* Complete profile.sonde. */
+int recorder_close(struct recorder *r, char *err, size_t n);
+
+/* Close and remove what was written, and the directory if it is empty. */
+void recorder_abort(struct recorder *r);
+
+#endif

@@ -120,6 +120,22 @@ static char thread_state(pid_t pid, pid_t tid)
 	return p && p[1] == ' ' && p[2] ? p[2] : 0;
 }
 
+/* Whether the page CALL_RET_ADDR is in is mapped in the process (root may
+ * lower vm.mmap_min_addr and map it): the lowest mapping comes first. */
+static int ret_page_mapped(pid_t pid)
+{
+	char path[64];
+	unsigned long lo = ~0ul;
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (f) {
+		if (fscanf(f, "%lx-", &lo) != 1)
+			lo = ~0ul;
+		fclose(f);
+	}
+	return lo <= (CALL_RET_ADDR | 4095ul);
+}
+
 /* The main thread, or the first live one when the main thread has exited. */
 static pid_t pick_thread(pid_t pid)
 {
@@ -309,6 +325,11 @@ struct inject *inject_attach(pid_t pid, pid_t tid, char *err, size_t n)
 	if (target_reopen(&in->t)) {
 		snprintf(err, n, "cannot attach to process %d (cannot open /proc/%d/mem: %s)", (int)pid, (int)pid,
 		         strerror(errno));
+		goto fail;
+	}
+	if (ret_page_mapped(pid)) {
+		snprintf(err, n, "cannot call into process %d (its page 0 is mapped: no return address that "
+		         "faults)", (int)pid);
 		goto fail;
 	}
 	if (modules_load(&in->mods, pid)) {

@@ -25,7 +25,8 @@ RT_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -fno-builtin -fno-stack-
 DEP_LIBS := -lelf -ldw -lcapstone -lstdc++ -lm -lpthread -ldl
 
 HOST_SRCS := $(wildcard src/cli/*.c src/common/*.c src/record/*.c src/data/*.c src/sym/*.c \
-                        src/analysis/*.c src/export/*.c src/probe/*.c src/arch/x86_64/*.c)
+                        src/analysis/*.c src/export/*.c src/probe/*.c src/arch/x86_64/*.c \
+                        src/attach/*.c)
 HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/obj/%.o)
 # Everything but the CLI: linked into unit tests too.
 LIB_OBJS  := $(filter-out $(BUILD)/obj/src/cli/%,$(HOST_OBJS))
@@ -99,7 +100,15 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -Itests -o $@ $< $(LIB_OBJS) $(DEP_LIBS)
 
-check: all $(UNIT_BINS)
+# Tools that tests drive (not installed).
+TOOL_SRCS := $(wildcard tests/tools/*.c)
+TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tests/tools/%)
+
+$(BUILD)/tests/tools/%: tests/tools/%.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -o $@ $< $(LIB_OBJS) $(DEP_LIBS)
+
+check: all $(UNIT_BINS) $(TOOL_BINS)
 	@BUILD=$(abspath $(BUILD)) bash tests/run.sh
 
 demo: all

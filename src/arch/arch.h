@@ -92,6 +92,25 @@ int64_t arch_syscall_result(const arch_regs *r);
 #define ARCH_NR_MMAP 9
 #define ARCH_NR_MUNMAP 11
 
+/* Function call injection (System V AMD64 ABI): the registers to call func
+ * with up to six integer arguments, with the stack pointer (16-byte aligned
+ * before the call) at sp.  The caller writes the return address, one word,
+ * at arch_sp(r) afterwards (x86-64 passes it on the stack).  ARCH_RED_ZONE
+ * is the area below the interrupted stack pointer that leaf code may use
+ * and that injected data and frames must stay clear of.  The result is
+ * arch_call_result(); arch_in_syscall() tells whether the stopped thread
+ * entered the kernel through a system call (whose restart the saved
+ * registers carry: see src/attach/inject.c). */
+#define ARCH_RED_ZONE 128
+#define ARCH_STACK_ALIGN 16
+void arch_call_regs(arch_regs *r, uint64_t func, uint64_t sp, const uint64_t args[6]);
+uint64_t arch_call_result(const arch_regs *r);
+int arch_in_syscall(const arch_regs *r);
+/* The regset holding every FP/vector register (NT_X86_XSTATE), and the
+ * smaller fallback when the kernel has no xstate regset (NT_PRFPREG). */
+#define ARCH_NT_VECTOR 0x202
+#define ARCH_NT_FP 2
+
 /* DWARF register numbers.  Integer registers: 0 ok; xmm (17..32) and x87
  * (33..40) registers are read from fp into buf (16 bytes).  -1 unknown. */
 int arch_dwarf_reg(const arch_regs *r, int regno, uint64_t *val);

@@ -1,0 +1,27 @@
+/* dlfuncs.h — where the target's dynamic loader functions are (dlfuncs.c):
+ * dlopen and dlerror found in its C library (glibc >= 2.34, musl) or in
+ * libdl (older glibc), by the dynamic symbols of the mapped object. */
+#ifndef SONDE_ATTACH_DLFUNCS_H
+#define SONDE_ATTACH_DLFUNCS_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct modules;
+
+struct dl_funcs {
+	uint64_t dlopen, dlerror;   /* run-time addresses in the target */
+	char lib[PATH_MAX];         /* the object that defines them */
+};
+
+/* Finds dlopen and dlerror among the target's modules (probe/modules.h).
+ * 0 found; -1 with err "no dlopen in process N (...why...)". */
+int dl_funcs_find(pid_t pid, struct modules *ms, struct dl_funcs *f, char *err, size_t n);
+
+/* Whether path names the C library, the dynamic loader, libpthread or
+ * libdl: code that may hold the locks dlopen takes. */
+int dl_is_runtime_lib(const char *path);
+
+#endif

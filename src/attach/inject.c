@@ -1,0 +1,577 @@
+/* inject.c — calling a function inside a running process, the way gdb's
+ * "call" and CRIU's parasite do it: PTRACE_SEIZE one thread, stop it with
+ * PTRACE_INTERRUPT, save its general, FP/vector registers and signal mask,
+ * point it at the function with a return address that faults, run it, catch
+ * the fault, put everything back, detach.  The other threads run on: the
+ * call may wait for a lock one of them holds.
+ *
+ * Where the thread may be stopped.  A thread blocked in read(), nanosleep()
+ * or futex() is stopped on its way out of the kernel: rax holds the restart
+ * code (-ERESTARTSYS, -ERESTARTNOINTR, -ERESTARTNOHAND,
+ * -ERESTART_RESTARTBLOCK) and orig_rax the system call.  On resume the
+ * kernel, seeing orig_rax >= 0, rewinds rip to the syscall instruction and
+ * runs it again (restart_syscall for nanosleep, which sleeps until the
+ * original deadline).  For the call, orig_rax is set to -1
+ * (arch_call_regs) so that the kernel does not "restart" at the function;
+ * the saved registers, orig_rax included, are written back at the end, and
+ * the kernel restarts the system call from the final stop exactly as it
+ * would have: a signal that arrived in between is still handled first, and
+ * turns into EINTR only where the program's own SA_RESTART choice says so.
+ * This is gdb's way (amd64_linux_write_pc); CRIU rewinds rip itself because
+ * it restores into a new process, where the kernel's state is gone.
+ *
+ * A thread stopped in user mode inside libc or the dynamic loader may hold
+ * one of their locks (malloc's arena, the loader's): dlopen on it could
+ * deadlock.  Such a thread is let go and stopped again a moment later.
+ *
+ * Signals.  During the call the thread blocks every signal but the faults:
+ * signals for the process go to other threads or wait, as they would for a
+ * thread that blocks them.  The faults stay open because the kernel resets
+ * the handler of a blocked fault signal to SIG_DFL when it forces one
+ * (force_sig_info_to_task), which would change the program.  A fault that
+ * another process sends meanwhile is held and re-sent at detach (its
+ * siginfo then says SI_TKILL). */
+#include "attach/inject.h"
+
+#include "arch/arch.h"
+#include "attach/dlfuncs.h"
+#include "attach/permission.h"
+#include "probe/modules.h"
+#include "probe/target.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_SAVED 16
+#define MAX_HELD 8
+#define VEC_MAX (64 * 1024)     /* xstate with AMX tiles is about 11 KiB */
+#define SAFE_TRIES 200
+#define STOP_TIMEOUT_MS 5000
+#define DLOPEN_TIMEOUT_MS 30000
+/* Return address of injected calls: page 0 is never mapped (vm.mmap_min_addr),
+ * so the return faults with the pc on this value. */
+#define CALL_RET_ADDR 0
+
+struct saved_bytes {
+	uint64_t addr;
+	size_t len;
+	uint8_t *old;
+};
+
+struct inject {
+	struct target t;        /* pid and /proc/PID/mem (probe/target.c) */
+	struct modules mods;    /* its mapped objects (probe/modules.c) */
+	pid_t tid;
+	arch_regs regs;         /* as stopped */
+	uint8_t *vec;           /* FP/vector register set as stopped */
+	size_t veclen;
+	int vecnote;
+	uint64_t sigmask;       /* as stopped (the kernel's 64-bit sigset) */
+	uint64_t lo;            /* lowest stack byte used by pushed data */
+	struct saved_bytes saved[MAX_SAVED];
+	int nsaved;
+	int held[MAX_HELD];     /* signals to re-send at detach */
+	int nheld;
+	int gone;               /* the thread or process has ended */
+	struct inject_stop stop;
+};
+
+static uint64_t sigbit(int sig)
+{
+	return 1ull << (sig - 1);
+}
+
+static uint64_t fault_sigs_bits(void)
+{
+	return sigbit(SIGSEGV) | sigbit(SIGBUS) | sigbit(SIGILL) | sigbit(SIGFPE) | sigbit(SIGTRAP) |
+	       sigbit(SIGSYS);
+}
+
+static int is_fault_sig(int sig)
+{
+	return sig > 0 && sig <= 64 && (sigbit(sig) & fault_sigs_bits());
+}
+
+/* State letter of /proc/PID/task/TID/stat (after the command name, which
+ * may hold spaces and parentheses), or 0 when the thread does not exist. */
+static char thread_state(pid_t pid, pid_t tid)
+{
+	char path[96], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t len = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[len] = 0;
+	char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] ? p[2] : 0;
+}
+
+/* Whether the page CALL_RET_ADDR is in is mapped in the process (root may
+ * lower vm.mmap_min_addr and map it): the lowest mapping comes first. */
+static int ret_page_mapped(pid_t pid)
+{
+	char path[64];
+	unsigned long lo = ~0ul;
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (f) {
+		if (fscanf(f, "%lx-", &lo) != 1)
+			lo = ~0ul;
+		fclose(f);
+	}
+	return lo <= (CALL_RET_ADDR | 4095ul);
+}
+
+/* The main thread, or the first live one when the main thread has exited. */
+static pid_t pick_thread(pid_t pid)
+{
+	char s = thread_state(pid, pid);
+	if (s && s != 'Z' && s != 'X')
+		return pid;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	pid_t found = 0;
+	struct dirent *de;
+	while (d && !found && (de = readdir(d))) {
+		pid_t tid = atoi(de->d_name);
+		char ts = tid > 0 ? thread_state(pid, tid) : 0;
+		if (ts && ts != 'Z' && ts != 'X')
+			found = tid;
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static void sleep_us(long us)
+{
+	struct timespec ts = { us / 1000000, (us % 1000000) * 1000 };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits for the next event of the traced thread.  1 when timeout_ms passed
+ * first (0: no limit), 0 with *st, -1 on a wait error. */
+static int wait_thread(struct inject *in, int *st, int timeout_ms)
+{
+	long end = now_ms() + timeout_ms;
+	long nap = 20;
+	for (;;) {
+		pid_t w = waitpid(in->tid, st, __WALL | (timeout_ms ? WNOHANG : 0));
+		if (w == in->tid)
+			return 0;
+		if (w < 0 && errno != EINTR)
+			return -1;
+		if (w == 0) {
+			if (now_ms() >= end)
+				return 1;
+			sleep_us(nap);
+			nap = nap < 5000 ? nap * 2 : nap;
+		}
+	}
+}
+
+static void say_ended(struct inject *in, int st, const char *during, char *err, size_t n)
+{
+	in->gone = 1;
+	if (WIFSIGNALED(st))
+		snprintf(err, n, "process %d ended %s (killed by %s)", (int)in->t.pid, during,
+		         strsignal(WTERMSIG(st)));
+	else
+		snprintf(err, n, "process %d ended %s (exit status %d)", (int)in->t.pid, during,
+		         WEXITSTATUS(st));
+}
+
+static int is_stop_sig(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+/* Interrupts the thread and waits for the interrupt's stop, delivering the
+ * signals that come first as they would be without sonde. */
+static int interrupt(struct inject *in, char *err, size_t n)
+{
+	if (ptrace(PTRACE_INTERRUPT, in->tid, 0, 0) < 0) {
+		snprintf(err, n, "cannot stop thread %d of process %d (%s)", (int)in->tid, (int)in->t.pid,
+		         strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		int st, w = wait_thread(in, &st, STOP_TIMEOUT_MS);
+		if (w) {
+			snprintf(err, n, "cannot stop thread %d of process %d (%s)", (int)in->tid, (int)in->t.pid,
+			         w > 0 ? "no stop within 5 s" : strerror(errno));
+			return -1;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			say_ended(in, st, "while sonde attached", err, n);
+			return -1;
+		}
+		int sig = WSTOPSIG(st);
+		if (st >> 16 == PTRACE_EVENT_STOP) {
+			if (!is_stop_sig(sig))
+				return 0;
+			/* Group-stop: the process was stopped by a signal meanwhile. */
+			snprintf(err, n, "process %d was stopped by %s while sonde attached", (int)in->t.pid,
+			         strsignal(sig));
+			return -1;
+		}
+		ptrace(PTRACE_CONT, in->tid, 0, (void *)(long)sig);
+	}
+}
+
+/* Stops the thread where a call into libc is safe (see the top comment). */
+static int stop_safely(struct inject *in, char *err, size_t n)
+{
+	for (int try = 0;; try++) {
+		if (interrupt(in, err, n))
+			return -1;
+		if (target_getregs(in->tid, &in->regs)) {
+			snprintf(err, n, "cannot read the registers of thread %d (%s)", (int)in->tid, strerror(errno));
+			return -1;
+		}
+		struct module *m = modules_at(&in->mods, arch_pc(&in->regs));
+		if (arch_in_syscall(&in->regs) || !m || !dl_is_runtime_lib(m->path))
+			return 0;
+		if (try == SAFE_TRIES) {
+			snprintf(err, n, "thread %d of process %d stays inside %s (stopped there %d times): calling "
+			         "dlopen there could deadlock", (int)in->tid, (int)in->t.pid, m->path, SAFE_TRIES + 1);
+			return -1;
+		}
+		ptrace(PTRACE_CONT, in->tid, 0, 0);
+		sleep_us(200 + 50 * try);
+	}
+}
+
+static int save_vector_regs(struct inject *in, char *err, size_t n)
+{
+	in->vec = malloc(VEC_MAX);
+	if (!in->vec) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	static const int notes[] = { ARCH_NT_VECTOR, ARCH_NT_FP };
+	for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++) {
+		struct iovec iov = { in->vec, VEC_MAX };
+		if (ptrace(PTRACE_GETREGSET, in->tid, (void *)(long)notes[i], &iov) == 0) {
+			in->vecnote = notes[i];
+			in->veclen = iov.iov_len;
+			return 0;
+		}
+	}
+	snprintf(err, n, "cannot read the FP/vector registers of thread %d (%s)", (int)in->tid, strerror(errno));
+	return -1;
+}
+
+struct inject *inject_attach(pid_t pid, pid_t tid, char *err, size_t n)
+{
+	char st = pid > 0 ? thread_state(pid, pid) : 0;
+	if (!st) {
+		snprintf(err, n, "cannot attach to process %d (no such process)", (int)pid);
+		return NULL;
+	}
+	if (st == 'T') {
+		snprintf(err, n, "cannot attach to process %d (it is stopped: resume it first, kill -CONT %d)",
+		         (int)pid, (int)pid);
+		return NULL;
+	}
+	if (!tid)
+		tid = pick_thread(pid);
+	else if (!thread_state(pid, tid))
+		tid = 0;
+	if (!tid) {
+		snprintf(err, n, "cannot attach to process %d (%s)", (int)pid,
+		         st == 'Z' ? "it has exited" : "no such thread in it");
+		return NULL;
+	}
+	struct inject *in = calloc(1, sizeof *in);
+	if (!in) {
+		snprintf(err, n, "out of memory");
+		return NULL;
+	}
+	in->t.pid = pid;
+	in->t.memfd = -1;
+	in->tid = tid;
+	in->stop.tid = tid;
+	if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0) {
+		char why[256];
+		attach_why_refused(pid, errno, why, sizeof why);
+		snprintf(err, n, "cannot attach to process %d (%s)", (int)pid, why);
+		free(in);
+		return NULL;
+	}
+	if (target_reopen(&in->t)) {
+		snprintf(err, n, "cannot attach to process %d (cannot open /proc/%d/mem: %s)", (int)pid, (int)pid,
+		         strerror(errno));
+		goto fail;
+	}
+	if (ret_page_mapped(pid)) {
+		snprintf(err, n, "cannot call into process %d (its page 0 is mapped: no return address that "
+		         "faults)", (int)pid);
+		goto fail;
+	}
+	if (modules_load(&in->mods, pid)) {
+		snprintf(err, n, "cannot attach to process %d (cannot read /proc/%d/maps)", (int)pid, (int)pid);
+		goto fail;
+	}
+	if (stop_safely(in, err, n) || save_vector_regs(in, err, n))
+		goto fail;
+	if (ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof in->sigmask, &in->sigmask) < 0) {
+		snprintf(err, n, "cannot read the signal mask of thread %d (%s)", (int)tid, strerror(errno));
+		goto fail;
+	}
+	in->stop.pc = arch_pc(&in->regs);
+	in->stop.syscall = arch_in_syscall(&in->regs) ? (long)in->regs.orig_rax : -1;
+	in->stop.sysret = (int64_t)arch_call_result(&in->regs);
+	in->lo = (arch_sp(&in->regs) - ARCH_RED_ZONE) & ~(uint64_t)(ARCH_STACK_ALIGN - 1);
+	return in;
+fail:
+	inject_detach(in);
+	return NULL;
+}
+
+/* Remembers the target's bytes at [addr, addr+len) for inject_detach. */
+static int save_bytes(struct inject *in, uint64_t addr, size_t len)
+{
+	if (in->nsaved == MAX_SAVED)
+		return -1;
+	struct saved_bytes *s = &in->saved[in->nsaved];
+	s->old = malloc(len ? len : 1);
+	if (!s->old || target_read(&in->t, addr, s->old, len)) {
+		free(s->old);
+		return -1;
+	}
+	s->addr = addr;
+	s->len = len;
+	in->nsaved++;
+	return 0;
+}
+
+int inject_push(struct inject *in, const void *data, size_t len, uint64_t *addr, char *err, size_t n)
+{
+	uint64_t a = (in->lo - len) & ~(uint64_t)(ARCH_STACK_ALIGN - 1);
+	if (len > 1 << 20 || a > in->lo || save_bytes(in, a, in->lo - a) || target_write(&in->t, a, data, len)) {
+		snprintf(err, n, "cannot write %zu bytes below the stack pointer of thread %d in process %d",
+		         len, (int)in->tid, (int)in->t.pid);
+		return -1;
+	}
+	in->lo = a;
+	*addr = a;
+	return 0;
+}
+
+static void hold_signal(struct inject *in, int sig)
+{
+	if (in->nheld < MAX_HELD)
+		in->held[in->nheld++] = sig;
+}
+
+int inject_call_at(struct inject *in, uint64_t func, const uint64_t args[6], uint64_t *ret, int timeout_ms,
+                   char *err, size_t n)
+{
+	pid_t pid = in->t.pid;
+	if (in->gone) {
+		snprintf(err, n, "process %d has ended", (int)pid);
+		return -1;
+	}
+	arch_regs r = in->regs;
+	arch_call_regs(&r, func, in->lo, args);
+	uint64_t ra = CALL_RET_ADDR, block = ~fault_sigs_bits();
+	if (save_bytes(in, arch_sp(&r), sizeof ra) || target_write(&in->t, arch_sp(&r), &ra, sizeof ra)) {
+		snprintf(err, n, "cannot write a return address below the stack pointer of thread %d in process "
+		         "%d", (int)in->tid, (int)pid);
+		return -1;
+	}
+	if (ptrace(PTRACE_SETSIGMASK, in->tid, (void *)sizeof block, &block) < 0 || target_setregs(in->tid, &r) ||
+	    ptrace(PTRACE_CONT, in->tid, 0, 0) < 0) {
+		snprintf(err, n, "cannot start the call in thread %d of process %d (%s)", (int)in->tid, (int)pid,
+		         strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		int st, w = wait_thread(in, &st, timeout_ms);
+		if (w < 0) {
+			snprintf(err, n, "cannot wait for thread %d of process %d (%s)", (int)in->tid, (int)pid,
+			         strerror(errno));
+			return -1;
+		}
+		if (w > 0) {
+			/* Stop it where it is: inject_detach puts it back as it was. */
+			char e2[128];
+			if (interrupt(in, e2, sizeof e2) && in->gone) {
+				snprintf(err, n, "%s", e2);
+				return -1;
+			}
+			snprintf(err, n, "the call in process %d did not return within %d ms (waiting for a lock?); "
+			         "the thread was put back, but what the call had done stays", (int)pid, timeout_ms);
+			return -1;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			say_ended(in, st, "during the call", err, n);
+			return -1;
+		}
+		int sig = WSTOPSIG(st);
+		if (st >> 16 == PTRACE_EVENT_STOP) {
+			ptrace(PTRACE_CONT, in->tid, 0, 0);
+			continue;
+		}
+		siginfo_t si;
+		arch_regs now;
+		if (ptrace(PTRACE_GETSIGINFO, in->tid, 0, &si) < 0 || target_getregs(in->tid, &now)) {
+			snprintf(err, n, "cannot read the state of thread %d of process %d (%s)", (int)in->tid,
+			         (int)pid, strerror(errno));
+			return -1;
+		}
+		int from_kernel = si.si_code > 0;
+		if (sig == SIGSEGV && from_kernel && arch_pc(&now) == ra) {
+			*ret = arch_call_result(&now);
+			return 0;
+		}
+		if (is_fault_sig(sig) && from_kernel) {
+			snprintf(err, n, "the call crashed in process %d (%s at 0x%llx, pc 0x%llx); the thread was "
+			         "put back, but what the call had done stays", (int)pid, strsignal(sig),
+			         (unsigned long long)(uintptr_t)si.si_addr, (unsigned long long)arch_pc(&now));
+			return -1;
+		}
+		hold_signal(in, sig);
+		ptrace(PTRACE_CONT, in->tid, 0, 0);
+	}
+}
+
+int inject_read_str(struct inject *in, uint64_t addr, char *buf, size_t n)
+{
+	size_t got = 0;
+	if (!n)
+		return -1;
+	while (got + 1 < n) {
+		/* Up to the end of the page: the next one may not be mapped. */
+		size_t chunk = 4096 - ((addr + got) & 4095);
+		if (chunk > n - 1 - got)
+			chunk = n - 1 - got;
+		if (target_read(&in->t, addr + got, buf + got, chunk))
+			break;
+		void *z = memchr(buf + got, 0, chunk);
+		got += chunk;
+		if (z)
+			return 0;
+	}
+	buf[got] = 0;
+	return got ? 0 : -1;
+}
+
+const struct inject_stop *inject_where(const struct inject *in)
+{
+	return &in->stop;
+}
+
+void inject_detach(struct inject *in)
+{
+	if (!in)
+		return;
+	if (!in->gone && in->t.memfd >= 0) {
+		for (int i = in->nsaved - 1; i >= 0; i--)
+			target_write(&in->t, in->saved[i].addr, in->saved[i].old, in->saved[i].len);
+	}
+	if (!in->gone && in->vec && in->veclen) {
+		struct iovec iov = { in->vec, in->veclen };
+		ptrace(PTRACE_SETREGSET, in->tid, (void *)(long)in->vecnote, &iov);
+		target_setregs(in->tid, &in->regs);
+		ptrace(PTRACE_SETSIGMASK, in->tid, (void *)sizeof in->sigmask, &in->sigmask);
+		/* Pending while the thread is stopped; handled once it runs. */
+		for (int i = 0; i < in->nheld; i++)
+			syscall(SYS_tgkill, (int)in->t.pid, (int)in->tid, in->held[i]);
+	}
+	if (!in->gone)
+		ptrace(PTRACE_DETACH, in->tid, 0, 0);
+	for (int i = 0; i < in->nsaved; i++)
+		free(in->saved[i].old);
+	modules_free(&in->mods);
+	if (in->t.memfd >= 0)
+		close(in->t.memfd);
+	free(in->vec);
+	free(in);
+}
+
+int inject_call(pid_t pid, uint64_t func, const uint64_t args[6], uint64_t *ret, char *err, size_t n)
+{
+	struct inject *in = inject_attach(pid, 0, err, n);
+	if (!in)
+		return -1;
+	int rc = inject_call_at(in, func, args, ret, 0, err, n);
+	inject_detach(in);
+	return rc;
+}
+
+int inject_dlopen(pid_t pid, pid_t tid, const char *lib_path, uint64_t *handle, struct inject_stop *stop,
+                  char *err, size_t n)
+{
+	/* dlopen resolves a relative path in the target's working directory. */
+	char path[PATH_MAX];
+	if (!realpath(lib_path, path)) {
+		snprintf(err, n, "cannot load %s (%s)", lib_path, strerror(errno));
+		return -1;
+	}
+	/* dlopen is looked for before the process is touched: a static binary
+	 * is refused without being stopped. */
+	struct modules ms = { 0 };
+	struct dl_funcs f;
+	if (modules_load(&ms, pid) == 0 && ms.n > 0) {
+		int rc = dl_funcs_find(pid, &ms, &f, err, n);
+		modules_free(&ms);
+		if (rc)
+			return -1;
+	} else {
+		modules_free(&ms);
+		f.dlopen = 0;   /* not readable: inject_attach says why */
+	}
+	struct inject *in = inject_attach(pid, tid, err, n);
+	if (!in)
+		return -1;
+	if (!f.dlopen && dl_funcs_find(pid, &in->mods, &f, err, n)) {
+		inject_detach(in);
+		return -1;
+	}
+	uint64_t at = 0, h = 0;
+	int rc = inject_push(in, path, strlen(path) + 1, &at, err, n);
+	if (rc == 0) {
+		uint64_t args[6] = { at, RTLD_NOW };
+		rc = inject_call_at(in, f.dlopen, args, &h, DLOPEN_TIMEOUT_MS, err, n);
+	}
+	if (rc == 0 && !h) {
+		uint64_t args[6] = { 0 }, msg = 0;
+		char why[512] = "dlerror() said nothing";
+		if (inject_call_at(in, f.dlerror, args, &msg, DLOPEN_TIMEOUT_MS, why, sizeof why) == 0 && msg &&
+		    inject_read_str(in, msg, why, sizeof why))
+			snprintf(why, sizeof why, "dlerror() unreadable");
+		snprintf(err, n, "dlopen of %s failed in process %d (%s)", path, (int)pid, why);
+		rc = -1;
+	}
+	if (stop)
+		*stop = in->stop;
+	inject_detach(in);
+	if (rc == 0)
+		*handle = h;
+	return rc;
+}

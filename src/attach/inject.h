@@ -1,0 +1,55 @@
+/* inject.h — making a running process call a function (inject.c): one of
+ * its threads is stopped with ptrace, every register is saved, the call
+ * runs on that thread's stack below the red zone, and the thread is put
+ * back exactly where it was, a system call it was blocked in included.
+ * inject_dlopen() loads a library into the process this way (the agent of
+ * ARCHITECTURE.md).  Errors are one clause for "sonde: error: %s". */
+#ifndef SONDE_ATTACH_INJECT_H
+#define SONDE_ATTACH_INJECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Where the thread that made the call was stopped. */
+struct inject_stop {
+	pid_t tid;
+	uint64_t pc;
+	long syscall;       /* system call it was in (its restart pending), or -1 */
+	int64_t sysret;     /* that call's return register at the stop: -512 -ERESTARTSYS, ... */
+};
+
+struct inject;
+
+/* Stops thread tid of process pid (tid 0: the main thread, or another one if
+ * it has exited) at a point where calling into the C library is safe: in a
+ * system call, or in code outside libc and the dynamic loader.  NULL with
+ * err set when ptrace is refused (with the reason), the process is gone or
+ * stopped, or no safe point came. */
+struct inject *inject_attach(pid_t pid, pid_t tid, char *err, size_t n);
+/* Copies len bytes into the thread's stack, below the red zone and below
+ * earlier copies, 16-byte aligned; *addr gets their address. */
+int inject_push(struct inject *in, const void *data, size_t len, uint64_t *addr, char *err, size_t n);
+/* Calls func(args[0..5]) in the stopped thread and waits for its return
+ * (timeout_ms 0: no limit).  0 with *ret its return value; -1 with err when
+ * it crashed, timed out (the thread is then put back anyway) or the process
+ * ended. */
+int inject_call_at(struct inject *in, uint64_t func, const uint64_t args[6], uint64_t *ret, int timeout_ms,
+                   char *err, size_t n);
+/* Reads a NUL-terminated string of at most n-1 bytes from the target. */
+int inject_read_str(struct inject *in, uint64_t addr, char *buf, size_t n);
+const struct inject_stop *inject_where(const struct inject *in);
+/* Restores the stack bytes, every register and the signal mask, re-raises
+ * the signals held back during calls, detaches and frees. */
+void inject_detach(struct inject *in);
+
+/* attach + one call + detach. */
+int inject_call(pid_t pid, uint64_t func, const uint64_t args[6], uint64_t *ret, char *err, size_t n);
+
+/* Makes process pid call dlopen(lib_path, RTLD_NOW) on thread tid (0: its
+ * choice); *handle gets the result.  On failure of dlopen itself err holds
+ * the target's dlerror().  stop, if not NULL, says where the thread was. */
+int inject_dlopen(pid_t pid, pid_t tid, const char *lib_path, uint64_t *handle, struct inject_stop *stop,
+                  char *err, size_t n);
+
+#endif

@@ -284,7 +284,7 @@ static int probe_event(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_
 
 /* Decode one chunk of thread th.  Returns 0, or -1 if a record is malformed
  * (the rest of the chunk is skipped). */
-static int do_chunk(struct dec *d, uint32_t th, struct tr_thread *ts, const struct sonde_chunk *c,
+static int do_chunk(struct dec *d, uint32_t th, struct tr_thread *ts, const struct rec_chunk *c,
                     const uint8_t *p)
 {
 	const uint8_t *end = p + c->used;
@@ -386,7 +386,7 @@ int tr_decode_probes(const struct recording *r, const struct tr_filter *flt, con
 	struct dec d = { r, flt, ops, probe, arg, st, rd_max_ticks(r) };
 	int nt = r->nthreads;
 	struct tr_thread *ts = calloc(nt ? nt : 1, sizeof *ts);
-	int32_t *by_slot = malloc(sizeof *by_slot * SONDE_MAX_THREADS);
+	int32_t *by_slot = malloc(sizeof *by_slot * REC_MAX_THREADS);
 	if (!ts || !by_slot) {
 		free(ts);
 		free(by_slot);
@@ -394,10 +394,10 @@ int tr_decode_probes(const struct recording *r, const struct tr_filter *flt, con
 		snprintf(err, errlen, "%s: out of memory", ev.path);
 		return -1;
 	}
-	for (uint32_t i = 0; i < SONDE_MAX_THREADS; i++)
+	for (uint32_t i = 0; i < REC_MAX_THREADS; i++)
 		by_slot[i] = -1;
 	for (int i = 0; i < nt; i++) {
-		if (r->threads[i].r.index < SONDE_MAX_THREADS)
+		if (r->threads[i].r.index < REC_MAX_THREADS)
 			by_slot[r->threads[i].r.index] = i;
 		ts[i].selected = !flt->tid || r->threads[i].r.tid == flt->tid;
 	}
@@ -406,7 +406,7 @@ int tr_decode_probes(const struct recording *r, const struct tr_filter *flt, con
 		st->chunks++;
 		st->bytes += ev.chunk.used;
 		uint32_t slot = ev.chunk.thread;
-		int th = slot < SONDE_MAX_THREADS ? by_slot[slot] : -1;
+		int th = slot < REC_MAX_THREADS ? by_slot[slot] : -1;
 		if (th < 0) {
 			st->bad++;
 			continue;
@@ -439,7 +439,7 @@ int tr_decode_probes(const struct recording *r, const struct tr_filter *flt, con
 	return rc < 0 ? -1 : 0;
 }
 
-int tr_chunk_records(const struct sonde_chunk *c, const uint8_t *p, struct tr_rec *out, int max)
+int tr_chunk_records(const struct rec_chunk *c, const uint8_t *p, struct tr_rec *out, int max)
 {
 	const uint8_t *end = p + c->used;
 	uint64_t t = c->base_tsc;

@@ -126,6 +126,6 @@ int tr_decode_probes(const struct recording *r, const struct tr_filter *flt, con
 /* Decode one chunk's payload into a flat list of records (unit tests and
  * tools): returns the number of records, -1 if malformed. */
 struct tr_rec { uint64_t time; uint32_t kind, func; uint8_t ext_type; };
-int tr_chunk_records(const struct sonde_chunk *c, const uint8_t *p, struct tr_rec *out, int max);
+int tr_chunk_records(const struct rec_chunk *c, const uint8_t *p, struct tr_rec *out, int max);
 
 #endif

@@ -6,7 +6,7 @@
  * records, one per full chunk of one traced thread (sequence numbers from 0
  * per thread), whose payload is TRX_PROBE records (common/trace_enc.h) time-
  * stamped with the tick counter; profile.sonde, written at the end, holds
- * META (clock calibration, mode SONDE_MODE_PROBES, the probes' specs as
+ * META (clock calibration, mode REC_MODE_PROBES, the probes' specs as
  * "probe.<id>"), the process and its threads.  No function profile.
  *
  * Memory is bounded: one chunk buffer per live thread that had a hit,
@@ -34,7 +34,7 @@
 #include "record/record.h"
 
 #define PR_CHUNK 16384u                              /* bytes per chunk, header included */
-#define PR_PAYLOAD (PR_CHUNK - sizeof(struct sonde_chunk))
+#define PR_PAYLOAD (PR_CHUNK - sizeof(struct rec_chunk))
 #define PR_MAX_STR 200                               /* string values are cut here */
 #define PR_MAX_REC (1 + 1 + 3 * TR_MAX_VARINT + 1 + TR_MAX_VARINT + PR_MAX_STR + 8)
 
@@ -154,7 +154,7 @@ static void flush_chunk(struct precorder *r, struct pr_thread *t)
 {
 	if (!t->used)
 		return;
-	struct sonde_chunk c;
+	struct rec_chunk c;
 	memset(&c, 0, sizeof c);
 	c.used = t->used;
 	c.seq = t->seq++;
@@ -352,7 +352,7 @@ int precorder_close(struct engine *e, char *err, size_t n)
 	meta_add(&mb, "command", cmd);
 	meta_add(&mb, "recorder", "sonde probe");
 	meta_add_clock(&mb, &r->c0, &c1);
-	snprintf(num, sizeof num, "%u", SONDE_MODE_PROBES);
+	snprintf(num, sizeof num, "%u", REC_MODE_PROBES);
 	meta_add(&mb, "mode", num);
 	snprintf(num, sizeof num, "%llu", (unsigned long long)time(NULL));
 	meta_add(&mb, "time", num);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/ring.h"
+#include "record/convert.h"
 #include "record/record.h"
 
 static volatile sig_atomic_t forward_pid;
@@ -29,7 +30,9 @@ static int put_chunk(void *arg, const struct sonde_chunk *c, const void *data)
 	struct drain_ctx *d = arg;
 	d->st->chunks++;
 	d->st->bytes += c->used;
-	return writer_put(d->ev, REC_CHUNK, c, sizeof *c, data, c->used);
+	struct rec_chunk r;
+	conv_chunk(&r, c);
+	return writer_put(d->ev, REC_CHUNK, &r, sizeof r, data, r.used);
 }
 
 static int drain_all(struct session *s, struct drain_ctx *d, int final)

@@ -41,6 +41,18 @@ static FILE *open_data(const char *path, uint64_t *size, char *err, size_t errle
 	return f;
 }
 
+/* A file of SONDE_DATA_VERSION: 0, or -1 with err saying whether the file
+ * is older (record it again) or newer (a newer sonde reads it). */
+static int check_version(const char *path, uint32_t version, char *err, size_t errlen)
+{
+	if (version > SONDE_DATA_VERSION)
+		return ERR("%s: format version %u is newer than this sonde reads (%u)", path, version, SONDE_DATA_VERSION);
+	if (version < SONDE_DATA_VERSION)
+		return ERR("%s: written by an older sonde (format version %u, this sonde reads %u); record it again", path,
+		           version, SONDE_DATA_VERSION);
+	return 0;
+}
+
 /* The records of one file, each passed to fn with the offset of its header. */
 typedef int (*rec_at_fn)(void *arg, uint32_t type, const uint8_t *p, uint64_t len, uint64_t off);
 
@@ -59,9 +71,9 @@ static int each_record(const char *path, uint32_t kind, rec_at_fn fn, void *arg,
 		fclose(f);
 		return ERR("%s: not a sonde recording (bad magic)", path);
 	}
-	if (h.version != SONDE_DATA_VERSION) {
+	if (check_version(path, h.version, err, errlen) != 0) {
 		fclose(f);
-		return ERR("%s: format version %u, this sonde reads version %u", path, h.version, SONDE_DATA_VERSION);
+		return -1;
 	}
 	if (h.kind != kind) {
 		fclose(f);
@@ -513,11 +525,12 @@ int rd_events_open(const struct recording *r, struct rd_events *ev, char *err, s
 	if (!ev->f)
 		return -1;
 	struct sonde_file_hdr h;
-	if (fread(&h, sizeof h, 1, ev->f) != 1 || memcmp(h.magic, SONDE_DATA_MAGIC, 8) || h.kind != SONDE_KIND_EVENTS ||
-	    h.version != SONDE_DATA_VERSION) {
+	int bad = fread(&h, sizeof h, 1, ev->f) != 1 || memcmp(h.magic, SONDE_DATA_MAGIC, 8) || h.kind != SONDE_KIND_EVENTS
+	          ? ERR("%s: not a sonde events file", ev->path) : check_version(ev->path, h.version, err, errlen);
+	if (bad) {
 		fclose(ev->f);
 		ev->f = NULL;
-		return ERR("%s: not a sonde events file of version %u", ev->path, SONDE_DATA_VERSION);
+		return -1;
 	}
 	ev->off = sizeof h;
 	return 0;

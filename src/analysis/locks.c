@@ -34,7 +34,7 @@ struct load_ctx {
 	uint32_t nrecs;
 	struct lkrec_map *maps;
 	uint32_t nmaps;
-	struct { uint32_t thread; struct lk_stat st; } *stats;
+	struct { uint32_t thread; struct lkrec_stat st; } *stats;
 	uint64_t nstats;
 	uint64_t maxt;            /* rd_max_ticks: no time of a sound recording is longer */
 	int bad;
@@ -43,11 +43,11 @@ struct load_ctx {
 /* A thread's aggregates for one lock are sound: its times are within what a
  * recording can hold (a longer one would overflow the sums and the
  * conversions to nanoseconds). */
-static int stat_ok(const struct lk_stat *s, uint64_t maxt)
+static int stat_ok(const struct lkrec_stat *s, uint64_t maxt)
 {
 	if (s->wait_ticks > maxt || s->max_wait_ticks > maxt || s->hold_ticks > maxt || s->max_hold_ticks > maxt)
 		return 0;
-	for (uint32_t k = 0; k < LK_SITES; k++)
+	for (uint32_t k = 0; k < LKREC_SITES; k++)
 		if (s->sites[k].wait_ticks > maxt)
 			return 0;
 	return 1;
@@ -58,34 +58,34 @@ static int on_rec(void *arg, uint32_t type, const uint8_t *p, uint64_t len)
 	struct load_ctx *c = arg;
 	if (type != REC_LOCKS)
 		return 0;
-	uint32_t hdr[2];
+	struct lkrec_hdr hdr;
 	if (len < sizeof hdr)
 		return RD_REC_DAMAGED;
-	memcpy(hdr, p, sizeof hdr);
+	memcpy(&hdr, p, sizeof hdr);
 	p += sizeof hdr;
 	len -= sizeof hdr;
-	switch (hdr[0]) {
+	switch (hdr.subtype) {
 	case LKREC_SUMMARY:
 		if (len != sizeof c->a->sum)
 			return RD_REC_DAMAGED;
 		memcpy(&c->a->sum, p, len);
 		return 0;
 	case LKREC_LOCKS: {
-		if (len != (uint64_t)hdr[1] * sizeof *c->recs || c->recs || hdr[1] >= LK_MAX_LOCKS)
+		if (len != (uint64_t)hdr.count * sizeof *c->recs || c->recs || hdr.count >= LKREC_MAX_LOCKS)
 			return RD_REC_DAMAGED;
 		c->recs = malloc(len + 1);
-		uint8_t *seen = calloc(LK_MAX_LOCKS / 8, 1);
+		uint8_t *seen = calloc(LKREC_MAX_LOCKS / 8, 1);
 		if (!c->recs || !seen) {
 			free(seen);
 			return RD_REC_NOMEM;
 		}
 		memcpy(c->recs, p, len);
-		c->nrecs = hdr[1];
-		/* ids are 1 .. LK_MAX_LOCKS - 1, each described once */
+		c->nrecs = hdr.count;
+		/* ids are 1 .. LKREC_MAX_LOCKS - 1, each described once */
 		int rc = 0;
 		for (uint32_t i = 0; i < c->nrecs && !rc; i++) {
 			uint32_t id = c->recs[i].id;
-			if (id == 0 || id >= LK_MAX_LOCKS || (seen[id / 8] & (1u << (id % 8))))
+			if (id == 0 || id >= LKREC_MAX_LOCKS || (seen[id / 8] & (1u << (id % 8))))
 				rc = RD_REC_DAMAGED;
 			else
 				seen[id / 8] |= (uint8_t)(1u << (id % 8));
@@ -94,32 +94,32 @@ static int on_rec(void *arg, uint32_t type, const uint8_t *p, uint64_t len)
 		return rc;
 	}
 	case LKREC_MAPS:
-		if (len != (uint64_t)hdr[1] * sizeof *c->maps || c->maps || hdr[1] > LK_MAX_MAPS)
+		if (len != (uint64_t)hdr.count * sizeof *c->maps || c->maps || hdr.count > LKREC_MAX_MAPS)
 			return RD_REC_DAMAGED;
 		c->maps = malloc(len + 1);
 		if (!c->maps)
 			return RD_REC_NOMEM;
 		memcpy(c->maps, p, len);
-		c->nmaps = hdr[1];
+		c->nmaps = hdr.count;
 		for (uint32_t i = 0; i < c->nmaps; i++)
-			c->maps[i].path[LK_MAP_PATH - 1] = 0;
+			c->maps[i].path[LKREC_MAP_PATH - 1] = 0;
 		return 0;
 	case LKREC_STATS: {
-		uint32_t th[2];
+		struct lkrec_stats_hdr th;
 		if (len < sizeof th)
 			return RD_REC_DAMAGED;
-		memcpy(th, p, sizeof th);
-		if (len - sizeof th != (uint64_t)th[1] * sizeof(struct lk_stat) || th[1] != hdr[1] ||
-		    th[1] >= LK_MAX_LOCKS)
+		memcpy(&th, p, sizeof th);
+		if (len - sizeof th != (uint64_t)th.count * sizeof(struct lkrec_stat) || th.count != hdr.count ||
+		    th.count >= LKREC_MAX_LOCKS)
 			return RD_REC_DAMAGED;
-		void *ns = realloc(c->stats, (c->nstats + th[1] + 1) * sizeof *c->stats);
+		void *ns = realloc(c->stats, (c->nstats + th.count + 1) * sizeof *c->stats);
 		if (!ns)
 			return RD_REC_NOMEM;
 		c->stats = ns;
-		for (uint32_t i = 0; i < th[1]; i++) {
-			c->stats[c->nstats].thread = th[0];
-			memcpy(&c->stats[c->nstats].st, p + sizeof th + (uint64_t)i * sizeof(struct lk_stat),
-			       sizeof(struct lk_stat));
+		for (uint32_t i = 0; i < th.count; i++) {
+			c->stats[c->nstats].thread = th.thread;
+			memcpy(&c->stats[c->nstats].st, p + sizeof th + (uint64_t)i * sizeof(struct lkrec_stat),
+			       sizeof(struct lkrec_stat));
 			if (!stat_ok(&c->stats[c->nstats].st, c->maxt))
 				return RD_REC_DAMAGED;
 			c->nstats++;
@@ -239,7 +239,7 @@ static uint32_t hsum(uint32_t a, uint32_t b)
 	return a + b < a ? UINT32_MAX : a + b;
 }
 
-static void stat_add(struct lk_stat *d, const struct lk_stat *s, uint64_t maxt)
+static void stat_add(struct lkrec_stat *d, const struct lkrec_stat *s, uint64_t maxt)
 {
 	d->acquisitions = rd_sat_add(d->acquisitions, s->acquisitions);
 	d->read_acquisitions = rd_sat_add(d->read_acquisitions, s->read_acquisitions);
@@ -262,7 +262,7 @@ static void stat_add(struct lk_stat *d, const struct lk_stat *s, uint64_t maxt)
 		d->max_hold_ticks = s->max_hold_ticks;
 	if (s->max_waiters > d->max_waiters)
 		d->max_waiters = s->max_waiters;
-	for (uint32_t i = 0; i < LK_HIST; i++) {
+	for (uint32_t i = 0; i < LKREC_HIST; i++) {
 		d->wait_hist[i] = hsum(d->wait_hist[i], s->wait_hist[i]);
 		d->hold_hist[i] = hsum(d->hold_hist[i], s->hold_hist[i]);
 	}
@@ -277,8 +277,8 @@ static int cmp_site(const void *x, const void *y)
 static void merge_sites(const struct load_ctx *c, struct symcache *sc, struct lka_lock *L)
 {
 	for (int t = 0; t < L->nthreads; t++) {
-		const struct lk_stat *st = &L->threads[t].st;
-		for (uint32_t k = 0; k < LK_SITES; k++) {
+		const struct lkrec_stat *st = &L->threads[t].st;
+		for (uint32_t k = 0; k < LKREC_SITES; k++) {
 			if (!st->sites[k].count)
 				continue;
 			char *n = site_name(c, sc, L->rec.proc, st->sites[k].site);
@@ -325,13 +325,13 @@ struct ev_ctx {
 	struct lka *a;
 	struct lka_lock **by_id;  /* lock id -> lock */
 	uint32_t nids;
-	struct ev_stat { uint32_t thread, lock; struct lk_stat st; } *st;
+	struct ev_stat { uint32_t thread, lock; struct lkrec_stat st; } *st;
 	uint64_t nst, cap;
 	uint64_t *index;          /* open addressing: (thread, lock) -> st index + 1 */
 	uint64_t icap;
 };
 
-static struct lk_stat *ev_stat(struct ev_ctx *c, uint32_t thread, uint32_t lock)
+static struct lkrec_stat *ev_stat(struct ev_ctx *c, uint32_t thread, uint32_t lock)
 {
 	if (c->nst * 2 >= c->icap) {
 		uint64_t ncap = c->icap ? c->icap * 2 : 1024;
@@ -379,7 +379,7 @@ static void on_event(void *arg, const struct rd_lock_event *e)
 		c->a->ev.unknown_locks++;
 		return;
 	}
-	struct lk_stat *s = ev_stat(c, c->a->r->threads[e->thread].r.index, e->lock);
+	struct lkrec_stat *s = ev_stat(c, c->a->r->threads[e->thread].r.index, e->lock);
 	if (!s)
 		return; /* out of memory: the comparison counts it as a mismatch */
 	uint32_t kind = L->rec.kind, op = e->op & LK_EV_OP_MASK;
@@ -448,7 +448,7 @@ static void on_loss(void *arg, const struct rd_loss *l)
 		c->a->ev.damaged++;
 }
 
-static int same_counts(const struct lk_stat *x, const struct lk_stat *y)
+static int same_counts(const struct lkrec_stat *x, const struct lkrec_stat *y)
 {
 	return x->acquisitions == y->acquisitions && x->read_acquisitions == y->read_acquisitions &&
 	       x->write_acquisitions == y->write_acquisitions && x->contended == y->contended &&
@@ -465,7 +465,7 @@ static void check_events(struct lka *a)
 	struct ev_ctx c;
 	memset(&c, 0, sizeof c);
 	c.a = a;
-	for (int i = 0; i < a->nlocks; i++) /* ids < LK_MAX_LOCKS (checked when loaded) */
+	for (int i = 0; i < a->nlocks; i++) /* ids < LKREC_MAX_LOCKS (checked when loaded) */
 		if (a->locks[i].rec.id >= c.nids)
 			c.nids = a->locks[i].rec.id + 1;
 	c.by_id = calloc(c.nids + 1, sizeof *c.by_id);
@@ -494,7 +494,7 @@ static void check_events(struct lka *a)
 	for (int i = 0; i < a->nlocks; i++) {
 		struct lka_lock *L = &a->locks[i];
 		for (int t = 0; t < L->nthreads; t++) {
-			struct lk_stat *es = ev_stat(&c, L->threads[t].thread, L->rec.id);
+			struct lkrec_stat *es = ev_stat(&c, L->threads[t].thread, L->rec.id);
 			a->ev.compared++;
 			if (!es || !same_counts(es, &L->threads[t].st))
 				a->ev.mismatched++;
@@ -522,18 +522,18 @@ int lka_load(struct recording *r, struct lka *a, char *err, size_t errlen)
 	c.maxt = rd_max_ticks(r);
 	char path[4200];
 	snprintf(path, sizeof path, "%s/%s", r->dir, SONDE_FILE_PROFILE);
-	if (rd_each_record(path, 1, on_rec, &c, err, errlen) != 0) {
+	if (rd_each_record(path, SONDE_KIND_PROFILE, on_rec, &c, err, errlen) != 0) {
 		free(c.recs);
 		free(c.maps);
 		free(c.stats);
 		return -1;
 	}
 	for (int i = 0; i < r->nthreads; i++) {
-		a->ring_events_lost = rd_sat_add(a->ring_events_lost, r->threads[i].r.lost[SONDE_LOST_RING_EVENTS]);
-		a->reentry_lost = rd_sat_add(a->reentry_lost, r->threads[i].r.lost[SONDE_LOST_REENTRY]);
+		a->ring_events_lost = rd_sat_add(a->ring_events_lost, r->threads[i].r.lost[REC_LOST_RING_EVENTS]);
+		a->reentry_lost = rd_sat_add(a->reentry_lost, r->threads[i].r.lost[REC_LOST_REENTRY]);
 	}
 	struct symcache sc = { 0 };
-	uint32_t maxid = 0; /* < LK_MAX_LOCKS: on_rec checked every id */
+	uint32_t maxid = 0; /* < LKREC_MAX_LOCKS: on_rec checked every id */
 	for (uint32_t i = 0; i < c.nrecs; i++)
 		if (c.recs[i].id > maxid)
 			maxid = c.recs[i].id;
@@ -578,8 +578,6 @@ int lka_load(struct recording *r, struct lka *a, char *err, size_t errlen)
 		const struct rd_thread *rt = thread_of(r, T->thread);
 		T->tid = rt ? rt->r.tid : 0;
 		T->st = c.stats[i].st;
-		T->st.depth = 0;
-		T->st.held_since = 0;
 		stat_add(&L->tot, &T->st, c.maxt);
 		a->unmatched_releases = rd_sat_add(a->unmatched_releases, T->st.unmatched_releases);
 	}
@@ -598,7 +596,7 @@ int lka_load(struct recording *r, struct lka *a, char *err, size_t errlen)
 	free(c.recs);
 	free(c.maps);
 	free(c.stats);
-	if ((r->mode & SONDE_MODE_LOCK_EVENTS) && r->has_events) {
+	if ((r->mode & REC_MODE_LOCK_EVENTS) && r->has_events) {
 		a->ev.present = 1;
 		check_events(a);
 	}

@@ -7,14 +7,14 @@
 
 #include <stdint.h>
 
+#include "common/format_locks.h"
 #include "data/reader.h"
-#include "rt/locks.h"
 
-/* Per-thread statistics of one lock (the lk_stat counters, held state zeroed). */
+/* Per-thread statistics of one lock (a REC_LOCKS stat). */
 struct lka_thread {
 	uint32_t thread;          /* thread slot */
 	int32_t tid;
-	struct lk_stat st;
+	struct lkrec_stat st;
 };
 
 struct lka_site {
@@ -29,7 +29,7 @@ struct lka_lock {
 	char *init_site;          /* "func (file.c:42)" of the init / first use, or NULL */
 	int named_by_symbol;
 	int32_t pid;
-	struct lk_stat tot;       /* sum over threads (max_* are maxima) */
+	struct lkrec_stat tot;       /* sum over threads (max_* are maxima) */
 	struct lka_thread *threads;
 	int nthreads;
 	struct lka_site *sites;   /* merged top contended call sites, busiest first */
@@ -52,7 +52,7 @@ struct lka {
 	struct lka_lock *locks;
 	int nlocks;
 	struct lkrec_summary sum;
-	uint64_t ring_events_lost; /* sum of the threads' SONDE_LOST_RING_EVENTS */
+	uint64_t ring_events_lost; /* sum of the threads' REC_LOST_RING_EVENTS */
 	uint64_t reentry_lost;
 	uint64_t unmatched_releases;
 	struct lka_events ev;

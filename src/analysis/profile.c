@@ -94,7 +94,7 @@ static int64_t sadd(struct profile *p, int64_t a, int64_t b, int64_t lim)
 	return s;
 }
 
-static int64_t ticks_of(struct profile *p, const struct sonde_node *nd, int64_t lim)
+static int64_t ticks_of(struct profile *p, const struct rec_node *nd, int64_t lim)
 {
 	if (nd->ticks > (uint64_t)lim) {
 		p->clamped = 1;
@@ -109,7 +109,7 @@ void profile_add_thread(struct profile *p, const struct recording *r, const stru
 	uint32_t n = t->nnodes;
 	if (!t->nodes || n == 0)
 		return;
-	const struct sonde_node *nd = t->nodes;
+	const struct rec_node *nd = t->nodes;
 	const int64_t lim = (int64_t)rd_max_ticks(r);
 	uint32_t *fn = malloc(sizeof *fn * n);
 	int64_t *deeper = calloc(n, sizeof *deeper);

@@ -8,7 +8,7 @@
 #include <string.h>
 
 struct tcct {
-	struct sonde_node *nodes;
+	struct rec_node *nodes;
 	uint32_t n, cap;
 	uint32_t cur;
 	uint32_t *hash;      /* index+1 of the node for (parent, func) */
@@ -57,14 +57,14 @@ static uint32_t child(struct tcct *c, uint32_t parent, uint32_t func)
 			return i;
 	}
 	if (c->n == c->cap) {
-		struct sonde_node *nodes = c->cap < UINT32_MAX / 2 ? realloc(c->nodes, sizeof *c->nodes * c->cap * 2) : NULL;
+		struct rec_node *nodes = c->cap < UINT32_MAX / 2 ? realloc(c->nodes, sizeof *c->nodes * c->cap * 2) : NULL;
 		if (!nodes)
 			return UINT32_MAX;
 		c->nodes = nodes;
 		c->cap *= 2;
 	}
 	uint32_t i = c->n++;
-	struct sonde_node *nd = &c->nodes[i];
+	struct rec_node *nd = &c->nodes[i];
 	memset(nd, 0, sizeof *nd);
 	nd->parent = parent;
 	nd->func = func;

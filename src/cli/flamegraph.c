@@ -16,7 +16,7 @@ int cmd_flamegraph(struct cli_opts *o)
 	struct profile p;
 	if (o->has_time_range) {
 		load_or_die(o, &l);
-		if (!l.r->has_events || (l.r->mode & SONDE_MODE_PROFILE))
+		if (!l.r->has_events || (l.r->mode & REC_MODE_PROFILE))
 			cli_die(EXIT_USAGE, "--time-range needs a recording made with --trace");
 		struct tr_filter f;
 		tr_filter_init(&f, l.r, 0, 1, o->time_from, o->time_to);

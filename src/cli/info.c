@@ -4,26 +4,25 @@
 
 #include "cli/load.h"
 #include "common/json.h"
-#include "common/trace_enc.h"
 
-static const char *const loss_names[SONDE_LOST_COUNT_] = {
-	[SONDE_LOST_THREAD_SLOTS] = "threads_without_slot",
-	[SONDE_LOST_MODULE_SLOTS] = "modules_without_slot",
-	[SONDE_LOST_SESSION_MEM] = "session_memory_full",
-	[SONDE_LOST_CCT_NODES] = "calls_without_cct_node",
-	[SONDE_LOST_STACK_DEPTH] = "calls_deeper_than_stack",
-	[SONDE_LOST_REENTRY] = "calls_in_reentered_hook",
-	[SONDE_LOST_UNNUMBERED] = "calls_of_unnumbered_functions",
-	[SONDE_LOST_UNMATCHED_EXIT] = "unmatched_exits",
-	[SONDE_LOST_RING_EVENTS] = "ring_events_dropped",
-	[SONDE_LOST_MODS_PER_THREAD] = "module_record_arrays_missing",
-	[SONDE_LOST_SESSION_DAMAGE] = "session_values_damaged",
+static const char *const loss_names[REC_LOST_COUNT] = {
+	[REC_LOST_THREAD_SLOTS] = "threads_without_slot",
+	[REC_LOST_MODULE_SLOTS] = "modules_without_slot",
+	[REC_LOST_SESSION_MEM] = "session_memory_full",
+	[REC_LOST_CCT_NODES] = "calls_without_cct_node",
+	[REC_LOST_STACK_DEPTH] = "calls_deeper_than_stack",
+	[REC_LOST_REENTRY] = "calls_in_reentered_hook",
+	[REC_LOST_UNNUMBERED] = "calls_of_unnumbered_functions",
+	[REC_LOST_UNMATCHED_EXIT] = "unmatched_exits",
+	[REC_LOST_RING_EVENTS] = "ring_events_dropped",
+	[REC_LOST_MODS_PER_THREAD] = "module_record_arrays_missing",
+	[REC_LOST_SESSION_DAMAGE] = "session_values_damaged",
 };
 
 static const char *loss_name(int k)
 {
 	static char buf[32];
-	if (k < SONDE_LOST_COUNT_ && loss_names[k])
+	if (k < REC_LOST_COUNT && loss_names[k])
 		return loss_names[k];
 	snprintf(buf, sizeof buf, "loss_%d", k);
 	return buf;
@@ -41,9 +40,9 @@ int cmd_info(struct cli_opts *o)
 	double dur = 0;
 	if ((s = rd_meta(r, "start_mono_ns")) && rd_meta(r, "end_mono_ns"))
 		dur = (double)(strtoull(rd_meta(r, "end_mono_ns"), NULL, 10) - strtoull(s, NULL, 10));
-	uint64_t lost[SONDE_LOST_COUNT_] = { 0 }, nodes = 0, wait = 0;
+	uint64_t lost[REC_LOST_COUNT] = { 0 }, nodes = 0, wait = 0;
 	for (int i = 0; i < r->nthreads; i++) {
-		for (int k = 0; k < SONDE_LOST_COUNT_; k++)
+		for (int k = 0; k < REC_LOST_COUNT; k++)
 			lost[k] += r->threads[i].r.lost[k];
 		nodes += r->threads[i].nnodes;
 		wait += r->threads[i].r.wait_ticks;
@@ -51,7 +50,7 @@ int cmd_info(struct cli_opts *o)
 	for (int i = 0; i < r->nmeta; i++)
 		if (!strncmp(r->meta_keys[i], "lost.", 5)) {
 			int k = atoi(r->meta_keys[i] + 5);
-			if (k >= 0 && k < SONDE_LOST_COUNT_)
+			if (k >= 0 && k < REC_LOST_COUNT)
 				lost[k] += strtoull(r->meta_vals[i], NULL, 10);
 		}
 	uint64_t nfuncs = 0, numbering = 0;
@@ -60,8 +59,8 @@ int cmd_info(struct cli_opts *o)
 			nfuncs += r->modules[i]->r.nfuncs;
 			numbering += r->modules[i]->r.numbering_ns;
 		}
-	const char *mode_s = (r->mode & SONDE_MODE_PROBES) ? "probes" : (r->mode & SONDE_MODE_TRACE) ? "trace" : "profile";
-	int probes = (r->mode & SONDE_MODE_PROBES) != 0;
+	const char *mode_s = (r->mode & REC_MODE_PROBES) ? "probes" : (r->mode & REC_MODE_TRACE) ? "trace" : "profile";
+	int probes = (r->mode & REC_MODE_PROBES) != 0;
 	int nprobes = probes && (s = rd_meta(r, "probes")) ? atoi(s) : 0;
 	uint64_t probe_records = probes && (s = rd_meta(r, "probe_records")) ? strtoull(s, NULL, 10) : 0;
 	if (json) {
@@ -71,7 +70,7 @@ int cmd_info(struct cli_opts *o)
 		json_str(&j, "program", rd_meta(r, "program"));
 		json_str(&j, "command", rd_meta(r, "command"));
 		json_str(&j, "mode", mode_s);
-		json_bool(&j, "locks", (r->mode & SONDE_MODE_LOCKS) != 0);
+		json_bool(&j, "locks", (r->mode & REC_MODE_LOCKS) != 0);
 		json_bool(&j, "has_probe_hits", probes);
 		if (probes) {
 			json_uint(&j, "probe_records", probe_records);
@@ -105,7 +104,7 @@ int cmd_info(struct cli_opts *o)
 		json_uint(&j, "event_bytes", (s = rd_meta(r, "event_bytes")) ? strtoull(s, NULL, 10) : 0);
 		json_double(&j, "writer_wait_ns", rd_ns(r, wait));
 		json_obj_begin(&j, "lost");
-		for (int k = 0; k < SONDE_LOST_COUNT_; k++)
+		for (int k = 0; k < REC_LOST_COUNT; k++)
 			if (lost[k])
 				json_uint(&j, loss_name(k), lost[k]);
 		json_obj_end(&j);
@@ -154,7 +153,7 @@ int cmd_info(struct cli_opts *o)
 		char a[32];
 		printf("program:      %s\n", rd_meta(r, "program") ? rd_meta(r, "program") : "?");
 		printf("command:      %s\n", rd_meta(r, "command") ? rd_meta(r, "command") : "?");
-		printf("mode:         %s%s\n", mode_s, (r->mode & SONDE_MODE_LOCKS) ? " + locks" : "");
+		printf("mode:         %s%s\n", mode_s, (r->mode & REC_MODE_LOCKS) ? " + locks" : "");
 		if (probes) {
 			printf("probe hits:   %llu events of %d probe%s (sonde probe --record; no function profile: "
 			       "see them with 'sonde export --format=perfetto')\n",
@@ -201,7 +200,7 @@ int cmd_info(struct cli_opts *o)
 			printf("events:       %s bytes in %s chunks, writer waited %s\n", s, rd_meta(r, "event_chunks"),
 			       fmt_ns(rd_ns(r, wait), a, sizeof a));
 		int any = 0;
-		for (int k = 0; k < SONDE_LOST_COUNT_; k++)
+		for (int k = 0; k < REC_LOST_COUNT; k++)
 			if (lost[k]) {
 				printf("%s %s: %llu\n", any++ ? "             " : "lost:        ", loss_name(k),
 				       (unsigned long long)lost[k]);

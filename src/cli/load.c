@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "analysis/trace_cct.h"
-#include "common/trace_enc.h"
 
 void load_or_die(struct cli_opts *o, struct loaded *l)
 {
@@ -18,7 +17,7 @@ void load_or_die(struct cli_opts *o, struct loaded *l)
 
 void load_trees(struct loaded *l)
 {
-	if (!(l->r->mode & SONDE_MODE_PROFILE) && (l->r->mode & SONDE_MODE_TRACE) && l->r->has_events) {
+	if (!(l->r->mode & REC_MODE_PROFILE) && (l->r->mode & REC_MODE_TRACE) && l->r->has_events) {
 		/* A --trace recording: its calling-context trees come from the timeline. */
 		char err[1024];
 		struct tr_stats st;
@@ -44,11 +43,11 @@ void load_profile(struct cli_opts *o, struct loaded *l, struct profile *p)
 	}
 	if (o->tid && !matched)
 		cli_die(EXIT_USAGE, "no thread %d in %s (see 'sonde info --threads')", o->tid, o->input);
-	if (!any && (l->r->mode & SONDE_MODE_PROBES))
+	if (!any && (l->r->mode & REC_MODE_PROBES))
 		cli_die(EXIT_DATA, "%s holds dynamic-probe hits (sonde probe --record), not a function profile; "
 		        "see them with 'sonde info -i %s' and 'sonde export -i %s --format=perfetto' (or chrome)",
 		        o->input, o->input, o->input);
-	if (!any && !(l->r->mode & SONDE_MODE_PROFILE))
+	if (!any && !(l->r->mode & REC_MODE_PROFILE))
 		cli_die(EXIT_DATA, "%s holds no function profile (it was recorded with --trace or --locks only; "
 		        "use 'sonde replay' / 'sonde locks')", o->input);
 }

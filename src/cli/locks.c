@@ -29,7 +29,7 @@ static int cmp(const void *x, const void *y)
 	return c ? c : (a->rec.gen < b->rec.gen ? -1 : a->rec.gen > b->rec.gen);
 }
 
-static void stat_json(struct json *j, const struct lka *a, const struct lk_stat *s, int is_rw)
+static void stat_json(struct json *j, const struct lka *a, const struct lkrec_stat *s, int is_rw)
 {
 	json_uint(j, "acquisitions", s->acquisitions);
 	json_uint(j, "contended", s->contended);
@@ -56,7 +56,7 @@ static void stat_json(struct json *j, const struct lka *a, const struct lk_stat 
 static void hist_json(struct json *j, const char *key, const struct lka *a, const uint32_t *h)
 {
 	json_arr_begin(j, key);
-	for (uint32_t b = 0; b < LK_HIST; b++) {
+	for (uint32_t b = 0; b < LKREC_HIST; b++) {
 		if (!h[b])
 			continue;
 		json_obj_begin(j, NULL);
@@ -144,7 +144,7 @@ static const char *shorten(const char *s, char *buf, int w)
 	return buf;
 }
 
-static void stat_row(const struct lka *a, const char *name, int nw, const char *kind, const struct lk_stat *s)
+static void stat_row(const struct lka *a, const char *name, int nw, const char *kind, const struct lkrec_stat *s)
 {
 	char b1[32], b2[32], b3[32], b4[32], b5[32], nb[512];
 	printf("%-*s %-9s %10llu %6.1f%% %9s %9s %9s %9s %9s %7llu %5llu\n", nw, shorten(name, nb, nw), kind,
@@ -235,7 +235,7 @@ int cmd_locks(struct cli_opts *o)
 	struct recording *r = rd_open(o->input, err, sizeof err);
 	if (!r)
 		cli_die(EXIT_DATA, "%s", err);
-	if (!(r->mode & (SONDE_MODE_LOCKS | SONDE_MODE_LOCK_EVENTS)))
+	if (!(r->mode & (REC_MODE_LOCKS | REC_MODE_LOCK_EVENTS)))
 		cli_die(EXIT_DATA, "%s was not recorded with --locks (run 'sonde record --locks -- PROGRAM')", o->input);
 	struct lka a;
 	if (lka_load(r, &a, err, sizeof err) != 0)

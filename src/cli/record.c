@@ -16,6 +16,7 @@
 #include "cli/cli.h"
 #include "record/domain.h"
 #include "record/record.h"
+#include "record/convert.h"
 #include "record/recorder.h"
 
 /* Our own install prefix: build/bin/sonde -> build/lib/sonde/... */
@@ -158,7 +159,7 @@ int cmd_record(struct cli_opts *o)
 	for (int i = 0; cmd && i < o->argc; i++)
 		q = stpcpy(q, o->argv[i]) + 1;
 	int status = !l.exited ? INT32_MIN : WIFEXITED(l.status) ? WEXITSTATUS(l.status) : -WTERMSIG(l.status);
-	recorder_meta_common(&rec, o->argv[0], cmd ? cmd : "", cmd ? clen : 0, "sonde record", cfg.mode, status);
+	recorder_meta_common(&rec, o->argv[0], cmd ? cmd : "", cmd ? clen : 0, "sonde record", conv_mode(cfg.mode), status);
 	free(cmd);
 	if (write_profile(&s, &rec, &l, &cfg, msg, sizeof msg) || recorder_close(&rec, msg, sizeof msg))
 		cli_die(EXIT_DATA, "%s", msg);

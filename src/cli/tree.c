@@ -16,7 +16,7 @@ struct tctx {
 
 static int by_ticks(const void *a, const void *b, void *arg)
 {
-	const struct sonde_node *n = arg;
+	const struct rec_node *n = arg;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 	return n[x].ticks < n[y].ticks ? 1 : n[x].ticks > n[y].ticks ? -1 : 0;
 }
@@ -37,7 +37,7 @@ static uint32_t children(const struct rd_thread *t, uint32_t v, uint32_t **out)
 
 static void walk(struct tctx *x, uint32_t v, int depth)
 {
-	const struct sonde_node *nd = &x->t->nodes[v];
+	const struct rec_node *nd = &x->t->nodes[v];
 	double incl = rd_ns(x->l->r, nd->ticks);
 	uint64_t kids_ticks = 0;
 	for (uint32_t c = nd->first_child; c; c = x->t->nodes[c].next_sibling)

@@ -9,6 +9,14 @@
  * runs past the end of the file) and damage (CRC mismatch) and can say where.
  * All integers are little-endian (the recording machine's order; x86-64 and
  * aarch64 both).
+ *
+ * The records are declared here, and only here, apart from the runtime's
+ * structs (common/session.h, common/ring.h, src/rt/): fixed-width fields,
+ * explicit padding, their own constants, every size pinned.  The collector
+ * converts the runtime's structs to them field by field (record/convert.c,
+ * where static_asserts tie the runtime's limits to these), so a change of
+ * the runtime's memory layout cannot change the file format.  The lock
+ * records are in common/format_locks.h.
  */
 #ifndef SONDE_COMMON_FORMAT_H
 #define SONDE_COMMON_FORMAT_H
@@ -16,20 +24,23 @@
 #include <assert.h>
 #include <stdint.h>
 
-#include "common/session.h"
+#include "common/func_id.h" /* rec_node.func, trace ENTER: SONDE_FUNC(module slot, number) */
 
 #define SONDE_DATA_MAGIC   "SONDEDAT"
-#define SONDE_DATA_VERSION 1u
+#define SONDE_DATA_VERSION 2u
 
 /* File names inside the recording directory. */
 #define SONDE_FILE_PROFILE "profile.sonde"  /* meta, processes, threads, modules, CCTs, locks */
 #define SONDE_FILE_EVENTS  "events.sonde"   /* ring chunks (trace / lock events), streamed */
 #define SONDE_FILE_DOMAIN  "domain.txt"     /* --domain auto: functions that left records */
 
+/* sonde_file_hdr.kind */
+enum { SONDE_KIND_PROFILE = 1, SONDE_KIND_EVENTS = 2 };
+
 struct sonde_file_hdr {
 	char     magic[8];
 	uint32_t version;
-	uint32_t kind;       /* 1 profile, 2 events */
+	uint32_t kind;       /* SONDE_KIND_* */
 };
 static_assert(sizeof(struct sonde_file_hdr) == 16, "format");
 
@@ -45,10 +56,48 @@ enum sonde_rec_type {
 	REC_PROCESS = 2,  /* struct rec_process */
 	REC_THREAD  = 3,  /* struct rec_thread */
 	REC_MODULE  = 4,  /* struct rec_module, then nfuncs uint64_t link-time addresses */
-	REC_CCT     = 5,  /* uint32_t thread index, uint32_t count, then count struct sonde_node */
-	REC_LOCKS   = 6,  /* lock statistics (see src/rt/locks.h) */
-	REC_CHUNK   = 7,  /* struct sonde_chunk header, then `used` payload bytes */
+	REC_CCT     = 5,  /* struct rec_cct, then count struct rec_node */
+	REC_LOCKS   = 6,  /* lock statistics: struct lkrec_hdr, then items (common/format_locks.h) */
+	REC_CHUNK   = 7,  /* struct rec_chunk, then `used` bytes of encoded events (common/trace_enc.h) */
 	REC_END     = 99, /* empty: the file was completed */
+};
+
+/* Limits of what a recording holds: slot indices are below these, and no
+ * calling context is deeper than REC_STACK_MAX (deeper calls are counted as
+ * lost).  The runtime's limits are at most these (record/convert.c). */
+#define REC_MAX_PROCS   1024u
+#define REC_MAX_THREADS 4096u
+#define REC_MAX_MODULES 1024u
+#define REC_STACK_MAX   2048u
+#define REC_PATH_MAX    512u   /* rec_process.exe, .cmdline; rec_module.path */
+#define REC_COMM_MAX    16u    /* rec_thread.comm */
+
+/* REC_META "mode": the recording's mode bits. */
+enum {
+	REC_MODE_PROFILE     = 1u << 0, /* calling-context trees (REC_CCT) */
+	REC_MODE_TRACE       = 1u << 1, /* call events in events.sonde */
+	REC_MODE_LOCKS       = 1u << 2, /* lock statistics (REC_LOCKS) */
+	REC_MODE_LOCK_EVENTS = 1u << 3, /* lock events in events.sonde */
+	REC_MODE_LOSSY       = 1u << 4, /* full rings dropped events (counted) */
+	REC_MODE_PROBES      = 1u << 8, /* sonde probe --record: TRX_PROBE events, no profile */
+};
+
+/* Loss causes: the index of rec_thread.lost[] and of META "lost.N".  Fixed
+ * indices (docs/FORMAT.md); a new cause takes the next free one. */
+enum rec_lost {
+	REC_LOST_THREAD_SLOTS      = 0,  /* threads that found no free thread slot */
+	REC_LOST_MODULE_SLOTS      = 1,  /* modules that found no module slot */
+	REC_LOST_SESSION_MEM       = 2,  /* allocations refused: session memory full */
+	REC_LOST_CCT_NODES         = 3,  /* calls charged to their caller: node pool full */
+	REC_LOST_STACK_DEPTH       = 4,  /* calls deeper than the shadow stack */
+	REC_LOST_REENTRY           = 5,  /* hook re-entered (signal inside the hook) */
+	REC_LOST_UNNUMBERED        = 6,  /* calls of functions without sonde's padding */
+	REC_LOST_UNMATCHED_EXIT    = 7,  /* exits that matched no open frame */
+	REC_LOST_RING_EVENTS       = 8,  /* events dropped on a full ring (--lossy) */
+	REC_LOST_MODS_PER_THREAD   = 9,  /* module record arrays a thread could not get */
+	REC_LOST_SESSION_DAMAGE    = 10, /* impossible values the program left in the session */
+	REC_LOST_CAUSES            = 11, /* causes defined */
+	REC_LOST_COUNT             = 16, /* entries of rec_thread.lost[]; 11..15 reserved (0) */
 };
 
 struct rec_process {
@@ -58,11 +107,12 @@ struct rec_process {
 	uint32_t exec_seq;
 	uint32_t flags;          /* REC_PROC_* */
 	uint64_t start_tsc, end_tsc;
-	char     exe[SONDE_PATH_MAX];
-	char     cmdline[SONDE_PATH_MAX]; /* NUL-separated */
+	char     exe[REC_PATH_MAX];
+	char     cmdline[REC_PATH_MAX]; /* NUL-separated */
 	uint32_t cmdline_len;
 	uint32_t pad;
 };
+static_assert(sizeof(struct rec_process) == 1072, "format");
 enum { REC_PROC_ENDED_BY_EXIT = 1, REC_PROC_KILLED = 2 };
 
 struct rec_thread {
@@ -70,14 +120,15 @@ struct rec_thread {
 	uint32_t proc;           /* process slot */
 	int32_t  tid;
 	uint32_t flags;          /* REC_THREAD_* */
-	char     comm[SONDE_COMM_MAX];
+	char     comm[REC_COMM_MAX];
 	uint64_t start_tsc, end_tsc;
 	uint64_t nodes;          /* CCT nodes used */
 	uint64_t wait_ticks;     /* time waiting for the collector */
-	uint64_t lost[SONDE_LOST_COUNT_];
+	uint64_t lost[REC_LOST_COUNT]; /* by cause, enum rec_lost */
 	uint32_t open_frames;    /* frames still open at the end (closed at end_tsc) */
 	uint32_t pad;
 };
+static_assert(sizeof(struct rec_thread) == 200, "format");
 enum { REC_THREAD_EXITED = 1 };
 
 struct rec_module {
@@ -89,8 +140,38 @@ struct rec_module {
 	uint64_t numbering_ns;
 	uint8_t  build_id[20];
 	uint32_t unloaded;
-	char     path[SONDE_PATH_MAX];
+	char     path[REC_PATH_MAX];
 };
+static_assert(sizeof(struct rec_module) == 568, "format");
+
+/* REC_CCT: this header, then count nodes; node 0 is the root. */
+struct rec_cct {
+	uint32_t thread;         /* thread slot (a REC_THREAD before it) */
+	uint32_t count;          /* nodes, > 0 */
+};
+static_assert(sizeof(struct rec_cct) == 8, "format");
+
+struct rec_node {
+	uint32_t parent;
+	uint32_t first_child;    /* 0: none */
+	uint32_t next_sibling;   /* 0: none */
+	uint32_t func;           /* SONDE_FUNC(module slot, number) */
+	uint64_t calls;
+	uint64_t ticks;          /* inclusive TSC ticks of the calls of this context */
+};
+static_assert(sizeof(struct rec_node) == 32, "format");
+
+/* REC_CHUNK: this header, then `used` bytes of events of one thread. */
+struct rec_chunk {
+	uint32_t state;          /* REC_CHUNK_FULL, or _FILLING: the thread's last, copied after its end */
+	uint32_t used;           /* event bytes after the header */
+	uint64_t seq;            /* per-thread chunk sequence number, from 0 */
+	uint64_t base_tsc;       /* time base of the first record */
+	uint32_t thread;         /* thread slot */
+	uint32_t lost;           /* events dropped just before this chunk (--lossy) */
+};
+static_assert(sizeof(struct rec_chunk) == 32, "format");
+enum { REC_CHUNK_FILLING = 1, REC_CHUNK_FULL = 2 };
 
 uint32_t crc32_ieee(uint32_t crc, const void *buf, uint64_t len);
 

@@ -38,7 +38,7 @@ struct sonde_chunk {
 	uint32_t lost;        /* events dropped before this chunk (lossy) */
 	/* payload follows */
 };
-static_assert(sizeof(struct sonde_chunk) == 32, "chunk header is part of the format");
+static_assert(sizeof(struct sonde_chunk) == 32, "chunk header: 32 bytes (written to REC_CHUNK as struct rec_chunk by record/convert.c)");
 
 /* Chunk size of every thread ring (the recorder checks a ring against it). */
 #define RING_CHUNK_SIZE (64u * 1024u)

@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/func_id.h" /* SONDE_FUNC(): module slot and number */
+
 #define SONDE_SESSION_MAGIC   0x534f4e4445534553ull /* "SESEDNOS" */
 #define SONDE_SESSION_VERSION 1u
 #define SONDE_ENV_FD          "SONDE_SESSION_FD"
@@ -60,6 +62,7 @@ enum sonde_loss {
 	SONDE_LOST_RING_EVENTS,   /* events dropped on a full ring (--lossy)     */
 	SONDE_LOST_MODS_PER_THREAD,/* module record arrays a thread could not get */
 	SONDE_LOST_SESSION_DAMAGE, /* impossible values the program left in the session (record/audit.c) */
+	SONDE_LOST_CAUSES_,        /* causes defined; each has the same index on disk (REC_LOST_*) */
 	SONDE_LOST_COUNT_ = 16
 };
 
@@ -81,7 +84,8 @@ enum {
 	SONDE_FRAME_ENTRYLEN = 8,       /* bits 8..15: length of the entry record */
 };
 
-/* A calling-context-tree node.  Index 0 of every thread is the root (no function). */
+/* A calling-context-tree node.  Index 0 of every thread is the root (no
+ * function).  Written to REC_CCT as struct rec_node (record/convert.c). */
 struct sonde_node {
 	uint32_t parent;
 	uint32_t first_child;
@@ -90,14 +94,6 @@ struct sonde_node {
 	uint64_t calls;
 	uint64_t ticks;       /* inclusive TSC ticks of the calls of this context */
 };
-static_assert(sizeof(struct sonde_node) == 32, "node size is part of the format");
-
-/* A function id inside a session: module slot (12 bits) and number (20 bits). */
-#define SONDE_FUNC(mod, num)   (((uint32_t)(mod) << 20) | (uint32_t)(num))
-#define SONDE_FUNC_MOD(f)      ((f) >> 20)
-#define SONDE_FUNC_NUM(f)      ((f) & 0xfffffu)
-#define SONDE_MAX_FUNCS_PER_MODULE 0xfffffu  /* the last number is "unnumbered" */
-#define SONDE_UNNUMBERED       0xfffffu
 
 enum sonde_thread_state { SONDE_T_FREE = 0, SONDE_T_LIVE = 1, SONDE_T_EXITED = 2 };
 

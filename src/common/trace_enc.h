@@ -46,11 +46,6 @@ enum {
 enum { TRP_HIT = 0, TRP_BEGIN = 1, TRP_END = 2 };
 enum { TRV_NONE = 0, TRV_INT = 1, TRV_FLOAT = 2, TRV_STR = 3 };
 
-/* META "mode" bit of a recording written by `sonde probe --record`: its
- * events.sonde holds TRX_PROBE records, and it has no function profile.
- * (Above the session's SONDE_MODE_* bits of session.h.) */
-#define SONDE_MODE_PROBES (1u << 8)
-
 static inline uint64_t tr_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 static inline int64_t tr_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
 

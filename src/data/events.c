@@ -352,7 +352,7 @@ static int ext_event(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t 
 
 /* Decode one chunk of thread th.  Returns 0, or -1 if a record is malformed
  * (the rest of the chunk is skipped). */
-static int do_chunk(struct dec *d, uint32_t th, struct tr_thread *ts, const struct sonde_chunk *c,
+static int do_chunk(struct dec *d, uint32_t th, struct tr_thread *ts, const struct rec_chunk *c,
                     const uint8_t *p)
 {
 	const uint8_t *end = p + c->used;
@@ -474,7 +474,7 @@ int rd_each_event(const struct recording *r, const struct tr_filter *flt, const 
 	struct dec d = { r, flt, ops, arg, st, rd_max_ticks(r), NULL };
 	int nt = r->nthreads;
 	struct tr_thread *ts = calloc(nt ? nt : 1, sizeof *ts);
-	int32_t *by_slot = malloc(sizeof *by_slot * SONDE_MAX_THREADS);
+	int32_t *by_slot = malloc(sizeof *by_slot * REC_MAX_THREADS);
 	d.pstarted = calloc(r->nprocs ? r->nprocs : 1, 1);
 	if (!ts || !by_slot || !d.pstarted) {
 		free(ts);
@@ -484,10 +484,10 @@ int rd_each_event(const struct recording *r, const struct tr_filter *flt, const 
 		snprintf(err, errlen, "%s: out of memory", ev.path);
 		return -1;
 	}
-	for (uint32_t i = 0; i < SONDE_MAX_THREADS; i++)
+	for (uint32_t i = 0; i < REC_MAX_THREADS; i++)
 		by_slot[i] = -1;
 	for (int i = 0; i < nt; i++) {
-		if (r->threads[i].r.index < SONDE_MAX_THREADS)
+		if (r->threads[i].r.index < REC_MAX_THREADS)
 			by_slot[r->threads[i].r.index] = i;
 		ts[i].selected = !flt->tid || r->threads[i].r.tid == flt->tid;
 	}
@@ -496,7 +496,7 @@ int rd_each_event(const struct recording *r, const struct tr_filter *flt, const 
 		st->chunks++;
 		st->bytes += ev.chunk.used;
 		uint32_t slot = ev.chunk.thread;
-		int th = slot < SONDE_MAX_THREADS ? by_slot[slot] : -1;
+		int th = slot < REC_MAX_THREADS ? by_slot[slot] : -1;
 		if (th < 0) {
 			st->bad++;
 			loss(&d, UINT32_MAX, RDL_UNKNOWN_THREAD, ev.chunk.base_tsc, 1);

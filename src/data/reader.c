@@ -41,6 +41,18 @@ static FILE *open_data(const char *path, uint64_t *size, char *err, size_t errle
 	return f;
 }
 
+/* A file of SONDE_DATA_VERSION: 0, or -1 with err saying whether the file
+ * is older (record it again) or newer (a newer sonde reads it). */
+static int check_version(const char *path, uint32_t version, char *err, size_t errlen)
+{
+	if (version > SONDE_DATA_VERSION)
+		return ERR("%s: format version %u is newer than this sonde reads (%u)", path, version, SONDE_DATA_VERSION);
+	if (version < SONDE_DATA_VERSION)
+		return ERR("%s: written by an older sonde (format version %u, this sonde reads %u); record it again", path,
+		           version, SONDE_DATA_VERSION);
+	return 0;
+}
+
 /* The records of one file, each passed to fn with the offset of its header. */
 typedef int (*rec_at_fn)(void *arg, uint32_t type, const uint8_t *p, uint64_t len, uint64_t off);
 
@@ -59,9 +71,9 @@ static int each_record(const char *path, uint32_t kind, rec_at_fn fn, void *arg,
 		fclose(f);
 		return ERR("%s: not a sonde recording (bad magic)", path);
 	}
-	if (h.version != SONDE_DATA_VERSION) {
+	if (check_version(path, h.version, err, errlen) != 0) {
 		fclose(f);
-		return ERR("%s: format version %u, this sonde reads version %u", path, h.version, SONDE_DATA_VERSION);
+		return -1;
 	}
 	if (h.kind != kind) {
 		fclose(f);
@@ -195,7 +207,7 @@ static int parse_meta(struct recording *r, const uint8_t *p, uint64_t len)
 struct open_ctx {
 	struct recording *r;
 	int capprocs, capthreads;
-	uint8_t proc_seen[SONDE_MAX_PROCS / 8], thread_seen[SONDE_MAX_THREADS / 8];
+	uint8_t proc_seen[REC_MAX_PROCS / 8], thread_seen[REC_MAX_THREADS / 8];
 };
 
 /* Mark slot i (< n) in a bitmap: 0, or 1 if it was marked already. */
@@ -220,11 +232,11 @@ static int on_record(void *arg, uint32_t type, const uint8_t *p, uint64_t len, u
 			return RD_REC_DAMAGED;
 		memcpy(&pr, p, len);
 		/* one record per process slot */
-		if (pr.index >= SONDE_MAX_PROCS || seen_once(c->proc_seen, pr.index))
+		if (pr.index >= REC_MAX_PROCS || seen_once(c->proc_seen, pr.index))
 			return RD_REC_DAMAGED;
-		pr.exe[SONDE_PATH_MAX - 1] = 0;
-		if (pr.cmdline_len > SONDE_PATH_MAX)
-			pr.cmdline_len = SONDE_PATH_MAX;
+		pr.exe[REC_PATH_MAX - 1] = 0;
+		if (pr.cmdline_len > REC_PATH_MAX)
+			pr.cmdline_len = REC_PATH_MAX;
 		struct rec_process *procs = grow(r->procs, r->nprocs, &c->capprocs, sizeof *r->procs);
 		if (!procs)
 			return RD_REC_NOMEM;
@@ -238,9 +250,9 @@ static int on_record(void *arg, uint32_t type, const uint8_t *p, uint64_t len, u
 		struct rd_thread t;
 		memset(&t, 0, sizeof t);
 		memcpy(&t.r, p, len);
-		t.r.comm[SONDE_COMM_MAX - 1] = 0;
+		t.r.comm[REC_COMM_MAX - 1] = 0;
 		/* thread slots are unique over the recording */
-		if (t.r.index >= SONDE_MAX_THREADS || seen_once(c->thread_seen, t.r.index))
+		if (t.r.index >= REC_MAX_THREADS || seen_once(c->thread_seen, t.r.index))
 			return RD_REC_DAMAGED;
 		struct rd_thread *threads = grow(r->threads, r->nthreads, &c->capthreads, sizeof *r->threads);
 		if (!threads)
@@ -254,8 +266,8 @@ static int on_record(void *arg, uint32_t type, const uint8_t *p, uint64_t len, u
 		if (len < sizeof mr)
 			return RD_REC_DAMAGED;
 		memcpy(&mr, p, sizeof mr);
-		mr.path[SONDE_PATH_MAX - 1] = 0;
-		if ((len - sizeof mr) != (uint64_t)mr.nfuncs * 8 || mr.index >= SONDE_MAX_MODULES ||
+		mr.path[REC_PATH_MAX - 1] = 0;
+		if ((len - sizeof mr) != (uint64_t)mr.nfuncs * 8 || mr.index >= REC_MAX_MODULES ||
 		    mr.nfuncs >= SONDE_MAX_FUNCS_PER_MODULE || mr.build_id_len > sizeof mr.build_id)
 			return RD_REC_DAMAGED;
 		if (mr.index < r->nmodule_slots && r->modules[mr.index])
@@ -284,15 +296,15 @@ static int on_record(void *arg, uint32_t type, const uint8_t *p, uint64_t len, u
 		return 0;
 	}
 	case REC_CCT: {
-		uint32_t hdr[2];
+		struct rec_cct hdr;
 		if (len < sizeof hdr)
 			return RD_REC_DAMAGED;
-		memcpy(hdr, p, sizeof hdr);
-		if (len - sizeof hdr != (uint64_t)hdr[1] * sizeof(struct sonde_node) || hdr[1] == 0)
+		memcpy(&hdr, p, sizeof hdr);
+		if (len - sizeof hdr != (uint64_t)hdr.count * sizeof(struct rec_node) || hdr.count == 0)
 			return RD_REC_DAMAGED;
 		struct rd_thread *t = NULL;
 		for (int i = 0; i < r->nthreads; i++)
-			if (r->threads[i].r.index == hdr[0])
+			if (r->threads[i].r.index == hdr.thread)
 				t = &r->threads[i];
 		if (!t || t->nodes)
 			return RD_REC_DAMAGED;
@@ -301,7 +313,7 @@ static int on_record(void *arg, uint32_t type, const uint8_t *p, uint64_t len, u
 			return RD_REC_NOMEM;
 		t->cct_off = off;
 		memcpy(t->nodes, p + sizeof hdr, len - sizeof hdr);
-		t->nnodes = hdr[1];
+		t->nnodes = hdr.count;
 		return 0;
 	}
 	default:
@@ -326,7 +338,7 @@ uint64_t rd_max_ticks(const struct recording *r)
 static int check_cct(const struct recording *r, const struct rd_thread *t, char *why, size_t n_why)
 {
 	const uint32_t n = t->nnodes;
-	const struct sonde_node *nd = t->nodes;
+	const struct rec_node *nd = t->nodes;
 	const uint64_t maxt = rd_max_ticks(r);
 #define BAD(...) do { snprintf(why, n_why, __VA_ARGS__); rc = -1; goto out; } while (0)
 	int rc = 0;
@@ -407,7 +419,7 @@ struct recording *rd_open(const char *dir, char *err, size_t errlen)
 	c->r = r;
 	char path[4096];
 	snprintf(path, sizeof path, "%s/%s", dir, SONDE_FILE_PROFILE);
-	int rc = each_record(path, 1, on_record, c, err, errlen);
+	int rc = each_record(path, SONDE_KIND_PROFILE, on_record, c, err, errlen);
 	free(c);
 	if (rc != 0) {
 		rd_close(r);
@@ -494,8 +506,8 @@ uint64_t rd_lost_total(const struct recording *r, int include_unnumbered)
 {
 	uint64_t n = 0;
 	for (int i = 0; i < r->nthreads; i++)
-		for (int k = 0; k < SONDE_LOST_COUNT_; k++)
-			if (include_unnumbered || k != SONDE_LOST_UNNUMBERED)
+		for (int k = 0; k < REC_LOST_COUNT; k++)
+			if (include_unnumbered || k != REC_LOST_UNNUMBERED)
 				n = rd_sat_add(n, r->threads[i].r.lost[k]);
 	for (int i = 0; i < r->nmeta; i++)
 		if (!strncmp(r->meta_keys[i], "lost.", 5))
@@ -513,11 +525,12 @@ int rd_events_open(const struct recording *r, struct rd_events *ev, char *err, s
 	if (!ev->f)
 		return -1;
 	struct sonde_file_hdr h;
-	if (fread(&h, sizeof h, 1, ev->f) != 1 || memcmp(h.magic, SONDE_DATA_MAGIC, 8) || h.kind != 2 ||
-	    h.version != SONDE_DATA_VERSION) {
+	int bad = fread(&h, sizeof h, 1, ev->f) != 1 || memcmp(h.magic, SONDE_DATA_MAGIC, 8) || h.kind != SONDE_KIND_EVENTS
+	          ? ERR("%s: not a sonde events file", ev->path) : check_version(ev->path, h.version, err, errlen);
+	if (bad) {
 		fclose(ev->f);
 		ev->f = NULL;
-		return ERR("%s: not a sonde events file of version %u", ev->path, SONDE_DATA_VERSION);
+		return -1;
 	}
 	ev->off = sizeof h;
 	return 0;

@@ -9,11 +9,10 @@
 #include <stdio.h>
 
 #include "common/format.h"
-#include "common/ring.h"
 
 struct rd_thread {
 	struct rec_thread r;
-	struct sonde_node *nodes; /* NULL if no profile */
+	struct rec_node *nodes; /* NULL if no profile */
 	uint32_t nnodes;
 	uint64_t cct_off;         /* offset of its REC_CCT in profile.sonde (for messages) */
 };
@@ -50,14 +49,14 @@ const char *rd_meta(const struct recording *r, const char *key); /* NULL if abse
 /* Bounds every reader enforces, so that what a damaged or crafted file says
  * can neither exhaust the stack nor overflow an integer:
  *  - RD_MAX_DEPTH: calling-context depth (a CCT path, a trace's nesting).
- *    The runtime's shadow stack holds SONDE_STACK_MAX frames and deeper calls
- *    are counted as lost, so no recording goes deeper;
+ *    No recording goes deeper than REC_STACK_MAX (the runtime's shadow stack
+ *    holds at most that many frames and deeper calls are counted as lost);
  *  - rd_max_ticks(r): the largest tick count accepted for one CCT node, for
  *    the sum of a node's children and for the span of one thread's timeline
  *    (2^62 ticks at up to 1 tick/ns, fewer on slower clocks).  Its
  *    nanoseconds, doubled, still fit an int64, so sums clamped there convert
  *    exactly; 2^62 ticks are more than 48 years at 3 GHz. */
-#define RD_MAX_DEPTH (SONDE_STACK_MAX + 64u)
+#define RD_MAX_DEPTH (REC_STACK_MAX + 64u)
 uint64_t rd_max_ticks(const struct recording *r);
 /* a + b, or UINT64_MAX when that overflows. */
 static inline uint64_t rd_sat_add(uint64_t a, uint64_t b)
@@ -76,7 +75,7 @@ struct rd_events {
 	char path[4096];
 	uint64_t off;
 	uint64_t size;            /* of the file when it was opened */
-	struct sonde_chunk chunk;
+	struct rec_chunk chunk;
 	uint8_t *data;
 	uint64_t cap;
 };

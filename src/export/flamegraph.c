@@ -222,7 +222,7 @@ int flame_svg_write(FILE *out, const struct recording *r, const struct fn_table 
 		map = nm;
 		map[0] = 0;
 		for (uint32_t v = 1; v < th->nnodes; v++) {
-			const struct sonde_node *nd = &th->nodes[v];
+			const struct rec_node *nd = &th->nodes[v];
 			if (nd->parent >= v) { /* not in creation order: skip (never the case for sonde's trees) */
 				map[v] = UINT32_MAX;
 				continue;

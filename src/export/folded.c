@@ -20,7 +20,7 @@ static int write_folded(struct export_ctx *x)
 			if (ex <= 0)
 				continue;
 			/* path root..v */
-			uint32_t path[SONDE_STACK_MAX + 64];
+			uint32_t path[REC_STACK_MAX + 64];
 			int d = 0;
 			for (uint32_t u = v; u && d < (int)(sizeof path / sizeof path[0]); u = t->nodes[u].parent)
 				path[d++] = u;

@@ -46,7 +46,7 @@ struct lks {
 	void *arg;
 	struct lks_name *names;
 	uint32_t nnames, capnames;
-	uint32_t *by_id;      /* lock id -> names index + 1 (LK_MAX_LOCKS entries) */
+	uint32_t *by_id;      /* lock id -> names index + 1 (LKREC_MAX_LOCKS entries) */
 	struct lks_thread *th;
 	struct lks_pending *pend;
 	uint32_t npend, cappend;
@@ -103,19 +103,19 @@ static int kind_holdable(uint32_t kind)
 
 struct lks *lks_open(const struct recording *r, const struct tr_filter *f, const struct lks_ops *ops, void *arg)
 {
-	if (!(r->mode & SONDE_MODE_LOCK_EVENTS) || !r->has_events)
+	if (!(r->mode & REC_MODE_LOCK_EVENTS) || !r->has_events)
 		return NULL;
 	/* lka_load() would also decode the whole events file to check it against
 	 * the aggregates: a copy without the events bit loads names only. */
 	struct recording copy = *r;
-	copy.mode &= ~(uint32_t)SONDE_MODE_LOCK_EVENTS;
+	copy.mode &= ~(uint32_t)REC_MODE_LOCK_EVENTS;
 	struct lka a;
 	char err[256];
 	if (lka_load(&copy, &a, err, sizeof err) != 0)
 		return NULL;
 	struct lks *l = calloc(1, sizeof *l);
 	if (l) {
-		l->by_id = calloc(LK_MAX_LOCKS, sizeof *l->by_id);
+		l->by_id = calloc(LKREC_MAX_LOCKS, sizeof *l->by_id);
 		l->th = calloc(r->nthreads ? (size_t)r->nthreads : 1, sizeof *l->th);
 	}
 	if (!l || !l->by_id || !l->th) {
@@ -133,7 +133,7 @@ struct lks *lks_open(const struct recording *r, const struct tr_filter *f, const
 	l->arg = arg;
 	for (int i = 0; i < a.nlocks; i++) {
 		const struct lka_lock *L = &a.locks[i];
-		if (L->rec.id >= LK_MAX_LOCKS || l->by_id[L->rec.id])
+		if (L->rec.id >= LKREC_MAX_LOCKS || l->by_id[L->rec.id])
 			continue;
 		uint32_t k = add_name(l, L->name, L->kind, kind_holdable(L->rec.kind));
 		if (k != UINT32_MAX)
@@ -143,7 +143,7 @@ struct lks *lks_open(const struct recording *r, const struct tr_filter *f, const
 	return l;
 }
 
-/* The name index of lock id (< LK_MAX_LOCKS), UINT32_MAX when out of memory. */
+/* The name index of lock id (< LKREC_MAX_LOCKS), UINT32_MAX when out of memory. */
 static uint32_t name_of(struct lks *l, uint32_t id)
 {
 	if (!l->by_id[id]) { /* a lock the records do not describe (damaged or truncated recording) */
@@ -318,7 +318,7 @@ void lks_lock(struct lks *l, const struct rd_lock_event *e)
 		return;
 	uint32_t thread = e->thread, op = e->op;
 	uint64_t time = e->time, aux = e->aux;
-	if (e->lock >= LK_MAX_LOCKS) {
+	if (e->lock >= LKREC_MAX_LOCKS) {
 		l->st.bad++;
 		return;
 	}

@@ -6,7 +6,7 @@
  * records, one per full chunk of one traced thread (sequence numbers from 0
  * per thread), whose payload is TRX_PROBE records (common/trace_enc.h) time-
  * stamped with the tick counter; profile.sonde, written at the end, holds
- * META (clock calibration, mode SONDE_MODE_PROBES, the probes' specs as
+ * META (clock calibration, mode REC_MODE_PROBES, the probes' specs as
  * "probe.<id>"), the process and its threads.  No function profile.
  *
  * Memory is bounded: one chunk buffer per live thread that had a hit,
@@ -35,7 +35,7 @@
 #include "record/recorder.h"
 
 #define PR_CHUNK 16384u                              /* bytes per chunk, header included */
-#define PR_PAYLOAD (PR_CHUNK - sizeof(struct sonde_chunk))
+#define PR_PAYLOAD (PR_CHUNK - sizeof(struct rec_chunk))
 #define PR_MAX_STR 200                               /* string values are cut here */
 #define PR_MAX_REC (1 + 1 + 3 * TR_MAX_VARINT + 1 + TR_MAX_VARINT + PR_MAX_STR + 8)
 
@@ -106,7 +106,13 @@ static void flush_chunk(struct precorder *r, struct pr_thread *t)
 {
 	if (!t->used)
 		return;
-	recorder_chunk(&r->rec, t->slot, t->seq++, t->base_tsc, 0, t->buf, t->used);
+	struct rec_chunk c;
+	memset(&c, 0, sizeof c);
+	c.used = t->used;
+	c.seq = t->seq++;
+	c.base_tsc = t->base_tsc;
+	c.thread = t->slot;
+	recorder_chunk(&r->rec, &c, t->buf);
 	t->used = 0;
 }
 
@@ -268,7 +274,7 @@ int precorder_close(struct engine *e, char *err, size_t n)
 			t->end_tsc = now > t->last_tsc ? now : t->last_tsc;
 		}
 	}
-	recorder_meta_common(rec, r->exe, r->cmdline, r->cmdline_len, "sonde probe", SONDE_MODE_PROBES, status);
+	recorder_meta_common(rec, r->exe, r->cmdline, r->cmdline_len, "sonde probe", REC_MODE_PROBES, status);
 	struct meta_buf *mb = &rec->meta;
 	char num[64];
 	meta_add(mb, "probe_target", e->t.launched ? "launched" : "attached");
@@ -290,7 +296,7 @@ int precorder_close(struct engine *e, char *err, size_t n)
 	if (r->lost) { /* hits of threads beyond SONDE_MAX_THREADS */
 		snprintf(num, sizeof num, "%llu", (unsigned long long)r->lost);
 		char key[32];
-		snprintf(key, sizeof key, "lost.%d", SONDE_LOST_THREAD_SLOTS);
+		snprintf(key, sizeof key, "lost.%d", REC_LOST_THREAD_SLOTS);
 		meta_add(mb, key, num);
 	}
 	int rc = recorder_profile(rec, err, n);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/ring.h"
+#include "record/convert.h"
 #include "record/record.h"
 #include "record/recorder.h"
 
@@ -22,7 +23,9 @@ static void forward(int sig)
 
 static int put_chunk(void *arg, const struct sonde_chunk *c, const void *data)
 {
-	return recorder_chunk(arg, c->thread, c->seq, c->base_tsc, c->lost, data, c->used);
+	struct rec_chunk r;
+	conv_chunk(&r, c);
+	return recorder_chunk(arg, &r, data);
 }
 
 static int drain_all(struct session *s, struct recorder *rec, int final)

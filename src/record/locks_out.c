@@ -1,17 +1,18 @@
 /* locks_out.c — after the program has ended: the lock profiler's session data
- * (src/rt/locks.h) into REC_LOCKS records of profile.sonde.  Everything read
+ * (src/rt/locks.h) into REC_LOCKS records of profile.sonde
+ * (common/format_locks.h, converted by record/convert.c).  Everything read
  * from the session is bounds-checked: the program may have died half-way
  * through an update or scribbled on the memory. */
 #include <string.h>
 #include <stdlib.h>
 
+#include "record/convert.h"
 #include "record/record.h"
-#include "rt/locks.h"
 
 static void put(struct rec_writer *w, uint32_t sub, uint32_t count, const void *a, uint64_t alen)
 {
-	uint32_t hdr[2] = { sub, count };
-	writer_put(w, REC_LOCKS, hdr, sizeof hdr, a, alen);
+	struct lkrec_hdr hdr = { sub, count };
+	writer_put(w, REC_LOCKS, &hdr, sizeof hdr, a, alen);
 }
 
 void write_locks(struct session *s, struct rec_writer *w)
@@ -28,12 +29,6 @@ void write_locks(struct session *s, struct rec_writer *w)
 	if (nmaps > LK_MAX_MAPS)
 		nmaps = LK_MAX_MAPS;
 
-	struct lkrec_summary sum;
-	memset(&sum, 0, sizeof sum);
-	sum.nlocks = nlocks - 1;
-	sum.nmaps = nmaps;
-	sum.lost_locks = atomic_load(&S->lost_locks);
-	sum.lost_maps = atomic_load(&S->lost_maps);
 
 	struct lkrec_lock *L = calloc(nlocks, sizeof *L);
 	uint32_t nl = 0;
@@ -41,15 +36,7 @@ void write_locks(struct session *s, struct rec_writer *w)
 		struct lk_lock *k = &S->locks[i];
 		if (!k->kind || k->kind >= LK_KIND_MAX_)
 			continue; /* id taken but never filled (the process died there) */
-		struct lkrec_lock *r = &L[nl++];
-		r->id = i;
-		r->proc = k->proc;
-		r->gen = k->gen;
-		r->kind = k->kind;
-		r->flags = atomic_load(&k->flags);
-		r->addr = k->addr;
-		r->site = k->site;
-		r->first_tsc = k->first_tsc;
+		conv_lock(&L[nl++], k, i);
 	}
 	put(w, LKREC_LOCKS, nl, L, (uint64_t)nl * sizeof *L);
 	free(L);
@@ -60,17 +47,12 @@ void write_locks(struct session *s, struct rec_writer *w)
 		struct lk_map *m = &S->maps[i];
 		if (!atomic_load(&m->valid))
 			continue;
-		struct lkrec_map *r = &M[nm++];
-		r->proc = m->proc;
-		r->lo = m->lo;
-		r->hi = m->hi;
-		r->bias = m->bias;
-		memcpy(r->path, m->path, sizeof r->path);
-		r->path[sizeof r->path - 1] = 0;
+		conv_map(&M[nm++], m);
 	}
 	put(w, LKREC_MAPS, nm, M, (uint64_t)nm * sizeof *M);
 	free(M);
 
+	uint64_t lost_stats = 0;
 	uint32_t nthreads = atomic_load(&h->nthreads);
 	if (nthreads > SONDE_MAX_THREADS)
 		nthreads = SONDE_MAX_THREADS;
@@ -90,22 +72,24 @@ void write_locks(struct session *s, struct rec_writer *w)
 		}
 		if (!sess_inside(s->size, lo, sizeof *T + (uint64_t)n * sizeof(struct lk_stat)))
 			continue;
-		sum.lost_stats += T->lost_stats;
-		struct lk_stat *st = malloc((n ? n : 1) * sizeof *st);
-		if (!st)
+		lost_stats += T->lost_stats;
+		/* thread slot and count, then the stats */
+		struct lkrec_stats_hdr sh = { i, n };
+		uint64_t blen = sizeof sh + (uint64_t)n * sizeof(struct lkrec_stat);
+		uint8_t *buf = malloc(blen);
+		if (!buf)
 			continue;
-		memcpy(st, lk_thread_stats(T), (uint64_t)n * sizeof *st);
-		uint32_t hdr2[2] = { i, n };
-		uint32_t hdr[2] = { LKREC_STATS, n };
-		/* header, thread slot + count, stats */
-		uint8_t *buf = malloc(sizeof hdr2 + (uint64_t)n * sizeof *st);
-		if (buf) {
-			memcpy(buf, hdr2, sizeof hdr2);
-			memcpy(buf + sizeof hdr2, st, (uint64_t)n * sizeof *st);
-			writer_put(w, REC_LOCKS, hdr, sizeof hdr, buf, sizeof hdr2 + (uint64_t)n * sizeof *st);
-			free(buf);
+		memcpy(buf, &sh, sizeof sh);
+		const struct lk_stat *st = lk_thread_stats(T);
+		for (uint32_t k = 0; k < n; k++) {
+			struct lkrec_stat r;
+			conv_stat(&r, &st[k]);
+			memcpy(buf + sizeof sh + (uint64_t)k * sizeof r, &r, sizeof r);
 		}
-		free(st);
+		put(w, LKREC_STATS, n, buf, blen);
+		free(buf);
 	}
+	struct lkrec_summary sum;
+	conv_summary(&sum, S, nlocks - 1, nmaps, lost_stats);
 	put(w, LKREC_SUMMARY, 1, &sum, sizeof sum);
 }

@@ -10,6 +10,7 @@
 
 #include <sys/wait.h>
 
+#include "record/convert.h"
 #include "record/record.h"
 #include "record/recorder.h"
 
@@ -35,6 +36,21 @@ static uint32_t close_open_frames(struct sonde_thread *t, struct sonde_node *nod
 	return depth;
 }
 
+/* REC_CCT of thread slot `slot`: its nodes [0, used), converted. */
+static void write_cct(struct rec_writer *w, uint32_t slot, const struct sonde_node *nodes, uint32_t used)
+{
+	struct rec_cct hdr = { slot, used };
+	struct rec_node *out = malloc(sizeof *out * used);
+	if (!out) {
+		w->failed = 1;
+		return;
+	}
+	for (uint32_t n = 0; n < used; n++)
+		conv_node(&out[n], &nodes[n]);
+	writer_put(w, REC_CCT, &hdr, sizeof hdr, out, sizeof *out * (uint64_t)used);
+	free(out);
+}
+
 int write_profile(struct session *s, struct recorder *rec, const struct launched *l,
                   const struct record_config *cfg, char *err, size_t errlen)
 {
@@ -48,10 +64,11 @@ int write_profile(struct session *s, struct recorder *rec, const struct launched
 	for (int i = 0; i < cfg->nfilters; i++)
 		meta_add(mb, "filter", cfg->filters[i]);
 	for (int i = 0; i < SONDE_LOST_COUNT_; i++) {
-		if (!h->lost[i])
+		int d = conv_lost_index(i);
+		if (!h->lost[i] || d < 0)
 			continue;
 		char key[32];
-		snprintf(key, sizeof key, "lost.%d", i);
+		snprintf(key, sizeof key, "lost.%d", d);
 		snprintf(num, sizeof num, "%llu", (unsigned long long)h->lost[i]);
 		meta_add(mb, key, num);
 	}
@@ -64,24 +81,8 @@ int write_profile(struct session *s, struct recorder *rec, const struct launched
 	if (nprocs > SONDE_MAX_PROCS)
 		nprocs = SONDE_MAX_PROCS;
 	for (uint32_t i = 0; i < nprocs; i++) {
-		struct sonde_proc *p = &h->procs[i];
 		struct rec_process r;
-		memset(&r, 0, sizeof r);
-		r.index = i;
-		r.pid = p->pid;
-		r.ppid = p->ppid;
-		r.exit_status = p->exit_status;
-		r.exec_seq = p->exec_seq;
-		if (atomic_load(&p->state) == SONDE_P_EXITED)
-			r.flags |= REC_PROC_ENDED_BY_EXIT;
-		if (p->exit_status < 0 && p->exit_status != INT32_MIN)
-			r.flags |= REC_PROC_KILLED;
-		r.start_tsc = p->start_tsc;
-		r.end_tsc = p->end_tsc ? p->end_tsc : l->end_tsc;
-		memcpy(r.exe, p->exe, sizeof r.exe);
-		r.exe[sizeof r.exe - 1] = 0;
-		r.cmdline_len = p->cmdline_len < sizeof r.cmdline ? p->cmdline_len : sizeof r.cmdline;
-		memcpy(r.cmdline, p->cmdline, r.cmdline_len);
+		conv_process(&r, &h->procs[i], i, l->end_tsc);
 		writer_put(w, REC_PROCESS, &r, sizeof r, NULL, 0);
 	}
 
@@ -93,17 +94,7 @@ int write_profile(struct session *s, struct recorder *rec, const struct launched
 		if (atomic_load(&m->state) == SONDE_M_FREE)
 			continue;
 		struct rec_module r;
-		memset(&r, 0, sizeof r);
-		r.index = i;
-		r.proc = m->proc;
-		r.nfuncs = m->nfuncs;
-		r.load_bias = m->load_bias;
-		r.numbering_ns = m->numbering_ns;
-		r.build_id_len = m->build_id_len <= 20 ? m->build_id_len : 0;
-		memcpy(r.build_id, m->build_id, sizeof r.build_id);
-		r.unloaded = atomic_load(&m->state) == SONDE_M_UNLOADED;
-		memcpy(r.path, m->path, sizeof r.path);
-		r.path[sizeof r.path - 1] = 0;
+		conv_module(&r, m, i);
 		uint64_t flen = (uint64_t)m->nfuncs * 8;
 		if (!sess_inside(s->size, m->funcs_off, flen))
 			flen = 0, r.nfuncs = 0;
@@ -118,29 +109,17 @@ int write_profile(struct session *s, struct recorder *rec, const struct launched
 		if (!off || !sess_inside(s->size, off, sizeof(struct sonde_thread)))
 			continue;
 		struct sonde_thread *t = sess_ptr(h, off);
-		struct rec_thread r;
-		memset(&r, 0, sizeof r);
-		r.index = i;
-		r.proc = t->proc;
-		r.tid = t->tid;
-		memcpy(r.comm, t->comm, sizeof r.comm);
-		r.comm[sizeof r.comm - 1] = 0;
-		r.flags = atomic_load(&t->state) == SONDE_T_EXITED ? REC_THREAD_EXITED : 0;
-		r.start_tsc = t->start_tsc;
-		r.end_tsc = thread_end(h, t, l->end_tsc ? l->end_tsc : c1->ticks);
-		r.wait_ticks = t->wait_ticks;
-		memcpy(r.lost, t->lost, sizeof r.lost);
 		uint32_t used = t->nodes_used;
 		if (used > t->nodes_cap || !sess_inside(s->size, t->nodes_off, (uint64_t)used * sizeof(struct sonde_node)))
 			used = 0;
-		r.nodes = used;
 		struct sonde_node *nodes = thread_nodes(h, t);
-		r.open_frames = used ? close_open_frames(t, nodes, r.end_tsc) : 0;
+		uint64_t end = thread_end(h, t, l->end_tsc ? l->end_tsc : c1->ticks);
+		uint32_t open = used ? close_open_frames(t, nodes, end) : 0;
+		struct rec_thread r;
+		conv_thread(&r, t, i, end, used, open);
 		writer_put(w, REC_THREAD, &r, sizeof r, NULL, 0);
-		if (used && (cfg->mode & SONDE_MODE_PROFILE)) {
-			uint32_t hdr2[2] = { i, used };
-			writer_put(w, REC_CCT, hdr2, sizeof hdr2, nodes, (uint64_t)used * sizeof *nodes);
-		}
+		if (used && (cfg->mode & SONDE_MODE_PROFILE))
+			write_cct(w, i, nodes, used);
 	}
 	write_locks(s, w);
 	if (w->failed) {

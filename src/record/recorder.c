@@ -10,7 +10,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/ring.h"
 
 /* dir exists and holds something that is not a recording's file. */
 static int foreign_files(DIR *d)
@@ -83,21 +82,13 @@ int recorder_open(struct recorder *r, const char *dir, int flags, char *err, siz
 	return 0;
 }
 
-int recorder_chunk(struct recorder *r, uint32_t thread, uint64_t seq, uint64_t base_tsc, uint32_t lost,
-                   const void *data, uint32_t used)
+int recorder_chunk(struct recorder *r, const struct rec_chunk *c, const void *data)
 {
 	if (!r->events)
 		return -1;
-	struct sonde_chunk c;
-	memset(&c, 0, sizeof c);
-	c.used = used;
-	c.seq = seq;
-	c.base_tsc = base_tsc;
-	c.thread = thread;
-	c.lost = lost;
 	r->chunks++;
-	r->bytes += used;
-	return writer_put(&r->ev, REC_CHUNK, &c, sizeof c, data, used);
+	r->bytes += c->used;
+	return writer_put(&r->ev, REC_CHUNK, c, sizeof *c, data, c->used);
 }
 
 void recorder_meta_common(struct recorder *r, const char *program, const char *command, size_t len,

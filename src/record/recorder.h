@@ -51,9 +51,9 @@ struct recorder {
  * time. */
 int recorder_open(struct recorder *r, const char *dir, int flags, char *err, size_t n);
 
-/* One chunk of one thread's events (payload: common/trace_enc.h). */
-int recorder_chunk(struct recorder *r, uint32_t thread, uint64_t seq, uint64_t base_tsc, uint32_t lost,
-                   const void *data, uint32_t used);
+/* One chunk of one thread's events: its header (c->used payload bytes at
+ * data, encoded as common/trace_enc.h says). */
+int recorder_chunk(struct recorder *r, const struct rec_chunk *c, const void *data);
 
 /* Take the end time (measuring on for at least 1 ms, so the clock
  * calibration is never too short) and add the META lines every recording

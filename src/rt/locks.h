@@ -1,7 +1,7 @@
 /* locks.h — the lock profiler's data (seed 001), shared by the lock wrappers
- * (src/rt/locks.c, inside the profiled program), the recorder
- * (src/record/locks_out.c, REC_LOCKS records) and the analysis
- * (src/analysis/locks.c).  Pure layout: no runtime code here.
+ * (src/rt/locks.c, inside the profiled program) and the recorder
+ * (src/record/locks_out.c), which converts them to the REC_LOCKS records of
+ * common/format_locks.h (record/convert.c).  Pure layout: no runtime code here.
  *
  * Session memory (offsets, never pointers; see common/session.h):
  *  - hdr->locks_off -> struct lk_session: the two map tables of the seed.
@@ -21,10 +21,9 @@
  *    Written by that thread only; read by the recorder after the end.
  *
  * Event stream (--locks=events, --trace): one record per operation in the
- * thread's ring, in trace_enc.h's TR_EXT / TRX_LOCK form:
- *   varint(dt<<2 | TR_EXT), byte TRX_LOCK, varint(lock id), byte(op), varint(aux)
- * The seed's compact word is (thread, lock, op): the thread is the ring's
- * (chunk.thread), so the record carries only lock id and op.  Chunks carry a
+ * thread's ring, encoded as common/lock_enc.h says.  The seed's compact word
+ * is (thread, lock, op): the thread is the ring's (chunk.thread), so the
+ * record carries only lock id and op.  Chunks carry a
  * sequence number: the analysis finds lost chunks as gaps.
  */
 #ifndef SONDE_RT_LOCKS_H
@@ -34,6 +33,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "common/lock_enc.h" /* lock kinds, flags, event op codes */
 #include "common/session.h"
 
 #define LK_TABLE_BITS 18u
@@ -44,34 +44,6 @@
 #define LK_THREAD_STATS 4096u                  /* distinct locks per thread */
 #define LK_HIST        40u                     /* log2(ticks) buckets */
 #define LK_SITES       4u                      /* top contended call sites per thread and lock */
-
-/* Lock kinds. */
-enum lk_kind {
-	LK_MUTEX = 1, LK_RWLOCK = 2, LK_SPIN = 3, LK_COND = 4, LK_SEM = 5, LK_MTX = 6, LK_CND = 7,
-	LK_KIND_MAX_
-};
-
-/* lk_lock.flags */
-enum { LK_F_INIT = 1u << 0, LK_F_DESTROYED = 1u << 1 };
-
-/* Event operations (low 4 bits) and flags. */
-enum lk_op {
-	LK_EV_ACQ      = 0, /* acquired without waiting; aux 0 */
-	LK_EV_ACQ_WAIT = 1, /* acquired after waiting; aux = ticks waited */
-	LK_EV_REL      = 2, /* released (unlock, sem_post); aux = ticks held (outer release) */
-	LK_EV_TRYFAIL  = 3, /* trylock / trywait found it taken */
-	LK_EV_TIMEOUT  = 4, /* timed wait gave up; aux = ticks waited */
-	LK_EV_COND     = 5, /* condition wait ended (on the cond); aux = ticks waited; +LK_EVF_TIMEOUT */
-	LK_EV_ERROR    = 6, /* the call failed otherwise (EDEADLK, EPERM, EINVAL...) */
-	LK_EV_OP_MASK  = 0x0f,
-	LK_EVF_READ    = 0x10, /* read acquisition / release (rwlock) */
-	LK_EVF_NESTED  = 0x20, /* recursive acquisition / inner release: no hold starts or ends */
-	LK_EVF_TIMEOUT = 0x40, /* LK_EV_COND: the wait timed out */
-	LK_EVF_UNMATCHED = 0x40, /* LK_EV_REL: nobody was seen holding the lock */
-	LK_EVF_CROSS   = 0x80, /* LK_EV_REL: the hold was started by another thread */
-	LK_EVF_REACQ   = 0x80, /* acquisition inside a condition wait (mutex taken back) */
-	LK_EVF_FORKED  = 0x40, /* LK_EV_ACQ: not an acquisition, a hold carried into a fork child */
-};
 
 struct lk_slot {
 	_Atomic uint64_t key;   /* 0 free; else address | (proc + 1) << 48 */
@@ -161,26 +133,5 @@ static inline struct lk_stat *lk_thread_stats(struct lk_thread *T)
 {
 	return (struct lk_stat *)(T + 1);
 }
-
-/* ---- REC_LOCKS records in profile.sonde: u32 subtype, u32 count, then count items ---- */
-enum {
-	LKREC_SUMMARY = 1, /* one struct lkrec_summary */
-	LKREC_LOCKS   = 2, /* struct lkrec_lock[] */
-	LKREC_MAPS    = 3, /* struct lkrec_map[] */
-	LKREC_STATS   = 4, /* u32 thread slot, u32 count, struct lk_stat[] (held state zeroed) */
-};
-struct lkrec_summary {
-	uint64_t nlocks, nmaps, lost_locks, lost_maps, lost_stats;
-	uint64_t pad[3];
-};
-struct lkrec_lock {
-	uint32_t id, proc, gen, kind, flags, pad;
-	uint64_t addr, site, first_tsc;
-};
-struct lkrec_map {
-	uint32_t proc, pad;
-	uint64_t lo, hi, bias;
-	char path[LK_MAP_PATH];
-};
 
 #endif

@@ -21,8 +21,11 @@ def rec(typ, payload):
     return struct.pack("<IIQ", typ, zlib.crc32(payload) & 0xFFFFFFFF, len(payload)) + payload
 
 
+VERSION = 2  # SONDE_DATA_VERSION (src/common/format.h)
+
+
 def fhdr(kind):
-    return b"SONDEDAT" + struct.pack("<II", 1, kind)
+    return b"SONDEDAT" + struct.pack("<II", VERSION, kind)
 
 
 def meta(**kw):
@@ -62,11 +65,11 @@ def lk_lock(id_, kind=1, addr=0x5000):
 
 
 def lk_stat(lock, acq=10, wait=100, hold=1000):
-    # lock, depth, held_since, reserved, max_waiters, acquisitions, read, write, contended, tryfail,
+    # struct lkrec_stat, 560 bytes: lock, max_waiters; acquisitions, read, write, contended, tryfail,
     # timeouts, errors, owner_changes, releases, unmatched, cross, cond_reacq, wait, max_wait, hold,
-    # max_hold, holds, hist[40] x2, sites[4]
-    head = struct.pack("<IIQII", lock, 0, 0, 0, 1) + struct.pack("<15Q", acq, 0, 0, 1, 0, 0, 0, 0, acq, 0, 0, 0,
-                                                                   wait, wait, hold) + struct.pack("<QQ", hold, acq)
+    # max_hold, holds; wait_hist[40], hold_hist[40] (u32); sites[4] (3 x u64)
+    head = struct.pack("<II", lock, 1) + struct.pack("<17Q", acq, 0, 0, 1, 0, 0, 0, 0, acq, 0, 0, 0,
+                                                      wait, wait, hold, hold, acq)
     return head + b"\0" * 320 + b"\0" * 96
 
 

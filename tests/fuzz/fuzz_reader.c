@@ -472,7 +472,7 @@ static void library_layer(int tid_pick, int has_range, double from, double to, c
 	/* flamegraph --time-range: trees of a trace built with a time filter */
 	r = rd_open(dir, err, sizeof err);
 	CHECK(r); /* it opened a moment ago */
-	if (r->has_events && !(r->mode & SONDE_MODE_PROFILE)) {
+	if (r->has_events && !(r->mode & REC_MODE_PROFILE)) {
 		fn_table_build(r, &ft);
 		struct tr_filter f;
 		tr_filter_init(&f, r, 0, 1, from, to);

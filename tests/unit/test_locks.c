@@ -32,18 +32,19 @@ static void make_recording(int gap, int damage)
 	CHECK(writer_open(&w, path, 1) == 0);
 	char meta[256];
 	int n = snprintf(meta, sizeof meta, "ticks_per_ns=1.0\nmode=%u\nstart_ticks=0\n",
-	                 SONDE_MODE_PROFILE | SONDE_MODE_LOCKS | SONDE_MODE_LOCK_EVENTS);
+	                 REC_MODE_PROFILE | REC_MODE_LOCKS | REC_MODE_LOCK_EVENTS);
 	writer_put(&w, REC_META, meta, (uint64_t)n, NULL, 0);
 	struct rec_process pr = { .index = 0, .pid = 42 };
 	writer_put(&w, REC_PROCESS, &pr, sizeof pr, NULL, 0);
 	struct rec_thread th = { .index = 0, .proc = 0, .tid = 43 };
 	writer_put(&w, REC_THREAD, &th, sizeof th, NULL, 0);
 	struct lkrec_lock lk = { .id = 3, .proc = 0, .kind = LK_MUTEX, .addr = 0x1000, .site = 0 };
-	uint32_t h[2] = { LKREC_LOCKS, 1 };
-	writer_put(&w, REC_LOCKS, h, sizeof h, &lk, sizeof lk);
-	struct { uint32_t thread, count; struct lk_stat st; } s;
+	struct lkrec_hdr h = { LKREC_LOCKS, 1 };
+	writer_put(&w, REC_LOCKS, &h, sizeof h, &lk, sizeof lk);
+	struct { struct lkrec_stats_hdr h; struct lkrec_stat st; } s;
+	static_assert(sizeof s == sizeof s.h + sizeof s.st, "no padding between them");
 	memset(&s, 0, sizeof s);
-	s.count = 1;
+	s.h.count = 1;
 	s.st.lock = 3;
 	s.st.acquisitions = 2;
 	s.st.contended = 1;
@@ -53,8 +54,8 @@ static void make_recording(int gap, int damage)
 	s.st.max_hold_ticks = 100;
 	s.st.holds = 2;
 	s.st.releases = 2;
-	uint32_t hs[2] = { LKREC_STATS, 1 };
-	writer_put(&w, REC_LOCKS, hs, sizeof hs, &s, sizeof s);
+	struct lkrec_hdr hs = { LKREC_STATS, 1 };
+	writer_put(&w, REC_LOCKS, &hs, sizeof hs, &s, sizeof s);
 	CHECK(writer_close(&w) == 0);
 
 	snprintf(path, sizeof path, "%s/%s", dir, SONDE_FILE_EVENTS);
@@ -80,7 +81,7 @@ static void make_recording(int gap, int damage)
 	uint32_t used = (uint32_t)(p - buf);
 	if (damage)
 		used -= 2; /* the last lock record is cut */
-	struct sonde_chunk c = { .used = used, .seq = gap ? 2 : 0, .base_tsc = 1000, .thread = 0 };
+	struct rec_chunk c = { .used = used, .seq = gap ? 2 : 0, .base_tsc = 1000, .thread = 0 };
 	writer_put(&w, REC_CHUNK, &c, sizeof c, buf, used);
 	CHECK(writer_close(&w) == 0);
 }

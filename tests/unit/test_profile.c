@@ -29,7 +29,7 @@ enum { MAIN = 1, A, B, C, E, F, G, NF };   /* function numbers in module slot 0 
 #define ROOT (-1)                          /* the caller of outermost calls */
 
 struct tree {
-	struct sonde_node n[64];
+	struct rec_node n[64];
 	uint32_t used;
 };
 
@@ -44,7 +44,7 @@ static uint32_t add(struct tree *t, uint32_t parent, uint32_t fn, uint64_t calls
 {
 	CHECK(t->used < 64);
 	uint32_t i = t->used++;
-	t->n[i] = (struct sonde_node){ parent, 0, 0, SONDE_FUNC(0, fn), calls, ticks };
+	t->n[i] = (struct rec_node){ parent, 0, 0, SONDE_FUNC(0, fn), calls, ticks };
 	uint32_t *p = &t->n[parent].first_child; /* last child: call order */
 	while (*p)
 		p = &t->n[*p].next_sibling;

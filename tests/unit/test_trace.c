@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "common/format.h"
-#include "common/ring.h"
 #include "common/trace_enc.h"
 #include "data/events.h"
 #include "unit.h"
@@ -62,8 +61,8 @@ static void file_rec(struct buf *b, uint32_t type, const void *p, uint64_t len)
 static void file_chunk(struct buf *b, uint32_t slot, uint64_t seq, uint64_t base, uint32_t lost, const uint8_t *pay,
                        uint32_t used)
 {
-	uint8_t *tmp = malloc(sizeof(struct sonde_chunk) + used + 1);
-	struct sonde_chunk c;
+	uint8_t *tmp = malloc(sizeof(struct rec_chunk) + used + 1);
+	struct rec_chunk c;
 	memset(&c, 0, sizeof c);
 	c.used = used;
 	c.seq = seq;
@@ -874,8 +873,8 @@ static void damaged(void)
 	/* (b) the chunk's `used` disagrees with the record's length */
 	memset(&b, 0, sizeof b);
 	file_hdr(&b);
-	uint8_t tmp[sizeof(struct sonde_chunk) + 64];
-	struct sonde_chunk c;
+	uint8_t tmp[sizeof(struct rec_chunk) + 64];
+	struct rec_chunk c;
 	memset(&c, 0, sizeof c);
 	c.used = (uint32_t)n0 + 1;
 	c.thread = SLOT[0];

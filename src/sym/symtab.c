@@ -478,6 +478,7 @@ void sym_close(struct sym_module *m)
 {
 	if (!m)
 		return;
+	sym__free_vars(m);
 	sym__free_lines(m);
 	free_ents(m->funcs, m->nfuncs);
 	free_ents(m->datas, m->ndatas);

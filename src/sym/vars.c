@@ -1,4 +1,6 @@
-/* vars.c — program variables from DWARF through libdw: scope lookup at a
+/* vars.c — program variables from a module's DWARF through libdw (the Dwarf
+ * of its struct sym_module, so a separate debug file serves variables as it
+ * serves symbols and lines; sym_vars): scope lookup at a
  * code address (locals, parameters, inlined instances, then globals),
  * access paths (p->f, s.f, a[i], *p), location expressions (registers,
  * memory, DW_OP_fbreg through the CFA from .eh_frame/.debug_frame, location

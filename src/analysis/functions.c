@@ -6,13 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "sym/sym.h"
+#include "sym/cache.h"
 
 struct priv {
-	struct sym_module **syms;   /* per distinct path */
-	char **paths;
+	struct sym_cache *syms;     /* the objects, opened once per path */
+	char **paths;               /* distinct module paths: a function is (path, address) */
 	int npaths;
 	char **owned;               /* strings we allocated */
 	int nowned;
@@ -31,13 +30,7 @@ static int path_index(struct priv *p, const char *path)
 		if (!strcmp(p->paths[i], path))
 			return i;
 	p->paths = realloc(p->paths, sizeof(char *) * (p->npaths + 1));
-	p->syms = realloc(p->syms, sizeof(void *) * (p->npaths + 1));
 	p->paths[p->npaths] = strdup(path);
-	const char *e;
-	/* Only a regular file: the recording names the path, and opening a FIFO
-	 * or a device would block or never end. */
-	struct stat st;
-	p->syms[p->npaths] = stat(path, &st) == 0 && S_ISREG(st.st_mode) ? sym_open(path, &e) : NULL;
 	return p->npaths++;
 }
 
@@ -55,6 +48,7 @@ int fn_table_build(const struct recording *r, struct fn_table *ft)
 	memset(ft, 0, sizeof *ft);
 	struct priv *p = calloc(1, sizeof *p);
 	ft->priv = p;
+	p->syms = sym_cache_new();
 	uint64_t total = 1;
 	for (uint32_t s = 0; s < r->nmodule_slots; s++)
 		if (r->modules[s])
@@ -73,6 +67,7 @@ int fn_table_build(const struct recording *r, struct fn_table *ft)
 		if (!m)
 			continue;
 		int pi = path_index(p, m->r.path);
+		struct sym_module *sm = sym_cache_get(p->syms, m->r.path, NULL);
 		ft->map[s] = calloc(m->r.nfuncs + 1, sizeof(uint32_t));
 		for (uint32_t i = 0; i <= m->r.nfuncs; i++) {
 			uint64_t va = i < m->r.nfuncs ? m->funcs[i] : ~0ull; /* ~0: the unnumbered bucket */
@@ -92,7 +87,7 @@ int fn_table_build(const struct recording *r, struct fn_table *ft)
 				} else {
 					fi->vaddr = va;
 					struct sym_info si;
-					if (p->syms[pi] && sym_lookup(p->syms[pi], va, &si) == 0 && si.name) {
+					if (sm && sym_lookup(sm, va, &si) == 0 && si.name) {
 						fi->name = si.name;
 						fi->mangled = si.mangled;
 						fi->file = si.file;
@@ -115,15 +110,12 @@ void fn_table_free(struct fn_table *ft)
 {
 	struct priv *p = ft->priv;
 	if (p) {
-		for (int i = 0; i < p->npaths; i++) {
-			if (p->syms[i])
-				sym_close(p->syms[i]);
+		for (int i = 0; i < p->npaths; i++)
 			free(p->paths[i]);
-		}
+		sym_cache_free(p->syms);
 		for (int i = 0; i < p->nowned; i++)
 			free(p->owned[i]);
 		free(p->owned);
-		free(p->syms);
 		free(p->paths);
 		free(p);
 	}

@@ -6,10 +6,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "data/events.h"
-#include "sym/sym.h"
+#include "sym/cache.h"
 
 static const char *const kind_names[LK_KIND_MAX_] = {
 	[LK_MUTEX] = "mutex", [LK_RWLOCK] = "rwlock", [LK_SPIN] = "spinlock", [LK_COND] = "cond",
@@ -133,37 +132,6 @@ static int on_rec(void *arg, uint32_t type, const uint8_t *p, uint64_t len)
 
 /* ---- naming ---- */
 
-struct symcache {
-	char **paths;
-	struct sym_module **mods;
-	int n;
-};
-
-static struct sym_module *sym_for(struct symcache *sc, const char *path)
-{
-	for (int i = 0; i < sc->n; i++)
-		if (!strcmp(sc->paths[i], path))
-			return sc->mods[i];
-	const char *e;
-	char **np = realloc(sc->paths, sizeof *sc->paths * (sc->n + 1));
-	if (np)
-		sc->paths = np;
-	struct sym_module **nm = np ? realloc(sc->mods, sizeof *sc->mods * (sc->n + 1)) : NULL;
-	if (nm)
-		sc->mods = nm;
-	char *copy = nm ? strdup(path) : NULL;
-	if (!copy)
-		return NULL;
-	/* Only a regular file: the recording names the path, and opening a FIFO
-	 * or a device would block or never end. */
-	struct stat st;
-	struct sym_module *m = path[0] == '/' && stat(path, &st) == 0 && S_ISREG(st.st_mode) ? sym_open(path, &e) : NULL;
-	sc->paths[sc->n] = copy;
-	sc->mods[sc->n] = m;
-	sc->n++;
-	return m;
-}
-
 static const struct lkrec_map *map_of(const struct load_ctx *c, uint32_t proc, uint64_t addr)
 {
 	for (uint32_t i = 0; i < c->nmaps; i++)
@@ -173,7 +141,7 @@ static const struct lkrec_map *map_of(const struct load_ctx *c, uint32_t proc, u
 }
 
 /* "func (file.c:42)" for a return address, or NULL. */
-static char *site_name(const struct load_ctx *c, struct symcache *sc, uint32_t proc, uint64_t site)
+static char *site_name(const struct load_ctx *c, struct sym_cache *sc, uint32_t proc, uint64_t site)
 {
 	if (!site)
 		return NULL;
@@ -183,7 +151,7 @@ static char *site_name(const struct load_ctx *c, struct symcache *sc, uint32_t p
 		snprintf(buf, sizeof buf, "0x%" PRIx64, site);
 		return strdup(buf);
 	}
-	struct sym_module *sm = sym_for(sc, m->path);
+	struct sym_module *sm = sym_cache_get(sc, m->path, NULL);
 	uint64_t va = site - 1 - m->bias; /* the call instruction, not the one after it */
 	const char *base = strrchr(m->path, '/');
 	base = base ? base + 1 : m->path;
@@ -203,13 +171,13 @@ static char *site_name(const struct load_ctx *c, struct symcache *sc, uint32_t p
 	return strdup(buf);
 }
 
-static void name_lock(const struct load_ctx *c, struct symcache *sc, struct lka_lock *L)
+static void name_lock(const struct load_ctx *c, struct sym_cache *sc, struct lka_lock *L)
 {
 	char buf[1024];
 	const struct lkrec_map *m = map_of(c, L->rec.proc, L->rec.addr);
 	L->init_site = site_name(c, sc, L->rec.proc, L->rec.site);
 	if (m) {
-		struct sym_module *sm = sym_for(sc, m->path);
+		struct sym_module *sm = sym_cache_get(sc, m->path, NULL);
 		if (sm && sym_data_name(sm, L->rec.addr - m->bias, buf, sizeof buf) == 0) {
 			L->name = strdup(buf);
 			L->named_by_symbol = 1;
@@ -274,7 +242,7 @@ static int cmp_site(const void *x, const void *y)
 	return a->wait_ticks < b->wait_ticks ? 1 : a->wait_ticks > b->wait_ticks ? -1 : 0;
 }
 
-static void merge_sites(const struct load_ctx *c, struct symcache *sc, struct lka_lock *L)
+static void merge_sites(const struct load_ctx *c, struct sym_cache *sc, struct lka_lock *L)
 {
 	for (int t = 0; t < L->nthreads; t++) {
 		const struct lkrec_stat *st = &L->threads[t].st;
@@ -532,7 +500,6 @@ int lka_load(struct recording *r, struct lka *a, char *err, size_t errlen)
 		a->ring_events_lost = rd_sat_add(a->ring_events_lost, r->threads[i].r.lost[REC_LOST_RING_EVENTS]);
 		a->reentry_lost = rd_sat_add(a->reentry_lost, r->threads[i].r.lost[REC_LOST_REENTRY]);
 	}
-	struct symcache sc = { 0 };
 	uint32_t maxid = 0; /* < LKREC_MAX_LOCKS: on_rec checked every id */
 	for (uint32_t i = 0; i < c.nrecs; i++)
 		if (c.recs[i].id > maxid)
@@ -581,18 +548,13 @@ int lka_load(struct recording *r, struct lka *a, char *err, size_t errlen)
 		stat_add(&L->tot, &T->st, c.maxt);
 		a->unmatched_releases = rd_sat_add(a->unmatched_releases, T->st.unmatched_releases);
 	}
+	struct sym_cache *sc = sym_cache_new();   /* NULL: names stay addresses */
 	for (int i = 0; i < a->nlocks; i++) {
-		name_lock(&c, &sc, &a->locks[i]);
-		merge_sites(&c, &sc, &a->locks[i]);
+		name_lock(&c, sc, &a->locks[i]);
+		merge_sites(&c, sc, &a->locks[i]);
 	}
 	free(slot_of);
-	for (int i = 0; i < sc.n; i++) {
-		if (sc.mods[i])
-			sym_close(sc.mods[i]);
-		free(sc.paths[i]);
-	}
-	free(sc.paths);
-	free(sc.mods);
+	sym_cache_free(sc);
 	free(c.recs);
 	free(c.maps);
 	free(c.stats);

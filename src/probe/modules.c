@@ -1,9 +1,9 @@
 /* modules.c — the ELF modules mapped in the target (/proc/PID/maps), their
- * load bias (from the first PT_LOAD), and their symbol and variable
- * readers, opened on first use. */
+ * load bias (from the first PT_LOAD), and their symbols and variables,
+ * from the object cache (sym/cache.h) on first use. */
 #include "probe/modules.h"
 
-#include "sym/sym.h"
+#include "sym/cache.h"
 #include "sym/vars.h"
 
 #include <fcntl.h>
@@ -47,6 +47,8 @@ int modules_load(struct modules *ms, pid_t pid)
 	ssize_t el = readlink(path, exe, sizeof exe - 1);
 	exe[el > 0 ? el : 0] = 0;
 	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	if (!ms->syms && !(ms->syms = sym_cache_new()))
+		return -1;
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -1;
@@ -73,6 +75,7 @@ int modules_load(struct modules *ms, pid_t pid)
 			m = &ms->m[ms->n++];
 			memset(m, 0, sizeof *m);
 			m->path = strdup(p);
+			m->syms = ms->syms;
 			m->lo = lo;
 			m->hi = hi;
 			m->is_main = !strcmp(p, exe);
@@ -100,16 +103,13 @@ int modules_load(struct modules *ms, pid_t pid)
 
 void modules_free(struct modules *ms)
 {
-	for (int i = 0; i < ms->n; i++) {
-		if (ms->m[i].sym)
-			sym_close(ms->m[i].sym);
-		if (ms->m[i].vars)
-			vars_close(ms->m[i].vars);
+	for (int i = 0; i < ms->n; i++)
 		free(ms->m[i].path);
-	}
 	free(ms->m);
+	sym_cache_free(ms->syms);
 	ms->m = NULL;
 	ms->n = 0;
+	ms->syms = NULL;
 }
 
 struct module *modules_at(struct modules *ms, uint64_t addr)
@@ -122,20 +122,11 @@ struct module *modules_at(struct modules *ms, uint64_t addr)
 
 struct sym_module *module_sym(struct module *m)
 {
-	if (!m->sym && !m->sym_failed) {
-		const char *err;
-		m->sym = sym_open(m->path, &err);
-		m->sym_failed = !m->sym;
-	}
-	return m->sym;
+	return sym_cache_get(m->syms, m->path, NULL);
 }
 
 struct vars *module_vars(struct module *m)
 {
-	if (!m->vars && !m->vars_failed) {
-		const char *err;
-		m->vars = vars_open(m->path, &err);
-		m->vars_failed = !m->vars;
-	}
-	return m->vars;
+	struct sym_module *s = module_sym(m);
+	return s ? sym_vars(s, NULL) : NULL;
 }

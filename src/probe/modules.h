@@ -1,6 +1,7 @@
 /* modules.h — the ELF modules mapped in the target (modules.c), with their
- * symbol and variable readers, and struct loc_addr: a run-time address, its
- * module and its function (what resolve.h makes of a location). */
+ * symbols and variables (through the object cache, sym/cache.h), and struct
+ * loc_addr: a run-time address, its module and its function (what resolve.h
+ * makes of a location). */
 #ifndef SONDE_PROBE_MODULES_H
 #define SONDE_PROBE_MODULES_H
 
@@ -10,20 +11,20 @@
 #include "sym/sym.h"
 
 struct vars;
+struct sym_cache;
 
 struct module {
 	char *path;
 	uint64_t lo, hi;        /* run-time range of its mappings */
 	uint64_t bias;          /* run-time address - link-time address */
 	int is_main;
-	struct sym_module *sym; /* opened on first use */
-	struct vars *vars;
-	int sym_failed, vars_failed;
+	struct sym_cache *syms; /* the modules' cache (struct modules), opened on first use */
 };
 
 struct modules {
 	struct module *m;
 	int n;
+	struct sym_cache *syms; /* every module's object, by path */
 };
 
 int modules_load(struct modules *ms, pid_t pid);

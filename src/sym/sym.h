@@ -23,8 +23,9 @@ struct sym_info {
 };
 
 /* Open an ELF file (also finds separate debug info through build-id /
- * .gnu_debuglink as elfutils does).  Returns NULL and sets *err to a static
- * message when the file cannot be read as ELF. */
+ * .gnu_debuglink as elfutils does).  Only regular files are opened (never a
+ * FIFO or a device).  Returns NULL and sets *err to a message when the file
+ * cannot be read as ELF.  Commands open objects through sym/cache.h. */
 struct sym_module *sym_open(const char *path, const char **err);
 void sym_close(struct sym_module *m);
 

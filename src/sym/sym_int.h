@@ -1,7 +1,8 @@
 /* sym_int.h — internals of the sym module shared by symtab.c (ELF symbols,
- * open/close, lookup) and lines.c (DWARF line tables): the layout of a
- * struct sym_module, its symbol records, and the few helpers one file
- * calls in the other.  Not a public header: only src/sym/ includes it.
+ * open/close, lookup), lines.c (DWARF line tables) and vars.c (variables on
+ * the same Dwarf): the layout of a struct sym_module, its symbol records,
+ * and the few helpers one file calls in another.  Not a public header: only
+ * src/sym/ includes it.
  */
 #ifndef SONDE_SYM_SYM_INT_H
 #define SONDE_SYM_SYM_INT_H
@@ -82,6 +83,8 @@ struct sym_module {
 	size_t nhex, hexcap;                     /* open addressing, cap power of 2 */
 
 	struct sym_arena *arena;                 /* strings handed out */
+
+	struct vars *vars;                       /* sym_vars, built lazily on dw */
 };
 
 /* lines.c */
@@ -95,6 +98,9 @@ int  sym__func_line(struct sym_module *m, uint64_t addr, const char **file, int 
  * for addresses no ELF symbol covers.  Fills addr/end/size/raw/dem/file/line.
  * Returns 0 or -1. */
 int  sym__dwarf_func(struct sym_module *m, uint64_t vaddr, struct sym_ent *out);
+
+/* vars.c */
+void sym__free_vars(struct sym_module *m);
 
 /* symtab.c */
 const char *sym__strdup(struct sym_module *m, const char *s);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <dwarf.h>
@@ -273,6 +274,37 @@ bool sym__in_text(const struct sym_module *m, uint64_t vaddr)
 	return false;
 }
 
+/* ---- opening files ---- */
+
+/* Opens `path` only if it is a regular file: the paths come from recordings
+ * and /proc/PID/maps, and opening a FIFO or a device could block forever or
+ * have side effects.  The type is checked before the open, and again on the
+ * descriptor (opened non-blocking) in case the file was replaced between.
+ * Returns the descriptor, or -1 with *err set. */
+static int open_regular(const char *path, const char **err)
+{
+	struct stat st;
+	if (stat(path, &st) != 0) {
+		*err = strerror(errno);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*err = "not a regular file";
+		return -1;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		*err = strerror(errno);
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		*err = "not a regular file";
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* ---- DWARF and separate debug info ---- */
 
 static bool dwarf_has_units(Dwarf *dw)
@@ -292,7 +324,8 @@ static bool dwarf_has_units(Dwarf *dw)
 static int try_debug_file(struct sym_module *m, const char *path,
                           const void *bid, ssize_t bidlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const char *why;
+	int fd = open_regular(path, &why);
 	if (fd < 0)
 		return -1;
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -383,9 +416,8 @@ struct sym_module *sym_open(const char *path, const char **err)
 		return NULL;
 	}
 	m->fd = m->dbg_fd = -1;
-	m->fd = open(path, O_RDONLY | O_CLOEXEC);
+	m->fd = open_regular(path, err);
 	if (m->fd < 0) {
-		*err = strerror(errno);
 		free(m);
 		return NULL;
 	}
@@ -446,6 +478,7 @@ void sym_close(struct sym_module *m)
 {
 	if (!m)
 		return;
+	sym__free_vars(m);
 	sym__free_lines(m);
 	free_ents(m->funcs, m->nfuncs);
 	free_ents(m->datas, m->ndatas);

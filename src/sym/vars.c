@@ -1,4 +1,6 @@
-/* vars.c — program variables from DWARF through libdw: scope lookup at a
+/* vars.c — program variables from a module's DWARF through libdw (the Dwarf
+ * of its struct sym_module, so a separate debug file serves variables as it
+ * serves symbols and lines; sym_vars): scope lookup at a
  * code address (locals, parameters, inlined instances, then globals),
  * access paths (p->f, s.f, a[i], *p), location expressions (registers,
  * memory, DW_OP_fbreg through the CFA from .eh_frame/.debug_frame, location
@@ -7,15 +9,15 @@
 
 #include <ctype.h>
 #include <dwarf.h>
-#include <elfutils/libdw.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "sym/sym_int.h"
+
+/* A view of one module's DWARF: the Dwarf belongs to the struct sym_module;
+ * only the .eh_frame reader is ours (.debug_frame's belongs to the Dwarf). */
 struct vars {
-	int fd;
 	Dwarf *dw;
 	Dwarf_CFI *cfi_eh, *cfi_dbg;
 };
@@ -53,43 +55,40 @@ struct var_ref {
 	char desc[320];
 };
 
-struct vars *vars_open(const char *path, const char **err)
+struct vars *sym_vars(struct sym_module *m, const char **err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		*err = "cannot open file";
-		return NULL;
-	}
-	Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
-	if (!dw) {
-		close(fd);
+	const char *dummy;
+	if (!err)
+		err = &dummy;
+	if (!m || !m->dw) {
 		*err = "no DWARF debug information";
 		return NULL;
 	}
+	if (m->vars)
+		return m->vars;
 	struct vars *v = calloc(1, sizeof *v);
 	if (!v) {
-		dwarf_end(dw);
-		close(fd);
 		*err = "out of memory";
 		return NULL;
 	}
-	v->fd = fd;
-	v->dw = dw;
-	Elf *elf = dwarf_getelf(dw);
-	v->cfi_eh = elf ? dwarf_getcfi_elf(elf) : NULL;
-	v->cfi_dbg = dwarf_getcfi(dw);
+	v->dw = m->dw;
+	/* .eh_frame is in the file that is loaded, not in a separate debug file
+	 * (where it is NOBITS); .debug_frame is wherever the DWARF is. */
+	v->cfi_eh = dwarf_getcfi_elf(m->elf);
+	v->cfi_dbg = dwarf_getcfi(m->dw);
+	m->vars = v;
 	return v;
 }
 
-void vars_close(struct vars *v)
+void sym__free_vars(struct sym_module *m)
 {
+	struct vars *v = m->vars;
 	if (!v)
 		return;
 	if (v->cfi_eh)
 		dwarf_cfi_end(v->cfi_eh);
-	dwarf_end(v->dw);
-	close(v->fd);
 	free(v);
+	m->vars = NULL;
 }
 
 static int copy_ops(struct expr_ops *o, const Dwarf_Op *ops, size_t n)

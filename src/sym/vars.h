@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct sym_module;
 struct vars;
 struct var_ref;
 
@@ -32,8 +33,11 @@ struct var_value {
 	long double f;
 };
 
-struct vars *vars_open(const char *path, const char **err);
-void vars_close(struct vars *v);
+/* The variables of module m, read from the module's own DWARF (the one that
+ * sym_open found, in the file or in its separate debug file) and its call
+ * frame information; built on first use, freed by sym_close.  NULL when the
+ * module has no DWARF (*err, when err is not NULL, says so). */
+struct vars *sym_vars(struct sym_module *m, const char **err);
 
 /* Compile access path `expr` (e.g. "entry->hits", "a[i]", "x") valid at
  * link-time address pc.  0 ok, -1 with err. */

@@ -1,4 +1,5 @@
-/* test_sym.c — unit tests of src/sym (ELF symbols, DWARF lines, demangling).
+/* test_sym.c — unit tests of src/sym (ELF symbols, DWARF lines, demangling,
+ * the object cache, variables on separate debug info).
  * At start-up it writes a small C program, a C++ program and a shared
  * library into a mkdtemp directory and compiles them with cc / c++ -g -O0
  * (PIE, non-PIE, shared, stripped + .gnu_debuglink, no -g); expected names
@@ -14,10 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "sym/cache.h"
 #include "sym/sym.h"
+#include "sym/vars.h"
 #include "unit/unit.h"
 
 static char dir[64];
@@ -495,6 +499,89 @@ static void stripped_and_nodebug(void)
 	sym_close(m);
 }
 
+static void object_cache(void)
+{
+	CHECK(built);
+	struct sym_cache *c = sym_cache_new();
+	CHECK(c);
+	const char *err = NULL;
+	/* one object per path */
+	struct sym_module *m = sym_cache_get(c, path_in("prog"), &err);
+	CHECK(m != NULL);
+	CHECK(sym_cache_get(c, path_in("prog"), NULL) == m);
+	struct sym_info si;
+	CHECK(sym_lookup(m, nm_addr("prog", "work"), &si) == 0 && strcmp(si.name, "work") == 0);
+
+	/* a failure is cached with its reason: the file turned into an ELF
+	 * file afterwards is not reopened by this cache, only by a new one */
+	CHECK(write_file("later", "not ELF yet\n"));
+	CHECK(sym_cache_get(c, path_in("later"), &err) == NULL);
+	CHECK(err && strcmp(err, "not an ELF file") == 0);
+	CHECK(sh("cd %s && cp prog later", ""));
+	err = NULL;
+	CHECK(sym_cache_get(c, path_in("later"), &err) == NULL);
+	CHECK(err && strcmp(err, "not an ELF file") == 0);
+	struct sym_cache *c2 = sym_cache_new();
+	CHECK(sym_cache_get(c2, path_in("later"), NULL) != NULL);
+	sym_cache_free(c2);
+
+	/* never a FIFO (opening it would block: alarm ends a hang), a
+	 * directory or a missing file */
+	alarm(20);
+	CHECK(mkfifo(path_in("fifo"), 0600) == 0);
+	err = NULL;
+	CHECK(sym_cache_get(c, path_in("fifo"), &err) == NULL);
+	CHECK(err && strcmp(err, "not a regular file") == 0);
+	err = NULL;
+	CHECK(sym_cache_get(c, dir, &err) == NULL);
+	CHECK(err && strcmp(err, "not a regular file") == 0);
+	err = NULL;
+	CHECK(sym_cache_get(c, path_in("does-not-exist"), &err) == NULL);
+	CHECK(err && strstr(err, "No such file"));
+	CHECK(sym_cache_get(c, NULL, &err) == NULL && err && *err);
+	alarm(0);
+
+	/* many objects: the table grows, every one is found again */
+	for (int i = 0; i < 100; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "missing-%d", i);
+		CHECK(sym_cache_get(c, path_in(name), NULL) == NULL);
+	}
+	CHECK(sym_cache_get(c, path_in("prog"), NULL) == m);
+	sym_cache_free(c);
+	sym_cache_free(NULL);
+}
+
+/* Variables come from the DWARF sym_open found, in the separate debug file
+ * too: local `s` of work() (c_src) at the loop body's address. */
+static void vars_separate_debug(void)
+{
+	struct sym_module *m = open_ok("prog.stripped");
+	const char *err = NULL;
+	struct vars *v = sym_vars(m, &err);
+	if (!v)
+		printf("  sym_vars(prog.stripped): %s\n", err ? err : "?");
+	CHECK(v != NULL);
+	CHECK(sym_vars(m, NULL) == v);  /* built once */
+	uint64_t pc;
+	CHECK(sym_line_addrs(m, "prog.c", line_of(c_src, "LOOP_BODY"), &pc, 1) == 1);
+	struct var_ref *r = NULL;
+	char e[256] = "";
+	CHECK(vars_compile(v, pc, "s", &r, e, sizeof(e)) == 0);
+	CHECK(strncmp(vars_describe(r), "int s: ", 7) == 0);
+	vars_free(r);
+	CHECK(vars_compile(v, pc, "hot_lock", &r, e, sizeof(e)) == 0);  /* a global */
+	vars_free(r);
+	CHECK(vars_compile(v, pc, "no_such_var", &r, e, sizeof(e)) == -1 && strstr(e, "no_such_var"));
+	sym_close(m);
+
+	/* no DWARF anywhere: no variables, said so */
+	m = open_ok("prog.bare");
+	err = NULL;
+	CHECK(sym_vars(m, &err) == NULL && err && strstr(err, "DWARF"));
+	sym_close(m);
+}
+
 static void many_lookups(void)
 {
 	/* 100k lookups spread over libc's text: every hit must contain the
@@ -543,6 +630,8 @@ int main(void)
 	RUN(errors);
 	RUN(find_glob);
 	RUN(stripped_and_nodebug);
+	RUN(object_cache);
+	RUN(vars_separate_debug);
 	RUN(many_lookups);
 	if (dir[0])
 		sh("rm -rf '%s'%s", "");

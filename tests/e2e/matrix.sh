@@ -1,6 +1,7 @@
 # The compiler matrix (as uftrace's runtest.py): gcc and clang x -O0/-O2/-O3,
 # executables and -fPIC shared libraries (linked and dlopen'ed), threads,
-# recursion, longjmp, C++ exceptions, tail calls, fork + exec, and one trace.
+# recursion, longjmp, C++ exceptions (also through cleanups, rethrown, and from
+# a shared library), tail calls, fork + exec, and one trace.
 # Every program counts its own calls and prints them; tests/matrix_check.py
 # compares them with sonde's JSON reports.  Checks: matrix/<cc>/<opt>/<prog>/<what>.
 . "$ROOT/tests/lib.sh"
@@ -48,6 +49,9 @@ for cc in gcc clang; do
 			record $m/tailcall tailcall -- ./tailcall
 		build exceptions "$SONDE_CXX_BIN" "$PROGS/exceptions.cpp" -o exceptions &&
 			record $m/exceptions exceptions -- ./exceptions
+		build exc_paths "$SONDE_CXX_BIN" -fPIC -shared "$PROGS/libthrow.cpp" -o libthrow.so &&
+			build exc_paths "$SONDE_CXX_BIN" "$PROGS/exc_paths.cpp" -o exc_paths -L. -lthrow -Wl,-rpath,"$PWD" &&
+			record $m/exc_paths exc_paths -- ./exc_paths
 		build forks "$SONDE_CC_BIN" "$PROGS/forks.c" -o forks &&
 			build forks "$SONDE_CC_BIN" "$PROGS/leafprog.c" -o leafprog &&
 			record $m/forks forks -- ./forks

@@ -53,7 +53,8 @@ def check_recording(label, data, output, trace):
     except OSError as e:
         say(False, f"{label}/program printed its counts", str(e))
         return
-    if not say_ok(p["calls"], f"{label}/program printed its counts", f"no 'calls' line in {output}"):
+    if not p["calls"]:
+        say(False, f"{label}/program printed its counts", f"no 'calls' line in {output}")
         return
     try:
         rep = sonde_json("report", "--threads", data=data)
@@ -76,7 +77,8 @@ def check_recording(label, data, output, trace):
         else:
             why = ""
         for a, n in want.items():
-            say(callers.get(a) == n, f"{label}/{a}->{b} calls", why or f"sonde {callers.get(a)}, program {n}")
+            say(callers.get(a) == n, f"{label}/{a}->{b} calls",
+                why or f"sonde {callers.get(a)} (callers of {b}: {dict(callers)}), program {n}")
     threads = [(t.get("name", ""), counts(t["functions"])) for t in rep["threads"]]
     for f, want in p["per_thread"].items():
         got = sorted(c[f] for _, c in threads if c.get(f))
@@ -94,12 +96,6 @@ def check_recording(label, data, output, trace):
         f"{rep['lost_events']} lost events, {rep['unnumbered_calls']} unnumbered calls")
     if trace:
         check_trace(label, data, p)
-
-
-def say_ok(ok, name, why):
-    if not ok:
-        say(False, name, why)
-    return ok
 
 
 def callers_of(name, data):

@@ -16,11 +16,11 @@ build() {
 		{ notok "$m/$p/build" "$(head -3 build-$p.err)"; return 1; }
 }
 
-# record PROG [sonde record options] -- COMMAND...: the output must be the
+# record NAME [sonde record options] -- COMMAND...: the output must be the
 # plain run's; the recording is queued for the checker (with --trace, its
 # timeline is checked too).
 record() {
-	local p=$1; shift
+	local p=$1; shift # the name of its checks and files
 	local opts=()
 	while [ "$1" != -- ]; do opts+=("$1"); shift; done
 	shift

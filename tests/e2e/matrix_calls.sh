@@ -1,5 +1,6 @@
 # Compiler matrix (tests/matrix_lib.sh), plain calls: threads, -fPIC shared
-# libraries (linked and dlopen'ed), recursion, fork + exec, and a trace.
+# libraries (linked and dlopen'ed), recursion, fork + exec; in trace mode too
+# (<prog>.trace) for fork and threads.
 . "$ROOT/tests/matrix_lib.sh"
 progs() {
 	build threads "$SONDE_CC_BIN" -pthread "$PROGS/threads.c" -o threads &&
@@ -12,8 +13,9 @@ progs() {
 		record recursion -- ./recursion
 	build forks "$SONDE_CC_BIN" "$PROGS/forks.c" -o forks &&
 		build forks "$SONDE_CC_BIN" "$PROGS/leafprog.c" -o leafprog &&
-		record forks -- ./forks
+		record forks -- ./forks &&
+		record forks.trace --trace -- ./forks
 	build trace_threads "$SONDE_CC_BIN" -pthread "$PROGS/trace_threads.c" -o trace_threads &&
-		record trace_threads --trace -- ./trace_threads
+		record trace_threads.trace --trace -- ./trace_threads
 }
 matrix progs

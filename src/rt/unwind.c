@@ -10,6 +10,13 @@
  * survivors are hooked again.  Cleanup code run on the way (destructors)
  * hooks and unhooks its own calls as usual.
  *
+ * A cleanup may itself throw and catch an exception (a destructor run by the
+ * unwinding calls code that does): that inner catch hooks every frame again,
+ * the frames the outer unwinding has still to pass included.  So when a
+ * cleanup hands the exception back to the unwinder (_Unwind_Resume, at the
+ * end of every landing pad that does not catch), the real return addresses
+ * are put back again.
+ *
  * Not covered: unwinding that does not call these entry points through the
  * PLT — glibc's pthread_exit / pthread_cancel reach libgcc_s directly, so
  * their forced unwind stops at the first hooked frame (the thread still
@@ -70,6 +77,16 @@ RT_EXPORT int _Unwind_Resume_or_Rethrow(void *exc)
 	REAL(unwind_fn, "_Unwind_Resume_or_Rethrow");
 	set_hooks(0, 0);
 	return real ? real(exc) : 5;
+}
+
+typedef void (*resume_fn)(void *);
+RT_EXPORT void _Unwind_Resume(void *exc)
+{
+	REAL(resume_fn, "_Unwind_Resume");
+	set_hooks(0, 0);
+	if (real)
+		real(exc);
+	__builtin_trap(); /* _Unwind_Resume does not return */
 }
 
 RT_EXPORT void *__cxa_begin_catch(void *exc)

@@ -6,7 +6,7 @@
 . "$ROOT/tests/lib.sh"
 "$SONDE_CC_BIN" -O1 -g "$PROGS/trace_threads.c" -o trace_threads -lpthread || { notok build "sonde-cc failed"; exit 1; }
 out=$("$SONDE" record --trace -o tr -- ./trace_threads 2>rec.err)
-check "program output unchanged" test "$out" = "trace_threads done"
+check "program output unchanged" test "$out" = "$(./trace_threads)"
 check "chrome export" "$SONDE" export -i tr --format=chrome -o trace.json
 check "perfetto export" "$SONDE" export -i tr --format=perfetto -o trace.pftrace
 "$SONDE" replay -i tr >replay.txt 2>replay.err; check "replay runs" test -s replay.txt

@@ -1,0 +1,50 @@
+# tests/matrix_lib.sh — the compiler matrix (sourced by tests/e2e/matrix_*.sh),
+# as uftrace's runtest.py: a script defines progs(), which builds programs
+# with build() and records them with record(); matrix runs it for gcc and
+# clang (g++ / clang++ for C++) at -O0, -O2 and -O3, each in its own
+# directory, then tests/matrix_check.py compares every recording with the
+# calls the program counted and printed itself.  Checks are named
+# matrix/<cc>/<opt>/<prog>/<what>.
+. "$ROOT/tests/lib.sh"
+jobs=$T/jobs.txt
+: >"$jobs"
+
+# build PROG SONDE-CC-OR-C++ ARGS...: at the current compiler and level.
+build() {
+	local p=$1; shift
+	SONDE_CC=$cc SONDE_CXX=$cxx "$@" -$opt -g -I"$PROGS" >>build-$p.err 2>&1 ||
+		{ notok "$m/$p/build" "$(head -3 build-$p.err)"; return 1; }
+}
+
+# record NAME [sonde record options] -- COMMAND...: the output must be the
+# plain run's; the recording is queued for the checker (with --trace, its
+# timeline is checked too).
+record() {
+	local p=$1; shift # the name of its checks and files
+	local opts=()
+	while [ "$1" != -- ]; do opts+=("$1"); shift; done
+	shift
+	"$@" >"$p.plain" 2>/dev/null
+	if ! "$SONDE" record "${opts[@]}" -o "$p.data" -- "$@" >"$p.out" 2>"$p.err"; then
+		notok "$m/$p/record" "status $?: $(tail -1 "$p.err")"
+		return
+	fi
+	check "$m/$p/output unchanged" cmp -s "$p.plain" "$p.out"
+	echo "$m/$p $PWD/$p.data $PWD/$p.out ${opts[*]/--trace/trace}" >>"$jobs"
+}
+
+matrix() { # FUNCTION: build and record, for each compiler and level
+	for cc in gcc clang; do
+		case $cc in gcc) cxx=g++ ;; clang) cxx=clang++ ;; esac
+		if ! command -v $cc >/dev/null || ! command -v $cxx >/dev/null; then
+			skip "matrix/$cc" "$cc/$cxx not installed"; continue
+		fi
+		for opt in O0 O2 O3; do
+			m=matrix/$cc/$opt
+			mkdir -p "$T/$cc-$opt" && cd "$T/$cc-$opt" || exit 1
+			"$1"
+			cd "$T" || exit 1
+		done
+	done
+	python3 "$ROOT/tests/matrix_check.py" "$jobs"
+}

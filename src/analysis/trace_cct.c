@@ -86,7 +86,8 @@ static void on_begin(void *arg, const struct tr_slice *s)
 		return;
 	}
 	c->cur = k;
-	c->nodes[c->cur].calls++;
+	if (!(s->flags & TRS_RESUMED)) /* a forked child's copy of its parent's frame: not a call */
+		c->nodes[c->cur].calls++;
 }
 
 static void on_end(void *arg, const struct tr_slice *s)

@@ -40,6 +40,11 @@ enum {
 	                 *     TRV_FLOAT 8 bytes, IEEE-754 double, little-endian
 	                 *     TRV_STR   varint(n), n bytes (UTF-8, no NUL)
 	                 * Fields after the value (a later version's) are skipped. */
+	TRX_RESUME = 65, /* sized form, fields: varint(func).  A frame that is open
+	                  * but was not entered here: the forked child's copies of
+	                  * its parent's frames, written at the fork, outermost
+	                  * first.  A slice for the nesting and the callers, not a
+	                  * call; it ends with an EXIT record like any other. */
 };
 
 /* TRX_PROBE events and value kinds. */

@@ -8,7 +8,8 @@
 
 struct tr_frame {
 	uint32_t func;
-	uint32_t emitted;
+	uint16_t emitted;
+	uint16_t resumed;     /* TRX_RESUME: not a call */
 	uint64_t start;
 };
 
@@ -71,7 +72,7 @@ static void emit_begin(struct dec *d, uint32_t th, struct tr_thread *ts, uint32_
 	struct tr_frame *fr = &ts->stk[i];
 	fr->emitted = 1;
 	if (d->ops->call) {
-		struct tr_slice s = { th, fr->func, i + 1, 0, fr->start, 0 };
+		struct tr_slice s = { th, fr->func, i + 1, fr->resumed ? TRS_RESUMED : 0, fr->start, 0 };
 		d->ops->call(d->arg, &s);
 	}
 }
@@ -86,7 +87,7 @@ static void flush(struct dec *d, uint32_t th, struct tr_thread *ts)
 		emit_begin(d, th, ts, i);
 }
 
-static void enter(struct dec *d, uint32_t th, struct tr_thread *ts, uint32_t func, uint64_t t)
+static void enter(struct dec *d, uint32_t th, struct tr_thread *ts, uint32_t func, uint64_t t, int resumed)
 {
 	if (ts->deep || ts->n >= RD_MAX_DEPTH) {
 		/* Deeper than any recording goes (the runtime's shadow stack is
@@ -107,7 +108,7 @@ static void enter(struct dec *d, uint32_t th, struct tr_thread *ts, uint32_t fun
 		ts->stk = stk;
 		ts->cap = cap;
 	}
-	ts->stk[ts->n++] = (struct tr_frame){ func, 0, t };
+	ts->stk[ts->n++] = (struct tr_frame){ func, 0, (uint16_t)(resumed != 0), t };
 	const struct tr_filter *f = d->f;
 	if (!f->min_ticks && (!f->has_range || (t >= f->from && t <= f->to)))
 		flush(d, th, ts);
@@ -131,7 +132,10 @@ static void leave(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t t, 
 		}
 		flush(d, th, ts);
 	}
-	d->st->calls++;
+	if (fr->resumed)
+		flags |= TRS_RESUMED;
+	else
+		d->st->calls++;
 	if (flags & TRS_ABNORMAL)
 		d->st->abnormal++;
 	if (flags & TRS_AT_END)
@@ -341,6 +345,16 @@ static int ext_event(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t 
 			d->ops->lock(d->arg, &e);
 		return 0;
 	}
+	case TRX_RESUME: { /* varint(len), then varint(func) */
+		uint64_t flen, func;
+		int n = tr_get_varint(p, end, &flen);
+		if (!n || !tr_get_varint(p + n, end, &func) || func > 0xffffffffu)
+			return -1;
+		if (!rd_func_valid(d->r, (uint32_t)func))
+			d->st->bad++;
+		enter(d, th, ts, (uint32_t)func, t, 1);
+		return 0;
+	}
 	case TRX_NAME: /* byte(len), bytes */
 		if (d->ops->name)
 			d->ops->name(d->arg, th, t, (const char *)p + 1, p[0]);
@@ -401,7 +415,7 @@ static int do_chunk(struct dec *d, uint32_t th, struct tr_thread *ts, const stru
 			p += n;
 			if (!rd_func_valid(d->r, (uint32_t)func))
 				d->st->bad++; /* kept: the nesting stays right, the name says unknown */
-			enter(d, th, ts, (uint32_t)func, t);
+			enter(d, th, ts, (uint32_t)func, t, 0);
 			break;
 		}
 		case TR_EXIT:

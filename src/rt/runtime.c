@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/trace_enc.h"
 #include "rt/rt.h"
 
 RT_HIDDEN struct sonde_session_hdr *rt_sess;
@@ -297,6 +298,36 @@ RT_HIDDEN void rt_thread_before_fork(void)
 	fork_depth = depth;
 }
 
+/* A TRX_RESUME record of func at `now` into this thread's ring: 0, or -1
+ * when the ring has no room (counted as a lost event). */
+static int trace_resume(struct rt_tls *L, uint32_t func, uint64_t now)
+{
+	uint8_t body[2 + 2 * TR_MAX_VARINT], hd[TR_MAX_VARINT], f[TR_MAX_VARINT];
+	int k = tr_put_varint(f, func), b = 0;
+	body[b++] = TRX_RESUME;
+	b += tr_put_varint(body + b, (uint64_t)k);
+	__builtin_memcpy(body + b, f, (size_t)k);
+	b += k;
+	uint64_t prev = L->trace_last;
+	if (now < prev)
+		now = prev;
+	int h = tr_put_varint(hd, ((now - prev) << 2) | TR_EXT), fresh;
+	uint8_t *p = ring_reserve(rt_sess, L->ring, (uint32_t)(h + b), now, &L->t->wait_ticks,
+	                          (rt_mode & SONDE_MODE_LOSSY) != 0, &fresh);
+	if (!p) {
+		L->ring->lost_pending++;
+		L->t->lost[SONDE_LOST_RING_EVENTS]++;
+		return -1;
+	}
+	if (fresh) /* first record of a chunk: time relative to the chunk base (= now) */
+		h = tr_put_varint(hd, TR_EXT);
+	__builtin_memcpy(p, hd, (size_t)h);
+	__builtin_memcpy(p + h, body, (size_t)b);
+	ring_commit(rt_sess, L->ring, (uint32_t)(h + b));
+	L->trace_last = now;
+	return 0;
+}
+
 RT_HIDDEN void rt_thread_after_fork(int child)
 {
 	struct rt_tls *L = &rt_tls;
@@ -339,8 +370,11 @@ RT_HIDDEN void rt_thread_after_fork(int child)
 		t->stack[i].start = now;
 		t->stack[i].node = n;
 		t->stack[i].trace_pos = 0;
-		/* no entry record in this process: no exit record either */
+		/* No entry record in this process: no exit record either, except in
+		 * a trace, where a TRX_RESUME record opens the frame again. */
 		t->stack[i].flags = frames[i].flags & SONDE_FRAME_UNHOOKED;
+		if (L->ring && (frames[i].flags & SONDE_FRAME_TRACED) && trace_resume(L, frames[i].func, now) == 0)
+			t->stack[i].flags |= SONDE_FRAME_TRACED;
 	}
 	t->cur_node = cur;
 	t->depth = depth;

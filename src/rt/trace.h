@@ -96,7 +96,7 @@ static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, s
 	if (now - f->start < rt_sess->trace_min_ticks && !abnormal) {
 		struct sonde_chunk *c = ring_chunk(rt_sess, L->ring, L->ring->cur);
 		uint32_t len = (f->flags >> SONDE_FRAME_ENTRYLEN) & 0xff;
-		if ((uint16_t)c->seq == (uint16_t)(f->flags >> 16) && c->used == f->trace_pos + len) {
+		if (len && (uint16_t)c->seq == (uint16_t)(f->flags >> 16) && c->used == f->trace_pos + len) {
 			c->used = f->trace_pos;
 			L->trace_last = f->trace_prev;
 			return;

@@ -178,7 +178,7 @@ static void on_begin(void *a, const struct tr_slice *s)
 {
 	struct got *g = a;
 	CHECK(g->nb < MAXG);
-	CHECK(s->end == 0 && s->flags == 0);
+	CHECK(s->end == 0 && (s->flags & ~(uint32_t)TRS_RESUMED) == 0);
 	g->b[g->nb++] = *s;
 }
 
@@ -412,7 +412,7 @@ static void maybe_ext(struct stream *s)
 		r.xn = (uint8_t)(1 + r.x[0]);
 		break;
 	default: /* a sized type this decoder does not know: varint(len), bytes */
-		r.xtype = (uint8_t)(65 + rnd() % 191);
+		r.xtype = (uint8_t)(66 + rnd() % 190); /* after TRX_RESUME */
 		r.x[0] = (uint8_t)(rnd() % 20);
 		for (int i = 0; i < r.x[0]; i++)
 			r.x[1 + i] = (uint8_t)rnd();
@@ -652,6 +652,37 @@ static void abnormal_and_end(void)
 }
 
 /* ---- 5. sequence gaps and lost events close what is open ---- */
+
+/* A forked child's inherited frame (TRX_RESUME) nests its calls like a
+ * call, and is flagged as not a call (bytes written out by hand). */
+static void resumed_frame(void)
+{
+	struct fx x;
+	fx_init(&x);
+	/* t=1000 RESUME f(0,5): EXT, type 65, len 1, func 5; t=1004 ENTER f(0,6);
+	 * t=1010 EXIT; t=1020 EXIT (of the resumed frame) */
+	static const uint8_t pay[] = {
+		0x03, 65, 0x01, 0x05,
+		0x10, 0x06,
+		0x19,
+		0x29,
+	};
+	struct buf b = { 0 };
+	file_hdr(&b);
+	file_chunk(&b, SLOT[0], 0, 1000, 0, pay, sizeof pay);
+	file_end(&b);
+	write_events(&b, b.n);
+	struct tr_stats st;
+	char err[512];
+	CHECK_EQ_U(decode(&x, NULL, &st, err, sizeof err), 0);
+	CHECK_EQ_U(G.nb, 2);
+	CHECK_EQ_U(G.ne, 2);
+	CHECK_SLICE(G.e[0], 0, SONDE_FUNC(0, 6), 2, 1004, 1010, 0);
+	CHECK_SLICE(G.e[1], 0, SONDE_FUNC(0, 5), 1, 1000, 1020, TRS_RESUMED);
+	CHECK_EQ_U(st.calls, 1); /* the resumed frame is not a call */
+	CHECK_EQ_U(st.bad, 0);
+	free(b.p);
+}
 
 static void gaps_and_lost(void)
 {
@@ -1062,6 +1093,7 @@ int main(void)
 	RUN(decode_explicit_bytes);
 	RUN(decode_generated);
 	RUN(abnormal_and_end);
+	RUN(resumed_frame);
 	RUN(gaps_and_lost);
 	RUN(payload_cut_every_byte);
 	RUN(file_cut_every_byte);

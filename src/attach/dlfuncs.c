@@ -8,6 +8,7 @@
 #include "attach/dlfuncs.h"
 
 #include "probe/modules.h"
+#include "sym/peek.h"
 
 #include <fcntl.h>
 #include <gelf.h>
@@ -15,8 +16,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-
-#define VERSYM_HIDDEN 0x8000
 
 static const char *base(const char *path)
 {
@@ -39,60 +38,6 @@ int dl_is_runtime_lib(const char *path)
 	const char *b = base(path);
 	return is_libc(b) || is_libdl(b) || !strncmp(b, "ld-linux", 8) || !strncmp(b, "ld-2.", 5) ||
 	       !strncmp(b, "libpthread", 10);
-}
-
-/* Link-time values of the named functions in the .dynsym of the ELF file at
- * fd: vals[i] stays 0 when names[i] is not defined there.  -1 when the
- * file is not readable ELF, -2 when a name is an IFUNC (its value is a
- * resolver, not the function). */
-static int dynsym_lookup(int fd, const char *const *names, uint64_t *vals, int nnames)
-{
-	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf)
-		return -1;
-	int rc = -1;
-	int defaulted[8] = { 0 };
-	Elf_Scn *scn = NULL, *dynsym = NULL, *versym = NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_DYNSYM)
-			dynsym = scn;
-		else if (sh.sh_type == SHT_GNU_versym)
-			versym = scn;
-	}
-	GElf_Shdr sh;
-	Elf_Data *d = dynsym ? elf_getdata(dynsym, NULL) : NULL;
-	Elf_Data *vd = versym ? elf_getdata(versym, NULL) : NULL;
-	if (!d || !gelf_getshdr(dynsym, &sh) || !sh.sh_entsize)
-		goto out;
-	rc = 0;
-	size_t count = sh.sh_size / sh.sh_entsize;
-	for (size_t i = 0; i < count && rc == 0; i++) {
-		GElf_Sym s;
-		if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF || !s.st_value)
-			continue;
-		int type = GELF_ST_TYPE(s.st_info);
-		if (type != STT_FUNC && type != STT_GNU_IFUNC)
-			continue;
-		const char *nm = elf_strptr(elf, sh.sh_link, s.st_name);
-		if (!nm)
-			continue;
-		GElf_Versym v = 0;
-		int dflt = !vd || !gelf_getversym(vd, (int)i, &v) || !(v & VERSYM_HIDDEN);
-		for (int k = 0; k < nnames && k < 8; k++) {
-			if (strcmp(nm, names[k]) || (vals[k] && (defaulted[k] || !dflt)))
-				continue;
-			if (type == STT_GNU_IFUNC)
-				rc = -2;
-			vals[k] = s.st_value;
-			defaulted[k] = dflt;
-		}
-	}
-out:
-	elf_end(elf);
-	return rc;
 }
 
 static int open_in_target(pid_t pid, const char *path)
@@ -124,7 +69,7 @@ int dl_funcs_find(pid_t pid, struct modules *ms, struct dl_funcs *f, char *err, 
 			if (fd < 0)
 				continue;
 			uint64_t v[2] = { 0, 0 };
-			int rc = dynsym_lookup(fd, names, v, 2);
+			int rc = sym_peek_dynsym(fd, names, v, 2);
 			close(fd);
 			if (rc == -2) {
 				snprintf(err, n, "cannot call dlopen in process %d (it is an IFUNC in %s)", (int)pid,

@@ -4,41 +4,15 @@
 #include "probe/modules.h"
 
 #include "sym/cache.h"
+#include "sym/peek.h"
 #include "sym/vars.h"
 
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int first_load_vaddr(const char *path, uint64_t *vaddr)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	elf_version(EV_CURRENT);
-	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
-	int rc = -1;
-	size_t n;
-	if (elf && elf_getphdrnum(elf, &n) == 0) {
-		for (size_t i = 0; i < n; i++) {
-			GElf_Phdr ph;
-			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
-				*vaddr = (ph.p_vaddr - ph.p_offset) & ~(uint64_t)0xfff;
-				rc = 0;
-				break;
-			}
-		}
-	}
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return rc;
-}
 
 int modules_load(struct modules *ms, pid_t pid)
 {
@@ -80,7 +54,7 @@ int modules_load(struct modules *ms, pid_t pid)
 			m->hi = hi;
 			m->is_main = !strcmp(p, exe);
 			uint64_t va;
-			if (first_load_vaddr(p, &va) == 0)
+			if (sym_peek_load_vaddr(p, &va) == 0)
 				m->bias = lo - off - va;
 			else
 				m->bias = lo - off;

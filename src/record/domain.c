@@ -2,6 +2,9 @@
 #include "record/domain.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +19,25 @@ int domain_apply(struct session *s, const char *dir, const char *arg, char *msg,
 		snprintf(path, sizeof path, "%s/%s", dir, SONDE_FILE_DOMAIN);
 	else
 		snprintf(path, sizeof path, "%s", arg);
-	FILE *f = fopen(path, "r");
+	/* The recording's own domain.txt is never read through a link (or a FIFO). */
+	int auto_file = !strcmp(arg, "auto");
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (auto_file ? O_NOFOLLOW : 0));
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		fd = -1;
+		errno = EINVAL;
+		snprintf(msg, len, "the domain file %s is not a regular file", path);
+		return -1;
+	}
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		if (errno == ELOOP) {
+			snprintf(msg, len, "%s is a symbolic link: not read (sonde reads only the domain file it wrote)", path);
+			return -1;
+		}
 		snprintf(msg, len, "cannot read the domain file %s (%s%s)", path, strerror(errno),
 		         strcmp(arg, "auto") ? "" : "; record once with --trace into this directory first");
 		return -1;
@@ -117,9 +137,9 @@ int domain_write(struct session *s, const char *dir, char *msg, size_t len)
 		if (seen[i] && ft.fns[i].name && ft.fns[i].name[0] && !strchr(ft.fns[i].name, '\n'))
 			names[n++] = ft.fns[i].mangled ? ft.fns[i].mangled : ft.fns[i].name;
 	qsort(names, (size_t)n, sizeof *names, by_name);
-	char path[4096];
+	char path[4096], tmp[4200];
 	snprintf(path, sizeof path, "%s/%s", dir, SONDE_FILE_DOMAIN);
-	FILE *o = rc == 0 ? fopen(path, "w") : NULL;
+	FILE *o = rc == 0 ? file_create(path, tmp, sizeof tmp) : NULL;
 	if (o) {
 		const char *cmd = rd_meta(r, "command");
 		fprintf(o, "# sonde domain: the functions that left records in the trace of: %s\n"
@@ -128,8 +148,9 @@ int domain_write(struct session *s, const char *dir, char *msg, size_t len)
 		for (int i = 0; i < n; i++)
 			if (i == 0 || strcmp(names[i], names[i - 1]))
 				fprintf(o, "%s\n", names[i]);
-		if (fclose(o) != 0)
-			rc = -1, snprintf(msg, len, "writing %s failed", path);
+		int e = file_commit(o, tmp, path);
+		if (e)
+			rc = -1, snprintf(msg, len, "writing %s failed (%s)", path, strerror(-e));
 	} else if (rc == 0) {
 		rc = -1;
 		snprintf(msg, len, "cannot write %s (%s)", path, strerror(errno));

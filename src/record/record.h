@@ -36,9 +36,19 @@ int session_create(struct session *s, const struct record_config *cfg, double ti
 void session_destroy(struct session *s);
 
 /* writer.c: the record container of format.h */
+/* A file of the recording directory, created fresh and private (0600):
+ * written under a temporary name opened with O_CREAT | O_EXCL | O_NOFOLLOW
+ * (a link planted in the directory is never followed), renamed to its
+ * name when complete.  file_create: the stream, or NULL with errno set;
+ * file_commit: fclose, then rename (0, or -errno; on error the temporary
+ * file is removed). */
+FILE *file_create(const char *path, char *tmp, size_t tmplen);
+int file_commit(FILE *f, const char *tmp, const char *path);
+
 struct rec_writer {
 	FILE *f;
 	const char *path;
+	char tmp[4200];      /* its temporary name until writer_close */
 	uint64_t bytes;
 	int failed;
 };

@@ -11,28 +11,69 @@
 #include <unistd.h>
 
 
-/* dir exists and holds something that is not a recording's file. */
+static const char *const rec_files[] = { SONDE_FILE_PROFILE, SONDE_FILE_EVENTS, SONDE_FILE_DOMAIN };
+
+/* A recording's file, or one of their temporary names ("NAME.PID.tmp",
+ * left by a recorder that was killed): returns its index, or -1. */
+static int rec_file(const char *name)
+{
+	for (int i = 0; i < 3; i++) {
+		size_t n = strlen(rec_files[i]);
+		if (!strncmp(name, rec_files[i], n) && (!name[n] || (name[n] == '.' && strlen(name) > n + 4 &&
+		                                                     !strcmp(name + strlen(name) - 4, ".tmp"))))
+			return name[n] ? i + 3 : i;
+	}
+	return -1;
+}
+
+/* dir holds something that is not a recording's file. */
 static int foreign_files(DIR *d)
 {
 	struct dirent *de;
 	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && strcmp(de->d_name, SONDE_FILE_PROFILE) &&
-		    strcmp(de->d_name, SONDE_FILE_EVENTS) && strcmp(de->d_name, SONDE_FILE_DOMAIN))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && rec_file(de->d_name) < 0)
 			return 1;
 	return 0;
+}
+
+/* Remove the temporary files a killed recorder left. */
+static void remove_tmp_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *de;
+	char p[PATH_MAX + 300];
+	while ((de = readdir(d)))
+		if (rec_file(de->d_name) >= 3) {
+			snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+			unlink(p);
+		}
+	closedir(d);
 }
 
 static int prepare_dir(const char *dir, int flags, char *err, size_t n)
 {
 	struct stat st;
-	if (stat(dir, &st) != 0) {
-		if (mkdir(dir, 0755) == 0)
+	if (lstat(dir, &st) != 0) {
+		if (mkdir(dir, 0700) == 0) /* recordings hold names, arguments and values: private, as perf.data */
 			return 0;
 		snprintf(err, n, "cannot create %s (%s)", dir, strerror(errno));
 		return -1;
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		snprintf(err, n, "%s exists and is not a directory", dir);
+		return RECORDER_USAGE;
+	}
+	/* Files are created fresh, never through links; still, a directory that
+	 * others can write into could be changed under us: refused. */
+	if (st.st_uid != geteuid()) {
+		snprintf(err, n, "%s belongs to another user (uid %u); record into a directory of your own", dir,
+		         (unsigned)st.st_uid);
+		return RECORDER_USAGE;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+		snprintf(err, n, "%s is writable by other users; record into a private directory (chmod go-w %s)", dir, dir);
 		return RECORDER_USAGE;
 	}
 	DIR *d = opendir(dir);
@@ -46,6 +87,7 @@ static int prepare_dir(const char *dir, int flags, char *err, size_t n)
 		snprintf(err, n, "%s exists and holds files that are not a sonde recording (choose another -o)", dir);
 		return RECORDER_USAGE;
 	}
+	remove_tmp_files(dir);
 	char p[PATH_MAX + 32];
 	snprintf(p, sizeof p, "%s/%s", dir, SONDE_FILE_PROFILE);
 	unlink(p);

@@ -1,16 +1,49 @@
 /* writer.c — writes the record container of format.h (header, typed records
  * with length and CRC, and an END record that marks a complete file). */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "record/record.h"
 
+FILE *file_create(const char *path, char *tmp, size_t tmplen)
+{
+	if ((size_t)snprintf(tmp, tmplen, "%s.%d.tmp", path, (int)getpid()) >= tmplen) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	unlink(tmp); /* ours from an earlier run with the same pid, or a planted link: never followed */
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return NULL;
+	FILE *f = fdopen(fd, "wb");
+	if (!f) {
+		int e = errno;
+		close(fd);
+		unlink(tmp);
+		errno = e;
+	}
+	return f;
+}
+
+int file_commit(FILE *f, const char *tmp, const char *path)
+{
+	int rc = fclose(f) != 0 ? -EIO : 0;
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -errno;
+	if (rc)
+		unlink(tmp);
+	return rc;
+}
+
 int writer_open(struct rec_writer *w, const char *path, uint32_t kind)
 {
 	memset(w, 0, sizeof *w);
 	w->path = path;
-	w->f = fopen(path, "wb");
+	w->f = file_create(path, w->tmp, sizeof w->tmp);
 	if (!w->f)
 		return -errno;
 	struct sonde_file_hdr h;
@@ -41,9 +74,10 @@ int writer_close(struct rec_writer *w)
 	if (!w->f)
 		return 0;
 	writer_put(w, REC_END, NULL, 0, NULL, 0);
-	int rc = fclose(w->f) != 0 || w->failed ? -EIO : 0;
+	int failed = w->failed;
+	int rc = file_commit(w->f, w->tmp, w->path);
 	w->f = NULL;
-	return rc;
+	return rc ? rc : failed ? -EIO : 0;
 }
 
 void meta_add(struct meta_buf *m, const char *key, const char *val)

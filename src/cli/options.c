@@ -2,7 +2,9 @@
  * applies to, and its help line.  Every command's --help comes from here. */
 #include "cli/cli.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,17 +130,30 @@ static long parse_int(const char *opt, const char *s, long lo, long hi)
 	return v;
 }
 
-static uint64_t parse_size(const char *s)
+/* A size with an optional K/M/G suffix, 1 .. max bytes. */
+static uint64_t parse_size(const char *opt, const char *s, uint64_t max)
 {
 	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
+	errno = 0;
+	unsigned long long v = *s >= '0' && *s <= '9' ? strtoull(s, &end, 10) : 0;
+	if (!v)
+		end = (char *)s;
 	uint64_t mul = 1;
 	if (*end == 'K' || *end == 'k') mul = 1ull << 10, end++;
 	else if (*end == 'M' || *end == 'm') mul = 1ull << 20, end++;
 	else if (*end == 'G' || *end == 'g') mul = 1ull << 30, end++;
-	if (!*s || *end || v == 0)
-		cli_die(EXIT_USAGE, "invalid size '%s' for --buffer-size (e.g. 64M)", s);
+	if (!v || *end || errno == ERANGE || v > max / mul)
+		cli_die(EXIT_USAGE, "invalid size '%s' for --%s (a whole number of bytes with K, M or G, at most %lluG; e.g. 64M)",
+		        s, opt, (unsigned long long)(max >> 30));
 	return v * mul;
+}
+
+/* A finite number (strtod accepts "nan" and "inf"), the whole string. */
+static int parse_real(const char *s, double *v)
+{
+	char *end;
+	*v = strtod(s, &end);
+	return end != s && !*end && isfinite(*v);
 }
 
 int64_t parse_duration_ns(const char *s)
@@ -146,13 +161,15 @@ int64_t parse_duration_ns(const char *s)
 	char *end;
 	double v = strtod(s, &end);
 	double mul = 1;
-	if (end == s || v < 0)
+	if (end == s || !isfinite(v) || v < 0)
 		return -1;
 	if (!strcmp(end, "") || !strcmp(end, "ns")) mul = 1;
 	else if (!strcmp(end, "us")) mul = 1e3;
 	else if (!strcmp(end, "ms")) mul = 1e6;
 	else if (!strcmp(end, "s")) mul = 1e9;
 	else return -1;
+	if (v * mul > 1e18) /* 31 years */
+		return -1;
 	return (int64_t)(v * mul + 0.5);
 }
 
@@ -198,20 +215,18 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 		case O_TIME_RANGE: {
 			char *end;
 			o->time_from = strtod(optarg, &end);
-			if (*end != ',' || o->time_from < 0)
+			if (end == optarg || *end != ',' || !isfinite(o->time_from) || o->time_from < 0)
 				cli_die(EXIT_USAGE, "invalid --time-range '%s' (expected A,B in seconds, e.g. 0.5,2)", optarg);
 			char *b = end + 1;
 			o->time_to = strtod(b, &end);
-			if (end == b || *end || o->time_to < o->time_from)
+			if (end == b || *end || !isfinite(o->time_to) || o->time_to < o->time_from)
 				cli_die(EXIT_USAGE, "invalid --time-range '%s' (expected A,B in seconds with A <= B)", optarg);
 			o->has_time_range = 1;
 			break;
 		}
 		case O_DEPTH: o->depth = (int)parse_int("depth", optarg, 1, 1 << 20); break;
 		case O_MIN_PERCENT: {
-			char *end;
-			o->min_percent = strtod(optarg, &end);
-			if (end == optarg || *end || o->min_percent < 0 || o->min_percent > 100)
+			if (!parse_real(optarg, &o->min_percent) || o->min_percent < 0 || o->min_percent > 100)
 				cli_die(EXIT_USAGE, "invalid value '%s' for --min-percent (expected 0..100)", optarg);
 			break;
 		}
@@ -245,7 +260,7 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 			}
 			break;
 		case O_DOMAIN: o->domain = optarg; break;
-		case O_BUFFER: o->buffer_size = parse_size(optarg); break;
+		case O_BUFFER: o->buffer_size = parse_size("buffer-size", optarg, 4ull << 30); break;
 		case 'e':
 			if (o->nspecs == CLI_MAX_LIST)
 				cli_die(EXIT_USAGE, "too many -e probes (at most %d)", CLI_MAX_LIST);
@@ -253,9 +268,7 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 			break;
 		case 'p': o->pid = (int)parse_int("pid", optarg, 1, 1 << 30); break;
 		case O_DURATION: {
-			char *end;
-			o->duration = strtod(optarg, &end);
-			if (end == optarg || *end || o->duration <= 0)
+			if (!parse_real(optarg, &o->duration) || o->duration <= 0 || o->duration > 1e9)
 				cli_die(EXIT_USAGE, "invalid value '%s' for --duration (seconds, > 0)", optarg);
 			break;
 		}
@@ -285,7 +298,7 @@ int cli_want_json(struct cli_opts *o, const char *allowed)
 {
 	const char *f = o->format ? o->format : "table";
 	size_t n = strlen(f);
-	for (const char *p = allowed; (p = strstr(p, f)); p += n) {
+	for (const char *p = allowed; n && (p = strstr(p, f)); p += n) {
 		if ((p == allowed || p[-1] == ' ') && (p[n] == ' ' || p[n] == 0))
 			return !strcmp(f, "json");
 	}

@@ -71,3 +71,16 @@ expect_err "record into a foreign directory" 1 "not a sonde recording" sh -c "mk
 rc=$?
 if [ $rc -eq 1 ] && grep -q "ambiguous" err.txt && grep -q "^  A " err.txt && grep -q "^  C " err.txt; then ok "ambiguous function lists candidates"; else notok "ambiguous function lists candidates" "rc=$rc $(cat err.txt)"; fi
 "$SONDE" report --help >help.txt 2>&1 && grep -q -- "--sort" help.txt && ok "report --help" || notok "report --help" "$(head -3 help.txt)"
+# Numbers: range-checked, no overflow, no NaN or infinity; an empty format is not a format
+# (it made every reporting command loop forever).
+expect_err "empty --format" 1 "unknown format ''" timeout 10 "$SONDE" report --format=
+expect_err "empty --format (export)" 1 "unknown export format" timeout 10 "$SONDE" export --format= -o x
+expect_err "--buffer-size overflowing 64 bits" 1 "invalid size" "$SONDE" record --buffer-size=99999999999999999999 -- ./seed002 0.1
+expect_err "negative --buffer-size" 1 "invalid size" "$SONDE" record --buffer-size=-5 -- ./seed002 0.1
+expect_err "--buffer-size beyond 4G" 1 "invalid size" "$SONDE" record --buffer-size=5G -- ./seed002 0.1
+expect_err "--min-time nan" 1 "invalid duration" "$SONDE" record --trace --min-time=nan -- ./seed002 0.1
+expect_err "--min-time inf" 1 "invalid duration" "$SONDE" record --trace --min-time=inf -- ./seed002 0.1
+expect_err "--min-percent nan" 1 "invalid value" "$SONDE" tree --min-percent=nan
+expect_err "--time-range nan" 1 "invalid --time-range" "$SONDE" replay --time-range=nan,1
+expect_err "--time-range inf" 1 "invalid --time-range" "$SONDE" replay --time-range=0,inf
+expect_err "--duration inf" 1 "invalid value" "$SONDE" probe --duration=inf -e func:main -- ./seed002 0.1

@@ -36,7 +36,15 @@ struct parser {
 	char *err;
 	size_t n;
 	int failed;
+	int depth;              /* nesting of parentheses and unary operators */
+	int nodes;              /* operators so far */
 };
+
+/* Bounds that keep the recursive parser, evaluator and destructor off the
+ * end of the stack whatever the text (30000 parentheses or 60000 minus
+ * signs crashed sonde, with an attached target keeping its int3s). */
+#define EXPR_MAX_DEPTH 64
+#define EXPR_MAX_NODES 1024
 
 static void skip(struct parser *p)
 {
@@ -52,7 +60,7 @@ static struct expr *node(int type)
 	return x;
 }
 
-static struct expr *bin(int op, struct expr *a, struct expr *b)
+static struct expr *bin_node(int op, struct expr *a, struct expr *b)
 {
 	struct expr *x = node(N_BIN);
 	if (!x) {
@@ -90,6 +98,27 @@ static struct expr *fail(struct parser *p, const char *msg)
 		snprintf(p->err, p->n, "%s at '%.20s'", msg, *p->s ? p->s : "end of expression");
 	p->failed = 1;
 	return NULL;
+}
+
+/* A binary node, counted against EXPR_MAX_NODES. */
+static struct expr *bin(struct parser *p, int op, struct expr *a, struct expr *b)
+{
+	if (++p->nodes > EXPR_MAX_NODES) {
+		expr_free(a);
+		expr_free(b);
+		return fail(p, "expression too long (at most 1024 operators)");
+	}
+	return bin_node(op, a, b);
+}
+
+/* Enter one level of nesting: 0, or -1 (failed) beyond EXPR_MAX_DEPTH. */
+static int nest(struct parser *p)
+{
+	if (++p->depth > EXPR_MAX_DEPTH) {
+		fail(p, "expression nested too deeply (at most 64 levels)");
+		return -1;
+	}
+	return 0;
 }
 
 static struct expr *parse_path(struct parser *p)
@@ -146,7 +175,10 @@ static struct expr *parse_primary(struct parser *p)
 {
 	skip(p);
 	if (accept(p, "(")) {
+		if (nest(p))
+			return NULL;
 		struct expr *x = parse_or(p);
+		p->depth--;
 		if (x && !accept(p, ")")) {
 			expr_free(x);
 			return fail(p, "missing )");
@@ -185,7 +217,10 @@ static struct expr *parse_unary(struct parser *p)
 	else if (accept(p, "-"))
 		t = N_NEG;
 	if (t >= 0) {
+		if (nest(p) || ++p->nodes > EXPR_MAX_NODES)
+			return p->failed ? NULL : fail(p, "expression too long (at most 1024 operators)");
 		struct expr *a = parse_unary(p);
+		p->depth--;
 		if (!a)
 			return NULL;
 		struct expr *x = node(t);
@@ -211,7 +246,7 @@ static struct expr *parse_mul(struct parser *p)
 		else break;
 		struct expr *b = parse_unary(p);
 		if (!b) { expr_free(x); return NULL; }
-		x = bin(op, x, b);
+		x = bin(p, op, x, b);
 	}
 	return x;
 }
@@ -226,7 +261,7 @@ static struct expr *parse_add(struct parser *p)
 		else break;
 		struct expr *b = parse_mul(p);
 		if (!b) { expr_free(x); return NULL; }
-		x = bin(op, x, b);
+		x = bin(p, op, x, b);
 	}
 	return x;
 }
@@ -245,7 +280,7 @@ static struct expr *parse_cmp(struct parser *p)
 		else break;
 		struct expr *b = parse_add(p);
 		if (!b) { expr_free(x); return NULL; }
-		x = bin(op, x, b);
+		x = bin(p, op, x, b);
 	}
 	return x;
 }
@@ -256,7 +291,7 @@ static struct expr *parse_and(struct parser *p)
 	while (x && accept(p, "&&")) {
 		struct expr *b = parse_cmp(p);
 		if (!b) { expr_free(x); return NULL; }
-		x = bin(OP_AND, x, b);
+		x = bin(p, OP_AND, x, b);
 	}
 	return x;
 }
@@ -267,7 +302,7 @@ static struct expr *parse_or(struct parser *p)
 	while (x && accept(p, "||")) {
 		struct expr *b = parse_and(p);
 		if (!b) { expr_free(x); return NULL; }
-		x = bin(OP_OR, x, b);
+		x = bin(p, OP_OR, x, b);
 	}
 	return x;
 }

@@ -43,7 +43,7 @@ struct probe *manager_add(struct engine *e, const char *text, char *err, size_t 
 	}
 	char perr[400];
 	if (spec_parse(spec, &p->sp, perr, sizeof perr)) {
-		snprintf(err, n, "bad probe '%s' (%s)", spec, perr);
+		snprintf(err, n, "bad probe '%.120s%s' (%s)", spec, strlen(spec) > 120 ? "..." : "", perr);
 		free(p);
 		return NULL;
 	}
@@ -65,7 +65,7 @@ struct probe *manager_add(struct engine *e, const char *text, char *err, size_t 
 	}
 	e->probes[e->nprobes++] = p;
 	if (p->ops->setup(p, perr, sizeof perr)) {
-		snprintf(err, n, "cannot place probe '%s' (%s)", spec, perr);
+		snprintf(err, n, "cannot place probe '%.120s%s' (%s)", spec, strlen(spec) > 120 ? "..." : "", perr);
 		engine_remove_probe(e, p);
 		e->nprobes--;
 		goto fail;

@@ -52,3 +52,18 @@ check "assert probe reports values" probe 5 "assert 'v=7' in p['first_failures']
 "$SONDE" probe -e func:work -- ./loop 50 > table.out 2>&1
 check "table output lists the probe" grep -q "func:work" table.out
 check "table output has the call count" grep -q "calls 50" table.out
+
+# Expressions nested beyond any sense: an error naming the bound, never a crash
+# (a recursive parser overflowed its stack on these, leaving the target with int3s).
+deep=$(python3 -c "print('(' * 30000 + 'v' + ')' * 30000)")
+neg=$(python3 -c "print('-' * 60000 + 'v')")
+long=$(python3 -c "print('+'.join(['v'] * 5000))")
+for what in deep neg long; do
+	"$SONDE" probe -e "assert:probe_loop.c:$L_VAR:${!what} != 7" -- ./loop >out.$what 2>err.$what
+	rc=$?
+	if [ $rc -ge 1 ] && [ $rc -lt 128 ] && grep -q "^sonde: error: .*expression \(nested too deeply\|too long\)" err.$what; then
+		ok "expression $what: refused with a clear error (exit $rc)"
+	else
+		notok "expression $what: refused with a clear error" "exit $rc: $(head -c 300 err.$what)"
+	fi
+done

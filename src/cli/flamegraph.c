@@ -3,6 +3,7 @@
  * timeline, where --time-range selects a window). */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/trace_cct.h"
 #include "cli/load.h"
@@ -29,6 +30,8 @@ int cmd_flamegraph(struct cli_opts *o)
 		profile_free(&p);
 	}
 	FILE *out = stdout;
+	if (!o->output && isatty(STDOUT_FILENO))
+		cli_die(EXIT_USAGE, "the flame graph is an SVG file: give -o FILE.svg (or redirect stdout, or -o - to force it)");
 	if (o->output && strcmp(o->output, "-")) {
 		out = fopen(o->output, "w");
 		if (!out)

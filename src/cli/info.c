@@ -171,13 +171,24 @@ int cmd_info(struct cli_opts *o)
 			}
 		}
 		printf("duration:     %s\n", fmt_ns(dur, a, sizeof a));
-		printf("exit status:  %s\n", (s = rd_meta(r, "exit_status")) ? s : "?");
+		if ((s = rd_meta(r, "exit_status"))) {
+			int st = atoi(s);
+			if (st < 0 && st > -65)
+				printf("exit status:  killed by SIG%s (signal %d)\n", sigabbrev_np(-st) ? sigabbrev_np(-st) : "?", -st);
+			else
+				printf("exit status:  %s\n", s);
+		} else {
+			printf("exit status:  ?\n");
+		}
 		printf("clock:        %.4f ticks/ns (TSC, calibrated against CLOCK_MONOTONIC over the run)\n", r->ticks_per_ns);
 		printf("processes:    %d\n", r->nprocs);
 		for (int i = 0; i < r->nprocs; i++) {
 			const struct rec_process *p = &r->procs[i];
 			printf("  pid %-7d %s", p->pid, p->exe);
 			if (p->exit_status == INT32_MIN) printf("  (end unknown)\n");
+			else if (p->exit_status < 0 && p->exit_status > -65)
+				printf("  (killed by SIG%s, signal %d)\n", sigabbrev_np(-p->exit_status) ? sigabbrev_np(-p->exit_status) : "?",
+				       -p->exit_status);
 			else if (p->exit_status < 0) printf("  (killed by signal %d)\n", -p->exit_status);
 			else printf("  (exit %d)\n", p->exit_status);
 		}

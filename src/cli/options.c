@@ -66,7 +66,7 @@ static const struct cli_option options[] = {
 	{ "library", O_LIBRARY, required_argument, CMD_PROBE, "FILE", "file of named probe definitions" },
 	{ "plugin", O_PLUGIN, required_argument, CMD_PROBE, "SO", "load custom probe handlers" },
 	{ "record", O_RECORD, no_argument, CMD_PROBE, NULL, "also write the hits into a recording (-o DIR)" },
-	{ "help", O_HELP, no_argument, ~0u, NULL, "show this help" },
+	{ "help", O_HELP, no_argument, ~0u, NULL, "show this help (also -h)" },
 };
 #define NOPTIONS (int)(sizeof(options) / sizeof(options[0]))
 
@@ -192,6 +192,7 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 				shorts[ns++] = ':';
 		}
 	}
+	shorts[ns++] = 'h'; /* -h: --help, on every command */
 	lopts[nl] = (struct option){ 0, 0, 0, 0 };
 	shorts[ns] = 0;
 
@@ -276,6 +277,7 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 		case O_LIBRARY: o->library = optarg; break;
 		case O_PLUGIN: o->plugin = optarg; break;
 		case O_RECORD: o->record_probe = 1; break;
+		case 'h':
 		case O_HELP: help(cmd); exit(0);
 		case ':':
 			cli_die(EXIT_USAGE, "option '%s' needs an argument (see 'sonde %s --help')", argv[optind - 1],

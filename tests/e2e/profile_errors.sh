@@ -84,3 +84,22 @@ expect_err "--min-percent nan" 1 "invalid value" "$SONDE" tree --min-percent=nan
 expect_err "--time-range nan" 1 "invalid --time-range" "$SONDE" replay --time-range=nan,1
 expect_err "--time-range inf" 1 "invalid --time-range" "$SONDE" replay --time-range=0,inf
 expect_err "--duration inf" 1 "invalid value" "$SONDE" probe --duration=inf -e func:main -- ./seed002 0.1
+# -h is --help on every command; a flame graph is not spilled into a terminal.
+"$SONDE" record -h >help.txt 2>&1 && grep -q -- "--trace" help.txt && ok "record -h shows the help" || notok "record -h shows the help" "$(head -3 help.txt)"
+if command -v script >/dev/null 2>&1; then
+	script -qec "\"$SONDE\" flamegraph" /dev/null >tty.txt 2>&1
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "sonde: error: the flame graph is an SVG file: give -o" tty.txt && ! grep -q "<svg" tty.txt; then
+		ok "flamegraph refuses to write SVG into a terminal (exit 1)"
+	else
+		notok "flamegraph refuses to write SVG into a terminal" "exit $rc: $(head -c 300 tty.txt)"
+	fi
+else
+	skip "flamegraph refuses to write SVG into a terminal" "no 'script' to give it a terminal"
+fi
+"$SONDE" flamegraph >fg.svg 2>err.txt && grep -q "<svg" fg.svg && ok "flamegraph into a pipe or file still writes SVG" || notok "flamegraph into a pipe or file still writes SVG" "$(cat err.txt)"
+# A program killed by a signal: info names the signal.
+printf '#include <stdlib.h>\nint main(void) { abort(); }\n' >abrt.c
+"$SONDE_CC_BIN" abrt.c -o abrt && "$SONDE" record -o abrt.data -- ./abrt >/dev/null 2>&1
+"$SONDE" info -i abrt.data >info.txt 2>&1
+grep -q "exit status:  killed by SIGABRT (signal 6)" info.txt && ok "info: killed by SIGABRT, not -6" || notok "info: killed by SIGABRT, not -6" "$(grep exit info.txt)"

@@ -244,6 +244,7 @@ int engine_run(struct engine *e, uint64_t deadline_ns, int in_fd)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGPIPE, &sa, NULL); /* our output's reader went away: restore and detach, never die with int3s left */
 	sa.sa_handler = on_wake;
 	sigaction(SIGALRM, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);

@@ -2,6 +2,8 @@
  * writer/reader contract). */
 #include "common/ring.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <string.h>
 #include <time.h>
 
@@ -67,9 +69,22 @@ uint8_t *ring_reserve_slow(struct sonde_session_hdr *s, struct sonde_ring *r, ui
 			return NULL;
 		uint64_t t0 = clock_ticks();
 		struct timespec ts = { 0, 20000 };
-		while (atomic_load_explicit(&c->state, memory_order_acquire) != RING_FREE) {
+		for (uint32_t spins = 1; atomic_load_explicit(&c->state, memory_order_acquire) != RING_FREE; spins++) {
 			if (atomic_load_explicit(&s->stop, memory_order_relaxed))
 				return NULL;
+			/* Every ~1000 naps (some 50-100 ms): is anyone left to drain
+			 * the ring?  A recorder killed with SIGKILL must not leave the
+			 * program asleep here forever: from then on events are dropped
+			 * (counted as lost) and the program runs on. */
+			if (!(spins & 1023) && s->collector_pid > 0) {
+				int e = errno;
+				int gone = kill(s->collector_pid, 0) != 0 && errno == ESRCH;
+				errno = e;
+				if (gone) {
+					atomic_store_explicit(&s->stop, 1, memory_order_relaxed);
+					return NULL;
+				}
+			}
 			nanosleep(&ts, NULL); /* only when the ring is full: the wait is recorded */
 		}
 		*wait_ticks += clock_ticks() - t0;

@@ -29,7 +29,7 @@
 #include "common/func_id.h" /* SONDE_FUNC(): module slot and number */
 
 #define SONDE_SESSION_MAGIC   0x534f4e4445534553ull /* "SESEDNOS" */
-#define SONDE_SESSION_VERSION 1u
+#define SONDE_SESSION_VERSION 2u
 #define SONDE_ENV_FD          "SONDE_SESSION_FD"
 
 #define SONDE_MAX_PROCS    1024u
@@ -178,8 +178,10 @@ struct sonde_session_hdr {
 	_Atomic uint32_t nprocs, nthreads, nmodules;
 	uint32_t pad1;
 	_Atomic uint64_t lost[SONDE_LOST_COUNT_];
-	_Atomic uint32_t stop;       /* set by the recorder when it gives up waiting */
-	uint32_t pad2;
+	_Atomic uint32_t stop;       /* set by the recorder when it gives up waiting, or by a
+	                              * writer that found the recorder gone */
+	int32_t collector_pid;       /* the recorder draining the rings: a writer waiting on a
+	                              * full ring checks it is still there */
 
 	/* ---- locks (issue 4; owned by src/rt/locks.c, layout in src/rt/locks.h) ---- */
 	_Atomic uint64_t locks_off;  /* session offset of struct lk_session, 0 until a first lock */

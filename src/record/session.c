@@ -29,6 +29,7 @@ int session_create(struct session *s, const struct record_config *cfg, double tp
 	}
 	struct sonde_session_hdr *h = p;
 	h->magic = SONDE_SESSION_MAGIC;
+	h->collector_pid = (int32_t)getpid();
 	h->version = SONDE_SESSION_VERSION;
 	h->mode = cfg->mode;
 	h->size = s->size;

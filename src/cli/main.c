@@ -42,7 +42,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: sonde <command> [options]\n\ncommands:\n");
 	for (int i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-16s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\n'sonde <command> --help' shows the options of a command.\n");
+	fprintf(f, "\n'sonde <command> --help' shows the options of a command; 'man sonde-<command>' too.\n"
+	           "'sonde --version' prints the version.\n");
 }
 
 int main(int argc, char **argv)

@@ -44,6 +44,47 @@ static const struct example examples[] = {
 };
 #define NEXAMPLES (int)(sizeof examples / sizeof examples[0])
 
+/* What a command does, for DESCRIPTION (the summary when absent).  The full
+ * reference is docs/cli.md; these are its first paragraphs. */
+struct description { const char *cmd, *text; };
+static const struct description descriptions[] = {
+	{ "record", "Runs PROGRAM and records it, along with every process it forks and every program it execs. "
+	            "sonde creates the session memory, starts the program with libsonde-rt.so preloaded, drains "
+	            "the event rings while the program runs, and writes the recording directory (sonde.data/ by "
+	            "default) after the whole process tree has ended. Functions are recorded in programs and "
+	            "libraries built with sonde-cc(1); --locks needs no rebuild.\n"
+	            "Ctrl-C (SIGINT) is left to the program; SIGTERM, SIGHUP and SIGQUIT sent to sonde are "
+	            "forwarded to it. If the program crashes or is killed, everything it wrote up to that instant "
+	            "is kept." },
+	{ "report", "The flat profile: one row per function that was called, with its calls, exclusive time (on "
+	            "top of the stack), inclusive time (anywhere on the stack, counted once under recursion) and "
+	            "their percentages of the total recorded time. With --format=json, the fields are calls, "
+	            "exclusive_ns and inclusive_ns." },
+	{ "callers-callees", "The attributed view of FUNC: its callers above the * line, its callees below it. The "
+	                     "callers' attributed times sum to FUNC's inclusive time, and so do its exclusive time "
+	                     "and its callees' attributed times." },
+	{ "tree", "The calling-context tree of each thread, indented two spaces per level, children sorted by "
+	          "inclusive time." },
+	{ "info", "What a recording holds: program, command, mode, duration, exit status, clock calibration, "
+	          "processes and how each one ended, threads, instrumented modules, and every non-zero loss "
+	          "counter." },
+	{ "export", "Writes the recording in another tool's format, to FILE, or to stdout if -o is absent or -. "
+	            "callgrind and folded need calling-context trees (a profile recording, or a --trace one whose "
+	            "trees are rebuilt); chrome and perfetto need a --trace recording." },
+	{ "replay", "The timeline of a --trace recording as indented text: a call with no recorded child on one "
+	            "line with its duration, a call with children opened with { and closed with its duration." },
+	{ "flamegraph", "Writes a self-contained, interactive SVG flame graph (hover for details, click to zoom) "
+	                "of a profile recording, or of a --trace recording whose trees are rebuilt from the "
+	                "timeline. Width is inclusive time." },
+	{ "locks", "The lock profile of a --locks recording: one row per lock with its acquisitions, contention, "
+	           "wait and hold times, and where it was waited for; then the loss counters." },
+	{ "probe", "Places dynamic probes (breakpoints) in a running process (-p) or in a program it launches. "
+	           "The program needs symbols, and DWARF (-g) for FILE:LINE locations and expressions; it need not "
+	           "be built with sonde. When the session ends (the program exits, --duration passes, Ctrl-C, or "
+	           "quit), every original byte is restored and sonde detaches, then prints the summary." },
+};
+#define NDESCRIPTIONS (int)(sizeof descriptions / sizeof descriptions[0])
+
 /* ---- troff ---- */
 
 /* Text for a man page: backslashes escaped, a hyphen that starts a word
@@ -164,8 +205,24 @@ static void page_command(FILE *f, const struct cli_command *cmds, int ncmds, con
 	fputc('\n', f);
 	roff(f, c->usage);
 	fputs("\n.SH DESCRIPTION\n", f);
-	roff(f, c->summary);
-	fputs("\n.SH OPTIONS\n", f);
+	const char *text = c->summary;
+	for (int i = 0; i < NDESCRIPTIONS; i++)
+		if (!strcmp(descriptions[i].cmd, c->name))
+			text = descriptions[i].text;
+	for (const char *p = text; *p;) { /* one paragraph a line */
+		const char *e = strchr(p, '\n');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		char para[1024];
+		snprintf(para, sizeof para, "%.*s", (int)n, p);
+		for (char *q = para; (q = strstr(q, ". ")); q++) /* a sentence a line: troff's sentence spacing */
+			q[1] = '\n';
+		if (p != text)
+			fputs(".PP\n", f);
+		roff(f, para);
+		fputc('\n', f);
+		p += n + (e != NULL);
+	}
+	fputs(".SH OPTIONS\n", f);
 	int n;
 	const struct cli_option *ops = cli_options(&n);
 	for (int i = 0; i < n; i++)

@@ -90,6 +90,11 @@ check "pkg-config --libs sonde names the installed module object ($pcl)" test "$
 
 build_and_record installed
 
+# the plugin header compiles with the flags of sonde.pc alone
+plug=$(printf '#include <sonde/probe.h>\nint x = SONDE_PROBE_ABI;\n' |
+	PKG_CONFIG_PATH=$P/lib/pkgconfig bash -c 'cc $(pkg-config --cflags sonde) -fsyntax-only -x c - 2>&1')
+check "include/sonde/probe.h compiles with pkg-config --cflags sonde" test -z "$plug"
+
 # a build that cannot use sonde-cc: the flags from pkg-config
 w=$T/work-pc
 mkdir -p "$w"

@@ -55,6 +55,23 @@ struct cli_command {
 	const char *summary;
 };
 
+/* One entry of the option table (options.c).  --help, the man pages and the
+ * shell completions (manual.c) are all generated from it. */
+struct cli_option {
+	const char *name;
+	int val;            /* short option char, or a value >= 256 for a long-only option */
+	int has_arg;        /* no_argument / required_argument / optional_argument */
+	unsigned mask;      /* commands it applies to */
+	const char *arg;    /* argument name for help */
+	const char *help;
+};
+const struct cli_option *cli_options(int *n);
+
+/* The hidden documentation commands of main.c: `sonde --help-man [PAGE]`
+ * (list the man pages, or write one in troff) and `sonde --help-completion
+ * bash|zsh`.  Returns the exit code. */
+int cli_manual(const struct cli_command *cmds, int ncmds, int argc, char **argv);
+
 /* Parse argv for command `cmd` (argv[0] is the command name). Exits 1 with
  * a message on a bad option; exits 0 after printing --help. */
 void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_opts *o);

@@ -17,15 +17,6 @@ enum {
 	O_LIBRARY, O_PLUGIN, O_RECORD, O_HELP,
 };
 
-struct cli_option {
-	const char *name;
-	int val;            /* short option char or O_* */
-	int has_arg;        /* no_argument / required_argument / optional_argument */
-	unsigned mask;      /* commands it applies to */
-	const char *arg;    /* argument name for help */
-	const char *help;
-};
-
 static const struct cli_option options[] = {
 	{ "input", 'i', required_argument, CMD_READERS, "DIR", "recording to read (default sonde.data)" },
 	{ "output", 'o', required_argument, CMD_RECORD | CMD_EXPORT | CMD_FLAME | CMD_PROBE, "PATH",
@@ -69,6 +60,12 @@ static const struct cli_option options[] = {
 	{ "help", O_HELP, no_argument, ~0u, NULL, "show this help (also -h)" },
 };
 #define NOPTIONS (int)(sizeof(options) / sizeof(options[0]))
+
+const struct cli_option *cli_options(int *n)
+{
+	*n = NOPTIONS;
+	return options;
+}
 
 void cli_error(const char *fmt, ...)
 {

@@ -10,7 +10,7 @@
 enum {
 	CMD_RECORD = 1u << 0, CMD_REPORT = 1u << 1, CMD_CALLERS = 1u << 2, CMD_TREE = 1u << 3,
 	CMD_INFO = 1u << 4, CMD_EXPORT = 1u << 5, CMD_REPLAY = 1u << 6, CMD_FLAME = 1u << 7,
-	CMD_LOCKS = 1u << 8, CMD_PROBE = 1u << 9,
+	CMD_LOCKS = 1u << 8, CMD_PROBE = 1u << 9, CMD_DIFF = 1u << 10,
 	CMD_READERS = CMD_REPORT | CMD_CALLERS | CMD_TREE | CMD_INFO | CMD_EXPORT | CMD_REPLAY |
 	              CMD_FLAME | CMD_LOCKS,
 };
@@ -89,6 +89,8 @@ int cli_want_json(struct cli_opts *o, const char *allowed);
 
 /* Human output: times with units ("1.23 ms"), into buf. */
 const char *fmt_ns(double ns, char *buf, int len);
+/* The same with a sign: "+1.20 ms", "-350 ns". */
+const char *fmt_ns_signed(double ns, char *buf, int len);
 /* Terminal width (COLUMNS, ioctl, else 120). */
 int term_width(void);
 /* Parse "10ms", "50us", "3s", "100ns" (bare numbers are ns). -1 on error. */

@@ -15,6 +15,7 @@ int cmd_replay(struct cli_opts *o);
 int cmd_flamegraph(struct cli_opts *o);
 int cmd_locks(struct cli_opts *o);
 int cmd_probe(struct cli_opts *o);
+int cmd_diff(struct cli_opts *o);
 
 static const struct cli_command commands[] = {
 	{ "record", CMD_RECORD, cmd_record, "[options] -- PROGRAM [ARGS...]",
@@ -32,6 +33,8 @@ static const struct cli_command commands[] = {
 	{ "flamegraph", CMD_FLAME, cmd_flamegraph, "-o FILE.svg [options]",
 	  "Interactive SVG flame graph (hover, click to zoom) of a profile or a trace." },
 	{ "locks", CMD_LOCKS, cmd_locks, "[options]", "Lock profile of a --locks recording." },
+	{ "diff", CMD_DIFF, cmd_diff, "[options] BASE NEW",
+	  "What changed from recording BASE to NEW: calls and times per function and per call path." },
 	{ "probe", CMD_PROBE, cmd_probe, "[options] (-p PID | -- PROGRAM [ARGS...])",
 	  "Insert dynamic probes into a running or launched program." },
 };

@@ -25,6 +25,8 @@ static const struct example examples[] = {
 	{ "report", "The ten functions with the most inclusive time, as JSON:",
 	  "sonde report --format=json --sort=incl --limit 10" },
 	{ "report", "One table per thread of another recording:", "sonde report -i run2.data --threads" },
+	{ "diff", "What a change did: record before and after, then compare:",
+	  "sonde record -o before.data -- ./prog\nsonde record -o after.data -- ./prog.new\nsonde diff before.data after.data" },
 	{ "callers-callees", "Who calls parse, and what parse calls, with the time attributed to each:",
 	  "sonde callers-callees parse" },
 	{ "tree", "The first three levels of the calling-context tree, hiding nodes under 1%:",
@@ -56,6 +58,13 @@ static const struct description descriptions[] = {
 	            "Ctrl-C (SIGINT) is left to the program; SIGTERM, SIGHUP and SIGQUIT sent to sonde are "
 	            "forwarded to it. If the program crashes or is killed, everything it wrote up to that instant "
 	            "is kept." },
+	{ "diff", "What changed from the recording BASE to NEW. Per function (matched by name and source file): "
+	          "calls, exclusive and inclusive time in each and their difference, sorted by the size of the "
+	          "change in exclusive time. Per call path: calls and inclusive time, sorted by the change in "
+	          "inclusive time. With --format=json: functions[] with name, file, calls_base, calls_new, "
+	          "calls_delta, exclusive_ns_base, exclusive_ns_new, exclusive_ns_delta, inclusive_ns_base, "
+	          "inclusive_ns_new, inclusive_ns_delta; paths[] with path (the function names from the outermost "
+	          "call) and the calls and inclusive fields." },
 	{ "report", "The flat profile: one row per function that was called, with its calls, exclusive time (on "
 	            "top of the stack), inclusive time (anywhere on the stack, counted once under recursion) and "
 	            "their percentages of the total recorded time. With --format=json, the fields are calls, "

@@ -21,11 +21,11 @@ static const struct cli_option options[] = {
 	{ "input", 'i', required_argument, CMD_READERS, "DIR", "recording to read (default sonde.data)" },
 	{ "output", 'o', required_argument, CMD_RECORD | CMD_EXPORT | CMD_FLAME | CMD_PROBE, "PATH",
 	  "recording directory (record) or output file" },
-	{ "format", O_FORMAT, required_argument, (CMD_READERS & ~CMD_FLAME) | CMD_PROBE, "FMT",
+	{ "format", O_FORMAT, required_argument, (CMD_READERS & ~CMD_FLAME) | CMD_PROBE | CMD_DIFF, "FMT",
 	  "output format: table (default) or json; export: callgrind, folded, chrome, perfetto" },
 	{ "sort", O_SORT, required_argument, CMD_REPORT | CMD_LOCKS, "KEY",
 	  "report: excl (default), incl, calls, name; locks: wait (default), hold, acquisitions, contended, name" },
-	{ "limit", O_LIMIT, required_argument, CMD_REPORT | CMD_LOCKS | CMD_CALLERS, "N",
+	{ "limit", O_LIMIT, required_argument, CMD_REPORT | CMD_LOCKS | CMD_CALLERS | CMD_DIFF, "N",
 	  "show at most N rows" },
 	{ "threads", O_THREADS, no_argument, CMD_REPORT | CMD_LOCKS | CMD_INFO, NULL,
 	  "one section per thread" },
@@ -314,6 +314,14 @@ const char *fmt_ns(double ns, char *buf, int len)
 		snprintf(buf, len, "%.2f ms", ns / 1e6);
 	else
 		snprintf(buf, len, "%.3f s", ns / 1e9);
+	return buf;
+}
+
+const char *fmt_ns_signed(double ns, char *buf, int len)
+{
+	char t[32];
+	fmt_ns(ns < 0 ? -ns : ns, t, sizeof t);
+	snprintf(buf, len, "%s%s", ns < 0 ? "-" : "+", t);
 	return buf;
 }
 

@@ -1,0 +1,377 @@
+/* diff.c — `sonde diff BASE NEW`: what changed between two recordings, per
+ * function (calls, exclusive and inclusive time) and per call path (calls
+ * and inclusive time of each calling context), sorted by impact.
+ *
+ * A function is matched across the two recordings by its name and source
+ * file (the file of its definition, or its module's file name when there is
+ * no debug information), so two builds of the same program compare, and two
+ * static functions of the same name in different files stay apart.  A call
+ * path is the list of those keys from the outermost call. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/load.h"
+#include "common/json.h"
+
+#define DIFF_MAX_PATH_DEPTH 256 /* deeper contexts are compared at this depth */
+
+struct row {
+	char *key;                /* "name\tfile" or a path of such keys joined by '\n' */
+	const char *name;         /* for display: the function, or the path's last function */
+	uint64_t calls[2];
+	double excl[2], incl[2];  /* ns */
+};
+
+struct side {
+	struct row *v;
+	size_t n, cap;
+};
+
+static void die_oom(void)
+{
+	cli_die(EXIT_DATA, "out of memory");
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = p ? strrchr(p, '/') : NULL;
+	return s ? s + 1 : p ? p : "?";
+}
+
+static char *fn_key(const struct fn_info *f)
+{
+	const char *file = f->file ? base_name(f->file) : base_name(f->module);
+	size_t n = strlen(f->name) + strlen(file) + 2;
+	char *k = malloc(n);
+	if (!k)
+		die_oom();
+	snprintf(k, n, "%s\t%s", f->name, file);
+	return k;
+}
+
+static struct row *add_row(struct side *s, char *key, const char *name)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 256;
+		struct row *v = realloc(s->v, sizeof *v * s->cap);
+		if (!v)
+			die_oom();
+		s->v = v;
+	}
+	struct row *r = &s->v[s->n++];
+	memset(r, 0, sizeof *r);
+	r->key = key;
+	r->name = name;
+	return r;
+}
+
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(((const struct row *)a)->key, ((const struct row *)b)->key);
+}
+
+/* Sort by key and add up the rows of equal keys (the same path in several
+ * threads, the same function in several modules). */
+static void fold(struct side *s)
+{
+	qsort(s->v, s->n, sizeof *s->v, by_key);
+	size_t o = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		if (o && !strcmp(s->v[o - 1].key, s->v[i].key)) {
+			struct row *d = &s->v[o - 1];
+			for (int k = 0; k < 2; k++) {
+				d->calls[k] += s->v[i].calls[k];
+				d->excl[k] += s->v[i].excl[k];
+				d->incl[k] += s->v[i].incl[k];
+			}
+			free(s->v[i].key);
+		} else {
+			s->v[o++] = s->v[i];
+		}
+	}
+	s->n = o;
+}
+
+struct input {
+	struct cli_opts o;
+	struct loaded l;
+	struct profile p;
+	char **keys;              /* per function index */
+};
+
+static void load_side(struct cli_opts *o, const char *dir, struct input *in)
+{
+	in->o = *o;
+	in->o.input = dir;
+	load_profile(&in->o, &in->l, &in->p);
+	in->keys = calloc(in->l.ft.n + 1, sizeof *in->keys);
+	if (!in->keys)
+		die_oom();
+	for (uint32_t i = 1; i < in->l.ft.n; i++)
+		in->keys[i] = fn_key(&in->l.ft.fns[i]);
+}
+
+static void functions_of(struct input *in, int k, struct side *s)
+{
+	for (uint32_t i = 1; i < in->p.nfn; i++) {
+		const struct fn_metrics *m = &in->p.fn[i];
+		if (!m->calls && !m->incl)
+			continue;
+		struct row *r = add_row(s, strdup(in->keys[i]), in->l.ft.fns[i].name);
+		if (!r->key)
+			die_oom();
+		r->calls[k] = m->calls;
+		r->excl[k] = rd_ns(in->l.r, m->excl);
+		r->incl[k] = rd_ns(in->l.r, m->incl);
+	}
+}
+
+/* Every calling context of the selected threads, as a path of keys. */
+static void paths_of(struct input *in, int k, struct side *s)
+{
+	const struct recording *r = in->l.r;
+	for (int t = 0; t < r->nthreads; t++) {
+		const struct rd_thread *th = &r->threads[t];
+		if (!th->nodes || (in->o.tid && th->r.tid != in->o.tid))
+			continue;
+		uint32_t n = th->nnodes;
+		uint32_t *depth = calloc(n ? n : 1, sizeof *depth);
+		if (!depth)
+			die_oom();
+		/* Parents come before their children in a thread's node array
+		 * (the reader checks every node is reached from the root). */
+		for (uint32_t i = 1; i < n; i++) {
+			const struct rec_node *nd = &th->nodes[i];
+			depth[i] = nd->parent < i ? depth[nd->parent] + 1 : 1;
+			if (depth[i] > DIFF_MAX_PATH_DEPTH || (!nd->calls && !nd->ticks))
+				continue;
+			uint32_t chain[DIFF_MAX_PATH_DEPTH], d = 0;
+			size_t len = 1;
+			for (uint32_t v = i; v && v < n && d < DIFF_MAX_PATH_DEPTH; v = th->nodes[v].parent) {
+				uint32_t f = fn_of(&in->l.ft, r, th->nodes[v].func);
+				chain[d++] = f;
+				len += strlen(in->keys[f] ? in->keys[f] : "?") + 1;
+				if (th->nodes[v].parent >= v)
+					break;
+			}
+			char *key = malloc(len), *q = key;
+			if (!key)
+				die_oom();
+			for (uint32_t j = d; j-- > 0;) {
+				const char *kk = in->keys[chain[j]] ? in->keys[chain[j]] : "?";
+				size_t l = strlen(kk);
+				memcpy(q, kk, l);
+				q += l;
+				*q++ = j ? '\n' : 0;
+			}
+			struct row *row = add_row(s, key, in->l.ft.fns[chain[0]].name);
+			row->calls[k] = nd->calls;
+			row->incl[k] = rd_ns(r, (int64_t)(nd->ticks > (uint64_t)INT64_MAX ? INT64_MAX : nd->ticks));
+		}
+		free(depth);
+	}
+}
+
+/* Join the sorted, folded sides into `out`: a row per key of either. */
+static void join(struct side *a, struct side *b, struct side *out)
+{
+	size_t i = 0, j = 0;
+	while (i < a->n || j < b->n) {
+		int c = i == a->n ? 1 : j == b->n ? -1 : strcmp(a->v[i].key, b->v[j].key);
+		struct row r;
+		if (c < 0) {
+			r = a->v[i++];
+		} else if (c > 0) {
+			r = b->v[j++];
+		} else {
+			r = a->v[i];
+			r.calls[1] = b->v[j].calls[1];
+			r.excl[1] = b->v[j].excl[1];
+			r.incl[1] = b->v[j].incl[1];
+			free(b->v[j].key);
+			i++, j++;
+		}
+		*add_row(out, r.key, r.name) = r;
+	}
+	free(a->v);
+	free(b->v);
+}
+
+static int by_excl_impact;
+
+static double impact(const struct row *r)
+{
+	double d = by_excl_impact ? r->excl[1] - r->excl[0] : r->incl[1] - r->incl[0];
+	return d < 0 ? -d : d;
+}
+
+static int by_impact(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	double ix = impact(x), iy = impact(y);
+	if (ix != iy)
+		return ix < iy ? 1 : -1;
+	int64_t cx = (int64_t)(x->calls[1] - x->calls[0]), cy = (int64_t)(y->calls[1] - y->calls[0]);
+	cx = cx < 0 ? -cx : cx;
+	cy = cy < 0 ? -cy : cy;
+	if (cx != cy)
+		return cx < cy ? 1 : -1;
+	return strcmp(x->key, y->key);
+}
+
+static int64_t ns(double v)
+{
+	return (int64_t)(v + (v < 0 ? -0.5 : 0.5));
+}
+
+static void json_rows(struct json *j, const char *name, const struct side *s, int paths, int limit)
+{
+	json_arr_begin(j, name);
+	for (size_t i = 0; i < s->n && (!limit || i < (size_t)limit); i++) {
+		const struct row *r = &s->v[i];
+		json_obj_begin(j, NULL);
+		if (paths) {
+			json_arr_begin(j, "path");
+			for (const char *p = r->key; p;) {
+				const char *e = strchr(p, '\n'), *tab = strchr(p, '\t');
+				char buf[1024];
+				size_t l = (size_t)((tab && (!e || tab < e) ? tab : e ? e : p + strlen(p)) - p);
+				snprintf(buf, sizeof buf, "%.*s", (int)(l < sizeof buf ? l : sizeof buf - 1), p);
+				json_str(j, NULL, buf);
+				p = e ? e + 1 : NULL;
+			}
+			json_arr_end(j);
+		} else {
+			json_str(j, "name", r->name);
+			const char *tab = strchr(r->key, '\t');
+			json_str(j, "file", tab ? tab + 1 : NULL);
+		}
+		json_uint(j, "calls_base", r->calls[0]);
+		json_uint(j, "calls_new", r->calls[1]);
+		json_int(j, "calls_delta", (int64_t)(r->calls[1] - r->calls[0]));
+		if (!paths) {
+			json_int(j, "exclusive_ns_base", ns(r->excl[0]));
+			json_int(j, "exclusive_ns_new", ns(r->excl[1]));
+			json_int(j, "exclusive_ns_delta", ns(r->excl[1]) - ns(r->excl[0]));
+		}
+		json_int(j, "inclusive_ns_base", ns(r->incl[0]));
+		json_int(j, "inclusive_ns_new", ns(r->incl[1]));
+		json_int(j, "inclusive_ns_delta", ns(r->incl[1]) - ns(r->incl[0]));
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+static const char *pct(double base, double now, char *buf, size_t n)
+{
+	if (base <= 0)
+		snprintf(buf, n, now > 0 ? "new" : "");
+	else
+		snprintf(buf, n, "%+.1f%%", 100 * (now - base) / base);
+	return buf;
+}
+
+static void table_functions(const struct side *s, int limit)
+{
+	int namew = term_width() - 92;
+	if (namew < 20)
+		namew = 20;
+	printf("%12s %12s %11s %11s %11s %8s %11s %8s  %s\n", "calls base", "calls new", "excl base", "excl new",
+	       "excl delta", "", "incl delta", "", "function");
+	for (size_t i = 0; i < s->n && (!limit || i < (size_t)limit); i++) {
+		const struct row *r = &s->v[i];
+		char a[32], b[32], c[32], d[32], p1[32], p2[32];
+		printf("%12llu %12llu %11s %11s %11s %8s %11s %8s  %.*s\n", (unsigned long long)r->calls[0],
+		       (unsigned long long)r->calls[1], fmt_ns(r->excl[0], a, sizeof a), fmt_ns(r->excl[1], b, sizeof b),
+		       fmt_ns_signed(r->excl[1] - r->excl[0], c, sizeof c), pct(r->excl[0], r->excl[1], p1, sizeof p1),
+		       fmt_ns_signed(r->incl[1] - r->incl[0], d, sizeof d), pct(r->incl[0], r->incl[1], p2, sizeof p2),
+		       namew, r->name);
+	}
+	if (limit && s->n > (size_t)limit)
+		printf("(%zu more functions; --limit to show more)\n", s->n - (size_t)limit);
+}
+
+static void table_paths(const struct side *s, int limit)
+{
+	printf("\n%12s %12s %11s %8s  %s\n", "calls base", "calls new", "incl delta", "", "call path");
+	for (size_t i = 0; i < s->n && (!limit || i < (size_t)limit); i++) {
+		const struct row *r = &s->v[i];
+		char a[32], p[32];
+		printf("%12llu %12llu %11s %8s  ", (unsigned long long)r->calls[0], (unsigned long long)r->calls[1],
+		       fmt_ns_signed(r->incl[1] - r->incl[0], a, sizeof a), pct(r->incl[0], r->incl[1], p, sizeof p));
+		for (const char *q = r->key; q;) {
+			const char *e = strchr(q, '\n'), *tab = strchr(q, '\t');
+			int l = (int)((tab && (!e || tab < e) ? tab : e ? e : q + strlen(q)) - q);
+			printf("%s%.*s", q == r->key ? "" : " > ", l, q);
+			q = e ? e + 1 : NULL;
+		}
+		putchar('\n');
+	}
+	if (limit && s->n > (size_t)limit)
+		printf("(%zu more call paths; --limit to show more)\n", s->n - (size_t)limit);
+}
+
+static void free_side(struct side *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i].key);
+	free(s->v);
+}
+
+static void free_input(struct input *in)
+{
+	for (uint32_t i = 1; i < in->l.ft.n; i++)
+		free(in->keys[i]);
+	free(in->keys);
+	profile_free(&in->p);
+	load_free(&in->l);
+}
+
+int cmd_diff(struct cli_opts *o)
+{
+	int json = cli_want_json(o, "table json");
+	if (o->argc != 2)
+		cli_die(EXIT_USAGE, "expected two recordings: sonde diff BASE NEW (see 'sonde diff --help')");
+	static struct input in[2];
+	for (int k = 0; k < 2; k++)
+		load_side(o, o->argv[k], &in[k]);
+	struct side f[2] = { { 0 } }, p[2] = { { 0 } }, funcs = { 0 }, paths = { 0 };
+	for (int k = 0; k < 2; k++) {
+		functions_of(&in[k], k, &f[k]);
+		fold(&f[k]);
+		paths_of(&in[k], k, &p[k]);
+		fold(&p[k]);
+	}
+	join(&f[0], &f[1], &funcs);
+	join(&p[0], &p[1], &paths);
+	by_excl_impact = 1;
+	qsort(funcs.v, funcs.n, sizeof *funcs.v, by_impact);
+	by_excl_impact = 0;
+	qsort(paths.v, paths.n, sizeof *paths.v, by_impact);
+	int limit = o->limit ? o->limit : json ? 0 : 25;
+	if (json) {
+		struct json j;
+		json_init(&j, stdout, 1);
+		json_obj_begin(&j, NULL);
+		json_str(&j, "base", o->argv[0]);
+		json_str(&j, "new", o->argv[1]);
+		json_double(&j, "total_ns_base", rd_ns(in[0].l.r, in[0].p.total));
+		json_double(&j, "total_ns_new", rd_ns(in[1].l.r, in[1].p.total));
+		json_rows(&j, "functions", &funcs, 0, limit);
+		json_rows(&j, "paths", &paths, 1, limit);
+		json_obj_end(&j);
+		json_end(&j);
+	} else {
+		char a[32], b[32];
+		printf("base: %s (%s recorded)\nnew:  %s (%s recorded)\n\n", o->argv[0],
+		       fmt_ns(rd_ns(in[0].l.r, in[0].p.total), a, sizeof a), o->argv[1],
+		       fmt_ns(rd_ns(in[1].l.r, in[1].p.total), b, sizeof b));
+		table_functions(&funcs, limit);
+		table_paths(&paths, limit);
+	}
+	free_side(&funcs);
+	free_side(&paths);
+	for (int k = 0; k < 2; k++)
+		free_input(&in[k]);
+	return 0;
+}

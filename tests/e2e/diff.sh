@@ -1,0 +1,44 @@
+# sonde diff on two runs whose work differs by a known amount: diffwork 50
+# then diffwork 150 (grows() called 100 more times, fixed() as often).  The
+# expected calls and times are the ones the program printed.
+. "$ROOT/tests/lib.sh"
+"$SONDE_CC_BIN" -O2 -I"$PROGS" "$PROGS/diffwork.c" -o diffwork || { notok build "sonde-cc failed"; exit 1; }
+"$SONDE" record -o base.data -- ./diffwork 50 >base.out 2>/dev/null || notok "record base" "failed"
+"$SONDE" record -o new.data -- ./diffwork 150 >new.out 2>/dev/null || notok "record new" "failed"
+"$SONDE" diff base.data new.data --format=json >diff.json 2>err.txt || { notok "diff --format=json" "$(cat err.txt)"; exit 0; }
+"$SONDE" diff base.data new.data >diff.txt 2>err.txt && grep -q "grows" diff.txt && ok "diff table names the changed function" \
+	|| notok "diff table names the changed function" "$(head -c 300 err.txt)"
+python3 - <<'PY'
+import json
+def say(ok, name, why=""):
+    print(("ok - " if ok else "not ok - ") + name + ("" if ok else f": {why}"))
+def prog(path):
+    d = {}
+    for l in open(path):
+        k, f, v = l.split()
+        d[(k, f)] = float(v)
+    return d
+b, n = prog("base.out"), prog("new.out")
+d = json.load(open("diff.json"))
+F = {r["name"]: r for r in d["functions"]}
+g, f = F.get("grows"), F.get("fixed")
+say(g and g["calls_base"] == b[("calls", "grows")] and g["calls_new"] == n[("calls", "grows")]
+    and g["calls_delta"] == n[("calls", "grows")] - b[("calls", "grows")], "grows: calls base, new and delta as the program counted", str(g))
+say(f and f["calls_delta"] == 0 and f["calls_base"] == 50, "fixed: calls unchanged", str(f))
+want = n[("ns", "grows")] - b[("ns", "grows")]
+say(g and abs(g["exclusive_ns_delta"] - want) <= 0.1 * want + 2e6,
+    f"grows: exclusive time delta within 10% of the {want/1e6:.1f} ms the program measured", str(g and g["exclusive_ns_delta"]))
+fw = n[("ns", "fixed")] - b[("ns", "fixed")]
+say(f and abs(f["exclusive_ns_delta"] - fw) <= 0.1 * b[("ns", "fixed")] + 2e6,
+    "fixed: exclusive time delta as small as the program measured", f"{f and f['exclusive_ns_delta']} vs {fw}")
+say(d["functions"][0]["name"] == "grows", "the biggest change comes first", str([r["name"] for r in d["functions"][:3]]))
+P = {tuple(r["path"]): r for r in d["paths"]}
+gp = P.get(("main", "grows"))
+say(gp and gp["calls_delta"] == 100 and gp["calls_base"] == 50, "call path main > grows: calls delta 100", str(gp))
+fp = P.get(("main", "fixed"))
+say(fp and fp["calls_delta"] == 0, "call path main > fixed: unchanged", str(fp))
+PY
+"$SONDE" diff base.data >/dev/null 2>err.txt; rc=$?
+[ $rc -eq 1 ] && grep -q "expected two recordings" err.txt && ok "one recording: usage error" || notok "one recording: usage error" "exit $rc $(cat err.txt)"
+"$SONDE" diff base.data nowhere.data >/dev/null 2>err.txt; rc=$?
+[ $rc -eq 2 ] && grep -q "^sonde: error: " err.txt && ok "missing recording: exit 2" || notok "missing recording: exit 2" "exit $rc $(cat err.txt)"

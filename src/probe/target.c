@@ -4,6 +4,8 @@
  * resuming or detaching them. */
 #include "probe/target.h"
 
+#include "attach/permission.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -164,9 +166,9 @@ int target_attach(struct target *t, pid_t pid, char *err, size_t n)
 	t->memfd = -1;
 	t->pid = pid;
 	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)(long)TRACE_OPTS) < 0) {
-		snprintf(err, n, "cannot attach to process %d (%s)", (int)pid,
-		         errno == EPERM ? "permission denied: ptrace of this process is not allowed" :
-		         errno == ESRCH ? "no such process" : strerror(errno));
+		char why[400];
+		attach_why_refused(pid, errno, why, sizeof why);
+		snprintf(err, n, "cannot attach to process %d (%s)", (int)pid, why);
 		return -1;
 	}
 	target_add_thr(t, pid, 0);

@@ -15,6 +15,10 @@
  * time (a sum over the nodes of several functions) is within 1 ns per
  * sample of sonde's inclusive_ns.
  *
+ * A --locks --trace recording adds the sample types wait/nanoseconds and
+ * hold/nanoseconds: each node's lock wait and hold (analysis/lock_cct.h),
+ * and per thread a "<root>" sample for lock time outside every call.
+ *
  * One location and one function per sonde function (both with its function
  * index as id), the location at the function's entry address, its line the
  * function's first line; one mapping per module slot that a location uses
@@ -30,7 +34,9 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "analysis/lock_cct.h"
 #include "common/format.h"
+#include "common/session.h"
 #include "export/export.h"
 #include "export/protobuf.h"
 
@@ -69,7 +75,10 @@ struct pp {
 	uint32_t *slot;          /* by location id: module slot + 1 (0: none) */
 	uint64_t *addr;          /* by location id: run-time address */
 	uint64_t *acc;           /* by location id: exclusive ticks written so far */
+	uint64_t *accw, *acch;   /* by location id: wait / hold ticks written so far */
 	uint32_t unknown;        /* location id of frames without a function (ft->n) */
+	uint32_t root;           /* location id "<root>": lock time outside every call (ft->n + 1) */
+	struct lock_cct *lk;     /* wait and hold per node (--locks --trace), or NULL */
 };
 
 static uint32_t str_hash(const char *s)
@@ -172,6 +181,15 @@ static void value_type(struct pp *p, int field, const char *type, const char *un
 	emit(p, Z_NO_FLUSH);
 }
 
+/* Grow a running total by t ticks; the whole nanoseconds that adds. */
+static int64_t grow_ns(const struct recording *r, uint64_t *acc, uint64_t t)
+{
+	uint64_t lim = rd_max_ticks(r), a0 = *acc, a1 = rd_sat_add(a0, t);
+	a1 = a1 < lim ? a1 : lim;
+	*acc = a1;
+	return (int64_t)(rd_ns(r, (int64_t)a1) + 0.5) - (int64_t)(rd_ns(r, (int64_t)a0) + 0.5);
+}
+
 static uint32_t loc_of(const struct pp *p, uint32_t fn)
 {
 	return fn ? fn : p->unknown;
@@ -185,13 +203,15 @@ static void label(struct pp *p, int64_t key, int is_num, int64_t v)
 	pb_close(&p->b, m);
 }
 
-/* The samples of one thread: one per node with calls or time. */
-static int thread_samples(struct pp *p, const struct rd_thread *t)
+/* The samples of one thread (index i): one per node with calls, time,
+ * wait or hold; and one "<root>" sample for lock time outside every call. */
+static int thread_samples(struct pp *p, int i)
 {
 	const struct export_ctx *x = p->x;
 	const struct recording *r = x->r;
-	uint32_t n = t->nnodes;
-	uint64_t *kids = calloc(n, sizeof *kids);
+	const struct rd_thread *t = &r->threads[i];
+	uint32_t n = t->nodes ? t->nnodes : 0;
+	uint64_t *kids = calloc(n + 1, sizeof *kids);
 	if (!kids)
 		return -1;
 	for (uint32_t v = 1; v < n; v++)
@@ -201,18 +221,27 @@ static int thread_samples(struct pp *p, const struct rd_thread *t)
 	int64_t k_thread = str_id(&p->st, "thread"), k_name = str_id(&p->st, "thread_name");
 	int64_t k_pid = str_id(&p->st, "pid");
 	int64_t comm = str_id(&p->st, t->r.comm[0] ? t->r.comm : "thread");
-	for (uint32_t v = 1; v < n; v++) {
-		const struct sonde_node *nd = &t->nodes[v];
-		uint64_t ex = nd->ticks > kids[v] ? nd->ticks - kids[v] : 0;
-		uint32_t leaf = loc_of(p, fn_of(x->ft, r, nd->func));
-		uint64_t lim = rd_max_ticks(r), a0 = p->acc[leaf], a1 = rd_sat_add(a0, ex);
-		a1 = a1 < lim ? a1 : lim;
-		p->acc[leaf] = a1;
-		int64_t ns = (int64_t)(rd_ns(r, (int64_t)a1) + 0.5) - (int64_t)(rd_ns(r, (int64_t)a0) + 0.5);
-		if (!nd->calls && !ns)
+	const uint64_t *wait = p->lk ? p->lk->wait[i] : NULL, *hold = p->lk ? p->lk->hold[i] : NULL;
+	uint32_t nlk = p->lk ? p->lk->n[i] : 0;
+	for (uint32_t v = p->lk ? 0 : 1; v < (n > nlk ? n : nlk); v++) {
+		const struct sonde_node *nd = v && v < n ? &t->nodes[v] : NULL;
+		uint64_t ex = nd && nd->ticks > kids[v] ? nd->ticks - kids[v] : 0, calls = nd ? nd->calls : 0;
+		uint32_t leaf = nd ? loc_of(p, fn_of(x->ft, r, nd->func)) : p->root;
+		if (!nd && v) /* a node only the lock data has (cannot happen: same tree) */
+			continue;
+		int64_t ns = grow_ns(r, &p->acc[leaf], ex), w = 0, h = 0;
+		if (wait && v < nlk) {
+			w = grow_ns(r, &p->accw[leaf], wait[v]);
+			h = grow_ns(r, &p->acch[leaf], hold[v]);
+		}
+		if (!calls && !ns && !w && !h)
 			continue;
 		size_t s = pb_open(&p->b, P_SAMPLE);
 		size_t m = pb_open(&p->b, S_LOCATION); /* packed, leaf first */
+		if (!v) {
+			p->used[p->root] = 1;
+			pb_varint(&p->b, p->root);
+		}
 		uint32_t d = 0;
 		for (uint32_t u = v; u && u < n && d < RD_MAX_DEPTH; u = t->nodes[u].parent, d++) {
 			uint32_t id = loc_of(p, fn_of(x->ft, r, t->nodes[u].func));
@@ -221,8 +250,12 @@ static int thread_samples(struct pp *p, const struct rd_thread *t)
 		}
 		pb_close(&p->b, m);
 		m = pb_open(&p->b, S_VALUE);
-		pb_varint(&p->b, nd->calls > INT64_MAX ? INT64_MAX : nd->calls);
+		pb_varint(&p->b, calls > INT64_MAX ? INT64_MAX : calls);
 		pb_varint(&p->b, (uint64_t)ns);
+		if (p->lk) {
+			pb_varint(&p->b, (uint64_t)w);
+			pb_varint(&p->b, (uint64_t)h);
+		}
 		pb_close(&p->b, m);
 		label(p, k_thread, 1, t->r.tid);
 		label(p, k_name, 0, comm);
@@ -299,7 +332,7 @@ static void mappings(struct pp *p)
 static void locations_and_functions(struct pp *p)
 {
 	const struct fn_table *ft = p->x->ft;
-	for (uint32_t id = 1; id <= p->unknown; id++) {
+	for (uint32_t id = 1; id <= p->root; id++) {
 		if (!p->used[id])
 			continue;
 		const struct fn_info *fi = id < p->unknown ? &ft->fns[id] : NULL;
@@ -318,7 +351,7 @@ static void locations_and_functions(struct pp *p)
 		pb_close(&p->b, m);
 		emit(p, Z_NO_FLUSH);
 
-		const char *name = fi ? fi->name : "<unknown>";
+		const char *name = fi ? fi->name : id == p->root ? "<root>" : "<unknown>";
 		const char *file = fi ? (fi->file ? fi->file : fi->module) : NULL;
 		m = pb_open(&p->b, P_FUNCTION);
 		pb_uint(&p->b, F_ID, id);
@@ -370,12 +403,18 @@ static int write_pprof(struct export_ctx *x)
 	}
 	p->x = x;
 	p->unknown = x->ft->n;
-	p->used = calloc((size_t)p->unknown + 1, 1);
-	p->slot = calloc((size_t)p->unknown + 1, sizeof *p->slot);
-	p->addr = calloc((size_t)p->unknown + 1, sizeof *p->addr);
-	p->acc = calloc((size_t)p->unknown + 1, sizeof *p->acc);
+	p->root = p->unknown + 1;
+	size_t nid = (size_t)p->root + 1;
+	p->used = calloc(nid, 1);
+	p->slot = calloc(nid, sizeof *p->slot);
+	p->addr = calloc(nid, sizeof *p->addr);
+	p->acc = calloc(nid, sizeof *p->acc);
+	p->accw = calloc(nid, sizeof *p->accw);
+	p->acch = calloc(nid, sizeof *p->acch);
 	int rc = -1;
-	if (!p->used || !p->slot || !p->addr || !p->acc || str_id(&p->st, "") != 0 || p->st.oom) {
+	struct lock_cct lk;
+	int has_lk = 0;
+	if (!p->used || !p->slot || !p->addr || !p->acc || !p->accw || !p->acch || str_id(&p->st, "") != 0 || p->st.oom) {
 		snprintf(x->err, sizeof x->err, "out of memory");
 		goto out;
 	}
@@ -384,14 +423,27 @@ static int write_pprof(struct export_ctx *x)
 		goto out;
 	}
 	p->zok = 1;
+	if ((x->r->mode & SONDE_MODE_LOCK_EVENTS) && x->r->has_events) {
+		if (lock_cct_build(x->r, x->tid, &lk, x->err, sizeof x->err) != 0) {
+			lock_cct_free(&lk);
+			deflateEnd(&p->z);
+			goto out;
+		}
+		has_lk = 1;
+		p->lk = &lk;
+	}
 	value_type(p, P_SAMPLE_TYPE, "calls", "count");
 	value_type(p, P_SAMPLE_TYPE, "time", "nanoseconds");
+	if (p->lk) {
+		value_type(p, P_SAMPLE_TYPE, "wait", "nanoseconds");
+		value_type(p, P_SAMPLE_TYPE, "hold", "nanoseconds");
+	}
 	header(p);
 	for (int i = 0; i < x->r->nthreads; i++) {
 		const struct rd_thread *t = &x->r->threads[i];
-		if (!t->nodes || (x->tid && t->r.tid != x->tid))
+		if ((!t->nodes && !p->lk) || (x->tid && t->r.tid != x->tid))
 			continue;
-		if (thread_samples(p, t)) {
+		if (thread_samples(p, i)) {
 			p->b.oom = 1;
 			break;
 		}
@@ -420,6 +472,10 @@ out:
 	free(p->slot);
 	free(p->addr);
 	free(p->acc);
+	free(p->accw);
+	free(p->acch);
+	if (has_lk)
+		lock_cct_free(&lk);
 	free(p);
 	return rc;
 }

@@ -174,3 +174,41 @@ PY
 else
 	notok "C++ program recorded and exported" "$(tail -3 cxx.log)"
 fi
+
+# Part 4: a --locks --trace recording: wait and hold per calling context.
+# Expected: `sonde locks`' per-lock totals, which come from the runtime's
+# aggregate counters (REC_LOCKS), not from the events the export reads.  In
+# tests/progs/lock_basic.c, hot() is the only function taking hot_lock and
+# spinner() the only one taking spin.
+"$SONDE_CC_BIN" -O2 -g -pthread "$PROGS/lock_basic.c" -o lock_basic || { notok "build lock_basic" "sonde-cc failed"; exit 1; }
+"$SONDE" record --locks --trace -o lk -- ./lock_basic >/dev/null 2>lk.err || { notok "record --locks --trace" "$(tail -2 lk.err)"; exit 1; }
+"$SONDE" locks -i lk --format=json >locks.json
+"$SONDE" export -i lk --format=pprof -o lk.pb.gz 2>exp.err || { notok "export locks" "$(cat exp.err)"; exit 1; }
+for v in wait hold; do
+	pprof -top -sample_index=$v -unit=ns -nodefraction=0 -nodecount=100000 lk.pb.gz >lk_$v.txt || notok "pprof -sample_index=$v" "$(head -3 pprof.err)"
+done
+python3 - <<'PY'
+import json, re
+ok = lambda c, n, why="": print(("ok - " if c else "not ok - ") + n + ("" if c else ": " + why))
+L = {l["name"]: l for l in json.load(open("locks.json"))["locks"]}
+def top(path):
+    rows, total = {}, None
+    for l in open(path):
+        m = re.search(r"Total samples = (\d+)ns", l)
+        if m:
+            total = int(m.group(1))
+        m = re.match(r"\s*(\d+)ns\s+[-+\d.e]+%\s+[-+\d.e]+%\s+(\d+)ns\s+[-+\d.e]+%\s+(\S+)$", l)
+        if m:
+            rows[m.group(3)] = (int(m.group(1)), int(m.group(2)))
+    return rows, total
+for v in ("wait", "hold"):
+    rows, total = top(f"lk_{v}.txt")
+    for fn, lock in (("hot", "hot_lock"), ("spinner", "spin")):
+        # a run without contention waits 0 ns: pprof then has no row for it
+        want, got = L[lock][v + "_ns"], rows.get(fn, (0,))[0]
+        ok((want > 0 or v == "wait") and abs(got - want) <= 2,
+           f"locks: pprof {v} of {fn}() = {lock}'s {v}_ns in sonde locks ({got} vs {want})", f"{got} vs {want}")
+    want = sum(l[v + "_ns"] for l in L.values())
+    ok(total is not None and abs(total - want) <= len(L) + 1,
+       f"locks: pprof total {v} = sum of the locks' {v}_ns ({total} vs {want})", f"{total} vs {want}")
+PY

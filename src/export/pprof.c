@@ -225,10 +225,10 @@ static int thread_samples(struct pp *p, int i)
 	uint32_t nlk = p->lk ? p->lk->n[i] : 0;
 	for (uint32_t v = p->lk ? 0 : 1; v < (n > nlk ? n : nlk); v++) {
 		const struct sonde_node *nd = v && v < n ? &t->nodes[v] : NULL;
-		uint64_t ex = nd && nd->ticks > kids[v] ? nd->ticks - kids[v] : 0, calls = nd ? nd->calls : 0;
-		uint32_t leaf = nd ? loc_of(p, fn_of(x->ft, r, nd->func)) : p->root;
 		if (!nd && v) /* a node only the lock data has (cannot happen: same tree) */
 			continue;
+		uint64_t ex = nd && nd->ticks > kids[v] ? nd->ticks - kids[v] : 0, calls = nd ? nd->calls : 0;
+		uint32_t leaf = nd ? loc_of(p, fn_of(x->ft, r, nd->func)) : p->root;
 		int64_t ns = grow_ns(r, &p->acc[leaf], ex), w = 0, h = 0;
 		if (wait && v < nlk) {
 			w = grow_ns(r, &p->accw[leaf], wait[v]);

@@ -356,7 +356,10 @@ static void locations_and_functions(struct pp *p)
 		m = pb_open(&p->b, P_FUNCTION);
 		pb_uint(&p->b, F_ID, id);
 		pb_int(&p->b, F_NAME, str_id(&p->st, name));
-		pb_int(&p->b, F_SYSTEM_NAME, str_id(&p->st, fi && fi->mangled ? fi->mangled : name));
+		/* "<root>" and "<unknown>" get no system name: pprof would try to
+		 * demangle it into its display name (and make "" of it). */
+		if (fi)
+			pb_int(&p->b, F_SYSTEM_NAME, str_id(&p->st, fi->mangled ? fi->mangled : name));
 		if (file)
 			pb_int(&p->b, F_FILE, str_id(&p->st, file));
 		if (line)

@@ -35,7 +35,6 @@
 #include <zlib.h>
 
 #include "analysis/lock_cct.h"
-#include "common/format.h"
 #include "common/session.h"
 #include "export/export.h"
 #include "export/protobuf.h"
@@ -224,11 +223,12 @@ static int thread_samples(struct pp *p, int i)
 	const uint64_t *wait = p->lk ? p->lk->wait[i] : NULL, *hold = p->lk ? p->lk->hold[i] : NULL;
 	uint32_t nlk = p->lk ? p->lk->n[i] : 0;
 	for (uint32_t v = p->lk ? 0 : 1; v < (n > nlk ? n : nlk); v++) {
-		const struct sonde_node *nd = v && v < n ? &t->nodes[v] : NULL;
+		int nd = v && v < n; /* a node of the tree; v == 0: the root (lock time only) */
 		if (!nd && v) /* a node only the lock data has (cannot happen: same tree) */
 			continue;
-		uint64_t ex = nd && nd->ticks > kids[v] ? nd->ticks - kids[v] : 0, calls = nd ? nd->calls : 0;
-		uint32_t leaf = nd ? loc_of(p, fn_of(x->ft, r, nd->func)) : p->root;
+		uint64_t ticks = nd ? t->nodes[v].ticks : 0, calls = nd ? t->nodes[v].calls : 0;
+		uint64_t ex = ticks > kids[v] ? ticks - kids[v] : 0;
+		uint32_t leaf = nd ? loc_of(p, fn_of(x->ft, r, t->nodes[v].func)) : p->root;
 		int64_t ns = grow_ns(r, &p->acc[leaf], ex), w = 0, h = 0;
 		if (wait && v < nlk) {
 			w = grow_ns(r, &p->accw[leaf], wait[v]);

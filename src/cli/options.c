@@ -22,7 +22,7 @@ static const struct cli_option options[] = {
 	{ "output", 'o', required_argument, CMD_RECORD | CMD_EXPORT | CMD_FLAME | CMD_PROBE, "PATH",
 	  "recording directory (record) or output file" },
 	{ "format", O_FORMAT, required_argument, (CMD_READERS & ~CMD_FLAME) | CMD_PROBE | CMD_DIFF, "FMT",
-	  "output format: table (default) or json; export: callgrind, folded, chrome, perfetto" },
+	  "output format: table (default) or json; export: callgrind, folded, pprof, chrome, perfetto" },
 	{ "sort", O_SORT, required_argument, CMD_REPORT | CMD_LOCKS, "KEY",
 	  "report: excl (default), incl, calls, name; locks: wait (default), hold, acquisitions, contended, name" },
 	{ "limit", O_LIMIT, required_argument, CMD_REPORT | CMD_LOCKS | CMD_CALLERS | CMD_DIFF, "N",

@@ -26,7 +26,7 @@ struct export_ops {
 	int (*write)(struct export_ctx *x); /* 0 ok, -1 error in x->err */
 };
 
-extern const struct export_ops export_callgrind, export_folded, export_chrome, export_perfetto;
+extern const struct export_ops export_callgrind, export_folded, export_pprof, export_chrome, export_perfetto;
 /* NULL-terminated list of the formats. */
 extern const struct export_ops *const export_formats[];
 const struct export_ops *export_find(const char *name);

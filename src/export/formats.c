@@ -6,6 +6,7 @@
 const struct export_ops *const export_formats[] = {
 	&export_callgrind,
 	&export_folded,
+	&export_pprof,
 	&export_chrome, &export_perfetto,
 	NULL,
 };

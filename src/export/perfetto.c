@@ -26,6 +26,7 @@
 #include "data/events.h"
 #include "export/export.h"
 #include "export/lock_slices.h"
+#include "export/protobuf.h"
 
 /* Field numbers (perfetto/protos/perfetto/trace/...). */
 enum {
@@ -42,75 +43,9 @@ enum {
 	TYPE_BEGIN = 1, TYPE_END = 2, TYPE_INSTANT = 3,
 };
 
-struct buf {
-	uint8_t *p;
-	size_t n, cap;
-};
-
-static inline __attribute__((always_inline)) void need(struct buf *b, size_t k)
-{
-	if (b->n + k > b->cap) {
-		b->cap = (b->n + k) * 2 + 256;
-		b->p = realloc(b->p, b->cap);
-	}
-}
-
-static inline __attribute__((always_inline)) void put_varint(struct buf *b, uint64_t v)
-{
-	need(b, 10);
-	while (v >= 0x80) {
-		b->p[b->n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	b->p[b->n++] = (uint8_t)v;
-}
-
-static inline __attribute__((always_inline)) void put_uint(struct buf *b, int field, uint64_t v)
-{
-	put_varint(b, (uint64_t)field << 3 | 0);
-	put_varint(b, v);
-}
-
-static void put_bytes(struct buf *b, int field, const void *p, size_t n)
-{
-	put_varint(b, (uint64_t)field << 3 | 2);
-	put_varint(b, n);
-	need(b, n);
-	memcpy(b->p + b->n, p, n);
-	b->n += n;
-}
-
-static void put_str(struct buf *b, int field, const char *s)
-{
-	put_bytes(b, field, s, strlen(s));
-}
-
-/* Nested messages: open reserves a 5-byte length (padded varint), close fills it. */
-static size_t open_msg(struct buf *b, int field)
-{
-	put_varint(b, (uint64_t)field << 3 | 2);
-	need(b, 5);
-	size_t at = b->n;
-	b->n += 5;
-	return at;
-}
-
-static void close_msg(struct buf *b, size_t at)
-{
-	uint32_t len = (uint32_t)(b->n - at - 5);
-	if (len < 128) { /* the usual case: a one-byte length, the body moved up */
-		b->p[at] = (uint8_t)len;
-		memmove(b->p + at + 1, b->p + at + 5, len);
-		b->n -= 4;
-		return;
-	}
-	for (int i = 0; i < 5; i++)
-		b->p[at + i] = (uint8_t)(((len >> (7 * i)) & 0x7f) | (i < 4 ? 0x80 : 0));
-}
-
 struct pf {
 	struct export_ctx *x;
-	struct buf b;
+	struct pb_buf b;
 	uint8_t *interned;     /* by function index */
 	uint64_t *thread_uuid; /* by thread index */
 	struct lks *lks;
@@ -205,39 +140,39 @@ static int slice_packet_fast(struct pf *f, const struct tr_slice *s, int type, u
 
 static void slice_packet(struct pf *f, const struct tr_slice *s, int type)
 {
-	struct buf *b = &f->b;
+	struct pb_buf *b = &f->b;
 	const struct export_ctx *x = f->x;
 	uint32_t fn0 = fn_of(x->ft, x->r, s->func);
 	if ((type == TYPE_BEGIN && f->interned[fn0]) || (type == TYPE_END && !s->flags)) {
 		slice_packet_fast(f, s, type, fn0);
 		return;
 	}
-	put_uint(b, PKT_TIMESTAMP, ns_of(f, type == TYPE_BEGIN ? s->start : s->end));
-	put_uint(b, PKT_SEQ_ID, 1);
-	put_uint(b, PKT_SEQ_FLAGS, SEQ_NEEDS);
+	pb_uint(b, PKT_TIMESTAMP, ns_of(f, type == TYPE_BEGIN ? s->start : s->end));
+	pb_uint(b, PKT_SEQ_ID, 1);
+	pb_uint(b, PKT_SEQ_FLAGS, SEQ_NEEDS);
 	uint32_t fn = fn_of(x->ft, x->r, s->func);
 	if (type == TYPE_BEGIN && !f->interned[fn]) {
 		f->interned[fn] = 1;
-		size_t id = open_msg(b, PKT_INTERNED);
-		size_t en = open_msg(b, ID_EVENT_NAMES);
-		put_uint(b, EN_IID, fn + 1);
-		put_str(b, EN_NAME, x->ft->fns[fn].name);
-		close_msg(b, en);
-		close_msg(b, id);
+		size_t id = pb_open(b, PKT_INTERNED);
+		size_t en = pb_open(b, ID_EVENT_NAMES);
+		pb_uint(b, EN_IID, fn + 1);
+		pb_str(b, EN_NAME, x->ft->fns[fn].name);
+		pb_close(b, en);
+		pb_close(b, id);
 	}
-	size_t te = open_msg(b, PKT_TRACK_EVENT);
-	put_uint(b, TE_TYPE, (uint64_t)type);
-	put_uint(b, TE_TRACK_UUID, f->thread_uuid[s->thread]);
+	size_t te = pb_open(b, PKT_TRACK_EVENT);
+	pb_uint(b, TE_TYPE, (uint64_t)type);
+	pb_uint(b, TE_TRACK_UUID, f->thread_uuid[s->thread]);
 	if (type == TYPE_BEGIN)
-		put_uint(b, TE_NAME_IID, fn + 1);
+		pb_uint(b, TE_NAME_IID, fn + 1);
 	if (type == TYPE_END && s->flags) {
-		size_t da = open_msg(b, TE_DEBUG);
-		put_str(b, DA_NAME, "end");
-		put_str(b, DA_STRING, s->flags & TRS_ABNORMAL ? "non-local exit"
+		size_t da = pb_open(b, TE_DEBUG);
+		pb_str(b, DA_NAME, "end");
+		pb_str(b, DA_STRING, s->flags & TRS_ABNORMAL ? "non-local exit"
 		                      : s->flags & TRS_AT_END ? "closed at thread end" : "closed at lost events");
-		close_msg(b, da);
+		pb_close(b, da);
 	}
-	close_msg(b, te);
+	pb_close(b, te);
 	flush_packet(f);
 }
 
@@ -258,46 +193,43 @@ static void on_end(void *arg, const struct tr_slice *s)
 static void on_probe(void *arg, const struct tr_probe *h)
 {
 	struct pf *f = arg;
-	struct buf *b = &f->b;
+	struct pb_buf *b = &f->b;
 	const struct export_ctx *x = f->x;
 	int type = h->event == TRP_BEGIN ? TYPE_BEGIN : h->event == TRP_END ? TYPE_END : TYPE_INSTANT;
-	put_uint(b, PKT_TIMESTAMP, ns_of(f, h->time));
-	put_uint(b, PKT_SEQ_ID, 1);
-	put_uint(b, PKT_SEQ_FLAGS, SEQ_NEEDS);
-	size_t te = open_msg(b, PKT_TRACK_EVENT);
-	put_uint(b, TE_TYPE, (uint64_t)type);
-	put_uint(b, TE_TRACK_UUID, f->thread_uuid[h->thread]);
+	pb_uint(b, PKT_TIMESTAMP, ns_of(f, h->time));
+	pb_uint(b, PKT_SEQ_ID, 1);
+	pb_uint(b, PKT_SEQ_FLAGS, SEQ_NEEDS);
+	size_t te = pb_open(b, PKT_TRACK_EVENT);
+	pb_uint(b, TE_TYPE, (uint64_t)type);
+	pb_uint(b, TE_TRACK_UUID, f->thread_uuid[h->thread]);
 	if (type != TYPE_END) {
 		char nb[32];
-		put_str(b, TE_NAME, tr_probe_name(x->r, h->probe, nb, sizeof nb));
-		size_t da = open_msg(b, TE_DEBUG);
-		put_str(b, DA_NAME, "probe");
-		put_uint(b, DA_INT, h->probe);
-		close_msg(b, da);
+		pb_str(b, TE_NAME, tr_probe_name(x->r, h->probe, nb, sizeof nb));
+		size_t da = pb_open(b, TE_DEBUG);
+		pb_str(b, DA_NAME, "probe");
+		pb_uint(b, DA_INT, h->probe);
+		pb_close(b, da);
 	}
 	if (h->vkind != TRV_NONE) {
-		size_t da = open_msg(b, TE_DEBUG);
-		put_str(b, DA_NAME, "value");
+		size_t da = pb_open(b, TE_DEBUG);
+		pb_str(b, DA_NAME, "value");
 		if (h->vkind == TRV_INT) {
-			put_uint(b, DA_INT, (uint64_t)h->i);
+			pb_uint(b, DA_INT, (uint64_t)h->i);
 		} else if (h->vkind == TRV_FLOAT) {
-			put_varint(b, (uint64_t)DA_DOUBLE << 3 | 1);
-			need(b, 8);
-			memcpy(b->p + b->n, &h->f, 8);
-			b->n += 8;
+			pb_fixed64(b, DA_DOUBLE, &h->f);
 		} else {
-			put_bytes(b, DA_STRING, h->s, h->slen);
+			pb_bytes(b, DA_STRING, h->s, h->slen);
 		}
-		close_msg(b, da);
+		pb_close(b, da);
 	}
 	if (type == TYPE_END && h->flags) {
-		size_t da = open_msg(b, TE_DEBUG);
-		put_str(b, DA_NAME, "end");
-		put_str(b, DA_STRING, h->flags & TRS_ABNORMAL ? "non-local exit"
+		size_t da = pb_open(b, TE_DEBUG);
+		pb_str(b, DA_NAME, "end");
+		pb_str(b, DA_STRING, h->flags & TRS_ABNORMAL ? "non-local exit"
 		                      : h->flags & TRS_AT_END ? "closed at thread end" : "closed at lost events");
-		close_msg(b, da);
+		pb_close(b, da);
 	}
-	close_msg(b, te);
+	pb_close(b, te);
 	flush_packet(f);
 }
 
@@ -310,29 +242,29 @@ static void on_lock(void *arg, const struct rd_lock_event *e)
 static void on_lane(void *arg, uint32_t thread, uint32_t lane)
 {
 	struct pf *f = arg;
-	struct buf *b = &f->b;
+	struct pb_buf *b = &f->b;
 	char name[64];
 	lks_lane_name(f->x->r, thread, lane, name, sizeof name);
-	put_uint(b, PKT_SEQ_ID, 1);
-	size_t td = open_msg(b, PKT_TRACK_DESC);
-	put_uint(b, TD_UUID, LOCK_TRACK_UUID(thread, lane));
-	put_uint(b, TD_PARENT, f->thread_uuid[thread]);
-	put_str(b, TD_NAME, name);
-	close_msg(b, td);
+	pb_uint(b, PKT_SEQ_ID, 1);
+	size_t td = pb_open(b, PKT_TRACK_DESC);
+	pb_uint(b, TD_UUID, LOCK_TRACK_UUID(thread, lane));
+	pb_uint(b, TD_PARENT, f->thread_uuid[thread]);
+	pb_str(b, TD_NAME, name);
+	pb_close(b, td);
 	flush_packet(f);
 }
 
 static void on_lock_slice(void *arg, const struct lks_slice *s)
 {
 	struct pf *f = arg;
-	struct buf *b = &f->b;
+	struct pb_buf *b = &f->b;
 	const struct export_ctx *x = f->x;
 	uint64_t iid = (uint64_t)x->ft->n + 2 + s->name_id;
 	uint64_t track = LOCK_TRACK_UUID(s->thread, s->lane);
 	for (int type = TYPE_BEGIN; type <= TYPE_END; type++) {
-		put_uint(b, PKT_TIMESTAMP, ns_of(f, type == TYPE_BEGIN ? s->start : s->end));
-		put_uint(b, PKT_SEQ_ID, 1);
-		put_uint(b, PKT_SEQ_FLAGS, SEQ_NEEDS);
+		pb_uint(b, PKT_TIMESTAMP, ns_of(f, type == TYPE_BEGIN ? s->start : s->end));
+		pb_uint(b, PKT_SEQ_ID, 1);
+		pb_uint(b, PKT_SEQ_FLAGS, SEQ_NEEDS);
 		if (type == TYPE_BEGIN) {
 			if (s->name_id >= f->lk_cap) {
 				uint32_t n = f->lk_cap ? f->lk_cap : 64;
@@ -344,36 +276,36 @@ static void on_lock_slice(void *arg, const struct lks_slice *s)
 			}
 			if (!f->lk_interned[s->name_id]) {
 				f->lk_interned[s->name_id] = 1;
-				size_t id = open_msg(b, PKT_INTERNED);
-				size_t en = open_msg(b, ID_EVENT_NAMES);
-				put_uint(b, EN_IID, iid);
-				put_str(b, EN_NAME, s->name);
-				close_msg(b, en);
-				close_msg(b, id);
+				size_t id = pb_open(b, PKT_INTERNED);
+				size_t en = pb_open(b, ID_EVENT_NAMES);
+				pb_uint(b, EN_IID, iid);
+				pb_str(b, EN_NAME, s->name);
+				pb_close(b, en);
+				pb_close(b, id);
 			}
 		}
-		size_t te = open_msg(b, PKT_TRACK_EVENT);
-		put_uint(b, TE_TYPE, (uint64_t)type);
-		put_uint(b, TE_TRACK_UUID, track);
+		size_t te = pb_open(b, PKT_TRACK_EVENT);
+		pb_uint(b, TE_TYPE, (uint64_t)type);
+		pb_uint(b, TE_TRACK_UUID, track);
 		if (type == TYPE_BEGIN) {
-			put_uint(b, TE_NAME_IID, iid);
-			size_t da = open_msg(b, TE_DEBUG);
-			put_str(b, DA_NAME, "kind");
-			put_str(b, DA_STRING, s->kind);
-			close_msg(b, da);
+			pb_uint(b, TE_NAME_IID, iid);
+			size_t da = pb_open(b, TE_DEBUG);
+			pb_str(b, DA_NAME, "kind");
+			pb_str(b, DA_STRING, s->kind);
+			pb_close(b, da);
 			const char *note = s->flags & LKS_AT_END ? "closed at thread end"
 			                   : s->flags & LKS_TIMEOUT ? "timeout"
 			                   : s->flags & LKS_CROSS ? "released by another thread"
 			                   : s->flags & LKS_READ ? "read"
 			                   : s->flags & LKS_FORKED ? "held across fork" : NULL;
 			if (note) {
-				da = open_msg(b, TE_DEBUG);
-				put_str(b, DA_NAME, "note");
-				put_str(b, DA_STRING, note);
-				close_msg(b, da);
+				da = pb_open(b, TE_DEBUG);
+				pb_str(b, DA_NAME, "note");
+				pb_str(b, DA_STRING, note);
+				pb_close(b, da);
 			}
 		}
-		close_msg(b, te);
+		pb_close(b, te);
 		flush_packet(f);
 	}
 }
@@ -381,7 +313,7 @@ static void on_lock_slice(void *arg, const struct lks_slice *s)
 static int write_perfetto(struct export_ctx *x)
 {
 	const struct recording *r = x->r;
-	struct pf f = { x, { NULL, 0, 0 }, calloc(x->ft->n + 1, 1), calloc(r->nthreads + 1, sizeof(uint64_t)), NULL, NULL, 0,
+	struct pf f = { x, { NULL, 0, 0, 0 }, calloc(x->ft->n + 1, 1), calloc(r->nthreads + 1, sizeof(uint64_t)), NULL, NULL, 0,
 	                malloc(OUT_SIZE), 0, 1.0 / r->ticks_per_ns };
 	if (!f.interned || !f.thread_uuid || !f.out) {
 		free(f.interned);
@@ -390,21 +322,21 @@ static int write_perfetto(struct export_ctx *x)
 		snprintf(x->err, sizeof x->err, "out of memory");
 		return -1;
 	}
-	struct buf *b = &f.b;
+	struct pb_buf *b = &f.b;
 	int first = 1;
 	for (int i = 0; i < r->nprocs; i++) {
 		const struct rec_process *p = &r->procs[i];
 		const char *base = strrchr(p->exe, '/');
-		put_uint(b, PKT_SEQ_ID, 1);
+		pb_uint(b, PKT_SEQ_ID, 1);
 		if (first)
-			put_uint(b, PKT_SEQ_FLAGS, SEQ_CLEARED), first = 0;
-		size_t td = open_msg(b, PKT_TRACK_DESC);
-		put_uint(b, TD_UUID, 0x100000000ull + p->index);
-		size_t pd = open_msg(b, TD_PROCESS);
-		put_uint(b, PD_PID, (uint64_t)(int64_t)p->pid);
-		put_str(b, PD_NAME, base ? base + 1 : p->exe);
-		close_msg(b, pd);
-		close_msg(b, td);
+			pb_uint(b, PKT_SEQ_FLAGS, SEQ_CLEARED), first = 0;
+		size_t td = pb_open(b, PKT_TRACK_DESC);
+		pb_uint(b, TD_UUID, 0x100000000ull + p->index);
+		size_t pd = pb_open(b, TD_PROCESS);
+		pb_uint(b, PD_PID, (uint64_t)(int64_t)p->pid);
+		pb_str(b, PD_NAME, base ? base + 1 : p->exe);
+		pb_close(b, pd);
+		pb_close(b, td);
 		flush_packet(&f);
 	}
 	for (int i = 0; i < r->nthreads; i++) {
@@ -413,24 +345,24 @@ static int write_perfetto(struct export_ctx *x)
 		if (x->tid && t->r.tid != x->tid)
 			continue;
 		const struct rec_process *p = rd_proc(r, t->r.proc);
-		put_uint(b, PKT_SEQ_ID, 1);
+		pb_uint(b, PKT_SEQ_ID, 1);
 		if (first)
-			put_uint(b, PKT_SEQ_FLAGS, SEQ_CLEARED), first = 0;
-		size_t td = open_msg(b, PKT_TRACK_DESC);
-		put_uint(b, TD_UUID, f.thread_uuid[i]);
+			pb_uint(b, PKT_SEQ_FLAGS, SEQ_CLEARED), first = 0;
+		size_t td = pb_open(b, PKT_TRACK_DESC);
+		pb_uint(b, TD_UUID, f.thread_uuid[i]);
 		if (p)
-			put_uint(b, TD_PARENT, 0x100000000ull + p->index);
-		size_t th = open_msg(b, TD_THREAD);
-		put_uint(b, THD_PID, (uint64_t)(int64_t)(p ? p->pid : 0));
-		put_uint(b, THD_TID, (uint64_t)(int64_t)t->r.tid);
-		put_str(b, THD_NAME, t->r.comm[0] ? t->r.comm : "thread");
-		close_msg(b, th);
-		close_msg(b, td);
+			pb_uint(b, TD_PARENT, 0x100000000ull + p->index);
+		size_t th = pb_open(b, TD_THREAD);
+		pb_uint(b, THD_PID, (uint64_t)(int64_t)(p ? p->pid : 0));
+		pb_uint(b, THD_TID, (uint64_t)(int64_t)t->r.tid);
+		pb_str(b, THD_NAME, t->r.comm[0] ? t->r.comm : "thread");
+		pb_close(b, th);
+		pb_close(b, td);
 		flush_packet(&f);
 	}
 	if (first) { /* no track at all: still clear the sequence state */
-		put_uint(b, PKT_SEQ_ID, 1);
-		put_uint(b, PKT_SEQ_FLAGS, SEQ_CLEARED);
+		pb_uint(b, PKT_SEQ_ID, 1);
+		pb_uint(b, PKT_SEQ_FLAGS, SEQ_CLEARED);
 		flush_packet(&f);
 	}
 	struct tr_filter flt;
@@ -445,9 +377,14 @@ static int write_perfetto(struct export_ctx *x)
 	out_flush(&f);
 	free(f.out);
 	free(f.lk_interned);
-	free(b->p);
+	int oom = b->oom;
+	pb_free(b);
 	free(f.interned);
 	free(f.thread_uuid);
+	if (oom && !rc) {
+		snprintf(x->err, sizeof x->err, "out of memory");
+		return -1;
+	}
 	if (ferror(x->out)) {
 		snprintf(x->err, sizeof x->err, "write error");
 		return -1;

@@ -70,6 +70,7 @@ export --format=callgrind -o /dev/null
 export --format=folded -o /dev/null
 export --format=chrome -o /dev/null
 export --format=perfetto -o /dev/null
+export --format=pprof -o /dev/null
 flamegraph -o /dev/null'
 export COMMANDS
 

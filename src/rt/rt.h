@@ -17,8 +17,21 @@
 
 enum { RT_T_NEW = 0, RT_T_ON = 1, RT_T_OFF = 2 };
 
+/* Process-local, per-thread state that does not fit in the TLS block:
+ * mapped privately at a thread's first event (see struct rt_tls). */
+struct rt_priv {
+	uint32_t *recs[SONDE_MAX_MODS_PER_THREAD]; /* records[number] per module (seed 000) */
+	/* Return addresses of the last frames closed as dead (hooks.c). */
+	struct { uintptr_t slot, ra; } grave[RT_GRAVES];
+};
+
 /* Process-local, per-thread state.  Everything the hot path needs in one
- * cache-friendly place; the durable state lives in the session (t). */
+ * cache-friendly place; the durable state lives in the session (t).
+ * Kept small: it is initial-exec TLS, and when the runtime is loaded late
+ * (the agent, `sonde record -p`) glibc places it in the static TLS surplus,
+ * which is about 1.5 KiB shared by every library dlopen'ed with such TLS
+ * ("cannot allocate memory in static TLS block" otherwise).  The large
+ * per-thread tables are behind `priv`. */
 struct rt_tls {
 	uint32_t state;         /* RT_T_* */
 	uint32_t busy;          /* re-entry guard (signal inside a hook) */
@@ -29,9 +42,7 @@ struct rt_tls {
 	struct sonde_ring *ring;
 	uint64_t trace_seq;     /* trace mode: chunk seq of the last entry record */
 	uint64_t trace_last;    /* trace mode: time of the last record written */
-	uint32_t *recs[SONDE_MAX_MODS_PER_THREAD]; /* records[number] per module (seed 000) */
-	/* Return addresses of the last frames closed as dead (hooks.c). */
-	struct { uintptr_t slot, ra; } grave[RT_GRAVES];
+	struct rt_priv *priv;   /* never NULL while state == RT_T_ON */
 };
 
 extern RT_HIDDEN struct sonde_session_hdr *rt_sess;

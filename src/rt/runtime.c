@@ -212,6 +212,15 @@ __attribute__((destructor)) static void rt_dtor(void)
 static int thread_attach(struct rt_tls *L)
 {
 	struct sonde_session_hdr *S = rt_sess;
+	/* The private tables (rt.h); a fork child reuses its copy of the parent's. */
+	if (!L->priv) {
+		void *pv = mmap(NULL, sizeof *L->priv, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (pv == MAP_FAILED) {
+			atomic_fetch_add_explicit(&S->lost[SONDE_LOST_SESSION_MEM], 1, memory_order_relaxed);
+			return -1;
+		}
+		L->priv = pv;
+	}
 	uint32_t slot = atomic_fetch_add_explicit(&S->nthreads, 1, memory_order_relaxed);
 	if (slot >= SONDE_MAX_THREADS) {
 		atomic_fetch_add_explicit(&S->lost[SONDE_LOST_THREAD_SLOTS], 1, memory_order_relaxed);
@@ -248,7 +257,7 @@ static int thread_attach(struct rt_tls *L)
 	L->slot = slot;
 	L->nodes = thread_nodes(S, t);
 	L->ring = t->ring_off ? sess_ptr(S, t->ring_off) : NULL;
-	memset(L->recs, 0, sizeof L->recs);
+	memset(L->priv, 0, sizeof *L->priv);
 	L->state = RT_T_ON;
 	return 0;
 }
@@ -278,8 +287,8 @@ RT_HIDDEN struct rt_tls *rt_thread_slow(void)
  * their time starting at the fork (what came before belongs to the parent),
  * their calls not counted again.  If the child gets no slot, the real return
  * addresses are put back into its stack instead. */
-static __thread struct sonde_frame *fork_frames;
-static __thread uint32_t fork_depth;
+static __thread struct sonde_frame *fork_frames __attribute__((tls_model("global-dynamic"))); /* not in the static TLS surplus (rt.h) */
+static __thread uint32_t fork_depth __attribute__((tls_model("global-dynamic")));
 
 RT_HIDDEN void rt_thread_before_fork(void)
 {

@@ -332,6 +332,32 @@ HOOKS(any, rt_mode)
  * installed when SONDE_BENCH_FLOOR=1 is in the environment. */
 HOOKS(floor, 0)
 
+/* After the agent's end (agent.c): sleds are nops again, but frames hooked
+ * before still return through rt_exit_tramp.  Their real return addresses
+ * are found without changing anything in the session, which sonde is
+ * reading: the shadow stack is left as it was at the end (its open frames
+ * are closed at the end time by the writer) and searched from the top.  No
+ * frame is pushed after the end, so the topmost frame with this slot is the
+ * one returning (tail callers share its slot and its return address). */
+RT_HIDDEN void rt_enter_ended(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot)
+{
+	(void)m, (void)fn, (void)slot; /* a call already in its sled as the sleds went back to nops */
+}
+
+RT_HIDDEN uintptr_t rt_exit_ended(uintptr_t s)
+{
+	struct rt_tls *L = &rt_tls;
+	struct sonde_thread *t = L->t;
+	for (uint32_t i = t->depth; i-- > 0;)
+		if (t->stack[i].slot == s)
+			return t->stack[i].site;
+	for (uint32_t g = 0; g < RT_GRAVES; g++)
+		if (L->priv->grave[g].slot == s)
+			return L->priv->grave[g].ra;
+	rt_log("a return address sonde replaced is lost; the program cannot go on");
+	__builtin_trap();
+}
+
 /* The exit trampoline: a hooked function's `ret` lands here with %rsp one
  * past its slot.  rax / rdx (and xmm0 / xmm1 / st0, which the hook does not
  * touch) hold its return value.  The stack is 16-byte aligned at the call:

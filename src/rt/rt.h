@@ -52,6 +52,15 @@ extern RT_HIDDEN __thread struct rt_tls rt_tls;
 
 /* Attach to the session if this process has one (idempotent). 0 if attached. */
 RT_HIDDEN int rt_init(void);
+/* The agent: map the session at fd in a process that has none (-EBUSY: it
+ * records already, -EINVAL: not a session of this version). */
+RT_HIDDEN int rt_init_late(int fd);
+/* Set when the agent has ended its recording: no module registers after. */
+extern RT_HIDDEN int rt_agent_ended;
+/* The exit hook once the agent has ended: the real return address of a
+ * frame hooked before, nothing recorded (hooks.c). */
+RT_HIDDEN uintptr_t rt_exit_ended(uintptr_t slot);
+RT_HIDDEN void rt_enter_ended(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot);
 /* First event of a thread: take a thread slot.  NULL when recording is off
  * for this thread (no session, no slot, no memory: the loss is counted). */
 RT_HIDDEN struct rt_tls *rt_thread_slow(void);
@@ -91,6 +100,13 @@ RT_HIDDEN void rt_thread_after_fork(int child);
 /* Number a module's functions and switch on its sleds (patch.c); `skip`: the
  * trace filter bitmap (bit 2n+1 set: function n stays dormant), or NULL. */
 RT_HIDDEN int rt_patch_module(struct sonde_modhook *m, const uint8_t *skip);
+/* Switch the sleds back to nops while the program runs (agent.c). */
+RT_HIDDEN int rt_unpatch_module(struct sonde_modhook *m);
+extern RT_HIDDEN int rt_patch_live; /* sleds are written while threads run */
+
+/* Register a module (runtime.c; exported: module constructors call it). */
+RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m);
+RT_EXPORT int sonde_agent_start(const char *session, const char *alive);
 
 /* Signal-safe diagnostics (write(2) on a stack buffer). */
 RT_HIDDEN void rt_log(const char *msg);

@@ -30,6 +30,7 @@ RT_HIDDEN uint32_t rt_proc_slot;
 RT_HIDDEN __thread struct rt_tls rt_tls __attribute__((tls_model("initial-exec")));
 RT_HIDDEN uintptr_t (*rt_exit_hook)(uintptr_t slot) = rt_exit_any;
 RT_HIDDEN int rt_floor;
+RT_HIDDEN int rt_agent_ended;
 
 static int init_state; /* 0 not tried, 1 attached, -1 no session */
 static pthread_key_t thread_key;
@@ -130,23 +131,15 @@ static void after_fork_child(void)
 	rt_thread_after_fork(1);
 }
 
-RT_HIDDEN int rt_init(void)
+/* Map the session at fd and register this process: 0, or -1 (logged). */
+static int map_session(int fd)
 {
-	if (init_state)
-		return init_state > 0 ? 0 : -1;
-	int saved = errno;
-	init_state = -1;
-	const char *s = getenv(SONDE_ENV_FD);
-	int fd = s ? atoi(s) : -1;
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(struct sonde_session_hdr)) {
-		errno = saved;
+	if (fd < 0 || fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(struct sonde_session_hdr))
 		return -1;
-	}
 	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		rt_log("cannot map the session memory; this process is not recorded");
-		errno = saved;
 		return -1;
 	}
 	struct sonde_session_hdr *h = p;
@@ -154,7 +147,6 @@ RT_HIDDEN int rt_init(void)
 	    h->size != (uint64_t)st.st_size) {
 		rt_log("session memory of another sonde version; this process is not recorded");
 		munmap(p, (size_t)st.st_size);
-		errno = saved;
 		return -1;
 	}
 	rt_sess = h;
@@ -175,8 +167,30 @@ RT_HIDDEN int rt_init(void)
 		pthread_key_create(&thread_key, thread_end);
 		pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 	}
-	errno = saved;
 	return init_state > 0 ? 0 : -1;
+}
+
+RT_HIDDEN int rt_init(void)
+{
+	if (init_state)
+		return init_state > 0 ? 0 : -1;
+	int saved = errno;
+	init_state = -1;
+	const char *s = getenv(SONDE_ENV_FD);
+	int rc = map_session(s ? atoi(s) : -1);
+	errno = saved;
+	return rc;
+}
+
+/* The agent (agent.c): the runtime was loaded into a running process that
+ * has no session; map the one sonde made.  -EBUSY if this process already
+ * records (it was started under sonde, or attached before). */
+RT_HIDDEN int rt_init_late(int fd)
+{
+	if (init_state > 0 || rt_sess)
+		return -EBUSY;
+	init_state = 0;
+	return map_session(fd) == 0 ? 0 : -EINVAL;
 }
 
 __attribute__((constructor(101))) static void rt_ctor(void)
@@ -453,7 +467,7 @@ static int find_mod_cb(struct dl_phdr_info *info, size_t size, void *arg)
 RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m)
 {
 	int saved = errno;
-	if (rt_init() != 0)
+	if (rt_init() != 0 || rt_agent_ended)
 		goto refuse;
 	if (m->version != SONDE_MODABI_VERSION) {
 		rt_log("a module was built with another sonde version (relink it); it is not recorded");

@@ -146,3 +146,51 @@ int dl_funcs_find(pid_t pid, struct modules *ms, struct dl_funcs *f, char *err, 
 		         "libdl.so.2 is not loaded)", (int)pid, libc);
 	return -1;
 }
+
+int dl_file_syms(pid_t pid, const char *path, const char *const *names, uint64_t *vals, int nnames)
+{
+	elf_version(EV_CURRENT);
+	for (int i = 0; i < nnames; i++)
+		vals[i] = 0;
+	int fd = open_in_target(pid, path);
+	if (fd < 0)
+		return -1;
+	int rc = dynsym_lookup(fd, names, vals, nnames);
+	close(fd);
+	return rc;
+}
+
+/* Whether the ELF file at fd has a section of type SHT_NOTE named name. */
+static int has_note_section(int fd, const char *name)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	size_t shstr;
+	int found = 0;
+	if (elf && elf_getshdrstrndx(elf, &shstr) == 0) {
+		Elf_Scn *scn = NULL;
+		while (!found && (scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			const char *nm;
+			if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE &&
+			    (nm = elf_strptr(elf, shstr, sh.sh_name)) && !strcmp(nm, name))
+				found = 1;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	return found;
+}
+
+int dl_count_note_section(pid_t pid, struct modules *ms, const char *name)
+{
+	elf_version(EV_CURRENT);
+	int n = 0;
+	for (int i = 0; i < ms->n; i++) {
+		int fd = open_in_target(pid, ms->m[i].path);
+		if (fd < 0)
+			continue;
+		n += has_note_section(fd, name);
+		close(fd);
+	}
+	return n;
+}

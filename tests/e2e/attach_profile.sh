@@ -35,6 +35,15 @@ wait_for() { # FILE PATTERN: up to 20 s
 	return 1
 }
 finish() { echo more >&3; exec 3>&-; wait "$runner"; }
+# agent_ended PID: the agent's watcher thread (named sonde-agent) is gone
+# within 5 s: it exits only after it has switched the sleds back to nops.
+agent_ended() {
+	for _ in $(seq 250); do
+		grep -qx sonde-agent /proc/$1/task/*/comm 2>/dev/null || return 0
+		sleep 0.02
+	done
+	return 1
+}
 
 start ref
 echo go >&3
@@ -47,6 +56,7 @@ start att
 "$SONDE" record -p "$pid" -o att.data 2> att.err &
 sp=$!
 wait_for att.err "recording process $pid" || notok "attach" "sonde did not start: $(cat att.err)"
+check "while recording, the agent's watcher thread runs" bash -c "grep -qx sonde-agent /proc/$pid/task/*/comm"
 echo go >&3
 wait_for att.out "^phase 1"
 kill -INT $sp
@@ -54,6 +64,7 @@ wait $sp
 rc=$?
 check "sonde ends on SIGINT with status 0" test $rc -eq 0
 check "the program still runs after sonde ended" kill -0 "$pid"
+check "the agent has ended (its watcher thread is gone)" agent_ended "$pid"
 finish
 check "output and exit status equal the unattached run's (later calls work)" cmp -s ref.out att.out
 "$SONDE" info -i att.data > info.txt 2>&1
@@ -77,6 +88,47 @@ check_invariants(list(own), data="att.data")
 done()
 PY
 
+# ---- the other two ends: --duration, and the process's own end ----
+start dur
+"$SONDE" record -p "$pid" -o dur.data --duration 0.5 2> dur.err &
+sp=$!
+wait_for dur.err "recording process $pid" || true
+t0=$(date +%s%N)
+wait $sp
+rc=$?
+t1=$(date +%s%N)
+check "--duration 0.5: sonde ends by itself with status 0" test $rc -eq 0
+check "--duration 0.5: after about 0.5 s (took $(( (t1 - t0) / 1000000 )) ms)" \
+	test $(( (t1 - t0) / 1000000 )) -ge 400 -a $(( (t1 - t0) / 1000000 )) -le 10000
+check "--duration: the agent has ended" agent_ended "$pid"
+echo go >&3
+finish
+check "--duration: output and status unchanged" cmp -s ref.out dur.out
+
+start ends
+"$SONDE" record -p "$pid" -o ends.data 2> ends.err &
+sp=$!
+wait_for ends.err "recording process $pid" || true
+echo go >&3
+finish
+for _ in $(seq 500); do kill -0 $sp 2>/dev/null || break; sleep 0.02; done
+if kill -0 $sp 2>/dev/null; then
+	notok "the process's end ends the recording" "sonde still runs 10 s after it"
+	kill -INT $sp
+fi
+wait $sp
+rc=$?
+check "the process's end: sonde ends with status 0" test $rc -eq 0
+check "the process's end: output and status unchanged" cmp -s ref.out ends.out
+"$SONDE" report -i ends.data --format=json > ends.json 2>&1
+check "the process's end: both phases recorded (leaf: 2 x 199800 calls, as printed)" \
+	python3 -c "import json,re,sys
+own=sum(int(m.group(1)) for m in re.finditer(r'leaf (\d+)', open('ends.out').read()))
+f={x['name']:x['calls'] for x in json.load(open('ends.json'))['functions']}
+sys.exit(0 if own and f.get('leaf')==own else 1)"
+"$SONDE" info -i ends.data > ends.info 2>&1
+check "the process's end: sonde info says so" grep -q "^attached: .*ended: process ended" ends.info
+
 # ---- SIGKILL of sonde while attached, in the middle of the work ----
 start kref 3000000
 echo go >&3
@@ -92,6 +144,7 @@ for round in 1 2 3; do
 	kill -KILL $sp
 	wait $sp 2>/dev/null
 	wait_for "k$round.out" "^phase 1" || true
+	check "round $round: the agent saw sonde die and ended" agent_ended "$pid"
 	finish
 	check "round $round: SIGKILL of sonde mid-work: same output and status" cmp -s kref.out "k$round.out"
 done

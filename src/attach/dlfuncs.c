@@ -91,3 +91,30 @@ int dl_funcs_find(pid_t pid, struct modules *ms, struct dl_funcs *f, char *err, 
 		         "libdl.so.2 is not loaded)", (int)pid, libc);
 	return -1;
 }
+
+int dl_file_syms(pid_t pid, const char *path, const char *const *names, uint64_t *vals, int nnames)
+{
+	elf_version(EV_CURRENT);
+	for (int i = 0; i < nnames; i++)
+		vals[i] = 0;
+	int fd = open_in_target(pid, path);
+	if (fd < 0)
+		return -1;
+	int rc = sym_peek_dynsym(fd, names, vals, nnames);
+	close(fd);
+	return rc;
+}
+
+int dl_count_note_section(pid_t pid, struct modules *ms, const char *name)
+{
+	elf_version(EV_CURRENT);
+	int n = 0;
+	for (int i = 0; i < ms->n; i++) {
+		int fd = open_in_target(pid, ms->m[i].path);
+		if (fd < 0)
+			continue;
+		n += sym_peek_has_note(fd, name);
+		close(fd);
+	}
+	return n;
+}

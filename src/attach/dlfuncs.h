@@ -24,4 +24,12 @@ int dl_funcs_find(pid_t pid, struct modules *ms, struct dl_funcs *f, char *err, 
  * libdl: code that may hold the locks dlopen takes. */
 int dl_is_runtime_lib(const char *path);
 
+/* Link-time values of names in the .dynsym of the target's object at path
+ * (vals[i] 0 when not defined).  0, or -1 unreadable, -2 an IFUNC. */
+int dl_file_syms(pid_t pid, const char *path, const char *const *names, uint64_t *vals, int nnames);
+
+/* How many of the target's modules have a SHT_NOTE section of this name
+ * (".note.sonde": built by sonde-cc, see src/rt/module.c). */
+int dl_count_note_section(pid_t pid, struct modules *ms, const char *name);
+
 #endif

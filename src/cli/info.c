@@ -70,6 +70,10 @@ int cmd_info(struct cli_opts *o)
 		json_str(&j, "program", rd_meta(r, "program"));
 		json_str(&j, "command", rd_meta(r, "command"));
 		json_str(&j, "mode", mode_s);
+		if (rd_meta(r, "attached_pid")) { /* sonde record -p (docs/ATTACH.md) */
+			json_int(&j, "attached_pid", atoi(rd_meta(r, "attached_pid")));
+			json_str(&j, "attached_end", rd_meta(r, "attached_end"));
+		}
 		json_bool(&j, "locks", (r->mode & REC_MODE_LOCKS) != 0);
 		json_bool(&j, "has_probe_hits", probes);
 		if (probes) {
@@ -154,6 +158,10 @@ int cmd_info(struct cli_opts *o)
 		printf("program:      %s\n", rd_meta(r, "program") ? rd_meta(r, "program") : "?");
 		printf("command:      %s\n", rd_meta(r, "command") ? rd_meta(r, "command") : "?");
 		printf("mode:         %s%s\n", mode_s, (r->mode & REC_MODE_LOCKS) ? " + locks" : "");
+		if (rd_meta(r, "attached_pid"))
+			printf("attached:     to running process %s (sonde record -p; ended: %s; calls already running at "
+			       "the attach are not in the profile)\n", rd_meta(r, "attached_pid"),
+			       rd_meta(r, "attached_end") ? rd_meta(r, "attached_end") : "?");
 		if (probes) {
 			printf("probe hits:   %llu events of %d probe%s (sonde probe --record; no function profile: "
 			       "see them with 'sonde export --format=perfetto')\n",

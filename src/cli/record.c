@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach/agent.h"
 #include "cli/cli.h"
 #include "record/domain.h"
 #include "record/record.h"
@@ -80,10 +81,150 @@ static int pass_status(const struct launched *l)
 	return 128 + sig;
 }
 
+/* The end of every recording, launched or attached: the session audited,
+ * the META lines, the profile records, the recorder closed (dies on error).
+ * attached: "key=value" META lines of an attach (NULL-terminated), or NULL. */
+static void write_recording(struct session *s, struct recorder *rec, const struct launched *l,
+                            const struct record_config *cfg, const char *program, const char *cmd, size_t clen,
+                            const char *recorder_name, int status, const char *const *attached)
+{
+	char msg[4096 + 256];
+	uint64_t damaged = session_audit(s);
+	if (damaged)
+		cli_warn("the program wrote over sonde's session memory: %llu impossible values left out "
+		         "(the recording keeps what was consistent; see 'sonde info')", (unsigned long long)damaged);
+	recorder_meta_common(rec, program, cmd, clen, recorder_name, conv_mode(cfg->mode), status);
+	for (int i = 0; attached && attached[i]; i += 2)
+		meta_add(&rec->meta, attached[i], attached[i + 1]);
+	if (write_profile(s, rec, l, cfg, msg, sizeof msg) || recorder_close(rec, msg, sizeof msg))
+		cli_die(EXIT_DATA, "%s", msg);
+}
+
+/* "sonde: recorded ..." on stderr; returns the number of modules. */
+static uint32_t print_summary(struct session *s, const char *dir)
+{
+	struct sonde_session_hdr *h = s->hdr;
+	uint32_t nmods = atomic_load(&h->nmodules), nthreads = atomic_load(&h->nthreads);
+	uint32_t nprocs = atomic_load(&h->nprocs);
+	if (nthreads > SONDE_MAX_THREADS)
+		nthreads = SONDE_MAX_THREADS;
+	if (nprocs > SONDE_MAX_PROCS)
+		nprocs = SONDE_MAX_PROCS;
+	uint64_t lost = 0;
+	for (int i = 0; i < SONDE_LOST_COUNT_; i++)
+		lost += h->lost[i];
+	for (uint32_t i = 0; i < nthreads; i++) {
+		uint64_t off = h->threads_off[i];
+		if (!off || !sess_inside(s->size, off, sizeof(struct sonde_thread)))
+			continue;
+		struct sonde_thread *t = sess_thread(h, i);
+		for (int k = 0; k < SONDE_LOST_COUNT_; k++)
+			if (k != SONDE_LOST_UNNUMBERED)
+				lost += t->lost[k];
+	}
+	fprintf(stderr, "sonde: recorded %u process%s, %u thread%s, %u instrumented module%s into %s/",
+	        nprocs, nprocs == 1 ? "" : "es", nthreads, nthreads == 1 ? "" : "s", nmods, nmods == 1 ? "" : "s", dir);
+	if (lost)
+		fprintf(stderr, " (%llu events lost: see 'sonde info')", (unsigned long long)lost);
+	fputc('\n', stderr);
+	return nmods;
+}
+
+static volatile sig_atomic_t end_requested;
+
+static void request_end(int sig)
+{
+	(void)sig;
+	end_requested = 1;
+}
+
+/* Copy of a session string the program's side wrote: bounded, NUL-ended. */
+static void copy_str(char *dst, size_t n, const char *src, size_t srcmax)
+{
+	size_t k = strnlen(src, srcmax < n ? srcmax : n - 1);
+	memcpy(dst, src, k);
+	dst[k] = 0;
+}
+
+/* `sonde record -p PID`: the agent (docs/ATTACH.md) records the running
+ * program until Ctrl-C, --duration or its end; then its sleds go back to
+ * nops, it runs on, and the recording is written as a launched one is. */
+static int record_attached(struct cli_opts *o, struct record_config *cfg, const char *dir)
+{
+	if (o->argc)
+		cli_die(EXIT_USAGE, "record -p PID takes no program (it records the running process PID)");
+	if (cfg->mode != SONDE_MODE_PROFILE)
+		cli_die(EXIT_USAGE, "record -p records profiles only for now (--trace and --locks with -p are not "
+		        "done yet; for probes use 'sonde probe -p')");
+	char *rt = lib_path("libsonde-rt.so");
+	if (!rt)
+		cli_die(EXIT_DATA, "cannot find the runtime libsonde-rt.so next to the sonde binary (is the build complete?)");
+	static struct recorder rec;
+	char msg[4096 + 256];
+	int rc = recorder_open(&rec, dir, 0, msg, sizeof msg);
+	if (rc)
+		cli_die(rc == RECORDER_USAGE ? EXIT_USAGE : EXIT_DATA, "%s", msg);
+	struct session s;
+	rc = session_create(&s, cfg, 1.0);
+	if (rc) {
+		recorder_abort(&rec);
+		cli_die(EXIT_DATA, "cannot create the session memory (%s)", strerror(-rc));
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = request_end; /* no SA_RESTART: the wait below wakes */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	struct agent a;
+	rc = agent_start(o->pid, rt, s.fd, &a, msg, sizeof msg);
+	free(rt);
+	if (rc) {
+		session_destroy(&s);
+		recorder_abort(&rec);
+		cli_die(EXIT_DATA, "%s", msg);
+	}
+	fprintf(stderr, "sonde: recording process %d (%d instrumented module%s); Ctrl-C ends the recording\n",
+	        o->pid, a.nmods, a.nmods == 1 ? "" : "s");
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int alive = 1;
+	while (!end_requested && (alive = agent_target_alive(o->pid))) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		double el = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
+		if (o->duration > 0 && el >= o->duration)
+			break;
+		struct timespec nap = { 0, 10 * 1000 * 1000 };
+		nanosleep(&nap, NULL);
+	}
+	if (alive && agent_stop(&a, msg, sizeof msg) && agent_target_alive(o->pid))
+		cli_warn("%s (the agent's watcher switches the recording off when sonde ends)", msg);
+	else if (!alive)
+		agent_stop(&a, msg, sizeof msg); /* closes our end of the pipe */
+	struct launched l;
+	memset(&l, 0, sizeof l);
+	l.pid = o->pid;
+	l.end_tsc = clock_ticks(); /* frames still open are closed here */
+
+	struct sonde_proc *p = &s.hdr->procs[0];
+	char program[SONDE_PATH_MAX + 1], cmd[SONDE_PATH_MAX + 1], pidstr[16];
+	copy_str(program, sizeof program, p->exe, sizeof p->exe);
+	size_t clen = p->cmdline_len < sizeof p->cmdline ? p->cmdline_len : sizeof p->cmdline;
+	memcpy(cmd, p->cmdline, clen);
+	cmd[clen] = 0;
+	snprintf(pidstr, sizeof pidstr, "%d", o->pid);
+	const char *meta[] = { "attached_pid", pidstr, "attached_end", alive ? "detached" : "process ended", NULL };
+	write_recording(&s, &rec, &l, cfg, program[0] ? program : "?", cmd, clen, "sonde record -p", INT32_MIN, meta);
+	print_summary(&s, dir);
+	session_destroy(&s);
+	return 0;
+}
+
 int cmd_record(struct cli_opts *o)
 {
-	if (o->argc < 1)
-		cli_die(EXIT_USAGE, "no program to record (usage: sonde record [options] -- PROGRAM [ARGS...])");
+	if (o->argc < 1 && !o->pid)
+		cli_die(EXIT_USAGE, "no program to record (usage: sonde record [options] -- PROGRAM [ARGS...], or "
+		        "sonde record -p PID)");
 	const char *dir = o->output ? o->output : "sonde.data";
 	struct record_config cfg;
 	memset(&cfg, 0, sizeof cfg);
@@ -98,6 +239,12 @@ int cmd_record(struct cli_opts *o)
 		cfg.mode |= SONDE_MODE_LOSSY;
 	if (!o->trace && (o->min_time_ns || o->nfilters || o->domain || o->depth))
 		cli_die(EXIT_USAGE, "--depth, --min-time, -F, -N and --domain apply to --trace recordings");
+	if (o->pid) {
+		cfg.thread_region = o->buffer_size ? o->buffer_size : 16ull << 20;
+		cfg.session_size = 256ull << 30;
+		cfg.ring_size = 8ull << 20;
+		return record_attached(o, &cfg, dir);
+	}
 	if (!program_exists(o->argv[0]))
 		cli_die(EXIT_DATA, "cannot run %s (no such program%s)", o->argv[0],
 		        strchr(o->argv[0], '/') ? "" : " in PATH");
@@ -148,10 +295,6 @@ int cmd_record(struct cli_opts *o)
 		recorder_abort(&rec);
 		cli_die(EXIT_DATA, "cannot run %s (%s)", o->argv[0], strerror(-rc));
 	}
-	uint64_t damaged = session_audit(&s);
-	if (damaged)
-		cli_warn("the program wrote over sonde's session memory: %llu impossible values left out "
-		         "(the recording keeps what was consistent; see 'sonde info')", (unsigned long long)damaged);
 	size_t clen = 0; /* the command line, NUL-separated */
 	for (int i = 0; i < o->argc; i++)
 		clen += strlen(o->argv[i]) + 1;
@@ -159,10 +302,8 @@ int cmd_record(struct cli_opts *o)
 	for (int i = 0; cmd && i < o->argc; i++)
 		q = stpcpy(q, o->argv[i]) + 1;
 	int status = !l.exited ? INT32_MIN : WIFEXITED(l.status) ? WEXITSTATUS(l.status) : -WTERMSIG(l.status);
-	recorder_meta_common(&rec, o->argv[0], cmd ? cmd : "", cmd ? clen : 0, "sonde record", conv_mode(cfg.mode), status);
+	write_recording(&s, &rec, &l, &cfg, o->argv[0], cmd ? cmd : "", cmd ? clen : 0, "sonde record", status, NULL);
 	free(cmd);
-	if (write_profile(&s, &rec, &l, &cfg, msg, sizeof msg) || recorder_close(&rec, msg, sizeof msg))
-		cli_die(EXIT_DATA, "%s", msg);
 
 	if (o->trace) { /* domain.txt: the functions that left records, for --domain auto next time */
 		if (domain_write(&s, dir, msg, sizeof msg) < 0)
@@ -178,28 +319,10 @@ int cmd_record(struct cli_opts *o)
 			        " calls kept out of the trace by the other filters\n", ds.dormant, ds.filtered);
 		}
 	}
-	struct sonde_session_hdr *h = s.hdr;
-	uint32_t nmods = atomic_load(&h->nmodules), nthreads = atomic_load(&h->nthreads);
-	uint32_t nprocs = atomic_load(&h->nprocs);
-	if (nthreads > SONDE_MAX_THREADS)
-		nthreads = SONDE_MAX_THREADS;
-	uint64_t lost = 0;
-	for (int i = 0; i < SONDE_LOST_COUNT_; i++)
-		lost += h->lost[i];
-	for (uint32_t i = 0; i < nthreads; i++) {
-		struct sonde_thread *t = sess_thread(h, i);
-		for (int k = 0; t && k < SONDE_LOST_COUNT_; k++)
-			if (k != SONDE_LOST_UNNUMBERED)
-				lost += t->lost[k];
-	}
+	uint32_t nmods = print_summary(&s, dir);
 	session_destroy(&s);
 	for (int i = 0; i < o->nfilters; i++)
 		free((char *)o->filters[i]); /* allocated by cli_parse */
-	fprintf(stderr, "sonde: recorded %u process%s, %u thread%s, %u instrumented module%s into %s/",
-	        nprocs, nprocs == 1 ? "" : "es", nthreads, nthreads == 1 ? "" : "s", nmods, nmods == 1 ? "" : "s", dir);
-	if (lost)
-		fprintf(stderr, " (%llu events lost: see 'sonde info')", (unsigned long long)lost);
-	fputc('\n', stderr);
 	if (nmods == 0 && !(cfg.mode & SONDE_MODE_LOCKS)) {
 		cli_error("%s has no code instrumented by sonde (build it with sonde-cc, or use --locks)", o->argv[0]);
 		return EXIT_DATA;

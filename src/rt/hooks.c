@@ -88,7 +88,7 @@ static inline uint32_t cct_enter(struct rt_tls *L, struct sonde_thread *t, struc
 {
 	uint32_t cur = t->cur_node;
 	uint32_t slot = m->slot;
-	uint32_t *recs = slot < SONDE_MAX_MODS_PER_THREAD ? L->recs[slot] : NULL;
+	uint32_t *recs = slot < SONDE_MAX_MODS_PER_THREAD ? L->priv->recs[slot] : NULL;
 	uint32_t n;
 	if (__builtin_expect(recs != NULL, 1)) {
 		n = recs[idx];
@@ -121,7 +121,7 @@ RT_HIDDEN uint32_t *rt_recs_alloc(struct rt_tls *L, uint32_t mod_slot)
 		return NULL;
 	}
 	L->t->recs_off[mod_slot] = off;
-	return L->recs[mod_slot] = sess_ptr(rt_sess, off);
+	return L->priv->recs[mod_slot] = sess_ptr(rt_sess, off);
 }
 
 /* The number of fn, from its padding; the module's unnumbered bucket
@@ -164,8 +164,8 @@ static void bury(struct rt_tls *L, struct sonde_thread *t, uint32_t i, uint64_t 
 {
 	struct sonde_frame *f = &t->stack[i];
 	uint32_t g = L->grave_next++ % RT_GRAVES;
-	L->grave[g].slot = f->slot;
-	L->grave[g].ra = f->site;
+	L->priv->grave[g].slot = f->slot;
+	L->priv->grave[g].ra = f->site;
 	pop_frame(L, t, i, now, 1);
 }
 
@@ -196,8 +196,8 @@ static __attribute__((noinline, cold)) uintptr_t close_stale(struct rt_tls *L, s
 	}
 	if (ra == (uintptr_t)rt_exit_tramp) { /* hooked by a frame closed before */
 		for (uint32_t g = 0; g < RT_GRAVES; g++)
-			if (L->grave[g].slot == s)
-				return L->grave[g].ra;
+			if (L->priv->grave[g].slot == s)
+				return L->priv->grave[g].ra;
 		return 0;
 	}
 	return ra;
@@ -282,10 +282,10 @@ static __attribute__((noinline, cold)) uintptr_t exit_slow(struct rt_tls *L, str
 		return ra;
 	}
 	for (uint32_t g = 0; g < RT_GRAVES; g++)
-		if (L->grave[g].slot == s) {
+		if (L->priv->grave[g].slot == s) {
 			t->lost[SONDE_LOST_UNMATCHED_EXIT]++;
-			L->grave[g].slot = 0;
-			return L->grave[g].ra;
+			L->priv->grave[g].slot = 0;
+			return L->priv->grave[g].ra;
 		}
 	rt_log("a return address sonde replaced is lost; the program cannot go on");
 	__builtin_trap();
@@ -331,6 +331,32 @@ HOOKS(any, rt_mode)
  * shadow stack) and one TSC read each, nothing recorded.  For bench/ only:
  * installed when SONDE_BENCH_FLOOR=1 is in the environment. */
 HOOKS(floor, 0)
+
+/* After the agent's end (agent.c): sleds are nops again, but frames hooked
+ * before still return through rt_exit_tramp.  Their real return addresses
+ * are found without changing anything in the session, which sonde is
+ * reading: the shadow stack is left as it was at the end (its open frames
+ * are closed at the end time by the writer) and searched from the top.  No
+ * frame is pushed after the end, so the topmost frame with this slot is the
+ * one returning (tail callers share its slot and its return address). */
+RT_HIDDEN void rt_enter_ended(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot)
+{
+	(void)m, (void)fn, (void)slot; /* a call already in its sled as the sleds went back to nops */
+}
+
+RT_HIDDEN uintptr_t rt_exit_ended(uintptr_t s)
+{
+	struct rt_tls *L = &rt_tls;
+	struct sonde_thread *t = L->t;
+	for (uint32_t i = t->depth; i-- > 0;)
+		if (t->stack[i].slot == s)
+			return t->stack[i].site;
+	for (uint32_t g = 0; g < RT_GRAVES; g++)
+		if (L->priv->grave[g].slot == s)
+			return L->priv->grave[g].ra;
+	rt_log("a return address sonde replaced is lost; the program cannot go on");
+	__builtin_trap();
+}
 
 /* The exit trampoline: a hooked function's `ret` lands here with %rsp one
  * past its slot.  rax / rdx (and xmm0 / xmm1 / st0, which the hook does not

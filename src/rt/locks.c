@@ -182,8 +182,10 @@ static __thread struct lk_tls lk_tls __attribute__((tls_model("initial-exec")));
  * memory: the session copy keeps changing in the parent after the fork. */
 #define LK_FORK_HELD 64
 struct lk_held { uint32_t lock, depth, read; };
-static __thread struct lk_held lk_fork_held[LK_FORK_HELD] __attribute__((tls_model("initial-exec")));
-static __thread uint32_t lk_fork_nheld __attribute__((tls_model("initial-exec")));
+/* Not initial-exec: only fork touches them, and the static TLS surplus a
+ * late-loaded runtime lives in is small (rt.h). */
+static __thread struct lk_held lk_fork_held[LK_FORK_HELD] __attribute__((tls_model("global-dynamic")));
+static __thread uint32_t lk_fork_nheld __attribute__((tls_model("global-dynamic")));
 
 static void lk_prepare_fork(void)
 {

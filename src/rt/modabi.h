@@ -50,6 +50,14 @@ struct sonde_modhook {
 	uint32_t patched;       /* sleds switched on */
 };
 
+/* The ELF note each module carries, so that an agent loaded into a running
+ * process finds every module (module.c): name "sonde", this type, and a
+ * descriptor of 16 bytes: u32 version, u32 0, i64 offset from the i64's own
+ * address to the module's struct sonde_modhook. */
+#define SONDE_NOTE_NAME "sonde"
+#define SONDE_NOTE_TYPE 0x534d4f44 /* "DOMS" */
+#define SONDE_NOTE_DESCSZ 16
+
 /* Exported by the runtime (looked up with dlsym by the module constructor). */
 typedef int (*sonde_register_fn)(struct sonde_modhook *m);
 typedef void (*sonde_unregister_fn)(struct sonde_modhook *m);

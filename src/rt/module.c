@@ -12,7 +12,19 @@
  * is (stop - start).  When sonde's runtime is present, the constructor hands
  * the list to it; the runtime writes each number into the function's padding
  * and turns the entry sleds into calls to sonde_module_tramp below.  Without
- * sonde nothing is written: the sleds stay nops and the program runs as built.
+ * sonde nothing is written to the code: the sleds stay nops and the program
+ * runs as built.
+ *
+ * Found late (`sonde record -p`, docs/ATTACH.md).  A program started without
+ * sonde has no runtime to register with, so each module must be findable
+ * afterwards by the agent (the runtime, dlopen'ed into the running process).
+ * The module carries an ELF note (.note.sonde, in a PT_NOTE segment, so it
+ * is mapped and dl_iterate_phdr shows it) whose descriptor holds the
+ * module's ABI version and the offset from the note to sonde_module_hook; a
+ * link-time constant (both are in this module and hidden), so the note needs
+ * no relocation and costs nothing at run time.  The constructor fills the
+ * hook's description (entries, count, trampoline) in every run, runtime or
+ * not: a few stores into this module's own .bss, no system call.
  */
 #include <dlfcn.h>
 #include <stddef.h>
@@ -68,18 +80,43 @@ __asm__(
 	"	.cfi_endproc\n"
 	"	.size sonde_module_tramp, .-sonde_module_tramp\n");
 
+/* The note the agent finds (see the top comment and SONDE_NOTE_* in
+ * modabi.h): name "sonde", descriptor { u32 version, u32 0, i64 offset of
+ * sonde_module_hook from the descriptor's third word }. */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+__asm__(
+	"	.pushsection .note.sonde,\"a\",@note\n"
+	"	.p2align 2\n"
+	"	.globl sonde_module_note\n"
+	"	.hidden sonde_module_note\n"
+	"sonde_module_note:\n"
+	"	.long 6\n"                            /* namesz: "sonde\0" */
+	"	.long 16\n"                           /* descsz */
+	"	.long " STR(SONDE_NOTE_TYPE) "\n"
+	"	.asciz \"sonde\"\n"
+	"	.p2align 2\n"
+	"	.long " STR(SONDE_MODABI_VERSION) "\n"
+	"	.long 0\n"
+	"	.quad sonde_module_hook - .\n"
+	"	.popsection\n");
+HIDDEN extern const char sonde_module_note[];
+
 __attribute__((constructor(101))) static void sonde_module_init(void)
 {
 	struct sonde_modhook *m = &sonde_module_hook;
-	sonde_register_fn reg = (sonde_register_fn)dlsym(RTLD_DEFAULT, SONDE_REGISTER_SYM);
-	if (!reg || !__start___patchable_function_entries)
-		return; /* no sonde: the sleds stay nops */
+	/* Keeps the note alive under --gc-sections (this function is kept). */
+	__asm__ volatile("" : : "r"(sonde_module_note));
+	if (!__start___patchable_function_entries)
+		return; /* no function to record */
 	m->version = SONDE_MODABI_VERSION;
 	m->entries = __start___patchable_function_entries;
 	m->nfuncs = (uint32_t)(__stop___patchable_function_entries - __start___patchable_function_entries);
 	m->anchor = (const void *)&sonde_module_hook;
 	m->tramp = (const void *)sonde_module_tramp;
-	reg(m);
+	sonde_register_fn reg = (sonde_register_fn)dlsym(RTLD_DEFAULT, SONDE_REGISTER_SYM);
+	if (reg)
+		reg(m); /* sonde record: the runtime is preloaded */
 }
 
 __attribute__((destructor(101))) static void sonde_module_fini(void)

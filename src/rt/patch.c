@@ -9,9 +9,9 @@
  * Functions kept out of a recording (-N, outside --domain) keep their nops:
  * they cost nothing.  GCC's sled is five one-byte nops, Clang's one five-byte
  * nop; both become one instruction, written while no thread can be inside it.
- * write_sled can also switch a sled back to the five-byte nop 0f 1f 44 00 00
- * (a single instruction too, one aligned 8-byte store where the sled does not
- * cross one): what attaching and detaching a running program will use. */
+ * rt_unpatch_module switches sleds back to the five-byte nop 0f 1f 44 00 00
+ * while the program runs (the agent, docs/ATTACH.md); see write_sled for
+ * what is safe to write into code that other threads execute. */
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -49,8 +49,37 @@ static int text_writable(uintptr_t lo, uintptr_t hi, int on)
 	return 0;
 }
 
-/* Write the sled at `at` (5 bytes): a call to `tramp`, or the 5-byte nop. */
-static void write_sled(uint8_t *at, const void *tramp, int on)
+/* Set by the agent (agent.c): the program is running while sleds change. */
+RT_HIDDEN int rt_patch_live;
+
+static void store2(uint8_t *at, const uint8_t b[2])
+{
+	uint16_t v;
+	memcpy(&v, b, 2);
+	__atomic_store_n((uint16_t *)at, v, __ATOMIC_RELEASE);
+}
+
+/* Write the sled at `at` (5 bytes): a call to `tramp`, or the 5-byte nop.
+ * Returns 0, or -1 when it cannot be written safely while threads run.
+ *
+ * Cross-modifying code.  Another thread may be fetching the sled while it
+ * changes, so every state it can see must be one whole instruction:
+ *  - the sled lies within one aligned qword (GCC and Clang align functions
+ *    at -O2, and fn = 16k + 8 then): one aligned 8-byte store, which the
+ *    other cores see all or nothing, instruction fetch included (the same
+ *    assumption as XRay's 2-byte swap and the kernel's aligned text pokes);
+ *  - otherwise, when its first two bytes are within one qword (XRay's
+ *    order): those two bytes become `jmp .+5` (eb 03) first, so a thread
+ *    that arrives skips the sled; then bytes 2..4 are written; then the two
+ *    first bytes of the new instruction, one 2-byte store.  A thread sees a
+ *    whole nop, the jump over bytes in flux, or the whole new instruction;
+ *  - a sled whose first two bytes straddle a qword (fn = 8k + 7, only in
+ *    unaligned code, e.g. -Os) cannot be switched that way: it is left
+ *    alone while the program runs (the function is not recorded, counted
+ *    as dormant).
+ * At load time (no thread can be in the module's code yet) any sled is
+ * written directly. */
+static int write_sled(uint8_t *at, const void *tramp, int on)
 {
 	uint8_t b[SONDE_SLED] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 	if (on) {
@@ -64,9 +93,20 @@ static void write_sled(uint8_t *at, const void *tramp, int on)
 		memcpy(&w, (void *)q, 8);
 		memcpy((uint8_t *)&w + ((uintptr_t)at - q), b, SONDE_SLED);
 		__atomic_store_n((uint64_t *)q, w, __ATOMIC_RELEASE);
-	} else {
-		memcpy(at, b, SONDE_SLED);
+		return 0;
 	}
+	if (!rt_patch_live) {
+		memcpy(at, b, SONDE_SLED);
+		return 0;
+	}
+	if (((uintptr_t)at & 7) == 7)
+		return -1;
+	static const uint8_t skip[2] = { 0xeb, 0x03 };
+	store2(at, skip);
+	memcpy(at + 2, b + 2, SONDE_SLED - 2);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	store2(at, b);
+	return 0;
 }
 
 /* Is the sled at `at` one this module can patch: nops as the compiler left
@@ -75,6 +115,14 @@ static int sled_ok(const uint8_t *at)
 {
 	static const uint8_t nop1[SONDE_SLED] = { 0x90, 0x90, 0x90, 0x90, 0x90 };
 	return !memcmp(at, nop1, SONDE_SLED) || (at[0] == 0x0f && at[1] == 0x1f && at[2] == 0x44) || at[0] == 0xe8;
+}
+
+/* Is the sled at `at` a call to tramp? */
+static int sled_is_call(const uint8_t *at, const void *tramp)
+{
+	int32_t rel;
+	memcpy(&rel, at + 1, 4);
+	return at[0] == 0xe8 && (uintptr_t)(at + SONDE_SLED) + (intptr_t)rel == (uintptr_t)tramp;
 }
 
 /* Returns how many functions stay dormant (skip), or -1. */
@@ -91,6 +139,11 @@ RT_HIDDEN int rt_patch_module(struct sonde_modhook *m, const uint8_t *skip)
 	if (!n || text_writable(lo, hi + SONDE_PAD + SONDE_SLED, 1) != 0)
 		return -1;
 	m->salt = (uint32_t)(t0 ^ ((uintptr_t)m >> 4) ^ ((uintptr_t)m >> 36));
+	/* What the entry hook reads (number_of) is in place before a first sled
+	 * calls it: a running program (the agent) enters at once. */
+	m->lo = lo;
+	m->span = hi - lo;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 	uint32_t bad = 0, dormant = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t *pad = (uint32_t *)(uintptr_t)e[i];
@@ -101,18 +154,34 @@ RT_HIDDEN int rt_patch_module(struct sonde_modhook *m, const uint8_t *skip)
 			bad++; /* not a sled we know: left alone */
 			continue;
 		}
-		if (skip && (skip[i >> 2] >> ((i & 3) * 2)) & 2u)
+		if ((skip && (skip[i >> 2] >> ((i & 3) * 2)) & 2u) || write_sled(sled, m->tramp, 1))
 			dormant++;
-		else
-			write_sled(sled, m->tramp, 1);
 	}
 	text_writable(lo, hi + SONDE_PAD + SONDE_SLED, 0);
-	m->lo = lo;
-	m->span = hi - lo;
 	m->numbered = 1;
 	m->patched = 1;
 	m->numbering_ns = mono_ns() - t0;
 	if (bad)
 		rt_log("some functions of a module have no entry sled sonde knows; they are not recorded");
 	return (int)dormant;
+}
+
+/* Switch a registered module's sleds back to nops (the agent's end).  Only
+ * sleds that call the module's trampoline are touched.  The padding keeps
+ * its numbers: it is never executed. */
+RT_HIDDEN int rt_unpatch_module(struct sonde_modhook *m)
+{
+	if (!m->patched || !m->nfuncs)
+		return 0;
+	uintptr_t lo = m->lo, hi = m->lo + m->span;
+	if (text_writable(lo, hi + SONDE_PAD + SONDE_SLED, 1) != 0)
+		return -1;
+	for (uint32_t i = 0; i < m->nfuncs; i++) {
+		uint8_t *sled = (uint8_t *)(uintptr_t)(m->entries[i] + SONDE_PAD);
+		if (sled_is_call(sled, m->tramp))
+			write_sled(sled, m->tramp, 0);
+	}
+	text_writable(lo, hi + SONDE_PAD + SONDE_SLED, 0);
+	m->patched = 0;
+	return 0;
 }

@@ -17,8 +17,21 @@
 
 enum { RT_T_NEW = 0, RT_T_ON = 1, RT_T_OFF = 2 };
 
+/* Process-local, per-thread state that does not fit in the TLS block:
+ * mapped privately at a thread's first event (see struct rt_tls). */
+struct rt_priv {
+	uint32_t *recs[SONDE_MAX_MODS_PER_THREAD]; /* records[number] per module (seed 000) */
+	/* Return addresses of the last frames closed as dead (hooks.c). */
+	struct { uintptr_t slot, ra; } grave[RT_GRAVES];
+};
+
 /* Process-local, per-thread state.  Everything the hot path needs in one
- * cache-friendly place; the durable state lives in the session (t). */
+ * cache-friendly place; the durable state lives in the session (t).
+ * Kept small: it is initial-exec TLS, and when the runtime is loaded late
+ * (the agent, `sonde record -p`) glibc places it in the static TLS surplus,
+ * which is about 1.5 KiB shared by every library dlopen'ed with such TLS
+ * ("cannot allocate memory in static TLS block" otherwise).  The large
+ * per-thread tables are behind `priv`. */
 struct rt_tls {
 	uint32_t state;         /* RT_T_* */
 	uint32_t busy;          /* re-entry guard (signal inside a hook) */
@@ -29,9 +42,7 @@ struct rt_tls {
 	struct sonde_ring *ring;
 	uint64_t trace_seq;     /* trace mode: chunk seq of the last entry record */
 	uint64_t trace_last;    /* trace mode: time of the last record written */
-	uint32_t *recs[SONDE_MAX_MODS_PER_THREAD]; /* records[number] per module (seed 000) */
-	/* Return addresses of the last frames closed as dead (hooks.c). */
-	struct { uintptr_t slot, ra; } grave[RT_GRAVES];
+	struct rt_priv *priv;   /* never NULL while state == RT_T_ON */
 };
 
 extern RT_HIDDEN struct sonde_session_hdr *rt_sess;
@@ -41,6 +52,15 @@ extern RT_HIDDEN __thread struct rt_tls rt_tls;
 
 /* Attach to the session if this process has one (idempotent). 0 if attached. */
 RT_HIDDEN int rt_init(void);
+/* The agent: map the session at fd in a process that has none (-EBUSY: it
+ * records already, -EINVAL: not a session of this version). */
+RT_HIDDEN int rt_init_late(int fd);
+/* Set when the agent has ended its recording: no module registers after. */
+extern RT_HIDDEN int rt_agent_ended;
+/* The exit hook once the agent has ended: the real return address of a
+ * frame hooked before, nothing recorded (hooks.c). */
+RT_HIDDEN uintptr_t rt_exit_ended(uintptr_t slot);
+RT_HIDDEN void rt_enter_ended(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot);
 /* First event of a thread: take a thread slot.  NULL when recording is off
  * for this thread (no session, no slot, no memory: the loss is counted). */
 RT_HIDDEN struct rt_tls *rt_thread_slow(void);
@@ -80,6 +100,13 @@ RT_HIDDEN void rt_thread_after_fork(int child);
 /* Number a module's functions and switch on its sleds (patch.c); `skip`: the
  * trace filter bitmap (bit 2n+1 set: function n stays dormant), or NULL. */
 RT_HIDDEN int rt_patch_module(struct sonde_modhook *m, const uint8_t *skip);
+/* Switch the sleds back to nops while the program runs (agent.c). */
+RT_HIDDEN int rt_unpatch_module(struct sonde_modhook *m);
+extern RT_HIDDEN int rt_patch_live; /* sleds are written while threads run */
+
+/* Register a module (runtime.c; exported: module constructors call it). */
+RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m);
+RT_EXPORT int sonde_agent_start(const char *session, const char *alive);
 
 /* Signal-safe diagnostics (write(2) on a stack buffer). */
 RT_HIDDEN void rt_log(const char *msg);

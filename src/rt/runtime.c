@@ -31,6 +31,7 @@ RT_HIDDEN uint32_t rt_proc_slot;
 RT_HIDDEN __thread struct rt_tls rt_tls __attribute__((tls_model("initial-exec")));
 RT_HIDDEN uintptr_t (*rt_exit_hook)(uintptr_t slot) = rt_exit_any;
 RT_HIDDEN int rt_floor;
+RT_HIDDEN int rt_agent_ended;
 
 static int init_state; /* 0 not tried, 1 attached, -1 no session */
 static pthread_key_t thread_key;
@@ -131,23 +132,15 @@ static void after_fork_child(void)
 	rt_thread_after_fork(1);
 }
 
-RT_HIDDEN int rt_init(void)
+/* Map the session at fd and register this process: 0, or -1 (logged). */
+static int map_session(int fd)
 {
-	if (init_state)
-		return init_state > 0 ? 0 : -1;
-	int saved = errno;
-	init_state = -1;
-	const char *s = getenv(SONDE_ENV_FD);
-	int fd = s ? atoi(s) : -1;
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(struct sonde_session_hdr)) {
-		errno = saved;
+	if (fd < 0 || fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(struct sonde_session_hdr))
 		return -1;
-	}
 	void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		rt_log("cannot map the session memory; this process is not recorded");
-		errno = saved;
 		return -1;
 	}
 	struct sonde_session_hdr *h = p;
@@ -155,7 +148,6 @@ RT_HIDDEN int rt_init(void)
 	    h->size != (uint64_t)st.st_size) {
 		rt_log("session memory of another sonde version; this process is not recorded");
 		munmap(p, (size_t)st.st_size);
-		errno = saved;
 		return -1;
 	}
 	rt_sess = h;
@@ -176,8 +168,30 @@ RT_HIDDEN int rt_init(void)
 		pthread_key_create(&thread_key, thread_end);
 		pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 	}
-	errno = saved;
 	return init_state > 0 ? 0 : -1;
+}
+
+RT_HIDDEN int rt_init(void)
+{
+	if (init_state)
+		return init_state > 0 ? 0 : -1;
+	int saved = errno;
+	init_state = -1;
+	const char *s = getenv(SONDE_ENV_FD);
+	int rc = map_session(s ? atoi(s) : -1);
+	errno = saved;
+	return rc;
+}
+
+/* The agent (agent.c): the runtime was loaded into a running process that
+ * has no session; map the one sonde made.  -EBUSY if this process already
+ * records (it was started under sonde, or attached before). */
+RT_HIDDEN int rt_init_late(int fd)
+{
+	if (init_state > 0 || rt_sess)
+		return -EBUSY;
+	init_state = 0;
+	return map_session(fd) == 0 ? 0 : -EINVAL;
 }
 
 __attribute__((constructor(101))) static void rt_ctor(void)
@@ -213,6 +227,15 @@ __attribute__((destructor)) static void rt_dtor(void)
 static int thread_attach(struct rt_tls *L)
 {
 	struct sonde_session_hdr *S = rt_sess;
+	/* The private tables (rt.h); a fork child reuses its copy of the parent's. */
+	if (!L->priv) {
+		void *pv = mmap(NULL, sizeof *L->priv, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (pv == MAP_FAILED) {
+			atomic_fetch_add_explicit(&S->lost[SONDE_LOST_SESSION_MEM], 1, memory_order_relaxed);
+			return -1;
+		}
+		L->priv = pv;
+	}
 	uint32_t slot = atomic_fetch_add_explicit(&S->nthreads, 1, memory_order_relaxed);
 	if (slot >= SONDE_MAX_THREADS) {
 		atomic_fetch_add_explicit(&S->lost[SONDE_LOST_THREAD_SLOTS], 1, memory_order_relaxed);
@@ -249,7 +272,7 @@ static int thread_attach(struct rt_tls *L)
 	L->slot = slot;
 	L->nodes = thread_nodes(S, t);
 	L->ring = t->ring_off ? sess_ptr(S, t->ring_off) : NULL;
-	memset(L->recs, 0, sizeof L->recs);
+	memset(L->priv, 0, sizeof *L->priv);
 	L->state = RT_T_ON;
 	return 0;
 }
@@ -279,8 +302,8 @@ RT_HIDDEN struct rt_tls *rt_thread_slow(void)
  * their time starting at the fork (what came before belongs to the parent),
  * their calls not counted again.  If the child gets no slot, the real return
  * addresses are put back into its stack instead. */
-static __thread struct sonde_frame *fork_frames;
-static __thread uint32_t fork_depth;
+static __thread struct sonde_frame *fork_frames __attribute__((tls_model("global-dynamic"))); /* not in the static TLS surplus (rt.h) */
+static __thread uint32_t fork_depth __attribute__((tls_model("global-dynamic")));
 
 RT_HIDDEN void rt_thread_before_fork(void)
 {
@@ -478,7 +501,7 @@ static int find_mod_cb(struct dl_phdr_info *info, size_t size, void *arg)
 RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m)
 {
 	int saved = errno;
-	if (rt_init() != 0)
+	if (rt_init() != 0 || rt_agent_ended)
 		goto refuse;
 	if (m->version != SONDE_MODABI_VERSION) {
 		rt_log("a module was built with another sonde version (relink it); it is not recorded");

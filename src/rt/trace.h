@@ -41,7 +41,7 @@ static inline void trace_mark(struct rt_tls *L, uint32_t func)
 	uint32_t slot = SONDE_FUNC_MOD(func);
 	if (slot >= SONDE_MAX_MODS_PER_THREAD || (rt_mode & SONDE_MODE_PROFILE))
 		return;
-	uint32_t *recs = L->recs[slot];
+	uint32_t *recs = L->priv->recs[slot];
 	if (__builtin_expect(!recs, 0) && !(recs = rt_recs_alloc(L, slot)))
 		return;
 	uint32_t n = SONDE_FUNC_NUM(func);

@@ -91,3 +91,24 @@ int sym_peek_load_vaddr(const char *path, uint64_t *vaddr)
 	close(fd);
 	return rc;
 }
+
+/* Whether the ELF file at fd has a section of type SHT_NOTE named name. */
+int sym_peek_has_note(int fd, const char *name)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	size_t shstr;
+	int found = 0;
+	if (elf && elf_getshdrstrndx(elf, &shstr) == 0) {
+		Elf_Scn *scn = NULL;
+		while (!found && (scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			const char *nm;
+			if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE &&
+			    (nm = elf_strptr(elf, shstr, sh.sh_name)) && !strcmp(nm, name))
+				found = 1;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	return found;
+}

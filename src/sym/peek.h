@@ -16,4 +16,8 @@ int sym_peek_dynsym(int fd, const char *const *names, uint64_t *vals, int nnames
  * file at path (run-time base minus this is the load bias).  0, or -1. */
 int sym_peek_load_vaddr(const char *path, uint64_t *vaddr);
 
+/* Whether the ELF file at fd has a section of type SHT_NOTE named name
+ * (the module note of a sonde build: .note.sonde). */
+int sym_peek_has_note(int fd, const char *name);
+
 #endif

@@ -1,0 +1,170 @@
+/* agent.c — `sonde record -p`'s side of the agent: checks that the process
+ * is a sonde build without touching it, dlopens libsonde-rt.so into it
+ * (inject.c), calls sonde_agent_start there with two paths it can open (our
+ * session memfd and the read end of a pipe whose only writer is us, through
+ * /proc/<our pid>/fd), and at the end calls sonde_agent_stop.  If we die
+ * instead, the pipe's end-of-file tells the agent (src/rt/agent.c). */
+#include "attach/agent.h"
+
+#include "attach/dlfuncs.h"
+#include "attach/inject.h"
+#include "probe/modules.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define START_TIMEOUT_MS 30000
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int agent_target_alive(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t len = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[len] = 0;
+	char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] && p[2] != 'Z' && p[2] != 'X';
+}
+
+/* Run-time address of sym in the target's copy of the object at path. */
+static uint64_t target_sym(pid_t pid, const char *path, const char *sym)
+{
+	struct modules ms = { 0 };
+	uint64_t addr = 0;
+	if (modules_load(&ms, pid) == 0)
+		for (int i = 0; i < ms.n; i++) {
+			if (strcmp(ms.m[i].path, path))
+				continue;
+			const char *names[1] = { sym };
+			uint64_t v = 0;
+			if (dl_file_syms(pid, path, names, &v, 1) == 0 && v)
+				addr = v + ms.m[i].bias;
+			break;
+		}
+	modules_free(&ms);
+	return addr;
+}
+
+static const char *start_error(int rc)
+{
+	switch (rc) {
+	case -EBUSY: return "it is already recorded: started under 'sonde record', or attached before";
+	case -ENOENT: return "no loaded module was built by sonde-cc";
+	case -ENOEXEC: return "its modules were built by another sonde version: relink them";
+	case -EINVAL: return "the session memory could not be mapped";
+	default: return strerror(-rc);
+	}
+}
+
+int agent_start(pid_t pid, const char *rt_path, int session_fd, struct agent *a, char *err, size_t n)
+{
+	memset(a, 0, sizeof *a);
+	a->pid = pid;
+	a->alive_w = -1;
+	if (!agent_target_alive(pid)) {
+		snprintf(err, n, "cannot attach to process %d (no such process)", (int)pid);
+		return -1;
+	}
+	/* A sonde build?  Read from its files, before the process is touched. */
+	struct modules ms = { 0 };
+	if (modules_load(&ms, pid) == 0) {
+		int k = dl_count_note_section(pid, &ms, ".note.sonde");
+		modules_free(&ms);
+		if (!k) {
+			snprintf(err, n, "process %d has no code built by sonde-cc (for its locks use 'sonde record "
+			         "--locks', for probes 'sonde probe -p %d'; or rebuild it with sonde-cc)", (int)pid, (int)pid);
+			return AGENT_NOT_SONDE;
+		}
+	} else {
+		modules_free(&ms);
+		snprintf(err, n, "cannot attach to process %d (cannot read /proc/%d/maps: %s)", (int)pid, (int)pid,
+		         strerror(errno));
+		return -1;
+	}
+	char rt[PATH_MAX];
+	if (!realpath(rt_path, rt)) {
+		snprintf(err, n, "cannot find the runtime %s (%s)", rt_path, strerror(errno));
+		return -1;
+	}
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) != 0) {
+		snprintf(err, n, "cannot create a pipe (%s)", strerror(errno));
+		return -1;
+	}
+	uint64_t handle;
+	if (inject_dlopen(pid, 0, rt, &handle, NULL, err, n))
+		goto fail;
+	uint64_t start = target_sym(pid, rt, "sonde_agent_start");
+	a->stop_fn = target_sym(pid, rt, "sonde_agent_stop");
+	if (!start || !a->stop_fn) {
+		snprintf(err, n, "the runtime loaded into process %d has no sonde_agent_start (another sonde "
+		         "version?)", (int)pid);
+		goto fail;
+	}
+	char sess[64], alive[64];
+	snprintf(sess, sizeof sess, "/proc/%d/fd/%d", (int)getpid(), session_fd);
+	snprintf(alive, sizeof alive, "/proc/%d/fd/%d", (int)getpid(), pfd[0]);
+	struct inject *in = inject_attach(pid, 0, err, n);
+	if (!in)
+		goto fail;
+	uint64_t s_at, a_at, ret = 0;
+	int rc = inject_push(in, sess, strlen(sess) + 1, &s_at, err, n);
+	if (!rc)
+		rc = inject_push(in, alive, strlen(alive) + 1, &a_at, err, n);
+	if (!rc) {
+		uint64_t args[6] = { s_at, a_at };
+		rc = inject_call_at(in, start, args, &ret, START_TIMEOUT_MS, err, n);
+	}
+	inject_detach(in);
+	if (rc)
+		goto fail;
+	close(pfd[0]); /* the agent has its own */
+	pfd[0] = -1;
+	int r = (int)(int32_t)(uint32_t)ret;
+	if (r < 0) {
+		snprintf(err, n, "the agent could not start in process %d (%s)", (int)pid, start_error(r));
+		close(pfd[1]);
+		return r == -ENOENT ? AGENT_NOT_SONDE : -1;
+	}
+	a->nmods = r;
+	a->alive_w = pfd[1];
+	a->start_ns = mono_ns();
+	return 0;
+fail:
+	if (pfd[0] >= 0)
+		close(pfd[0]);
+	close(pfd[1]);
+	return -1;
+}
+
+int agent_stop(struct agent *a, char *err, size_t n)
+{
+	int rc = 0;
+	if (!agent_target_alive(a->pid)) {
+		snprintf(err, n, "process %d has ended", (int)a->pid);
+		rc = -1;
+	} else {
+		uint64_t args[6] = { 0 }, ret;
+		rc = inject_call(a->pid, a->stop_fn, args, &ret, err, n);
+	}
+	if (a->alive_w >= 0)
+		close(a->alive_w); /* the watcher ends too */
+	a->alive_w = -1;
+	return rc;
+}

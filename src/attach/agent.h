@@ -1,0 +1,37 @@
+/* agent.h — sonde's side of the agent (agent.c; the program's side is
+ * src/rt/agent.c): load libsonde-rt.so into a running sonde build, hand it
+ * the session, and end its recording.  docs/ATTACH.md.  Errors are one
+ * clause for "sonde: error: %s"; the CLI prints them. */
+#ifndef SONDE_ATTACH_AGENT_H
+#define SONDE_ATTACH_AGENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct agent {
+	pid_t pid;
+	int alive_w;          /* write end of the pipe the agent's watcher reads: closed by our end */
+	uint64_t stop_fn;     /* sonde_agent_stop in the target */
+	int nmods;            /* modules recording */
+	uint64_t start_ns;    /* CLOCK_MONOTONIC when the sleds were on */
+};
+
+/* Not a sonde build: the CLI suggests --locks or probe. */
+enum { AGENT_NOT_SONDE = 2 };
+
+/* Loads rt_path into process pid, makes it map session_fd (a memfd of
+ * ours, opened by the target through /proc/<our pid>/fd) and switch its
+ * modules on.  0; -1 with err; AGENT_NOT_SONDE with err when no mapped
+ * object of the process was built by sonde-cc (the process is then not
+ * touched). */
+int agent_start(pid_t pid, const char *rt_path, int session_fd, struct agent *a, char *err, size_t n);
+
+/* The agent's sleds back to nops (an injected call); the pipe closed.  0, or
+ * -1 with err (the process ended: nothing left to switch off). */
+int agent_stop(struct agent *a, char *err, size_t n);
+
+/* Whether the process still runs (not a zombie). */
+int agent_target_alive(pid_t pid);
+
+#endif

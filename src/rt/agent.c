@@ -1,0 +1,205 @@
+/* agent.c — the runtime loaded late into a running program (`sonde record
+ * -p`, docs/ATTACH.md).  sonde makes the program dlopen libsonde-rt.so and
+ * call sonde_agent_start through ptrace (src/attach/agent.c), then detaches;
+ * from then on the session memory and one pipe join them.
+ *
+ * Start: map the session (the program opens sonde's memfd through
+ * /proc/<sonde>/fd/<n>, which needs the same user or root, the rights
+ * ptrace needed already), find every instrumented module through its ELF
+ * note (module.c) and register it as a preloaded runtime would, switching
+ * its sleds on while the program runs (patch.c says what is safe).  Threads
+ * take their per-thread state at their first event, as in a launched run.
+ *
+ * End: sonde calls sonde_agent_stop (another injected call), or, if sonde
+ * dies, the watcher thread sees the pipe's end-of-file and does the same.
+ * The sleds go back to nops; frames hooked before the end still return
+ * through the exit trampoline, which from then on only finds their real
+ * return addresses (rt_exit_ended).  The library stays loaded, inert.
+ *
+ * Runs in an injected call or in the watcher thread, never on the hot path.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rt/rt.h"
+
+#define AGENT_MAX_MODS 1024
+
+static struct sonde_modhook *agent_mods[AGENT_MAX_MODS];
+static int agent_nmods;
+static int agent_state; /* 0 never started, 1 recording, 2 ended */
+static pthread_mutex_t agent_lock = PTHREAD_MUTEX_INITIALIZER; /* start against start */
+
+struct note_walk {
+	struct sonde_modhook **out;
+	int n, max, old;
+};
+
+/* One object's PT_NOTE segments: the module's note, if it has one. */
+static int note_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct note_walk *w = arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+		const char *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+			const char *name = p + sizeof *nh;
+			const char *desc = name + ((nh->n_namesz + 3) & ~3u);
+			const char *next = desc + ((nh->n_descsz + 3) & ~3u);
+			if (next > end || next <= p)
+				break;
+			if (nh->n_type == SONDE_NOTE_TYPE && nh->n_namesz == sizeof SONDE_NOTE_NAME &&
+			    !memcmp(name, SONDE_NOTE_NAME, sizeof SONDE_NOTE_NAME) && nh->n_descsz == SONDE_NOTE_DESCSZ) {
+				uint32_t version;
+				int64_t off;
+				memcpy(&version, desc, 4);
+				memcpy(&off, desc + 8, 8);
+				struct sonde_modhook *m = (struct sonde_modhook *)(uintptr_t)((intptr_t)(desc + 8) + off);
+				/* Its constructor has run (the object is fully loaded). */
+				if (version != SONDE_MODABI_VERSION || m->version != SONDE_MODABI_VERSION)
+					w->old++;
+				else if (m->entries && m->nfuncs && w->n < w->max)
+					w->out[w->n++] = m;
+			}
+			p = next;
+		}
+	}
+	return 0;
+}
+
+/* Once, from sonde's call or the watcher, whichever comes first; no lock
+ * (the watcher may be the thread sonde's call runs on, see inject.c). */
+static void end_recording(void)
+{
+	int one = 1;
+	if (__atomic_compare_exchange_n(&agent_state, &one, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		rt_agent_ended = 1;
+		/* New calls stop first (a call already in its sled does nothing),
+		 * then returns stop recording, then the sleds go back to nops. */
+		for (int i = 0; i < agent_nmods; i++)
+			__atomic_store_n(&agent_mods[i]->enter, rt_enter_ended, __ATOMIC_RELEASE);
+		__atomic_store_n(&rt_exit_hook, rt_exit_ended, __ATOMIC_RELEASE);
+		for (int i = 0; i < agent_nmods; i++)
+			if (rt_unpatch_module(agent_mods[i]))
+				rt_log("could not switch a module's sleds back to nops; its calls go on costing a call");
+		/* A hook that began before the swap ends within nanoseconds unless
+		 * its thread is preempted: give it a grace period before sonde reads
+		 * the session (see docs/ATTACH.md). */
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	}
+}
+
+/* Sees sonde's end: the only writer of the pipe is sonde. */
+static void *watcher(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	char buf[64];
+	prctl(PR_SET_NAME, "sonde-agent", 0, 0, 0);
+	for (;;) {
+		ssize_t r = read(fd, buf, sizeof buf);
+		if (r == 0 || (r < 0 && errno != EINTR))
+			break;
+	}
+	close(fd);
+	end_recording();
+	return NULL;
+}
+
+/* Called by sonde in the running program.  session: a path to open the
+ * session memory at; alive: a path of a pipe whose write end only sonde
+ * holds.  Returns how many modules record (>= 0), or -errno: -EBUSY this
+ * process records already or was attached before, -ENOENT no module built
+ * by sonde-cc (or only by an older one: -ENOEXEC), -EINVAL a bad session. */
+RT_EXPORT int sonde_agent_start(const char *session, const char *alive)
+{
+	int saved = errno, rc;
+	pthread_mutex_lock(&agent_lock);
+	if (agent_state) {
+		rc = -EBUSY;
+		goto out;
+	}
+	static struct sonde_modhook *found[AGENT_MAX_MODS];
+	struct note_walk w = { found, 0, AGENT_MAX_MODS, 0 };
+	dl_iterate_phdr(note_cb, &w);
+	if (!w.n) {
+		rc = w.old ? -ENOEXEC : -ENOENT;
+		goto out;
+	}
+	int afd = open(alive, O_RDONLY | O_CLOEXEC);
+	if (afd < 0) {
+		rc = -errno;
+		goto out;
+	}
+	int fd = open(session, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		close(afd);
+		goto out;
+	}
+	rc = rt_init_late(fd);
+	close(fd); /* the mapping stays */
+	if (rc) {
+		close(afd);
+		goto out;
+	}
+	/* Modules dlopen'ed from now on find the runtime (their constructor
+	 * looks for it with dlsym(RTLD_DEFAULT)): make it global.  Symbols that
+	 * the program resolved before keep their binding. */
+	Dl_info di;
+	if (dladdr((void *)sonde_agent_start, &di) && di.dli_fname)
+		dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
+	__atomic_store_n(&agent_state, 1, __ATOMIC_RELEASE);
+	rt_patch_live = 1;
+	for (int i = 0; i < w.n; i++)
+		if (sonde_rt_register_module(found[i]) == 0)
+			agent_mods[agent_nmods++] = found[i];
+	/* The watcher blocks every signal: the program's signals go to its own
+	 * threads, as before. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_t th;
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&at, 64 * 1024);
+	int prc = pthread_create(&th, &at, watcher, (void *)(intptr_t)afd);
+	pthread_attr_destroy(&at);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = agent_nmods;
+	if (prc) { /* without a watcher, sonde's death could not be seen */
+		close(afd);
+		pthread_mutex_unlock(&agent_lock);
+		end_recording();
+		errno = saved;
+		return -prc;
+	}
+out:
+	pthread_mutex_unlock(&agent_lock);
+	errno = saved;
+	return rc;
+}
+
+/* Called by sonde at the end of the recording: sleds back to nops.  0. */
+RT_EXPORT int sonde_agent_stop(void)
+{
+	int saved = errno;
+	end_recording();
+	errno = saved;
+	return 0;
+}

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# attach_profile.sh — `sonde record -p PID` on a running sonde-cc build
+# (tests/progs/attach_profile.c, 2 worker threads).  The program waits on a
+# FIFO before its work and counts its own calls; sonde attaches while it
+# waits, it is released, sonde is stopped with SIGINT after the work, then
+# the program runs its work a second time (calls after sonde ended) and
+# exits.  Checks: sonde's call counts equal the program's own, both
+# invariants, output and exit status equal an unattached run's, `sonde info`
+# says attached.  Then SIGKILL of sonde while attached and in the middle of
+# the work, 3 rounds: the program finishes with its normal output and
+# status.  Then the errors.  Needs ptrace of a non-child: root, or
+# kernel.yama.ptrace_scope 0.
+source "$ROOT/tests/lib.sh"
+
+scope=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)
+if [ "$(id -u)" != 0 ] && [ "$scope" != 0 ]; then
+	skip "attach profile" "ptrace of a non-child needs root or kernel.yama.ptrace_scope 0 (it is $scope)"
+	exit 0
+fi
+"$SONDE_CC_BIN" -O2 -g -pthread -I"$PROGS" -o ap "$PROGS/attach_profile.c" || { notok build "sonde-cc"; exit 0; }
+
+# start NAME [N]: the program on NAME.fifo in the background, its output and
+# exit status in NAME.out; sets pid; fd 3 is the FIFO's write end.
+start() {
+	rm -f "$1.fifo" "$1.pid"
+	mkfifo "$1.fifo"
+	(./ap "$1.fifo" "$1.pid" ${2:-} > "$1.out"; echo "status $?" >> "$1.out") &
+	runner=$!
+	for _ in $(seq 250); do [ -s "$1.pid" ] && break; sleep 0.02; done
+	pid=$(cat "$1.pid" 2>/dev/null) || { notok "start $1" "the program did not start"; exit 0; }
+	exec 3>"$1.fifo"
+}
+wait_for() { # FILE PATTERN: up to 20 s
+	for _ in $(seq 1000); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.02; done
+	return 1
+}
+finish() { echo more >&3; exec 3>&-; wait "$runner"; }
+# agent_ended PID: the agent's watcher thread (named sonde-agent) is gone
+# within 5 s: it exits only after it has switched the sleds back to nops.
+agent_ended() {
+	for _ in $(seq 250); do
+		grep -qx sonde-agent /proc/$1/task/*/comm 2>/dev/null || return 0
+		sleep 0.02
+	done
+	return 1
+}
+
+start ref
+echo go >&3
+wait_for ref.out "^phase 1"
+finish
+check "reference run: finished with status 3" grep -qx "status 3" ref.out
+
+# ---- attached ----
+start att
+"$SONDE" record -p "$pid" -o att.data 2> att.err &
+sp=$!
+wait_for att.err "recording process $pid" || notok "attach" "sonde did not start: $(cat att.err)"
+check "while recording, the agent's watcher thread runs" bash -c "grep -qx sonde-agent /proc/$pid/task/*/comm"
+echo go >&3
+wait_for att.out "^phase 1"
+kill -INT $sp
+wait $sp
+rc=$?
+check "sonde ends on SIGINT with status 0" test $rc -eq 0
+check "the program still runs after sonde ended" kill -0 "$pid"
+check "the agent has ended (its watcher thread is gone)" agent_ended "$pid"
+finish
+check "output and exit status equal the unattached run's (later calls work)" cmp -s ref.out att.out
+"$SONDE" info -i att.data > info.txt 2>&1
+check "sonde info says the recording was attached" grep -q "^attached: *to running process $pid (sonde record -p; ended: detached" info.txt
+"$SONDE" report -i att.data --format=json > rep.json 2> rep.err
+python3 - "$pid" <<'PY'
+import json, os, re, sys; sys.path.insert(0, os.environ["ROOT"] + "/tests")
+from profile_check import *
+own = {}
+for line in open("att.out"):
+    m = re.match(r"phase 1: leaf (\d+) middle (\d+) rec (\d+) worker (\d+) phase (\d+)", line)
+    if m:
+        own = dict(zip(["leaf", "middle", "rec", "worker", "phase"], map(int, m.groups())))
+d = json.load(open("rep.json"))
+f = {x["name"]: x["calls"] for x in d["functions"]}
+say(bool(own), "the program printed its own counts")
+for name, n in own.items():
+    say(f.get(name) == n, f"{name}: {n} calls, as the program counted", f"sonde says {f.get(name)}")
+say(d["lost_events"] == 0, "nothing lost", str(d["lost_events"]))
+check_invariants(list(own), data="att.data")
+done()
+PY
+
+# ---- the other two ends: --duration, and the process's own end ----
+start dur
+"$SONDE" record -p "$pid" -o dur.data --duration 0.5 2> dur.err &
+sp=$!
+wait_for dur.err "recording process $pid" || true
+t0=$(date +%s%N)
+wait $sp
+rc=$?
+t1=$(date +%s%N)
+check "--duration 0.5: sonde ends by itself with status 0" test $rc -eq 0
+check "--duration 0.5: after about 0.5 s (took $(( (t1 - t0) / 1000000 )) ms)" \
+	test $(( (t1 - t0) / 1000000 )) -ge 400 -a $(( (t1 - t0) / 1000000 )) -le 10000
+check "--duration: the agent has ended" agent_ended "$pid"
+echo go >&3
+finish
+check "--duration: output and status unchanged" cmp -s ref.out dur.out
+
+start ends
+"$SONDE" record -p "$pid" -o ends.data 2> ends.err &
+sp=$!
+wait_for ends.err "recording process $pid" || true
+echo go >&3
+finish
+for _ in $(seq 500); do kill -0 $sp 2>/dev/null || break; sleep 0.02; done
+if kill -0 $sp 2>/dev/null; then
+	notok "the process's end ends the recording" "sonde still runs 10 s after it"
+	kill -INT $sp
+fi
+wait $sp
+rc=$?
+check "the process's end: sonde ends with status 0" test $rc -eq 0
+check "the process's end: output and status unchanged" cmp -s ref.out ends.out
+"$SONDE" report -i ends.data --format=json > ends.json 2>&1
+check "the process's end: both phases recorded (leaf: 2 x 199800 calls, as printed)" \
+	python3 -c "import json,re,sys
+own=sum(int(m.group(1)) for m in re.finditer(r'leaf (\d+)', open('ends.out').read()))
+f={x['name']:x['calls'] for x in json.load(open('ends.json'))['functions']}
+sys.exit(0 if own and f.get('leaf')==own else 1)"
+"$SONDE" info -i ends.data > ends.info 2>&1
+check "the process's end: sonde info says so" grep -q "^attached: .*ended: process ended" ends.info
+
+# ---- SIGKILL of sonde while attached, in the middle of the work ----
+start kref 3000000
+echo go >&3
+wait_for kref.out "^phase 1"
+finish
+for round in 1 2 3; do
+	start "k$round" 3000000
+	"$SONDE" record -p "$pid" -o "k$round.data" 2> "k$round.err" &
+	sp=$!
+	wait_for "k$round.err" "recording process" || true
+	echo go >&3
+	sleep 0.$((round * 2))
+	kill -KILL $sp
+	wait $sp 2>/dev/null
+	wait_for "k$round.out" "^phase 1" || true
+	check "round $round: the agent saw sonde die and ended" agent_ended "$pid"
+	finish
+	check "round $round: SIGKILL of sonde mid-work: same output and status" cmp -s kref.out "k$round.out"
+done
+
+# ---- errors ----
+gcc -O2 -o plain -x c - <<< '#include <unistd.h>
+int main(void){for(int i=0;i<600;i++)sleep(1);return 0;}' || notok build "gcc plain"
+./plain & plain=$!
+sleep 0.2
+"$SONDE" record -p $plain -o plain.data 2> plain.err
+rc=$?
+cp /proc/$plain/maps plain.maps
+kill $plain; wait $plain 2>/dev/null
+check "not a sonde build: exit 2" test $rc -eq 2
+check "not a sonde build: says so, suggests --locks and probe" \
+	grep -q "^sonde: error: process $plain has no code built by sonde-cc (for its locks use 'sonde record --locks', for probes 'sonde probe -p $plain'" plain.err
+check "not a sonde build: the process was not touched (no runtime loaded)" \
+	bash -c "grep -q libc plain.maps && ! grep -q libsonde-rt plain.maps"
+true & gone=$!
+wait $gone
+"$SONDE" record -p $gone -o gone.data 2> gone.err
+rc=$?
+check "no such process: exit 2" test $rc -eq 2
+check "no such process: one clear line" grep -qx "sonde: error: cannot attach to process $gone (no such process)" gone.err

@@ -30,16 +30,8 @@ static uint64_t mono_ns(void)
 
 int agent_target_alive(pid_t pid)
 {
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	size_t len = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[len] = 0;
-	char *p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] && p[2] != 'Z' && p[2] != 'X';
+	char st = inject_thread_state(pid, pid);
+	return st && st != 'Z' && st != 'X';
 }
 
 /* Run-time address of sym in the target's copy of the object at path. */

@@ -106,7 +106,7 @@ static int is_fault_sig(int sig)
 
 /* State letter of /proc/PID/task/TID/stat (after the command name, which
  * may hold spaces and parentheses), or 0 when the thread does not exist. */
-static char thread_state(pid_t pid, pid_t tid)
+char inject_thread_state(pid_t pid, pid_t tid)
 {
 	char path[96], buf[512];
 	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
@@ -139,7 +139,7 @@ static int ret_page_mapped(pid_t pid)
 /* The main thread, or the first live one when the main thread has exited. */
 static pid_t pick_thread(pid_t pid)
 {
-	char s = thread_state(pid, pid);
+	char s = inject_thread_state(pid, pid);
 	if (s && s != 'Z' && s != 'X')
 		return pid;
 	char path[64];
@@ -149,7 +149,7 @@ static pid_t pick_thread(pid_t pid)
 	struct dirent *de;
 	while (d && !found && (de = readdir(d))) {
 		pid_t tid = atoi(de->d_name);
-		char ts = tid > 0 ? thread_state(pid, tid) : 0;
+		char ts = tid > 0 ? inject_thread_state(pid, tid) : 0;
 		if (ts && ts != 'Z' && ts != 'X')
 			found = tid;
 	}
@@ -287,7 +287,7 @@ static int save_vector_regs(struct inject *in, char *err, size_t n)
 
 struct inject *inject_attach(pid_t pid, pid_t tid, char *err, size_t n)
 {
-	char st = pid > 0 ? thread_state(pid, pid) : 0;
+	char st = pid > 0 ? inject_thread_state(pid, pid) : 0;
 	if (!st) {
 		snprintf(err, n, "cannot attach to process %d (no such process)", (int)pid);
 		return NULL;
@@ -299,7 +299,7 @@ struct inject *inject_attach(pid_t pid, pid_t tid, char *err, size_t n)
 	}
 	if (!tid)
 		tid = pick_thread(pid);
-	else if (!thread_state(pid, tid))
+	else if (!inject_thread_state(pid, tid))
 		tid = 0;
 	if (!tid) {
 		snprintf(err, n, "cannot attach to process %d (%s)", (int)pid,

@@ -52,4 +52,8 @@ int inject_call(pid_t pid, uint64_t func, const uint64_t args[6], uint64_t *ret,
 int inject_dlopen(pid_t pid, pid_t tid, const char *lib_path, uint64_t *handle, struct inject_stop *stop,
                   char *err, size_t n);
 
+/* State letter of /proc/PID/task/TID/stat ('R', 'S', 'Z', ...), or 0 when
+ * the thread does not exist. */
+char inject_thread_state(pid_t pid, pid_t tid);
+
 #endif

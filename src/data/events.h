@@ -144,7 +144,7 @@ void tr_filter_init(struct tr_filter *f, const struct recording *r, int tid, int
 struct tr_stats {
 	uint64_t chunks, bytes;  /* chunks and payload bytes read */
 	uint64_t records;        /* ENTER + EXIT + EXT records */
-	uint64_t calls;          /* slices emitted */
+	uint64_t calls;          /* slices emitted, less the resumed ones (TRS_RESUMED) */
 	uint64_t gaps;           /* sequence gaps found (chunks missing) */
 	uint64_t lost;           /* events the writers dropped (--lossy) */
 	uint64_t unmatched;      /* exit records with no open slice (ignored) */

@@ -261,7 +261,8 @@ static void n_end(void *arg, const struct tr_slice *s)
 	t->open--;
 	if (t->open && s->end > t->kid_end[t->open - 1])
 		t->kid_end[t->open - 1] = s->end;
-	n->slices++;
+	if (!(s->flags & TRS_RESUMED))
+		n->slices++; /* tr_stats.calls leaves out the frames a forked child inherited */
 }
 
 /* Every event of a thread comes between its start and its end, each once. */

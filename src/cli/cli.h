@@ -19,7 +19,8 @@ enum {
 
 /* Every option of every command; a command reads the fields it owns. */
 struct cli_opts {
-	const char *input;      /* -i DIR  (default sonde.data) */
+	const char *input;      /* -i DIR  (default sonde.data; the first -i when given several) */
+	const char *inputs[CLI_MAX_LIST]; int ninputs; /* every -i, in order (report adds them up) */
 	const char *output;     /* -o PATH */
 	const char *format;     /* --format=... (default "table" for reports) */
 	const char *sort;       /* --sort=KEY */

@@ -1,133 +1,23 @@
 /* diff.c — `sonde diff BASE NEW`: what changed between two recordings, per
  * function (calls, exclusive and inclusive time) and per call path (calls
- * and inclusive time of each calling context), sorted by impact.
- *
- * A function is matched across the two recordings by its name and source
- * file (the file of its definition, or its module's file name when there is
- * no debug information), so two builds of the same program compare, and two
- * static functions of the same name in different files stay apart.  A call
- * path is the list of those keys from the outermost call. */
+ * and inclusive time of each calling context), sorted by impact.  Functions
+ * are matched as fnrows.h says; a call path is the list of their keys from
+ * the outermost call. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/load.h"
+#include "cli/fnrows.h"
 #include "common/json.h"
 
 #define DIFF_MAX_PATH_DEPTH 256 /* deeper contexts are compared at this depth */
-
-struct row {
-	char *key;                /* "name\tfile" or a path of such keys joined by '\n' */
-	const char *name;         /* for display: the function, or the path's last function */
-	uint64_t calls[2];
-	double excl[2], incl[2];  /* ns */
-};
-
-struct side {
-	struct row *v;
-	size_t n, cap;
-};
 
 static void die_oom(void)
 {
 	cli_die(EXIT_DATA, "out of memory");
 }
 
-static const char *base_name(const char *p)
-{
-	const char *s = p ? strrchr(p, '/') : NULL;
-	return s ? s + 1 : p ? p : "?";
-}
-
-static char *fn_key(const struct fn_info *f)
-{
-	const char *file = f->file ? base_name(f->file) : base_name(f->module);
-	size_t n = strlen(f->name) + strlen(file) + 2;
-	char *k = malloc(n);
-	if (!k)
-		die_oom();
-	snprintf(k, n, "%s\t%s", f->name, file);
-	return k;
-}
-
-static struct row *add_row(struct side *s, char *key, const char *name)
-{
-	if (s->n == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 256;
-		struct row *v = realloc(s->v, sizeof *v * s->cap);
-		if (!v)
-			die_oom();
-		s->v = v;
-	}
-	struct row *r = &s->v[s->n++];
-	memset(r, 0, sizeof *r);
-	r->key = key;
-	r->name = name;
-	return r;
-}
-
-static int by_key(const void *a, const void *b)
-{
-	return strcmp(((const struct row *)a)->key, ((const struct row *)b)->key);
-}
-
-/* Sort by key and add up the rows of equal keys (the same path in several
- * threads, the same function in several modules). */
-static void fold(struct side *s)
-{
-	qsort(s->v, s->n, sizeof *s->v, by_key);
-	size_t o = 0;
-	for (size_t i = 0; i < s->n; i++) {
-		if (o && !strcmp(s->v[o - 1].key, s->v[i].key)) {
-			struct row *d = &s->v[o - 1];
-			for (int k = 0; k < 2; k++) {
-				d->calls[k] += s->v[i].calls[k];
-				d->excl[k] += s->v[i].excl[k];
-				d->incl[k] += s->v[i].incl[k];
-			}
-			free(s->v[i].key);
-		} else {
-			s->v[o++] = s->v[i];
-		}
-	}
-	s->n = o;
-}
-
-struct input {
-	struct cli_opts o;
-	struct loaded l;
-	struct profile p;
-	char **keys;              /* per function index */
-};
-
-static void load_side(struct cli_opts *o, const char *dir, struct input *in)
-{
-	in->o = *o;
-	in->o.input = dir;
-	load_profile(&in->o, &in->l, &in->p);
-	in->keys = calloc(in->l.ft.n + 1, sizeof *in->keys);
-	if (!in->keys)
-		die_oom();
-	for (uint32_t i = 1; i < in->l.ft.n; i++)
-		in->keys[i] = fn_key(&in->l.ft.fns[i]);
-}
-
-static void functions_of(struct input *in, int k, struct side *s)
-{
-	for (uint32_t i = 1; i < in->p.nfn; i++) {
-		const struct fn_metrics *m = &in->p.fn[i];
-		if (!m->calls && !m->incl)
-			continue;
-		struct row *r = add_row(s, strdup(in->keys[i]), in->l.ft.fns[i].name);
-		if (!r->key)
-			die_oom();
-		r->calls[k] = m->calls;
-		r->excl[k] = rd_ns(in->l.r, m->excl);
-		r->incl[k] = rd_ns(in->l.r, m->incl);
-	}
-}
-
 /* Every calling context of the selected threads, as a path of keys. */
-static void paths_of(struct input *in, int k, struct side *s)
+static void paths_of(const struct fn_input *in, int k, struct fn_rows *s)
 {
 	const struct recording *r = in->l.r;
 	for (int t = 0; t < r->nthreads; t++) {
@@ -164,7 +54,7 @@ static void paths_of(struct input *in, int k, struct side *s)
 				q += l;
 				*q++ = j ? '\n' : 0;
 			}
-			struct row *row = add_row(s, key, in->l.ft.fns[chain[0]].name);
+			struct fn_row *row = fnrows_add(s, key, &in->l.ft.fns[chain[0]]);
 			row->calls[k] = nd->calls;
 			row->incl[k] = rd_ns(r, (int64_t)(nd->ticks > (uint64_t)INT64_MAX ? INT64_MAX : nd->ticks));
 		}
@@ -173,12 +63,12 @@ static void paths_of(struct input *in, int k, struct side *s)
 }
 
 /* Join the sorted, folded sides into `out`: a row per key of either. */
-static void join(struct side *a, struct side *b, struct side *out)
+static void join(struct fn_rows *a, struct fn_rows *b, struct fn_rows *out)
 {
 	size_t i = 0, j = 0;
 	while (i < a->n || j < b->n) {
 		int c = i == a->n ? 1 : j == b->n ? -1 : strcmp(a->v[i].key, b->v[j].key);
-		struct row r;
+		struct fn_row r;
 		if (c < 0) {
 			r = a->v[i++];
 		} else if (c > 0) {
@@ -191,7 +81,7 @@ static void join(struct side *a, struct side *b, struct side *out)
 			free(b->v[j].key);
 			i++, j++;
 		}
-		*add_row(out, r.key, r.name) = r;
+		*fnrows_add(out, r.key, r.fn) = r;
 	}
 	free(a->v);
 	free(b->v);
@@ -199,7 +89,7 @@ static void join(struct side *a, struct side *b, struct side *out)
 
 static int by_excl_impact;
 
-static double impact(const struct row *r)
+static double impact(const struct fn_row *r)
 {
 	double d = by_excl_impact ? r->excl[1] - r->excl[0] : r->incl[1] - r->incl[0];
 	return d < 0 ? -d : d;
@@ -207,7 +97,7 @@ static double impact(const struct row *r)
 
 static int by_impact(const void *a, const void *b)
 {
-	const struct row *x = a, *y = b;
+	const struct fn_row *x = a, *y = b;
 	double ix = impact(x), iy = impact(y);
 	if (ix != iy)
 		return ix < iy ? 1 : -1;
@@ -224,11 +114,11 @@ static int64_t ns(double v)
 	return (int64_t)(v + (v < 0 ? -0.5 : 0.5));
 }
 
-static void json_rows(struct json *j, const char *name, const struct side *s, int paths, int limit)
+static void json_rows(struct json *j, const char *name, const struct fn_rows *s, int paths, int limit)
 {
 	json_arr_begin(j, name);
 	for (size_t i = 0; i < s->n && (!limit || i < (size_t)limit); i++) {
-		const struct row *r = &s->v[i];
+		const struct fn_row *r = &s->v[i];
 		json_obj_begin(j, NULL);
 		if (paths) {
 			json_arr_begin(j, "path");
@@ -242,7 +132,7 @@ static void json_rows(struct json *j, const char *name, const struct side *s, in
 			}
 			json_arr_end(j);
 		} else {
-			json_str(j, "name", r->name);
+			json_str(j, "name", r->fn->name);
 			const char *tab = strchr(r->key, '\t');
 			json_str(j, "file", tab ? tab + 1 : NULL);
 		}
@@ -271,7 +161,7 @@ static const char *pct(double base, double now, char *buf, size_t n)
 	return buf;
 }
 
-static void table_functions(const struct side *s, int limit)
+static void table_functions(const struct fn_rows *s, int limit)
 {
 	int namew = term_width() - 92;
 	if (namew < 20)
@@ -279,23 +169,23 @@ static void table_functions(const struct side *s, int limit)
 	printf("%12s %12s %11s %11s %11s %8s %11s %8s  %s\n", "calls base", "calls new", "excl base", "excl new",
 	       "excl delta", "", "incl delta", "", "function");
 	for (size_t i = 0; i < s->n && (!limit || i < (size_t)limit); i++) {
-		const struct row *r = &s->v[i];
+		const struct fn_row *r = &s->v[i];
 		char a[32], b[32], c[32], d[32], p1[32], p2[32];
 		printf("%12llu %12llu %11s %11s %11s %8s %11s %8s  %.*s\n", (unsigned long long)r->calls[0],
 		       (unsigned long long)r->calls[1], fmt_ns(r->excl[0], a, sizeof a), fmt_ns(r->excl[1], b, sizeof b),
 		       fmt_ns_signed(r->excl[1] - r->excl[0], c, sizeof c), pct(r->excl[0], r->excl[1], p1, sizeof p1),
 		       fmt_ns_signed(r->incl[1] - r->incl[0], d, sizeof d), pct(r->incl[0], r->incl[1], p2, sizeof p2),
-		       namew, r->name);
+		       namew, r->fn->name);
 	}
 	if (limit && s->n > (size_t)limit)
 		printf("(%zu more functions; --limit to show more)\n", s->n - (size_t)limit);
 }
 
-static void table_paths(const struct side *s, int limit)
+static void table_paths(const struct fn_rows *s, int limit)
 {
 	printf("\n%12s %12s %11s %8s  %s\n", "calls base", "calls new", "incl delta", "", "call path");
 	for (size_t i = 0; i < s->n && (!limit || i < (size_t)limit); i++) {
-		const struct row *r = &s->v[i];
+		const struct fn_row *r = &s->v[i];
 		char a[32], p[32];
 		printf("%12llu %12llu %11s %8s  ", (unsigned long long)r->calls[0], (unsigned long long)r->calls[1],
 		       fmt_ns_signed(r->incl[1] - r->incl[0], a, sizeof a), pct(r->incl[0], r->incl[1], p, sizeof p));
@@ -311,36 +201,20 @@ static void table_paths(const struct side *s, int limit)
 		printf("(%zu more call paths; --limit to show more)\n", s->n - (size_t)limit);
 }
 
-static void free_side(struct side *s)
-{
-	for (size_t i = 0; i < s->n; i++)
-		free(s->v[i].key);
-	free(s->v);
-}
-
-static void free_input(struct input *in)
-{
-	for (uint32_t i = 1; i < in->l.ft.n; i++)
-		free(in->keys[i]);
-	free(in->keys);
-	profile_free(&in->p);
-	load_free(&in->l);
-}
-
 int cmd_diff(struct cli_opts *o)
 {
 	int json = cli_want_json(o, "table json");
 	if (o->argc != 2)
 		cli_die(EXIT_USAGE, "expected two recordings: sonde diff BASE NEW (see 'sonde diff --help')");
-	static struct input in[2];
+	static struct fn_input in[2];
 	for (int k = 0; k < 2; k++)
-		load_side(o, o->argv[k], &in[k]);
-	struct side f[2] = { { 0 } }, p[2] = { { 0 } }, funcs = { 0 }, paths = { 0 };
+		fnrows_load(o, o->argv[k], &in[k]);
+	struct fn_rows f[2] = { { 0 } }, p[2] = { { 0 } }, funcs = { 0 }, paths = { 0 };
 	for (int k = 0; k < 2; k++) {
-		functions_of(&in[k], k, &f[k]);
-		fold(&f[k]);
+		fnrows_functions(&in[k], k, &f[k]);
+		fnrows_fold(&f[k]);
 		paths_of(&in[k], k, &p[k]);
-		fold(&p[k]);
+		fnrows_fold(&p[k]);
 	}
 	join(&f[0], &f[1], &funcs);
 	join(&p[0], &p[1], &paths);
@@ -369,9 +243,9 @@ int cmd_diff(struct cli_opts *o)
 		table_functions(&funcs, limit);
 		table_paths(&paths, limit);
 	}
-	free_side(&funcs);
-	free_side(&paths);
+	fnrows_free(&funcs);
+	fnrows_free(&paths);
 	for (int k = 0; k < 2; k++)
-		free_input(&in[k]);
+		fnrows_free_input(&in[k]);
 	return 0;
 }

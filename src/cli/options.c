@@ -18,7 +18,7 @@ enum {
 };
 
 static const struct cli_option options[] = {
-	{ "input", 'i', required_argument, CMD_READERS, "DIR", "recording to read (default sonde.data)" },
+	{ "input", 'i', required_argument, CMD_READERS, "DIR", "recording to read (default sonde.data); report: repeat to add up several runs of one program" },
 	{ "output", 'o', required_argument, CMD_RECORD | CMD_EXPORT | CMD_FLAME | CMD_PROBE, "PATH",
 	  "recording directory (record) or output file" },
 	{ "format", O_FORMAT, required_argument, (CMD_READERS & ~CMD_FLAME) | CMD_PROBE | CMD_DIFF, "FMT",
@@ -204,7 +204,12 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 		if (c == -1)
 			break;
 		switch (c) {
-		case 'i': o->input = optarg; break;
+		case 'i':
+			if (o->ninputs == CLI_MAX_LIST)
+				cli_die(EXIT_USAGE, "too many -i recordings (at most %d)", CLI_MAX_LIST);
+			o->inputs[o->ninputs++] = optarg;
+			o->input = o->inputs[0];
+			break;
 		case 'o': o->output = optarg; break;
 		case O_FORMAT: o->format = optarg; break;
 		case O_SORT: o->sort = optarg; break;
@@ -290,6 +295,9 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 			        argv[optind - 1], cmd->name, cmd->name);
 		}
 	}
+	if (o->ninputs > 1 && !(cmd->mask & CMD_REPORT))
+		cli_die(EXIT_USAGE, "-i given %d times: only 'sonde report' adds up several recordings (to compare two, "
+		        "see 'sonde diff BASE NEW')", o->ninputs);
 	o->argc = argc - optind;
 	o->argv = argv + optind;
 }

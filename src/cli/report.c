@@ -1,7 +1,9 @@
-/* report.c — `sonde report`: the flat profile. */
+/* report.c — `sonde report`: the flat profile, of one recording or added
+ * up over several (-i A -i B ..., functions matched as fnrows.h says). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/fnrows.h"
 #include "cli/load.h"
 #include "common/json.h"
 
@@ -84,6 +86,112 @@ static void emit_table(struct loaded *l, const struct profile *p, int limit)
 	free(idx);
 }
 
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct fn_row *x = a, *y = b;
+	switch (sort_key) {
+	case 1: if (x->incl[0] != y->incl[0]) return x->incl[0] < y->incl[0] ? 1 : -1; break;
+	case 2: if (x->calls[0] != y->calls[0]) return x->calls[0] < y->calls[0] ? 1 : -1; break;
+	case 3: return strcmp(x->key, y->key);
+	default: break;
+	}
+	if (x->excl[0] != y->excl[0])
+		return x->excl[0] < y->excl[0] ? 1 : -1;
+	return strcmp(x->key, y->key);
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = p ? strrchr(p, '/') : NULL;
+	return s ? s + 1 : p ? p : "";
+}
+
+/* `sonde report -i A -i B ...`: the recordings of one program added up. */
+static int report_sum(struct cli_opts *o, int json)
+{
+	if (o->threads || o->tid)
+		cli_die(EXIT_USAGE, "--threads and --tid read one recording (thread ids differ between runs)");
+	int n = o->ninputs;
+	struct fn_input *in = calloc((size_t)n, sizeof *in);
+	struct fn_rows rows = { 0 };
+	if (!in)
+		cli_die(EXIT_DATA, "out of memory");
+	double total = 0;
+	uint64_t lost = 0, unnumbered = 0;
+	for (int k = 0; k < n; k++) {
+		fnrows_load(o, o->inputs[k], &in[k]);
+		const char *p0 = rd_meta(in[0].l.r, "program"), *pk = rd_meta(in[k].l.r, "program");
+		if (strcmp(base_name(p0), base_name(pk)))
+			cli_die(EXIT_DATA, "%s records %s and %s records %s: report adds up recordings of one program "
+			        "(to compare two, see 'sonde diff BASE NEW')", o->inputs[0], p0 ? p0 : "?", o->inputs[k],
+			        pk ? pk : "?");
+		fnrows_functions(&in[k], 0, &rows);
+		total += rd_ns(in[k].l.r, in[k].p.total);
+		lost += rd_lost_total(in[k].l.r, 0);
+		unnumbered += rd_lost_total(in[k].l.r, 1) - rd_lost_total(in[k].l.r, 0);
+	}
+	fnrows_fold(&rows);
+	if (rows.n)
+		qsort(rows.v, rows.n, sizeof *rows.v, cmp_rows);
+	size_t limit = o->limit ? (size_t)o->limit : rows.n;
+	if (json) {
+		struct json j;
+		json_init(&j, stdout, 1);
+		json_obj_begin(&j, NULL);
+		json_arr_begin(&j, "inputs");
+		for (int k = 0; k < n; k++)
+			json_str(&j, NULL, o->inputs[k]);
+		json_arr_end(&j);
+		json_double(&j, "total_ns", total);
+		json_arr_begin(&j, "functions");
+		for (size_t i = 0; i < rows.n && i < limit; i++) {
+			const struct fn_row *r = &rows.v[i];
+			json_obj_begin(&j, NULL);
+			json_str(&j, "name", r->fn->name);
+			json_str(&j, "module", r->fn->module);
+			json_str(&j, "file", r->fn->file);
+			json_int(&j, "line", r->fn->line);
+			json_uint(&j, "calls", r->calls[0]);
+			json_int(&j, "exclusive_ns", (int64_t)(r->excl[0] + 0.5));
+			json_int(&j, "inclusive_ns", (int64_t)(r->incl[0] + 0.5));
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+		json_uint(&j, "lost_events", lost);
+		json_uint(&j, "unnumbered_calls", unnumbered);
+		json_obj_end(&j);
+		json_end(&j);
+	} else {
+		char t[32];
+		printf("%d recordings of %s added up (%s recorded)\n\n", n, base_name(rd_meta(in[0].l.r, "program")),
+		       fmt_ns(total, t, sizeof t));
+		int namew = term_width() - 78;
+		if (namew < 20)
+			namew = 20;
+		printf("%12s %11s %6s %11s %6s %11s  %-*s %s\n", "calls", "exclusive", "%", "inclusive", "%", "avg incl",
+		       namew, "function", "location");
+		for (size_t i = 0; i < rows.n && i < limit; i++) {
+			const struct fn_row *r = &rows.v[i];
+			char a[32], b[32], c[32], where[300];
+			printf("%12llu %11s %5.1f%% %11s %5.1f%% %11s  %-*.*s %s\n", (unsigned long long)r->calls[0],
+			       fmt_ns(r->excl[0], a, sizeof a), total > 0 ? 100 * r->excl[0] / total : 0,
+			       fmt_ns(r->incl[0], b, sizeof b), total > 0 ? 100 * r->incl[0] / total : 0,
+			       fmt_ns(r->calls[0] ? r->incl[0] / (double)r->calls[0] : 0, c, sizeof c), namew, namew,
+			       r->fn->name, fn_where(r->fn, where, sizeof where));
+		}
+		if (limit < rows.n)
+			printf("(%zu more functions; --limit to show more)\n", rows.n - limit);
+		if (lost)
+			printf("\nwarning: %llu events were lost (see 'sonde info' of each recording)\n",
+			       (unsigned long long)lost);
+	}
+	fnrows_free(&rows);
+	for (int k = 0; k < n; k++)
+		fnrows_free_input(&in[k]);
+	free(in);
+	return 0;
+}
+
 int cmd_report(struct cli_opts *o)
 {
 	int json = cli_want_json(o, "table json");
@@ -96,6 +204,8 @@ int cmd_report(struct cli_opts *o)
 		else if (!strcmp(o->sort, "name")) sort_key = 3;
 		else cli_die(EXIT_USAGE, "invalid --sort '%s' (expected excl, incl, calls or name)", o->sort);
 	}
+	if (o->ninputs > 1)
+		return report_sum(o, json);
 	struct loaded l;
 	struct profile p;
 	load_profile(o, &l, &p);

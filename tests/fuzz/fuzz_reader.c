@@ -496,7 +496,12 @@ static void library_layer(int tid_pick, int has_range, double from, double to, c
 static uint64_t *slots;   /* gen << 32 | dense index + 1 */
 static uintptr_t *dense;
 static uint32_t ndense, gen = 1;
-static int tracking, track_overflow;
+/* Per thread: the malloc hooks run in every thread, and libFuzzer's own
+ * threads (its RSS watcher starts beside the first inputs) allocate too;
+ * only the thread that runs the command tracks (a shared flag made
+ * free_tracked free the RSS thread's blocks: a double free in CI). */
+static __thread int tracking;
+static int track_overflow;
 
 /* The bookkeeping is not the code under test: no coverage feedback from it. */
 #define NOCOV __attribute__((no_sanitize("coverage"), noinline))

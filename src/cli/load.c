@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analysis/trace_cct.h"
+#include "cli/progress.h"
 
 void load_or_die(struct cli_opts *o, struct loaded *l)
 {
@@ -12,6 +13,7 @@ void load_or_die(struct cli_opts *o, struct loaded *l)
 	l->r = rd_open(o->input, err, sizeof err);
 	if (!l->r)
 		cli_die(EXIT_DATA, "%s", err);
+	progress_attach(l->r, o->input);
 	fn_table_build(l->r, &l->ft);
 }
 

@@ -519,7 +519,11 @@ int rd_each_event(const struct recording *r, const struct tr_filter *flt, const 
 		if (!ts[th].selected)
 			continue;
 		do_chunk(&d, (uint32_t)th, &ts[th], &ev.chunk, ev.data);
+		if (r->progress)
+			r->progress(r->progress_arg, ev.off, ev.size);
 	}
+	if (r->progress)
+		r->progress(r->progress_arg, ev.size, ev.size);
 	/* Each process's threads end, then the process. */
 	for (int pi = -1; pi < r->nprocs; pi++) {
 		uint64_t pend = 0;

@@ -37,6 +37,11 @@ struct recording {
 	uint32_t nmodule_slots;
 	int nmodules;
 	int has_events;            /* events.sonde exists */
+	/* Called by rd_each_event after each chunk of events.sonde, with the
+	 * bytes read and the file's size (done == total at the end): for a
+	 * progress line.  NULL (rd_open's default): not called. */
+	void (*progress)(void *arg, uint64_t done, uint64_t total);
+	void *progress_arg;
 };
 
 /* Open DIR.  On error returns NULL and writes a message ("sonde.data/...: truncated

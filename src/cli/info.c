@@ -107,6 +107,13 @@ int cmd_info(struct cli_opts *o)
 		json_double(&j, "numbering_ns", (double)numbering);
 		json_uint(&j, "event_bytes", (s = rd_meta(r, "event_bytes")) ? strtoull(s, NULL, 10) : 0);
 		json_double(&j, "writer_wait_ns", rd_ns(r, wait));
+		if ((s = rd_meta(r, "keep_last_bytes"))) { /* record --keep-last */
+			json_obj_begin(&j, "keep_last");
+			json_uint(&j, "bytes", strtoull(s, NULL, 10));
+			json_uint(&j, "dropped_chunks", (s = rd_meta(r, "dropped_chunks")) ? strtoull(s, NULL, 10) : 0);
+			json_uint(&j, "dropped_bytes", (s = rd_meta(r, "dropped_bytes")) ? strtoull(s, NULL, 10) : 0);
+			json_obj_end(&j);
+		}
 		json_obj_begin(&j, "lost");
 		for (int k = 0; k < REC_LOST_COUNT; k++)
 			if (lost[k])
@@ -218,6 +225,12 @@ int cmd_info(struct cli_opts *o)
 		if ((s = rd_meta(r, "event_bytes")) && strtoull(s, NULL, 10))
 			printf("events:       %s bytes in %s chunks, writer waited %s\n", s, rd_meta(r, "event_chunks"),
 			       fmt_ns(rd_ns(r, wait), a, sizeof a));
+		if ((s = rd_meta(r, "keep_last_bytes"))) {
+			const char *dc = rd_meta(r, "dropped_chunks"), *db = rd_meta(r, "dropped_bytes");
+			printf("keep-last:    the newest %s bytes of events kept; %s older chunks (%s bytes) let go%s\n", s,
+			       dc ? dc : "0", db ? db : "0",
+			       dc && strtoull(dc, NULL, 10) ? ": calls that began before them are not in the timeline" : "");
+		}
 		int any = 0;
 		for (int k = 0; k < REC_LOST_COUNT; k++)
 			if (lost[k]) {

@@ -239,6 +239,12 @@ int cmd_record(struct cli_opts *o)
 		cfg.mode |= SONDE_MODE_LOSSY;
 	if (!o->trace && (o->min_time_ns || o->nfilters || o->domain || o->depth))
 		cli_die(EXIT_USAGE, "--depth, --min-time, -F, -N and --domain apply to --trace recordings");
+	if (o->keep_last && !(cfg.mode & (SONDE_MODE_TRACE | SONDE_MODE_LOCK_EVENTS)))
+		cli_die(EXIT_USAGE, "--keep-last applies to recordings with events (--trace, --locks=events)");
+	if (o->keep_last && o->keep_last < (1u << 20))
+		cli_die(EXIT_USAGE, "--keep-last must be at least 1M");
+	if (o->keep_last && o->pid)
+		cli_die(EXIT_USAGE, "--keep-last with -p is not supported yet");
 	if (o->pid) {
 		cfg.thread_region = o->buffer_size ? o->buffer_size : 16ull << 20;
 		cfg.session_size = 256ull << 30;
@@ -268,6 +274,7 @@ int cmd_record(struct cli_opts *o)
 	                       sizeof msg);
 	if (rc)
 		cli_die(rc == RECORDER_USAGE ? EXIT_USAGE : EXIT_DATA, "%s", msg);
+	rec.keep_last = o->keep_last;
 
 	/* A first estimate of the tick rate, for --min-time (refined at the end). */
 	struct clock_point cal;

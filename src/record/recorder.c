@@ -124,13 +124,94 @@ int recorder_open(struct recorder *r, const char *dir, int flags, char *err, siz
 	return 0;
 }
 
+struct kept_chunk {
+	struct rec_chunk c;
+	void *data;
+};
+
+/* What a kept chunk costs in events.sonde: record header, chunk header, payload. */
+static uint64_t kept_cost(const struct rec_chunk *c)
+{
+	return sizeof(struct sonde_rec_hdr) + sizeof *c + c->used;
+}
+
+/* The window: keep_last less the file's own header and end record. */
+#define KEEP_SLACK 4096u
+
+static void drop_oldest(struct recorder *r)
+{
+	struct kept_chunk *k = &r->kept[r->khead];
+	r->kbytes -= kept_cost(&k->c);
+	r->dropped_chunks++;
+	r->dropped_bytes += k->c.used;
+	free(k->data);
+	r->khead = (r->khead + 1) % r->kcap;
+	r->kn--;
+}
+
+/* --keep-last: hold the chunk, let the oldest go beyond keep_last bytes. */
+static int keep_chunk(struct recorder *r, const struct rec_chunk *c, const void *data)
+{
+	uint64_t window = r->keep_last - KEEP_SLACK, cost = kept_cost(c);
+	while (r->kn && r->kbytes + cost > window)
+		drop_oldest(r);
+	if (cost > window) { /* larger than the whole window (not with chunks of 64K and SIZE >= 1M) */
+		r->dropped_chunks++;
+		r->dropped_bytes += c->used;
+		return 0;
+	}
+	if (r->kn == r->kcap) {
+		size_t cap = r->kcap ? r->kcap * 2 : 64;
+		struct kept_chunk *v = malloc(sizeof *v * cap);
+		if (!v)
+			return -ENOMEM;
+		for (size_t i = 0; i < r->kn; i++)
+			v[i] = r->kept[(r->khead + i) % r->kcap];
+		free(r->kept);
+		r->kept = v;
+		r->kcap = cap;
+		r->khead = 0;
+	}
+	void *copy = malloc(c->used ? c->used : 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, data, c->used);
+	r->kept[(r->khead + r->kn) % r->kcap] = (struct kept_chunk){ *c, copy };
+	r->kn++;
+	r->kbytes += cost;
+	return 0;
+}
+
 int recorder_chunk(struct recorder *r, const struct rec_chunk *c, const void *data)
 {
 	if (!r->events)
 		return -1;
+	if (r->keep_last)
+		return keep_chunk(r, c, data);
 	r->chunks++;
 	r->bytes += c->used;
 	return writer_put(&r->ev, REC_CHUNK, c, sizeof *c, data, c->used);
+}
+
+/* The kept chunks into events.sonde, oldest first. */
+static int write_kept(struct recorder *r)
+{
+	int rc = 0;
+	while (r->kn) {
+		struct kept_chunk *k = &r->kept[r->khead];
+		if (!rc) {
+			r->chunks++;
+			r->bytes += k->c.used;
+			rc = writer_put(&r->ev, REC_CHUNK, &k->c, sizeof k->c, k->data, k->c.used);
+		}
+		free(k->data);
+		r->khead = (r->khead + 1) % r->kcap;
+		r->kn--;
+	}
+	free(r->kept);
+	r->kept = NULL;
+	r->kcap = r->kbytes = 0;
+	return rc;
 }
 
 void recorder_meta_common(struct recorder *r, const char *program, const char *command, size_t len,
@@ -169,10 +250,21 @@ void recorder_meta_common(struct recorder *r, const char *program, const char *c
 		snprintf(num, sizeof num, "%d", exit_status);
 		meta_add(m, "exit_status", num);
 	}
-	snprintf(num, sizeof num, "%llu", (unsigned long long)r->chunks);
+	uint64_t chunks = r->chunks + r->kn, bytes = r->bytes; /* the kept ones are written next */
+	for (size_t i = 0; i < r->kn; i++)
+		bytes += r->kept[(r->khead + i) % r->kcap].c.used;
+	snprintf(num, sizeof num, "%llu", (unsigned long long)chunks);
 	meta_add(m, "event_chunks", num);
-	snprintf(num, sizeof num, "%llu", (unsigned long long)r->bytes);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)bytes);
 	meta_add(m, "event_bytes", num);
+	if (r->keep_last) {
+		snprintf(num, sizeof num, "%llu", (unsigned long long)r->keep_last);
+		meta_add(m, "keep_last_bytes", num);
+		snprintf(num, sizeof num, "%llu", (unsigned long long)r->dropped_chunks);
+		meta_add(m, "dropped_chunks", num);
+		snprintf(num, sizeof num, "%llu", (unsigned long long)r->dropped_bytes);
+		meta_add(m, "dropped_bytes", num);
+	}
 }
 
 int recorder_profile(struct recorder *r, char *err, size_t n)
@@ -180,7 +272,7 @@ int recorder_profile(struct recorder *r, char *err, size_t n)
 	int rc = 0;
 	if (r->events) {
 		r->events = 0;
-		if (writer_close(&r->ev) != 0) {
+		if ((write_kept(r) != 0) | (writer_close(&r->ev) != 0)) {
 			snprintf(err, n, "writing %s failed (disk full?)", r->evpath);
 			rc = -1;
 		}
@@ -209,6 +301,10 @@ int recorder_close(struct recorder *r, char *err, size_t n)
 
 void recorder_abort(struct recorder *r)
 {
+	while (r->kn)
+		drop_oldest(r);
+	free(r->kept);
+	r->kept = NULL;
 	if (r->events) {
 		writer_close(&r->ev);
 		r->events = 0;

@@ -8,7 +8,9 @@
  * Order of use:
  *   recorder_open            directory made empty, events.sonde opened if asked,
  *                            the recording's start time taken
- *   recorder_chunk ...       REC_CHUNK records, while the program runs
+ *   recorder_chunk ...       REC_CHUNK records, while the program runs (with
+ *                            keep_last set: held in memory, the oldest let go,
+ *                            written by recorder_profile)
  *   recorder_meta_common     the META lines every recording has
  *   meta_add(&r->meta, ...)  the caller's own META lines
  *   recorder_profile         events.sonde completed; profile.sonde opened, META written
@@ -43,6 +45,15 @@ struct recorder {
 	struct clock_point c0;     /* the recording's start */
 	struct clock_point c1;     /* its end (recorder_meta_common) */
 	struct meta_buf meta;      /* META lines, written by recorder_profile */
+	/* Flight recorder (record --keep-last): when non-zero, chunks are kept
+	 * in memory, the newest that fit in keep_last bytes of events.sonde
+	 * (headers included), and written at the end; the older ones are let go
+	 * (the readers see them as sequence gaps).  Set after recorder_open. */
+	uint64_t keep_last;
+	struct kept_chunk *kept;   /* FIFO of kept chunks (a ring of kcap slots) */
+	size_t khead, kn, kcap;
+	uint64_t kbytes;           /* bytes of events.sonde the kept chunks will take */
+	uint64_t dropped_chunks, dropped_bytes;
 };
 
 /* Make dir an empty recording directory (an existing directory is reused

@@ -10,6 +10,7 @@ probe libelf.h libelf-dev
 probe elfutils/libdw.h libdw-dev
 probe capstone/capstone.h libcapstone-dev
 probe zlib.h zlib1g-dev
+probe zstd.h libzstd-dev
 command -v python3 >/dev/null 2>&1 || need="$need python3"
 [ -z "$need" ] && exit 0
 if [ "${1:-}" = "--install" ] || [ "$(id -u)" = 0 ]; then

@@ -37,6 +37,7 @@ struct cli_opts {
 	const char *filters[CLI_MAX_LIST]; int nfilters; /* "+glob" (-F) / "-glob" (-N) */
 	uint64_t buffer_size;   /* --buffer-size BYTES per thread */
 	uint64_t keep_last;     /* --keep-last SIZE (0: keep everything) */
+	int compress_none;      /* --compress=none */
 	/* probe */
 	const char *specs[CLI_MAX_LIST]; int nspecs;     /* -e SPEC */
 	int pid;                /* -p PID */

@@ -1,6 +1,7 @@
 /* info.c — `sonde info`: what a recording holds. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/load.h"
 #include "common/json.h"
@@ -26,6 +27,15 @@ static const char *loss_name(int k)
 		return loss_names[k];
 	snprintf(buf, sizeof buf, "loss_%d", k);
 	return buf;
+}
+
+/* The size of events.sonde (0 if there is none). */
+static uint64_t events_file_bytes(const struct recording *r)
+{
+	char path[4200];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/%s", r->dir, SONDE_FILE_EVENTS);
+	return r->has_events && stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
 }
 
 int cmd_info(struct cli_opts *o)
@@ -106,6 +116,8 @@ int cmd_info(struct cli_opts *o)
 		json_uint(&j, "cct_nodes", nodes);
 		json_double(&j, "numbering_ns", (double)numbering);
 		json_uint(&j, "event_bytes", (s = rd_meta(r, "event_bytes")) ? strtoull(s, NULL, 10) : 0);
+		json_uint(&j, "events_file_bytes", events_file_bytes(r));
+		json_int(&j, "event_zstd_level", (s = rd_meta(r, "event_zstd_level")) ? atoi(s) : 0);
 		json_double(&j, "writer_wait_ns", rd_ns(r, wait));
 		if ((s = rd_meta(r, "keep_last_bytes"))) { /* record --keep-last */
 			json_obj_begin(&j, "keep_last");
@@ -223,8 +235,9 @@ int cmd_info(struct cli_opts *o)
 				       r->modules[i]->r.unloaded ? " [unloaded]" : "");
 		printf("contexts:     %llu calling-context nodes\n", (unsigned long long)nodes);
 		if ((s = rd_meta(r, "event_bytes")) && strtoull(s, NULL, 10))
-			printf("events:       %s bytes in %s chunks, writer waited %s\n", s, rd_meta(r, "event_chunks"),
-			       fmt_ns(rd_ns(r, wait), a, sizeof a));
+			printf("events:       %s bytes in %s chunks, stored in %llu bytes%s, writer waited %s\n", s,
+			       rd_meta(r, "event_chunks"), (unsigned long long)events_file_bytes(r),
+			       rd_meta(r, "event_zstd_level") ? " (zstd)" : "", fmt_ns(rd_ns(r, wait), a, sizeof a));
 		if ((s = rd_meta(r, "keep_last_bytes"))) {
 			const char *dc = rd_meta(r, "dropped_chunks"), *db = rd_meta(r, "dropped_bytes");
 			printf("keep-last:    the newest %s bytes of events kept; %s older chunks (%s bytes) let go%s\n", s,

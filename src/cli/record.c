@@ -275,6 +275,7 @@ int cmd_record(struct cli_opts *o)
 	if (rc)
 		cli_die(rc == RECORDER_USAGE ? EXIT_USAGE : EXIT_DATA, "%s", msg);
 	rec.keep_last = o->keep_last;
+	rec.zstd_level = o->compress_none ? 0 : 1;
 
 	/* A first estimate of the tick rate, for --min-time (refined at the end). */
 	struct clock_point cal;

@@ -59,6 +59,7 @@ enum sonde_rec_type {
 	REC_CCT     = 5,  /* struct rec_cct, then count struct rec_node */
 	REC_LOCKS   = 6,  /* lock statistics: struct lkrec_hdr, then items (common/format_locks.h) */
 	REC_CHUNK   = 7,  /* struct rec_chunk, then `used` bytes of encoded events (common/trace_enc.h) */
+	REC_CHUNK_ZSTD = 8, /* struct rec_chunk, then one zstd frame that decompresses to its `used` bytes */
 	REC_END     = 99, /* empty: the file was completed */
 };
 
@@ -172,6 +173,9 @@ struct rec_chunk {
 };
 static_assert(sizeof(struct rec_chunk) == 32, "format");
 enum { REC_CHUNK_FILLING = 1, REC_CHUNK_FULL = 2 };
+/* The largest `used` a reader accepts for a compressed chunk (the writers'
+ * chunks are 64 KiB for rings, 16 KiB for probe hits). */
+#define REC_CHUNK_MAX_USED (16u << 20)
 
 uint32_t crc32_ieee(uint32_t crc, const void *buf, uint64_t len);
 

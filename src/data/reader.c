@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #define ERR(...) (snprintf(err, errlen, __VA_ARGS__), -1)
 
@@ -536,6 +537,37 @@ int rd_events_open(const struct recording *r, struct rd_events *ev, char *err, s
 	return 0;
 }
 
+/* A REC_CHUNK_ZSTD record (len bytes in ev->data): its events into ev->data. */
+static int unzstd_chunk(struct rd_events *ev, uint64_t len, char *err, size_t errlen)
+{
+	uint64_t at = ev->off - len;
+	if (len < sizeof ev->chunk)
+		return ERR("%s: damaged chunk at byte %llu", ev->path, (unsigned long long)at);
+	memcpy(&ev->chunk, ev->data, sizeof ev->chunk);
+	uint32_t used = ev->chunk.used;
+	if (used > REC_CHUNK_MAX_USED)
+		return ERR("%s: damaged chunk at byte %llu (impossible length)", ev->path, (unsigned long long)at);
+	if (used > ev->zcap) {
+		uint8_t *nb = realloc(ev->zdata, used);
+		if (!nb)
+			return ERR("%s: out of memory", ev->path);
+		ev->zdata = nb;
+		ev->zcap = used;
+	}
+	size_t n = ZSTD_decompress(ev->zdata, used, ev->data + sizeof ev->chunk, len - sizeof ev->chunk);
+	if (ZSTD_isError(n) || n != used)
+		return ERR("%s: damaged chunk at byte %llu (%s)", ev->path, (unsigned long long)at,
+		           ZSTD_isError(n) ? ZSTD_getErrorName(n) : "length mismatch");
+	/* the events where readers expect them: swap the buffers */
+	uint8_t *t = ev->data;
+	uint64_t c = ev->cap;
+	ev->data = ev->zdata;
+	ev->cap = ev->zcap;
+	ev->zdata = t;
+	ev->zcap = c;
+	return 1;
+}
+
 int rd_events_next(struct rd_events *ev, char *err, size_t errlen)
 {
 	for (;;) {
@@ -567,6 +599,8 @@ int rd_events_next(struct rd_events *ev, char *err, size_t errlen)
 		if (crc32_ieee(0, ev->data, rh.len) != rh.crc)
 			return ERR("%s: damaged record at byte %llu (checksum mismatch)", ev->path, (unsigned long long)ev->off);
 		ev->off += sizeof rh + rh.len;
+		if (rh.type == REC_CHUNK_ZSTD)
+			return unzstd_chunk(ev, rh.len, err, errlen);
 		if (rh.type != REC_CHUNK)
 			continue;
 		if (rh.len < sizeof ev->chunk)
@@ -584,6 +618,7 @@ void rd_events_close(struct rd_events *ev)
 	if (ev->f)
 		fclose(ev->f);
 	free(ev->data);
+	free(ev->zdata);
 	ev->f = NULL;
-	ev->data = NULL;
+	ev->data = ev->zdata = NULL;
 }

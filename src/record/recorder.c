@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zstd.h>
 
 
 static const char *const rec_files[] = { SONDE_FILE_PROFILE, SONDE_FILE_EVENTS, SONDE_FILE_DOMAIN };
@@ -182,15 +183,50 @@ static int keep_chunk(struct recorder *r, const struct rec_chunk *c, const void 
 	return 0;
 }
 
+/* One chunk into events.sonde: compressed when that is on and pays. */
+static int put_chunk(struct recorder *r, const struct rec_chunk *c, const void *data)
+{
+	r->chunks++;
+	r->bytes += c->used;
+	if (r->zstd_level && c->used >= 256) {
+		size_t bound = ZSTD_compressBound(c->used);
+		if (!r->zctx)
+			r->zctx = ZSTD_createCCtx();
+		if (bound > r->zcap) {
+			void *nb = realloc(r->zbuf, bound);
+			if (nb) {
+				r->zbuf = nb;
+				r->zcap = bound;
+			}
+		}
+		if (r->zctx && r->zcap >= bound) {
+			size_t n = ZSTD_compressCCtx(r->zctx, r->zbuf, r->zcap, data, c->used, r->zstd_level);
+			if (!ZSTD_isError(n) && n < c->used - c->used / 16) { /* pays: at least 1/16 smaller */
+				r->stored += sizeof *c + n;
+				return writer_put(&r->ev, REC_CHUNK_ZSTD, c, sizeof *c, r->zbuf, n);
+			}
+		}
+	}
+	r->stored += sizeof *c + c->used;
+	return writer_put(&r->ev, REC_CHUNK, c, sizeof *c, data, c->used);
+}
+
 int recorder_chunk(struct recorder *r, const struct rec_chunk *c, const void *data)
 {
 	if (!r->events)
 		return -1;
 	if (r->keep_last)
 		return keep_chunk(r, c, data);
-	r->chunks++;
-	r->bytes += c->used;
-	return writer_put(&r->ev, REC_CHUNK, c, sizeof *c, data, c->used);
+	return put_chunk(r, c, data);
+}
+
+static void free_zstd(struct recorder *r)
+{
+	ZSTD_freeCCtx(r->zctx);
+	free(r->zbuf);
+	r->zctx = NULL;
+	r->zbuf = NULL;
+	r->zcap = 0;
 }
 
 /* The kept chunks into events.sonde, oldest first. */
@@ -199,11 +235,8 @@ static int write_kept(struct recorder *r)
 	int rc = 0;
 	while (r->kn) {
 		struct kept_chunk *k = &r->kept[r->khead];
-		if (!rc) {
-			r->chunks++;
-			r->bytes += k->c.used;
-			rc = writer_put(&r->ev, REC_CHUNK, &k->c, sizeof k->c, k->data, k->c.used);
-		}
+		if (!rc)
+			rc = put_chunk(r, &k->c, k->data);
 		free(k->data);
 		r->khead = (r->khead + 1) % r->kcap;
 		r->kn--;
@@ -257,6 +290,10 @@ void recorder_meta_common(struct recorder *r, const char *program, const char *c
 	meta_add(m, "event_chunks", num);
 	snprintf(num, sizeof num, "%llu", (unsigned long long)bytes);
 	meta_add(m, "event_bytes", num);
+	if (r->zstd_level) {
+		snprintf(num, sizeof num, "%d", r->zstd_level);
+		meta_add(m, "event_zstd_level", num);
+	}
 	if (r->keep_last) {
 		snprintf(num, sizeof num, "%llu", (unsigned long long)r->keep_last);
 		meta_add(m, "keep_last_bytes", num);
@@ -272,7 +309,9 @@ int recorder_profile(struct recorder *r, char *err, size_t n)
 	int rc = 0;
 	if (r->events) {
 		r->events = 0;
-		if ((write_kept(r) != 0) | (writer_close(&r->ev) != 0)) {
+		int krc = write_kept(r);
+		free_zstd(r);
+		if ((krc != 0) | (writer_close(&r->ev) != 0)) {
 			snprintf(err, n, "writing %s failed (disk full?)", r->evpath);
 			rc = -1;
 		}
@@ -301,6 +340,7 @@ int recorder_close(struct recorder *r, char *err, size_t n)
 
 void recorder_abort(struct recorder *r)
 {
+	free_zstd(r);
 	while (r->kn)
 		drop_oldest(r);
 	free(r->kept);

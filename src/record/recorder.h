@@ -54,6 +54,14 @@ struct recorder {
 	size_t khead, kn, kcap;
 	uint64_t kbytes;           /* bytes of events.sonde the kept chunks will take */
 	uint64_t dropped_chunks, dropped_bytes;
+	/* zstd level of the chunks (0: stored as they are); set after
+	 * recorder_open.  A chunk is stored compressed when that makes it at
+	 * least 1/16 smaller. */
+	int zstd_level;
+	struct ZSTD_CCtx_s *zctx;
+	void *zbuf;
+	size_t zcap;
+	uint64_t stored;           /* bytes of chunk records' payloads in events.sonde */
 };
 
 /* Make dir an empty recording directory (an existing directory is reused

@@ -27,8 +27,14 @@ int cmd_export(struct cli_opts *o)
 	if (ops->needs_events && !l.r->has_events)
 		cli_die(EXIT_DATA, "%s holds no timeline: the %s format needs a recording made with --trace", o->input,
 		        ops->name);
-	if (!ops->needs_events)
-		load_trees(&l); /* profile formats of a --trace recording */
+	if (!ops->needs_events) { /* profile formats: of a --trace recording, its trees from the timeline */
+		if (o->has_time_range)
+			load_trees_in_range(o, &l);
+		else
+			load_trees(&l);
+		if (!(l.r->mode & (REC_MODE_LOCKS | REC_MODE_LOCK_EVENTS)))
+			load_require_profile(o, &l); /* a lock recording's formats carry the locks */
+	}
 	struct export_ctx x;
 	memset(&x, 0, sizeof x);
 	x.r = l.r;

@@ -5,7 +5,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/trace_cct.h"
 #include "cli/load.h"
 #include "export/flamegraph.h"
 
@@ -17,14 +16,7 @@ int cmd_flamegraph(struct cli_opts *o)
 	struct profile p;
 	if (o->has_time_range) {
 		load_or_die(o, &l);
-		if (!l.r->has_events || (l.r->mode & REC_MODE_PROFILE))
-			cli_die(EXIT_USAGE, "--time-range needs a recording made with --trace");
-		struct tr_filter f;
-		tr_filter_init(&f, l.r, 0, 1, o->time_from, o->time_to);
-		struct tr_stats st;
-		char err[1024];
-		if (trace_cct_build(l.r, &f, &st, err, sizeof err) != 0)
-			cli_warn("%s (the graph shows what could be read)", err);
+		load_trees_in_range(o, &l);
 	} else {
 		load_profile(o, &l, &p); /* checks --tid, builds the trees of a trace */
 		profile_free(&p);

@@ -28,12 +28,21 @@ void load_trees(struct loaded *l)
 	}
 }
 
-void load_profile(struct cli_opts *o, struct loaded *l, struct profile *p)
+void load_trees_in_range(struct cli_opts *o, struct loaded *l)
 {
-	load_or_die(o, l);
-	load_trees(l);
+	if (!l->r->has_events || !(l->r->mode & REC_MODE_TRACE) || (l->r->mode & REC_MODE_PROFILE))
+		cli_die(EXIT_USAGE, "--time-range needs a recording made with --trace (a profile holds no times)");
+	struct tr_filter f;
+	tr_filter_init(&f, l->r, 0, 1, o->time_from, o->time_to);
+	struct tr_stats st;
+	char err[1024];
+	if (trace_cct_build(l->r, &f, &st, err, sizeof err) != 0)
+		cli_warn("%s (the output holds what could be read)", err);
+}
+
+void load_require_profile(struct cli_opts *o, struct loaded *l)
+{
 	int any = 0, matched = 0;
-	profile_init(p, &l->ft);
 	for (int i = 0; i < l->r->nthreads; i++) {
 		const struct rd_thread *t = &l->r->threads[i];
 		if (o->tid && t->r.tid != o->tid)
@@ -41,7 +50,6 @@ void load_profile(struct cli_opts *o, struct loaded *l, struct profile *p)
 		matched = 1;
 		if (t->nodes)
 			any = 1;
-		profile_add_thread(p, l->r, &l->ft, t);
 	}
 	if (o->tid && !matched)
 		cli_die(EXIT_USAGE, "no thread %d in %s (see 'sonde info --threads')", o->tid, o->input);
@@ -52,6 +60,19 @@ void load_profile(struct cli_opts *o, struct loaded *l, struct profile *p)
 	if (!any && !(l->r->mode & REC_MODE_PROFILE))
 		cli_die(EXIT_DATA, "%s holds no function profile (it was recorded with --trace or --locks only; "
 		        "use 'sonde replay' / 'sonde locks')", o->input);
+}
+
+void load_profile(struct cli_opts *o, struct loaded *l, struct profile *p)
+{
+	load_or_die(o, l);
+	load_trees(l);
+	load_require_profile(o, l);
+	profile_init(p, &l->ft);
+	for (int i = 0; i < l->r->nthreads; i++) {
+		const struct rd_thread *t = &l->r->threads[i];
+		if (!o->tid || t->r.tid == o->tid)
+			profile_add_thread(p, l->r, &l->ft, t);
+	}
 }
 
 void load_free(struct loaded *l)

@@ -17,6 +17,12 @@ void load_or_die(struct cli_opts *o, struct loaded *l);
 /* For a --trace recording, build each thread's calling-context tree from the
  * timeline (a profile recording has them already). */
 void load_trees(struct loaded *l);
+/* --time-range of a --trace recording: its trees built from the events in
+ * the range (a usage error on any other recording). */
+void load_trees_in_range(struct cli_opts *o, struct loaded *l);
+/* Dies (with what to use instead) unless the selected threads (o->tid, 0 =
+ * all) have calling-context trees: a probe or a --locks-only recording. */
+void load_require_profile(struct cli_opts *o, struct loaded *l);
 /* Profile of the selected threads (o->tid, 0 = all); dies if the recording has no profile. */
 void load_profile(struct cli_opts *o, struct loaded *l, struct profile *p);
 void load_free(struct loaded *l);

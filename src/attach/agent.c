@@ -82,7 +82,8 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, int locks, struc
 		modules_free(&ms);
 		if (!k) {
 			snprintf(err, n, "process %d has no code built by sonde-cc (for its locks use 'sonde record "
-			         "--locks', for probes 'sonde probe -p %d'; or rebuild it with sonde-cc)", (int)pid, (int)pid);
+			         "--locks -p %d', for probes 'sonde probe -p %d'; or rebuild it with sonde-cc)", (int)pid,
+			         (int)pid, (int)pid);
 			return AGENT_NOT_SONDE;
 		}
 	} else {

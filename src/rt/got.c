@@ -31,6 +31,9 @@
  * held while waiting for the loader's (a constructor that calls dlopen holds
  * the loader's lock and may come here).
  *
+ * A child forked while redirecting is not recorded: it puts its copies of
+ * the entries back at once (got_fork_child).
+ *
  * Restore: every changed entry of an object still loaded (seen under the
  * loader's lock, dl_iterate_phdr) that still holds our address gets its old
  * value back (a lazy binding stub is fine: it resolves again).  Entries
@@ -96,6 +99,7 @@ RT_HIDDEN uintptr_t got_gadget(uintptr_t ret);
 RT_HIDDEN void got_after_dlopen(void *handle);
 RT_HIDDEN void got_dlopen_tramp(void);
 RT_HIDDEN void got_dlmopen_tramp(void);
+static void got_fork_child(void);
 
 #if defined(__x86_64__)
 /* Entered from the caller's PLT with [rsp] = R, its return address (rsp = 8
@@ -448,6 +452,7 @@ int rt_got_redirect(const struct rt_got_sym *syms, int n)
 	got_real_dlopen = (uintptr_t)dlsym(RTLD_NEXT, "dlopen");
 	got_real_dlmopen = (uintptr_t)dlsym(RTLD_NEXT, "dlmopen");
 	__atomic_store_n(&got_on, 1, __ATOMIC_RELEASE);
+	pthread_atfork(NULL, NULL, got_fork_child);
 	pthread_mutex_unlock(&got_lock);
 	int k = got_patch_new();
 	dlerror();
@@ -478,6 +483,39 @@ static int got_restore_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		o->nslots = 0;
 	}
 	return 0;
+}
+
+/* A child forked while redirecting: nobody records it (the agent's watcher
+ * and sonde follow the parent only), so it gets libc's functions back at
+ * once.  Single-threaded here, and the locks other threads held at the fork
+ * (ours, the loader's) may stay held forever in the child: neither is taken.
+ * An object dlclose'd before the fork may be unmapped: mincore says which
+ * pages still are. */
+static void got_fork_child(void)
+{
+	if (!got_on)
+		return;
+	got_on = 0;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	unsigned char vec;
+	for (int i = 0; i < got_nobjs; i++) {
+		struct got_obj *o = &got_objs[i];
+		int relro = o->relro_lo < o->relro_hi && mincore((void *)o->relro_lo, page, &vec) == 0 &&
+		            got_protect(o->relro_lo, o->relro_hi, 1) == 0;
+		for (uint32_t k = o->first; k < o->first + o->nslots; k++) {
+			uintptr_t *at = got_slots[k].at;
+			if (mincore((void *)((uintptr_t)at & ~(page - 1)), page, &vec) != 0)
+				continue;
+			if (in_relro(o, at) && !relro)
+				continue;
+			if (*at == got_slots[k].to)
+				*at = got_slots[k].orig;
+		}
+		if (relro)
+			got_protect(o->relro_lo, o->relro_hi, 0);
+		o->nslots = 0;
+	}
+	rt_locks_end();
 }
 
 void rt_got_restore(void)

@@ -11,12 +11,14 @@
  * itself.  Then it waits for a second line; phase 2 runs the same work again
  * (after sonde ended) and exits with status 3.  On stderr (not compared
  * with an unattached run): whether its GOT entry of pthread_mutex_lock
- * held libc's function at the end of each phase. */
+ * held libc's function at the end of each phase, and in a child forked
+ * then. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 pthread_mutex_t hot_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -59,6 +61,16 @@ static void got_state(int phase)
 {
 	void *libc = dlsym(RTLD_NEXT, "pthread_mutex_lock");
 	fprintf(stderr, "phase %d got %s\n", phase, got_value() == libc ? "libc" : "redirected");
+	fflush(stderr);
+	pid_t c = fork(); /* a child forked now: not recorded, libc's functions at once */
+	if (c == 0) {
+		pthread_mutex_lock(&hot_lock);
+		pthread_mutex_unlock(&hot_lock);
+		fprintf(stderr, "phase %d child got %s\n", phase, got_value() == libc ? "libc" : "redirected");
+		_exit(0);
+	}
+	if (c > 0)
+		waitpid(c, NULL, 0);
 }
 
 static void phase(int k, FILE *fifo)

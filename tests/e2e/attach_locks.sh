@@ -84,8 +84,9 @@ check "sonde info says the recording was attached" grep -q "^attached: *to runni
 "$SONDE" report -i att.data --format=json > rep.json 2> rep.err
 check "sonde report reads the recording" test -s rep.json
 "$SONDE" locks -i att.data --format=json > locks.json 2> locks.err
-python3 - <<'PY'
-import json, re
+python3 - "$pid" <<'PY'
+import json, re, sys
+pid = int(sys.argv[1])
 out = open("att.out").read()
 m = re.search(r"phase 1: hot_lock (\d+) lib_lock (\d+)", out)
 w = re.search(r"the waiter took it (\d+) more times", out)
@@ -93,7 +94,8 @@ ok = lambda c, n, why="": print(("ok - " if c else "not ok - ") + n + ("" if c e
 ok(bool(m and w), "the program printed its own counts")
 hot, lib, rounds = (int(m.group(1)), int(m.group(2)), int(w.group(1))) if m and w else (-1, -1, -1)
 d = json.load(open("locks.json"))
-L = {l["name"]: l for l in d["locks"]}
+L = {l["name"]: l for l in d["locks"] if l["pid"] == pid}
+ok(len(L) == len(d["locks"]), "only the attached process's locks", str([(l["name"], l["pid"]) for l in d["locks"]]))
 def acq(n): return L.get(n, {}).get("acquisitions")
 ok(hot == 4 * 50000, "the program made 4 x 50000 pairs on hot_lock", str(hot))
 ok(acq("hot_lock") == hot, f"hot_lock: {hot} acquisitions, as the program counted", f"sonde says {acq('hot_lock')}")

@@ -50,6 +50,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "rt/got.h"
@@ -149,9 +150,11 @@ void got_dlmopen_tramp(void) {}
 
 /* The gadget of the object R lies in, if it was redirected (newest first: a
  * range reused after a dlclose belongs to the later object). */
+static int got_no_gadget; /* a shadow stack would refuse the gadget's return */
+
 RT_HIDDEN uintptr_t got_gadget(uintptr_t ret)
 {
-	if (!__atomic_load_n(&got_on, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&got_on, __ATOMIC_ACQUIRE) || got_no_gadget)
 		return 0;
 	for (int i = __atomic_load_n(&got_nobjs, __ATOMIC_ACQUIRE) - 1; i >= 0; i--)
 		if (ret >= got_objs[i].lo && ret < got_objs[i].hi)
@@ -449,6 +452,14 @@ int rt_got_redirect(const struct rt_got_sym *syms, int n)
 	}
 	got_syms = syms;
 	got_nsyms = n;
+#if defined(__x86_64__)
+	/* CET shadow stack on (glibc enables it for the whole process): the
+	 * gadget's `ret` would not match it.  dlopen is then a plain tail call,
+	 * and the objects it loads are not redirected. */
+	unsigned long feat = 0;
+	if (syscall(SYS_arch_prctl, 0x5005 /* ARCH_SHSTK_STATUS */, &feat) == 0 && (feat & 1))
+		got_no_gadget = 1;
+#endif
 	got_real_dlopen = (uintptr_t)dlsym(RTLD_NEXT, "dlopen");
 	got_real_dlmopen = (uintptr_t)dlsym(RTLD_NEXT, "dlmopen");
 	__atomic_store_n(&got_on, 1, __ATOMIC_RELEASE);

@@ -81,6 +81,8 @@ check "after sonde ended, it is libc's again" grep -qx "phase 2 got libc" att.er
 check "a child forked while attached has libc's at once (it is not recorded)" grep -qx "phase 1 child got libc" att.err
 "$SONDE" info -i att.data > info.txt 2>&1
 check "sonde info says the recording was attached" grep -q "^attached: *to running process $pid (sonde record -p; ended: detached" info.txt
+check "sonde info says releases of locks taken before the attach are unmatched" \
+	grep -q "^attached: .*; releases of locks taken before it are unmatched)" info.txt
 "$SONDE" report -i att.data --format=json > rep.json 2> rep.err
 check "sonde report reads the recording" test -s rep.json
 "$SONDE" locks -i att.data --format=json > locks.json 2> locks.err

@@ -88,7 +88,8 @@ static struct got_obj got_objs[GOT_MAX_OBJS];
 static int got_nobjs;    /* published with release: got_gadget reads without the lock */
 static struct got_slot got_slots[GOT_MAX_SLOTS];
 static uint32_t got_nslots;
-static uint64_t got_lost; /* entries or objects left out: tables full */
+static int got_nredirected; /* objects with at least one entry redirected */
+static uint64_t got_lost; /* entries or objects left out: tables full, or RELRO not writable */
 static const struct rt_got_sym *got_syms;
 static int got_nsyms;
 static int got_on;       /* 1 between rt_got_redirect and rt_got_restore */
@@ -263,7 +264,9 @@ static int in_relro(const struct got_obj *o, const uintptr_t *at)
 	return (uintptr_t)at >= o->relro_lo && (uintptr_t)at < o->relro_hi;
 }
 
-/* Redirects one complete object (got_lock held).  Returns the entries written. */
+/* Redirects one complete object (got_lock held) and remembers it, also when
+ * it has nothing to redirect (it is not read again at the next dlopen).
+ * Returns the entries written. */
 static int got_patch_object(const struct got_cand *c)
 {
 	if (got_known(c->base, c->phdr))
@@ -285,7 +288,7 @@ static int got_patch_object(const struct got_cand *c)
 		}
 	}
 	if (!dyn)
-		return 0;
+		goto remember;
 	uintptr_t symtab = 0, strtab = 0, strsz = 0, jmprel = 0, pltrelsz = 0, pltrel = 0, rela = 0, relasz = 0;
 	for (const ElfW(Dyn) *d = dyn; d->d_tag != DT_NULL; d++) {
 		switch (d->d_tag) {
@@ -300,7 +303,7 @@ static int got_patch_object(const struct got_cand *c)
 		}
 	}
 	if (!symtab || !strtab)
-		return 0;
+		goto remember;
 	int dl = 0;
 	if (jmprel && pltrel == DT_RELA)
 		got_scan_rela(c, (const ElfW(Rela) *)jmprel, pltrelsz, (const ElfW(Sym) *)symtab, (const char *)strtab,
@@ -310,7 +313,7 @@ static int got_patch_object(const struct got_cand *c)
 		              strsz, &dl);
 	o.nslots = got_nslots - o.first;
 	if (!o.nslots)
-		return 0;
+		goto remember;
 	if (dl)
 		o.gadget = find_gadget(c);
 	int relro = 0;
@@ -318,14 +321,17 @@ static int got_patch_object(const struct got_cand *c)
 		relro |= in_relro(&o, got_slots[i].at);
 	if (relro && got_protect(o.relro_lo, o.relro_hi, 1) != 0) {
 		got_nslots = o.first; /* cannot write: leave the object as it is */
+		o.nslots = 0;
 		got_lost++;
-		return 0;
+		goto remember;
 	}
 	for (uint32_t i = o.first; i < got_nslots; i++)
 		__atomic_compare_exchange_n(got_slots[i].at, &got_slots[i].orig, got_slots[i].to, 0, __ATOMIC_RELEASE,
 		                            __ATOMIC_RELAXED);
 	if (relro)
 		got_protect(o.relro_lo, o.relro_hi, 0);
+	got_nredirected++;
+remember:
 	got_objs[got_nobjs] = o;
 	__atomic_store_n(&got_nobjs, got_nobjs + 1, __ATOMIC_RELEASE);
 	return (int)o.nslots;
@@ -541,5 +547,8 @@ void rt_got_restore(void)
 
 int rt_got_objects(void)
 {
-	return __atomic_load_n(&got_nobjs, __ATOMIC_ACQUIRE);
+	pthread_mutex_lock(&got_lock);
+	int n = got_nredirected;
+	pthread_mutex_unlock(&got_lock);
+	return n;
 }

@@ -1264,6 +1264,7 @@ RT_EXPORT int cnd_broadcast(cnd_t *c) { return R(cnd_broadcast)(c); }
  * in the global scope), which would make the wrappers call themselves. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpragmas"
+#pragma GCC diagnostic ignored "-Wunknown-warning-option"
 #pragma GCC diagnostic ignored "-Wmissing-attributes" /* libc's nothrow: the aliases are never called */
 #define LK_LOCAL(fn) static __typeof__(fn) lk_w_##fn __attribute__((alias(#fn)));
 LK_LOCAL(pthread_mutex_lock)

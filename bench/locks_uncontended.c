@@ -1,7 +1,9 @@
 /* locks_uncontended.c — N uncontended lock+unlock pairs on one mutex, one
  * thread; prints ns per pair in thread CPU time (what the wrappers cost this
  * thread; on a small loaded machine wall time also counts the collector and
- * other processes taking the CPU) and the wall-clock rate. */
+ * other processes taking the CPU) and the wall-clock rate.
+ * Usage: locks_uncontended [N [FIFO]]: with a FIFO, waits for a line on it
+ * first (for `sonde record --locks -p`, which attaches meanwhile). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,13 @@ int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 20000000;
 	struct timespec a, b, ca, cb;
+	if (argc > 2) {
+		char line[16];
+		FILE *f = fopen(argv[2], "r");
+		if (!f || !fgets(line, sizeof line, f))
+			return 1;
+		fclose(f);
+	}
 	for (long i = 0; i < 1000; i++) { /* warm-up: first-sight work is not measured */
 		pthread_mutex_lock(&m);
 		pthread_mutex_unlock(&m);

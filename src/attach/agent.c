@@ -1,7 +1,7 @@
 /* agent.c — `sonde record -p`'s side of the agent: checks that the process
- * is a sonde build without touching it, dlopens libsonde-rt.so into it
- * (inject.c), calls sonde_agent_start there with two paths it can open (our
- * session memfd and the read end of a pipe whose only writer is us, through
+ * is a sonde build without touching it (any dynamically linked program will
+ * do for --locks), dlopens libsonde-rt.so into it (inject.c), calls
+ * sonde_agent_start there with two paths it can open (our session memfd and the read end of a pipe whose only writer is us, through
  * /proc/<our pid>/fd), and at the end calls sonde_agent_stop.  If we die
  * instead, the pipe's end-of-file tells the agent (src/rt/agent.c). */
 #include "attach/agent.h"
@@ -56,15 +56,16 @@ static uint64_t target_sym(pid_t pid, const char *path, const char *sym)
 static const char *start_error(int rc)
 {
 	switch (rc) {
-	case -EBUSY: return "it is already recorded: started under 'sonde record', or attached before";
-	case -ENOENT: return "no loaded module was built by sonde-cc";
+	case -EBUSY: return "it is already recorded: started under 'sonde record', or attached before (sonde "
+	                    "attaches once per process; the agent of the earlier attach stays loaded, inert)";
+	case -ENOENT: return "no loaded module was built by sonde-cc (for its locks use 'sonde record --locks -p')";
 	case -ENOEXEC: return "its modules were built by another sonde version: relink them";
 	case -EINVAL: return "the session memory could not be mapped";
 	default: return strerror(-rc);
 	}
 }
 
-int agent_start(pid_t pid, const char *rt_path, int session_fd, struct agent *a, char *err, size_t n)
+int agent_start(pid_t pid, const char *rt_path, int session_fd, int locks, struct agent *a, char *err, size_t n)
 {
 	memset(a, 0, sizeof *a);
 	a->pid = pid;
@@ -73,14 +74,16 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct agent *a,
 		snprintf(err, n, "cannot attach to process %d (no such process)", (int)pid);
 		return -1;
 	}
-	/* A sonde build?  Read from its files, before the process is touched. */
+	/* A sonde build?  Read from its files, before the process is touched
+	 * (--locks works on any dynamically linked program). */
 	struct modules ms = { 0 };
 	if (modules_load(&ms, pid) == 0) {
-		int k = dl_count_note_section(pid, &ms, ".note.sonde");
+		int k = locks ? 1 : dl_count_note_section(pid, &ms, ".note.sonde");
 		modules_free(&ms);
 		if (!k) {
 			snprintf(err, n, "process %d has no code built by sonde-cc (for its locks use 'sonde record "
-			         "--locks', for probes 'sonde probe -p %d'; or rebuild it with sonde-cc)", (int)pid, (int)pid);
+			         "--locks -p %d', for probes 'sonde probe -p %d'; or rebuild it with sonde-cc)", (int)pid,
+			         (int)pid, (int)pid);
 			return AGENT_NOT_SONDE;
 		}
 	} else {
@@ -134,7 +137,8 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct agent *a,
 		close(pfd[1]);
 		return r == -ENOENT ? AGENT_NOT_SONDE : -1;
 	}
-	a->nmods = r;
+	a->nmods = r & 0xffff;
+	a->nobjs = (r >> 16) & 0x7fff;
 	a->alive_w = pfd[1];
 	a->start_ns = mono_ns();
 	return 0;

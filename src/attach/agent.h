@@ -14,6 +14,7 @@ struct agent {
 	int alive_w;          /* write end of the pipe the agent's watcher reads: closed by our end */
 	uint64_t stop_fn;     /* sonde_agent_stop in the target */
 	int nmods;            /* modules recording */
+	int nobjs;            /* --locks: objects whose lock calls were redirected */
 	uint64_t start_ns;    /* CLOCK_MONOTONIC when the sleds were on */
 };
 
@@ -22,10 +23,11 @@ enum { AGENT_NOT_SONDE = 2 };
 
 /* Loads rt_path into process pid, makes it map session_fd (a memfd of
  * ours, opened by the target through /proc/<our pid>/fd) and switch its
- * modules on.  0; -1 with err; AGENT_NOT_SONDE with err when no mapped
- * object of the process was built by sonde-cc (the process is then not
- * touched). */
-int agent_start(pid_t pid, const char *rt_path, int session_fd, struct agent *a, char *err, size_t n);
+ * modules on; with locks (a --locks session), also redirect its lock
+ * functions, and then the process need not be a sonde build.  0; -1 with err;
+ * AGENT_NOT_SONDE with err when, without locks, no mapped object of the
+ * process was built by sonde-cc (the process is then not touched). */
+int agent_start(pid_t pid, const char *rt_path, int session_fd, int locks, struct agent *a, char *err, size_t n);
 
 /* The agent's sleds back to nops (an injected call); the pipe closed.  0, or
  * -1 with err (the process ended: nothing left to switch off). */

@@ -179,8 +179,9 @@ int cmd_info(struct cli_opts *o)
 		printf("mode:         %s%s\n", mode_s, (r->mode & REC_MODE_LOCKS) ? " + locks" : "");
 		if (rd_meta(r, "attached_pid"))
 			printf("attached:     to running process %s (sonde record -p; ended: %s; calls already running at "
-			       "the attach are not in the profile)\n", rd_meta(r, "attached_pid"),
-			       rd_meta(r, "attached_end") ? rd_meta(r, "attached_end") : "?");
+			       "the attach are not in the profile%s)\n", rd_meta(r, "attached_pid"),
+			       rd_meta(r, "attached_end") ? rd_meta(r, "attached_end") : "?",
+			       (r->mode & REC_MODE_LOCKS) ? "; releases of locks taken before it are unmatched" : "");
 		if (probes) {
 			printf("probe hits:   %llu events of %d probe%s (sonde probe --record; no function profile: "
 			       "see them with 'sonde export --format=perfetto')\n",

@@ -56,7 +56,7 @@ static const struct cli_option options[] = {
 	  "how events.sonde stores the events (default zstd: chunks compressed where it pays)" },
 	{ "event", 'e', required_argument, CMD_PROBE, "SPEC", "probe spec KIND:LOCATION[:ARGS] or @name (repeatable)" },
 	{ "pid", 'p', required_argument, CMD_PROBE | CMD_RECORD, "PID",
-	  "attach to a running process (record: a sonde-cc build, profile mode)" },
+	  "attach to a running process (record: profile of a sonde-cc build; with --locks, the locks of any dynamically linked program)" },
 	{ "duration", O_DURATION, required_argument, CMD_PROBE | CMD_RECORD, "SECONDS", "detach after SECONDS" },
 	{ "interactive", O_INTERACTIVE, no_argument, CMD_PROBE, NULL, "read add/list/del commands on stdin" },
 	{ "library", O_LIBRARY, required_argument, CMD_PROBE, "FILE", "file of named probe definitions" },

@@ -146,16 +146,21 @@ static void copy_str(char *dst, size_t n, const char *src, size_t srcmax)
 	dst[k] = 0;
 }
 
-/* `sonde record -p PID`: the agent (docs/ATTACH.md) records the running
- * program until Ctrl-C, --duration or its end; then its sleds go back to
- * nops, it runs on, and the recording is written as a launched one is. */
+/* `sonde record [--locks] -p PID`: the agent (docs/ATTACH.md) records the
+ * running program until Ctrl-C, --duration or its end; then its sleds go
+ * back to nops and its lock calls to libc, it runs on, and the recording is
+ * written as a launched one is. */
 static int record_attached(struct cli_opts *o, struct record_config *cfg, const char *dir)
 {
 	if (o->argc)
 		cli_die(EXIT_USAGE, "record -p PID takes no program (it records the running process PID)");
-	if (cfg->mode != SONDE_MODE_PROFILE)
-		cli_die(EXIT_USAGE, "record -p records profiles only for now (--trace and --locks with -p are not "
-		        "done yet; for probes use 'sonde probe -p')");
+	int locks = (cfg->mode & SONDE_MODE_LOCKS) != 0;
+	if (cfg->mode & SONDE_MODE_LOCK_EVENTS)
+		cli_die(EXIT_USAGE, "record -p does not stream lock events yet (--locks=events and --locks --trace); "
+		        "--locks -p records the lock aggregates");
+	if (cfg->mode & SONDE_MODE_TRACE)
+		cli_die(EXIT_USAGE, "record -p records profiles and locks only for now (--trace with -p is not done "
+		        "yet; for probes use 'sonde probe -p')");
 	char *rt = lib_path("libsonde-rt.so");
 	if (!rt)
 		cli_die(EXIT_DATA, "cannot find the runtime libsonde-rt.so next to the sonde binary (is the build complete?)");
@@ -177,15 +182,23 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	struct agent a;
-	rc = agent_start(o->pid, rt, s.fd, &a, msg, sizeof msg);
+	rc = agent_start(o->pid, rt, s.fd, locks, &a, msg, sizeof msg);
 	free(rt);
 	if (rc) {
 		session_destroy(&s);
 		recorder_abort(&rec);
 		cli_die(EXIT_DATA, "%s", msg);
 	}
-	fprintf(stderr, "sonde: recording process %d (%d instrumented module%s); Ctrl-C ends the recording\n",
-	        o->pid, a.nmods, a.nmods == 1 ? "" : "s");
+	if (locks)
+		fprintf(stderr, "sonde: recording process %d (locks: %d object%s redirected; %d instrumented module%s); "
+		        "Ctrl-C ends the recording\n", o->pid, a.nobjs, a.nobjs == 1 ? "" : "s", a.nmods,
+		        a.nmods == 1 ? "" : "s");
+	else
+		fprintf(stderr, "sonde: recording process %d (%d instrumented module%s); Ctrl-C ends the recording\n",
+		        o->pid, a.nmods, a.nmods == 1 ? "" : "s");
+	if (locks && !a.nobjs)
+		cli_warn("process %d calls no lock function through a shared library's entry points: nothing to record "
+		         "yet (libraries it dlopens later are followed)", o->pid);
 	struct timespec t0, now;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int alive = 1;

@@ -10,6 +10,11 @@
  * its sleds on while the program runs (patch.c says what is safe).  Threads
  * take their per-thread state at their first event, as in a launched run.
  *
+ * With --locks (a session whose mode has SONDE_MODE_LOCKS), the program
+ * need not be a sonde build: the lock functions are redirected to the lock
+ * wrappers (locks.c) through the GOT of every loaded object (got.c), and of
+ * objects dlopen'ed later; the end puts the entries back.
+ *
  * End: sonde calls sonde_agent_stop (another injected call), or, if sonde
  * dies, the watcher thread sees the pipe's end-of-file and does the same.
  * The sleds go back to nops; frames hooked before the end still return
@@ -24,11 +29,13 @@
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <sys/prctl.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "rt/got.h"
 #include "rt/rt.h"
 
 #define AGENT_MAX_MODS 1024
@@ -36,6 +43,7 @@
 static struct sonde_modhook *agent_mods[AGENT_MAX_MODS];
 static int agent_nmods;
 static int agent_state; /* 0 never started, 1 recording, 2 ended */
+static int agent_got;   /* --locks: GOT entries redirected (got.c) */
 static pthread_mutex_t agent_lock = PTHREAD_MUTEX_INITIALIZER; /* start against start */
 
 struct note_walk {
@@ -86,7 +94,13 @@ static void end_recording(void)
 {
 	int one = 1;
 	if (__atomic_compare_exchange_n(&agent_state, &one, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		rt_agent_ended = 1;
+		__atomic_store_n(&rt_agent_ended, 1, __ATOMIC_RELEASE);
+		/* --locks: the GOT entries back first (new calls go straight to
+		 * libc), then the wrappers still reached pass through. */
+		if (agent_got) {
+			rt_got_restore();
+			rt_locks_end();
+		}
 		/* New calls stop first (a call already in its sled does nothing),
 		 * then returns stop recording, then the sleds go back to nops. */
 		for (int i = 0; i < agent_nmods; i++)
@@ -122,22 +136,17 @@ static void *watcher(void *arg)
 
 /* Called by sonde in the running program.  session: a path to open the
  * session memory at; alive: a path of a pipe whose write end only sonde
- * holds.  Returns how many modules record (>= 0), or -errno: -EBUSY this
- * process records already or was attached before, -ENOENT no module built
- * by sonde-cc (or only by an older one: -ENOEXEC), -EINVAL a bad session. */
+ * holds.  Returns how many modules record in bits 0-15 and, in a --locks
+ * session, how many objects had lock functions redirected in bits 16-30
+ * (>= 0); or -errno: -EBUSY this process records already or was attached
+ * before, -ENOENT no module built by sonde-cc (or only by an older one:
+ * -ENOEXEC) in a session without --locks, -EINVAL a bad session. */
 RT_EXPORT int sonde_agent_start(const char *session, const char *alive)
 {
 	int saved = errno, rc;
 	pthread_mutex_lock(&agent_lock);
 	if (agent_state) {
 		rc = -EBUSY;
-		goto out;
-	}
-	static struct sonde_modhook *found[AGENT_MAX_MODS];
-	struct note_walk w = { found, 0, AGENT_MAX_MODS, 0 };
-	dl_iterate_phdr(note_cb, &w);
-	if (!w.n) {
-		rc = w.old ? -ENOEXEC : -ENOENT;
 		goto out;
 	}
 	int afd = open(alive, O_RDONLY | O_CLOEXEC);
@@ -151,23 +160,43 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive)
 		close(afd);
 		goto out;
 	}
-	rc = rt_init_late(fd);
-	close(fd); /* the mapping stays */
-	if (rc) {
-		close(afd);
-		goto out;
+	/* The mode first: a --locks session needs no module. */
+	uint32_t mode = 0;
+	if (pread(fd, &mode, sizeof mode, offsetof(struct sonde_session_hdr, mode)) != (ssize_t)sizeof mode) {
+		rc = -EINVAL;
+		goto out_fds;
 	}
+	int locks = (mode & SONDE_MODE_LOCKS) != 0;
+	static struct sonde_modhook *found[AGENT_MAX_MODS];
+	struct note_walk w = { found, 0, AGENT_MAX_MODS, 0 };
+	dl_iterate_phdr(note_cb, &w);
+	if (!w.n && !locks) {
+		rc = w.old ? -ENOEXEC : -ENOENT;
+		goto out_fds;
+	}
+	rc = rt_init_late(fd);
+	if (rc)
+		goto out_fds;
+	close(fd); /* the mapping stays */
 	/* Modules dlopen'ed from now on find the runtime (their constructor
 	 * looks for it with dlsym(RTLD_DEFAULT)): make it global.  Symbols that
 	 * the program resolved before keep their binding. */
 	Dl_info di;
-	if (dladdr((void *)sonde_agent_start, &di) && di.dli_fname)
+	if (w.n && dladdr((void *)sonde_agent_start, &di) && di.dli_fname)
 		dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
 	__atomic_store_n(&agent_state, 1, __ATOMIC_RELEASE);
 	rt_patch_live = 1;
 	for (int i = 0; i < w.n; i++)
 		if (sonde_rt_register_module(found[i]) == 0)
 			agent_mods[agent_nmods++] = found[i];
+	int nobjs = 0;
+	if (locks) { /* the lock functions of every object, through its GOT (got.c) */
+		const struct rt_got_sym *syms;
+		int n = rt_locks_wrappers(&syms);
+		agent_got = 1;
+		rt_got_redirect(syms, n);
+		nobjs = rt_got_objects();
+	}
 	/* The watcher blocks every signal: the program's signals go to its own
 	 * threads, as before. */
 	sigset_t all, old;
@@ -181,7 +210,7 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive)
 	int prc = pthread_create(&th, &at, watcher, (void *)(intptr_t)afd);
 	pthread_attr_destroy(&at);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	rc = agent_nmods;
+	rc = (agent_nmods < 0xffff ? agent_nmods : 0xffff) | (nobjs < 0x7fff ? nobjs : 0x7fff) << 16;
 	if (prc) { /* without a watcher, sonde's death could not be seen */
 		close(afd);
 		pthread_mutex_unlock(&agent_lock);
@@ -189,6 +218,10 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive)
 		errno = saved;
 		return -prc;
 	}
+	goto out;
+out_fds:
+	close(fd);
+	close(afd);
 out:
 	pthread_mutex_unlock(&agent_lock);
 	errno = saved;

@@ -41,6 +41,7 @@
 
 #include "common/clock.h"
 #include "common/trace_enc.h"
+#include "rt/got.h"
 #include "rt/locks.h"
 #include "rt/rt.h"
 
@@ -230,6 +231,10 @@ static int lk_boot(void)
 	lk_S = sess_ptr(S, off);
 	pthread_atfork(lk_prepare_fork, NULL, NULL);
 	lk_state = 1;
+	if (__atomic_load_n(&rt_agent_ended, __ATOMIC_ACQUIRE)) { /* raced with the agent's end */
+		__atomic_store_n(&lk_state, -1, __ATOMIC_RELAXED);
+		return 0;
+	}
 	return 1;
 }
 
@@ -501,7 +506,7 @@ static int lk_thread_init(struct rt_tls *L)
 /* Enter a wrapper: the thread state, or NULL for a plain pass-through. */
 static inline struct rt_tls *lk_begin(void)
 {
-	if (__builtin_expect(lk_state != 1, 0) && !lk_boot())
+	if (__builtin_expect(__atomic_load_n(&lk_state, __ATOMIC_RELAXED) != 1, 0) && !lk_boot())
 		return NULL;
 	struct rt_tls *L = &rt_tls;
 	if (__builtin_expect(L->state != RT_T_ON, 0) && !(L = rt_thread_slow()))
@@ -1250,3 +1255,132 @@ RT_EXPORT void cnd_destroy(cnd_t *c)
 }
 RT_EXPORT int cnd_signal(cnd_t *c) { return R(cnd_signal)(c); }
 RT_EXPORT int cnd_broadcast(cnd_t *c) { return R(cnd_broadcast)(c); }
+
+/* ---- the agent (`sonde record --locks -p`, agent.c) ----
+ * A runtime loaded late is not preloaded: the program's calls reach libc
+ * directly.  got.c writes the wrappers above into the GOT entries of every
+ * loaded object.  Their addresses are taken through local aliases: the
+ * exported names, seen from here, bind to libc's functions (libc comes first
+ * in the global scope), which would make the wrappers call themselves. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpragmas"
+#pragma GCC diagnostic ignored "-Wunknown-warning-option"
+#pragma GCC diagnostic ignored "-Wmissing-attributes" /* libc's nothrow: the aliases are never called */
+#define LK_LOCAL(fn) static __typeof__(fn) lk_w_##fn __attribute__((alias(#fn)));
+LK_LOCAL(pthread_mutex_lock)
+LK_LOCAL(pthread_mutex_trylock)
+LK_LOCAL(pthread_mutex_timedlock)
+LK_LOCAL(pthread_mutex_clocklock)
+LK_LOCAL(pthread_mutex_unlock)
+LK_LOCAL(pthread_mutex_init)
+LK_LOCAL(pthread_mutex_destroy)
+LK_LOCAL(pthread_rwlock_rdlock)
+LK_LOCAL(pthread_rwlock_wrlock)
+LK_LOCAL(pthread_rwlock_tryrdlock)
+LK_LOCAL(pthread_rwlock_trywrlock)
+LK_LOCAL(pthread_rwlock_timedrdlock)
+LK_LOCAL(pthread_rwlock_timedwrlock)
+LK_LOCAL(pthread_rwlock_clockrdlock)
+LK_LOCAL(pthread_rwlock_clockwrlock)
+LK_LOCAL(pthread_rwlock_unlock)
+LK_LOCAL(pthread_rwlock_init)
+LK_LOCAL(pthread_rwlock_destroy)
+LK_LOCAL(pthread_spin_lock)
+LK_LOCAL(pthread_spin_trylock)
+LK_LOCAL(pthread_spin_unlock)
+LK_LOCAL(pthread_spin_init)
+LK_LOCAL(pthread_spin_destroy)
+LK_LOCAL(pthread_cond_wait)
+LK_LOCAL(pthread_cond_timedwait)
+LK_LOCAL(pthread_cond_clockwait)
+LK_LOCAL(pthread_cond_init)
+LK_LOCAL(pthread_cond_destroy)
+LK_LOCAL(pthread_cond_signal)
+LK_LOCAL(pthread_cond_broadcast)
+LK_LOCAL(sem_wait)
+LK_LOCAL(sem_trywait)
+LK_LOCAL(sem_timedwait)
+LK_LOCAL(sem_clockwait)
+LK_LOCAL(sem_post)
+LK_LOCAL(sem_init)
+LK_LOCAL(sem_destroy)
+LK_LOCAL(mtx_lock)
+LK_LOCAL(mtx_trylock)
+LK_LOCAL(mtx_timedlock)
+LK_LOCAL(mtx_unlock)
+LK_LOCAL(mtx_init)
+LK_LOCAL(mtx_destroy)
+LK_LOCAL(cnd_wait)
+LK_LOCAL(cnd_timedwait)
+LK_LOCAL(cnd_init)
+LK_LOCAL(cnd_destroy)
+LK_LOCAL(cnd_signal)
+LK_LOCAL(cnd_broadcast)
+#pragma GCC diagnostic pop
+
+static const struct rt_got_sym lk_wrappers[] = {
+	{ "pthread_mutex_lock", (void *)lk_w_pthread_mutex_lock },
+	{ "pthread_mutex_trylock", (void *)lk_w_pthread_mutex_trylock },
+	{ "pthread_mutex_timedlock", (void *)lk_w_pthread_mutex_timedlock },
+	{ "pthread_mutex_clocklock", (void *)lk_w_pthread_mutex_clocklock },
+	{ "pthread_mutex_unlock", (void *)lk_w_pthread_mutex_unlock },
+	{ "pthread_mutex_init", (void *)lk_w_pthread_mutex_init },
+	{ "pthread_mutex_destroy", (void *)lk_w_pthread_mutex_destroy },
+	{ "pthread_rwlock_rdlock", (void *)lk_w_pthread_rwlock_rdlock },
+	{ "pthread_rwlock_wrlock", (void *)lk_w_pthread_rwlock_wrlock },
+	{ "pthread_rwlock_tryrdlock", (void *)lk_w_pthread_rwlock_tryrdlock },
+	{ "pthread_rwlock_trywrlock", (void *)lk_w_pthread_rwlock_trywrlock },
+	{ "pthread_rwlock_timedrdlock", (void *)lk_w_pthread_rwlock_timedrdlock },
+	{ "pthread_rwlock_timedwrlock", (void *)lk_w_pthread_rwlock_timedwrlock },
+	{ "pthread_rwlock_clockrdlock", (void *)lk_w_pthread_rwlock_clockrdlock },
+	{ "pthread_rwlock_clockwrlock", (void *)lk_w_pthread_rwlock_clockwrlock },
+	{ "pthread_rwlock_unlock", (void *)lk_w_pthread_rwlock_unlock },
+	{ "pthread_rwlock_init", (void *)lk_w_pthread_rwlock_init },
+	{ "pthread_rwlock_destroy", (void *)lk_w_pthread_rwlock_destroy },
+	{ "pthread_spin_lock", (void *)lk_w_pthread_spin_lock },
+	{ "pthread_spin_trylock", (void *)lk_w_pthread_spin_trylock },
+	{ "pthread_spin_unlock", (void *)lk_w_pthread_spin_unlock },
+	{ "pthread_spin_init", (void *)lk_w_pthread_spin_init },
+	{ "pthread_spin_destroy", (void *)lk_w_pthread_spin_destroy },
+	{ "pthread_cond_wait", (void *)lk_w_pthread_cond_wait },
+	{ "pthread_cond_timedwait", (void *)lk_w_pthread_cond_timedwait },
+	{ "pthread_cond_clockwait", (void *)lk_w_pthread_cond_clockwait },
+	{ "pthread_cond_init", (void *)lk_w_pthread_cond_init },
+	{ "pthread_cond_destroy", (void *)lk_w_pthread_cond_destroy },
+	{ "pthread_cond_signal", (void *)lk_w_pthread_cond_signal },
+	{ "pthread_cond_broadcast", (void *)lk_w_pthread_cond_broadcast },
+	{ "sem_wait", (void *)lk_w_sem_wait },
+	{ "sem_trywait", (void *)lk_w_sem_trywait },
+	{ "sem_timedwait", (void *)lk_w_sem_timedwait },
+	{ "sem_clockwait", (void *)lk_w_sem_clockwait },
+	{ "sem_post", (void *)lk_w_sem_post },
+	{ "sem_init", (void *)lk_w_sem_init },
+	{ "sem_destroy", (void *)lk_w_sem_destroy },
+	{ "mtx_lock", (void *)lk_w_mtx_lock },
+	{ "mtx_trylock", (void *)lk_w_mtx_trylock },
+	{ "mtx_timedlock", (void *)lk_w_mtx_timedlock },
+	{ "mtx_unlock", (void *)lk_w_mtx_unlock },
+	{ "mtx_init", (void *)lk_w_mtx_init },
+	{ "mtx_destroy", (void *)lk_w_mtx_destroy },
+	{ "cnd_wait", (void *)lk_w_cnd_wait },
+	{ "cnd_timedwait", (void *)lk_w_cnd_timedwait },
+	{ "cnd_init", (void *)lk_w_cnd_init },
+	{ "cnd_destroy", (void *)lk_w_cnd_destroy },
+	{ "cnd_signal", (void *)lk_w_cnd_signal },
+	{ "cnd_broadcast", (void *)lk_w_cnd_broadcast },
+};
+
+RT_HIDDEN int rt_locks_wrappers(const struct rt_got_sym **out)
+{
+	lk_resolve(); /* the real functions now, not inside the program's first lock call */
+	lk_boot();
+	*out = lk_wrappers;
+	return (int)(sizeof lk_wrappers / sizeof lk_wrappers[0]);
+}
+
+/* The agent's end: every wrapper a plain pass-through from now on (one may
+ * still be reached through a function pointer the program took meanwhile). */
+RT_HIDDEN void rt_locks_end(void)
+{
+	__atomic_store_n(&lk_state, -1, __ATOMIC_RELEASE);
+}

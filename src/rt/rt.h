@@ -108,6 +108,12 @@ extern RT_HIDDEN int rt_patch_live; /* sleds are written while threads run */
 RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m);
 RT_EXPORT int sonde_agent_start(const char *session, const char *alive);
 
+/* The agent's --locks (locks.c): the wrappers for got.c (the real functions
+ * resolved first), and their end (pass-through from then on). */
+struct rt_got_sym;
+RT_HIDDEN int rt_locks_wrappers(const struct rt_got_sym **out);
+RT_HIDDEN void rt_locks_end(void);
+
 /* Signal-safe diagnostics (write(2) on a stack buffer). */
 RT_HIDDEN void rt_log(const char *msg);
 

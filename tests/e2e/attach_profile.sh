@@ -160,7 +160,7 @@ cp /proc/$plain/maps plain.maps
 kill $plain; wait $plain 2>/dev/null
 check "not a sonde build: exit 2" test $rc -eq 2
 check "not a sonde build: says so, suggests --locks and probe" \
-	grep -q "^sonde: error: process $plain has no code built by sonde-cc (for its locks use 'sonde record --locks', for probes 'sonde probe -p $plain'" plain.err
+	grep -q "^sonde: error: process $plain has no code built by sonde-cc (for its locks use 'sonde record --locks -p $plain', for probes 'sonde probe -p $plain'" plain.err
 check "not a sonde build: the process was not touched (no runtime loaded)" \
 	bash -c "grep -q libc plain.maps && ! grep -q libsonde-rt plain.maps"
 true & gone=$!

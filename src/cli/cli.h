@@ -38,6 +38,7 @@ struct cli_opts {
 	uint64_t buffer_size;   /* --buffer-size BYTES per thread */
 	uint64_t keep_last;     /* --keep-last SIZE (0: keep everything) */
 	int compress_none;      /* --compress=none */
+	int no_follow_daemons;  /* --no-follow-daemons */
 	/* probe */
 	const char *specs[CLI_MAX_LIST]; int nspecs;     /* -e SPEC */
 	int pid;                /* -p PID */

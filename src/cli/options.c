@@ -13,7 +13,7 @@
 
 enum {
 	O_FORMAT = 256, O_SORT, O_LIMIT, O_THREADS, O_TID, O_TIME_RANGE, O_DEPTH, O_MIN_PERCENT,
-	O_TRACE, O_LOCKS, O_LOSSY, O_MIN_TIME, O_DOMAIN, O_BUFFER, O_KEEP_LAST, O_COMPRESS, O_DURATION, O_INTERACTIVE,
+	O_TRACE, O_LOCKS, O_LOSSY, O_MIN_TIME, O_DOMAIN, O_BUFFER, O_KEEP_LAST, O_COMPRESS, O_NO_FOLLOW, O_DURATION, O_INTERACTIVE,
 	O_LIBRARY, O_PLUGIN, O_RECORD, O_HELP,
 };
 
@@ -52,6 +52,8 @@ static const struct cli_option options[] = {
 	  "session memory per thread (default 16M; suffixes K, M, G)" },
 	{ "keep-last", O_KEEP_LAST, required_argument, CMD_RECORD, "SIZE",
 	  "flight recorder: keep only the newest SIZE of events (at least 1M; suffixes K, M, G)" },
+	{ "no-follow-daemons", O_NO_FOLLOW, no_argument, CMD_RECORD, NULL,
+	  "end the recording when the program exits, leaving the processes it started running" },
 	{ "compress", O_COMPRESS, required_argument, CMD_RECORD, "zstd|none",
 	  "how events.sonde stores the events (default zstd: chunks compressed where it pays)" },
 	{ "event", 'e', required_argument, CMD_PROBE, "SPEC", "probe spec KIND:LOCATION[:ARGS] or @name (repeatable)" },
@@ -270,6 +272,7 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 		case O_DOMAIN: o->domain = optarg; break;
 		case O_BUFFER: o->buffer_size = parse_size("buffer-size", optarg, 4ull << 30); break;
 		case O_KEEP_LAST: o->keep_last = parse_size("keep-last", optarg, 1ull << 40); break;
+		case O_NO_FOLLOW: o->no_follow_daemons = 1; break;
 		case O_COMPRESS:
 			if (strcmp(optarg, "zstd") && strcmp(optarg, "none"))
 				cli_die(EXIT_USAGE, "invalid value '%s' for --compress (expected zstd or none)", optarg);

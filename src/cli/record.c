@@ -233,6 +233,14 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 	return 0;
 }
 
+/* The program exited a second ago and processes it started still run. */
+static void tell_left_running(void *arg, int pid)
+{
+	(void)pid;
+	fprintf(stderr, "sonde: %s exited; still recording the processes it left running (daemons). Ctrl-C ends the "
+	        "recording and leaves them running; --no-follow-daemons ends at the program's exit\n", (const char *)arg);
+}
+
 int cmd_record(struct cli_opts *o)
 {
 	if (o->argc < 1 && !o->pid)
@@ -311,7 +319,13 @@ int cmd_record(struct cli_opts *o)
 	struct launched l;
 	rc = launch_program(o->argv, &s, rt, &l);
 	free(rt);
+	l.end_at_exit = o->no_follow_daemons;
+	l.left_running = tell_left_running;
+	l.arg = o->argv[0];
 	collect(&s, &l, rings ? &rec : NULL);
+	if (l.left)
+		fprintf(stderr, "sonde: %s exited; the recording ends here and the processes it started go on running "
+		        "(their later calls are not recorded)\n", o->argv[0]);
 	if (rc) {
 		recorder_abort(&rec);
 		cli_die(EXIT_DATA, "cannot run %s (%s)", o->argv[0], strerror(-rc));

@@ -13,12 +13,20 @@
 #include "record/record.h"
 #include "record/recorder.h"
 
-static volatile sig_atomic_t forward_pid;
+static volatile sig_atomic_t forward_pid, int_req;
 
 static void forward(int sig)
 {
 	if (forward_pid > 0)
 		kill(forward_pid, sig);
+}
+
+/* Ctrl-C: the program (in the same foreground group) gets it too and
+ * decides; once it has exited, Ctrl-C ends the following of what it left. */
+static void on_int(int sig)
+{
+	(void)sig;
+	int_req = 1;
 }
 
 static int put_chunk(void *arg, const struct sonde_chunk *c, const void *data)
@@ -89,10 +97,22 @@ int collect(struct session *s, struct launched *l, struct recorder *rec)
 	sigaction(SIGQUIT, &sa, NULL);
 	/* Ctrl-C goes to the whole foreground group: the program decides what to
 	 * do with it, and we keep recording until it ends. */
-	signal(SIGINT, SIG_IGN);
+	sa.sa_handler = on_int; /* no SA_RESTART: waitpid returns EINTR */
+	sigaction(SIGINT, &sa, NULL);
+	int_req = 0;
+	uint64_t exited_ns = 0; /* CLOCK_MONOTONIC of the program's exit */
+	int told = 0;
 	for (;;) {
 		int status;
-		pid_t pid = waitpid(-1, &status, rec ? WNOHANG : 0);
+		if (l->exited && (l->end_at_exit || int_req)) {
+			l->left = 1; /* the loop below would have stopped at ECHILD */
+			break;
+		}
+		if (l->exited && !told && l->left_running && clock_mono_ns() - exited_ns > 1000000000ull) {
+			told = 1;
+			l->left_running(l->arg, l->pid);
+		}
+		pid_t pid = waitpid(-1, &status, rec || l->exited ? WNOHANG : 0);
 		if (pid > 0) {
 			uint64_t now = clock_ticks();
 			note_end(s, pid, status, now);
@@ -100,6 +120,7 @@ int collect(struct session *s, struct launched *l, struct recorder *rec)
 				l->status = status;
 				l->exited = 1;
 				l->end_tsc = now;
+				exited_ns = clock_mono_ns();
 			}
 			continue;
 		}
@@ -107,11 +128,12 @@ int collect(struct session *s, struct launched *l, struct recorder *rec)
 			continue;
 		if (pid < 0)
 			break; /* ECHILD: the whole tree has ended */
-		if (rec && drain_all(s, rec, 0) == 0) {
+		if ((!rec || drain_all(s, rec, 0) == 0) && pid == 0) {
 			struct timespec ts = { 0, 1000000 };
 			nanosleep(&ts, NULL);
 		}
 	}
+	signal(SIGINT, SIG_IGN);
 	if (rec)
 		drain_all(s, rec, 1);
 	forward_pid = 0;

@@ -73,13 +73,23 @@ struct launched {
 	int status;          /* wait status of the direct child */
 	int exited;
 	uint64_t end_tsc;    /* when the recorder saw it end */
+	/* Set by the caller after launch_program, read by collect: */
+	int end_at_exit;     /* end when the program exits, leaving what it started running */
+	/* Called once when the program has exited and, a second later, processes
+	 * it started are still running (daemons): collect goes on following them
+	 * until they end, or until SIGINT.  May be NULL. */
+	void (*left_running)(void *arg, int pid);
+	void *arg;
+	int left;            /* out: the recording ended with such processes still running */
 };
 int launch_program(char **argv, struct session *s, const char *rt_path, struct launched *out);
 
 struct recorder;
 
 /* collector.c: follow the program tree to its end, draining rings into the
- * recorder's events file (rec may be NULL when there are no rings).
+ * recorder's events file (rec may be NULL when there are no rings).  The
+ * tree ends when every process in it has ended; after the program's own
+ * exit, also at SIGINT, or at once with l->end_at_exit (l->left says so).
  * Returns 0, or -1 if it had to stop. */
 int collect(struct session *s, struct launched *l, struct recorder *rec);
 

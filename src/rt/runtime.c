@@ -107,6 +107,9 @@ static void thread_end(void *arg)
 	if (L->state != RT_T_ON)
 		return;
 	L->t->end_tsc = clock_ticks();
+	/* the name it ends with: set through prctl(PR_SET_NAME), or by another
+	 * thread's pthread_setname_np, neither of which the wrapper below sees */
+	prctl(PR_GET_NAME, L->t->comm, 0, 0, 0);
 	if (L->ring)
 		ring_flush(rt_sess, L->ring);
 	atomic_store_explicit(&L->t->state, SONDE_T_EXITED, memory_order_release);
@@ -207,6 +210,7 @@ static void note_process_end(void)
 	struct rt_tls *L = &rt_tls;
 	if (L->state == RT_T_ON) {
 		L->t->end_tsc = now;
+		prctl(PR_GET_NAME, L->t->comm, 0, 0, 0); /* as in thread_end */
 		if (L->ring)
 			ring_flush(rt_sess, L->ring);
 	}

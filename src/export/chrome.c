@@ -169,6 +169,12 @@ static void on_lock(void *arg, const struct rd_lock_event *e)
 	lks_lock(c->lks, e);
 }
 
+static void on_loss(void *arg, const struct rd_loss *e)
+{
+	struct chrome *c = arg;
+	lks_loss(c->lks, e);
+}
+
 static int64_t lock_tid(const struct rd_thread *t, uint32_t lane)
 {
 	return (int64_t)t->r.tid + (int64_t)(lane + 1) * LOCK_TID_STEP;
@@ -222,6 +228,8 @@ static void on_lock_slice(void *arg, const struct lks_slice *s)
 		fputs(",\"start\":\"held across fork\"", x->out);
 	if (s->flags & LKS_AT_END)
 		fputs(",\"end\":\"closed at thread end\"", x->out);
+	if (s->flags & LKS_LOST)
+		fputs(",\"end\":\"closed at lost events\"", x->out);
 	fputs("}}", x->out);
 }
 
@@ -257,7 +265,8 @@ static int write_chrome(struct export_ctx *x)
 	tr_filter_init(&f, r, x->tid, x->has_range, x->from_s, x->to_s);
 	static const struct lks_ops lops = { on_lane, on_lock_slice };
 	c.lks = lks_open(r, &f, &lops, &c);
-	const struct rd_event_ops ops = { .ret = on_end, .lock = c.lks ? on_lock : NULL, .probe = on_probe };
+	const struct rd_event_ops ops = { .ret = on_end, .lock = c.lks ? on_lock : NULL, .probe = on_probe,
+	                                   .loss = c.lks ? on_loss : NULL };
 	struct tr_stats st;
 	int rc = rd_each_event(r, &f, &ops, &c, &st, x->err, sizeof x->err);
 	struct lks_stats ls;

@@ -17,6 +17,8 @@ struct lks_open {         /* a hold this thread started and has not released */
 	uint32_t lock;        /* index into names */
 	uint32_t flags;
 	uint64_t start;
+	uint64_t cut;         /* 0, or the last time known before a loss of this thread's events
+	                       * since it began: its release may have been among them */
 };
 
 struct lks_iv { uint64_t s, e; };
@@ -231,6 +233,8 @@ static void emit(struct lks *l, uint32_t thread, int what, uint32_t name, uint32
 		l->st.holds++;
 	if (flags & LKS_AT_END)
 		l->st.closed_at_end++;
+	if (flags & LKS_LOST)
+		l->st.closed_at_loss++;
 	const struct lks_name *n = &l->names[name];
 	struct lks_slice sl = {
 		thread, place(l, thread, s, e), what, 2 * name + (uint32_t)what,
@@ -260,7 +264,7 @@ static void acquired(struct lks *l, uint32_t thread, uint32_t name, uint32_t fla
 	struct lks_thread *t = &l->th[thread];
 	struct lks_open *o = find_open(t, name, 0);
 	if (o) /* taken again without a release in between (records lost): end the old hold */
-		close_open(l, thread, o, time, 0);
+		close_open(l, thread, o, o->cut ? o->cut : time, o->cut ? LKS_LOST : 0);
 	/* Released by another thread whose events were read first? */
 	if (!(flags & LKS_READ))
 		for (uint32_t i = 0; i < l->npend; i++)
@@ -276,7 +280,7 @@ static void acquired(struct lks *l, uint32_t thread, uint32_t name, uint32_t fla
 		return;
 	}
 	t->open = open;
-	t->open[t->nopen++] = (struct lks_open){ name, flags, time };
+	t->open[t->nopen++] = (struct lks_open){ name, flags, time, 0 };
 }
 
 static void released(struct lks *l, uint32_t thread, uint32_t name, uint32_t op, uint64_t time, uint64_t held)
@@ -306,6 +310,12 @@ static void released(struct lks *l, uint32_t thread, uint32_t name, uint32_t op,
 		return;
 	}
 	struct lks_open *o = find_open(t, name, 0);
+	if (o && o->cut && o->start != start) {
+		/* another hold than the open one, which a loss cut: that one was
+		 * released among the lost events */
+		close_open(l, thread, o, o->cut, LKS_LOST);
+		o = NULL;
+	}
 	if (o)
 		close_open(l, thread, o, time, 0);
 	else /* its acquisition was not seen (lost records): the release says how long it was */
@@ -358,6 +368,16 @@ void lks_lock(struct lks *l, const struct rd_lock_event *e)
 	}
 }
 
+void lks_loss(struct lks *l, const struct rd_loss *e)
+{
+	if (!l || e->thread >= (uint32_t)l->r->nthreads)
+		return; /* RDL_UNKNOWN_THREAD: no thread of ours */
+	struct lks_thread *t = &l->th[e->thread];
+	for (uint32_t k = 0; k < t->nopen; k++)
+		if (!t->open[k].cut) /* the first loss it met: the latest time it surely still held */
+			t->open[k].cut = e->time < t->open[k].start ? t->open[k].start : e->time;
+}
+
 void lks_close(struct lks *l, struct lks_stats *st)
 {
 	if (!l) {
@@ -374,13 +394,15 @@ void lks_close(struct lks *l, struct lks_stats *st)
 			end = p->end_tsc;
 		if (end < t->last)
 			end = t->last;
-		/* Latest first, so that the holds close innermost first. */
+		/* Latest first, so that the holds close innermost first; one a loss
+		 * cut ends where it was last known held. */
 		while (t->nopen) {
 			uint32_t k = 0;
 			for (uint32_t j = 1; j < t->nopen; j++)
 				if (t->open[j].start > t->open[k].start)
 					k = j;
-			close_open(l, (uint32_t)i, &t->open[k], end, LKS_AT_END);
+			struct lks_open *o = &t->open[k];
+			close_open(l, (uint32_t)i, o, o->cut ? o->cut : end, o->cut ? LKS_LOST : LKS_AT_END);
 		}
 	}
 	if (st)

@@ -45,6 +45,7 @@ enum {
 	LKS_CROSS    = 1u << 3, /* hold released by another thread */
 	LKS_AT_END   = 1u << 4, /* hold still open at the end: closed at its thread's end */
 	LKS_FORKED   = 1u << 5, /* hold carried into a fork child (starts at the fork) */
+	LKS_LOST     = 1u << 6, /* hold cut by lost events: closed at the last time known before them */
 };
 
 #define LKS_MAX_LANES 16u
@@ -70,6 +71,7 @@ struct lks_ops {
 struct lks_stats {
 	uint64_t waits, holds;
 	uint64_t closed_at_end;   /* holds closed at their thread's end */
+	uint64_t closed_at_loss;  /* holds cut by lost events (a sequence gap, dropped events, damage) */
 	uint64_t misnested;       /* slices put on the last lane although they cross one there */
 	uint64_t bad;             /* damaged lock records */
 };
@@ -81,6 +83,12 @@ struct lks;
 struct lks *lks_open(const struct recording *r, const struct tr_filter *f, const struct lks_ops *ops, void *arg);
 /* Feed one lock event, from the exporter's rd_event_ops.lock callback. */
 void lks_lock(struct lks *l, const struct rd_lock_event *e);
+/* Events of a thread were lost (rd_event_ops.loss): its open holds may have
+ * been released among them.  A later release of the same hold (its hold
+ * time reaches back to the hold's start) still closes it; otherwise (another
+ * hold's release, a new acquisition, the thread's end) it ends at the last
+ * time known before the loss, as LKS_LOST: never a hold made up across it. */
+void lks_loss(struct lks *l, const struct rd_loss *e);
 /* Close the holds still open (at their thread's end), fill st, free l. */
 void lks_close(struct lks *l, struct lks_stats *st);
 /* Name of a lane's track: "1234 locks", "1234 locks 2". */

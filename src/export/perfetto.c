@@ -239,6 +239,12 @@ static void on_lock(void *arg, const struct rd_lock_event *e)
 	lks_lock(f->lks, e);
 }
 
+static void on_loss(void *arg, const struct rd_loss *e)
+{
+	struct pf *f = arg;
+	lks_loss(f->lks, e);
+}
+
 static void on_lane(void *arg, uint32_t thread, uint32_t lane)
 {
 	struct pf *f = arg;
@@ -294,6 +300,7 @@ static void on_lock_slice(void *arg, const struct lks_slice *s)
 			pb_str(b, DA_STRING, s->kind);
 			pb_close(b, da);
 			const char *note = s->flags & LKS_AT_END ? "closed at thread end"
+			                   : s->flags & LKS_LOST ? "closed at lost events"
 			                   : s->flags & LKS_TIMEOUT ? "timeout"
 			                   : s->flags & LKS_CROSS ? "released by another thread"
 			                   : s->flags & LKS_READ ? "read"
@@ -370,7 +377,7 @@ static int write_perfetto(struct export_ctx *x)
 	static const struct lks_ops lops = { on_lane, on_lock_slice };
 	f.lks = lks_open(r, &flt, &lops, &f);
 	const struct rd_event_ops ops = { .call = on_begin, .ret = on_end, .lock = f.lks ? on_lock : NULL,
-	                                  .probe = on_probe };
+	                                  .probe = on_probe, .loss = f.lks ? on_loss : NULL };
 	struct tr_stats st;
 	int rc = rd_each_event(r, &flt, &ops, &f, &st, x->err, sizeof x->err);
 	lks_close(f.lks, NULL);

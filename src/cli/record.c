@@ -130,6 +130,27 @@ static uint32_t print_summary(struct session *s, const char *dir)
 	return nmods;
 }
 
+/* A first estimate of the tick rate, for --min-time (refined at the end):
+ * 20 ms from the recorder's first clock point. */
+static double guess_ticks_per_ns(const struct recorder *rec)
+{
+	struct clock_point cal;
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	clock_point_take(&cal);
+	double tpn = clock_ticks_per_ns(&rec->c0, &cal);
+	return tpn > 0 ? tpn : 1.0;
+}
+
+/* domain.txt of a trace: the functions that left records, for --domain
+ * auto next time. */
+static void write_domain(struct session *s, const char *dir)
+{
+	char msg[4096 + 256];
+	if (domain_write(s, dir, msg, sizeof msg) < 0)
+		cli_warn("%s (no domain file written)", msg);
+}
+
 static volatile sig_atomic_t end_requested;
 
 static void request_end(int sig)
@@ -153,19 +174,22 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 {
 	if (o->argc)
 		cli_die(EXIT_USAGE, "record -p PID takes no program (it records the running process PID)");
-	if (cfg->mode != SONDE_MODE_PROFILE)
-		cli_die(EXIT_USAGE, "record -p records profiles only for now (--trace and --locks with -p are not "
+	if (cfg->mode & (SONDE_MODE_LOCKS | SONDE_MODE_LOCK_EVENTS))
+		cli_die(EXIT_USAGE, "record -p records profiles and traces only for now (--locks with -p is not "
 		        "done yet; for probes use 'sonde probe -p')");
+	if (o->domain)
+		cli_die(EXIT_USAGE, "--domain does not apply to record -p (use -F / -N)");
 	char *rt = lib_path("libsonde-rt.so");
 	if (!rt)
 		cli_die(EXIT_DATA, "cannot find the runtime libsonde-rt.so next to the sonde binary (is the build complete?)");
+	int rings = (cfg->mode & SONDE_MODE_TRACE) != 0;
 	static struct recorder rec;
 	char msg[4096 + 256];
-	int rc = recorder_open(&rec, dir, 0, msg, sizeof msg);
+	int rc = recorder_open(&rec, dir, rings ? RECORDER_EVENTS : 0, msg, sizeof msg);
 	if (rc)
 		cli_die(rc == RECORDER_USAGE ? EXIT_USAGE : EXIT_DATA, "%s", msg);
 	struct session s;
-	rc = session_create(&s, cfg, 1.0);
+	rc = session_create(&s, cfg, cfg->min_time_ns ? guess_ticks_per_ns(&rec) : 1.0);
 	if (rc) {
 		recorder_abort(&rec);
 		cli_die(EXIT_DATA, "cannot create the session memory (%s)", strerror(-rc));
@@ -194,13 +218,18 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 		double el = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
 		if (o->duration > 0 && el >= o->duration)
 			break;
-		struct timespec nap = { 0, 10 * 1000 * 1000 };
+		/* A trace: drain the rings while the process runs (as collect does). */
+		if (rings && collector_drain(&s, &rec, 0))
+			continue;
+		struct timespec nap = { 0, (rings ? 1 : 10) * 1000 * 1000 };
 		nanosleep(&nap, NULL);
 	}
 	if (alive && agent_stop(&a, msg, sizeof msg) && agent_target_alive(o->pid))
 		cli_warn("%s (the agent's watcher switches the recording off when sonde ends)", msg);
 	else if (!alive)
 		agent_stop(&a, msg, sizeof msg); /* closes our end of the pipe */
+	if (rings) /* the agent has ended: nothing more comes into the rings */
+		collector_drain(&s, &rec, 1);
 	struct launched l;
 	memset(&l, 0, sizeof l);
 	l.pid = o->pid;
@@ -215,6 +244,8 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 	snprintf(pidstr, sizeof pidstr, "%d", o->pid);
 	const char *meta[] = { "attached_pid", pidstr, "attached_end", alive ? "detached" : "process ended", NULL };
 	write_recording(&s, &rec, &l, cfg, program[0] ? program : "?", cmd, clen, "sonde record -p", INT32_MIN, meta);
+	if (rings)
+		write_domain(&s, dir);
 	print_summary(&s, dir);
 	session_destroy(&s);
 	return 0;
@@ -239,6 +270,10 @@ int cmd_record(struct cli_opts *o)
 		cfg.mode |= SONDE_MODE_LOSSY;
 	if (!o->trace && (o->min_time_ns || o->nfilters || o->domain || o->depth))
 		cli_die(EXIT_USAGE, "--depth, --min-time, -F, -N and --domain apply to --trace recordings");
+	cfg.max_depth = o->trace ? (uint32_t)o->depth : 0;
+	cfg.min_time_ns = o->min_time_ns;
+	cfg.filters = o->filters;
+	cfg.nfilters = o->nfilters;
 	if (o->pid) {
 		cfg.thread_region = o->buffer_size ? o->buffer_size : 16ull << 20;
 		cfg.session_size = 256ull << 30;
@@ -253,10 +288,6 @@ int cmd_record(struct cli_opts *o)
 		cli_die(EXIT_USAGE, "--buffer-size must be at least 256K");
 	cfg.ring_size = 8ull << 20;
 	cfg.session_size = 256ull << 30;
-	cfg.max_depth = o->trace ? (uint32_t)o->depth : 0;
-	cfg.min_time_ns = o->min_time_ns;
-	cfg.filters = o->filters;
-	cfg.nfilters = o->nfilters;
 
 	char *rt = lib_path("libsonde-rt.so");
 	if (!rt)
@@ -269,15 +300,8 @@ int cmd_record(struct cli_opts *o)
 	if (rc)
 		cli_die(rc == RECORDER_USAGE ? EXIT_USAGE : EXIT_DATA, "%s", msg);
 
-	/* A first estimate of the tick rate, for --min-time (refined at the end). */
-	struct clock_point cal;
-	struct timespec ts = { 0, 20 * 1000 * 1000 };
-	nanosleep(&ts, NULL);
-	clock_point_take(&cal);
-	double tpn = clock_ticks_per_ns(&rec.c0, &cal);
-
 	struct session s;
-	rc = session_create(&s, &cfg, tpn > 0 ? tpn : 1.0);
+	rc = session_create(&s, &cfg, guess_ticks_per_ns(&rec));
 	if (rc)
 		cli_die(EXIT_DATA, "cannot create the session memory (%s)", strerror(-rc));
 	int ndomain = 0; /* --domain: the functions of the domain file become the only traced set */
@@ -305,9 +329,8 @@ int cmd_record(struct cli_opts *o)
 	write_recording(&s, &rec, &l, &cfg, o->argv[0], cmd ? cmd : "", cmd ? clen : 0, "sonde record", status, NULL);
 	free(cmd);
 
-	if (o->trace) { /* domain.txt: the functions that left records, for --domain auto next time */
-		if (domain_write(&s, dir, msg, sizeof msg) < 0)
-			cli_warn("%s (no domain file written)", msg);
+	if (o->trace) {
+		write_domain(&s, dir);
 		if (o->domain || o->nfilters || o->depth) {
 			struct domain_stats ds;
 			domain_stats(&s, &ds);

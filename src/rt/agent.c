@@ -24,6 +24,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/prctl.h>
 #include <string.h>
 #include <time.h>
@@ -87,6 +88,10 @@ static void end_recording(void)
 	int one = 1;
 	if (__atomic_compare_exchange_n(&agent_state, &one, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		rt_agent_ended = 1;
+		/* A trace: a hook waiting for room in a full ring gives up (the
+		 * event is counted as lost) instead of waiting for a sonde that may
+		 * be gone or no longer drains. */
+		atomic_store_explicit(&rt_sess->stop, 1, memory_order_relaxed);
 		/* New calls stop first (a call already in its sled does nothing),
 		 * then returns stop recording, then the sleds go back to nops. */
 		for (int i = 0; i < agent_nmods; i++)

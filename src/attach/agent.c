@@ -64,7 +64,8 @@ static const char *start_error(int rc)
 	}
 }
 
-int agent_start(pid_t pid, const char *rt_path, int session_fd, struct agent *a, char *err, size_t n)
+int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_session_hdr *h, struct agent *a,
+                char *err, size_t n)
 {
 	memset(a, 0, sizeof *a);
 	a->pid = pid;
@@ -109,6 +110,10 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct agent *a,
 		         "version?)", (int)pid);
 		goto fail;
 	}
+	/* Last thing before the sleds go on: the calls running now, which the
+	 * threads take as resumed frames at their first event. */
+	if (frames_take(pid, &a->frames, a->frames_err, sizeof a->frames_err) == 0)
+		frames_to_session(&a->frames, h);
 	char sess[64], alive[64];
 	snprintf(sess, sizeof sess, "/proc/%d/fd/%d", (int)getpid(), session_fd);
 	snprintf(alive, sizeof alive, "/proc/%d/fd/%d", (int)getpid(), pfd[0]);
@@ -139,10 +144,16 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct agent *a,
 	a->start_ns = mono_ns();
 	return 0;
 fail:
+	frames_free(&a->frames);
 	if (pfd[0] >= 0)
 		close(pfd[0]);
 	close(pfd[1]);
 	return -1;
+}
+
+void agent_free(struct agent *a)
+{
+	frames_free(&a->frames);
 }
 
 int agent_stop(struct agent *a, char *err, size_t n)

@@ -167,6 +167,52 @@ static void copy_str(char *dst, size_t n, const char *src, size_t srcmax)
 	dst[k] = 0;
 }
 
+/* The attach's META lines: when (wall clock), how many threads were
+ * stopped, and per thread the instrumented calls that were running,
+ * outermost first ("attached_running.TID", names separated by tabs). */
+static void attach_meta(struct meta_buf *m, struct session *s, const struct agent *a)
+{
+	char v[64];
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	struct tm tm;
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(v, sizeof v, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	meta_add(m, "attached_at", v);
+	snprintf(v, sizeof v, "%d", a->frames.nthreads);
+	meta_add(m, "attached_threads", v);
+	const struct attach_frames *fr = &a->frames;
+	for (int i = 0; i < fr->n;) {
+		pid_t tid = fr->f[i].tid;
+		size_t len = 0, cap = 0;
+		char *names = NULL;
+		for (; i < fr->n && fr->f[i].tid == tid; i++) {
+			const char *nm = fr->f[i].name;
+			if (!nm || !frames_is_instrumented(s->hdr, s->size, fr->f[i].fn))
+				continue;
+			size_t k = strlen(nm);
+			if (len + k + 2 > cap) {
+				cap = (len + k + 2) * 2;
+				char *p = realloc(names, cap);
+				if (!p)
+					continue; /* that name is left out */
+				names = p;
+			}
+			if (len)
+				names[len++] = '\t';
+			memcpy(names + len, nm, k);
+			len += k;
+			names[len] = 0;
+		}
+		if (names) {
+			char key[48];
+			snprintf(key, sizeof key, "attached_running.%d", (int)tid);
+			meta_add(m, key, names);
+			free(names);
+		}
+	}
+}
+
 /* `sonde record -p PID`: the agent (docs/ATTACH.md) records the running
  * program until Ctrl-C, --duration or its end; then its sleds go back to
  * nops, it runs on, and the recording is written as a launched one is. */
@@ -201,7 +247,7 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	struct agent a;
-	rc = agent_start(o->pid, rt, s.fd, &a, msg, sizeof msg);
+	rc = agent_start(o->pid, rt, s.fd, s.hdr, &a, msg, sizeof msg);
 	free(rt);
 	if (rc) {
 		session_destroy(&s);
@@ -210,6 +256,9 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 	}
 	fprintf(stderr, "sonde: recording process %d (%d instrumented module%s); Ctrl-C ends the recording\n",
 	        o->pid, a.nmods, a.nmods == 1 ? "" : "s");
+	if (a.frames_err[0])
+		cli_warn("%s (calls running at the attach are left out)", a.frames_err);
+	attach_meta(&rec.meta, &s, &a);
 	struct timespec t0, now;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int alive = 1;
@@ -244,6 +293,7 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 	snprintf(pidstr, sizeof pidstr, "%d", o->pid);
 	const char *meta[] = { "attached_pid", pidstr, "attached_end", alive ? "detached" : "process ended", NULL };
 	write_recording(&s, &rec, &l, cfg, program[0] ? program : "?", cmd, clen, "sonde record -p", INT32_MIN, meta);
+	agent_free(&a);
 	if (rings)
 		write_domain(&s, dir);
 	print_summary(&s, dir);

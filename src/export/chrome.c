@@ -56,10 +56,16 @@ static void on_end(void *arg, const struct tr_slice *s)
 	double b = us(x->r, s->start), e = us(x->r, s->end);
 	fprintf(x->out, ",\"cat\":\"func\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%" PRId64 ",\"tid\":%d", b, e - b,
 	        pid_of(x->r, t), t->r.tid);
-	if (s->flags)
-		fprintf(x->out, ",\"args\":{\"end\":\"%s\"}",
-		        s->flags & TRS_ABNORMAL ? "non-local exit" : s->flags & TRS_AT_END ? "closed at thread end"
-		                                                                              : "closed at lost events");
+	uint32_t f = s->flags & ~(uint32_t)TRS_RESUMED;
+	if (s->flags) {
+		fputs(",\"args\":{", x->out);
+		if (f)
+			fprintf(x->out, "\"end\":\"%s\"%s", f & TRS_ABNORMAL ? "non-local exit" : f & TRS_AT_END
+			        ? "closed at thread end" : "closed at lost events", f != s->flags ? "," : "");
+		if (f != s->flags) /* a frame that was open when the recording began (fork, attach) */
+			fputs("\"begun\":\"before the recording\"", x->out);
+		fputc('}', x->out);
+	}
 	fputc('}', x->out);
 }
 

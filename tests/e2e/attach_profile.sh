@@ -38,7 +38,7 @@ check "the agent has ended (its watcher thread is gone)" agent_ended "$pid"
 finish
 check "output and exit status equal the unattached run's (later calls work)" cmp -s ref.out att.out
 "$SONDE" info -i att.data > info.txt 2>&1
-check "sonde info says the recording was attached" grep -q "^attached: *to running process $pid (sonde record -p; ended: detached" info.txt
+check "sonde info says the recording was attached" grep -q "^attached: *to running process $pid at [0-9T:-]*Z (sonde record -p; ended: detached" info.txt
 "$SONDE" report -i att.data --format=json > rep.json 2> rep.err
 python3 - "$pid" <<'PY'
 import json, os, re, sys; sys.path.insert(0, os.environ["ROOT"] + "/tests")

@@ -39,7 +39,7 @@ check "sonde info: a trace, attached to $pid" \
 	jq_py info.json "sys.exit(0 if d['mode'] == 'trace' and d['attached_pid'] == $pid else 1)"
 "$SONDE" report -i att.data --format=json > rep.json 2> rep.err
 "$SONDE" replay -i att.data --format=json > replay.json 2> replay.err
-python3 - <<'PY'
+python3 - <<'PY' || notok "the checks ran to their end" "the check script failed"
 import json, os, re, sys, collections; sys.path.insert(0, os.environ["ROOT"] + "/tests")
 from profile_check import say, done
 own = {}

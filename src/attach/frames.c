@@ -152,10 +152,10 @@ static int add_frame(struct attach_frames *out, const struct attach_frame *f)
 }
 
 /* One stopped thread: its checked frames, outermost first, into out. */
-static void unwind_thread(struct unwind *u, struct attach_frames *out)
+static void unwind_thread(struct unwind *u, Dwfl_Thread *th, struct attach_frames *out)
 {
 	u->n = 0;
-	dwfl_getthread_frames(u->dwfl, u->tid, frame_cb, u); /* a short stack is not an error */
+	dwfl_thread_getframes(th, frame_cb, u); /* a short stack is not an error */
 	int first = out->n;
 	for (int i = 0; i + 1 < u->n; i++) {
 		uint64_t pc = u->pc[i], look = u->act[i] ? pc : pc - 1, slot = u->sp[i + 1] - 8, ra = u->pc[i + 1], v;
@@ -178,6 +178,23 @@ static void unwind_thread(struct unwind *u, struct attach_frames *out)
 		out->f[a] = out->f[b];
 		out->f[b] = t;
 	}
+}
+
+struct walk {
+	struct unwind *u;
+	const struct stopped *s;
+	struct attach_frames *out;
+};
+
+static int thread_cb(Dwfl_Thread *th, void *arg)
+{
+	struct walk *w = arg;
+	pid_t tid = dwfl_thread_tid(th);
+	if (has_tid(w->s, tid)) { /* one that was there when we stopped them */
+		w->u->tid = tid;
+		unwind_thread(w->u, th, w->out);
+	}
+	return DWARF_CB_OK;
 }
 
 int frames_take(pid_t pid, struct attach_frames *out, char *err, size_t n)
@@ -205,10 +222,10 @@ int frames_take(pid_t pid, struct attach_frames *out, char *err, size_t n)
 	static struct unwind u;
 	u.dwfl = d;
 	u.pid = pid;
-	for (int i = 0; i < s.n; i++) {
-		u.tid = s.tid[i];
-		unwind_thread(&u, out);
-	}
+	struct walk w = { &u, &s, out };
+	/* One pass over the threads: dwfl_getthread_frames would list them all
+	 * again for each one. */
+	dwfl_getthreads(d, thread_cb, &w);
 	out->nthreads = s.n;
 	rc = 0;
 out:

@@ -7,8 +7,8 @@
  *
  * Frame i's return address is the pc of frame i+1; on x86-64 it sits just
  * below the caller's stack pointer as unwound (the callee's CFA), so its
- * slot is sp(i+1) - 8.  A frame is kept only if that slot holds that value
- * in the process's memory.  Nothing is written here: the agent's threads
+ * slot is sp(i+1) - 8.  A frame is kept only if it is in a module built by
+ * sonde-cc and that slot holds that value in the process's memory.  Nothing is written here: the agent's threads
  * take their frames at their first event and check them again (rt/agent.c). */
 #include "attach/frames.h"
 
@@ -108,8 +108,18 @@ static int stop_all(pid_t pid, struct stopped *s, char *err, size_t n)
 	return 0;
 }
 
+/* Whether a module was built by sonde-cc (its ELF file has .note.sonde):
+ * only those frames matter, and looking up the others' symbols (libc's)
+ * is most of the unwinding's cost.  Remembered per module. */
+#define MAX_KNOWN 256
+struct known {
+	Dwfl_Module *m[MAX_KNOWN];
+	int sonde[MAX_KNOWN], n;
+};
+
 struct unwind {
 	Dwfl *dwfl;
+	struct known known;
 	pid_t pid, tid;
 	int n;
 	uint64_t pc[MAX_DEPTH], sp[MAX_DEPTH];
@@ -151,6 +161,31 @@ static int add_frame(struct attach_frames *out, const struct attach_frame *f)
 	return 0;
 }
 
+static int is_sonde_module(struct known *k, Dwfl_Module *m)
+{
+	for (int i = 0; i < k->n; i++)
+		if (k->m[i] == m)
+			return k->sonde[i];
+	int yes = 0;
+	GElf_Addr bias;
+	Elf *e = dwfl_module_getelf(m, &bias);
+	size_t shstr;
+	if (e && elf_getshdrstrndx(e, &shstr) == 0)
+		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+			GElf_Shdr sh;
+			const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(e, shstr, sh.sh_name) : NULL;
+			if (name && !strcmp(name, ".note.sonde")) {
+				yes = 1;
+				break;
+			}
+		}
+	if (k->n < MAX_KNOWN) {
+		k->m[k->n] = m;
+		k->sonde[k->n++] = yes;
+	}
+	return yes;
+}
+
 /* One stopped thread: its checked frames, outermost first, into out. */
 static void unwind_thread(struct unwind *u, Dwfl_Thread *th, struct attach_frames *out)
 {
@@ -160,9 +195,11 @@ static void unwind_thread(struct unwind *u, Dwfl_Thread *th, struct attach_frame
 	for (int i = 0; i + 1 < u->n; i++) {
 		uint64_t pc = u->pc[i], look = u->act[i] ? pc : pc - 1, slot = u->sp[i + 1] - 8, ra = u->pc[i + 1], v;
 		Dwfl_Module *m = dwfl_addrmodule(u->dwfl, look);
+		if (!m || !is_sonde_module(&u->known, m))
+			continue;
 		GElf_Off off;
 		GElf_Sym sym;
-		const char *name = m ? dwfl_module_addrinfo(m, look, &off, &sym, NULL, NULL, NULL) : NULL;
+		const char *name = dwfl_module_addrinfo(m, look, &off, &sym, NULL, NULL, NULL);
 		if (!name || read_word(u->pid, slot, &v) || v != ra)
 			continue;
 		uint64_t fn = look - off;
@@ -220,6 +257,7 @@ int frames_take(pid_t pid, struct attach_frames *out, char *err, size_t n)
 		goto out;
 	}
 	static struct unwind u;
+	memset(&u, 0, sizeof u);
 	u.dwfl = d;
 	u.pid = pid;
 	struct walk w = { &u, &s, out };

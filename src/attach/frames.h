@@ -27,8 +27,8 @@ struct attach_frames {
 };
 
 /* Stops every thread of pid (ptrace), unwinds each, lets them all go.
- * Only frames whose return address was found where the unwinder says it is
- * are kept.  0; -1 with err (nothing is kept then; the process was put back
+ * Only frames of modules built by sonde-cc whose return address was found
+ * where the unwinder says it is are kept.  0; -1 with err (nothing is kept then; the process was put back
  * as it was). */
 int frames_take(pid_t pid, struct attach_frames *out, char *err, size_t n);
 /* Copies them into the session (sess_alloc) and points attach_off there. */

@@ -55,13 +55,15 @@ static void let_go(struct stopped *s)
 }
 
 /* Seize and stop every thread, again until no new one appears (a thread
- * may create another meanwhile).  0, or -1 with err (all let go). */
+ * may create another meanwhile): each round sends every new thread its
+ * PTRACE_INTERRUPT first, then waits for them, so that they stop together.
+ * 0, or -1 with err (all let go). */
 static int stop_all(pid_t pid, struct stopped *s, char *err, size_t n)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-	for (int added = 1; added;) {
-		added = 0;
+	for (;;) {
+		int first = s->n;
 		DIR *d = opendir(path);
 		if (!d) {
 			snprintf(err, n, "cannot list the threads of process %d (%s)", (int)pid, strerror(errno));
@@ -90,22 +92,23 @@ static int stop_all(pid_t pid, struct stopped *s, char *err, size_t n)
 				return -1;
 			}
 			s->tid[s->n++] = t;
+			ptrace(PTRACE_INTERRUPT, t, 0, 0); /* a failure shows in the wait below */
+		}
+		closedir(d);
+		if (s->n == first)
+			return 0;
+		for (int i = first; i < s->n; i++) {
 			int gone = 0;
-			if (inject_interrupt(pid, t, &gone, err, n)) {
-				if (gone) { /* that thread ended: not an error */
-					ptrace(PTRACE_DETACH, t, 0, 0);
-					s->n--;
-					continue;
-				}
-				closedir(d);
+			if (inject_wait_stop(pid, s->tid[i], &gone, err, n) == 0)
+				continue;
+			if (!gone) {
 				let_go(s);
 				return -1;
 			}
-			added = 1;
+			/* that thread ended: not an error */
+			s->tid[i--] = s->tid[--s->n];
 		}
-		closedir(d);
 	}
-	return 0;
 }
 
 /* Whether a module was built by sonde-cc (its ELF file has .note.sonde):

@@ -217,6 +217,11 @@ int inject_interrupt(pid_t pid, pid_t tid, int *gone, char *err, size_t n)
 		snprintf(err, n, "cannot stop thread %d of process %d (%s)", (int)tid, (int)pid, strerror(errno));
 		return -1;
 	}
+	return inject_wait_stop(pid, tid, gone, err, n);
+}
+
+int inject_wait_stop(pid_t pid, pid_t tid, int *gone, char *err, size_t n)
+{
 	for (;;) {
 		int st, w = wait_tid(tid, &st, STOP_TIMEOUT_MS);
 		if (w) {

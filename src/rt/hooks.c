@@ -124,7 +124,6 @@ RT_HIDDEN uint32_t *rt_recs_alloc(struct rt_tls *L, uint32_t mod_slot)
 	return L->priv->recs[mod_slot] = sess_ptr(rt_sess, off);
 }
 
-
 /* Close frame i (the top) at `now`. */
 static inline __attribute__((always_inline)) void pop_frame_mode(struct rt_tls *L, struct sonde_thread *t, uint32_t i,
                                                                  uint64_t now, int abnormal, uint32_t mode)

@@ -95,3 +95,13 @@ for round in 1 2 3; do
 	finish
 	check "round $round: SIGKILL of sonde mid-trace: same output and status" cmp -s kref.out "k$round.out"
 done
+
+# ---- usage: --domain is for launched traces ----
+start dom
+"$SONDE" record --trace --domain auto -p "$pid" -o dom.data 2> dom.err
+rc=$?
+check "--domain with -p: usage error (exit 1), one line" \
+	bash -c "test $rc -eq 1 && grep -qx \"sonde: error: --domain does not apply to record -p (use -F / -N)\" dom.err"
+check "--domain with -p: the process was not touched (no runtime loaded)" bash -c "! grep -q libsonde-rt /proc/$pid/maps"
+echo go >&3
+finish

@@ -142,13 +142,24 @@ static double guess_ticks_per_ns(const struct recorder *rec)
 	return tpn > 0 ? tpn : 1.0;
 }
 
-/* domain.txt of a trace: the functions that left records, for --domain
- * auto next time. */
-static void write_domain(struct session *s, const char *dir)
+/* The end of a trace, launched or attached: domain.txt (the functions that
+ * left records, for --domain auto next time) and, with filters, what they
+ * kept out.  ndomain: functions of --domain (0 without). */
+static void trace_ending(const struct cli_opts *o, struct session *s, const char *dir, int ndomain)
 {
 	char msg[4096 + 256];
 	if (domain_write(s, dir, msg, sizeof msg) < 0)
 		cli_warn("%s (no domain file written)", msg);
+	if (o->domain || o->nfilters || o->depth) {
+		struct domain_stats ds;
+		domain_stats(s, &ds);
+		if (ndomain > 0)
+			fprintf(stderr, "sonde: domain: %d of %" PRIu64 " functions traced; ", ndomain, ds.funcs);
+		else
+			fprintf(stderr, "sonde: trace filters: ");
+		fprintf(stderr, "%" PRIu64 " functions left dormant (their calls cost nothing); %" PRIu64
+		        " calls kept out of the trace by the other filters\n", ds.dormant, ds.filtered);
+	}
 }
 
 static volatile sig_atomic_t end_requested;
@@ -295,7 +306,7 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 	write_recording(&s, &rec, &l, cfg, program[0] ? program : "?", cmd, clen, "sonde record -p", INT32_MIN, meta);
 	agent_free(&a);
 	if (rings)
-		write_domain(&s, dir);
+		trace_ending(o, &s, dir, 0);
 	print_summary(&s, dir);
 	session_destroy(&s);
 	return 0;
@@ -379,19 +390,8 @@ int cmd_record(struct cli_opts *o)
 	write_recording(&s, &rec, &l, &cfg, o->argv[0], cmd ? cmd : "", cmd ? clen : 0, "sonde record", status, NULL);
 	free(cmd);
 
-	if (o->trace) {
-		write_domain(&s, dir);
-		if (o->domain || o->nfilters || o->depth) {
-			struct domain_stats ds;
-			domain_stats(&s, &ds);
-			if (ndomain > 0)
-				fprintf(stderr, "sonde: domain: %d of %" PRIu64 " functions traced; ", ndomain, ds.funcs);
-			else
-				fprintf(stderr, "sonde: trace filters: ");
-			fprintf(stderr, "%" PRIu64 " functions left dormant (their calls cost nothing); %" PRIu64
-			        " calls kept out of the trace by the other filters\n", ds.dormant, ds.filtered);
-		}
-	}
+	if (o->trace)
+		trace_ending(o, &s, dir, ndomain);
 	uint32_t nmods = print_summary(&s, dir);
 	session_destroy(&s);
 	for (int i = 0; i < o->nfilters; i++)

@@ -8,7 +8,9 @@
 # the chrome / perfetto exports read it; --duration.  Then SIGKILL of sonde
 # while tracing, 3 rounds, with work enough to fill the rings (nobody
 # drains them any more): the program finishes with its normal output and
-# status.  Needs ptrace of a non-child: root, or kernel.yama.ptrace_scope 0.
+# status.  Then -F with -p (only middle and the leaf calls inside it, as
+# the program's counts say), and --domain with -p refused as a usage error.
+# Needs ptrace of a non-child: root, or kernel.yama.ptrace_scope 0.
 source "$ROOT/tests/lib.sh"
 source "$ROOT/tests/attach_lib.sh"
 need_ptrace "attach trace"
@@ -95,6 +97,24 @@ for round in 1 2 3; do
 	finish
 	check "round $round: SIGKILL of sonde mid-trace: same output and status" cmp -s kref.out "k$round.out"
 done
+
+# ---- -F with -p: only calls inside middle() (each makes 990 leaf calls: attach_profile.c) ----
+start flt
+"$SONDE" record --trace -F middle -p "$pid" -o flt.data 2> flt.err &
+sp=$!
+wait_for flt.err "recording process $pid" || true
+echo go >&3
+wait_for flt.out "^phase 1"
+kill -INT $sp
+wait $sp
+finish
+check "-F with -p: output and status unchanged" cmp -s ref.out flt.out
+check "-F with -p: sonde says what the filters kept out" grep -q "^sonde: trace filters: " flt.err
+"$SONDE" report -i flt.data --format=json > flt.json 2>&1
+check "-F middle with -p: middle as counted, leaf 990 per middle call, nothing else" python3 -c "import json,re,sys
+m=int(re.search(r'phase 1: .*middle (\d+)', open('flt.out').read()).group(1))
+f={x['name']:x['calls'] for x in json.load(open('flt.json'))['functions']}
+sys.exit(0 if f=={'middle':m,'leaf':990*m} else 1)"
 
 # ---- usage: --domain is for launched traces ----
 start dom

@@ -6,7 +6,7 @@
 # of the trace, and replay JSON) equal the program's own counts, nothing
 # lost; the output and exit status equal an unattached run's; replay and
 # the chrome / perfetto exports read it; --duration.  Then SIGKILL of sonde
-# while tracing, 3 rounds, with work enough to fill the rings (nobody
+# while tracing, 5 rounds, with work enough to fill the rings (nobody
 # drains them any more): the program finishes with its normal output and
 # status.  Then -F with -p (only middle and the leaf calls inside it, as
 # the program's counts say), and --domain with -p refused as a usage error.
@@ -83,7 +83,7 @@ start kref 3000000
 echo go >&3
 wait_for kref.out "^phase 1"
 finish
-for round in 1 2 3; do
+for round in 1 2 3 4 5; do
 	start "k$round" 3000000
 	"$SONDE" record --trace -p "$pid" -o "k$round.data" 2> "k$round.err" &
 	sp=$!

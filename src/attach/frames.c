@@ -34,6 +34,7 @@
 #define MAX_DEPTH 1024
 #define SLED_LEN 5 /* a thread stopped in its function's sled has not entered it */
 
+#if defined(__x86_64__) /* the slot rule below is x86-64's */
 struct stopped {
 	pid_t tid[MAX_TIDS];
 	int n;
@@ -236,6 +237,8 @@ static int thread_cb(Dwfl_Thread *th, void *arg)
 	}
 	return DWARF_CB_OK;
 }
+
+#endif
 
 int frames_take(pid_t pid, struct attach_frames *out, char *err, size_t n)
 {

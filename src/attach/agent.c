@@ -65,7 +65,8 @@ static const char *start_error(int rc)
 	}
 }
 
-int agent_start(pid_t pid, const char *rt_path, int session_fd, int locks, struct agent *a, char *err, size_t n)
+int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_session_hdr *h, int locks,
+                struct agent *a, char *err, size_t n)
 {
 	memset(a, 0, sizeof *a);
 	a->pid = pid;
@@ -77,10 +78,11 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, int locks, struc
 	/* A sonde build?  Read from its files, before the process is touched
 	 * (--locks works on any dynamically linked program). */
 	struct modules ms = { 0 };
+	int sonde_build = 0;
 	if (modules_load(&ms, pid) == 0) {
-		int k = locks ? 1 : dl_count_note_section(pid, &ms, ".note.sonde");
+		sonde_build = dl_count_note_section(pid, &ms, ".note.sonde") > 0;
 		modules_free(&ms);
-		if (!k) {
+		if (!sonde_build && !locks) {
 			snprintf(err, n, "process %d has no code built by sonde-cc (for its locks use 'sonde record "
 			         "--locks -p %d', for probes 'sonde probe -p %d'; or rebuild it with sonde-cc)", (int)pid,
 			         (int)pid, (int)pid);
@@ -112,6 +114,10 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, int locks, struc
 		         "version?)", (int)pid);
 		goto fail;
 	}
+	/* Last thing before the sleds go on: the calls running now, which the
+	 * threads take as resumed frames at their first event. */
+	if (sonde_build && frames_take(pid, &a->frames, a->frames_err, sizeof a->frames_err) == 0)
+		frames_to_session(&a->frames, h);
 	char sess[64], alive[64];
 	snprintf(sess, sizeof sess, "/proc/%d/fd/%d", (int)getpid(), session_fd);
 	snprintf(alive, sizeof alive, "/proc/%d/fd/%d", (int)getpid(), pfd[0]);
@@ -143,10 +149,16 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, int locks, struc
 	a->start_ns = mono_ns();
 	return 0;
 fail:
+	frames_free(&a->frames);
 	if (pfd[0] >= 0)
 		close(pfd[0]);
 	close(pfd[1]);
 	return -1;
+}
+
+void agent_free(struct agent *a)
+{
+	frames_free(&a->frames);
 }
 
 int agent_stop(struct agent *a, char *err, size_t n)

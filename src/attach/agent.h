@@ -9,6 +9,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "attach/frames.h"
+#include "common/session.h"
+
 struct agent {
 	pid_t pid;
 	int alive_w;          /* write end of the pipe the agent's watcher reads: closed by our end */
@@ -16,22 +19,28 @@ struct agent {
 	int nmods;            /* modules recording */
 	int nobjs;            /* --locks: objects whose lock calls were redirected */
 	uint64_t start_ns;    /* CLOCK_MONOTONIC when the sleds were on */
+	struct attach_frames frames; /* the calls running at the attach (frames.c) */
+	char frames_err[256]; /* why there are none, if finding them failed ("" otherwise) */
 };
 
 /* Not a sonde build: the CLI suggests --locks or probe. */
 enum { AGENT_NOT_SONDE = 2 };
 
-/* Loads rt_path into process pid, makes it map session_fd (a memfd of
- * ours, opened by the target through /proc/<our pid>/fd) and switch its
- * modules on; with locks (a --locks session), also redirect its lock
- * functions, and then the process need not be a sonde build.  0; -1 with err;
- * AGENT_NOT_SONDE with err when, without locks, no mapped object of the
- * process was built by sonde-cc (the process is then not touched). */
-int agent_start(pid_t pid, const char *rt_path, int session_fd, int locks, struct agent *a, char *err, size_t n);
+/* Loads rt_path into process pid, finds the calls running in its threads
+ * (frames.c, into a->frames and the session h), makes it map session_fd (a
+ * memfd of ours, opened by the target through /proc/<our pid>/fd: h's) and
+ * switch its modules on; with locks (a --locks session), also redirect its
+ * lock functions, and then the process need not be a sonde build.  0; -1
+ * with err; AGENT_NOT_SONDE with err when, without locks, no mapped object
+ * of the process was built by sonde-cc (the process is then not touched). */
+int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_session_hdr *h, int locks,
+                struct agent *a, char *err, size_t n);
 
 /* The agent's sleds back to nops (an injected call); the pipe closed.  0, or
  * -1 with err (the process ended: nothing left to switch off). */
 int agent_stop(struct agent *a, char *err, size_t n);
+/* Frees what agent_start kept (a->frames). */
+void agent_free(struct agent *a);
 
 /* Whether the process still runs (not a zombie). */
 int agent_target_alive(pid_t pid);

@@ -174,13 +174,13 @@ static long now_ms(void)
 
 /* Waits for the next event of the traced thread.  1 when timeout_ms passed
  * first (0: no limit), 0 with *st, -1 on a wait error. */
-static int wait_thread(struct inject *in, int *st, int timeout_ms)
+static int wait_tid(pid_t tid, int *st, int timeout_ms)
 {
 	long end = now_ms() + timeout_ms;
 	long nap = 20;
 	for (;;) {
-		pid_t w = waitpid(in->tid, st, __WALL | (timeout_ms ? WNOHANG : 0));
-		if (w == in->tid)
+		pid_t w = waitpid(tid, st, __WALL | (timeout_ms ? WNOHANG : 0));
+		if (w == tid)
 			return 0;
 		if (w < 0 && errno != EINTR)
 			return -1;
@@ -193,15 +193,17 @@ static int wait_thread(struct inject *in, int *st, int timeout_ms)
 	}
 }
 
-static void say_ended(struct inject *in, int st, const char *during, char *err, size_t n)
+static int wait_thread(struct inject *in, int *st, int timeout_ms)
 {
-	in->gone = 1;
+	return wait_tid(in->tid, st, timeout_ms);
+}
+
+static void say_ended(pid_t pid, int st, const char *during, char *err, size_t n)
+{
 	if (WIFSIGNALED(st))
-		snprintf(err, n, "process %d ended %s (killed by %s)", (int)in->t.pid, during,
-		         strsignal(WTERMSIG(st)));
+		snprintf(err, n, "process %d ended %s (killed by %s)", (int)pid, during, strsignal(WTERMSIG(st)));
 	else
-		snprintf(err, n, "process %d ended %s (exit status %d)", (int)in->t.pid, during,
-		         WEXITSTATUS(st));
+		snprintf(err, n, "process %d ended %s (exit status %d)", (int)pid, during, WEXITSTATUS(st));
 }
 
 static int is_stop_sig(int sig)
@@ -209,24 +211,27 @@ static int is_stop_sig(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
-/* Interrupts the thread and waits for the interrupt's stop, delivering the
- * signals that come first as they would be without sonde. */
-static int interrupt(struct inject *in, char *err, size_t n)
+int inject_interrupt(pid_t pid, pid_t tid, int *gone, char *err, size_t n)
 {
-	if (ptrace(PTRACE_INTERRUPT, in->tid, 0, 0) < 0) {
-		snprintf(err, n, "cannot stop thread %d of process %d (%s)", (int)in->tid, (int)in->t.pid,
-		         strerror(errno));
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0) {
+		snprintf(err, n, "cannot stop thread %d of process %d (%s)", (int)tid, (int)pid, strerror(errno));
 		return -1;
 	}
+	return inject_wait_stop(pid, tid, gone, err, n);
+}
+
+int inject_wait_stop(pid_t pid, pid_t tid, int *gone, char *err, size_t n)
+{
 	for (;;) {
-		int st, w = wait_thread(in, &st, STOP_TIMEOUT_MS);
+		int st, w = wait_tid(tid, &st, STOP_TIMEOUT_MS);
 		if (w) {
-			snprintf(err, n, "cannot stop thread %d of process %d (%s)", (int)in->tid, (int)in->t.pid,
+			snprintf(err, n, "cannot stop thread %d of process %d (%s)", (int)tid, (int)pid,
 			         w > 0 ? "no stop within 5 s" : strerror(errno));
 			return -1;
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			say_ended(in, st, "while sonde attached", err, n);
+			*gone = 1;
+			say_ended(pid, st, "while sonde attached", err, n);
 			return -1;
 		}
 		int sig = WSTOPSIG(st);
@@ -234,12 +239,18 @@ static int interrupt(struct inject *in, char *err, size_t n)
 			if (!is_stop_sig(sig))
 				return 0;
 			/* Group-stop: the process was stopped by a signal meanwhile. */
-			snprintf(err, n, "process %d was stopped by %s while sonde attached", (int)in->t.pid,
-			         strsignal(sig));
+			snprintf(err, n, "process %d was stopped by %s while sonde attached", (int)pid, strsignal(sig));
 			return -1;
 		}
-		ptrace(PTRACE_CONT, in->tid, 0, (void *)(long)sig);
+		ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig);
 	}
+}
+
+/* Interrupts the thread and waits for the interrupt's stop, delivering the
+ * signals that come first as they would be without sonde. */
+static int interrupt(struct inject *in, char *err, size_t n)
+{
+	return inject_interrupt(in->t.pid, in->tid, &in->gone, err, n);
 }
 
 /* Stops the thread where a call into libc is safe (see the top comment). */
@@ -429,7 +440,8 @@ int inject_call_at(struct inject *in, uint64_t func, const uint64_t args[6], uin
 			return -1;
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			say_ended(in, st, "during the call", err, n);
+			in->gone = 1;
+			say_ended(in->t.pid, st, "during the call", err, n);
 			return -1;
 		}
 		int sig = WSTOPSIG(st);

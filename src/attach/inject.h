@@ -52,6 +52,15 @@ int inject_call(pid_t pid, uint64_t func, const uint64_t args[6], uint64_t *ret,
 int inject_dlopen(pid_t pid, pid_t tid, const char *lib_path, uint64_t *handle, struct inject_stop *stop,
                   char *err, size_t n);
 
+/* Stops thread tid of process pid, seized already (PTRACE_SEIZE), with
+ * PTRACE_INTERRUPT and waits for that stop; signals that come first are
+ * delivered as without sonde.  0; -1 with err (*gone set if the thread or
+ * process ended). */
+int inject_interrupt(pid_t pid, pid_t tid, int *gone, char *err, size_t n);
+/* inject_interrupt's second half: waits for the stop of a thread that was
+ * sent PTRACE_INTERRUPT (several threads can be sent theirs first). */
+int inject_wait_stop(pid_t pid, pid_t tid, int *gone, char *err, size_t n);
+
 /* State letter of /proc/PID/task/TID/stat ('R', 'S', 'Z', ...), or 0 when
  * the thread does not exist. */
 char inject_thread_state(pid_t pid, pid_t tid);

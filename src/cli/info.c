@@ -38,6 +38,37 @@ static uint64_t events_file_bytes(const struct recording *r)
 	return r->has_events && stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
 }
 
+/* "attached_running.TID" (sonde record -p): TID; 0 for other keys. */
+static int running_tid(const char *key)
+{
+	return !strncmp(key, "attached_running.", 17) ? atoi(key + 17) : 0;
+}
+
+/* One thread's calls running at the attach, outermost first, a run of the
+ * same function (recursion) as "name x N". */
+static void print_running(int tid, const char *names)
+{
+	printf("  running at the attach, thread %d:", tid);
+	const char *p = names;
+	int first = 1;
+	while (*p) {
+		const char *e = strchrnul(p, '\t');
+		size_t len = (size_t)(e - p);
+		int k = 1;
+		const char *q = *e ? e + 1 : e;
+		while (*q && !strncmp(q, p, len) && (q[len] == '\t' || !q[len])) {
+			k++;
+			q += len + (q[len] != 0);
+		}
+		printf("%s %.*s", first ? "" : " >", (int)len, p);
+		if (k > 1)
+			printf(" x %d", k);
+		first = 0;
+		p = q;
+	}
+	printf("\n");
+}
+
 int cmd_info(struct cli_opts *o)
 {
 	int json = cli_want_json(o, "table json");
@@ -83,6 +114,25 @@ int cmd_info(struct cli_opts *o)
 		if (rd_meta(r, "attached_pid")) { /* sonde record -p (docs/ATTACH.md) */
 			json_int(&j, "attached_pid", atoi(rd_meta(r, "attached_pid")));
 			json_str(&j, "attached_end", rd_meta(r, "attached_end"));
+			json_str(&j, "attached_at", rd_meta(r, "attached_at"));
+			json_arr_begin(&j, "attached_running");
+			for (int i = 0; i < r->nmeta; i++) {
+				int tid = running_tid(r->meta_keys[i]);
+				if (!tid)
+					continue;
+				json_obj_begin(&j, NULL);
+				json_int(&j, "tid", tid);
+				json_arr_begin(&j, "calls");
+				for (const char *p = r->meta_vals[i], *e; *p; p = *e ? e + 1 : e) {
+					e = strchrnul(p, '\t');
+					char name[1024];
+					snprintf(name, sizeof name, "%.*s", (int)(e - p), p);
+					json_str(&j, NULL, name);
+				}
+				json_arr_end(&j);
+				json_obj_end(&j);
+			}
+			json_arr_end(&j);
 		}
 		json_bool(&j, "locks", (r->mode & REC_MODE_LOCKS) != 0);
 		json_bool(&j, "has_probe_hits", probes);
@@ -177,11 +227,17 @@ int cmd_info(struct cli_opts *o)
 		printf("program:      %s\n", rd_meta(r, "program") ? rd_meta(r, "program") : "?");
 		printf("command:      %s\n", rd_meta(r, "command") ? rd_meta(r, "command") : "?");
 		printf("mode:         %s%s\n", mode_s, (r->mode & REC_MODE_LOCKS) ? " + locks" : "");
-		if (rd_meta(r, "attached_pid"))
-			printf("attached:     to running process %s (sonde record -p; ended: %s; calls already running at "
-			       "the attach are not in the profile%s)\n", rd_meta(r, "attached_pid"),
+		if (rd_meta(r, "attached_pid")) {
+			printf("attached:     to running process %s at %s (sonde record -p; ended: %s%s)\n",
+			       rd_meta(r, "attached_pid"), rd_meta(r, "attached_at") ? rd_meta(r, "attached_at") : "?",
 			       rd_meta(r, "attached_end") ? rd_meta(r, "attached_end") : "?",
 			       (r->mode & REC_MODE_LOCKS) ? "; releases of locks taken before it are unmatched" : "");
+			for (int i = 0; i < r->nmeta; i++) {
+				int tid = running_tid(r->meta_keys[i]);
+				if (tid)
+					print_running(tid, r->meta_vals[i]);
+			}
+		}
 		if (probes) {
 			printf("probe hits:   %llu events of %d probe%s (sonde probe --record; no function profile: "
 			       "see them with 'sonde export --format=perfetto')\n",

@@ -130,6 +130,38 @@ static uint32_t print_summary(struct session *s, const char *dir)
 	return nmods;
 }
 
+/* A first estimate of the tick rate, for --min-time (refined at the end):
+ * 20 ms from the recorder's first clock point. */
+static double guess_ticks_per_ns(const struct recorder *rec)
+{
+	struct clock_point cal;
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	clock_point_take(&cal);
+	double tpn = clock_ticks_per_ns(&rec->c0, &cal);
+	return tpn > 0 ? tpn : 1.0;
+}
+
+/* The end of a trace, launched or attached: domain.txt (the functions that
+ * left records, for --domain auto next time) and, with filters, what they
+ * kept out.  ndomain: functions of --domain (0 without). */
+static void trace_ending(const struct cli_opts *o, struct session *s, const char *dir, int ndomain)
+{
+	char msg[4096 + 256];
+	if (domain_write(s, dir, msg, sizeof msg) < 0)
+		cli_warn("%s (no domain file written)", msg);
+	if (o->domain || o->nfilters || o->depth) {
+		struct domain_stats ds;
+		domain_stats(s, &ds);
+		if (ndomain > 0)
+			fprintf(stderr, "sonde: domain: %d of %" PRIu64 " functions traced; ", ndomain, ds.funcs);
+		else
+			fprintf(stderr, "sonde: trace filters: ");
+		fprintf(stderr, "%" PRIu64 " functions left dormant (their calls cost nothing); %" PRIu64
+		        " calls kept out of the trace by the other filters\n", ds.dormant, ds.filtered);
+	}
+}
+
 static volatile sig_atomic_t end_requested;
 
 static void request_end(int sig)
@@ -146,10 +178,56 @@ static void copy_str(char *dst, size_t n, const char *src, size_t srcmax)
 	dst[k] = 0;
 }
 
-/* `sonde record [--locks] -p PID`: the agent (docs/ATTACH.md) records the
- * running program until Ctrl-C, --duration or its end; then its sleds go
- * back to nops and its lock calls to libc, it runs on, and the recording is
- * written as a launched one is. */
+/* The attach's META lines: when (wall clock), how many threads were
+ * stopped, and per thread the instrumented calls that were running,
+ * outermost first ("attached_running.TID", names separated by tabs). */
+static void attach_meta(struct meta_buf *m, struct session *s, const struct agent *a)
+{
+	char v[64];
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	struct tm tm;
+	gmtime_r(&now.tv_sec, &tm);
+	strftime(v, sizeof v, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	meta_add(m, "attached_at", v);
+	snprintf(v, sizeof v, "%d", a->frames.nthreads);
+	meta_add(m, "attached_threads", v);
+	const struct attach_frames *fr = &a->frames;
+	for (int i = 0; i < fr->n;) {
+		pid_t tid = fr->f[i].tid;
+		size_t len = 0, cap = 0;
+		char *names = NULL;
+		for (; i < fr->n && fr->f[i].tid == tid; i++) {
+			const char *nm = fr->f[i].name;
+			if (!nm || !frames_is_instrumented(s->hdr, s->size, fr->f[i].fn))
+				continue;
+			size_t k = strlen(nm);
+			if (len + k + 2 > cap) {
+				cap = (len + k + 2) * 2;
+				char *p = realloc(names, cap);
+				if (!p)
+					continue; /* that name is left out */
+				names = p;
+			}
+			if (len)
+				names[len++] = '\t';
+			memcpy(names + len, nm, k);
+			len += k;
+			names[len] = 0;
+		}
+		if (names) {
+			char key[48];
+			snprintf(key, sizeof key, "attached_running.%d", (int)tid);
+			meta_add(m, key, names);
+			free(names);
+		}
+	}
+}
+
+/* `sonde record [--locks] [--trace] -p PID`: the agent (docs/ATTACH.md)
+ * records the running program until Ctrl-C, --duration or its end; then its
+ * sleds go back to nops and its lock calls to libc, it runs on, and the
+ * recording is written as a launched one is. */
 static int record_attached(struct cli_opts *o, struct record_config *cfg, const char *dir)
 {
 	if (o->argc)
@@ -158,19 +236,19 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 	if (cfg->mode & SONDE_MODE_LOCK_EVENTS)
 		cli_die(EXIT_USAGE, "record -p does not stream lock events yet (--locks=events and --locks --trace); "
 		        "--locks -p records the lock aggregates");
-	if (cfg->mode & SONDE_MODE_TRACE)
-		cli_die(EXIT_USAGE, "record -p records profiles and locks only for now (--trace with -p is not done "
-		        "yet; for probes use 'sonde probe -p')");
+	if (o->domain)
+		cli_die(EXIT_USAGE, "--domain does not apply to record -p (use -F / -N)");
 	char *rt = lib_path("libsonde-rt.so");
 	if (!rt)
 		cli_die(EXIT_DATA, "cannot find the runtime libsonde-rt.so next to the sonde binary (is the build complete?)");
+	int rings = (cfg->mode & SONDE_MODE_TRACE) != 0;
 	static struct recorder rec;
 	char msg[4096 + 256];
-	int rc = recorder_open(&rec, dir, 0, msg, sizeof msg);
+	int rc = recorder_open(&rec, dir, rings ? RECORDER_EVENTS : 0, msg, sizeof msg);
 	if (rc)
 		cli_die(rc == RECORDER_USAGE ? EXIT_USAGE : EXIT_DATA, "%s", msg);
 	struct session s;
-	rc = session_create(&s, cfg, 1.0);
+	rc = session_create(&s, cfg, cfg->min_time_ns ? guess_ticks_per_ns(&rec) : 1.0);
 	if (rc) {
 		recorder_abort(&rec);
 		cli_die(EXIT_DATA, "cannot create the session memory (%s)", strerror(-rc));
@@ -182,7 +260,7 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	struct agent a;
-	rc = agent_start(o->pid, rt, s.fd, locks, &a, msg, sizeof msg);
+	rc = agent_start(o->pid, rt, s.fd, s.hdr, locks, &a, msg, sizeof msg);
 	free(rt);
 	if (rc) {
 		session_destroy(&s);
@@ -199,6 +277,9 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 	if (locks && !a.nobjs)
 		cli_warn("process %d calls no lock function through a shared library's entry points: nothing to record "
 		         "yet (libraries it dlopens later are followed)", o->pid);
+	if (a.frames_err[0])
+		cli_warn("%s (calls running at the attach are left out)", a.frames_err);
+	attach_meta(&rec.meta, &s, &a);
 	struct timespec t0, now;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int alive = 1;
@@ -207,13 +288,18 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 		double el = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
 		if (o->duration > 0 && el >= o->duration)
 			break;
-		struct timespec nap = { 0, 10 * 1000 * 1000 };
+		/* A trace: drain the rings while the process runs (as collect does). */
+		if (rings && collector_drain(&s, &rec, 0))
+			continue;
+		struct timespec nap = { 0, (rings ? 1 : 10) * 1000 * 1000 };
 		nanosleep(&nap, NULL);
 	}
 	if (alive && agent_stop(&a, msg, sizeof msg) && agent_target_alive(o->pid))
 		cli_warn("%s (the agent's watcher switches the recording off when sonde ends)", msg);
 	else if (!alive)
 		agent_stop(&a, msg, sizeof msg); /* closes our end of the pipe */
+	if (rings) /* the agent has ended: nothing more comes into the rings */
+		collector_drain(&s, &rec, 1);
 	struct launched l;
 	memset(&l, 0, sizeof l);
 	l.pid = o->pid;
@@ -228,6 +314,9 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 	snprintf(pidstr, sizeof pidstr, "%d", o->pid);
 	const char *meta[] = { "attached_pid", pidstr, "attached_end", alive ? "detached" : "process ended", NULL };
 	write_recording(&s, &rec, &l, cfg, program[0] ? program : "?", cmd, clen, "sonde record -p", INT32_MIN, meta);
+	agent_free(&a);
+	if (rings)
+		trace_ending(o, &s, dir, 0);
 	print_summary(&s, dir);
 	session_destroy(&s);
 	return 0;
@@ -266,6 +355,10 @@ int cmd_record(struct cli_opts *o)
 		cli_die(EXIT_USAGE, "--keep-last must be at least 1M");
 	if (o->keep_last && o->pid)
 		cli_die(EXIT_USAGE, "--keep-last with -p is not supported yet");
+	cfg.max_depth = o->trace ? (uint32_t)o->depth : 0;
+	cfg.min_time_ns = o->min_time_ns;
+	cfg.filters = o->filters;
+	cfg.nfilters = o->nfilters;
 	if (o->pid) {
 		cfg.thread_region = o->buffer_size ? o->buffer_size : 16ull << 20;
 		cfg.session_size = 256ull << 30;
@@ -280,10 +373,6 @@ int cmd_record(struct cli_opts *o)
 		cli_die(EXIT_USAGE, "--buffer-size must be at least 256K");
 	cfg.ring_size = 8ull << 20;
 	cfg.session_size = 256ull << 30;
-	cfg.max_depth = o->trace ? (uint32_t)o->depth : 0;
-	cfg.min_time_ns = o->min_time_ns;
-	cfg.filters = o->filters;
-	cfg.nfilters = o->nfilters;
 
 	char *rt = lib_path("libsonde-rt.so");
 	if (!rt)
@@ -298,15 +387,8 @@ int cmd_record(struct cli_opts *o)
 	rec.keep_last = o->keep_last;
 	rec.zstd_level = o->compress_none ? 0 : 1;
 
-	/* A first estimate of the tick rate, for --min-time (refined at the end). */
-	struct clock_point cal;
-	struct timespec ts = { 0, 20 * 1000 * 1000 };
-	nanosleep(&ts, NULL);
-	clock_point_take(&cal);
-	double tpn = clock_ticks_per_ns(&rec.c0, &cal);
-
 	struct session s;
-	rc = session_create(&s, &cfg, tpn > 0 ? tpn : 1.0);
+	rc = session_create(&s, &cfg, guess_ticks_per_ns(&rec));
 	if (rc)
 		cli_die(EXIT_DATA, "cannot create the session memory (%s)", strerror(-rc));
 	int ndomain = 0; /* --domain: the functions of the domain file become the only traced set */
@@ -340,20 +422,8 @@ int cmd_record(struct cli_opts *o)
 	write_recording(&s, &rec, &l, &cfg, o->argv[0], cmd ? cmd : "", cmd ? clen : 0, "sonde record", status, NULL);
 	free(cmd);
 
-	if (o->trace) { /* domain.txt: the functions that left records, for --domain auto next time */
-		if (domain_write(&s, dir, msg, sizeof msg) < 0)
-			cli_warn("%s (no domain file written)", msg);
-		if (o->domain || o->nfilters || o->depth) {
-			struct domain_stats ds;
-			domain_stats(&s, &ds);
-			if (ndomain > 0)
-				fprintf(stderr, "sonde: domain: %d of %" PRIu64 " functions traced; ", ndomain, ds.funcs);
-			else
-				fprintf(stderr, "sonde: trace filters: ");
-			fprintf(stderr, "%" PRIu64 " functions left dormant (their calls cost nothing); %" PRIu64
-			        " calls kept out of the trace by the other filters\n", ds.dormant, ds.filtered);
-		}
-	}
+	if (o->trace)
+		trace_ending(o, &s, dir, ndomain);
 	uint32_t nmods = print_summary(&s, dir);
 	session_destroy(&s);
 	for (int i = 0; i < o->nfilters; i++)

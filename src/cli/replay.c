@@ -78,8 +78,13 @@ static void on_begin(void *arg, const struct tr_slice *s)
 	p->pend[s->thread].s = *s;
 }
 
+/* How a slice ended, if not by its return; a resumed frame (TRS_RESUMED:
+ * begun before this recording or this process) says so too. */
 static const char *note_of(uint32_t flags)
 {
+	if (flags & TRS_RESUMED)
+		return flags & TRS_AT_END ? "begun before the recording, closed at thread end"
+		                          : "begun before the recording";
 	return !flags ? NULL : flags & TRS_ABNORMAL ? "non-local exit" : flags & TRS_AT_END ? "closed at thread end"
 	                                                                                   : "closed at lost events";
 }
@@ -97,8 +102,10 @@ static void on_end(void *arg, const struct tr_slice *s)
 		json_uint(&p->j, "depth", s->depth);
 		json_double(&p->j, "start_ns", ms_at(p, s->start) * 1e6);
 		json_double(&p->j, "duration_ns", ns);
-		if (s->flags)
-			json_str(&p->j, "end", note_of(s->flags));
+		if (s->flags & ~(uint32_t)TRS_RESUMED)
+			json_str(&p->j, "end", note_of(s->flags & ~(uint32_t)TRS_RESUMED));
+		if (s->flags & TRS_RESUMED)
+			json_bool(&p->j, "resumed", 1);
 		json_obj_end(&p->j);
 		return;
 	}

@@ -159,6 +159,24 @@ struct sonde_module {
 	uint64_t filter_off;
 };
 
+/* `sonde record -p`: the calls found
+ * running at the attach by unwinding every stopped thread (attach/frames.c).
+ * Each thread's frames are together, outermost first.  A thread takes its
+ * own at its first event (rt/agent.c), checking each against its stack. */
+struct sonde_attach_frame {
+	uint64_t fn;        /* entry address of the function (its symbol's start) */
+	uint64_t slot;      /* address of the stack slot of its return address */
+	uint64_t ra;        /* the return address that slot held */
+	int32_t  tid;
+	uint32_t pad;
+};
+struct sonde_attach {
+	uint64_t tsc;       /* when the threads were stopped: the resumed frames' start */
+	uint32_t nframes;
+	uint32_t pad;
+	struct sonde_attach_frame f[];
+};
+
 struct sonde_session_hdr {
 	uint64_t magic;
 	uint32_t version;
@@ -186,6 +204,9 @@ struct sonde_session_hdr {
 	/* ---- locks (issue 4; owned by src/rt/locks.c, layout in src/rt/locks.h) ---- */
 	_Atomic uint64_t locks_off;  /* session offset of struct lk_session, 0 until a first lock */
 	/* ---- end locks ---- */
+	/* ---- attach (written by sonde, src/attach/frames.c; read by src/rt/agent.c) ---- */
+	uint64_t attach_off;         /* session offset of struct sonde_attach, 0: none */
+	/* ---- end attach ---- */
 
 	struct sonde_proc   procs[SONDE_MAX_PROCS];
 	uint64_t            threads_off[SONDE_MAX_THREADS]; /* thread region offsets */

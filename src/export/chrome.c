@@ -99,7 +99,7 @@ static void on_end(void *arg, const struct tr_slice *s)
 	c->first = 0;
 	json_write_string(x->out, x->ft->fns[fn_of(x->ft, x->r, s->func)].name);
 	double b = ns_at(x->r, s->start), e = ns_at(x->r, s->end);
-	char buf[200], *p = buf;
+	char buf[300], *p = buf;
 	int64_t pid = pid_of(x->r, t);
 	p = put_us(PUT_LIT(p, ",\"cat\":\"func\",\"ts\":"), b);
 	p = put_us(PUT_LIT(p, ",\"dur\":"), e - b);
@@ -111,10 +111,16 @@ static void on_end(void *arg, const struct tr_slice *s)
 	if (t->r.tid < 0)
 		*p++ = '-';
 	p = put_u64(p, t->r.tid < 0 ? -(uint64_t)(int64_t)t->r.tid : (uint64_t)t->r.tid);
-	if (s->flags)
-		p += snprintf(p, 64, ",\"args\":{\"end\":\"%s\"}",
-		              s->flags & TRS_ABNORMAL ? "non-local exit" : s->flags & TRS_AT_END ? "closed at thread end"
-		                                                                                  : "closed at lost events");
+	uint32_t f = s->flags & ~(uint32_t)TRS_RESUMED;
+	if (s->flags) {
+		p = PUT_LIT(p, ",\"args\":{");
+		if (f)
+			p += snprintf(p, 64, "\"end\":\"%s\"%s", f & TRS_ABNORMAL ? "non-local exit" : f & TRS_AT_END
+			              ? "closed at thread end" : "closed at lost events", f != s->flags ? "," : "");
+		if (f != s->flags) /* a frame that was open when the recording began (fork, attach) */
+			p = PUT_LIT(p, "\"begun\":\"before the recording\"");
+		*p++ = '}';
+	}
 	*p++ = '}';
 	fwrite_unlocked(buf, 1, (size_t)(p - buf), x->out);
 }

@@ -36,7 +36,7 @@ static int put_chunk(void *arg, const struct sonde_chunk *c, const void *data)
 	return recorder_chunk(arg, &r, data);
 }
 
-static int drain_all(struct session *s, struct recorder *rec, int final)
+int collector_drain(struct session *s, struct recorder *rec, int final)
 {
 	struct sonde_session_hdr *h = s->hdr;
 	uint32_t n = atomic_load_explicit(&h->nthreads, memory_order_acquire);
@@ -128,14 +128,14 @@ int collect(struct session *s, struct launched *l, struct recorder *rec)
 			continue;
 		if (pid < 0)
 			break; /* ECHILD: the whole tree has ended */
-		if ((!rec || drain_all(s, rec, 0) == 0) && pid == 0) {
+		if ((!rec || collector_drain(s, rec, 0) == 0) && pid == 0) {
 			struct timespec ts = { 0, 1000000 };
 			nanosleep(&ts, NULL);
 		}
 	}
 	signal(SIGINT, SIG_IGN);
 	if (rec)
-		drain_all(s, rec, 1);
+		collector_drain(s, rec, 1);
 	forward_pid = 0;
 	return 0;
 }

@@ -92,6 +92,10 @@ struct recorder;
  * exit, also at SIGINT, or at once with l->end_at_exit (l->left says so).
  * Returns 0, or -1 if it had to stop. */
 int collect(struct session *s, struct launched *l, struct recorder *rec);
+/* One pass over every thread's ring: full chunks (final: the partly filled
+ * ones too) into the recorder's events file.  Returns how many chunks.
+ * collect's loop, and `sonde record -p`'s while the process runs. */
+int collector_drain(struct session *s, struct recorder *rec, int final);
 
 /* profile_out.c: write the end-of-run records (processes, threads, modules, CCTs, meta). */
 /* After the program tree has ended: check and mend what the program's side

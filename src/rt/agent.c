@@ -29,6 +29,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <sys/prctl.h>
 #include <string.h>
@@ -88,6 +89,83 @@ static int note_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/* The function at fn, if it is an instrumented one of a module the agent
+ * switched on: its SONDE_FUNC id, or SONDE_UNNUMBERED. */
+static uint32_t func_at(uintptr_t fn)
+{
+	int n = __atomic_load_n(&agent_nmods, __ATOMIC_ACQUIRE);
+	for (int i = 0; i < n; i++) {
+		struct sonde_modhook *m = agent_mods[i];
+		uint32_t num = rt_number_of(m, fn);
+		if (num != SONDE_UNNUMBERED)
+			return SONDE_FUNC(m->slot, num);
+	}
+	return SONDE_UNNUMBERED;
+}
+
+/* The calls this thread was in at the attach (sonde unwound it while it was
+ * stopped: attach/frames.c), outermost first.  Each is checked against the
+ * stack as it is now: its slot above this call's, below the previous
+ * frame's, still holding the same return address; the first that fails and
+ * every deeper one have returned meanwhile.  The kept ones become resumed
+ * frames starting at the attach (calls not counted; TRX_RESUME in a trace),
+ * then their slots get the exit trampoline, as an entry hook would have
+ * done: their returns are recorded, and after the end rt_exit_ended finds
+ * their real return addresses on the shadow stack.  Runs inside this
+ * thread's first hook, deeper than all of them, so none can return now. */
+RT_HIDDEN void rt_agent_adopt(struct rt_tls *L)
+{
+	struct sonde_session_hdr *S = rt_sess;
+	uint64_t off = S->attach_off;
+	if (!off || off > S->size || sizeof(struct sonde_attach) > S->size - off)
+		return;
+	struct sonde_attach *a = sess_ptr(S, off);
+	uint64_t nf = a->nframes;
+	if (nf > (S->size - off - sizeof *a) / sizeof(struct sonde_attach_frame))
+		return;
+	struct sonde_thread *t = L->t;
+	int32_t tid = t->tid;
+	/* Above the slot of the call whose entry is this first event: a frame of
+	 * the snapshot at that very slot has returned (this call reuses it). */
+	uintptr_t sp = L->first_slot ? L->first_slot : (uintptr_t)__builtin_frame_address(0), prev = UINTPTR_MAX;
+	uint32_t k = 0;
+	L->busy = 1; /* a signal handler's calls are not hooked meanwhile */
+	for (uint64_t i = 0; i < nf && k < SONDE_STACK_MAX / 2; i++) {
+		struct sonde_attach_frame *f = &a->f[i];
+		if (f->tid != tid)
+			continue;
+		f->tid = 0; /* taken (a later thread with this tid takes nothing) */
+		uintptr_t slot = (uintptr_t)f->slot;
+		if (slot <= sp || slot >= prev || (slot & 7) || *(uintptr_t *)slot != f->ra)
+			break;
+		uint32_t func = func_at((uintptr_t)f->fn);
+		if (func == SONDE_UNNUMBERED)
+			continue; /* not instrumented code (libc, the loader, ...) */
+		prev = slot;
+		struct sonde_frame *fr = &t->stack[k++];
+		__builtin_memset(fr, 0, sizeof *fr);
+		fr->slot = slot;
+		fr->site = f->ra;
+		fr->func = func;
+		/* In a trace, unless the filters would have left the call out. */
+		uint32_t mod = SONDE_FUNC_MOD(func);
+		if ((rt_mode & SONDE_MODE_TRACE) && !S->modules[mod].filter_off && !S->filter_has_only &&
+		    (!S->trace_max_depth || k <= S->trace_max_depth))
+			fr->flags = SONDE_FRAME_TRACED;
+	}
+	for (uint64_t i = 0; i < nf; i++) /* the rest of this thread's, if the walk broke off */
+		if (a->f[i].tid == tid)
+			a->f[i].tid = 0;
+	if (k) {
+		if (a->tsc < t->start_tsc)
+			t->start_tsc = a->tsc; /* the thread was there at the attach */
+		rt_resume_frames(L, t->stack, k, a->tsc);
+		for (uint32_t i = 0; i < k; i++)
+			*(uintptr_t *)(uintptr_t)t->stack[i].slot = (uintptr_t)rt_exit_tramp;
+	}
+	L->busy = 0;
+}
+
 /* Once, from sonde's call or the watcher, whichever comes first; no lock
  * (the watcher may be the thread sonde's call runs on, see inject.c). */
 static void end_recording(void)
@@ -95,6 +173,10 @@ static void end_recording(void)
 	int one = 1;
 	if (__atomic_compare_exchange_n(&agent_state, &one, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		__atomic_store_n(&rt_agent_ended, 1, __ATOMIC_RELEASE);
+		/* A trace: a hook waiting for room in a full ring gives up (the
+		 * event is counted as lost) instead of waiting for a sonde that may
+		 * be gone or no longer drains. */
+		atomic_store_explicit(&rt_sess->stop, 1, memory_order_relaxed);
 		/* --locks: the GOT entries back first (new calls go straight to
 		 * libc), then the wrappers still reached pass through. */
 		if (agent_got) {

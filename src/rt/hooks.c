@@ -124,20 +124,6 @@ RT_HIDDEN uint32_t *rt_recs_alloc(struct rt_tls *L, uint32_t mod_slot)
 	return L->priv->recs[mod_slot] = sess_ptr(rt_sess, off);
 }
 
-/* The number of fn, from its padding; the module's unnumbered bucket
- * (counted, never misattributed) if the tag does not match. */
-static inline uint32_t number_of(struct sonde_modhook *m, uintptr_t fn)
-{
-	uintptr_t pad = fn - SONDE_PAD;
-	if (__builtin_expect(pad - m->lo <= m->span, 1)) {
-		const uint32_t *w = (const uint32_t *)pad;
-		uint32_t num = w[0];
-		if (num < m->nfuncs && w[1] == sonde_tag(num, m->salt))
-			return num;
-	}
-	return SONDE_UNNUMBERED;
-}
-
 /* Close frame i (the top) at `now`. */
 static inline __attribute__((always_inline)) void pop_frame_mode(struct rt_tls *L, struct sonde_thread *t, uint32_t i,
                                                                  uint64_t now, int abnormal, uint32_t mode)
@@ -203,6 +189,15 @@ static __attribute__((noinline, cold)) uintptr_t close_stale(struct rt_tls *L, s
 	return ra;
 }
 
+/* A thread's first event (its state: rt_thread_slow). */
+static __attribute__((noinline, cold)) struct rt_tls *enter_first(uintptr_t *slot)
+{
+	rt_tls.first_slot = (uintptr_t)slot;
+	struct rt_tls *L = rt_thread_slow_saving();
+	rt_tls.first_slot = 0;
+	return L;
+}
+
 /* The hooks' bodies take the session mode as a parameter; the entry points
  * below instantiate them for a constant mode, so the profile-only and
  * trace-only hooks carry none of the other mode's code (the runtime installs
@@ -211,7 +206,7 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
                                                              uint32_t mode)
 {
 	struct rt_tls *L = &rt_tls;
-	if (__builtin_expect(L->state != RT_T_ON, 0) && !rt_thread_slow_saving())
+	if (__builtin_expect(L->state != RT_T_ON, 0) && !enter_first(slot))
 		return;
 	struct sonde_thread *t = L->t;
 	if (L->busy) {
@@ -238,7 +233,7 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 		t->lost[SONDE_LOST_STACK_DEPTH]++;
 		goto out; /* left unhooked */
 	}
-	uint32_t number = number_of(m, fn);
+	uint32_t number = rt_number_of(m, fn); /* unnumbered: the module's bucket (counted, never misattributed) */
 	uint32_t idx = number;
 	if (__builtin_expect(number == SONDE_UNNUMBERED, 0)) {
 		t->lost[SONDE_LOST_UNNUMBERED]++;

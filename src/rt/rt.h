@@ -43,6 +43,7 @@ struct rt_tls {
 	uint64_t trace_seq;     /* trace mode: chunk seq of the last entry record */
 	uint64_t trace_last;    /* trace mode: time of the last record written */
 	struct rt_priv *priv;   /* never NULL while state == RT_T_ON */
+	uintptr_t first_slot;   /* during a thread's first event from an entry: its call's slot (agent.c) */
 };
 
 extern RT_HIDDEN struct sonde_session_hdr *rt_sess;
@@ -97,6 +98,28 @@ RT_HIDDEN uint32_t *rt_recs_alloc(struct rt_tls *L, uint32_t mod_slot);
 /* fork: snapshot the open frames (prepare), re-create them in the child. */
 RT_HIDDEN void rt_thread_before_fork(void);
 RT_HIDDEN void rt_thread_after_fork(int child);
+/* Open frames of this thread that it did not enter while recording (a fork
+ * child's copy of its parent's, the calls running at an attach): frames[i]
+ * (func, slot, site; flags: SONDE_FRAME_TRACED for a TRX_RESUME record,
+ * UNHOOKED) become the shadow stack, outermost first, starting at `now`,
+ * their CCT nodes made without a call counted.  frames may be t->stack. */
+RT_HIDDEN void rt_resume_frames(struct rt_tls *L, const struct sonde_frame *frames, uint32_t depth, uint64_t now);
+/* The agent (agent.c): at a thread's first event, take the calls it was in
+ * at the attach (the session's attach table), checked against its stack,
+ * as resumed frames, and hook their return addresses. */
+RT_HIDDEN void rt_agent_adopt(struct rt_tls *L);
+/* The number of fn in module m from its padding, or SONDE_UNNUMBERED. */
+static inline uint32_t rt_number_of(const struct sonde_modhook *m, uintptr_t fn)
+{
+	uintptr_t pad = fn - SONDE_PAD;
+	if (__builtin_expect(pad - m->lo <= m->span, 1)) {
+		const uint32_t *w = (const uint32_t *)pad;
+		uint32_t num = w[0];
+		if (num < m->nfuncs && w[1] == sonde_tag(num, m->salt))
+			return num;
+	}
+	return SONDE_UNNUMBERED;
+}
 /* Number a module's functions and switch on its sleds (patch.c); `skip`: the
  * trace filter bitmap (bit 2n+1 set: function n stays dormant), or NULL. */
 RT_HIDDEN int rt_patch_module(struct sonde_modhook *m, const uint8_t *skip);

@@ -293,6 +293,8 @@ RT_HIDDEN struct rt_tls *rt_thread_slow(void)
 		return NULL;
 	}
 	pthread_setspecific(thread_key, (void *)1); /* thread_end runs at thread exit */
+	if (rt_sess->attach_off)
+		rt_agent_adopt(L); /* `sonde record -p`: the calls this thread was in at the attach */
 	errno = saved;
 	return L;
 }
@@ -355,6 +357,37 @@ static int trace_resume(struct rt_tls *L, uint32_t func, uint64_t now)
 	return 0;
 }
 
+RT_HIDDEN void rt_resume_frames(struct rt_tls *L, const struct sonde_frame *frames, uint32_t depth, uint64_t now)
+{
+	struct sonde_thread *t = L->t;
+	uint32_t cur = 0;
+	for (uint32_t i = 0; i < depth; i++) {
+		uint32_t n = RT_NO_NODE;
+		if (t->nodes_used < t->nodes_cap) {
+			n = t->nodes_used++;
+			struct sonde_node *nd = &L->nodes[n];
+			nd->parent = cur;
+			nd->func = frames[i].func;
+			nd->next_sibling = L->nodes[cur].first_child;
+			L->nodes[cur].first_child = n;
+			cur = n;
+		}
+		uint32_t flags = frames[i].flags;
+		t->stack[i] = frames[i]; /* frames may be t->stack itself */
+		t->stack[i].start = now;
+		t->stack[i].node = n;
+		t->stack[i].trace_pos = 0;
+		/* No entry record in this process: no exit record either, except in
+		 * a trace, where a TRX_RESUME record opens the frame again. */
+		t->stack[i].flags = flags & SONDE_FRAME_UNHOOKED;
+		if (L->ring && (flags & SONDE_FRAME_TRACED) && trace_resume(L, t->stack[i].func, now) == 0)
+			t->stack[i].flags |= SONDE_FRAME_TRACED;
+	}
+	t->cur_node = cur;
+	atomic_signal_fence(memory_order_release); /* frames complete before depth covers them */
+	t->depth = depth;
+}
+
 RT_HIDDEN void rt_thread_after_fork(int child)
 {
 	struct rt_tls *L = &rt_tls;
@@ -379,32 +412,7 @@ RT_HIDDEN void rt_thread_after_fork(int child)
 		goto done;
 	}
 	pthread_setspecific(thread_key, (void *)1);
-	struct sonde_thread *t = L->t;
-	uint64_t now = clock_ticks();
-	uint32_t cur = 0;
-	for (uint32_t i = 0; i < depth; i++) {
-		uint32_t n = RT_NO_NODE;
-		if (t->nodes_used < t->nodes_cap) {
-			n = t->nodes_used++;
-			struct sonde_node *nd = &L->nodes[n];
-			nd->parent = cur;
-			nd->func = frames[i].func;
-			nd->next_sibling = L->nodes[cur].first_child;
-			L->nodes[cur].first_child = n;
-			cur = n;
-		}
-		t->stack[i] = frames[i];
-		t->stack[i].start = now;
-		t->stack[i].node = n;
-		t->stack[i].trace_pos = 0;
-		/* No entry record in this process: no exit record either, except in
-		 * a trace, where a TRX_RESUME record opens the frame again. */
-		t->stack[i].flags = frames[i].flags & SONDE_FRAME_UNHOOKED;
-		if (L->ring && (frames[i].flags & SONDE_FRAME_TRACED) && trace_resume(L, frames[i].func, now) == 0)
-			t->stack[i].flags |= SONDE_FRAME_TRACED;
-	}
-	t->cur_node = cur;
-	t->depth = depth;
+	rt_resume_frames(L, frames, depth, clock_ticks());
 done:
 	if (frames)
 		munmap(frames, depth * sizeof *frames);

@@ -11,39 +11,9 @@
 # status.  Then the errors.  Needs ptrace of a non-child: root, or
 # kernel.yama.ptrace_scope 0.
 source "$ROOT/tests/lib.sh"
-
-scope=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)
-if [ "$(id -u)" != 0 ] && [ "$scope" != 0 ]; then
-	skip "attach profile" "ptrace of a non-child needs root or kernel.yama.ptrace_scope 0 (it is $scope)"
-	exit 0
-fi
+source "$ROOT/tests/attach_lib.sh"
+need_ptrace "attach profile"
 "$SONDE_CC_BIN" -O2 -g -pthread -I"$PROGS" -o ap "$PROGS/attach_profile.c" || { notok build "sonde-cc"; exit 0; }
-
-# start NAME [N]: the program on NAME.fifo in the background, its output and
-# exit status in NAME.out; sets pid; fd 3 is the FIFO's write end.
-start() {
-	rm -f "$1.fifo" "$1.pid"
-	mkfifo "$1.fifo"
-	(./ap "$1.fifo" "$1.pid" ${2:-} > "$1.out"; echo "status $?" >> "$1.out") &
-	runner=$!
-	for _ in $(seq 250); do [ -s "$1.pid" ] && break; sleep 0.02; done
-	pid=$(cat "$1.pid" 2>/dev/null) || { notok "start $1" "the program did not start"; exit 0; }
-	exec 3>"$1.fifo"
-}
-wait_for() { # FILE PATTERN: up to 20 s
-	for _ in $(seq 1000); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.02; done
-	return 1
-}
-finish() { echo more >&3; exec 3>&-; wait "$runner"; }
-# agent_ended PID: the agent's watcher thread (named sonde-agent) is gone
-# within 5 s: it exits only after it has switched the sleds back to nops.
-agent_ended() {
-	for _ in $(seq 250); do
-		grep -qx sonde-agent /proc/$1/task/*/comm 2>/dev/null || return 0
-		sleep 0.02
-	done
-	return 1
-}
 
 start ref
 echo go >&3
@@ -68,7 +38,7 @@ check "the agent has ended (its watcher thread is gone)" agent_ended "$pid"
 finish
 check "output and exit status equal the unattached run's (later calls work)" cmp -s ref.out att.out
 "$SONDE" info -i att.data > info.txt 2>&1
-check "sonde info says the recording was attached" grep -q "^attached: *to running process $pid (sonde record -p; ended: detached" info.txt
+check "sonde info says the recording was attached" grep -q "^attached: *to running process $pid at [0-9T:-]*Z (sonde record -p; ended: detached" info.txt
 "$SONDE" report -i att.data --format=json > rep.json 2> rep.err
 python3 - "$pid" <<'PY'
 import json, os, re, sys; sys.path.insert(0, os.environ["ROOT"] + "/tests")

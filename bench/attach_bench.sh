@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# bench/attach_bench.sh — `sonde record -p`, side by side in one run, never pass/fail:
+#  (a) time from starting `sonde record -p PID` to the recording being live
+#      (sonde's "recording process" line: the agent has started, the sleds
+#      are on) on a sonde-cc program with 100 busy threads; ROUNDS rounds, a
+#      fresh process each (a process is attached once), median and range;
+#  (b) per-call cost after the attach against a launched recording of the
+#      same program: fib(N) timed by the program itself on its main thread,
+#      dormant (no sonde), launched (`sonde record -- prog`) and attached
+#      (released after the attach), profile and trace; medians of ROUNDS;
+#      ns per call above dormant and the ratio attached / launched.
+# Usage: BUILD=build bash bench/attach_bench.sh [N]   (needs ptrace of a non-child)
+set -u
+BUILD=${BUILD:-$(cd "$(dirname "$0")/.." && pwd)/build}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+N=${1:-30}
+ROUNDS=${ROUNDS:-7}
+W=$(mktemp -d /tmp/sonde-attach-bench.XXXXXX)
+cd "$W" || exit 1
+"$BUILD/bin/sonde-cc" -O2 -g -pthread "$ROOT/bench/attach_target.c" -o target || exit 1
+echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cpus"
+SONDE=$BUILD/bin/sonde N=$N ROUNDS=$ROUNDS python3 - <<'PY'
+import os, re, signal, statistics as st, subprocess, time
+S, N, R = os.environ["SONDE"], int(os.environ["N"]), int(os.environ["ROUNDS"])
+
+def start(nthreads, fifo):
+    for f in (fifo, "pid"):
+        if f != "-" and os.path.exists(f): os.unlink(f)
+    if fifo != "-": os.mkfifo(fifo)
+    if os.path.exists("pid"): os.unlink("pid")
+    p = subprocess.Popen(["./target", str(nthreads), fifo, "pid", str(N)], stdout=subprocess.PIPE, text=True)
+    while not (os.path.exists("pid") and open("pid").read().strip()): time.sleep(0.005)
+    return p, int(open("pid").read())
+
+def attach(pid, mode, out):
+    t0 = time.monotonic()
+    s = subprocess.Popen([S, "record", *mode, "-p", str(pid), "-o", out], stderr=subprocess.PIPE, text=True)
+    line = s.stderr.readline()
+    t = time.monotonic() - t0
+    if "recording process" not in line: raise SystemExit("sonde did not start: " + line)
+    return s, t
+
+def ns_of(out): return float(re.search(r"ns (\d+)", out).group(1)), int(re.search(r"calls (\d+)", out).group(1))
+
+# (a) time to live, 100 threads
+lat = []
+for _ in range(R):
+    p, pid = start(100, "fifo")
+    time.sleep(0.3)  # the threads are all running
+    s, t = attach(pid, [], "a.data")
+    lat.append(t * 1e3)
+    s.send_signal(signal.SIGINT); s.communicate()
+    with open("fifo", "w") as f: f.write("go\n")
+    p.communicate()
+print(f"(a) sonde record -p to live, 100 threads: median {st.median(lat):.1f} ms "
+      f"(min {min(lat):.1f}, max {max(lat):.1f}, {R} rounds)")
+
+# (b) per call, same program, side by side
+res = {}
+for r in range(R):
+    for mode in ([], ["--trace"]):
+        m = "trace" if mode else "profile"
+        p, pid = start(0, "-"); o = p.communicate()[0]               # dormant
+        res.setdefault("dormant", []).append(ns_of(o))
+        os.unlink("pid")
+        q = subprocess.run([S, "record", *mode, "-o", "l.data", "--", "./target", "0", "-", "pid", str(N)],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        res.setdefault("launched " + m, []).append(ns_of(q.stdout))
+        p, pid = start(0, "fifo")
+        s, _ = attach(pid, mode, "b.data")
+        with open("fifo", "w") as f: f.write("go\n")
+        o = p.communicate()[0]
+        s.send_signal(signal.SIGINT); s.communicate()
+        res.setdefault("attached " + m, []).append(ns_of(o))
+calls = res["dormant"][0][1]
+med = {k: st.median(x[0] for x in v) for k, v in res.items()}
+print(f"(b) fib({N}): {calls} calls on the main thread, medians of {R} rounds (ns per call of the work):")
+for k in ("dormant", "launched profile", "attached profile", "launched trace", "attached trace"):
+    print(f"    {k:18s} {med[k] / calls:7.2f} ns/call   ({med[k] / 1e6:.1f} ms)")
+for m in ("profile", "trace"):
+    a, l, d = med["attached " + m], med["launched " + m], med["dormant"]
+    print(f"    {m}: cost above dormant, attached {(a - d) / calls:.2f} ns/call, launched {(l - d) / calls:.2f} ns/call;"
+          f" ratio attached/launched (whole work) {a / l:.3f}")
+PY
+rm -rf "$W"

@@ -1,0 +1,41 @@
+/* frames.h — the calls running in a process at the attach (frames.c): every
+ * thread stopped, its stack unwound with libdwfl (DWARF CFI: sonde-cc does
+ * not keep frame pointers), then let go.  docs/ATTACH.md. */
+#ifndef SONDE_ATTACH_FRAMES_H
+#define SONDE_ATTACH_FRAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/session.h"
+
+struct attach_frame {
+	pid_t tid;
+	uint64_t fn;        /* the function's entry (its symbol's start) */
+	uint64_t slot;      /* where its return address is on the stack */
+	uint64_t ra;        /* that return address */
+	char *name;         /* its symbol (malloc'ed), or NULL */
+};
+
+/* Each thread's frames together, outermost first. */
+struct attach_frames {
+	struct attach_frame *f;
+	int n, cap;
+	int nthreads;       /* threads stopped and unwound */
+	uint64_t tsc;       /* when they were all stopped */
+};
+
+/* Stops every thread of pid (ptrace), unwinds each, lets them all go.
+ * Only frames of modules built by sonde-cc whose return address was found
+ * where the unwinder says it is are kept.  0; -1 with err (nothing is kept then; the process was put back
+ * as it was). */
+int frames_take(pid_t pid, struct attach_frames *out, char *err, size_t n);
+/* Copies them into the session (sess_alloc) and points attach_off there. */
+void frames_to_session(const struct attach_frames *fr, struct sonde_session_hdr *h);
+void frames_free(struct attach_frames *fr);
+/* Whether fn is the entry of a function of a module registered in the
+ * session h (size bytes mapped; the program's side wrote the tables). */
+int frames_is_instrumented(struct sonde_session_hdr *h, uint64_t size, uint64_t fn);
+
+#endif

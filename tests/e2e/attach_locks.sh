@@ -80,7 +80,7 @@ check "while attached, the program's GOT entry of pthread_mutex_lock was redirec
 check "after sonde ended, it is libc's again" grep -qx "phase 2 got libc" att.err
 check "a child forked while attached has libc's at once (it is not recorded)" grep -qx "phase 1 child got libc" att.err
 "$SONDE" info -i att.data > info.txt 2>&1
-check "sonde info says the recording was attached" grep -q "^attached: *to running process $pid (sonde record -p; ended: detached" info.txt
+check "sonde info says the recording was attached" grep -q "^attached: *to running process $pid at [0-9T:-]*Z (sonde record -p; ended: detached" info.txt
 check "sonde info says releases of locks taken before the attach are unmatched" \
 	grep -q "^attached: .*; releases of locks taken before it are unmatched)" info.txt
 "$SONDE" report -i att.data --format=json > rep.json 2> rep.err

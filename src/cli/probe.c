@@ -74,7 +74,10 @@ int cmd_probe(struct cli_opts *o)
 
 	static struct engine e;
 	char err[700];
-	e.msg = stdout;
+	/* A launched program shares sonde's stdout (`prog | gzip`): sonde's own
+	 * words (interactive replies, the summary without -o) go to stderr then. */
+	FILE *own = o->argc ? stderr : stdout;
+	e.msg = own;
 	e.warn = warn_probe;
 	if (o->library && library_load(&e.lib, o->library, err, sizeof err))
 		cli_die(EXIT_USAGE, "%s", err);
@@ -131,7 +134,7 @@ int cmd_probe(struct cli_opts *o)
 		}
 	}
 
-	FILE *out = stdout;
+	FILE *out = own;
 	if (o->output && !o->record_probe && !(out = fopen(o->output, "w"))) {
 		cleanup(&e);
 		cli_die(EXIT_DATA, "cannot write %s (%m)", o->output);
@@ -140,7 +143,7 @@ int cmd_probe(struct cli_opts *o)
 		output_json(&e, out);
 	else
 		output_table(&e, out);
-	if (out != stdout && fclose(out)) {
+	if (out != own && fclose(out)) {
 		cli_error("writing %s failed", o->output);
 		code = EXIT_DATA;
 	}

@@ -96,6 +96,10 @@ int term_width(void);
 /* Parse "10ms", "50us", "3s", "100ns" (bare numbers are ns). -1 on error. */
 int64_t parse_duration_ns(const char *s);
 
+/* Open the -o file `path` (fopen mode); dies (exit 2) with a message saying
+ * why, naming a missing directory (outfile.c). */
+FILE *cli_open_output(const char *path, const char *mode);
+
 /* Check stdout for write errors before exiting (returns the exit code to use). */
 int cli_finish_stdout(int code);
 

@@ -97,6 +97,11 @@ int cmd_probe(struct cli_opts *o)
 		spec_free(&sp);
 	}
 
+	/* The summary file is opened before any process is touched. */
+	FILE *out = own;
+	if (o->output && !o->record_probe)
+		out = cli_open_output(o->output, "w");
+
 	if (o->argc) {
 		if (target_launch(&e.t, o->argv, err, sizeof err))
 			cli_die(EXIT_DATA, "%s", err);
@@ -134,11 +139,6 @@ int cmd_probe(struct cli_opts *o)
 		}
 	}
 
-	FILE *out = own;
-	if (o->output && !o->record_probe && !(out = fopen(o->output, "w"))) {
-		cleanup(&e);
-		cli_die(EXIT_DATA, "cannot write %s (%m)", o->output);
-	}
 	if (json)
 		output_json(&e, out);
 	else

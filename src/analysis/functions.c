@@ -135,7 +135,9 @@ uint32_t fn_of(const struct fn_table *ft, const struct recording *r, uint32_t fu
 	return ft->map[mod][num < n ? num : n];
 }
 
-int fn_find(const struct fn_table *ft, const char *name, uint32_t *idx, int max)
+/* Matching by name: exact first; else a glob, or a C++ name without its
+ * parameter list and with any ns:: qualifier ("parse" matches "ns::parse(int)"). */
+static int find_by_name(const struct fn_table *ft, const char *name, uint32_t *idx, int max)
 {
 	int n = 0;
 	for (uint32_t i = 1; i < ft->n; i++)
@@ -146,7 +148,6 @@ int fn_find(const struct fn_table *ft, const char *name, uint32_t *idx, int max)
 		}
 	if (n)
 		return n;
-	/* C++: "parse" matches "parse(int)" and "ns::parse(...)" */
 	size_t len = strlen(name);
 	for (uint32_t i = 1; i < ft->n; i++) {
 		const char *s = ft->fns[i].name;
@@ -162,6 +163,66 @@ int fn_find(const struct fn_table *ft, const char *name, uint32_t *idx, int max)
 			n++;
 		}
 	}
+	return n;
+}
+
+/* FILE names f's source file (the path, or its last components) or its module. */
+static int file_is(const struct fn_info *f, const char *file)
+{
+	size_t fl = strlen(file);
+	const char *paths[2] = { f->file, f->module };
+	for (int k = 0; k < 2; k++) {
+		const char *p = paths[k];
+		if (!p)
+			continue;
+		size_t pl = strlen(p);
+		if (pl >= fl && !strcmp(p + pl - fl, file) && (pl == fl || p[pl - fl - 1] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
+int fn_find(const struct fn_table *ft, const char *name, uint32_t *idx, int max)
+{
+	/* 0xADDR: the function at that link-time address (one per module). */
+	if (name[0] == '0' && (name[1] == 'x' || name[1] == 'X') && name[2]) {
+		char *end;
+		unsigned long long a = strtoull(name + 2, &end, 16);
+		if (!*end) {
+			int n = 0;
+			for (uint32_t i = 1; i < ft->n; i++)
+				if (ft->fns[i].vaddr == a) {
+					if (n < max)
+						idx[n] = i;
+					n++;
+				}
+			return n;
+		}
+	}
+	int n = find_by_name(ft, name, idx, max);
+	const char *at = strrchr(name, '@');
+	if (n || !at || at == name || !at[1])
+		return n;
+	/* NAME@FILE: the functions NAME matches, kept when FILE is theirs. */
+	size_t nl = (size_t)(at - name);
+	char *base = malloc(nl + 1);
+	uint32_t *all = malloc(sizeof *all * (ft->n ? ft->n : 1));
+	if (!base || !all) {
+		free(base);
+		free(all);
+		return 0;
+	}
+	memcpy(base, name, nl);
+	base[nl] = 0;
+	int k = find_by_name(ft, base, all, (int)ft->n);
+	for (int i = 0; i < k; i++)
+		if (file_is(&ft->fns[all[i]], at + 1)) {
+			if (n < max)
+				idx[n] = all[i];
+			n++;
+		}
+	free(base);
+	free(all);
 	return n;
 }
 

@@ -20,6 +20,13 @@ const char *lka_kind_name(uint32_t kind)
 	return kind < LK_KIND_MAX_ && kind_names[kind] ? kind_names[kind] : "unknown";
 }
 
+uint64_t lka_waits(uint32_t kind, const struct lkrec_stat *s)
+{
+	if (kind == LK_COND || kind == LK_CND)
+		return s->acquisitions;
+	return rd_sat_add(s->contended, s->timeouts);
+}
+
 double lka_ns(const struct lka *a, uint64_t ticks)
 {
 	return rd_ns(a->r, ticks);

@@ -64,6 +64,9 @@ struct lka {
 int lka_load(struct recording *r, struct lka *a, char *err, size_t errlen);
 void lka_free(struct lka *a);
 double lka_ns(const struct lka *a, uint64_t ticks);
+/* How many waits s->wait_ticks sums: every condition wait (each one waits),
+ * else the contended acquisitions and the timed-out attempts. */
+uint64_t lka_waits(uint32_t kind, const struct lkrec_stat *s);
 const char *lka_kind_name(uint32_t kind);
 
 #endif

@@ -37,3 +37,26 @@ if [ $rc -eq 1 ] && grep -q "^sonde: error: 'pick' is ambiguous (2 functions mat
 else
 	notok "'pick' is ambiguous" "exit $rc: $(head -c 400 amb.err)"
 fi
+
+# -F / -N globs match the demangled names (the program links libstdc++, whose
+# __cxa_demangle the runtime uses), and the mangled ones still.
+filt() { # NAME OPTS... : record --trace with the filter, print "calls name" per function
+	local d=$1; shift
+	"$SONDE" record --trace -o "$d" "$@" -- ./cxxn 6 > /dev/null 2> "$d.err" || { echo "record failed: $(head -c 200 "$d.err")"; return; }
+	"$SONDE" report -i "$d" --format=json | python3 -c "
+import json, sys
+print(sorted((f['name'], f['calls']) for f in json.load(sys.stdin)['functions']))"
+}
+got=$(filt f1 -F 'shapes::Adder::operator()*')
+check "-F 'shapes::Adder::operator()*': only operator(), $n_op calls" \
+	test "$got" = "[('shapes::Adder::operator()(int) const', $n_op)]"
+got=$(filt f2 -N '*pick<*')
+case "$got" in
+*pick*|"record failed"*) notok "-N '*pick<*': no pick instance traced" "$got" ;;
+*"'main', 1"*"operator()(int) const', $n_op"*) ok "-N '*pick<*': no pick instance traced, main and operator() are" ;;
+*) notok "-N '*pick<*': main and operator() traced" "$got" ;;
+esac
+got=$(filt f3 -F '*pick<int, char>*')
+check "-F '*pick<int, char>*': only that instance, $n_c calls" test "$got" = "[('int pick<int, char>(int, char)', $n_c)]"
+got=$(filt f4 -F '_ZNK6shapes5AdderclEi')
+check "-F with the mangled name still matches" test "$got" = "[('shapes::Adder::operator()(int) const', $n_op)]"

@@ -1,7 +1,9 @@
 // cxx_names.cpp — C++ names that are hard to select: a functor's
 // operator(), function templates whose demangled names hold template
 // arguments with spaces ("int pick<int, double>(int, double)"), a namespace.
-// Prints how many times each ran.
+// Prints how many times each ran.  The functor is made with new, so the
+// program links libstdc++ (whose __cxa_demangle sonde's runtime uses to match
+// -F / -N globs against demangled names).
 #include <cstdio>
 #include <cstdlib>
 
@@ -34,10 +36,11 @@ template <typename A, typename B> NOIPA A pick(A a, B b)
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 5;
-	shapes::Adder add{ 2 };
+	shapes::Adder *add = new shapes::Adder{ 2 };
 	long s = 0;
 	for (int i = 0; i < n; i++)
-		s += add(i);
+		s += (*add)(i);
+	delete add;
 	for (int i = 0; i < n + 3; i++)
 		s += pick<int, double>(i, 0.5);
 	for (int i = 0; i < n + 6; i++)

@@ -25,6 +25,7 @@ struct cli_opts {
 	const char *sort;       /* --sort=KEY */
 	int limit;              /* --limit N (0 = no limit) */
 	int threads;            /* --threads */
+	int per_lock;           /* locks --per-lock */
 	int tid;                /* --tid T (0 = all) */
 	int has_time_range; double time_from, time_to; /* --time-range A,B (seconds) */
 	int depth;              /* --depth N */

@@ -93,6 +93,7 @@ static void emit_json(const struct lka *a, const int *idx, int n, struct cli_opt
 		json_str(&j, "address", buf);
 		json_bool(&j, "named_by_symbol", L->named_by_symbol);
 		json_str(&j, "init_site", L->init_site);
+		json_int(&j, "locks", L->members);
 		stat_json(&j, a, &L->tot, L->rec.kind);
 		hist_json(&j, "wait_histogram", a, L->tot.wait_hist);
 		hist_json(&j, "hold_histogram", a, L->tot.hold_hist);
@@ -181,6 +182,8 @@ static void emit_table(const struct lka *a, const int *idx, int n, struct cli_op
 			snprintf(name + strlen(name), sizeof name - strlen(name), " #%u", L->rec.gen);
 		if (multi)
 			snprintf(name + strlen(name), sizeof name - strlen(name), " [%d]", L->pid);
+		if (L->members > 1)
+			snprintf(name + strlen(name), sizeof name - strlen(name), " (%d locks)", L->members);
 		for (int o2 = 0; o2 < a->nlocks; o2++) { /* same name: heap locks made at one site */
 			const struct lka_lock *M = &a->locks[o2];
 			if (M != L && M->rec.gen == L->rec.gen && M->pid == L->pid && !strcmp(M->name, L->name)) {
@@ -208,7 +211,7 @@ static void emit_table(const struct lka *a, const int *idx, int n, struct cli_op
 	if (!n)
 		printf("(no lock was used)\n");
 	printf("\ndata: %d lock%s; %llu lost events, %llu sequence gaps, %llu unmatched unlocks",
-	       a->nlocks, a->nlocks == 1 ? "" : "s", (unsigned long long)lost_total(a),
+	       a->nlocks_all, a->nlocks_all == 1 ? "" : "s", (unsigned long long)lost_total(a),
 	       (unsigned long long)a->ev.sequence_gaps, (unsigned long long)a->unmatched_releases);
 	if (a->sum.lost_locks)
 		printf(", %llu locks not tracked (table full)", (unsigned long long)a->sum.lost_locks);
@@ -245,6 +248,8 @@ int cmd_locks(struct cli_opts *o)
 	struct lka a;
 	if (lka_load(r, &a, err, sizeof err) != 0)
 		cli_die(EXIT_DATA, "%s", err);
+	if (!o->per_lock && lka_group(&a) != 0)
+		cli_die(EXIT_DATA, "out of memory grouping the locks");
 	int *idx = malloc(sizeof *idx * (a.nlocks + 1));
 	int n = 0;
 	for (int i = 0; i < a.nlocks; i++) {

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 enum {
-	O_FORMAT = 256, O_SORT, O_LIMIT, O_THREADS, O_TID, O_TIME_RANGE, O_DEPTH, O_MIN_PERCENT,
+	O_FORMAT = 256, O_SORT, O_LIMIT, O_THREADS, O_PER_LOCK, O_TID, O_TIME_RANGE, O_DEPTH, O_MIN_PERCENT,
 	O_TRACE, O_LOCKS, O_LOSSY, O_MIN_TIME, O_DOMAIN, O_BUFFER, O_DURATION, O_INTERACTIVE,
 	O_LIBRARY, O_PLUGIN, O_RECORD, O_HELP,
 };
@@ -27,6 +27,8 @@ static const struct cli_option options[] = {
 	  "report: excl (default), incl, calls, name; locks: wait (default), hold, acquisitions, contended, name" },
 	{ "limit", O_LIMIT, required_argument, CMD_REPORT | CMD_LOCKS | CMD_CALLERS | CMD_DIFF, "N",
 	  "show at most N rows" },
+	{ "per-lock", O_PER_LOCK, no_argument, CMD_LOCKS, NULL,
+	  "one row per lock (default: locks made at one site are grouped)" },
 	{ "threads", O_THREADS, no_argument, CMD_REPORT | CMD_LOCKS | CMD_INFO, NULL,
 	  "one section per thread" },
 	{ "tid", O_TID, required_argument, CMD_REPORT | CMD_TREE | CMD_EXPORT | CMD_REPLAY | CMD_FLAME | CMD_CALLERS | CMD_LOCKS,
@@ -212,6 +214,7 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 		case O_SORT: o->sort = optarg; break;
 		case O_LIMIT: o->limit = (int)parse_int("limit", optarg, 1, 1 << 30); break;
 		case O_THREADS: o->threads = 1; break;
+		case O_PER_LOCK: o->per_lock = 1; break;
 		case O_TID: o->tid = (int)parse_int("tid", optarg, 1, 1 << 30); break;
 		case O_TIME_RANGE: {
 			char *end;

@@ -100,6 +100,9 @@ int64_t parse_duration_ns(const char *s);
 /* Open the -o file `path` (fopen mode); dies (exit 2) with a message saying
  * why, naming a missing directory (outfile.c). */
 FILE *cli_open_output(const char *path, const char *mode);
+/* Die the same way now if the directory of `path` does not exist (for
+ * commands that write their file at the end of a long run). */
+void cli_check_output_dir(const char *path);
 
 /* Check stdout for write errors before exiting (returns the exit code to use). */
 int cli_finish_stdout(int code);

@@ -16,6 +16,7 @@
 #include "probe/spec.h"
 #include "probe/target.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,10 +98,10 @@ int cmd_probe(struct cli_opts *o)
 		spec_free(&sp);
 	}
 
-	/* The summary file is opened before any process is touched. */
-	FILE *out = own;
+	/* A summary file that could not be written is found before any process
+	 * is touched (the file itself is written at the end). */
 	if (o->output && !o->record_probe)
-		out = cli_open_output(o->output, "w");
+		cli_check_output_dir(o->output);
 
 	if (o->argc) {
 		if (target_launch(&e.t, o->argv, err, sizeof err))
@@ -139,6 +140,12 @@ int cmd_probe(struct cli_opts *o)
 		}
 	}
 
+	FILE *out = own;
+	if (o->output && !o->record_probe && !(out = fopen(o->output, "w"))) {
+		cli_error("cannot write %s (%s)", o->output, strerror(errno));
+		out = own; /* the summary is not lost */
+		code = EXIT_DATA;
+	}
 	if (json)
 		output_json(&e, out);
 	else

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sym/cache.h"
+#include "sym/sym.h"
 
 struct priv {
 	struct sym_cache *syms;     /* the objects, opened once per path */
@@ -135,33 +136,153 @@ uint32_t fn_of(const struct fn_table *ft, const struct recording *r, uint32_t fu
 	return ft->map[mod][num < n ? num : n];
 }
 
-int fn_find(const struct fn_table *ft, const char *name, uint32_t *idx, int max)
+static int ident_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* s[0..n) without the spaces that do not separate two words: "map<int, int>"
+ * and "map<int,int>", "f(int const &)" and "f(int const&)" compare equal,
+ * "unsigned int" keeps its space.  malloc'd. */
+static char *squeeze(const char *s, size_t n)
+{
+	char *o = malloc(n + 1);
+	size_t k = 0;
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == ' ' && !(k && ident_char(o[k - 1]) && i + 1 < n && ident_char(s[i + 1])))
+			continue;
+		o[k++] = s[i];
+	}
+	o[k] = 0;
+	return o;
+}
+
+/* b[0..bl) ends with the name w[0..wl), after a scope ("ns::"), a return
+ * type ("int ") or nothing. */
+static int ends_with_name(const char *b, size_t bl, const char *w, size_t wl)
+{
+	return bl >= wl && !strncmp(b + bl - wl, w, wl) &&
+	       (bl == wl || b[bl - wl - 1] == ':' || b[bl - wl - 1] == ' ');
+}
+
+/* Matching by name (C++ names as demangled): exact first, spaces between
+ * symbols not counting; else a glob, or the name without its parameter list
+ * and with any ns:: qualifier ("parse" matches "ns::parse(int)",
+ * "S::operator()" matches "S::operator()(int) const"). */
+static int find_by_name(const struct fn_table *ft, const char *name, uint32_t *idx, int max)
 {
 	int n = 0;
-	for (uint32_t i = 1; i < ft->n; i++)
-		if (!strcmp(ft->fns[i].name, name)) {
+	char *want = squeeze(name, strlen(name));
+	if (!want)
+		return 0;
+	for (uint32_t i = 1; i < ft->n; i++) {
+		const char *s = ft->fns[i].name;
+		int eq = !strcmp(s, name);
+		if (!eq && strchr(s, ' ')) {
+			char *q = squeeze(s, strlen(s));
+			eq = q && !strcmp(q, want);
+			free(q);
+		}
+		if (eq) {
 			if (n < max)
 				idx[n] = i;
 			n++;
 		}
-	if (n)
+	}
+	if (n) {
+		free(want);
 		return n;
-	/* C++: "parse" matches "parse(int)" and "ns::parse(...)" */
-	size_t len = strlen(name);
+	}
+	size_t len = strlen(want);
 	for (uint32_t i = 1; i < ft->n; i++) {
 		const char *s = ft->fns[i].name;
-		const char *paren = strchr(s, '(');
-		size_t base = paren ? (size_t)(paren - s) : strlen(s);
+		const char *paren = sym_param_list(s);
 		int match = fnmatch(name, s, 0) == 0;
-		if (!match && paren && base >= len && !strncmp(s + base - len, name, len) &&
-		    (base == len || s[base - len - 1] == ':'))
-			match = 1;
+		if (!match && paren) {
+			char *b = squeeze(s, (size_t)(paren - s));
+			size_t bl = b ? strlen(b) : 0;
+			match = b && ends_with_name(b, bl, want, len);
+			/* a function template's name without its arguments: "pick" */
+			if (b && !match && bl && b[bl - 1] == '>') {
+				size_t k = bl - 1;
+				for (int d = 0; k > 0; k--) {
+					d += b[k] == '>' ? 1 : b[k] == '<' ? -1 : 0;
+					if (!d)
+						break;
+				}
+				match = k > 0 && ends_with_name(b, k, want, len);
+			}
+			free(b);
+		}
 		if (match) {
 			if (n < max)
 				idx[n] = i;
 			n++;
 		}
 	}
+	free(want);
+	return n;
+}
+
+/* FILE names f's source file (the path, or its last components) or its module. */
+static int file_is(const struct fn_info *f, const char *file)
+{
+	size_t fl = strlen(file);
+	const char *paths[2] = { f->file, f->module };
+	for (int k = 0; k < 2; k++) {
+		const char *p = paths[k];
+		if (!p)
+			continue;
+		size_t pl = strlen(p);
+		if (pl >= fl && !strcmp(p + pl - fl, file) && (pl == fl || p[pl - fl - 1] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
+int fn_find(const struct fn_table *ft, const char *name, uint32_t *idx, int max)
+{
+	/* 0xADDR: the function at that link-time address (one per module). */
+	if (name[0] == '0' && (name[1] == 'x' || name[1] == 'X') && name[2]) {
+		char *end;
+		unsigned long long a = strtoull(name + 2, &end, 16);
+		if (!*end) {
+			int n = 0;
+			for (uint32_t i = 1; i < ft->n; i++)
+				if (ft->fns[i].vaddr == a) {
+					if (n < max)
+						idx[n] = i;
+					n++;
+				}
+			return n;
+		}
+	}
+	int n = find_by_name(ft, name, idx, max);
+	const char *at = strrchr(name, '@');
+	if (n || !at || at == name || !at[1])
+		return n;
+	/* NAME@FILE: the functions NAME matches, kept when FILE is theirs. */
+	size_t nl = (size_t)(at - name);
+	char *base = malloc(nl + 1);
+	uint32_t *all = malloc(sizeof *all * (ft->n ? ft->n : 1));
+	if (!base || !all) {
+		free(base);
+		free(all);
+		return 0;
+	}
+	memcpy(base, name, nl);
+	base[nl] = 0;
+	int k = find_by_name(ft, base, all, (int)ft->n);
+	for (int i = 0; i < k; i++)
+		if (file_is(&ft->fns[all[i]], at + 1)) {
+			if (n < max)
+				idx[n] = all[i];
+			n++;
+		}
+	free(base);
+	free(all);
 	return n;
 }
 

@@ -32,8 +32,10 @@ int fn_table_build(const struct recording *r, struct fn_table *ft);
 void fn_table_free(struct fn_table *ft);
 uint32_t fn_of(const struct fn_table *ft, const struct recording *r, uint32_t func);
 
-/* Functions matching NAME (exact name first; else glob / substring). Returns
- * count; idx filled with up to max indices. */
+/* Functions matching NAME (exact name first; else glob / C++ base name),
+ * NAME@FILE (FILE: the source file, its last path components, or the
+ * module), or 0xADDR (link-time address).  Returns the count; idx filled
+ * with up to max indices. */
 int fn_find(const struct fn_table *ft, const char *name, uint32_t *idx, int max);
 
 /* "name (file:line)" / module basename helpers */

@@ -20,6 +20,13 @@ const char *lka_kind_name(uint32_t kind)
 	return kind < LK_KIND_MAX_ && kind_names[kind] ? kind_names[kind] : "unknown";
 }
 
+uint64_t lka_waits(uint32_t kind, const struct lkrec_stat *s)
+{
+	if (kind == LK_COND || kind == LK_CND)
+		return s->acquisitions;
+	return rd_sat_add(s->contended, s->timeouts);
+}
+
 double lka_ns(const struct lka *a, uint64_t ticks)
 {
 	return rd_ns(a->r, ticks);
@@ -552,7 +559,9 @@ int lka_load(struct recording *r, struct lka *a, char *err, size_t errlen)
 	for (int i = 0; i < a->nlocks; i++) {
 		name_lock(&c, sc, &a->locks[i]);
 		merge_sites(&c, sc, &a->locks[i]);
+		a->locks[i].members = 1;
 	}
+	a->nlocks_all = a->nlocks;
 	free(slot_of);
 	sym_cache_free(sc);
 	free(c.recs);
@@ -565,17 +574,89 @@ int lka_load(struct recording *r, struct lka *a, char *err, size_t errlen)
 	return 0;
 }
 
+static int same_group(const struct lka_lock *x, const struct lka_lock *y)
+{
+	return !x->named_by_symbol && !y->named_by_symbol && x->init_site && y->init_site && x->pid == y->pid &&
+	       x->rec.kind == y->rec.kind && !strcmp(x->init_site, y->init_site);
+}
+
+/* Fold lock y into group g (g's arrays grow; y's are freed). */
+static int fold_into(struct lka_lock *g, struct lka_lock *y, uint64_t maxt)
+{
+	stat_add(&g->tot, &y->tot, maxt);
+	g->members += y->members;
+	for (int t = 0; t < y->nthreads; t++) {
+		int k;
+		for (k = 0; k < g->nthreads && g->threads[k].tid != y->threads[t].tid; k++)
+			;
+		if (k == g->nthreads) {
+			struct lka_thread *v = realloc(g->threads, sizeof *v * (size_t)(g->nthreads + 1));
+			if (!v)
+				return -1;
+			g->threads = v;
+			v[k] = y->threads[t];
+			g->nthreads++;
+		} else {
+			stat_add(&g->threads[k].st, &y->threads[t].st, maxt);
+		}
+	}
+	for (int i = 0; i < y->nsites; i++) {
+		int k;
+		for (k = 0; k < g->nsites && strcmp(g->sites[k].name, y->sites[i].name); k++)
+			;
+		if (k == g->nsites) {
+			struct lka_site *v = realloc(g->sites, sizeof *v * (size_t)(g->nsites + 1));
+			if (!v)
+				return -1;
+			g->sites = v;
+			v[k] = y->sites[i];
+			y->sites[i].name = NULL; /* moved */
+			g->nsites++;
+		} else {
+			g->sites[k].count = rd_sat_add(g->sites[k].count, y->sites[i].count);
+			g->sites[k].wait_ticks = tsum(g->sites[k].wait_ticks, y->sites[i].wait_ticks, maxt);
+		}
+	}
+	if (g->nsites > 1)
+		qsort(g->sites, g->nsites, sizeof *g->sites, cmp_site);
+	return 0;
+}
+
+static void lock_free(struct lka_lock *L)
+{
+	free(L->name);
+	free(L->init_site);
+	free(L->threads);
+	for (int k = 0; k < L->nsites; k++)
+		free(L->sites[k].name);
+	free(L->sites);
+}
+
+int lka_group(struct lka *a)
+{
+	uint64_t maxt = rd_max_ticks(a->r);
+	int n = 0;
+	for (int i = 0; i < a->nlocks; i++) {
+		struct lka_lock *y = &a->locks[i];
+		int g;
+		for (g = 0; g < n && !same_group(&a->locks[g], y); g++)
+			;
+		if (g < n) {
+			if (fold_into(&a->locks[g], y, maxt))
+				return -1;
+			lock_free(y);
+		} else {
+			a->locks[n++] = *y;
+		}
+	}
+	a->nlocks = n;
+	return 0;
+}
+
 void lka_free(struct lka *a)
 {
-	for (int i = 0; i < a->nlocks; i++) {
-		struct lka_lock *L = &a->locks[i];
-		free(L->name);
-		free(L->init_site);
-		free(L->threads);
-		for (int k = 0; k < L->nsites; k++)
-			free(L->sites[k].name);
-		free(L->sites);
-	}
+	for (int i = 0; i < a->nlocks; i++)
+		lock_free(&a->locks[i]);
 	free(a->locks);
 	memset(a, 0, sizeof *a);
 }

@@ -34,6 +34,7 @@ struct lka_lock {
 	int nthreads;
 	struct lka_site *sites;   /* merged top contended call sites, busiest first */
 	int nsites;
+	int members;              /* locks in this entry: 1, or more after lka_group */
 };
 
 struct lka_events {
@@ -50,7 +51,8 @@ struct lka_events {
 struct lka {
 	struct recording *r;
 	struct lka_lock *locks;
-	int nlocks;
+	int nlocks;               /* entries of locks[] (groups after lka_group) */
+	int nlocks_all;           /* locks of the recording */
 	struct lkrec_summary sum;
 	uint64_t ring_events_lost; /* sum of the threads' REC_LOST_RING_EVENTS */
 	uint64_t reentry_lost;
@@ -63,7 +65,16 @@ struct lka {
  * nlocks == 0. */
 int lka_load(struct recording *r, struct lka *a, char *err, size_t errlen);
 void lka_free(struct lka *a);
+/* Group the locks made at one site (as mutrace does): locks that no data
+ * symbol names, of one process and kind, with the same init / first-use
+ * site, become one entry (members = how many) whose statistics, threads and
+ * sites are the sums (maxima for max_*); rec, generation and address are the
+ * first member's.  Locks named by a symbol stay alone.  -1 out of memory. */
+int lka_group(struct lka *a);
 double lka_ns(const struct lka *a, uint64_t ticks);
+/* How many waits s->wait_ticks sums: every condition wait (each one waits),
+ * else the contended acquisitions and the timed-out attempts. */
+uint64_t lka_waits(uint32_t kind, const struct lkrec_stat *s);
 const char *lka_kind_name(uint32_t kind);
 
 #endif

@@ -54,9 +54,7 @@ int cmd_callers(struct cli_opts *o)
 		json_obj_begin(&j, NULL);
 		json_obj_begin(&j, "function");
 		json_str(&j, "name", fi->name);
-		json_str(&j, "module", fi->module);
-		json_str(&j, "file", fi->file);
-		json_int(&j, "line", fi->line);
+		json_fn_identity(&j, fi);
 		json_uint(&j, "calls", m->calls);
 		json_int(&j, "exclusive_ns", (int64_t)(rd_ns(l.r, m->excl) + 0.5));
 		json_int(&j, "inclusive_ns", (int64_t)(rd_ns(l.r, m->incl) + 0.5));
@@ -67,6 +65,7 @@ int cmd_callers(struct cli_opts *o)
 			for (int i = 0; i < (pass ? ne : nc); i++) {
 				json_obj_begin(&j, NULL);
 				json_str(&j, "name", l.ft.fns[rows[i].fn].name);
+				json_fn_identity(&j, &l.ft.fns[rows[i].fn]);
 				json_uint(&j, "calls", rows[i].calls);
 				json_int(&j, "attributed_ns", (int64_t)(rd_ns(l.r, rows[i].attr) + 0.5));
 				json_obj_end(&j);

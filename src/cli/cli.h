@@ -26,6 +26,7 @@ struct cli_opts {
 	const char *sort;       /* --sort=KEY */
 	int limit;              /* --limit N (0 = no limit) */
 	int threads;            /* --threads */
+	int per_lock;           /* locks --per-lock */
 	int tid;                /* --tid T (0 = all) */
 	int has_time_range; double time_from, time_to; /* --time-range A,B (seconds) */
 	int depth;              /* --depth N */
@@ -99,6 +100,13 @@ const char *fmt_ns_signed(double ns, char *buf, int len);
 int term_width(void);
 /* Parse "10ms", "50us", "3s", "100ns" (bare numbers are ns). -1 on error. */
 int64_t parse_duration_ns(const char *s);
+
+/* Open the -o file `path` (fopen mode); dies (exit 2) with a message saying
+ * why, naming a missing directory (outfile.c). */
+FILE *cli_open_output(const char *path, const char *mode);
+/* Die the same way now if the directory of `path` does not exist (for
+ * commands that write their file at the end of a long run). */
+void cli_check_output_dir(const char *path);
 
 /* Check stdout for write errors before exiting (returns the exit code to use). */
 int cli_finish_stdout(int code);

@@ -45,9 +45,7 @@ int cmd_export(struct cli_opts *o)
 	x.to_s = o->time_to;
 	x.out = stdout;
 	if (o->output && strcmp(o->output, "-")) {
-		x.out = fopen(o->output, "wb");
-		if (!x.out)
-			cli_die(EXIT_DATA, "cannot write %s (%s)", o->output, strerror(errno));
+		x.out = cli_open_output(o->output, "wb");
 	}
 	int rc = ops->write(&x);
 	if (x.out != stdout && fclose(x.out) != 0 && !rc) {

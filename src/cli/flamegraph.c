@@ -25,9 +25,7 @@ int cmd_flamegraph(struct cli_opts *o)
 	if (!o->output && isatty(STDOUT_FILENO))
 		cli_die(EXIT_USAGE, "the flame graph is an SVG file: give -o FILE.svg (or redirect stdout, or -o - to force it)");
 	if (o->output && strcmp(o->output, "-")) {
-		out = fopen(o->output, "w");
-		if (!out)
-			cli_die(EXIT_DATA, "cannot write %s (%s)", o->output, strerror(errno));
+		out = cli_open_output(o->output, "w");
 	}
 	const char *prog = rd_meta(l.r, "command");
 	char title[600];

@@ -1,6 +1,8 @@
 /* load.c — shared loading steps of the reporting commands. */
 #include "cli/load.h"
 
+#include "common/json.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,11 +102,26 @@ uint32_t load_function(struct loaded *l, const char *name)
 		return idx[0];
 	if (n == 0)
 		cli_die(EXIT_USAGE, "no function '%s' in this recording (see 'sonde report' for the functions)", name);
-	fprintf(stderr, "sonde: error: '%s' is ambiguous (%d functions match); candidates:\n", name, n);
+	fprintf(stderr, "sonde: error: '%s' is ambiguous (%d functions match); name one as NAME@FILE or by "
+	        "address; candidates:\n", name, n);
 	for (int i = 0; i < n && i < 16; i++) {
 		char w[256];
 		const struct fn_info *f = &l->ft.fns[idx[i]];
-		fprintf(stderr, "  %s  (%s, %s)\n", f->name, fn_where(f, w, sizeof w), fn_module_base(f));
+		const char *b = f->file ? strrchr(f->file, '/') : NULL;
+		fprintf(stderr, "  %s@%s  (%s, %s, 0x%llx)\n", f->name, b ? b + 1 : f->file ? f->file : fn_module_base(f),
+		        fn_where(f, w, sizeof w), fn_module_base(f), (unsigned long long)f->vaddr);
 	}
+	if (n > 16)
+		fprintf(stderr, "  ... and %d more\n", n - 16);
 	exit(EXIT_USAGE);
+}
+
+void json_fn_identity(struct json *j, const struct fn_info *f)
+{
+	char a[32];
+	snprintf(a, sizeof a, "0x%llx", (unsigned long long)f->vaddr);
+	json_str(j, "module", f->module);
+	json_str(j, "file", f->file);
+	json_int(j, "line", f->line);
+	json_str(j, "address", f->vaddr ? a : NULL);
 }

@@ -28,6 +28,10 @@ void load_profile(struct cli_opts *o, struct loaded *l, struct profile *p);
 void load_free(struct loaded *l);
 /* Resolve FUNC to one function index or die listing candidates. */
 uint32_t load_function(struct loaded *l, const char *name);
+struct json;
+/* The JSON fields that tell functions of the same name apart: "module",
+ * "file", "line", "address" (link-time, "0x..."; null for the root). */
+void json_fn_identity(struct json *j, const struct fn_info *f);
 /* "file.c:12" into buf (or "" if unknown). */
 const char *fn_where(const struct fn_info *f, char *buf, int len);
 

@@ -30,8 +30,10 @@ static int cmp(const void *x, const void *y)
 	return c ? c : (a->rec.gen < b->rec.gen ? -1 : a->rec.gen > b->rec.gen);
 }
 
-static void stat_json(struct json *j, const struct lka *a, const struct lkrec_stat *s, int is_rw)
+static void stat_json(struct json *j, const struct lka *a, const struct lkrec_stat *s, uint32_t kind)
 {
+	int is_rw = kind == LK_RWLOCK;
+	uint64_t waits = lka_waits(kind, s);
 	json_uint(j, "acquisitions", s->acquisitions);
 	json_uint(j, "contended", s->contended);
 	json_double(j, "contended_percent", s->acquisitions ? 100.0 * s->contended / s->acquisitions : 0);
@@ -39,7 +41,8 @@ static void stat_json(struct json *j, const struct lka *a, const struct lkrec_st
 	json_uint(j, "timeouts", s->timeouts);
 	json_uint(j, "errors", s->errors);
 	json_uint(j, "wait_ns", (uint64_t)lka_ns(a, s->wait_ticks));
-	json_uint(j, "avg_wait_ns", s->contended ? (uint64_t)(lka_ns(a, s->wait_ticks) / s->contended) : 0);
+	json_uint(j, "waits", waits);
+	json_uint(j, "avg_wait_ns", waits ? (uint64_t)(lka_ns(a, s->wait_ticks) / waits) : 0);
 	json_uint(j, "max_wait_ns", (uint64_t)lka_ns(a, s->max_wait_ticks));
 	json_uint(j, "hold_ns", (uint64_t)lka_ns(a, s->hold_ticks));
 	json_uint(j, "avg_hold_ns", s->holds ? (uint64_t)(lka_ns(a, s->hold_ticks) / s->holds) : 0);
@@ -91,7 +94,8 @@ static void emit_json(const struct lka *a, const int *idx, int n, struct cli_opt
 		json_str(&j, "address", buf);
 		json_bool(&j, "named_by_symbol", L->named_by_symbol);
 		json_str(&j, "init_site", L->init_site);
-		stat_json(&j, a, &L->tot, L->rec.kind == LK_RWLOCK);
+		json_int(&j, "locks", L->members);
+		stat_json(&j, a, &L->tot, L->rec.kind);
 		hist_json(&j, "wait_histogram", a, L->tot.wait_hist);
 		hist_json(&j, "hold_histogram", a, L->tot.hold_hist);
 		json_arr_begin(&j, "sites");
@@ -108,7 +112,7 @@ static void emit_json(const struct lka *a, const int *idx, int n, struct cli_opt
 			for (int t = 0; t < L->nthreads; t++) {
 				json_obj_begin(&j, NULL);
 				json_int(&j, "tid", L->threads[t].tid);
-				stat_json(&j, a, &L->threads[t].st, L->rec.kind == LK_RWLOCK);
+				stat_json(&j, a, &L->threads[t].st, L->rec.kind);
 				json_obj_end(&j);
 			}
 			json_arr_end(&j);
@@ -145,13 +149,15 @@ static const char *shorten(const char *s, char *buf, int w)
 	return buf;
 }
 
-static void stat_row(const struct lka *a, const char *name, int nw, const char *kind, const struct lkrec_stat *s)
+static void stat_row(const struct lka *a, const char *name, int nw, const char *kind, uint32_t k,
+                     const struct lkrec_stat *s)
 {
+	uint64_t waits = lka_waits(k, s);
 	char b1[32], b2[32], b3[32], b4[32], b5[32], nb[512];
 	printf("%-*s %-9s %10llu %6.1f%% %9s %9s %9s %9s %9s %7llu %5llu\n", nw, shorten(name, nb, nw), kind,
 	       (unsigned long long)s->acquisitions, s->acquisitions ? 100.0 * s->contended / s->acquisitions : 0.0,
 	       fmt_ns(lka_ns(a, s->wait_ticks), b1, sizeof b1),
-	       fmt_ns(s->contended ? lka_ns(a, s->wait_ticks) / s->contended : 0, b2, sizeof b2),
+	       fmt_ns(waits ? lka_ns(a, s->wait_ticks) / waits : 0, b2, sizeof b2),
 	       fmt_ns(lka_ns(a, s->max_wait_ticks), b3, sizeof b3), fmt_ns(lka_ns(a, s->hold_ticks), b4, sizeof b4),
 	       fmt_ns(s->holds ? lka_ns(a, s->hold_ticks) / s->holds : 0, b5, sizeof b5),
 	       (unsigned long long)s->trylock_failures, (unsigned long long)s->timeouts);
@@ -177,6 +183,8 @@ static void emit_table(const struct lka *a, const int *idx, int n, struct cli_op
 			snprintf(name + strlen(name), sizeof name - strlen(name), " #%u", L->rec.gen);
 		if (multi)
 			snprintf(name + strlen(name), sizeof name - strlen(name), " [%d]", L->pid);
+		if (L->members > 1)
+			snprintf(name + strlen(name), sizeof name - strlen(name), " (%d locks)", L->members);
 		for (int o2 = 0; o2 < a->nlocks; o2++) { /* same name: heap locks made at one site */
 			const struct lka_lock *M = &a->locks[o2];
 			if (M != L && M->rec.gen == L->rec.gen && M->pid == L->pid && !strcmp(M->name, L->name)) {
@@ -185,7 +193,7 @@ static void emit_table(const struct lka *a, const int *idx, int n, struct cli_op
 				break;
 			}
 		}
-		stat_row(a, name, nw, L->kind, &L->tot);
+		stat_row(a, name, nw, L->kind, L->rec.kind, &L->tot);
 		if (L->rec.kind == LK_RWLOCK)
 			printf("%*s read %llu, write %llu\n", 4, "", (unsigned long long)L->tot.read_acquisitions,
 			       (unsigned long long)L->tot.write_acquisitions);
@@ -198,13 +206,13 @@ static void emit_table(const struct lka *a, const int *idx, int n, struct cli_op
 			for (int t = 0; t < L->nthreads; t++) {
 				char tn[64];
 				snprintf(tn, sizeof tn, "  tid %d", L->threads[t].tid);
-				stat_row(a, tn, nw, "", &L->threads[t].st);
+				stat_row(a, tn, nw, "", L->rec.kind, &L->threads[t].st);
 			}
 	}
 	if (!n)
 		printf("(no lock was used)\n");
 	printf("\ndata: %d lock%s; %llu lost events, %llu sequence gaps, %llu unmatched unlocks",
-	       a->nlocks, a->nlocks == 1 ? "" : "s", (unsigned long long)lost_total(a),
+	       a->nlocks_all, a->nlocks_all == 1 ? "" : "s", (unsigned long long)lost_total(a),
 	       (unsigned long long)a->ev.sequence_gaps, (unsigned long long)a->unmatched_releases);
 	if (a->sum.lost_locks)
 		printf(", %llu locks not tracked (table full)", (unsigned long long)a->sum.lost_locks);
@@ -242,6 +250,8 @@ int cmd_locks(struct cli_opts *o)
 	struct lka a;
 	if (lka_load(r, &a, err, sizeof err) != 0)
 		cli_die(EXIT_DATA, "%s", err);
+	if (!o->per_lock && lka_group(&a) != 0)
+		cli_die(EXIT_DATA, "out of memory grouping the locks");
 	int *idx = malloc(sizeof *idx * (a.nlocks + 1));
 	int n = 0;
 	for (int i = 0; i < a.nlocks; i++) {

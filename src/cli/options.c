@@ -12,8 +12,9 @@
 #include <unistd.h>
 
 enum {
-	O_FORMAT = 256, O_SORT, O_LIMIT, O_THREADS, O_TID, O_TIME_RANGE, O_DEPTH, O_MIN_PERCENT,
-	O_TRACE, O_LOCKS, O_LOSSY, O_MIN_TIME, O_DOMAIN, O_BUFFER, O_KEEP_LAST, O_COMPRESS, O_NO_FOLLOW, O_DURATION, O_INTERACTIVE,
+	O_FORMAT = 256, O_SORT, O_LIMIT, O_THREADS, O_PER_LOCK, O_TID, O_TIME_RANGE, O_DEPTH, O_MIN_PERCENT,
+	O_TRACE, O_LOCKS, O_LOSSY, O_MIN_TIME, O_DOMAIN, O_BUFFER, O_KEEP_LAST, O_COMPRESS, O_NO_FOLLOW, O_DURATION,
+	O_INTERACTIVE,
 	O_LIBRARY, O_PLUGIN, O_RECORD, O_HELP,
 };
 
@@ -27,6 +28,8 @@ static const struct cli_option options[] = {
 	  "report: excl (default), incl, calls, name; locks: wait (default), hold, acquisitions, contended, name" },
 	{ "limit", O_LIMIT, required_argument, CMD_REPORT | CMD_LOCKS | CMD_CALLERS | CMD_DIFF, "N",
 	  "show at most N rows" },
+	{ "per-lock", O_PER_LOCK, no_argument, CMD_LOCKS, NULL,
+	  "one row per lock (default: locks made at one site are grouped)" },
 	{ "threads", O_THREADS, no_argument, CMD_REPORT | CMD_LOCKS | CMD_INFO, NULL,
 	  "one section per thread" },
 	{ "tid", O_TID, required_argument, CMD_REPORT | CMD_TREE | CMD_EXPORT | CMD_REPLAY | CMD_FLAME | CMD_CALLERS | CMD_LOCKS,
@@ -44,8 +47,10 @@ static const struct cli_option options[] = {
 	  "drop and count events when a ring is full instead of waiting" },
 	{ "min-time", O_MIN_TIME, required_argument, CMD_RECORD, "DUR",
 	  "trace: drop calls shorter than DUR (ns, us, ms, s) with no recorded child" },
-	{ "filter", 'F', required_argument, CMD_RECORD, "GLOB", "trace only these functions (repeatable)" },
-	{ "notrace", 'N', required_argument, CMD_RECORD, "GLOB", "never trace these functions (repeatable)" },
+	{ "filter", 'F', required_argument, CMD_RECORD, "GLOB",
+	  "trace only these functions (repeatable; C++ names demangled or mangled)" },
+	{ "notrace", 'N', required_argument, CMD_RECORD, "GLOB",
+	  "never trace these functions (repeatable; C++ names demangled or mangled)" },
 	{ "domain", O_DOMAIN, required_argument, CMD_RECORD, "auto",
 	  "trace only the functions that left records in the previous recording" },
 	{ "buffer-size", O_BUFFER, required_argument, CMD_RECORD, "BYTES",
@@ -221,6 +226,7 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 		case O_SORT: o->sort = optarg; break;
 		case O_LIMIT: o->limit = (int)parse_int("limit", optarg, 1, 1 << 30); break;
 		case O_THREADS: o->threads = 1; break;
+		case O_PER_LOCK: o->per_lock = 1; break;
 		case O_TID: o->tid = (int)parse_int("tid", optarg, 1, 1 << 30); break;
 		case O_TIME_RANGE: {
 			char *end;

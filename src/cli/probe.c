@@ -16,6 +16,7 @@
 #include "probe/spec.h"
 #include "probe/target.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +75,10 @@ int cmd_probe(struct cli_opts *o)
 
 	static struct engine e;
 	char err[700];
-	e.msg = stdout;
+	/* A launched program shares sonde's stdout (`prog | gzip`): sonde's own
+	 * words (interactive replies, the summary without -o) go to stderr then. */
+	FILE *own = o->argc ? stderr : stdout;
+	e.msg = own;
 	e.warn = warn_probe;
 	if (o->library && library_load(&e.lib, o->library, err, sizeof err))
 		cli_die(EXIT_USAGE, "%s", err);
@@ -93,6 +97,11 @@ int cmd_probe(struct cli_opts *o)
 			cli_die(EXIT_USAGE, "bad probe '%s' (%s)", s, err);
 		spec_free(&sp);
 	}
+
+	/* A summary file that could not be written is found before any process
+	 * is touched (the file itself is written at the end). */
+	if (o->output && !o->record_probe)
+		cli_check_output_dir(o->output);
 
 	if (o->argc) {
 		if (target_launch(&e.t, o->argv, err, sizeof err))
@@ -131,16 +140,17 @@ int cmd_probe(struct cli_opts *o)
 		}
 	}
 
-	FILE *out = stdout;
+	FILE *out = own;
 	if (o->output && !o->record_probe && !(out = fopen(o->output, "w"))) {
-		cleanup(&e);
-		cli_die(EXIT_DATA, "cannot write %s (%m)", o->output);
+		cli_error("cannot write %s (%s)", o->output, strerror(errno));
+		out = own; /* the summary is not lost */
+		code = EXIT_DATA;
 	}
 	if (json)
 		output_json(&e, out);
 	else
 		output_table(&e, out);
-	if (out != stdout && fclose(out)) {
+	if (out != own && fclose(out)) {
 		cli_error("writing %s failed", o->output);
 		code = EXIT_DATA;
 	}

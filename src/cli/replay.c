@@ -19,6 +19,7 @@
 #include "common/lock_enc.h"
 #include "common/trace_enc.h"
 #include "data/events.h"
+#include "sym/sym.h"
 
 struct pend {
 	int has;
@@ -64,7 +65,8 @@ static void flush_pending(struct rp *p, uint32_t th)
 	if (!q->has)
 		return;
 	q->has = 0;
-	line(p, q->s.start, "", th, q->s.depth, "%s() {", name_of(p, q->s.func), NULL);
+	const char *name = name_of(p, q->s.func);
+	line(p, q->s.start, "", th, q->s.depth, sym_param_list(name) ? "%s {" : "%s() {", name, NULL);
 }
 
 static void on_begin(void *arg, const struct tr_slice *s)
@@ -114,7 +116,8 @@ static void on_end(void *arg, const struct tr_slice *s)
 	struct pend *q = &p->pend[s->thread];
 	if (q->has && q->s.start == s->start && q->s.depth == s->depth) {
 		q->has = 0;
-		line(p, s->start, d, s->thread, s->depth, "%s();", name, note_of(s->flags));
+		line(p, s->start, d, s->thread, s->depth, sym_param_list(name) ? "%s;" : "%s();", name,
+		     note_of(s->flags));
 		return;
 	}
 	flush_pending(p, s->thread);

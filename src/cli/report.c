@@ -49,9 +49,7 @@ static void emit_json(struct json *j, struct loaded *l, const struct profile *p,
 		const struct fn_metrics *m = &p->fn[idx[k]];
 		json_obj_begin(j, NULL);
 		json_str(j, "name", f->name);
-		json_str(j, "module", f->module);
-		json_str(j, "file", f->file);
-		json_int(j, "line", f->line);
+		json_fn_identity(j, f);
 		json_uint(j, "calls", m->calls);
 		json_int(j, "exclusive_ns", (int64_t)(rd_ns(l->r, m->excl) + 0.5));
 		json_int(j, "inclusive_ns", (int64_t)(rd_ns(l->r, m->incl) + 0.5));

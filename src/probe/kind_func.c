@@ -31,6 +31,7 @@ struct fdata {
 	struct tstack *ts; int nts;
 	struct caller *cl; int ncl, capcl;
 	uint64_t lost; /* callers table full */
+	int at_offset; /* F+OFF: calls only */
 };
 
 static struct tstack *stack_of(struct fdata *d, pid_t tid)
@@ -51,7 +52,7 @@ static int setup(struct probe *p, char *err, size_t n)
 {
 	struct engine *e = p->e;
 	struct loc_addr la;
-	if (resolve_function(e, &p->sp, &la, err, n))
+	if (resolve_function_offset(e, &p->sp, &la, err, n))
 		return -1;
 	struct fdata *d = calloc(1, sizeof *d);
 	if (!d) {
@@ -60,6 +61,18 @@ static int setup(struct probe *p, char *err, size_t n)
 	}
 	d->min = ~0ull;
 	p->data = d;
+	if (p->sp.off) {
+		/* F+OFF: one breakpoint there, counting calls.  The stack pointer at
+		 * OFF is not the entry's (the prologue moved it), so neither returns
+		 * nor the return address can be matched: no times, no callers. */
+		d->at_offset = 1;
+		if (engine_insert(e, p, la.addr, ROLE_ENTRY, 0, err, n))
+			return -1;
+		char w[400];
+		resolve_describe(e, la.addr, w, sizeof w);
+		p->where = strdup(w);
+		return 0;
+	}
 	uint64_t start = la.addr, size = la.fn.size ? la.fn.size : 1;
 	uint8_t *code = malloc(size + 16);
 	if (!code || engine_read_code(e, start, code, size)) {
@@ -108,6 +121,10 @@ static void pre(struct probe *p, struct hit *h, int role)
 	if (role == ROLE_ENTRY) {
 		p->hits++;
 		d->calls++;
+		if (d->at_offset) {
+			precorder_hit(h, p, TRP_HIT, TRV_NONE, 0, 0, NULL);
+			return;
+		}
 		precorder_hit(h, p, TRP_BEGIN, TRV_NONE, 0, 0, NULL);
 		uint64_t ret = 0;
 		if (target_read(&h->e->t, sp, &ret, sizeof ret) == 0) {
@@ -241,6 +258,10 @@ static void table(struct probe *p, FILE *f)
 	struct fdata *d = p->data;
 	if (!d)
 		return;
+	if (d->at_offset) {
+		fprintf(f, "calls %llu (no times or callers at an offset)", (unsigned long long)d->calls);
+		return;
+	}
 	char a[32], b[32], c[32], t[32];
 	fprintf(f, "calls %llu, total %s, avg %s, min %s, max %s",
 	        (unsigned long long)d->calls, fmt_time(d->total, t, sizeof t),

@@ -62,6 +62,22 @@ int resolve_function(struct engine *e, const struct spec *sp, struct loc_addr *o
 	return -1;
 }
 
+int resolve_function_offset(struct engine *e, const struct spec *sp, struct loc_addr *out, char *err,
+                            size_t n)
+{
+	if (resolve_function(e, sp, out, err, n))
+		return -1;
+	if (!sp->off)
+		return 0;
+	if (sp->off < 0 || (out->fn.size && (uint64_t)sp->off >= out->fn.size)) {
+		snprintf(err, n, "offset %lld is outside %s (%llu bytes)", (long long)sp->off,
+		         out->fn.name, (unsigned long long)out->fn.size);
+		return -1;
+	}
+	out->addr += (uint64_t)sp->off;
+	return resolve_check_boundary(e, out, err, n);
+}
+
 int resolve_check_boundary(struct engine *e, const struct loc_addr *la, char *err, size_t n)
 {
 	if (!la->fn.start) {
@@ -126,14 +142,8 @@ int resolve_location(struct engine *e, const struct spec *sp, struct loc_addr **
 	*out = NULL;
 	*nout = 0;
 	if (sp->loc == LOC_FUNC) {
-		if (resolve_function(e, sp, &la, err, n))
+		if (resolve_function_offset(e, sp, &la, err, n))
 			return -1;
-		if (sp->off < 0 || (la.fn.size && (uint64_t)sp->off >= la.fn.size)) {
-			snprintf(err, n, "offset %lld is outside %s (%llu bytes)", (long long)sp->off,
-			         la.fn.name, (unsigned long long)la.fn.size);
-			return -1;
-		}
-		la.addr += (uint64_t)sp->off;
 		add_addr(&v, &nv, &la);
 	} else if (sp->loc == LOC_ADDR) {
 		la.addr = sp->addr;
@@ -188,7 +198,7 @@ int resolve_location(struct engine *e, const struct spec *sp, struct loc_addr **
 		snprintf(err, n, "this probe kind needs a location");
 		return -1;
 	}
-	for (int i = 0; i < nv; i++)
+	for (int i = 0; i < nv && sp->loc != LOC_FUNC; i++)
 		if (resolve_check_boundary(e, &v[i], err, n)) {
 			free(v);
 			return -1;

@@ -18,6 +18,10 @@ int resolve_location(struct engine *e, const struct spec *sp, struct loc_addr **
 /* The function named by sp (func kind); fills one loc_addr for its start. */
 int resolve_function(struct engine *e, const struct spec *sp, struct loc_addr *out,
                      char *err, size_t errlen);
+/* The same, plus sp->off: out->addr = start + OFF, refused (-1, err) when OFF
+ * is beyond the function's size or not on an instruction boundary. */
+int resolve_function_offset(struct engine *e, const struct spec *sp, struct loc_addr *out,
+                            char *err, size_t errlen);
 int resolve_check_boundary(struct engine *e, const struct loc_addr *la, char *err, size_t n);
 /* Describe a run-time address: "func+0x12 (file.c:34)". */
 void resolve_describe(struct engine *e, uint64_t addr, char *buf, size_t n);

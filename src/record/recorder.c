@@ -1,6 +1,8 @@
 /* recorder.c — the one writer of a recording directory (see recorder.h). */
 #include "record/recorder.h"
 
+#include "common/path.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -59,7 +61,10 @@ static int prepare_dir(const char *dir, int flags, char *err, size_t n)
 	if (lstat(dir, &st) != 0) {
 		if (mkdir(dir, 0700) == 0) /* recordings hold names, arguments and values: private, as perf.data */
 			return 0;
-		snprintf(err, n, "cannot create %s (%s)", dir, strerror(errno));
+		char why[4200];
+		if (errno != ENOENT || !path_missing_parent(dir, why, sizeof why))
+			snprintf(why, sizeof why, "%s", strerror(errno));
+		snprintf(err, n, "cannot create %s (%s)", dir, why);
 		return -1;
 	}
 	if (!S_ISDIR(st.st_mode)) {

@@ -11,11 +11,16 @@
  * The runtime has no libelf: the module's ELF file is mapped and its .symtab
  * (else .dynsym) read directly.  A function symbol's link-time address is
  * matched against the module's numbered functions (sorted copy, binary
- * search); aliases of one address combine.  Names are matched as they are
- * in the symbol table (C++ names mangled: use globs like '*parse*').
+ * search); aliases of one address combine.  A glob matches the name as the
+ * symbol table spells it or, for a C++ name, as demangled ("ns::S::operator()(int)
+ * const"), through the program's own __cxa_demangle (libstdc++), found with
+ * dlsym: a program without it matches mangled names only.  Demangling
+ * mallocs, once per numbered function of the module, at registration only.
  * Any failure leaves the module unfiltered and says so once. */
+#include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <fnmatch.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -65,13 +70,21 @@ static void sort_addrs(struct addr_num *a, size_t n)
 	}
 }
 
-static uint32_t spec_bits(const char *spec, uint64_t len, const char *name, int *in_domain)
+typedef char *(*demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
+
+/* name, or its demangled form dm (NULL for none), matches glob. */
+static int glob_match(const char *glob, const char *name, const char *dm)
+{
+	return fnmatch(glob, name, 0) == 0 || (dm && fnmatch(glob, dm, 0) == 0);
+}
+
+static uint32_t spec_bits(const char *spec, uint64_t len, const char *name, const char *dm, int *in_domain)
 {
 	uint32_t bits = 0;
 	for (const char *p = spec; p < spec + len; p += strlen(p) + 1) {
-		if (p[0] == '+' && fnmatch(p + 1, name, 0) == 0)
+		if (p[0] == '+' && glob_match(p + 1, name, dm))
 			bits |= 1u;
-		else if (p[0] == '-' && fnmatch(p + 1, name, 0) == 0)
+		else if (p[0] == '-' && glob_match(p + 1, name, dm))
 			bits |= 2u;
 		else if (p[0] == '=' && !strcmp(p + 1, name))
 			*in_domain = 1;
@@ -86,10 +99,14 @@ RT_HIDDEN void rt_filter_module(struct sonde_module *M)
 		return;
 	const char *spec = sess_ptr(S, S->filter_spec_off);
 	uint64_t slen = S->filter_spec_len;
-	int has_domain = 0;
-	for (const char *p = spec; p < spec + slen; p += strlen(p) + 1)
+	int has_domain = 0, has_globs = 0;
+	for (const char *p = spec; p < spec + slen; p += strlen(p) + 1) {
 		if (p[0] == '=')
 			has_domain = 1;
+		else
+			has_globs = 1;
+	}
+	demangle_fn demangle = has_globs ? (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle") : NULL;
 
 	uint32_t nf = M->nfuncs;
 	size_t bm_len = (nf + 1 + 3) / 4;
@@ -163,15 +180,25 @@ RT_HIDDEN void rt_filter_module(struct sonde_module *M)
 					else
 						hi = mid;
 				}
+				char *dm = NULL;
+				if (demangle && lo < nf && an[lo].addr == sym[k].st_value && name[0] == '_' && name[1] == 'Z') {
+					int status = -1;
+					dm = demangle(name, NULL, NULL, &status);
+					if (status != 0) {
+						free(dm);
+						dm = NULL;
+					}
+				}
 				for (; lo < nf && an[lo].addr == sym[k].st_value; lo++) {
 					int in_dom = 0;
-					uint32_t b = spec_bits(spec, slen, name, &in_dom);
+					uint32_t b = spec_bits(spec, slen, name, dm, &in_dom);
 					uint32_t n = an[lo].num;
 					bm[n >> 2] |= (uint8_t)(b << ((n & 3) * 2));
 					if (in_dom)
 						dom[n] = 1;
 					matched_any = 1;
 				}
+				free(dm);
 			}
 		}
 	}

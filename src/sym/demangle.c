@@ -51,3 +51,55 @@ char *sym_demangle(const char *name)
 	free(d);
 	return r;
 }
+
+static int ident_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$';
+}
+
+/* After "operator" at i: the end of the operator's own spelling ("()",
+ * "[]", "<<=", " new[]", " bool", "\"\" _x"), i.e. where its parameters may start. */
+static size_t skip_operator(const char *s, size_t i)
+{
+	if (s[i] == '(' && s[i + 1] == ')')
+		return i + 2;
+	if (s[i] == '[' && s[i + 1] == ']')
+		return i + 2;
+	if (s[i] == ' ' || s[i] == '"' || ident_char(s[i])) {
+		/* new, delete[], conversion operators (a type, maybe a template) */
+		int angle = 0;
+		while (s[i] && (angle || s[i] != '(')) {
+			if (s[i] == '<')
+				angle++;
+			else if (s[i] == '>' && angle)
+				angle--;
+			i++;
+		}
+		return i;
+	}
+	while (s[i] && strchr("<>=!+-*/%^&|~,", s[i]))
+		i++;
+	return i;
+}
+
+const char *sym_param_list(const char *name)
+{
+	const char *last = NULL;
+	int depth = 0; /* () <> [] {} together: only depth 0 counts */
+	for (size_t i = 0; name[i];) {
+		char c = name[i];
+		if (!strncmp(name + i, "operator", 8) && (i == 0 || !ident_char(name[i - 1])) &&
+		    !ident_char(name[i + 8])) {
+			i = skip_operator(name, i + 8);
+			continue;
+		}
+		if (c == '(' && depth == 0)
+			last = name + i;
+		if (c == '(' || c == '<' || c == '[' || c == '{')
+			depth++;
+		else if ((c == ')' || c == '>' || c == ']' || c == '}') && depth > 0)
+			depth--;
+		i++;
+	}
+	return last;
+}

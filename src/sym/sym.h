@@ -54,5 +54,10 @@ int sym_data_name(struct sym_module *m, uint64_t vaddr, char *buf, size_t len);
 
 /* Demangle a C++ name; returns a malloc'd string or NULL when not mangled. */
 char *sym_demangle(const char *name);
+/* The '(' that opens the parameter list of a demangled name ("ns::f(int)",
+ * "S::operator()(int) const", "(anonymous namespace)::g<void (*)(int)>(int)"),
+ * or NULL when it has none (a C name).  Operator spellings and template
+ * arguments are skipped. */
+const char *sym_param_list(const char *name);
 
 #endif

@@ -17,8 +17,24 @@ for mode in aggregates events; do
 	rc=$?
 	check "$mode: no deadlock, no crash (exit $rc)" test $rc -eq 0
 	check "$mode: program output unchanged" test "$out" = "$plain"
-	"$SONDE" locks -i rec.$mode --format=json >locks.$mode.json 2>locks.$mode.err ||
-		{ notok "$mode: sonde locks" "$(cat locks.$mode.err)"; continue; }
+	"$SONDE" locks -i rec.$mode --per-lock --format=json >locks.$mode.json 2>locks.$mode.err ||
+		{ notok "$mode: sonde locks --per-lock" "$(cat locks.$mode.err)"; continue; }
+	"$SONDE" locks -i rec.$mode --format=json >grouped.$mode.json 2>grouped.$mode.err ||
+		{ notok "$mode: sonde locks" "$(cat grouped.$mode.err)"; continue; }
+	# By default the locks made at one site are one row (as mutrace groups them).
+	python3 - "$mode" grouped.$mode.json <<'PY' || notok "$mode: grouped JSON checks" "python failed"
+import json, sys
+mode, d = sys.argv[1], json.load(open(sys.argv[2]))
+def say(ok, name, why=""):
+    print(("ok - " if ok else "not ok - ") + f"{mode}: {name}" + ("" if ok else f": {why}"))
+def group(prefix): return [(l["locks"], l["acquisitions"], l["releases"]) for l in d["locks"] if l["name"].startswith(prefix)]
+say(group("make_lock (lock_edge.c:") == [(3, 60, 60)], "grouped: the 3 mutexes of make_lock are one row, 10+20+30 acquisitions",
+    str(group("make_lock")))
+say(group("make_sem (lock_edge.c:") == [(2, 12, 12)], "grouped: the 2 semaphores of make_sem are one row, 4+8 waits",
+    str(group("make_sem")))
+say(all(l["locks"] == 1 for l in d["locks"] if l["named_by_symbol"]), "grouped: locks named by a symbol stay alone",
+    str([(l["name"], l["locks"]) for l in d["locks"] if l["named_by_symbol"]]))
+PY
 	python3 - "$mode" locks.$mode.json prog.$mode.err <<'PY'
 import json, re, sys
 mode, d, err = sys.argv[1], json.load(open(sys.argv[2])), open(sys.argv[3]).read()

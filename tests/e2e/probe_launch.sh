@@ -48,10 +48,17 @@ check "assert probe failure count exact" probe 5 \
 	"assert p['failures']==$exp_fail and p['evaluated']==1000 and p['first_failures'], p"
 check "assert probe reports values" probe 5 "assert 'v=7' in p['first_failures'][0], p"
 
-# Human table
-"$SONDE" probe -e func:work -- ./loop 50 > table.out 2>&1
-check "table output lists the probe" grep -q "func:work" table.out
-check "table output has the call count" grep -q "calls 50" table.out
+# Human table.  The launched program shares sonde's stdout, a pipe here
+# (`prog | gzip`): the summary goes to stderr, the pipe carries the program's
+# bytes only.
+./loop 50 | cat > plain50.out
+"$SONDE" probe -e func:work -- ./loop 50 2> table.err | cat > table.out
+check "table through a pipe: program's stdout byte-identical" cmp -s plain50.out table.out
+check "table output lists the probe (stderr)" grep -q "func:work" table.err
+check "table output has the call count (stderr)" grep -q "calls 50" table.err
+"$SONDE" probe --format=json -e func:work -- ./loop 50 2> json.err | cat > json.out
+check "json through a pipe: program's stdout byte-identical" cmp -s plain50.out json.out
+check "json summary on stderr" jq_py json.err "assert d['probes'][0]['calls'] == 50, d"
 
 # Expressions nested beyond any sense: an error naming the bound, never a crash
 # (a recursive parser overflowed its stack on these, leaving the target with int3s).

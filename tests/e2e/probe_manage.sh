@@ -44,15 +44,17 @@ check "unknown function message" grep -q "no function named 'no_such_function'" 
 } | "$SONDE" probe --interactive --library lib.txt --format=json -o inter.json -- ./thr 1 3000 1000 > inter.out 2> inter.err
 rc=$?
 check "interactive: exits 0" test "$rc" -eq 0
-check "interactive: add replies with the id" grep -q "^added 1 func:work" inter.out
-check "interactive: second probe gets id 2" grep -q "^added 2 line:" inter.out
-check "interactive: list shows active probes" grep -qP "^1\tactive\tfunc:work" inter.out
-check "interactive: del" grep -qx "deleted 1" inter.out
-check "interactive: list after del" grep -qP "^1\tremoved\tfunc:work" inter.out
+# The launched program has stdout: sonde's replies go to stderr.
+check "interactive: replies on stderr, not in the program's stdout" sh -c '! grep -q "^added" inter.out'
+check "interactive: add replies with the id" grep -q "^added 1 func:work" inter.err
+check "interactive: second probe gets id 2" grep -q "^added 2 line:" inter.err
+check "interactive: list shows active probes" grep -qP "^1\tactive\tfunc:work" inter.err
+check "interactive: del" grep -qx "deleted 1" inter.err
+check "interactive: list after del" grep -qP "^1\tremoved\tfunc:work" inter.err
 check "interactive: probes counted while present" jq_py inter.json \
 	"p=d['probes']; assert p[0]['state']=='deleted' and p[0]['calls']>0 and p[1]['state']=='active' and p[1]['hits']>0, p"
 check "library: saved" grep -qx "worker = func:work" lib.txt
-check "library: lib list" grep -qx "worker = func:work" inter.out
+check "library: lib list" grep -qx "worker = func:work" inter.err
 # The detached program goes on and finishes normally.
 for _ in $(seq 100); do grep -q '^total' inter.out && break; sleep 0.1; done
 check "interactive: program finishes after detach" grep -qx "total $(python3 -c 'print(sum(3*i+1 for i in range(3000)))')" inter.out

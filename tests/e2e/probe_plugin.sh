@@ -57,7 +57,7 @@ check "report line in the table too (JSON with -o, fini on stderr)" grep -q "pro
 
 # Human table: the report line is the probe's details.
 "$SONDE" probe --plugin ./plug.so -e "plugin:work:$delta" -- ./loop 10 > table.out 2> table.err
-check "table shows the plugin's report" grep -q "plugin-report pre=10 post=10 .*sum_arg=45 sum_global=45" table.out
+check "table shows the plugin's report" grep -q "plugin-report pre=10 post=10 .*sum_arg=45 sum_global=45" table.err
 
 # Out-of-line instruction (RIP-relative, the g_count++ line) with a post-handler:
 # the second stop after the slot's instruction; the program still runs right.

@@ -68,3 +68,23 @@ if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 else
 	skip "a directory of another user is refused" "needs root and a user 'nobody'"
 fi
+
+# -o into a directory that does not exist: sonde does not create parents (a
+# typo is reported, not built); the message names the missing directory, exit
+# 2, and nothing is created.  Same for record, export, flamegraph and probe.
+missing_dir() {
+	local name=$1 want=$2; shift 2
+	"$@" >out.txt 2>err.txt
+	local rc=$?
+	if [ $rc -eq 2 ] && grep -q "^sonde: error: cannot \(create\|write\) .*(directory $want does not exist)" err.txt; then
+		ok "$name: missing directory named (exit 2)"
+	else
+		notok "$name: missing directory named" "exit $rc: $(head -c 300 err.txt)"
+	fi
+	check "$name: nothing created" test ! -e nodir
+}
+missing_dir "record -o nodir/sub/rec" nodir/sub "$SONDE" record -o nodir/sub/rec -- ./prog
+missing_dir "export -o nodir/x.folded" nodir "$SONDE" export -i rec --format=folded -o nodir/x.folded
+missing_dir "flamegraph -o nodir/f.svg" nodir "$SONDE" flamegraph -i rec -o nodir/f.svg
+missing_dir "probe -o nodir/p.json" nodir "$SONDE" probe -o nodir/p.json -e func:main -- ./prog
+check "probe -o into a missing directory: the program was not run" test ! -s out.txt

@@ -288,6 +288,34 @@ static void cxx_demangle(void)
 	CHECK(sym_demangle(NULL) == NULL);
 }
 
+/* Where a demangled name's parameter list starts (counted by hand). */
+static void param_lists(void)
+{
+	static const struct { const char *name; int at; } cases[] = {
+		{ "main", -1 },
+		{ "ns::f(int)", 5 },
+		{ "shapes::Adder::operator()(int) const", 25 },
+		{ "S::operator<(S const&) const", 12 },
+		{ "S::operator<<=(int)", 14 },
+		{ "S::operator->() const", 13 },
+		{ "S::operator[](unsigned long)", 13 },
+		{ "S::operator new(unsigned long)", 15 },
+		{ "S::operator bool() const", 16 },
+		{ "int pick<int, char>(int, char)", 19 },
+		{ "(anonymous namespace)::g(int)", 24 },
+		{ "void h<void (*)(int)>(void (*)(int))", 21 },
+		{ "main::{lambda(int)#1}::operator()(int) const", 33 },
+		{ "std::vector<int, std::allocator<int> >::push_back(int const&)", 49 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *p = sym_param_list(cases[i].name);
+		int at = p ? (int)(p - cases[i].name) : -1;
+		if (at != cases[i].at)
+			printf("  %s: %d, expected %d\n", cases[i].name, at, cases[i].at);
+		CHECK(at == cases[i].at);
+	}
+}
+
 static void data_names(void)
 {
 	struct sym_module *m = open_ok("prog");
@@ -624,6 +652,7 @@ int main(void)
 	setup();
 	RUN(c_lookup);
 	RUN(cxx_demangle);
+	RUN(param_lists);
 	RUN(data_names);
 	RUN(line_addrs);
 	RUN(pie_nopie_shared);

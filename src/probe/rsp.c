@@ -259,16 +259,12 @@ static int get_byte(struct rsp *r, int64_t deadline, uint8_t *c)
 
 long rsp_decode(const char *raw, size_t len, char *out, size_t cap, const char **why)
 {
+	/* As gdb reads a packet: runs are expanded on the bytes as sent (a run
+	 * after "}X" repeats X, still escaped), then escapes are undone. */
 	size_t o = 0;
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)raw[i];
-		if (c == '}') {
-			if (++i == len) {
-				*why = "escape '}' at the end of the packet";
-				return -1;
-			}
-			c = (unsigned char)raw[i] ^ 0x20;
-		} else if (c == '*') {
+		if (c == '*') {
 			if (o == 0) {
 				*why = "run-length '*' with no character to repeat";
 				return -1;
@@ -297,7 +293,30 @@ long rsp_decode(const char *raw, size_t len, char *out, size_t cap, const char *
 		}
 		out[o++] = (char)c;
 	}
-	return (long)o;
+	size_t w = 0;
+	for (size_t i = 0; i < o; i++) {
+		if (out[i] == '}') {
+			if (++i == o) {
+				*why = "escape '}' at the end of the packet";
+				return -1;
+			}
+			out[w++] = (char)(out[i] ^ 0x20);
+		} else {
+			out[w++] = out[i];
+		}
+	}
+	return (long)w;
+}
+
+int rsp_poll(struct rsp *r, int timeout_ms)
+{
+	if (r->in_pos < r->in_len)
+		return 1;
+	struct pollfd pf = { r->fd, POLLIN, 0 };
+	int pr = poll(&pf, 1, timeout_ms);
+	if (pr < 0 && errno != EINTR)
+		return fail(r, RSP_EIO, "poll failed (%s)", strerror(errno));
+	return pr > 0;
 }
 
 /* One framed packet (skipping stray acks, noise before '$' and '%'

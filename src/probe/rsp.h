@@ -60,12 +60,15 @@ int rsp_recv(struct rsp *r, int timeout_ms);
  * (console output is given to out_cb when not NULL). */
 int rsp_request(struct rsp *r, const char *cmd, void (*out_cb)(void *arg, const char *hex),
                 void *arg);
+/* 1 when a byte from the stub is waiting (or the connection has news:
+ * closed), 0 after timeout_ms without, or an error code. */
+int rsp_poll(struct rsp *r, int timeout_ms);
 /* The interrupt byte (Ctrl-C, 0x03): the stub stops the target and sends a
  * stop reply, received by the caller. */
 int rsp_interrupt(struct rsp *r);
 
-/* Decode the body of a packet (between '$' and '#'): escapes and run-length
- * encoding.  out has room for cap bytes.  Returns the length, or -1 with
+/* Decode the body of a packet (between '$' and '#'): run-length encoding
+ * (on the bytes as sent, as gdb does), then escapes.  out has room for cap bytes.  Returns the length, or -1 with
  * why set to a static message.  Exposed for the unit test. */
 long rsp_decode(const char *raw, size_t len, char *out, size_t cap, const char **why);
 /* Hex helpers shared by the client. */

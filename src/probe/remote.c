@@ -219,7 +219,7 @@ int remote_open(struct remote *c, const char *target, int timeout_ms, int elf_ma
 	c->big_endian = big_endian;
 	if (rsp_open(&c->r, target, timeout_ms))
 		return cfail(c, "%s", c->r.err);
-	if (request(c, "qSupported:swbreak+;hwbreak+;vContSupported+"))
+	if (request(c, "qSupported:swbreak+;hwbreak+;vContSupported+;xmlRegisters=i386"))
 		return -1;
 	const char *s = c->r.pkt;
 	int noack = strstr(s, "QStartNoAckMode+") != NULL;
@@ -235,6 +235,10 @@ int remote_open(struct remote *c, const char *target, int timeout_ms, int elf_ma
 		return -1;
 	c->has_vcont = !strncmp(c->r.pkt, "vCont", 5) && strstr(c->r.pkt, ";c") && strstr(c->r.pkt, ";s");
 	c->has_z0 = 1;  /* until the stub says otherwise */
+	/* gdbserver describes the registers of the selected thread's process:
+	 * select one (any) before asking for them. */
+	if (request(c, "Hg0"))
+		return -1;
 	if (c->has_features) {
 		size_t n;
 		char *xml = xfer_read(c, "features", "target.xml", &n);

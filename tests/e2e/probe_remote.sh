@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# probe_remote.sh — sonde probe --target over the GDB remote protocol, against
+# real stubs started here: qemu-aarch64 -g and qemu-mips -g (cross-built
+# programs), gdbserver over TCP and over a serial line (a socat pty pair).
+# The program (tests/progs/remote_counts.c, gcc -g -O1) prints its own counts:
+# func, line and var probes (a register parameter, a global in memory) must
+# find exactly those, and the program's output must be unchanged.  Then:
+# --duration detaches and the program runs on to the same output; refused
+# kinds leave the program untouched; a silent stub and a garbage stub give a
+# clear error and exit 2 within the timeout.  A missing toolchain or stub is a skip.
+source "$ROOT/tests/lib.sh"
+
+src="$PROGS/remote_counts.c"
+L=$(grep -n "/\* MARK_LINE \*/" "$src" | head -1 | cut -d: -f1)
+N=200
+stubs=()
+cleanup() { for p in "${stubs[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
+trap cleanup EXIT
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+# Wait until something listens on port $1 (without connecting: the stubs take one connection).
+wait_listen() {
+	python3 - "$1" <<'EOF'
+import sys, time
+port = int(sys.argv[1])
+for _ in range(200):
+    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            for line in open(f).readlines()[1:]:
+                a = line.split()
+                if a[3] == "0A" and int(a[1].split(":")[1], 16) == port:
+                    sys.exit(0)
+        except OSError:
+            pass
+    time.sleep(0.05)
+sys.exit(1)
+EOF
+}
+
+# The program's own counts, from its output line: "step_calls A sum_x B ...".
+counts() { python3 -c 'import sys; w=open(sys.argv[1]).read().split(); print(" ".join(w[i+1] for i in range(0,len(w),2)))' "$1"; }
+
+# check_counts NAME OUT.JSON PLAIN.OUT: the probes' numbers against the program's.
+check_counts() {
+	local name=$1 json=$2
+	read -r calls sum_x runs sum_v sum_before total < <(counts "$3")
+	probe() { jq_py "$json" "p=[p for p in d['probes'] if p['id']==$1][0]; $2"; }
+	check "$name: func:step counts $calls calls and returns" probe 1 \
+		"assert (p['calls'],p['returns'],p['hits'])==($calls,$calls,$calls), p"
+	check "$name: func:step names the caller" probe 1 "assert p['callers'][0]=={'name':'main','calls':$calls}, p"
+	check "$name: func:account counts $runs calls and returns" probe 2 \
+		"assert (p['calls'],p['returns'])==($runs,$runs), p"
+	check "$name: line probe counts $runs runs" probe 3 "assert p['hits']==$runs, p"
+	check "$name: var v (register) sums to $sum_v" probe 4 "assert (p['count'],p['sum'],p['unavailable'])==($runs,$sum_v,0), p"
+	check "$name: var g_total (memory) sums to $sum_before" probe 5 \
+		"assert (p['count'],p['sum'],p['unavailable'])==($runs,$sum_before,0) and p['max'] < $total, p"
+	check "$name: var x at step's entry sums to $sum_x" probe 6 "assert (p['count'],p['sum'])==($calls,$sum_x), p"
+	check "$name: target exited 0" jq_py "$json" "assert d['target']['exit_status']==0, d['target']"
+}
+
+SPECS=(-e func:step -e func:account -e "line:remote_counts.c:$L" -e "var:remote_counts.c:$L:v"
+       -e "var:remote_counts.c:$L:g_total" -e "var:step:x")
+
+# run_qemu NAME QEMU SYSROOT CC
+run_qemu() {
+	local name=$1 qemu=$2 sysroot=$3 cc=$4
+	if ! command -v "$qemu" >/dev/null || ! command -v "$cc" >/dev/null || [ ! -d "$sysroot" ]; then
+		skip "$name: remote probes" "$qemu or $cc or $sysroot missing (apt-get install qemu-user gcc-... libc6-dev-...-cross)"
+		return
+	fi
+	"$cc" -g -O1 -I"$PROGS" -o "prog.$name" "$src" || { notok "$name: build" "$cc failed"; return; }
+	"$qemu" -L "$sysroot" "./prog.$name" $N > "plain.$name" || { notok "$name: plain run" "failed"; return; }
+	local port; port=$(free_port)
+	"$qemu" -g "$port" -L "$sysroot" "./prog.$name" $N > "stub.$name" 2>&1 &
+	local qpid=$!; stubs+=("$qpid")
+	wait_listen "$port" || { notok "$name: stub listens" "$qemu -g $port"; return; }
+	timeout 120 "$SONDE" probe --target "tcp:127.0.0.1:$port" --exe "prog.$name" "${SPECS[@]}" \
+		--format=json -o "out.$name.json" 2> "err.$name"
+	local rc=$?
+	wait "$qpid"
+	check "$name: sonde exits 0" test "$rc" -eq 0
+	[ "$rc" -eq 0 ] || { cat "err.$name"; return; }
+	check "$name: program output unchanged" cmp -s "plain.$name" "stub.$name"
+	check_counts "$name" "out.$name.json" "plain.$name"
+}
+
+run_qemu aarch64 qemu-aarch64 /usr/aarch64-linux-gnu aarch64-linux-gnu-gcc
+run_qemu mips qemu-mips /usr/mips-linux-gnu mips-linux-gnu-gcc
+
+# --- gdbserver, x86-64 ----------------------------------------------------------
+if ! command -v gdbserver >/dev/null; then
+	skip "gdbserver: remote probes" "gdbserver missing (apt-get install gdbserver)"
+else
+	gcc -g -O1 -I"$PROGS" -o prog.x86 "$src" && ./prog.x86 $N > plain.x86
+	port=$(free_port)
+	gdbserver --once "127.0.0.1:$port" ./prog.x86 $N > stub.x86 2> gdbserver.err &
+	gpid=$!; stubs+=("$gpid")
+	if wait_listen "$port"; then
+		timeout 120 "$SONDE" probe --target "tcp:127.0.0.1:$port" --exe prog.x86 "${SPECS[@]}" \
+			--format=json -o out.x86.json 2> err.x86
+		rc=$?
+		wait "$gpid"
+		check "gdbserver: sonde exits 0" test "$rc" -eq 0
+		[ "$rc" -eq 0 ] && check "gdbserver: program output unchanged" cmp -s plain.x86 stub.x86
+		[ "$rc" -eq 0 ] && check_counts gdbserver out.x86.json plain.x86
+		[ "$rc" -eq 0 ] || cat err.x86
+	else
+		notok "gdbserver listens" "$(cat gdbserver.err)"
+	fi
+
+	# --- serial: a pty pair, gdbserver on one end, sonde on the other -------------
+	if ! command -v socat >/dev/null; then
+		skip "serial: remote probes" "socat missing (apt-get install socat)"
+	else
+		socat -d -d pty,raw,echo=0 pty,raw,echo=0 2> socat.err &
+		stubs+=("$!")
+		for _ in $(seq 100); do [ "$(grep -c 'PTY is' socat.err)" -ge 2 ] && break; sleep 0.05; done
+		mapfile -t ptys < <(sed -n 's/.*PTY is //p' socat.err)
+		if [ "${#ptys[@]}" -ne 2 ]; then
+			notok "serial: socat pty pair" "$(head -c 300 socat.err)"
+		else
+			gdbserver "${ptys[0]}" ./prog.x86 $N > stub.serial 2> gdbserver.serial.err &
+			gpid=$!; stubs+=("$gpid")
+			sleep 0.3
+			timeout 120 "$SONDE" probe --target "serial:${ptys[1]},115200" --exe prog.x86 "${SPECS[@]}" \
+				--format=json -o out.serial.json 2> err.serial
+			rc=$?
+			# A pty sends no end of file when sonde closes its side: gdbserver,
+			# its program done, waits for another command.
+			timeout 10 tail --pid="$gpid" -f /dev/null
+			kill "$gpid" 2>/dev/null
+			check "serial: sonde exits 0" test "$rc" -eq 0
+			[ "$rc" -eq 0 ] && check "serial: program output unchanged" cmp -s plain.x86 stub.serial
+			[ "$rc" -eq 0 ] && check_counts serial out.serial.json plain.x86
+			[ "$rc" -eq 0 ] || cat err.serial
+		fi
+	fi
+fi
+
+# --- --duration: breakpoints removed, detached, the program runs on ------------------
+if command -v qemu-aarch64 >/dev/null && [ -x prog.aarch64 ]; then
+	BIG=3000000
+	qemu-aarch64 -L /usr/aarch64-linux-gnu ./prog.aarch64 $BIG > plain.big
+	port=$(free_port)
+	qemu-aarch64 -g "$port" -L /usr/aarch64-linux-gnu ./prog.aarch64 $BIG > stub.big 2>&1 &
+	qpid=$!; stubs+=("$qpid")
+	wait_listen "$port"
+	timeout 60 "$SONDE" probe --target "tcp:127.0.0.1:$port" --exe prog.aarch64 -e func:step \
+		--duration 1 --format=json -o out.big.json 2> err.big
+	rc=$?
+	timeout 60 tail --pid="$qpid" -f /dev/null
+	check "duration: sonde exits 0" test "$rc" -eq 0
+	check "duration: target detached while running" jq_py out.big.json \
+		"assert d['target']['state'].startswith('detached') and 0 < d['probes'][0]['calls'] < $BIG, d"
+	check "duration: program runs on to the same output" cmp -s plain.big stub.big
+
+	# A kind that needs the local engine: refused, the program untouched.
+	port=$(free_port)
+	qemu-aarch64 -g "$port" -L /usr/aarch64-linux-gnu ./prog.aarch64 $N > stub.refused 2>&1 &
+	qpid=$!; stubs+=("$qpid")
+	wait_listen "$port"
+	timeout 60 "$SONDE" probe --target "tcp:127.0.0.1:$port" --exe prog.aarch64 -e func:step -e sys:100ms \
+		> /dev/null 2> err.refused
+	rc=$?
+	timeout 60 tail --pid="$qpid" -f /dev/null
+	check "sys probe refused remotely (exit 2, clear message)" \
+		bash -c "[ $rc -eq 2 ] && grep -q '^sonde: error: .*sys probes are not available on remote targets' err.refused"
+	check "refused: the program ran on unchanged" cmp -s plain.aarch64 stub.refused
+fi
+
+# --- stubs that do not speak the protocol -----------------------------------------------
+bad_stub() {  # MODE PORTFILE: silent (accepts, says nothing) or garbage
+	python3 - "$1" "$2" <<'EOF' &
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 0)); s.listen(1)
+open(sys.argv[2], "w").write(str(s.getsockname()[1]))
+c, _ = s.accept()
+end = time.time() + 30
+try:
+    while time.time() < end:
+        if sys.argv[1] == "garbage":
+            c.send(b"\x00garbage$\xff#zz+-" * 64)
+        time.sleep(0.01)
+except OSError:
+    pass
+EOF
+	stubs+=("$!")
+}
+for mode in silent garbage; do
+	bad_stub $mode port.$mode
+	for _ in $(seq 100); do [ -s port.$mode ] && break; sleep 0.05; done
+	start=$(date +%s)
+	timeout 30 "$SONDE" probe --target "tcp:127.0.0.1:$(cat port.$mode)" --exe "$BUILD/bin/sonde" \
+		--timeout 1 -e func:main > /dev/null 2> err.$mode
+	rc=$?
+	took=$(( $(date +%s) - start ))
+	if [ "$rc" -eq 2 ] && [ "$took" -le 10 ] && grep -q "^sonde: error: tcp:127.0.0.1:" err.$mode; then
+		ok "$mode stub: clear error, exit 2, in ${took}s ($(head -c 160 err.$mode))"
+	else
+		notok "$mode stub: clear error, exit 2, within the timeout" "exit $rc after ${took}s: $(head -c 300 err.$mode)"
+	fi
+done
+
+"$SONDE" probe --target tcp:127.0.0.1:1 -e func:main > /dev/null 2> err.noexe
+check "--target without --exe: usage error" bash -c "[ $? -eq 1 ] && grep -q -- '--exe' err.noexe"
+"$SONDE" probe --target tcp:127.0.0.1:1 --exe "$BUILD/bin/sonde" -e func:main > /dev/null 2> err.refused_conn
+check "connection refused: exit 2 with the reason" bash -c "[ $? -eq 2 ] && grep -q 'cannot connect' err.refused_conn"

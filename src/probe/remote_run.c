@@ -448,6 +448,13 @@ static int run_loop(struct rsess *s, uint64_t deadline, char *err, size_t n)
 			snprintf(err, n, "%s", s->c.err);
 			return -1;
 		}
+		/* The target may have stopped on its own just before our interrupt
+		 * arrived: a second stop reply may follow; take it now, not as the
+		 * reply to the next command. */
+		struct remote_stop extra;
+		while (interrupted && st.kind == REMOTE_STOPPED && remote_wait(&s->c, 200, &extra) == 0)
+			if (extra.kind != REMOTE_STOPPED)
+				st = extra;
 		for (;;) {
 			if (st.kind != REMOTE_STOPPED) {
 				set_gone(e, &st);

@@ -238,7 +238,7 @@ static int get_byte(struct rsp *r, int64_t deadline, uint8_t *c)
 		struct pollfd pf = { r->fd, POLLIN, 0 };
 		int pr = poll(&pf, 1, left);
 		if (pr < 0 && errno == EINTR)
-			return fail(r, RSP_EIO, "interrupted");
+			continue; /* a signal (Ctrl-C) is the caller's business, the reply is still due */
 		if (pr < 0)
 			return fail(r, RSP_EIO, "poll failed (%s)", strerror(errno));
 		if (pr == 0)

@@ -155,6 +155,16 @@ static int remove_all(struct rsess *s)
 	return rc;
 }
 
+/* The table, when the target is gone (nothing to remove from it). */
+static void free_sites(struct rsess *s)
+{
+	for (int i = 0; i < s->nsites; i++)
+		free(s->sites[i].u);
+	free(s->sites);
+	s->sites = NULL;
+	s->nsites = 0;
+}
+
 /* --- locations --------------------------------------------------------- */
 
 struct find_ctx { struct sym_info fn; int n; };
@@ -562,15 +572,13 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 			e->detached = 1;
 		}
 	}
-	free(sess.sites);
-	sess.sites = NULL;
+	free_sites(&sess);
 	remote_close(&sess.c);
 	return rc;
 fail:
 	if (!remove_all(&sess))
 		remote_detach(&sess.c);
-	free(sess.sites);
-	sess.sites = NULL;
+	free_sites(&sess);
 	remote_close(&sess.c);
 	return -1;
 }

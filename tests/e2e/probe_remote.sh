@@ -60,6 +60,9 @@ checks = [
     (f"var g_total (memory) sums to {c['sum_total_before']}",
      (p[5]["count"], p[5]["sum"], p[5]["unavailable"]) == (runs, c["sum_total_before"], 0) and p[5]["max"] < c["g_total"], p[5]),
     (f"var x at step's entry sums to {c['sum_x']}", (p[6]["count"], p[6]["sum"]) == (calls, c["sum_x"]), p[6]),
+    # v = step(i) = 3i+1 for the odd i: the failures by arithmetic.
+    (f"assert v % 7 != 0 fails exactly as often as 3i+1 (i odd) is a multiple of 7",
+     (p[7]["evaluated"], p[7]["failures"]) == (runs, sum(1 for i in range(1, 2 * runs, 2) if (3 * i + 1) % 7 == 0)), p[7]),
     ("target exited 0", d["target"].get("exit_status") == 0, d["target"]),
 ]
 for what, good, detail in checks:
@@ -68,7 +71,7 @@ EOF2
 }
 
 SPECS=(-e func:step -e func:account -e "line:remote_counts.c:$L" -e "var:remote_counts.c:$L:v"
-       -e "var:remote_counts.c:$L:g_total" -e "var:step:x")
+       -e "var:remote_counts.c:$L:g_total" -e "var:step:x" -e "assert:remote_counts.c:$L:v % 7 != 0")
 
 # run_qemu NAME QEMU SYSROOT CC
 run_qemu() {

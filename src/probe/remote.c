@@ -173,14 +173,13 @@ static int parse_stop(struct remote *c, const char *p, struct remote_stop *st)
 /* After a stop: forget the cached registers, keep the expedited ones. */
 static void took_stop(struct remote *c, const struct remote_stop *st)
 {
-	c->regs_valid = 0;
+	c->valid = 0;
 	if (st->thread)
 		c->thread = st->thread;
-	if (c->arch && st->kind == REMOTE_STOPPED && (st->have & (1ull << c->arch->pc)) &&
-	    (st->have & (1ull << c->arch->sp)) && (c->arch->ra < 0 || (st->have & (1ull << c->arch->ra)))) {
-		/* Enough to handle a hit without `g`: keep these, fetch the rest on demand. */
+	if (c->arch && st->kind == REMOTE_STOPPED) {
+		uint64_t core = c->arch->ncore >= 64 ? ~0ull : (1ull << c->arch->ncore) - 1;
 		memcpy(c->reg, st->reg, sizeof c->reg);
-		c->regs_valid = 2;
+		c->valid = st->have & core;
 	}
 }
 
@@ -234,7 +233,7 @@ int remote_open(struct remote *c, const char *target, int timeout_ms, int elf_ma
 	if (request(c, "vCont?"))
 		return -1;
 	c->has_vcont = !strncmp(c->r.pkt, "vCont", 5) && strstr(c->r.pkt, ";c") && strstr(c->r.pkt, ";s");
-	c->has_z0 = 1;  /* until the stub says otherwise */
+	c->has_z0 = c->has_p = 1;  /* until the stub says otherwise */
 	/* gdbserver describes the registers of the selected thread's process:
 	 * select one (any) before asking for them. */
 	if (request(c, "Hg0"))
@@ -329,7 +328,25 @@ static int read_all_regs(struct remote *c)
 	for (int i = 0; i < c->arch->ncore; i++)
 		if (get_val(c, p + 2 * w * (size_t)i, w, &c->reg[i]))
 			c->reg[i] = 0; /* "xx": unavailable */
-	c->regs_valid = 1;
+	c->valid = c->arch->ncore >= 64 ? ~0ull : (1ull << c->arch->ncore) - 1;
+	return 0;
+}
+
+/* One register with `p`: 0, -1 error, 1 the stub has no `p`. */
+static int read_one_reg(struct remote *c, int regno)
+{
+	char cmd[16];
+	snprintf(cmd, sizeof cmd, "p%x", regno);
+	if (request(c, cmd))
+		return -1;
+	if (!c->r.pkt_len) {
+		c->has_p = 0;
+		return 1;
+	}
+	if (c->r.pkt[0] == 'E' || c->r.pkt_len < 2 * (size_t)c->arch->ptr_size ||
+	    get_val(c, c->r.pkt, (size_t)c->arch->ptr_size, &c->reg[regno]))
+		return cfail(c, "reading register %d failed ('%.10s')", regno, c->r.pkt);
+	c->valid |= 1ull << regno;
 	return 0;
 }
 
@@ -337,10 +354,15 @@ int remote_reg(struct remote *c, int regno, uint64_t *val)
 {
 	if (regno < 0 || regno >= c->arch->ncore)
 		return cfail(c, "register %d is not a core register", regno);
-	if (c->regs_valid == 2 && regno != c->arch->pc && regno != c->arch->sp && regno != c->arch->ra)
-		c->regs_valid = 0;
-	if (!c->regs_valid && read_all_regs(c))
-		return -1;
+	if (!(c->valid & (1ull << regno))) {
+		/* The hot ones alone (a hit needs only these); a variable's
+		 * location may need several others: all at once. */
+		int rc = 1;
+		if (c->has_p && (regno == c->arch->pc || regno == c->arch->sp || regno == c->arch->ra))
+			rc = read_one_reg(c, regno);
+		if (rc < 0 || (rc == 1 && read_all_regs(c)))
+			return -1;
+	}
 	*val = c->reg[regno];
 	return 0;
 }
@@ -354,8 +376,10 @@ int remote_set_reg(struct remote *c, int regno, uint64_t val)
 		return -1;
 	if (strcmp(c->r.pkt, "OK"))
 		return cfail(c, "writing register %d failed (%.10s)", regno, c->r.pkt);
-	if (regno < REMOTE_MAX_REGS)
+	if (regno < REMOTE_MAX_REGS) {
 		c->reg[regno] = val;
+		c->valid |= 1ull << regno;
+	}
 	return 0;
 }
 
@@ -401,7 +425,7 @@ int remote_cont(struct remote *c, int sig)
 		snprintf(cmd, sizeof cmd, sig ? "vCont;C%02x" : "vCont;c", sig);
 	else
 		snprintf(cmd, sizeof cmd, sig ? "C%02x" : "c", sig);
-	c->regs_valid = 0;
+	c->valid = 0;
 	if (rsp_send_str(&c->r, cmd))
 		return rfail(c, "resuming the target");
 	return 0;
@@ -414,10 +438,66 @@ int remote_step(struct remote *c, struct remote_stop *st)
 		snprintf(cmd, sizeof cmd, "vCont;s:%lx", c->thread);
 	else
 		snprintf(cmd, sizeof cmd, c->has_vcont ? "vCont;s" : "s");
-	c->regs_valid = 0;
+	c->valid = 0;
 	if (rsp_send_str(&c->r, cmd))
 		return rfail(c, "single-stepping the target");
 	return remote_wait(c, -1, st);
+}
+
+/* Pipelining: in no-ack mode a stub reads packets in order and answers each
+ * in order, so a command whose reply is "OK" and a resume can go together,
+ * and the "OK" is read before the resume's stop reply.  With acks, the '+'
+ * of the second packet could come after the first reply: one at a time. */
+static int can_pipeline(struct remote *c, int written)
+{
+	return c->r.noack && !written && c->has_z0;
+}
+
+static int expect_ok(struct remote *c, const char *what, uint64_t addr)
+{
+	int rc = rsp_recv(&c->r, 0);
+	if (rc)
+		return rfail(c, what);
+	if (strcmp(c->r.pkt, "OK"))
+		return cfail(c, "%s at 0x%llx failed ('%.10s')", what, (unsigned long long)addr, c->r.pkt);
+	return 0;
+}
+
+int remote_step_over(struct remote *c, uint64_t addr, const uint8_t saved[RARCH_MAX_BP], int written,
+                     struct remote_stop *st)
+{
+	if (!can_pipeline(c, written)) {
+		if (remote_remove_bp(c, addr, saved, written))
+			return -1;
+		return remote_step(c, st);
+	}
+	char cmd[64];
+	snprintf(cmd, sizeof cmd, "z0,%llx,%x", (unsigned long long)addr, c->arch->bp_len);
+	if (rsp_send_str(&c->r, cmd))
+		return rfail(c, "removing a breakpoint");
+	if (c->thread)
+		snprintf(cmd, sizeof cmd, "vCont;s:%lx", c->thread);
+	else
+		snprintf(cmd, sizeof cmd, c->has_vcont ? "vCont;s" : "s");
+	c->valid = 0;
+	if (rsp_send_str(&c->r, cmd))
+		return rfail(c, "single-stepping the target");
+	if (expect_ok(c, "removing the breakpoint", addr))
+		return -1;
+	return remote_wait(c, -1, st);
+}
+
+int remote_insert_cont(struct remote *c, uint64_t addr, uint8_t saved[RARCH_MAX_BP], int *written, int sig)
+{
+	if (!can_pipeline(c, *written))
+		return remote_insert_bp(c, addr, saved, written) ? -1 : remote_cont(c, sig);
+	char cmd[64];
+	snprintf(cmd, sizeof cmd, "Z0,%llx,%x", (unsigned long long)addr, c->arch->bp_len);
+	if (rsp_send_str(&c->r, cmd))
+		return rfail(c, "putting back a breakpoint");
+	if (remote_cont(c, sig))
+		return -1;
+	return expect_ok(c, "putting back the breakpoint", addr);
 }
 
 int remote_interrupt(struct remote *c)

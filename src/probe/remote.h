@@ -42,9 +42,11 @@ struct remote {
 	int big_endian;
 	int has_vcont, has_z0, has_auxv, has_features;
 	long thread;        /* the thread of the last stop */
-	/* Core registers of the last stop, read on first use (`g`). */
+	/* Core registers of the last stop: expedited in the stop reply, or read
+	 * on first use (`p` for the pc, sp and return address, `g` for the rest). */
 	uint64_t reg[REMOTE_MAX_REGS];
-	int regs_valid;
+	uint64_t valid;     /* bit n: reg[n] holds the value */
+	int has_p;
 	char xml_arch[64];  /* <architecture> of target.xml, or "" */
 	void (*console)(void *arg, const char *text, size_t len); /* `O` packets; may be NULL */
 	void *console_arg;
@@ -71,6 +73,15 @@ int remote_remove_bp(struct remote *c, uint64_t addr, const uint8_t saved[RARCH_
 
 /* Resume (continue, sig = 0 or a signal to deliver) without waiting. */
 int remote_cont(struct remote *c, int sig);
+/* The same, after putting back a breakpoint that remote_step_over lifted
+ * (the two packets sent together in no-ack mode: one round trip). */
+int remote_insert_cont(struct remote *c, uint64_t addr, uint8_t saved[RARCH_MAX_BP], int *written, int sig);
+/* Lift the breakpoint at addr and single-step the thread of the last stop
+ * over the instruction there (together in no-ack mode); *st is the step's
+ * stop.  The caller puts the breakpoint back (remote_insert_bp or
+ * remote_insert_cont). */
+int remote_step_over(struct remote *c, uint64_t addr, const uint8_t saved[RARCH_MAX_BP], int written,
+                     struct remote_stop *st);
 /* Single-step the thread of the last stop and wait for its stop. */
 int remote_step(struct remote *c, struct remote_stop *st);
 /* Wait up to timeout_ms (-1: the packet layer's timeout) for a stop reply.

@@ -125,7 +125,9 @@ int rs_site_add(struct rsess *s, struct probe *p, uint64_t addr, int role, char 
 
 static int site_remove(struct rsess *s, struct rsite *t)
 {
-	int rc = remote_remove_bp(&s->c, t->addr, t->saved, t->written);
+	int rc = t->lifted ? 0 : remote_remove_bp(&s->c, t->addr, t->saved, t->written);
+	if (t->lifted)
+		s->has_lifted = 0;
 	free(t->u);
 	*t = s->sites[--s->nsites];
 	return rc;
@@ -390,28 +392,40 @@ static void dispatch(struct rsess *s, uint64_t pc)
 		free(uv);
 }
 
+/* Put back the breakpoint lifted by the last step over, now (before
+ * another step), or together with the resume (resume).  */
+static int put_back(struct rsess *s, int resume, int sig)
+{
+	if (!s->has_lifted)
+		return resume ? remote_cont(&s->c, sig) : 0;
+	struct rsite *t = site_at(s, s->lifted_addr);
+	s->has_lifted = 0;
+	t->lifted = 0;
+	if (resume)
+		return remote_insert_cont(&s->c, t->addr, t->saved, &t->written, sig);
+	return remote_insert_bp(&s->c, t->addr, t->saved, &t->written);
+}
+
 /* A hit at pc (the thread stopped on our breakpoint): run the probes, step
  * over the displaced instruction, and again while the step lands on one of
- * our breakpoints.  0 when the target may be resumed; 1 with *st filled
+ * our breakpoints.  The last breakpoint stepped over goes back with the next
+ * resume (put_back).  0 when the target may be resumed; 1 with *st filled
  * when the step ended otherwise (exit, a signal); -1 error. */
 static int handle_hit(struct rsess *s, uint64_t pc, struct remote_stop *st)
 {
 	for (;;) {
 		dispatch(s, pc);
+		if (put_back(s, 0, 0))
+			return -1;
 		struct rsite *t = site_at(s, pc);
 		if (!t)
 			return 0;  /* the handlers removed it: nothing in the way */
-		uint8_t saved[RARCH_MAX_BP];
-		int written = t->written;
-		memcpy(saved, t->saved, sizeof saved);
-		if (remote_remove_bp(&s->c, pc, saved, written))
+		if (remote_step_over(&s->c, pc, t->saved, t->written, st))
 			return -1;
-		int rc = remote_step(&s->c, st);
-		if (rc == 0 && st->kind != REMOTE_STOPPED)
-			return 1;
-		if (rc || remote_insert_bp(&s->c, pc, t->saved, &t->written))
-			return -1;
-		if (st->code != GDB_SIGTRAP)
+		t->lifted = 1;
+		s->has_lifted = 1;
+		s->lifted_addr = pc;
+		if (st->kind != REMOTE_STOPPED || st->code != GDB_SIGTRAP)
 			return 1;
 		uint64_t npc;
 		if (remote_reg(&s->c, s->c.arch->pc, &npc))
@@ -438,7 +452,7 @@ static int run_loop(struct rsess *s, uint64_t deadline, char *err, size_t n)
 	struct engine *e = s->e;
 	int sig = 0;
 	for (;;) {
-		if (remote_cont(&s->c, sig)) {
+		if (put_back(s, 1, sig)) {
 			snprintf(err, n, "%s", s->c.err);
 			return -1;
 		}

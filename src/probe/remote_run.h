@@ -35,6 +35,7 @@ struct rsite {
 	uint64_t addr;
 	uint8_t saved[RARCH_MAX_BP];
 	int written;            /* written with M (no Z0) */
+	int lifted;             /* out of the target while a thread steps over it */
 	struct { struct probe *p; int role; } *u;
 	int nu;
 };
@@ -48,6 +49,8 @@ struct rsess {
 	uint64_t bias;
 	struct rsite *sites;
 	int nsites;
+	int has_lifted;         /* lifted_addr's breakpoint goes back with the next resume */
+	uint64_t lifted_addr;
 };
 
 /* A remote probe kind: the output half is its kind_ops (name, json, table,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # probe_remote.sh — sonde probe --target over the GDB remote protocol, against
 # real stubs started here: qemu-aarch64 -g and qemu-mips -g (cross-built
-# programs), gdbserver over TCP and over a serial line (a socat pty pair).
+# programs), gdbserver over TCP and over a serial line (a socat pty pair), and
+# qemu-system-aarch64 -gdb running a bare-metal program (baremetal_counts.c).
 # The program (tests/progs/remote_counts.c, gcc -g -O1) prints its own counts:
 # func, line and var probes (a register parameter, a global in memory) must
 # find exactly those, and the program's output must be unchanged.  Then:
@@ -98,6 +99,32 @@ run_qemu() {
 
 run_qemu aarch64 qemu-aarch64 /usr/aarch64-linux-gnu aarch64-linux-gnu-gcc
 run_qemu mips qemu-mips /usr/mips-linux-gnu mips-linux-gnu-gcc
+
+# --- bare metal: a freestanding aarch64 program under qemu-system-aarch64 -M virt -------
+if ! command -v qemu-system-aarch64 >/dev/null || ! command -v aarch64-linux-gnu-gcc >/dev/null; then
+	skip "bare metal: remote probes" "qemu-system-aarch64 or aarch64-linux-gnu-gcc missing (apt-get install qemu-system-arm gcc-aarch64-linux-gnu)"
+elif aarch64-linux-gnu-gcc -g -O1 -ffreestanding -nostdlib -static -mgeneral-regs-only -mstrict-align \
+	-fno-pie -no-pie -T "$PROGS/baremetal.ld" -o fw.elf "$PROGS/baremetal_start.S" "$PROGS/baremetal_counts.c" \
+	2> fw.build.err; then
+	QSYS=(qemu-system-aarch64 -M virt -cpu cortex-a53 -nographic -semihosting -kernel fw.elf)
+	timeout 60 "${QSYS[@]}" > plain.bm 2>&1 < /dev/null
+	port=$(free_port)
+	timeout 120 "${QSYS[@]}" -S -gdb "tcp:127.0.0.1:$port" > stub.bm 2>&1 < /dev/null &
+	qpid=$!; stubs+=("$qpid")
+	wait_listen "$port"
+	timeout 60 "$SONDE" probe --target "tcp:127.0.0.1:$port" --exe fw.elf -e func:tick -e var:tick:k \
+		--format=json -o out.bm.json 2> err.bm
+	rc=$?
+	wait "$qpid"
+	check "bare metal: sonde exits 0" test "$rc" -eq 0
+	check "bare metal: program output unchanged" cmp -s plain.bm stub.bm
+	# "calls C sum_k S acc A", printed on the UART by the program.
+	read -r _ calls _ sum_k _ < plain.bm
+	check "bare metal: func:tick counts $calls calls and returns, var k sums to $sum_k" jq_py out.bm.json \
+		"p=d['probes']; assert (p[0]['calls'],p[0]['returns'],p[1]['count'],p[1]['sum'])==($calls,$calls,$calls,$sum_k) and $calls > 0, p"
+else
+	notok "bare metal: build" "$(head -c 300 fw.build.err)"
+fi
 
 # --- gdbserver, x86-64 ----------------------------------------------------------
 if ! command -v gdbserver >/dev/null; then

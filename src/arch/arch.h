@@ -1,7 +1,8 @@
 /* arch.h — the architecture layer of the probe engine: breakpoint encoding,
  * register access, instruction decoding and classification, emulation of the
  * displaced instruction, and out-of-line slot code.  x86-64 is implemented in
- * src/arch/x86_64/; src/arch/aarch64/brk.h names the AArch64 breakpoint. */
+ * src/arch/x86_64/.  What the remote protocol client needs of x86-64,
+ * aarch64 and MIPS is in remote_arch.h. */
 #ifndef SONDE_ARCH_ARCH_H
 #define SONDE_ARCH_ARCH_H
 

@@ -48,6 +48,9 @@ struct cli_opts {
 	const char *library;    /* --library FILE */
 	const char *plugin;     /* --plugin SO */
 	int record_probe;       /* --record */
+	const char *target;     /* --target tcp:HOST:PORT | serial:DEV[,BAUD] */
+	const char *exe;        /* --exe PROGRAM (with --target) */
+	double timeout;         /* --timeout SECONDS (with --target; 0 = default) */
 	/* positional arguments after the options (and after "--") */
 	int argc; char **argv;
 };

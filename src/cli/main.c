@@ -35,7 +35,7 @@ static const struct cli_command commands[] = {
 	{ "locks", CMD_LOCKS, cmd_locks, "[options]", "Lock profile of a --locks recording." },
 	{ "diff", CMD_DIFF, cmd_diff, "[options] BASE NEW",
 	  "What changed from recording BASE to NEW: calls and times per function and per call path." },
-	{ "probe", CMD_PROBE, cmd_probe, "[options] (-p PID | -- PROGRAM [ARGS...])",
+	{ "probe", CMD_PROBE, cmd_probe, "[options] (-p PID | -- PROGRAM [ARGS...] | --target T --exe PROGRAM)",
 	  "Insert dynamic probes into a running or launched program." },
 };
 #define NCOMMANDS (int)(sizeof(commands) / sizeof(commands[0]))

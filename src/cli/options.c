@@ -14,8 +14,7 @@
 enum {
 	O_FORMAT = 256, O_SORT, O_LIMIT, O_THREADS, O_PER_LOCK, O_TID, O_TIME_RANGE, O_DEPTH, O_MIN_PERCENT,
 	O_TRACE, O_LOCKS, O_LOSSY, O_MIN_TIME, O_DOMAIN, O_BUFFER, O_KEEP_LAST, O_COMPRESS, O_NO_FOLLOW, O_DURATION,
-	O_INTERACTIVE,
-	O_LIBRARY, O_PLUGIN, O_RECORD, O_HELP,
+	O_INTERACTIVE, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_HELP,
 };
 
 static const struct cli_option options[] = {
@@ -69,6 +68,12 @@ static const struct cli_option options[] = {
 	{ "library", O_LIBRARY, required_argument, CMD_PROBE, "FILE", "file of named probe definitions" },
 	{ "plugin", O_PLUGIN, required_argument, CMD_PROBE, "SO", "load custom probe handlers" },
 	{ "record", O_RECORD, no_argument, CMD_PROBE, NULL, "also write the hits into a recording (-o DIR)" },
+	{ "target", O_TARGET, required_argument, CMD_PROBE, "tcp:HOST:PORT|serial:DEV[,BAUD]",
+	  "probe a remote target through its GDB remote protocol stub (gdbserver, QEMU, OpenOCD)" },
+	{ "exe", O_EXE, required_argument, CMD_PROBE, "PROGRAM",
+	  "--target: the program's ELF on this machine (symbols, lines, DWARF)" },
+	{ "timeout", O_TIMEOUT, required_argument, CMD_PROBE, "SECONDS",
+	  "--target: how long to wait for each reply of the stub (default 5)" },
 	{ "help", O_HELP, no_argument, ~0u, NULL, "show this help (also -h)" },
 };
 #define NOPTIONS (int)(sizeof(options) / sizeof(options[0]))
@@ -299,6 +304,12 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 		case O_LIBRARY: o->library = optarg; break;
 		case O_PLUGIN: o->plugin = optarg; break;
 		case O_RECORD: o->record_probe = 1; break;
+		case O_TARGET: o->target = optarg; break;
+		case O_EXE: o->exe = optarg; break;
+		case O_TIMEOUT:
+			if (!parse_real(optarg, &o->timeout) || o->timeout <= 0 || o->timeout > 3600)
+				cli_die(EXIT_USAGE, "invalid value '%s' for --timeout (seconds, > 0)", optarg);
+			break;
 		case 'h':
 		case O_HELP: help(cmd); exit(0);
 		case ':':

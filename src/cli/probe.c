@@ -11,6 +11,7 @@
 #include "probe/output.h"
 #include "probe/probe.h"
 #include "probe/record.h"
+#include "probe/remote_run.h"
 #include "probe/run.h"
 #include "probe/scratch.h"
 #include "probe/spec.h"
@@ -61,9 +62,65 @@ static _Noreturn void fail(struct engine *e, int code, const char *msg)
 	cli_die(code, "%s", msg);
 }
 
+/* --target: a remote target through its GDB protocol stub (remote_run.h). */
+static int probe_remote(struct cli_opts *o, int json)
+{
+	if (!o->exe)
+		cli_die(EXIT_USAGE, "--target needs --exe PROGRAM (the program's ELF on this machine)");
+	if (o->pid || o->argc)
+		cli_die(EXIT_USAGE, "--target probes the stub's program: give no -p PID and no program to launch");
+	if (o->interactive || o->plugin || o->record_probe || o->library)
+		cli_die(EXIT_USAGE, "--interactive, --plugin, --library and --record are not available with --target");
+	if (!o->nspecs)
+		cli_die(EXIT_USAGE, "no probes (give -e SPEC)");
+	static struct engine e;
+	char err[700];
+	for (int i = 0; i < o->nspecs; i++) {
+		struct spec sp;
+		if (spec_parse(o->specs[i], &sp, err, sizeof err))
+			cli_die(EXIT_USAGE, "bad probe '%s' (%s)", o->specs[i], err);
+		spec_free(&sp);
+	}
+	struct remote_opts ro = {
+		.target = o->target, .exe = o->exe, .specs = o->specs, .nspecs = o->nspecs,
+		.duration = o->duration, .timeout_ms = o->timeout > 0 ? (int)(o->timeout * 1000) : 0,
+	};
+	int code = 0;
+	if (remote_probe_run(&e, &ro, err, sizeof err)) {
+		cli_error("%s", err);
+		code = EXIT_DATA;
+		if (!e.start_ns) {
+			remote_probe_close();
+			cleanup(&e);
+			return code;
+		}
+	}
+	FILE *out = stdout;
+	if (o->output && !(out = fopen(o->output, "w"))) {
+		remote_probe_close();
+		cleanup(&e);
+		cli_die(EXIT_DATA, "cannot write %s (%m)", o->output);
+	}
+	if (json)
+		output_json(&e, out);
+	else
+		output_table(&e, out);
+	if (out != stdout && fclose(out)) {
+		cli_error("writing %s failed", o->output);
+		code = EXIT_DATA;
+	}
+	remote_probe_close();
+	cleanup(&e);
+	return cli_finish_stdout(code);
+}
+
 int cmd_probe(struct cli_opts *o)
 {
 	int json = cli_want_json(o, "table json");
+	if (o->target)
+		return probe_remote(o, json);
+	if (o->exe || o->timeout)
+		cli_die(EXIT_USAGE, "--exe and --timeout go with --target");
 	if (o->record_probe && !o->output)
 		cli_die(EXIT_USAGE, "--record needs -o DIR (the recording directory to write the hits into)");
 	if (!o->pid && !o->argc)

@@ -466,11 +466,20 @@ static void clear(struct expr *x)
 int expr_eval(const struct expr *cx, struct hit *h, struct module *m, struct expr_val *out,
               char *err, size_t n)
 {
-	struct expr *x = (struct expr *)cx;
 	struct evalctx c = { h, m, err, n };
 	struct var_env env = { env_reg, env_fpreg, env_mem, &c, m->bias };
+	struct expr *x = (struct expr *)cx;
 	clear(x);
 	return ev(x, &c, &env, out);
+}
+
+int expr_eval_env(const struct expr *cx, const struct var_env *env, struct expr_val *out,
+                  char *err, size_t n)
+{
+	struct evalctx c = { NULL, NULL, err, n };
+	struct expr *x = (struct expr *)cx;
+	clear(x);
+	return ev(x, &c, env, out);
 }
 
 static void values(const struct expr *x, char *buf, size_t n)

@@ -21,6 +21,11 @@ struct expr *expr_compile(const char *text, struct vars *v, uint64_t link_pc, ch
 /* 0 ok; -1 a variable was unavailable (err says which). */
 int expr_eval(const struct expr *x, struct hit *h, struct module *m, struct expr_val *out,
               char *err, size_t n);
+/* The same through the caller's access to registers and memory (the
+ * remote backend, remote_run.c). */
+struct var_env;
+int expr_eval_env(const struct expr *x, const struct var_env *env, struct expr_val *out,
+                  char *err, size_t n);
 /* For assert: the values of the variables of the last evaluation, "a=1 b=2". */
 void expr_values(const struct expr *x, char *buf, size_t n);
 const char *expr_describe(const struct expr *x);

@@ -33,6 +33,24 @@ extern const struct kind_ops kind_func, kind_line, kind_branch, kind_var, kind_a
 /* The kind named name, NULL if none (kind.c). */
 const struct kind_ops *kind_find(const char *name);
 
+/* kind_var.c: the statistics of var and assert probes, for a backend that
+ * evaluates the expression itself (the remote one, remote_run.c) and then
+ * uses kind_var / kind_assert for the output.  var_data_new makes p->data
+ * with nsites sites (-1: out of memory); each site gets its compiled
+ * expression (m may be NULL).  var_account adds a value, var_unavailable
+ * counts one that could not be read; assert_count counts an evaluation and
+ * assert_failed a failure (with the variables' values of site role). */
+struct expr;
+struct expr_val;
+struct module;
+int var_data_new(struct probe *p, int nsites);
+void var_site_set(struct probe *p, int i, struct expr *x, struct module *m);
+struct expr *var_site_expr(struct probe *p, int i);
+void var_account(struct probe *p, const struct expr_val *v);
+void var_unavailable(struct probe *p, const char *why);
+void assert_count(struct probe *p);
+void assert_failed(struct probe *p, int role, long tid);
+
 /* kind_plugin.c: load the --plugin shared object whose handlers plugin probes run. */
 int plugin_load(struct engine *e, const char *path, char *err, size_t n);
 

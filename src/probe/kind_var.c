@@ -51,19 +51,16 @@ static int setup(struct probe *p, char *err, size_t n)
 	int nv;
 	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
 		return -1;
-	struct vdata *d = calloc(1, sizeof *d);
-	p->data = d;
-	if (!d || !(d->s = calloc((size_t)nv, sizeof *d->s))) {
+	if (var_data_new(p, nv)) {
 		free(v);
 		snprintf(err, n, "out of memory");
 		return -1;
 	}
+	struct vdata *d = p->data;
 	int rc = 0;
 	for (int i = 0; i < nv && !rc; i++) {
 		struct vars *vs = module_vars(v[i].mod);
-		d->s[i].m = v[i].mod;
-		d->s[i].x = expr_compile(p->sp.args, vs, v[i].addr - v[i].mod->bias, err, n);
-		d->ns = i + 1;
+		var_site_set(p, i, expr_compile(p->sp.args, vs, v[i].addr - v[i].mod->bias, err, n), v[i].mod);
 		if (!d->s[i].x)
 			rc = -1;
 	}
@@ -89,6 +86,14 @@ static int bucket(long double v)
 	return v < 0 ? 63 - k : 65 + k;
 }
 
+void var_unavailable(struct probe *p, const char *why)
+{
+	struct vdata *d = p->data;
+	d->unavailable++;
+	free(d->last_err);
+	d->last_err = strdup(why);
+}
+
 /* Count the hit and evaluate the site's expression; an unavailable value
  * (optimised out here, unreadable memory) is counted, kept as the last error
  * and recorded as such.  Returns 0 when v holds a value. */
@@ -100,16 +105,13 @@ static int eval_hit(struct probe *p, struct hit *h, int role, struct expr_val *v
 	p->hits++;
 	if (!expr_eval(s->x, h, s->m, v, err, sizeof err))
 		return 0;
-	d->unavailable++;
-	free(d->last_err);
-	d->last_err = strdup(err);
+	var_unavailable(p, err);
 	precorder_hit(h, p, TRP_HIT, TRV_STR, 0, 0, "unavailable");
 	return -1;
 }
 
 static void var_pre(struct probe *p, struct hit *h, int role)
 {
-	struct vdata *d = p->data;
 	struct expr_val v;
 	if (eval_hit(p, h, role, &v))
 		return;
@@ -117,6 +119,13 @@ static void var_pre(struct probe *p, struct hit *h, int role)
 		precorder_hit(h, p, TRP_HIT, TRV_FLOAT, 0, (double)v.f, NULL);
 	else
 		precorder_hit(h, p, TRP_HIT, TRV_INT, v.i, 0, NULL);
+	var_account(p, &v);
+}
+
+void var_account(struct probe *p, const struct expr_val *vp)
+{
+	struct vdata *d = p->data;
+	struct expr_val v = *vp;
 	if (v.is_float && !d->is_float && d->count) {
 		/* switch to floating statistics */
 		d->fmin = (long double)d->imin;
@@ -148,7 +157,7 @@ static void assert_pre(struct probe *p, struct hit *h, int role)
 	struct expr_val v;
 	if (eval_hit(p, h, role, &v))
 		return;
-	d->count++;
+	assert_count(p);
 	int ok = v.is_float ? v.f != 0 : v.i != 0;
 	if (h->e->rec) {
 		char vals[400], buf[420];
@@ -157,15 +166,50 @@ static void assert_pre(struct probe *p, struct hit *h, int role)
 		snprintf(buf, sizeof buf, "%s%s%s", ok ? "pass" : "fail", ok || !vals[0] ? "" : ": ", ok ? "" : vals);
 		precorder_hit(h, p, TRP_HIT, TRV_STR, 0, 0, buf);
 	}
-	if (ok)
-		return;
+	if (!ok)
+		assert_failed(p, role, (long)h->th->tid);
+}
+
+void assert_failed(struct probe *p, int role, long tid)
+{
+	struct vdata *d = p->data;
 	d->failures++;
 	if (d->nfirst < MAX_FIRST) {
 		char vals[400], buf[512];
-		expr_values(s->x, vals, sizeof vals);
-		snprintf(buf, sizeof buf, "tid %d: %s", (int)h->th->tid, vals[0] ? vals : "(no variables)");
+		expr_values(d->s[role].x, vals, sizeof vals);
+		snprintf(buf, sizeof buf, "tid %ld: %s", tid, vals[0] ? vals : "(no variables)");
 		d->first[d->nfirst++] = strdup(buf);
 	}
+}
+
+int var_data_new(struct probe *p, int nsites)
+{
+	struct vdata *d = calloc(1, sizeof *d);
+	p->data = d;
+	if (!d || !(d->s = calloc((size_t)nsites, sizeof *d->s)))
+		return -1;
+	return 0;
+}
+
+void var_site_set(struct probe *p, int i, struct expr *x, struct module *m)
+{
+	struct vdata *d = p->data;
+	d->s[i].x = x;
+	d->s[i].m = m;
+	if (i >= d->ns)
+		d->ns = i + 1;
+}
+
+struct expr *var_site_expr(struct probe *p, int i)
+{
+	struct vdata *d = p->data;
+	return d->s[i].x;
+}
+
+void assert_count(struct probe *p)
+{
+	struct vdata *d = p->data;
+	d->count++;
 }
 
 static void bucket_range(int b, long double *lo, long double *hi)

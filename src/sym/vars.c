@@ -9,6 +9,8 @@
 
 #include <ctype.h>
 #include <dwarf.h>
+#include <elf.h>
+#include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +22,7 @@
 struct vars {
 	Dwarf *dw;
 	Dwarf_CFI *cfi_eh, *cfi_dbg;
+	int machine;            /* EM_*: names the registers in descriptions */
 };
 
 struct op {
@@ -72,6 +75,8 @@ struct vars *sym_vars(struct sym_module *m, const char **err)
 		return NULL;
 	}
 	v->dw = m->dw;
+	GElf_Ehdr eh;
+	v->machine = gelf_getehdr(m->elf, &eh) ? eh.e_machine : EM_X86_64;
 	/* .eh_frame is in the file that is loaded, not in a separate debug file
 	 * (where it is NOBITS); .debug_frame is wherever the DWARF is. */
 	v->cfi_eh = dwarf_getcfi_elf(m->elf);
@@ -210,11 +215,22 @@ static uint64_t die_size(Dwarf_Die *t)
 	return s;
 }
 
-static const char *reg_name(int r)
+/* DWARF register r of the machine, for descriptions ("register x19"). */
+static const char *reg_name(int machine, int r)
 {
 	static const char *const n[] = { "rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
 		"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip" };
 	static char buf[16];
+	if (machine == EM_AARCH64) {
+		if (r == 31)
+			return "sp";
+		snprintf(buf, sizeof buf, r >= 64 && r <= 95 ? "v%d" : "x%d", r >= 64 ? r - 64 : r);
+		return buf;
+	}
+	if (machine == EM_MIPS) {
+		snprintf(buf, sizeof buf, r >= 32 && r <= 63 ? "$f%d" : "$%d", r >= 32 ? r - 32 : r);
+		return buf;
+	}
 	if (r >= 0 && r <= 16)
 		return n[r];
 	if (r >= 17 && r <= 32) {
@@ -225,7 +241,7 @@ static const char *reg_name(int r)
 	return buf;
 }
 
-static void describe_loc(struct var_ref *r, char *buf, size_t n, int is_list)
+static void describe_loc(struct var_ref *r, int machine, char *buf, size_t n, int is_list)
 {
 	const struct expr_ops *l = &r->loc;
 	if (r->has_const) {
@@ -233,9 +249,9 @@ static void describe_loc(struct var_ref *r, char *buf, size_t n, int is_list)
 		return;
 	}
 	if (l->n == 1 && l->v[0].atom >= DW_OP_reg0 && l->v[0].atom <= DW_OP_reg31)
-		snprintf(buf, n, "register %s", reg_name(l->v[0].atom - DW_OP_reg0));
+		snprintf(buf, n, "register %s", reg_name(machine, l->v[0].atom - DW_OP_reg0));
 	else if (l->n == 1 && l->v[0].atom == DW_OP_regx)
-		snprintf(buf, n, "register %s", reg_name((int)l->v[0].n1));
+		snprintf(buf, n, "register %s", reg_name(machine, (int)l->v[0].n1));
 	else if (l->n >= 1 && l->v[0].atom == DW_OP_fbreg)
 		snprintf(buf, n, "stack (frame base %+lld)", (long long)l->v[0].n1);
 	else if (l->n >= 1 && l->v[0].atom == DW_OP_addr)
@@ -477,7 +493,7 @@ int vars_compile(struct vars *v, uint64_t pc, const char *expr, struct var_ref *
 		goto out;
 	}
 	char where[160];
-	describe_loc(r, where, sizeof where, is_list);
+	describe_loc(r, v->machine, where, sizeof where, is_list);
 	snprintf(r->desc, sizeof r->desc, "%.60s %.60s: %.120s%s", tname ? tname : "?", name, where,
 	         r->nsteps ? " (then followed)" : "");
 	rc = 0;

@@ -1,0 +1,557 @@
+/* remote.c — the GDB Remote Serial Protocol client (see remote.h).  Only
+ * what sonde's probes need, in all-stop mode: one stop reply per resume.
+ * Register values travel as hex bytes in the target's byte order; memory in
+ * chunks small enough for any stub's PacketSize. */
+#include "probe/remote.h"
+
+#include <elf.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MEM_CHUNK 1024
+
+static int cfail(struct remote *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int cfail(struct remote *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->err, sizeof c->err, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* The packet layer failed: its message. */
+static int rfail(struct remote *c, const char *what)
+{
+	return cfail(c, "%s: %s", what, c->r.err);
+}
+
+static void console_out(void *arg, const char *hex)
+{
+	struct remote *c = arg;
+	char buf[512];
+	size_t n = strlen(hex) / 2;
+	if (n > sizeof buf)
+		n = sizeof buf;
+	if (c->console && rsp_unhex(hex, (uint8_t *)buf, n) == 0)
+		c->console(c->console_arg, buf, n);
+}
+
+static int request(struct remote *c, const char *cmd)
+{
+	int rc = rsp_request(&c->r, cmd, console_out, c);
+	if (rc) {
+		char what[80];
+		snprintf(what, sizeof what, "'%.40s' to the stub", cmd);
+		return rfail(c, what);
+	}
+	return 0;
+}
+
+/* A value of n bytes in the target's byte order, from hex. */
+static int get_val(struct remote *c, const char *hex, size_t n, uint64_t *v)
+{
+	uint8_t b[8];
+	if (n > 8 || rsp_unhex(hex, b, n))
+		return -1;
+	uint64_t x = 0;
+	for (size_t i = 0; i < n; i++)
+		x |= (uint64_t)b[c->big_endian ? n - 1 - i : i] << (8 * i);
+	*v = x;
+	return 0;
+}
+
+static void put_val(struct remote *c, uint64_t v, size_t n, char *hex)
+{
+	uint8_t b[8];
+	for (size_t i = 0; i < n; i++)
+		b[c->big_endian ? n - 1 - i : i] = (uint8_t)(v >> (8 * i));
+	rsp_tohex(b, n, hex);
+}
+
+static const struct rarch *arch_by_name(const char *xml)
+{
+	static const struct rarch *const all[] = { &rarch_x86_64, &rarch_aarch64, &rarch_mips };
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		if (!strncmp(xml, all[i]->name, strlen(all[i]->name)))
+			return all[i];
+	return NULL;
+}
+
+static const struct rarch *arch_by_machine(int em)
+{
+	switch (em) {
+	case EM_X86_64: return &rarch_x86_64;
+	case EM_AARCH64: return &rarch_aarch64;
+	case EM_MIPS: return &rarch_mips;
+	}
+	return NULL;
+}
+
+/* qXfer:OBJECT:read:ANNEX, whole, into a malloc'd buffer (*len bytes). */
+static char *xfer_read(struct remote *c, const char *object, const char *annex, size_t *len)
+{
+	size_t n = 0, cap = 0;
+	char *out = NULL, cmd[200];
+	for (;;) {
+		snprintf(cmd, sizeof cmd, "qXfer:%s:read:%s:%zx,%x", object, annex, n, 0xf00);
+		if (request(c, cmd))
+			break;
+		const char *p = c->r.pkt;
+		size_t pl = c->r.pkt_len;
+		if (!pl || (p[0] != 'm' && p[0] != 'l') || n + pl > (1u << 20)) {
+			cfail(c, "the stub cannot give %s%s%s (reply '%.20s')", object, *annex ? " " : "", annex, p);
+			break;
+		}
+		if (n + pl > cap) {
+			cap = (n + pl) * 2;
+			char *q = realloc(out, cap + 1);
+			if (!q)
+				break;
+			out = q;
+		}
+		memcpy(out + n, p + 1, pl - 1);
+		n += pl - 1;
+		out[n] = 0;
+		if (p[0] == 'l') {
+			*len = n;
+			return out;
+		}
+	}
+	free(out);
+	return NULL;
+}
+
+static int parse_stop(struct remote *c, const char *p, struct remote_stop *st)
+{
+	memset(st, 0, sizeof *st);
+	int hi, lo;
+	switch (p[0]) {
+	case 'W': case 'X': case 'S': case 'T':
+		if ((hi = rsp_hexval((unsigned char)p[1])) < 0 || (lo = rsp_hexval((unsigned char)p[2])) < 0)
+			return cfail(c, "malformed stop reply '%.40s' from the stub", p);
+		st->code = hi << 4 | lo;
+		break;
+	case 'E':
+		return cfail(c, "the stub reports error %.10s instead of a stop", p + 1);
+	default:
+		return cfail(c, "unexpected reply '%.40s' from the stub (expected a stop reply)", p);
+	}
+	st->kind = p[0] == 'W' ? REMOTE_EXITED : p[0] == 'X' ? REMOTE_KILLED : REMOTE_STOPPED;
+	if (p[0] != 'T')
+		return 0;
+	/* T AA n1:r1;n2:r2;... */
+	for (const char *q = p + 3; *q;) {
+		const char *colon = strchr(q, ':'), *semi = strchr(q, ';');
+		if (!colon || (semi && semi < colon))
+			break;
+		size_t kl = (size_t)(colon - q);
+		const char *v = colon + 1;
+		size_t vl = semi ? (size_t)(semi - v) : strlen(v);
+		if (kl == 6 && !strncmp(q, "thread", 6)) {
+			const char *dot = memchr(v, '.', vl);   /* pPID.TID */
+			st->thread = strtol(dot ? dot + 1 : v, NULL, 16);
+		} else {
+			char *end;
+			long regno = strtol(q, &end, 16);
+			uint64_t val;
+			if (end == colon && regno >= 0 && regno < REMOTE_MAX_REGS && vl / 2 <= 8 &&
+			    get_val(c, v, vl / 2, &val) == 0) {
+				st->reg[regno] = val;
+				st->have |= 1ull << regno;
+			}
+		}
+		if (!semi)
+			break;
+		q = semi + 1;
+	}
+	return 0;
+}
+
+/* After a stop: forget the cached registers, keep the expedited ones. */
+static void took_stop(struct remote *c, const struct remote_stop *st)
+{
+	c->valid = 0;
+	if (st->thread)
+		c->thread = st->thread;
+	if (c->arch && st->kind == REMOTE_STOPPED) {
+		uint64_t core = c->arch->ncore >= 64 ? ~0ull : (1ull << c->arch->ncore) - 1;
+		memcpy(c->reg, st->reg, sizeof c->reg);
+		c->valid = st->have & core;
+	}
+}
+
+int remote_wait(struct remote *c, int timeout_ms, struct remote_stop *st)
+{
+	for (;;) {
+		if (timeout_ms >= 0) {
+			int pr = rsp_poll(&c->r, timeout_ms);
+			if (pr < 0)
+				return rfail(c, "waiting for the target");
+			if (pr == 0)
+				return 1;
+		}
+		int rc = rsp_recv(&c->r, timeout_ms >= 0 ? 0 : -1);
+		if (rc == RSP_ECLOSED) {
+			memset(st, 0, sizeof *st);
+			st->kind = REMOTE_CLOSED;
+			return 0;
+		}
+		if (rc)
+			return rfail(c, "waiting for a stop reply");
+		if (c->r.pkt[0] == 'O' && c->r.pkt_len > 1 && rsp_hexval((unsigned char)c->r.pkt[1]) >= 0) {
+			console_out(c, c->r.pkt + 1);
+			continue;
+		}
+		if (parse_stop(c, c->r.pkt, st))
+			return -1;
+		took_stop(c, st);
+		return 0;
+	}
+}
+
+int remote_open(struct remote *c, const char *target, int timeout_ms, int elf_machine, int big_endian)
+{
+	memset(c, 0, sizeof *c);
+	c->big_endian = big_endian;
+	if (rsp_open(&c->r, target, timeout_ms))
+		return cfail(c, "%s", c->r.err);
+	if (request(c, "qSupported:swbreak+;hwbreak+;vContSupported+;xmlRegisters=i386"))
+		return -1;
+	const char *s = c->r.pkt;
+	int noack = strstr(s, "QStartNoAckMode+") != NULL;
+	c->has_features = strstr(s, "qXfer:features:read+") != NULL;
+	c->has_auxv = strstr(s, "qXfer:auxv:read+") != NULL;
+	if (noack) {
+		if (request(c, "QStartNoAckMode"))
+			return -1;
+		if (!strcmp(c->r.pkt, "OK"))
+			c->r.noack = 1;
+	}
+	if (request(c, "vCont?"))
+		return -1;
+	c->has_vcont = !strncmp(c->r.pkt, "vCont", 5) && strstr(c->r.pkt, ";c") && strstr(c->r.pkt, ";s");
+	c->has_z0 = c->has_p = 1;  /* until the stub says otherwise */
+	/* gdbserver describes the registers of the selected thread's process:
+	 * select one (any) before asking for them. */
+	if (request(c, "Hg0"))
+		return -1;
+	if (c->has_features) {
+		size_t n;
+		char *xml = xfer_read(c, "features", "target.xml", &n);
+		if (!xml)
+			return -1;
+		const char *a = strstr(xml, "<architecture>");
+		if (a) {
+			a += strlen("<architecture>");
+			size_t l = strcspn(a, "<");
+			snprintf(c->xml_arch, sizeof c->xml_arch, "%.*s", (int)(l < 63 ? l : 63), a);
+		}
+		free(xml);
+	}
+	const struct rarch *ea = arch_by_machine(elf_machine);
+	if (c->xml_arch[0]) {
+		c->arch = arch_by_name(c->xml_arch);
+		if (!c->arch)
+			return cfail(c, "the stub's architecture '%s' is not supported (x86-64, aarch64, mips)", c->xml_arch);
+		if (ea && ea != c->arch)
+			return cfail(c, "the stub's architecture is %s, the program's is %s", c->xml_arch, ea->name);
+	} else if (!(c->arch = ea)) {
+		return cfail(c, "the program's architecture (ELF machine %d) is not supported (x86-64, aarch64, mips)",
+		             elf_machine);
+	}
+	struct remote_stop st;
+	if (rsp_send_str(&c->r, "?"))
+		return rfail(c, "'?' to the stub");
+	int rc = remote_wait(c, -1, &st);
+	if (rc)
+		return -1;
+	if (st.kind != REMOTE_STOPPED)
+		return cfail(c, "the target is not running (%s)", st.kind == REMOTE_CLOSED ? "connection closed" : "it has exited");
+	return 0;
+}
+
+void remote_close(struct remote *c)
+{
+	rsp_close(&c->r);
+}
+
+int remote_read(struct remote *c, uint64_t addr, void *buf, size_t n)
+{
+	uint8_t *out = buf;
+	char cmd[64];
+	while (n) {
+		size_t k = n < MEM_CHUNK ? n : MEM_CHUNK;
+		snprintf(cmd, sizeof cmd, "m%llx,%zx", (unsigned long long)addr, k);
+		if (request(c, cmd))
+			return -1;
+		/* A stub may return fewer bytes than asked (end of a mapping). */
+		size_t got = c->r.pkt_len / 2;
+		if (c->r.pkt[0] == 'E' || !got || got > k || rsp_unhex(c->r.pkt, out, got))
+			return cfail(c, "reading %zu bytes at 0x%llx failed (%.10s)", k, (unsigned long long)addr, c->r.pkt);
+		out += got;
+		addr += got;
+		n -= got;
+	}
+	return 0;
+}
+
+int remote_write(struct remote *c, uint64_t addr, const void *buf, size_t n)
+{
+	const uint8_t *in = buf;
+	char cmd[64 + 2 * MEM_CHUNK];
+	while (n) {
+		size_t k = n < MEM_CHUNK ? n : MEM_CHUNK;
+		int l = snprintf(cmd, sizeof cmd, "M%llx,%zx:", (unsigned long long)addr, k);
+		rsp_tohex(in, k, cmd + l);
+		if (request(c, cmd))
+			return -1;
+		if (strcmp(c->r.pkt, "OK"))
+			return cfail(c, "writing %zu bytes at 0x%llx failed (%.10s)", k, (unsigned long long)addr, c->r.pkt);
+		in += k;
+		addr += k;
+		n -= k;
+	}
+	return 0;
+}
+
+static int read_all_regs(struct remote *c)
+{
+	if (request(c, "g"))
+		return -1;
+	const char *p = c->r.pkt;
+	size_t w = (size_t)c->arch->ptr_size;
+	if (p[0] == 'E' || c->r.pkt_len < 2 * w * (size_t)c->arch->ncore)
+		return cfail(c, "reading the registers failed (reply of %zu bytes: '%.10s')", c->r.pkt_len, p);
+	for (int i = 0; i < c->arch->ncore; i++)
+		if (get_val(c, p + 2 * w * (size_t)i, w, &c->reg[i]))
+			c->reg[i] = 0; /* "xx": unavailable */
+	c->valid = c->arch->ncore >= 64 ? ~0ull : (1ull << c->arch->ncore) - 1;
+	return 0;
+}
+
+/* One register with `p`: 0, -1 error, 1 the stub has no `p`. */
+static int read_one_reg(struct remote *c, int regno)
+{
+	char cmd[16];
+	snprintf(cmd, sizeof cmd, "p%x", regno);
+	if (request(c, cmd))
+		return -1;
+	if (!c->r.pkt_len) {
+		c->has_p = 0;
+		return 1;
+	}
+	if (c->r.pkt[0] == 'E' || c->r.pkt_len < 2 * (size_t)c->arch->ptr_size ||
+	    get_val(c, c->r.pkt, (size_t)c->arch->ptr_size, &c->reg[regno]))
+		return cfail(c, "reading register %d failed ('%.10s')", regno, c->r.pkt);
+	c->valid |= 1ull << regno;
+	return 0;
+}
+
+int remote_reg(struct remote *c, int regno, uint64_t *val)
+{
+	if (regno < 0 || regno >= c->arch->ncore)
+		return cfail(c, "register %d is not a core register", regno);
+	if (!(c->valid & (1ull << regno))) {
+		/* The hot ones alone (a hit needs only these); a variable's
+		 * location may need several others: all at once. */
+		int rc = 1;
+		if (c->has_p && (regno == c->arch->pc || regno == c->arch->sp || regno == c->arch->ra))
+			rc = read_one_reg(c, regno);
+		if (rc < 0 || (rc == 1 && read_all_regs(c)))
+			return -1;
+	}
+	*val = c->reg[regno];
+	return 0;
+}
+
+int remote_set_reg(struct remote *c, int regno, uint64_t val)
+{
+	char cmd[64];
+	int l = snprintf(cmd, sizeof cmd, "P%x=", regno);
+	put_val(c, val, (size_t)c->arch->ptr_size, cmd + l);
+	if (request(c, cmd))
+		return -1;
+	if (strcmp(c->r.pkt, "OK"))
+		return cfail(c, "writing register %d failed (%.10s)", regno, c->r.pkt);
+	if (regno < REMOTE_MAX_REGS) {
+		c->reg[regno] = val;
+		c->valid |= 1ull << regno;
+	}
+	return 0;
+}
+
+int remote_insert_bp(struct remote *c, uint64_t addr, uint8_t saved[RARCH_MAX_BP], int *written)
+{
+	char cmd[64];
+	*written = 0;
+	if (c->has_z0) {
+		snprintf(cmd, sizeof cmd, "Z0,%llx,%x", (unsigned long long)addr, c->arch->bp_len);
+		if (request(c, cmd))
+			return -1;
+		if (!strcmp(c->r.pkt, "OK"))
+			return 0;
+		if (c->r.pkt_len)
+			return cfail(c, "the stub refused a breakpoint at 0x%llx (%.10s)", (unsigned long long)addr, c->r.pkt);
+		c->has_z0 = 0; /* empty reply: not supported, write the instruction */
+	}
+	if (remote_read(c, addr, saved, (size_t)c->arch->bp_len))
+		return -1;
+	if (remote_write(c, addr, c->big_endian ? c->arch->bp_be : c->arch->bp_le, (size_t)c->arch->bp_len))
+		return -1;
+	*written = 1;
+	return 0;
+}
+
+int remote_remove_bp(struct remote *c, uint64_t addr, const uint8_t saved[RARCH_MAX_BP], int written)
+{
+	char cmd[64];
+	if (written)
+		return remote_write(c, addr, saved, (size_t)c->arch->bp_len);
+	snprintf(cmd, sizeof cmd, "z0,%llx,%x", (unsigned long long)addr, c->arch->bp_len);
+	if (request(c, cmd))
+		return -1;
+	if (strcmp(c->r.pkt, "OK"))
+		return cfail(c, "the stub could not remove the breakpoint at 0x%llx (%.10s)", (unsigned long long)addr, c->r.pkt);
+	return 0;
+}
+
+int remote_cont(struct remote *c, int sig)
+{
+	char cmd[32];
+	if (c->has_vcont)
+		snprintf(cmd, sizeof cmd, sig ? "vCont;C%02x" : "vCont;c", sig);
+	else
+		snprintf(cmd, sizeof cmd, sig ? "C%02x" : "c", sig);
+	c->valid = 0;
+	if (rsp_send_str(&c->r, cmd))
+		return rfail(c, "resuming the target");
+	return 0;
+}
+
+int remote_step(struct remote *c, struct remote_stop *st)
+{
+	char cmd[48];
+	if (c->has_vcont && c->thread)
+		snprintf(cmd, sizeof cmd, "vCont;s:%lx", c->thread);
+	else
+		snprintf(cmd, sizeof cmd, c->has_vcont ? "vCont;s" : "s");
+	c->valid = 0;
+	if (rsp_send_str(&c->r, cmd))
+		return rfail(c, "single-stepping the target");
+	return remote_wait(c, -1, st);
+}
+
+/* Pipelining: in no-ack mode a stub reads packets in order and answers each
+ * in order, so a command whose reply is "OK" and a resume can go together,
+ * and the "OK" is read before the resume's stop reply.  With acks, the '+'
+ * of the second packet could come after the first reply: one at a time. */
+static int can_pipeline(struct remote *c, int written)
+{
+	return c->r.noack && !written && c->has_z0;
+}
+
+static int expect_ok(struct remote *c, const char *what, uint64_t addr)
+{
+	int rc = rsp_recv(&c->r, 0);
+	if (rc)
+		return rfail(c, what);
+	if (strcmp(c->r.pkt, "OK"))
+		return cfail(c, "%s at 0x%llx failed ('%.10s')", what, (unsigned long long)addr, c->r.pkt);
+	return 0;
+}
+
+int remote_step_over(struct remote *c, uint64_t addr, const uint8_t saved[RARCH_MAX_BP], int written,
+                     struct remote_stop *st)
+{
+	if (!can_pipeline(c, written)) {
+		if (remote_remove_bp(c, addr, saved, written))
+			return -1;
+		return remote_step(c, st);
+	}
+	char cmd[64];
+	snprintf(cmd, sizeof cmd, "z0,%llx,%x", (unsigned long long)addr, c->arch->bp_len);
+	if (rsp_send_str(&c->r, cmd))
+		return rfail(c, "removing a breakpoint");
+	if (c->thread)
+		snprintf(cmd, sizeof cmd, "vCont;s:%lx", c->thread);
+	else
+		snprintf(cmd, sizeof cmd, c->has_vcont ? "vCont;s" : "s");
+	c->valid = 0;
+	if (rsp_send_str(&c->r, cmd))
+		return rfail(c, "single-stepping the target");
+	if (expect_ok(c, "removing the breakpoint", addr))
+		return -1;
+	return remote_wait(c, -1, st);
+}
+
+int remote_insert_cont(struct remote *c, uint64_t addr, uint8_t saved[RARCH_MAX_BP], int *written, int sig)
+{
+	if (!can_pipeline(c, *written))
+		return remote_insert_bp(c, addr, saved, written) ? -1 : remote_cont(c, sig);
+	char cmd[64];
+	snprintf(cmd, sizeof cmd, "Z0,%llx,%x", (unsigned long long)addr, c->arch->bp_len);
+	if (rsp_send_str(&c->r, cmd))
+		return rfail(c, "putting back a breakpoint");
+	if (remote_cont(c, sig))
+		return -1;
+	return expect_ok(c, "putting back the breakpoint", addr);
+}
+
+int remote_interrupt(struct remote *c)
+{
+	if (rsp_interrupt(&c->r))
+		return rfail(c, "interrupting the target");
+	return 0;
+}
+
+int remote_load_bias(struct remote *c, uint64_t elf_entry, uint64_t *bias, const char **how)
+{
+	*bias = 0;
+	*how = "none (the program runs at its link address)";
+	if (c->has_auxv) {
+		size_t n;
+		char *a = xfer_read(c, "auxv", "", &n);
+		size_t w = (size_t)c->arch->ptr_size;
+		for (size_t off = 0; a && off + 2 * w <= n; off += 2 * w) {
+			uint64_t key = 0, val = 0;
+			for (size_t i = 0; i < w; i++) {
+				key |= (uint64_t)(uint8_t)a[off + (c->big_endian ? w - 1 - i : i)] << (8 * i);
+				val |= (uint64_t)(uint8_t)a[off + w + (c->big_endian ? w - 1 - i : i)] << (8 * i);
+			}
+			if (key == AT_ENTRY) {
+				*bias = val - elf_entry;
+				*how = "auxv AT_ENTRY";
+				free(a);
+				return 0;
+			}
+			if (key == AT_NULL)
+				break;
+		}
+		free(a);
+	}
+	if (request(c, "qOffsets"))
+		return -1;
+	const char *t = strstr(c->r.pkt, "Text=");
+	if (t) {
+		*bias = strtoull(t + 5, NULL, 16);
+		*how = "qOffsets";
+	}
+	return 0;
+}
+
+int remote_detach(struct remote *c)
+{
+	if (request(c, "D"))
+		return -1;
+	if (strcmp(c->r.pkt, "OK"))
+		return cfail(c, "the stub refused to detach (%.10s)", c->r.pkt);
+	return 0;
+}
+
+void remote_kill(struct remote *c)
+{
+	rsp_send_str(&c->r, "k");
+}

@@ -1,0 +1,102 @@
+/* remote.h — a client of the GDB Remote Serial Protocol (remote.c) over the
+ * packet layer (rsp.h): what sonde asks of gdbserver, QEMU's gdbstub or
+ * OpenOCD.  Connect and learn the stub (qSupported, no-ack mode, the
+ * architecture from qXfer:features:read:target.xml), read and write memory
+ * and registers, breakpoints (Z0/z0, or the breakpoint instruction written
+ * with M when the stub has no Z0), continue and single-step (vCont or c/s),
+ * stop replies, the load bias (auxv AT_ENTRY, or qOffsets), detach and kill.
+ *
+ * Errors: -1 with c->err set ("reading memory at 0x1234 failed (E14)"); a
+ * target that exited or a closed connection is reported as a stop
+ * (REMOTE_EXITED, REMOTE_KILLED, REMOTE_CLOSED), not an error. */
+#ifndef SONDE_PROBE_REMOTE_H
+#define SONDE_PROBE_REMOTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arch/remote_arch.h"
+#include "probe/rsp.h"
+
+#define REMOTE_MAX_REGS 64
+
+enum remote_stop_kind {
+	REMOTE_STOPPED,     /* a signal (SIGTRAP for breakpoints and steps) */
+	REMOTE_EXITED,      /* W: exit status in code */
+	REMOTE_KILLED,      /* X: killed by signal code */
+	REMOTE_CLOSED,      /* the stub closed the connection (e.g. semihosting exit) */
+};
+
+struct remote_stop {
+	int kind;
+	int code;           /* signal (gdb numbering) or exit status */
+	long thread;        /* thread:NN, 0 if not given */
+	/* Expedited registers (stub numbering), valid where have bit is set. */
+	uint64_t reg[REMOTE_MAX_REGS];
+	uint64_t have;
+};
+
+struct remote {
+	struct rsp r;
+	const struct rarch *arch;
+	int big_endian;
+	int has_vcont, has_z0, has_auxv, has_features;
+	long thread;        /* the thread of the last stop */
+	/* Core registers of the last stop: expedited in the stop reply, or read
+	 * on first use (`p` for the pc, sp and return address, `g` for the rest). */
+	uint64_t reg[REMOTE_MAX_REGS];
+	uint64_t valid;     /* bit n: reg[n] holds the value */
+	int has_p;
+	char xml_arch[64];  /* <architecture> of target.xml, or "" */
+	void (*console)(void *arg, const char *text, size_t len); /* `O` packets; may be NULL */
+	void *console_arg;
+	char err[300];
+};
+
+/* Connect to target ("tcp:HOST:PORT" / "serial:DEV[,BAUD]"), agree on the
+ * protocol, learn the architecture (target.xml, else elf_machine: EM_*),
+ * and read the initial stop.  big_endian: the program's byte order. */
+int remote_open(struct remote *c, const char *target, int timeout_ms, int elf_machine, int big_endian);
+void remote_close(struct remote *c);
+
+int remote_read(struct remote *c, uint64_t addr, void *buf, size_t n);
+int remote_write(struct remote *c, uint64_t addr, const void *buf, size_t n);
+/* A core register (stub numbering) of the stopped thread. */
+int remote_reg(struct remote *c, int regno, uint64_t *val);
+int remote_set_reg(struct remote *c, int regno, uint64_t val);
+
+/* A software breakpoint at addr: Z0 when the stub has it, else the
+ * breakpoint instruction written with M (*saved gets the original bytes,
+ * *written is set).  remove undoes exactly what insert did. */
+int remote_insert_bp(struct remote *c, uint64_t addr, uint8_t saved[RARCH_MAX_BP], int *written);
+int remote_remove_bp(struct remote *c, uint64_t addr, const uint8_t saved[RARCH_MAX_BP], int written);
+
+/* Resume (continue, sig = 0 or a signal to deliver) without waiting. */
+int remote_cont(struct remote *c, int sig);
+/* The same, after putting back a breakpoint that remote_step_over lifted
+ * (the two packets sent together in no-ack mode: one round trip). */
+int remote_insert_cont(struct remote *c, uint64_t addr, uint8_t saved[RARCH_MAX_BP], int *written, int sig);
+/* Lift the breakpoint at addr and single-step the thread of the last stop
+ * over the instruction there (together in no-ack mode); *st is the step's
+ * stop.  The caller puts the breakpoint back (remote_insert_bp or
+ * remote_insert_cont). */
+int remote_step_over(struct remote *c, uint64_t addr, const uint8_t saved[RARCH_MAX_BP], int written,
+                     struct remote_stop *st);
+/* Single-step the thread of the last stop and wait for its stop. */
+int remote_step(struct remote *c, struct remote_stop *st);
+/* Wait up to timeout_ms (-1: the packet layer's timeout) for a stop reply.
+ * 1: nothing yet (only with timeout_ms >= 0), 0: *st filled, -1 error. */
+int remote_wait(struct remote *c, int timeout_ms, struct remote_stop *st);
+/* Ctrl-C: stop the running target (its stop reply is then remote_wait's). */
+int remote_interrupt(struct remote *c);
+
+/* The load bias of the program: run-time minus link-time address, from the
+ * stub's auxv (AT_ENTRY minus elf_entry) or qOffsets; 0 when the stub knows
+ * neither (a program loaded at its link address, as on bare metal). */
+int remote_load_bias(struct remote *c, uint64_t elf_entry, uint64_t *bias, const char **how);
+
+/* Detach (the target runs on); kill. */
+int remote_detach(struct remote *c);
+void remote_kill(struct remote *c);
+
+#endif

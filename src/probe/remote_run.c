@@ -1,0 +1,598 @@
+/* remote_run.c — a probe session on a remote target (see remote_run.h).
+ *
+ * A hit: the stub reports SIGTRAP with the pc on one of our breakpoints.
+ * The probes of that site run; then the displaced instruction is executed by
+ * removing the breakpoint, single-stepping the thread and putting the
+ * breakpoint back (other threads stay stopped: all-stop mode).  If the step
+ * lands on another of our breakpoints, that one is a hit too, handled the
+ * same way before the target is resumed.  Signals that are not ours go to
+ * the program.  At the end (Ctrl-C, SIGTERM, --duration, or an error of
+ * sonde's) every breakpoint is removed and the stub told to detach, so the
+ * program runs on; when the program exits, or the stub closes the
+ * connection, the session just ends. */
+#include "probe/remote_run.h"
+
+#include "probe/engine.h"
+#include "probe/expr.h"
+#include "probe/kind.h"
+#include "probe/probe.h"
+#include "probe/spec.h"
+#include "sym/sym.h"
+#include "sym/vars.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GDB_SIGTRAP 5
+/* A wait status that is neither an exit nor a signal: output.c says "gone". */
+#define STATUS_GONE 0xffff
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+/* --- the program's ELF ------------------------------------------------- */
+
+struct elf_id {
+	int machine, big_endian, is64;
+	uint64_t entry;
+};
+
+static int read_elf_id(const char *path, struct elf_id *id, char *err, size_t n)
+{
+	unsigned char h[64];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, n, "cannot open %s (%m)", path);
+		return -1;
+	}
+	ssize_t r = read(fd, h, sizeof h);
+	close(fd);
+	if (r < 52 || memcmp(h, ELFMAG, SELFMAG) || (h[EI_CLASS] != ELFCLASS32 && h[EI_CLASS] != ELFCLASS64) ||
+	    (h[EI_DATA] != ELFDATA2LSB && h[EI_DATA] != ELFDATA2MSB) || (h[EI_CLASS] == ELFCLASS64 && r < 64)) {
+		snprintf(err, n, "%s is not an ELF program", path);
+		return -1;
+	}
+	id->is64 = h[EI_CLASS] == ELFCLASS64;
+	id->big_endian = h[EI_DATA] == ELFDATA2MSB;
+	/* e_machine at 18 (2 bytes), e_entry at 24 (4 or 8 bytes), in the file's order. */
+	uint64_t v = 0;
+	for (int i = 0; i < 2; i++)
+		v |= (uint64_t)h[18 + (id->big_endian ? 1 - i : i)] << (8 * i);
+	id->machine = (int)v;
+	int w = id->is64 ? 8 : 4;
+	v = 0;
+	for (int i = 0; i < w; i++)
+		v |= (uint64_t)h[24 + (id->big_endian ? w - 1 - i : i)] << (8 * i);
+	id->entry = v;
+	return 0;
+}
+
+/* --- breakpoint sites ------------------------------------------------- */
+
+static struct rsite *site_at(struct rsess *s, uint64_t addr)
+{
+	for (int i = 0; i < s->nsites; i++)
+		if (s->sites[i].addr == addr)
+			return &s->sites[i];
+	return NULL;
+}
+
+int rs_site_add(struct rsess *s, struct probe *p, uint64_t addr, int role, char *err, size_t n)
+{
+	struct rsite *t = site_at(s, addr);
+	if (!t) {
+		if (addr % (uint64_t)s->c.arch->insn_align) {
+			snprintf(err, n, "0x%llx is not on an instruction boundary (%s instructions are %d-byte aligned)",
+			         (unsigned long long)addr, s->c.arch->name, s->c.arch->insn_align);
+			return -1;
+		}
+		struct rsite *v = realloc(s->sites, (size_t)(s->nsites + 1) * sizeof *v);
+		if (!v) {
+			snprintf(err, n, "out of memory");
+			return -1;
+		}
+		s->sites = v;
+		t = &v[s->nsites];
+		memset(t, 0, sizeof *t);
+		t->addr = addr;
+		if (remote_insert_bp(&s->c, addr, t->saved, &t->written)) {
+			snprintf(err, n, "%s", s->c.err);
+			return -1;
+		}
+		s->nsites++;
+	}
+	void *u = realloc(t->u, (size_t)(t->nu + 1) * sizeof *t->u);
+	if (!u) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	t->u = u;
+	t->u[t->nu].p = p;
+	t->u[t->nu].role = role;
+	t->nu++;
+	return 0;
+}
+
+static int site_remove(struct rsess *s, struct rsite *t)
+{
+	int rc = t->lifted ? 0 : remote_remove_bp(&s->c, t->addr, t->saved, t->written);
+	if (t->lifted)
+		s->has_lifted = 0;
+	free(t->u);
+	*t = s->sites[--s->nsites];
+	return rc;
+}
+
+void rs_site_del(struct rsess *s, struct probe *p, uint64_t addr, int role)
+{
+	struct rsite *t = site_at(s, addr);
+	if (!t)
+		return;
+	for (int i = 0; i < t->nu; i++)
+		if (t->u[i].p == p && t->u[i].role == role) {
+			t->u[i] = t->u[--t->nu];
+			break;
+		}
+	if (!t->nu)
+		site_remove(s, t);
+}
+
+/* Every breakpoint out of the target; -1 if the stub failed on one. */
+static int remove_all(struct rsess *s)
+{
+	int rc = 0;
+	while (s->nsites)
+		if (site_remove(s, &s->sites[s->nsites - 1]))
+			rc = -1;
+	return rc;
+}
+
+/* The table, when the target is gone (nothing to remove from it). */
+static void free_sites(struct rsess *s)
+{
+	for (int i = 0; i < s->nsites; i++)
+		free(s->sites[i].u);
+	free(s->sites);
+	s->sites = NULL;
+	s->nsites = 0;
+}
+
+/* --- locations --------------------------------------------------------- */
+
+struct find_ctx { struct sym_info fn; int n; };
+
+static void found(void *arg, const struct sym_info *i)
+{
+	struct find_ctx *f = arg;
+	if (!f->n++)
+		f->fn = *i;
+}
+
+int rs_resolve(struct rsess *s, const struct spec *sp, uint64_t **addrs, int *n, char *err, size_t en)
+{
+	*addrs = NULL;
+	*n = 0;
+	if (sp->loc == LOC_ADDR) {
+		if (!(*addrs = malloc(sizeof **addrs)))
+			goto oom;
+		(*addrs)[0] = sp->addr;
+		*n = 1;
+		return 0;
+	}
+	if (sp->loc == LOC_FUNC) {
+		struct find_ctx f = { .n = 0 };
+		sym_find(s->sym, sp->func, found, &f);
+		if (!f.n) {
+			snprintf(err, en, "no function '%s' in the program", sp->func);
+			return -1;
+		}
+		if (sp->off < 0 || (f.fn.size && (uint64_t)sp->off >= f.fn.size)) {
+			snprintf(err, en, "offset %lld is outside %s (%llu bytes)", (long long)sp->off, f.fn.name,
+			         (unsigned long long)f.fn.size);
+			return -1;
+		}
+		if (!(*addrs = malloc(sizeof **addrs)))
+			goto oom;
+		(*addrs)[0] = f.fn.start + (uint64_t)sp->off + s->bias;
+		*n = 1;
+		return 0;
+	}
+	if (sp->loc != LOC_LINE) {
+		snprintf(err, en, "no location");
+		return -1;
+	}
+	uint64_t v[256];
+	int k = sym_line_addrs(s->sym, sp->file, sp->line, v, 256);
+	if (k < 0) {
+		snprintf(err, en, "no source file '%s' in the line table of the program", sp->file);
+		return -1;
+	}
+	if (k == 0) {
+		snprintf(err, en, "no code for line %s:%d", sp->file, sp->line);
+		return -1;
+	}
+	if (k > 256)
+		k = 256;
+	/* The lowest address of the line in each function. */
+	uint64_t *out = malloc((size_t)k * sizeof *out), *fns = malloc((size_t)k * sizeof *fns);
+	if (!out || !fns) {
+		free(out);
+		free(fns);
+		goto oom;
+	}
+	int m = 0;
+	for (int i = 0; i < k; i++) {
+		struct sym_info fi;
+		uint64_t fs = sym_lookup(s->sym, v[i], &fi) == 0 ? fi.start : v[i];
+		int j;
+		for (j = 0; j < m && fns[j] != fs; j++)
+			;
+		if (j == m) {
+			fns[m] = fs;
+			out[m++] = v[i];
+		} else if (v[i] < out[j]) {
+			out[j] = v[i];
+		}
+	}
+	free(fns);
+	for (int i = 0; i < m; i++)
+		out[i] += s->bias;
+	*addrs = out;
+	*n = m;
+	return 0;
+oom:
+	snprintf(err, en, "out of memory");
+	return -1;
+}
+
+void rs_describe(struct rsess *s, uint64_t addr, char *buf, size_t n)
+{
+	struct sym_info fi;
+	const char *file;
+	int line;
+	uint64_t la = addr - s->bias;
+	size_t l = 0;
+	if (sym_lookup(s->sym, la, &fi) == 0)
+		l = (size_t)snprintf(buf, n, "%s+0x%llx", fi.name, (unsigned long long)(la - fi.start));
+	else
+		l = (size_t)snprintf(buf, n, "0x%llx", (unsigned long long)addr);
+	if (l < n && sym_addr_line(s->sym, la, &file, &line) == 0 && file) {
+		const char *b = strrchr(file, '/');
+		snprintf(buf + l, n - l, " (%s:%d)", b ? b + 1 : file, line);
+	}
+}
+
+const char *rs_func_name(struct rsess *s, uint64_t addr)
+{
+	static struct sym_info fi;
+	if (sym_lookup(s->sym, addr - s->bias, &fi))
+		return "?";
+	return fi.name;
+}
+
+/* --- registers and memory for the variable reader ----------------------- */
+
+static int env_reg(void *ctx, int dw, uint64_t *val)
+{
+	struct rsess *s = ctx;
+	int r = s->c.arch->dwarf_to_stub(dw);
+	return r < 0 ? -1 : remote_reg(&s->c, r, val);
+}
+
+/* vars.c asks for DWARF registers 17..40 as vector registers (the x86-64
+ * numbering); on aarch64 and MIPS those numbers are integer registers,
+ * answered here.  Vector registers are not read remotely. */
+static int env_fpreg(void *ctx, int dw, uint8_t buf[16])
+{
+	struct rsess *s = ctx;
+	uint64_t v;
+	if (s->c.arch->elf_machine == EM_X86_64 || env_reg(ctx, dw, &v))
+		return -1;
+	memset(buf, 0, 16);
+	memcpy(buf, &v, sizeof v);
+	return 0;
+}
+
+/* A scalar of a big-endian target is turned into host order here: the
+ * variable reader reads one scalar at a time. */
+static int env_mem(void *ctx, uint64_t addr, void *buf, size_t n)
+{
+	struct rsess *s = ctx;
+	if (remote_read(&s->c, addr, buf, n))
+		return -1;
+	if (s->c.big_endian && (n == 2 || n == 4 || n == 8)) {
+		uint8_t *b = buf;
+		for (size_t i = 0; i < n / 2; i++) {
+			uint8_t t = b[i];
+			b[i] = b[n - 1 - i];
+			b[n - 1 - i] = t;
+		}
+	}
+	return 0;
+}
+
+void rs_env(struct rsess *s, struct var_env *env)
+{
+	env->reg = env_reg;
+	env->fpreg = env_fpreg;
+	env->mem = env_mem;
+	env->ctx = s;
+	env->bias = s->bias;
+}
+
+/* --- the event loop ----------------------------------------------------- */
+
+static int add_probe(struct rsess *s, const char *text, char *err, size_t n)
+{
+	struct engine *e = s->e;
+	struct spec sp;
+	char why[400];
+	if (spec_parse(text, &sp, why, sizeof why)) {
+		snprintf(err, n, "bad probe '%s' (%s)", text, why);
+		return -1;
+	}
+	const struct rkind *k = rkind_find(sp.kind);
+	if (!k) {
+		int agent = !strcmp(sp.kind, "sys") || !strcmp(sp.kind, "plugin");
+		snprintf(err, n, "probe '%s': %s probes are not available on remote targets (%s)", text, sp.kind,
+		         agent ? "they need the local engine: /proc sampling, handlers loaded into sonde"
+		               : "remote targets have func, line, var and assert");
+		spec_free(&sp);
+		return -1;
+	}
+	struct probe *p = calloc(1, sizeof *p);
+	struct probe **v = realloc(e->probes, (size_t)(e->nprobes + 1) * sizeof *v);
+	if (!p || !v || !(p->spec = strdup(text))) {
+		free(p);
+		spec_free(&sp);
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	e->probes = v;
+	p->id = ++e->next_id;
+	p->sp = sp;
+	p->ops = k->ops;
+	p->e = e;
+	e->probes[e->nprobes++] = p;
+	if (k->setup(s, p, why, sizeof why)) {
+		snprintf(err, n, "probe '%s': %s", text, why);
+		return -1;
+	}
+	return 0;
+}
+
+static void dispatch(struct rsess *s, uint64_t pc)
+{
+	struct rsite *t = site_at(s, pc);
+	if (!t || !t->nu)
+		return;
+	uint64_t now = now_ns();
+	/* Handlers may add and delete sites (func returns): work on a copy. */
+	int nu = t->nu;
+	struct { struct probe *p; int role; } u[16], *uv = nu <= 16 ? u : malloc((size_t)nu * sizeof *uv);
+	if (!uv)
+		return;
+	memcpy(uv, t->u, (size_t)nu * sizeof *uv);
+	for (int i = 0; i < nu; i++) {
+		const struct rkind *k = rkind_find(uv[i].p->ops->name);
+		s->e->total_hits++;
+		k->hit(s, uv[i].p, uv[i].role, pc, now);
+	}
+	if (uv != u)
+		free(uv);
+}
+
+/* Put back the breakpoint lifted by the last step over, now (before
+ * another step), or together with the resume (resume).  */
+static int put_back(struct rsess *s, int resume, int sig)
+{
+	if (!s->has_lifted)
+		return resume ? remote_cont(&s->c, sig) : 0;
+	struct rsite *t = site_at(s, s->lifted_addr);
+	s->has_lifted = 0;
+	t->lifted = 0;
+	if (resume)
+		return remote_insert_cont(&s->c, t->addr, t->saved, &t->written, sig);
+	return remote_insert_bp(&s->c, t->addr, t->saved, &t->written);
+}
+
+/* A hit at pc (the thread stopped on our breakpoint): run the probes, step
+ * over the displaced instruction, and again while the step lands on one of
+ * our breakpoints.  The last breakpoint stepped over goes back with the next
+ * resume (put_back).  0 when the target may be resumed; 1 with *st filled
+ * when the step ended otherwise (exit, a signal); -1 error. */
+static int handle_hit(struct rsess *s, uint64_t pc, struct remote_stop *st)
+{
+	for (;;) {
+		dispatch(s, pc);
+		if (put_back(s, 0, 0))
+			return -1;
+		struct rsite *t = site_at(s, pc);
+		if (!t)
+			return 0;  /* the handlers removed it: nothing in the way */
+		if (remote_step_over(&s->c, pc, t->saved, t->written, st))
+			return -1;
+		t->lifted = 1;
+		s->has_lifted = 1;
+		s->lifted_addr = pc;
+		if (st->kind != REMOTE_STOPPED || st->code != GDB_SIGTRAP)
+			return 1;
+		uint64_t npc;
+		if (remote_reg(&s->c, s->c.arch->pc, &npc))
+			return -1;
+		if (!site_at(s, npc))
+			return 0;
+		pc = npc;
+	}
+}
+
+static void set_gone(struct engine *e, const struct remote_stop *st)
+{
+	e->t.gone = 1;
+	if (st->kind == REMOTE_EXITED)
+		e->t.status = (st->code & 0xff) << 8;
+	else if (st->kind == REMOTE_KILLED)
+		e->t.status = st->code & 0x7f;
+	else
+		e->t.status = STATUS_GONE;
+}
+
+static int run_loop(struct rsess *s, uint64_t deadline, char *err, size_t n)
+{
+	struct engine *e = s->e;
+	int sig = 0;
+	for (;;) {
+		if (put_back(s, 1, sig)) {
+			snprintf(err, n, "%s", s->c.err);
+			return -1;
+		}
+		sig = 0;
+		struct remote_stop st;
+		int rc, interrupted = 0;
+		while ((rc = remote_wait(&s->c, 100, &st)) == 1) {
+			if (!interrupted && (stop_flag || (deadline && now_ns() >= deadline))) {
+				if (remote_interrupt(&s->c)) {
+					snprintf(err, n, "%s", s->c.err);
+					return -1;
+				}
+				interrupted = 1;
+			}
+		}
+		if (rc < 0) {
+			snprintf(err, n, "%s", s->c.err);
+			return -1;
+		}
+		/* The target may have stopped on its own just before our interrupt
+		 * arrived: a second stop reply may follow; take it now, not as the
+		 * reply to the next command. */
+		struct remote_stop extra;
+		while (interrupted && st.kind == REMOTE_STOPPED && remote_wait(&s->c, 200, &extra) == 0)
+			if (extra.kind != REMOTE_STOPPED)
+				st = extra;
+		for (;;) {
+			if (st.kind != REMOTE_STOPPED) {
+				set_gone(e, &st);
+				return 0;
+			}
+			uint64_t pc = 0;
+			if (st.code == GDB_SIGTRAP) {
+				if (remote_reg(&s->c, s->c.arch->pc, &pc)) {
+					snprintf(err, n, "%s", s->c.err);
+					return -1;
+				}
+				/* A breakpoint written with M leaves the pc past it on x86-64. */
+				uint64_t adj = (uint64_t)s->c.arch->trap_pc_adj;
+				struct rsite *t = site_at(s, pc);
+				if (!t && adj && (t = site_at(s, pc - adj)) && t->written) {
+					pc -= adj;
+					if (remote_set_reg(&s->c, s->c.arch->pc, pc)) {
+						snprintf(err, n, "%s", s->c.err);
+						return -1;
+					}
+				}
+				if (t && !interrupted) {
+					int h = handle_hit(s, pc, &st);
+					if (h < 0) {
+						snprintf(err, n, "%s", s->c.err);
+						return -1;
+					}
+					if (h == 1)
+						continue;  /* the step ended with a signal or an exit */
+					break;
+				}
+			}
+			if (interrupted || stop_flag)
+				return 0;
+			/* Not ours: the program's signal (our interrupt's SIGINT is not sent). */
+			sig = st.code;
+			break;
+		}
+		if (stop_flag || (deadline && now_ns() >= deadline))
+			return 0;
+	}
+}
+
+static void console(void *arg, const char *text, size_t len)
+{
+	(void)arg;
+	fwrite(text, 1, len, stderr);
+}
+
+/* One session per run of sonde; its symbols stay open for the output. */
+static struct rsess sess;
+
+void remote_probe_close(void)
+{
+	if (sess.sym)
+		sym_close(sess.sym);
+	sess.sym = NULL;
+}
+
+int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, size_t n)
+{
+	struct elf_id id;
+	const char *why;
+	memset(&sess, 0, sizeof sess);
+	sess.e = e;
+	if (read_elf_id(o->exe, &id, err, n))
+		return -1;
+	if (!(sess.sym = sym_open(o->exe, &why))) {
+		snprintf(err, n, "cannot read %s (%s)", o->exe, why);
+		return -1;
+	}
+	sess.vars = sym_vars(sess.sym, &sess.vars_err);
+	if (remote_open(&sess.c, o->target, o->timeout_ms, id.machine, id.big_endian)) {
+		snprintf(err, n, "%s: %s", o->target, sess.c.err);
+		remote_close(&sess.c);
+		return -1;
+	}
+	sess.c.console = console;
+	e->t.pid = (pid_t)sess.c.thread;
+	if (remote_load_bias(&sess.c, id.entry, &sess.bias, &why)) {
+		snprintf(err, n, "%s: %s", o->target, sess.c.err);
+		goto fail;
+	}
+	for (int i = 0; i < o->nspecs; i++)
+		if (add_probe(&sess, o->specs[i], err, n))
+			goto fail;
+
+	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	e->start_ns = now_ns();
+	uint64_t deadline = o->duration > 0 ? e->start_ns + (uint64_t)(o->duration * 1e9) : 0;
+	int rc = run_loop(&sess, deadline, err, n);
+	e->end_ns = now_ns();
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (!e->t.gone) {
+		/* Ctrl-C, --duration or our error: leave the program running as it was. */
+		if (remove_all(&sess) || remote_detach(&sess.c)) {
+			if (!rc)
+				snprintf(err, n, "%s: %s", o->target, sess.c.err);
+			rc = -1;
+		} else {
+			e->detached = 1;
+		}
+	}
+	free_sites(&sess);
+	remote_close(&sess.c);
+	return rc;
+fail:
+	if (!remove_all(&sess))
+		remote_detach(&sess.c);
+	free_sites(&sess);
+	remote_close(&sess.c);
+	return -1;
+}

@@ -1,0 +1,87 @@
+/* remote_run.h — probes on a remote target (remote_run.c): the session
+ * over the GDB remote protocol client (remote.h), with symbols, lines and
+ * variables from the program's local ELF (src/sym) relocated by the load
+ * bias the stub gives; the breakpoint sites shared by the probes; the event
+ * loop (hits, stepping over the displaced instruction, signals for the
+ * program, the end of the target, Ctrl-C, --duration); and the probe kinds
+ * that run on it (kind_remote.c).  The results land in a struct engine so
+ * that the summary and the JSON are output.c's, the same as local probes. */
+#ifndef SONDE_PROBE_REMOTE_RUN_H
+#define SONDE_PROBE_REMOTE_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "probe/remote.h"
+
+struct engine;
+struct probe;
+struct spec;
+struct sym_module;
+struct vars;
+struct var_env;
+
+struct remote_opts {
+	const char *target;     /* tcp:HOST:PORT | serial:DEV[,BAUD] */
+	const char *exe;        /* the program's ELF */
+	const char *const *specs;
+	int nspecs;
+	double duration;        /* seconds, 0 = until the target ends */
+	int timeout_ms;         /* per reply of the stub */
+};
+
+/* One breakpoint address and the probes (with their roles) that use it. */
+struct rsite {
+	uint64_t addr;
+	uint8_t saved[RARCH_MAX_BP];
+	int written;            /* written with M (no Z0) */
+	int lifted;             /* out of the target while a thread steps over it */
+	struct { struct probe *p; int role; } *u;
+	int nu;
+};
+
+struct rsess {
+	struct remote c;
+	struct engine *e;
+	struct sym_module *sym;
+	struct vars *vars;      /* NULL when the ELF has no DWARF (vars_err says why) */
+	const char *vars_err;
+	uint64_t bias;
+	struct rsite *sites;
+	int nsites;
+	int has_lifted;         /* lifted_addr's breakpoint goes back with the next resume */
+	uint64_t lifted_addr;
+};
+
+/* A remote probe kind: the output half is its kind_ops (name, json, table,
+ * free: what output.c and cleanup call); setup places breakpoints through
+ * rs_site_add; hit runs on each stop at one of them. */
+struct rkind {
+	const char *name;
+	const struct kind_ops *ops;
+	int (*setup)(struct rsess *s, struct probe *p, char *err, size_t n);
+	void (*hit)(struct rsess *s, struct probe *p, int role, uint64_t pc, uint64_t now);
+};
+const struct rkind *rkind_find(const char *name);
+
+/* Connect, place the probes, run until the target ends (exit status, or the
+ * stub closed the connection), Ctrl-C / SIGTERM or --duration; then remove
+ * every breakpoint and detach when the target still runs.  e receives the
+ * probes and the target's state for output.c.  0, or -1 with err. */
+int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, size_t n);
+/* After the output: close the program's symbols. */
+void remote_probe_close(void);
+
+/* For the kinds. */
+int rs_site_add(struct rsess *s, struct probe *p, uint64_t addr, int role, char *err, size_t n);
+void rs_site_del(struct rsess *s, struct probe *p, uint64_t addr, int role);
+/* Resolve the location of sp: run-time addresses (malloc'd) and, when fn is
+ * not NULL, the function of the first one. */
+int rs_resolve(struct rsess *s, const struct spec *sp, uint64_t **addrs, int *n, char *err, size_t en);
+void rs_describe(struct rsess *s, uint64_t addr, char *buf, size_t n);
+/* Registers and memory of the stopped thread, for expr_eval_env. */
+void rs_env(struct rsess *s, struct var_env *env);
+/* The function containing run-time address addr: its name. */
+const char *rs_func_name(struct rsess *s, uint64_t addr);
+
+#endif

@@ -16,7 +16,11 @@ run_one() { # name, command...
 	local name=$1; shift
 	[ -n "$filter" ] && [[ "$name" != *$filter* ]] && return
 	local log="$out/$(echo "$name" | tr '/' '_').log"
-	( cd "$out" && timeout "${TEST_TIMEOUT:-600}" "$@" ) >"$log" 2>&1
+	# a script may ask for more time with a line "# test-timeout: SECONDS"
+	local limit=${TEST_TIMEOUT:-600} own
+	own=$(sed -n 's/^# test-timeout: \([0-9][0-9]*\).*$/\1/p' "${!#}" 2>/dev/null | head -1)
+	[ -n "$own" ] && [ -z "${TEST_TIMEOUT:-}" ] && limit=$own
+	( cd "$out" && timeout "$limit" "$@" ) >"$log" 2>&1
 	local rc=$?
 	local p f s
 	p=$(grep -c '^ok - ' "$log"); f=$(grep -c '^not ok - ' "$log"); s=$(grep -c '^skip - ' "$log")

@@ -18,6 +18,7 @@
 #     reaches the contents) and cut at random points, every reading command
 #     with --format=json on each: exit status 0 or 2, never a signal, never
 #     more than 10 s, and exit 2 only with a "sonde: error:" line.
+# test-timeout: 1500 (libFuzzer 60 s, then 3000 runs of the reading commands: slow under ASan and load)
 . "$ROOT/tests/lib.sh"
 FUZZ_TIME=${FUZZ_TIME:-60}
 FUZZ_JOBS=${FUZZ_JOBS:-1}

@@ -345,22 +345,29 @@ struct got_walk {
 	uintptr_t self, ldso, vdso;
 };
 
-static int got_collect_cb(struct dl_phdr_info *info, size_t size, void *arg)
+int rt_object_span(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi)
 {
-	(void)size;
-	struct got_walk *w = arg;
-	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	*lo = UINTPTR_MAX;
+	*hi = 0;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD)
 			continue;
 		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
-		if (a < lo)
-			lo = a;
-		if (a + ph->p_memsz > hi)
-			hi = a + ph->p_memsz;
+		if (a < *lo)
+			*lo = a;
+		if (a + ph->p_memsz > *hi)
+			*hi = a + ph->p_memsz;
 	}
-	if (lo >= hi)
+	return *lo < *hi;
+}
+
+static int got_collect_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct got_walk *w = arg;
+	uintptr_t lo, hi;
+	if (!rt_object_span(info, &lo, &hi))
 		return 0;
 	uintptr_t skip[3] = { w->self, w->ldso, w->vdso };
 	for (int i = 0; i < 3; i++)

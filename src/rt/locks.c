@@ -261,18 +261,8 @@ static int lk_snapshot_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
 	(void)arg;
-	uint64_t lo = UINT64_MAX, hi = 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD)
-			continue;
-		uint64_t a = info->dlpi_addr + ph->p_vaddr;
-		if (a < lo)
-			lo = a;
-		if (a + ph->p_memsz > hi)
-			hi = a + ph->p_memsz;
-	}
-	if (lo >= hi)
+	uintptr_t lo, hi;
+	if (!rt_object_span(info, &lo, &hi))
 		return 0;
 	int n = atomic_load_explicit(&lk_nlocal, memory_order_relaxed);
 	for (int i = 0; i < n; i++)

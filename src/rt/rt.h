@@ -140,4 +140,9 @@ RT_HIDDEN void rt_locks_end(void);
 /* Signal-safe diagnostics (write(2) on a stack buffer). */
 RT_HIDDEN void rt_log(const char *msg);
 
+/* The address span [*lo, *hi) of a loaded object's PT_LOAD segments (from
+ * dl_iterate_phdr); 0 when it has none. */
+struct dl_phdr_info;
+int rt_object_span(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi);
+
 #endif

@@ -16,28 +16,19 @@ cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
 REPS=${REPS:-3}
 W=$(mktemp -d /tmp/sonde-compress-bench.XXXXXX)
 cd "$W" || exit 1
-best() { # "wall cpu" seconds of the fastest of REPS runs (cpu = user + sys of every process)
-	local b="999999 0"
-	for _ in $(seq 1 "$REPS"); do
-		/usr/bin/time -f "%e %U %S" -o t.out "$@" >/dev/null 2>&1
-		b=$(python3 -c "
-w,u,s=map(float,open('t.out').read().split()[-3:]); bw,bc=map(float,'$b'.split())
-print(f'{w} {u+s}' if w < bw else '$b')")
-	done
-	echo "$b"
-}
+. "$ROOT/bench/lib.sh"
 one() { # NAME, program and arguments
 	local name=$1; shift
 	local tn tz
-	tn=$(best "$SONDE" record --trace --compress=none -o none.data -- "$@")
-	tz=$(best "$SONDE" record --trace --compress=zstd -o zstd.data -- "$@")
+	tn=$(fastest "$SONDE" record --trace --compress=none -o none.data -- "$@")
+	tz=$(fastest "$SONDE" record --trace --compress=zstd -o zstd.data -- "$@")
 	local bn bz calls
 	bn=$(stat -c %s none.data/events.sonde); bz=$(stat -c %s zstd.data/events.sonde)
 	calls=$("$SONDE" report -i zstd.data --format=json | python3 -c "import json,sys; print(sum(f['calls'] for f in json.load(sys.stdin)['functions']))")
 	local tc tp
-	tc=$(best "$SONDE" export -i zstd.data --format=chrome -o out.json)
+	tc=$(fastest "$SONDE" export -i zstd.data --format=chrome -o out.json)
 	local sc; sc=$(stat -c %s out.json)
-	tp=$(best "$SONDE" export -i zstd.data --format=perfetto -o out.pftrace)
+	tp=$(fastest "$SONDE" export -i zstd.data --format=perfetto -o out.pftrace)
 	local sp; sp=$(stat -c %s out.pftrace)
 	python3 - "$name" "$tn" "$tz" "$bn" "$bz" "$calls" "$tc" "$sc" "$tp" "$sp" <<'PY'
 import sys

@@ -16,25 +16,16 @@ cd "$W" || exit 1
 cc -O2 -g -pg "$ROOT/bench/trace_calls.c" -o prog_pg -lpthread || exit 1
 cc -O2 -g "$ROOT/bench/trace_calls.c" -o prog_plain -lpthread || exit 1
 
-best() { # "wall cpu" seconds (cpu = user + sys of every process) of the fastest of REPS runs
-	local b="999999 0"
-	for _ in $(seq 1 "$REPS"); do
-		/usr/bin/time -f "%e %U %S" -o t.out "$@" >/dev/null 2>&1
-		b=$(python3 -c "
-w,u,s=map(float,open('t.out').read().split()[-3:]); bw,bc=map(float,'$b'.split())
-print(f'{w} {u+s}' if w < bw else '$b')")
-	done
-	echo "$b"
-}
-t_plain=$(best ./prog_plain "$SCALE")
-t_dormant=$(best ./prog_sonde "$SCALE")
-t_pg=$(best ./prog_pg "$SCALE")
-t_sonde=$(best "$SONDE" record --trace -o tr -- ./prog_sonde "$SCALE")
-t_prof=$(best "$SONDE" record -o prof -- ./prog_sonde "$SCALE")
-t_uft=$(best uftrace record -d uft.data ./prog_pg "$SCALE")
+. "$ROOT/bench/lib.sh"
+t_plain=$(fastest ./prog_plain "$SCALE")
+t_dormant=$(fastest ./prog_sonde "$SCALE")
+t_pg=$(fastest ./prog_pg "$SCALE")
+t_sonde=$(fastest "$SONDE" record --trace -o tr -- ./prog_sonde "$SCALE")
+t_prof=$(fastest "$SONDE" record -o prof -- ./prog_sonde "$SCALE")
+t_uft=$(fastest uftrace record -d uft.data ./prog_pg "$SCALE")
 # domain: the functions that left records with --depth 3 (main, work, fib, loop), then --domain auto
 "$SONDE" record --trace --depth 3 -o dom -- ./prog_sonde "$SCALE" >/dev/null 2>&1
-t_dom=$(best "$SONDE" record --trace --domain auto -o dom -- ./prog_sonde "$SCALE")
+t_dom=$(fastest "$SONDE" record --trace --domain auto -o dom -- ./prog_sonde "$SCALE")
 calls=$("$SONDE" report -i tr --format=json | python3 -c "import json,sys; print(sum(f['calls'] for f in json.load(sys.stdin)['functions']))")
 ev_bytes=$(grep -a '^event_bytes=' /dev/null; "$SONDE" info -i tr --format=json 2>/dev/null | python3 -c "
 import json,sys

@@ -89,14 +89,13 @@ static void write_recording(struct session *s, struct recorder *rec, const struc
                             const char *recorder_name, int status, const char *const *attached)
 {
 	char msg[4096 + 256];
-	uint64_t damaged = session_audit(s);
+	uint64_t damaged = 0;
+	int rc = recording_finish(s, rec, l, cfg, program, cmd, clen, recorder_name, status, attached, &damaged, msg,
+	                          sizeof msg);
 	if (damaged)
 		cli_warn("the program wrote over sonde's session memory: %llu impossible values left out "
 		         "(the recording keeps what was consistent; see 'sonde info')", (unsigned long long)damaged);
-	recorder_meta_common(rec, program, cmd, clen, recorder_name, conv_mode(cfg->mode), status);
-	for (int i = 0; attached && attached[i]; i += 2)
-		meta_add(&rec->meta, attached[i], attached[i + 1]);
-	if (write_profile(s, rec, l, cfg, msg, sizeof msg) || recorder_close(rec, msg, sizeof msg))
+	if (rc)
 		cli_die(EXIT_DATA, "%s", msg);
 }
 
@@ -170,11 +169,12 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 	if (rc)
 		cli_die(rc == RECORDER_USAGE ? EXIT_USAGE : EXIT_DATA, "%s", msg);
 	struct session s;
-	rc = session_create(&s, cfg, 1.0);
+	rc = session_create(&s, cfg, 1.0, dir);
 	if (rc) {
 		recorder_abort(&rec);
-		cli_die(EXIT_DATA, "cannot create the session memory (%s)", strerror(-rc));
+		cli_die(EXIT_DATA, "cannot create the session memory %s/%s (%s)", dir, SONDE_FILE_SESSION, strerror(-rc));
 	}
+	session_note_recorder(&s, &rec.c0, 0, 1);
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = request_end; /* no SA_RESTART: the wait below wakes */
@@ -298,14 +298,20 @@ int cmd_record(struct cli_opts *o)
 	double tpn = clock_ticks_per_ns(&rec.c0, &cal);
 
 	struct session s;
-	rc = session_create(&s, &cfg, tpn > 0 ? tpn : 1.0);
-	if (rc)
-		cli_die(EXIT_DATA, "cannot create the session memory (%s)", strerror(-rc));
+	rc = session_create(&s, &cfg, tpn > 0 ? tpn : 1.0, dir);
+	if (rc) {
+		recorder_abort(&rec);
+		cli_die(EXIT_DATA, "cannot create the session memory %s/%s (%s)", dir, SONDE_FILE_SESSION, strerror(-rc));
+	}
+	session_note_recorder(&s, &rec.c0, rings, 0);
 	int ndomain = 0; /* --domain: the functions of the domain file become the only traced set */
 	if (o->domain) {
 		ndomain = domain_apply(&s, dir, o->domain, msg, sizeof msg);
-		if (ndomain < 0)
+		if (ndomain < 0) {
+			session_destroy(&s);
+			recorder_abort(&rec);
 			cli_die(EXIT_USAGE, "%s", msg);
+		}
 	}
 
 	struct launched l;
@@ -313,6 +319,7 @@ int cmd_record(struct cli_opts *o)
 	free(rt);
 	collect(&s, &l, rings ? &rec : NULL);
 	if (rc) {
+		session_destroy(&s);
 		recorder_abort(&rec);
 		cli_die(EXIT_DATA, "cannot run %s (%s)", o->argv[0], strerror(-rc));
 	}

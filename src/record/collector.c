@@ -117,3 +117,8 @@ int collect(struct session *s, struct launched *l, struct recorder *rec)
 	forward_pid = 0;
 	return 0;
 }
+
+int collect_final_drain(struct session *s, struct recorder *rec)
+{
+	return drain_all(s, rec, 1);
+}

@@ -15,7 +15,7 @@ struct recording *load_open_or_die(const char *dir)
 	if (rc < 0 || rc == RECOVER_BUSY)
 		cli_die(EXIT_DATA, "%s", err);
 	if (rc == RECOVER_DONE)
-		fprintf(stderr, "sonde: %s\n", err);
+		cli_warn("%s", err);
 	struct recording *r = rd_open(dir, err, sizeof err);
 	if (!r)
 		cli_die(EXIT_DATA, "%s", err);

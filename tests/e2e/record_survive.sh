@@ -57,7 +57,7 @@ for mode in "" "--trace"; do
 	check "$name: the session file is left for the next reader" test -f k/session.shm -a ! -e k/profile.sonde
 	"$SONDE" report --format=json -i k >report.json 2>report.err
 	rc=$?
-	if [ $rc = 0 ] && grep -q "^sonde: k: its recorder (sonde, pid [0-9]*) was killed; recovered" report.err; then
+	if [ $rc = 0 ] && grep -q "^sonde: warning: k: its recorder (sonde, pid [0-9]*) was killed; recovered" report.err; then
 		ok "$name: report recovers the recording, with a notice (exit 0)"
 	else
 		notok "$name: report recovers the recording" "exit $rc: $(head -c 300 report.err)"; continue

@@ -294,8 +294,9 @@ static int write_kept(struct recorder *r)
 void recorder_meta_common(struct recorder *r, const char *program, const char *command, size_t len,
                           const char *recorder_name, uint32_t mode, int exit_status)
 {
-	clock_point_take(&r->c1);
-	if (r->c1.mono_ns <= r->c0.mono_ns + 1000000) { /* too short to calibrate: measure 1 ms more */
+	if (!r->c1_given)
+		clock_point_take(&r->c1);
+	if (!r->c1_given && r->c1.mono_ns <= r->c0.mono_ns + 1000000) { /* too short to calibrate: measure 1 ms more */
 		struct timespec ts = { 0, 1000000 };
 		nanosleep(&ts, NULL);
 		clock_point_take(&r->c1);

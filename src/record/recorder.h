@@ -44,6 +44,7 @@ struct recorder {
 	uint64_t chunks, bytes;    /* REC_CHUNK records and payload bytes written */
 	struct clock_point c0;     /* the recording's start */
 	struct clock_point c1;     /* its end (recorder_meta_common) */
+	int c1_given;              /* c1 was set by the caller (a recovery): not taken again */
 	struct meta_buf meta;      /* META lines, written by recorder_profile */
 	/* Flight recorder (record --keep-last): when non-zero, chunks are kept
 	 * in memory, the newest that fit in keep_last bytes of events.sonde

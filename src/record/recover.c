@@ -152,12 +152,24 @@ static int recover_from(struct session *s, const char *dir, char *err, size_t er
 		return -1;
 	if (rec.events)
 		collect_final_drain(s, &rec);
+	/* The recording's end is the program's, not this reading's (which may
+	 * come days later): c1 at the session's last tick, its monotonic time
+	 * from the tick rate measured from c0 to now. */
+	struct clock_point now;
+	clock_point_take(&now);
+	uint64_t end = session_end_ticks(s);
+	if (now.ticks > c0.ticks && now.mono_ns > c0.mono_ns && end > c0.ticks && end <= now.ticks) {
+		double tpn = clock_ticks_per_ns(&c0, &now);
+		rec.c1.ticks = end;
+		rec.c1.mono_ns = c0.mono_ns + (uint64_t)((double)(end - c0.ticks) / tpn);
+		rec.c1_given = rec.c1.mono_ns > c0.mono_ns + 1000; /* else: too short, measured as usual */
+	}
 
 	struct launched l;
 	memset(&l, 0, sizeof l);
 	struct sonde_proc *p = &h->procs[0];
 	l.pid = p->pid;
-	l.end_tsc = session_end_ticks(s);
+	l.end_tsc = end;
 	char program[SONDE_PATH_MAX + 1], cmd[SONDE_PATH_MAX + 1];
 	copy_str(program, sizeof program, p->exe, sizeof p->exe);
 	size_t clen = p->cmdline_len < sizeof p->cmdline ? p->cmdline_len : sizeof p->cmdline;

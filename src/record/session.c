@@ -40,15 +40,19 @@ int session_create(struct session *s, const struct record_config *cfg, double tp
 {
 	memset(s, 0, sizeof *s);
 	s->fd = -1;
-	if ((size_t)snprintf(s->path, sizeof s->path, "%s/%s", dir, SONDE_FILE_SESSION) >= sizeof s->path)
+	/* Made under a temporary name and renamed once its header is written:
+	 * a reader never sees a session.shm without one. */
+	char tmp[sizeof s->path];
+	if ((size_t)snprintf(tmp, sizeof tmp, "%s/%s.%d.tmp", dir, SONDE_FILE_SESSION, (int)getpid()) >= sizeof tmp)
 		return -ENAMETOOLONG;
-	unlink(s->path); /* a killed recording's, or a planted link: never followed */
+	unlink(tmp); /* a planted link: never followed */
 	/* No O_CLOEXEC: the program inherits it. */
-	s->fd = open(s->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+	s->fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
 	if (s->fd < 0) {
 		s->path[0] = 0;
 		return -errno;
 	}
+	memcpy(s->path, tmp, sizeof tmp); /* removed by session_destroy on error */
 	s->size = cfg->session_size;
 	s->thread_region = cfg->thread_region;
 	s->ring_size = cfg->ring_size;
@@ -91,6 +95,13 @@ int session_create(struct session *s, const struct record_config *cfg, double tp
 		h->filter_spec_len = len;
 	}
 	s->hdr = h;
+	snprintf(s->path, sizeof s->path, "%s/%s", dir, SONDE_FILE_SESSION);
+	if (rename(tmp, s->path) != 0) {
+		int e = errno;
+		memcpy(s->path, tmp, sizeof tmp);
+		session_destroy(s);
+		return -e;
+	}
 	return 0;
 }
 

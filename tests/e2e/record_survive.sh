@@ -23,6 +23,7 @@ import ctypes, os, subprocess, sys, time
 ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
 for f in ("ready", "go"):
     if os.path.exists(f): os.unlink(f)
+t0 = time.monotonic_ns()
 p = subprocess.Popen(sys.argv[1:], stdout=open("out.txt", "w"), stderr=open("rec.err", "w"))
 for i in range(1200):
     if os.path.exists("ready") and os.path.getsize("ready") > 0: break
@@ -39,6 +40,7 @@ open("go", "w").close()
 for i in range(1200):
     r, st = os.waitpid(pid, os.WNOHANG)
     if r == pid:
+        open("span_ns", "w").write("%d\n" % (time.monotonic_ns() - t0))
         print(os.waitstatus_to_exitcode(st)); sys.exit(0)
     time.sleep(0.05)
 os.kill(pid, 9); print("hang")
@@ -55,6 +57,7 @@ for mode in "" "--trace"; do
 	check "$name: the program's exit status is its own (7)" test "$st" = 7
 	check "$name: its output is what it prints without sonde" cmp -s out.txt plain.out
 	check "$name: the session file is left for the next reader" test -f k/session.shm -a ! -e k/profile.sonde
+	[ -z "$mode" ] && sleep 2 # the recovery comes later than the program's end
 	"$SONDE" report --format=json -i k >report.json 2>report.err
 	rc=$?
 	if [ $rc = 0 ] && grep -q "^sonde: warning: k: its recorder (sonde, pid [0-9]*) was killed; recovered" report.err; then
@@ -82,6 +85,9 @@ for mode in "" "--trace"; do
 	check "$name: info reads it without recovering again (no notice)" test $? = 0 -a ! -s info.err
 	check "$name: info says it is incomplete (recorder killed) and the exit status unknown" jq_py info.json \
 		"sys.exit(not (d['incomplete']['why'] == 'recorder killed' and d['exit_status'] is None))"
+	span=$(cat span_ns)
+	check "$name: its duration ends with the program, not with the later recovery (at most the $span ns from record's start to the program's end)" \
+		jq_py info.json "sys.exit(not 0 < d['duration_ns'] <= $span)"
 	if [ -n "$mode" ]; then
 		check "$name: info counts the events dropped after the ring filled" jq_py info.json \
 			"sys.exit(not d['lost'].get('ring_events_dropped', 0) > 0)"
@@ -115,7 +121,7 @@ release
 "$SONDE" report --format=json -i k >/dev/null 2>err.txt
 check "... and recovered once the program has ended" test $? = 0 -a -f k/profile.sonde
 
-rm -rf k go
+rm -rf k go ready
 "$SONDE" record -o k -- ./survive "$PWD/ready" "$PWD/go" 0 >/dev/null 2>&1 &
 sp=$!
 for i in $(seq 1 600); do [ -s ready ] && break; sleep 0.05; done

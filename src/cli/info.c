@@ -189,11 +189,12 @@ int cmd_info(struct cli_opts *o)
 		printf("command:      %s\n", rd_meta(r, "command") ? rd_meta(r, "command") : "?");
 		printf("mode:         %s%s\n", mode_s, (r->mode & REC_MODE_LOCKS) ? " + locks" : "");
 		if ((s = rd_meta(r, "incomplete")))
-			printf("incomplete:   %s (sonde pid %s); recovered from its session by the next reader: the profile "
-			       "holds the calls up to the program's end%s; the program's end: %s\n", s,
-			       rd_meta(r, "recorder_pid") ? rd_meta(r, "recorder_pid") : "?",
-			       r->has_events ? ", the events the recorder drained but had not written are missing "
-			                       "(sequence gaps), and those after the ring filled are counted as lost" : "",
+			printf("incomplete:   %s (sonde pid %s); recovered from its session by the next reader: %s%s; "
+			       "the program's end: %s\n", s, rd_meta(r, "recorder_pid") ? rd_meta(r, "recorder_pid") : "?",
+			       (r->mode & REC_MODE_PROFILE) ? "the profile holds the calls up to the program's end"
+			                                    : "the events written before the kill and those left in the rings",
+			       r->has_events ? "; the events the recorder drained but had not written are missing "
+			                       "(sequence gaps), and those after a ring filled are counted as lost" : "",
 			       rd_meta(r, "program_end") ? rd_meta(r, "program_end") : "unknown");
 		if (rd_meta(r, "attached_pid"))
 			printf("attached:     to running process %s (sonde record -p; ended: %s; calls already running at "

@@ -15,6 +15,13 @@
  * wrappers (locks.c) through the GOT of every loaded object (got.c), and of
  * objects dlopen'ed later; the end puts the entries back.
  *
+ * C++ exceptions: a launched runtime interposes the unwinder's entry points
+ * by LD_PRELOAD so that the unwinder never meets the exit trampoline's
+ * address (unwind.c); loaded late, the agent redirects them through the GOT
+ * the same way (got.c), before any sled is switched on, and leaves them so
+ * after the end: frames hooked before the end may stay on the stacks as long
+ * as the program runs.
+ *
  * End: sonde calls sonde_agent_stop (another injected call), or, if sonde
  * dies, the watcher thread sees the pipe's end-of-file and does the same.
  * The sleds go back to nops; frames hooked before the end still return
@@ -44,7 +51,7 @@
 static struct sonde_modhook *agent_mods[AGENT_MAX_MODS];
 static int agent_nmods;
 static int agent_state; /* 0 never started, 1 recording, 2 ended */
-static int agent_got;   /* --locks: GOT entries redirected (got.c) */
+static int agent_locks; /* --locks: lock functions redirected (got.c) */
 static pthread_mutex_t agent_lock = PTHREAD_MUTEX_INITIALIZER; /* start against start */
 
 struct note_walk {
@@ -179,8 +186,8 @@ static void end_recording(void)
 		atomic_store_explicit(&rt_sess->stop, 1, memory_order_relaxed);
 		/* --locks: the GOT entries back first (new calls go straight to
 		 * libc), then the wrappers still reached pass through. */
-		if (agent_got) {
-			rt_got_restore();
+		if (agent_locks) {
+			rt_got_restore(RT_GOT_LOCKS);
 			rt_locks_end();
 		}
 		/* New calls stop first (a call already in its sled does nothing),
@@ -267,18 +274,27 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive)
 	if (w.n && dladdr((void *)sonde_agent_start, &di) && di.dli_fname)
 		dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
 	__atomic_store_n(&agent_state, 1, __ATOMIC_RELEASE);
+	/* Through the GOT of every object (got.c), before any sled is on: the
+	 * unwinder's entry points if a module records, the lock functions with
+	 * --locks. */
+	const struct rt_got_sym *syms;
+	int nsyms, nobjs = 0;
+	if (w.n) {
+		nsyms = rt_unwind_wrappers(&syms);
+		rt_got_add(RT_GOT_UNWIND, syms, nsyms);
+	}
+	if (locks) {
+		nsyms = rt_locks_wrappers(&syms);
+		rt_got_add(RT_GOT_LOCKS, syms, nsyms);
+		agent_locks = 1;
+	}
+	rt_got_redirect();
+	if (locks)
+		nobjs = rt_got_objects(RT_GOT_LOCKS);
 	rt_patch_live = 1;
 	for (int i = 0; i < w.n; i++)
 		if (sonde_rt_register_module(found[i]) == 0)
 			agent_mods[agent_nmods++] = found[i];
-	int nobjs = 0;
-	if (locks) { /* the lock functions of every object, through its GOT (got.c) */
-		const struct rt_got_sym *syms;
-		int n = rt_locks_wrappers(&syms);
-		agent_got = 1;
-		rt_got_redirect(syms, n);
-		nobjs = rt_got_objects();
-	}
 	/* The watcher blocks every signal: the program's signals go to its own
 	 * threads, as before. */
 	sigset_t all, old;

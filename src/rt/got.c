@@ -32,7 +32,8 @@
  * the loader's lock and may come here).
  *
  * A child forked while redirecting is not recorded: it puts its copies of
- * the entries back at once (got_fork_child).
+ * the entries back at once (got_fork_child), but those of the unwinder: its
+ * copy of the forking thread's stack may hold hooked frames.
  *
  * Restore: every changed entry of an object still loaded (seen under the
  * loader's lock, dl_iterate_phdr) that still holds our address gets its old
@@ -82,17 +83,20 @@ struct got_obj {
 struct got_slot {
 	uintptr_t *at;
 	uintptr_t orig, to;
+	int group; /* enum rt_got_group, GOT_DL (dlopen, dlmopen) or GOT_DONE (put back) */
 };
+#define GOT_DL RT_GOT_NGROUPS
+#define GOT_DONE (-1)
 
 static struct got_obj got_objs[GOT_MAX_OBJS];
 static int got_nobjs;    /* published with release: got_gadget reads without the lock */
 static struct got_slot got_slots[GOT_MAX_SLOTS];
 static uint32_t got_nslots;
-static int got_nredirected; /* objects with at least one entry redirected */
 static uint64_t got_lost; /* entries or objects left out: tables full, or RELRO not writable */
-static const struct rt_got_sym *got_syms;
-static int got_nsyms;
-static int got_on;       /* 1 between rt_got_redirect and rt_got_restore */
+static const struct rt_got_sym *got_syms[RT_GOT_NGROUPS];
+static int got_nsyms[RT_GOT_NGROUPS];
+static int got_live[RT_GOT_NGROUPS]; /* added and not restored */
+static int got_on;       /* 1 between rt_got_redirect and the restore of the last group */
 static pthread_mutex_t got_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Used by the trampolines below. */
@@ -209,11 +213,15 @@ static const struct rt_got_sym got_dl[2] = {
 	{ "dlmopen", (void *)got_dlmopen_tramp },
 };
 
-static const struct rt_got_sym *got_match(const char *name)
+static const struct rt_got_sym *got_match(const char *name, int *group)
 {
-	for (int i = 0; i < got_nsyms; i++)
-		if (!strcmp(name, got_syms[i].name))
-			return &got_syms[i];
+	for (int g = 0; g < RT_GOT_NGROUPS; g++)
+		for (int i = 0; got_live[g] && i < got_nsyms[g]; i++)
+			if (!strcmp(name, got_syms[g][i].name)) {
+				*group = g;
+				return &got_syms[g][i];
+			}
+	*group = GOT_DL;
 	if (GOT_HAVE_TRAMPS && got_real_dlopen && !strcmp(name, "dlopen"))
 		return &got_dl[0];
 	if (GOT_HAVE_TRAMPS && got_real_dlmopen && !strcmp(name, "dlmopen"))
@@ -232,7 +240,8 @@ static void got_scan_rela(const struct got_cand *c, const ElfW(Rela) *r, size_t 
 		const ElfW(Sym) *s = &symtab[si];
 		if (s->st_shndx != SHN_UNDEF || s->st_name >= strsz)
 			continue;
-		const struct rt_got_sym *m = got_match(strtab + s->st_name);
+		int group;
+		const struct rt_got_sym *m = got_match(strtab + s->st_name, &group);
 		if (!m)
 			continue;
 		uintptr_t *at = (uintptr_t *)(c->base + r[i].r_offset);
@@ -245,7 +254,7 @@ static void got_scan_rela(const struct got_cand *c, const ElfW(Rela) *r, size_t 
 			got_lost++;
 			continue;
 		}
-		got_slots[got_nslots++] = (struct got_slot){ at, orig, (uintptr_t)m->to };
+		got_slots[got_nslots++] = (struct got_slot){ at, orig, (uintptr_t)m->to, group };
 		if (m == &got_dl[0] || m == &got_dl[1])
 			*dl = 1;
 	}
@@ -330,7 +339,6 @@ static int got_patch_object(const struct got_cand *c)
 		                            __ATOMIC_RELAXED);
 	if (relro)
 		got_protect(o.relro_lo, o.relro_hi, 0);
-	got_nredirected++;
 remember:
 	got_objs[got_nobjs] = o;
 	__atomic_store_n(&got_nobjs, got_nobjs + 1, __ATOMIC_RELEASE);
@@ -456,15 +464,24 @@ RT_HIDDEN void got_after_dlopen(void *handle)
 	errno = saved;
 }
 
-int rt_got_redirect(const struct rt_got_sym *syms, int n)
+void rt_got_add(enum rt_got_group g, const struct rt_got_sym *syms, int n)
+{
+	pthread_mutex_lock(&got_lock);
+	if (!got_on && !got_nobjs && (int)g >= 0 && g < RT_GOT_NGROUPS) {
+		got_syms[g] = syms;
+		got_nsyms[g] = n;
+		got_live[g] = 1;
+	}
+	pthread_mutex_unlock(&got_lock);
+}
+
+int rt_got_redirect(void)
 {
 	pthread_mutex_lock(&got_lock);
 	if (got_on || got_nobjs) { /* once per process */
 		pthread_mutex_unlock(&got_lock);
 		return 0;
 	}
-	got_syms = syms;
-	got_nsyms = n;
 #if defined(__x86_64__)
 	/* CET shadow stack on (glibc enables it for the whole process): the
 	 * gadget's `ret` would not match it.  dlopen is then a plain tail call,
@@ -483,38 +500,57 @@ int rt_got_redirect(const struct rt_got_sym *syms, int n)
 	return k;
 }
 
+/* Whether slot k is one rt_got_restore(g) puts back: of group g, and the
+ * dlopen ones with the last group (all = 1). */
+static int got_restoring(uint32_t k, int g, int all)
+{
+	return got_slots[k].group == g || (all && got_slots[k].group == GOT_DL);
+}
+
+struct got_restore_arg {
+	int g, all;
+};
+
 /* Under the loader's lock: the objects listed are mapped. */
 static int got_restore_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
-	(void)arg;
+	const struct got_restore_arg *ra = arg;
 	for (int i = 0; i < got_nobjs; i++) {
 		struct got_obj *o = &got_objs[i];
 		if (o->base != info->dlpi_addr || o->phdr != (const void *)info->dlpi_phdr || !o->nslots)
 			continue;
-		int relro = 0;
+		int relro = 0, any = 0;
 		for (uint32_t k = o->first; k < o->first + o->nslots; k++)
-			relro |= in_relro(o, got_slots[k].at);
-		if (relro && got_protect(o->relro_lo, o->relro_hi, 1) != 0)
+			if (got_restoring(k, ra->g, ra->all)) {
+				any = 1;
+				relro |= in_relro(o, got_slots[k].at);
+			}
+		if (!any || (relro && got_protect(o->relro_lo, o->relro_hi, 1) != 0))
 			continue;
 		for (uint32_t k = o->first; k < o->first + o->nslots; k++) {
+			if (!got_restoring(k, ra->g, ra->all))
+				continue;
 			uintptr_t to = got_slots[k].to;
 			__atomic_compare_exchange_n(got_slots[k].at, &to, got_slots[k].orig, 0, __ATOMIC_RELEASE,
 			                            __ATOMIC_RELAXED);
+			got_slots[k].group = GOT_DONE;
 		}
 		if (relro)
 			got_protect(o->relro_lo, o->relro_hi, 0);
-		o->nslots = 0;
 	}
 	return 0;
 }
 
 /* A child forked while redirecting: nobody records it (the agent's watcher
  * and sonde follow the parent only), so it gets libc's functions back at
- * once.  Single-threaded here, and the locks other threads held at the fork
- * (ours, the loader's) may stay held forever in the child: neither is taken.
- * An object dlclose'd before the fork may be unmapped: mincore says which
- * pages still are. */
+ * once.  Not the unwinder's: the forking thread's hooked frames are in the
+ * child too (its wrappers pass through once the recording ended), and the
+ * dlopen trampolines stay as plain tail calls (got_on is 0).
+ * Single-threaded here, and the locks other threads held at the fork (ours,
+ * the loader's) may stay held forever in the child: neither is taken.  An
+ * object dlclose'd before the fork may be unmapped: mincore says which pages
+ * still are. */
 static void got_fork_child(void)
 {
 	if (!got_on)
@@ -528,34 +564,52 @@ static void got_fork_child(void)
 		            got_protect(o->relro_lo, o->relro_hi, 1) == 0;
 		for (uint32_t k = o->first; k < o->first + o->nslots; k++) {
 			uintptr_t *at = got_slots[k].at;
+			if (got_slots[k].group != RT_GOT_LOCKS)
+				continue;
 			if (mincore((void *)((uintptr_t)at & ~(page - 1)), page, &vec) != 0)
 				continue;
 			if (in_relro(o, at) && !relro)
 				continue;
 			if (*at == got_slots[k].to)
 				*at = got_slots[k].orig;
+			got_slots[k].group = GOT_DONE;
 		}
 		if (relro)
 			got_protect(o->relro_lo, o->relro_hi, 0);
-		o->nslots = 0;
 	}
-	rt_locks_end();
+	if (got_live[RT_GOT_LOCKS]) {
+		got_live[RT_GOT_LOCKS] = 0;
+		rt_locks_end();
+	}
 }
 
-void rt_got_restore(void)
+void rt_got_restore(enum rt_got_group g)
 {
 	pthread_mutex_lock(&got_lock);
-	if (got_on) {
-		__atomic_store_n(&got_on, 0, __ATOMIC_RELEASE);
-		dl_iterate_phdr(got_restore_cb, NULL);
+	if (got_on && (int)g >= 0 && g < RT_GOT_NGROUPS && got_live[g]) {
+		got_live[g] = 0;
+		int left = 0;
+		for (int i = 0; i < RT_GOT_NGROUPS; i++)
+			left |= got_live[i];
+		if (!left)
+			__atomic_store_n(&got_on, 0, __ATOMIC_RELEASE);
+		struct got_restore_arg ra = { g, !left };
+		dl_iterate_phdr(got_restore_cb, &ra);
 	}
 	pthread_mutex_unlock(&got_lock);
 }
 
-int rt_got_objects(void)
+int rt_got_objects(enum rt_got_group g)
 {
 	pthread_mutex_lock(&got_lock);
-	int n = got_nredirected;
+	int n = 0;
+	for (int i = 0; i < got_nobjs; i++) {
+		const struct got_obj *o = &got_objs[i];
+		int has = 0;
+		for (uint32_t k = o->first; k < o->first + o->nslots && !has; k++)
+			has = got_slots[k].group == (int)g;
+		n += has;
+	}
 	pthread_mutex_unlock(&got_lock);
 	return n;
 }

@@ -1,5 +1,5 @@
 /* got.h — redirecting imported functions through the GOT of every loaded
- * object, for the agent of `sonde record --locks -p` (got.c, docs/ATTACH.md).
+ * object, for the agent of `sonde record -p` (got.c, docs/ATTACH.md).
  * Internal to src/rt/. */
 #ifndef SONDE_RT_GOT_H
 #define SONDE_RT_GOT_H
@@ -10,18 +10,31 @@ struct rt_got_sym {
 	void *to;
 };
 
-/* Redirect syms[0..n) in every loaded object but the runtime, the dynamic
- * loader and the vDSO (GLOB_DAT and JUMP_SLOT entries of undefined symbols),
- * and dlopen/dlmopen too, so that objects loaded later are redirected as soon
- * as their dlopen returns.  syms must stay valid until rt_got_restore.
- * Returns how many GOT entries now point at the redirections (>= 0). */
-int rt_got_redirect(const struct rt_got_sym *syms, int n);
+/* The groups of functions redirected, each restored on its own. */
+enum rt_got_group {
+	RT_GOT_UNWIND, /* the C++ unwinder's entry points (unwind.c): kept after the end */
+	RT_GOT_LOCKS,  /* the lock functions (locks.c), --locks */
+	RT_GOT_NGROUPS
+};
 
-/* Put back every entry changed (of objects still loaded, whose entry still
- * holds what was written) and stop redirecting new objects.  Once. */
-void rt_got_restore(void);
+/* Adds a group to redirect at rt_got_redirect: syms must stay valid for
+ * the life of the process.  Before rt_got_redirect only. */
+void rt_got_add(enum rt_got_group g, const struct rt_got_sym *syms, int n);
 
-/* Objects and entries redirected so far (for the agent's answer). */
-int rt_got_objects(void);
+/* Redirect the groups added in every loaded object but the runtime, the
+ * dynamic loader and the vDSO (GLOB_DAT and JUMP_SLOT entries of undefined
+ * symbols), and dlopen/dlmopen too, so that objects loaded later are
+ * redirected as soon as their dlopen returns.  Once per process.  Returns how
+ * many GOT entries now point at the redirections (>= 0). */
+int rt_got_redirect(void);
+
+/* Put back every entry of group g changed (of objects still loaded, whose
+ * entry still holds what was written); when no group is left, stop
+ * redirecting new objects.  A fork child puts back at once every group but
+ * RT_GOT_UNWIND (its stacks keep the frames the unwinder must not meet). */
+void rt_got_restore(enum rt_got_group g);
+
+/* Objects with at least one entry of group g redirected (the agent's answer). */
+int rt_got_objects(enum rt_got_group g);
 
 #endif

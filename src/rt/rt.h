@@ -136,6 +136,9 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive);
 struct rt_got_sym;
 RT_HIDDEN int rt_locks_wrappers(const struct rt_got_sym **out);
 RT_HIDDEN void rt_locks_end(void);
+/* The agent: the C++ unwinder's wrappers for got.c (unwind.c; the real
+ * entry points resolved first). */
+RT_HIDDEN int rt_unwind_wrappers(const struct rt_got_sym **out);
 
 /* Signal-safe diagnostics (write(2) on a stack buffer). */
 RT_HIDDEN void rt_log(const char *msg);

@@ -17,6 +17,17 @@
  * end of every landing pad that does not catch), the real return addresses
  * are put back again.
  *
+ * Attached (`sonde record -p`, agent.c), the runtime was loaded late and
+ * does not win these symbols: the agent redirects them through the GOT of
+ * every object (got.c; libstdc++'s own GOT for __cxa_throw's and
+ * __cxa_rethrow's calls, the program's for its landing pads' _Unwind_Resume
+ * and its handlers' __cxa_begin_catch).  After the agent's end the shadow
+ * stacks are no longer kept (rt_exit_ended), but frames open at the end
+ * still return through the trampoline: the entries stay redirected for the
+ * life of the process, and an exception then unhooks, for good, every slot
+ * of its thread that still holds the trampoline (hooked frames returning
+ * later return straight to their callers; nothing is recorded any more).
+ *
  * Not covered: unwinding that does not call these entry points through the
  * PLT — glibc's pthread_exit / pthread_cancel reach libgcc_s directly, so
  * their forced unwind stops at the first hooked frame (the thread still
@@ -26,7 +37,24 @@
 #include <stdatomic.h>
 
 #include "common/clock.h"
+#include "rt/got.h"
 #include "rt/rt.h"
+
+/* After the agent's end: the slots of this thread that still hold the
+ * trampoline get their real return addresses back.  The shadow stack keeps
+ * the frames open at the end (returned ones too); the topmost frame with a
+ * slot has its real return address (rt_exit_ended), and a slot that holds
+ * the trampoline is that of a frame still open (no frame is hooked after the
+ * end, and a frame pushed later than another has a deeper slot, or the same
+ * one with the same return address: a tail call). */
+static void unhook_ended(struct sonde_thread *t)
+{
+	for (uint32_t i = t->depth; i-- > 0;) {
+		uintptr_t *slot = (uintptr_t *)(uintptr_t)t->stack[i].slot;
+		if (__atomic_load_n(slot, __ATOMIC_RELAXED) == (uintptr_t)rt_exit_tramp)
+			__atomic_store_n(slot, t->stack[i].site, __ATOMIC_RELAXED);
+	}
+}
 
 /* hook = 0: put every real return address back (an exception is about to
  * unwind).  hook = 1: the catching frame's stack pointer is above `sp`:
@@ -37,6 +65,11 @@ static void set_hooks(int hook, uintptr_t sp)
 	if (L->state != RT_T_ON)
 		return;
 	struct sonde_thread *t = L->t;
+	if (__atomic_load_n(&rt_agent_ended, __ATOMIC_ACQUIRE)) {
+		if (!hook)
+			unhook_ended(t);
+		return; /* a catch hooks nothing again */
+	}
 	uint32_t busy = L->busy;
 	L->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
@@ -58,31 +91,63 @@ static void set_hooks(int hook, uintptr_t sp)
 	L->busy = busy;
 }
 
+/* The real entry point: the next definition after the runtime's (a
+ * preloaded runtime); loaded late, the runtime's own scope does not hold
+ * libgcc_s or libstdc++: the global scope's, else that of the library
+ * (loaded RTLD_LOCAL by a plugin, say).  Never our own. */
+static void *real_sym(void **cache, const char *name, void *self, const char *lib)
+{
+	void *p = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+	if (p)
+		return p;
+	p = dlsym(RTLD_NEXT, name);
+	if (!p || p == self)
+		p = dlsym(RTLD_DEFAULT, name);
+	if (p == self)
+		p = NULL;
+	if (!p) {
+		void *h = dlopen(lib, RTLD_LAZY | RTLD_NOLOAD);
+		if (h) {
+			p = dlsym(h, name);
+			dlclose(h);
+		}
+		if (p == self)
+			p = NULL;
+	}
+	dlerror();
+	if (p)
+		__atomic_store_n(cache, p, __ATOMIC_RELEASE);
+	return p;
+}
+
 typedef int (*unwind_fn)(void *);
+typedef void (*resume_fn)(void *);
 typedef void *(*catch_fn)(void *);
-#define REAL(type, name)                      \
-	static type real;                     \
-	if (!real)                            \
-		real = (type)dlsym(RTLD_NEXT, name)
+static void *real_raise, *real_rethrow, *real_resume, *real_catch;
+RT_HIDDEN int uw_raise(void *);
+RT_HIDDEN int uw_rethrow(void *);
+RT_HIDDEN void uw_resume(void *);
+RT_HIDDEN void *uw_catch(void *);
+#define REAL(type, cache, name, self, lib) ((type)real_sym(&cache, name, (void *)self, lib))
 
 RT_EXPORT int _Unwind_RaiseException(void *exc)
 {
-	REAL(unwind_fn, "_Unwind_RaiseException");
+	unwind_fn real = REAL(unwind_fn, real_raise, "_Unwind_RaiseException", uw_raise, "libgcc_s.so.1");
 	set_hooks(0, 0);
 	return real ? real(exc) : 5 /* _URC_FATAL_PHASE1_ERROR */;
 }
 
 RT_EXPORT int _Unwind_Resume_or_Rethrow(void *exc)
 {
-	REAL(unwind_fn, "_Unwind_Resume_or_Rethrow");
+	unwind_fn real =
+	        REAL(unwind_fn, real_rethrow, "_Unwind_Resume_or_Rethrow", uw_rethrow, "libgcc_s.so.1");
 	set_hooks(0, 0);
 	return real ? real(exc) : 5;
 }
 
-typedef void (*resume_fn)(void *);
 RT_EXPORT void _Unwind_Resume(void *exc)
 {
-	REAL(resume_fn, "_Unwind_Resume");
+	resume_fn real = REAL(resume_fn, real_resume, "_Unwind_Resume", uw_resume, "libgcc_s.so.1");
 	set_hooks(0, 0);
 	if (real)
 		real(exc);
@@ -91,9 +156,36 @@ RT_EXPORT void _Unwind_Resume(void *exc)
 
 RT_EXPORT void *__cxa_begin_catch(void *exc)
 {
-	REAL(catch_fn, "__cxa_begin_catch");
+	catch_fn real = REAL(catch_fn, real_catch, "__cxa_begin_catch", uw_catch, "libstdc++.so.6");
 	void *r = real ? real(exc) : NULL;
 	/* Our return address's slot is just below the catching frame. */
 	set_hooks(1, (uintptr_t)__builtin_frame_address(0) + 16);
 	return r;
+}
+
+/* Their addresses in this object: the exported names, referred to from
+ * here, could be bound to libgcc_s's (no -Bsymbolic). */
+RT_HIDDEN int uw_raise(void *) __attribute__((alias("_Unwind_RaiseException")));
+RT_HIDDEN int uw_rethrow(void *) __attribute__((alias("_Unwind_Resume_or_Rethrow")));
+RT_HIDDEN void uw_resume(void *) __attribute__((alias("_Unwind_Resume")));
+RT_HIDDEN void *uw_catch(void *) __attribute__((alias("__cxa_begin_catch")));
+
+/* The agent's redirections (got.c): the real entry points resolved now, those
+ * that can be (a program that loads libstdc++ later resolves them at its
+ * first exception). */
+static const struct rt_got_sym unwind_wrappers[] = {
+	{ "_Unwind_RaiseException", (void *)uw_raise },
+	{ "_Unwind_Resume_or_Rethrow", (void *)uw_rethrow },
+	{ "_Unwind_Resume", (void *)uw_resume },
+	{ "__cxa_begin_catch", (void *)uw_catch },
+};
+
+RT_HIDDEN int rt_unwind_wrappers(const struct rt_got_sym **out)
+{
+	REAL(void *, real_raise, "_Unwind_RaiseException", uw_raise, "libgcc_s.so.1");
+	REAL(void *, real_rethrow, "_Unwind_Resume_or_Rethrow", uw_rethrow, "libgcc_s.so.1");
+	REAL(void *, real_resume, "_Unwind_Resume", uw_resume, "libgcc_s.so.1");
+	REAL(void *, real_catch, "__cxa_begin_catch", uw_catch, "libstdc++.so.6");
+	*out = unwind_wrappers;
+	return (int)(sizeof unwind_wrappers / sizeof unwind_wrappers[0]);
 }

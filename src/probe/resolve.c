@@ -1,7 +1,7 @@
 /* resolve.c — probe locations to run-time addresses: FUNC[+OFF] through the
  * symbol tables, FILE:LINE through DWARF's line table (is_stmt addresses,
- * the lowest one in each function), 0xADDR; and the instruction-boundary
- * check that decodes the function from its start. */
+ * the lowest one in each function instance, inlined copies included), 0xADDR;
+ * and the instruction-boundary check that decodes the function from its start. */
 #include "probe/resolve.h"
 
 #include "probe/engine.h"
@@ -174,16 +174,9 @@ int resolve_location(struct engine *e, const struct spec *sp, struct loc_addr **
 				struct loc_addr c = { .addr = addrs[j] + m->bias, .mod = m };
 				if (sym_lookup(s, addrs[j], &c.fn))
 					memset(&c.fn, 0, sizeof c.fn);
-				/* one address per function: the lowest */
-				int merged = 0;
-				for (int q = 0; q < nv; q++)
-					if (v[q].fn.start == c.fn.start && v[q].mod == m) {
-						if (c.addr < v[q].addr)
-							v[q] = c;
-						merged = 1;
-					}
-				if (!merged)
-					add_addr(&v, &nv, &c);
+				/* one address per function instance, inlined copies
+				 * included (sym_line_addrs chose the lowest of each) */
+				add_addr(&v, &nv, &c);
 			}
 		}
 		if (!nv) {

@@ -203,13 +203,7 @@ static int callers(struct probe *p, struct named **out, char (**names)[256])
 	}
 	for (int i = 0; i < d->ncl; i++) {
 		char buf[256];
-		struct module *m = modules_at(&p->e->mods, d->cl[i].ret);
-		struct sym_module *s = m ? module_sym(m) : NULL;
-		struct sym_info si;
-		if (s && sym_lookup(s, d->cl[i].ret - m->bias, &si) == 0)
-			snprintf(buf, sizeof buf, "%s", si.name);
-		else
-			snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)d->cl[i].ret);
+		resolve_name(p->e, d->cl[i].ret, buf, sizeof buf);
 		int j;
 		for (j = 0; j < k && strcmp(nm[j], buf); j++)
 			;

@@ -1,7 +1,7 @@
 /* resolve.c — probe locations to run-time addresses: FUNC[+OFF] through the
  * symbol tables, FILE:LINE through DWARF's line table (is_stmt addresses,
- * the lowest one in each function), 0xADDR; and the instruction-boundary
- * check that decodes the function from its start. */
+ * the lowest one in each function instance, inlined copies included), 0xADDR;
+ * and the instruction-boundary check that decodes the function from its start. */
 #include "probe/resolve.h"
 
 #include "probe/engine.h"
@@ -174,16 +174,9 @@ int resolve_location(struct engine *e, const struct spec *sp, struct loc_addr **
 				struct loc_addr c = { .addr = addrs[j] + m->bias, .mod = m };
 				if (sym_lookup(s, addrs[j], &c.fn))
 					memset(&c.fn, 0, sizeof c.fn);
-				/* one address per function: the lowest */
-				int merged = 0;
-				for (int q = 0; q < nv; q++)
-					if (v[q].fn.start == c.fn.start && v[q].mod == m) {
-						if (c.addr < v[q].addr)
-							v[q] = c;
-						merged = 1;
-					}
-				if (!merged)
-					add_addr(&v, &nv, &c);
+				/* one address per function instance, inlined copies
+				 * included (sym_line_addrs chose the lowest of each) */
+				add_addr(&v, &nv, &c);
 			}
 		}
 		if (!nv) {
@@ -208,23 +201,48 @@ int resolve_location(struct engine *e, const struct spec *sp, struct loc_addr **
 	return 0;
 }
 
+/* "module+0xOFF" (OFF: the link-time address, what addr2line -e module and
+ * objdump show) for an address no symbol covers; "0xADDR" outside any module. */
+static void module_offset(struct module *m, uint64_t addr, char *buf, size_t n)
+{
+	if (!m) {
+		snprintf(buf, n, "0x%llx", (unsigned long long)addr);
+		return;
+	}
+	const char *b = strrchr(m->path, '/');
+	snprintf(buf, n, "%s+0x%llx", b ? b + 1 : m->path, (unsigned long long)(addr - m->bias));
+}
+
+void resolve_name(struct engine *e, uint64_t addr, char *buf, size_t n)
+{
+	struct module *m = modules_at(&e->mods, addr);
+	struct sym_module *s = m ? module_sym(m) : NULL;
+	struct sym_info si;
+	if (s && sym_lookup(s, addr - m->bias, &si) == 0 && si.start)
+		snprintf(buf, n, "%s", si.name);
+	else
+		module_offset(m, addr, buf, n);
+}
+
 void resolve_describe(struct engine *e, uint64_t addr, char *buf, size_t n)
 {
 	struct module *m = modules_at(&e->mods, addr);
 	struct sym_module *s = m ? module_sym(m) : NULL;
 	struct sym_info si;
-	if (!s || sym_lookup(s, addr - m->bias, &si) || !si.start) {
-		snprintf(buf, n, "0x%llx", (unsigned long long)addr);
-		return;
-	}
 	const char *file = NULL;
 	int line = 0;
-	uint64_t off = addr - m->bias - si.start;
 	char fl[300] = "";
-	if (sym_addr_line(s, addr - m->bias, &file, &line) == 0 && file) {
+	if (s && sym_addr_line(s, addr - m->bias, &file, &line) == 0 && file) {
 		const char *b = strrchr(file, '/');
 		snprintf(fl, sizeof fl, " (%s:%d)", b ? b + 1 : file, line);
 	}
+	if (!s || sym_lookup(s, addr - m->bias, &si) || !si.start) {
+		char mo[300];
+		module_offset(m, addr, mo, sizeof mo);
+		snprintf(buf, n, "%s%s", mo, fl);
+		return;
+	}
+	uint64_t off = addr - m->bias - si.start;
 	if (off)
 		snprintf(buf, n, "%s+0x%llx%s", si.name, (unsigned long long)off, fl);
 	else

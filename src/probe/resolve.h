@@ -23,7 +23,11 @@ int resolve_function(struct engine *e, const struct spec *sp, struct loc_addr *o
 int resolve_function_offset(struct engine *e, const struct spec *sp, struct loc_addr *out,
                             char *err, size_t errlen);
 int resolve_check_boundary(struct engine *e, const struct loc_addr *la, char *err, size_t n);
-/* Describe a run-time address: "func+0x12 (file.c:34)". */
+/* Name a run-time address: its function, else "module+0xOFF" (a stripped
+ * module: OFF is the link-time address), else "0xADDR". */
+void resolve_name(struct engine *e, uint64_t addr, char *buf, size_t n);
+/* Describe a run-time address: "func+0x12 (file.c:34)", else
+ * "module+0xOFF" as resolve_name. */
 void resolve_describe(struct engine *e, uint64_t addr, char *buf, size_t n);
 /* p->where = the description of addr, then "; suffix" when suffix is not NULL. */
 void resolve_set_where(struct probe *p, uint64_t addr, const char *suffix);

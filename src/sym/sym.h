@@ -39,8 +39,9 @@ int sym_lookup(struct sym_module *m, uint64_t vaddr, struct sym_info *out);
 int sym_find(struct sym_module *m, const char *pattern,
              void (*cb)(void *arg, const struct sym_info *info), void *arg);
 
-/* Source line -> addresses: the is_stmt addresses of FILE:LINE (FILE may be
- * a basename or a path suffix).  Writes up to max addresses, returns how
+/* Source line -> addresses: the lowest is_stmt address of FILE:LINE in each
+ * function instance, every inlined copy included (FILE may be a basename or
+ * a path suffix).  Writes up to max addresses, returns how
  * many exist (may exceed max), -1 if the file is unknown. */
 int sym_line_addrs(struct sym_module *m, const char *file, int line,
                    uint64_t *addrs, int max);

@@ -355,18 +355,57 @@ fail:
 	return -1;
 }
 
+/* The debug file of build-id bid in the directories of a colon-separated
+ * list: DIR/.build-id/xx/yyyy.debug, as gdb's debug-file-directory and
+ * /usr/lib/debug (layout 0), or DIR/xxyyyy/debuginfo, as a debuginfod
+ * client's cache (layout 1).  Local files only: nothing is fetched. */
+static int try_build_id_dirs(struct sym_module *m, const char *dirs, int layout,
+                             const unsigned char *b, ssize_t bidlen)
+{
+	char hex[2 * 64 + 1];
+	if (bidlen > 64)
+		return -1;
+	for (ssize_t i = 0; i < bidlen; i++)
+		snprintf(hex + 2 * i, 3, "%02x", b[i]);
+	for (const char *d = dirs; d && *d;) {
+		const char *end = strchr(d, ':');
+		size_t len = end ? (size_t)(end - d) : strlen(d);
+		char buf[PATH_MAX];
+		int k = layout == 0 ? snprintf(buf, sizeof(buf), "%.*s/.build-id/%.2s/%s.debug", (int)len, d, hex, hex + 2)
+		                    : snprintf(buf, sizeof(buf), "%.*s/%s/debuginfo", (int)len, d, hex);
+		if (len && k > 0 && k < (int)sizeof(buf) && try_debug_file(m, buf, b, bidlen) == 0)
+			return 0;
+		d = end ? end + 1 : d + len;
+	}
+	return -1;
+}
+
+/* The directories of a debuginfod client's cache, as debuginfod-find uses
+ * them: $DEBUGINFOD_CACHE_PATH, else $XDG_CACHE_HOME/debuginfod_client, else
+ * ~/.cache/debuginfod_client. */
+static const char *debuginfod_cache(char *buf, size_t n)
+{
+	const char *c = getenv("DEBUGINFOD_CACHE_PATH"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+	if (c && *c)
+		return c;
+	if (x && *x)
+		snprintf(buf, n, "%s/debuginfod_client", x);
+	else if (h && *h)
+		snprintf(buf, n, "%s/.cache/debuginfod_client", h);
+	else
+		return NULL;
+	return buf;
+}
+
 static void find_debug_file(struct sym_module *m, const char *path)
 {
 	const void *bid = NULL;
 	ssize_t bidlen = dwelf_elf_gnu_build_id(m->elf, &bid);
 	char buf[PATH_MAX];
 	if (bidlen > 1) {
-		const unsigned char *b = bid;
-		int o = snprintf(buf, sizeof(buf), "/usr/lib/debug/.build-id/%02x/", b[0]);
-		for (ssize_t i = 1; i < bidlen && o < (int)sizeof(buf) - 8; i++)
-			o += snprintf(buf + o, sizeof(buf) - (size_t)o, "%02x", b[i]);
-		snprintf(buf + o, sizeof(buf) - (size_t)o, ".debug");
-		if (try_debug_file(m, buf, bid, bidlen) == 0)
+		if (try_build_id_dirs(m, getenv("SONDE_DEBUG_DIRS"), 0, bid, bidlen) == 0 ||
+		    try_build_id_dirs(m, "/usr/lib/debug", 0, bid, bidlen) == 0 ||
+		    try_build_id_dirs(m, debuginfod_cache(buf, sizeof buf), 1, bid, bidlen) == 0)
 			return;
 	}
 	GElf_Word crc;

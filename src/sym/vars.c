@@ -53,6 +53,7 @@ struct var_ref {
 	int64_t cval;
 	struct step *steps;
 	int nsteps;
+	const char *no_value;   /* optimized out at this address: why (static text) */
 	int enc;                /* VAR_INT / VAR_UINT / VAR_FLOAT */
 	int size;
 	char desc[320];
@@ -244,6 +245,10 @@ static const char *reg_name(int machine, int r)
 static void describe_loc(struct var_ref *r, int machine, char *buf, size_t n, int is_list)
 {
 	const struct expr_ops *l = &r->loc;
+	if (r->no_value) {
+		snprintf(buf, n, "%s", r->no_value);
+		return;
+	}
 	if (r->has_const) {
 		snprintf(buf, n, "constant");
 		return;
@@ -264,6 +269,49 @@ static void describe_loc(struct var_ref *r, int machine, char *buf, size_t n, in
 		size_t k = strlen(buf);
 		snprintf(buf + k, n - k, ", from a location list");
 	}
+}
+
+/* The out-of-line function whose code holds pc: the DW_TAG_subprogram with
+ * pc in its ranges, innermost first (nested functions), looked for under the
+ * CU through namespaces, classes and blocks.  An inlined copy's variables are
+ * located against this function's frame base (the copy has none of its own,
+ * and dwarf_getscopes continues an inlined copy with its abstract origin's
+ * scopes, which are not code). */
+static int concrete_subprogram(Dwarf_Die *scope, uint64_t pc, Dwarf_Die *out, int depth)
+{
+	Dwarf_Die c;
+	if (depth > 32 || dwarf_child(scope, &c) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&c);
+		if (tag == DW_TAG_subprogram) {
+			if (dwarf_haspc(&c, pc) > 0) {
+				*out = c;
+				concrete_subprogram(&c, pc, out, depth + 1); /* a nested function inside */
+				return 1;
+			}
+		} else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+		           tag == DW_TAG_union_type || tag == DW_TAG_module ||
+		           (tag == DW_TAG_lexical_block && dwarf_haspc(&c, pc) > 0)) {
+			if (concrete_subprogram(&c, pc, out, depth + 1))
+				return 1;
+		}
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return 0;
+}
+
+/* The compile unit whose code holds pc: through .debug_aranges, else (clang
+ * emits none) through each unit's own ranges. */
+static int cu_of(Dwarf *dw, uint64_t pc, Dwarf_Die *cu)
+{
+	if (dwarf_addrdie(dw, pc, cu))
+		return 1;
+	Dwarf_CU *it = NULL;
+	uint8_t ut;
+	while (dwarf_get_units(dw, it, &it, NULL, &ut, cu, NULL) == 0)
+		if ((ut == DW_UT_compile || ut == DW_UT_skeleton) && dwarf_haspc(cu, pc) > 0)
+			return 1;
+	return 0;
 }
 
 int vars_compile(struct vars *v, uint64_t pc, const char *expr, struct var_ref **out, char *err, size_t en)
@@ -287,19 +335,16 @@ int vars_compile(struct vars *v, uint64_t pc, const char *expr, struct var_ref *
 		return -1;
 	}
 	Dwarf_Die cu, var, *scopes = NULL;
-	if (!dwarf_addrdie(v->dw, pc, &cu)) {
+	if (!cu_of(v->dw, pc, &cu)) {
 		snprintf(err, en, "no DWARF information for address 0x%llx (built without -g?)", (unsigned long long)pc);
 		return -1;
 	}
 	int ns = dwarf_getscopes(&cu, pc, &scopes);
-	int found = 0, sub = -1;
+	int found = 0;
 	for (int i = 0; i < ns && !found; i++)
 		found = find_in(&scopes[i], name, &var, 0);
-	for (int i = 0; i < ns; i++)
-		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
-			sub = i;
-			break;
-		}
+	Dwarf_Die fn;
+	int have_fn = concrete_subprogram(&cu, pc, &fn, 0);
 	if (!found) {
 		Dwarf_Off off = 0, next;
 		size_t hsz;
@@ -327,11 +372,13 @@ int vars_compile(struct vars *v, uint64_t pc, const char *expr, struct var_ref *
 		size_t nops;
 		is_list = a.form == DW_FORM_sec_offset || a.form == DW_FORM_loclistx;
 		int nl = dwarf_getlocation_addr(&a, pc, &ops, &nops, 1);
-		if (nl <= 0) {
-			snprintf(err, en, "variable '%s' is optimized out at this location", name);
+		if (nl < 0) {
+			snprintf(err, en, "variable '%s': unreadable location (%s)", name, dwarf_errmsg(-1));
 			goto out;
 		}
-		if (copy_ops(&r->loc, ops, nops))
+		if (nl == 0 || nops == 0)
+			r->no_value = "optimized out here";
+		else if (copy_ops(&r->loc, ops, nops))
 			goto out;
 	} else if (dwarf_attr_integrate(&var, DW_AT_const_value, &a)) {
 		Dwarf_Sword sv;
@@ -342,11 +389,11 @@ int vars_compile(struct vars *v, uint64_t pc, const char *expr, struct var_ref *
 		r->has_const = 1;
 		r->cval = sv;
 	} else {
-		snprintf(err, en, "variable '%s' is optimized out", name);
-		goto out;
+		r->no_value = "optimized out";
 	}
-	/* frame base and CFA, when the location needs them */
-	if (sub >= 0 && dwarf_attr(&scopes[sub], DW_AT_frame_base, &a)) {
+	/* frame base (of the out-of-line function, for an inlined copy's
+	 * variables too) and CFA, when the location needs them */
+	if (have_fn && dwarf_attr(&fn, DW_AT_frame_base, &a)) {
 		Dwarf_Op *ops;
 		size_t nops;
 		if (dwarf_getlocation_addr(&a, pc, &ops, &nops, 1) > 0)
@@ -785,6 +832,10 @@ int vars_eval(const struct var_ref *r, const struct var_env *env, struct var_val
 	memset(out, 0, sizeof *out);
 	struct lval l;
 	int64_t off = 0;
+	if (r->no_value) {
+		snprintf(err, en, "%s", r->no_value);
+		return -1;
+	}
 	if (r->has_const) {
 		l.kind = L_VAL;
 		l.n = 8;

@@ -40,7 +40,11 @@ struct var_value {
 struct vars *sym_vars(struct sym_module *m, const char **err);
 
 /* Compile access path `expr` (e.g. "entry->hits", "a[i]", "x") valid at
- * link-time address pc.  0 ok, -1 with err. */
+ * link-time address pc.  The variables of an inlined copy are its instance's
+ * (name and type from the abstract origin), their stack locations relative to
+ * the frame base of the out-of-line function the copy sits in.  0 ok, -1 with
+ * err; a variable with no location at pc (optimized out) compiles, and
+ * vars_eval says "optimized out here". */
 int vars_compile(struct vars *v, uint64_t pc, const char *expr, struct var_ref **out,
                  char *err, size_t errlen);
 /* 0 ok, -1 unavailable at run time (err says why). */

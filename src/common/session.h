@@ -1,15 +1,12 @@
 /* session.h — layout of the session memory shared by `sonde record` and the
  * profiled processes.
  *
- * The recorder creates one file in the recording directory (session.shm,
- * sparse: only touched pages cost memory or disk), maps it and hands the
- * descriptor to the program through the environment (SONDE_SESSION_FD).
- * Every process of the recorded program tree (forks and execs included) maps
- * the same memory.  Whatever a process wrote before it crashed or was
- * SIGKILLed is still there when the recorder writes sonde.data; and because
- * the memory is a file, what the program wrote also outlives a recorder that
- * was killed: the next reader recovers the recording from it
- * (record/recover.c, docs/FORMAT.md "Recovery").
+ * The recorder creates one memfd, sizes it (sparse: only touched pages cost
+ * memory), maps it and hands the descriptor to the program through the
+ * environment (SONDE_SESSION_FD).  Every process of the recorded program tree
+ * (forks and execs included) maps the same memory.  Because the recorder owns
+ * the memory, whatever a process wrote before it crashed or was SIGKILLed is
+ * still there when the recorder writes sonde.data.
  *
  * Rules (see ARCHITECTURE.md, "Hot-path rules"):
  *  - The memory holds offsets from the session base, never pointers: each
@@ -32,7 +29,7 @@
 #include "common/func_id.h" /* SONDE_FUNC(): module slot and number */
 
 #define SONDE_SESSION_MAGIC   0x534f4e4445534553ull /* "SESEDNOS" */
-#define SONDE_SESSION_VERSION 3u
+#define SONDE_SESSION_VERSION 2u
 #define SONDE_ENV_FD          "SONDE_SESSION_FD"
 
 #define SONDE_MAX_PROCS    1024u
@@ -203,17 +200,6 @@ struct sonde_session_hdr {
 	                              * writer that found the recorder gone */
 	int32_t collector_pid;       /* the recorder draining the rings: a writer waiting on a
 	                              * full ring checks it is still there */
-
-	/* What a reader needs to finish the recording of a recorder that was
-	 * killed (record/recover.c).  Written by the recorder before the program
-	 * starts; the program's side never writes it (a reader checks it all). */
-	struct sonde_recorder_note {
-		uint64_t start_time;     /* collector_pid's start time (/proc/PID/stat field 22): pid reuse */
-		uint64_t c0_ticks, c0_mono_ns; /* the recording's start (recorder.c c0) */
-		uint64_t min_time_ns;    /* --min-time */
-		uint32_t events;         /* 1: events.sonde.PID.tmp is being written */
-		uint32_t attached;       /* 1: sonde record -p */
-	} recorder;
 
 	/* ---- locks (issue 4; owned by src/rt/locks.c, layout in src/rt/locks.h) ---- */
 	_Atomic uint64_t locks_off;  /* session offset of struct lk_session, 0 until a first lock */

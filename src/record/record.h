@@ -26,28 +26,14 @@ struct record_config {
  * program's side cannot change (the header's copies are the program's). */
 struct session {
 	int fd;
-	char path[4200];           /* DIR/session.shm; "" once it is not ours to remove */
 	struct sonde_session_hdr *hdr;
 	uint64_t size;
 	uint64_t thread_region, ring_size;
 };
 
 /* session.c */
-/* Create DIR/session.shm (fresh, 0600, never through a link), sparse, of
- * cfg->session_size bytes, and map it.  0, or -errno. */
-int session_create(struct session *s, const struct record_config *cfg, double ticks_per_ns_guess, const char *dir);
-/* What a reader needs to finish the recording if this recorder is killed. */
-void session_note_recorder(struct session *s, const struct clock_point *c0, int events, int attached);
-/* Map the session file of a killed recorder (record/recover.c): a regular
- * file of this user, private, of the size its header says.  0, or -1 with
- * err set. */
-int session_open(struct session *s, const char *path, char *err, size_t n);
-/* Unmap, close and remove the file. */
+int session_create(struct session *s, const struct record_config *cfg, double ticks_per_ns_guess);
 void session_destroy(struct session *s);
-/* Unmap and close, the file left in place. */
-void session_keep(struct session *s);
-/* Start time of process pid (/proc/PID/stat field 22), 0 if unknown. */
-uint64_t proc_start_time(int pid);
 
 /* writer.c: the record container of format.h */
 /* A file of the recording directory, created fresh and private (0600):
@@ -69,10 +55,6 @@ struct rec_writer {
 int writer_open(struct rec_writer *w, const char *path, uint32_t kind);
 int writer_put(struct rec_writer *w, uint32_t type, const void *a, uint64_t alen, const void *b, uint64_t blen);
 int writer_close(struct rec_writer *w); /* writes REC_END */
-/* Take up the temporary file tmp that a killed writer left (a private
- * regular file of this user), its bytes after valid_end dropped; path: its
- * final name (writer_close renames it).  0, or -errno. */
-int writer_reopen(struct rec_writer *w, const char *path, const char *tmp, uint64_t valid_end);
 
 /* The text of a REC_META record, built one "key=value" line at a time. */
 struct meta_buf {
@@ -115,15 +97,6 @@ int collect(struct session *s, struct launched *l, struct recorder *rec);
  * collect's loop, and `sonde record -p`'s while the process runs. */
 int collector_drain(struct session *s, struct recorder *rec, int final);
 
-/* recover.c: a recording whose recorder was killed (docs/FORMAT.md,
- * "Recovery").  If dir has a session.shm and no profile.sonde: RECOVER_BUSY
- * when its recorder or its program still runs (err says which), else
- * profile.sonde (and events.sonde) written from the session, marked
- * incomplete, the session removed: RECOVER_DONE (err: what was recovered,
- * for a notice).  RECOVER_NONE: nothing to recover; -1: error (err set). */
-enum { RECOVER_NONE = 0, RECOVER_DONE = 1, RECOVER_BUSY = 2 };
-int recover_recording(const char *dir, char *err, size_t errlen);
-
 /* profile_out.c: write the end-of-run records (processes, threads, modules, CCTs, meta). */
 /* After the program tree has ended: check and mend what the program's side
  * left in the session (audit.c); returns how many values were impossible. */
@@ -133,16 +106,6 @@ uint64_t session_audit(struct session *s);
  * 0, or -1 with err set. */
 int write_profile(struct session *s, struct recorder *rec, const struct launched *l,
                   const struct record_config *cfg, char *err, size_t errlen);
-/* finish.c: the end of every recording, launched, attached or recovered:
- * the session audited (*damaged: impossible values left out), the META lines
- * every recording has and the caller's (meta: "key", "value" pairs,
- * NULL-terminated, or NULL), the profile records, the recorder closed.
- * 0, or -1 with err set. */
-int recording_finish(struct session *s, struct recorder *rec, const struct launched *l,
-                     const struct record_config *cfg, const char *program, const char *cmd, size_t clen,
-                     const char *recorder_name, int status, const char *const *meta, uint64_t *damaged,
-                     char *err, size_t errlen);
-
 /* locks_out.c: the lock profiler's records (REC_LOCKS), if the program took any lock. */
 void write_locks(struct session *s, struct rec_writer *w);
 

@@ -1,12 +1,13 @@
 # tests/attach_lib.sh — helpers of the `sonde record -p` tests (sourced after
-# lib.sh): the program of tests/progs/attach_profile.c started in the
-# background, waiting on a FIFO, and the agent's end.
-# start NAME [N]: ./ap on NAME.fifo in the background, its output and exit
-# status in NAME.out; sets pid and runner; fd 3 is the FIFO's write end.
+# lib.sh): the program started in the background, waiting on a FIFO, and the
+# agent's end.
+# start NAME [N]: $ATTACH_PROG (default ./ap, tests/progs/attach_profile.c)
+# on NAME.fifo in the background, its output and exit status in NAME.out,
+# its stderr in NAME.perr; sets pid and runner; fd 3 is the FIFO's write end.
 start() {
 	rm -f "$1.fifo" "$1.pid"
 	mkfifo "$1.fifo"
-	(./ap "$1.fifo" "$1.pid" ${2:-} > "$1.out"; echo "status $?" >> "$1.out") &
+	("${ATTACH_PROG:-./ap}" "$1.fifo" "$1.pid" ${2:-} > "$1.out" 2> "$1.perr"; echo "status $?" >> "$1.out") &
 	runner=$!
 	for _ in $(seq 250); do [ -s "$1.pid" ] && break; sleep 0.02; done
 	pid=$(cat "$1.pid" 2>/dev/null) || { notok "start $1" "the program did not start"; exit 0; }
@@ -18,7 +19,8 @@ wait_for() { # FILE PATTERN: up to 20 s
 }
 finish() { echo more >&3; exec 3>&-; wait "$runner"; }
 # agent_ended PID: the agent's watcher thread (named sonde-agent) is gone
-# within 5 s: it exits only after it has switched the sleds back to nops.
+# within 5 s: it exits only after it has put back what it changed (sleds,
+# GOT entries).
 agent_ended() {
 	for _ in $(seq 250); do
 		grep -qx sonde-agent /proc/$1/task/*/comm 2>/dev/null || return 0

@@ -17,48 +17,19 @@
 # kernel.yama.ptrace_scope 0.
 source "$ROOT/tests/lib.sh"
 
-scope=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)
-if [ "$(id -u)" != 0 ] && [ "$scope" != 0 ]; then
-	skip "attach locks" "ptrace of a non-child needs root or kernel.yama.ptrace_scope 0 (it is $scope)"
-	exit 0
-fi
+source "$ROOT/tests/attach_lib.sh"
+need_ptrace "attach locks"
+ATTACH_PROG=./al
 gcc -O2 -pthread -o al "$PROGS/attach_locks.c" -Wl,-rpath,'$ORIGIN' -ldl || { notok build "gcc attach_locks"; exit 0; }
 gcc -O2 -shared -fPIC -Wl,-z,relro,-z,now -o libattach_locks.so "$PROGS/attach_locks_lib.c" ||
 	{ notok build "gcc attach_locks_lib"; exit 0; }
-
-# start NAME [N]: the program on NAME.fifo in the background, its output and
-# exit status in NAME.out, its stderr in NAME.err; sets pid; fd 3 is the
-# FIFO's write end.
-start() {
-	rm -f "$1.fifo" "$1.pid"
-	mkfifo "$1.fifo"
-	(./al "$1.fifo" "$1.pid" ${2:-} > "$1.out" 2> "$1.err"; echo "status $?" >> "$1.out") &
-	runner=$!
-	for _ in $(seq 250); do [ -s "$1.pid" ] && break; sleep 0.02; done
-	pid=$(cat "$1.pid" 2>/dev/null) || { notok "start $1" "the program did not start"; exit 0; }
-	exec 3>"$1.fifo"
-}
-wait_for() { # FILE PATTERN: up to 20 s
-	for _ in $(seq 1000); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.02; done
-	return 1
-}
-finish() { echo more >&3; exec 3>&-; wait "$runner"; }
-# agent_ended PID: the agent's watcher thread (named sonde-agent) is gone
-# within 5 s: it exits only after it has put the GOT entries back.
-agent_ended() {
-	for _ in $(seq 250); do
-		grep -qx sonde-agent /proc/$1/task/*/comm 2>/dev/null || return 0
-		sleep 0.02
-	done
-	return 1
-}
 
 start ref
 echo go >&3
 wait_for ref.out "^phase 1"
 finish
 check "reference run: finished with status 3" grep -qx "status 3" ref.out
-check "reference run: its GOT entry is libc's" grep -qx "phase 1 got libc" ref.err
+check "reference run: its GOT entry is libc's" grep -qx "phase 1 got libc" ref.perr
 
 # ---- attached ----
 start att
@@ -76,9 +47,9 @@ check "the program still runs after sonde ended" kill -0 "$pid"
 check "the agent has ended (its watcher thread is gone)" agent_ended "$pid"
 finish
 check "output and exit status equal the unattached run's (later lock calls work)" cmp -s ref.out att.out
-check "while attached, the program's GOT entry of pthread_mutex_lock was redirected" grep -qx "phase 1 got redirected" att.err
-check "after sonde ended, it is libc's again" grep -qx "phase 2 got libc" att.err
-check "a child forked while attached has libc's at once (it is not recorded)" grep -qx "phase 1 child got libc" att.err
+check "while attached, the program's GOT entry of pthread_mutex_lock was redirected" grep -qx "phase 1 got redirected" att.perr
+check "after sonde ended, it is libc's again" grep -qx "phase 2 got libc" att.perr
+check "a child forked while attached has libc's at once (it is not recorded)" grep -qx "phase 1 child got libc" att.perr
 "$SONDE" info -i att.data > info.txt 2>&1
 check "sonde info says the recording was attached" grep -q "^attached: *to running process $pid at [0-9T:-]*Z (sonde record -p; ended: detached" info.txt
 check "sonde info says releases of locks taken before the attach are unmatched" \
@@ -141,7 +112,7 @@ echo go >&3
 finish
 check "--duration: output and status unchanged" cmp -s ref.out dur.out
 check "--duration: the GOT entry is libc's in both phases" \
-	bash -c "grep -qx 'phase 1 got libc' dur.err && grep -qx 'phase 2 got libc' dur.err"
+	bash -c "grep -qx 'phase 1 got libc' dur.perr && grep -qx 'phase 2 got libc' dur.perr"
 
 start ends
 "$SONDE" record --locks -p "$pid" -o ends.data 2> ends.serr &
@@ -197,7 +168,7 @@ for round in 1 2 3 4 5; do
 	wait_for "k$round.out" "^phase 1" || true
 	finish
 	check "round $round: SIGKILL of sonde mid-work: same output and status" cmp -s kref.out "k$round.out"
-	check "round $round: the GOT entry is libc's again after it" grep -qx "phase 2 got libc" "k$round.err"
+	check "round $round: the GOT entry is libc's again after it" grep -qx "phase 2 got libc" "k$round.perr"
 done
 
 # ---- errors ----

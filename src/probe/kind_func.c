@@ -7,6 +7,7 @@
 
 #include "common/json.h"
 #include "common/trace_enc.h"
+#include "probe/callstats.h"
 #include "probe/engine.h"
 #include "probe/modules.h"
 #include "probe/output.h"
@@ -23,14 +24,11 @@ enum { ROLE_ENTRY, ROLE_EXIT };
 
 struct frame { uint64_t sp, t; };
 struct tstack { pid_t tid; struct frame *v; int n, cap; };
-struct caller { uint64_t ret; uint64_t n; };
 
 struct fdata {
-	uint64_t calls, returns, total, min, max;
+	struct call_stats cs;
 	int nexits;
 	struct tstack *ts; int nts;
-	struct caller *cl; int ncl, capcl;
-	uint64_t lost; /* callers table full */
 	int at_offset; /* F+OFF: calls only */
 };
 
@@ -59,7 +57,7 @@ static int setup(struct probe *p, char *err, size_t n)
 		snprintf(err, n, "out of memory");
 		return -1;
 	}
-	d->min = ~0ull;
+	callstats_init(&d->cs);
 	p->data = d;
 	if (p->sp.off) {
 		/* F+OFF: one breakpoint there, counting calls.  The stack pointer at
@@ -120,34 +118,15 @@ static void pre(struct probe *p, struct hit *h, int role)
 	struct tstack *s = stack_of(d, h->th->tid);
 	if (role == ROLE_ENTRY) {
 		p->hits++;
-		d->calls++;
+		callstats_call(&d->cs);
 		if (d->at_offset) {
 			precorder_hit(h, p, TRP_HIT, TRV_NONE, 0, 0, NULL);
 			return;
 		}
 		precorder_hit(h, p, TRP_BEGIN, TRV_NONE, 0, 0, NULL);
 		uint64_t ret = 0;
-		if (target_read(&h->e->t, sp, &ret, sizeof ret) == 0) {
-			int i;
-			for (i = 0; i < d->ncl && d->cl[i].ret != ret; i++)
-				;
-			if (i == d->ncl && d->ncl < 4096) {
-				if (d->ncl == d->capcl) {
-					int cap = d->capcl ? d->capcl * 2 : 16;
-					struct caller *v = realloc(d->cl, (size_t)cap * sizeof *v);
-					if (v) {
-						d->cl = v;
-						d->capcl = cap;
-					}
-				}
-				if (d->ncl < d->capcl)
-					d->cl[d->ncl++] = (struct caller){ ret, 0 };
-			}
-			if (i < d->ncl)
-				d->cl[i].n++;
-			else
-				d->lost++;
-		}
+		if (target_read(&h->e->t, sp, &ret, sizeof ret) == 0)
+			callstats_caller(&d->cs, ret);
 		if (s) {
 			if (s->n == s->cap) {
 				int cap = s->cap ? s->cap * 2 : 16;
@@ -168,56 +147,15 @@ static void pre(struct probe *p, struct hit *h, int role)
 	while (s->n && s->v[s->n - 1].sp < sp)
 		s->n--;
 	if (s->n && s->v[s->n - 1].sp == sp) {
-		uint64_t dt = h->now_ns - s->v[--s->n].t;
-		d->returns++;
+		callstats_return(&d->cs, h->now_ns - s->v[--s->n].t);
 		precorder_hit(h, p, TRP_END, TRV_NONE, 0, 0, NULL);
-		d->total += dt;
-		if (dt < d->min)
-			d->min = dt;
-		if (dt > d->max)
-			d->max = dt;
 	}
 }
 
-struct named { const char *name; uint64_t n; };
-
-static int by_count(const void *a, const void *b)
+static const char *name_of(void *arg, uint64_t ret, char *buf, size_t n)
 {
-	const struct named *x = a, *y = b;
-	return x->n < y->n ? 1 : x->n > y->n ? -1 : strcmp(x->name, y->name);
-}
-
-/* Callers merged by function name, most calls first. */
-static int callers(struct probe *p, struct named **out, char (**names)[256])
-{
-	struct fdata *d = p->data;
-	struct named *v = calloc((size_t)d->ncl + 1, sizeof *v);
-	char (*nm)[256] = calloc((size_t)d->ncl + 1, sizeof *nm);
-	int k = 0;
-	if (!v || !nm) {
-		free(v);
-		free(nm);
-		*out = NULL;
-		*names = NULL;
-		return 0;
-	}
-	for (int i = 0; i < d->ncl; i++) {
-		char buf[256];
-		resolve_name(p->e, d->cl[i].ret, buf, sizeof buf);
-		int j;
-		for (j = 0; j < k && strcmp(nm[j], buf); j++)
-			;
-		if (j == k) {
-			snprintf(nm[k], sizeof nm[k], "%s", buf);
-			v[k].name = nm[k];
-			k++;
-		}
-		v[j].n += d->cl[i].n;
-	}
-	qsort(v, (size_t)k, sizeof *v, by_count);
-	*out = v;
-	*names = nm;
-	return k;
+	resolve_name(arg, ret, buf, n);
+	return buf;
 }
 
 static void json(struct probe *p, struct json *j)
@@ -225,26 +163,8 @@ static void json(struct probe *p, struct json *j)
 	struct fdata *d = p->data;
 	if (!d)
 		return;
-	json_uint(j, "calls", d->calls);
-	json_uint(j, "returns", d->returns);
+	callstats_json(&d->cs, j, name_of, p->e);
 	json_int(j, "exits", d->nexits);
-	json_uint(j, "total_ns", d->total);
-	json_uint(j, "min_ns", d->returns ? d->min : 0);
-	json_uint(j, "max_ns", d->max);
-	json_uint(j, "avg_ns", d->returns ? d->total / d->returns : 0);
-	struct named *v;
-	char (*nm)[256];
-	int k = callers(p, &v, &nm);
-	json_arr_begin(j, "callers");
-	for (int i = 0; i < k; i++) {
-		json_obj_begin(j, NULL);
-		json_str(j, "name", v[i].name);
-		json_uint(j, "calls", v[i].n);
-		json_obj_end(j);
-	}
-	json_arr_end(j);
-	free(v);
-	free(nm);
 }
 
 static void table(struct probe *p, FILE *f)
@@ -252,24 +172,10 @@ static void table(struct probe *p, FILE *f)
 	struct fdata *d = p->data;
 	if (!d)
 		return;
-	if (d->at_offset) {
-		fprintf(f, "calls %llu (no times or callers at an offset)", (unsigned long long)d->calls);
-		return;
-	}
-	char a[32], b[32], c[32], t[32];
-	fprintf(f, "calls %llu, total %s, avg %s, min %s, max %s",
-	        (unsigned long long)d->calls, fmt_time(d->total, t, sizeof t),
-	        fmt_time(d->returns ? d->total / d->returns : 0, a, sizeof a),
-	        fmt_time(d->returns ? d->min : 0, b, sizeof b), fmt_time(d->max, c, sizeof c));
-	struct named *v;
-	char (*nm)[256];
-	int k = callers(p, &v, &nm);
-	for (int i = 0; i < k && i < 3; i++)
-		fprintf(f, "%s%s x%llu", i ? ", " : "; callers: ", v[i].name, (unsigned long long)v[i].n);
-	if (k > 3)
-		fprintf(f, ", ...");
-	free(v);
-	free(nm);
+	if (d->at_offset)
+		fprintf(f, "calls %llu (no times or callers at an offset)", (unsigned long long)d->cs.calls);
+	else
+		callstats_table(&d->cs, f, name_of, p->e);
 }
 
 static void fr(struct probe *p)
@@ -280,7 +186,7 @@ static void fr(struct probe *p)
 	for (int i = 0; i < d->nts; i++)
 		free(d->ts[i].v);
 	free(d->ts);
-	free(d->cl);
+	callstats_free(&d->cs);
 	free(d);
 }
 

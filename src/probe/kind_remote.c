@@ -9,6 +9,7 @@
 #include "probe/remote_run.h"
 
 #include "common/json.h"
+#include "probe/callstats.h"
 #include "probe/engine.h"
 #include "probe/expr.h"
 #include "probe/kind.h"
@@ -143,13 +144,10 @@ static void assert_hit(struct rsess *s, struct probe *p, int role, uint64_t pc, 
 enum { ROLE_ENTRY, ROLE_RETURN };
 
 struct rframe { long thread; uint64_t sp, ret, t; };
-struct rcaller { uint64_t ret; uint64_t n; };
 
 struct rfunc {
-	uint64_t calls, returns, total, min, max;
+	struct call_stats cs;
 	struct rframe *f; int nf, capf;     /* pending calls */
-	struct rcaller *cl; int ncl, capcl;
-	uint64_t lost;                      /* callers beyond the table */
 	struct rsess *s;                    /* names the callers at output time */
 };
 
@@ -166,7 +164,7 @@ static int func_setup(struct rsess *s, struct probe *p, char *err, size_t n)
 	struct rfunc *d = calloc(1, sizeof *d);
 	int rc = (p->data = d) ? 0 : -1;
 	if (d) {
-		d->min = ~0ull;
+		callstats_init(&d->cs);
 		d->s = s;
 	}
 	if (!rc)
@@ -181,29 +179,6 @@ static int func_setup(struct rsess *s, struct probe *p, char *err, size_t n)
 	}
 	free(v);
 	return rc;
-}
-
-static void count_caller(struct rfunc *d, uint64_t ret)
-{
-	int i;
-	for (i = 0; i < d->ncl && d->cl[i].ret != ret; i++)
-		;
-	if (i == d->ncl) {
-		if (d->ncl == d->capcl && d->capcl < 4096) {
-			int cap = d->capcl ? d->capcl * 2 : 16;
-			struct rcaller *v = realloc(d->cl, (size_t)cap * sizeof *v);
-			if (v) {
-				d->cl = v;
-				d->capcl = cap;
-			}
-		}
-		if (d->ncl == d->capcl) {
-			d->lost++;
-			return;
-		}
-		d->cl[d->ncl++] = (struct rcaller){ ret, 0 };
-	}
-	d->cl[i].n++;
 }
 
 static int read_ptr(struct rsess *s, uint64_t addr, uint64_t *v)
@@ -223,11 +198,11 @@ static void func_entry(struct rsess *s, struct probe *p, struct rfunc *d, uint64
 	const struct rarch *a = s->c.arch;
 	uint64_t sp, ret;
 	p->hits++;
-	d->calls++;
+	callstats_call(&d->cs);
 	if (remote_reg(&s->c, a->sp, &sp) ||
 	    (a->ra >= 0 ? remote_reg(&s->c, a->ra, &ret) : read_ptr(s, sp, &ret)))
 		return; /* no return address: the call is counted, its return is not timed */
-	count_caller(d, ret);
+	callstats_caller(&d->cs, ret);
 	int pending = 0;
 	for (int i = 0; i < d->nf; i++)
 		pending |= d->f[i].ret == ret;
@@ -258,13 +233,7 @@ static void func_return(struct rsess *s, struct probe *p, struct rfunc *d, uint6
 		struct rframe *f = &d->f[i];
 		if (f->thread != s->c.thread || f->ret != pc || f->sp + (uint64_t)s->c.arch->ret_sp_adj != sp)
 			continue;
-		uint64_t dt = now - f->t;
-		d->returns++;
-		d->total += dt;
-		if (dt < d->min)
-			d->min = dt;
-		if (dt > d->max)
-			d->max = dt;
+		callstats_return(&d->cs, now - f->t);
 		int k = 0;
 		for (int j = 0; j < d->nf; j++)
 			if (j != i && !(d->f[j].thread == f->thread && d->f[j].sp < f->sp))
@@ -288,83 +257,24 @@ static void func_hit(struct rsess *s, struct probe *p, int role, uint64_t pc, ui
 		func_return(s, p, d, pc, now);
 }
 
-/* Callers by name: the return addresses merged per function. */
-struct named { const char *name; uint64_t n; };
-
-static int named_cmp(const void *a, const void *b)
+static const char *name_of(void *arg, uint64_t ret, char *buf, size_t n)
 {
-	const struct named *x = a, *y = b;
-	return x->n < y->n ? 1 : x->n > y->n ? -1 : strcmp(x->name, y->name);
-}
-
-static int callers(struct rfunc *d, struct named **out)
-{
-	struct named *v = calloc((size_t)d->ncl + 1, sizeof *v);
-	int k = 0;
-	for (int i = 0; v && i < d->ncl; i++) {
-		const char *nm = rs_func_name(d->s, d->cl[i].ret);
-		int j;
-		for (j = 0; j < k && strcmp(v[j].name, nm); j++)
-			;
-		if (j == k) {
-			char *c = strdup(nm);
-			if (!c)
-				break;
-			v[k++] = (struct named){ c, 0 };
-		}
-		v[j].n += d->cl[i].n;
-	}
-	if (v)
-		qsort(v, (size_t)k, sizeof *v, named_cmp);
-	*out = v;
-	return k;
-}
-
-static void free_named(struct named *v, int k)
-{
-	for (int i = 0; i < k; i++)
-		free((char *)v[i].name);
-	free(v);
+	snprintf(buf, n, "%s", rs_func_name(arg, ret));
+	return buf;
 }
 
 static void func_json(struct probe *p, struct json *j)
 {
 	struct rfunc *d = p->data;
-	if (!d)
-		return;
-	json_uint(j, "calls", d->calls);
-	json_uint(j, "returns", d->returns);
-	json_uint(j, "total_ns", d->total);
-	json_uint(j, "min_ns", d->returns ? d->min : 0);
-	json_uint(j, "max_ns", d->max);
-	json_uint(j, "avg_ns", d->returns ? d->total / d->returns : 0);
-	struct named *v;
-	int k = callers(d, &v);
-	json_arr_begin(j, "callers");
-	for (int i = 0; i < k; i++) {
-		json_obj_begin(j, NULL);
-		json_str(j, "name", v[i].name);
-		json_uint(j, "calls", v[i].n);
-		json_obj_end(j);
-	}
-	json_arr_end(j);
-	free_named(v, k);
+	if (d)
+		callstats_json(&d->cs, j, name_of, d->s);
 }
 
 static void func_table(struct probe *p, FILE *f)
 {
 	struct rfunc *d = p->data;
-	char a[32], b[32];
-	if (!d)
-		return;
-	fprintf(f, "calls %llu, returns %llu, avg %s, max %s", (unsigned long long)d->calls,
-	        (unsigned long long)d->returns, fmt_time(d->returns ? d->total / d->returns : 0, a, sizeof a),
-	        fmt_time(d->max, b, sizeof b));
-	struct named *v;
-	int k = callers(d, &v);
-	for (int i = 0; i < k && i < 3; i++)
-		fprintf(f, "%s%s x%llu", i ? ", " : "; callers: ", v[i].name, (unsigned long long)v[i].n);
-	free_named(v, k);
+	if (d)
+		callstats_table(&d->cs, f, name_of, d->s);
 }
 
 static void func_free(struct probe *p)
@@ -373,7 +283,7 @@ static void func_free(struct probe *p)
 	if (!d)
 		return;
 	free(d->f);
-	free(d->cl);
+	callstats_free(&d->cs);
 	free(d);
 }
 

@@ -39,21 +39,44 @@ static uint32_t sorted(const struct profile *p, const struct fn_table *ft, uint3
 	return n;
 }
 
+/* One function's row, of one recording or added up (times in ns). */
+static void row_json(struct json *j, const struct fn_info *f, uint64_t calls, double excl, double incl)
+{
+	json_obj_begin(j, NULL);
+	json_str(j, "name", f->name);
+	json_fn_identity(j, f);
+	json_uint(j, "calls", calls);
+	json_int(j, "exclusive_ns", (int64_t)(excl + 0.5));
+	json_int(j, "inclusive_ns", (int64_t)(incl + 0.5));
+	json_obj_end(j);
+}
+
+static int table_header(void)
+{
+	int namew = term_width() - 78;
+	if (namew < 20)
+		namew = 20;
+	printf("%12s %11s %6s %11s %6s %11s  %-*s %s\n", "calls", "exclusive", "%", "inclusive", "%", "avg incl",
+	       namew, "function", "location");
+	return namew;
+}
+
+static void row_table(const struct fn_info *f, uint64_t calls, double ex, double in, double total, int namew)
+{
+	char a[32], b[32], c[32], where[300];
+	printf("%12llu %11s %5.1f%% %11s %5.1f%% %11s  %-*.*s %s\n", (unsigned long long)calls, fmt_ns(ex, a, sizeof a),
+	       total > 0 ? 100 * ex / total : 0, fmt_ns(in, b, sizeof b), total > 0 ? 100 * in / total : 0,
+	       fmt_ns(calls ? in / (double)calls : 0, c, sizeof c), namew, namew, f->name, fn_where(f, where, sizeof where));
+}
+
 static void emit_json(struct json *j, struct loaded *l, const struct profile *p, int limit)
 {
 	uint32_t *idx, n = sorted(p, &l->ft, &idx);
 	json_double(j, "total_ns", rd_ns(l->r, p->total));
 	json_arr_begin(j, "functions");
 	for (uint32_t k = 0; k < n && (!limit || k < (uint32_t)limit); k++) {
-		const struct fn_info *f = &l->ft.fns[idx[k]];
 		const struct fn_metrics *m = &p->fn[idx[k]];
-		json_obj_begin(j, NULL);
-		json_str(j, "name", f->name);
-		json_fn_identity(j, f);
-		json_uint(j, "calls", m->calls);
-		json_int(j, "exclusive_ns", (int64_t)(rd_ns(l->r, m->excl) + 0.5));
-		json_int(j, "inclusive_ns", (int64_t)(rd_ns(l->r, m->incl) + 0.5));
-		json_obj_end(j);
+		row_json(j, &l->ft.fns[idx[k]], m->calls, rd_ns(l->r, m->excl), rd_ns(l->r, m->incl));
 	}
 	json_arr_end(j);
 	free(idx);
@@ -62,22 +85,11 @@ static void emit_json(struct json *j, struct loaded *l, const struct profile *p,
 static void emit_table(struct loaded *l, const struct profile *p, int limit)
 {
 	uint32_t *idx, n = sorted(p, &l->ft, &idx);
-	int w = term_width();
-	int namew = w - 78;
-	if (namew < 20)
-		namew = 20;
+	int namew = table_header();
 	double total = rd_ns(l->r, p->total);
-	printf("%12s %11s %6s %11s %6s %11s  %-*s %s\n", "calls", "exclusive", "%", "inclusive", "%", "avg incl",
-	       namew, "function", "location");
 	for (uint32_t k = 0; k < n && (!limit || k < (uint32_t)limit); k++) {
-		const struct fn_info *f = &l->ft.fns[idx[k]];
 		const struct fn_metrics *m = &p->fn[idx[k]];
-		char a[32], b[32], c[32], where[300];
-		double ex = rd_ns(l->r, m->excl), in = rd_ns(l->r, m->incl);
-		printf("%12llu %11s %5.1f%% %11s %5.1f%% %11s  %-*.*s %s\n", (unsigned long long)m->calls,
-		       fmt_ns(ex, a, sizeof a), total > 0 ? 100 * ex / total : 0, fmt_ns(in, b, sizeof b),
-		       total > 0 ? 100 * in / total : 0, fmt_ns(m->calls ? in / (double)m->calls : 0, c, sizeof c),
-		       namew, namew, f->name, fn_where(f, where, sizeof where));
+		row_table(&l->ft.fns[idx[k]], m->calls, rd_ns(l->r, m->excl), rd_ns(l->r, m->incl), total, namew);
 	}
 	if (limit && n > (uint32_t)limit)
 		printf("(%u more functions; --limit to show more)\n", n - limit);
@@ -144,15 +156,7 @@ static int report_sum(struct cli_opts *o, int json)
 		json_arr_begin(&j, "functions");
 		for (size_t i = 0; i < rows.n && i < limit; i++) {
 			const struct fn_row *r = &rows.v[i];
-			json_obj_begin(&j, NULL);
-			json_str(&j, "name", r->fn->name);
-			json_str(&j, "module", r->fn->module);
-			json_str(&j, "file", r->fn->file);
-			json_int(&j, "line", r->fn->line);
-			json_uint(&j, "calls", r->calls[0]);
-			json_int(&j, "exclusive_ns", (int64_t)(r->excl[0] + 0.5));
-			json_int(&j, "inclusive_ns", (int64_t)(r->incl[0] + 0.5));
-			json_obj_end(&j);
+			row_json(&j, r->fn, r->calls[0], r->excl[0], r->incl[0]);
 		}
 		json_arr_end(&j);
 		json_uint(&j, "lost_events", lost);
@@ -163,20 +167,9 @@ static int report_sum(struct cli_opts *o, int json)
 		char t[32];
 		printf("%d recordings of %s added up (%s recorded)\n\n", n, base_name(rd_meta(in[0].l.r, "program")),
 		       fmt_ns(total, t, sizeof t));
-		int namew = term_width() - 78;
-		if (namew < 20)
-			namew = 20;
-		printf("%12s %11s %6s %11s %6s %11s  %-*s %s\n", "calls", "exclusive", "%", "inclusive", "%", "avg incl",
-		       namew, "function", "location");
-		for (size_t i = 0; i < rows.n && i < limit; i++) {
-			const struct fn_row *r = &rows.v[i];
-			char a[32], b[32], c[32], where[300];
-			printf("%12llu %11s %5.1f%% %11s %5.1f%% %11s  %-*.*s %s\n", (unsigned long long)r->calls[0],
-			       fmt_ns(r->excl[0], a, sizeof a), total > 0 ? 100 * r->excl[0] / total : 0,
-			       fmt_ns(r->incl[0], b, sizeof b), total > 0 ? 100 * r->incl[0] / total : 0,
-			       fmt_ns(r->calls[0] ? r->incl[0] / (double)r->calls[0] : 0, c, sizeof c), namew, namew,
-			       r->fn->name, fn_where(r->fn, where, sizeof where));
-		}
+		int namew = table_header();
+		for (size_t i = 0; i < rows.n && i < limit; i++)
+			row_table(rows.v[i].fn, rows.v[i].calls[0], rows.v[i].excl[0], rows.v[i].incl[0], total, namew);
 		if (limit < rows.n)
 			printf("(%zu more functions; --limit to show more)\n", rows.n - limit);
 		if (lost)

@@ -1256,109 +1256,63 @@ RT_EXPORT int cnd_broadcast(cnd_t *c) { return R(cnd_broadcast)(c); }
 #pragma GCC diagnostic ignored "-Wpragmas"
 #pragma GCC diagnostic ignored "-Wunknown-warning-option"
 #pragma GCC diagnostic ignored "-Wmissing-attributes" /* libc's nothrow: the aliases are never called */
+/* Every function the wrappers above interpose, once: the aliases and the table below come from it. */
+#define LK_WRAPPED(X) \
+	X(pthread_mutex_lock) \
+	X(pthread_mutex_trylock) \
+	X(pthread_mutex_timedlock) \
+	X(pthread_mutex_clocklock) \
+	X(pthread_mutex_unlock) \
+	X(pthread_mutex_init) \
+	X(pthread_mutex_destroy) \
+	X(pthread_rwlock_rdlock) \
+	X(pthread_rwlock_wrlock) \
+	X(pthread_rwlock_tryrdlock) \
+	X(pthread_rwlock_trywrlock) \
+	X(pthread_rwlock_timedrdlock) \
+	X(pthread_rwlock_timedwrlock) \
+	X(pthread_rwlock_clockrdlock) \
+	X(pthread_rwlock_clockwrlock) \
+	X(pthread_rwlock_unlock) \
+	X(pthread_rwlock_init) \
+	X(pthread_rwlock_destroy) \
+	X(pthread_spin_lock) \
+	X(pthread_spin_trylock) \
+	X(pthread_spin_unlock) \
+	X(pthread_spin_init) \
+	X(pthread_spin_destroy) \
+	X(pthread_cond_wait) \
+	X(pthread_cond_timedwait) \
+	X(pthread_cond_clockwait) \
+	X(pthread_cond_init) \
+	X(pthread_cond_destroy) \
+	X(pthread_cond_signal) \
+	X(pthread_cond_broadcast) \
+	X(sem_wait) \
+	X(sem_trywait) \
+	X(sem_timedwait) \
+	X(sem_clockwait) \
+	X(sem_post) \
+	X(sem_init) \
+	X(sem_destroy) \
+	X(mtx_lock) \
+	X(mtx_trylock) \
+	X(mtx_timedlock) \
+	X(mtx_unlock) \
+	X(mtx_init) \
+	X(mtx_destroy) \
+	X(cnd_wait) \
+	X(cnd_timedwait) \
+	X(cnd_init) \
+	X(cnd_destroy) \
+	X(cnd_signal) \
+	X(cnd_broadcast)
 #define LK_LOCAL(fn) static __typeof__(fn) lk_w_##fn __attribute__((alias(#fn)));
-LK_LOCAL(pthread_mutex_lock)
-LK_LOCAL(pthread_mutex_trylock)
-LK_LOCAL(pthread_mutex_timedlock)
-LK_LOCAL(pthread_mutex_clocklock)
-LK_LOCAL(pthread_mutex_unlock)
-LK_LOCAL(pthread_mutex_init)
-LK_LOCAL(pthread_mutex_destroy)
-LK_LOCAL(pthread_rwlock_rdlock)
-LK_LOCAL(pthread_rwlock_wrlock)
-LK_LOCAL(pthread_rwlock_tryrdlock)
-LK_LOCAL(pthread_rwlock_trywrlock)
-LK_LOCAL(pthread_rwlock_timedrdlock)
-LK_LOCAL(pthread_rwlock_timedwrlock)
-LK_LOCAL(pthread_rwlock_clockrdlock)
-LK_LOCAL(pthread_rwlock_clockwrlock)
-LK_LOCAL(pthread_rwlock_unlock)
-LK_LOCAL(pthread_rwlock_init)
-LK_LOCAL(pthread_rwlock_destroy)
-LK_LOCAL(pthread_spin_lock)
-LK_LOCAL(pthread_spin_trylock)
-LK_LOCAL(pthread_spin_unlock)
-LK_LOCAL(pthread_spin_init)
-LK_LOCAL(pthread_spin_destroy)
-LK_LOCAL(pthread_cond_wait)
-LK_LOCAL(pthread_cond_timedwait)
-LK_LOCAL(pthread_cond_clockwait)
-LK_LOCAL(pthread_cond_init)
-LK_LOCAL(pthread_cond_destroy)
-LK_LOCAL(pthread_cond_signal)
-LK_LOCAL(pthread_cond_broadcast)
-LK_LOCAL(sem_wait)
-LK_LOCAL(sem_trywait)
-LK_LOCAL(sem_timedwait)
-LK_LOCAL(sem_clockwait)
-LK_LOCAL(sem_post)
-LK_LOCAL(sem_init)
-LK_LOCAL(sem_destroy)
-LK_LOCAL(mtx_lock)
-LK_LOCAL(mtx_trylock)
-LK_LOCAL(mtx_timedlock)
-LK_LOCAL(mtx_unlock)
-LK_LOCAL(mtx_init)
-LK_LOCAL(mtx_destroy)
-LK_LOCAL(cnd_wait)
-LK_LOCAL(cnd_timedwait)
-LK_LOCAL(cnd_init)
-LK_LOCAL(cnd_destroy)
-LK_LOCAL(cnd_signal)
-LK_LOCAL(cnd_broadcast)
+LK_WRAPPED(LK_LOCAL)
 #pragma GCC diagnostic pop
 
-static const struct rt_got_sym lk_wrappers[] = {
-	{ "pthread_mutex_lock", (void *)lk_w_pthread_mutex_lock },
-	{ "pthread_mutex_trylock", (void *)lk_w_pthread_mutex_trylock },
-	{ "pthread_mutex_timedlock", (void *)lk_w_pthread_mutex_timedlock },
-	{ "pthread_mutex_clocklock", (void *)lk_w_pthread_mutex_clocklock },
-	{ "pthread_mutex_unlock", (void *)lk_w_pthread_mutex_unlock },
-	{ "pthread_mutex_init", (void *)lk_w_pthread_mutex_init },
-	{ "pthread_mutex_destroy", (void *)lk_w_pthread_mutex_destroy },
-	{ "pthread_rwlock_rdlock", (void *)lk_w_pthread_rwlock_rdlock },
-	{ "pthread_rwlock_wrlock", (void *)lk_w_pthread_rwlock_wrlock },
-	{ "pthread_rwlock_tryrdlock", (void *)lk_w_pthread_rwlock_tryrdlock },
-	{ "pthread_rwlock_trywrlock", (void *)lk_w_pthread_rwlock_trywrlock },
-	{ "pthread_rwlock_timedrdlock", (void *)lk_w_pthread_rwlock_timedrdlock },
-	{ "pthread_rwlock_timedwrlock", (void *)lk_w_pthread_rwlock_timedwrlock },
-	{ "pthread_rwlock_clockrdlock", (void *)lk_w_pthread_rwlock_clockrdlock },
-	{ "pthread_rwlock_clockwrlock", (void *)lk_w_pthread_rwlock_clockwrlock },
-	{ "pthread_rwlock_unlock", (void *)lk_w_pthread_rwlock_unlock },
-	{ "pthread_rwlock_init", (void *)lk_w_pthread_rwlock_init },
-	{ "pthread_rwlock_destroy", (void *)lk_w_pthread_rwlock_destroy },
-	{ "pthread_spin_lock", (void *)lk_w_pthread_spin_lock },
-	{ "pthread_spin_trylock", (void *)lk_w_pthread_spin_trylock },
-	{ "pthread_spin_unlock", (void *)lk_w_pthread_spin_unlock },
-	{ "pthread_spin_init", (void *)lk_w_pthread_spin_init },
-	{ "pthread_spin_destroy", (void *)lk_w_pthread_spin_destroy },
-	{ "pthread_cond_wait", (void *)lk_w_pthread_cond_wait },
-	{ "pthread_cond_timedwait", (void *)lk_w_pthread_cond_timedwait },
-	{ "pthread_cond_clockwait", (void *)lk_w_pthread_cond_clockwait },
-	{ "pthread_cond_init", (void *)lk_w_pthread_cond_init },
-	{ "pthread_cond_destroy", (void *)lk_w_pthread_cond_destroy },
-	{ "pthread_cond_signal", (void *)lk_w_pthread_cond_signal },
-	{ "pthread_cond_broadcast", (void *)lk_w_pthread_cond_broadcast },
-	{ "sem_wait", (void *)lk_w_sem_wait },
-	{ "sem_trywait", (void *)lk_w_sem_trywait },
-	{ "sem_timedwait", (void *)lk_w_sem_timedwait },
-	{ "sem_clockwait", (void *)lk_w_sem_clockwait },
-	{ "sem_post", (void *)lk_w_sem_post },
-	{ "sem_init", (void *)lk_w_sem_init },
-	{ "sem_destroy", (void *)lk_w_sem_destroy },
-	{ "mtx_lock", (void *)lk_w_mtx_lock },
-	{ "mtx_trylock", (void *)lk_w_mtx_trylock },
-	{ "mtx_timedlock", (void *)lk_w_mtx_timedlock },
-	{ "mtx_unlock", (void *)lk_w_mtx_unlock },
-	{ "mtx_init", (void *)lk_w_mtx_init },
-	{ "mtx_destroy", (void *)lk_w_mtx_destroy },
-	{ "cnd_wait", (void *)lk_w_cnd_wait },
-	{ "cnd_timedwait", (void *)lk_w_cnd_timedwait },
-	{ "cnd_init", (void *)lk_w_cnd_init },
-	{ "cnd_destroy", (void *)lk_w_cnd_destroy },
-	{ "cnd_signal", (void *)lk_w_cnd_signal },
-	{ "cnd_broadcast", (void *)lk_w_cnd_broadcast },
-};
+#define LK_ENTRY(fn) { #fn, (void *)lk_w_##fn },
+static const struct rt_got_sym lk_wrappers[] = { LK_WRAPPED(LK_ENTRY) };
 
 RT_HIDDEN int rt_locks_wrappers(const struct rt_got_sym **out)
 {

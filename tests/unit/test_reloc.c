@@ -580,6 +580,36 @@ static void bad_input(void)
 	CHECK(reloc_copy_insn(&i, (uint64_t)t_lea + 4096, b, &why) == i.len && !memcmp(a, b, (size_t)i.len));
 }
 
+/* Random bytes: an answer every time, within bounds, never a crash. */
+static void random_bytes(void)
+{
+	uint64_t x = 88172645463325252ull;
+	int ok = 0;
+	for (int round = 0; round < 20000; round++) {
+		uint8_t b[48];
+		for (size_t k = 0; k < sizeof b; k++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			b[k] = (uint8_t)x;
+		}
+		size_t need = 1 + (size_t)(x >> 40) % 16;
+		uint64_t site = 0x400000 + (x >> 20) % 16, tramp = (x & 1) ? site + 0x10000 : site + (5ull << 30);
+		struct reloc_out o;
+		char err[128];
+		memset(err, 0, sizeof err);
+		int rc = reloc_build(b + (site - 0x400000), sizeof b - (site - 0x400000), site, need, b, sizeof b,
+		                     0x400000, tramp, &o, err, sizeof err);
+		if (rc == 0) {
+			CHECK(o.displaced >= need && o.displaced <= sizeof b && o.code_len <= RELOC_MAX_CODE);
+			CHECK(o.n_insn >= 1 && (size_t)o.n_insn <= o.displaced);
+			ok++;
+		} else {
+			CHECK(rc == -1 && err[0] && strlen(err) < sizeof err);
+		}
+	}
+	printf("  %d of 20000 random sites relocated\n", ok);
+	CHECK(ok > 0);
+}
+
 /* ---- real gcc -O2 code: every site of one function ---- */
 
 int t_c_scale = 3;
@@ -687,6 +717,7 @@ int main(void)
 	RUN(refuses_rip_out_of_range);
 	RUN(call_push_forms);
 	RUN(bad_input);
+	RUN(random_bytes);
 	RUN(gcc_o2_every_site);
 	UNIT_END();
 }

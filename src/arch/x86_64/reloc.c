@@ -351,11 +351,11 @@ int reloc_build(const uint8_t *code, size_t avail, uint64_t site, size_t need,
 	int dead = 0; /* past an instruction the trampoline never runs past */
 	while (off < need) {
 		uint64_t a = site + off;
-		if (off >= avail)
-			return fail(err, errn, "only %zu bytes readable at 0x%" PRIx64 ", %zu needed", avail, site, need);
 		if (func_code && func_len && a - func_addr >= func_len)
 			return fail(err, errn, "the %zu displaced bytes at 0x%" PRIx64 " run past the end of the "
 			            "function (0x%" PRIx64 ")", need, site, func_addr + func_len);
+		if (off >= avail)
+			return fail(err, errn, "only %zu bytes readable at 0x%" PRIx64 ", %zu needed", avail, site, need);
 		struct arch_insn i;
 		size_t n = avail - off < ARCH_MAX_INSN ? avail - off : ARCH_MAX_INSN;
 		if (arch_decode(code + off, n, a, &i) < 0)

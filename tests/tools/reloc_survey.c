@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "arch/arch.h"
@@ -87,6 +88,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	long funcs = 0, entries_ok = 0, bounds = 0, bounds_ok = 0;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 	while ((scn = elf_nextscn(e, scn))) {
@@ -136,13 +139,16 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+	double us = bounds ? ((double)(t1.tv_sec - t0.tv_sec) * 1e6 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e3) / (double)bounds : 0;
 	elf_end(e);
 	close(fd);
 	if (sites)
 		return 0;
 	if (json) {
 		printf("{\"file\":\"%s\",\"functions\":%ld,\"entries_relocatable\":%ld,\"sites\":%ld,"
-		       "\"sites_relocatable\":%ld,\"refused\":[", file, funcs, entries_ok, bounds, bounds_ok);
+		       "\"sites_relocatable\":%ld,\"cpu_us_per_site\":%.1f,\"refused\":[", file, funcs, entries_ok, bounds,
+		       bounds_ok, us);
 		for (int k = 0; k < nreasons; k++) {
 			printf("%s{\"reason\":\"", k ? "," : "");
 			for (const char *p = reasons[k].text; *p; p++)
@@ -156,6 +162,7 @@ int main(int argc, char **argv)
 	       "functions up to %ld bytes), %ld relocatable (%.1f%%)\n", file, funcs, entries_ok,
 	       funcs ? 100.0 * entries_ok / funcs : 0.0, bounds, max_body, bounds_ok,
 	       bounds ? 100.0 * bounds_ok / bounds : 0.0);
+	printf("  reloc_build: %.1f µs of CPU per site (decoding the whole function each time)\n", us);
 	for (int k = 0; k < nreasons; k++)
 		printf("  %7ld  %s\n", reasons[k].n, reasons[k].text);
 	return 0;

@@ -370,11 +370,15 @@ int reloc_build(const uint8_t *code, size_t avail, uint64_t site, size_t need,
 			const char *why = NULL;
 			int ends = 0;
 			if (relocate_one(&e, &i, &ends, &why) < 0) {
-				char m[32];
-				mnemonic(&i, m, sizeof m);
+				/* "syscall cannot run displaced", "rip-relative operand out of ..." */
+				char m[32] = "";
+				if (!strncmp(why, "cannot ", 7) || !strncmp(why, "is ", 3) || !strncmp(why, "has ", 4)) {
+					mnemonic(&i, m, sizeof m - 1);
+					strcat(m, " ");
+				}
 				if (!strncmp(why, "rip-relative", 12))
 					why = "rip-relative operand out of ±2 GiB from the trampoline";
-				return fail(err, errn, "%s %s (0x%" PRIx64 ": %s)", m, why, a, i.text);
+				return fail(err, errn, "%s%s (0x%" PRIx64 ": %s)", m, why, a, i.text);
 			}
 			if (e.full)
 				return fail(err, errn, "relocated code longer than %d bytes", RELOC_MAX_CODE);

@@ -115,6 +115,13 @@ static int probe_remote(struct cli_opts *o, int json)
 	return cli_finish_stdout(code);
 }
 
+static void agent_placed(struct engine *e)
+{
+	if (!e->t.launched)
+		fprintf(stderr, "sonde: probes in process %d (%d); Ctrl-C or --duration ends, the process runs on\n",
+		        (int)e->t.pid, e->nprobes);
+}
+
 /* The agent backend (agent_run.h): the program runs the probes itself. */
 static int probe_agent(struct cli_opts *o, int json)
 {
@@ -134,7 +141,7 @@ static int probe_agent(struct cli_opts *o, int json)
 	FILE *own = o->argc ? stderr : stdout;
 	struct agent_opts ao = {
 		.argv = o->argc ? o->argv : NULL, .pid = o->pid, .specs = (const char *const *)o->specs,
-		.nspecs = o->nspecs, .duration = o->duration, .rt_path = rt,
+		.nspecs = o->nspecs, .duration = o->duration, .rt_path = rt, .placed = agent_placed,
 	};
 	int code = 0;
 	if (agent_probe_run(&e, &ao, err, sizeof err)) {

@@ -423,6 +423,61 @@ int agent_be_read_code(struct agent_be *b, uint64_t addr, void *buf, size_t n)
 	return 0;
 }
 
+/* Another site of ours strictly inside (addr, addr+len). */
+static int site_inside(const struct agent_be *b, uint64_t addr, size_t len)
+{
+	for (uint32_t i = 0; i < b->nused; i++) {
+		const struct pa_site *s = &b->pa->sites[i];
+		if ((s->state == PA_ACTIVE || s->state == PA_PREPARED) && s->addr > addr && s->addr < addr + len)
+			return 1;
+	}
+	return 0;
+}
+
+/* Builds site idx's slot code (a jump where allowed) and places it. */
+static int build_place(struct agent_be *b, uint32_t idx, int allow_jmp, const uint8_t *fnb, uint64_t fn,
+                       uint64_t fn_size, char *why_int3, size_t wn, char *err, size_t n)
+{
+	struct pa_site *s = &b->pa->sites[idx];
+	uint64_t addr = s->addr;
+	uint8_t code[64];
+	size_t got = sizeof code;
+	while (got > 0 && agent_be_read_code(b, addr, code, got))
+		got--;
+	if (!got) {
+		snprintf(err, n, "cannot read the code at 0x%llx", (unsigned long long)addr);
+		return -1;
+	}
+	int rc = request(b, PA_OP_SLOT, idx, err, n);
+	struct tramp t;
+	if (rc)
+		return -1;
+	rc = tramp_build(code, got, addr, fnb, fnb ? fn_size : 0, fn, s->slot_addr, b->pa->hit_fn, idx, allow_jmp, &t,
+	                 err, n);
+	const char *why = NULL;
+	if (!rc && t.jmp && !b->threads_stopped && t.n_insn > 1)
+		why = "the jump would cover several instructions while threads run";
+	else if (!rc && t.jmp && thread_inside(b, addr, t.orig_len))
+		why = "a thread was stopped inside the bytes a jump would cover";
+	else if (!rc && t.jmp && site_inside(b, addr, t.orig_len))
+		why = "another probe's site is inside the bytes a jump would cover";
+	if (why)
+		rc = tramp_build(code, got, addr, NULL, 0, 0, s->slot_addr, b->pa->hit_fn, idx, 0, &t, err, n);
+	if (rc)
+		return -1;
+	s->mode = t.jmp ? PA_MODE_JMP : PA_MODE_INT3;
+	s->orig_len = (uint32_t)t.orig_len;
+	memcpy(s->orig, code, t.orig_len);
+	memcpy(s->code, t.code, t.len);
+	s->code_len = (uint32_t)t.len;
+	s->displaced_off = (uint32_t)t.displaced_off;
+	if (request(b, PA_OP_PLACE, idx, err, n))
+		return -1;
+	if (!t.jmp && why_int3 && wn)
+		snprintf(why_int3, wn, "%s", why ? why : t.why_int3);
+	return 0;
+}
+
 int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn, uint64_t fn_size,
                    char *why_int3, size_t wn, char *err, size_t n)
 {
@@ -442,13 +497,16 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 		snprintf(err, n, "too many probe sites (at most %d)", PA_MAX_SITES);
 		return -1;
 	}
-	uint8_t code[64];
-	size_t got = sizeof code;
-	while (got > 0 && agent_be_read_code(b, addr, code, got))
-		got--;
-	if (!got) {
-		snprintf(err, n, "cannot read the code at 0x%llx", (unsigned long long)addr);
-		return -1;
+	/* A jump of ours over addr: that site becomes an int3 first (its
+	 * displaced bytes would run addr's instruction away from here). */
+	for (uint32_t i = 0; i < b->nused; i++) {
+		struct pa_site *s = &b->pa->sites[i];
+		if (s->state == PA_ACTIVE && s->mode == PA_MODE_JMP && addr > s->addr && addr < s->addr + s->orig_len) {
+			if (request(b, PA_OP_REMOVE, i, err, n))
+				return -1;
+			if (build_place(b, i, 0, NULL, 0, 0, NULL, 0, err, n))
+				return -1;
+		}
 	}
 	uint8_t *fnb = NULL;
 	if (fn && fn_size && fn_size <= MAX_FN_BYTES && (fnb = malloc(fn_size)) &&
@@ -461,39 +519,8 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 	memset(s, 0, sizeof *s);
 	s->addr = addr;
 	s->kind = kind;
-	int rc = request(b, PA_OP_SLOT, idx, err, n);
-	struct tramp t;
-	if (!rc) {
-		rc = tramp_build(code, got, addr, fnb, fnb ? fn_size : 0, fn, s->slot_addr, b->pa->hit_fn, idx, 1, &t,
-		                 err, n);
-		int redo = 0;
-		if (!rc && t.jmp && !b->threads_stopped && t.n_insn > 1) {
-			redo = 1;
-			snprintf(t.why_int3, sizeof t.why_int3, "the jump would cover %d instructions while threads run",
-			         t.n_insn);
-		} else if (!rc && t.jmp && thread_inside(b, addr, t.orig_len)) {
-			redo = 1;
-			snprintf(t.why_int3, sizeof t.why_int3, "a thread was stopped inside the bytes a jump would cover");
-		}
-		if (redo) {
-			char why[sizeof t.why_int3];
-			memcpy(why, t.why_int3, sizeof why);
-			rc = tramp_build(code, got, addr, NULL, 0, 0, s->slot_addr, b->pa->hit_fn, idx, 0, &t, err, n);
-			memcpy(t.why_int3, why, sizeof why);
-		}
-	}
+	int rc = build_place(b, idx, 1, fnb, fn, fn_size, why_int3, wn, err, n);
 	free(fnb);
-	if (!rc) {
-		s->mode = t.jmp ? PA_MODE_JMP : PA_MODE_INT3;
-		s->orig_len = (uint32_t)t.orig_len;
-		memcpy(s->orig, code, t.orig_len);
-		memcpy(s->code, t.code, t.len);
-		s->code_len = (uint32_t)t.len;
-		s->displaced_off = (uint32_t)t.displaced_off;
-		rc = request(b, PA_OP_PLACE, idx, err, n);
-		if (!rc && !t.jmp && why_int3 && wn)
-			snprintf(why_int3, wn, "%s", t.why_int3);
-	}
 	if (rc) {
 		s->state = PA_FREE;
 		s->addr = 0;

@@ -148,8 +148,11 @@ static void collect(struct probe *p)
 		return;
 	const struct pa_hdr *h = be.pa;
 	p->hits = 0;
+	d->nint3 = 0;
 	for (int i = 0; i < d->nsites; i++) {
 		const struct pa_site *s = &h->sites[d->sites[i]];
+		if (s->mode == PA_MODE_INT3 && !d->nint3++ && !d->why_int3[0])
+			snprintf(d->why_int3, sizeof d->why_int3, "another probe's site was placed inside its jump");
 		uint64_t hits = __atomic_load_n(&s->hits, __ATOMIC_RELAXED);
 		p->hits += hits;
 		if (p->ops->name[0] != 'f')
@@ -317,6 +320,7 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 		return -1;
 	}
 	e->t.memfd = be.memfd;
+	e->agent = &be;
 	if (modules_load(&e->mods, be.pid)) {
 		snprintf(err, n, "cannot read the memory map of process %d", (int)be.pid);
 		rc = -1;
@@ -343,6 +347,8 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 	sigaction(SIGHUP, &sa, &old_hup);
 	struct sigaction ign = { .sa_handler = SIG_IGN };
 	sigaction(SIGPIPE, &ign, &old_pipe);
+	if (o->placed)
+		o->placed(e);
 	agent_be_go(&be);
 	uint64_t deadline = o->duration > 0 ? e->start_ns + (uint64_t)(o->duration * 1e9) : 0;
 	while (!end_req && !agent_be_gone(&be) && !(deadline && now_ns() >= deadline))
@@ -372,5 +378,6 @@ void agent_probe_close(struct engine *e)
 {
 	(void)e;
 	e->t.memfd = -1;
+	e->agent = NULL;
 	agent_be_free(&be);
 }

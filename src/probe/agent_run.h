@@ -19,6 +19,7 @@ struct agent_opts {
 	int nspecs;
 	double duration;        /* seconds, 0 = until the program ends */
 	const char *rt_path;    /* libsonde-rt.so */
+	void (*placed)(struct engine *e); /* called once the probes are in, or NULL */
 };
 
 /* Whether every spec is of a kind the agent runs (today func and line). */

@@ -18,8 +18,7 @@ int reloc_build(const uint8_t *code, size_t avail, uint64_t site, size_t need,
 			snprintf(err, errn, "cannot decode the instruction at 0x%llx", (unsigned long long)(site + off));
 			return -1;
 		}
-		if (in.kind == AI_BAD || in.kind == AI_JMP || in.kind == AI_JCC || in.kind == AI_CALL ||
-		    in.kind == AI_RET) {
+		if (in.kind == AI_BAD || in.kind == AI_JMP || in.kind == AI_JCC || in.kind == AI_CALL) {
 			snprintf(err, errn, "%s at 0x%llx cannot be displaced", in.text, (unsigned long long)in.addr);
 			return -1;
 		}
@@ -43,8 +42,16 @@ int reloc_build(const uint8_t *code, size_t avail, uint64_t site, size_t need,
 		out->code_len += (size_t)in.len;
 		off += (size_t)in.len;
 		out->n_insn++;
+		if (in.kind == AI_RET) {
+			out->ends_flow = 1;
+			break;
+		}
 	}
 	out->displaced = off;
+	if (off < need) {
+		snprintf(err, errn, "the code ends (ret) within the %zu bytes a jump needs", need);
+		return -1;
+	}
 	if (need > 1 && off > 1) {
 		if (!func_code) {
 			snprintf(err, errn, "the enclosing function is unknown");

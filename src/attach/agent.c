@@ -35,7 +35,7 @@ int agent_target_alive(pid_t pid)
 }
 
 /* Run-time address of sym in the target's copy of the object at path. */
-static uint64_t target_sym(pid_t pid, const char *path, const char *sym)
+uint64_t agent_target_sym(pid_t pid, const char *path, const char *sym)
 {
 	struct modules ms = { 0 };
 	uint64_t addr = 0;
@@ -107,8 +107,8 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 	uint64_t handle;
 	if (inject_dlopen(pid, 0, rt, &handle, NULL, err, n))
 		goto fail;
-	uint64_t start = target_sym(pid, rt, "sonde_agent_start");
-	a->stop_fn = target_sym(pid, rt, "sonde_agent_stop");
+	uint64_t start = agent_target_sym(pid, rt, "sonde_agent_start");
+	a->stop_fn = agent_target_sym(pid, rt, "sonde_agent_stop");
 	if (!start || !a->stop_fn) {
 		snprintf(err, n, "the runtime loaded into process %d has no sonde_agent_start (another sonde "
 		         "version?)", (int)pid);

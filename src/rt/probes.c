@@ -21,6 +21,7 @@
  * program's instructions with only the general registers saved. */
 #include "common/clock.h"
 #include "common/probe_area.h"
+#include "rt/got.h"
 #include "rt/rt.h"
 
 #include <errno.h>
@@ -135,8 +136,9 @@ RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp)
 	if (s->kind != PA_KIND_CALL)
 		return;
 	uint64_t ret = *sp;
-	count_caller(s, ret);
 	struct shadow *sh = shadow_get();
+	/* A tail call from a probed function: its caller is the real one. */
+	count_caller(s, ret == (uint64_t)pa_exit_stub && sh && sh->n ? sh->f[sh->n - 1].ret : ret);
 	if (!sh) {
 		__atomic_fetch_add(&pa->shadow_fail, 1, __ATOMIC_RELAXED);
 		return;
@@ -181,6 +183,25 @@ RT_HIDDEN uint64_t pa_exit(uint64_t sp_after)
 	atomic_min(&s->ticks_min, d ? d : 1);
 	atomic_max(&s->ticks_max, d);
 	return f.ret;
+}
+
+/* An exception is about to unwind this thread (unwind.c): the unwinder
+ * cannot pass pa_exit_stub, so every return address of ours goes back to
+ * the real one; those calls' returns are not followed (lost_returns). */
+RT_HIDDEN void rt_probes_unhook(void)
+{
+	struct shadow *sh = sh_tls;
+	if (!sh)
+		return;
+	for (uint32_t i = sh->n; i-- > 0;) {
+		uint64_t *slot = (uint64_t *)sh->f[i].sp;
+		if (*slot == (uint64_t)pa_exit_stub) {
+			*slot = sh->f[i].ret;
+			if (pa && sh->f[i].site < pa_n)
+				__atomic_fetch_add(&pa->sites[sh->f[i].site].lost_returns, 1, __ATOMIC_RELAXED);
+		}
+	}
+	sh->n = 0;
 }
 
 /* --- changing code ------------------------------------------------------- */
@@ -538,6 +559,12 @@ RT_EXPORT int sonde_probe_agent_start(const char *area, const char *alive)
 	pthread_mutex_lock(&start_lock);
 	int rc = -EBUSY;
 	if (!running) {
+		/* Loaded late, the runtime does not win the unwinder's entry
+		 * points: through the GOT of every object (got.c), as `record -p`. */
+		const struct rt_got_sym *syms;
+		int nsyms = rt_unwind_wrappers(&syms);
+		rt_got_add(RT_GOT_UNWIND, syms, nsyms);
+		rt_got_redirect();
 		int a = open(area, O_RDWR | O_CLOEXEC);
 		int p = open(alive, O_RDONLY | O_CLOEXEC);
 		rc = a < 0 || p < 0 ? -errno : start(a, p);

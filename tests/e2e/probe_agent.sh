@@ -106,3 +106,20 @@ if gcc -O2 -static -pthread -o pa_static "$PROGS/probe_agent.c" 2>/dev/null; the
 else
 	skip "static program" "no static C library"
 fi
+
+# --- C++ exceptions thrown through probed functions (their return addresses
+# are replaced): the unwinder gets the real ones back; the program is unharmed
+if g++ -O2 -g -I"$PROGS" -o exc "$PROGS/exceptions.cpp" 2>/dev/null; then
+	./exc > exc.plain
+	mid=$(nm exc | awk '$2 == "T" && $3 ~ /^_ZN4demo3mid/ {print $3}')
+	thr=$(nm exc | awk '$2 == "T" && $3 ~ /^_ZN4demo7thrower/ {print $3}')
+	cat=$(nm exc | awk '$2 == "T" && $3 ~ /^_ZN4demo7catcher/ {print $3}')
+	"$SONDE" probe --format=json -o exc.json -e "func:$mid" -e "func:$thr" -e "func:$cat" -- ./exc > exc.out 2> exc.err
+	rc=$?
+	check "exceptions through probed frames: exit 0, output unchanged" test "$rc" -eq 0 -a -z "$(cmp exc.plain exc.out 2>&1)"
+	n=$(awk '$2 == "main->demo::catcher" {print $3}' exc.plain)
+	check "exceptions through probed frames: every call counted" jq_py exc.json \
+		"p=d['probes']; assert d['target']['exit_status'] == 0 and [q['calls'] for q in p] == [$n] * 3, p"
+else
+	skip "exceptions through probed frames" "no g++"
+fi

@@ -640,7 +640,9 @@ static long run_work(void)
 	return sum;
 }
 
-static void gcc_o2_every_site(void)
+/* Near: jcc/jmp/call retargeted with rel32.  Far (more than 4 GiB away): the
+ * absolute forms, and the sites covering the RIP-relative load refused. */
+static void every_site(int far)
 {
 	const uint8_t *f = __start_reloc_gcc_text;
 	size_t flen = (size_t)(__stop_reloc_gcc_text - f);
@@ -650,10 +652,12 @@ static void gcc_o2_every_site(void)
 	long want = run_work();
 	/* instruction starts and direct branch targets, read with capstone */
 	uint64_t starts[1024], targets[256];
+	int ripr[1024];
 	int ns = 0, nt = 0;
 	for (size_t off = 0; off < flen && ns < 1024;) {
 		struct arch_insn i;
 		CHECK(arch_decode(f + off, flen - off, (uint64_t)f + off, &i) == 0);
+		ripr[ns] = i.rip_rel;
 		starts[ns++] = (uint64_t)f + off;
 		uint64_t t = arch_branch_target(&i);
 		if (t >= (uint64_t)f && t < (uint64_t)f + flen && nt < 256)
@@ -661,7 +665,7 @@ static void gcc_o2_every_site(void)
 		off += (size_t)i.len;
 	}
 	CHECK(nt > 0);
-	int accepted = 0, refused_inside = 0, expected_inside = 0;
+	int accepted = 0, refused_inside = 0, expected_inside = 0, refused_rip = 0, expected_rip = 0;
 	uint64_t total_hits = 0;
 	for (int k = 0; k < ns; k++) {
 		/* the instructions a 5-byte jump at starts[k] covers */
@@ -674,18 +678,25 @@ static void gcc_o2_every_site(void)
 		for (int t = 0; t < nt; t++)
 			if (targets[t] > starts[k] && targets[t] < starts[e])
 				inside = 1;
+		int rip = 0;
+		for (int j = k; j < e; j++)
+			rip |= far && ripr[j];
 		expected_inside += inside;
+		expected_rip += rip && !inside;
 		struct patch p;
-		if (install(&p, (const void *)starts[k], 5, f, f + flen, 0) < 0) {
+		if (install(&p, (const void *)starts[k], 5, f, f + flen, far) < 0) {
 			if (inside) {
 				CHECK(strstr(p.err, "inside"));
 				refused_inside++;
+			} else if (rip) {
+				CHECK(strstr(p.err, "rip-relative operand out of"));
+				refused_rip++;
 			} else {
 				printf("  refused 0x%" PRIx64 " (+%" PRIu64 "): %s\n", starts[k], starts[k] - (uint64_t)f, p.err);
 			}
 			continue;
 		}
-		CHECK(!inside);
+		CHECK(!inside && !rip);
 		CHECK_EQ_U(p.ro.displaced, starts[e] - starts[k]);
 		accepted++;
 		long got = run_work();
@@ -696,11 +707,16 @@ static void gcc_o2_every_site(void)
 		total_hits += hits(&p);
 		uninstall(&p);
 	}
-	printf("  gcc -O2 function: %d instructions, %d sites relocated and run, %d refused for a branch target inside\n",
-	       ns, accepted, refused_inside);
+	printf("  gcc -O2 function, %s trampoline: %d instructions, %d sites relocated and run, %d refused for a "
+	       "branch target inside, %d for a RIP-relative operand\n", far ? "far" : "near", ns, accepted,
+	       refused_inside, refused_rip);
 	CHECK(refused_inside == expected_inside && refused_inside > 0);
+	CHECK(refused_rip == expected_rip && (!far || refused_rip > 0));
 	CHECK(accepted > ns / 2 && total_hits > 0);
 }
+
+static void gcc_o2_every_site(void) { every_site(0); }
+static void gcc_o2_every_site_far(void) { every_site(1); }
 
 int main(void)
 {
@@ -719,5 +735,6 @@ int main(void)
 	RUN(bad_input);
 	RUN(random_bytes);
 	RUN(gcc_o2_every_site);
+	RUN(gcc_o2_every_site_far);
 	UNIT_END();
 }

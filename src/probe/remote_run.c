@@ -346,7 +346,7 @@ static int add_probe(struct rsess *s, const char *text, char *err, size_t n)
 		int agent = !strcmp(sp.kind, "sys") || !strcmp(sp.kind, "plugin");
 		snprintf(err, n, "probe '%s': %s probes are not available on remote targets (%s)", text, sp.kind,
 		         agent ? "they need the local engine: /proc sampling, handlers loaded into sonde"
-		               : "remote targets have func, line, var and assert");
+		               : "remote targets have func, line, branch, time, var and assert");
 		spec_free(&sp);
 		return -1;
 	}
@@ -420,17 +420,24 @@ static int handle_hit(struct rsess *s, uint64_t pc, struct remote_stop *st)
 		struct rsite *t = site_at(s, pc);
 		if (!t)
 			return 0;  /* the handlers removed it: nothing in the way */
-		if (remote_step_over(&s->c, pc, t->saved, t->written, st))
+		int lifted;
+		if (remote_step_over(&s->c, pc, t->saved, t->written, st, &lifted))
 			return -1;
-		t->lifted = 1;
-		s->has_lifted = 1;
-		s->lifted_addr = pc;
+		if (lifted) {
+			t->lifted = 1;
+			s->has_lifted = 1;
+			s->lifted_addr = pc;
+		}
 		if (st->kind != REMOTE_STOPPED || st->code != GDB_SIGTRAP)
 			return 1;
-		uint64_t npc;
-		if (remote_reg(&s->c, s->c.arch->pc, &npc))
-			return -1;
-		if (!site_at(s, npc))
+		/* A step that lands on another of our breakpoints: when the stub
+		 * gave the pc (gdbserver does), that one is a hit now; else the
+		 * resume reports it at once (neither QEMU nor gdbserver lets a
+		 * continue pass a breakpoint under the pc), which saves asking for
+		 * the pc after every step. */
+		uint64_t npc = 0;
+		if (!(s->c.valid & (1ull << s->c.arch->pc)) || remote_reg(&s->c, s->c.arch->pc, &npc) ||
+		    !site_at(s, npc))
 			return 0;
 		pc = npc;
 	}
@@ -536,6 +543,7 @@ void remote_probe_close(void)
 	if (sess.sym)
 		sym_close(sess.sym);
 	sess.sym = NULL;
+	rkinds_free();
 }
 
 int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, size_t n)

@@ -63,6 +63,8 @@ struct rkind {
 	void (*hit)(struct rsess *s, struct probe *p, int role, uint64_t pc, uint64_t now);
 };
 const struct rkind *rkind_find(const char *name);
+/* Free what the kinds keep beside p->data (after the output). */
+void rkinds_free(void);
 
 /* Connect, place the probes, run until the target ends (exit status, or the
  * stub closed the connection), Ctrl-C / SIGTERM or --duration; then remove

@@ -4,8 +4,10 @@
 # programs), gdbserver over TCP and over a serial line (a socat pty pair), and
 # qemu-system-aarch64 -gdb running a bare-metal program (baremetal_counts.c).
 # The program (tests/progs/remote_counts.c, gcc -g -O1) prints its own counts:
-# func, line and var probes (a register parameter, a global in memory) must
-# find exactly those, and the program's output must be unchanged.  Then:
+# func, line, branch (aarch64 b.cond/cbz/tbz, MIPS with its delay slot, x86-64
+# jcc), time and var probes (a register parameter, a global in memory, a field
+# through a pointer: 4 bytes on MIPS) must find exactly those, and the
+# program's output must be unchanged.  Then:
 # --duration detaches and the program runs on to the same output; refused
 # kinds leave the program untouched; a silent stub and a garbage stub give a
 # clear error and exit 2 within the timeout.  A missing toolchain or stub is a skip.
@@ -13,6 +15,7 @@ source "$ROOT/tests/lib.sh"
 
 src="$PROGS/remote_counts.c"
 L=$(grep -n "/\* MARK_LINE \*/" "$src" | head -1 | cut -d: -f1)
+B=$(grep -n "/\* BRANCH_LINE \*/" "$src" | head -1 | cut -d: -f1)
 N=200
 stubs=()
 cleanup() { for p in "${stubs[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
@@ -42,7 +45,8 @@ EOF
 
 # check_counts NAME OUT.JSON PLAIN.OUT: the probes' numbers against the
 # program's own ("step_calls A sum_x B line_runs C sum_v D sum_total_before E
-# g_total F"), in one python3 run (python3 starts slowly on a loaded machine).
+# g_total F thirds G sum_runs H"), in one python3 run (python3 starts slowly on
+# a loaded machine).
 check_counts() {
 	python3 - "$@" <<'EOF2'
 import json, sys
@@ -64,6 +68,16 @@ checks = [
     # v = step(i) = 3i+1 for the odd i: the failures by arithmetic.
     (f"assert v % 7 != 0 fails exactly as often as 3i+1 (i odd) is a multiple of 7",
      (p[7]["evaluated"], p[7]["failures"]) == (runs, sum(1 for i in range(1, 2 * runs, 2) if (3 * i + 1) % 7 == 0)), p[7]),
+    # Which way is "taken" is the compiler's choice (the call of third() on
+    # the jump or on the fall-through): the two counts are the program's two.
+    (f"branch at BRANCH_LINE: taken / not taken are {c['thirds']} and {calls - c['thirds']} (in some order)",
+     p[8]["hits"] == calls and sorted((p[8]["taken"], p[8]["not_taken"])) == sorted((c["thirds"], calls - c["thirds"]))
+     and p[8]["instruction"], p[8]),
+    (f"var g_tp->runs (through a pointer) sums to {c['sum_runs']}",
+     (p[9]["count"], p[9]["sum"], p[9]["unavailable"]) == (runs, c["sum_runs"], 0), p[9]),
+    (f"time:step hit {calls} times, time:account {runs} times with {runs} intervals from step",
+     (p[10]["hits"], p[11]["hits"], p[11]["interval_from"], p[11]["intervals"]) == (calls, runs, 10, runs)
+     and 0 < p[11]["min_ns"] <= p[11]["avg_ns"] <= p[11]["max_ns"], p[11]),
     ("target exited 0", d["target"].get("exit_status") == 0, d["target"]),
 ]
 for what, good, detail in checks:
@@ -72,7 +86,8 @@ EOF2
 }
 
 SPECS=(-e func:step -e func:account -e "line:remote_counts.c:$L" -e "var:remote_counts.c:$L:v"
-       -e "var:remote_counts.c:$L:g_total" -e "var:step:x" -e "assert:remote_counts.c:$L:v % 7 != 0")
+       -e "var:remote_counts.c:$L:g_total" -e "var:step:x" -e "assert:remote_counts.c:$L:v % 7 != 0"
+       -e "branch:remote_counts.c:$B" -e "var:remote_counts.c:$L:g_tp->runs" -e time:step -e time:account)
 
 # run_qemu NAME QEMU SYSROOT CC
 run_qemu() {

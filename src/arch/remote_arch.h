@@ -26,6 +26,8 @@ struct rbranch {
 	int kind;
 	int len;            /* bytes of the instruction */
 	int delay;          /* bytes of the delay slot after it (MIPS: 4), else 0 */
+	int likely;         /* MIPS branch-likely: the delay slot runs only when taken */
+	int links;          /* a call (jal, bal, jalr): writes the return address */
 	uint64_t addr;
 	uint64_t target;    /* where a taken branch goes */
 	uint64_t next;      /* where a branch not taken goes: addr + len + delay */
@@ -55,6 +57,7 @@ struct rarch {
 	/* Stub register number of DWARF register dw, -1 if not a core register. */
 	int (*dwarf_to_stub)(int dw);
 	const char *(*dwarf_name)(int dw);
+	int has_delay_slots;        /* branches run the next instruction before they land (MIPS) */
 	int flags;                  /* the condition flags register (cpsr, eflags; 4 bytes after the core
 	                             * registers in `g`), -1 none (MIPS compares registers) */
 	/* Decode the instruction at addr (code[0..n), in the target's byte

@@ -353,7 +353,7 @@ static void func_entry(struct rsess *s, struct probe *p, struct rfunc *d, uint64
 	for (int i = 0; i < d->nf; i++)
 		pending |= d->f[i].ret == ret;
 	char err[200];
-	if (!pending && rs_site_add(s, p, ret, ROLE_RETURN, err, sizeof err))
+	if (!pending && rs_site_add_return(s, p, ret, ROLE_RETURN, err, sizeof err))
 		return;
 	if (d->nf == d->capf) {
 		int cap = d->capf ? d->capf * 2 : 16;

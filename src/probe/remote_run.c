@@ -87,8 +87,44 @@ static struct rsite *site_at(struct rsess *s, uint64_t addr)
 	return NULL;
 }
 
-int rs_site_add(struct rsess *s, struct probe *p, uint64_t addr, int role, char *err, size_t n)
+/* A breakpoint in a delay slot (MIPS) would be reported on the branch
+ * before it, where no site is: it goes on the branch instead (as gdb's
+ * mips_adjust_breakpoint_address does), which stops in the same state, the
+ * delay slot not yet run, as often as the delay slot runs; except after a
+ * branch-likely, whose delay slot is skipped when the branch is not taken:
+ * refused.  Only inside one function (not at its entry). */
+static int site_addr(struct rsess *s, uint64_t *addr, char *err, size_t n)
 {
+	const struct rarch *a = s->c.arch;
+	struct sym_info fi;
+	uint8_t code[4];
+	struct rbranch b;
+	if (!a->has_delay_slots || *addr < 4 || sym_lookup(s->sym, *addr - s->bias, &fi) ||
+	    *addr - s->bias <= fi.start)
+		return 0;
+	if (remote_read(&s->c, *addr - 4, code, 4)) {
+		snprintf(err, n, "%s", s->c.err);
+		return -1;
+	}
+	struct rsite *t = site_at(s, *addr - 4);
+	if (t && t->written)
+		memcpy(code, t->saved, 4);
+	if (a->decode(code, 4, *addr - 4, s->c.big_endian, &b) || !b.delay)
+		return 0;
+	if (b.likely) {
+		snprintf(err, n, "0x%llx is in the delay slot of a branch-likely at 0x%llx, which runs it only when the "
+		         "branch is taken: probe the branch or its target", (unsigned long long)*addr,
+		         (unsigned long long)(*addr - 4));
+		return -1;
+	}
+	*addr -= 4;
+	return 0;
+}
+
+static int site_add(struct rsess *s, struct probe *p, uint64_t addr, int role, int check, char *err, size_t n)
+{
+	if (check && !site_at(s, addr) && site_addr(s, &addr, err, n))
+		return -1;
 	struct rsite *t = site_at(s, addr);
 	if (!t) {
 		if (addr % (uint64_t)s->c.arch->insn_align) {
@@ -133,8 +169,21 @@ static int site_remove(struct rsess *s, struct rsite *t)
 	return rc;
 }
 
+int rs_site_add(struct rsess *s, struct probe *p, uint64_t addr, int role, char *err, size_t n)
+{
+	return site_add(s, p, addr, role, 1, err, n);
+}
+
+int rs_site_add_return(struct rsess *s, struct probe *p, uint64_t addr, int role, char *err, size_t n)
+{
+	return site_add(s, p, addr, role, 0, err, n);
+}
+
 void rs_site_del(struct rsess *s, struct probe *p, uint64_t addr, int role)
 {
+	char err[300];
+	if (!site_at(s, addr) && site_addr(s, &addr, err, sizeof err))
+		return;
 	struct rsite *t = site_at(s, addr);
 	if (!t)
 		return;

@@ -74,8 +74,11 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 /* After the output: close the program's symbols. */
 void remote_probe_close(void);
 
-/* For the kinds. */
+/* For the kinds.  A site in a delay slot (MIPS) goes on the branch before
+ * it (same state, as often); rs_site_add_return skips that check, for a
+ * return address (after a call's delay slot, never in one). */
 int rs_site_add(struct rsess *s, struct probe *p, uint64_t addr, int role, char *err, size_t n);
+int rs_site_add_return(struct rsess *s, struct probe *p, uint64_t addr, int role, char *err, size_t n);
 void rs_site_del(struct rsess *s, struct probe *p, uint64_t addr, int role);
 /* Resolve the location of sp: run-time addresses (malloc'd) and, when fn is
  * not NULL, the function of the first one. */

@@ -98,11 +98,35 @@ run_qemu() {
 	fi
 	"$cc" -g -O1 -I"$PROGS" -o "prog.$name" "$src" || { notok "$name: build" "$cc failed"; return; }
 	"$qemu" -L "$sysroot" "./prog.$name" $N > "plain.$name" || { notok "$name: plain run" "failed"; return; }
+	# MIPS: a line probe and a var probe on the instruction in the delay slot
+	# of step()'s first conditional branch (objdump finds it): it runs once
+	# per call, whichever way the branch goes.
+	local extra=() ds=""
+	if [ "$name" = mips ] && command -v mips-linux-gnu-objdump >/dev/null; then
+		ds=$(mips-linux-gnu-objdump -d --no-show-raw-insn "prog.$name" | python3 -c '
+import re, sys
+start = want = None
+for l in sys.stdin:
+    m = re.match(r"([0-9a-f]+) <step>:", l)
+    if m:
+        start = int(m.group(1), 16)
+        continue
+    if start is None:
+        continue
+    if not l.strip():
+        break
+    f = l.split()
+    if want:
+        print(hex(int(f[0].rstrip(":"), 16) - start))
+        break
+    want = len(f) > 1 and f[1] in ("beq", "bne", "beqz", "bnez", "blez", "bgtz", "bltz", "bgez")')
+		[ -n "$ds" ] && extra=(-e "line:step+$ds" -e "var:step+$ds:x")
+	fi
 	local port; port=$(free_port)
 	"$qemu" -g "$port" -L "$sysroot" "./prog.$name" $N > "stub.$name" 2>&1 &
 	local qpid=$!; stubs+=("$qpid")
 	wait_listen "$port" || { notok "$name: stub listens" "$qemu -g $port"; return; }
-	timeout 120 "$SONDE" probe --target "tcp:127.0.0.1:$port" --exe "prog.$name" "${SPECS[@]}" \
+	timeout 120 "$SONDE" probe --target "tcp:127.0.0.1:$port" --exe "prog.$name" "${SPECS[@]}" "${extra[@]}" \
 		--format=json -o "out.$name.json" 2> "err.$name"
 	local rc=$?
 	wait "$qpid"
@@ -110,6 +134,13 @@ run_qemu() {
 	[ "$rc" -eq 0 ] || { cat "err.$name"; return; }
 	check "$name: program output unchanged" cmp -s "plain.$name" "stub.$name"
 	check_counts "$name" "out.$name.json" "plain.$name"
+	if [ -n "$ds" ]; then
+		read -r _ calls _ sum_x _ < "plain.$name"
+		check "$name: line and var x at step+$ds (a delay slot): $calls hits, x sums to $sum_x" jq_py "out.$name.json" \
+			"p=d['probes']; assert (p[11]['hits'],p[12]['count'],p[12]['sum'])==($calls,$calls,$sum_x), p[11:]"
+	elif [ "$name" = mips ]; then
+		skip "$name: delay slot probe" "mips-linux-gnu-objdump missing or no branch found in step()"
+	fi
 }
 
 run_qemu aarch64 qemu-aarch64 /usr/aarch64-linux-gnu aarch64-linux-gnu-gcc

@@ -51,6 +51,7 @@ static int decode(const uint8_t *code, size_t n, uint64_t addr, int big_endian, 
 			o->kind = RB_END;
 		if (funct == 0x08 || funct == 0x09)
 			o->delay = 4;
+		o->links = funct == 0x09;
 		break;
 	case 0x01:                      /* REGIMM: bltz, bgez, bltzl, bgezl (bltzal, bgezal: calls) */
 		if (rt <= 3) {
@@ -58,10 +59,12 @@ static int decode(const uint8_t *code, size_t n, uint64_t addr, int big_endian, 
 			likely = rt >= 2;
 		} else if (rt == 0x10 || rt == 0x11 || rt == 0x12 || rt == 0x13) {
 			o->delay = 4;
+			o->links = 1;
+			o->likely = rt >= 0x12;
 		}
 		break;
 	case 0x02: o->kind = RB_END; o->delay = 4; break;       /* j */
-	case 0x03: o->delay = 4; break;                         /* jal */
+	case 0x03: o->delay = 4; o->links = 1; break;           /* jal */
 	case 0x04: case 0x14:           /* beq, beql; beq $0,$0 is the unconditional b */
 		if (rs == 0 && rt == 0) {
 			o->kind = RB_END;
@@ -75,6 +78,8 @@ static int decode(const uint8_t *code, size_t n, uint64_t addr, int big_endian, 
 	case 0x06: case 0x16: cond = MB_LEZ; likely = op == 0x16; break;
 	case 0x07: case 0x17: cond = MB_GTZ; likely = op == 0x17; break;
 	}
+	if (likely)
+		o->likely = 1;
 	if (cond >= 0) {
 		o->kind = RB_COND;
 		o->delay = 4;
@@ -126,6 +131,7 @@ const struct rarch rarch_mips = {
 	.ret_sp_adj = 0,
 	.dwarf_to_stub = dwarf_to_stub,
 	.dwarf_name = dwarf_name,
+	.has_delay_slots = 1,
 	.flags = -1,
 	.decode = decode,
 	.taken = taken,

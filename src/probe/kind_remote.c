@@ -45,13 +45,32 @@ static int line_setup(struct rsess *s, struct probe *p, char *err, size_t n)
 	int nv;
 	if (rs_resolve(s, &p->sp, &v, &nv, err, n))
 		return -1;
-	int rc = !strcmp(p->sp.kind, "time") ? time_data_new(p) : line_data_new(p, nv);
+	int line = !strcmp(p->sp.kind, "line");
+	int rc = line ? line_data_new(p, nv) : time_data_new(p);
 	if (rc)
 		snprintf(err, n, "out of memory");
-	for (int i = 0; i < nv && !rc; i++)
-		rc = rs_site_add(s, p, v[i], i, err, n);
-	if (!rc)
+	/* A line probe only counts: the stub can do that itself (tracepoints,
+	 * no stop per hit), where no breakpoint is already placed. */
+	int traced = 0;
+	for (int i = 0; i < nv && !rc; i++) {
+		int t = line ? rs_trace_add(s, p, v[i], err, n) : 1;
+		if (t < 0)
+			rc = -1;
+		else if (t == 0)
+			traced++;
+		else
+			rc = rs_site_add(s, p, v[i], i, err, n);
+	}
+	if (!rc) {
 		set_where(s, p, v[0], nv);
+		if (traced && p->where) {
+			char *w = NULL;
+			if (asprintf(&w, "%s; counted by the stub (tracepoint%s)", p->where, traced > 1 ? "s" : "") > 0) {
+				free(p->where);
+				p->where = w;
+			}
+		}
+	}
 	free(v);
 	return rc;
 }

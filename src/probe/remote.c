@@ -226,6 +226,7 @@ int remote_open(struct remote *c, const char *target, int timeout_ms, int elf_ma
 	int noack = strstr(s, "QStartNoAckMode+") != NULL;
 	c->has_features = strstr(s, "qXfer:features:read+") != NULL;
 	c->has_auxv = strstr(s, "qXfer:auxv:read+") != NULL;
+	c->has_tracepoints = strstr(s, "ConditionalTracepoints+") != NULL || strstr(s, "InstallInTrace+") != NULL;
 	if (noack) {
 		if (request(c, "QStartNoAckMode"))
 			return -1;
@@ -566,6 +567,65 @@ int remote_load_bias(struct remote *c, uint64_t elf_entry, uint64_t *bias, const
 		*bias = strtoull(t + 5, NULL, 16);
 		*how = "qOffsets";
 	}
+	return 0;
+}
+
+int remote_trace_define(struct remote *c, int num, uint64_t addr)
+{
+	char cmd[96];
+	if (!c->has_tracepoints)
+		return 1;
+	if (!c->trace_defined) {
+		if (request(c, "QTinit"))
+			return -1;
+		if (strcmp(c->r.pkt, "OK")) {
+			c->has_tracepoints = 0;
+			return 1;
+		}
+		c->trace_defined = 1;
+	}
+	/* Number and address in hex, enabled, no step count, no pass count. */
+	snprintf(cmd, sizeof cmd, "QTDP:%x:%llx:E:0:0", num, (unsigned long long)addr);
+	if (request(c, cmd))
+		return -1;
+	return strcmp(c->r.pkt, "OK") ? 1 : 0;
+}
+
+int remote_trace_start(struct remote *c)
+{
+	if (request(c, "QTBuffer:circular:1"))
+		return -1;
+	if (request(c, "QTStart"))
+		return -1;
+	if (strcmp(c->r.pkt, "OK"))
+		return cfail(c, "the stub could not start the tracepoints (%.20s)", c->r.pkt);
+	return 0;
+}
+
+int remote_trace_hits(struct remote *c, int num, uint64_t addr, uint64_t *hits)
+{
+	char cmd[96], *end;
+	snprintf(cmd, sizeof cmd, "qTP:%x:%llx", num, (unsigned long long)addr);
+	if (request(c, cmd))
+		return -1;
+	/* "Vhits:usage": gdbserver writes hits in decimal (measured with
+	 * gdbserver 13: 10 hits "V10", 27 hits "V27"), unlike most numbers of
+	 * the protocol. */
+	const char *p = c->r.pkt;
+	if (p[0] != 'V' || p[1] < '0' || p[1] > '9')
+		return cfail(c, "the stub gave no hit count for tracepoint %d ('%.20s')", num, p);
+	*hits = strtoull(p + 1, &end, 10);
+	if (*end != ':' && *end)
+		return cfail(c, "malformed hit count for tracepoint %d ('%.20s')", num, p);
+	return 0;
+}
+
+int remote_trace_stop(struct remote *c)
+{
+	if (request(c, "QTStop"))
+		return -1;
+	if (strcmp(c->r.pkt, "OK"))
+		return cfail(c, "the stub could not stop the tracepoints (%.20s)", c->r.pkt);
 	return 0;
 }
 

@@ -41,6 +41,8 @@ struct remote {
 	const struct rarch *arch;
 	int big_endian;
 	int has_vcont, has_z0, has_auxv, has_features;
+	int has_tracepoints;    /* qSupported names tracepoint features (gdbserver) */
+	int trace_defined;      /* QTinit sent, tracepoints defined */
 	long thread;        /* the thread of the last stop */
 	/* Core registers of the last stop: expedited in the stop reply, or read
 	 * on first use (`p` for the pc, sp and return address, `g` for the rest). */
@@ -101,6 +103,19 @@ int remote_interrupt(struct remote *c);
  * stub's auxv (AT_ENTRY minus elf_entry) or qOffsets; 0 when the stub knows
  * neither (a program loaded at its link address, as on bare metal). */
 int remote_load_bias(struct remote *c, uint64_t elf_entry, uint64_t *bias, const char **how);
+
+/* Tracepoints (gdbserver): the stub counts the hits itself, without
+ * stopping the target for sonde.  remote_trace_define defines tracepoint
+ * num at addr with no actions (after QTinit the first time); 1 when the
+ * stub refuses tracepoints (the caller uses a breakpoint), -1 error.
+ * remote_trace_start starts the trace (circular buffer: the trace frames,
+ * one small one per hit, never fill it); remote_trace_hits asks for the hit
+ * count of one (the target stopped, or exited: the stub still answers);
+ * remote_trace_stop ends the trace, which takes the tracepoints out. */
+int remote_trace_define(struct remote *c, int num, uint64_t addr);
+int remote_trace_start(struct remote *c);
+int remote_trace_hits(struct remote *c, int num, uint64_t addr, uint64_t *hits);
+int remote_trace_stop(struct remote *c);
 
 /* Detach (the target runs on); kill. */
 int remote_detach(struct remote *c);

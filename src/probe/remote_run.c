@@ -216,6 +216,41 @@ static void free_sites(struct rsess *s)
 	s->nsites = 0;
 }
 
+/* --- tracepoints ------------------------------------------------------------ */
+
+int rs_trace_add(struct rsess *s, struct probe *p, uint64_t addr, char *err, size_t n)
+{
+	if (s->no_tracepoints || !s->c.has_tracepoints || site_at(s, addr))
+		return 1;
+	struct rtrace *v = realloc(s->tps, (size_t)(s->ntps + 1) * sizeof *v);
+	if (!v) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	s->tps = v;
+	int num = s->ntps + 1;
+	int rc = remote_trace_define(&s->c, num, addr);
+	if (rc < 0)
+		snprintf(err, n, "%s", s->c.err);
+	if (rc)
+		return rc;
+	v[s->ntps++] = (struct rtrace){ p, num, addr };
+	return 0;
+}
+
+/* The stub's counts into the probes (the target stopped or exited). */
+static int trace_collect(struct rsess *s)
+{
+	for (int i = 0; i < s->ntps; i++) {
+		uint64_t h;
+		if (remote_trace_hits(&s->c, s->tps[i].num, s->tps[i].addr, &h))
+			return -1;
+		s->tps[i].p->hits += h;
+		s->e->total_hits += h;
+	}
+	return 0;
+}
+
 /* --- locations --------------------------------------------------------- */
 
 struct find_ctx { struct sym_info fn; int n; };
@@ -619,9 +654,18 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 		snprintf(err, n, "%s: %s", o->target, sess.c.err);
 		goto fail;
 	}
+	const char *tp = getenv("SONDE_REMOTE_TRACEPOINTS");
+	sess.no_tracepoints = tp && !strcmp(tp, "0");
 	for (int i = 0; i < o->nspecs; i++)
 		if (add_probe(&sess, o->specs[i], err, n))
 			goto fail;
+	if (sess.ntps) {
+		if (remote_trace_start(&sess.c)) {
+			snprintf(err, n, "%s: %s", o->target, sess.c.err);
+			goto fail;
+		}
+		sess.tracing = 1;
+	}
 
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
 	sigemptyset(&sa.sa_mask);
@@ -633,6 +677,16 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 	e->end_ns = now_ns();
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
+	/* The stub's counts: after an exit it still answers (gdbserver); a
+	 * closed connection loses them. */
+	if (sess.tracing && !(e->t.gone && e->t.status == STATUS_GONE) && trace_collect(&sess) && !rc) {
+		snprintf(err, n, "%s: %s", o->target, sess.c.err);
+		rc = -1;
+	}
+	if (sess.tracing && !e->t.gone && remote_trace_stop(&sess.c) && !rc) {
+		snprintf(err, n, "%s: %s", o->target, sess.c.err);
+		rc = -1;
+	}
 	if (!e->t.gone) {
 		/* Ctrl-C, --duration or our error: leave the program running as it was. */
 		if (remove_all(&sess) || remote_detach(&sess.c)) {
@@ -644,11 +698,15 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 		}
 	}
 	free_sites(&sess);
+	free(sess.tps);
 	remote_close(&sess.c);
 	return rc;
 fail:
+	if (sess.tracing)
+		remote_trace_stop(&sess.c);
 	if (!remove_all(&sess))
 		remote_detach(&sess.c);
+	free(sess.tps);
 	free_sites(&sess);
 	remote_close(&sess.c);
 	return -1;

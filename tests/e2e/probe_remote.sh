@@ -188,6 +188,9 @@ else
 		check "gdbserver: sonde exits 0" test "$rc" -eq 0
 		[ "$rc" -eq 0 ] && check "gdbserver: program output unchanged" cmp -s plain.x86 stub.x86
 		[ "$rc" -eq 0 ] && check_counts gdbserver out.x86.json plain.x86
+		# gdbserver has tracepoints: the line probe is counted by the stub.
+		[ "$rc" -eq 0 ] && check "gdbserver: the line probe is a tracepoint (no stop per hit)" jq_py out.x86.json \
+			"assert 'counted by the stub' in d['probes'][2]['where'], d['probes'][2]"
 		[ "$rc" -eq 0 ] || cat err.x86
 	else
 		notok "gdbserver listens" "$(cat gdbserver.err)"
@@ -207,7 +210,8 @@ else
 			gdbserver "${ptys[0]}" ./prog.x86 $N > stub.serial 2> gdbserver.serial.err &
 			gpid=$!; stubs+=("$gpid")
 			sleep 0.3
-			timeout 120 "$SONDE" probe --target "serial:${ptys[1]},115200" --exe prog.x86 "${SPECS[@]}" \
+			# Breakpoints only here (the line probe too): the other path on gdbserver.
+			SONDE_REMOTE_TRACEPOINTS=0 timeout 120 "$SONDE" probe --target "serial:${ptys[1]},115200" --exe prog.x86 "${SPECS[@]}" \
 				--format=json -o out.serial.json 2> err.serial
 			rc=$?
 			# A pty sends no end of file when sonde closes its side: gdbserver,
@@ -262,7 +266,7 @@ if command -v gdbserver >/dev/null && [ -x prog.x86 ]; then
 	gpid=$!; stubs+=("$gpid")
 	wait_listen "$port"
 	"$SONDE" probe --target "tcp:127.0.0.1:$port" --exe prog.x86 -e func:step -e func:account \
-		--format=json -o out.int.json 2> err.int &
+		-e "line:remote_counts.c:$L" --format=json -o out.int.json 2> err.int &
 	spid=$!
 	sleep 2
 	kill -INT "$spid"
@@ -272,6 +276,11 @@ if command -v gdbserver >/dev/null && [ -x prog.x86 ]; then
 	check "Ctrl-C: sonde exits 0" test "$rc" -eq 0
 	check "Ctrl-C: target detached while running, calls matched" jq_py out.int.json \
 		"p=d['probes'][0]; assert d['target']['state'].startswith('detached') and 0 < p['calls'] < $BIG and p['calls']-1 <= p['returns'] <= p['calls'], d"
+	# The line probe is a tracepoint: its count, read from the stub after the
+	# interrupt, is that of account's calls (the line runs once per call; one
+	# less when the interrupt came between account's entry and the line).
+	check "Ctrl-C: the stub's count of the line equals account's calls" jq_py out.int.json \
+		"p=d['probes']; assert 'counted by the stub' in p[2]['where'] and 0 < p[1]['calls'] - 1 <= p[2]['hits'] <= p[1]['calls'], p"
 	check "Ctrl-C: program runs on to the same output" cmp -s plain.int stub.int
 fi
 

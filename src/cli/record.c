@@ -70,14 +70,13 @@ static void write_recording(struct session *s, struct recorder *rec, const struc
                             const char *recorder_name, int status, const char *const *attached)
 {
 	char msg[4096 + 256];
-	uint64_t damaged = session_audit(s);
+	uint64_t damaged = 0;
+	int rc = recording_finish(s, rec, l, cfg, program, cmd, clen, recorder_name, status, attached, &damaged, msg,
+	                          sizeof msg);
 	if (damaged)
 		cli_warn("the program wrote over sonde's session memory: %llu impossible values left out "
 		         "(the recording keeps what was consistent; see 'sonde info')", (unsigned long long)damaged);
-	recorder_meta_common(rec, program, cmd, clen, recorder_name, conv_mode(cfg->mode), status);
-	for (int i = 0; attached && attached[i]; i += 2)
-		meta_add(&rec->meta, attached[i], attached[i + 1]);
-	if (write_profile(s, rec, l, cfg, msg, sizeof msg) || recorder_close(rec, msg, sizeof msg))
+	if (rc)
 		cli_die(EXIT_DATA, "%s", msg);
 }
 
@@ -229,11 +228,12 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 	if (rc)
 		cli_die(rc == RECORDER_USAGE ? EXIT_USAGE : EXIT_DATA, "%s", msg);
 	struct session s;
-	rc = session_create(&s, cfg, cfg->min_time_ns ? guess_ticks_per_ns(&rec) : 1.0);
+	rc = session_create(&s, cfg, cfg->min_time_ns ? guess_ticks_per_ns(&rec) : 1.0, dir);
 	if (rc) {
 		recorder_abort(&rec);
-		cli_die(EXIT_DATA, "cannot create the session memory (%s)", strerror(-rc));
+		cli_die(EXIT_DATA, "cannot create the session memory for %s (%s)", dir, strerror(-rc));
 	}
+	session_note_recorder(&s, &rec.c0, 0, 1);
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = request_end; /* no SA_RESTART: the wait below wakes */
@@ -369,14 +369,20 @@ int cmd_record(struct cli_opts *o)
 	rec.zstd_level = o->compress_none ? 0 : 1;
 
 	struct session s;
-	rc = session_create(&s, &cfg, guess_ticks_per_ns(&rec));
-	if (rc)
-		cli_die(EXIT_DATA, "cannot create the session memory (%s)", strerror(-rc));
+	rc = session_create(&s, &cfg, guess_ticks_per_ns(&rec), dir);
+	if (rc) {
+		recorder_abort(&rec);
+		cli_die(EXIT_DATA, "cannot create the session memory for %s (%s)", dir, strerror(-rc));
+	}
+	session_note_recorder(&s, &rec.c0, rings, 0);
 	int ndomain = 0; /* --domain: the functions of the domain file become the only traced set */
 	if (o->domain) {
 		ndomain = domain_apply(&s, dir, o->domain, msg, sizeof msg);
-		if (ndomain < 0)
+		if (ndomain < 0) {
+			session_destroy(&s);
+			recorder_abort(&rec);
 			cli_die(EXIT_USAGE, "%s", msg);
+		}
 	}
 
 	struct launched l;
@@ -390,6 +396,7 @@ int cmd_record(struct cli_opts *o)
 		fprintf(stderr, "sonde: %s exited; the recording ends here and the processes it started go on running "
 		        "(their later calls are not recorded)\n", o->argv[0]);
 	if (rc) {
+		session_destroy(&s);
 		recorder_abort(&rec);
 		cli_die(EXIT_DATA, "cannot run %s (%s)", o->argv[0], strerror(-rc));
 	}

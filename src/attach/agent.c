@@ -8,6 +8,7 @@
 
 #include "attach/dlfuncs.h"
 #include "attach/inject.h"
+#include "attach/times.h"
 #include "probe/modules.h"
 
 #include <errno.h>
@@ -68,6 +69,7 @@ static const char *start_error(int rc)
 int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_session_hdr *h, int locks,
                 struct agent *a, char *err, size_t n)
 {
+	attach_time("sonde ready");
 	memset(a, 0, sizeof *a);
 	a->pid = pid;
 	a->alive_w = -1;
@@ -94,6 +96,7 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 		         strerror(errno));
 		return -1;
 	}
+	attach_time("sonde build checked");
 	char rt[PATH_MAX];
 	if (!realpath(rt_path, rt)) {
 		snprintf(err, n, "cannot find the runtime %s (%s)", rt_path, strerror(errno));
@@ -107,6 +110,7 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 	uint64_t handle;
 	if (inject_dlopen(pid, 0, rt, &handle, NULL, err, n))
 		goto fail;
+	attach_time("runtime loaded");
 	uint64_t start = target_sym(pid, rt, "sonde_agent_start");
 	a->stop_fn = target_sym(pid, rt, "sonde_agent_stop");
 	if (!start || !a->stop_fn) {
@@ -114,10 +118,12 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 		         "version?)", (int)pid);
 		goto fail;
 	}
+	attach_time("agent symbols found");
 	/* Last thing before the sleds go on: the calls running now, which the
 	 * threads take as resumed frames at their first event. */
 	if (sonde_build && frames_take(pid, &a->frames, a->frames_err, sizeof a->frames_err) == 0)
 		frames_to_session(&a->frames, h);
+	attach_time("running calls found");
 	char sess[64], alive[64];
 	snprintf(sess, sizeof sess, "/proc/%d/fd/%d", (int)getpid(), session_fd);
 	snprintf(alive, sizeof alive, "/proc/%d/fd/%d", (int)getpid(), pfd[0]);
@@ -133,6 +139,7 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 		rc = inject_call_at(in, start, args, &ret, START_TIMEOUT_MS, err, n);
 	}
 	inject_detach(in);
+	attach_time("agent started");
 	if (rc)
 		goto fail;
 	close(pfd[0]); /* the agent has its own */

@@ -14,6 +14,7 @@
 
 #include "attach/inject.h"
 #include "attach/permission.h"
+#include "attach/times.h"
 #include "common/clock.h"
 
 #include <dirent.h>
@@ -249,6 +250,7 @@ int frames_take(pid_t pid, struct attach_frames *out, char *err, size_t n)
 	if (stop_all(pid, &s, err, n))
 		return -1;
 	out->tsc = clock_ticks();
+	attach_time("frames: threads stopped");
 	static char *debuginfo_path = NULL;
 	static const Dwfl_Callbacks cb = {
 		.find_elf = dwfl_linux_proc_find_elf,
@@ -262,6 +264,7 @@ int frames_take(pid_t pid, struct attach_frames *out, char *err, size_t n)
 		snprintf(err, n, "cannot read the stacks of process %d (%s)", (int)pid, dwfl_errmsg(-1));
 		goto out;
 	}
+	attach_time("frames: unwinder ready");
 	static struct unwind u;
 	memset(&u, 0, sizeof u);
 	u.dwfl = d;
@@ -271,6 +274,7 @@ int frames_take(pid_t pid, struct attach_frames *out, char *err, size_t n)
 	 * again for each one. */
 	dwfl_getthreads(d, thread_cb, &w);
 	out->nthreads = s.n;
+	attach_time("frames: threads unwound");
 	rc = 0;
 out:
 	if (d)

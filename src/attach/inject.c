@@ -36,6 +36,7 @@
 #include "arch/arch.h"
 #include "attach/dlfuncs.h"
 #include "attach/permission.h"
+#include "attach/times.h"
 #include "probe/modules.h"
 #include "probe/target.h"
 
@@ -558,7 +559,9 @@ int inject_dlopen(pid_t pid, pid_t tid, const char *lib_path, uint64_t *handle, 
 		modules_free(&ms);
 		f.dlopen = 0;   /* not readable: inject_attach says why */
 	}
+	attach_time("dlopen: found");
 	struct inject *in = inject_attach(pid, tid, err, n);
+	attach_time("dlopen: thread stopped");
 	if (!in)
 		return -1;
 	if (!f.dlopen && dl_funcs_find(pid, &in->mods, &f, err, n)) {
@@ -580,6 +583,7 @@ int inject_dlopen(pid_t pid, pid_t tid, const char *lib_path, uint64_t *handle, 
 		snprintf(err, n, "dlopen of %s failed in process %d (%s)", path, (int)pid, why);
 		rc = -1;
 	}
+	attach_time("dlopen: call returned");
 	if (stop)
 		*stop = in->stop;
 	inject_detach(in);

@@ -78,28 +78,41 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 		return -1;
 	}
 	/* A sonde build?  Read from its files, before the process is touched
-	 * (--locks works on any dynamically linked program). */
+	 * (--locks works on any dynamically linked program); dlopen too, so
+	 * that a static binary is refused without being stopped.  The maps are
+	 * read once for both. */
 	struct modules ms = { 0 };
+	struct dl_funcs dlf;
 	int sonde_build = 0;
-	if (modules_load(&ms, pid) == 0) {
-		sonde_build = dl_count_note_section(pid, &ms, ".note.sonde") > 0;
-		modules_free(&ms);
-		if (!sonde_build && !locks) {
-			snprintf(err, n, "process %d has no code built by sonde-cc (for its locks use 'sonde record "
-			         "--locks -p %d', for probes 'sonde probe -p %d'; or rebuild it with sonde-cc)", (int)pid,
-			         (int)pid, (int)pid);
-			return AGENT_NOT_SONDE;
-		}
-	} else {
+	if (modules_load(&ms, pid) != 0) {
 		modules_free(&ms);
 		snprintf(err, n, "cannot attach to process %d (cannot read /proc/%d/maps: %s)", (int)pid, (int)pid,
 		         strerror(errno));
 		return -1;
 	}
+	sonde_build = dl_count_note_section(pid, &ms, ".note.sonde") > 0;
+	if (!sonde_build && !locks) {
+		modules_free(&ms);
+		snprintf(err, n, "process %d has no code built by sonde-cc (for its locks use 'sonde record "
+		         "--locks -p %d', for probes 'sonde probe -p %d'; or rebuild it with sonde-cc)", (int)pid,
+		         (int)pid, (int)pid);
+		return AGENT_NOT_SONDE;
+	}
+	int rc = dl_funcs_find(pid, &ms, &dlf, err, n);
+	modules_free(&ms);
+	if (rc)
+		return -1;
 	attach_time("sonde build checked");
 	char rt[PATH_MAX];
 	if (!realpath(rt_path, rt)) {
 		snprintf(err, n, "cannot find the runtime %s (%s)", rt_path, strerror(errno));
+		return -1;
+	}
+	/* The agent's entry points: offsets in our own file of the runtime. */
+	const char *names[2] = { "sonde_agent_start", "sonde_agent_stop" };
+	uint64_t off[2] = { 0, 0 };
+	if (dl_file_syms(getpid(), rt, names, off, 2) != 0 || !off[0] || !off[1]) {
+		snprintf(err, n, "the runtime %s has no sonde_agent_start (a broken build?)", rt);
 		return -1;
 	}
 	int pfd[2];
@@ -107,31 +120,38 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 		snprintf(err, n, "cannot create a pipe (%s)", strerror(errno));
 		return -1;
 	}
-	uint64_t handle;
-	if (inject_dlopen(pid, 0, rt, &handle, NULL, err, n))
+	/* One stop of one thread for the whole start: dlopen, the other
+	 * threads' frames (this one unwound as it was stopped), the agent's
+	 * start, one detach. */
+	struct inject *in = inject_attach(pid, 0, err, n);
+	attach_time("thread stopped");
+	if (!in)
 		goto fail;
+	uint64_t handle, start = 0;
+	if (inject_dlopen_with(in, &dlf, rt, &handle, err, n))
+		goto fail_in;
+	/* The handle is the loader's record of the object (glibc's link_map,
+	 * musl's dso): its first word is the load bias.  Checked: the runtime
+	 * is linked at 0, so its ELF header is there; else from the maps. */
+	uint64_t bias = 0;
+	unsigned char magic[4] = { 0 };
+	if (inject_peek(in, handle, &bias, sizeof bias) || inject_peek(in, bias, magic, sizeof magic) ||
+	    memcmp(magic, "\177ELF", 4))
+		bias = target_sym(pid, rt, names[0]) - off[0];
+	start = bias + off[0];
+	a->stop_fn = bias + off[1];
 	attach_time("runtime loaded");
-	uint64_t start = target_sym(pid, rt, "sonde_agent_start");
-	a->stop_fn = target_sym(pid, rt, "sonde_agent_stop");
-	if (!start || !a->stop_fn) {
-		snprintf(err, n, "the runtime loaded into process %d has no sonde_agent_start (another sonde "
-		         "version?)", (int)pid);
-		goto fail;
-	}
-	attach_time("agent symbols found");
 	/* Last thing before the sleds go on: the calls running now, which the
 	 * threads take as resumed frames at their first event. */
-	if (sonde_build && frames_take(pid, &a->frames, a->frames_err, sizeof a->frames_err) == 0)
+	if (sonde_build && inject_put_back(in) == 0 &&
+	    frames_take(pid, inject_where(in)->tid, &a->frames, a->frames_err, sizeof a->frames_err) == 0)
 		frames_to_session(&a->frames, h);
 	attach_time("running calls found");
 	char sess[64], alive[64];
 	snprintf(sess, sizeof sess, "/proc/%d/fd/%d", (int)getpid(), session_fd);
 	snprintf(alive, sizeof alive, "/proc/%d/fd/%d", (int)getpid(), pfd[0]);
-	struct inject *in = inject_attach(pid, 0, err, n);
-	if (!in)
-		goto fail;
 	uint64_t s_at, a_at, ret = 0;
-	int rc = inject_push(in, sess, strlen(sess) + 1, &s_at, err, n);
+	rc = inject_push(in, sess, strlen(sess) + 1, &s_at, err, n);
 	if (!rc)
 		rc = inject_push(in, alive, strlen(alive) + 1, &a_at, err, n);
 	if (!rc) {
@@ -155,6 +175,8 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 	a->alive_w = pfd[1];
 	a->start_ns = mono_ns();
 	return 0;
+fail_in:
+	inject_detach(in);
 fail:
 	frames_free(&a->frames);
 	if (pfd[0] >= 0)

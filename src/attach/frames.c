@@ -39,6 +39,7 @@
 struct stopped {
 	pid_t tid[MAX_TIDS];
 	int n;
+	pid_t held;     /* stopped by the caller already (frames_take): not ours to let go */
 };
 
 static int has_tid(const struct stopped *s, pid_t t)
@@ -52,7 +53,8 @@ static int has_tid(const struct stopped *s, pid_t t)
 static void let_go(struct stopped *s)
 {
 	for (int i = 0; i < s->n; i++)
-		ptrace(PTRACE_DETACH, s->tid[i], 0, 0);
+		if (s->tid[i] != s->held)
+			ptrace(PTRACE_DETACH, s->tid[i], 0, 0);
 	s->n = 0;
 }
 
@@ -241,12 +243,15 @@ static int thread_cb(Dwfl_Thread *th, void *arg)
 
 #endif
 
-int frames_take(pid_t pid, struct attach_frames *out, char *err, size_t n)
+int frames_take(pid_t pid, pid_t held, struct attach_frames *out, char *err, size_t n)
 {
 	memset(out, 0, sizeof *out);
 #if defined(__x86_64__)
 	static struct stopped s;
 	s.n = 0;
+	s.held = held;
+	if (held)
+		s.tid[s.n++] = held;
 	if (stop_all(pid, &s, err, n))
 		return -1;
 	out->tsc = clock_ticks();
@@ -285,6 +290,7 @@ out:
 	return rc;
 #else
 	(void)pid;
+	(void)held;
 	snprintf(err, n, "finding the calls running at the attach is done for x86-64 only");
 	return -1;
 #endif

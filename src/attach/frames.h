@@ -26,11 +26,13 @@ struct attach_frames {
 	uint64_t tsc;       /* when they were all stopped */
 };
 
-/* Stops every thread of pid (ptrace), unwinds each, lets them all go.
+/* Stops every thread of pid (ptrace), unwinds each, lets them all go;
+ * held, if not 0, is a thread the caller has stopped with ptrace already
+ * (inject.c, its registers as they were): unwound too, left stopped.
  * Only frames of modules built by sonde-cc whose return address was found
  * where the unwinder says it is are kept.  0; -1 with err (nothing is kept then; the process was put back
  * as it was). */
-int frames_take(pid_t pid, struct attach_frames *out, char *err, size_t n);
+int frames_take(pid_t pid, pid_t held, struct attach_frames *out, char *err, size_t n);
 /* Copies them into the session (sess_alloc) and points attach_off there. */
 void frames_to_session(const struct attach_frames *fr, struct sonde_session_hdr *h);
 void frames_free(struct attach_frames *fr);

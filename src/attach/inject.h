@@ -52,6 +52,19 @@ int inject_call(pid_t pid, uint64_t func, const uint64_t args[6], uint64_t *ret,
 int inject_dlopen(pid_t pid, pid_t tid, const char *lib_path, uint64_t *handle, struct inject_stop *stop,
                   char *err, size_t n);
 
+struct dl_funcs;
+/* inject_dlopen's call on a thread stopped already (inject_attach): funcs,
+ * if not NULL, says where dlopen and dlerror are (dlfuncs.c; NULL: looked
+ * for in the process's objects).  The thread stays stopped. */
+int inject_dlopen_with(struct inject *in, const struct dl_funcs *funcs, const char *lib_path, uint64_t *handle,
+                       char *err, size_t n);
+/* Reads len bytes of the target's memory at addr.  0 or -1. */
+int inject_peek(struct inject *in, uint64_t addr, void *buf, size_t len);
+/* Puts the thread's general registers back as they were at the stop, the
+ * thread staying stopped: between calls, for a reader of its stack
+ * (frames.c).  0 or -1. */
+int inject_put_back(struct inject *in);
+
 /* Stops thread tid of process pid, seized already (PTRACE_SEIZE), with
  * PTRACE_INTERRUPT and waits for that stop; signals that come first are
  * delivered as without sonde.  0; -1 with err (*gone set if the thread or

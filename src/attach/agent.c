@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #define START_TIMEOUT_MS 30000
+#define HOLD_MS 200
 
 static uint64_t mono_ns(void)
 {
@@ -141,10 +142,16 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 	start = bias + off[0];
 	a->stop_fn = bias + off[1];
 	attach_time("runtime loaded");
-	/* Last thing before the sleds go on: the calls running now, which the
-	 * threads take as resumed frames at their first event. */
-	if (sonde_build && inject_put_back(in) == 0 &&
-	    frames_take(pid, inject_where(in)->tid, &a->frames, a->frames_err, sizeof a->frames_err) == 0)
+	/* The calls running now, which the threads take as resumed frames at
+	 * their first event: the other threads stay stopped (after the frames
+	 * were read) until the agent's start has switched the sleds on, so no
+	 * call can begin or end unseen in between, and the start runs without
+	 * the program's threads competing for the CPU.  The start might wait
+	 * for a lock one of them holds (the loader's, malloc's): after
+	 * HOLD_MS they are let go and the start goes on. */
+	int held = sonde_build && inject_put_back(in) == 0 &&
+	           frames_take(pid, inject_where(in)->tid, 1, &a->frames, a->frames_err, sizeof a->frames_err) == 0;
+	if (held)
 		frames_to_session(&a->frames, h);
 	attach_time("running calls found");
 	char sess[64], alive[64];
@@ -156,8 +163,16 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 		rc = inject_push(in, alive, strlen(alive) + 1, &a_at, err, n);
 	if (!rc) {
 		uint64_t args[6] = { s_at, a_at };
-		rc = inject_call_at(in, start, args, &ret, START_TIMEOUT_MS, err, n);
+		rc = inject_call_begin(in, start, args, err, n);
 	}
+	if (!rc && held)
+		rc = inject_call_end(in, &ret, HOLD_MS, 0, err, n);
+	attach_time("start: returned");
+	if (held)
+		frames_let_go();
+	attach_time("threads let go");
+	if (rc == 1 || (!rc && !held))
+		rc = inject_call_end(in, &ret, START_TIMEOUT_MS, 1, err, n);
 	inject_detach(in);
 	attach_time("agent started");
 	if (rc)

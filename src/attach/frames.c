@@ -243,11 +243,21 @@ static int thread_cb(Dwfl_Thread *th, void *arg)
 
 #endif
 
-int frames_take(pid_t pid, pid_t held, struct attach_frames *out, char *err, size_t n)
+#if defined(__x86_64__)
+static struct stopped s; /* frames_take's, until frames_let_go with keep */
+#endif
+
+void frames_let_go(void)
+{
+#if defined(__x86_64__)
+	let_go(&s);
+#endif
+}
+
+int frames_take(pid_t pid, pid_t held, int keep, struct attach_frames *out, char *err, size_t n)
 {
 	memset(out, 0, sizeof *out);
 #if defined(__x86_64__)
-	static struct stopped s;
 	s.n = 0;
 	s.held = held;
 	if (held)
@@ -284,13 +294,15 @@ int frames_take(pid_t pid, pid_t held, struct attach_frames *out, char *err, siz
 out:
 	if (d)
 		dwfl_end(d);
-	let_go(&s);
+	if (rc || !keep)
+		let_go(&s);
 	if (rc)
 		frames_free(out);
 	return rc;
 #else
 	(void)pid;
 	(void)held;
+	(void)keep;
 	snprintf(err, n, "finding the calls running at the attach is done for x86-64 only");
 	return -1;
 #endif

@@ -32,7 +32,9 @@ struct attach_frames {
  * Only frames of modules built by sonde-cc whose return address was found
  * where the unwinder says it is are kept.  0; -1 with err (nothing is kept then; the process was put back
  * as it was). */
-int frames_take(pid_t pid, pid_t held, struct attach_frames *out, char *err, size_t n);
+/* With keep, on success, the threads stay stopped until frames_let_go(). */
+int frames_take(pid_t pid, pid_t held, int keep, struct attach_frames *out, char *err, size_t n);
+void frames_let_go(void);
 /* Copies them into the session (sess_alloc) and points attach_off there. */
 void frames_to_session(const struct attach_frames *fr, struct sonde_session_hdr *h);
 void frames_free(struct attach_frames *fr);

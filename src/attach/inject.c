@@ -443,8 +443,7 @@ static void hold_signal(struct inject *in, int sig)
 		in->held[in->nheld++] = sig;
 }
 
-int inject_call_at(struct inject *in, uint64_t func, const uint64_t args[6], uint64_t *ret, int timeout_ms,
-                   char *err, size_t n)
+int inject_call_begin(struct inject *in, uint64_t func, const uint64_t args[6], char *err, size_t n)
 {
 	pid_t pid = in->t.pid;
 	if (in->gone) {
@@ -465,6 +464,13 @@ int inject_call_at(struct inject *in, uint64_t func, const uint64_t args[6], uin
 		         strerror(errno));
 		return -1;
 	}
+	return 0;
+}
+
+int inject_call_end(struct inject *in, uint64_t *ret, int timeout_ms, int give_up, char *err, size_t n)
+{
+	pid_t pid = in->t.pid;
+	uint64_t ra = CALL_RET_ADDR;
 	for (;;) {
 		int st, w = wait_thread(in, &st, timeout_ms);
 		if (w < 0) {
@@ -472,6 +478,8 @@ int inject_call_at(struct inject *in, uint64_t func, const uint64_t args[6], uin
 			         strerror(errno));
 			return -1;
 		}
+		if (w > 0 && !give_up)
+			return 1;
 		if (w > 0) {
 			/* Stop it where it is: inject_detach puts it back as it was. */
 			char e2[128];
@@ -514,6 +522,14 @@ int inject_call_at(struct inject *in, uint64_t func, const uint64_t args[6], uin
 		hold_signal(in, sig);
 		ptrace(PTRACE_CONT, in->tid, 0, 0);
 	}
+}
+
+int inject_call_at(struct inject *in, uint64_t func, const uint64_t args[6], uint64_t *ret, int timeout_ms,
+                   char *err, size_t n)
+{
+	if (inject_call_begin(in, func, args, err, n))
+		return -1;
+	return inject_call_end(in, ret, timeout_ms, 1, err, n);
 }
 
 int inject_read_str(struct inject *in, uint64_t addr, char *buf, size_t n)

@@ -36,6 +36,12 @@ int inject_push(struct inject *in, const void *data, size_t len, uint64_t *addr,
  * ended. */
 int inject_call_at(struct inject *in, uint64_t func, const uint64_t args[6], uint64_t *ret, int timeout_ms,
                    char *err, size_t n);
+/* inject_call_at in two halves, for a caller that does something while the
+ * call runs: begin starts it (0 or -1 with err); end waits for its return
+ * as inject_call_at does, except that with give_up 0 a timeout returns 1,
+ * the call still running (end can be called again). */
+int inject_call_begin(struct inject *in, uint64_t func, const uint64_t args[6], char *err, size_t n);
+int inject_call_end(struct inject *in, uint64_t *ret, int timeout_ms, int give_up, char *err, size_t n);
 /* Reads a NUL-terminated string of at most n-1 bytes from the target. */
 int inject_read_str(struct inject *in, uint64_t addr, char *buf, size_t n);
 const struct inject_stop *inject_where(const struct inject *in);

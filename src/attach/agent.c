@@ -18,6 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define START_TIMEOUT_MS 30000
@@ -65,6 +68,192 @@ static const char *start_error(int rc)
 	case -EINVAL: return "the session memory could not be mapped";
 	default: return strerror(-rc);
 	}
+}
+
+/* The start proper, by the tracer (sonde, or its helper process): one stop
+ * of one thread for all of it, dlopen, the other threads' frames (that
+ * thread unwound as it was stopped), the agent's start.  self: the pid whose
+ * descriptors session_fd and alive_fd are.  by_exit: the other threads are
+ * let go by the caller's exit (start_by_helper), unless the start waits.
+ * 0 with *ret the start's return value; -1 with err. */
+static int start_in_target(pid_t pid, pid_t self, const char *rt, const uint64_t off[2],
+                           const struct dl_funcs *dlf, int sonde_build, int session_fd, int alive_fd,
+                           struct sonde_session_hdr *h, int by_exit, struct agent *a, uint64_t *ret, char *err,
+                           size_t n)
+{
+	struct inject *in = inject_attach(pid, 0, err, n);
+	attach_time("thread stopped");
+	if (!in)
+		return -1;
+	uint64_t handle, start = 0;
+	if (inject_dlopen_with(in, dlf, rt, &handle, err, n)) {
+		inject_detach(in);
+		return -1;
+	}
+	/* The handle is the loader's record of the object (glibc's link_map,
+	 * musl's dso): its first word is the load bias.  Checked: the runtime
+	 * is linked at 0, so its ELF header is there; else from the maps. */
+	uint64_t bias = 0;
+	unsigned char magic[4] = { 0 };
+	if (inject_peek(in, handle, &bias, sizeof bias) || inject_peek(in, bias, magic, sizeof magic) ||
+	    memcmp(magic, "\177ELF", 4))
+		bias = target_sym(pid, rt, "sonde_agent_start") - off[0];
+	start = bias + off[0];
+	a->stop_fn = bias + off[1];
+	attach_time("runtime loaded");
+	/* The calls running now, which the threads take as resumed frames at
+	 * their first event: the other threads stay stopped (after the frames
+	 * were read) until the agent's start has switched the sleds on, so no
+	 * call can begin or end unseen in between, and the start runs without
+	 * the program's threads competing for the CPU.  The start might wait
+	 * for a lock one of them holds (the loader's, malloc's): after
+	 * HOLD_MS they are let go and the start goes on. */
+	int held = sonde_build && inject_put_back(in) == 0 &&
+	           frames_take(pid, inject_where(in)->tid, 1, &a->frames, a->frames_err, sizeof a->frames_err) == 0;
+	if (held)
+		frames_to_session(&a->frames, h);
+	attach_time("running calls found");
+	char sess[64], alive[64];
+	snprintf(sess, sizeof sess, "/proc/%d/fd/%d", (int)self, session_fd);
+	snprintf(alive, sizeof alive, "/proc/%d/fd/%d", (int)self, alive_fd);
+	uint64_t s_at, a_at;
+	int rc = inject_push(in, sess, strlen(sess) + 1, &s_at, err, n);
+	if (!rc)
+		rc = inject_push(in, alive, strlen(alive) + 1, &a_at, err, n);
+	if (!rc) {
+		uint64_t args[6] = { s_at, a_at };
+		rc = inject_call_begin(in, start, args, err, n);
+	}
+	if (!rc && held)
+		rc = inject_call_end(in, ret, HOLD_MS, 0, err, n);
+	attach_time("start: returned");
+	if (held && (rc || !by_exit))
+		frames_let_go();
+	if (rc == 1 || (!rc && !held))
+		rc = inject_call_end(in, ret, START_TIMEOUT_MS, 1, err, n);
+	inject_detach(in);
+	return rc ? -1 : 0;
+}
+
+/* What the helper sends back. */
+struct helper_result {
+	int rc;
+	uint64_t ret, stop_fn, tsc;
+	int nframes, nthreads;
+	char err[512], frames_err[256];
+};
+
+static int write_all(int fd, const void *p, size_t len)
+{
+	for (size_t done = 0; done < len;) {
+		ssize_t w = write(fd, (const char *)p + done, len - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		done += (size_t)w;
+	}
+	return 0;
+}
+
+static int read_all(int fd, void *p, size_t len)
+{
+	for (size_t done = 0; done < len;) {
+		ssize_t r = read(fd, (char *)p + done, len - done);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+struct frame_msg {
+	int32_t tid;
+	uint32_t namelen;
+	uint64_t fn, slot, ra;
+};
+
+/* The start in a helper process, sonde's child, which is the tracer: when
+ * it exits the kernel lets every thread it stopped go at once
+ * (exit_ptrace, under one lock), where detaching them one by one took 7-15
+ * ms of 100 on a loaded machine: each thread let go took the CPU from sonde
+ * before the next one was.  Its results (the return value, the frames with
+ * their names) come back through a pipe; the session memory, shared, gets
+ * the frames directly.  Without fork, the start runs here. */
+static int start_by_helper(pid_t pid, const char *rt, const uint64_t off[2], const struct dl_funcs *dlf,
+                           int sonde_build, int session_fd, int alive_fd, struct sonde_session_hdr *h,
+                           struct agent *a, uint64_t *ret, char *err, size_t n)
+{
+	pid_t self = getpid();
+	int res[2];
+	pid_t c = -1;
+	if (pipe2(res, O_CLOEXEC) == 0) {
+		fflush(NULL);
+		c = fork();
+		if (c < 0) {
+			close(res[0]);
+			close(res[1]);
+		}
+	}
+	if (c < 0)
+		return start_in_target(pid, self, rt, off, dlf, sonde_build, session_fd, alive_fd, h, 0, a, ret, err, n);
+	if (c == 0) {
+		close(res[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		static struct helper_result r;
+		r.rc = getppid() == self ? start_in_target(pid, self, rt, off, dlf, sonde_build, session_fd, alive_fd, h, 1,
+		                                           a, &r.ret, r.err, sizeof r.err)
+		                         : -1;
+		r.stop_fn = a->stop_fn;
+		r.tsc = a->frames.tsc;
+		r.nframes = a->frames.n;
+		r.nthreads = a->frames.nthreads;
+		snprintf(r.frames_err, sizeof r.frames_err, "%s", a->frames_err);
+		int bad = write_all(res[1], &r, sizeof r);
+		for (int i = 0; !bad && i < a->frames.n; i++) {
+			const struct attach_frame *f = &a->frames.f[i];
+			struct frame_msg m = { f->tid, f->name ? (uint32_t)strlen(f->name) : 0, f->fn, f->slot, f->ra };
+			bad = write_all(res[1], &m, sizeof m) || write_all(res[1], f->name ? f->name : "", m.namelen);
+		}
+		_exit(bad);
+	}
+	close(res[1]);
+	static struct helper_result r;
+	int rc = read_all(res[0], &r, sizeof r);
+	if (rc)
+		snprintf(err, n, "the attach helper process ended without a result");
+	else if (r.rc) {
+		snprintf(err, n, "%s", r.err);
+		rc = -1;
+	} else {
+		*ret = r.ret;
+		a->stop_fn = r.stop_fn;
+		a->frames.tsc = r.tsc;
+		a->frames.nthreads = r.nthreads;
+		snprintf(a->frames_err, sizeof a->frames_err, "%s", r.frames_err);
+		for (int i = 0; i < r.nframes && i < 1 << 20; i++) {
+			struct frame_msg m;
+			if (read_all(res[0], &m, sizeof m) || m.namelen > 4096)
+				break;
+			char *name = malloc(m.namelen + 1);
+			if (!name || read_all(res[0], name, m.namelen)) {
+				free(name);
+				break;
+			}
+			name[m.namelen] = 0;
+			struct attach_frame f = { m.tid, m.fn, m.slot, m.ra, name };
+			if (frames_add(&a->frames, &f)) {
+				free(name);
+				break;
+			}
+		}
+	}
+	close(res[0]);
+	while (waitpid(c, NULL, 0) < 0 && errno == EINTR)
+		;
+	return rc;
 }
 
 int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_session_hdr *h, int locks,
@@ -121,64 +310,15 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 		snprintf(err, n, "cannot create a pipe (%s)", strerror(errno));
 		return -1;
 	}
-	/* One stop of one thread for the whole start: dlopen, the other
-	 * threads' frames (this one unwound as it was stopped), the agent's
-	 * start, one detach. */
-	struct inject *in = inject_attach(pid, 0, err, n);
-	attach_time("thread stopped");
-	if (!in)
-		goto fail;
-	uint64_t handle, start = 0;
-	if (inject_dlopen_with(in, &dlf, rt, &handle, err, n))
-		goto fail_in;
-	/* The handle is the loader's record of the object (glibc's link_map,
-	 * musl's dso): its first word is the load bias.  Checked: the runtime
-	 * is linked at 0, so its ELF header is there; else from the maps. */
-	uint64_t bias = 0;
-	unsigned char magic[4] = { 0 };
-	if (inject_peek(in, handle, &bias, sizeof bias) || inject_peek(in, bias, magic, sizeof magic) ||
-	    memcmp(magic, "\177ELF", 4))
-		bias = target_sym(pid, rt, names[0]) - off[0];
-	start = bias + off[0];
-	a->stop_fn = bias + off[1];
-	attach_time("runtime loaded");
-	/* The calls running now, which the threads take as resumed frames at
-	 * their first event: the other threads stay stopped (after the frames
-	 * were read) until the agent's start has switched the sleds on, so no
-	 * call can begin or end unseen in between, and the start runs without
-	 * the program's threads competing for the CPU.  The start might wait
-	 * for a lock one of them holds (the loader's, malloc's): after
-	 * HOLD_MS they are let go and the start goes on. */
-	int held = sonde_build && inject_put_back(in) == 0 &&
-	           frames_take(pid, inject_where(in)->tid, 1, &a->frames, a->frames_err, sizeof a->frames_err) == 0;
-	if (held)
-		frames_to_session(&a->frames, h);
-	attach_time("running calls found");
-	char sess[64], alive[64];
-	snprintf(sess, sizeof sess, "/proc/%d/fd/%d", (int)getpid(), session_fd);
-	snprintf(alive, sizeof alive, "/proc/%d/fd/%d", (int)getpid(), pfd[0]);
-	uint64_t s_at, a_at, ret = 0;
-	rc = inject_push(in, sess, strlen(sess) + 1, &s_at, err, n);
-	if (!rc)
-		rc = inject_push(in, alive, strlen(alive) + 1, &a_at, err, n);
-	if (!rc) {
-		uint64_t args[6] = { s_at, a_at };
-		rc = inject_call_begin(in, start, args, err, n);
-	}
-	if (!rc && held)
-		rc = inject_call_end(in, &ret, HOLD_MS, 0, err, n);
-	attach_time("start: returned");
-	if (held)
-		frames_let_go();
-	attach_time("threads let go");
-	if (rc == 1 || (!rc && !held))
-		rc = inject_call_end(in, &ret, START_TIMEOUT_MS, 1, err, n);
-	inject_detach(in);
+	uint64_t ret = 0;
+	rc = start_by_helper(pid, rt, off, &dlf, sonde_build, session_fd, pfd[0], h, a, &ret, err, n);
 	attach_time("agent started");
-	if (rc)
-		goto fail;
 	close(pfd[0]); /* the agent has its own */
-	pfd[0] = -1;
+	if (rc) {
+		frames_free(&a->frames);
+		close(pfd[1]);
+		return -1;
+	}
 	int r = (int)(int32_t)(uint32_t)ret;
 	if (r < 0) {
 		snprintf(err, n, "the agent could not start in process %d (%s)", (int)pid, start_error(r));
@@ -190,14 +330,6 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 	a->alive_w = pfd[1];
 	a->start_ns = mono_ns();
 	return 0;
-fail_in:
-	inject_detach(in);
-fail:
-	frames_free(&a->frames);
-	if (pfd[0] >= 0)
-		close(pfd[0]);
-	close(pfd[1]);
-	return -1;
 }
 
 void agent_free(struct agent *a)

@@ -154,7 +154,7 @@ static int read_word(pid_t pid, uint64_t addr, uint64_t *v)
 	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)sizeof *v ? 0 : -1;
 }
 
-static int add_frame(struct attach_frames *out, const struct attach_frame *f)
+int frames_add(struct attach_frames *out, const struct attach_frame *f)
 {
 	if (out->n == out->cap) {
 		int cap = out->cap ? out->cap * 2 : 64;
@@ -213,7 +213,7 @@ static void unwind_thread(struct unwind *u, Dwfl_Thread *th, struct attach_frame
 		if (i == 0 && pc < fn + SLED_LEN)
 			continue; /* not entered yet */
 		struct attach_frame f = { u->tid, fn, slot, ra, strdup(name) };
-		if (add_frame(out, &f))
+		if (frames_add(out, &f))
 			free(f.name);
 	}
 	/* Innermost first from the unwinder: turn this thread's run around. */

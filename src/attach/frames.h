@@ -37,6 +37,8 @@ int frames_take(pid_t pid, pid_t held, int keep, struct attach_frames *out, char
 void frames_let_go(void);
 /* Copies them into the session (sess_alloc) and points attach_off there. */
 void frames_to_session(const struct attach_frames *fr, struct sonde_session_hdr *h);
+/* Appends f (its name is then fr's to free).  0, or -1 out of memory. */
+int frames_add(struct attach_frames *fr, const struct attach_frame *f);
 void frames_free(struct attach_frames *fr);
 /* Whether fn is the entry of a function of a module registered in the
  * session h (size bytes mapped; the program's side wrote the tables). */

@@ -19,7 +19,6 @@
 #include <string.h>
 #include <time.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -181,9 +180,17 @@ struct frame_msg {
  * ms of 100 on a loaded machine: each thread let go took the CPU from sonde
  * before the next one was.  Its results (the return value, the frames with
  * their names) come back through a pipe; the session memory, shared, gets
- * the frames directly.  Without fork, the start runs here. */
+ * the frames directly.  Without fork, the start runs here.
+ *
+ * The helper outlives sonde: if sonde is killed (SIGKILL) while the target
+ * runs an injected call, the helper still catches the call's return and
+ * puts the thread back; killed with it, the tracer would be gone and the
+ * call would return into the faulting address (inject.c), a crash of the
+ * target.  So it has its own process group (a kill of sonde's group spares
+ * it) and none of the pipe's write end: then the agent, if it started,
+ * sees sonde's end at once (the pipe's EOF) and ends too. */
 static int start_by_helper(pid_t pid, const char *rt, const uint64_t off[2], const struct dl_funcs *dlf,
-                           int sonde_build, int session_fd, int alive_fd, struct sonde_session_hdr *h,
+                           int sonde_build, int session_fd, int alive_fd, int alive_w, struct sonde_session_hdr *h,
                            struct agent *a, uint64_t *ret, char *err, size_t n)
 {
 	pid_t self = getpid();
@@ -201,7 +208,9 @@ static int start_by_helper(pid_t pid, const char *rt, const uint64_t off[2], con
 		return start_in_target(pid, self, rt, off, dlf, sonde_build, session_fd, alive_fd, h, 0, a, ret, err, n);
 	if (c == 0) {
 		close(res[0]);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(alive_w);
+		setpgid(0, 0);
+		signal(SIGPIPE, SIG_IGN); /* sonde gone: the result is not needed */
 		static struct helper_result r;
 		r.rc = getppid() == self ? start_in_target(pid, self, rt, off, dlf, sonde_build, session_fd, alive_fd, h, 1,
 		                                           a, &r.ret, r.err, sizeof r.err)
@@ -311,7 +320,7 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 		return -1;
 	}
 	uint64_t ret = 0;
-	rc = start_by_helper(pid, rt, off, &dlf, sonde_build, session_fd, pfd[0], h, a, &ret, err, n);
+	rc = start_by_helper(pid, rt, off, &dlf, sonde_build, session_fd, pfd[0], pfd[1], h, a, &ret, err, n);
 	attach_time("agent started");
 	close(pfd[0]); /* the agent has its own */
 	if (rc) {
@@ -337,6 +346,58 @@ void agent_free(struct agent *a)
 	frames_free(&a->frames);
 }
 
+/* The stop call, in a helper process as the start (start_by_helper): if
+ * sonde is killed while the agent ends (its grace period makes that call
+ * last some 20 ms), the helper still puts the thread back.  Without fork,
+ * the call is made here. */
+static int stop_by_helper(struct agent *a, char *err, size_t n)
+{
+	uint64_t args[6] = { 0 }, ret;
+	int res[2];
+	pid_t c = -1;
+	if (pipe2(res, O_CLOEXEC) == 0) {
+		fflush(NULL);
+		c = fork();
+		if (c < 0) {
+			close(res[0]);
+			close(res[1]);
+		}
+	}
+	if (c < 0)
+		return inject_call(a->pid, a->stop_fn, args, &ret, err, n);
+	if (c == 0) {
+		close(res[0]);
+		if (a->alive_w >= 0)
+			close(a->alive_w);
+		setpgid(0, 0);
+		signal(SIGPIPE, SIG_IGN);
+		static char msg[512];
+		int rc = inject_call(a->pid, a->stop_fn, args, &ret, msg, sizeof msg);
+		if (rc)
+			write_all(res[1], msg, strlen(msg));
+		_exit(rc ? 1 : 0);
+	}
+	close(res[1]);
+	char msg[512];
+	size_t got = 0;
+	for (;;) {
+		ssize_t r = read(res[0], msg + got, sizeof msg - 1 - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0 || (got += (size_t)r) == sizeof msg - 1)
+			break;
+	}
+	msg[got] = 0;
+	close(res[0]);
+	int st = 0;
+	while (waitpid(c, &st, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	snprintf(err, n, "%s", got ? msg : "the helper process of the stop call failed");
+	return -1;
+}
+
 int agent_stop(struct agent *a, char *err, size_t n)
 {
 	int rc = 0;
@@ -344,8 +405,7 @@ int agent_stop(struct agent *a, char *err, size_t n)
 		snprintf(err, n, "process %d has ended", (int)a->pid);
 		rc = -1;
 	} else {
-		uint64_t args[6] = { 0 }, ret;
-		rc = inject_call(a->pid, a->stop_fn, args, &ret, err, n);
+		rc = stop_by_helper(a, err, n);
 	}
 	if (a->alive_w >= 0)
 		close(a->alive_w); /* the watcher ends too */

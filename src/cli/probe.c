@@ -122,34 +122,26 @@ static void agent_placed(struct engine *e)
 		        (int)e->t.pid, e->nprobes);
 }
 
-/* The agent backend (agent_run.h): the program runs the probes itself. */
-static int probe_agent(struct cli_opts *o, int json)
+/* The agent backend (agent_run.h): the program runs the probes itself.
+ * e has the library loaded; the specs' syntax is checked. */
+static int probe_agent(struct cli_opts *o, int json, struct engine *e, FILE *own)
 {
-	static struct engine e;
 	char err[700];
-	for (int i = 0; i < o->nspecs; i++) {
-		struct spec sp;
-		if (spec_parse(o->specs[i], &sp, err, sizeof err))
-			cli_die(EXIT_USAGE, "bad probe '%s' (%s)", o->specs[i], err);
-		spec_free(&sp);
-	}
-	if (o->output)
-		cli_check_output_dir(o->output);
 	char *rt = cli_lib_path("libsonde-rt.so");
 	if (!rt)
 		cli_die(EXIT_DATA, "cannot find the runtime libsonde-rt.so next to the sonde binary (is the build complete?)");
-	FILE *own = o->argc ? stderr : stdout;
 	struct agent_opts ao = {
 		.argv = o->argc ? o->argv : NULL, .pid = o->pid, .specs = (const char *const *)o->specs,
 		.nspecs = o->nspecs, .duration = o->duration, .rt_path = rt, .placed = agent_placed,
+		.in_fd = o->interactive ? STDIN_FILENO : -1,
 	};
 	int code = 0;
-	if (agent_probe_run(&e, &ao, err, sizeof err)) {
+	if (agent_probe_run(e, &ao, err, sizeof err)) {
 		cli_error("%s", err);
 		code = EXIT_DATA;
-		if (!e.start_ns) {
-			agent_probe_close(&e);
-			cleanup(&e);
+		if (!e->start_ns) {
+			agent_probe_close(e);
+			cleanup(e);
 			free(rt);
 			return code;
 		}
@@ -162,15 +154,15 @@ static int probe_agent(struct cli_opts *o, int json)
 		code = EXIT_DATA;
 	}
 	if (json)
-		output_json(&e, out);
+		output_json(e, out);
 	else
-		output_table(&e, out);
+		output_table(e, out);
 	if (out != own && fclose(out)) {
 		cli_error("writing %s failed", o->output);
 		code = EXIT_DATA;
 	}
-	agent_probe_close(&e);
-	cleanup(&e);
+	agent_probe_close(e);
+	cleanup(e);
 	return cli_finish_stdout(code);
 }
 
@@ -192,15 +184,6 @@ int cmd_probe(struct cli_opts *o)
 		cli_die(EXIT_USAGE, "give either -p PID or a program to launch, not both");
 	if (!o->nspecs && !o->interactive)
 		cli_die(EXIT_USAGE, "no probes (give -e SPEC, or --interactive)");
-	/* The agent runs func and line probes (docs/PROBES.md "Engines"); the
-	 * rest, interactive sessions, --record and plugins stay on ptrace. */
-	int agent_can = agent_runs_all((const char *const *)o->specs, o->nspecs) && !o->interactive &&
-	                !o->record_probe && !o->plugin && !o->library;
-	if (o->engine && !strcmp(o->engine, "agent") && !agent_can)
-		cli_die(EXIT_USAGE, "--engine=agent runs func and line probes without --interactive, --record, --plugin "
-		        "or --library (use --engine=ptrace)");
-	if (agent_can && !(o->engine && !strcmp(o->engine, "ptrace")))
-		return probe_agent(o, json);
 
 	static struct engine e;
 	char err[700];
@@ -231,6 +214,19 @@ int cmd_probe(struct cli_opts *o)
 	 * is touched (the file itself is written at the end). */
 	if (o->output && !o->record_probe)
 		cli_check_output_dir(o->output);
+
+	/* The agent runs func and line probes (docs/PROBES.md "Engines"); the
+	 * other kinds, --record and plugins stay on ptrace. */
+	const char *spec_of[64];
+	int ns = o->nspecs < 64 ? o->nspecs : 64;
+	for (int i = 0; i < ns; i++)
+		spec_of[i] = o->specs[i][0] == '@' ? library_find(&e.lib, o->specs[i] + 1) : o->specs[i];
+	int agent_can = agent_runs_all(spec_of, ns) && !o->record_probe && !o->plugin;
+	if (o->engine && !strcmp(o->engine, "agent") && !agent_can)
+		cli_die(EXIT_USAGE, "--engine=agent runs func and line probes, without --record or --plugin "
+		        "(use --engine=ptrace)");
+	if (agent_can && !(o->engine && !strcmp(o->engine, "ptrace")))
+		return probe_agent(o, json, &e, own);
 
 	if (o->argc) {
 		if (target_launch(&e.t, o->argv, err, sizeof err))

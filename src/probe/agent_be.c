@@ -490,6 +490,7 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 				__atomic_store_n(&s->kind, PA_KIND_CALL, __ATOMIC_RELEASE);
 			if (why_int3 && wn && s->mode == PA_MODE_INT3)
 				snprintf(why_int3, wn, "shares an int3 site");
+			b->refs[i]++;
 			return (int)i;
 		}
 	}
@@ -514,21 +515,45 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 		free(fnb);
 		fnb = NULL;
 	}
-	uint32_t idx = b->nused++;
+	/* A record of a removed site at addr is taken again (its counters go
+	 * on: probes count from their own start, agent_run.c); else a new one. */
+	uint32_t idx = b->nused;
+	for (uint32_t i = 0; i < b->nused; i++)
+		if (b->pa->sites[i].addr == addr && b->pa->sites[i].state == PA_REMOVED && !b->refs[i]) {
+			idx = i;
+			break;
+		}
 	struct pa_site *s = &b->pa->sites[idx];
-	memset(s, 0, sizeof *s);
+	if (idx == b->nused) {
+		b->nused++;
+		memset(s, 0, sizeof *s);
+	}
 	s->addr = addr;
 	s->kind = kind;
 	int rc = build_place(b, idx, 1, fnb, fn, fn_size, why_int3, wn, err, n);
 	free(fnb);
 	if (rc) {
-		s->state = PA_FREE;
-		s->addr = 0;
-		if (idx + 1 == b->nused)
+		if (s->state != PA_REMOVED) {
+			s->state = PA_FREE;
+			s->addr = 0;
+		}
+		if (idx + 1 == b->nused && s->state == PA_FREE)
 			b->nused--;
 		return -1;
 	}
+	b->refs[idx] = 1;
 	return (int)idx;
+}
+
+int agent_be_unref(struct agent_be *b, int idx, char *err, size_t n)
+{
+	if (idx < 0 || (uint32_t)idx >= b->nused || !b->refs[idx])
+		return 0;
+	if (--b->refs[idx])
+		return 0;
+	if (agent_be_gone(b))
+		return 0;
+	return request(b, PA_OP_REMOVE, (uint32_t)idx, err, n);
 }
 
 /* --- the end ------------------------------------------------------------- */

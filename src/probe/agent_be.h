@@ -29,6 +29,7 @@ struct agent_be {
 	int status;             /* wait status of a launched program that ended */
 	int gone;
 	int reaped;
+	uint16_t refs[PA_MAX_SITES]; /* probes using each site */
 };
 
 /* A launched program: started with the agent preloaded, waiting before its
@@ -51,6 +52,8 @@ void agent_be_let_go(struct agent_be *b);
  * Returns the site's index, or -1 with err. */
 int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn, uint64_t fn_size,
                    char *why_int3, size_t wn, char *err, size_t n);
+/* A probe no longer uses site idx: the last one removes it.  0, or -1 with err. */
+int agent_be_unref(struct agent_be *b, int idx, char *err, size_t n);
 /* Code of the target with our sites shown as the original bytes. */
 int agent_be_read_code(struct agent_be *b, uint64_t addr, void *buf, size_t n);
 /* Ends the session: every site removed, the pipe closed; the agent stays

@@ -15,6 +15,7 @@
 #include "probe/callstats.h"
 #include "probe/engine.h"
 #include "probe/kind.h"
+#include "probe/manager.h"
 #include "probe/modules.h"
 #include "probe/probe.h"
 #include "probe/resolve.h"
@@ -22,6 +23,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,9 +31,18 @@
 #include <time.h>
 #include <unistd.h>
 
+/* A site's counters when a probe started using it: a probe counts from
+ * there (sites are shared, and reused after a removal). */
+struct abase {
+	uint64_t hits, returns, ticks_total, callers_lost;
+	uint64_t callers[PA_CALLERS];
+};
+
 struct adata {
 	int *sites;
+	struct abase *base;
 	int nsites;
+	int frozen;             /* removed: the counts were taken then */
 	int nint3;
 	char why_int3[160];
 	int at_offset;          /* func:F+OFF: calls only */
@@ -54,15 +65,26 @@ static int add_site(struct probe *p, struct adata *d, uint64_t addr, uint32_t ki
                     char *err, size_t n)
 {
 	int *v = realloc(d->sites, (size_t)(d->nsites + 1) * sizeof *v);
-	if (!v) {
+	struct abase *bv = v ? realloc(d->base, (size_t)(d->nsites + 1) * sizeof *bv) : NULL;
+	if (v)
+		d->sites = v;
+	if (!bv) {
 		snprintf(err, n, "out of memory");
 		return -1;
 	}
-	d->sites = v;
+	d->base = bv;
 	char why[160];
 	int idx = agent_be_place(&be, addr, kind, fn, fn_size, why, sizeof why, err, n);
 	if (idx < 0)
 		return -1;
+	const struct pa_site *s = &be.pa->sites[idx];
+	struct abase *b = &d->base[d->nsites];
+	b->hits = __atomic_load_n(&s->hits, __ATOMIC_RELAXED);
+	b->returns = __atomic_load_n(&s->returns, __ATOMIC_RELAXED);
+	b->ticks_total = __atomic_load_n(&s->ticks_total, __ATOMIC_RELAXED);
+	b->callers_lost = __atomic_load_n(&s->callers_lost, __ATOMIC_RELAXED);
+	for (int c = 0; c < PA_CALLERS; c++)
+		b->callers[c] = __atomic_load_n(&s->callers[c].n, __ATOMIC_RELAXED);
 	d->sites[d->nsites++] = idx;
 	if (why[0]) {
 		d->nint3++;
@@ -147,30 +169,35 @@ static void collect(struct probe *p)
 	if (!d)
 		return;
 	const struct pa_hdr *h = be.pa;
+	if (d->frozen || !h)
+		return;
 	p->hits = 0;
 	d->nint3 = 0;
+	callstats_free(&d->cs);
+	callstats_init(&d->cs);
 	for (int i = 0; i < d->nsites; i++) {
 		const struct pa_site *s = &h->sites[d->sites[i]];
 		if (s->mode == PA_MODE_INT3 && !d->nint3++ && !d->why_int3[0])
 			snprintf(d->why_int3, sizeof d->why_int3, "another probe's site was placed inside its jump");
-		uint64_t hits = __atomic_load_n(&s->hits, __ATOMIC_RELAXED);
+		const struct abase *b = &d->base[i];
+		uint64_t hits = __atomic_load_n(&s->hits, __ATOMIC_RELAXED) - b->hits;
 		p->hits += hits;
 		if (p->ops->name[0] != 'f')
 			continue;
 		d->cs.calls += hits;
 		if (d->at_offset)
 			continue;
-		d->cs.returns += s->returns;
-		d->cs.total += ns_of(s->ticks_total);
+		d->cs.returns += s->returns - b->returns;
+		d->cs.total += ns_of(s->ticks_total - b->ticks_total);
 		uint64_t mn = ns_of(s->ticks_min), mx = ns_of(s->ticks_max);
 		if (s->returns && (!d->cs.min || mn < d->cs.min))
 			d->cs.min = mn;
 		if (mx > d->cs.max)
 			d->cs.max = mx;
 		for (int c = 0; c < PA_CALLERS; c++)
-			if (s->callers[c].ret && s->callers[c].n)
-				callstats_caller_n(&d->cs, s->callers[c].ret, s->callers[c].n);
-		d->cs.lost += s->callers_lost;
+			if (s->callers[c].ret && s->callers[c].n > b->callers[c])
+				callstats_caller_n(&d->cs, s->callers[c].ret, s->callers[c].n - b->callers[c]);
+		d->cs.lost += s->callers_lost - b->callers_lost;
 	}
 }
 
@@ -224,6 +251,7 @@ static void afree(struct probe *p)
 		return;
 	callstats_free(&d->cs);
 	free(d->sites);
+	free(d->base);
 	free(d);
 }
 
@@ -255,7 +283,7 @@ int agent_runs_all(const char *const *specs, int nspecs)
 		if (!ok)
 			return 0;
 	}
-	return nspecs > 0;
+	return 1;
 }
 
 /* --- the session ----------------------------------------------------------- */
@@ -268,33 +296,81 @@ static void on_end(int sig)
 	end_req = 1;
 }
 
-static int add_probe(struct engine *e, const char *spec, char *err, size_t n)
+static struct clock_point c0;
+
+static void calibrate(void)
 {
-	struct probe *p = calloc(1, sizeof *p);
-	struct probe **v = realloc(e->probes, (size_t)(e->nprobes + 1) * sizeof *v);
-	if (!p || !v) {
-		free(p);
-		snprintf(err, n, "out of memory");
-		return -1;
+	struct clock_point c1;
+	clock_point_take(&c1);
+	double r = clock_ticks_per_ns(&c0, &c1);
+	if (r > 0)
+		ticks_per_ns = r;
+}
+
+/* The backend hooks of the manager and the engine (engine.h). */
+static void agent_remove(struct engine *e, struct probe *p)
+{
+	(void)e;
+	struct adata *d = p->data;
+	if (!d)
+		return;
+	calibrate();
+	collect(p);
+	d->frozen = 1;
+	char err[300];
+	for (int i = 0; i < d->nsites; i++)
+		agent_be_unref(&be, d->sites[i], err, sizeof err);
+}
+
+static int agent_hold(struct engine *e)
+{
+	(void)e;
+	char err[300];
+	return agent_be_hold(&be, err, sizeof err);
+}
+
+static void agent_let_go(struct engine *e)
+{
+	(void)e;
+	agent_be_let_go(&be);
+}
+
+static const struct engine_backend agent_backend = {
+	.kind = agent_kind, .remove = agent_remove, .hold = agent_hold, .let_go = agent_let_go,
+};
+
+/* Interactive commands from fd (manager.c), read without blocking: 1 when
+ * they say quit or end. */
+static int commands(struct engine *e, int fd, char *buf, size_t cap, size_t *have)
+{
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	if (poll(&pf, 1, 0) <= 0)
+		return 0;
+	ssize_t r = read(fd, buf + *have, cap - 1 - *have);
+	if (r <= 0) { /* end of input ends the session, as on ptrace */
+		if (*have) {
+			buf[*have] = 0;
+			manager_command(e, buf);
+		}
+		return 1;
 	}
-	e->probes = v;
-	p->id = ++e->next_id;
-	p->e = e;
-	p->spec = strdup(spec);
-	char perr[300];
-	if (spec_parse(spec, &p->sp, perr, sizeof perr)) {
-		snprintf(err, n, "bad probe '%s' (%s)", spec, perr);
-		free(p->spec);
-		free(p);
-		return -1;
+	*have += (size_t)r;
+	buf[*have] = 0;
+	calibrate();
+	for (int i = 0; i < e->nprobes; i++)
+		collect(e->probes[i]); /* list and show say the counts so far */
+	char *line = buf, *nl;
+	int quit = 0;
+	while (!quit && (nl = strchr(line, '\n'))) {
+		*nl = 0;
+		quit = manager_command(e, line);
+		line = nl + 1;
 	}
-	p->ops = agent_kind(p->sp.kind);
-	e->probes[e->nprobes++] = p;
-	if (p->ops->setup(p, perr, sizeof perr)) {
-		snprintf(err, n, "probe '%s': %s", spec, perr);
-		return -1;
-	}
-	return 0;
+	*have -= (size_t)(line - buf);
+	memmove(buf, line, *have);
+	if (*have == cap - 1)
+		*have = 0; /* a line longer than the buffer: dropped */
+	return quit;
 }
 
 static void sleep_ms(int ms)
@@ -305,7 +381,6 @@ static void sleep_ms(int ms)
 
 int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, size_t n)
 {
-	struct clock_point c0, c1;
 	clock_point_take(&c0);
 	e->engine_name = "agent";
 	int rc = o->argv ? agent_be_launch(&be, o->argv, o->rt_path, err, n)
@@ -321,6 +396,7 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 	}
 	e->t.memfd = be.memfd;
 	e->agent = &be;
+	e->backend = &agent_backend;
 	if (modules_load(&e->mods, be.pid)) {
 		snprintf(err, n, "cannot read the memory map of process %d", (int)be.pid);
 		rc = -1;
@@ -329,7 +405,8 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 		rc = agent_be_hold(&be, err, n);
 	e->start_ns = now_ns();
 	for (int i = 0; i < o->nspecs && !rc; i++)
-		rc = add_probe(e, o->specs[i], err, n);
+		if (!manager_add(e, o->specs[i], err, n))
+			rc = -1;
 	agent_be_let_go(&be);
 	if (rc) {
 		agent_be_end(&be);
@@ -351,8 +428,14 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 		o->placed(e);
 	agent_be_go(&be);
 	uint64_t deadline = o->duration > 0 ? e->start_ns + (uint64_t)(o->duration * 1e9) : 0;
-	while (!end_req && !agent_be_gone(&be) && !(deadline && now_ns() >= deadline))
+	static char cmd[4096];
+	size_t have = 0;
+	int quit = 0;
+	while (!end_req && !quit && !agent_be_gone(&be) && !(deadline && now_ns() >= deadline)) {
+		if (o->in_fd >= 0)
+			quit = commands(e, o->in_fd, cmd, sizeof cmd, &have);
 		sleep_ms(5);
+	}
 	e->end_ns = now_ns();
 	agent_be_end(&be);
 	sigaction(SIGINT, &old_int, NULL);
@@ -366,8 +449,7 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 		e->detached = !agent_be_gone(&be); /* it runs on, every site removed */
 	e->t.gone = be.gone;
 	e->t.status = be.status;
-	clock_point_take(&c1);
-	ticks_per_ns = clock_ticks_per_ns(&c0, &c1);
+	calibrate();
 	for (int i = 0; i < e->nprobes; i++)
 		collect(e->probes[i]);
 	sigaction(SIGPIPE, &old_pipe, NULL);
@@ -379,5 +461,6 @@ void agent_probe_close(struct engine *e)
 	(void)e;
 	e->t.memfd = -1;
 	e->agent = NULL;
+	e->backend = NULL;
 	agent_be_free(&be);
 }

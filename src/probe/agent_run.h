@@ -20,9 +20,11 @@ struct agent_opts {
 	double duration;        /* seconds, 0 = until the program ends */
 	const char *rt_path;    /* libsonde-rt.so */
 	void (*placed)(struct engine *e); /* called once the probes are in, or NULL */
+	int in_fd;              /* interactive commands (manager.c), or -1 */
 };
 
-/* Whether every spec is of a kind the agent runs (today func and line). */
+/* Whether every spec is of a kind the agent runs (today func and line); no
+ * specs (interactive only): yes. */
 int agent_runs_all(const char *const *specs, int nspecs);
 /* The whole session.  0, or -1 with err (e->start_ns is 0 when nothing ran). */
 int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, size_t n);

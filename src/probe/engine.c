@@ -119,6 +119,12 @@ int engine_insert(struct engine *e, struct probe *p, uint64_t addr, int role, in
  * a thread may still be in the slot or have a trap pending on them. */
 void engine_remove_probe(struct engine *e, struct probe *p)
 {
+	if (e->backend) {
+		if (!p->removed)
+			e->backend->remove(e, p);
+		p->removed = 1;
+		return;
+	}
 	int it = 0;
 	struct bp *b;
 	while ((b = bptab_next(&e->bps, &it))) {
@@ -186,6 +192,8 @@ static void park(void *arg, struct thr *th, int st)
 
 int engine_stop_all(struct engine *e)
 {
+	if (e->backend)
+		return e->backend->hold(e);
 	if (e->t.gone)
 		return -1;
 	int rc = target_stop_all(&e->t, park, e);
@@ -195,6 +203,10 @@ int engine_stop_all(struct engine *e)
 
 void engine_resume_all(struct engine *e)
 {
+	if (e->backend) {
+		e->backend->let_go(e);
+		return;
+	}
 	if (!e->t.gone)
 		target_resume_all(&e->t);
 	e->stopped_all = 0;

@@ -15,9 +15,21 @@
 #include "probe/scratch.h"
 #include "probe/target.h"
 
+struct engine;
+struct kind_ops;
 struct precorder;
 struct probe;
 struct sonde_probe_plugin;
+
+/* A backend that runs the probes some other way than ptrace stops (the
+ * agent, agent_run.c): the manager and the engine go through it for the
+ * kinds, for removing a probe, and for holding the threads around a change. */
+struct engine_backend {
+	const struct kind_ops *(*kind)(const char *name); /* NULL: the backend does not run it */
+	void (*remove)(struct engine *e, struct probe *p);
+	int (*hold)(struct engine *e);
+	void (*let_go)(struct engine *e);
+};
 
 struct engine {
 	struct target t;
@@ -36,6 +48,7 @@ struct engine {
 	uint64_t total_hits;
 	FILE *msg;              /* where interactive replies go */
 	struct agent_be *agent; /* the agent backend's sites, when it runs the probes (agent_be.h) */
+	const struct engine_backend *backend; /* NULL: ptrace */
 	const char *engine_name; /* "agent", "ptrace" or "remote" (output.c); NULL: ptrace */
 	struct precorder *rec;  /* --record: hits into a recording, or NULL */
 	/* Said to the user by the CLI (library code never prints): a probe that

@@ -48,7 +48,11 @@ struct probe *manager_add(struct engine *e, const char *text, char *err, size_t 
 		return NULL;
 	}
 	p->spec = strdup(spec);
-	p->ops = kind_find(p->sp.kind);
+	p->ops = e->backend ? e->backend->kind(p->sp.kind) : kind_find(p->sp.kind);
+	if (!p->ops) {
+		snprintf(err, n, "probe '%s': the agent engine runs func and line probes (use --engine=ptrace)", spec);
+		goto fail;
+	}
 	p->e = e;
 	p->id = e->next_id + 1;
 	if (p->ops->needs_location && p->sp.loc == LOC_NONE) {
@@ -75,6 +79,7 @@ struct probe *manager_add(struct engine *e, const char *text, char *err, size_t 
 fail:
 	if (p->ops && p->ops->free)
 		p->ops->free(p);
+	p->ops = NULL;
 	spec_free(&p->sp);
 	free(p->spec);
 	free(p->where);

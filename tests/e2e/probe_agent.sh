@@ -88,6 +88,34 @@ for r in 1 2 3 4 5; do
 	check "sigkill $r (launched): program finished normally" cmp -s plain_k.out "kl$r.out"
 done
 
+# --- probes added and removed 1000 times while 8 threads run through the
+# sites (interactive): no crash, the program's results right (it computes
+# what they must be without the calls), every command answered
+rm -f go.m stop.m
+touch go.m
+mkfifo cmds.m
+"$SONDE" probe --interactive --format=json -o m.json -- ./pa 8 0 go.m stop.m < cmds.m > m.out 2> m.err &
+sonde_pid=$!
+exec 3> cmds.m
+for k in $(seq 0 999); do
+	printf 'add func:work\nadd line:probe_agent.c:%s\ndel %d\ndel %d\n' "$loop_line" $((2 * k + 1)) $((2 * k + 2))
+done >&3
+for _ in $(seq 3000); do grep -qx 'deleted 2000' m.err && break; sleep 0.05; done
+touch stop.m
+for _ in $(seq 600); do grep -q '^expect' m.out && break; sleep 0.05; done
+sleep 0.5 # sonde sees the end of the program before the end of its input
+exec 3>&-
+wait "$sonde_pid"
+rc=$?
+check "add/remove x1000: sonde exits 0" test "$rc" -eq 0
+check "add/remove x1000: every add and del answered" test "$(grep -c '^added ' m.err)" -eq 2000 -a "$(grep -c '^deleted ' m.err)" -eq 2000
+t=$(awk '$1 == "total" {print $2}' m.out)
+x=$(awk '$1 == "expect" {print $2}' m.out)
+check "add/remove x1000: the program's results right" test -n "$t" -a "$t" = "$x"
+check "add/remove x1000: exit status 3" jq_py m.json "assert d['target']['exit_status'] == 3, d['target']"
+check "add/remove x1000: the probes counted hits while in" jq_py m.json \
+	"p=d['probes']; assert len(p) == 2000 and all(q['state'] == 'deleted' for q in p) and sum(q['hits'] for q in p) > 0, len(p)"
+
 # --- the ptrace engine stays available
 "$SONDE" probe --engine=ptrace --format=json -o pt.json -e func:work -- ./pa 2 2000 > pt.out 2>/dev/null
 check "--engine=ptrace: exact, said" jq_py pt.json \

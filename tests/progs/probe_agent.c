@@ -1,8 +1,10 @@
 /* probe_agent.c — target of the agent engine's tests (tests/e2e/probe_agent.sh):
- *   probe_agent NTHREADS ITERS [GOFILE]
- * every thread calls work(i) and spin(i % 7) for i in [0, ITERS); with
- * GOFILE, prints "ready PID" and waits until GOFILE exists before the threads
- * start.  Prints what it did: "calls work N spin N" and "total T", exits 3.
+ *   probe_agent NTHREADS ITERS [GOFILE [STOPFILE]]
+ * every thread calls work(i) and spin(i % 7) for i in [0, ITERS) (ITERS 0:
+ * until STOPFILE exists); with GOFILE, prints "ready PID" and waits until
+ * GOFILE exists before the threads start.  Prints what it did: "calls work N
+ * spin N" and "total T", and, when ITERS is 0, "expect E": the total
+ * computed without calling them.  Exits 3.
  * spin's first instruction is 2 bytes long and its loop jumps back to the
  * byte after it: no 5-byte jump fits at its entry, a probe there must be an
  * int3. */
@@ -25,6 +27,9 @@ __asm__(".text\n"
         ".size spin,.-spin\n");
 
 static int iters;
+static const char *stopfile;
+
+struct job { long total, n; };
 
 __attribute__((noipa)) long work(long i)
 {
@@ -33,20 +38,36 @@ __attribute__((noipa)) long work(long i)
 
 static void *run(void *arg)
 {
-	long *total = arg;
-	for (int i = 0; i < iters; i++) {
-		*total += work(i);
-		*total += spin(i % 7);
+	struct job *j = arg;
+	for (long i = 0; iters ? i < iters : 1; i++) {
+		if (!iters && (i & 4095) == 0 && !access(stopfile, F_OK)) {
+			j->n = i;
+			break;
+		}
+		j->total += work(i);
+		j->total += spin(i % 7);
 	}
+	if (iters)
+		j->n = iters;
 	return NULL;
+}
+
+/* What one thread's total must be after n iterations, without the calls. */
+static long expect(long n)
+{
+	long e = 0;
+	for (long i = 0; i < n; i++)
+		e += 3 * i + 1 + (i % 7 ? i % 7 : 1);
+	return e;
 }
 
 int main(int argc, char **argv)
 {
 	int nt = argc > 1 ? atoi(argv[1]) : 4;
 	iters = argc > 2 ? atoi(argv[2]) : 1000;
-	if (nt < 1 || nt > 64 || iters < 0)
+	if (nt < 1 || nt > 64 || iters < 0 || (!iters && argc < 5))
 		return 2;
+	stopfile = argc > 4 ? argv[4] : NULL;
 	if (argc > 3) {
 		printf("ready %d\n", (int)getpid());
 		fflush(stdout);
@@ -54,15 +75,20 @@ int main(int argc, char **argv)
 			usleep(2000);
 	}
 	pthread_t t[64];
-	long tot[64] = { 0 };
+	struct job jobs[64] = { { 0, 0 } };
 	for (int i = 0; i < nt; i++)
-		pthread_create(&t[i], NULL, run, &tot[i]);
-	long total = 0;
+		pthread_create(&t[i], NULL, run, &jobs[i]);
+	long total = 0, calls = 0, want = 0;
 	for (int i = 0; i < nt; i++) {
 		pthread_join(t[i], NULL);
-		total += tot[i];
+		total += jobs[i].total;
+		calls += jobs[i].n;
+		if (!iters)
+			want += expect(jobs[i].n);
 	}
-	printf("calls work %ld spin %ld\n", (long)nt * iters, (long)nt * iters);
+	printf("calls work %ld spin %ld\n", calls, calls);
 	printf("total %ld\n", total);
+	if (!iters)
+		printf("expect %ld\n", want);
 	return 3;
 }

@@ -20,25 +20,6 @@
 #include "record/convert.h"
 #include "record/recorder.h"
 
-/* Our own install prefix: build/bin/sonde -> build/lib/sonde/... */
-static char *lib_path(const char *name)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n <= 0)
-		return NULL;
-	self[n] = 0;
-	char *slash = strrchr(self, '/');
-	if (!slash)
-		return NULL;
-	*slash = 0;
-	char *out = malloc(PATH_MAX + 64);
-	snprintf(out, PATH_MAX + 64, "%s/../lib/sonde/%s", self, name);
-	char *real = realpath(out, NULL);
-	free(out);
-	return real;
-}
-
 /* What execvp would find: checked before the old recording is replaced, so
  * a typo does not cost the previous recording. */
 static int program_exists(const char *prog)
@@ -237,7 +218,7 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 		        "--locks -p records the lock aggregates");
 	if (o->domain)
 		cli_die(EXIT_USAGE, "--domain does not apply to record -p (use -F / -N)");
-	char *rt = lib_path("libsonde-rt.so");
+	char *rt = cli_lib_path("libsonde-rt.so");
 	if (!rt)
 		cli_die(EXIT_DATA, "cannot find the runtime libsonde-rt.so next to the sonde binary (is the build complete?)");
 	int rings = (cfg->mode & SONDE_MODE_TRACE) != 0;
@@ -374,7 +355,7 @@ int cmd_record(struct cli_opts *o)
 	cfg.ring_size = 8ull << 20;
 	cfg.session_size = 256ull << 30;
 
-	char *rt = lib_path("libsonde-rt.so");
+	char *rt = cli_lib_path("libsonde-rt.so");
 	if (!rt)
 		cli_die(EXIT_DATA, "cannot find the runtime libsonde-rt.so next to the sonde binary (is the build complete?)");
 	int rings = (cfg.mode & (SONDE_MODE_TRACE | SONDE_MODE_LOCK_EVENTS)) != 0;

@@ -41,7 +41,7 @@ struct session {
  * swept first.  0, or -errno. */
 int session_create(struct session *s, const struct record_config *cfg, double ticks_per_ns_guess, const char *dir);
 /* Where session files go: $SONDE_SESSION_DIR ("memfd": none), else /dev/shm
- * or $XDG_RUNTIME_DIR if on tmpfs; NULL: a memfd. */
+ * or $XDG_RUNTIME_DIR if a tmpfs with 1 GiB free; NULL: a memfd. */
 const char *session_dir(void);
 /* Is path a session file name of this user (absolute, SESSION_FILE_PREFIX,
  * UID, 16 hex digits)? */

@@ -96,11 +96,17 @@ int session_program_running(struct session *s)
 	return 0;
 }
 
+/* A tmpfs directory with room: a full tmpfs cannot back a page the program
+ * touches, which then gets SIGBUS.  A container's /dev/shm is often 64 MiB,
+ * less than one traced thread may touch (its ring and node pool): below
+ * SESSION_TMPFS_MIN free, the memfd (bounded by memory only) is safer. */
+#define SESSION_TMPFS_MIN (1ull << 30)
 static int on_tmpfs(const char *dir)
 {
 	struct statfs f;
 	struct stat st;
-	return statfs(dir, &f) == 0 && f.f_type == TMPFS_MAGIC && stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+	return statfs(dir, &f) == 0 && f.f_type == TMPFS_MAGIC && (uint64_t)f.f_bavail * (uint64_t)f.f_bsize >= SESSION_TMPFS_MIN &&
+	       stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 const char *session_dir(void)

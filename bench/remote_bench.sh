@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# remote_bench.sh — cost per hit of a breakpoint probe on a remote target, over
-# TCP to QEMU (qemu-aarch64 -g) and to gdbserver (x86-64), side by side with
+# remote_bench.sh — cost per hit of a probe on a remote target, over TCP to
+# QEMU (qemu-aarch64 -g) and to gdbserver (x86-64), side by side with
 # gdb-multiarch counting the same hits with a silent breakpoint
 # (break + commands / silent / continue) on the same kind of stub.  Each
 # figure is (time with N hits - time with 1 hit) / (N - 1), one fresh stub per
-# run, so that connecting and loading the symbols cancel out.  Prints ratios;
-# never fails on timing.
+# run, so that connecting and loading the symbols cancel out.  sonde's
+# line:step is counted by the stub (a tracepoint) where the stub has them
+# (gdbserver), and is measured with breakpoints too (SONDE_REMOTE_TRACEPOINTS=0:
+# one stop per hit, the only way on QEMU).  Then the floor of a stop per hit:
+# the round trip of one request (`p` of the pc, 2000 times, on a stopped
+# target).  Prints ratios; never fails on timing.
 #   BUILD=build bash bench/remote_bench.sh [N]
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,17 +35,22 @@ start_stub() {
 }
 
 # run TOOL KIND CALLS: seconds from connecting to the end of the program.
+# TOOL: sonde, sonde-bp (breakpoints only) or gdb.
 run() {
 	local port; port=$(free_port)
 	start_stub "$2" "$port" "$3"
 	local t0; t0=$(date +%s.%N)
-	if [ "$1" = sonde ]; then
-		"$SONDE" probe --target "tcp:127.0.0.1:$port" --exe "$tmp/prog.$2" -e line:step -o /dev/null
-	else
+	case $1 in
+	sonde)
+		"$SONDE" probe --target "tcp:127.0.0.1:$port" --exe "$tmp/prog.$2" -e line:step -o /dev/null ;;
+	sonde-bp)
+		SONDE_REMOTE_TRACEPOINTS=0 "$SONDE" probe --target "tcp:127.0.0.1:$port" --exe "$tmp/prog.$2" \
+			-e line:step -o /dev/null ;;
+	gdb)
 		printf 'set pagination off\nset confirm off\ntarget remote 127.0.0.1:%s\nbreak step\ncommands\nsilent\ncontinue\nend\ncontinue\n' \
 			"$port" > "$tmp/gdb.cmd"
-		"$GDB" -q -batch -x "$tmp/gdb.cmd" "$tmp/prog.$2" > /dev/null 2>&1
-	fi
+		"$GDB" -q -batch -x "$tmp/gdb.cmd" "$tmp/prog.$2" > /dev/null 2>&1 ;;
+	esac
 	local t1; t1=$(date +%s.%N)
 	wait "$stub" 2>/dev/null
 	stub=
@@ -55,6 +64,50 @@ per_hit() {  # TOOL KIND: microseconds per hit
 	python3 -c "print('%.0f' % max(0.0, ($b - $a) / ($N - 1) * 1e6))"
 }
 
+# round_trip KIND: microseconds per request and reply (`p` of the pc) on a
+# stopped target, in no-ack mode.
+round_trip() {
+	local port; port=$(free_port)
+	start_stub "$1" "$port" 1
+	python3 - "$port" "$1" <<'EOF'
+import re, socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+buf = b""
+noack = False
+def req(p):
+    global buf
+    s.sendall(b"$" + p.encode() + b"#%02x" % (sum(p.encode()) & 0xff))
+    while True:
+        m = re.search(rb"\$([^#]*)#..", buf)
+        if m:
+            buf = buf[m.end():]
+            if not noack:
+                s.sendall(b"+")
+            return m.group(1)
+        d = s.recv(65536)
+        if not d:
+            sys.exit(1)
+        buf += d
+req("qSupported:swbreak+")
+req("QStartNoAckMode")
+noack = True
+req("?")
+pc = "p20" if sys.argv[2] == "qemu" else "p10"
+n = 2000
+t0 = time.perf_counter()
+for _ in range(n):
+    req(pc)
+print("%.0f" % ((time.perf_counter() - t0) / n * 1e6))
+s.close()
+EOF
+	kill "$stub" 2>/dev/null
+	wait "$stub" 2>/dev/null
+	stub=
+}
+
+ratio() { python3 -c "print('%.1f' % ($1 / $2) if $2 > 0 else 'n/a')"; }
+
 command -v "$GDB" > /dev/null || { echo "remote_bench: $GDB missing (apt-get install gdb-multiarch)"; exit 0; }
 for kind in qemu gdbserver; do
 	case $kind in
@@ -67,7 +120,10 @@ for kind in qemu gdbserver; do
 		gcc -g -O1 -I"$root/tests/progs" -o "$tmp/prog.gdbserver" "$src" || continue ;;
 	esac
 	s=$(per_hit sonde $kind)
+	b=$(per_hit sonde-bp $kind)
 	g=$(per_hit gdb $kind)
-	echo "$kind, N=$N hits: sonde line:step $s us per hit, $GDB silent breakpoint $g us per hit," \
-		"ratio gdb/sonde $(python3 -c "print('%.1f' % ($g / $s) if $s > 0 else 'n/a')")"
+	rt=$(round_trip $kind)
+	echo "$kind, N=$N hits: sonde line:step $s us per hit (gdb/sonde $(ratio "$g" "$s"));" \
+		"sonde with breakpoints $b us (gdb/sonde $(ratio "$g" "$b")); $GDB silent breakpoint $g us;" \
+		"one round trip $rt us"
 done

@@ -3,7 +3,9 @@
  * pc is reported after it, the core registers in the stub's numbering (the
  * order of the `g` packet and of `p`/`P`, as the standard target.xml
  * features declare them), the return address (a register, or the word at
- * the stack pointer), and DWARF register numbers.  One instance per
+ * the stack pointer), DWARF register numbers, and the conditional branches
+ * of branch probes (decoded here, their condition evaluated on the
+ * registers at the branch).  One instance per
  * architecture, in src/arch/<arch>/remote.c. */
 #ifndef SONDE_ARCH_REMOTE_ARCH_H
 #define SONDE_ARCH_REMOTE_ARCH_H
@@ -12,6 +14,32 @@
 #include <stdint.h>
 
 #define RARCH_MAX_BP 4
+
+/* One instruction as a branch probe sees it (rarch.decode). */
+enum rbranch_kind {
+	RB_OTHER,           /* flows on to the next instruction (calls too) */
+	RB_COND,            /* a conditional branch: the probe's kind of instruction */
+	RB_END,             /* unconditional jump or return: the straight-line block ends */
+};
+
+struct rbranch {
+	int kind;
+	int len;            /* bytes of the instruction */
+	int delay;          /* bytes of the delay slot after it (MIPS: 4), else 0 */
+	int likely;         /* MIPS branch-likely: the delay slot runs only when taken */
+	int links;          /* a call (jal, bal, jalr): writes the return address */
+	uint64_t addr;
+	uint64_t target;    /* where a taken branch goes */
+	uint64_t next;      /* where a branch not taken goes: addr + len + delay */
+	int cond;           /* the architecture's condition code (or capstone id on x86-64) */
+	int ra, rb;         /* registers tested (stub numbering), -1 none */
+	int bit;            /* tbz / tbnz: the bit tested */
+	int wide;           /* aarch64 cbz/cbnz: 64-bit register (else its low 32 bits) */
+	char text[64];      /* "b.ne 0x400a10" */
+};
+
+/* A register of the stopped thread, for rarch.taken: 0 ok, -1 unavailable. */
+typedef int (*rarch_reg_fn)(void *ctx, int regno, uint64_t *val);
 
 struct rarch {
 	const char *name;           /* as in target.xml's <architecture> (prefix) */
@@ -29,6 +57,17 @@ struct rarch {
 	/* Stub register number of DWARF register dw, -1 if not a core register. */
 	int (*dwarf_to_stub)(int dw);
 	const char *(*dwarf_name)(int dw);
+	int has_delay_slots;        /* branches run the next instruction before they land (MIPS) */
+	int flags;                  /* the condition flags register (cpsr, eflags; 4 bytes after the core
+	                             * registers in `g`), -1 none (MIPS compares registers) */
+	/* Decode the instruction at addr (code[0..n), in the target's byte
+	 * order): 0, or -1 when it is not a valid instruction. */
+	int (*decode)(const uint8_t *code, size_t n, uint64_t addr, int big_endian, struct rbranch *out);
+	/* Whether the conditional branch b, about to execute (the thread
+	 * stopped on it), will be taken: 1, 0, or -1 when a register could not
+	 * be read.  Read before the branch runs, so that a delay slot (MIPS)
+	 * that changes the registers does not matter. */
+	int (*taken)(const struct rbranch *b, rarch_reg_fn reg, void *ctx);
 };
 
 extern const struct rarch rarch_x86_64, rarch_aarch64, rarch_mips;

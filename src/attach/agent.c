@@ -39,7 +39,7 @@ int agent_target_alive(pid_t pid)
 }
 
 /* Run-time address of sym in the target's copy of the object at path. */
-static uint64_t target_sym(pid_t pid, const char *path, const char *sym)
+uint64_t agent_target_sym(pid_t pid, const char *path, const char *sym)
 {
 	struct modules ms = { 0 };
 	uint64_t addr = 0;
@@ -96,7 +96,7 @@ static int start_in_target(pid_t pid, pid_t self, const char *rt, const uint64_t
 	unsigned char magic[4] = { 0 };
 	if (inject_peek(in, handle, &bias, sizeof bias) || inject_peek(in, bias, magic, sizeof magic) ||
 	    memcmp(magic, "\177ELF", 4))
-		bias = target_sym(pid, rt, "sonde_agent_start") - off[0];
+		bias = agent_target_sym(pid, rt, "sonde_agent_start") - off[0];
 	start = bias + off[0];
 	a->stop_fn = bias + off[1];
 	attach_time("runtime loaded");

@@ -51,6 +51,23 @@ void var_unavailable(struct probe *p, const char *why);
 void assert_count(struct probe *p);
 void assert_failed(struct probe *p, int role, long tid);
 
+/* kind_line.c: the counts of line and branch probes, for a backend that
+ * places its own breakpoints and decides taken / not taken itself (the
+ * remote one, kind_remote.c), then uses kind_line / kind_branch for the
+ * output.  line_data_new makes p->data (naddrs: the addresses probed);
+ * branch_set_insn names the jump (the first one given is kept);
+ * branch_account counts a hit. */
+int line_data_new(struct probe *p, int naddrs);
+int branch_set_insn(struct probe *p, const char *text);
+void branch_account(struct probe *p, int taken);
+
+/* kind_time.c: the same for time probes: time_data_new makes p->data,
+ * linked to the time probe defined before p (p->e->probes); time_account
+ * counts a hit of thread tid at t (ns) and returns the interval from the
+ * previous time probe's latest hit in that thread, or -1. */
+int time_data_new(struct probe *p);
+int64_t time_account(struct probe *p, long tid, uint64_t t);
+
 /* kind_plugin.c: load the --plugin shared object whose handlers plugin probes run. */
 int plugin_load(struct engine *e, const char *path, char *err, size_t n);
 

@@ -23,6 +23,34 @@ struct ldata {
 	char *insn;             /* branch: the jump's text */
 };
 
+int line_data_new(struct probe *p, int naddrs)
+{
+	struct ldata *d = calloc(1, sizeof *d);
+	if (!d)
+		return -1;
+	d->naddrs = naddrs;
+	p->data = d;
+	return 0;
+}
+
+int branch_set_insn(struct probe *p, const char *text)
+{
+	struct ldata *d = p->data;
+	if (d->insn)
+		return 0;
+	return (d->insn = strdup(text)) ? 0 : -1;
+}
+
+void branch_account(struct probe *p, int taken)
+{
+	struct ldata *d = p->data;
+	p->hits++;
+	if (taken)
+		d->taken++;
+	else
+		d->not_taken++;
+}
+
 static void set_where(struct probe *p, uint64_t addr, int n)
 {
 	char w[400];
@@ -40,15 +68,11 @@ static int line_setup(struct probe *p, char *err, size_t n)
 	int nv;
 	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
 		return -1;
-	struct ldata *d = calloc(1, sizeof *d);
-	p->data = d;
-	int rc = d ? 0 : -1;
+	int rc = line_data_new(p, nv);
 	if (!rc)
 		rc = engine_insert_all(p->e, p, v, nv, 0, err, n);
-	if (!rc) {
-		d->naddrs = nv;
+	if (!rc)
 		set_where(p, v[0].addr, nv);
-	}
 	free(v);
 	return rc;
 }
@@ -122,11 +146,10 @@ static int branch_setup(struct probe *p, char *err, size_t n)
 	int nv;
 	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
 		return -1;
-	struct ldata *d = calloc(1, sizeof *d);
-	p->data = d;
-	int rc = d ? 0 : -1;
-	if (d)
-		d->next = calloc((size_t)nv, sizeof *d->next);
+	int rc = line_data_new(p, nv);
+	struct ldata *d = p->data;
+	if (!rc && !(d->next = calloc((size_t)nv, sizeof *d->next)))
+		rc = -1;
 	uint64_t first = 0;
 	for (int i = 0; i < nv && !rc; i++) {
 		struct arch_insn in;
@@ -136,14 +159,12 @@ static int branch_setup(struct probe *p, char *err, size_t n)
 			rc = engine_insert(p->e, p, in.addr, i, 1, err, n);
 			if (!first) {
 				first = in.addr;
-				d->insn = strdup(in.text);
+				branch_set_insn(p, in.text);
 			}
 		}
 	}
-	if (!rc) {
-		d->naddrs = nv;
+	if (!rc)
 		set_where(p, first, nv);
-	}
 	free(v);
 	return rc;
 }
@@ -151,12 +172,8 @@ static int branch_setup(struct probe *p, char *err, size_t n)
 static void branch_post(struct probe *p, struct hit *h, int role)
 {
 	struct ldata *d = p->data;
-	p->hits++;
 	int taken = arch_pc(h->regs) != d->next[role];
-	if (taken)
-		d->taken++;
-	else
-		d->not_taken++;
+	branch_account(p, taken);
 	precorder_hit(h, p, TRP_HIT, TRV_STR, 0, 0, taken ? "taken" : "not_taken");
 }
 

@@ -1,8 +1,11 @@
 /* kind_remote.c — the probe kinds of remote targets (remote_run.h): func,
- * line, var and assert, with the same JSON fields and table as their local
- * counterparts.  var and assert keep kind_var.c's statistics and output
- * (they only evaluate the expression through the remote registers and
- * memory); func and line keep their own small state here, because a remote
+ * line, branch, time, var and assert, with the same JSON fields and table as
+ * their local counterparts.  line, branch, time, var and assert keep the
+ * local kinds' statistics and output (kind_line.c, kind_time.c,
+ * kind_var.c): here they only place the breakpoints and read the registers
+ * and memory through the stub (a branch is decided on the registers at the
+ * branch, src/arch/<arch>/remote.c); func shares callstats.c and keeps its
+ * pending calls here, because a remote
  * func probe catches returns differently: a breakpoint at the return address
  * (read from the link register on aarch64 and MIPS, from the stack on
  * x86-64) while a call is pending, matched to its call by stack pointer. */
@@ -16,15 +19,25 @@
 #include "probe/output.h"
 #include "probe/probe.h"
 #include "probe/spec.h"
+#include "sym/sym.h"
 #include "sym/vars.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* --- line ---------------------------------------------------------------- */
+/* --- line, time ------------------------------------------------------------ */
 
-struct rline { int naddrs; };
+static void set_where(struct rsess *s, struct probe *p, uint64_t addr, int n)
+{
+	char w[400];
+	rs_describe(s, addr, w, sizeof w);
+	if (n > 1) {
+		size_t l = strlen(w);
+		snprintf(w + l, sizeof w - l, " and %d more", n - 1);
+	}
+	p->where = strdup(w);
+}
 
 static int line_setup(struct rsess *s, struct probe *p, char *err, size_t n)
 {
@@ -32,19 +45,31 @@ static int line_setup(struct rsess *s, struct probe *p, char *err, size_t n)
 	int nv;
 	if (rs_resolve(s, &p->sp, &v, &nv, err, n))
 		return -1;
-	struct rline *d = calloc(1, sizeof *d);
-	int rc = (p->data = d) ? 0 : -1;
-	for (int i = 0; i < nv && !rc; i++)
-		rc = rs_site_add(s, p, v[i], i, err, n);
+	int line = !strcmp(p->sp.kind, "line");
+	int rc = line ? line_data_new(p, nv) : time_data_new(p);
+	if (rc)
+		snprintf(err, n, "out of memory");
+	/* A line probe only counts: the stub can do that itself (tracepoints,
+	 * no stop per hit), where no breakpoint is already placed. */
+	int traced = 0;
+	for (int i = 0; i < nv && !rc; i++) {
+		int t = line ? rs_trace_add(s, p, v[i], err, n) : 1;
+		if (t < 0)
+			rc = -1;
+		else if (t == 0)
+			traced++;
+		else
+			rc = rs_site_add(s, p, v[i], i, err, n);
+	}
 	if (!rc) {
-		char w[400];
-		rs_describe(s, v[0], w, sizeof w);
-		if (nv > 1) {
-			size_t l = strlen(w);
-			snprintf(w + l, sizeof w - l, " and %d more", nv - 1);
+		set_where(s, p, v[0], nv);
+		if (traced && p->where) {
+			char *w = NULL;
+			if (asprintf(&w, "%s; counted by the stub (tracepoint%s)", p->where, traced > 1 ? "s" : "") > 0) {
+				free(p->where);
+				p->where = w;
+			}
 		}
-		p->where = strdup(w);
-		d->naddrs = nv;
 	}
 	free(v);
 	return rc;
@@ -56,18 +81,158 @@ static void line_hit(struct rsess *s, struct probe *p, int role, uint64_t pc, ui
 	p->hits++;
 }
 
-static void line_json(struct probe *p, struct json *j)
+/* sonde's clock when the stop reply arrived: the intervals include the
+ * stub's round trips (see docs/REMOTE.md). */
+static void time_hit(struct rsess *s, struct probe *p, int role, uint64_t pc, uint64_t now)
 {
-	struct rline *d = p->data;
-	json_int(j, "addresses", d ? d->naddrs : 0);
+	(void)role; (void)pc;
+	time_account(p, s->c.thread, now);
 }
 
-static void line_free(struct probe *p)
+/* --- branch ---------------------------------------------------------------- */
+
+/* The conditional branch of the line at addr (as kind_line.c's find_jcc
+ * does locally): from addr to the end of its function, the first one the
+ * line table gives to the same line, else the first one before the
+ * straight-line code ends.  The code is read through the stub, with the
+ * original bytes under breakpoints written with M put back. */
+#define BRANCH_SCAN_MAX 65536
+
+static int find_branch(struct rsess *s, struct probe *p, uint64_t addr, struct rbranch *out, char *err, size_t n)
 {
-	free(p->data);
+	const struct rarch *a = s->c.arch;
+	struct sym_info fi;
+	uint64_t end = addr + 256;
+	if (sym_lookup(s->sym, addr - s->bias, &fi) == 0 && fi.size)
+		end = fi.start + fi.size + s->bias;
+	if (end <= addr || end - addr > BRANCH_SCAN_MAX)
+		end = addr + BRANCH_SCAN_MAX;
+	size_t len = (size_t)(end - addr);
+	uint8_t *code = malloc(len);
+	if (!code || remote_read(&s->c, addr, code, len)) {
+		free(code);
+		snprintf(err, n, "cannot read the code at 0x%llx (%s)", (unsigned long long)addr, s->c.err);
+		return -1;
+	}
+	for (int i = 0; i < s->nsites; i++) {
+		const struct rsite *t = &s->sites[i];
+		if (t->written && t->addr >= addr && t->addr + (uint64_t)a->bp_len <= end)
+			memcpy(code + (t->addr - addr), t->saved, (size_t)a->bp_len);
+	}
+	struct rbranch b, fallback;
+	int have_fb = 0, block_open = 1, found = 0;
+	for (uint64_t x = addr; x < end;) {
+		if (a->decode(code + (x - addr), (size_t)(end - x), x, s->c.big_endian, &b))
+			break;
+		if (b.kind == RB_COND) {
+			const char *file;
+			int line = 0;
+			if (sym_addr_line(s->sym, x - s->bias, &file, &line) == 0 && line == p->sp.line) {
+				*out = b;
+				found = 1;
+				break;
+			}
+			if (block_open && !have_fb) {
+				fallback = b;
+				have_fb = 1;
+			}
+		}
+		if (b.kind == RB_END)
+			block_open = 0;
+		x += (uint64_t)b.len;
+	}
+	free(code);
+	if (!found && have_fb) {
+		*out = fallback;
+		found = 1;
+	}
+	if (!found)
+		snprintf(err, n, "no conditional branch at %s:%d (the condition may have been compiled "
+		         "without a branch, e.g. into a conditional select)", p->sp.file ? p->sp.file : "?", p->sp.line);
+	return found ? 0 : -1;
 }
 
-static const struct kind_ops rline_ops = { .name = "line", .needs_location = 1, .json = line_json, .free = line_free };
+/* The decoded branches of each branch probe (p->data holds kind_branch's
+ * counts), until rkinds_free. */
+struct rbranches {
+	struct probe *p;
+	struct rbranch *b;
+	struct rbranches *next;
+};
+static struct rbranches *branches;
+
+static struct rbranches *branches_of(struct probe *p)
+{
+	struct rbranches *d = branches;
+	while (d && d->p != p)
+		d = d->next;
+	return d;
+}
+
+void rkinds_free(void)
+{
+	while (branches) {
+		struct rbranches *d = branches;
+		branches = d->next;
+		free(d->b);
+		free(d);
+	}
+}
+
+static int branch_setup(struct rsess *s, struct probe *p, char *err, size_t n)
+{
+	if (p->sp.loc != LOC_LINE) {
+		snprintf(err, n, "branch probes take a source line (branch:FILE:LINE)");
+		return -1;
+	}
+	uint64_t *v;
+	int nv;
+	if (rs_resolve(s, &p->sp, &v, &nv, err, n))
+		return -1;
+	struct rbranches *d = calloc(1, sizeof *d);
+	int rc = -1;
+	if (d && (d->b = calloc((size_t)nv, sizeof *d->b)) && !line_data_new(p, nv)) {
+		d->p = p;
+		d->next = branches;
+		branches = d;
+		rc = 0;
+	} else {
+		if (d)
+			free(d->b);
+		free(d);
+		snprintf(err, n, "out of memory");
+	}
+	for (int i = 0; i < nv && !rc; i++) {
+		rc = find_branch(s, p, v[i], &d->b[i], err, n);
+		if (!rc && branch_set_insn(p, d->b[i].text)) {
+			snprintf(err, n, "out of memory");
+			rc = -1;
+		}
+		if (!rc)
+			rc = rs_site_add(s, p, d->b[i].addr, i, err, n);
+	}
+	if (!rc)
+		set_where(s, p, d->b[0].addr, nv);
+	free(v);
+	return rc;
+}
+
+static int branch_reg(void *ctx, int regno, uint64_t *val)
+{
+	struct rsess *s = ctx;
+	return remote_reg(&s->c, regno, val);
+}
+
+/* Decided on the registers at the branch, before it runs (a delay slot
+ * cannot change the outcome; no stop after the branch is needed). */
+static void branch_hit(struct rsess *s, struct probe *p, int role, uint64_t pc, uint64_t now)
+{
+	(void)pc; (void)now;
+	struct rbranches *d = branches_of(p);
+	int t = s->c.arch->taken(&d->b[role], branch_reg, s);
+	if (t >= 0)
+		branch_account(p, t);
+}
 
 /* --- var and assert ---------------------------------------------------------- */
 
@@ -207,7 +372,7 @@ static void func_entry(struct rsess *s, struct probe *p, struct rfunc *d, uint64
 	for (int i = 0; i < d->nf; i++)
 		pending |= d->f[i].ret == ret;
 	char err[200];
-	if (!pending && rs_site_add(s, p, ret, ROLE_RETURN, err, sizeof err))
+	if (!pending && rs_site_add_return(s, p, ret, ROLE_RETURN, err, sizeof err))
 		return;
 	if (d->nf == d->capf) {
 		int cap = d->capf ? d->capf * 2 : 16;
@@ -293,7 +458,9 @@ static const struct kind_ops rfunc_ops = {
 
 static const struct rkind kinds[] = {
 	{ "func", &rfunc_ops, func_setup, func_hit },
-	{ "line", &rline_ops, line_setup, line_hit },
+	{ "line", &kind_line, line_setup, line_hit },
+	{ "branch", &kind_branch, branch_setup, branch_hit },
+	{ "time", &kind_time, line_setup, time_hit },
 	{ "var", &kind_var, var_setup, var_hit },
 	{ "assert", &kind_assert, var_setup, assert_hit },
 };

@@ -42,16 +42,13 @@ static uint64_t *last_of(struct tdata *d, pid_t tid, int add)
 	return &v[d->nlt++].t;
 }
 
-static int setup(struct probe *p, char *err, size_t n)
+int time_data_new(struct probe *p)
 {
-	struct loc_addr *v;
-	int nv;
-	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
-		return -1;
 	struct tdata *d = calloc(1, sizeof *d);
+	if (!d)
+		return -1;
 	p->data = d;
-	int rc = d ? 0 : -1;
-	for (int i = p->e->nprobes - 1; d && i >= 0; i--) {
+	for (int i = p->e->nprobes - 1; i >= 0; i--) {
 		struct probe *q = p->e->probes[i];
 		if (q != p && q->ops == &kind_time && !q->removed && q->data) {
 			d->prev = q;
@@ -59,29 +56,22 @@ static int setup(struct probe *p, char *err, size_t n)
 			break;
 		}
 	}
-	if (d)
-		d->min = ~0ull;
-	if (!rc)
-		rc = engine_insert_all(p->e, p, v, nv, 0, err, n);
-	if (!rc)
-		resolve_set_where(p, v[0].addr, NULL);
-	free(v);
-	return rc;
+	d->min = ~0ull;
+	return 0;
 }
 
-static void pre(struct probe *p, struct hit *h, int role)
+int64_t time_account(struct probe *p, long tid_l, uint64_t t)
 {
-	(void)role;
 	struct tdata *d = p->data;
-	uint64_t t = h->now_ns;
+	pid_t tid = (pid_t)tid_l;
 	p->hits++;
 	if (!d->first)
 		d->first = t;
 	d->last = t;
-	uint64_t *mine = last_of(d, h->th->tid, 1);
+	uint64_t *mine = last_of(d, tid, 1);
 	int64_t interval = -1;
 	if (d->prev && !d->prev->removed) {
-		uint64_t *pt = last_of(d->prev->data, h->th->tid, 0);
+		uint64_t *pt = last_of(d->prev->data, tid, 0);
 		if (pt && *pt && (!mine || *pt > *mine)) {
 			uint64_t dt = t - *pt;
 			interval = (int64_t)dt;
@@ -97,6 +87,28 @@ static void pre(struct probe *p, struct hit *h, int role)
 	}
 	if (mine)
 		*mine = t;
+	return interval;
+}
+
+static int setup(struct probe *p, char *err, size_t n)
+{
+	struct loc_addr *v;
+	int nv;
+	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
+		return -1;
+	int rc = time_data_new(p);
+	if (!rc)
+		rc = engine_insert_all(p->e, p, v, nv, 0, err, n);
+	if (!rc)
+		resolve_set_where(p, v[0].addr, NULL);
+	free(v);
+	return rc;
+}
+
+static void pre(struct probe *p, struct hit *h, int role)
+{
+	(void)role;
+	int64_t interval = time_account(p, h->th->tid, h->now_ns);
 	/* On the timeline: the interval from the previous time probe (ns), if any. */
 	if (interval >= 0)
 		precorder_hit(h, p, TRP_HIT, TRV_INT, interval, 0, NULL);

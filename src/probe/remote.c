@@ -178,6 +178,8 @@ static void took_stop(struct remote *c, const struct remote_stop *st)
 		c->thread = st->thread;
 	if (c->arch && st->kind == REMOTE_STOPPED) {
 		uint64_t core = c->arch->ncore >= 64 ? ~0ull : (1ull << c->arch->ncore) - 1;
+		if (c->arch->flags >= 0)
+			core |= 1ull << c->arch->flags;
 		memcpy(c->reg, st->reg, sizeof c->reg);
 		c->valid = st->have & core;
 	}
@@ -224,6 +226,7 @@ int remote_open(struct remote *c, const char *target, int timeout_ms, int elf_ma
 	int noack = strstr(s, "QStartNoAckMode+") != NULL;
 	c->has_features = strstr(s, "qXfer:features:read+") != NULL;
 	c->has_auxv = strstr(s, "qXfer:auxv:read+") != NULL;
+	c->has_tracepoints = strstr(s, "ConditionalTracepoints+") != NULL || strstr(s, "InstallInTrace+") != NULL;
 	if (noack) {
 		if (request(c, "QStartNoAckMode"))
 			return -1;
@@ -234,6 +237,7 @@ int remote_open(struct remote *c, const char *target, int timeout_ms, int elf_ma
 		return -1;
 	c->has_vcont = !strncmp(c->r.pkt, "vCont", 5) && strstr(c->r.pkt, ";c") && strstr(c->r.pkt, ";s");
 	c->has_z0 = c->has_p = 1;  /* until the stub says otherwise */
+	c->step_passes_bp = -1;
 	/* gdbserver describes the registers of the selected thread's process:
 	 * select one (any) before asking for them. */
 	if (request(c, "Hg0"))
@@ -329,6 +333,10 @@ static int read_all_regs(struct remote *c)
 		if (get_val(c, p + 2 * w * (size_t)i, w, &c->reg[i]))
 			c->reg[i] = 0; /* "xx": unavailable */
 	c->valid = c->arch->ncore >= 64 ? ~0ull : (1ull << c->arch->ncore) - 1;
+	/* The flags register follows the core ones, 4 bytes. */
+	size_t fo = 2 * w * (size_t)c->arch->ncore;
+	if (c->arch->flags >= 0 && c->r.pkt_len >= fo + 8 && get_val(c, p + fo, 4, &c->reg[c->arch->flags]) == 0)
+		c->valid |= 1ull << c->arch->flags;
 	return 0;
 }
 
@@ -343,8 +351,8 @@ static int read_one_reg(struct remote *c, int regno)
 		c->has_p = 0;
 		return 1;
 	}
-	if (c->r.pkt[0] == 'E' || c->r.pkt_len < 2 * (size_t)c->arch->ptr_size ||
-	    get_val(c, c->r.pkt, (size_t)c->arch->ptr_size, &c->reg[regno]))
+	size_t w = regno == c->arch->flags ? 4 : (size_t)c->arch->ptr_size;
+	if (c->r.pkt[0] == 'E' || c->r.pkt_len < 2 * w || get_val(c, c->r.pkt, w, &c->reg[regno]))
 		return cfail(c, "reading register %d failed ('%.10s')", regno, c->r.pkt);
 	c->valid |= 1ull << regno;
 	return 0;
@@ -352,16 +360,19 @@ static int read_one_reg(struct remote *c, int regno)
 
 int remote_reg(struct remote *c, int regno, uint64_t *val)
 {
-	if (regno < 0 || regno >= c->arch->ncore)
+	int flags = regno >= 0 && regno == c->arch->flags;
+	if (!flags && (regno < 0 || regno >= c->arch->ncore))
 		return cfail(c, "register %d is not a core register", regno);
 	if (!(c->valid & (1ull << regno))) {
 		/* The hot ones alone (a hit needs only these); a variable's
 		 * location may need several others: all at once. */
 		int rc = 1;
-		if (c->has_p && (regno == c->arch->pc || regno == c->arch->sp || regno == c->arch->ra))
+		if (c->has_p && (regno == c->arch->pc || regno == c->arch->sp || regno == c->arch->ra || flags))
 			rc = read_one_reg(c, regno);
 		if (rc < 0 || (rc == 1 && read_all_regs(c)))
 			return -1;
+		if (!(c->valid & (1ull << regno)))
+			return cfail(c, "the stub did not give register %d", regno);
 	}
 	*val = c->reg[regno];
 	return 0;
@@ -464,8 +475,25 @@ static int expect_ok(struct remote *c, const char *what, uint64_t addr)
 }
 
 int remote_step_over(struct remote *c, uint64_t addr, const uint8_t saved[RARCH_MAX_BP], int written,
-                     struct remote_stop *st)
+                     struct remote_stop *st, int *lifted)
 {
+	*lifted = 0;
+	if (c->step_passes_bp && !written && c->has_z0) {
+		/* Step with the breakpoint in place.  The first time, see where the
+		 * thread is: still on the breakpoint (reported again, not executed)
+		 * means this stub needs it lifted, from now on. */
+		if (remote_step(c, st))
+			return -1;
+		if (c->step_passes_bp == 1 || st->kind != REMOTE_STOPPED || st->code != 5)
+			return 0;
+		uint64_t pc;
+		if (remote_reg(c, c->arch->pc, &pc))
+			return -1;
+		c->step_passes_bp = pc != addr;
+		if (c->step_passes_bp)
+			return 0;
+	}
+	*lifted = 1;
 	if (!can_pipeline(c, written)) {
 		if (remote_remove_bp(c, addr, saved, written))
 			return -1;
@@ -539,6 +567,65 @@ int remote_load_bias(struct remote *c, uint64_t elf_entry, uint64_t *bias, const
 		*bias = strtoull(t + 5, NULL, 16);
 		*how = "qOffsets";
 	}
+	return 0;
+}
+
+int remote_trace_define(struct remote *c, int num, uint64_t addr)
+{
+	char cmd[96];
+	if (!c->has_tracepoints)
+		return 1;
+	if (!c->trace_defined) {
+		if (request(c, "QTinit"))
+			return -1;
+		if (strcmp(c->r.pkt, "OK")) {
+			c->has_tracepoints = 0;
+			return 1;
+		}
+		c->trace_defined = 1;
+	}
+	/* Number and address in hex, enabled, no step count, no pass count. */
+	snprintf(cmd, sizeof cmd, "QTDP:%x:%llx:E:0:0", num, (unsigned long long)addr);
+	if (request(c, cmd))
+		return -1;
+	return strcmp(c->r.pkt, "OK") ? 1 : 0;
+}
+
+int remote_trace_start(struct remote *c)
+{
+	if (request(c, "QTBuffer:circular:1"))
+		return -1;
+	if (request(c, "QTStart"))
+		return -1;
+	if (strcmp(c->r.pkt, "OK"))
+		return cfail(c, "the stub could not start the tracepoints (%.20s)", c->r.pkt);
+	return 0;
+}
+
+int remote_trace_hits(struct remote *c, int num, uint64_t addr, uint64_t *hits)
+{
+	char cmd[96], *end;
+	snprintf(cmd, sizeof cmd, "qTP:%x:%llx", num, (unsigned long long)addr);
+	if (request(c, cmd))
+		return -1;
+	/* "Vhits:usage": gdbserver writes hits in decimal (measured with
+	 * gdbserver 13: 10 hits "V10", 27 hits "V27"), unlike most numbers of
+	 * the protocol. */
+	const char *p = c->r.pkt;
+	if (p[0] != 'V' || p[1] < '0' || p[1] > '9')
+		return cfail(c, "the stub gave no hit count for tracepoint %d ('%.20s')", num, p);
+	*hits = strtoull(p + 1, &end, 10);
+	if (*end != ':' && *end)
+		return cfail(c, "malformed hit count for tracepoint %d ('%.20s')", num, p);
+	return 0;
+}
+
+int remote_trace_stop(struct remote *c)
+{
+	if (request(c, "QTStop"))
+		return -1;
+	if (strcmp(c->r.pkt, "OK"))
+		return cfail(c, "the stub could not stop the tracepoints (%.20s)", c->r.pkt);
 	return 0;
 }
 

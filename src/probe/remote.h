@@ -41,12 +41,19 @@ struct remote {
 	const struct rarch *arch;
 	int big_endian;
 	int has_vcont, has_z0, has_auxv, has_features;
+	int has_tracepoints;    /* qSupported names tracepoint features (gdbserver) */
+	int trace_defined;      /* QTinit sent, tracepoints defined */
 	long thread;        /* the thread of the last stop */
 	/* Core registers of the last stop: expedited in the stop reply, or read
 	 * on first use (`p` for the pc, sp and return address, `g` for the rest). */
 	uint64_t reg[REMOTE_MAX_REGS];
 	uint64_t valid;     /* bit n: reg[n] holds the value */
 	int has_p;
+	/* Whether a single step from one of our Z0 breakpoints executes the
+	 * instruction under it (QEMU: "single-step overrides breakpoints") rather
+	 * than reporting the breakpoint again (gdbserver): -1 not known yet,
+	 * learned at the first step over; 1: no z0/Z0 around the step. */
+	int step_passes_bp;
 	char xml_arch[64];  /* <architecture> of target.xml, or "" */
 	void (*console)(void *arg, const char *text, size_t len); /* `O` packets; may be NULL */
 	void *console_arg;
@@ -61,7 +68,8 @@ void remote_close(struct remote *c);
 
 int remote_read(struct remote *c, uint64_t addr, void *buf, size_t n);
 int remote_write(struct remote *c, uint64_t addr, const void *buf, size_t n);
-/* A core register (stub numbering) of the stopped thread. */
+/* A core register (stub numbering) of the stopped thread, or the flags
+ * register (arch->flags: 4 bytes). */
 int remote_reg(struct remote *c, int regno, uint64_t *val);
 int remote_set_reg(struct remote *c, int regno, uint64_t val);
 
@@ -76,12 +84,13 @@ int remote_cont(struct remote *c, int sig);
 /* The same, after putting back a breakpoint that remote_step_over lifted
  * (the two packets sent together in no-ack mode: one round trip). */
 int remote_insert_cont(struct remote *c, uint64_t addr, uint8_t saved[RARCH_MAX_BP], int *written, int sig);
-/* Lift the breakpoint at addr and single-step the thread of the last stop
- * over the instruction there (together in no-ack mode); *st is the step's
- * stop.  The caller puts the breakpoint back (remote_insert_bp or
- * remote_insert_cont). */
+/* Single-step the thread of the last stop over the instruction under our
+ * breakpoint at addr; *st is the step's stop.  When the stub's step passes
+ * its own breakpoint (step_passes_bp) the breakpoint stays; otherwise it is
+ * lifted first (z0 and the step together in no-ack mode), *lifted is set,
+ * and the caller puts it back (remote_insert_bp or remote_insert_cont). */
 int remote_step_over(struct remote *c, uint64_t addr, const uint8_t saved[RARCH_MAX_BP], int written,
-                     struct remote_stop *st);
+                     struct remote_stop *st, int *lifted);
 /* Single-step the thread of the last stop and wait for its stop. */
 int remote_step(struct remote *c, struct remote_stop *st);
 /* Wait up to timeout_ms (-1: the packet layer's timeout) for a stop reply.
@@ -94,6 +103,19 @@ int remote_interrupt(struct remote *c);
  * stub's auxv (AT_ENTRY minus elf_entry) or qOffsets; 0 when the stub knows
  * neither (a program loaded at its link address, as on bare metal). */
 int remote_load_bias(struct remote *c, uint64_t elf_entry, uint64_t *bias, const char **how);
+
+/* Tracepoints (gdbserver): the stub counts the hits itself, without
+ * stopping the target for sonde.  remote_trace_define defines tracepoint
+ * num at addr with no actions (after QTinit the first time); 1 when the
+ * stub refuses tracepoints (the caller uses a breakpoint), -1 error.
+ * remote_trace_start starts the trace (circular buffer: the trace frames,
+ * one small one per hit, never fill it); remote_trace_hits asks for the hit
+ * count of one (the target stopped, or exited: the stub still answers);
+ * remote_trace_stop ends the trace, which takes the tracepoints out. */
+int remote_trace_define(struct remote *c, int num, uint64_t addr);
+int remote_trace_start(struct remote *c);
+int remote_trace_hits(struct remote *c, int num, uint64_t addr, uint64_t *hits);
+int remote_trace_stop(struct remote *c);
 
 /* Detach (the target runs on); kill. */
 int remote_detach(struct remote *c);

@@ -87,8 +87,44 @@ static struct rsite *site_at(struct rsess *s, uint64_t addr)
 	return NULL;
 }
 
-int rs_site_add(struct rsess *s, struct probe *p, uint64_t addr, int role, char *err, size_t n)
+/* A breakpoint in a delay slot (MIPS) would be reported on the branch
+ * before it, where no site is: it goes on the branch instead (as gdb's
+ * mips_adjust_breakpoint_address does), which stops in the same state, the
+ * delay slot not yet run, as often as the delay slot runs; except after a
+ * branch-likely, whose delay slot is skipped when the branch is not taken:
+ * refused.  Only inside one function (not at its entry). */
+static int site_addr(struct rsess *s, uint64_t *addr, char *err, size_t n)
 {
+	const struct rarch *a = s->c.arch;
+	struct sym_info fi;
+	uint8_t code[4];
+	struct rbranch b;
+	if (!a->has_delay_slots || *addr < 4 || sym_lookup(s->sym, *addr - s->bias, &fi) ||
+	    *addr - s->bias <= fi.start)
+		return 0;
+	if (remote_read(&s->c, *addr - 4, code, 4)) {
+		snprintf(err, n, "%s", s->c.err);
+		return -1;
+	}
+	struct rsite *t = site_at(s, *addr - 4);
+	if (t && t->written)
+		memcpy(code, t->saved, 4);
+	if (a->decode(code, 4, *addr - 4, s->c.big_endian, &b) || !b.delay)
+		return 0;
+	if (b.likely) {
+		snprintf(err, n, "0x%llx is in the delay slot of a branch-likely at 0x%llx, which runs it only when the "
+		         "branch is taken: probe the branch or its target", (unsigned long long)*addr,
+		         (unsigned long long)(*addr - 4));
+		return -1;
+	}
+	*addr -= 4;
+	return 0;
+}
+
+static int site_add(struct rsess *s, struct probe *p, uint64_t addr, int role, int check, char *err, size_t n)
+{
+	if (check && !site_at(s, addr) && site_addr(s, &addr, err, n))
+		return -1;
 	struct rsite *t = site_at(s, addr);
 	if (!t) {
 		if (addr % (uint64_t)s->c.arch->insn_align) {
@@ -133,8 +169,21 @@ static int site_remove(struct rsess *s, struct rsite *t)
 	return rc;
 }
 
+int rs_site_add(struct rsess *s, struct probe *p, uint64_t addr, int role, char *err, size_t n)
+{
+	return site_add(s, p, addr, role, 1, err, n);
+}
+
+int rs_site_add_return(struct rsess *s, struct probe *p, uint64_t addr, int role, char *err, size_t n)
+{
+	return site_add(s, p, addr, role, 0, err, n);
+}
+
 void rs_site_del(struct rsess *s, struct probe *p, uint64_t addr, int role)
 {
+	char err[300];
+	if (!site_at(s, addr) && site_addr(s, &addr, err, sizeof err))
+		return;
 	struct rsite *t = site_at(s, addr);
 	if (!t)
 		return;
@@ -165,6 +214,41 @@ static void free_sites(struct rsess *s)
 	free(s->sites);
 	s->sites = NULL;
 	s->nsites = 0;
+}
+
+/* --- tracepoints ------------------------------------------------------------ */
+
+int rs_trace_add(struct rsess *s, struct probe *p, uint64_t addr, char *err, size_t n)
+{
+	if (s->no_tracepoints || !s->c.has_tracepoints || site_at(s, addr))
+		return 1;
+	struct rtrace *v = realloc(s->tps, (size_t)(s->ntps + 1) * sizeof *v);
+	if (!v) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	s->tps = v;
+	int num = s->ntps + 1;
+	int rc = remote_trace_define(&s->c, num, addr);
+	if (rc < 0)
+		snprintf(err, n, "%s", s->c.err);
+	if (rc)
+		return rc;
+	v[s->ntps++] = (struct rtrace){ p, num, addr };
+	return 0;
+}
+
+/* The stub's counts into the probes (the target stopped or exited). */
+static int trace_collect(struct rsess *s)
+{
+	for (int i = 0; i < s->ntps; i++) {
+		uint64_t h;
+		if (remote_trace_hits(&s->c, s->tps[i].num, s->tps[i].addr, &h))
+			return -1;
+		s->tps[i].p->hits += h;
+		s->e->total_hits += h;
+	}
+	return 0;
 }
 
 /* --- locations --------------------------------------------------------- */
@@ -346,7 +430,7 @@ static int add_probe(struct rsess *s, const char *text, char *err, size_t n)
 		int agent = !strcmp(sp.kind, "sys") || !strcmp(sp.kind, "plugin");
 		snprintf(err, n, "probe '%s': %s probes are not available on remote targets (%s)", text, sp.kind,
 		         agent ? "they need the local engine: /proc sampling, handlers loaded into sonde"
-		               : "remote targets have func, line, var and assert");
+		               : "remote targets have func, line, branch, time, var and assert");
 		spec_free(&sp);
 		return -1;
 	}
@@ -420,17 +504,24 @@ static int handle_hit(struct rsess *s, uint64_t pc, struct remote_stop *st)
 		struct rsite *t = site_at(s, pc);
 		if (!t)
 			return 0;  /* the handlers removed it: nothing in the way */
-		if (remote_step_over(&s->c, pc, t->saved, t->written, st))
+		int lifted;
+		if (remote_step_over(&s->c, pc, t->saved, t->written, st, &lifted))
 			return -1;
-		t->lifted = 1;
-		s->has_lifted = 1;
-		s->lifted_addr = pc;
+		if (lifted) {
+			t->lifted = 1;
+			s->has_lifted = 1;
+			s->lifted_addr = pc;
+		}
 		if (st->kind != REMOTE_STOPPED || st->code != GDB_SIGTRAP)
 			return 1;
-		uint64_t npc;
-		if (remote_reg(&s->c, s->c.arch->pc, &npc))
-			return -1;
-		if (!site_at(s, npc))
+		/* A step that lands on another of our breakpoints: when the stub
+		 * gave the pc (gdbserver does), that one is a hit now; else the
+		 * resume reports it at once (neither QEMU nor gdbserver lets a
+		 * continue pass a breakpoint under the pc), which saves asking for
+		 * the pc after every step. */
+		uint64_t npc = 0;
+		if (!(s->c.valid & (1ull << s->c.arch->pc)) || remote_reg(&s->c, s->c.arch->pc, &npc) ||
+		    !site_at(s, npc))
 			return 0;
 		pc = npc;
 	}
@@ -536,10 +627,12 @@ void remote_probe_close(void)
 	if (sess.sym)
 		sym_close(sess.sym);
 	sess.sym = NULL;
+	rkinds_free();
 }
 
 int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, size_t n)
 {
+	e->engine_name = "remote";
 	struct elf_id id;
 	const char *why;
 	memset(&sess, 0, sizeof sess);
@@ -562,9 +655,18 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 		snprintf(err, n, "%s: %s", o->target, sess.c.err);
 		goto fail;
 	}
+	const char *tp = getenv("SONDE_REMOTE_TRACEPOINTS");
+	sess.no_tracepoints = tp && !strcmp(tp, "0");
 	for (int i = 0; i < o->nspecs; i++)
 		if (add_probe(&sess, o->specs[i], err, n))
 			goto fail;
+	if (sess.ntps) {
+		if (remote_trace_start(&sess.c)) {
+			snprintf(err, n, "%s: %s", o->target, sess.c.err);
+			goto fail;
+		}
+		sess.tracing = 1;
+	}
 
 	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
 	sigemptyset(&sa.sa_mask);
@@ -576,6 +678,16 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 	e->end_ns = now_ns();
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
+	/* The stub's counts: after an exit it still answers (gdbserver); a
+	 * closed connection loses them. */
+	if (sess.tracing && !(e->t.gone && e->t.status == STATUS_GONE) && trace_collect(&sess) && !rc) {
+		snprintf(err, n, "%s: %s", o->target, sess.c.err);
+		rc = -1;
+	}
+	if (sess.tracing && !e->t.gone && remote_trace_stop(&sess.c) && !rc) {
+		snprintf(err, n, "%s: %s", o->target, sess.c.err);
+		rc = -1;
+	}
 	if (!e->t.gone) {
 		/* Ctrl-C, --duration or our error: leave the program running as it was. */
 		if (remove_all(&sess) || remote_detach(&sess.c)) {
@@ -587,11 +699,15 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 		}
 	}
 	free_sites(&sess);
+	free(sess.tps);
 	remote_close(&sess.c);
 	return rc;
 fail:
+	if (sess.tracing)
+		remote_trace_stop(&sess.c);
 	if (!remove_all(&sess))
 		remote_detach(&sess.c);
+	free(sess.tps);
 	free_sites(&sess);
 	remote_close(&sess.c);
 	return -1;

@@ -51,6 +51,11 @@ struct rsess {
 	int nsites;
 	int has_lifted;         /* lifted_addr's breakpoint goes back with the next resume */
 	uint64_t lifted_addr;
+	/* Line probes counted by the stub (tracepoints, rs_trace_add). */
+	struct rtrace { struct probe *p; int num; uint64_t addr; } *tps;
+	int ntps;
+	int tracing;            /* QTStart done */
+	int no_tracepoints;     /* SONDE_REMOTE_TRACEPOINTS=0: breakpoints only */
 };
 
 /* A remote probe kind: the output half is its kind_ops (name, json, table,
@@ -63,6 +68,8 @@ struct rkind {
 	void (*hit)(struct rsess *s, struct probe *p, int role, uint64_t pc, uint64_t now);
 };
 const struct rkind *rkind_find(const char *name);
+/* Free what the kinds keep beside p->data (after the output). */
+void rkinds_free(void);
 
 /* Connect, place the probes, run until the target ends (exit status, or the
  * stub closed the connection), Ctrl-C / SIGTERM or --duration; then remove
@@ -72,9 +79,17 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 /* After the output: close the program's symbols. */
 void remote_probe_close(void);
 
-/* For the kinds. */
+/* For the kinds.  A site in a delay slot (MIPS) goes on the branch before
+ * it (same state, as often); rs_site_add_return skips that check, for a
+ * return address (after a call's delay slot, never in one). */
 int rs_site_add(struct rsess *s, struct probe *p, uint64_t addr, int role, char *err, size_t n);
+int rs_site_add_return(struct rsess *s, struct probe *p, uint64_t addr, int role, char *err, size_t n);
 void rs_site_del(struct rsess *s, struct probe *p, uint64_t addr, int role);
+/* A hit count at addr kept by the stub (a tracepoint): 0, or 1 when the
+ * stub has no tracepoints or a breakpoint is already there (the caller
+ * places a breakpoint), -1 error.  The counts are added to p->hits at the
+ * end of the session. */
+int rs_trace_add(struct rsess *s, struct probe *p, uint64_t addr, char *err, size_t n);
 /* Resolve the location of sp: run-time addresses (malloc'd) and, when fn is
  * not NULL, the function of the first one. */
 int rs_resolve(struct rsess *s, const struct spec *sp, uint64_t **addrs, int *n, char *err, size_t en);

@@ -23,6 +23,7 @@ struct vars {
 	Dwarf *dw;
 	Dwarf_CFI *cfi_eh, *cfi_dbg;
 	int machine;            /* EM_*: names the registers in descriptions */
+	int ptr_size;           /* bytes of a pointer and of DW_OP_deref: 4 on 32-bit targets (MIPS o32) */
 };
 
 struct op {
@@ -56,6 +57,7 @@ struct var_ref {
 	const char *no_value;   /* optimized out at this address: why (static text) */
 	int enc;                /* VAR_INT / VAR_UINT / VAR_FLOAT */
 	int size;
+	int ptr_size;           /* the program's (struct vars) */
 	char desc[320];
 };
 
@@ -78,6 +80,7 @@ struct vars *sym_vars(struct sym_module *m, const char **err)
 	v->dw = m->dw;
 	GElf_Ehdr eh;
 	v->machine = gelf_getehdr(m->elf, &eh) ? eh.e_machine : EM_X86_64;
+	v->ptr_size = gelf_getclass(m->elf) == ELFCLASS32 ? 4 : 8;
 	/* .eh_frame is in the file that is loaded, not in a separate debug file
 	 * (where it is NOBITS); .debug_frame is wherever the DWARF is. */
 	v->cfi_eh = dwarf_getcfi_elf(m->elf);
@@ -205,12 +208,12 @@ static int find_member(Dwarf_Die *st, const char *name, Dwarf_Die *m, int64_t *o
 	return -1;
 }
 
-static uint64_t die_size(Dwarf_Die *t)
+static uint64_t die_size(Dwarf_Die *t, int ptr_size)
 {
 	Dwarf_Word s = 0;
 	if (dwarf_aggregate_size(t, &s) != 0) {
 		if (dwarf_tag(t) == DW_TAG_pointer_type)
-			return 8;
+			return (uint64_t)ptr_size;
 		return 0;
 	}
 	return s;
@@ -361,6 +364,7 @@ int vars_compile(struct vars *v, uint64_t pc, const char *expr, struct var_ref *
 		snprintf(err, en, "out of memory");
 		return -1;
 	}
+	r->ptr_size = v->ptr_size;
 	int rc = -1, is_list = 0;
 	if (!found) {
 		snprintf(err, en, "no variable '%s' in scope at this location", name);
@@ -477,7 +481,7 @@ int vars_compile(struct vars *v, uint64_t pc, const char *expr, struct var_ref *
 				snprintf(err, en, "indexing a void pointer in '%s'", expr);
 				goto out;
 			}
-			st.esz = die_size(&t);
+			st.esz = die_size(&t, v->ptr_size);
 			char *end;
 			st.idx = strtoll(ix, &end, 0);
 			if (end == ix || *end) {
@@ -509,7 +513,7 @@ int vars_compile(struct vars *v, uint64_t pc, const char *expr, struct var_ref *
 	Dwarf_Attribute ba;
 	const char *tname = die_name(&t);
 	if (tag == DW_TAG_pointer_type) {
-		sz = 8;
+		sz = (Dwarf_Word)v->ptr_size;
 		encw = DW_ATE_unsigned;
 		tname = "pointer";
 	} else if (tag == DW_TAG_base_type || tag == DW_TAG_enumeration_type) {
@@ -671,7 +675,7 @@ static int eval_ops(const struct var_ref *r, const struct expr_ops *ops, const s
 			case DW_OP_swap: NEED(2); x = st[sp - 1]; st[sp - 1] = st[sp - 2]; st[sp - 2] = x; break;
 			case DW_OP_deref: case DW_OP_deref_size: {
 				NEED(1);
-				size_t n = a == DW_OP_deref ? 8 : (size_t)o->n1;
+				size_t n = a == DW_OP_deref ? (size_t)r->ptr_size : (size_t)o->n1;
 				uint64_t val = 0;
 				if (n > 8 || env->mem(env->ctx, st[sp - 1], &val, n)) {
 					snprintf(err, en, "cannot read memory at 0x%llx", (unsigned long long)st[sp - 1]);
@@ -857,8 +861,8 @@ int vars_eval(const struct var_ref *r, const struct var_env *env, struct var_val
 			idx = iv.type == VAR_FLOAT ? (int64_t)iv.f : iv.type == VAR_INT ? iv.i : (int64_t)iv.u;
 		}
 		if (s->kind == ST_DEREF || s->via_ptr) {
-			uint64_t p;
-			if (lval_read(env, &l, off, &p, 8, err, en))
+			uint64_t p = 0;   /* a 4-byte pointer fills the low half (host order) */
+			if (lval_read(env, &l, off, &p, (size_t)r->ptr_size, err, en))
 				return -1;
 			l.kind = L_MEM;
 			l.addr = p;

@@ -4,8 +4,10 @@
 # programs), gdbserver over TCP and over a serial line (a socat pty pair), and
 # qemu-system-aarch64 -gdb running a bare-metal program (baremetal_counts.c).
 # The program (tests/progs/remote_counts.c, gcc -g -O1) prints its own counts:
-# func, line and var probes (a register parameter, a global in memory) must
-# find exactly those, and the program's output must be unchanged.  Then:
+# func, line, branch (aarch64 b.cond/cbz/tbz, MIPS with its delay slot, x86-64
+# jcc), time and var probes (a register parameter, a global in memory, a field
+# through a pointer: 4 bytes on MIPS) must find exactly those, and the
+# program's output must be unchanged.  Then:
 # --duration detaches and the program runs on to the same output; refused
 # kinds leave the program untouched; a silent stub and a garbage stub give a
 # clear error and exit 2 within the timeout.  A missing toolchain or stub is a skip.
@@ -13,6 +15,7 @@ source "$ROOT/tests/lib.sh"
 
 src="$PROGS/remote_counts.c"
 L=$(grep -n "/\* MARK_LINE \*/" "$src" | head -1 | cut -d: -f1)
+B=$(grep -n "/\* BRANCH_LINE \*/" "$src" | head -1 | cut -d: -f1)
 N=200
 stubs=()
 cleanup() { for p in "${stubs[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
@@ -42,7 +45,8 @@ EOF
 
 # check_counts NAME OUT.JSON PLAIN.OUT: the probes' numbers against the
 # program's own ("step_calls A sum_x B line_runs C sum_v D sum_total_before E
-# g_total F"), in one python3 run (python3 starts slowly on a loaded machine).
+# g_total F thirds G sum_runs H"), in one python3 run (python3 starts slowly on
+# a loaded machine).
 check_counts() {
 	python3 - "$@" <<'EOF2'
 import json, sys
@@ -64,6 +68,16 @@ checks = [
     # v = step(i) = 3i+1 for the odd i: the failures by arithmetic.
     (f"assert v % 7 != 0 fails exactly as often as 3i+1 (i odd) is a multiple of 7",
      (p[7]["evaluated"], p[7]["failures"]) == (runs, sum(1 for i in range(1, 2 * runs, 2) if (3 * i + 1) % 7 == 0)), p[7]),
+    # Which way is "taken" is the compiler's choice (the call of third() on
+    # the jump or on the fall-through): the two counts are the program's two.
+    (f"branch at BRANCH_LINE: taken / not taken are {c['thirds']} and {calls - c['thirds']} (in some order)",
+     p[8]["hits"] == calls and sorted((p[8]["taken"], p[8]["not_taken"])) == sorted((c["thirds"], calls - c["thirds"]))
+     and p[8]["instruction"], p[8]),
+    (f"var g_tp->runs (through a pointer) sums to {c['sum_runs']}",
+     (p[9]["count"], p[9]["sum"], p[9]["unavailable"]) == (runs, c["sum_runs"], 0), p[9]),
+    (f"time:step hit {calls} times, time:account {runs} times with {runs} intervals from step",
+     (p[10]["hits"], p[11]["hits"], p[11]["interval_from"], p[11]["intervals"]) == (calls, runs, 10, runs)
+     and 0 < p[11]["min_ns"] <= p[11]["avg_ns"] <= p[11]["max_ns"], p[11]),
     ("target exited 0", d["target"].get("exit_status") == 0, d["target"]),
 ]
 for what, good, detail in checks:
@@ -72,7 +86,8 @@ EOF2
 }
 
 SPECS=(-e func:step -e func:account -e "line:remote_counts.c:$L" -e "var:remote_counts.c:$L:v"
-       -e "var:remote_counts.c:$L:g_total" -e "var:step:x" -e "assert:remote_counts.c:$L:v % 7 != 0")
+       -e "var:remote_counts.c:$L:g_total" -e "var:step:x" -e "assert:remote_counts.c:$L:v % 7 != 0"
+       -e "branch:remote_counts.c:$B" -e "var:remote_counts.c:$L:g_tp->runs" -e time:step -e time:account)
 
 # run_qemu NAME QEMU SYSROOT CC
 run_qemu() {
@@ -83,11 +98,35 @@ run_qemu() {
 	fi
 	"$cc" -g -O1 -I"$PROGS" -o "prog.$name" "$src" || { notok "$name: build" "$cc failed"; return; }
 	"$qemu" -L "$sysroot" "./prog.$name" $N > "plain.$name" || { notok "$name: plain run" "failed"; return; }
+	# MIPS: a line probe and a var probe on the instruction in the delay slot
+	# of step()'s first conditional branch (objdump finds it): it runs once
+	# per call, whichever way the branch goes.
+	local extra=() ds=""
+	if [ "$name" = mips ] && command -v mips-linux-gnu-objdump >/dev/null; then
+		ds=$(mips-linux-gnu-objdump -d --no-show-raw-insn "prog.$name" | python3 -c '
+import re, sys
+start = want = None
+for l in sys.stdin:
+    m = re.match(r"([0-9a-f]+) <step>:", l)
+    if m:
+        start = int(m.group(1), 16)
+        continue
+    if start is None:
+        continue
+    if not l.strip():
+        break
+    f = l.split()
+    if want:
+        print(hex(int(f[0].rstrip(":"), 16) - start))
+        break
+    want = len(f) > 1 and f[1] in ("beq", "bne", "beqz", "bnez", "blez", "bgtz", "bltz", "bgez")')
+		[ -n "$ds" ] && extra=(-e "line:step+$ds" -e "var:step+$ds:x")
+	fi
 	local port; port=$(free_port)
 	"$qemu" -g "$port" -L "$sysroot" "./prog.$name" $N > "stub.$name" 2>&1 &
 	local qpid=$!; stubs+=("$qpid")
 	wait_listen "$port" || { notok "$name: stub listens" "$qemu -g $port"; return; }
-	timeout 120 "$SONDE" probe --target "tcp:127.0.0.1:$port" --exe "prog.$name" "${SPECS[@]}" \
+	timeout 120 "$SONDE" probe --target "tcp:127.0.0.1:$port" --exe "prog.$name" "${SPECS[@]}" "${extra[@]}" \
 		--format=json -o "out.$name.json" 2> "err.$name"
 	local rc=$?
 	wait "$qpid"
@@ -95,6 +134,13 @@ run_qemu() {
 	[ "$rc" -eq 0 ] || { cat "err.$name"; return; }
 	check "$name: program output unchanged" cmp -s "plain.$name" "stub.$name"
 	check_counts "$name" "out.$name.json" "plain.$name"
+	if [ -n "$ds" ]; then
+		read -r _ calls _ sum_x _ < "plain.$name"
+		check "$name: line and var x at step+$ds (a delay slot): $calls hits, x sums to $sum_x" jq_py "out.$name.json" \
+			"p=d['probes']; assert (p[11]['hits'],p[12]['count'],p[12]['sum'])==($calls,$calls,$sum_x), p[11:]"
+	elif [ "$name" = mips ]; then
+		skip "$name: delay slot probe" "mips-linux-gnu-objdump missing or no branch found in step()"
+	fi
 }
 
 run_qemu aarch64 qemu-aarch64 /usr/aarch64-linux-gnu aarch64-linux-gnu-gcc
@@ -142,6 +188,9 @@ else
 		check "gdbserver: sonde exits 0" test "$rc" -eq 0
 		[ "$rc" -eq 0 ] && check "gdbserver: program output unchanged" cmp -s plain.x86 stub.x86
 		[ "$rc" -eq 0 ] && check_counts gdbserver out.x86.json plain.x86
+		# gdbserver has tracepoints: the line probe is counted by the stub.
+		[ "$rc" -eq 0 ] && check "gdbserver: the line probe is a tracepoint (no stop per hit)" jq_py out.x86.json \
+			"assert 'counted by the stub' in d['probes'][2]['where'], d['probes'][2]"
 		[ "$rc" -eq 0 ] || cat err.x86
 	else
 		notok "gdbserver listens" "$(cat gdbserver.err)"
@@ -161,7 +210,8 @@ else
 			gdbserver "${ptys[0]}" ./prog.x86 $N > stub.serial 2> gdbserver.serial.err &
 			gpid=$!; stubs+=("$gpid")
 			sleep 0.3
-			timeout 120 "$SONDE" probe --target "serial:${ptys[1]},115200" --exe prog.x86 "${SPECS[@]}" \
+			# Breakpoints only here (the line probe too): the other path on gdbserver.
+			SONDE_REMOTE_TRACEPOINTS=0 timeout 120 "$SONDE" probe --target "serial:${ptys[1]},115200" --exe prog.x86 "${SPECS[@]}" \
 				--format=json -o out.serial.json 2> err.serial
 			rc=$?
 			# A pty sends no end of file when sonde closes its side: gdbserver,
@@ -216,7 +266,7 @@ if command -v gdbserver >/dev/null && [ -x prog.x86 ]; then
 	gpid=$!; stubs+=("$gpid")
 	wait_listen "$port"
 	"$SONDE" probe --target "tcp:127.0.0.1:$port" --exe prog.x86 -e func:step -e func:account \
-		--format=json -o out.int.json 2> err.int &
+		-e "line:remote_counts.c:$L" --format=json -o out.int.json 2> err.int &
 	spid=$!
 	sleep 2
 	kill -INT "$spid"
@@ -226,6 +276,11 @@ if command -v gdbserver >/dev/null && [ -x prog.x86 ]; then
 	check "Ctrl-C: sonde exits 0" test "$rc" -eq 0
 	check "Ctrl-C: target detached while running, calls matched" jq_py out.int.json \
 		"p=d['probes'][0]; assert d['target']['state'].startswith('detached') and 0 < p['calls'] < $BIG and p['calls']-1 <= p['returns'] <= p['calls'], d"
+	# The line probe is a tracepoint: its count, read from the stub after the
+	# interrupt, is that of account's calls (the line runs once per call; one
+	# less when the interrupt came between account's entry and the line).
+	check "Ctrl-C: the stub's count of the line equals account's calls" jq_py out.int.json \
+		"p=d['probes']; assert 'counted by the stub' in p[2]['where'] and 0 < p[1]['calls'] - 1 <= p[2]['hits'] <= p[1]['calls'], p"
 	check "Ctrl-C: program runs on to the same output" cmp -s plain.int stub.int
 fi
 

@@ -4,7 +4,10 @@
  * the MARK_LINE line in account() runs once per call of account(), that is
  * for the odd i only; at MARK_LINE the parameter v (a register) and the
  * global g_total (memory: the byte order of the target matters) are read by
- * the var probes, before the line adds v to g_total. */
+ * the var probes, before the line adds v to g_total.  BRANCH_LINE in step()
+ * branches to a call for the x that are multiples of 3 (counted in thirds);
+ * g_tp is a pointer (4 bytes on MIPS) to the tally whose runs step() counts,
+ * read through it by var:...:g_tp->runs in account(). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -13,13 +16,25 @@
 long g_total;                    /* read from memory by var:...:g_total */
 static int line_runs;
 static long sum_v, sum_total_before, sum_x;
-static int step_calls;
+static int step_calls, thirds;
+static long sum_runs;
+
+struct tally { long runs; long pad; };
+static struct tally tally;
+struct tally *g_tp = &tally;     /* read through by var:...:g_tp->runs */
+
+NOIPA void third(void)
+{
+	thirds++;
+	TOUCH();
+}
 
 NOIPA void account(int v)
 {
 	line_runs++;
 	sum_v += v;
 	sum_total_before += g_total;
+	sum_runs += g_tp->runs;
 	g_total += v;                /* MARK_LINE */
 	TOUCH();
 }
@@ -28,6 +43,9 @@ NOIPA int step(int x)
 {
 	step_calls++;
 	sum_x += x;
+	g_tp->runs++;
+	if (x % 3 == 0)              /* BRANCH_LINE */
+		third();
 	TOUCH();
 	return 3 * x + 1;
 }
@@ -40,7 +58,7 @@ int main(int argc, char **argv)
 		if (i & 1)
 			account(v);
 	}
-	printf("step_calls %d sum_x %ld line_runs %d sum_v %ld sum_total_before %ld g_total %ld\n",
-	       step_calls, sum_x, line_runs, sum_v, sum_total_before, g_total);
+	printf("step_calls %d sum_x %ld line_runs %d sum_v %ld sum_total_before %ld g_total %ld thirds %d sum_runs %ld\n",
+	       step_calls, sum_x, line_runs, sum_v, sum_total_before, g_total, thirds, sum_runs);
 	return 0;
 }

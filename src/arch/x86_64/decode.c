@@ -180,6 +180,9 @@ int arch_decode(const uint8_t *buf, size_t n, uint64_t addr, struct arch_insn *o
 		}
 	}
 	classify(o, ci->detail);
+	o->groups = (in_group(ci->detail, CS_GRP_INT) ? ARCH_GRP_INT : 0) |
+	            (in_group(ci->detail, CS_GRP_IRET) ? ARCH_GRP_IRET : 0) |
+	            (in_group(ci->detail, CS_GRP_PRIVILEGE) ? ARCH_GRP_PRIV : 0);
 	capstone.free(ci, 1);
 	return 0;
 }

@@ -24,7 +24,7 @@ HOST_CFLAGS := $(CFLAGS_COMMON) -I$(BUILD)/gen $(SANFLAGS)
 RT_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -fno-builtin -fno-stack-protector \
              -fno-omit-frame-pointer -ftls-model=initial-exec -fno-instrument-functions
 
-DEP_LIBS := -lelf -ldw -lcapstone -lz -lzstd -lstdc++ -lm -lpthread -ldl
+DEP_LIBS := -lelf -ldw -lz -lzstd -lm -lpthread -ldl
 
 HOST_SRCS := $(wildcard src/cli/*.c src/common/*.c src/record/*.c src/data/*.c src/sym/*.c \
                         src/analysis/*.c src/export/*.c src/probe/*.c src/arch/x86_64/*.c \
@@ -74,7 +74,8 @@ $(BUILD)/rtobj/%.o: %.c
 
 # Code the trampolines reach leaves vector and x87 registers alone (they hold
 # the instrumented function's arguments and return values).
-$(BUILD)/rtobj/src/rt/hooks.o $(BUILD)/rtobj/src/common/ring.o $(BUILD)/rtobj/src/rt/unwind.o: RT_EXTRA := -mgeneral-regs-only
+$(BUILD)/rtobj/src/rt/hooks.o $(BUILD)/rtobj/src/common/ring.o $(BUILD)/rtobj/src/rt/unwind.o \
+$(BUILD)/rtobj/src/rt/probes.o: RT_EXTRA := -mgeneral-regs-only
 
 $(BUILD)/bin/sonde: $(HOST_OBJS)
 	@mkdir -p $(dir $@)

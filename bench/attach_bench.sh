@@ -9,9 +9,12 @@
 #      dormant (no sonde), launched (`sonde record -- prog`) and attached
 #      (released after the attach), profile and trace; medians of ROUNDS;
 #      ns per call above dormant and the ratio attached / launched.
-# Usage: BUILD=build bash bench/attach_bench.sh [N]   (needs ptrace of a non-child)
+# Usage: [OLD=/other/build] BUILD=build bash bench/attach_bench.sh [N]   (needs ptrace of a non-child)
+# SONDE_ATTACH_TIMES=1 in the environment: sonde's phase times of every attach
+# of (a) on stderr (src/attach/times.c).
 set -u
-BUILD=${BUILD:-$(cd "$(dirname "$0")/.." && pwd)/build}
+BUILD=$(cd "${BUILD:-$(dirname "$0")/../build}" && pwd)
+OLD=${OLD:+$(cd "$OLD" && pwd)}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 N=${1:-30}
 ROUNDS=${ROUNDS:-7}
@@ -19,9 +22,10 @@ W=$(mktemp -d /tmp/sonde-attach-bench.XXXXXX)
 cd "$W" || exit 1
 "$BUILD/bin/sonde-cc" -O2 -g -pthread "$ROOT/bench/attach_target.c" -o target || exit 1
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cpus"
-SONDE=$BUILD/bin/sonde N=$N ROUNDS=$ROUNDS python3 - <<'PY'
-import os, re, signal, statistics as st, subprocess, time
+SONDE=$BUILD/bin/sonde OLDSONDE=${OLD:+$OLD/bin/sonde} N=$N ROUNDS=$ROUNDS python3 - <<'PY'
+import os, re, signal, statistics as st, subprocess, sys, time
 S, N, R = os.environ["SONDE"], int(os.environ["N"]), int(os.environ["ROUNDS"])
+OLD = os.environ.get("OLDSONDE", "")
 
 def start(nthreads, fifo):
     for f in (fifo, "pid"):
@@ -32,10 +36,13 @@ def start(nthreads, fifo):
     while not (os.path.exists("pid") and open("pid").read().strip()): time.sleep(0.005)
     return p, int(open("pid").read())
 
-def attach(pid, mode, out):
+def attach(pid, mode, out, sonde=S):
     t0 = time.monotonic()
-    s = subprocess.Popen([S, "record", *mode, "-p", str(pid), "-o", out], stderr=subprocess.PIPE, text=True)
-    line = s.stderr.readline()
+    s = subprocess.Popen([sonde, "record", *mode, "-p", str(pid), "-o", out], stderr=subprocess.PIPE, text=True)
+    while True:  # phase times (SONDE_ATTACH_TIMES=1) come first: passed on
+        line = s.stderr.readline()
+        if not line.startswith("sonde: attach: "): break
+        print(line, end="", file=sys.stderr)
     t = time.monotonic() - t0
     if "recording process" not in line: raise SystemExit("sonde did not start: " + line)
     return s, t
@@ -43,17 +50,22 @@ def attach(pid, mode, out):
 def ns_of(out): return float(re.search(r"ns (\d+)", out).group(1)), int(re.search(r"calls (\d+)", out).group(1))
 
 # (a) time to live, 100 threads
-lat = []
+lat = {S: [], OLD: []}
 for _ in range(R):
-    p, pid = start(100, "fifo")
-    time.sleep(0.3)  # the threads are all running
-    s, t = attach(pid, [], "a.data")
-    lat.append(t * 1e3)
-    s.send_signal(signal.SIGINT); s.communicate()
-    with open("fifo", "w") as f: f.write("go\n")
-    p.communicate()
-print(f"(a) sonde record -p to live, 100 threads: median {st.median(lat):.1f} ms "
-      f"(min {min(lat):.1f}, max {max(lat):.1f}, {R} rounds)")
+    for sonde in ([S, OLD] if OLD else [S]):
+        p, pid = start(100, "fifo")
+        time.sleep(0.3)  # the threads are all running
+        s, t = attach(pid, [], "a.data", sonde)
+        lat[sonde].append(t * 1e3)
+        s.send_signal(signal.SIGINT); s.communicate()
+        with open("fifo", "w") as f: f.write("go\n")
+        p.communicate()
+for sonde in ([S, OLD] if OLD else [S]):
+    v = lat[sonde]
+    print(f"(a) sonde record -p to live, 100 threads, {sonde}: median {st.median(v):.1f} ms "
+          f"(min {min(v):.1f}, max {max(v):.1f}, {R} rounds)")
+if OLD:
+    print(f"    ratio of the medians, this build / OLD: {st.median(lat[S]) / st.median(lat[OLD]):.2f}")
 
 # (b) per call, same program, side by side
 res = {}

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# probe_bench.sh — cost per hit of a breakpoint probe on a tight loop, side by
-# side in one run: sonde probe (one breakpoint: line:hot; and func:hot, two
-# breakpoints per call), gdb (break + commands/silent/continue), and kernel
-# uprobes through `perf probe` + `perf stat` when usable (root, tracefs).
+# probe_bench.sh — cost per hit of a probe on a tight loop, side by side in
+# one run: sonde's agent engine (line:hot, func:hot with its return), sonde's
+# ptrace engine, gdb (break + commands/silent/continue), and kernel uprobes
+# through `perf probe` + `perf stat` and bpftrace when usable (root, tracefs).
+# Startup is taken out: each tool also runs the target with 0 calls.
 # Prints ratios; never fails on timing.
 #   BUILD=build bash bench/probe_bench.sh [N]
 set -u
@@ -10,6 +11,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$root/build}
 SONDE=${SONDE:-$BUILD/bin/sonde}
 N=${1:-20000}
+NA=${NA:-2000000}  # calls for the agent and uprobes (the issue's 2M)
 GDB_N=${GDB_N:-$((N / 4))}
 UP_N=${UP_N:-$((N * 10))}
 tmp=$(mktemp -d /tmp/sonde-probe-bench.XXXXXX)
@@ -28,16 +30,31 @@ PY
 }
 per_hit() { python3 -c "print('%.3f' % max(0.0, ($1 - $2) / $3 * 1e6))"; }
 
+# Per hit, startup removed: (probed(N) - probed(0)) - (plain(N) - plain(0)), over N.
+per_hit0() { # N command... (the target's N is the last argument)
+	local n=$1; shift
+	local full zero
+	full=$(t "$@" "$n")
+	zero=$(t "$@" 0)
+	python3 -c "print('%.4f' % max(0.0, (($full - $zero) - ($plain_full - $plain_zero)) / $n * 1e6))"
+}
+plain_full=$(t "$tmp/target" "$NA")
+plain_zero=$(t "$tmp/target" 0)
+echo "== per hit, $NA calls to hot() (gcc -O2); plain run $(python3 -c "print('%.1f' % ($plain_full*1e3))") ms"
+a_line=$(per_hit0 "$NA" "$SONDE" probe -e line:hot -o /dev/null -- "$tmp/target")
+a_func=$(per_hit0 "$NA" "$SONDE" probe -e func:hot -o /dev/null -- "$tmp/target")
+echo "sonde agent   line:hot                $(python3 -c "print('%.1f' % ($a_line*1e3))") ns per hit"
+echo "sonde agent   func:hot (entry+return)  $(python3 -c "print('%.1f' % ($a_func*1e3))") ns per call"
+
 plain=$(t "$tmp/target" "$N")
 plain_g=$(t "$tmp/target" "$GDB_N")
-plain_u=$(t "$tmp/target" "$UP_N")
-s_line=$(t "$SONDE" probe -e line:hot -o /dev/null -- "$tmp/target" "$N")
-s_func=$(t "$SONDE" probe -e func:hot -o /dev/null -- "$tmp/target" "$N")
+s_line=$(t "$SONDE" probe --engine=ptrace -e line:hot -o /dev/null -- "$tmp/target" "$N")
+s_func=$(t "$SONDE" probe --engine=ptrace -e func:hot -o /dev/null -- "$tmp/target" "$N")
 us_line=$(per_hit "$s_line" "$plain" "$N")
 us_func=$(per_hit "$s_func" "$plain" "$N")
-echo "loop of N=$N calls to hot(); plain run $(python3 -c "print('%.1f' % ($plain*1e3))") ms"
-echo "sonde line:hot (1 breakpoint/call):   $us_line us per hit"
-echo "sonde func:hot (entry+exit, per call): $us_func us per call"
+echo "sonde ptrace  line:hot                $(python3 -c "print('%.1f' % ($us_line*1e3))") ns per hit (N=$N)"
+echo "sonde ptrace  func:hot (entry+exit)   $(python3 -c "print('%.1f' % ($us_func*1e3))") ns per call (N=$N)"
+python3 -c "print('ratio ptrace / agent per line hit: %.0fx' % ($us_line / $a_line if $a_line > 0 else float('inf')))"
 
 if command -v gdb >/dev/null; then
 	cat > "$tmp/g.gdb" <<'G'
@@ -52,8 +69,7 @@ quit
 G
 	g=$(t gdb -q -batch -x "$tmp/g.gdb" --args "$tmp/target" "$GDB_N")
 	us_g=$(per_hit "$g" "$plain_g" "$GDB_N")
-	echo "gdb break+commands silent continue:  $us_g us per hit (N=$GDB_N)"
-	python3 -c "print('ratio gdb / sonde per hit: %.1fx' % ($us_g / $us_line if $us_line > 0 else float('inf')))"
+	echo "gdb break+commands silent continue:   $(python3 -c "print('%.1f' % ($us_g*1e3))") ns per hit (N=$GDB_N)"
 else
 	echo "gdb: not installed"
 fi
@@ -62,13 +78,23 @@ if command -v perf >/dev/null && [ "$(id -u)" = 0 ] &&
 	{ perf probe -q -d 'probe_target:*' >/dev/null 2>&1; true; } &&
 	perf probe -q -x "$tmp/target" hot >/dev/null 2>&1; then
 	ev=$(perf probe -l 2>/dev/null | awk '/hot/ {print $1; exit}')
-	u=$(t perf stat -e "$ev" -- "$tmp/target" "$UP_N")
+	u_line=$(per_hit0 "$NA" perf stat -e "$ev" -- "$tmp/target")
 	perf probe -q -d "$ev" >/dev/null 2>&1
-	us_u=$(per_hit "$u" "$plain_u" "$UP_N")
-	echo "uprobes (perf probe + perf stat):    $us_u us per hit (N=$UP_N)"
-	python3 -c "print('ratio sonde / uprobes per hit: %.1fx' % ($us_line / $us_u if $us_u > 0 else float('inf')))"
+	echo "uprobes (perf probe + perf stat)      $(python3 -c "print('%.1f' % ($u_line*1e3))") ns per hit"
+	python3 -c "print('ratio uprobes / sonde agent per hit: %.1fx' % ($u_line / $a_line if $a_line > 0 else float('inf')))"
 else
-	echo "uprobes: perf probe not usable here (needs root and tracefs)"
+	echo "uprobes: perf probe not usable here (needs root, perf and tracefs)"
+fi
+if command -v bpftrace >/dev/null && [ "$(id -u)" = 0 ]; then
+	bt() { bpftrace -q -e "uprobe:$tmp/target:hot { @n = count(); }" -c "$tmp/target $1" >/dev/null 2>&1; }
+	if bt 1; then
+		b_line=$(per_hit0 "$NA" bpftrace -q -e "uprobe:$tmp/target:hot { @n = count(); }" -c "$tmp/target")
+		echo "uprobes (bpftrace count)              $(python3 -c "print('%.1f' % ($b_line*1e3))") ns per hit"
+	else
+		echo "bpftrace: uprobes not usable here"
+	fi
+else
+	echo "bpftrace: not installed or not root"
 fi
 
 # Attach time: a large binary (50 MB of code) with one probe, detached at once.

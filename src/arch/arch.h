@@ -54,7 +54,11 @@ struct arch_insn {
 	int nops;
 	struct arch_op op[4];
 	char text[200];     /* "mnemonic operands" */
+	int groups;         /* ARCH_GRP_*: what the relocator refuses to move */
 };
+#define ARCH_GRP_INT  1     /* int, int3, int1, syscall, sysenter */
+#define ARCH_GRP_IRET 2
+#define ARCH_GRP_PRIV 4     /* privileged (faults in user mode) */
 
 /* Decode one instruction at addr from buf[0..n).  0 ok, -1 invalid. */
 int arch_decode(const uint8_t *buf, size_t n, uint64_t addr, struct arch_insn *out);

@@ -8,6 +8,7 @@
 
 #include "attach/dlfuncs.h"
 #include "attach/inject.h"
+#include "attach/times.h"
 #include "probe/modules.h"
 
 #include <errno.h>
@@ -17,9 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define START_TIMEOUT_MS 30000
+#define HOLD_MS 200
 
 static uint64_t mono_ns(void)
 {
@@ -35,7 +39,7 @@ int agent_target_alive(pid_t pid)
 }
 
 /* Run-time address of sym in the target's copy of the object at path. */
-static uint64_t target_sym(pid_t pid, const char *path, const char *sym)
+uint64_t agent_target_sym(pid_t pid, const char *path, const char *sym)
 {
 	struct modules ms = { 0 };
 	uint64_t addr = 0;
@@ -65,9 +69,206 @@ static const char *start_error(int rc)
 	}
 }
 
+/* The start proper, by the tracer (sonde, or its helper process): one stop
+ * of one thread for all of it, dlopen, the other threads' frames (that
+ * thread unwound as it was stopped), the agent's start.  self: the pid whose
+ * descriptors session_fd and alive_fd are.  by_exit: the other threads are
+ * let go by the caller's exit (start_by_helper), unless the start waits.
+ * 0 with *ret the start's return value; -1 with err. */
+static int start_in_target(pid_t pid, pid_t self, const char *rt, const uint64_t off[2],
+                           const struct dl_funcs *dlf, int sonde_build, int session_fd, int alive_fd,
+                           struct sonde_session_hdr *h, int by_exit, struct agent *a, uint64_t *ret, char *err,
+                           size_t n)
+{
+	struct inject *in = inject_attach(pid, 0, err, n);
+	attach_time("thread stopped");
+	if (!in)
+		return -1;
+	uint64_t handle, start = 0;
+	if (inject_dlopen_with(in, dlf, rt, &handle, err, n)) {
+		inject_detach(in);
+		return -1;
+	}
+	/* The handle is the loader's record of the object (glibc's link_map,
+	 * musl's dso): its first word is the load bias.  Checked: the runtime
+	 * is linked at 0, so its ELF header is there; else from the maps. */
+	uint64_t bias = 0;
+	unsigned char magic[4] = { 0 };
+	if (inject_peek(in, handle, &bias, sizeof bias) || inject_peek(in, bias, magic, sizeof magic) ||
+	    memcmp(magic, "\177ELF", 4))
+		bias = agent_target_sym(pid, rt, "sonde_agent_start") - off[0];
+	start = bias + off[0];
+	a->stop_fn = bias + off[1];
+	attach_time("runtime loaded");
+	/* The calls running now, which the threads take as resumed frames at
+	 * their first event: the other threads stay stopped (after the frames
+	 * were read) until the agent's start has switched the sleds on, so no
+	 * call can begin or end unseen in between, and the start runs without
+	 * the program's threads competing for the CPU.  The start might wait
+	 * for a lock one of them holds (the loader's, malloc's): after
+	 * HOLD_MS they are let go and the start goes on. */
+	int held = sonde_build && inject_put_back(in) == 0 &&
+	           frames_take(pid, inject_where(in)->tid, 1, &a->frames, a->frames_err, sizeof a->frames_err) == 0;
+	if (held)
+		frames_to_session(&a->frames, h);
+	attach_time("running calls found");
+	char sess[64], alive[64];
+	snprintf(sess, sizeof sess, "/proc/%d/fd/%d", (int)self, session_fd);
+	snprintf(alive, sizeof alive, "/proc/%d/fd/%d", (int)self, alive_fd);
+	uint64_t s_at, a_at;
+	int rc = inject_push(in, sess, strlen(sess) + 1, &s_at, err, n);
+	if (!rc)
+		rc = inject_push(in, alive, strlen(alive) + 1, &a_at, err, n);
+	if (!rc) {
+		uint64_t args[6] = { s_at, a_at };
+		rc = inject_call_begin(in, start, args, err, n);
+	}
+	if (!rc && held)
+		rc = inject_call_end(in, ret, HOLD_MS, 0, err, n);
+	attach_time("start: returned");
+	if (held && (rc || !by_exit))
+		frames_let_go();
+	if (rc == 1 || (!rc && !held))
+		rc = inject_call_end(in, ret, START_TIMEOUT_MS, 1, err, n);
+	inject_detach(in);
+	return rc ? -1 : 0;
+}
+
+/* What the helper sends back. */
+struct helper_result {
+	int rc;
+	uint64_t ret, stop_fn, tsc;
+	int nframes, nthreads;
+	char err[512], frames_err[256];
+};
+
+static int write_all(int fd, const void *p, size_t len)
+{
+	for (size_t done = 0; done < len;) {
+		ssize_t w = write(fd, (const char *)p + done, len - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		done += (size_t)w;
+	}
+	return 0;
+}
+
+static int read_all(int fd, void *p, size_t len)
+{
+	for (size_t done = 0; done < len;) {
+		ssize_t r = read(fd, (char *)p + done, len - done);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		done += (size_t)r;
+	}
+	return 0;
+}
+
+struct frame_msg {
+	int32_t tid;
+	uint32_t namelen;
+	uint64_t fn, slot, ra;
+};
+
+/* The start in a helper process, sonde's child, which is the tracer: when
+ * it exits the kernel lets every thread it stopped go at once
+ * (exit_ptrace, under one lock), where detaching them one by one took 7-15
+ * ms of 100 on a loaded machine: each thread let go took the CPU from sonde
+ * before the next one was.  Its results (the return value, the frames with
+ * their names) come back through a pipe; the session memory, shared, gets
+ * the frames directly.  Without fork, the start runs here.
+ *
+ * The helper outlives sonde: if sonde is killed (SIGKILL) while the target
+ * runs an injected call, the helper still catches the call's return and
+ * puts the thread back; killed with it, the tracer would be gone and the
+ * call would return into the faulting address (inject.c), a crash of the
+ * target.  So it has its own process group (a kill of sonde's group spares
+ * it) and none of the pipe's write end: then the agent, if it started,
+ * sees sonde's end at once (the pipe's EOF) and ends too. */
+static int start_by_helper(pid_t pid, const char *rt, const uint64_t off[2], const struct dl_funcs *dlf,
+                           int sonde_build, int session_fd, int alive_fd, int alive_w, struct sonde_session_hdr *h,
+                           struct agent *a, uint64_t *ret, char *err, size_t n)
+{
+	pid_t self = getpid();
+	int res[2];
+	pid_t c = -1;
+	if (pipe2(res, O_CLOEXEC) == 0) {
+		fflush(NULL);
+		c = fork();
+		if (c < 0) {
+			close(res[0]);
+			close(res[1]);
+		}
+	}
+	if (c < 0)
+		return start_in_target(pid, self, rt, off, dlf, sonde_build, session_fd, alive_fd, h, 0, a, ret, err, n);
+	if (c == 0) {
+		close(res[0]);
+		close(alive_w);
+		setpgid(0, 0);
+		signal(SIGPIPE, SIG_IGN); /* sonde gone: the result is not needed */
+		static struct helper_result r;
+		r.rc = getppid() == self ? start_in_target(pid, self, rt, off, dlf, sonde_build, session_fd, alive_fd, h, 1,
+		                                           a, &r.ret, r.err, sizeof r.err)
+		                         : -1;
+		r.stop_fn = a->stop_fn;
+		r.tsc = a->frames.tsc;
+		r.nframes = a->frames.n;
+		r.nthreads = a->frames.nthreads;
+		snprintf(r.frames_err, sizeof r.frames_err, "%s", a->frames_err);
+		int bad = write_all(res[1], &r, sizeof r);
+		for (int i = 0; !bad && i < a->frames.n; i++) {
+			const struct attach_frame *f = &a->frames.f[i];
+			struct frame_msg m = { f->tid, f->name ? (uint32_t)strlen(f->name) : 0, f->fn, f->slot, f->ra };
+			bad = write_all(res[1], &m, sizeof m) || write_all(res[1], f->name ? f->name : "", m.namelen);
+		}
+		_exit(bad);
+	}
+	close(res[1]);
+	static struct helper_result r;
+	int rc = read_all(res[0], &r, sizeof r);
+	if (rc)
+		snprintf(err, n, "the attach helper process ended without a result");
+	else if (r.rc) {
+		snprintf(err, n, "%s", r.err);
+		rc = -1;
+	} else {
+		*ret = r.ret;
+		a->stop_fn = r.stop_fn;
+		a->frames.tsc = r.tsc;
+		a->frames.nthreads = r.nthreads;
+		snprintf(a->frames_err, sizeof a->frames_err, "%s", r.frames_err);
+		for (int i = 0; i < r.nframes && i < 1 << 20; i++) {
+			struct frame_msg m;
+			if (read_all(res[0], &m, sizeof m) || m.namelen > 4096)
+				break;
+			char *name = malloc(m.namelen + 1);
+			if (!name || read_all(res[0], name, m.namelen)) {
+				free(name);
+				break;
+			}
+			name[m.namelen] = 0;
+			struct attach_frame f = { m.tid, m.fn, m.slot, m.ra, name };
+			if (frames_add(&a->frames, &f)) {
+				free(name);
+				break;
+			}
+		}
+	}
+	close(res[0]);
+	while (waitpid(c, NULL, 0) < 0 && errno == EINTR)
+		;
+	return rc;
+}
+
 int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_session_hdr *h, int locks,
                 struct agent *a, char *err, size_t n)
 {
+	attach_time("sonde ready");
 	memset(a, 0, sizeof *a);
 	a->pid = pid;
 	a->alive_w = -1;
@@ -76,27 +277,41 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 		return -1;
 	}
 	/* A sonde build?  Read from its files, before the process is touched
-	 * (--locks works on any dynamically linked program). */
+	 * (--locks works on any dynamically linked program); dlopen too, so
+	 * that a static binary is refused without being stopped.  The maps are
+	 * read once for both. */
 	struct modules ms = { 0 };
+	struct dl_funcs dlf;
 	int sonde_build = 0;
-	if (modules_load(&ms, pid) == 0) {
-		sonde_build = dl_count_note_section(pid, &ms, ".note.sonde") > 0;
-		modules_free(&ms);
-		if (!sonde_build && !locks) {
-			snprintf(err, n, "process %d has no code built by sonde-cc (for its locks use 'sonde record "
-			         "--locks -p %d', for probes 'sonde probe -p %d'; or rebuild it with sonde-cc)", (int)pid,
-			         (int)pid, (int)pid);
-			return AGENT_NOT_SONDE;
-		}
-	} else {
+	if (modules_load(&ms, pid) != 0) {
 		modules_free(&ms);
 		snprintf(err, n, "cannot attach to process %d (cannot read /proc/%d/maps: %s)", (int)pid, (int)pid,
 		         strerror(errno));
 		return -1;
 	}
+	sonde_build = dl_count_note_section(pid, &ms, ".note.sonde") > 0;
+	if (!sonde_build && !locks) {
+		modules_free(&ms);
+		snprintf(err, n, "process %d has no code built by sonde-cc (for its locks use 'sonde record "
+		         "--locks -p %d', for probes 'sonde probe -p %d'; or rebuild it with sonde-cc)", (int)pid,
+		         (int)pid, (int)pid);
+		return AGENT_NOT_SONDE;
+	}
+	int rc = dl_funcs_find(pid, &ms, &dlf, err, n);
+	modules_free(&ms);
+	if (rc)
+		return -1;
+	attach_time("sonde build checked");
 	char rt[PATH_MAX];
 	if (!realpath(rt_path, rt)) {
 		snprintf(err, n, "cannot find the runtime %s (%s)", rt_path, strerror(errno));
+		return -1;
+	}
+	/* The agent's entry points: offsets in our own file of the runtime. */
+	const char *names[2] = { "sonde_agent_start", "sonde_agent_stop" };
+	uint64_t off[2] = { 0, 0 };
+	if (dl_file_syms(getpid(), rt, names, off, 2) != 0 || !off[0] || !off[1]) {
+		snprintf(err, n, "the runtime %s has no sonde_agent_start (a broken build?)", rt);
 		return -1;
 	}
 	int pfd[2];
@@ -104,39 +319,15 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 		snprintf(err, n, "cannot create a pipe (%s)", strerror(errno));
 		return -1;
 	}
-	uint64_t handle;
-	if (inject_dlopen(pid, 0, rt, &handle, NULL, err, n))
-		goto fail;
-	uint64_t start = target_sym(pid, rt, "sonde_agent_start");
-	a->stop_fn = target_sym(pid, rt, "sonde_agent_stop");
-	if (!start || !a->stop_fn) {
-		snprintf(err, n, "the runtime loaded into process %d has no sonde_agent_start (another sonde "
-		         "version?)", (int)pid);
-		goto fail;
-	}
-	/* Last thing before the sleds go on: the calls running now, which the
-	 * threads take as resumed frames at their first event. */
-	if (sonde_build && frames_take(pid, &a->frames, a->frames_err, sizeof a->frames_err) == 0)
-		frames_to_session(&a->frames, h);
-	char sess[64], alive[64];
-	snprintf(sess, sizeof sess, "/proc/%d/fd/%d", (int)getpid(), session_fd);
-	snprintf(alive, sizeof alive, "/proc/%d/fd/%d", (int)getpid(), pfd[0]);
-	struct inject *in = inject_attach(pid, 0, err, n);
-	if (!in)
-		goto fail;
-	uint64_t s_at, a_at, ret = 0;
-	int rc = inject_push(in, sess, strlen(sess) + 1, &s_at, err, n);
-	if (!rc)
-		rc = inject_push(in, alive, strlen(alive) + 1, &a_at, err, n);
-	if (!rc) {
-		uint64_t args[6] = { s_at, a_at };
-		rc = inject_call_at(in, start, args, &ret, START_TIMEOUT_MS, err, n);
-	}
-	inject_detach(in);
-	if (rc)
-		goto fail;
+	uint64_t ret = 0;
+	rc = start_by_helper(pid, rt, off, &dlf, sonde_build, session_fd, pfd[0], pfd[1], h, a, &ret, err, n);
+	attach_time("agent started");
 	close(pfd[0]); /* the agent has its own */
-	pfd[0] = -1;
+	if (rc) {
+		frames_free(&a->frames);
+		close(pfd[1]);
+		return -1;
+	}
 	int r = (int)(int32_t)(uint32_t)ret;
 	if (r < 0) {
 		snprintf(err, n, "the agent could not start in process %d (%s)", (int)pid, start_error(r));
@@ -148,17 +339,63 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 	a->alive_w = pfd[1];
 	a->start_ns = mono_ns();
 	return 0;
-fail:
-	frames_free(&a->frames);
-	if (pfd[0] >= 0)
-		close(pfd[0]);
-	close(pfd[1]);
-	return -1;
 }
 
 void agent_free(struct agent *a)
 {
 	frames_free(&a->frames);
+}
+
+/* The stop call, in a helper process as the start (start_by_helper): if
+ * sonde is killed while the agent ends (its grace period makes that call
+ * last some 20 ms), the helper still puts the thread back.  Without fork,
+ * the call is made here. */
+static int stop_by_helper(struct agent *a, char *err, size_t n)
+{
+	uint64_t args[6] = { 0 }, ret;
+	int res[2];
+	pid_t c = -1;
+	if (pipe2(res, O_CLOEXEC) == 0) {
+		fflush(NULL);
+		c = fork();
+		if (c < 0) {
+			close(res[0]);
+			close(res[1]);
+		}
+	}
+	if (c < 0)
+		return inject_call(a->pid, a->stop_fn, args, &ret, err, n);
+	if (c == 0) {
+		close(res[0]);
+		if (a->alive_w >= 0)
+			close(a->alive_w);
+		setpgid(0, 0);
+		signal(SIGPIPE, SIG_IGN);
+		static char msg[512];
+		int rc = inject_call(a->pid, a->stop_fn, args, &ret, msg, sizeof msg);
+		if (rc)
+			write_all(res[1], msg, strlen(msg));
+		_exit(rc ? 1 : 0);
+	}
+	close(res[1]);
+	char msg[512];
+	size_t got = 0;
+	for (;;) {
+		ssize_t r = read(res[0], msg + got, sizeof msg - 1 - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0 || (got += (size_t)r) == sizeof msg - 1)
+			break;
+	}
+	msg[got] = 0;
+	close(res[0]);
+	int st = 0;
+	while (waitpid(c, &st, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	snprintf(err, n, "%s", got ? msg : "the helper process of the stop call failed");
+	return -1;
 }
 
 int agent_stop(struct agent *a, char *err, size_t n)
@@ -168,8 +405,7 @@ int agent_stop(struct agent *a, char *err, size_t n)
 		snprintf(err, n, "process %d has ended", (int)a->pid);
 		rc = -1;
 	} else {
-		uint64_t args[6] = { 0 }, ret;
-		rc = inject_call(a->pid, a->stop_fn, args, &ret, err, n);
+		rc = stop_by_helper(a, err, n);
 	}
 	if (a->alive_w >= 0)
 		close(a->alive_w); /* the watcher ends too */

@@ -42,6 +42,10 @@ int agent_stop(struct agent *a, char *err, size_t n);
 /* Frees what agent_start kept (a->frames). */
 void agent_free(struct agent *a);
 
+/* Run-time address of sym (a dynamic symbol) in process pid's copy of the
+ * object at path (as mapped: a real path), or 0. */
+uint64_t agent_target_sym(pid_t pid, const char *path, const char *sym);
+
 /* Whether the process still runs (not a zombie). */
 int agent_target_alive(pid_t pid);
 

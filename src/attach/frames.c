@@ -14,6 +14,7 @@
 
 #include "attach/inject.h"
 #include "attach/permission.h"
+#include "attach/times.h"
 #include "common/clock.h"
 
 #include <dirent.h>
@@ -38,6 +39,7 @@
 struct stopped {
 	pid_t tid[MAX_TIDS];
 	int n;
+	pid_t held;     /* stopped by the caller already (frames_take): not ours to let go */
 };
 
 static int has_tid(const struct stopped *s, pid_t t)
@@ -51,7 +53,8 @@ static int has_tid(const struct stopped *s, pid_t t)
 static void let_go(struct stopped *s)
 {
 	for (int i = 0; i < s->n; i++)
-		ptrace(PTRACE_DETACH, s->tid[i], 0, 0);
+		if (s->tid[i] != s->held)
+			ptrace(PTRACE_DETACH, s->tid[i], 0, 0);
 	s->n = 0;
 }
 
@@ -151,7 +154,7 @@ static int read_word(pid_t pid, uint64_t addr, uint64_t *v)
 	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)sizeof *v ? 0 : -1;
 }
 
-static int add_frame(struct attach_frames *out, const struct attach_frame *f)
+int frames_add(struct attach_frames *out, const struct attach_frame *f)
 {
 	if (out->n == out->cap) {
 		int cap = out->cap ? out->cap * 2 : 64;
@@ -210,7 +213,7 @@ static void unwind_thread(struct unwind *u, Dwfl_Thread *th, struct attach_frame
 		if (i == 0 && pc < fn + SLED_LEN)
 			continue; /* not entered yet */
 		struct attach_frame f = { u->tid, fn, slot, ra, strdup(name) };
-		if (add_frame(out, &f))
+		if (frames_add(out, &f))
 			free(f.name);
 	}
 	/* Innermost first from the unwinder: turn this thread's run around. */
@@ -240,15 +243,29 @@ static int thread_cb(Dwfl_Thread *th, void *arg)
 
 #endif
 
-int frames_take(pid_t pid, struct attach_frames *out, char *err, size_t n)
+#if defined(__x86_64__)
+static struct stopped s; /* frames_take's, until frames_let_go with keep */
+#endif
+
+void frames_let_go(void)
+{
+#if defined(__x86_64__)
+	let_go(&s);
+#endif
+}
+
+int frames_take(pid_t pid, pid_t held, int keep, struct attach_frames *out, char *err, size_t n)
 {
 	memset(out, 0, sizeof *out);
 #if defined(__x86_64__)
-	static struct stopped s;
 	s.n = 0;
+	s.held = held;
+	if (held)
+		s.tid[s.n++] = held;
 	if (stop_all(pid, &s, err, n))
 		return -1;
 	out->tsc = clock_ticks();
+	attach_time("frames: threads stopped");
 	static char *debuginfo_path = NULL;
 	static const Dwfl_Callbacks cb = {
 		.find_elf = dwfl_linux_proc_find_elf,
@@ -262,6 +279,7 @@ int frames_take(pid_t pid, struct attach_frames *out, char *err, size_t n)
 		snprintf(err, n, "cannot read the stacks of process %d (%s)", (int)pid, dwfl_errmsg(-1));
 		goto out;
 	}
+	attach_time("frames: unwinder ready");
 	static struct unwind u;
 	memset(&u, 0, sizeof u);
 	u.dwfl = d;
@@ -271,16 +289,20 @@ int frames_take(pid_t pid, struct attach_frames *out, char *err, size_t n)
 	 * again for each one. */
 	dwfl_getthreads(d, thread_cb, &w);
 	out->nthreads = s.n;
+	attach_time("frames: threads unwound");
 	rc = 0;
 out:
 	if (d)
 		dwfl_end(d);
-	let_go(&s);
+	if (rc || !keep)
+		let_go(&s);
 	if (rc)
 		frames_free(out);
 	return rc;
 #else
 	(void)pid;
+	(void)held;
+	(void)keep;
 	snprintf(err, n, "finding the calls running at the attach is done for x86-64 only");
 	return -1;
 #endif

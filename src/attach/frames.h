@@ -26,13 +26,19 @@ struct attach_frames {
 	uint64_t tsc;       /* when they were all stopped */
 };
 
-/* Stops every thread of pid (ptrace), unwinds each, lets them all go.
+/* Stops every thread of pid (ptrace), unwinds each, lets them all go;
+ * held, if not 0, is a thread the caller has stopped with ptrace already
+ * (inject.c, its registers as they were): unwound too, left stopped.
  * Only frames of modules built by sonde-cc whose return address was found
  * where the unwinder says it is are kept.  0; -1 with err (nothing is kept then; the process was put back
  * as it was). */
-int frames_take(pid_t pid, struct attach_frames *out, char *err, size_t n);
+/* With keep, on success, the threads stay stopped until frames_let_go(). */
+int frames_take(pid_t pid, pid_t held, int keep, struct attach_frames *out, char *err, size_t n);
+void frames_let_go(void);
 /* Copies them into the session (sess_alloc) and points attach_off there. */
 void frames_to_session(const struct attach_frames *fr, struct sonde_session_hdr *h);
+/* Appends f (its name is then fr's to free).  0, or -1 out of memory. */
+int frames_add(struct attach_frames *fr, const struct attach_frame *f);
 void frames_free(struct attach_frames *fr);
 /* Whether fn is the entry of a function of a module registered in the
  * session h (size bytes mapped; the program's side wrote the tables). */

@@ -36,11 +36,13 @@
 #include "arch/arch.h"
 #include "attach/dlfuncs.h"
 #include "attach/permission.h"
+#include "attach/times.h"
 #include "probe/modules.h"
 #include "probe/target.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -172,25 +174,67 @@ static long now_ms(void)
 	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Whether a tracee's stop wakes sonde with SIGCHLD: with SIGCHLD at its
+ * default disposition and without SA_NOCLDSTOP the kernel sends one to the
+ * tracer at every ptrace stop and exit (do_notify_parent_cldstop). */
+static int sigchld_wakes(void)
+{
+	struct sigaction sa;
+	return sigaction(SIGCHLD, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL && !(sa.sa_flags & SA_NOCLDSTOP);
+}
+
 /* Waits for the next event of the traced thread.  1 when timeout_ms passed
- * first (0: no limit), 0 with *st, -1 on a wait error. */
+ * first (0: no limit), 0 with *st, -1 on a wait error.
+ *
+ * Without polling sleeps (an attach waits for many stops; a sleep of a few
+ * ms each was most of its time on a loaded machine): SIGCHLD is blocked in
+ * this thread and taken with sigtimedwait, so a stop wakes us at once; one
+ * that came before the block is seen by the waitpid that comes first.  The
+ * wait is cut in slices of SLICE_MS: another thread of sonde that does not
+ * block SIGCHLD may take the signal (then discarded), and the next slice
+ * sees the stop anyway.  When sonde has a SIGCHLD handler of its own, the
+ * signal is its: then we poll with growing naps, as before. */
+#define SLICE_MS 5
 static int wait_tid(pid_t tid, int *st, int timeout_ms)
 {
 	long end = now_ms() + timeout_ms;
 	long nap = 20;
+	int wake = timeout_ms && sigchld_wakes();
+	sigset_t chld, old;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	if (wake)
+		pthread_sigmask(SIG_BLOCK, &chld, &old);
+	int rc;
 	for (;;) {
 		pid_t w = waitpid(tid, st, __WALL | (timeout_ms ? WNOHANG : 0));
-		if (w == tid)
-			return 0;
-		if (w < 0 && errno != EINTR)
-			return -1;
+		if (w == tid) {
+			rc = 0;
+			break;
+		}
+		if (w < 0 && errno != EINTR) {
+			rc = -1;
+			break;
+		}
 		if (w == 0) {
-			if (now_ms() >= end)
-				return 1;
-			sleep_us(nap);
-			nap = nap < 5000 ? nap * 2 : nap;
+			long left = end - now_ms();
+			if (left <= 0) {
+				rc = 1;
+				break;
+			}
+			if (wake) {
+				long ms = left < SLICE_MS ? left : SLICE_MS;
+				struct timespec ts = { 0, ms * 1000000 };
+				sigtimedwait(&chld, NULL, &ts);
+			} else {
+				sleep_us(nap);
+				nap = nap < 5000 ? nap * 2 : nap;
+			}
 		}
 	}
+	if (wake && !sigismember(&old, SIGCHLD))
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
 }
 
 static int wait_thread(struct inject *in, int *st, int timeout_ms)
@@ -399,8 +443,7 @@ static void hold_signal(struct inject *in, int sig)
 		in->held[in->nheld++] = sig;
 }
 
-int inject_call_at(struct inject *in, uint64_t func, const uint64_t args[6], uint64_t *ret, int timeout_ms,
-                   char *err, size_t n)
+int inject_call_begin(struct inject *in, uint64_t func, const uint64_t args[6], char *err, size_t n)
 {
 	pid_t pid = in->t.pid;
 	if (in->gone) {
@@ -421,6 +464,13 @@ int inject_call_at(struct inject *in, uint64_t func, const uint64_t args[6], uin
 		         strerror(errno));
 		return -1;
 	}
+	return 0;
+}
+
+int inject_call_end(struct inject *in, uint64_t *ret, int timeout_ms, int give_up, char *err, size_t n)
+{
+	pid_t pid = in->t.pid;
+	uint64_t ra = CALL_RET_ADDR;
 	for (;;) {
 		int st, w = wait_thread(in, &st, timeout_ms);
 		if (w < 0) {
@@ -428,6 +478,8 @@ int inject_call_at(struct inject *in, uint64_t func, const uint64_t args[6], uin
 			         strerror(errno));
 			return -1;
 		}
+		if (w > 0 && !give_up)
+			return 1;
 		if (w > 0) {
 			/* Stop it where it is: inject_detach puts it back as it was. */
 			char e2[128];
@@ -470,6 +522,14 @@ int inject_call_at(struct inject *in, uint64_t func, const uint64_t args[6], uin
 		hold_signal(in, sig);
 		ptrace(PTRACE_CONT, in->tid, 0, 0);
 	}
+}
+
+int inject_call_at(struct inject *in, uint64_t func, const uint64_t args[6], uint64_t *ret, int timeout_ms,
+                   char *err, size_t n)
+{
+	if (inject_call_begin(in, func, args, err, n))
+		return -1;
+	return inject_call_end(in, ret, timeout_ms, 1, err, n);
 }
 
 int inject_read_str(struct inject *in, uint64_t addr, char *buf, size_t n)
@@ -536,35 +596,31 @@ int inject_call(pid_t pid, uint64_t func, const uint64_t args[6], uint64_t *ret,
 	return rc;
 }
 
-int inject_dlopen(pid_t pid, pid_t tid, const char *lib_path, uint64_t *handle, struct inject_stop *stop,
-                  char *err, size_t n)
+int inject_peek(struct inject *in, uint64_t addr, void *buf, size_t len)
 {
+	return target_read(&in->t, addr, buf, len);
+}
+
+int inject_put_back(struct inject *in)
+{
+	return in->gone ? -1 : target_setregs(in->tid, &in->regs);
+}
+
+int inject_dlopen_with(struct inject *in, const struct dl_funcs *funcs, const char *lib_path, uint64_t *handle,
+                       char *err, size_t n)
+{
+	pid_t pid = in->t.pid;
 	/* dlopen resolves a relative path in the target's working directory. */
 	char path[PATH_MAX];
 	if (!realpath(lib_path, path)) {
 		snprintf(err, n, "cannot load %s (%s)", lib_path, strerror(errno));
 		return -1;
 	}
-	/* dlopen is looked for before the process is touched: a static binary
-	 * is refused without being stopped. */
-	struct modules ms = { 0 };
 	struct dl_funcs f;
-	if (modules_load(&ms, pid) == 0 && ms.n > 0) {
-		int rc = dl_funcs_find(pid, &ms, &f, err, n);
-		modules_free(&ms);
-		if (rc)
-			return -1;
-	} else {
-		modules_free(&ms);
-		f.dlopen = 0;   /* not readable: inject_attach says why */
-	}
-	struct inject *in = inject_attach(pid, tid, err, n);
-	if (!in)
+	if (funcs)
+		f = *funcs;
+	else if (dl_funcs_find(pid, &in->mods, &f, err, n))
 		return -1;
-	if (!f.dlopen && dl_funcs_find(pid, &in->mods, &f, err, n)) {
-		inject_detach(in);
-		return -1;
-	}
 	uint64_t at = 0, h = 0;
 	int rc = inject_push(in, path, strlen(path) + 1, &at, err, n);
 	if (rc == 0) {
@@ -580,10 +636,35 @@ int inject_dlopen(pid_t pid, pid_t tid, const char *lib_path, uint64_t *handle, 
 		snprintf(err, n, "dlopen of %s failed in process %d (%s)", path, (int)pid, why);
 		rc = -1;
 	}
+	attach_time("dlopen: call returned");
+	if (rc == 0)
+		*handle = h;
+	return rc;
+}
+
+int inject_dlopen(pid_t pid, pid_t tid, const char *lib_path, uint64_t *handle, struct inject_stop *stop,
+                  char *err, size_t n)
+{
+	/* dlopen is looked for before the process is touched: a static binary
+	 * is refused without being stopped. */
+	struct modules ms = { 0 };
+	struct dl_funcs f;
+	int have = 0;
+	if (modules_load(&ms, pid) == 0 && ms.n > 0) {
+		int rc = dl_funcs_find(pid, &ms, &f, err, n);
+		modules_free(&ms);
+		if (rc)
+			return -1;
+		have = 1;
+	} else {
+		modules_free(&ms); /* not readable: inject_attach says why */
+	}
+	struct inject *in = inject_attach(pid, tid, err, n);
+	if (!in)
+		return -1;
+	int rc = inject_dlopen_with(in, have ? &f : NULL, lib_path, handle, err, n);
 	if (stop)
 		*stop = in->stop;
 	inject_detach(in);
-	if (rc == 0)
-		*handle = h;
 	return rc;
 }

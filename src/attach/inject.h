@@ -36,6 +36,12 @@ int inject_push(struct inject *in, const void *data, size_t len, uint64_t *addr,
  * ended. */
 int inject_call_at(struct inject *in, uint64_t func, const uint64_t args[6], uint64_t *ret, int timeout_ms,
                    char *err, size_t n);
+/* inject_call_at in two halves, for a caller that does something while the
+ * call runs: begin starts it (0 or -1 with err); end waits for its return
+ * as inject_call_at does, except that with give_up 0 a timeout returns 1,
+ * the call still running (end can be called again). */
+int inject_call_begin(struct inject *in, uint64_t func, const uint64_t args[6], char *err, size_t n);
+int inject_call_end(struct inject *in, uint64_t *ret, int timeout_ms, int give_up, char *err, size_t n);
 /* Reads a NUL-terminated string of at most n-1 bytes from the target. */
 int inject_read_str(struct inject *in, uint64_t addr, char *buf, size_t n);
 const struct inject_stop *inject_where(const struct inject *in);
@@ -51,6 +57,19 @@ int inject_call(pid_t pid, uint64_t func, const uint64_t args[6], uint64_t *ret,
  * the target's dlerror().  stop, if not NULL, says where the thread was. */
 int inject_dlopen(pid_t pid, pid_t tid, const char *lib_path, uint64_t *handle, struct inject_stop *stop,
                   char *err, size_t n);
+
+struct dl_funcs;
+/* inject_dlopen's call on a thread stopped already (inject_attach): funcs,
+ * if not NULL, says where dlopen and dlerror are (dlfuncs.c; NULL: looked
+ * for in the process's objects).  The thread stays stopped. */
+int inject_dlopen_with(struct inject *in, const struct dl_funcs *funcs, const char *lib_path, uint64_t *handle,
+                       char *err, size_t n);
+/* Reads len bytes of the target's memory at addr.  0 or -1. */
+int inject_peek(struct inject *in, uint64_t addr, void *buf, size_t len);
+/* Puts the thread's general registers back as they were at the stop, the
+ * thread staying stopped: between calls, for a reader of its stack
+ * (frames.c).  0 or -1. */
+int inject_put_back(struct inject *in);
 
 /* Stops thread tid of process pid, seized already (PTRACE_SEIZE), with
  * PTRACE_INTERRUPT and waits for that stop; signals that come first are

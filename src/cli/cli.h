@@ -49,6 +49,7 @@ struct cli_opts {
 	const char *plugin;     /* --plugin SO */
 	int record_probe;       /* --record */
 	const char *target;     /* --target tcp:HOST:PORT | serial:DEV[,BAUD] */
+	const char *engine;     /* --engine agent|ptrace (probe; NULL: agent where it can) */
 	const char *exe;        /* --exe PROGRAM (with --target) */
 	double timeout;         /* --timeout SECONDS (with --target; 0 = default) */
 	/* positional arguments after the options (and after "--") */
@@ -113,5 +114,8 @@ void cli_check_output_dir(const char *path);
 
 /* Check stdout for write errors before exiting (returns the exit code to use). */
 int cli_finish_stdout(int code);
+
+/* NAME in sonde's runtime directory beside the binary (libpath.c), malloc'd real path; NULL if missing. */
+char *cli_lib_path(const char *name);
 
 #endif

@@ -161,7 +161,18 @@ int cmd_info(struct cli_opts *o)
 		}
 		json_double(&j, "duration_ns", dur);
 		json_double(&j, "ticks_per_ns", r->ticks_per_ns);
-		json_int(&j, "exit_status", (s = rd_meta(r, "exit_status")) ? atoi(s) : 0);
+		if ((s = rd_meta(r, "exit_status")) || !rd_meta(r, "incomplete"))
+			json_int(&j, "exit_status", s ? atoi(s) : 0);
+		else
+			json_null(&j, "exit_status"); /* a recovered recording: not known */
+		if ((s = rd_meta(r, "incomplete"))) { /* the recorder was killed (record/recover.c) */
+			json_obj_begin(&j, "incomplete");
+			json_str(&j, "why", s);
+			json_int(&j, "recorder_pid", (s = rd_meta(r, "recorder_pid")) ? atoi(s) : 0);
+			json_str(&j, "program_end", rd_meta(r, "program_end"));
+			json_bool(&j, "events_missing", r->has_events);
+			json_obj_end(&j);
+		}
 		json_uint(&j, "functions", nfuncs);
 		json_uint(&j, "cct_nodes", nodes);
 		json_double(&j, "numbering_ns", (double)numbering);
@@ -227,6 +238,14 @@ int cmd_info(struct cli_opts *o)
 		printf("program:      %s\n", rd_meta(r, "program") ? rd_meta(r, "program") : "?");
 		printf("command:      %s\n", rd_meta(r, "command") ? rd_meta(r, "command") : "?");
 		printf("mode:         %s%s\n", mode_s, (r->mode & REC_MODE_LOCKS) ? " + locks" : "");
+		if ((s = rd_meta(r, "incomplete")))
+			printf("incomplete:   %s (sonde pid %s); recovered from its session by the next reader: %s%s; "
+			       "the program's end: %s\n", s, rd_meta(r, "recorder_pid") ? rd_meta(r, "recorder_pid") : "?",
+			       (r->mode & REC_MODE_PROFILE) ? "the profile holds the calls up to the program's end"
+			                                    : "the events written before the kill and those left in the rings",
+			       r->has_events ? "; the events the recorder drained but had not written are missing "
+			                       "(sequence gaps), and those after a ring filled are counted as lost" : "",
+			       rd_meta(r, "program_end") ? rd_meta(r, "program_end") : "unknown");
 		if (rd_meta(r, "attached_pid")) {
 			printf("attached:     to running process %s at %s (sonde record -p; ended: %s%s)\n",
 			       rd_meta(r, "attached_pid"), rd_meta(r, "attached_at") ? rd_meta(r, "attached_at") : "?",

@@ -8,13 +8,25 @@
 
 #include "analysis/trace_cct.h"
 #include "cli/progress.h"
+#include "record/record.h"
+
+struct recording *load_open_or_die(const char *dir)
+{
+	char err[8192];
+	int rc = recover_recording(dir, err, sizeof err);
+	if (rc < 0 || rc == RECOVER_BUSY)
+		cli_die(EXIT_DATA, "%s", err);
+	if (rc == RECOVER_DONE)
+		cli_warn("%s", err);
+	struct recording *r = rd_open(dir, err, sizeof err);
+	if (!r)
+		cli_die(EXIT_DATA, "%s", err);
+	return r;
+}
 
 void load_or_die(struct cli_opts *o, struct loaded *l)
 {
-	char err[1024];
-	l->r = rd_open(o->input, err, sizeof err);
-	if (!l->r)
-		cli_die(EXIT_DATA, "%s", err);
+	l->r = load_open_or_die(o->input);
 	progress_attach(l->r, o->input);
 	fn_table_build(l->r, &l->ft);
 }

@@ -14,6 +14,10 @@ struct loaded {
 };
 
 void load_or_die(struct cli_opts *o, struct loaded *l);
+/* rd_open of dir, after recovering the recording of a killed recorder
+ * (record/recover.c; a one-line notice on stderr when it does); dies with
+ * exit 2 on error, or when the recording is still being written. */
+struct recording *load_open_or_die(const char *dir);
 /* For a --trace recording, build each thread's calling-context tree from the
  * timeline (a profile recording has them already). */
 void load_trees(struct loaded *l);

@@ -5,6 +5,7 @@
 
 #include "analysis/locks.h"
 #include "cli/cli.h"
+#include "cli/load.h"
 #include "cli/progress.h"
 #include "common/json.h"
 
@@ -241,9 +242,7 @@ int cmd_locks(struct cli_opts *o)
 			        o->sort);
 	}
 	char err[1024];
-	struct recording *r = rd_open(o->input, err, sizeof err);
-	if (!r)
-		cli_die(EXIT_DATA, "%s", err);
+	struct recording *r = load_open_or_die(o->input);
 	progress_attach(r, o->input);
 	if (!(r->mode & (REC_MODE_LOCKS | REC_MODE_LOCK_EVENTS)))
 		cli_die(EXIT_DATA, "%s was not recorded with --locks (run 'sonde record --locks -- PROGRAM')", o->input);

@@ -14,7 +14,7 @@
 enum {
 	O_FORMAT = 256, O_SORT, O_LIMIT, O_THREADS, O_PER_LOCK, O_TID, O_TIME_RANGE, O_DEPTH, O_MIN_PERCENT,
 	O_TRACE, O_LOCKS, O_LOSSY, O_MIN_TIME, O_DOMAIN, O_BUFFER, O_KEEP_LAST, O_COMPRESS, O_NO_FOLLOW, O_DURATION,
-	O_INTERACTIVE, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_HELP,
+	O_INTERACTIVE, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_ENGINE, O_HELP,
 };
 
 static const struct cli_option options[] = {
@@ -74,6 +74,8 @@ static const struct cli_option options[] = {
 	  "--target: the program's ELF on this machine (symbols, lines, DWARF)" },
 	{ "timeout", O_TIMEOUT, required_argument, CMD_PROBE, "SECONDS",
 	  "--target: how long to wait for each reply of the stub (default 5)" },
+	{ "engine", O_ENGINE, required_argument, CMD_PROBE, "agent|ptrace",
+	  "who runs the probes: the agent inside the program (default for func and line probes) or ptrace stops" },
 	{ "help", O_HELP, no_argument, ~0u, NULL, "show this help (also -h)" },
 };
 #define NOPTIONS (int)(sizeof(options) / sizeof(options[0]))
@@ -306,6 +308,11 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 		case O_RECORD: o->record_probe = 1; break;
 		case O_TARGET: o->target = optarg; break;
 		case O_EXE: o->exe = optarg; break;
+		case O_ENGINE:
+			if (strcmp(optarg, "agent") && strcmp(optarg, "ptrace"))
+				cli_die(EXIT_USAGE, "invalid value '%s' for --engine (agent or ptrace)", optarg);
+			o->engine = optarg;
+			break;
 		case O_TIMEOUT:
 			if (!parse_real(optarg, &o->timeout) || o->timeout <= 0 || o->timeout > 3600)
 				cli_die(EXIT_USAGE, "invalid value '%s' for --timeout (seconds, > 0)", optarg);

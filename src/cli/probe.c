@@ -2,6 +2,7 @@
  * program (src/probe/), run until it exits, --duration, Ctrl-C or `quit`,
  * detach cleanly and print the summary table or JSON. */
 #include "cli/cli.h"
+#include "probe/agent_run.h"
 #include "probe/bptab.h"
 #include "probe/engine.h"
 #include "probe/kind.h"
@@ -114,13 +115,75 @@ static int probe_remote(struct cli_opts *o, int json)
 	return cli_finish_stdout(code);
 }
 
+static void agent_placed(struct engine *e)
+{
+	if (!e->t.launched)
+		fprintf(stderr, "sonde: probes in process %d (%d); Ctrl-C or --duration ends, the process runs on\n",
+		        (int)e->t.pid, e->nprobes);
+}
+
+/* The agent backend (agent_run.h): the program runs the probes itself. */
+static int probe_agent(struct cli_opts *o, int json)
+{
+	static struct engine e;
+	char err[700];
+	for (int i = 0; i < o->nspecs; i++) {
+		struct spec sp;
+		if (spec_parse(o->specs[i], &sp, err, sizeof err))
+			cli_die(EXIT_USAGE, "bad probe '%s' (%s)", o->specs[i], err);
+		spec_free(&sp);
+	}
+	if (o->output)
+		cli_check_output_dir(o->output);
+	char *rt = cli_lib_path("libsonde-rt.so");
+	if (!rt)
+		cli_die(EXIT_DATA, "cannot find the runtime libsonde-rt.so next to the sonde binary (is the build complete?)");
+	FILE *own = o->argc ? stderr : stdout;
+	struct agent_opts ao = {
+		.argv = o->argc ? o->argv : NULL, .pid = o->pid, .specs = (const char *const *)o->specs,
+		.nspecs = o->nspecs, .duration = o->duration, .rt_path = rt, .placed = agent_placed,
+	};
+	int code = 0;
+	if (agent_probe_run(&e, &ao, err, sizeof err)) {
+		cli_error("%s", err);
+		code = EXIT_DATA;
+		if (!e.start_ns) {
+			agent_probe_close(&e);
+			cleanup(&e);
+			free(rt);
+			return code;
+		}
+	}
+	free(rt);
+	FILE *out = own;
+	if (o->output && !(out = fopen(o->output, "w"))) {
+		cli_error("cannot write %s (%s)", o->output, strerror(errno));
+		out = own;
+		code = EXIT_DATA;
+	}
+	if (json)
+		output_json(&e, out);
+	else
+		output_table(&e, out);
+	if (out != own && fclose(out)) {
+		cli_error("writing %s failed", o->output);
+		code = EXIT_DATA;
+	}
+	agent_probe_close(&e);
+	cleanup(&e);
+	return cli_finish_stdout(code);
+}
+
 int cmd_probe(struct cli_opts *o)
 {
 	int json = cli_want_json(o, "table json");
+	if (o->engine && o->target)
+		cli_die(EXIT_USAGE, "--engine does not go with --target (the remote target is its own engine)");
 	if (o->target)
 		return probe_remote(o, json);
 	if (o->exe || o->timeout)
 		cli_die(EXIT_USAGE, "--exe and --timeout go with --target");
+
 	if (o->record_probe && !o->output)
 		cli_die(EXIT_USAGE, "--record needs -o DIR (the recording directory to write the hits into)");
 	if (!o->pid && !o->argc)
@@ -129,6 +192,15 @@ int cmd_probe(struct cli_opts *o)
 		cli_die(EXIT_USAGE, "give either -p PID or a program to launch, not both");
 	if (!o->nspecs && !o->interactive)
 		cli_die(EXIT_USAGE, "no probes (give -e SPEC, or --interactive)");
+	/* The agent runs func and line probes (docs/PROBES.md "Engines"); the
+	 * rest, interactive sessions, --record and plugins stay on ptrace. */
+	int agent_can = agent_runs_all((const char *const *)o->specs, o->nspecs) && !o->interactive &&
+	                !o->record_probe && !o->plugin && !o->library;
+	if (o->engine && !strcmp(o->engine, "agent") && !agent_can)
+		cli_die(EXIT_USAGE, "--engine=agent runs func and line probes without --interactive, --record, --plugin "
+		        "or --library (use --engine=ptrace)");
+	if (agent_can && !(o->engine && !strcmp(o->engine, "ptrace")))
+		return probe_agent(o, json);
 
 	static struct engine e;
 	char err[700];

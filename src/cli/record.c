@@ -20,25 +20,6 @@
 #include "record/convert.h"
 #include "record/recorder.h"
 
-/* Our own install prefix: build/bin/sonde -> build/lib/sonde/... */
-static char *lib_path(const char *name)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n <= 0)
-		return NULL;
-	self[n] = 0;
-	char *slash = strrchr(self, '/');
-	if (!slash)
-		return NULL;
-	*slash = 0;
-	char *out = malloc(PATH_MAX + 64);
-	snprintf(out, PATH_MAX + 64, "%s/../lib/sonde/%s", self, name);
-	char *real = realpath(out, NULL);
-	free(out);
-	return real;
-}
-
 /* What execvp would find: checked before the old recording is replaced, so
  * a typo does not cost the previous recording. */
 static int program_exists(const char *prog)
@@ -89,14 +70,13 @@ static void write_recording(struct session *s, struct recorder *rec, const struc
                             const char *recorder_name, int status, const char *const *attached)
 {
 	char msg[4096 + 256];
-	uint64_t damaged = session_audit(s);
+	uint64_t damaged = 0;
+	int rc = recording_finish(s, rec, l, cfg, program, cmd, clen, recorder_name, status, attached, &damaged, msg,
+	                          sizeof msg);
 	if (damaged)
 		cli_warn("the program wrote over sonde's session memory: %llu impossible values left out "
 		         "(the recording keeps what was consistent; see 'sonde info')", (unsigned long long)damaged);
-	recorder_meta_common(rec, program, cmd, clen, recorder_name, conv_mode(cfg->mode), status);
-	for (int i = 0; attached && attached[i]; i += 2)
-		meta_add(&rec->meta, attached[i], attached[i + 1]);
-	if (write_profile(s, rec, l, cfg, msg, sizeof msg) || recorder_close(rec, msg, sizeof msg))
+	if (rc)
 		cli_die(EXIT_DATA, "%s", msg);
 }
 
@@ -238,7 +218,7 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 		        "--locks -p records the lock aggregates");
 	if (o->domain)
 		cli_die(EXIT_USAGE, "--domain does not apply to record -p (use -F / -N)");
-	char *rt = lib_path("libsonde-rt.so");
+	char *rt = cli_lib_path("libsonde-rt.so");
 	if (!rt)
 		cli_die(EXIT_DATA, "cannot find the runtime libsonde-rt.so next to the sonde binary (is the build complete?)");
 	int rings = (cfg->mode & SONDE_MODE_TRACE) != 0;
@@ -248,11 +228,12 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 	if (rc)
 		cli_die(rc == RECORDER_USAGE ? EXIT_USAGE : EXIT_DATA, "%s", msg);
 	struct session s;
-	rc = session_create(&s, cfg, cfg->min_time_ns ? guess_ticks_per_ns(&rec) : 1.0);
+	rc = session_create(&s, cfg, cfg->min_time_ns ? guess_ticks_per_ns(&rec) : 1.0, dir);
 	if (rc) {
 		recorder_abort(&rec);
-		cli_die(EXIT_DATA, "cannot create the session memory (%s)", strerror(-rc));
+		cli_die(EXIT_DATA, "cannot create the session memory for %s (%s)", dir, strerror(-rc));
 	}
+	session_note_recorder(&s, &rec.c0, 0, 1);
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = request_end; /* no SA_RESTART: the wait below wakes */
@@ -374,7 +355,7 @@ int cmd_record(struct cli_opts *o)
 	cfg.ring_size = 8ull << 20;
 	cfg.session_size = 256ull << 30;
 
-	char *rt = lib_path("libsonde-rt.so");
+	char *rt = cli_lib_path("libsonde-rt.so");
 	if (!rt)
 		cli_die(EXIT_DATA, "cannot find the runtime libsonde-rt.so next to the sonde binary (is the build complete?)");
 	int rings = (cfg.mode & (SONDE_MODE_TRACE | SONDE_MODE_LOCK_EVENTS)) != 0;
@@ -388,14 +369,20 @@ int cmd_record(struct cli_opts *o)
 	rec.zstd_level = o->compress_none ? 0 : 1;
 
 	struct session s;
-	rc = session_create(&s, &cfg, guess_ticks_per_ns(&rec));
-	if (rc)
-		cli_die(EXIT_DATA, "cannot create the session memory (%s)", strerror(-rc));
+	rc = session_create(&s, &cfg, guess_ticks_per_ns(&rec), dir);
+	if (rc) {
+		recorder_abort(&rec);
+		cli_die(EXIT_DATA, "cannot create the session memory for %s (%s)", dir, strerror(-rc));
+	}
+	session_note_recorder(&s, &rec.c0, rings, 0);
 	int ndomain = 0; /* --domain: the functions of the domain file become the only traced set */
 	if (o->domain) {
 		ndomain = domain_apply(&s, dir, o->domain, msg, sizeof msg);
-		if (ndomain < 0)
+		if (ndomain < 0) {
+			session_destroy(&s);
+			recorder_abort(&rec);
 			cli_die(EXIT_USAGE, "%s", msg);
+		}
 	}
 
 	struct launched l;
@@ -409,6 +396,7 @@ int cmd_record(struct cli_opts *o)
 		fprintf(stderr, "sonde: %s exited; the recording ends here and the processes it started go on running "
 		        "(their later calls are not recorded)\n", o->argv[0]);
 	if (rc) {
+		session_destroy(&s);
 		recorder_abort(&rec);
 		cli_die(EXIT_DATA, "cannot run %s (%s)", o->argv[0], strerror(-rc));
 	}

@@ -109,7 +109,7 @@ int ring_drain(struct sonde_session_hdr *s, uint64_t size, uint64_t max_bytes, s
 	uint32_t nchunks = r->nchunks, csize = r->chunk_size;
 	uint64_t data = r->data_off;
 	if (nchunks < 2 || csize != RING_CHUNK_SIZE || (uint64_t)nchunks * csize > max_bytes ||
-	    !sess_inside(size, data, (uint64_t)nchunks * csize))
+	    !sess_fits(size, data, (uint64_t)nchunks * csize, _Alignof(struct sonde_chunk)))
 		return -1;
 	int n = 0;
 	/* Chunks fill in order from r->cur onwards; drain oldest first by seq.

@@ -1,12 +1,18 @@
 /* session.h — layout of the session memory shared by `sonde record` and the
  * profiled processes.
  *
- * The recorder creates one memfd, sizes it (sparse: only touched pages cost
- * memory), maps it and hands the descriptor to the program through the
- * environment (SONDE_SESSION_FD).  Every process of the recorded program tree
- * (forks and execs included) maps the same memory.  Because the recorder owns
- * the memory, whatever a process wrote before it crashed or was SIGKILLed is
- * still there when the recorder writes sonde.data.
+ * The recorder creates one file on tmpfs (/dev/shm/sonde-session-UID-RANDOM,
+ * else under $XDG_RUNTIME_DIR, else an anonymous memfd), sizes it (sparse:
+ * only touched pages cost memory), maps it and hands the descriptor to the
+ * program through the environment (SONDE_SESSION_FD).  Every process of the
+ * recorded program tree (forks and execs included) maps the same memory.
+ * Whatever a process wrote before it crashed or was SIGKILLed is still there
+ * when the recorder writes sonde.data; and because the memory is a named
+ * file (DIR/session.ref names it), what the program wrote also outlives a
+ * recorder that was killed: the next reader recovers the recording from it
+ * (record/recover.c, docs/FORMAT.md "Recovery").  Memory, not a file of the
+ * recording directory: a disk file's page faults and writeback would be
+ * charged to the program's functions.
  *
  * Rules (see ARCHITECTURE.md, "Hot-path rules"):
  *  - The memory holds offsets from the session base, never pointers: each
@@ -29,13 +35,14 @@
 #include "common/func_id.h" /* SONDE_FUNC(): module slot and number */
 
 #define SONDE_SESSION_MAGIC   0x534f4e4445534553ull /* "SESEDNOS" */
-#define SONDE_SESSION_VERSION 2u
+#define SONDE_SESSION_VERSION 3u
 #define SONDE_ENV_FD          "SONDE_SESSION_FD"
 
 #define SONDE_MAX_PROCS    1024u
 #define SONDE_MAX_THREADS  4096u   /* thread slots over the whole recording */
 #define SONDE_MAX_MODULES  1024u   /* module loads over the whole recording */
 #define SONDE_PATH_MAX     512u
+#define SONDE_REC_DIR_MAX  1024u
 #define SONDE_COMM_MAX     16u
 #define SONDE_STACK_MAX    2048u   /* shadow-stack frames per thread */
 #define SONDE_MAX_MODS_PER_THREAD 256u
@@ -201,6 +208,20 @@ struct sonde_session_hdr {
 	int32_t collector_pid;       /* the recorder draining the rings: a writer waiting on a
 	                              * full ring checks it is still there */
 
+	/* What a reader needs to finish the recording of a recorder that was
+	 * killed (record/recover.c).  Written by the recorder before the program
+	 * starts; the program's side never writes it (a reader checks it all). */
+	struct sonde_recorder_note {
+		uint64_t start_time;     /* collector_pid's start time (/proc/PID/stat field 22): pid reuse */
+		uint64_t c0_ticks, c0_mono_ns; /* the recording's start (recorder.c c0) */
+		uint64_t min_time_ns;    /* --min-time */
+		uint32_t events;         /* 1: events.sonde.PID.tmp is being written */
+		uint32_t attached;       /* 1: sonde record -p */
+		char rec_dir[SONDE_REC_DIR_MAX]; /* the recording directory (absolute, NUL-ended):
+		                                  * the orphan sweep (record/sweep.c) and the
+		                                  * recovery check it names this session */
+	} recorder;
+
 	/* ---- locks (issue 4; owned by src/rt/locks.c, layout in src/rt/locks.h) ---- */
 	_Atomic uint64_t locks_off;  /* session offset of struct lk_session, 0 until a first lock */
 	/* ---- end locks ---- */
@@ -218,6 +239,14 @@ struct sonde_session_hdr {
 static inline int sess_inside(uint64_t size, uint64_t off, uint64_t len)
 {
 	return off <= size && len <= size - off;
+}
+
+/* Is [off, off + len) inside, and off a multiple of align (a power of two)?
+ * For a struct the program's side points to: a misaligned atomic is
+ * undefined behaviour, and a scribbled offset may be anything. */
+static inline int sess_fits(uint64_t size, uint64_t off, uint64_t len, uint64_t align)
+{
+	return (off & (align - 1)) == 0 && sess_inside(size, off, len);
 }
 
 /* Address of session offset `off` in this process's mapping. */

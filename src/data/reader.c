@@ -136,6 +136,43 @@ static int each_record(const char *path, uint32_t kind, rec_at_fn fn, void *arg,
 	return rc;
 }
 
+struct prefix {
+	int64_t end;
+	uint64_t chunks, bytes;
+};
+
+static int on_prefix_record(void *arg, uint32_t type, const uint8_t *p, uint64_t len, uint64_t off)
+{
+	struct prefix *x = arg;
+	x->end = (int64_t)(off + sizeof(struct sonde_rec_hdr) + len);
+	if ((type == REC_CHUNK || type == REC_CHUNK_ZSTD) && len >= sizeof(struct rec_chunk)) {
+		struct rec_chunk c;
+		memcpy(&c, p, sizeof c);
+		x->chunks++;
+		x->bytes += c.used;
+	}
+	return 0;
+}
+
+int64_t rd_valid_prefix(const char *path, uint32_t kind, uint64_t *chunks, uint64_t *bytes)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -1;
+	struct sonde_file_hdr h;
+	int ok = fread(&h, sizeof h, 1, f) == 1 && !memcmp(h.magic, SONDE_DATA_MAGIC, 8) &&
+	         h.version == SONDE_DATA_VERSION && h.kind == kind;
+	fclose(f);
+	if (!ok)
+		return -1;
+	struct prefix x = { (int64_t)sizeof h, 0, 0 };
+	char err[64];
+	each_record(path, kind, on_prefix_record, &x, err, sizeof err); /* its error is the tail: dropped */
+	*chunks = x.chunks;
+	*bytes = x.bytes;
+	return x.end;
+}
+
 struct plain_fn {
 	rd_rec_fn fn;
 	void *arg;

@@ -98,4 +98,10 @@ enum { RD_REC_DAMAGED = 1, RD_REC_NOMEM = 2 };
 typedef int (*rd_rec_fn)(void *arg, uint32_t type, const uint8_t *p, uint64_t len);
 int rd_each_record(const char *path, uint32_t kind, rd_rec_fn fn, void *arg, char *err, size_t errlen);
 
+/* Recovery of a file a killed writer left: the offset just after its last
+ * complete, undamaged record (an END record excluded), with the chunk
+ * records and their event bytes up to there; -1 when the file is missing or
+ * its header is not a sonde file of this kind and version. */
+int64_t rd_valid_prefix(const char *path, uint32_t kind, uint64_t *chunks, uint64_t *bytes);
+
 #endif

@@ -1,24 +1,36 @@
 /* perfetto.c — native Perfetto protobuf (the Trace / TracePacket format of
  * ui.perfetto.dev and trace_processor), written by hand, no protobuf library.
  *
- * Layout: one packet sequence (trusted_packet_sequence_id 1).  First a
+ * Layout (docs/TRACING.md, "Perfetto export"): sequence 1 holds a
  * TrackDescriptor per process (ProcessDescriptor: pid, name) and per thread
- * (ThreadDescriptor: pid, tid, thread name), then per call a TrackEvent
- * TYPE_SLICE_BEGIN (name by interned iid; the name is sent once, in the
- * InternedData of the packet that first uses it) and a TYPE_SLICE_END on the
- * thread's track.  Slices closed abnormally carry a debug annotation.
- * Timestamps are nanoseconds from the start of the recording.  Streaming:
- * memory is the name bitmap and one packet buffer.
+ * (ThreadDescriptor: pid, tid, thread name), and the lock tracks below.
+ * Each thread's calls are on a trusted packet sequence of their own (id 2 +
+ * thread index), so that everything an event would repeat is said once per
+ * sequence, as Perfetto's own SDK does: its first packet clears the
+ * incremental state (SEQ_INCREMENTAL_STATE_CLEARED), declares a
+ * sequence-scoped clock 64 that is incremental (ClockSnapshot: clock 64 at 0
+ * is BOOTTIME at 0, is_incremental) and sets TracePacketDefaults (timestamp
+ * clock 64, TrackEventDefaults.track_uuid = the thread's track).  Then per
+ * call a TrackEvent TYPE_SLICE_BEGIN (name by interned iid; the name is sent
+ * once per sequence, in the InternedData of the packet that first uses it)
+ * and a TYPE_SLICE_END, each packet's timestamp the nanoseconds since the
+ * previous packet of the sequence: about 11 bytes per event.  The events do
+ * not set SEQ_NEEDS_INCREMENTAL_STATE (2 bytes each): a file has no lost
+ * packets, so no reader has to skip any.  Slices closed abnormally carry a
+ * debug annotation.  Times are nanoseconds from the start of the recording.
+ * Streaming: memory is the per-thread state (last time, a bitmap of the
+ * names sent, bounded: past PF_INTERN_BUDGET names are sent as strings) and
+ * one output batch.
  *
  * Lock waits and holds (--locks --trace, see lock_slices.h): per thread,
  * child tracks "TID locks" (TrackDescriptor with parent_uuid = the thread's
  * track and a name, no ThreadDescriptor): trace_processor attaches them to
  * the thread, and the UI draws them inside the thread's group, under its
  * function track.  A lock slice is written when it ends, as a BEGIN/END pair
- * with the slice's own timestamps: the packets of a sequence need not be in
- * time order, trace_processor sorts them (stably, so a wait ending at T
- * still closes before the hold that begins at T).  Its name is interned like
- * the function names (iids after theirs). */
+ * with the slice's own (absolute) timestamps on sequence 1: the packets of a
+ * sequence need not be in time order, trace_processor sorts them (stably, so
+ * a wait ending at T still closes before the hold that begins at T).  Its
+ * name is interned on sequence 1 (iids after the functions'). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,8 +43,10 @@
 /* Field numbers (perfetto/protos/perfetto/trace/...). */
 enum {
 	TRACE_PACKET = 1,
-	PKT_TIMESTAMP = 8, PKT_SEQ_ID = 10, PKT_TRACK_EVENT = 11, PKT_INTERNED = 12, PKT_SEQ_FLAGS = 13,
-	PKT_TRACK_DESC = 60,
+	PKT_CLOCKS = 6, PKT_TIMESTAMP = 8, PKT_SEQ_ID = 10, PKT_TRACK_EVENT = 11, PKT_INTERNED = 12,
+	PKT_SEQ_FLAGS = 13, PKT_CLOCK_ID = 58, PKT_DEFAULTS = 59, PKT_TRACK_DESC = 60,
+	CS_CLOCK = 1, CLK_ID = 1, CLK_TS = 2, CLK_INCREMENTAL = 3,
+	DEF_CLOCK_ID = 58, DEF_TRACK_EVENT = 11, TED_TRACK_UUID = 11,
 	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5,
 	PD_PID = 1, PD_NAME = 6,
 	THD_PID = 1, THD_TID = 2, THD_NAME = 5,
@@ -41,13 +55,26 @@ enum {
 	ID_EVENT_NAMES = 2, EN_IID = 1, EN_NAME = 2,
 	SEQ_CLEARED = 1, SEQ_NEEDS = 2,
 	TYPE_BEGIN = 1, TYPE_END = 2, TYPE_INSTANT = 3,
+	CLOCK_BOOTTIME = 6, CLOCK_THREAD = 64, /* sequence-scoped, incremental */
+	SEQ_GLOBAL = 1,                       /* descriptors, locks; a thread's is 2 + its index */
+};
+
+/* Bytes of name bitmaps at most (one bit per function per thread with
+ * events); the threads past it send names as strings. */
+#define PF_INTERN_BUDGET (64u << 20)
+
+struct pf_thread {
+	uint64_t last_ns;   /* the sequence's last timestamp */
+	uint8_t *sent;      /* names interned on the sequence, a bit per function */
+	int started;        /* the sequence's first packet is written */
 };
 
 struct pf {
 	struct export_ctx *x;
 	struct pb_buf b;
-	uint8_t *interned;     /* by function index */
+	struct pf_thread *th;  /* by thread index */
 	uint64_t *thread_uuid; /* by thread index */
+	size_t intern_bytes;   /* of the bitmaps, against PF_INTERN_BUDGET */
 	struct lks *lks;
 	uint8_t *lk_interned;  /* by lks_slice.name_id */
 	uint32_t lk_cap;
@@ -101,13 +128,58 @@ static void flush_packet(struct pf *f)
 	f->b.n = 0;
 }
 
-/* The common event: a BEGIN whose name is already interned, or an END
- * without annotation.  Encoded straight into the output batch (packet and
- * TrackEvent both under 128 bytes: one-byte lengths), no intermediate copy.
- * Byte for byte what the general path below writes. */
-static int slice_packet_fast(struct pf *f, const struct tr_slice *s, int type, uint32_t fn)
+/* The thread's sequence: cleared, its incremental clock, its defaults
+ * (written before its first event). */
+static void thread_sequence(struct pf *f, uint32_t thread)
 {
-	/* Worst case 2 + 11 + 4 + 2 + 3 * 11 bytes: well under 128, so both
+	struct pf_thread *t = &f->th[thread];
+	struct pb_buf *b = &f->b;
+	t->started = 1;
+	size_t bits = ((size_t)f->x->ft->n + 1 + 7) / 8;
+	if (f->intern_bytes + bits <= PF_INTERN_BUDGET && (t->sent = calloc(bits, 1)))
+		f->intern_bytes += bits;
+	pb_uint(b, PKT_TIMESTAMP, 0);
+	pb_uint(b, PKT_CLOCK_ID, CLOCK_BOOTTIME);
+	pb_uint(b, PKT_SEQ_ID, 2 + (uint64_t)thread);
+	pb_uint(b, PKT_SEQ_FLAGS, SEQ_CLEARED);
+	size_t cs = pb_open(b, PKT_CLOCKS);
+	size_t c = pb_open(b, CS_CLOCK);
+	pb_uint(b, CLK_ID, CLOCK_BOOTTIME);
+	pb_uint(b, CLK_TS, 0);
+	pb_close(b, c);
+	c = pb_open(b, CS_CLOCK);
+	pb_uint(b, CLK_ID, CLOCK_THREAD);
+	pb_uint(b, CLK_TS, 0);
+	pb_uint(b, CLK_INCREMENTAL, 1);
+	pb_close(b, c);
+	pb_close(b, cs);
+	size_t d = pb_open(b, PKT_DEFAULTS);
+	pb_uint(b, DEF_CLOCK_ID, CLOCK_THREAD);
+	size_t ted = pb_open(b, DEF_TRACK_EVENT);
+	pb_uint(b, TED_TRACK_UUID, f->thread_uuid[thread]);
+	pb_close(b, ted);
+	pb_close(b, d);
+	flush_packet(f);
+}
+
+/* The delta to the thread sequence's previous timestamp (times of one
+ * thread do not go back; a damaged one that would is taken as the last). */
+static inline uint64_t thread_delta(struct pf *f, uint32_t thread, uint64_t ticks)
+{
+	struct pf_thread *t = &f->th[thread];
+	uint64_t ns = ns_of(f, ticks), d = ns > t->last_ns ? ns - t->last_ns : 0;
+	if (ns > t->last_ns)
+		t->last_ns = ns;
+	return d;
+}
+
+/* The common event: a BEGIN whose name is already interned on the thread's
+ * sequence, or an END without annotation.  Encoded straight into the output
+ * batch (packet and TrackEvent both under 128 bytes: one-byte lengths), no
+ * intermediate copy.  Byte for byte what the general path below writes. */
+static void slice_packet_fast(struct pf *f, const struct tr_slice *s, int type, uint32_t fn)
+{
+	/* Worst case 2 + 11 + 6 + 2 + 2 + 6 bytes: well under 128, so both
 	 * lengths fit in one byte, written once the sizes are known. */
 	if (f->nout + 64 > OUT_SIZE)
 		out_flush(f);
@@ -116,18 +188,14 @@ static int slice_packet_fast(struct pf *f, const struct tr_slice *s, int type, u
 	uint8_t *pklen = p++;
 	uint8_t *pk = p;
 	*p++ = PKT_TIMESTAMP << 3;
-	p += tr_put_varint(p, ns_of(f, type == TYPE_BEGIN ? s->start : s->end));
+	p += tr_put_varint(p, thread_delta(f, s->thread, type == TYPE_BEGIN ? s->start : s->end));
 	*p++ = PKT_SEQ_ID << 3;
-	*p++ = 1;
-	*p++ = PKT_SEQ_FLAGS << 3;
-	*p++ = SEQ_NEEDS;
+	p += tr_put_varint(p, 2 + (uint64_t)s->thread);
 	*p++ = PKT_TRACK_EVENT << 3 | 2;
 	uint8_t *telen = p++;
 	uint8_t *te = p;
 	*p++ = TE_TYPE << 3;
-	p += tr_put_varint(p, (uint64_t)type);
-	*p++ = TE_TRACK_UUID << 3;
-	p += tr_put_varint(p, f->thread_uuid[s->thread]);
+	*p++ = (uint8_t)type;
 	if (type == TYPE_BEGIN) {
 		*p++ = TE_NAME_IID << 3;
 		p += tr_put_varint(p, fn + 1);
@@ -135,24 +203,25 @@ static int slice_packet_fast(struct pf *f, const struct tr_slice *s, int type, u
 	*telen = (uint8_t)(p - te);
 	*pklen = (uint8_t)(p - pk);
 	f->nout += (size_t)(p - o);
-	return 0;
 }
 
 static void slice_packet(struct pf *f, const struct tr_slice *s, int type)
 {
 	struct pb_buf *b = &f->b;
 	const struct export_ctx *x = f->x;
-	uint32_t fn0 = fn_of(x->ft, x->r, s->func);
-	if ((type == TYPE_BEGIN && f->interned[fn0]) || (type == TYPE_END && !s->flags)) {
-		slice_packet_fast(f, s, type, fn0);
+	struct pf_thread *t = &f->th[s->thread];
+	if (!t->started)
+		thread_sequence(f, s->thread);
+	uint32_t fn = fn_of(x->ft, x->r, s->func);
+	int sent = t->sent && (t->sent[fn >> 3] >> (fn & 7) & 1);
+	if ((type == TYPE_BEGIN && sent) || (type == TYPE_END && !s->flags)) {
+		slice_packet_fast(f, s, type, fn);
 		return;
 	}
-	pb_uint(b, PKT_TIMESTAMP, ns_of(f, type == TYPE_BEGIN ? s->start : s->end));
-	pb_uint(b, PKT_SEQ_ID, 1);
-	pb_uint(b, PKT_SEQ_FLAGS, SEQ_NEEDS);
-	uint32_t fn = fn_of(x->ft, x->r, s->func);
-	if (type == TYPE_BEGIN && !f->interned[fn]) {
-		f->interned[fn] = 1;
+	pb_uint(b, PKT_TIMESTAMP, thread_delta(f, s->thread, type == TYPE_BEGIN ? s->start : s->end));
+	pb_uint(b, PKT_SEQ_ID, 2 + (uint64_t)s->thread);
+	if (type == TYPE_BEGIN && t->sent) {
+		t->sent[fn >> 3] |= (uint8_t)(1u << (fn & 7));
 		size_t id = pb_open(b, PKT_INTERNED);
 		size_t en = pb_open(b, ID_EVENT_NAMES);
 		pb_uint(b, EN_IID, fn + 1);
@@ -162,9 +231,12 @@ static void slice_packet(struct pf *f, const struct tr_slice *s, int type)
 	}
 	size_t te = pb_open(b, PKT_TRACK_EVENT);
 	pb_uint(b, TE_TYPE, (uint64_t)type);
-	pb_uint(b, TE_TRACK_UUID, f->thread_uuid[s->thread]);
-	if (type == TYPE_BEGIN)
-		pb_uint(b, TE_NAME_IID, fn + 1);
+	if (type == TYPE_BEGIN) {
+		if (t->sent)
+			pb_uint(b, TE_NAME_IID, fn + 1);
+		else
+			pb_str(b, TE_NAME, x->ft->fns[fn].name); /* past the interning budget */
+	}
 	if (type == TYPE_END && s->flags) {
 		size_t da = pb_open(b, TE_DEBUG);
 		pb_str(b, DA_NAME, "end");
@@ -186,22 +258,22 @@ static void on_end(void *arg, const struct tr_slice *s)
 	slice_packet(arg, s, TYPE_END);
 }
 
-/* Probe hits (sonde probe --record): TYPE_INSTANT on the hit thread's track,
- * named by the probe's spec (TrackEvent.name), debug annotations "probe"
- * (its id) and "value"; a func probe's calls are BEGIN/END slices there
- * (the decoder pairs and nests them). */
+/* Probe hits (sonde probe --record): TYPE_INSTANT on the hit thread's track
+ * (its sequence's default), named by the probe's spec (TrackEvent.name),
+ * debug annotations "probe" (its id) and "value"; a func probe's calls are
+ * BEGIN/END slices there (the decoder pairs and nests them). */
 static void on_probe(void *arg, const struct tr_probe *h)
 {
 	struct pf *f = arg;
 	struct pb_buf *b = &f->b;
 	const struct export_ctx *x = f->x;
+	if (!f->th[h->thread].started)
+		thread_sequence(f, h->thread);
 	int type = h->event == TRP_BEGIN ? TYPE_BEGIN : h->event == TRP_END ? TYPE_END : TYPE_INSTANT;
-	pb_uint(b, PKT_TIMESTAMP, ns_of(f, h->time));
-	pb_uint(b, PKT_SEQ_ID, 1);
-	pb_uint(b, PKT_SEQ_FLAGS, SEQ_NEEDS);
+	pb_uint(b, PKT_TIMESTAMP, thread_delta(f, h->thread, h->time));
+	pb_uint(b, PKT_SEQ_ID, 2 + (uint64_t)h->thread);
 	size_t te = pb_open(b, PKT_TRACK_EVENT);
 	pb_uint(b, TE_TYPE, (uint64_t)type);
-	pb_uint(b, TE_TRACK_UUID, f->thread_uuid[h->thread]);
 	if (type != TYPE_END) {
 		char nb[32];
 		pb_str(b, TE_NAME, tr_probe_name(x->r, h->probe, nb, sizeof nb));
@@ -251,7 +323,7 @@ static void on_lane(void *arg, uint32_t thread, uint32_t lane)
 	struct pb_buf *b = &f->b;
 	char name[64];
 	lks_lane_name(f->x->r, thread, lane, name, sizeof name);
-	pb_uint(b, PKT_SEQ_ID, 1);
+	pb_uint(b, PKT_SEQ_ID, SEQ_GLOBAL);
 	size_t td = pb_open(b, PKT_TRACK_DESC);
 	pb_uint(b, TD_UUID, LOCK_TRACK_UUID(thread, lane));
 	pb_uint(b, TD_PARENT, f->thread_uuid[thread]);
@@ -269,7 +341,7 @@ static void on_lock_slice(void *arg, const struct lks_slice *s)
 	uint64_t track = LOCK_TRACK_UUID(s->thread, s->lane);
 	for (int type = TYPE_BEGIN; type <= TYPE_END; type++) {
 		pb_uint(b, PKT_TIMESTAMP, ns_of(f, type == TYPE_BEGIN ? s->start : s->end));
-		pb_uint(b, PKT_SEQ_ID, 1);
+		pb_uint(b, PKT_SEQ_ID, SEQ_GLOBAL);
 		pb_uint(b, PKT_SEQ_FLAGS, SEQ_NEEDS);
 		if (type == TYPE_BEGIN) {
 			if (s->name_id >= f->lk_cap) {
@@ -320,10 +392,11 @@ static void on_lock_slice(void *arg, const struct lks_slice *s)
 static int write_perfetto(struct export_ctx *x)
 {
 	const struct recording *r = x->r;
-	struct pf f = { x, { NULL, 0, 0, 0 }, calloc(x->ft->n + 1, 1), calloc(r->nthreads + 1, sizeof(uint64_t)), NULL, NULL, 0,
-	                malloc(OUT_SIZE), 0, 1.0 / r->ticks_per_ns };
-	if (!f.interned || !f.thread_uuid || !f.out) {
-		free(f.interned);
+	struct pf f = { .x = x, .th = calloc(r->nthreads + 1, sizeof(struct pf_thread)),
+	                .thread_uuid = calloc(r->nthreads + 1, sizeof(uint64_t)), .out = malloc(OUT_SIZE),
+	                .ns_per_tick = 1.0 / r->ticks_per_ns };
+	if (!f.th || !f.thread_uuid || !f.out) {
+		free(f.th);
 		free(f.thread_uuid);
 		free(f.out);
 		snprintf(x->err, sizeof x->err, "out of memory");
@@ -334,7 +407,7 @@ static int write_perfetto(struct export_ctx *x)
 	for (int i = 0; i < r->nprocs; i++) {
 		const struct rec_process *p = &r->procs[i];
 		const char *base = strrchr(p->exe, '/');
-		pb_uint(b, PKT_SEQ_ID, 1);
+		pb_uint(b, PKT_SEQ_ID, SEQ_GLOBAL);
 		if (first)
 			pb_uint(b, PKT_SEQ_FLAGS, SEQ_CLEARED), first = 0;
 		size_t td = pb_open(b, PKT_TRACK_DESC);
@@ -348,11 +421,11 @@ static int write_perfetto(struct export_ctx *x)
 	}
 	for (int i = 0; i < r->nthreads; i++) {
 		const struct rd_thread *t = &r->threads[i];
-		f.thread_uuid[i] = 1 + (uint64_t)t->r.index; /* small: it is in every event */
+		f.thread_uuid[i] = 1 + (uint64_t)t->r.index;
 		if (x->tid && t->r.tid != x->tid)
 			continue;
 		const struct rec_process *p = rd_proc(r, t->r.proc);
-		pb_uint(b, PKT_SEQ_ID, 1);
+		pb_uint(b, PKT_SEQ_ID, SEQ_GLOBAL);
 		if (first)
 			pb_uint(b, PKT_SEQ_FLAGS, SEQ_CLEARED), first = 0;
 		size_t td = pb_open(b, PKT_TRACK_DESC);
@@ -368,7 +441,7 @@ static int write_perfetto(struct export_ctx *x)
 		flush_packet(&f);
 	}
 	if (first) { /* no track at all: still clear the sequence state */
-		pb_uint(b, PKT_SEQ_ID, 1);
+		pb_uint(b, PKT_SEQ_ID, SEQ_GLOBAL);
 		pb_uint(b, PKT_SEQ_FLAGS, SEQ_CLEARED);
 		flush_packet(&f);
 	}
@@ -386,7 +459,9 @@ static int write_perfetto(struct export_ctx *x)
 	free(f.lk_interned);
 	int oom = b->oom;
 	pb_free(b);
-	free(f.interned);
+	for (int i = 0; i < r->nthreads; i++)
+		free(f.th[i].sent);
+	free(f.th);
 	free(f.thread_uuid);
 	if (oom && !rc) {
 		snprintf(x->err, sizeof x->err, "out of memory");

@@ -25,6 +25,11 @@ void callstats_return(struct call_stats *c, uint64_t ns)
 
 void callstats_caller(struct call_stats *c, uint64_t ret)
 {
+	callstats_caller_n(c, ret, 1);
+}
+
+void callstats_caller_n(struct call_stats *c, uint64_t ret, uint64_t k)
+{
 	int i;
 	for (i = 0; i < c->ncl && c->cl[i].ret != ret; i++)
 		;
@@ -41,9 +46,9 @@ void callstats_caller(struct call_stats *c, uint64_t ret)
 			c->cl[c->ncl++] = (struct callstats_site){ ret, 0 };
 	}
 	if (i < c->ncl)
-		c->cl[i].n++;
+		c->cl[i].n += k;
 	else
-		c->lost++;
+		c->lost += k;
 }
 
 struct named {

@@ -28,6 +28,8 @@ void callstats_init(struct call_stats *c);
 static inline void callstats_call(struct call_stats *c) { c->calls++; }
 void callstats_return(struct call_stats *c, uint64_t ns);
 void callstats_caller(struct call_stats *c, uint64_t ret);
+/* k calls from ret (a backend that counted them itself: the agent). */
+void callstats_caller_n(struct call_stats *c, uint64_t ret, uint64_t k);
 /* "calls", "returns", "total_ns", "min_ns", "max_ns", "avg_ns", "callers": [{name, calls}]
  * (callers merged by name, most calls first). */
 void callstats_json(const struct call_stats *c, struct json *j, callstats_namer name, void *arg);

@@ -4,6 +4,8 @@
  * thread out of our code.  The event loop is run.c. */
 #include "probe/engine.h"
 
+#include "probe/agent_be.h"
+
 #include "probe/probe.h"
 
 #include <errno.h>
@@ -25,6 +27,8 @@ uint64_t now_ns(void)
 
 int engine_read_code(struct engine *e, uint64_t addr, void *buf, size_t n)
 {
+	if (e->agent)
+		return agent_be_read_code(e->agent, addr, buf, n);
 	return bptab_read_code(&e->bps, &e->t, addr, buf, n);
 }
 

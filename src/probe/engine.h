@@ -35,6 +35,8 @@ struct engine {
 	int detached;           /* detached from a live process */
 	uint64_t total_hits;
 	FILE *msg;              /* where interactive replies go */
+	struct agent_be *agent; /* the agent backend's sites, when it runs the probes (agent_be.h) */
+	const char *engine_name; /* "agent", "ptrace" or "remote" (output.c); NULL: ptrace */
 	struct precorder *rec;  /* --record: hits into a recording, or NULL */
 	/* Said to the user by the CLI (library code never prints): a probe that
 	 * failed and was removed.  May be NULL. */

@@ -70,6 +70,7 @@ void output_json(struct engine *e, FILE *f)
 	json_obj_begin(&j, "target");
 	json_int(&j, "pid", e->t.pid);
 	json_bool(&j, "launched", e->t.launched);
+	json_str(&j, "engine", e->engine_name ? e->engine_name : "ptrace");
 	target_state(e, st, sizeof st);
 	json_str(&j, "state", st);
 	if (e->t.gone && WIFEXITED(e->t.status))

@@ -632,6 +632,7 @@ void remote_probe_close(void)
 
 int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, size_t n)
 {
+	e->engine_name = "remote";
 	struct elf_id id;
 	const char *why;
 	memset(&sess, 0, sizeof sess);

@@ -127,7 +127,7 @@ uint64_t session_audit(struct session *s)
 		uint64_t off = h->threads_off[i];
 		if (!off)
 			continue;
-		if (off < sizeof *h || !sess_inside(size, off, sizeof(struct sonde_thread))) {
+		if (off < sizeof *h || !sess_fits(size, off, sizeof(struct sonde_thread), _Alignof(struct sonde_thread))) {
 			h->threads_off[i] = 0;
 			bad++;
 			continue;
@@ -140,7 +140,7 @@ uint64_t session_audit(struct session *s)
 		}
 		clamp32(&t->depth, SONDE_STACK_MAX, &bad);
 		if ((uint64_t)t->nodes_cap * sizeof(struct sonde_node) > s->thread_region ||
-		    !sess_inside(size, t->nodes_off, (uint64_t)t->nodes_cap * sizeof(struct sonde_node))) {
+		    !sess_fits(size, t->nodes_off, (uint64_t)t->nodes_cap * sizeof(struct sonde_node), _Alignof(struct sonde_node))) {
 			t->nodes_cap = t->nodes_used = 0;
 			bad++;
 		}
@@ -152,16 +152,16 @@ uint64_t session_audit(struct session *s)
 				t->stack[k].node = 0xffffffffu;
 				bad++;
 			}
-		if (t->ring_off && !sess_inside(size, t->ring_off, 64)) {
+		if (t->ring_off && !sess_fits(size, t->ring_off, 64, 8)) {
 			t->ring_off = 0;
 			bad++;
 		}
-		if (t->lock_off && !sess_inside(size, t->lock_off, 64)) {
+		if (t->lock_off && !sess_fits(size, t->lock_off, 64, 8)) {
 			t->lock_off = 0;
 			bad++;
 		}
 		for (uint32_t k = 0; k < SONDE_MAX_MODS_PER_THREAD; k++)
-			if (t->recs_off[k] && (k >= nmods || !sess_inside(size, t->recs_off[k], ((uint64_t)h->modules[k].nfuncs + 1) * 4))) {
+			if (t->recs_off[k] && (k >= nmods || !sess_fits(size, t->recs_off[k], ((uint64_t)h->modules[k].nfuncs + 1) * 4, 4))) {
 				t->recs_off[k] = 0;
 				bad++;
 			}

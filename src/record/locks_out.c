@@ -19,7 +19,7 @@ void write_locks(struct session *s, struct rec_writer *w)
 {
 	struct sonde_session_hdr *h = s->hdr;
 	uint64_t off = atomic_load(&h->locks_off);
-	if (!off || !sess_inside(s->size, off, sizeof(struct lk_session)))
+	if (!off || !sess_fits(s->size, off, sizeof(struct lk_session), _Alignof(struct lk_session)))
 		return;
 	struct lk_session *S = sess_ptr(h, off);
 	uint32_t nlocks = atomic_load(&S->nlocks) + 1;
@@ -58,11 +58,11 @@ void write_locks(struct session *s, struct rec_writer *w)
 		nthreads = SONDE_MAX_THREADS;
 	for (uint32_t i = 0; i < nthreads; i++) {
 		uint64_t toff = h->threads_off[i];
-		if (!toff || !sess_inside(s->size, toff, sizeof(struct sonde_thread)))
+		if (!toff || !sess_fits(s->size, toff, sizeof(struct sonde_thread), _Alignof(struct sonde_thread)))
 			continue;
 		struct sonde_thread *t = sess_ptr(h, toff);
 		uint64_t lo = t->lock_off;
-		if (!lo || !sess_inside(s->size, lo, sizeof(struct lk_thread)))
+		if (!lo || !sess_fits(s->size, lo, sizeof(struct lk_thread), _Alignof(struct lk_thread)))
 			continue;
 		struct lk_thread *T = sess_ptr(h, lo);
 		uint32_t n = T->nstats < T->cap ? T->nstats : T->cap;

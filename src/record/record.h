@@ -26,14 +26,46 @@ struct record_config {
  * program's side cannot change (the header's copies are the program's). */
 struct session {
 	int fd;
+	char path[4200];           /* the session file on tmpfs; "": a memfd, or not ours to remove */
+	char ref[4200];            /* DIR/session.ref, which names it; "" when none */
 	struct sonde_session_hdr *hdr;
 	uint64_t size;
 	uint64_t thread_region, ring_size;
 };
 
 /* session.c */
-int session_create(struct session *s, const struct record_config *cfg, double ticks_per_ns_guess);
+#define SESSION_FILE_PREFIX "sonde-session-" /* then UID-RANDOM (16 hex digits) */
+/* Create the session (fresh, 0600, never through a link): a file in
+ * session_dir() named in DIR/session.ref, else a memfd; sparse, of
+ * cfg->session_size bytes, mapped.  Stale session files of this user are
+ * swept first.  0, or -errno. */
+int session_create(struct session *s, const struct record_config *cfg, double ticks_per_ns_guess, const char *dir);
+/* Where session files go: $SONDE_SESSION_DIR ("memfd": none), else /dev/shm
+ * or $XDG_RUNTIME_DIR if on tmpfs; NULL: a memfd. */
+const char *session_dir(void);
+/* Is path a session file name of this user (absolute, SESSION_FILE_PREFIX,
+ * UID, 16 hex digits)? */
+int session_name_ok(const char *path);
+/* The session file DIR/session.ref names (a private regular file of this
+ * user, one line, a session_name_ok path): 0; -ENOENT: none; -ELOOP: a
+ * link; -EPERM or -EINVAL: not one sonde wrote. */
+int session_ref_read(const char *dir, char *path, size_t n);
+/* What a reader needs to finish the recording if this recorder is killed. */
+void session_note_recorder(struct session *s, const struct clock_point *c0, int events, int attached);
+/* Map the session file of a killed recorder (record/recover.c): a regular
+ * file of this user, private, of the size its header says.  0, or -1 with
+ * err set. */
+int session_open(struct session *s, const char *path, char *err, size_t n);
+/* Is process pid alive and the one that started at start_time (0: any)? */
+int proc_alive(int pid, uint64_t start_time);
+/* A process of the program that still runs with the session mapped: its pid, or 0. */
+int session_program_running(struct session *s);
+/* Unmap, close and remove the file and DIR/session.ref. */
 void session_destroy(struct session *s);
+/* Unmap and close, the files left in place. */
+void session_keep(struct session *s);
+/* Start time of process pid (/proc/PID/stat field 22), 0 if unknown. */
+uint64_t proc_start_time(int pid);
 
 /* writer.c: the record container of format.h */
 /* A file of the recording directory, created fresh and private (0600):
@@ -55,6 +87,10 @@ struct rec_writer {
 int writer_open(struct rec_writer *w, const char *path, uint32_t kind);
 int writer_put(struct rec_writer *w, uint32_t type, const void *a, uint64_t alen, const void *b, uint64_t blen);
 int writer_close(struct rec_writer *w); /* writes REC_END */
+/* Take up the temporary file tmp that a killed writer left (a private
+ * regular file of this user), its bytes after valid_end dropped; path: its
+ * final name (writer_close renames it).  0, or -errno. */
+int writer_reopen(struct rec_writer *w, const char *path, const char *tmp, uint64_t valid_end);
 
 /* The text of a REC_META record, built one "key=value" line at a time. */
 struct meta_buf {
@@ -97,6 +133,21 @@ int collect(struct session *s, struct launched *l, struct recorder *rec);
  * collect's loop, and `sonde record -p`'s while the process runs. */
 int collector_drain(struct session *s, struct recorder *rec, int final);
 
+/* sweep.c: remove the session files in sdir that nobody will recover: of
+ * this user, their recorder dead, no process of their program left, and
+ * their recording directory's session.ref not naming them (the directory
+ * gone, or recorded again). */
+void session_sweep(const char *sdir);
+
+/* recover.c: a recording whose recorder was killed (docs/FORMAT.md,
+ * "Recovery").  If dir has a session.ref and no profile.sonde: RECOVER_BUSY
+ * when its recorder or its program still runs (err says which), else
+ * profile.sonde (and events.sonde) written from the session, marked
+ * incomplete, the session removed: RECOVER_DONE (err: what was recovered,
+ * for a notice).  RECOVER_NONE: nothing to recover; -1: error (err set). */
+enum { RECOVER_NONE = 0, RECOVER_DONE = 1, RECOVER_BUSY = 2 };
+int recover_recording(const char *dir, char *err, size_t errlen);
+
 /* profile_out.c: write the end-of-run records (processes, threads, modules, CCTs, meta). */
 /* After the program tree has ended: check and mend what the program's side
  * left in the session (audit.c); returns how many values were impossible. */
@@ -106,6 +157,16 @@ uint64_t session_audit(struct session *s);
  * 0, or -1 with err set. */
 int write_profile(struct session *s, struct recorder *rec, const struct launched *l,
                   const struct record_config *cfg, char *err, size_t errlen);
+/* finish.c: the end of every recording, launched, attached or recovered:
+ * the session audited (*damaged: impossible values left out), the META lines
+ * every recording has and the caller's (meta: "key", "value" pairs,
+ * NULL-terminated, or NULL), the profile records, the recorder closed.
+ * 0, or -1 with err set. */
+int recording_finish(struct session *s, struct recorder *rec, const struct launched *l,
+                     const struct record_config *cfg, const char *program, const char *cmd, size_t clen,
+                     const char *recorder_name, int status, const char *const *meta, uint64_t *damaged,
+                     char *err, size_t errlen);
+
 /* locks_out.c: the lock profiler's records (REC_LOCKS), if the program took any lock. */
 void write_locks(struct session *s, struct rec_writer *w);
 

@@ -13,18 +13,21 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "data/reader.h"
 
-static const char *const rec_files[] = { SONDE_FILE_PROFILE, SONDE_FILE_EVENTS, SONDE_FILE_DOMAIN };
+
+static const char *const rec_files[] = { SONDE_FILE_PROFILE, SONDE_FILE_EVENTS, SONDE_FILE_DOMAIN, SONDE_FILE_SESSION_REF };
+#define NREC_FILES 4
 
 /* A recording's file, or one of their temporary names ("NAME.PID.tmp",
  * left by a recorder that was killed): returns its index, or -1. */
 static int rec_file(const char *name)
 {
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < NREC_FILES; i++) {
 		size_t n = strlen(rec_files[i]);
 		if (!strncmp(name, rec_files[i], n) && (!name[n] || (name[n] == '.' && strlen(name) > n + 4 &&
 		                                                     !strcmp(name + strlen(name) - 4, ".tmp"))))
-			return name[n] ? i + 3 : i;
+			return name[n] ? i + NREC_FILES : i;
 	}
 	return -1;
 }
@@ -48,7 +51,7 @@ static void remove_tmp_files(const char *dir)
 	struct dirent *de;
 	char p[PATH_MAX + 300];
 	while ((de = readdir(d)))
-		if (rec_file(de->d_name) >= 3) {
+		if (rec_file(de->d_name) >= NREC_FILES) {
 			snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
 			unlink(p);
 		}
@@ -99,6 +102,12 @@ static int prepare_dir(const char *dir, int flags, char *err, size_t n)
 	unlink(p);
 	snprintf(p, sizeof p, "%s/%s", dir, SONDE_FILE_EVENTS);
 	unlink(p);
+	/* A killed recording's, never recovered: its session goes with it. */
+	char sess[4200];
+	if (session_ref_read(dir, sess, sizeof sess) == 0)
+		unlink(sess);
+	snprintf(p, sizeof p, "%s/%s", dir, SONDE_FILE_SESSION_REF);
+	unlink(p);
 	if (!(flags & RECORDER_KEEP_DOMAIN)) {
 		snprintf(p, sizeof p, "%s/%s", dir, SONDE_FILE_DOMAIN);
 		unlink(p);
@@ -127,6 +136,38 @@ int recorder_open(struct recorder *r, const char *dir, int flags, char *err, siz
 		r->events = 1;
 	}
 	clock_point_take(&r->c0);
+	return 0;
+}
+
+int recorder_resume(struct recorder *r, const char *dir, const struct clock_point *c0, int events_pid,
+                    char *err, size_t n)
+{
+	memset(r, 0, sizeof *r);
+	if (strlen(dir) >= sizeof r->dir) {
+		snprintf(err, n, "%.200s...: path too long", dir);
+		return -1;
+	}
+	snprintf(r->dir, sizeof r->dir, "%s", dir);
+	snprintf(r->evpath, sizeof r->evpath, "%s/%s", dir, SONDE_FILE_EVENTS);
+	snprintf(r->profpath, sizeof r->profpath, "%s/%s", dir, SONDE_FILE_PROFILE);
+	r->c0 = *c0;
+	if (events_pid <= 0)
+		return 0;
+	char tmp[sizeof r->ev.tmp];
+	snprintf(tmp, sizeof tmp, "%s.%d.tmp", r->evpath, events_pid);
+	uint64_t chunks = 0, bytes = 0;
+	int64_t end = rd_valid_prefix(tmp, SONDE_KIND_EVENTS, &chunks, &bytes);
+	int rc = end > 0 ? writer_reopen(&r->ev, r->evpath, tmp, (uint64_t)end)
+	                 : writer_open(&r->ev, r->evpath, SONDE_KIND_EVENTS); /* nothing usable was written */
+	if (rc) {
+		snprintf(err, n, "cannot write %s (%s)", r->evpath, strerror(-rc));
+		return -1;
+	}
+	if (end <= 0)
+		unlink(tmp);
+	r->events = 1;
+	r->chunks = chunks;
+	r->bytes = bytes;
 	return 0;
 }
 
@@ -222,7 +263,14 @@ int recorder_chunk(struct recorder *r, const struct rec_chunk *c, const void *da
 		return -1;
 	if (r->keep_last)
 		return keep_chunk(r, c, data);
-	return put_chunk(r, c, data);
+	int rc = put_chunk(r, c, data);
+	/* Into the file at once (one write per chunk of 64K): a recorder that
+	 * is killed loses no chunk it drained (record/recover.c). */
+	if (rc == 0 && fflush(r->ev.f) != 0) {
+		r->ev.failed = 1;
+		rc = -EIO;
+	}
+	return rc;
 }
 
 static void free_zstd(struct recorder *r)
@@ -255,8 +303,9 @@ static int write_kept(struct recorder *r)
 void recorder_meta_common(struct recorder *r, const char *program, const char *command, size_t len,
                           const char *recorder_name, uint32_t mode, int exit_status)
 {
-	clock_point_take(&r->c1);
-	if (r->c1.mono_ns <= r->c0.mono_ns + 1000000) { /* too short to calibrate: measure 1 ms more */
+	if (!r->c1_given)
+		clock_point_take(&r->c1);
+	if (!r->c1_given && r->c1.mono_ns <= r->c0.mono_ns + 1000000) { /* too short to calibrate: measure 1 ms more */
 		struct timespec ts = { 0, 1000000 };
 		nanosleep(&ts, NULL);
 		clock_point_take(&r->c1);

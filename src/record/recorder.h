@@ -44,6 +44,7 @@ struct recorder {
 	uint64_t chunks, bytes;    /* REC_CHUNK records and payload bytes written */
 	struct clock_point c0;     /* the recording's start */
 	struct clock_point c1;     /* its end (recorder_meta_common) */
+	int c1_given;              /* c1 was set by the caller (a recovery): not taken again */
 	struct meta_buf meta;      /* META lines, written by recorder_profile */
 	/* Flight recorder (record --keep-last): when non-zero, chunks are kept
 	 * in memory, the newest that fit in keep_last bytes of events.sonde
@@ -69,6 +70,15 @@ struct recorder {
  * directory), open events.sonde if asked (RECORDER_* flags), take the start
  * time. */
 int recorder_open(struct recorder *r, const char *dir, int flags, char *err, size_t n);
+
+/* Recovery (record/recover.c): take up the recording in dir that a killed
+ * recorder started at c0.  events_pid > 0: it was writing events.sonde under
+ * its temporary name (events.sonde.PID.tmp); what it holds up to its last
+ * complete record is kept (the tail a kill cut off is dropped) and the
+ * following chunks are appended.  The META lines and profile.sonde are then
+ * written as at a normal end.  0, or -1 with err set. */
+int recorder_resume(struct recorder *r, const char *dir, const struct clock_point *c0, int events_pid,
+                    char *err, size_t n);
 
 /* One chunk of one thread's events: its header (c->used payload bytes at
  * data, encoded as common/trace_enc.h says). */

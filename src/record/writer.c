@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "record/record.h"
 
@@ -53,6 +54,33 @@ int writer_open(struct rec_writer *w, const char *path, uint32_t kind)
 	if (fwrite(&h, sizeof h, 1, w->f) != 1)
 		w->failed = 1;
 	w->bytes = sizeof h;
+	return 0;
+}
+
+int writer_reopen(struct rec_writer *w, const char *path, const char *tmp, uint64_t valid_end)
+{
+	memset(w, 0, sizeof *w);
+	w->path = path;
+	if ((size_t)snprintf(w->tmp, sizeof w->tmp, "%s", tmp) >= sizeof w->tmp)
+		return -ENAMETOOLONG;
+	int fd = open(tmp, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) ||
+	    (uint64_t)st.st_size < valid_end || ftruncate(fd, (off_t)valid_end) != 0 ||
+	    lseek(fd, 0, SEEK_END) != (off_t)valid_end) {
+		close(fd);
+		return -EPERM;
+	}
+	w->f = fdopen(fd, "r+b");
+	if (!w->f) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	fseeko(w->f, 0, SEEK_END);
+	w->bytes = valid_end;
 	return 0;
 }
 

@@ -139,6 +139,8 @@ RT_HIDDEN void rt_locks_end(void);
 /* The agent: the C++ unwinder's wrappers for got.c (unwind.c; the real
  * entry points resolved first). */
 RT_HIDDEN int rt_unwind_wrappers(const struct rt_got_sym **out);
+/* probes.c: the probe agent's replaced return addresses of this thread put back (an exception unwinds). */
+RT_HIDDEN void rt_probes_unhook(void);
 
 /* Signal-safe diagnostics (write(2) on a stack buffer). */
 RT_HIDDEN void rt_log(const char *msg);

@@ -28,6 +28,10 @@
  * of its thread that still holds the trampoline (hooked frames returning
  * later return straight to their callers; nothing is recorded any more).
  *
+ * The probe agent's return-address replacement (probes.c) is undone the
+ * same way before each of these (rt_probes_unhook): those calls' returns
+ * are then not timed.
+ *
  * Not covered: unwinding that does not call these entry points through the
  * PLT — glibc's pthread_exit / pthread_cancel reach libgcc_s directly, so
  * their forced unwind stops at the first hooked frame (the thread still
@@ -134,6 +138,7 @@ RT_EXPORT int _Unwind_RaiseException(void *exc)
 {
 	unwind_fn real = REAL(unwind_fn, real_raise, "_Unwind_RaiseException", uw_raise, "libgcc_s.so.1");
 	set_hooks(0, 0);
+	rt_probes_unhook();
 	return real ? real(exc) : 5 /* _URC_FATAL_PHASE1_ERROR */;
 }
 
@@ -142,6 +147,7 @@ RT_EXPORT int _Unwind_Resume_or_Rethrow(void *exc)
 	unwind_fn real =
 	        REAL(unwind_fn, real_rethrow, "_Unwind_Resume_or_Rethrow", uw_rethrow, "libgcc_s.so.1");
 	set_hooks(0, 0);
+	rt_probes_unhook();
 	return real ? real(exc) : 5;
 }
 
@@ -149,6 +155,7 @@ RT_EXPORT void _Unwind_Resume(void *exc)
 {
 	resume_fn real = REAL(resume_fn, real_resume, "_Unwind_Resume", uw_resume, "libgcc_s.so.1");
 	set_hooks(0, 0);
+	rt_probes_unhook();
 	if (real)
 		real(exc);
 	__builtin_trap(); /* _Unwind_Resume does not return */

@@ -1,16 +1,36 @@
 /* demangle.c — C++ name demangling for the sym module, through the Itanium
- * ABI demangler of libstdc++ (__cxa_demangle; the build links -lstdc++).
+ * ABI demangler of libstdc++ (__cxa_demangle), loaded with dlopen at the
+ * first mangled name: linking libstdc++ made every sonde command start
+ * slower, `record -p`'s time to live among them (docs/ATTACH.md).  Without
+ * it, names stay mangled.
  * Only names that are mangled (start with "_Z") are handed to the demangler,
  * because __cxa_demangle would otherwise also "demangle" plain C names that
  * happen to spell a type ("i" -> "int").  A symbol version suffix
  * ("_Z3fooi@@V1") is kept and re-attached after the demangled name.
  */
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sym/sym.h"
 
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+typedef char *demangle_fn(const char *mangled, char *buf, size_t *len, int *status);
+
+static char *cxa_demangle(const char *mangled, int *status)
+{
+	static demangle_fn *fn;
+	static int state; /* 0 untried, 1 loaded, -1 not there */
+	if (!state) {
+		void *lib = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+		*(void **)&fn = lib ? dlsym(lib, "__cxa_demangle") : NULL;
+		state = fn ? 1 : -1;
+	}
+	if (state < 0) {
+		*status = -1;
+		return NULL;
+	}
+	return fn(mangled, NULL, NULL, status);
+}
 
 char *sym_demangle(const char *name)
 {
@@ -19,7 +39,7 @@ char *sym_demangle(const char *name)
 	const char *at = strchr(name, '@');
 	if (!at) {
 		int st = 0;
-		char *d = __cxa_demangle(name, NULL, NULL, &st);
+		char *d = cxa_demangle(name, &st);
 		if (st != 0) {
 			free(d);
 			return NULL;
@@ -34,7 +54,7 @@ char *sym_demangle(const char *name)
 	memcpy(base, name, n);
 	base[n] = 0;
 	int st = 0;
-	char *d = __cxa_demangle(base, NULL, NULL, &st);
+	char *d = cxa_demangle(base, &st);
 	free(base);
 	if (st != 0 || !d) {
 		free(d);

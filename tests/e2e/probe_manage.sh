@@ -70,9 +70,10 @@ check "library: -e @name round trip" jq_py lib.json \
 "$SONDE" probe --library lib.txt -e @nope -- ./loop > /dev/null 2> nope.err
 check "library: unknown name refused" grep -q "no probe named 'nope'" nope.err
 
-# --- SIGKILL of sonde kills the program it launched (PTRACE_O_EXITKILL)
+# --- SIGKILL of the ptrace engine kills the program it launched
+# (PTRACE_O_EXITKILL); the agent engine's survives it (probe_agent.sh).
 rm -f pid3.txt
-"$SONDE" probe -e func:work -- ./thr 1 100000 1000 pid3.txt > /dev/null 2>&1 &
+"$SONDE" probe --engine=ptrace -e func:work -- ./thr 1 100000 1000 pid3.txt > /dev/null 2>&1 &
 sonde_pid=$!
 for _ in $(seq 100); do [ -s pid3.txt ] && break; sleep 0.05; done
 sleep 0.3

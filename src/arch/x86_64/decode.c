@@ -1,13 +1,44 @@
 /* decode.c — x86-64 instruction decoding for the probe engine (capstone):
  * length, operands, RIP-relative displacement offset, and the class that
- * tells the engine whether to emulate the instruction or run it out of line. */
+ * tells the engine whether to emulate the instruction or run it out of line.
+ *
+ * libcapstone is loaded with dlopen at the first decode, not linked: only
+ * the probe engine decodes, and loading it (with its relocations) was part
+ * of the start of every sonde command, `record -p`'s time to live among
+ * them (docs/ATTACH.md).  Without it, decoding fails as for bad bytes. */
 #include "arch/arch.h"
 
 #include <capstone/capstone.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
 const uint8_t arch_bp_insn[ARCH_BP_LEN] = { 0xcc };
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define CAPSTONE_SONAME "libcapstone.so." STR(CS_API_MAJOR)
+
+static struct {
+	cs_err (*open)(cs_arch, cs_mode, csh *);
+	cs_err (*option)(csh, cs_opt_type, size_t);
+	size_t (*disasm)(csh, const uint8_t *, size_t, uint64_t, size_t, cs_insn **);
+	void (*free)(cs_insn *, size_t);
+} capstone;
+
+static int load_capstone(void)
+{
+	void *lib = dlopen(CAPSTONE_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!lib)
+		lib = dlopen("libcapstone.so", RTLD_NOW | RTLD_LOCAL);
+	if (!lib)
+		return -1;
+	*(void **)&capstone.open = dlsym(lib, "cs_open");
+	*(void **)&capstone.option = dlsym(lib, "cs_option");
+	*(void **)&capstone.disasm = dlsym(lib, "cs_disasm");
+	*(void **)&capstone.free = dlsym(lib, "cs_free");
+	return capstone.open && capstone.option && capstone.disasm && capstone.free ? 0 : -1;
+}
 
 static csh cs_handle(void)
 {
@@ -15,8 +46,8 @@ static csh cs_handle(void)
 	static int state; /* 0 untried, 1 ok, -1 failed */
 	if (state == 0) {
 		state = -1;
-		if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) == CS_ERR_OK &&
-		    cs_option(h, CS_OPT_DETAIL, CS_OPT_ON) == CS_ERR_OK)
+		if (load_capstone() == 0 && capstone.open(CS_ARCH_X86, CS_MODE_64, &h) == CS_ERR_OK &&
+		    capstone.option(h, CS_OPT_DETAIL, CS_OPT_ON) == CS_ERR_OK)
 			state = 1;
 	}
 	return state == 1 ? h : 0;
@@ -116,7 +147,7 @@ int arch_decode(const uint8_t *buf, size_t n, uint64_t addr, struct arch_insn *o
 	csh h = cs_handle();
 	cs_insn *ci;
 	memset(o, 0, sizeof *o);
-	if (!h || cs_disasm(h, buf, n, addr, 1, &ci) != 1)
+	if (!h || capstone.disasm(h, buf, n, addr, 1, &ci) != 1)
 		return -1;
 	o->addr = addr;
 	o->len = ci->size;
@@ -149,7 +180,10 @@ int arch_decode(const uint8_t *buf, size_t n, uint64_t addr, struct arch_insn *o
 		}
 	}
 	classify(o, ci->detail);
-	cs_free(ci, 1);
+	o->groups = (in_group(ci->detail, CS_GRP_INT) ? ARCH_GRP_INT : 0) |
+	            (in_group(ci->detail, CS_GRP_IRET) ? ARCH_GRP_IRET : 0) |
+	            (in_group(ci->detail, CS_GRP_PRIVILEGE) ? ARCH_GRP_PRIV : 0);
+	capstone.free(ci, 1);
 	return 0;
 }
 

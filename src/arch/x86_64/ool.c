@@ -1,8 +1,9 @@
 /* ool.c — x86-64 out-of-line slot code and system-call injection code.
  * A slot holds the displaced instruction, its RIP-relative displacement
- * rewritten for the slot's address, then an int3 (post-handler stop) or an
+ * rewritten for the slot's address (reloc_copy_insn), then an int3 (post-handler stop) or an
  * absolute `jmp *0(%rip)` back to the instruction that follows the original. */
 #include "arch/arch.h"
+#include "arch/reloc.h"
 
 #include <string.h>
 
@@ -19,22 +20,9 @@ int arch_ool_build(const struct arch_insn *i, uint64_t slot, int post_trap, uint
 		*why = "branch with an operand form that is not supported";
 		return -1;
 	}
-	memcpy(out, i->bytes, (size_t)i->len);
-	if (i->rip_rel) {
-		if (i->disp_off <= 0 || i->disp_off + 4 > i->len) {
-			*why = "RIP-relative operand without a 32-bit displacement";
-			return -1;
-		}
-		int32_t d;
-		memcpy(&d, out + i->disp_off, 4);
-		int64_t nd = (int64_t)d + (int64_t)(i->addr - slot);
-		if (nd < INT32_MIN || nd > INT32_MAX) {
-			*why = "scratch page too far from the instruction for its RIP-relative operand";
-			return -1;
-		}
-		d = (int32_t)nd;
-		memcpy(out + i->disp_off, &d, 4);
-	}
+	/* The one-instruction copy is the relocator's (src/arch/x86_64/reloc.c). */
+	if (reloc_copy_insn(i, slot, out, why) < 0)
+		return -1;
 	int n = i->len;
 	if (post_trap) {
 		out[n++] = 0xcc;

@@ -1,0 +1,118 @@
+/* tramp.c — x86-64 slot code for the agent backend's probe sites (tramp.h).
+ *
+ *   lea -128(%rsp),%rsp          the red zone of the interrupted code
+ *   pushfq; push rax rcx rdx rsi rdi r8 r9 r10 r11 rbx
+ *   mov %rsp,%rbx; and $-16,%rsp
+ *   mov $idx,%edi; lea 216(%rbx),%rsi   (the stack pointer at the site)
+ *   movabs $hit,%rax; call *%rax
+ *   mov %rbx,%rsp; pop (reverse); popfq; lea 128(%rsp),%rsp
+ *   <the displaced instructions>     ← displaced_off; an int3 site starts here
+ *   jmp site+displaced
+ *
+ * Only the general registers are saved: the hit function is built with
+ * -mgeneral-regs-only. */
+#include "arch/tramp.h"
+
+#include "arch/reloc.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const uint8_t head[] = {
+	0x48, 0x8d, 0x64, 0x24, 0x80,                   /* lea -0x80(%rsp),%rsp */
+	0x9c,                                           /* pushfq */
+	0x50, 0x51, 0x52, 0x56, 0x57,                   /* push rax rcx rdx rsi rdi */
+	0x41, 0x50, 0x41, 0x51, 0x41, 0x52, 0x41, 0x53, /* push r8 r9 r10 r11 */
+	0x53,                                           /* push rbx */
+	0x48, 0x89, 0xe3,                               /* mov %rsp,%rbx */
+	0x48, 0x83, 0xe4, 0xf0,                         /* and $-16,%rsp */
+};
+static const uint8_t tail[] = {
+	0x48, 0x89, 0xdc,                               /* mov %rbx,%rsp */
+	0x5b,                                           /* pop rbx */
+	0x41, 0x5b, 0x41, 0x5a, 0x41, 0x59, 0x41, 0x58, /* pop r11 r10 r9 r8 */
+	0x5f, 0x5e, 0x5a, 0x59, 0x58,                   /* pop rdi rsi rdx rcx rax */
+	0x9d,                                           /* popfq */
+	0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00, /* lea 0x80(%rsp),%rsp */
+};
+
+static size_t put(uint8_t *o, size_t at, const void *b, size_t n)
+{
+	memcpy(o + at, b, n);
+	return at + n;
+}
+
+static size_t call_part(uint8_t *o, uint32_t idx, uint64_t hit)
+{
+	size_t k = put(o, 0, head, sizeof head);
+	o[k++] = 0xbf; /* mov $idx,%edi */
+	k = put(o, k, &idx, 4);
+	static const uint8_t lea[] = { 0x48, 0x8d, 0xb3 }; /* lea disp32(%rbx),%rsi */
+	k = put(o, k, lea, 3);
+	uint32_t d = 11 * 8 + 128;
+	k = put(o, k, &d, 4);
+	o[k++] = 0x48; /* movabs $hit,%rax */
+	o[k++] = 0xb8;
+	k = put(o, k, &hit, 8);
+	o[k++] = 0xff; /* call *%rax */
+	o[k++] = 0xd0;
+	return put(o, k, tail, sizeof tail);
+}
+
+/* The displaced code at slot_addr+off and the jump back; the length, or 0. */
+static size_t displaced_part(struct tramp *t, size_t off, const uint8_t *code, size_t avail, uint64_t site,
+                             size_t need, const uint8_t *fn, size_t fn_len, uint64_t fn_addr, uint64_t slot_addr,
+                             char *err, size_t n)
+{
+	struct reloc_out r;
+	if (reloc_build(code, avail, site, need, fn, fn_len, fn_addr, slot_addr + off, &r, err, n))
+		return 0;
+	if (off + r.code_len + 5 > sizeof t->code) {
+		snprintf(err, n, "the displaced code does not fit in a slot");
+		return 0;
+	}
+	size_t k = put(t->code, off, r.code, r.code_len);
+	if (!r.ends_flow) {
+		int64_t rel = (int64_t)(site + r.displaced) - (int64_t)(slot_addr + k + 5);
+		if (rel < INT32_MIN || rel > INT32_MAX) {
+			snprintf(err, n, "the slot is out of a jump's reach");
+			return 0;
+		}
+		int32_t r32 = (int32_t)rel;
+		t->code[k++] = 0xe9;
+		k = put(t->code, k, &r32, 4);
+	}
+	t->orig_len = r.displaced;
+	t->n_insn = r.n_insn;
+	return k;
+}
+
+int tramp_build(const uint8_t *code, size_t avail, uint64_t site, const uint8_t *fn, size_t fn_len,
+                uint64_t fn_addr, uint64_t slot_addr, uint64_t hit_fn, uint32_t idx, int allow_jmp,
+                struct tramp *t, char *err, size_t n)
+{
+	memset(t, 0, sizeof *t);
+	if (allow_jmp) {
+		size_t off = call_part(t->code, idx, hit_fn);
+		size_t len = displaced_part(t, off, code, avail, site, TRAMP_JMP_LEN, fn, fn_len, fn_addr, slot_addr,
+		                            t->why_int3, sizeof t->why_int3);
+		if (len) {
+			t->len = len;
+			t->displaced_off = off;
+			t->jmp = 1;
+			return 0;
+		}
+	} else {
+		snprintf(t->why_int3, sizeof t->why_int3, "asked for int3");
+	}
+	/* int3: one instruction, run from the slot after the handler. */
+	memset(t->code, 0, sizeof t->code);
+	size_t len = displaced_part(t, 0, code, avail, site, 1, NULL, 0, 0, slot_addr, err, n);
+	if (!len)
+		return -1;
+	t->len = len;
+	t->displaced_off = 0;
+	t->orig_len = 1;
+	t->jmp = 0;
+	return 0;
+}

@@ -1,0 +1,585 @@
+/* agent_be.c — sonde's side of the agent probe backend (agent_be.h).
+ *
+ * The shared area is a memfd of ours.  A launched program gets it, and the
+ * read end of a pipe, through its environment with LD_PRELOAD=libsonde-rt.so
+ * (src/rt/probes.c's constructor maps it and waits); a running process gets
+ * libsonde-rt.so through its own dlopen (src/attach/inject.c) and then a
+ * call of sonde_probe_agent_start with /proc/<sonde>/fd/ paths.  Requests go
+ * through the area's mailbox, announced by a byte on the pipe; the agent's
+ * answer is awaited on a futex, bounded.  When sonde dies, the pipe's end of
+ * file makes the agent put every site back by itself. */
+#include "probe/agent_be.h"
+
+#include "arch/arch.h"
+#include "arch/tramp.h"
+#include "attach/agent.h"
+#include "attach/inject.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define REQUEST_TIMEOUT_MS 10000
+#define START_TIMEOUT_MS   10000
+#define MAX_FN_BYTES       (1u << 20)
+
+extern char **environ;
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void futex_wait_ms(uint32_t *w, uint32_t val, int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	syscall(SYS_futex, w, FUTEX_WAIT, val, &ts, NULL, 0);
+}
+
+static int area_new(struct agent_be *b, char *err, size_t n)
+{
+	b->area_size = pa_area_size(PA_MAX_SITES);
+	b->area_fd = memfd_create("sonde-probes", MFD_CLOEXEC);
+	if (b->area_fd < 0 || ftruncate(b->area_fd, (off_t)b->area_size)) {
+		snprintf(err, n, "cannot create the probe memory (%s)", strerror(errno));
+		return -1;
+	}
+	void *m = mmap(NULL, b->area_size, PROT_READ | PROT_WRITE, MAP_SHARED, b->area_fd, 0);
+	if (m == MAP_FAILED) {
+		snprintf(err, n, "cannot map the probe memory (%s)", strerror(errno));
+		return -1;
+	}
+	b->pa = m;
+	b->pa->magic = PA_MAGIC;
+	b->pa->version = PA_VERSION;
+	b->pa->nsites = PA_MAX_SITES;
+	b->pa->size = (uint32_t)b->area_size;
+	return 0;
+}
+
+static void init(struct agent_be *b)
+{
+	memset(b, 0, sizeof *b);
+	b->memfd = b->area_fd = b->alive_w = -1;
+}
+
+/* The agent has started (ready), or the target ended / time ran out. */
+static int wait_ready(struct agent_be *b, char *err, size_t n)
+{
+	uint64_t end = mono_ms() + START_TIMEOUT_MS;
+	while (!__atomic_load_n(&b->pa->ready, __ATOMIC_ACQUIRE)) {
+		if (agent_be_gone(b)) {
+			snprintf(err, n, "the program ended before the probe agent started in it");
+			return -1;
+		}
+		if (mono_ms() > end) {
+			snprintf(err, n, "the probe agent did not start in process %d within %d s", (int)b->pid,
+			         START_TIMEOUT_MS / 1000);
+			return -1;
+		}
+		futex_wait_ms(&b->pa->ready, 0, 20);
+	}
+	return 0;
+}
+
+static int open_mem(struct agent_be *b, char *err, size_t n)
+{
+	char p[64];
+	snprintf(p, sizeof p, "/proc/%d/mem", (int)b->pid);
+	if ((b->memfd = open(p, O_RDONLY | O_CLOEXEC)) < 0) {
+		snprintf(err, n, "cannot read the memory of process %d (%s)", (int)b->pid, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The program's path as execvp would find it; "" if not found. */
+static void find_program(const char *name, char *out, size_t n)
+{
+	out[0] = 0;
+	if (strchr(name, '/')) {
+		snprintf(out, n, "%s", name);
+		return;
+	}
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t l = strcspn(path, ":");
+		snprintf(out, n, "%.*s/%s", (int)l, path, name);
+		if (access(out, X_OK) == 0)
+			return;
+		path += l + (path[l] == ':');
+	}
+	out[0] = 0;
+}
+
+/* 1 if the ELF file asks for a dynamic loader (PT_INTERP), 0 if not, -1 unreadable. */
+static int has_interp(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	Elf64_Ehdr eh;
+	int rc = -1;
+	if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+	    eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum < 256) {
+		rc = 0;
+		for (int i = 0; i < eh.e_phnum; i++) {
+			Elf64_Phdr ph;
+			if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + (uint64_t)i * sizeof ph)) != (ssize_t)sizeof ph) {
+				rc = -1;
+				break;
+			}
+			if (ph.p_type == PT_INTERP)
+				rc = 1;
+		}
+	}
+	close(fd);
+	return rc;
+}
+
+int agent_be_launch(struct agent_be *b, char **argv, const char *rt_path, char *err, size_t n)
+{
+	init(b);
+	b->launched = 1;
+	char prog[PATH_MAX];
+	find_program(argv[0], prog, sizeof prog);
+	if (!prog[0] || access(prog, X_OK)) {
+		snprintf(err, n, "cannot run %s (%s)", argv[0], prog[0] ? strerror(errno) : "not found in PATH");
+		return -1;
+	}
+	int dyn = has_interp(prog);
+	if (dyn == 0) {
+		snprintf(err, n, "%s is statically linked: the probe agent cannot be loaded into it (use --engine=ptrace)",
+		         prog);
+		return -1;
+	}
+	char rt[PATH_MAX];
+	if (!realpath(rt_path, rt)) {
+		snprintf(err, n, "cannot find the runtime %s (%s)", rt_path, strerror(errno));
+		return -1;
+	}
+	int pfd[2];
+	if (area_new(b, err, n) || pipe2(pfd, O_CLOEXEC)) {
+		if (!err[0])
+			snprintf(err, n, "cannot create a pipe (%s)", strerror(errno));
+		return -1;
+	}
+	/* The environment of the child, made here (no allocation after fork). */
+	const char *pre = getenv("LD_PRELOAD");
+	size_t pl = strlen(rt) + (pre ? strlen(pre) + 1 : 0) + 16;
+	char *preload = malloc(pl);
+	if (!preload) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	snprintf(preload, pl, "LD_PRELOAD=%s%s%s", rt, pre ? ":" : "", pre ? pre : "");
+	pid_t pid = fork();
+	if (pid < 0) {
+		free(preload);
+		snprintf(err, n, "cannot fork (%s)", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		int a = dup(b->area_fd), p = dup(pfd[0]); /* without close-on-exec */
+		char av[32], pv[32];
+		snprintf(av, sizeof av, "%d", a);
+		snprintf(pv, sizeof pv, "%d", p);
+		setenv("SONDE_PROBE_FD", av, 1);
+		setenv("SONDE_PROBE_ALIVE_FD", pv, 1);
+		putenv(preload);
+		signal(SIGPIPE, SIG_DFL);
+		execv(prog, argv);
+		fprintf(stderr, "sonde: error: cannot run %s (%s)\n", prog, strerror(errno));
+		_exit(127);
+	}
+	free(preload);
+	close(pfd[0]);
+	b->pid = pid;
+	b->alive_w = pfd[1];
+	b->threads_stopped = 1; /* until agent_be_go, only the main thread exists, waiting */
+	if (wait_ready(b, err, n))
+		return -1;
+	return open_mem(b, err, n);
+}
+
+void agent_be_go(struct agent_be *b)
+{
+	if (!b->launched)
+		return;
+	b->threads_stopped = 0;
+	__atomic_store_n(&b->pa->go, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &b->pa->go, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
+}
+
+int agent_be_attach(struct agent_be *b, pid_t pid, const char *rt_path, char *err, size_t n)
+{
+	init(b);
+	b->pid = pid;
+	if (!agent_target_alive(pid)) {
+		snprintf(err, n, "cannot attach to process %d (no such process)", (int)pid);
+		return -1;
+	}
+	char rt[PATH_MAX];
+	if (!realpath(rt_path, rt)) {
+		snprintf(err, n, "cannot find the runtime %s (%s)", rt_path, strerror(errno));
+		return -1;
+	}
+	int pfd[2];
+	if (area_new(b, err, n))
+		return -1;
+	if (pipe2(pfd, O_CLOEXEC)) {
+		snprintf(err, n, "cannot create a pipe (%s)", strerror(errno));
+		return -1;
+	}
+	uint64_t handle, ret = 0;
+	int rc = inject_dlopen(pid, 0, rt, &handle, NULL, err, n);
+	uint64_t start = rc ? 0 : agent_target_sym(pid, rt, "sonde_probe_agent_start");
+	if (!rc && !start) {
+		snprintf(err, n, "the runtime loaded into process %d has no probe agent (another sonde version?)",
+		         (int)pid);
+		rc = -1;
+	}
+	if (!rc) {
+		char area[64], alive[64];
+		snprintf(area, sizeof area, "/proc/%d/fd/%d", (int)getpid(), b->area_fd);
+		snprintf(alive, sizeof alive, "/proc/%d/fd/%d", (int)getpid(), pfd[0]);
+		struct inject *in = inject_attach(pid, 0, err, n);
+		uint64_t a_at = 0, p_at = 0;
+		rc = in ? 0 : -1;
+		if (!rc)
+			rc = inject_push(in, area, strlen(area) + 1, &a_at, err, n);
+		if (!rc)
+			rc = inject_push(in, alive, strlen(alive) + 1, &p_at, err, n);
+		if (!rc) {
+			uint64_t args[6] = { a_at, p_at };
+			rc = inject_call_at(in, start, args, &ret, START_TIMEOUT_MS, err, n);
+		}
+		if (in)
+			inject_detach(in);
+	}
+	close(pfd[0]);
+	if (rc) {
+		close(pfd[1]);
+		return -1;
+	}
+	int r = (int)(int32_t)(uint32_t)ret;
+	if (r < 0) {
+		close(pfd[1]);
+		snprintf(err, n, "the probe agent could not start in process %d (%s)", (int)pid,
+		         r == -EBUSY ? "another sonde probes it now" : strerror(-r));
+		return -1;
+	}
+	b->alive_w = pfd[1];
+	if (wait_ready(b, err, n))
+		return -1;
+	return open_mem(b, err, n);
+}
+
+/* --- holding the threads ------------------------------------------------- */
+
+static int held(const struct agent_be *b, pid_t tid)
+{
+	for (int i = 0; i < b->nstopped; i++)
+		if (b->stopped[i] == tid)
+			return 1;
+	return 0;
+}
+
+int agent_be_hold(struct agent_be *b, char *err, size_t n)
+{
+	if (b->threads_stopped)
+		return 0;
+	char dir[64];
+	snprintf(dir, sizeof dir, "/proc/%d/task", (int)b->pid);
+	pid_t agent_tid = (pid_t)b->pa->agent_tid;
+	for (int pass = 0, fresh = 1; fresh && pass < 50; pass++) {
+		fresh = 0;
+		DIR *d = opendir(dir);
+		if (!d) {
+			snprintf(err, n, "cannot list the threads of process %d (%s)", (int)b->pid, strerror(errno));
+			agent_be_let_go(b);
+			return -1;
+		}
+		struct dirent *de;
+		while ((de = readdir(d))) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+			if (tid <= 0 || tid == agent_tid || held(b, tid))
+				continue;
+			if (ptrace(PTRACE_SEIZE, tid, 0, 0))
+				continue; /* it ended */
+			int gone = 0;
+			if (inject_interrupt(b->pid, tid, &gone, err, n)) {
+				if (!gone)
+					ptrace(PTRACE_DETACH, tid, 0, 0);
+				continue;
+			}
+			pid_t *v = realloc(b->stopped, (size_t)(b->nstopped + 1) * sizeof *v);
+			if (!v) {
+				ptrace(PTRACE_DETACH, tid, 0, 0);
+				continue;
+			}
+			b->stopped = v;
+			b->stopped[b->nstopped++] = tid;
+			fresh = 1;
+		}
+		closedir(d);
+	}
+	err[0] = 0;
+	b->threads_stopped = 1;
+	return 0;
+}
+
+void agent_be_let_go(struct agent_be *b)
+{
+	for (int i = 0; i < b->nstopped; i++)
+		ptrace(PTRACE_DETACH, b->stopped[i], 0, 0);
+	free(b->stopped);
+	b->stopped = NULL;
+	b->nstopped = 0;
+	if (!b->launched || b->pa->go)
+		b->threads_stopped = 0;
+}
+
+/* A held thread whose pc is strictly inside (addr, addr+len). */
+static int thread_inside(const struct agent_be *b, uint64_t addr, size_t len)
+{
+	for (int i = 0; i < b->nstopped; i++) {
+		arch_regs r;
+		if (ptrace(PTRACE_GETREGS, b->stopped[i], 0, &r) == 0 && arch_pc(&r) > addr && arch_pc(&r) < addr + len)
+			return 1;
+	}
+	return 0;
+}
+
+/* --- requests -------------------------------------------------------------- */
+
+static int request(struct agent_be *b, uint32_t op, uint32_t site, char *err, size_t n)
+{
+	struct pa_hdr *h = b->pa;
+	h->op = op;
+	h->site = site;
+	h->err = 0;
+	uint32_t want = __atomic_load_n(&h->req, __ATOMIC_RELAXED) + 1;
+	__atomic_store_n(&h->req, want, __ATOMIC_RELEASE);
+	if (write(b->alive_w, "r", 1) != 1) {
+		snprintf(err, n, "the probe agent in process %d is gone", (int)b->pid);
+		return -1;
+	}
+	uint64_t end = mono_ms() + REQUEST_TIMEOUT_MS;
+	for (;;) {
+		uint32_t d = __atomic_load_n(&h->done, __ATOMIC_ACQUIRE);
+		if (d == want)
+			break;
+		if (agent_be_gone(b)) {
+			snprintf(err, n, "process %d ended", (int)b->pid);
+			return -1;
+		}
+		if (mono_ms() > end) {
+			snprintf(err, n, "the probe agent in process %d does not answer", (int)b->pid);
+			return -1;
+		}
+		futex_wait_ms(&h->done, d, 20);
+	}
+	if (h->err) {
+		char msg[sizeof h->msg];
+		memcpy(msg, (const char *)h->msg, sizeof msg);
+		msg[sizeof msg - 1] = 0;
+		snprintf(err, n, "%s", msg[0] ? msg : strerror(-h->err));
+		return -1;
+	}
+	return 0;
+}
+
+int agent_be_read_code(struct agent_be *b, uint64_t addr, void *buf, size_t n)
+{
+	if (pread(b->memfd, buf, n, (off_t)addr) != (ssize_t)n)
+		return -1;
+	for (uint32_t i = 0; i < b->nused; i++) {
+		const struct pa_site *s = &b->pa->sites[i];
+		if (s->state != PA_ACTIVE && s->state != PA_PREPARED)
+			continue;
+		size_t len = s->orig_len <= PA_ORIG_MAX ? s->orig_len : PA_ORIG_MAX;
+		for (size_t k = 0; k < len; k++)
+			if (s->addr + k >= addr && s->addr + k < addr + n)
+				((uint8_t *)buf)[s->addr + k - addr] = s->orig[k];
+	}
+	return 0;
+}
+
+/* Another site of ours strictly inside (addr, addr+len). */
+static int site_inside(const struct agent_be *b, uint64_t addr, size_t len)
+{
+	for (uint32_t i = 0; i < b->nused; i++) {
+		const struct pa_site *s = &b->pa->sites[i];
+		if ((s->state == PA_ACTIVE || s->state == PA_PREPARED) && s->addr > addr && s->addr < addr + len)
+			return 1;
+	}
+	return 0;
+}
+
+/* Builds site idx's slot code (a jump where allowed) and places it. */
+static int build_place(struct agent_be *b, uint32_t idx, int allow_jmp, const uint8_t *fnb, uint64_t fn,
+                       uint64_t fn_size, char *why_int3, size_t wn, char *err, size_t n)
+{
+	struct pa_site *s = &b->pa->sites[idx];
+	uint64_t addr = s->addr;
+	uint8_t code[64];
+	size_t got = sizeof code;
+	while (got > 0 && agent_be_read_code(b, addr, code, got))
+		got--;
+	if (!got) {
+		snprintf(err, n, "cannot read the code at 0x%llx", (unsigned long long)addr);
+		return -1;
+	}
+	int rc = request(b, PA_OP_SLOT, idx, err, n);
+	struct tramp t;
+	if (rc)
+		return -1;
+	rc = tramp_build(code, got, addr, fnb, fnb ? fn_size : 0, fn, s->slot_addr, b->pa->hit_fn, idx, allow_jmp, &t,
+	                 err, n);
+	const char *why = NULL;
+	if (!rc && t.jmp && !b->threads_stopped && t.n_insn > 1)
+		why = "the jump would cover several instructions while threads run";
+	else if (!rc && t.jmp && thread_inside(b, addr, t.orig_len))
+		why = "a thread was stopped inside the bytes a jump would cover";
+	else if (!rc && t.jmp && site_inside(b, addr, t.orig_len))
+		why = "another probe's site is inside the bytes a jump would cover";
+	if (why)
+		rc = tramp_build(code, got, addr, NULL, 0, 0, s->slot_addr, b->pa->hit_fn, idx, 0, &t, err, n);
+	if (rc)
+		return -1;
+	s->mode = t.jmp ? PA_MODE_JMP : PA_MODE_INT3;
+	s->orig_len = (uint32_t)t.orig_len;
+	memcpy(s->orig, code, t.orig_len);
+	memcpy(s->code, t.code, t.len);
+	s->code_len = (uint32_t)t.len;
+	s->displaced_off = (uint32_t)t.displaced_off;
+	if (request(b, PA_OP_PLACE, idx, err, n))
+		return -1;
+	if (!t.jmp && why_int3 && wn)
+		snprintf(why_int3, wn, "%s", why ? why : t.why_int3);
+	return 0;
+}
+
+int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn, uint64_t fn_size,
+                   char *why_int3, size_t wn, char *err, size_t n)
+{
+	if (why_int3 && wn)
+		why_int3[0] = 0;
+	for (uint32_t i = 0; i < b->nused; i++) {
+		struct pa_site *s = &b->pa->sites[i];
+		if (s->addr == addr && s->state == PA_ACTIVE) {
+			if (kind == PA_KIND_CALL)
+				__atomic_store_n(&s->kind, PA_KIND_CALL, __ATOMIC_RELEASE);
+			if (why_int3 && wn && s->mode == PA_MODE_INT3)
+				snprintf(why_int3, wn, "shares an int3 site");
+			return (int)i;
+		}
+	}
+	if (b->nused >= b->pa->nsites) {
+		snprintf(err, n, "too many probe sites (at most %d)", PA_MAX_SITES);
+		return -1;
+	}
+	/* A jump of ours over addr: that site becomes an int3 first (its
+	 * displaced bytes would run addr's instruction away from here). */
+	for (uint32_t i = 0; i < b->nused; i++) {
+		struct pa_site *s = &b->pa->sites[i];
+		if (s->state == PA_ACTIVE && s->mode == PA_MODE_JMP && addr > s->addr && addr < s->addr + s->orig_len) {
+			if (request(b, PA_OP_REMOVE, i, err, n))
+				return -1;
+			if (build_place(b, i, 0, NULL, 0, 0, NULL, 0, err, n))
+				return -1;
+		}
+	}
+	uint8_t *fnb = NULL;
+	if (fn && fn_size && fn_size <= MAX_FN_BYTES && (fnb = malloc(fn_size)) &&
+	    agent_be_read_code(b, fn, fnb, fn_size)) {
+		free(fnb);
+		fnb = NULL;
+	}
+	uint32_t idx = b->nused++;
+	struct pa_site *s = &b->pa->sites[idx];
+	memset(s, 0, sizeof *s);
+	s->addr = addr;
+	s->kind = kind;
+	int rc = build_place(b, idx, 1, fnb, fn, fn_size, why_int3, wn, err, n);
+	free(fnb);
+	if (rc) {
+		s->state = PA_FREE;
+		s->addr = 0;
+		if (idx + 1 == b->nused)
+			b->nused--;
+		return -1;
+	}
+	return (int)idx;
+}
+
+/* --- the end ------------------------------------------------------------- */
+
+int agent_be_gone(struct agent_be *b)
+{
+	if (b->gone)
+		return 1;
+	if (b->launched) {
+		siginfo_t si = { 0 };
+		if (waitid(P_PID, (id_t)b->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == b->pid)
+			b->gone = 1;
+	} else if (!agent_target_alive(b->pid)) {
+		b->gone = 1;
+	}
+	return b->gone;
+}
+
+void agent_be_end(struct agent_be *b)
+{
+	char err[200];
+	if (b->alive_w >= 0 && b->pa && !agent_be_gone(b))
+		request(b, PA_OP_REMOVE_ALL, 0, err, sizeof err);
+	if (b->alive_w >= 0)
+		close(b->alive_w);
+	b->alive_w = -1;
+	agent_be_let_go(b);
+}
+
+void agent_be_reap(struct agent_be *b)
+{
+	if (!b->launched || b->reaped)
+		return;
+	int st;
+	while (waitpid(b->pid, &st, 0) < 0 && errno == EINTR)
+		;
+	b->status = st;
+	b->gone = b->reaped = 1;
+}
+
+void agent_be_free(struct agent_be *b)
+{
+	if (b->pa)
+		munmap(b->pa, b->area_size);
+	if (b->area_fd >= 0)
+		close(b->area_fd);
+	if (b->memfd >= 0)
+		close(b->memfd);
+	if (b->alive_w >= 0)
+		close(b->alive_w);
+	free(b->stopped);
+	b->pa = NULL;
+	b->area_fd = b->memfd = b->alive_w = -1;
+}

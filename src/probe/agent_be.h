@@ -1,0 +1,65 @@
+/* agent_be.h — sonde's side of the agent probe backend (agent_be.c; the
+ * program's side is src/rt/probes.c, the shared memory
+ * src/common/probe_area.h): start the agent in a launched program
+ * (LD_PRELOAD) or in a running one (dlopen through ptrace), place and remove
+ * sites through its mailbox, end the session.  What the sites count is read
+ * straight from the shared memory (agent_run.c).  Errors are one clause for
+ * "sonde: error: %s". */
+#ifndef SONDE_PROBE_AGENT_BE_H
+#define SONDE_PROBE_AGENT_BE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "common/probe_area.h"
+
+struct agent_be {
+	pid_t pid;
+	int launched;
+	int memfd;              /* /proc/PID/mem, for reading code */
+	int area_fd;
+	struct pa_hdr *pa;
+	uint64_t area_size;
+	int alive_w;            /* our end of the pipe: closing it ends the agent's session */
+	uint32_t nused;         /* site records used */
+	int threads_stopped;    /* every thread but the agent's is stopped: a jump may cover several instructions */
+	pid_t *stopped;         /* those threads */
+	int nstopped;
+	int status;             /* wait status of a launched program that ended */
+	int gone;
+	int reaped;
+};
+
+/* A launched program: started with the agent preloaded, waiting before its
+ * constructors until agent_be_go.  Refused (-1, err) for static programs. */
+int agent_be_launch(struct agent_be *b, char **argv, const char *rt_path, char *err, size_t n);
+/* A running process: the runtime dlopen'ed into it and the agent started. */
+int agent_be_attach(struct agent_be *b, pid_t pid, const char *rt_path, char *err, size_t n);
+/* Lets the launched program run. */
+void agent_be_go(struct agent_be *b);
+
+/* Stops every thread but the agent's (ptrace), so that sites placed now may
+ * take a jump over several instructions; agent_be_let_go resumes them. */
+int agent_be_hold(struct agent_be *b, char *err, size_t n);
+void agent_be_let_go(struct agent_be *b);
+
+/* Places a site at addr doing kind (PA_KIND_*): a jump where the code
+ * allows and the threads do (fn: the enclosing function's run-time start and
+ * size, 0 if unknown), else int3 (*why_int3 said, may be NULL).  A site
+ * already at addr is shared (and becomes a CALL site if kind asks).
+ * Returns the site's index, or -1 with err. */
+int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn, uint64_t fn_size,
+                   char *why_int3, size_t wn, char *err, size_t n);
+/* Code of the target with our sites shown as the original bytes. */
+int agent_be_read_code(struct agent_be *b, uint64_t addr, void *buf, size_t n);
+/* Ends the session: every site removed, the pipe closed; the agent stays
+ * loaded, inert. */
+void agent_be_end(struct agent_be *b);
+/* Whether the target has ended (a launched one: its status in b->status). */
+int agent_be_gone(struct agent_be *b);
+/* Waits for a launched program to end (after the session), into b->status. */
+void agent_be_reap(struct agent_be *b);
+void agent_be_free(struct agent_be *b);
+
+#endif

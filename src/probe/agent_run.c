@@ -1,0 +1,383 @@
+/* agent_run.c — `sonde probe` on the agent backend (agent_run.h).
+ *
+ * The kinds here only place sites (agent_be.c) and, at the end, read what
+ * the agent's handlers counted in the shared memory: a func probe is one
+ * CALL site at the entry (the return is caught by replacing the return
+ * address, so .cold parts and tail calls are returns too), a line probe a
+ * COUNT site at each address of the line.  Their JSON and table are the
+ * ptrace kinds' (callstats.c for func), plus the sites and why any is an
+ * int3. */
+#include "probe/agent_run.h"
+
+#include "common/clock.h"
+#include "common/json.h"
+#include "probe/agent_be.h"
+#include "probe/callstats.h"
+#include "probe/engine.h"
+#include "probe/kind.h"
+#include "probe/modules.h"
+#include "probe/probe.h"
+#include "probe/resolve.h"
+#include "probe/spec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct adata {
+	int *sites;
+	int nsites;
+	int nint3;
+	char why_int3[160];
+	int at_offset;          /* func:F+OFF: calls only */
+	struct call_stats cs;   /* func: filled at the end */
+};
+
+static struct agent_be be;
+static double ticks_per_ns;
+
+static struct adata *adata_new(struct probe *p)
+{
+	struct adata *d = calloc(1, sizeof *d);
+	if (d)
+		callstats_init(&d->cs);
+	p->data = d;
+	return d;
+}
+
+static int add_site(struct probe *p, struct adata *d, uint64_t addr, uint32_t kind, uint64_t fn, uint64_t fn_size,
+                    char *err, size_t n)
+{
+	int *v = realloc(d->sites, (size_t)(d->nsites + 1) * sizeof *v);
+	if (!v) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	d->sites = v;
+	char why[160];
+	int idx = agent_be_place(&be, addr, kind, fn, fn_size, why, sizeof why, err, n);
+	if (idx < 0)
+		return -1;
+	d->sites[d->nsites++] = idx;
+	if (why[0]) {
+		d->nint3++;
+		if (!d->why_int3[0])
+			snprintf(d->why_int3, sizeof d->why_int3, "%s", why);
+	}
+	(void)p;
+	return 0;
+}
+
+/* The run-time start of la's function. */
+static uint64_t fn_start(const struct loc_addr *la)
+{
+	return la->mod && la->fn.size ? la->fn.start + la->mod->bias : 0;
+}
+
+static void where_suffix(struct probe *p, struct adata *d)
+{
+	if (!d->nint3 || !p->where)
+		return;
+	char w[600];
+	snprintf(w, sizeof w, "%s; int3%s: %s", p->where, d->nint3 == d->nsites ? "" : " at some sites", d->why_int3);
+	free(p->where);
+	p->where = strdup(w);
+}
+
+static int func_setup(struct probe *p, char *err, size_t n)
+{
+	struct loc_addr la;
+	if (resolve_function_offset(p->e, &p->sp, &la, err, n))
+		return -1;
+	struct adata *d = adata_new(p);
+	if (!d) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	d->at_offset = p->sp.off != 0;
+	if (add_site(p, d, la.addr, d->at_offset ? PA_KIND_COUNT : PA_KIND_CALL, fn_start(&la), la.fn.size, err, n))
+		return -1;
+	char w[400];
+	resolve_describe(p->e, la.addr, w, sizeof w);
+	p->where = strdup(w);
+	where_suffix(p, d);
+	return 0;
+}
+
+static int line_setup(struct probe *p, char *err, size_t n)
+{
+	struct loc_addr *v;
+	int nv;
+	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
+		return -1;
+	struct adata *d = adata_new(p);
+	int rc = d ? 0 : -1;
+	if (!d)
+		snprintf(err, n, "out of memory");
+	for (int i = 0; i < nv && !rc; i++)
+		rc = add_site(p, d, v[i].addr, PA_KIND_COUNT, fn_start(&v[i]), v[i].fn.size, err, n);
+	if (!rc) {
+		resolve_set_where(p, v[0].addr, NULL);
+		if (nv > 1 && p->where) {
+			char w[500];
+			snprintf(w, sizeof w, "%s and %d more", p->where, nv - 1);
+			free(p->where);
+			p->where = strdup(w);
+		}
+		where_suffix(p, d);
+	}
+	free(v);
+	return rc;
+}
+
+static uint64_t ns_of(uint64_t ticks)
+{
+	return ticks_per_ns > 0 ? (uint64_t)((double)ticks / ticks_per_ns) : ticks;
+}
+
+/* The counters of p's sites, into p->hits and d->cs. */
+static void collect(struct probe *p)
+{
+	struct adata *d = p->data;
+	if (!d)
+		return;
+	const struct pa_hdr *h = be.pa;
+	p->hits = 0;
+	d->nint3 = 0;
+	for (int i = 0; i < d->nsites; i++) {
+		const struct pa_site *s = &h->sites[d->sites[i]];
+		if (s->mode == PA_MODE_INT3 && !d->nint3++ && !d->why_int3[0])
+			snprintf(d->why_int3, sizeof d->why_int3, "another probe's site was placed inside its jump");
+		uint64_t hits = __atomic_load_n(&s->hits, __ATOMIC_RELAXED);
+		p->hits += hits;
+		if (p->ops->name[0] != 'f')
+			continue;
+		d->cs.calls += hits;
+		if (d->at_offset)
+			continue;
+		d->cs.returns += s->returns;
+		d->cs.total += ns_of(s->ticks_total);
+		uint64_t mn = ns_of(s->ticks_min), mx = ns_of(s->ticks_max);
+		if (s->returns && (!d->cs.min || mn < d->cs.min))
+			d->cs.min = mn;
+		if (mx > d->cs.max)
+			d->cs.max = mx;
+		for (int c = 0; c < PA_CALLERS; c++)
+			if (s->callers[c].ret && s->callers[c].n)
+				callstats_caller_n(&d->cs, s->callers[c].ret, s->callers[c].n);
+		d->cs.lost += s->callers_lost;
+	}
+}
+
+static const char *name_of(void *arg, uint64_t ret, char *buf, size_t n)
+{
+	resolve_name(arg, ret, buf, n);
+	return buf;
+}
+
+static void sites_json(struct adata *d, struct json *j)
+{
+	json_int(j, "sites", d->nsites);
+	json_int(j, "int3_sites", d->nint3);
+	if (d->nint3)
+		json_str(j, "int3_reason", d->why_int3);
+}
+
+static void func_json(struct probe *p, struct json *j)
+{
+	struct adata *d = p->data;
+	if (!d)
+		return;
+	callstats_json(&d->cs, j, name_of, p->e);
+	sites_json(d, j);
+}
+
+static void func_table(struct probe *p, FILE *f)
+{
+	struct adata *d = p->data;
+	if (!d)
+		return;
+	if (d->at_offset)
+		fprintf(f, "calls %llu (no times or callers at an offset)", (unsigned long long)d->cs.calls);
+	else
+		callstats_table(&d->cs, f, name_of, p->e);
+}
+
+static void line_json(struct probe *p, struct json *j)
+{
+	struct adata *d = p->data;
+	if (!d)
+		return;
+	json_int(j, "addresses", d->nsites);
+	sites_json(d, j);
+}
+
+static void afree(struct probe *p)
+{
+	struct adata *d = p->data;
+	if (!d)
+		return;
+	callstats_free(&d->cs);
+	free(d->sites);
+	free(d);
+}
+
+static const struct kind_ops agent_func = {
+	.name = "func", .needs_location = 1, .setup = func_setup, .json = func_json, .table = func_table, .free = afree,
+};
+static const struct kind_ops agent_line = {
+	.name = "line", .needs_location = 1, .setup = line_setup, .json = line_json, .free = afree,
+};
+
+static const struct kind_ops *agent_kind(const char *name)
+{
+	if (!strcmp(name, "func"))
+		return &agent_func;
+	if (!strcmp(name, "line"))
+		return &agent_line;
+	return NULL;
+}
+
+int agent_runs_all(const char *const *specs, int nspecs)
+{
+	for (int i = 0; i < nspecs; i++) {
+		struct spec sp;
+		char err[200];
+		if (specs[i][0] == '@' || spec_parse(specs[i], &sp, err, sizeof err))
+			return 0;
+		int ok = agent_kind(sp.kind) != NULL;
+		spec_free(&sp);
+		if (!ok)
+			return 0;
+	}
+	return nspecs > 0;
+}
+
+/* --- the session ----------------------------------------------------------- */
+
+static volatile sig_atomic_t end_req;
+
+static void on_end(int sig)
+{
+	(void)sig;
+	end_req = 1;
+}
+
+static int add_probe(struct engine *e, const char *spec, char *err, size_t n)
+{
+	struct probe *p = calloc(1, sizeof *p);
+	struct probe **v = realloc(e->probes, (size_t)(e->nprobes + 1) * sizeof *v);
+	if (!p || !v) {
+		free(p);
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	e->probes = v;
+	p->id = ++e->next_id;
+	p->e = e;
+	p->spec = strdup(spec);
+	char perr[300];
+	if (spec_parse(spec, &p->sp, perr, sizeof perr)) {
+		snprintf(err, n, "bad probe '%s' (%s)", spec, perr);
+		free(p->spec);
+		free(p);
+		return -1;
+	}
+	p->ops = agent_kind(p->sp.kind);
+	e->probes[e->nprobes++] = p;
+	if (p->ops->setup(p, perr, sizeof perr)) {
+		snprintf(err, n, "probe '%s': %s", spec, perr);
+		return -1;
+	}
+	return 0;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { 0, (long)ms * 1000000 };
+	nanosleep(&ts, NULL);
+}
+
+int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, size_t n)
+{
+	struct clock_point c0, c1;
+	clock_point_take(&c0);
+	e->engine_name = "agent";
+	int rc = o->argv ? agent_be_launch(&be, o->argv, o->rt_path, err, n)
+	                 : agent_be_attach(&be, o->pid, o->rt_path, err, n);
+	e->t.pid = be.pid;
+	e->t.launched = be.launched;
+	if (rc) {
+		if (be.launched && be.pid > 0 && !agent_be_gone(&be))
+			kill(be.pid, SIGKILL);
+		if (be.launched && be.pid > 0)
+			agent_be_reap(&be);
+		return -1;
+	}
+	e->t.memfd = be.memfd;
+	e->agent = &be;
+	if (modules_load(&e->mods, be.pid)) {
+		snprintf(err, n, "cannot read the memory map of process %d", (int)be.pid);
+		rc = -1;
+	}
+	if (!rc && !be.launched)
+		rc = agent_be_hold(&be, err, n);
+	e->start_ns = now_ns();
+	for (int i = 0; i < o->nspecs && !rc; i++)
+		rc = add_probe(e, o->specs[i], err, n);
+	agent_be_let_go(&be);
+	if (rc) {
+		agent_be_end(&be);
+		if (be.launched) {
+			kill(be.pid, SIGKILL);
+			agent_be_reap(&be);
+		}
+		e->start_ns = 0;
+		return -1;
+	}
+	struct sigaction sa = { .sa_handler = on_end }, old_int, old_term, old_hup, old_pipe;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
+	struct sigaction ign = { .sa_handler = SIG_IGN };
+	sigaction(SIGPIPE, &ign, &old_pipe);
+	if (o->placed)
+		o->placed(e);
+	agent_be_go(&be);
+	uint64_t deadline = o->duration > 0 ? e->start_ns + (uint64_t)(o->duration * 1e9) : 0;
+	while (!end_req && !agent_be_gone(&be) && !(deadline && now_ns() >= deadline))
+		sleep_ms(5);
+	e->end_ns = now_ns();
+	agent_be_end(&be);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+	if (be.launched && end_req)
+		sleep_ms(20); /* a Ctrl-C from the terminal reached the program too: its end is said */
+	if (be.launched && agent_be_gone(&be))
+		agent_be_reap(&be);
+	else
+		e->detached = !agent_be_gone(&be); /* it runs on, every site removed */
+	e->t.gone = be.gone;
+	e->t.status = be.status;
+	clock_point_take(&c1);
+	ticks_per_ns = clock_ticks_per_ns(&c0, &c1);
+	for (int i = 0; i < e->nprobes; i++)
+		collect(e->probes[i]);
+	sigaction(SIGPIPE, &old_pipe, NULL);
+	return 0;
+}
+
+void agent_probe_close(struct engine *e)
+{
+	(void)e;
+	e->t.memfd = -1;
+	e->agent = NULL;
+	agent_be_free(&be);
+}

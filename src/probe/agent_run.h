@@ -1,0 +1,32 @@
+/* agent_run.h — `sonde probe` on the agent backend (agent_run.c): the probe
+ * kinds that run inside the target (func: calls, callers, time to the
+ * return; line: hits), the session (launch or attach, place, run until the
+ * program ends, --duration, Ctrl-C/SIGTERM/SIGHUP, end), and the results
+ * read from the shared memory into a struct engine so that the summary and
+ * the JSON are output.c's, as for the other backends. */
+#ifndef SONDE_PROBE_AGENT_RUN_H
+#define SONDE_PROBE_AGENT_RUN_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct engine;
+
+struct agent_opts {
+	char **argv;            /* a program to launch, or NULL */
+	pid_t pid;              /* or a process to attach to */
+	const char *const *specs;
+	int nspecs;
+	double duration;        /* seconds, 0 = until the program ends */
+	const char *rt_path;    /* libsonde-rt.so */
+	void (*placed)(struct engine *e); /* called once the probes are in, or NULL */
+};
+
+/* Whether every spec is of a kind the agent runs (today func and line). */
+int agent_runs_all(const char *const *specs, int nspecs);
+/* The whole session.  0, or -1 with err (e->start_ns is 0 when nothing ran). */
+int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, size_t n);
+/* After the output. */
+void agent_probe_close(struct engine *e);
+
+#endif

@@ -1,0 +1,636 @@
+/* probes.c — the agent's probe engine, inside the probed program (the agent
+ * backend of `sonde probe`; sonde's side is src/probe/agent_be.c, the
+ * memory both share src/common/probe_area.h, docs/PROBES.md "Engines").
+ *
+ * A site is reached either by a 5-byte jmp to its slot (a trampoline sonde
+ * built: save the registers, call pa_hit, restore, run the displaced
+ * instructions, jump back) or by an int3 that the SIGTRAP handler here turns
+ * into the same call, then sends to the slot's displaced instructions.  A
+ * func site replaces the return address with pa_exit_stub, which times the
+ * call and returns where the call would have (a per-thread shadow stack).
+ *
+ * Code is changed through /proc/self/mem, int3 first, with every core
+ * serialised (membarrier SYNC_CORE) between the steps, so that a thread
+ * never runs half a jump; a thread that traps on an int3 that is gone again
+ * re-runs the original instruction.  A server thread takes sonde's requests
+ * (a byte on the pipe, the request in the shared area); the end of file of
+ * that pipe means sonde is gone: every site gets its bytes back, and the
+ * agent stays loaded, inert (returns still pending pass through the stub).
+ *
+ * Built with -mgeneral-regs-only: pa_hit and pa_exit run between the
+ * program's instructions with only the general registers saved. */
+#include "common/clock.h"
+#include "common/probe_area.h"
+#include "rt/got.h"
+#include "rt/rt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#define SHADOW_MAX  2048
+#define REGION_SIZE (64 * 1024)
+#define MAX_REGIONS 64
+
+struct sframe { uint64_t ret, sp, ticks; uint32_t site, pad; };
+struct shadow { uint32_t n, pad; struct sframe f[SHADOW_MAX]; };
+
+static struct pa_hdr *pa;
+static uint32_t pa_n;
+static int mem_fd = -1, alive_fd = -1;
+static int sync_core_ok;
+static struct sigaction old_trap;
+static int trap_installed;
+static pthread_key_t shadow_key;
+static int running;
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct { uint64_t base, used; } regions[MAX_REGIONS];
+static int nregions;
+static __thread struct shadow *sh_tls __attribute__((tls_model("initial-exec")));
+
+RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp);
+RT_HIDDEN uint64_t pa_exit(uint64_t sp_after);
+extern char pa_exit_stub[] RT_HIDDEN;
+
+/* The return of a probed function lands here: the real return address is
+ * found by pa_exit (which gets the stack pointer after the ret) and returned
+ * to; rax and rdx (the return value) and rbx survive, the rest of the
+ * general registers are dead at a return; the vector registers are not
+ * touched (this file has no vector code). */
+__asm__(".text\n"
+        ".globl pa_exit_stub\n"
+        ".hidden pa_exit_stub\n"
+        ".type pa_exit_stub,@function\n"
+        "pa_exit_stub:\n"
+        "  sub $8, %rsp\n"
+        "  push %rax\n"
+        "  push %rdx\n"
+        "  push %rbx\n"
+        "  mov %rsp, %rbx\n"
+        "  lea 32(%rsp), %rdi\n"
+        "  and $-16, %rsp\n"
+        "  call pa_exit\n"
+        "  mov %rbx, %rsp\n"
+        "  mov %rax, 24(%rsp)\n"
+        "  pop %rbx\n"
+        "  pop %rdx\n"
+        "  pop %rax\n"
+        "  ret\n"
+        ".size pa_exit_stub, .-pa_exit_stub\n");
+
+static void shadow_free(void *p)
+{
+	if (p)
+		munmap(p, sizeof(struct shadow));
+}
+
+static struct shadow *shadow_get(void)
+{
+	struct shadow *s = sh_tls;
+	if (s)
+		return s;
+	void *m = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	sh_tls = s = m;
+	pthread_setspecific(shadow_key, s);
+	return s;
+}
+
+static void count_caller(struct pa_site *s, uint64_t ret)
+{
+	for (int i = 0; i < PA_CALLERS; i++) {
+		uint64_t c = __atomic_load_n(&s->callers[i].ret, __ATOMIC_ACQUIRE);
+		if (!c) {
+			uint64_t z = 0;
+			if (__atomic_compare_exchange_n(&s->callers[i].ret, &z, ret, 0, __ATOMIC_ACQ_REL,
+			                                __ATOMIC_ACQUIRE))
+				c = ret;
+			else
+				c = z;
+		}
+		if (c == ret) {
+			__atomic_fetch_add(&s->callers[i].n, 1, __ATOMIC_RELAXED);
+			return;
+		}
+	}
+	__atomic_fetch_add(&s->callers_lost, 1, __ATOMIC_RELAXED);
+}
+
+/* A hit of site idx; sp points at the stack as it was at the site (for a
+ * func site at the entry: the return address). */
+RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp)
+{
+	struct pa_site *s = &pa->sites[idx];
+	__atomic_fetch_add(&s->hits, 1, __ATOMIC_RELAXED);
+	if (s->kind != PA_KIND_CALL)
+		return;
+	uint64_t ret = *sp;
+	struct shadow *sh = shadow_get();
+	/* A tail call from a probed function: its caller is the real one. */
+	count_caller(s, ret == (uint64_t)pa_exit_stub && sh && sh->n ? sh->f[sh->n - 1].ret : ret);
+	if (!sh) {
+		__atomic_fetch_add(&pa->shadow_fail, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (sh->n >= SHADOW_MAX) {
+		__atomic_fetch_add(&pa->lost_depth, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&s->lost_returns, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	sh->f[sh->n++] = (struct sframe){ ret, (uint64_t)sp, clock_ticks(), idx, 0 };
+	*sp = (uint64_t)pa_exit_stub;
+}
+
+static void atomic_min(uint64_t *p, uint64_t v)
+{
+	uint64_t c = __atomic_load_n(p, __ATOMIC_RELAXED);
+	while ((c == 0 || v < c) && !__atomic_compare_exchange_n(p, &c, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+static void atomic_max(uint64_t *p, uint64_t v)
+{
+	uint64_t c = __atomic_load_n(p, __ATOMIC_RELAXED);
+	while (v > c && !__atomic_compare_exchange_n(p, &c, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/* A probed function returned through pa_exit_stub; sp_after is the stack
+ * pointer after its ret (the entry's + 8).  Frames deeper than that were
+ * left by longjmp or an exception: dropped.  Returns where to go on. */
+RT_HIDDEN uint64_t pa_exit(uint64_t sp_after)
+{
+	uint64_t now = clock_ticks();
+	struct shadow *sh = sh_tls;
+	while (sh->n > 1 && sh->f[sh->n - 1].sp + 8 < sp_after)
+		sh->n--;
+	struct sframe f = sh->f[--sh->n];
+	struct pa_site *s = &pa->sites[f.site];
+	uint64_t d = now - f.ticks;
+	__atomic_fetch_add(&s->returns, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->ticks_total, d, __ATOMIC_RELAXED);
+	atomic_min(&s->ticks_min, d ? d : 1);
+	atomic_max(&s->ticks_max, d);
+	return f.ret;
+}
+
+/* An exception is about to unwind this thread (unwind.c): the unwinder
+ * cannot pass pa_exit_stub, so every return address of ours goes back to
+ * the real one; those calls' returns are not followed (lost_returns). */
+RT_HIDDEN void rt_probes_unhook(void)
+{
+	struct shadow *sh = sh_tls;
+	if (!sh)
+		return;
+	for (uint32_t i = sh->n; i-- > 0;) {
+		uint64_t *slot = (uint64_t *)sh->f[i].sp;
+		if (*slot == (uint64_t)pa_exit_stub) {
+			*slot = sh->f[i].ret;
+			if (pa && sh->f[i].site < pa_n)
+				__atomic_fetch_add(&pa->sites[sh->f[i].site].lost_returns, 1, __ATOMIC_RELAXED);
+		}
+	}
+	sh->n = 0;
+}
+
+/* --- changing code ------------------------------------------------------- */
+
+static void sync_cores(void)
+{
+	if (sync_core_ok)
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
+	else
+		usleep(2000); /* no SYNC_CORE: let every core leave the bytes (x86 tolerates this in practice) */
+}
+
+static int poke(uint64_t addr, const void *b, size_t n)
+{
+	return pwrite(mem_fd, b, n, (off_t)addr) == (ssize_t)n ? 0 : -1;
+}
+
+static int peek(uint64_t addr, void *b, size_t n)
+{
+	return pread(mem_fd, b, n, (off_t)addr) == (ssize_t)n ? 0 : -1;
+}
+
+/* Is [addr, addr+n) inside one executable mapping of ours?  Read with
+ * plain system calls: sonde may hold the other threads stopped, one of them
+ * perhaps inside malloc or stdio. */
+static int executable(uint64_t addr, uint64_t n)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	static char buf[8192];
+	size_t have = 0;
+	int ok = 0, done = 0;
+	while (!done) {
+		ssize_t r = read(fd, buf + have, sizeof buf - 1 - have);
+		if (r <= 0)
+			break;
+		have += (size_t)r;
+		buf[have] = 0;
+		char *line = buf, *nl;
+		while ((nl = memchr(line, '\n', have - (size_t)(line - buf)))) {
+			*nl = 0;
+			char *e;
+			uint64_t lo = strtoull(line, &e, 16), hi = 0;
+			if (*e == '-')
+				hi = strtoull(e + 1, &e, 16);
+			if (addr >= lo && addr + n <= hi) {
+				ok = e[0] == ' ' && e[1] && e[2] && e[3] == 'x';
+				done = 1;
+				break;
+			}
+			line = nl + 1;
+		}
+		size_t rest = have - (size_t)(line - buf);
+		memmove(buf, line, rest);
+		have = rest;
+		if (have == sizeof buf - 1)
+			have = 0; /* a line longer than the buffer: not a mapping line we need */
+	}
+	close(fd);
+	return ok;
+}
+
+static int64_t dist(uint64_t a, uint64_t b)
+{
+	return (int64_t)(a - b);
+}
+
+static int near(uint64_t a, uint64_t b)
+{
+	int64_t d = dist(a, b);
+	return d > -0x7fff0000ll && d < 0x7fff0000ll;
+}
+
+/* A slot of PA_SLOT_SIZE bytes within ±2 GiB of addr. */
+static uint64_t slot_near(uint64_t addr)
+{
+	for (int i = 0; i < nregions; i++)
+		if (regions[i].used + PA_SLOT_SIZE <= REGION_SIZE && near(regions[i].base, addr) &&
+		    near(regions[i].base + REGION_SIZE, addr)) {
+			uint64_t s = regions[i].base + regions[i].used;
+			regions[i].used += PA_SLOT_SIZE;
+			return s;
+		}
+	if (nregions == MAX_REGIONS)
+		return 0;
+	uint64_t page = addr & ~(uint64_t)0xffff;
+	for (int64_t k = 1; k < 1800; k++) { /* below the code first, then above, in 1 MiB steps */
+		uint64_t hint = k < 900 ? page - (uint64_t)k * 0x100000 : page + (uint64_t)(k - 899) * 0x100000;
+		if (hint < 0x10000 || !near(hint, addr) || !near(hint + REGION_SIZE, addr))
+			continue;
+		void *m = mmap((void *)hint, REGION_SIZE, PROT_READ | PROT_WRITE | PROT_EXEC,
+		               MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (m == MAP_FAILED)
+			continue;
+		if ((uint64_t)m != hint) { /* an old kernel took the hint as a hint */
+			munmap(m, REGION_SIZE);
+			continue;
+		}
+		regions[nregions].base = hint;
+		regions[nregions].used = PA_SLOT_SIZE;
+		nregions++;
+		return hint;
+	}
+	return 0;
+}
+
+static int fail(int err, const char *fmt, uint64_t a)
+{
+	snprintf(pa->msg, sizeof pa->msg, fmt, (unsigned long long)a);
+	return err;
+}
+
+static int op_slot(struct pa_site *s)
+{
+	uint64_t slot = slot_near(s->addr);
+	if (!slot)
+		return fail(-ENOMEM, "no memory for a trampoline within 2 GiB of 0x%llx", s->addr);
+	s->slot_addr = slot;
+	return 0;
+}
+
+static int op_place(struct pa_site *s)
+{
+	if (s->state == PA_ACTIVE)
+		return 0;
+	if (s->orig_len < 1 || s->orig_len > PA_ORIG_MAX || s->code_len > PA_CODE_MAX || s->code_len > PA_SLOT_SIZE ||
+	    s->displaced_off >= s->code_len || (s->mode != PA_MODE_JMP && s->mode != PA_MODE_INT3) ||
+	    (s->mode == PA_MODE_JMP && s->orig_len < 5) || !s->slot_addr)
+		return fail(-EINVAL, "bad site record for 0x%llx", s->addr);
+	int in_region = 0;
+	for (int i = 0; i < nregions; i++)
+		in_region |= s->slot_addr >= regions[i].base && s->slot_addr + PA_SLOT_SIZE <= regions[i].base + REGION_SIZE;
+	if (!in_region)
+		return fail(-EINVAL, "the slot of 0x%llx is not one the agent gave", s->addr);
+	if (!executable(s->addr, s->orig_len))
+		return fail(-EFAULT, "0x%llx is not in executable code of the process", s->addr);
+	uint8_t cur[PA_ORIG_MAX];
+	if (peek(s->addr, cur, s->orig_len))
+		return fail(-EFAULT, "cannot read the code at 0x%llx", s->addr);
+	if (memcmp(cur, s->orig, s->orig_len))
+		return fail(-EILSEQ, "the code at 0x%llx is not what sonde read (changed, or probed by another tool)",
+		            s->addr);
+	memcpy((void *)s->slot_addr, s->code, s->code_len);
+	s->state = PA_PREPARED; /* the SIGTRAP handler takes its int3 from now on */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	sync_cores();
+	static const uint8_t bp = 0xcc;
+	if (poke(s->addr, &bp, 1))
+		return fail(-EFAULT, "cannot write the code at 0x%llx", s->addr);
+	sync_cores();
+	if (s->mode == PA_MODE_JMP) {
+		int32_t rel = (int32_t)(s->slot_addr - (s->addr + 5));
+		uint8_t j[5] = { 0xe9 };
+		memcpy(j + 1, &rel, 4);
+		poke(s->addr + 1, j + 1, 4);
+		sync_cores();
+		poke(s->addr, j, 1);
+		sync_cores();
+	}
+	s->state = PA_ACTIVE;
+	return 0;
+}
+
+static int op_remove(struct pa_site *s)
+{
+	if (s->state != PA_ACTIVE && s->state != PA_PREPARED)
+		return 0;
+	static const uint8_t bp = 0xcc;
+	if (s->mode == PA_MODE_JMP) {
+		poke(s->addr, &bp, 1);
+		sync_cores();
+		poke(s->addr + 1, s->orig + 1, 4);
+		sync_cores();
+	}
+	poke(s->addr, s->orig, 1);
+	sync_cores();
+	/* The slot stays: a thread may still be running its displaced code. */
+	s->state = PA_REMOVED;
+	return 0;
+}
+
+static void remove_all(void)
+{
+	for (uint32_t i = 0; i < pa_n; i++)
+		op_remove(&pa->sites[i]);
+}
+
+/* --- SIGTRAP ------------------------------------------------------------- */
+
+static void chain(int sig, siginfo_t *si, void *uc)
+{
+	__atomic_fetch_add(&pa->stray_traps, 1, __ATOMIC_RELAXED);
+	if (old_trap.sa_flags & SA_SIGINFO) {
+		if (old_trap.sa_sigaction)
+			old_trap.sa_sigaction(sig, si, uc);
+		return;
+	}
+	if (old_trap.sa_handler == SIG_IGN && si->si_code != SI_KERNEL)
+		return;
+	if (old_trap.sa_handler != SIG_DFL && old_trap.sa_handler != SIG_IGN) {
+		old_trap.sa_handler(sig);
+		return;
+	}
+	/* As without us: the default action, on return from here. */
+	struct sigaction d = { .sa_handler = SIG_DFL };
+	sigaction(SIGTRAP, &d, NULL);
+	raise(SIGTRAP);
+}
+
+static void on_trap(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	uint64_t at = (uint64_t)uc->uc_mcontext.gregs[REG_RIP] - 1;
+	if (pa && si->si_code == SI_KERNEL) {
+		for (uint32_t i = 0; i < pa_n; i++) {
+			struct pa_site *s = &pa->sites[i];
+			if (s->addr != at || s->state == PA_FREE)
+				continue;
+			if (s->state == PA_REMOVED) {
+				/* Its int3 was taken just before it went: run the original. */
+				uint8_t b;
+				if (peek(at, &b, 1) == 0 && b != 0xcc) {
+					uc->uc_mcontext.gregs[REG_RIP] = (greg_t)at;
+					return;
+				}
+				continue;
+			}
+			pa_hit(i, (uint64_t *)uc->uc_mcontext.gregs[REG_RSP]);
+			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(s->slot_addr + s->displaced_off);
+			return;
+		}
+	}
+	chain(sig, si, ucv);
+}
+
+/* --- the server ------------------------------------------------------------ */
+
+static void futex_wake(uint32_t *w)
+{
+	syscall(SYS_futex, w, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
+}
+
+static void serve(void)
+{
+	uint32_t req = __atomic_load_n(&pa->req, __ATOMIC_ACQUIRE);
+	if (req == pa->done)
+		return;
+	uint32_t op = pa->op, idx = pa->site;
+	int err = 0;
+	pa->msg[0] = 0;
+	if (op == PA_OP_REMOVE_ALL)
+		remove_all();
+	else if (idx >= pa_n)
+		err = fail(-EINVAL, "site index %llu out of range", idx);
+	else if (op == PA_OP_SLOT)
+		err = op_slot(&pa->sites[idx]);
+	else if (op == PA_OP_PLACE)
+		err = op_place(&pa->sites[idx]);
+	else if (op == PA_OP_REMOVE)
+		err = op_remove(&pa->sites[idx]);
+	else
+		err = fail(-EINVAL, "unknown request %llu", op);
+	pa->err = err;
+	__atomic_store_n(&pa->done, req, __ATOMIC_RELEASE);
+	futex_wake(&pa->done);
+}
+
+static void *server(void *arg)
+{
+	(void)arg;
+	pa->agent_tid = (uint32_t)syscall(SYS_gettid);
+	__atomic_store_n(&pa->ready, 1, __ATOMIC_RELEASE);
+	futex_wake(&pa->ready);
+	for (;;) {
+		char c[16];
+		ssize_t r = read(alive_fd, c, sizeof c);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		serve();
+	}
+	/* sonde is gone: everything back, the program goes on (a launched one
+	 * still waiting for its start goes now). */
+	remove_all();
+	__atomic_store_n(&pa->go, 1, __ATOMIC_RELEASE);
+	futex_wake(&pa->go);
+	close(alive_fd);
+	alive_fd = -1;
+	pthread_mutex_lock(&start_lock);
+	running = 0;
+	pthread_mutex_unlock(&start_lock);
+	return NULL;
+}
+
+/* Maps the area of fd, installs the SIGTRAP handler and starts the server.
+ * 0 or -errno. */
+static int start(int area_fd, int pipe_fd)
+{
+	struct pa_hdr h;
+	if (pread(area_fd, &h, sizeof h, 0) != (ssize_t)sizeof h || h.magic != PA_MAGIC || h.version != PA_VERSION ||
+	    h.nsites > PA_MAX_SITES || h.size != pa_area_size(h.nsites))
+		return -EINVAL;
+	void *m = mmap(NULL, h.size, PROT_READ | PROT_WRITE, MAP_SHARED, area_fd, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	if (mem_fd < 0 && (mem_fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC)) < 0) {
+		int e = -errno;
+		munmap(m, h.size);
+		return e;
+	}
+	static int keyed;
+	if (!keyed && pthread_key_create(&shadow_key, shadow_free) == 0)
+		keyed = 1;
+	if (!sync_core_ok &&
+	    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0)
+		sync_core_ok = 1;
+	/* The area of an earlier session stays mapped: returns pending through
+	 * the stub may still account into it. */
+	pa = m;
+	pa_n = h.nsites;
+	pa->hit_fn = (uint64_t)pa_hit;
+	if (!trap_installed) {
+		struct sigaction sa = { .sa_sigaction = on_trap, .sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER };
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(SIGTRAP, &sa, &old_trap))
+			return -errno;
+		trap_installed = 1;
+	}
+	alive_fd = pipe_fd;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_t t;
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&at, 256 * 1024);
+	int rc = pthread_create(&t, &at, server, NULL);
+	pthread_attr_destroy(&at);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		return -rc;
+	running = 1;
+	return 0;
+}
+
+/* Attach (`sonde probe -p`, called through ptrace by src/probe/agent_be.c):
+ * area and alive name sonde's memfd and the read end of its pipe
+ * (/proc/SONDE/fd/N).  0, -EBUSY when another sonde probes this process, or
+ * -errno. */
+RT_EXPORT int sonde_probe_agent_start(const char *area, const char *alive)
+{
+	pthread_mutex_lock(&start_lock);
+	int rc = -EBUSY;
+	if (!running) {
+		/* Loaded late, the runtime does not win the unwinder's entry
+		 * points: through the GOT of every object (got.c), as `record -p`. */
+		const struct rt_got_sym *syms;
+		int nsyms = rt_unwind_wrappers(&syms);
+		rt_got_add(RT_GOT_UNWIND, syms, nsyms);
+		rt_got_redirect();
+		int a = open(area, O_RDWR | O_CLOEXEC);
+		int p = open(alive, O_RDONLY | O_CLOEXEC);
+		rc = a < 0 || p < 0 ? -errno : start(a, p);
+		if (a >= 0)
+			close(a);
+		if (rc && p >= 0)
+			close(p);
+	}
+	pthread_mutex_unlock(&start_lock);
+	return rc;
+}
+
+/* LD_PRELOAD's libsonde-rt.so goes, so that the programs this one starts do
+ * not take it. */
+static void strip_preload(void)
+{
+	char *v = getenv("LD_PRELOAD");
+	if (!v)
+		return;
+	char out[4096];
+	size_t o = 0;
+	for (char *p = v; *p;) {
+		size_t l = strcspn(p, ": ");
+		int ours = l >= 14 && memcmp(p + l - 14, "libsonde-rt.so", 14) == 0;
+		if (!ours && l && o + l + 2 < sizeof out) {
+			if (o)
+				out[o++] = ':';
+			memcpy(out + o, p, l);
+			o += l;
+		}
+		p += l;
+		while (*p == ':' || *p == ' ')
+			p++;
+	}
+	out[o] = 0;
+	if (o)
+		setenv("LD_PRELOAD", out, 1);
+	else
+		unsetenv("LD_PRELOAD");
+}
+
+/* Launch (`sonde probe -- PROGRAM`): sonde starts the program with
+ * LD_PRELOAD=libsonde-rt.so and the two descriptors in the environment; the
+ * program waits here, before any constructor of its own, until sonde has
+ * placed the probes (or is gone). */
+__attribute__((constructor(102))) static void probes_ctor(void)
+{
+	const char *a = getenv("SONDE_PROBE_FD"), *p = getenv("SONDE_PROBE_ALIVE_FD");
+	if (!a || !p)
+		return;
+	int afd = atoi(a), pfd = atoi(p);
+	unsetenv("SONDE_PROBE_FD");
+	unsetenv("SONDE_PROBE_ALIVE_FD");
+	strip_preload();
+	/* The pipe moves out of the program's way, closed on exec. */
+	int hi = fcntl(pfd, F_DUPFD_CLOEXEC, 900);
+	close(pfd);
+	pthread_mutex_lock(&start_lock);
+	int rc = hi < 0 ? -EBADF : start(afd, hi);
+	pthread_mutex_unlock(&start_lock);
+	close(afd);
+	if (rc) {
+		if (hi >= 0)
+			close(hi);
+		return;
+	}
+	while (!__atomic_load_n(&pa->go, __ATOMIC_ACQUIRE))
+		syscall(SYS_futex, &pa->go, FUTEX_WAIT, 0, NULL, NULL, 0);
+}

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# probe_agent.sh — the agent engine of `sonde probe` (issue 12): func and line
+# probes run inside the program.  Counts come from the program itself (it
+# prints how many calls its threads made); the same program's plain run gives
+# the output and exit status that must not change.
+# test-timeout: 400
+source "$ROOT/tests/lib.sh"
+
+gcc -O2 -g -pthread -o pa "$PROGS/probe_agent.c" || { notok build "gcc failed"; exit 0; }
+loop_line=$(grep -n 'total += spin(i % 7);' "$PROGS/probe_agent.c" | cut -d: -f1)
+work_line=$(grep -n 'return 3 \* i + 1;' "$PROGS/probe_agent.c" | cut -d: -f1)
+
+./pa 8 250000 > plain.out
+plain_rc=$?
+calls=$(awk '$1 == "calls" {print $3}' plain.out)
+check "plain run: 8 x 250000 calls, status 3" test "$calls" = 2000000 -a "$plain_rc" -eq 3
+
+# --- launched, 8 threads: every hit counted, by jumps to trampolines
+"$SONDE" probe --format=json -o l.json -e func:work -e "line:probe_agent.c:$loop_line" \
+	-e "line:probe_agent.c:$work_line" -- ./pa 8 250000 > l.out 2> l.err
+rc=$?
+check "launch: sonde exits 0" test "$rc" -eq 0
+check "launch: program output unchanged" cmp -s plain.out l.out
+check "launch: exit status kept, engine agent" jq_py l.json \
+	"t=d['target']; assert t['exit_status'] == 3 and t['engine'] == 'agent', t"
+check "launch: func counts every call and return of 8 threads" jq_py l.json \
+	"p=d['probes'][0]; assert p['calls'] == p['returns'] == $calls and p['int3_sites'] == 0, p"
+check "launch: func callers are run()" jq_py l.json \
+	"p=d['probes'][0]; assert p['callers'][0]['name'] == 'run' and p['callers'][0]['calls'] == $calls, p['callers']"
+check "launch: line probe in the loop counts every pass" jq_py l.json \
+	"p=d['probes'][1]; assert p['hits'] == $calls, p"
+check "launch: line probe sharing func's site counts every pass" jq_py l.json \
+	"p=d['probes'][2]; assert p['hits'] == $calls, p"
+
+# --- a site where no jump fits: int3, said, still exact
+./pa 4 20000 > plain_s.out
+"$SONDE" probe --format=json -o s.json -e func:spin -- ./pa 4 20000 > s.out 2> s.err
+check "int3 fallback: output unchanged" cmp -s plain_s.out s.out
+check "int3 fallback: every call counted" jq_py s.json \
+	"p=d['probes'][0]; assert p['calls'] == p['returns'] == 80000, p"
+check "int3 fallback: said, with the reason" jq_py s.json \
+	"p=d['probes'][0]; assert p['int3_sites'] == 1 and 'branch target' in p['int3_reason'] and 'int3' in p['where'], p"
+
+# --- attached before the threads start: exact counts; the process's own status
+attach_run() { # tag specs...
+	local tag=$1; shift
+	rm -f "go.$tag"
+	(./pa 4 50000 "go.$tag" > "$tag.out"; echo "status $?" >> "$tag.out") &
+	runner=$!
+	for _ in $(seq 200); do grep -q '^ready' "$tag.out" 2>/dev/null && break; sleep 0.02; done
+	pid=$(awk '$1 == "ready" {print $2}' "$tag.out")
+	"$SONDE" probe -p "$pid" --format=json -o "$tag.json" "$@" 2> "$tag.err" &
+	sonde_pid=$!
+	for _ in $(seq 500); do grep -q '^sonde: probes in process' "$tag.err" && break; sleep 0.02; done
+}
+attach_run att -e func:work -e func:spin
+touch go.att
+wait "$sonde_pid"
+rc=$?
+wait "$runner"
+check "attach: sonde exits 0" test "$rc" -eq 0
+check "attach: program output and status unchanged" grep -qx "status 3" att.out
+check "attach: func (jump) and func (int3) exact" jq_py att.json \
+	"p=d['probes']; assert p[0]['calls'] == p[1]['calls'] == 200000 and p[0]['returns'] == 200000, p"
+
+# --- SIGKILL of sonde with probes in: the program finishes normally, 5 rounds
+./pa 4 50000 > plain_k.out
+for r in 1 2 3 4 5; do
+	attach_run "k$r" -e func:work -e func:spin -e "line:probe_agent.c:$loop_line"
+	touch "go.k$r"
+	sleep 0.$((r * 4))
+	kill -KILL "$sonde_pid"
+	wait "$sonde_pid" 2>/dev/null
+	wait "$runner"
+	if head -n -1 "k$r.out" | sed 1d | cmp -s - plain_k.out && grep -qx "status 3" "k$r.out"; then
+		ok "sigkill $r (attached): program finished normally"
+	else
+		notok "sigkill $r (attached): program finished normally" "$(tail -3 "k$r.out")"
+	fi
+done
+for r in 1 2 3 4 5; do
+	"$SONDE" probe -e func:work -e func:spin -e "line:probe_agent.c:$loop_line" -- ./pa 4 50000 > "kl$r.out" 2>/dev/null &
+	sonde_pid=$!
+	sleep 0.$((r * 3))
+	kill -KILL "$sonde_pid"
+	wait "$sonde_pid" 2>/dev/null
+	for _ in $(seq 500); do grep -q '^total' "kl$r.out" && break; sleep 0.02; done
+	check "sigkill $r (launched): program finished normally" cmp -s plain_k.out "kl$r.out"
+done
+
+# --- the ptrace engine stays available
+"$SONDE" probe --engine=ptrace --format=json -o pt.json -e func:work -- ./pa 2 2000 > pt.out 2>/dev/null
+check "--engine=ptrace: exact, said" jq_py pt.json \
+	"p=d['probes'][0]; assert d['target']['engine'] == 'ptrace' and p['calls'] == 4000, (d['target'], p)"
+"$SONDE" probe --engine=agent -e sys:10ms -- ./pa 1 1 > /dev/null 2> bad.err
+rc=$?
+check "--engine=agent with a kind it does not run: usage error" test "$rc" -eq 1
+"$SONDE" probe --engine=bogus -e func:work -- ./pa 1 1 > /dev/null 2> bad2.err
+check "--engine=bogus: usage error" test $? -eq 1
+
+# --- a static program cannot take the agent: said, with the way out
+if gcc -O2 -static -pthread -o pa_static "$PROGS/probe_agent.c" 2>/dev/null; then
+	"$SONDE" probe -e func:work -- ./pa_static 1 10 > /dev/null 2> st.err
+	rc=$?
+	check "static program: exit 2 naming --engine=ptrace" test "$rc" -eq 2 -a -n "$(grep 'statically linked.*--engine=ptrace' st.err)"
+else
+	skip "static program" "no static C library"
+fi
+
+# --- C++ exceptions thrown through probed functions (their return addresses
+# are replaced): the unwinder gets the real ones back; the program is unharmed
+if g++ -O2 -g -I"$PROGS" -o exc "$PROGS/exceptions.cpp" 2>/dev/null; then
+	./exc > exc.plain
+	mid=$(nm exc | awk '$2 == "T" && $3 ~ /^_ZN4demo3mid/ {print $3}')
+	thr=$(nm exc | awk '$2 == "T" && $3 ~ /^_ZN4demo7thrower/ {print $3}')
+	cat=$(nm exc | awk '$2 == "T" && $3 ~ /^_ZN4demo7catcher/ {print $3}')
+	"$SONDE" probe --format=json -o exc.json -e "func:$mid" -e "func:$thr" -e "func:$cat" -- ./exc > exc.out 2> exc.err
+	rc=$?
+	check "exceptions through probed frames: exit 0, output unchanged" test "$rc" -eq 0 -a -z "$(cmp exc.plain exc.out 2>&1)"
+	n=$(awk '$2 == "main->demo::catcher" {print $3}' exc.plain)
+	check "exceptions through probed frames: every call counted" jq_py exc.json \
+		"p=d['probes']; assert d['target']['exit_status'] == 0 and [q['calls'] for q in p] == [$n] * 3, p"
+else
+	skip "exceptions through probed frames" "no g++"
+fi

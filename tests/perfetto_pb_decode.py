@@ -1,0 +1,106 @@
+"""perfetto_pb_decode.py — decode a Perfetto trace with the protobuf library
+(python3-protobuf) and the module protoc generated from
+tests/proto/perfetto_trace_subset.proto, following the format's rules as
+trace_processor does: per trusted packet sequence, its incremental state
+(cleared by SEQ_INCREMENTAL_STATE_CLEARED), interned event names,
+TracePacketDefaults and clocks; a sequence-scoped incremental clock's
+timestamps are deltas to the previous one, converted to the other clock of
+the ClockSnapshot that declared it.
+
+Usage: python3 perfetto_pb_decode.py PB2_DIR TRACE > out.json
+Prints {"packets", "sequences", "unknown_fields", "errors": [...],
+"threads": {tid: {"name", "slices": [[name, begin_ns, end_ns, depth]]}}}:
+slices in the order they end, depth 1 = outermost."""
+import json
+import sys
+
+sys.path.insert(0, sys.argv[1])
+import perfetto_trace_subset_pb2 as pb  # noqa: E402
+
+trace = pb.Trace()
+trace.ParseFromString(open(sys.argv[2], "rb").read())
+errors, unknown = [], 0
+
+
+def count_unknown(m):
+    global unknown
+    try:
+        unknown += len(m.UnknownFields())
+    except (AttributeError, NotImplementedError):
+        pass
+    for fd, v in m.ListFields():
+        if fd.type == fd.TYPE_MESSAGE:
+            for x in (v if fd.label == fd.LABEL_REPEATED else [v]):
+                count_unknown(x)
+
+
+count_unknown(trace)
+seqs, tracks, open_, threads = {}, {}, {}, {}
+for i, p in enumerate(trace.packet):
+    sid = p.trusted_packet_sequence_id
+    if not p.HasField("trusted_packet_sequence_id"):
+        errors.append(f"packet {i}: no trusted_packet_sequence_id")
+    st = seqs.get(sid)
+    if p.sequence_flags & pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED or st is None:
+        if st is None and not p.sequence_flags & pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED:
+            errors.append(f"sequence {sid}: first packet does not clear the incremental state")
+        st = seqs[sid] = {"names": {}, "defaults": None, "clocks": {}}
+    if p.HasField("trace_packet_defaults"):
+        st["defaults"] = p.trace_packet_defaults
+    if p.HasField("clock_snapshot"):
+        cl = p.clock_snapshot.clocks
+        base = [c for c in cl if c.clock_id < 64]
+        for c in cl:
+            if c.clock_id >= 64:
+                if not base:
+                    errors.append(f"sequence {sid}: clock {c.clock_id} not related to a global clock")
+                    continue
+                st["clocks"][c.clock_id] = {"value": c.timestamp, "at": c.timestamp, "base": base[0].timestamp,
+                                            "incremental": c.is_incremental, "unit": c.unit_multiplier_ns or 1}
+    for en in p.interned_data.event_names:
+        st["names"][en.iid] = en.name
+    if p.HasField("track_descriptor"):
+        td = p.track_descriptor
+        tracks[td.uuid] = td
+    if p.WhichOneof("data") != "track_event":
+        continue
+    te = p.track_event
+    clock = p.timestamp_clock_id if p.HasField("timestamp_clock_id") else (
+        st["defaults"].timestamp_clock_id if st["defaults"] and st["defaults"].HasField("timestamp_clock_id") else 6)
+    ts = p.timestamp
+    if clock >= 64:
+        c = st["clocks"].get(clock)
+        if c is None:
+            errors.append(f"packet {i}: clock {clock} undeclared on sequence {sid}")
+            continue
+        c["value"] = c["value"] + ts if c["incremental"] else ts
+        ts = c["base"] + (c["value"] - c["at"]) * c["unit"]
+    uuid = te.track_uuid if te.HasField("track_uuid") else (
+        st["defaults"].track_event_defaults.track_uuid if st["defaults"] else None)
+    if uuid not in tracks or not tracks[uuid].HasField("thread"):
+        errors.append(f"packet {i}: event on track {uuid}, not a thread's track")
+        continue
+    th = tracks[uuid].thread
+    t = threads.setdefault(th.tid, {"name": th.thread_name, "slices": []})
+    stack = open_.setdefault(uuid, [])
+    if te.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
+        if te.HasField("name_iid"):
+            if te.name_iid not in st["names"]:
+                errors.append(f"packet {i}: name iid {te.name_iid} not interned on sequence {sid}")
+            name = st["names"].get(te.name_iid, "?")
+        else:
+            name = te.name
+        stack.append((name, ts))
+    elif te.type == pb.TrackEvent.TYPE_SLICE_END:
+        if not stack:
+            errors.append(f"packet {i}: end without a begin")
+            continue
+        name, b = stack.pop()
+        if ts < b:
+            errors.append(f"packet {i}: slice {name} ends before it begins")
+        t["slices"].append([name, b, ts, len(stack) + 1])
+for uuid, stack in open_.items():
+    if stack:
+        errors.append(f"track {uuid}: {len(stack)} slices left open")
+json.dump({"packets": len(trace.packet), "sequences": len(seqs), "unknown_fields": unknown,
+           "errors": errors[:20], "threads": {str(k): v for k, v in threads.items()}}, sys.stdout)

@@ -409,11 +409,13 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 			rc = -1;
 	agent_be_let_go(&be);
 	if (rc) {
-		agent_be_end(&be);
-		if (be.launched) {
+		/* A launched program has not run yet: it never does (killed
+		 * before the agent would let it go at the end of the session). */
+		if (be.launched)
 			kill(be.pid, SIGKILL);
+		agent_be_end(&be);
+		if (be.launched)
 			agent_be_reap(&be);
-		}
 		e->start_ns = 0;
 		return -1;
 	}

@@ -194,11 +194,16 @@ int cmd_probe(struct cli_opts *o)
 		cli_die(EXIT_USAGE, "no probes (give -e SPEC, or --interactive)");
 	/* The agent runs func and line probes (docs/PROBES.md "Engines"); the
 	 * rest, interactive sessions, --record and plugins stay on ptrace. */
-	int agent_can = agent_runs_all((const char *const *)o->specs, o->nspecs) && !o->interactive &&
-	                !o->record_probe && !o->plugin && !o->library;
+	char why[400] = "";
+	int agent_can = !o->interactive && !o->record_probe && !o->plugin && !o->library &&
+	                !(o->engine && !strcmp(o->engine, "ptrace")) &&
+	                agent_runs_all((const char *const *)o->specs, o->nspecs, o->pid, o->argc ? o->argv[0] : NULL,
+	                               why, sizeof why);
 	if (o->engine && !strcmp(o->engine, "agent") && !agent_can)
-		cli_die(EXIT_USAGE, "--engine=agent runs func and line probes without --interactive, --record, --plugin "
-		        "or --library (use --engine=ptrace)");
+		cli_die(EXIT_USAGE, "--engine=agent runs func, line and var probes without --interactive, --record, "
+		        "--plugin or --library (use --engine=ptrace)%s%s", why[0] ? ": " : "", why);
+	if (why[0] && !agent_can)
+		cli_warn("%s: every probe runs on the ptrace engine", why);
 	if (agent_can && !(o->engine && !strcmp(o->engine, "ptrace")))
 		return probe_agent(o, json);
 

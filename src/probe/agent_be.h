@@ -29,6 +29,7 @@ struct agent_be {
 	int status;             /* wait status of a launched program that ended */
 	int gone;
 	int reaped;
+	const struct pa_var *next_var; /* copied into the next new site of kind PA_KIND_VAR (agent_run.c) */
 };
 
 /* A launched program: started with the agent preloaded, waiting before its

@@ -25,14 +25,8 @@ struct vars {
 	int machine;            /* EM_*: names the registers in descriptions */
 };
 
-struct op {
-	uint8_t atom;
-	uint64_t n1, n2;
-	const uint8_t *block;   /* DW_OP_implicit_value data */
-};
-
 struct expr_ops {
-	struct op *v;
+	struct vars_op *v;
 	size_t n;
 };
 
@@ -614,7 +608,7 @@ static int eval_ops(const struct var_ref *r, const struct expr_ops *ops, const s
 		return -1;
 	}
 	for (size_t i = 0; i < ops->n; i++) {
-		const struct op *o = &ops->v[i];
+		const struct vars_op *o = &ops->v[i];
 		uint8_t a = o->atom;
 		uint64_t x, y;
 		if (a >= DW_OP_lit0 && a <= DW_OP_lit31) {
@@ -897,6 +891,24 @@ int vars_eval(const struct var_ref *r, const struct var_env *env, struct var_val
 		out->i = (int64_t)u;
 	}
 	return 0;
+}
+
+void vars_shape(const struct var_ref *r, struct vars_shape *out)
+{
+	*out = (struct vars_shape){
+		.no_value = r->no_value, .has_const = r->has_const, .cval = r->cval, .enc = r->enc, .size = r->size,
+		.nsteps = r->nsteps, .loc = r->loc.v, .nloc = r->loc.n, .fb = r->fb.v, .nfb = r->fb.n,
+		.cfa = r->cfa.v, .ncfa = r->cfa.n,
+	};
+}
+
+void vars_step(const struct var_ref *r, int i, struct vars_step *out)
+{
+	const struct step *s = &r->steps[i];
+	*out = (struct vars_step){
+		.kind = s->kind == ST_MEMBER ? VARS_MEMBER : s->kind == ST_DEREF ? VARS_DEREF : VARS_INDEX,
+		.off = s->off, .esz = s->esz, .idx = s->idx, .idx_is_var = s->idxref != NULL, .via_ptr = s->via_ptr,
+	};
 }
 
 const char *vars_describe(const struct var_ref *r)

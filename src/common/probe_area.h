@@ -72,7 +72,8 @@ enum pa_vop {
 	                   /* pop y, top = top OP y */
 	PA_V_NEG, PA_V_NOT,
 	PA_V_DUP, PA_V_DROP, PA_V_SWAP, PA_V_OVER,
-	PA_V_DEREF,        /* top = the a & 15 bytes (1, 2, 4, 8) at top, zero extended (sign extended if a & 0x80) */
+	PA_V_DEREF,        /* top = the a & 15 bytes (1, 2, 4, 8) at top, zero extended (sign extended if a & 0x80);
+	                    * a & 0x40: the address is inside the site's own module (sonde checked): read directly */
 	PA_V_NOVALUE,      /* no value here (optimized out): the hit counts as unavailable */
 };
 

@@ -163,7 +163,7 @@ static int var_compile_at(const struct spec *sp, const struct loc_addr *la, stru
 		snprintf(why, n, "an expression of several variables");
 		return -1;
 	}
-	if (agent_var_compile(r, la->mod->bias, prog, why, n))
+	if (agent_var_compile(r, la->mod->bias, la->mod->lo, la->mod->hi, prog, why, n))
 		return -1;
 	struct vars_shape sh;
 	vars_shape(r, &sh);

@@ -151,7 +151,8 @@ static int lower(struct cc *c, const struct vars_op *ops, size_t nops, int depth
 	return 0;
 }
 
-int agent_var_compile(const struct var_ref *r, uint64_t bias, struct pa_var *out, char *why, size_t n)
+int agent_var_compile(const struct var_ref *r, uint64_t bias, uint64_t mod_lo, uint64_t mod_hi, struct pa_var *out,
+                      char *why, size_t n)
 {
 	struct vars_shape sh;
 	vars_shape(r, &sh);
@@ -181,6 +182,10 @@ int agent_var_compile(const struct var_ref *r, uint64_t bias, struct pa_var *out
 	} else if (lower(&c, sh.loc, sh.nloc, 0, &kind)) {
 		return -1;
 	}
+	/* A global of the site's own module (DW_OP_addr): its address is
+	 * mapped while the site's code runs, the agent reads it directly. */
+	int fixed = sh.nloc == 1 && sh.loc[0].atom == DW_OP_addr && kind == K_MEM;
+	uint64_t fixed_addr = fixed ? sh.loc[0].n1 + bias : 0;
 	/* The access path: off is added to an address before its next read. */
 	int64_t off = 0;
 	for (int i = 0; i < sh.nsteps; i++) {
@@ -208,6 +213,7 @@ int agent_var_compile(const struct var_ref *r, uint64_t bias, struct pa_var *out
 			}
 			off = 0;
 			kind = K_MEM;
+			fixed = 0;
 		}
 		if (s.kind == VARS_INDEX) {
 			if (kind != K_MEM) {
@@ -217,8 +223,10 @@ int agent_var_compile(const struct var_ref *r, uint64_t bias, struct pa_var *out
 			off += s.idx * (int64_t)s.esz;
 		}
 	}
-	if (kind == K_MEM)
-		return (off && emit(&c, PA_V_ADD, 0, off)) ||
-		       emit(&c, PA_V_DEREF, (uint8_t)(sh.size | (out->type == PA_VT_INT ? 0x80 : 0)), 0) ? -1 : 0;
-	return 0;
+	if (kind != K_MEM)
+		return 0;
+	uint64_t at = fixed_addr + (uint64_t)off;
+	int direct = fixed && at >= mod_lo && at < mod_hi && at + (uint64_t)sh.size <= mod_hi;
+	uint8_t a = (uint8_t)(sh.size | (out->type == PA_VT_INT ? 0x80 : 0) | (direct ? 0x40 : 0));
+	return (off && emit(&c, PA_V_ADD, 0, off)) || emit(&c, PA_V_DEREF, a, 0) ? -1 : 0;
 }

@@ -11,11 +11,13 @@ struct pa_var;
 struct var_ref;
 
 /* r as resolved by vars_compile for one address of a module loaded at bias
- * (run-time minus link-time): out's program, type and size (the statistics
+ * (run-time minus link-time) over [mod_lo, mod_hi) (a global inside is read
+ * directly by the agent: the module stays while its code runs): out's program, type and size (the statistics
  * are set to their start).  0, or -1 with why: what the bytecode does not
  * do (floating point, pieces, entry values, an index by a variable...); such
  * a probe stays on the ptrace engine.  A variable optimized out there
  * compiles (a program that says "no value here"). */
-int agent_var_compile(const struct var_ref *r, uint64_t bias, struct pa_var *out, char *why, size_t n);
+int agent_var_compile(const struct var_ref *r, uint64_t bias, uint64_t mod_lo, uint64_t mod_hi, struct pa_var *out,
+                      char *why, size_t n);
 
 #endif

@@ -130,16 +130,48 @@ static void count_caller(struct pa_site *s, uint64_t ret)
 	__atomic_fetch_add(&s->callers_lost, 1, __ATOMIC_RELAXED);
 }
 
+#if defined(__GNUC__) && !defined(__clang__)
+#define NO_LIBC_LOOPS __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define NO_LIBC_LOOPS
+#endif
+static int map_find(uint64_t addr, uint64_t n, uint64_t *lo_out, uint64_t *hi_out, char perm[4], char *buf,
+                    size_t size);
+
+/* This thread's stack (the readable mapping that held its stack pointer at
+ * its first var read with memory): read directly while the thread runs on
+ * it (a stack mapping does not shrink under its running thread). */
+struct stack_map { uint64_t lo, hi; int state; /* 0 unknown, 1 known, 2 not found */ };
+static __thread struct stack_map stk_tls __attribute__((tls_model("initial-exec")));
+
 /* A child keeps the sites (and the shared memory): its reads are its own. */
 static void child_pid(void)
 {
 	self_pid = getpid();
 }
 
-/* n bytes at addr of this process, or -1: through the kernel, so that a bad
- * address is an error and never a fault. */
-static int var_read(uint64_t addr, void *buf, size_t n)
+/* n bytes at addr of this process, or -1: directly from this thread's
+ * stack or from what sonde found in the site's own module (direct: the
+ * module cannot go while its code runs), else through the kernel, so that a
+ * bad address is an error and never a fault. */
+static int var_read(uint64_t addr, void *buf, size_t n, uint64_t sp, int direct)
 {
+	struct stack_map *k = &stk_tls;
+	if (!k->state) {
+		char mb[1024], perm[4];
+		k->state = map_find(sp, 1, &k->lo, &k->hi, perm, mb, sizeof mb) == 0 && perm[0] == 'r' ? 1 : 2;
+	}
+	if (direct || (k->state == 1 && sp >= k->lo && sp < k->hi && addr >= k->lo && addr + n <= k->hi &&
+	               addr + n > addr)) {
+		const void *p = (const void *)addr;
+		switch (n) { /* inline copies: no call to libc's memcpy (vector registers) */
+		case 1: __builtin_memcpy(buf, p, 1); return 0;
+		case 2: __builtin_memcpy(buf, p, 2); return 0;
+		case 4: __builtin_memcpy(buf, p, 4); return 0;
+		case 8: __builtin_memcpy(buf, p, 8); return 0;
+		default: break;
+		}
+	}
 	struct iovec l = { buf, n }, r = { (void *)addr, n };
 	return syscall(SYS_process_vm_readv, self_pid, &l, 1UL, &r, 1UL, 0UL) == (long)n ? 0 : -1;
 }
@@ -235,7 +267,7 @@ static int var_eval(const struct pa_var *v, const uint64_t *regs, uint64_t sp, u
 			if ((read += sz) > PA_VAR_READ_MAX)
 				return -2;
 			uint64_t val = 0;
-			if (var_read(st[n - 1], &val, sz))
+			if (var_read(st[n - 1], &val, sz, sp, (in->a & 0x40) != 0))
 				return -1;
 			if ((in->a & 0x80) && sz < 8) {
 				int sh = 64 - 8 * (int)sz;
@@ -406,45 +438,69 @@ static int peek(uint64_t addr, void *b, size_t n)
 	return pread(mem_fd, b, n, (off_t)addr) == (ssize_t)n ? 0 : -1;
 }
 
-/* Is [addr, addr+n) inside one executable mapping of ours?  Read with
- * plain system calls: sonde may hold the other threads stopped, one of them
- * perhaps inside malloc or stdio. */
-static int executable(uint64_t addr, uint64_t n)
+/* The mapping that holds [addr, addr+n): 0 with its bounds and its
+ * permissions ("rwxp"), or -1.  Read with plain system calls into the
+ * caller's buffer (sonde may hold the other threads stopped, one of them
+ * perhaps inside malloc or stdio, and a var hit runs on any thread), and
+ * with no call into libc's string functions: a hit must not touch the
+ * vector registers (the compiler is told not to make such calls of the
+ * loops either). */
+NO_LIBC_LOOPS static int map_find(uint64_t addr, uint64_t n, uint64_t *lo_out, uint64_t *hi_out, char perm[4],
+                                  char *buf, size_t size)
 {
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
-	static char buf[8192];
-	size_t have = 0;
-	int ok = 0, done = 0;
-	while (!done) {
-		ssize_t r = read(fd, buf + have, sizeof buf - 1 - have);
+		return -1;
+	off_t off = 0;
+	int found = -1;
+	for (;;) {
+		ssize_t r = pread(fd, buf, size, off);
 		if (r <= 0)
 			break;
-		have += (size_t)r;
-		buf[have] = 0;
-		char *line = buf, *nl;
-		while ((nl = memchr(line, '\n', have - (size_t)(line - buf)))) {
-			*nl = 0;
-			char *e;
-			uint64_t lo = strtoull(line, &e, 16), hi = 0;
-			if (*e == '-')
-				hi = strtoull(e + 1, &e, 16);
-			if (addr >= lo && addr + n <= hi) {
-				ok = e[0] == ' ' && e[1] && e[2] && e[3] == 'x';
-				done = 1;
-				break;
+		size_t i = 0, used = 0;
+		while (i < (size_t)r) {
+			size_t j = i;
+			while (j < (size_t)r && buf[j] != '\n')
+				j++;
+			if (j == (size_t)r)
+				break; /* a partial line: read again from its start */
+			uint64_t v[2] = { 0, 0 };
+			size_t k = i;
+			for (int f = 0; f < 2; f++, k++)
+				for (; k < j; k++) {
+					char c = buf[k];
+					int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+					if (d < 0)
+						break;
+					v[f] = v[f] << 4 | (uint64_t)d;
+				}
+			/* k: after the space that ends the range */
+			if (addr >= v[0] && addr + n <= v[1] && addr + n > addr) {
+				if (k + 4 <= j) {
+					for (int q = 0; q < 4; q++)
+						perm[q] = buf[k + q];
+					*lo_out = v[0];
+					*hi_out = v[1];
+					found = 0;
+				}
+				close(fd);
+				return found;
 			}
-			line = nl + 1;
+			i = used = j + 1;
 		}
-		size_t rest = have - (size_t)(line - buf);
-		memmove(buf, line, rest);
-		have = rest;
-		if (have == sizeof buf - 1)
-			have = 0; /* a line longer than the buffer: not a mapping line we need */
+		off += used ? (off_t)used : r; /* a line longer than the buffer: not a mapping line we need */
 	}
 	close(fd);
-	return ok;
+	return found;
+}
+
+/* Is [addr, addr+n) inside one executable mapping of ours? */
+static int executable(uint64_t addr, uint64_t n)
+{
+	static char buf[8192];
+	uint64_t lo, hi;
+	char perm[4];
+	return map_find(addr, n, &lo, &hi, perm, buf, sizeof buf) == 0 && perm[2] == 'x';
 }
 
 static int64_t dist(uint64_t a, uint64_t b)

@@ -91,6 +91,21 @@ void sym__free_vars(struct sym_module *m)
 	m->vars = NULL;
 }
 
+/* A DWARF 5 DW_OP_addrx / DW_OP_GNU_addr_index (clang's globals) becomes
+ * the DW_OP_addr of the address it indexes in .debug_addr. */
+static void resolve_addrx(Dwarf_Attribute *a, Dwarf_Op *ops, size_t n, struct expr_ops *o)
+{
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Attribute r;
+		Dwarf_Addr addr;
+		if ((ops[i].atom == DW_OP_addrx || ops[i].atom == DW_OP_GNU_addr_index) &&
+		    dwarf_getlocation_attr(a, &ops[i], &r) == 0 && dwarf_formaddr(&r, &addr) == 0) {
+			o->v[i].atom = DW_OP_addr;
+			o->v[i].n1 = addr;
+		}
+	}
+}
+
 static int copy_ops(struct expr_ops *o, const Dwarf_Op *ops, size_t n)
 {
 	o->v = calloc(n ? n : 1, sizeof *o->v);
@@ -374,6 +389,8 @@ int vars_compile(struct vars *v, uint64_t pc, const char *expr, struct var_ref *
 			r->no_value = "optimized out here";
 		else if (copy_ops(&r->loc, ops, nops))
 			goto out;
+		else
+			resolve_addrx(&a, ops, nops, &r->loc);
 	} else if (dwarf_attr_integrate(&var, DW_AT_const_value, &a)) {
 		Dwarf_Sword sv;
 		if (dwarf_formsdata(&a, &sv) != 0) {

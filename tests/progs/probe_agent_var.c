@@ -2,9 +2,10 @@
  * (tests/e2e/probe_agent_var.sh):  probe_agent_var NTHREADS ITERS [GOFILE]
  * every thread t calls step(x, t) with x = (i * 7919) % 100003 - 50000 + t for
  * i in [0, ITERS); step keeps x * 2 in a volatile local (memory) and reads
- * the global scale.  With GOFILE, prints "ready PID" and waits until GOFILE
+ * the global scale; then peek(&v) (v = x), with NULL one call in four.  With GOFILE, prints "ready PID" and waits until GOFILE
  * exists before the threads start.  Prints its own statistics of what the
- * probes see ("x count N min A max B sum S", the same for mem and scale),
+ * probes see ("x count N min A max B sum S", the same for mem, scale and
+ * deref (*p where p is not NULL), "nulls N"),
  * and exits 3. */
 #include "noipa.h"
 
@@ -19,9 +20,18 @@ static int iters;
 NOIPA long step(long x, int t)
 {
 	TOUCH();
+	long gone = x * x; /* no use: optimized out */
+	(void)gone;
 	volatile long mem = x * 2;
 	long r = mem + scale; /* MARK_MEM */
 	return r + t; /* MARK_OPT */
+}
+
+/* p is NULL one call in four: *p cannot be read there. */
+NOIPA long peek(const long *p)
+{
+	TOUCH();
+	return p ? *p : 0;
 }
 
 struct acc { long n, min, max; long long sum; };
@@ -34,7 +44,7 @@ static void add(struct acc *a, long v)
 	a->n++;
 }
 
-struct th { int t; long total; struct acc x, mem, scale; };
+struct th { int t; long total, nulls; struct acc x, mem, scale, deref; };
 
 static void *run(void *arg)
 {
@@ -45,6 +55,12 @@ static void *run(void *arg)
 		add(&h->mem, x * 2);
 		add(&h->scale, scale);
 		h->total += step(x, h->t);
+		long v = x;
+		if (i % 4)
+			add(&h->deref, v);
+		else
+			h->nulls++;
+		h->total += peek(i % 4 ? &v : NULL);
 	}
 	return NULL;
 }
@@ -82,18 +98,22 @@ int main(int argc, char **argv)
 		th[i].t = i;
 		pthread_create(&tid[i], NULL, run, &th[i]);
 	}
-	struct acc x = { 0 }, mem = { 0 }, sc = { 0 };
-	long total = 0;
+	struct acc x = { 0 }, mem = { 0 }, sc = { 0 }, deref = { 0 };
+	long total = 0, nulls = 0;
 	for (int i = 0; i < nt; i++) {
 		pthread_join(tid[i], NULL);
 		merge(&x, &th[i].x);
 		merge(&mem, &th[i].mem);
 		merge(&sc, &th[i].scale);
+		merge(&deref, &th[i].deref);
+		nulls += th[i].nulls;
 		total += th[i].total;
 	}
 	say("x", &x);
 	say("mem", &mem);
 	say("scale", &sc);
+	say("deref", &deref);
+	printf("nulls %ld\n", nulls);
 	printf("total %ld\n", total);
 	return 3;
 }

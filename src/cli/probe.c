@@ -192,7 +192,7 @@ int cmd_probe(struct cli_opts *o)
 		cli_die(EXIT_USAGE, "give either -p PID or a program to launch, not both");
 	if (!o->nspecs && !o->interactive)
 		cli_die(EXIT_USAGE, "no probes (give -e SPEC, or --interactive)");
-	/* The agent runs func and line probes (docs/PROBES.md "Engines"); the
+	/* The agent runs func, line and var probes (docs/PROBES.md "Engines"); the
 	 * rest, interactive sessions, --record and plugins stay on ptrace. */
 	char why[400] = "";
 	int agent_can = !o->interactive && !o->record_probe && !o->plugin && !o->library &&

@@ -64,6 +64,35 @@ for cc in gcc clang; do
 	jq_py l.$cc.json "p=[p for p in d['probes'] if p['spec'].endswith(':x')][0]; assert 'register' in p['where'], p" 2>/dev/null &&
 		ok "$cc: x is read from a register" || skip "$cc: x is read from a register" "$cc put it elsewhere"
 
+	# --- int3 sites: twice() is lea (4 bytes) + ret; a probe at the ret lies
+	# inside the entry's jump, which becomes an int3: the SIGTRAP handler's
+	# registers (from the ucontext) give the same values
+	first=$(objdump -d --no-show-raw-insn pv.$cc | awk '/<twice>:/ {f=1; next} f {print $2; exit}')
+	if [ "$first" = lea ] && objdump -d pv.$cc | awk '/<twice>:/ {f=1; next} f {print; exit}' | grep -q '^ *[0-9a-f]*:\s\([0-9a-f][0-9a-f] \)\{4\}\s'; then
+		"$SONDE" probe --format=json -o i.$cc.json -e var:twice:v -e func:twice+4 -- ./pv.$cc 8 250000 > i.$cc.out 2>&1
+		same_stats "$cc: int3" i.$cc.json ':v' x plain.$cc.out
+		check "$cc: int3: the var site is an int3, said" jq_py i.$cc.json \
+			"p=d['probes'][0]; assert p['int3_sites'] == 1 and 'inside its jump' in p['int3_reason'], p"
+	else
+		skip "$cc: var probe on an int3 site" "twice() does not start with a 4-byte lea here"
+	fi
+
+	# --- attached before the threads start: exact
+	rm -f go.a.$cc
+	(./pv.$cc 4 100000 go.a.$cc > a.$cc.out; echo "status $?" >> a.$cc.out) &
+	runner=$!
+	for _ in $(seq 200); do grep -q '^ready' a.$cc.out 2>/dev/null && break; sleep 0.02; done
+	pid=$(awk '$1 == "ready" {print $2}' a.$cc.out)
+	"$SONDE" probe -p "$pid" --format=json -o att.$cc.json -e var:step:x -e "var:probe_agent_var.c:$MEM:mem" 2> att.$cc.err &
+	sonde_pid=$!
+	for _ in $(seq 500); do grep -q '^sonde: probes in process' att.$cc.err && break; sleep 0.02; done
+	touch go.a.$cc
+	wait "$sonde_pid"
+	wait "$runner"
+	check "$cc: attach: program status kept" grep -qx "status 3" a.$cc.out
+	same_stats "$cc: attach" att.$cc.json ':x' x a.$cc.out
+	same_stats "$cc: attach" att.$cc.json ':mem' mem a.$cc.out
+
 	# --- --engine=ptrace on the same run gives the same numbers (smaller: ptrace stops per hit)
 	./pv.$cc 2 3000 > small.$cc.out
 	specs=(-e var:step:x -e "var:probe_agent_var.c:$MEM:mem" -e "var:probe_agent_var.c:$MEM:scale" -e 'var:peek:*p')

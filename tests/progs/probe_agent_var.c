@@ -2,7 +2,7 @@
  * (tests/e2e/probe_agent_var.sh):  probe_agent_var NTHREADS ITERS [GOFILE]
  * every thread t calls step(x, t) with x = (i * 7919) % 100003 - 50000 + t for
  * i in [0, ITERS); step keeps x * 2 in a volatile local (memory) and reads
- * the global scale; then peek(&v) (v = x), with NULL one call in four.  With GOFILE, prints "ready PID" and waits until GOFILE
+ * the global scale; twice(x); then peek(&v) (v = x), with NULL one call in four.  With GOFILE, prints "ready PID" and waits until GOFILE
  * exists before the threads start.  Prints its own statistics of what the
  * probes see ("x count N min A max B sum S", the same for mem, scale and
  * deref (*p where p is not NULL), "nulls N"),
@@ -34,6 +34,13 @@ NOIPA long peek(const long *p)
 	return p ? *p : 0;
 }
 
+/* Two short instructions (lea, ret): a probe at the ret lies inside the
+ * jump of a probe at the entry, which then becomes an int3. */
+NOIPA long twice(long v)
+{
+	return v + v;
+}
+
 struct acc { long n, min, max; long long sum; };
 
 static void add(struct acc *a, long v)
@@ -55,6 +62,7 @@ static void *run(void *arg)
 		add(&h->mem, x * 2);
 		add(&h->scale, scale);
 		h->total += step(x, h->t);
+		h->total += twice(x);
 		long v = x;
 		if (i % 4)
 			add(&h->deref, v);

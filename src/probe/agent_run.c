@@ -146,7 +146,8 @@ static int line_setup(struct probe *p, char *err, size_t n)
 static void sites_json(struct adata *d, struct json *j);
 
 /* The expression of p at la compiled for the agent: 0 and *x (its
- * kind_var expression) and the program, or -1 with why. */
+ * kind_var expression) and the program; -1 with why when the expression
+ * is wrong there (as on any engine), -2 when the agent cannot run it. */
 static int var_compile_at(const struct spec *sp, const struct loc_addr *la, struct expr **x, struct pa_var *prog,
                           const char **no_value, char *why, size_t n)
 {
@@ -161,10 +162,10 @@ static int var_compile_at(const struct spec *sp, const struct loc_addr *la, stru
 	const struct var_ref *r = expr_single_var(*x);
 	if (!r) {
 		snprintf(why, n, "an expression of several variables");
-		return -1;
+		return -2;
 	}
 	if (agent_var_compile(r, la->mod->bias, la->mod->lo, la->mod->hi, prog, why, n))
-		return -1;
+		return -2;
 	struct vars_shape sh;
 	vars_shape(r, &sh);
 	if (sh.no_value)
@@ -205,7 +206,7 @@ static int var_setup(struct probe *p, char *err, size_t n)
 		rc = var_compile_at(&p->sp, &v[i], &x, &progs[i], &no_value, why, sizeof why);
 		var_site_set(p, i, x, v[i].mod);
 		if (rc)
-			snprintf(err, n, "cannot run on the agent: %s", why);
+			snprintf(err, n, "%s%s", rc == -2 ? "cannot run on the agent: " : "", why);
 	}
 	struct adata *d = adata_new(p);
 	if (!d) {
@@ -416,15 +417,16 @@ static char *exe_path(const char *argv0)
 
 /* Whether var spec sp compiles for the agent at every address of its
  * location, found in the program's files before the session (the running
- * process's modules, or the program file of a launch); why if not. */
+ * process's modules, or the program file of a launch); why if not.  An
+ * expression that is wrong on any engine (no such variable) is the
+ * agent's to report; a location not found there goes to ptrace. */
 static int var_compiles(const struct spec *sp, pid_t pid, const char *argv0, char *why, size_t n)
 {
 	struct engine *e = calloc(1, sizeof *e);
 	int ok = 0;
 	if (!e || !sp->args) {
-		snprintf(why, n, e ? "no expression" : "out of memory");
 		free(e);
-		return 0;
+		return 1;
 	}
 	if (pid > 0) {
 		if (modules_load(&e->mods, pid)) {
@@ -475,7 +477,7 @@ static int var_compiles(const struct spec *sp, pid_t pid, const char *argv0, cha
 		struct expr *x;
 		struct pa_var prog;
 		const char *nvw = NULL;
-		ok = var_compile_at(sp, &v[i], &x, &prog, &nvw, why, n) == 0;
+		ok = var_compile_at(sp, &v[i], &x, &prog, &nvw, why, n) != -2;
 		expr_free(x);
 	}
 	free(v);

@@ -120,3 +120,15 @@ PY
 	kill "$big"; wait "$big" 2>/dev/null
 	echo "attach + probe + detach, $(du -m "$tmp/big" | cut -f1) MB binary: $a ms"
 fi
+
+# Var probes on the agent engine (issue 12): ns per hit of var:hot:i (the
+# argument, in a register) against the plain run and func:hot on the agent,
+# AGENT_N calls, best of 3, side by side.
+AGENT_N=${AGENT_N:-$((N * 100))}
+plain_a=$(t "$tmp/target" "$AGENT_N")
+a_var=$(t "$SONDE" probe --engine=agent -e var:hot:i -o /dev/null -- "$tmp/target" "$AGENT_N")
+a_func=$(t "$SONDE" probe --engine=agent -e func:hot -o /dev/null -- "$tmp/target" "$AGENT_N")
+python3 -c "
+n=$AGENT_N; p=$plain_a
+print('agent var:hot:i (register):  %.0f ns per hit (N=%d)' % (max(0.0, $a_var - p) / n * 1e9, n))
+print('agent func:hot (entry+exit): %.0f ns per call (N=%d)' % (max(0.0, $a_func - p) / n * 1e9, n))"

@@ -75,7 +75,7 @@ static const struct cli_option options[] = {
 	{ "timeout", O_TIMEOUT, required_argument, CMD_PROBE, "SECONDS",
 	  "--target: how long to wait for each reply of the stub (default 5)" },
 	{ "engine", O_ENGINE, required_argument, CMD_PROBE, "agent|ptrace",
-	  "who runs the probes: the agent inside the program (default for func and line probes) or ptrace stops" },
+	  "who runs the probes: the agent inside the program (default for func, line and var probes) or ptrace stops" },
 	{ "help", O_HELP, no_argument, ~0u, NULL, "show this help (also -h)" },
 };
 #define NOPTIONS (int)(sizeof(options) / sizeof(options[0]))

@@ -221,11 +221,15 @@ int cmd_probe(struct cli_opts *o)
 	int ns = o->nspecs < 64 ? o->nspecs : 64;
 	for (int i = 0; i < ns; i++)
 		spec_of[i] = o->specs[i][0] == '@' ? library_find(&e.lib, o->specs[i] + 1) : o->specs[i];
-	int agent_can = agent_runs_all(spec_of, ns) && !o->record_probe && !o->plugin;
+	char why[400] = "";
+	int agent_can = !o->record_probe && !o->plugin && !(o->engine && !strcmp(o->engine, "ptrace")) &&
+	                agent_runs_all(spec_of, ns, o->pid, o->argc ? o->argv[0] : NULL, why, sizeof why);
 	if (o->engine && !strcmp(o->engine, "agent") && !agent_can)
-		cli_die(EXIT_USAGE, "--engine=agent runs func and line probes, without --record or --plugin "
-		        "(use --engine=ptrace)");
-	if (agent_can && !(o->engine && !strcmp(o->engine, "ptrace")))
+		cli_die(EXIT_USAGE, "--engine=agent runs func, line and var probes, without --record or --plugin "
+		        "(use --engine=ptrace)%s%s", why[0] ? ": " : "", why);
+	if (why[0] && !agent_can)
+		cli_warn("%s: every probe runs on the ptrace engine", why);
+	if (agent_can)
 		return probe_agent(o, json, &e, own);
 
 	if (o->argc) {

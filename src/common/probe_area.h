@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define PA_MAGIC      0x424f52504e4f53ull /* "SONPROB" */
-#define PA_VERSION    1
+#define PA_VERSION    2
 #define PA_MAX_SITES  2048
 #define PA_CODE_MAX   192   /* bytes of slot code per site */
 #define PA_ORIG_MAX   16
@@ -34,6 +34,8 @@ enum pa_op {
 enum pa_kind {
 	PA_KIND_COUNT = 1, /* count (line probes) */
 	PA_KIND_CALL  = 2, /* count, the caller, and the time to the return (func probes) */
+	PA_KIND_VAR   = 3, /* count, and the statistics of the value var.prog computes (var probes); any
+	                    * site runs its var program (when var.nprog) and the chain of var.next first */
 };
 
 /* How the site reaches its handler. */
@@ -47,6 +49,68 @@ enum pa_state { PA_FREE, PA_PREPARED, PA_ACTIVE, PA_REMOVED };
 struct pa_caller {
 	uint64_t ret;      /* return address, claimed once (0 = free) */
 	uint64_t n;
+};
+
+/* --- var sites ---------------------------------------------------------------
+ * A variable's DWARF location at a site, compiled by sonde (src/probe/
+ * agent_var.c) into a straight-line program over a small stack of 64-bit
+ * values that the agent (src/rt/probes.c, var_eval) runs at each hit: at
+ * most PA_VAR_PROG_MAX instructions, PA_VAR_STACK values, PA_VAR_READ_MAX
+ * bytes of memory read (through process_vm_readv: a bad address is a
+ * counted error, never a fault).  The value is the top of the stack at the
+ * end, cut to var.size bytes and extended by var.type. */
+#define PA_VAR_PROG_MAX 32
+#define PA_VAR_STACK    16
+#define PA_VAR_READ_MAX 64
+#define PA_VAR_BUCKETS  130 /* the log2 histogram of kind_var.c (common/var_hist.h) */
+
+enum pa_vop {
+	PA_V_PUSH = 1,     /* push k */
+	PA_V_REG,          /* push register a (DWARF number: 0-15 the general registers, 7 the stack pointer, 16 rip) */
+	PA_V_ADD,          /* top += k */
+	PA_V_PLUS, PA_V_MINUS, PA_V_MUL, PA_V_AND, PA_V_OR, PA_V_XOR, PA_V_SHL, PA_V_SHR, PA_V_SHRA,
+	                   /* pop y, top = top OP y */
+	PA_V_NEG, PA_V_NOT,
+	PA_V_DUP, PA_V_DROP, PA_V_SWAP, PA_V_OVER,
+	PA_V_DEREF,        /* top = the a & 15 bytes (1, 2, 4, 8) at top, zero extended (sign extended if a & 0x80);
+	                    * a & 0x40: the address is inside the site's own module (sonde checked): read directly */
+	PA_V_NOVALUE,      /* no value here (optimized out): the hit counts as unavailable */
+};
+
+enum pa_vtype { PA_VT_INT = 1, PA_VT_UINT = 2 };
+
+struct pa_vinsn {
+	uint8_t op, a;
+	uint8_t pad[6];
+	int64_t k;
+};
+
+struct pa_var {
+	/* Written by sonde before PA_OP_PLACE. */
+	struct pa_vinsn prog[PA_VAR_PROG_MAX];
+	uint32_t nprog;
+	uint8_t type, size;              /* enum pa_vtype; 1, 2, 4 or 8 bytes */
+	uint16_t pad;
+	uint32_t next;                   /* another var probe at this address: the index + 1 of its record
+	                                  * (never placed itself; 0: none) */
+	uint32_t pad2;
+	/* Written by the agent's handlers (min and max start at INT64_MAX and INT64_MIN: sonde's). */
+	uint64_t count;                  /* values read */
+	uint64_t unavailable;            /* no value here (PA_V_NOVALUE) */
+	uint64_t read_errors;            /* memory that could not be read */
+	uint64_t bad_prog;               /* a program the agent refused (stack, bounds) */
+	int64_t min, max, last;
+	uint64_t sum_lo;                 /* the sum as a 128-bit two's complement number */
+	uint64_t sum_hi;
+	uint64_t hist[PA_VAR_BUCKETS];
+};
+
+/* The general registers at a site as the trampoline saves them (lowest
+ * address first) and the SIGTRAP handler copies them: pa_hit's third
+ * argument. */
+enum pa_reg {
+	PA_R15, PA_R14, PA_R13, PA_R12, PA_RBP, PA_RBX, PA_R11, PA_R10, PA_R9, PA_R8,
+	PA_RDI, PA_RSI, PA_RDX, PA_RCX, PA_RAX, PA_FLAGS, PA_NREGS
 };
 
 struct pa_site {
@@ -66,6 +130,7 @@ struct pa_site {
 	struct pa_caller callers[PA_CALLERS];
 	uint64_t callers_lost;
 	uint64_t lost_returns;           /* returns that could not be followed (shadow stack full) */
+	struct pa_var var;               /* PA_KIND_VAR: the program (sonde's) and the statistics (the agent's) */
 };
 
 struct pa_hdr {

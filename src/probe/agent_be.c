@@ -478,6 +478,31 @@ static int build_place(struct agent_be *b, uint32_t idx, int allow_jmp, const ui
 	return 0;
 }
 
+/* A var probe at the address of site host: a record of its own, never
+ * placed, that the host's hits run (the end of host's var.next chain). */
+static int var_chain(struct agent_be *b, uint32_t host, char *why_int3, size_t wn, char *err, size_t n)
+{
+	if (b->nused >= b->pa->nsites || !b->next_var) {
+		snprintf(err, n, "too many probe sites (at most %d)", PA_MAX_SITES);
+		return -1;
+	}
+	uint32_t idx = b->nused++;
+	struct pa_site *s = &b->pa->sites[idx], *h = &b->pa->sites[host];
+	memset(s, 0, sizeof *s);
+	s->addr = h->addr;
+	s->kind = PA_KIND_VAR;
+	s->mode = h->mode;
+	s->var = *b->next_var;
+	s->var.next = 0;
+	uint32_t last = host;
+	for (int guard = 0; b->pa->sites[last].var.next && guard < PA_MAX_SITES; guard++)
+		last = b->pa->sites[last].var.next - 1;
+	__atomic_store_n(&b->pa->sites[last].var.next, idx + 1, __ATOMIC_RELEASE);
+	if (why_int3 && wn && h->mode == PA_MODE_INT3)
+		snprintf(why_int3, wn, "shares an int3 site");
+	return (int)idx;
+}
+
 int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn, uint64_t fn_size,
                    char *why_int3, size_t wn, char *err, size_t n)
 {
@@ -486,6 +511,8 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 	for (uint32_t i = 0; i < b->nused; i++) {
 		struct pa_site *s = &b->pa->sites[i];
 		if (s->addr == addr && s->state == PA_ACTIVE) {
+			if (kind == PA_KIND_VAR)
+				return var_chain(b, i, why_int3, wn, err, n);
 			if (kind == PA_KIND_CALL)
 				__atomic_store_n(&s->kind, PA_KIND_CALL, __ATOMIC_RELEASE);
 			if (why_int3 && wn && s->mode == PA_MODE_INT3)
@@ -530,6 +557,8 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 	}
 	s->addr = addr;
 	s->kind = kind;
+	if (kind == PA_KIND_VAR && b->next_var)
+		s->var = *b->next_var;
 	int rc = build_place(b, idx, 1, fnb, fn, fn_size, why_int3, wn, err, n);
 	free(fnb);
 	if (rc) {

@@ -30,6 +30,7 @@ struct agent_be {
 	int gone;
 	int reaped;
 	uint16_t refs[PA_MAX_SITES]; /* probes using each site */
+	const struct pa_var *next_var; /* copied into the next new site of kind PA_KIND_VAR (agent_run.c) */
 };
 
 /* A launched program: started with the agent preloaded, waiting before its

@@ -12,14 +12,18 @@
 #include "common/clock.h"
 #include "common/json.h"
 #include "probe/agent_be.h"
+#include "probe/agent_var.h"
 #include "probe/callstats.h"
 #include "probe/engine.h"
+#include "probe/expr.h"
 #include "probe/kind.h"
 #include "probe/manager.h"
 #include "probe/modules.h"
 #include "probe/probe.h"
 #include "probe/resolve.h"
 #include "probe/spec.h"
+#include "sym/cache.h"
+#include "sym/vars.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +51,8 @@ struct adata {
 	char why_int3[160];
 	int at_offset;          /* func:F+OFF: calls only */
 	struct call_stats cs;   /* func: filled at the end */
+	void *vdata;            /* var: kind_var.c's statistics (its p->data), filled at the end */
+	const char *no_value;   /* var: why a site has no value (vars.c's static text) */
 };
 
 static struct agent_be be;
@@ -157,6 +163,144 @@ static int line_setup(struct probe *p, char *err, size_t n)
 	return rc;
 }
 
+/* --- var ----------------------------------------------------------------- */
+
+static void sites_json(struct adata *d, struct json *j);
+
+/* The expression of p at la compiled for the agent: 0 and *x (its
+ * kind_var expression) and the program; -1 with why when the expression
+ * is wrong there (as on any engine), -2 when the agent cannot run it. */
+static int var_compile_at(const struct spec *sp, const struct loc_addr *la, struct expr **x, struct pa_var *prog,
+                          const char **no_value, char *why, size_t n)
+{
+	*x = NULL;
+	struct vars *vs = module_vars(la->mod);
+	if (!vs) {
+		snprintf(why, n, "no DWARF debug information in %s", la->mod->path);
+		return -1;
+	}
+	if (!(*x = expr_compile(sp->args, vs, la->addr - la->mod->bias, why, n)))
+		return -1;
+	const struct var_ref *r = expr_single_var(*x);
+	if (!r) {
+		snprintf(why, n, "an expression of several variables");
+		return -2;
+	}
+	if (agent_var_compile(r, la->mod->bias, la->mod->lo, la->mod->hi, prog, why, n))
+		return -2;
+	struct vars_shape sh;
+	vars_shape(r, &sh);
+	if (sh.no_value)
+		*no_value = sh.no_value;
+	return 0;
+}
+
+static void var_free_vdata(struct probe *p, struct adata *d)
+{
+	if (!d || !d->vdata)
+		return;
+	void *own = p->data;
+	p->data = d->vdata;
+	kind_var.free(p);
+	p->data = own;
+	d->vdata = NULL;
+}
+
+static int var_setup(struct probe *p, char *err, size_t n)
+{
+	if (!p->sp.args) {
+		snprintf(err, n, "missing expression (var:LOCATION:EXPR)");
+		return -1;
+	}
+	struct loc_addr *v;
+	int nv;
+	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
+		return -1;
+	struct pa_var *progs = calloc((size_t)nv, sizeof *progs);
+	const char *no_value = NULL;
+	int rc = progs && !var_data_new(p, nv) ? 0 : -1;
+	if (rc)
+		snprintf(err, n, "out of memory");
+	void *vdata = p->data;
+	for (int i = 0; i < nv && !rc; i++) {
+		struct expr *x;
+		char why[300];
+		rc = var_compile_at(&p->sp, &v[i], &x, &progs[i], &no_value, why, sizeof why);
+		var_site_set(p, i, x, v[i].mod);
+		if (rc)
+			snprintf(err, n, "%s%s", rc == -2 ? "cannot run on the agent: " : "", why);
+	}
+	struct adata *d = adata_new(p);
+	if (!d) {
+		p->data = vdata;
+		kind_var.free(p);
+		p->data = NULL;
+		free(progs);
+		free(v);
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	d->vdata = vdata;
+	d->no_value = no_value;
+	for (int i = 0; i < nv && !rc; i++) {
+		be.next_var = &progs[i];
+		rc = add_site(p, d, v[i].addr, PA_KIND_VAR, fn_start(&v[i]), v[i].fn.size, err, n);
+		be.next_var = NULL;
+	}
+	if (!rc) {
+		void *own = p->data;
+		p->data = vdata;
+		resolve_set_where(p, v[0].addr, expr_describe(var_site_expr(p, 0)));
+		p->data = own;
+		where_suffix(p, d);
+	}
+	free(progs);
+	free(v);
+	return rc;
+}
+
+/* The agent's statistics of p's var sites into kind_var's. */
+static void var_collect(struct probe *p, struct adata *d)
+{
+	void *own = p->data;
+	p->data = d->vdata;
+	for (int i = 0; i < d->nsites; i++) {
+		const struct pa_var *v = &be.pa->sites[d->sites[i]].var;
+		uint64_t count = __atomic_load_n(&v->count, __ATOMIC_RELAXED);
+		struct var_agg a = {
+			.count = count, .min = v->min, .max = v->max, .last = v->last,
+			.sum = (__int128)(((unsigned __int128)v->sum_hi << 64) | v->sum_lo), .hist = v->hist,
+			.unavailable = v->unavailable + v->read_errors + v->bad_prog,
+			.why = v->read_errors ? "cannot read memory (a bad address)"
+			       : v->bad_prog ? "the agent refused the program (bounds)"
+			       : d->no_value ? d->no_value : "optimized out here",
+		};
+		var_merge(p, &a);
+	}
+	p->data = own;
+}
+
+static void var_json(struct probe *p, struct json *j)
+{
+	struct adata *d = p->data;
+	if (!d || !d->vdata)
+		return;
+	p->data = d->vdata;
+	kind_var.json(p, j);
+	p->data = d;
+	sites_json(d, j);
+}
+
+static void var_table(struct probe *p, FILE *f)
+{
+	struct adata *d = p->data;
+	if (!d || !d->vdata)
+		return;
+	p->data = d->vdata;
+	kind_var.table(p, f);
+	p->data = d;
+}
+
 static uint64_t ns_of(uint64_t ticks)
 {
 	return ticks_per_ns > 0 ? (uint64_t)((double)ticks / ticks_per_ns) : ticks;
@@ -175,6 +319,8 @@ static void collect(struct probe *p)
 	d->nint3 = 0;
 	callstats_free(&d->cs);
 	callstats_init(&d->cs);
+	if (d->vdata)
+		var_collect(p, d);
 	for (int i = 0; i < d->nsites; i++) {
 		const struct pa_site *s = &h->sites[d->sites[i]];
 		if (s->mode == PA_MODE_INT3 && !d->nint3++ && !d->why_int3[0])
@@ -250,6 +396,7 @@ static void afree(struct probe *p)
 	if (!d)
 		return;
 	callstats_free(&d->cs);
+	var_free_vdata(p, d);
 	free(d->sites);
 	free(d->base);
 	free(d);
@@ -262,8 +409,14 @@ static const struct kind_ops agent_line = {
 	.name = "line", .needs_location = 1, .setup = line_setup, .json = line_json, .free = afree,
 };
 
+static const struct kind_ops agent_var = {
+	.name = "var", .needs_location = 1, .setup = var_setup, .json = var_json, .table = var_table, .free = afree,
+};
+
 static const struct kind_ops *agent_kind(const char *name)
 {
+	if (!strcmp(name, "var"))
+		return &agent_var;
 	if (!strcmp(name, "func"))
 		return &agent_func;
 	if (!strcmp(name, "line"))
@@ -271,14 +424,112 @@ static const struct kind_ops *agent_kind(const char *name)
 	return NULL;
 }
 
-int agent_runs_all(const char *const *specs, int nspecs)
+/* The program file of a launch: argv0 as execvp finds it. */
+static char *exe_path(const char *argv0)
 {
+	if (strchr(argv0, '/'))
+		return realpath(argv0, NULL);
+	const char *path = getenv("PATH");
+	for (const char *d = path ? path : "/usr/bin:/bin"; *d;) {
+		size_t l = strcspn(d, ":");
+		char buf[4096];
+		snprintf(buf, sizeof buf, "%.*s/%s", (int)l, l ? d : ".", argv0);
+		if (access(buf, X_OK) == 0)
+			return realpath(buf, NULL);
+		d += l;
+		if (*d)
+			d++;
+	}
+	return NULL;
+}
+
+/* Whether var spec sp compiles for the agent at every address of its
+ * location, found in the program's files before the session (the running
+ * process's modules, or the program file of a launch); why if not.  An
+ * expression that is wrong on any engine (no such variable) is the
+ * agent's to report; a location not found there goes to ptrace. */
+static int var_compiles(const struct spec *sp, pid_t pid, const char *argv0, char *why, size_t n)
+{
+	struct engine *e = calloc(1, sizeof *e);
+	int ok = 0;
+	if (!e || !sp->args) {
+		free(e);
+		return 1;
+	}
+	if (pid > 0) {
+		if (modules_load(&e->mods, pid)) {
+			snprintf(why, n, "cannot read the memory map of process %d", (int)pid);
+			goto out;
+		}
+	} else {
+		char *path = argv0 ? exe_path(argv0) : NULL;
+		e->mods.m = calloc(1, sizeof *e->mods.m);
+		e->mods.syms = sym_cache_new();
+		if (!path || !e->mods.m || !e->mods.syms) {
+			free(path);
+			snprintf(why, n, "cannot find the program '%s'", argv0 ? argv0 : "");
+			goto out;
+		}
+		e->mods.m[0] = (struct module){ .path = path, .lo = 0, .hi = UINT64_MAX, .is_main = 1,
+		                                .syms = e->mods.syms };
+		e->mods.n = 1;
+	}
+	struct loc_addr *v = NULL;
+	int nv = 0;
+	char err[300];
+	if (sp->loc == LOC_FUNC) {
+		struct loc_addr la;
+		if (resolve_function_offset(e, sp, &la, err, sizeof err) == 0 && (v = malloc(sizeof *v))) {
+			v[0] = la;
+			nv = 1;
+		}
+	} else if (sp->loc == LOC_LINE) {
+		for (int i = 0; i < e->mods.n && !nv; i++) {
+			struct sym_module *s = module_sym(&e->mods.m[i]);
+			uint64_t addrs[256];
+			int k = s ? sym_line_addrs(s, sp->file, sp->line, addrs, 256) : -1;
+			if (k > 256)
+				k = 256;
+			if (k > 0 && (v = calloc((size_t)k, sizeof *v)))
+				for (int j = 0; j < k; j++)
+					v[nv++] = (struct loc_addr){ .addr = addrs[j] + e->mods.m[i].bias, .mod = &e->mods.m[i] };
+		}
+		snprintf(err, sizeof err, "the location is not in the program's files");
+	} else {
+		snprintf(err, sizeof err, "an address location");
+	}
+	if (!nv)
+		snprintf(why, n, "%s", err);
+	ok = nv > 0;
+	for (int i = 0; i < nv && ok; i++) {
+		struct expr *x;
+		struct pa_var prog;
+		const char *nvw = NULL;
+		ok = var_compile_at(sp, &v[i], &x, &prog, &nvw, why, n) != -2;
+		expr_free(x);
+	}
+	free(v);
+out:
+	modules_free(&e->mods);
+	free(e);
+	return ok;
+}
+
+int agent_runs_all(const char *const *specs, int nspecs, pid_t pid, const char *argv0, char *why, size_t wn)
+{
+	why[0] = 0;
 	for (int i = 0; i < nspecs; i++) {
 		struct spec sp;
 		char err[200];
 		if (specs[i][0] == '@' || spec_parse(specs[i], &sp, err, sizeof err))
 			return 0;
 		int ok = agent_kind(sp.kind) != NULL;
+		if (ok && !strcmp(sp.kind, "var")) {
+			char w[300];
+			ok = var_compiles(&sp, pid, argv0, w, sizeof w);
+			if (!ok)
+				snprintf(why, wn, "probe '%s' cannot run on the agent (%s)", specs[i], w);
+		}
 		spec_free(&sp);
 		if (!ok)
 			return 0;

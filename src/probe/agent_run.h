@@ -23,9 +23,12 @@ struct agent_opts {
 	int in_fd;              /* interactive commands (manager.c), or -1 */
 };
 
-/* Whether every spec is of a kind the agent runs (today func and line); no
- * specs (interactive only): yes. */
-int agent_runs_all(const char *const *specs, int nspecs);
+/* Whether every spec is of a kind the agent runs (func, line, and var
+ * when its location compiles to the agent's bytecode at every address:
+ * checked against the process pid, or the program argv0 of a launch);
+ * why says which probe cannot, when one is of the agent's kinds.  No specs
+ * (interactive only): yes. */
+int agent_runs_all(const char *const *specs, int nspecs, pid_t pid, const char *argv0, char *why, size_t wn);
 /* The whole session.  0, or -1 with err (e->start_ns is 0 when nothing ran). */
 int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, size_t n);
 /* After the output. */

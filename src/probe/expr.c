@@ -503,6 +503,11 @@ void expr_values(const struct expr *x, char *buf, size_t n)
 	values(x, buf, n);
 }
 
+const struct var_ref *expr_single_var(const struct expr *x)
+{
+	return x && x->type == N_VAR ? x->ref : NULL;
+}
+
 const char *expr_describe(const struct expr *x)
 {
 	return x && x->desc ? x->desc : "";

@@ -29,6 +29,10 @@ int expr_eval_env(const struct expr *x, const struct var_env *env, struct expr_v
 /* For assert: the values of the variables of the last evaluation, "a=1 b=2". */
 void expr_values(const struct expr *x, char *buf, size_t n);
 const char *expr_describe(const struct expr *x);
+/* The variable access when the whole expression is one ("x", "p->n"), else
+ * NULL (the agent backend runs only those, agent_var.c). */
+struct var_ref;
+const struct var_ref *expr_single_var(const struct expr *x);
 void expr_free(struct expr *x);
 
 #endif

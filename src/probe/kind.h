@@ -48,6 +48,17 @@ void var_site_set(struct probe *p, int i, struct expr *x, struct module *m);
 struct expr *var_site_expr(struct probe *p, int i);
 void var_account(struct probe *p, const struct expr_val *v);
 void var_unavailable(struct probe *p, const char *why);
+/* Integer statistics kept elsewhere (the probe agent's, agent_run.c), added
+ * at once: count values from min to max summing to sum, the last one last,
+ * hist in var_hist.h's buckets; unavailable ones with why. */
+struct var_agg {
+	uint64_t count, unavailable;
+	int64_t min, max, last;
+	__int128 sum;
+	const uint64_t *hist;   /* VAR_HIST_BUCKETS counts */
+	const char *why;
+};
+void var_merge(struct probe *p, const struct var_agg *a);
 void assert_count(struct probe *p);
 void assert_failed(struct probe *p, int role, long tid);
 

@@ -7,6 +7,7 @@
 #include "probe/probe.h"
 
 #include "common/json.h"
+#include "common/var_hist.h"
 #include "common/trace_enc.h"
 #include "probe/engine.h"
 #include "probe/expr.h"
@@ -19,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NBUCKETS 130
+#define NBUCKETS VAR_HIST_BUCKETS
 #define MAX_FIRST 5
 
 struct vsite {
@@ -147,7 +148,34 @@ void var_account(struct probe *p, const struct expr_val *vp)
 		d->ilast = v.i;
 	}
 	d->count++;
-	d->hist[bucket(f)]++;
+	d->hist[v.is_float ? bucket(f) : var_hist_bucket_i64(v.i)]++;
+}
+
+void var_merge(struct probe *p, const struct var_agg *a)
+{
+	struct vdata *d = p->data;
+	if (a->unavailable) {
+		d->unavailable += a->unavailable;
+		free(d->last_err);
+		d->last_err = strdup(a->why ? a->why : "unavailable");
+	}
+	if (!a->count)
+		return;
+	if (d->is_float) {
+		long double mn = (long double)a->min, mx = (long double)a->max;
+		if (!d->count || mn < d->fmin) d->fmin = mn;
+		if (!d->count || mx > d->fmax) d->fmax = mx;
+		d->fsum += (long double)a->sum;
+		d->flast = (long double)a->last;
+	} else {
+		if (!d->count || a->min < d->imin) d->imin = a->min;
+		if (!d->count || a->max > d->imax) d->imax = a->max;
+		d->isum += a->sum;
+		d->ilast = a->last;
+	}
+	d->count += a->count;
+	for (int b = 0; b < NBUCKETS; b++)
+		d->hist[b] += a->hist[b];
 }
 
 static void assert_pre(struct probe *p, struct hit *h, int role)

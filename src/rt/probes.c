@@ -21,6 +21,7 @@
  * program's instructions with only the general registers saved. */
 #include "common/clock.h"
 #include "common/probe_area.h"
+#include "common/var_hist.h"
 #include "rt/got.h"
 #include "rt/rt.h"
 
@@ -35,6 +36,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -49,6 +51,7 @@ static struct pa_hdr *pa;
 static uint32_t pa_n;
 static int mem_fd = -1, alive_fd = -1;
 static int sync_core_ok;
+static pid_t self_pid;
 static struct sigaction old_trap;
 static int trap_installed;
 static pthread_key_t shadow_key;
@@ -58,7 +61,7 @@ static struct { uint64_t base, used; } regions[MAX_REGIONS];
 static int nregions;
 static __thread struct shadow *sh_tls __attribute__((tls_model("initial-exec")));
 
-RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp);
+RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs);
 RT_HIDDEN uint64_t pa_exit(uint64_t sp_after);
 extern char pa_exit_stub[] RT_HIDDEN;
 
@@ -127,12 +130,223 @@ static void count_caller(struct pa_site *s, uint64_t ret)
 	__atomic_fetch_add(&s->callers_lost, 1, __ATOMIC_RELAXED);
 }
 
+#if defined(__GNUC__) && !defined(__clang__)
+#define NO_LIBC_LOOPS __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define NO_LIBC_LOOPS
+#endif
+static int map_find(uint64_t addr, uint64_t n, uint64_t *lo_out, uint64_t *hi_out, char perm[4], char *buf,
+                    size_t size);
+
+/* This thread's stack (the readable mapping that held its stack pointer at
+ * its first var read with memory): read directly while the thread runs on
+ * it (a stack mapping does not shrink under its running thread). */
+struct stack_map { uint64_t lo, hi; int state; /* 0 unknown, 1 known, 2 not found */ };
+static __thread struct stack_map stk_tls __attribute__((tls_model("initial-exec")));
+
+/* A child keeps the sites (and the shared memory): its reads are its own. */
+static void child_pid(void)
+{
+	self_pid = getpid();
+}
+
+/* n bytes at addr of this process, or -1: directly from this thread's
+ * stack or from what sonde found in the site's own module (direct: the
+ * module cannot go while its code runs), else through the kernel, so that a
+ * bad address is an error and never a fault. */
+static int var_read(uint64_t addr, void *buf, size_t n, uint64_t sp, int direct)
+{
+	struct stack_map *k = &stk_tls;
+	if (!k->state) {
+		char mb[1024], perm[4];
+		k->state = map_find(sp, 1, &k->lo, &k->hi, perm, mb, sizeof mb) == 0 && perm[0] == 'r' ? 1 : 2;
+	}
+	if (direct || (k->state == 1 && sp >= k->lo && sp < k->hi && addr >= k->lo && addr + n <= k->hi &&
+	               addr + n > addr)) {
+		const void *p = (const void *)addr;
+		switch (n) { /* inline copies: no call to libc's memcpy (vector registers) */
+		case 1: __builtin_memcpy(buf, p, 1); return 0;
+		case 2: __builtin_memcpy(buf, p, 2); return 0;
+		case 4: __builtin_memcpy(buf, p, 4); return 0;
+		case 8: __builtin_memcpy(buf, p, 8); return 0;
+		default: break;
+		}
+	}
+	struct iovec l = { buf, n }, r = { (void *)addr, n };
+	return syscall(SYS_process_vm_readv, self_pid, &l, 1UL, &r, 1UL, 0UL) == (long)n ? 0 : -1;
+}
+
+/* The value of DWARF register r at the site (probe_area.h, enum pa_reg). */
+static int var_reg(int r, const uint64_t *regs, uint64_t sp, uint64_t pc, uint64_t *out)
+{
+	static const signed char map[17] = { PA_RAX, PA_RDX, PA_RCX, PA_RBX, PA_RSI, PA_RDI, PA_RBP, -1,
+		PA_R8, PA_R9, PA_R10, PA_R11, PA_R12, PA_R13, PA_R14, PA_R15, -1 };
+	if (r < 0 || r > 16)
+		return -1;
+	*out = r == 7 ? sp : r == 16 ? pc : regs[(int)map[r]];
+	return 0;
+}
+
+/* Runs site s's var program: 0 and the value, 1 no value here, -1 a read
+ * failed, -2 a bad program.  Bounded: PA_VAR_PROG_MAX instructions, a
+ * stack of PA_VAR_STACK, PA_VAR_READ_MAX bytes read. */
+static int var_eval(const struct pa_var *v, const uint64_t *regs, uint64_t sp, uint64_t pc, int64_t *out)
+{
+	uint64_t st[PA_VAR_STACK], x;
+	int n = 0;
+	uint32_t read = 0, np = v->nprog;
+	if (np > PA_VAR_PROG_MAX || !regs)
+		return -2;
+	for (uint32_t i = 0; i < np; i++) {
+		const struct pa_vinsn *in = &v->prog[i];
+		switch (in->op) {
+		case PA_V_PUSH:
+		case PA_V_REG:
+			if (n == PA_VAR_STACK)
+				return -2;
+			if (in->op == PA_V_PUSH)
+				x = (uint64_t)in->k;
+			else if (var_reg(in->a, regs, sp, pc, &x))
+				return -2;
+			st[n++] = x;
+			break;
+		case PA_V_ADD:
+			if (n < 1)
+				return -2;
+			st[n - 1] += (uint64_t)in->k;
+			break;
+		case PA_V_NEG: case PA_V_NOT: case PA_V_DUP:
+			if (n < 1 || (in->op == PA_V_DUP && n == PA_VAR_STACK))
+				return -2;
+			if (in->op == PA_V_NEG)
+				st[n - 1] = 0 - st[n - 1];
+			else if (in->op == PA_V_NOT)
+				st[n - 1] = ~st[n - 1];
+			else
+				st[n] = st[n - 1], n++;
+			break;
+		case PA_V_DROP:
+			if (n < 1)
+				return -2;
+			n--;
+			break;
+		case PA_V_SWAP:
+			if (n < 2)
+				return -2;
+			x = st[n - 1], st[n - 1] = st[n - 2], st[n - 2] = x;
+			break;
+		case PA_V_OVER:
+			if (n < 2 || n == PA_VAR_STACK)
+				return -2;
+			st[n] = st[n - 2], n++;
+			break;
+		case PA_V_PLUS: case PA_V_MINUS: case PA_V_MUL: case PA_V_AND: case PA_V_OR: case PA_V_XOR:
+		case PA_V_SHL: case PA_V_SHR: case PA_V_SHRA: {
+			if (n < 2)
+				return -2;
+			uint64_t y = st[--n];
+			x = st[n - 1];
+			switch (in->op) {
+			case PA_V_PLUS: x += y; break;
+			case PA_V_MINUS: x -= y; break;
+			case PA_V_MUL: x *= y; break;
+			case PA_V_AND: x &= y; break;
+			case PA_V_OR: x |= y; break;
+			case PA_V_XOR: x ^= y; break;
+			case PA_V_SHL: x = y < 64 ? x << y : 0; break;
+			case PA_V_SHR: x = y < 64 ? x >> y : 0; break;
+			default: x = (uint64_t)((int64_t)x >> (y < 63 ? y : 63)); break;
+			}
+			st[n - 1] = x;
+			break;
+		}
+		case PA_V_DEREF: {
+			uint32_t sz = in->a & 15u;
+			if (n < 1 || (sz != 1 && sz != 2 && sz != 4 && sz != 8))
+				return -2;
+			if ((read += sz) > PA_VAR_READ_MAX)
+				return -2;
+			uint64_t val = 0;
+			if (var_read(st[n - 1], &val, sz, sp, (in->a & 0x40) != 0))
+				return -1;
+			if ((in->a & 0x80) && sz < 8) {
+				int sh = 64 - 8 * (int)sz;
+				val = (uint64_t)((int64_t)(val << sh) >> sh);
+			}
+			st[n - 1] = val;
+			break;
+		}
+		case PA_V_NOVALUE:
+			return 1;
+		default:
+			return -2;
+		}
+	}
+	if (n < 1 || (v->size != 1 && v->size != 2 && v->size != 4 && v->size != 8))
+		return -2;
+	x = st[n - 1];
+	if (v->size < 8) {
+		int sh = 64 - 8 * v->size;
+		x = v->type == PA_VT_INT ? (uint64_t)((int64_t)(x << sh) >> sh) : (x << sh) >> sh;
+	}
+	*out = (int64_t)x;
+	return 0;
+}
+
+static void smin(int64_t *p, int64_t v)
+{
+	int64_t c = __atomic_load_n(p, __ATOMIC_RELAXED);
+	while (v < c && !__atomic_compare_exchange_n(p, &c, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+static void smax(int64_t *p, int64_t v)
+{
+	int64_t c = __atomic_load_n(p, __ATOMIC_RELAXED);
+	while (v > c && !__atomic_compare_exchange_n(p, &c, v, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/* A var site's hit: its value into the statistics (each one atomic; the
+ * sum as 128 bits: the low half's carry goes to the high half). */
+static void var_hit(struct pa_site *s, const uint64_t *regs, uint64_t sp)
+{
+	struct pa_var *v = &s->var;
+	int64_t x;
+	int rc = var_eval(v, regs, sp, s->addr, &x);
+	if (rc) {
+		__atomic_fetch_add(rc == 1 ? &v->unavailable : rc == -1 ? &v->read_errors : &v->bad_prog, 1,
+		                   __ATOMIC_RELAXED);
+		return;
+	}
+	uint64_t old = __atomic_fetch_add(&v->sum_lo, (uint64_t)x, __ATOMIC_RELAXED);
+	uint64_t hi = (x < 0 ? ~0ull : 0) + (old + (uint64_t)x < old);
+	if (hi)
+		__atomic_fetch_add(&v->sum_hi, hi, __ATOMIC_RELAXED);
+	smin(&v->min, x);
+	smax(&v->max, x);
+	__atomic_store_n(&v->last, x, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&v->hist[var_hist_bucket_i64(x)], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&v->count, 1, __ATOMIC_RELAXED);
+}
+
 /* A hit of site idx; sp points at the stack as it was at the site (for a
- * func site at the entry: the return address). */
-RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp)
+ * func site at the entry: the return address), regs at the general
+ * registers there (enum pa_reg). */
+RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs)
 {
 	struct pa_site *s = &pa->sites[idx];
 	__atomic_fetch_add(&s->hits, 1, __ATOMIC_RELAXED);
+	/* Var programs first: a func site changes the return address below. */
+	if (s->var.nprog)
+		var_hit(s, regs, (uint64_t)sp);
+	uint32_t nx = __atomic_load_n(&s->var.next, __ATOMIC_ACQUIRE);
+	for (int guard = 0; nx && nx <= pa_n && guard < 64; guard++) {
+		struct pa_site *o = &pa->sites[nx - 1];
+		__atomic_fetch_add(&o->hits, 1, __ATOMIC_RELAXED);
+		var_hit(o, regs, (uint64_t)sp);
+		nx = __atomic_load_n(&o->var.next, __ATOMIC_ACQUIRE);
+	}
 	if (s->kind != PA_KIND_CALL)
 		return;
 	uint64_t ret = *sp;
@@ -224,45 +438,69 @@ static int peek(uint64_t addr, void *b, size_t n)
 	return pread(mem_fd, b, n, (off_t)addr) == (ssize_t)n ? 0 : -1;
 }
 
-/* Is [addr, addr+n) inside one executable mapping of ours?  Read with
- * plain system calls: sonde may hold the other threads stopped, one of them
- * perhaps inside malloc or stdio. */
-static int executable(uint64_t addr, uint64_t n)
+/* The mapping that holds [addr, addr+n): 0 with its bounds and its
+ * permissions ("rwxp"), or -1.  Read with plain system calls into the
+ * caller's buffer (sonde may hold the other threads stopped, one of them
+ * perhaps inside malloc or stdio, and a var hit runs on any thread), and
+ * with no call into libc's string functions: a hit must not touch the
+ * vector registers (the compiler is told not to make such calls of the
+ * loops either). */
+NO_LIBC_LOOPS static int map_find(uint64_t addr, uint64_t n, uint64_t *lo_out, uint64_t *hi_out, char perm[4],
+                                  char *buf, size_t size)
 {
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
-	static char buf[8192];
-	size_t have = 0;
-	int ok = 0, done = 0;
-	while (!done) {
-		ssize_t r = read(fd, buf + have, sizeof buf - 1 - have);
+		return -1;
+	off_t off = 0;
+	int found = -1;
+	for (;;) {
+		ssize_t r = pread(fd, buf, size, off);
 		if (r <= 0)
 			break;
-		have += (size_t)r;
-		buf[have] = 0;
-		char *line = buf, *nl;
-		while ((nl = memchr(line, '\n', have - (size_t)(line - buf)))) {
-			*nl = 0;
-			char *e;
-			uint64_t lo = strtoull(line, &e, 16), hi = 0;
-			if (*e == '-')
-				hi = strtoull(e + 1, &e, 16);
-			if (addr >= lo && addr + n <= hi) {
-				ok = e[0] == ' ' && e[1] && e[2] && e[3] == 'x';
-				done = 1;
-				break;
+		size_t i = 0, used = 0;
+		while (i < (size_t)r) {
+			size_t j = i;
+			while (j < (size_t)r && buf[j] != '\n')
+				j++;
+			if (j == (size_t)r)
+				break; /* a partial line: read again from its start */
+			uint64_t v[2] = { 0, 0 };
+			size_t k = i;
+			for (int f = 0; f < 2; f++, k++)
+				for (; k < j; k++) {
+					char c = buf[k];
+					int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+					if (d < 0)
+						break;
+					v[f] = v[f] << 4 | (uint64_t)d;
+				}
+			/* k: after the space that ends the range */
+			if (addr >= v[0] && addr + n <= v[1] && addr + n > addr) {
+				if (k + 4 <= j) {
+					for (int q = 0; q < 4; q++)
+						perm[q] = buf[k + q];
+					*lo_out = v[0];
+					*hi_out = v[1];
+					found = 0;
+				}
+				close(fd);
+				return found;
 			}
-			line = nl + 1;
+			i = used = j + 1;
 		}
-		size_t rest = have - (size_t)(line - buf);
-		memmove(buf, line, rest);
-		have = rest;
-		if (have == sizeof buf - 1)
-			have = 0; /* a line longer than the buffer: not a mapping line we need */
+		off += used ? (off_t)used : r; /* a line longer than the buffer: not a mapping line we need */
 	}
 	close(fd);
-	return ok;
+	return found;
+}
+
+/* Is [addr, addr+n) inside one executable mapping of ours? */
+static int executable(uint64_t addr, uint64_t n)
+{
+	static char buf[8192];
+	uint64_t lo, hi;
+	char perm[4];
+	return map_find(addr, n, &lo, &hi, perm, buf, sizeof buf) == 0 && perm[2] == 'x';
 }
 
 static int64_t dist(uint64_t a, uint64_t b)
@@ -430,7 +668,18 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 				}
 				continue;
 			}
-			pa_hit(i, (uint64_t *)uc->uc_mcontext.gregs[REG_RSP]);
+			const greg_t *g = uc->uc_mcontext.gregs;
+			uint64_t regs[PA_NREGS] = {
+				[PA_R15] = (uint64_t)g[REG_R15], [PA_R14] = (uint64_t)g[REG_R14],
+				[PA_R13] = (uint64_t)g[REG_R13], [PA_R12] = (uint64_t)g[REG_R12],
+				[PA_RBP] = (uint64_t)g[REG_RBP], [PA_RBX] = (uint64_t)g[REG_RBX],
+				[PA_R11] = (uint64_t)g[REG_R11], [PA_R10] = (uint64_t)g[REG_R10],
+				[PA_R9] = (uint64_t)g[REG_R9], [PA_R8] = (uint64_t)g[REG_R8],
+				[PA_RDI] = (uint64_t)g[REG_RDI], [PA_RSI] = (uint64_t)g[REG_RSI],
+				[PA_RDX] = (uint64_t)g[REG_RDX], [PA_RCX] = (uint64_t)g[REG_RCX],
+				[PA_RAX] = (uint64_t)g[REG_RAX], [PA_FLAGS] = (uint64_t)g[REG_EFL],
+			};
+			pa_hit(i, (uint64_t *)g[REG_RSP], regs);
 			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(s->slot_addr + s->displaced_off);
 			return;
 		}
@@ -522,6 +771,10 @@ static int start(int area_fd, int pipe_fd)
 		sync_core_ok = 1;
 	/* The area of an earlier session stays mapped: returns pending through
 	 * the stub may still account into it. */
+	static int forked_hook;
+	self_pid = getpid();
+	if (!forked_hook && pthread_atfork(NULL, NULL, child_pid) == 0)
+		forked_hook = 1;
 	pa = m;
 	pa_n = h.nsites;
 	pa->hit_fn = (uint64_t)pa_hit;

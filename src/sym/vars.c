@@ -26,14 +26,8 @@ struct vars {
 	int ptr_size;           /* bytes of a pointer and of DW_OP_deref: 4 on 32-bit targets (MIPS o32) */
 };
 
-struct op {
-	uint8_t atom;
-	uint64_t n1, n2;
-	const uint8_t *block;   /* DW_OP_implicit_value data */
-};
-
 struct expr_ops {
-	struct op *v;
+	struct vars_op *v;
 	size_t n;
 };
 
@@ -98,6 +92,21 @@ void sym__free_vars(struct sym_module *m)
 		dwarf_cfi_end(v->cfi_eh);
 	free(v);
 	m->vars = NULL;
+}
+
+/* A DWARF 5 DW_OP_addrx / DW_OP_GNU_addr_index (clang's globals) becomes
+ * the DW_OP_addr of the address it indexes in .debug_addr. */
+static void resolve_addrx(Dwarf_Attribute *a, Dwarf_Op *ops, size_t n, struct expr_ops *o)
+{
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Attribute r;
+		Dwarf_Addr addr;
+		if ((ops[i].atom == DW_OP_addrx || ops[i].atom == DW_OP_GNU_addr_index) &&
+		    dwarf_getlocation_attr(a, &ops[i], &r) == 0 && dwarf_formaddr(&r, &addr) == 0) {
+			o->v[i].atom = DW_OP_addr;
+			o->v[i].n1 = addr;
+		}
+	}
 }
 
 static int copy_ops(struct expr_ops *o, const Dwarf_Op *ops, size_t n)
@@ -384,6 +393,8 @@ int vars_compile(struct vars *v, uint64_t pc, const char *expr, struct var_ref *
 			r->no_value = "optimized out here";
 		else if (copy_ops(&r->loc, ops, nops))
 			goto out;
+		else
+			resolve_addrx(&a, ops, nops, &r->loc);
 	} else if (dwarf_attr_integrate(&var, DW_AT_const_value, &a)) {
 		Dwarf_Sword sv;
 		if (dwarf_formsdata(&a, &sv) != 0) {
@@ -618,7 +629,7 @@ static int eval_ops(const struct var_ref *r, const struct expr_ops *ops, const s
 		return -1;
 	}
 	for (size_t i = 0; i < ops->n; i++) {
-		const struct op *o = &ops->v[i];
+		const struct vars_op *o = &ops->v[i];
 		uint8_t a = o->atom;
 		uint64_t x, y;
 		if (a >= DW_OP_lit0 && a <= DW_OP_lit31) {
@@ -901,6 +912,24 @@ int vars_eval(const struct var_ref *r, const struct var_env *env, struct var_val
 		out->i = (int64_t)u;
 	}
 	return 0;
+}
+
+void vars_shape(const struct var_ref *r, struct vars_shape *out)
+{
+	*out = (struct vars_shape){
+		.no_value = r->no_value, .has_const = r->has_const, .cval = r->cval, .enc = r->enc, .size = r->size,
+		.nsteps = r->nsteps, .loc = r->loc.v, .nloc = r->loc.n, .fb = r->fb.v, .nfb = r->fb.n,
+		.cfa = r->cfa.v, .ncfa = r->cfa.n,
+	};
+}
+
+void vars_step(const struct var_ref *r, int i, struct vars_step *out)
+{
+	const struct step *s = &r->steps[i];
+	*out = (struct vars_step){
+		.kind = s->kind == ST_MEMBER ? VARS_MEMBER : s->kind == ST_DEREF ? VARS_DEREF : VARS_INDEX,
+		.off = s->off, .esz = s->esz, .idx = s->idx, .idx_is_var = s->idxref != NULL, .via_ptr = s->via_ptr,
+	};
 }
 
 const char *vars_describe(const struct var_ref *r)

@@ -54,4 +54,38 @@ int vars_eval(const struct var_ref *r, const struct var_env *env, struct var_val
 const char *vars_describe(const struct var_ref *r);
 void vars_free(struct var_ref *r);
 
+/* What vars_compile resolved, for a backend that evaluates it elsewhere (the
+ * probe agent's bytecode, src/probe/agent_var.c): the DWARF operations of
+ * the location at pc, of the frame base and of the CFA there, then the steps
+ * of the access path.  Valid while r is. */
+struct vars_op {
+	uint8_t atom;
+	uint64_t n1, n2;
+	const uint8_t *block;   /* DW_OP_implicit_value data */
+};
+
+struct vars_shape {
+	const char *no_value;   /* optimized out here: why */
+	int has_const;          /* the value is cval */
+	int64_t cval;
+	int enc, size;          /* VAR_INT / VAR_UINT / VAR_FLOAT, bytes */
+	int nsteps;
+	const struct vars_op *loc, *fb, *cfa;
+	size_t nloc, nfb, ncfa;
+};
+
+enum { VARS_MEMBER, VARS_DEREF, VARS_INDEX };
+
+struct vars_step {
+	int kind;               /* VARS_MEMBER: +off; VARS_DEREF; VARS_INDEX: +idx*esz (through the pointer if via_ptr) */
+	int64_t off;
+	uint64_t esz;
+	int64_t idx;
+	int idx_is_var;         /* the index is a variable (not idx) */
+	int via_ptr;
+};
+
+void vars_shape(const struct var_ref *r, struct vars_shape *out);
+void vars_step(const struct var_ref *r, int i, struct vars_step *out);
+
 #endif

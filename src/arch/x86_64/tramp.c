@@ -1,16 +1,18 @@
 /* tramp.c — x86-64 slot code for the agent backend's probe sites (tramp.h).
  *
  *   lea -128(%rsp),%rsp          the red zone of the interrupted code
- *   pushfq; push rax rcx rdx rsi rdi r8 r9 r10 r11 rbx
+ *   pushfq; push rax rcx rdx rsi rdi r8 r9 r10 r11 rbx rbp r12 r13 r14 r15
  *   mov %rsp,%rbx; and $-16,%rsp
- *   mov $idx,%edi; lea 216(%rbx),%rsi   (the stack pointer at the site)
+ *   mov $idx,%edi; lea 256(%rbx),%rsi   (the stack pointer at the site)
+ *   mov %rbx,%rdx                       (the saved registers: enum pa_reg)
  *   movabs $hit,%rax; call *%rax
  *   mov %rbx,%rsp; pop (reverse); popfq; lea 128(%rsp),%rsp
  *   <the displaced instructions>     ← displaced_off; an int3 site starts here
  *   jmp site+displaced
  *
  * Only the general registers are saved: the hit function is built with
- * -mgeneral-regs-only. */
+ * -mgeneral-regs-only.  The callee-saved ones are saved too, so that a var
+ * site reads their values at the site (probe_area.h, enum pa_reg). */
 #include "arch/tramp.h"
 
 #include "arch/reloc.h"
@@ -24,11 +26,13 @@ static const uint8_t head[] = {
 	0x50, 0x51, 0x52, 0x56, 0x57,                   /* push rax rcx rdx rsi rdi */
 	0x41, 0x50, 0x41, 0x51, 0x41, 0x52, 0x41, 0x53, /* push r8 r9 r10 r11 */
 	0x53,                                           /* push rbx */
+	0x55, 0x41, 0x54, 0x41, 0x55, 0x41, 0x56, 0x41, 0x57, /* push rbp r12 r13 r14 r15 */
 	0x48, 0x89, 0xe3,                               /* mov %rsp,%rbx */
 	0x48, 0x83, 0xe4, 0xf0,                         /* and $-16,%rsp */
 };
 static const uint8_t tail[] = {
 	0x48, 0x89, 0xdc,                               /* mov %rbx,%rsp */
+	0x41, 0x5f, 0x41, 0x5e, 0x41, 0x5d, 0x41, 0x5c, 0x5d, /* pop r15 r14 r13 r12 rbp */
 	0x5b,                                           /* pop rbx */
 	0x41, 0x5b, 0x41, 0x5a, 0x41, 0x59, 0x41, 0x58, /* pop r11 r10 r9 r8 */
 	0x5f, 0x5e, 0x5a, 0x59, 0x58,                   /* pop rdi rsi rdx rcx rax */
@@ -49,8 +53,10 @@ static size_t call_part(uint8_t *o, uint32_t idx, uint64_t hit)
 	k = put(o, k, &idx, 4);
 	static const uint8_t lea[] = { 0x48, 0x8d, 0xb3 }; /* lea disp32(%rbx),%rsi */
 	k = put(o, k, lea, 3);
-	uint32_t d = 11 * 8 + 128;
+	uint32_t d = 16 * 8 + 128;
 	k = put(o, k, &d, 4);
+	static const uint8_t regs[] = { 0x48, 0x89, 0xda }; /* mov %rbx,%rdx */
+	k = put(o, k, regs, 3);
 	o[k++] = 0x48; /* movabs $hit,%rax */
 	o[k++] = 0xb8;
 	k = put(o, k, &hit, 8);

@@ -2,7 +2,7 @@
  * SIGUSR2 to sonde): DIR.snap-N/, a complete recording of the newest events
  * kept at that moment, written while the program runs and the recording
  * goes on (see record.h). */
-#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 

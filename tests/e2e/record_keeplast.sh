@@ -71,23 +71,32 @@ hwm hwm.txt "$SONDE" record --trace --compress=none --keep-last=24M -o m.data --
 [ $rc -eq 0 ] && cmp -s plain20.out m.out && ok "24M window: program output unchanged" ||
 	notok "24M window: program output unchanged" "exit $rc; $(tail -2 m.err)"
 kb=$(cat hwm.txt)
-[ "$kb" -gt 0 ] && [ "$kb" -le 24576 ] && ok "24M window: sonde's peak memory within 24M: $kb kB" ||
+asan=0 # an ASan build of sonde takes ~80 MB itself (shadow memory): no 24M bound to check
+grep -qa "__asan_init" "$SONDE" && asan=1
+if [ $asan = 1 ]; then
+	skip "24M window: sonde's peak memory within 24M" "sonde is built with AddressSanitizer ($kb kB of its own)"
+elif [ "$kb" -gt 0 ] && [ "$kb" -le 24576 ]; then
+	ok "24M window: sonde's peak memory within 24M: $kb kB"
+else
 	notok "24M window: sonde's peak memory within 24M" "$kb kB"
+fi
 size=$(du -sb m.data | cut -f1)
 [ "$size" -le $((24 * 1048576)) ] && ok "24M window: the recording within 24M on disk: $size bytes" ||
 	notok "24M window: the recording within 24M on disk" "$size bytes"
 "$SONDE" report -i m.data --format=json >m.json 2>/dev/null
 "$SONDE" info -i m.data --format=json >mi.json 2>/dev/null
-python3 - <<'PY'
-import json
+python3 - "$asan" <<'PY'
+import json, sys
+asan = sys.argv[1] == "1"
 want = {l.split()[0]: int(l.split()[1]) for l in open("plain20.out")}
 n = {f["name"]: f["calls"] for f in json.load(open("m.json"))["functions"]}
 k = json.load(open("mi.json")).get("keep_last") or {}
 good = n.get("recent") == want["recent"] and n.get("last") == 1 and 0 < n.get("old", 0) < want["old"]
 print(("ok - " if good else "not ok - ") + "24M window: the newest calls kept (recent(), last()), only part of old()" +
       ("" if good else f": {n}"))
-good = k.get("dropped_calls", 0) > 0 and "memory_short" not in k
-print(("ok - " if good else "not ok - ") + "24M window: older calls let go, the memory bound held" + ("" if good else f": {k}"))
+good = k.get("dropped_calls", 0) > 0 and ("memory_short" not in k or asan)
+print(("ok - " if good else "not ok - ") + "24M window: older calls let go" + (", the memory bound held" if not asan else
+      " (AddressSanitizer build: the memory bound is not checked)") + ("" if good else f": {k}"))
 PY
 # SIGUSR2 to sonde: DIR.snap-1/ holds what is kept then (old() only: the
 # program waits between its two phases), and the recording goes on

@@ -185,6 +185,11 @@ int cmd_info(struct cli_opts *o)
 			json_uint(&j, "bytes", strtoull(s, NULL, 10));
 			json_uint(&j, "dropped_chunks", (s = rd_meta(r, "dropped_chunks")) ? strtoull(s, NULL, 10) : 0);
 			json_uint(&j, "dropped_bytes", (s = rd_meta(r, "dropped_bytes")) ? strtoull(s, NULL, 10) : 0);
+			json_uint(&j, "dropped_calls", (s = rd_meta(r, "dropped_calls")) ? strtoull(s, NULL, 10) : 0);
+			if ((s = rd_meta(r, "snapshot")))
+				json_uint(&j, "snapshot", strtoull(s, NULL, 10));
+			if ((s = rd_meta(r, "keep_last_memory_short")))
+				json_uint(&j, "memory_short", strtoull(s, NULL, 10));
 			json_obj_end(&j);
 		}
 		json_obj_begin(&j, "lost");
@@ -316,8 +321,14 @@ int cmd_info(struct cli_opts *o)
 			       rd_meta(r, "event_zstd_level") ? " (zstd)" : "", fmt_ns(rd_ns(r, wait), a, sizeof a));
 		if ((s = rd_meta(r, "keep_last_bytes"))) {
 			const char *dc = rd_meta(r, "dropped_chunks"), *db = rd_meta(r, "dropped_bytes");
-			printf("keep-last:    the newest %s bytes of events kept; %s older chunks (%s bytes) let go%s\n", s,
-			       dc ? dc : "0", db ? db : "0",
+			const char *dn = rd_meta(r, "dropped_calls"), *sn = rd_meta(r, "snapshot");
+			if (sn)
+				printf("snapshot:     %s, taken while the program ran (SIGUSR2)\n", sn);
+			if ((sn = rd_meta(r, "keep_last_memory_short")))
+				printf("keep-last:    sonde itself took %s bytes of memory, leaving less than an eighth of %s for "
+				       "events: the memory bound was not held (choose a larger SIZE)\n", sn, s);
+			printf("keep-last:    the newest %s bytes of events kept; %s older chunks (%s bytes, %s calls) let go%s\n",
+			       s, dc ? dc : "0", db ? db : "0", dn ? dn : "?",
 			       dc && strtoull(dc, NULL, 10) ? ": calls that began before them are not in the timeline" : "");
 		}
 		int any = 0;

@@ -311,6 +311,43 @@ static void tell_left_running(void *arg, int pid)
 	        "recording and leaves them running; --no-follow-daemons ends at the program's exit\n", (const char *)arg);
 }
 
+/* The command line, its words separated by NULs (as /proc/PID/cmdline):
+ * malloc'ed, its length in *len; NULL when out of memory. */
+static char *command_line(const struct cli_opts *o, size_t *len)
+{
+	size_t n = 0;
+	for (int i = 0; i < o->argc; i++)
+		n += strlen(o->argv[i]) + 1;
+	char *cmd = malloc(n + 1), *q = cmd;
+	for (int i = 0; cmd && i < o->argc; i++)
+		q = stpcpy(q, o->argv[i]) + 1;
+	*len = cmd ? n : 0;
+	return cmd;
+}
+
+/* record --keep-last: SIGUSR2 to sonde writes DIR.snap-N/ (snapshot.c). */
+struct snap_ctx {
+	struct session *s;
+	struct recorder *rec;
+	const struct launched *l;
+	const struct record_config *cfg;
+	const struct cli_opts *o;
+};
+
+static void take_snapshot(void *arg)
+{
+	const struct snap_ctx *c = arg;
+	char path[PATH_MAX + 32], msg[4096 + 256];
+	size_t clen;
+	char *cmd = command_line(c->o, &clen);
+	if (record_snapshot(c->s, c->rec, c->l, c->cfg, c->o->argv[0], cmd ? cmd : "", clen, path, sizeof path, msg,
+	                    sizeof msg))
+		cli_warn("no snapshot written: %s", msg);
+	else
+		fprintf(stderr, "sonde: snapshot of the newest events written to %s/; recording goes on\n", path);
+	free(cmd);
+}
+
 int cmd_record(struct cli_opts *o)
 {
 	if (o->argc < 1 && !o->pid)
@@ -353,6 +390,9 @@ int cmd_record(struct cli_opts *o)
 	if (cfg.thread_region < 256 * 1024)
 		cli_die(EXIT_USAGE, "--buffer-size must be at least 256K");
 	cfg.ring_size = 8ull << 20;
+	if (o->keep_last) /* the rings sonde reads count in the bound: SIZE/16 per thread, 256K..8M */
+		cfg.ring_size = o->keep_last / 16 < (256u << 10) ? 256u << 10 : o->keep_last / 16 > cfg.ring_size
+		                ? cfg.ring_size : o->keep_last / 16 / RING_CHUNK_SIZE * RING_CHUNK_SIZE;
 	cfg.session_size = 256ull << 30;
 
 	char *rt = cli_lib_path("libsonde-rt.so");
@@ -391,6 +431,11 @@ int cmd_record(struct cli_opts *o)
 	l.end_at_exit = o->no_follow_daemons;
 	l.left_running = tell_left_running;
 	l.arg = o->argv[0];
+	struct snap_ctx snap = { &s, &rec, &l, &cfg, o };
+	if (o->keep_last) {
+		l.snapshot = take_snapshot;
+		l.snap_arg = &snap;
+	}
 	collect(&s, &l, rings ? &rec : NULL);
 	if (l.left)
 		fprintf(stderr, "sonde: %s exited; the recording ends here and the processes it started go on running "
@@ -400,14 +445,10 @@ int cmd_record(struct cli_opts *o)
 		recorder_abort(&rec);
 		cli_die(EXIT_DATA, "cannot run %s (%s)", o->argv[0], strerror(-rc));
 	}
-	size_t clen = 0; /* the command line, NUL-separated */
-	for (int i = 0; i < o->argc; i++)
-		clen += strlen(o->argv[i]) + 1;
-	char *cmd = malloc(clen + 1), *q = cmd;
-	for (int i = 0; cmd && i < o->argc; i++)
-		q = stpcpy(q, o->argv[i]) + 1;
+	size_t clen;
+	char *cmd = command_line(o, &clen);
 	int status = !l.exited ? INT32_MIN : WIFEXITED(l.status) ? WEXITSTATUS(l.status) : -WTERMSIG(l.status);
-	write_recording(&s, &rec, &l, &cfg, o->argv[0], cmd ? cmd : "", cmd ? clen : 0, "sonde record", status, NULL);
+	write_recording(&s, &rec, &l, &cfg, o->argv[0], cmd ? cmd : "", clen, "sonde record", status, NULL);
 	free(cmd);
 
 	if (o->trace)

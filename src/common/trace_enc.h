@@ -108,4 +108,28 @@ static inline int tr_skip_ext(uint8_t type, const uint8_t *p, const uint8_t *end
 	}
 }
 
+/* The calls (ENTER records) in a chunk's payload, up to a malformed record
+ * if any (the flight recorder counts what it lets go). */
+static inline uint64_t tr_count_calls(const uint8_t *p, const uint8_t *end)
+{
+	uint64_t calls = 0, v;
+	while (p < end) {
+		int n = tr_get_varint(p, end, &v);
+		if (!n)
+			break;
+		p += n;
+		if ((v & 3) == TR_ENTER) {
+			if (!(n = tr_get_varint(p, end, &v)))
+				break;
+			p += n;
+			calls++;
+		} else if ((v & 3) == TR_EXT) {
+			if (p >= end || (n = tr_skip_ext(p[0], p + 1, end)) < 0)
+				break;
+			p += 1 + n;
+		}
+	}
+	return calls;
+}
+
 #endif

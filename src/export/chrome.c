@@ -11,7 +11,8 @@
  * * 2^22, above every Linux tid (PID_MAX_LIMIT is 2^22), so it never
  * collides with a real thread; its args carry the real tid. */
 #include <inttypes.h>
-#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "data/events.h"
@@ -24,7 +25,21 @@ struct chrome {
 	struct export_ctx *x;
 	int first;
 	struct lks *lks;
+	/* The call slices, the bulk of the file, are built in `out` and written
+	 * one fwrite per CH_OUT bytes (everything else goes through stdio
+	 * after out_flush): with the names JSON-escaped once per function and
+	 * the ,"pid":P,"tid":T of each thread made once, a slice is memcpys
+	 * and two numbers. */
+	char *out;
+	size_t nout;
+	char **names;         /* by function index: its JSON string, made at its first slice (NULL: not yet) */
+	uint32_t *nlen;
+	char (*ids)[48];      /* by thread index */
+	uint8_t *idlen;
 };
+
+#define CH_OUT (1u << 20)
+#define CH_NAME_MAX 8192 /* longer names are written through stdio */
 
 #define LOCK_TID_STEP 4194304 /* PID_MAX_LIMIT: no Linux tid reaches it */
 #define SORT_STEP (LKS_MAX_LANES + 1) /* a thread's track, then its lock lanes */
@@ -49,68 +64,115 @@ static double ns_at(const struct recording *r, uint64_t ticks)
 /* Copy a string literal to p; the end. */
 #define PUT_LIT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
 
+static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                     "8081828384858687888990919293949596979899";
+
+/* v in decimal, two digits per division (the hot part of the export). */
 static char *put_u64(char *p, uint64_t v)
 {
 	char t[24];
-	int n = 0;
-	do
-		t[n++] = (char)('0' + v % 10);
-	while ((v /= 10));
-	while (n)
-		*p++ = t[--n];
-	return p;
+	int n = 24;
+	while (v >= 100) {
+		unsigned d = (unsigned)(v % 100);
+		v /= 100;
+		n -= 2;
+		memcpy(t + n, digit_pairs + 2 * d, 2);
+	}
+	if (v >= 10) {
+		n -= 2;
+		memcpy(t + n, digit_pairs + 2 * v, 2);
+	} else {
+		t[--n] = (char)('0' + v);
+	}
+	memcpy(p, t + n, (size_t)(24 - n));
+	return p + (24 - n);
 }
 
 /* ns as microseconds with 3 decimals ("%.3f" of ns / 1e3, to the ns),
- * without printf: the hot part of the export (printf's float formatting
- * took 60% of its time). */
+ * without printf: printf's float formatting took 60% of the export. */
 static char *put_us(char *p, double ns)
 {
 	if (!(ns > -9e18 && ns < 9e18))
 		ns = 0;
-	int64_t v = llround(ns);
-	if (v < 0) {
+	uint64_t v = (uint64_t)((ns < 0 ? -ns : ns) + 0.5); /* llround: halves away from zero */
+	if (ns < 0 && v)
 		*p++ = '-';
-		v = -v;
-	}
-	p = put_u64(p, (uint64_t)v / 1000);
+	p = put_u64(p, v / 1000);
 	*p++ = '.';
-	unsigned f = (unsigned)((uint64_t)v % 1000);
+	unsigned f = (unsigned)(v % 1000);
 	p[0] = (char)('0' + f / 100);
-	p[1] = (char)('0' + f / 10 % 10);
-	p[2] = (char)('0' + f % 10);
+	memcpy(p + 1, digit_pairs + 2 * (f % 100), 2);
 	p[3] = 0;
 	return p + 3;
 }
 
+static void out_flush(struct chrome *c)
+{
+	if (c->nout)
+		fwrite_unlocked(c->out, 1, c->nout, c->x->out);
+	c->nout = 0;
+}
+
 static void sep(struct chrome *c)
 {
+	out_flush(c);
 	fputs(c->first ? "\n" : ",\n", c->x->out);
 	c->first = 0;
+}
+
+/* The JSON string of function fn (escaped, quoted), made once; NULL if it
+ * cannot be (out of memory, or longer than CH_NAME_MAX). */
+static const char *name_json(struct chrome *c, uint32_t fn, uint32_t *len)
+{
+	if (c->names[fn]) {
+		*len = c->nlen[fn];
+		return c->names[fn];
+	}
+	const char *name = c->x->ft->fns[fn].name;
+	if (strlen(name) > CH_NAME_MAX / 8)
+		return NULL;
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *m = open_memstream(&buf, &n);
+	if (!m)
+		return NULL;
+	json_write_string(m, name);
+	if (fclose(m) || !buf || n > CH_NAME_MAX) {
+		free(buf);
+		return NULL;
+	}
+	c->names[fn] = buf;
+	c->nlen[fn] = (uint32_t)n;
+	*len = (uint32_t)n;
+	return buf;
 }
 
 static void on_end(void *arg, const struct tr_slice *s)
 {
 	struct chrome *c = arg;
 	struct export_ctx *x = c->x;
-	const struct rd_thread *t = &x->r->threads[s->thread];
-	/* one event per call: built in a buffer, written without stdio's lock */
-	fputs_unlocked(c->first ? "\n{\"ph\":\"X\",\"name\":" : ",\n{\"ph\":\"X\",\"name\":", x->out);
+	uint32_t fn = fn_of(x->ft, x->r, s->func), nlen;
+	const char *name = name_json(c, fn, &nlen);
+	if (c->nout + CH_NAME_MAX + 512 > CH_OUT)
+		out_flush(c);
+	char *p = c->out + c->nout;
+	p = c->first ? PUT_LIT(p, "\n{\"ph\":\"X\",\"name\":") : PUT_LIT(p, ",\n{\"ph\":\"X\",\"name\":");
 	c->first = 0;
-	json_write_string(x->out, x->ft->fns[fn_of(x->ft, x->r, s->func)].name);
+	if (name) {
+		memcpy(p, name, nlen);
+		p += nlen;
+	} else { /* a name too long to keep */
+		c->nout = (size_t)(p - c->out);
+		out_flush(c);
+		json_write_string(x->out, x->ft->fns[fn].name);
+		p = c->out;
+	}
 	double b = ns_at(x->r, s->start), e = ns_at(x->r, s->end);
-	char buf[300], *p = buf;
-	int64_t pid = pid_of(x->r, t);
 	p = put_us(PUT_LIT(p, ",\"cat\":\"func\",\"ts\":"), b);
 	p = put_us(PUT_LIT(p, ",\"dur\":"), e - b);
-	p = PUT_LIT(p, ",\"pid\":");
-	if (pid < 0)
-		*p++ = '-';
-	p = put_u64(p, pid < 0 ? -(uint64_t)pid : (uint64_t)pid);
-	p = PUT_LIT(p, ",\"tid\":");
-	if (t->r.tid < 0)
-		*p++ = '-';
-	p = put_u64(p, t->r.tid < 0 ? -(uint64_t)(int64_t)t->r.tid : (uint64_t)t->r.tid);
+	memcpy(p, c->ids[s->thread], c->idlen[s->thread]);
+	p += c->idlen[s->thread];
 	uint32_t f = s->flags & ~(uint32_t)TRS_RESUMED;
 	if (s->flags) {
 		p = PUT_LIT(p, ",\"args\":{");
@@ -122,7 +184,7 @@ static void on_end(void *arg, const struct tr_slice *s)
 		*p++ = '}';
 	}
 	*p++ = '}';
-	fwrite_unlocked(buf, 1, (size_t)(p - buf), x->out);
+	c->nout = (size_t)(p - c->out);
 }
 
 /* Probe hits (sonde probe --record): thread-scoped instants ("i"), func
@@ -242,7 +304,23 @@ static void on_lock_slice(void *arg, const struct lks_slice *s)
 static int write_chrome(struct export_ctx *x)
 {
 	const struct recording *r = x->r;
-	struct chrome c = { x, 1, NULL };
+	struct chrome c = { x, 1, NULL, malloc(CH_OUT), 0, calloc(x->ft->n + 1, sizeof(char *)),
+	                    calloc(x->ft->n + 1, sizeof(uint32_t)), calloc(r->nthreads + 1, sizeof *c.ids),
+	                    calloc(r->nthreads + 1, 1) };
+	if (!c.out || !c.names || !c.nlen || !c.ids || !c.idlen) {
+		free(c.out);
+		free(c.names);
+		free(c.nlen);
+		free(c.ids);
+		free(c.idlen);
+		snprintf(x->err, sizeof x->err, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < r->nthreads; i++) {
+		const struct rd_thread *t = &r->threads[i];
+		int64_t pid = pid_of(r, t);
+		c.idlen[i] = (uint8_t)snprintf(c.ids[i], sizeof c.ids[i], ",\"pid\":%" PRId64 ",\"tid\":%d", pid, t->r.tid);
+	}
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", x->out);
 	/* Process and thread names. */
 	for (int i = 0; i < r->nprocs; i++) {
@@ -277,6 +355,14 @@ static int write_chrome(struct export_ctx *x)
 	int rc = rd_each_event(r, &f, &ops, &c, &st, x->err, sizeof x->err);
 	struct lks_stats ls;
 	lks_close(c.lks, &ls);
+	out_flush(&c);
+	free(c.out);
+	for (uint32_t i = 0; i <= x->ft->n; i++)
+		free(c.names[i]);
+	free(c.names);
+	free(c.nlen);
+	free(c.ids);
+	free(c.idlen);
 	fprintf(x->out, "\n],\"otherData\":{\"calls\":%" PRIu64 ",\"lost_events\":%" PRIu64 ",\"sequence_gaps\":%" PRIu64
 	        ",\"closed_at_end\":%" PRIu64 ",\"lock_waits\":%" PRIu64 ",\"lock_holds\":%" PRIu64
 	        ",\"probe_records\":%" PRIu64 "}}\n",

@@ -13,7 +13,7 @@
 #include "record/record.h"
 #include "record/recorder.h"
 
-static volatile sig_atomic_t forward_pid, int_req;
+static volatile sig_atomic_t forward_pid, int_req, snap_req;
 
 static void forward(int sig)
 {
@@ -27,6 +27,13 @@ static void on_int(int sig)
 {
 	(void)sig;
 	int_req = 1;
+}
+
+/* SIGUSR2 (with l->snapshot): a snapshot, taken by the loop. */
+static void on_usr2(int sig)
+{
+	(void)sig;
+	snap_req = 1;
 }
 
 static int put_chunk(void *arg, const struct sonde_chunk *c, const void *data)
@@ -100,6 +107,11 @@ int collect(struct session *s, struct launched *l, struct recorder *rec)
 	sa.sa_handler = on_int; /* no SA_RESTART: waitpid returns EINTR */
 	sigaction(SIGINT, &sa, NULL);
 	int_req = 0;
+	snap_req = 0;
+	if (l->snapshot && rec) {
+		sa.sa_handler = on_usr2;
+		sigaction(SIGUSR2, &sa, NULL);
+	}
 	uint64_t exited_ns = 0; /* CLOCK_MONOTONIC of the program's exit */
 	int told = 0;
 	for (;;) {
@@ -124,6 +136,11 @@ int collect(struct session *s, struct launched *l, struct recorder *rec)
 			}
 			continue;
 		}
+		if (snap_req) { /* what the rings hold now, then the snapshot */
+			snap_req = 0;
+			collector_drain(s, rec, 0);
+			l->snapshot(l->snap_arg);
+		}
 		if (pid < 0 && errno == EINTR)
 			continue;
 		if (pid < 0)
@@ -134,6 +151,8 @@ int collect(struct session *s, struct launched *l, struct recorder *rec)
 		}
 	}
 	signal(SIGINT, SIG_IGN);
+	if (l->snapshot && rec)
+		signal(SIGUSR2, SIG_IGN); /* too late for a snapshot: the recording itself is written next */
 	if (rec)
 		collector_drain(s, rec, 1);
 	forward_pid = 0;

@@ -23,21 +23,17 @@ static uint64_t thread_end(struct sonde_session_hdr *h, struct sonde_thread *t, 
 	return fallback > t->last_tsc ? fallback : t->last_tsc;
 }
 
-/* Close the open frames of t at `end` (profile data), return how many. */
-static uint32_t close_open_frames(struct sonde_thread *t, struct sonde_node *nodes, uint64_t end)
+/* The calls of t still open (its stack depth). */
+static uint32_t open_frames(const struct sonde_thread *t)
 {
-	uint32_t depth = t->depth < SONDE_STACK_MAX ? t->depth : SONDE_STACK_MAX;
-	for (uint32_t i = 0; i < depth; i++) {
-		struct sonde_frame *f = &t->stack[i];
-		if (f->node == 0 || f->node >= t->nodes_used || end < f->start)
-			continue;
-		nodes[f->node].ticks += end - f->start;
-	}
-	return depth;
+	return t->depth < SONDE_STACK_MAX ? t->depth : SONDE_STACK_MAX;
 }
 
-/* REC_CCT of thread slot `slot`: its nodes [0, used), converted. */
-static void write_cct(struct rec_writer *w, uint32_t slot, const struct sonde_node *nodes, uint32_t used)
+/* REC_CCT of thread slot `slot`: its nodes [0, used), converted, the calls
+ * still open closed at `end` in the copy (the session is only read: a
+ * snapshot reads it while the program runs). */
+static void write_cct(struct rec_writer *w, uint32_t slot, const struct sonde_thread *t, const struct sonde_node *nodes,
+                      uint32_t used, uint64_t end)
 {
 	struct rec_cct hdr = { slot, used };
 	struct rec_node *out = malloc(sizeof *out * used);
@@ -47,6 +43,12 @@ static void write_cct(struct rec_writer *w, uint32_t slot, const struct sonde_no
 	}
 	for (uint32_t n = 0; n < used; n++)
 		conv_node(&out[n], &nodes[n]);
+	for (uint32_t i = 0, depth = open_frames(t); i < depth; i++) {
+		const struct sonde_frame *f = &t->stack[i];
+		if (f->node == 0 || f->node >= used || end < f->start)
+			continue;
+		out[f->node].ticks += end - f->start;
+	}
 	writer_put(w, REC_CCT, &hdr, sizeof hdr, out, sizeof *out * (uint64_t)used);
 	free(out);
 }
@@ -114,12 +116,12 @@ int write_profile(struct session *s, struct recorder *rec, const struct launched
 			used = 0;
 		struct sonde_node *nodes = thread_nodes(h, t);
 		uint64_t end = thread_end(h, t, l->end_tsc ? l->end_tsc : c1->ticks);
-		uint32_t open = used ? close_open_frames(t, nodes, end) : 0;
+		uint32_t open = used ? open_frames(t) : 0;
 		struct rec_thread r;
 		conv_thread(&r, t, i, end, used, open);
 		writer_put(w, REC_THREAD, &r, sizeof r, NULL, 0);
 		if (used && (cfg->mode & SONDE_MODE_PROFILE))
-			write_cct(w, i, nodes, used);
+			write_cct(w, i, t, nodes, used, end);
 	}
 	write_locks(s, w);
 	if (w->failed) {

@@ -116,6 +116,10 @@ struct launched {
 	 * until they end, or until SIGINT.  May be NULL. */
 	void (*left_running)(void *arg, int pid);
 	void *arg;
+	/* Called (by collect, between two drains) when sonde gets SIGUSR2, with
+	 * snap_arg; SIGUSR2 is left alone when NULL.  record --keep-last. */
+	void (*snapshot)(void *snap_arg);
+	void *snap_arg;
 	int left;            /* out: the recording ended with such processes still running */
 };
 int launch_program(char **argv, struct session *s, const char *rt_path, struct launched *out);
@@ -167,6 +171,13 @@ int recording_finish(struct session *s, struct recorder *rec, const struct launc
                      const char *recorder_name, int status, const char *const *meta, uint64_t *damaged,
                      char *err, size_t errlen);
 
+/* snapshot.c: the flight recorder's snapshot, while the program runs:
+ * DIR.snap-N/ (N = 1, 2, ...; its path in path), a complete recording of
+ * the chunks `live` keeps now and of the session as it is (open calls end at
+ * the snapshot, no exit status); `live` goes on.  0, or -1 with err set. */
+int record_snapshot(struct session *s, struct recorder *live, const struct launched *l,
+                    const struct record_config *cfg, const char *program, const char *cmd, size_t clen,
+                    char *path, size_t pathlen, char *err, size_t errlen);
 /* locks_out.c: the lock profiler's records (REC_LOCKS), if the program took any lock. */
 void write_locks(struct session *s, struct rec_writer *w);
 

@@ -2,9 +2,11 @@
 #include "record/recorder.h"
 
 #include "common/path.h"
+#include "common/trace_enc.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,40 +175,101 @@ int recorder_resume(struct recorder *r, const char *dir, const struct clock_poin
 
 struct kept_chunk {
 	struct rec_chunk c;
+	uint32_t type;      /* REC_CHUNK, or REC_CHUNK_ZSTD */
+	uint32_t len;       /* bytes stored at data */
+	uint64_t calls;     /* calls that begin in the chunk */
+	size_t mem;         /* the heap it takes */
 	void *data;
 };
 
-/* What a kept chunk costs in events.sonde: record header, chunk header, payload. */
-static uint64_t kept_cost(const struct rec_chunk *c)
+/* What a kept chunk costs in events.sonde: record header, chunk header, stored bytes. */
+static uint64_t kept_disk(const struct kept_chunk *k)
 {
-	return sizeof(struct sonde_rec_hdr) + sizeof *c + c->used;
+	return sizeof(struct sonde_rec_hdr) + sizeof k->c + k->len;
 }
 
-/* The window: keep_last less the file's own header and end record. */
+/* The window on disk: keep_last less the file's own header and end record. */
 #define KEEP_SLACK 4096u
+/* In memory, keep_last less what sonde takes besides the kept chunks
+ * (measured: its resident set less the kept chunks), less this margin for
+ * what may come between two measures (KEEP_MEASURE_EVERY chunks of the
+ * rings' pages read in, at 64 KiB each). */
+#define KEEP_MEASURE_EVERY 8u
+#define KEEP_MEM_MARGIN (1u << 20)
+
+/* sonde's resident set, bytes (0 when /proc cannot say). */
+static uint64_t resident_bytes(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long long size, res = 0;
+	if (f) {
+		if (fscanf(f, "%llu %llu", &size, &res) != 2)
+			res = 0;
+		fclose(f);
+	}
+	return (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE);
+}
 
 static void drop_oldest(struct recorder *r)
 {
 	struct kept_chunk *k = &r->kept[r->khead];
-	r->kbytes -= kept_cost(&k->c);
+	r->kbytes -= kept_disk(k);
+	r->kmem -= k->mem;
 	r->dropped_chunks++;
 	r->dropped_bytes += k->c.used;
+	r->dropped_calls += k->calls;
 	free(k->data);
 	r->khead = (r->khead + 1) % r->kcap;
 	r->kn--;
 }
 
-/* --keep-last: hold the chunk, let the oldest go beyond keep_last bytes. */
+/* The chunk as it is stored: compressed when that is on and pays (then in
+ * r->zbuf, valid until the next call).  Sets *type and *len. */
+static const void *stored_form(struct recorder *r, const struct rec_chunk *c, const void *data, uint32_t *type,
+                               size_t *len)
+{
+	*type = REC_CHUNK;
+	*len = c->used;
+	if (!r->zstd_level || c->used < 256)
+		return data;
+	size_t bound = ZSTD_compressBound(c->used);
+	if (!r->zctx)
+		r->zctx = ZSTD_createCCtx();
+	if (bound > r->zcap) {
+		void *nb = realloc(r->zbuf, bound);
+		if (nb) {
+			r->zbuf = nb;
+			r->zcap = bound;
+		}
+	}
+	if (!r->zctx || r->zcap < bound)
+		return data;
+	size_t n = ZSTD_compressCCtx(r->zctx, r->zbuf, r->zcap, data, c->used, r->zstd_level);
+	if (ZSTD_isError(n) || n >= c->used - c->used / 16) /* pays: at least 1/16 smaller */
+		return data;
+	*type = REC_CHUNK_ZSTD;
+	*len = n;
+	return r->zbuf;
+}
+
+/* A chunk in its stored form into events.sonde. */
+static int put_stored(struct recorder *r, struct rec_writer *w, const struct rec_chunk *c, uint32_t type,
+                      const void *p, size_t len)
+{
+	r->chunks++;
+	r->bytes += c->used;
+	r->stored += sizeof *c + len;
+	return writer_put(w, type, c, sizeof *c, p, len);
+}
+
+/* --keep-last: hold the chunk (in its stored form), let the oldest go
+ * beyond keep_last bytes of events.sonde or of sonde's memory. */
 static int keep_chunk(struct recorder *r, const struct rec_chunk *c, const void *data)
 {
-	uint64_t window = r->keep_last - KEEP_SLACK, cost = kept_cost(c);
-	while (r->kn && r->kbytes + cost > window)
-		drop_oldest(r);
-	if (cost > window) { /* larger than the whole window (not with chunks of 64K and SIZE >= 1M) */
-		r->dropped_chunks++;
-		r->dropped_bytes += c->used;
-		return 0;
-	}
+	uint32_t type;
+	size_t len;
+	uint64_t calls = tr_count_calls(data, (const uint8_t *)data + c->used);
+	const void *p = stored_form(r, c, data, &type, &len);
 	if (r->kn == r->kcap) {
 		size_t cap = r->kcap ? r->kcap * 2 : 64;
 		struct kept_chunk *v = malloc(sizeof *v * cap);
@@ -215,46 +278,53 @@ static int keep_chunk(struct recorder *r, const struct rec_chunk *c, const void 
 		for (size_t i = 0; i < r->kn; i++)
 			v[i] = r->kept[(r->khead + i) % r->kcap];
 		free(r->kept);
+		r->kmem += (cap - r->kcap) * sizeof *v;
 		r->kept = v;
 		r->kcap = cap;
 		r->khead = 0;
 	}
-	void *copy = malloc(c->used ? c->used : 1);
-	if (!copy)
+	struct kept_chunk k = { *c, type, (uint32_t)len, calls, 0, malloc(len ? len : 1) };
+	if (!k.data)
 		return -ENOMEM;
-	memcpy(copy, data, c->used);
-	r->kept[(r->khead + r->kn) % r->kcap] = (struct kept_chunk){ *c, copy };
+	memcpy(k.data, p, len);
+	k.mem = malloc_usable_size(k.data) + 2 * sizeof(size_t); /* and malloc's own header */
+	if (r->measured++ % KEEP_MEASURE_EVERY == 0) {
+		uint64_t rss = resident_bytes();
+		r->other_mem = rss > r->kmem ? rss - r->kmem : 0;
+	}
+	/* When sonde itself leaves less than an eighth of keep_last for the
+	 * chunks, the memory bound cannot be held: the file's still is, and
+	 * META says so. */
+	uint64_t disk_window = r->keep_last - KEEP_SLACK, mem_window = disk_window;
+	if (r->keep_last > r->other_mem + KEEP_MEM_MARGIN + r->keep_last / 8)
+		mem_window = r->keep_last - r->other_mem - KEEP_MEM_MARGIN;
+	else if (r->other_mem > r->mem_short)
+		r->mem_short = r->other_mem;
+	if (mem_window > disk_window)
+		mem_window = disk_window;
+	while (r->kn && (r->kbytes + kept_disk(&k) > disk_window || r->kmem + k.mem > mem_window))
+		drop_oldest(r);
+	if (kept_disk(&k) > disk_window || k.mem > mem_window) { /* larger than the whole window */
+		r->dropped_chunks++;
+		r->dropped_bytes += c->used;
+		r->dropped_calls += calls;
+		free(k.data);
+		return 0;
+	}
+	r->kept[(r->khead + r->kn) % r->kcap] = k;
 	r->kn++;
-	r->kbytes += cost;
+	r->kbytes += kept_disk(&k);
+	r->kmem += k.mem;
 	return 0;
 }
 
 /* One chunk into events.sonde: compressed when that is on and pays. */
 static int put_chunk(struct recorder *r, const struct rec_chunk *c, const void *data)
 {
-	r->chunks++;
-	r->bytes += c->used;
-	if (r->zstd_level && c->used >= 256) {
-		size_t bound = ZSTD_compressBound(c->used);
-		if (!r->zctx)
-			r->zctx = ZSTD_createCCtx();
-		if (bound > r->zcap) {
-			void *nb = realloc(r->zbuf, bound);
-			if (nb) {
-				r->zbuf = nb;
-				r->zcap = bound;
-			}
-		}
-		if (r->zctx && r->zcap >= bound) {
-			size_t n = ZSTD_compressCCtx(r->zctx, r->zbuf, r->zcap, data, c->used, r->zstd_level);
-			if (!ZSTD_isError(n) && n < c->used - c->used / 16) { /* pays: at least 1/16 smaller */
-				r->stored += sizeof *c + n;
-				return writer_put(&r->ev, REC_CHUNK_ZSTD, c, sizeof *c, r->zbuf, n);
-			}
-		}
-	}
-	r->stored += sizeof *c + c->used;
-	return writer_put(&r->ev, REC_CHUNK, c, sizeof *c, data, c->used);
+	uint32_t type;
+	size_t len;
+	const void *p = stored_form(r, c, data, &type, &len);
+	return put_stored(r, &r->ev, c, type, p, len);
 }
 
 int recorder_chunk(struct recorder *r, const struct rec_chunk *c, const void *data)
@@ -282,21 +352,37 @@ static void free_zstd(struct recorder *r)
 	r->zcap = 0;
 }
 
-/* The kept chunks into events.sonde, oldest first. */
+/* The kept chunks into events.sonde, oldest first, and their memory given
+ * back (what follows the recording is not counted against keep_last). */
 static int write_kept(struct recorder *r)
 {
 	int rc = 0;
 	while (r->kn) {
 		struct kept_chunk *k = &r->kept[r->khead];
 		if (!rc)
-			rc = put_chunk(r, &k->c, k->data);
+			rc = put_stored(r, &r->ev, &k->c, k->type, k->data, k->len);
 		free(k->data);
 		r->khead = (r->khead + 1) % r->kcap;
 		r->kn--;
 	}
 	free(r->kept);
 	r->kept = NULL;
-	r->kcap = r->kbytes = 0;
+	r->kcap = r->kbytes = r->kmem = 0;
+	malloc_trim(0);
+	return rc;
+}
+
+int recorder_copy_kept(const struct recorder *from, struct recorder *to)
+{
+	int rc = 0;
+	for (size_t i = 0; i < from->kn && !rc; i++) {
+		const struct kept_chunk *k = &from->kept[(from->khead + i) % from->kcap];
+		rc = put_stored(to, &to->ev, &k->c, k->type, k->data, k->len);
+	}
+	to->dropped_chunks = from->dropped_chunks;
+	to->dropped_bytes = from->dropped_bytes;
+	to->dropped_calls = from->dropped_calls;
+	to->zstd_level = from->zstd_level;
 	return rc;
 }
 
@@ -355,6 +441,12 @@ void recorder_meta_common(struct recorder *r, const char *program, const char *c
 		meta_add(m, "dropped_chunks", num);
 		snprintf(num, sizeof num, "%llu", (unsigned long long)r->dropped_bytes);
 		meta_add(m, "dropped_bytes", num);
+		snprintf(num, sizeof num, "%llu", (unsigned long long)r->dropped_calls);
+		meta_add(m, "dropped_calls", num);
+		if (r->mem_short) {
+			snprintf(num, sizeof num, "%llu", (unsigned long long)r->mem_short);
+			meta_add(m, "keep_last_memory_short", num);
+		}
 	}
 }
 

@@ -10,7 +10,8 @@
  *                            the recording's start time taken
  *   recorder_chunk ...       REC_CHUNK records, while the program runs (with
  *                            keep_last set: held in memory, the oldest let go,
- *                            written by recorder_profile)
+ *                            written by recorder_profile; recorder_snapshot
+ *                            copies them)
  *   recorder_meta_common     the META lines every recording has
  *   meta_add(&r->meta, ...)  the caller's own META lines
  *   recorder_profile         events.sonde completed; profile.sonde opened, META written
@@ -51,10 +52,15 @@ struct recorder {
 	 * (headers included), and written at the end; the older ones are let go
 	 * (the readers see them as sequence gaps).  Set after recorder_open. */
 	uint64_t keep_last;
-	struct kept_chunk *kept;   /* FIFO of kept chunks (a ring of kcap slots) */
+	struct kept_chunk *kept;   /* FIFO of kept chunks, stored form (a ring of kcap slots) */
 	size_t khead, kn, kcap;
 	uint64_t kbytes;           /* bytes of events.sonde the kept chunks will take */
-	uint64_t dropped_chunks, dropped_bytes;
+	uint64_t kmem;             /* bytes of memory they take */
+	uint64_t other_mem;        /* sonde's resident set besides them, last measured */
+	uint64_t measured;         /* chunks kept since the start (measured every few) */
+	uint64_t mem_short;        /* other_mem when it left less than keep_last/8 (bound not held) */
+	uint64_t dropped_chunks, dropped_bytes, dropped_calls;
+	int snapshots;             /* recorder_snapshot: the last N of DIR.snap-N */
 	/* zstd level of the chunks (0: stored as they are); set after
 	 * recorder_open.  A chunk is stored compressed when that makes it at
 	 * least 1/16 smaller. */
@@ -83,6 +89,11 @@ int recorder_resume(struct recorder *r, const char *dir, const struct clock_poin
 /* One chunk of one thread's events: its header (c->used payload bytes at
  * data, encoded as common/trace_enc.h says). */
 int recorder_chunk(struct recorder *r, const struct rec_chunk *c, const void *data);
+
+/* Into to's events.sonde (open, without keep_last of its own), the chunks
+ * `from` keeps now, oldest first; to's META will say what `from` let go.
+ * 0, or -1 (write error). */
+int recorder_copy_kept(const struct recorder *from, struct recorder *to);
 
 /* Take the end time (measuring on for at least 1 ms, so the clock
  * calibration is never too short) and add the META lines every recording

@@ -88,7 +88,9 @@ fi
 if command -v bpftrace >/dev/null && [ "$(id -u)" = 0 ]; then
 	bt() { bpftrace -q -e "uprobe:$tmp/target:hot { @n = count(); }" -c "$tmp/target $1" >/dev/null 2>&1; }
 	if bt 1; then
-		b_line=$(per_hit0 "$NA" bpftrace -q -e "uprobe:$tmp/target:hot { @n = count(); }" -c "$tmp/target")
+		printf '#!/bin/sh\nexec bpftrace -q -e "uprobe:%s:hot { @n = count(); }" -c "%s $1"\n' "$tmp/target" "$tmp/target" > "$tmp/bt.sh"
+		chmod +x "$tmp/bt.sh"
+		b_line=$(per_hit0 "$NA" "$tmp/bt.sh")
 		echo "uprobes (bpftrace count)              $(python3 -c "print('%.1f' % ($b_line*1e3))") ns per hit"
 	else
 		echo "bpftrace: uprobes not usable here"

@@ -16,6 +16,12 @@
 #define RT_GRAVES  16
 
 enum { RT_T_NEW = 0, RT_T_ON = 1, RT_T_OFF = 2 };
+/* For vfork's assembly (runtime.c; checked there against the struct). */
+#define RT_T_OFF_VALUE      2
+#define RT_TLS_VFORK_RET    72
+#define RT_TLS_VFORK_STATE  80
+#define RT_STR_(x) #x
+#define RT_STR(x) RT_STR_(x)
 
 /* Process-local, per-thread state that does not fit in the TLS block:
  * mapped privately at a thread's first event (see struct rt_tls). */
@@ -44,6 +50,8 @@ struct rt_tls {
 	uint64_t trace_last;    /* trace mode: time of the last record written */
 	struct rt_priv *priv;   /* never NULL while state == RT_T_ON */
 	uintptr_t first_slot;   /* during a thread's first event from an entry: its call's slot (agent.c) */
+	uintptr_t vfork_ret;    /* vfork (runtime.c): the caller's return address while the child runs */
+	uint32_t vfork_state;   /* vfork: state to give back to the parent */
 };
 
 extern RT_HIDDEN struct sonde_session_hdr *rt_sess;

@@ -25,6 +25,8 @@
 #include "common/trace_enc.h"
 #include "rt/rt.h"
 
+#include <stddef.h>
+
 RT_HIDDEN struct sonde_session_hdr *rt_sess;
 RT_HIDDEN uint32_t rt_mode;
 RT_HIDDEN uint32_t rt_proc_slot;
@@ -298,6 +300,53 @@ RT_HIDDEN struct rt_tls *rt_thread_slow(void)
 	errno = saved;
 	return L;
 }
+
+/* vfork.  The child runs on its parent's memory, thread state included,
+ * until it calls exec or _exit: what it called would be recorded as the
+ * parent's calls, into the parent's thread.  So the thread is switched off
+ * (RT_T_OFF: every hook passes straight through) for the child's time, and
+ * the parent gets its state back when vfork returns in it.  The child's
+ * calls are not recorded (an exec'ed instrumented program records itself).
+ * As glibc's own vfork, the return address is kept out of the stack the
+ * child shares (here in the thread's state), the system call made directly. */
+RT_HIDDEN long rt_vfork_error(long e)
+{
+	errno = (int)-e;
+	return -1;
+}
+
+__asm__(
+	"	.text\n"
+	"	.p2align 4\n"
+	"	.globl vfork\n"
+	"	.type vfork,@function\n"
+	"vfork:\n"
+	"	pop %rdx\n"
+	"	movq rt_tls@gottpoff(%rip), %rcx\n"
+	"	movq %rdx, %fs:" RT_STR(RT_TLS_VFORK_RET) "(%rcx)\n"
+	"	movl %fs:(%rcx), %esi\n"
+	"	movl %esi, %fs:" RT_STR(RT_TLS_VFORK_STATE) "(%rcx)\n"
+	"	movl $" RT_STR(RT_T_OFF_VALUE) ", %fs:(%rcx)\n"
+	"	movl $58, %eax\n" /* SYS_vfork */
+	"	syscall\n"
+	"	movq rt_tls@gottpoff(%rip), %rcx\n"
+	"	movq %fs:" RT_STR(RT_TLS_VFORK_RET) "(%rcx), %rdx\n"
+	"	push %rdx\n"
+	"	testq %rax, %rax\n"
+	"	jz 1f\n" /* the child: the thread stays off */
+	"	movl %fs:" RT_STR(RT_TLS_VFORK_STATE) "(%rcx), %esi\n"
+	"	movl %esi, %fs:(%rcx)\n"
+	"	cmpq $-4095, %rax\n"
+	"	jae 2f\n"
+	"1:	ret\n"
+	"2:	movq %rax, %rdi\n"
+	"	jmp rt_vfork_error\n"
+	"	.size vfork, .-vfork\n");
+
+_Static_assert(offsetof(struct rt_tls, state) == 0, "vfork's assembly reads the state at offset 0");
+_Static_assert(offsetof(struct rt_tls, vfork_ret) == RT_TLS_VFORK_RET, "vfork's assembly: vfork_ret");
+_Static_assert(offsetof(struct rt_tls, vfork_state) == RT_TLS_VFORK_STATE, "vfork's assembly: vfork_state");
+_Static_assert(RT_T_OFF == RT_T_OFF_VALUE, "vfork's assembly: RT_T_OFF");
 
 /* fork.  The open frames of the forking thread must survive in the child:
  * their slots on its (copied) stack hold the exit trampoline's address, and

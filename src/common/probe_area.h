@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define PA_MAGIC      0x424f52504e4f53ull /* "SONPROB" */
-#define PA_VERSION    2
+#define PA_VERSION    3
 #define PA_MAX_SITES  2048
 #define PA_CODE_MAX   192   /* bytes of slot code per site */
 #define PA_ORIG_MAX   16
@@ -131,7 +131,15 @@ struct pa_site {
 	uint64_t callers_lost;
 	uint64_t lost_returns;           /* returns that could not be followed (shadow stack full) */
 	struct pa_var var;               /* PA_KIND_VAR: the program (sonde's) and the statistics (the agent's) */
+	/* Branch probes (any kind of site at a conditional jump): its condition
+	 * (sonde's: x86 condition code + 1, PA_CC_RCXZ/ECXZ + 1; 0: none), and
+	 * how many times it was true at the hit (the agent's). */
+	uint32_t branch_cc1, pad_branch;
+	uint64_t taken;
 };
+
+#define PA_CC_RCXZ 16 /* jrcxz: rcx == 0 */
+#define PA_CC_ECXZ 17 /* jecxz: ecx == 0 */
 
 struct pa_hdr {
 	uint64_t magic;

@@ -9,6 +9,7 @@
  * int3. */
 #include "probe/agent_run.h"
 
+#include "arch/arch.h"
 #include "common/clock.h"
 #include "common/json.h"
 #include "probe/agent_be.h"
@@ -38,7 +39,7 @@
 /* A site's counters when a probe started using it: a probe counts from
  * there (sites are shared, and reused after a removal). */
 struct abase {
-	uint64_t hits, returns, ticks_total, callers_lost;
+	uint64_t hits, returns, ticks_total, callers_lost, taken;
 	uint64_t callers[PA_CALLERS];
 };
 
@@ -52,6 +53,7 @@ struct adata {
 	int at_offset;          /* func:F+OFF: calls only */
 	struct call_stats cs;   /* func: filled at the end */
 	void *vdata;            /* var: kind_var.c's statistics (its p->data), filled at the end */
+	void *ldata;            /* branch: kind_line.c's counts (its p->data) */
 	const char *no_value;   /* var: why a site has no value (vars.c's static text) */
 };
 
@@ -89,6 +91,7 @@ static int add_site(struct probe *p, struct adata *d, uint64_t addr, uint32_t ki
 	b->returns = __atomic_load_n(&s->returns, __ATOMIC_RELAXED);
 	b->ticks_total = __atomic_load_n(&s->ticks_total, __ATOMIC_RELAXED);
 	b->callers_lost = __atomic_load_n(&s->callers_lost, __ATOMIC_RELAXED);
+	b->taken = __atomic_load_n(&s->taken, __ATOMIC_RELAXED);
 	for (int c = 0; c < PA_CALLERS; c++)
 		b->callers[c] = __atomic_load_n(&s->callers[c].n, __ATOMIC_RELAXED);
 	d->sites[d->nsites++] = idx;
@@ -321,6 +324,7 @@ static void collect(struct probe *p)
 	callstats_init(&d->cs);
 	if (d->vdata)
 		var_collect(p, d);
+	uint64_t taken = 0;
 	for (int i = 0; i < d->nsites; i++) {
 		const struct pa_site *s = &h->sites[d->sites[i]];
 		if (s->mode == PA_MODE_INT3 && !d->nint3++ && !d->why_int3[0])
@@ -328,6 +332,7 @@ static void collect(struct probe *p)
 		const struct abase *b = &d->base[i];
 		uint64_t hits = __atomic_load_n(&s->hits, __ATOMIC_RELAXED) - b->hits;
 		p->hits += hits;
+		taken += __atomic_load_n(&s->taken, __ATOMIC_RELAXED) - b->taken;
 		if (p->ops->name[0] != 'f')
 			continue;
 		d->cs.calls += hits;
@@ -344,6 +349,11 @@ static void collect(struct probe *p)
 			if (s->callers[c].ret && s->callers[c].n > b->callers[c])
 				callstats_caller_n(&d->cs, s->callers[c].ret, s->callers[c].n - b->callers[c]);
 		d->cs.lost += s->callers_lost - b->callers_lost;
+	}
+	if (d->ldata) {
+		p->data = d->ldata;
+		branch_set(p, taken, p->hits >= taken ? p->hits - taken : 0);
+		p->data = d;
 	}
 }
 
@@ -397,10 +407,122 @@ static void afree(struct probe *p)
 		return;
 	callstats_free(&d->cs);
 	var_free_vdata(p, d);
+	if (d->ldata) {
+		p->data = d->ldata;
+		kind_branch.free(p);
+		p->data = d;
+	}
 	free(d->sites);
 	free(d->base);
 	free(d);
 }
+
+/* --- branch: a site at the conditional jump of the line, whose condition
+ * the agent evaluates on the flags at each hit (taken / not taken). */
+
+/* The x86 condition of a conditional jump (PA_CC_* for jrcxz/jecxz), or -1. */
+static int jcc_cond(const struct arch_insn *in)
+{
+	int i = 0, a32 = 0;
+	while (i < in->len && (in->bytes[i] == 0x2e || in->bytes[i] == 0x3e || in->bytes[i] == 0xf2 ||
+	                       in->bytes[i] == 0x67)) {
+		a32 |= in->bytes[i] == 0x67;
+		i++;
+	}
+	if (i >= in->len)
+		return -1;
+	uint8_t b = in->bytes[i];
+	if (b >= 0x70 && b <= 0x7f)
+		return b & 0xf;
+	if (b == 0x0f && i + 1 < in->len && in->bytes[i + 1] >= 0x80 && in->bytes[i + 1] <= 0x8f)
+		return in->bytes[i + 1] & 0xf;
+	if (b == 0xe3)
+		return a32 ? PA_CC_ECXZ : PA_CC_RCXZ;
+	return -1; /* loop, loope, loopne */
+}
+
+static int branch_setup(struct probe *p, char *err, size_t n)
+{
+	struct loc_addr *v;
+	int nv;
+	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
+		return -1;
+	struct adata *d = adata_new(p);
+	int rc = d ? 0 : -1;
+	if (!d)
+		snprintf(err, n, "out of memory");
+	/* kind_line.c's counts and output, under d. */
+	if (!rc) {
+		p->data = NULL;
+		rc = line_data_new(p, nv);
+		d->ldata = p->data;
+		p->data = d;
+		if (rc)
+			snprintf(err, n, "out of memory");
+	}
+	uint64_t first = 0;
+	for (int i = 0; i < nv && !rc; i++) {
+		struct arch_insn in;
+		if ((rc = branch_find_jcc(p, &v[i], &in, err, n)))
+			break;
+		int cc = jcc_cond(&in);
+		if (cc < 0) {
+			snprintf(err, n, "'%s' at 0x%llx: the agent does not evaluate it (use --engine=ptrace)", in.text,
+			         (unsigned long long)in.addr);
+			rc = -1;
+			break;
+		}
+		uint64_t fn = v[i].mod && v[i].fn.size ? v[i].fn.start + v[i].mod->bias : 0;
+		if ((rc = add_site(p, d, in.addr, PA_KIND_COUNT, fn, v[i].fn.size, err, n)))
+			break;
+		__atomic_store_n(&be.pa->sites[d->sites[d->nsites - 1]].branch_cc1, (uint32_t)cc + 1, __ATOMIC_RELEASE);
+		if (!first) {
+			first = in.addr;
+			p->data = d->ldata;
+			branch_set_insn(p, in.text);
+			p->data = d;
+		}
+	}
+	if (!rc) {
+		resolve_set_where(p, first, NULL);
+		if (nv > 1 && p->where) {
+			char w[500];
+			snprintf(w, sizeof w, "%s and %d more", p->where, nv - 1);
+			free(p->where);
+			p->where = strdup(w);
+		}
+		where_suffix(p, d);
+	}
+	free(v);
+	return rc;
+}
+
+static void branch_json(struct probe *p, struct json *j)
+{
+	struct adata *d = p->data;
+	if (!d || !d->ldata)
+		return;
+	p->data = d->ldata;
+	kind_branch.json(p, j);
+	p->data = d;
+	sites_json(d, j);
+}
+
+static void branch_table(struct probe *p, FILE *f)
+{
+	struct adata *d = p->data;
+	if (!d || !d->ldata)
+		return;
+	p->data = d->ldata;
+	if (kind_branch.table)
+		kind_branch.table(p, f);
+	p->data = d;
+}
+
+static const struct kind_ops agent_branch = {
+	.name = "branch", .needs_location = 1, .setup = branch_setup, .json = branch_json, .table = branch_table,
+	.free = afree,
+};
 
 static const struct kind_ops agent_func = {
 	.name = "func", .needs_location = 1, .setup = func_setup, .json = func_json, .table = func_table, .free = afree,
@@ -421,6 +543,8 @@ static const struct kind_ops *agent_kind(const char *name)
 		return &agent_func;
 	if (!strcmp(name, "line"))
 		return &agent_line;
+	if (!strcmp(name, "branch"))
+		return &agent_branch;
 	return NULL;
 }
 

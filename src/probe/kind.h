@@ -71,6 +71,13 @@ void assert_failed(struct probe *p, int role, long tid);
 int line_data_new(struct probe *p, int naddrs);
 int branch_set_insn(struct probe *p, const char *text);
 void branch_account(struct probe *p, int taken);
+/* A backend that counted them itself (the agent): the counts so far. */
+void branch_set(struct probe *p, uint64_t taken, uint64_t not_taken);
+/* The conditional jump a branch probe at la watches: the first one of its
+ * line at or after la (else the first of its block), decoded into *out. */
+struct loc_addr;
+struct arch_insn;
+int branch_find_jcc(struct probe *p, const struct loc_addr *la, struct arch_insn *out, char *err, size_t n);
 
 /* kind_time.c: the same for time probes: time_data_new makes p->data,
  * linked to the time probe defined before p (p->e->probes); time_account

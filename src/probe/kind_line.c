@@ -41,6 +41,13 @@ int branch_set_insn(struct probe *p, const char *text)
 	return (d->insn = strdup(text)) ? 0 : -1;
 }
 
+void branch_set(struct probe *p, uint64_t taken, uint64_t not_taken)
+{
+	struct ldata *d = p->data;
+	d->taken = taken;
+	d->not_taken = not_taken;
+}
+
 void branch_account(struct probe *p, int taken)
 {
 	struct ldata *d = p->data;
@@ -94,7 +101,7 @@ static void line_json(struct probe *p, struct json *j)
 /* The conditional jump that belongs to the line: from the line's address to
  * the end of its function, the first jcc attributed to the same line, else
  * the first jcc before the flow leaves the block. */
-static int find_jcc(struct probe *p, const struct loc_addr *la, struct arch_insn *out, char *err, size_t n)
+int branch_find_jcc(struct probe *p, const struct loc_addr *la, struct arch_insn *out, char *err, size_t n)
 {
 	uint64_t start = la->fn.start + la->mod->bias, end = start + la->fn.size;
 	if (!la->fn.size)
@@ -153,7 +160,7 @@ static int branch_setup(struct probe *p, char *err, size_t n)
 	uint64_t first = 0;
 	for (int i = 0; i < nv && !rc; i++) {
 		struct arch_insn in;
-		rc = find_jcc(p, &v[i], &in, err, n);
+		rc = branch_find_jcc(p, &v[i], &in, err, n);
 		if (!rc) {
 			d->next[i] = in.addr + (uint64_t)in.len;
 			rc = engine_insert(p->e, p, in.addr, i, 1, err, n);

@@ -333,10 +333,34 @@ static void var_hit(struct pa_site *s, const uint64_t *regs, uint64_t sp)
 /* A hit of site idx; sp points at the stack as it was at the site (for a
  * func site at the entry: the return address), regs at the general
  * registers there (enum pa_reg). */
+/* Whether the conditional jump with x86 condition code cc (or PA_CC_*)
+ * jumps, on the flags and rcx at the site. */
+static int cond_true(uint32_t cc, uint64_t fl, uint64_t rcx)
+{
+	int cf = fl & 1, pf = (fl >> 2) & 1, zf = (fl >> 6) & 1, sf = (fl >> 7) & 1, of = (fl >> 11) & 1, t;
+	switch (cc >> 1) {
+	case 0: t = of; break;
+	case 1: t = cf; break;
+	case 2: t = zf; break;
+	case 3: t = cf | zf; break;
+	case 4: t = sf; break;
+	case 5: t = pf; break;
+	case 6: t = sf != of; break;
+	case 7: t = zf | (sf != of); break;
+	case PA_CC_RCXZ >> 1:
+		return cc == PA_CC_RCXZ ? rcx == 0 : (uint32_t)rcx == 0;
+	default: return 0;
+	}
+	return (cc & 1) ? !t : t;
+}
+
 RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs)
 {
 	struct pa_site *s = &pa->sites[idx];
 	__atomic_fetch_add(&s->hits, 1, __ATOMIC_RELAXED);
+	uint32_t cc1 = __atomic_load_n(&s->branch_cc1, __ATOMIC_RELAXED);
+	if (cc1 && cond_true(cc1 - 1, regs[PA_FLAGS], regs[PA_RCX]))
+		__atomic_fetch_add(&s->taken, 1, __ATOMIC_RELAXED);
 	/* Var programs first: a func site changes the return address below. */
 	if (s->var.nprog)
 		var_hit(s, regs, (uint64_t)sp);

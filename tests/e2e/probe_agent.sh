@@ -102,7 +102,7 @@ for k in $(seq 0 999); do
 done >&3
 for _ in $(seq 3000); do grep -qx 'deleted 2000' m.err && break; sleep 0.05; done
 touch stop.m
-for _ in $(seq 600); do grep -q '^expect' m.out && break; sleep 0.05; done
+for _ in $(seq 1200); do grep -q '^expect' m.out && break; sleep 0.1; done
 sleep 0.5 # sonde sees the end of the program before the end of its input
 exec 3>&-
 wait "$sonde_pid"
@@ -115,6 +115,22 @@ check "add/remove x1000: the program's results right" test -n "$t" -a "$t" = "$x
 check "add/remove x1000: exit status 3" jq_py m.json "assert d['target']['exit_status'] == 3, d['target']"
 check "add/remove x1000: the probes counted hits while in" jq_py m.json \
 	"p=d['probes']; assert len(p) == 2000 and all(q['state'] == 'deleted' for q in p) and sum(q['hits'] for q in p) > 0, len(p)"
+
+# --- branch probes: the agent evaluates the jump's condition on the flags at
+# the site; the same counts as the ptrace engine, and as the program's own
+# arithmetic (if (i % 3 == 0): 334 of 1000 iterations)
+gcc -O2 -g -o loop "$PROGS/probe_loop.c" || notok build "gcc failed"
+L_BR=$(grep -n MARK_BRANCH "$PROGS/probe_loop.c" | head -1 | cut -d: -f1)
+for eng in agent ptrace; do
+	"$SONDE" probe --engine=$eng --format=json -o "br_$eng.json" -e func:work -e "branch:probe_loop.c:$L_BR" \
+		-- ./loop > "br_$eng.out" 2> "br_$eng.err"
+done
+check "branch on the agent: taken/not taken exact" jq_py br_agent.json \
+	"p=d['probes'][1]; assert d['target']['engine'] == 'agent' and sorted([p['taken'], p['not_taken']]) == [334, 666] and p['hits'] == 1000, p"
+check "branch: the same direction as the ptrace engine" python3 -c "
+import json
+a, b = (json.load(open(f))['probes'][1] for f in ('br_agent.json', 'br_ptrace.json'))
+assert (a['taken'], a['not_taken'], a['instruction'].split()[0]) == (b['taken'], b['not_taken'], b['instruction'].split()[0]), (a, b)"
 
 # --- the ptrace engine stays available
 "$SONDE" probe --engine=ptrace --format=json -o pt.json -e func:work -- ./pa 2 2000 > pt.out 2>/dev/null

@@ -29,7 +29,7 @@ __asm__(".text\n"
 static int iters;
 static const char *stopfile;
 
-struct job { long total, n; };
+struct job { unsigned long total; long n; };
 
 __attribute__((noipa)) long work(long i)
 {
@@ -52,13 +52,17 @@ static void *run(void *arg)
 	return NULL;
 }
 
-/* What one thread's total must be after n iterations, without the calls. */
-static long expect(long n)
+/* What one thread's total must be after n iterations, without the calls
+ * (closed form: the threads may run billions of iterations; unsigned, the
+ * totals wrap the same way as the program's). */
+static unsigned long expect(unsigned long n)
 {
-	long e = 0;
-	for (long i = 0; i < n; i++)
-		e += 3 * i + 1 + (i % 7 ? i % 7 : 1);
-	return e;
+	static const unsigned long spin_of[7] = { 1, 1, 2, 3, 4, 5, 6 }; /* spin(k) = k ? k : 1 */
+	unsigned long w = n % 2 ? 3 * n * ((n - 1) / 2) + n : 3 * (n / 2) * (n - 1) + n; /* sum of 3i+1 */
+	unsigned long sp = n / 7 * 22;
+	for (unsigned long k = 0; k < n % 7; k++)
+		sp += spin_of[k];
+	return w + sp;
 }
 
 int main(int argc, char **argv)
@@ -78,17 +82,18 @@ int main(int argc, char **argv)
 	struct job jobs[64] = { { 0, 0 } };
 	for (int i = 0; i < nt; i++)
 		pthread_create(&t[i], NULL, run, &jobs[i]);
-	long total = 0, calls = 0, want = 0;
+	unsigned long total = 0, want = 0;
+	long calls = 0;
 	for (int i = 0; i < nt; i++) {
 		pthread_join(t[i], NULL);
 		total += jobs[i].total;
 		calls += jobs[i].n;
 		if (!iters)
-			want += expect(jobs[i].n);
+			want += expect((unsigned long)jobs[i].n);
 	}
 	printf("calls work %ld spin %ld\n", calls, calls);
-	printf("total %ld\n", total);
+	printf("total %lu\n", total);
 	if (!iters)
-		printf("expect %ld\n", want);
+		printf("expect %lu\n", want);
 	return 3;
 }

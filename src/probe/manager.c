@@ -150,7 +150,10 @@ int manager_command(struct engine *e, const char *line)
 	} else if (!strcmp(s, "list")) {
 		manager_list(e, o);
 	} else if (!strcmp(s, "del") || !strcmp(s, "delete")) {
-		int need = !e->stopped_all;
+		/* The agent takes a probe out without holding the threads: its
+		 * original bytes go back int3 first, and a thread in its slot
+		 * finishes there (docs/PROBES.md "Engines"). */
+		int need = !e->stopped_all && !e->backend;
 		if (need)
 			engine_stop_all(e);
 		int rc = manager_del(e, atoi(arg), err, sizeof err);

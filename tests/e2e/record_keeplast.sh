@@ -10,7 +10,7 @@
 . "$ROOT/tests/lib.sh"
 "$SONDE_CC_BIN" -O2 -g -I"$PROGS" "$PROGS/flight.c" -o flight || { notok build "sonde-cc failed"; exit 1; }
 ./flight 10000000 1000 >plain.out; prc=$?
-"$SONDE" record --trace --keep-last=2M -o k.data -- ./flight 10000000 1000 >k.out 2>k.err; rc=$?
+"$SONDE" record --trace --compress=none --keep-last=2M -o k.data -- ./flight 10000000 1000 >k.out 2>k.err; rc=$?
 [ $rc -eq $prc ] && cmp -s plain.out k.out && ok "the program's output and exit status are unchanged" ||
 	notok "the program's output and exit status are unchanged" "exit $rc vs $prc; $(tail -2 k.err)"
 size=$(stat -c %s k.data/events.sonde 2>/dev/null || echo 0)
@@ -46,7 +46,7 @@ PY
 }
 check k.data "exit"
 # SIGKILL of the program: the window is written all the same
-"$SONDE" record --trace --keep-last=2M -o kk.data -- ./flight 10000000 1000 kill >kk.out 2>kk.err; rc=$?
+"$SONDE" record --trace --compress=none --keep-last=2M -o kk.data -- ./flight 10000000 1000 kill >kk.out 2>kk.err; rc=$?
 [ $rc -eq 137 ] && cmp -s plain.out kk.out && ok "SIGKILL: output unchanged, sonde exits as the program did (137)" ||
 	notok "SIGKILL: output unchanged, sonde exits as the program did (137)" "exit $rc; $(tail -2 kk.err)"
 check kk.data "SIGKILL of the program"

@@ -26,6 +26,7 @@ struct agent_be {
 	int threads_stopped;    /* every thread but the agent's is stopped: a jump may cover several instructions */
 	pid_t *stopped;         /* those threads */
 	int nstopped;
+	int may_hold;           /* a jump over several instructions may stop the threads now (agent_be_hold) */
 	int status;             /* wait status of a launched program that ended */
 	int gone;
 	int reaped;
@@ -42,7 +43,9 @@ int agent_be_attach(struct agent_be *b, pid_t pid, const char *rt_path, char *er
 void agent_be_go(struct agent_be *b);
 
 /* Stops every thread but the agent's (ptrace), so that sites placed now may
- * take a jump over several instructions; agent_be_let_go resumes them. */
+ * take a jump over several instructions; agent_be_let_go resumes them (and
+ * ends may_hold).  With may_hold set instead, agent_be_place holds them only
+ * for a site that needs it. */
 int agent_be_hold(struct agent_be *b, char *err, size_t n);
 void agent_be_let_go(struct agent_be *b);
 

@@ -153,13 +153,7 @@ static int line_setup(struct probe *p, char *err, size_t n)
 	for (int i = 0; i < nv && !rc; i++)
 		rc = add_site(p, d, v[i].addr, PA_KIND_COUNT, fn_start(&v[i]), v[i].fn.size, err, n);
 	if (!rc) {
-		resolve_set_where(p, v[0].addr, NULL);
-		if (nv > 1 && p->where) {
-			char w[500];
-			snprintf(w, sizeof w, "%s and %d more", p->where, nv - 1);
-			free(p->where);
-			p->where = strdup(w);
-		}
+		resolve_set_where_n(p, v[0].addr, nv);
 		where_suffix(p, d);
 	}
 	free(v);
@@ -283,25 +277,39 @@ static void var_collect(struct probe *p, struct adata *d)
 	p->data = own;
 }
 
+/* var and branch probes keep the ptrace engine's statistics (kind_var.c,
+ * kind_line.c) in d->vdata / d->ldata: their output is those kinds', run
+ * on them, then the sites. */
+static void borrowed_json(struct probe *p, struct json *j, const struct kind_ops *k, void *inner)
+{
+	struct adata *d = p->data;
+	p->data = inner;
+	k->json(p, j);
+	p->data = d;
+	sites_json(d, j);
+}
+
+static void borrowed_table(struct probe *p, FILE *f, const struct kind_ops *k, void *inner)
+{
+	struct adata *d = p->data;
+	p->data = inner;
+	if (k->table)
+		k->table(p, f);
+	p->data = d;
+}
+
 static void var_json(struct probe *p, struct json *j)
 {
 	struct adata *d = p->data;
-	if (!d || !d->vdata)
-		return;
-	p->data = d->vdata;
-	kind_var.json(p, j);
-	p->data = d;
-	sites_json(d, j);
+	if (d && d->vdata)
+		borrowed_json(p, j, &kind_var, d->vdata);
 }
 
 static void var_table(struct probe *p, FILE *f)
 {
 	struct adata *d = p->data;
-	if (!d || !d->vdata)
-		return;
-	p->data = d->vdata;
-	kind_var.table(p, f);
-	p->data = d;
+	if (d && d->vdata)
+		borrowed_table(p, f, &kind_var, d->vdata);
 }
 
 static uint64_t ns_of(uint64_t ticks)
@@ -357,12 +365,6 @@ static void collect(struct probe *p)
 	}
 }
 
-static const char *name_of(void *arg, uint64_t ret, char *buf, size_t n)
-{
-	resolve_name(arg, ret, buf, n);
-	return buf;
-}
-
 static void sites_json(struct adata *d, struct json *j)
 {
 	json_int(j, "sites", d->nsites);
@@ -376,19 +378,15 @@ static void func_json(struct probe *p, struct json *j)
 	struct adata *d = p->data;
 	if (!d)
 		return;
-	callstats_json(&d->cs, j, name_of, p->e);
+	func_stats_json(p, &d->cs, j);
 	sites_json(d, j);
 }
 
 static void func_table(struct probe *p, FILE *f)
 {
 	struct adata *d = p->data;
-	if (!d)
-		return;
-	if (d->at_offset)
-		fprintf(f, "calls %llu (no times or callers at an offset)", (unsigned long long)d->cs.calls);
-	else
-		callstats_table(&d->cs, f, name_of, p->e);
+	if (d)
+		func_stats_table(p, &d->cs, d->at_offset, f);
 }
 
 static void line_json(struct probe *p, struct json *j)
@@ -484,13 +482,7 @@ static int branch_setup(struct probe *p, char *err, size_t n)
 		}
 	}
 	if (!rc) {
-		resolve_set_where(p, first, NULL);
-		if (nv > 1 && p->where) {
-			char w[500];
-			snprintf(w, sizeof w, "%s and %d more", p->where, nv - 1);
-			free(p->where);
-			p->where = strdup(w);
-		}
+		resolve_set_where_n(p, first, nv);
 		where_suffix(p, d);
 	}
 	free(v);
@@ -500,23 +492,15 @@ static int branch_setup(struct probe *p, char *err, size_t n)
 static void branch_json(struct probe *p, struct json *j)
 {
 	struct adata *d = p->data;
-	if (!d || !d->ldata)
-		return;
-	p->data = d->ldata;
-	kind_branch.json(p, j);
-	p->data = d;
-	sites_json(d, j);
+	if (d && d->ldata)
+		borrowed_json(p, j, &kind_branch, d->ldata);
 }
 
 static void branch_table(struct probe *p, FILE *f)
 {
 	struct adata *d = p->data;
-	if (!d || !d->ldata)
-		return;
-	p->data = d->ldata;
-	if (kind_branch.table)
-		kind_branch.table(p, f);
-	p->data = d;
+	if (d && d->ldata)
+		borrowed_table(p, f, &kind_branch, d->ldata);
 }
 
 static const struct kind_ops agent_branch = {
@@ -697,11 +681,13 @@ static void agent_remove(struct engine *e, struct probe *p)
 		agent_be_unref(&be, d->sites[i], err, sizeof err);
 }
 
+/* Around an interactive add: the threads are stopped only if a site needs
+ * it (a jump over several instructions), agent_be_place says. */
 static int agent_hold(struct engine *e)
 {
 	(void)e;
-	char err[300];
-	return agent_be_hold(&be, err, sizeof err);
+	be.may_hold = 1;
+	return 0;
 }
 
 static void agent_let_go(struct engine *e)

@@ -62,6 +62,13 @@ void var_merge(struct probe *p, const struct var_agg *a);
 void assert_count(struct probe *p);
 void assert_failed(struct probe *p, int role, long tid);
 
+/* kind_func.c: the output of func probes from call statistics kept
+ * elsewhere (the probe agent's, agent_run.c); at_offset: a probe inside the
+ * function, which knows its calls only. */
+struct call_stats;
+void func_stats_json(struct probe *p, const struct call_stats *cs, struct json *j);
+void func_stats_table(struct probe *p, const struct call_stats *cs, int at_offset, FILE *f);
+
 /* kind_line.c: the counts of line and branch probes, for a backend that
  * places its own breakpoints and decides taken / not taken itself (the
  * remote one, kind_remote.c), then uses kind_line / kind_branch for the

@@ -158,24 +158,33 @@ static const char *name_of(void *arg, uint64_t ret, char *buf, size_t n)
 	return buf;
 }
 
+void func_stats_json(struct probe *p, const struct call_stats *cs, struct json *j)
+{
+	callstats_json(cs, j, name_of, p->e);
+}
+
+void func_stats_table(struct probe *p, const struct call_stats *cs, int at_offset, FILE *f)
+{
+	if (at_offset)
+		fprintf(f, "calls %llu (no times or callers at an offset)", (unsigned long long)cs->calls);
+	else
+		callstats_table(cs, f, name_of, p->e);
+}
+
 static void json(struct probe *p, struct json *j)
 {
 	struct fdata *d = p->data;
 	if (!d)
 		return;
-	callstats_json(&d->cs, j, name_of, p->e);
+	func_stats_json(p, &d->cs, j);
 	json_int(j, "exits", d->nexits);
 }
 
 static void table(struct probe *p, FILE *f)
 {
 	struct fdata *d = p->data;
-	if (!d)
-		return;
-	if (d->at_offset)
-		fprintf(f, "calls %llu (no times or callers at an offset)", (unsigned long long)d->cs.calls);
-	else
-		callstats_table(&d->cs, f, name_of, p->e);
+	if (d)
+		func_stats_table(p, &d->cs, d->at_offset, f);
 }
 
 static void fr(struct probe *p)

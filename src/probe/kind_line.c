@@ -58,17 +58,6 @@ void branch_account(struct probe *p, int taken)
 		d->not_taken++;
 }
 
-static void set_where(struct probe *p, uint64_t addr, int n)
-{
-	char w[400];
-	resolve_describe(p->e, addr, w, sizeof w);
-	if (n > 1) {
-		size_t l = strlen(w);
-		snprintf(w + l, sizeof w - l, " and %d more", n - 1);
-	}
-	p->where = strdup(w);
-}
-
 static int line_setup(struct probe *p, char *err, size_t n)
 {
 	struct loc_addr *v;
@@ -79,7 +68,7 @@ static int line_setup(struct probe *p, char *err, size_t n)
 	if (!rc)
 		rc = engine_insert_all(p->e, p, v, nv, 0, err, n);
 	if (!rc)
-		set_where(p, v[0].addr, nv);
+		resolve_set_where_n(p, v[0].addr, nv);
 	free(v);
 	return rc;
 }
@@ -171,7 +160,7 @@ static int branch_setup(struct probe *p, char *err, size_t n)
 		}
 	}
 	if (!rc)
-		set_where(p, first, nv);
+		resolve_set_where_n(p, first, nv);
 	free(v);
 	return rc;
 }

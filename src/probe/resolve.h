@@ -31,5 +31,7 @@ void resolve_name(struct engine *e, uint64_t addr, char *buf, size_t n);
 void resolve_describe(struct engine *e, uint64_t addr, char *buf, size_t n);
 /* p->where = the description of addr, then "; suffix" when suffix is not NULL. */
 void resolve_set_where(struct probe *p, uint64_t addr, const char *suffix);
+/* The same for a probe at naddrs addresses, the first one addr: "... and N more". */
+void resolve_set_where_n(struct probe *p, uint64_t addr, int naddrs);
 
 #endif

@@ -100,8 +100,9 @@ exec 3> cmds.m
 for k in $(seq 0 999); do
 	printf 'add func:work\nadd line:probe_agent.c:%s\ndel %d\ndel %d\n' "$loop_line" $((2 * k + 1)) $((2 * k + 2))
 done >&3
-# every change holds the program's threads for a moment (ptrace): slow under
-# ASan and load (CI measured 12 commands/s), hence the long wait
+# an add whose jump covers several instructions holds the program's threads
+# for a moment (ptrace): slow under ASan and load (CI once answered 3
+# commands/s when they were stopped one by one), hence the long wait
 for _ in $(seq 9000); do grep -qx 'deleted 2000' m.err && break; sleep 0.1; done
 touch stop.m
 for _ in $(seq 1200); do grep -q '^expect' m.out && break; sleep 0.1; done
@@ -117,6 +118,11 @@ check "add/remove x1000: the program's results right" test -n "$t" -a "$t" = "$x
 check "add/remove x1000: exit status 3" jq_py m.json "assert d['target']['exit_status'] == 3, d['target']"
 check "add/remove x1000: the probes counted hits while in" jq_py m.json \
 	"p=d['probes']; assert len(p) == 2000 and all(q['state'] == 'deleted' for q in p) and sum(q['hits'] for q in p) > 0, len(p)"
+# the loop line's site covers several instructions: a jump, with the threads
+# held for the add; an int3 only when a held thread stood inside those bytes
+# (said so), never for threads left running
+check "add/remove x1000: the line sites are jumps (threads held for each add)" jq_py m.json \
+	"p=[q for q in d['probes'] if q['kind'] == 'line']; i=[q['where'] for q in p if q['int3_sites']]; assert len(p) == 1000 and len(i) < 1000 and all(w.endswith('int3: a thread was stopped inside the bytes a jump would cover') for w in i), i[:3]"
 
 # --- branch probes: the agent evaluates the jump's condition on the flags at
 # the site; the same counts as the ptrace engine, and as the program's own

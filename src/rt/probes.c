@@ -810,17 +810,7 @@ static int start(int area_fd, int pipe_fd)
 		trap_installed = 1;
 	}
 	alive_fd = pipe_fd;
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_t t;
-	pthread_attr_t at;
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&at, 256 * 1024);
-	int rc = pthread_create(&t, &at, server, NULL);
-	pthread_attr_destroy(&at);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int rc = rt_thread_start(server, NULL, 256 * 1024);
 	if (rc)
 		return -rc;
 	running = 1;

@@ -4,6 +4,7 @@
 #ifndef SONDE_RT_RT_H
 #define SONDE_RT_RT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/ring.h"
@@ -152,6 +153,12 @@ RT_HIDDEN void rt_probes_unhook(void);
 
 /* Signal-safe diagnostics (write(2) on a stack buffer). */
 RT_HIDDEN void rt_log(const char *msg);
+
+/* Start a detached thread of the runtime (the agent's watcher, the probe
+ * server) running fn(arg) on a stack of `stack` bytes, every signal
+ * blocked in it: the program's signals go to its own threads, as before.
+ * 0, or the error number of pthread_create. */
+RT_HIDDEN int rt_thread_start(void *(*fn)(void *), void *arg, size_t stack);
 
 /* The address span [*lo, *hi) of a loaded object's PT_LOAD segments (from
  * dl_iterate_phdr); 0 when it has none. */

@@ -22,11 +22,7 @@ trap '' PIPE
 command -v g++ > /dev/null || { skip "attach C++ exceptions" "g++ not installed"; exit 0; }
 "$SONDE_CXX_BIN" -O2 -g -pthread -I"$PROGS" -o ap "$PROGS/attach_cxx.cpp" || { notok build "sonde-c++"; exit 0; }
 
-start ref
-echo go >&3
-wait_for ref.out "^phase 1"
-finish
-check "reference run: finished with status 4" grep -qx "status 4" ref.out
+reference_run 4
 check "reference run: every thread caught its Stop" grep -q "^phase 2: .* stops 3$" ref.out
 
 # ATTACHED MODE NAME [sonde options]: attach, phase 1, end by SIGINT (or
@@ -91,10 +87,7 @@ attached trace tr --trace
 python3 -c "$counts_py" tr trace || notok "trace: the checks ran to their end" "the check script failed"
 
 # --duration: the end comes while the threads throw (phase 1 runs long).
-start dref 200000
-echo go >&3
-wait_for dref.out "^phase 1"
-finish
+run_plain dref 200000
 start dur 200000
 "$SONDE" record -p "$pid" -o dur.data --duration 0.3 2> dur.err &
 sp=$!

@@ -13,11 +13,7 @@ source "$ROOT/tests/attach_lib.sh"
 need_ptrace "SIGKILL of sonde during the attach"
 "$SONDE_CC_BIN" -O2 -g -pthread -I"$PROGS" -o ap "$PROGS/attach_profile.c" || { notok build "sonde-cc"; exit 0; }
 
-start ref
-echo go >&3
-wait_for ref.out "^phase 1"
-finish
-check "reference run: finished with status 3" grep -qx "status 3" ref.out
+reference_run 3
 
 # The kill lands during the attach: SONDE_ATTACH_TIMES shows how far sonde got.
 for round in 1 2 3 4 5 6 7 8; do

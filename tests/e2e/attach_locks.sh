@@ -24,11 +24,7 @@ gcc -O2 -pthread -o al "$PROGS/attach_locks.c" -Wl,-rpath,'$ORIGIN' -ldl || { no
 gcc -O2 -shared -fPIC -Wl,-z,relro,-z,now -o libattach_locks.so "$PROGS/attach_locks_lib.c" ||
 	{ notok build "gcc attach_locks_lib"; exit 0; }
 
-start ref
-echo go >&3
-wait_for ref.out "^phase 1"
-finish
-check "reference run: finished with status 3" grep -qx "status 3" ref.out
+reference_run 3
 check "reference run: its GOT entry is libc's" grep -qx "phase 1 got libc" ref.perr
 
 # ---- attached ----
@@ -118,17 +114,7 @@ start ends
 "$SONDE" record --locks -p "$pid" -o ends.data 2> ends.serr &
 sp=$!
 wait_for ends.serr "recording process $pid" || true
-echo go >&3
-finish
-for _ in $(seq 500); do kill -0 $sp 2>/dev/null || break; sleep 0.02; done
-if kill -0 $sp 2>/dev/null; then
-	notok "the process's end ends the recording" "sonde still runs 10 s after it"
-	kill -INT $sp
-fi
-wait $sp
-rc=$?
-check "the process's end: sonde ends with status 0" test $rc -eq 0
-check "the process's end: output and status unchanged" cmp -s ref.out ends.out
+ended_with_program ends
 "$SONDE" locks -i ends.data --format=json > ends.json 2>&1
 check "the process's end: both phases recorded (hot_lock: the sum of the printed counts)" \
 	python3 -c "import json,re,sys
@@ -149,10 +135,7 @@ finish
 check "after two attaches: output and status unchanged" cmp -s ref.out twice.out
 
 # ---- SIGKILL of sonde while attached, in the middle of the work ----
-start kref 5000000
-echo go >&3
-wait_for kref.out "^phase 1"
-finish
+run_plain kref 5000000
 for round in 1 2 3 4 5; do
 	start "k$round" 5000000
 	"$SONDE" record --locks -p "$pid" -o "k$round.data" 2> "k$round.serr" &

@@ -15,11 +15,7 @@ source "$ROOT/tests/attach_lib.sh"
 need_ptrace "attach profile"
 "$SONDE_CC_BIN" -O2 -g -pthread -I"$PROGS" -o ap "$PROGS/attach_profile.c" || { notok build "sonde-cc"; exit 0; }
 
-start ref
-echo go >&3
-wait_for ref.out "^phase 1"
-finish
-check "reference run: finished with status 3" grep -qx "status 3" ref.out
+reference_run 3
 
 # ---- attached ----
 start att
@@ -79,17 +75,7 @@ start ends
 "$SONDE" record -p "$pid" -o ends.data 2> ends.err &
 sp=$!
 wait_for ends.err "recording process $pid" || true
-echo go >&3
-finish
-for _ in $(seq 500); do kill -0 $sp 2>/dev/null || break; sleep 0.02; done
-if kill -0 $sp 2>/dev/null; then
-	notok "the process's end ends the recording" "sonde still runs 10 s after it"
-	kill -INT $sp
-fi
-wait $sp
-rc=$?
-check "the process's end: sonde ends with status 0" test $rc -eq 0
-check "the process's end: output and status unchanged" cmp -s ref.out ends.out
+ended_with_program ends
 "$SONDE" report -i ends.data --format=json > ends.json 2>&1
 check "the process's end: both phases recorded (leaf: 2 x 199800 calls, as printed)" \
 	python3 -c "import json,re,sys
@@ -100,10 +86,7 @@ sys.exit(0 if own and f.get('leaf')==own else 1)"
 check "the process's end: sonde info says so" grep -q "^attached: .*ended: process ended" ends.info
 
 # ---- SIGKILL of sonde while attached, in the middle of the work ----
-start kref 3000000
-echo go >&3
-wait_for kref.out "^phase 1"
-finish
+run_plain kref 3000000
 for round in 1 2 3; do
 	start "k$round" 3000000
 	"$SONDE" record -p "$pid" -o "k$round.data" 2> "k$round.err" &

@@ -16,11 +16,7 @@ source "$ROOT/tests/attach_lib.sh"
 need_ptrace "attach trace"
 "$SONDE_CC_BIN" -O2 -g -pthread -I"$PROGS" -o ap "$PROGS/attach_profile.c" || { notok build "sonde-cc"; exit 0; }
 
-start ref
-echo go >&3
-wait_for ref.out "^phase 1"
-finish
-check "reference run: finished with status 3" grep -qx "status 3" ref.out
+reference_run 3
 
 # ---- attached, ended by SIGINT ----
 start att
@@ -79,10 +75,7 @@ check "--duration: output and status unchanged" cmp -s ref.out dur.out
 check "--duration: replay reads the (empty) trace" bash -c "\"$SONDE\" replay -i dur.data --format=json > /dev/null"
 
 # ---- SIGKILL of sonde while tracing: the rings fill and nobody drains them ----
-start kref 3000000
-echo go >&3
-wait_for kref.out "^phase 1"
-finish
+run_plain kref 3000000
 for round in 1 2 3 4 5; do
 	start "k$round" 3000000
 	"$SONDE" record --trace -p "$pid" -o "k$round.data" 2> "k$round.err" &

@@ -18,6 +18,16 @@ wait_for() { # FILE PATTERN: up to 20 s
 	return 1
 }
 finish() { echo more >&3; exec 3>&-; wait "$runner"; }
+# record_attached NAME [OPTIONS...]: `sonde record OPTIONS -p $pid -o
+# NAME.data` in the background (its pid in sp, its stderr in NAME.err); 0
+# once it says it records, 1 if it has not within 20 s.
+record_attached() {
+	local name=$1
+	shift
+	"$SONDE" record "$@" -p "$pid" -o "$name.data" 2> "$name.err" &
+	sp=$!
+	wait_for "$name.err" "recording process $pid"
+}
 # run_plain NAME [N]: the program's run without sonde, phase 1 then the
 # rest, in NAME.out.
 run_plain() {

@@ -36,9 +36,7 @@ done
 # told to end with SIGINT and killed a moment later.
 for round in 1 2 3; do
 	start "e$round"
-	"$SONDE" record -p "$pid" -o "e$round.data" 2> "e$round.err" &
-	sp=$!
-	wait_for "e$round.err" "recording process" || notok "round $round: attach" "$(cat "e$round.err")"
+	record_attached "e$round" || notok "round $round: attach" "$(cat "e$round.err")"
 	echo go >&3
 	wait_for "e$round.out" "^phase 1" || true
 	kill -INT $sp

@@ -29,9 +29,7 @@ check "reference run: its GOT entry is libc's" grep -qx "phase 1 got libc" ref.p
 
 # ---- attached ----
 start att
-"$SONDE" record --locks -p "$pid" -o att.data 2> att.serr &
-sp=$!
-wait_for att.serr "recording process $pid" || notok "attach" "sonde did not start: $(cat att.serr)"
+record_attached "att" --locks || notok "attach" "sonde did not start: $(cat att.err)"
 check "while recording, the agent's watcher thread runs" bash -c "grep -qx sonde-agent /proc/$pid/task/*/comm"
 echo go >&3
 wait_for att.out "^phase 1"
@@ -93,9 +91,7 @@ PY
 
 # ---- the other two ends: --duration, and the process's own end ----
 start dur
-"$SONDE" record --locks -p "$pid" -o dur.data --duration 0.5 2> dur.serr &
-sp=$!
-wait_for dur.serr "recording process $pid" || true
+record_attached "dur" --locks --duration 0.5 || true
 t0=$(date +%s%N)
 wait $sp
 rc=$?
@@ -111,9 +107,7 @@ check "--duration: the GOT entry is libc's in both phases" \
 	bash -c "grep -qx 'phase 1 got libc' dur.perr && grep -qx 'phase 2 got libc' dur.perr"
 
 start ends
-"$SONDE" record --locks -p "$pid" -o ends.data 2> ends.serr &
-sp=$!
-wait_for ends.serr "recording process $pid" || true
+record_attached "ends" --locks || true
 ended_with_program ends
 "$SONDE" locks -i ends.data --format=json > ends.json 2>&1
 check "the process's end: both phases recorded (hot_lock: the sum of the printed counts)" \
@@ -124,12 +118,12 @@ sys.exit(0 if own == 400000 and L.get('hot_lock')==own else 1)"
 
 # ---- a second attach: refused, the first agent stays inert ----
 start twice
-"$SONDE" record --locks -p "$pid" -o t1.data --duration 0.2 2> t1.serr
-"$SONDE" record --locks -p "$pid" -o t2.data --duration 0.2 2> t2.serr
+"$SONDE" record --locks -p "$pid" -o t1.data --duration 0.2 2> t1.err
+"$SONDE" record --locks -p "$pid" -o t2.data --duration 0.2 2> t2.err
 rc=$?
 check "a second attach: exit 2" test $rc -eq 2
 check "a second attach: says the process was attached before" \
-	grep -q "^sonde: error: the agent could not start in process $pid (it is already recorded: .*attached before" t2.serr
+	grep -q "^sonde: error: the agent could not start in process $pid (it is already recorded: .*attached before" t2.err
 echo go >&3
 finish
 check "after two attaches: output and status unchanged" cmp -s ref.out twice.out
@@ -138,9 +132,7 @@ check "after two attaches: output and status unchanged" cmp -s ref.out twice.out
 run_plain kref 5000000
 for round in 1 2 3 4 5; do
 	start "k$round" 5000000
-	"$SONDE" record --locks -p "$pid" -o "k$round.data" 2> "k$round.serr" &
-	sp=$!
-	wait_for "k$round.serr" "recording process" || true
+	record_attached "k$round" --locks || true
 	echo go >&3
 	sleep 0.$round
 	grep -q "^phase 1" "k$round.out" && early=0 || early=1

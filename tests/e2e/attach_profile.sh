@@ -19,9 +19,7 @@ reference_run 3
 
 # ---- attached ----
 start att
-"$SONDE" record -p "$pid" -o att.data 2> att.err &
-sp=$!
-wait_for att.err "recording process $pid" || notok "attach" "sonde did not start: $(cat att.err)"
+record_attached "att" || notok "attach" "sonde did not start: $(cat att.err)"
 check "while recording, the agent's watcher thread runs" bash -c "grep -qx sonde-agent /proc/$pid/task/*/comm"
 echo go >&3
 wait_for att.out "^phase 1"
@@ -56,9 +54,7 @@ PY
 
 # ---- the other two ends: --duration, and the process's own end ----
 start dur
-"$SONDE" record -p "$pid" -o dur.data --duration 0.5 2> dur.err &
-sp=$!
-wait_for dur.err "recording process $pid" || true
+record_attached "dur" --duration 0.5 || true
 t0=$(date +%s%N) # after sonde said it records (wait_for polls: up to ~0.1 s late)
 wait $sp
 rc=$?
@@ -72,9 +68,7 @@ finish
 check "--duration: output and status unchanged" cmp -s ref.out dur.out
 
 start ends
-"$SONDE" record -p "$pid" -o ends.data 2> ends.err &
-sp=$!
-wait_for ends.err "recording process $pid" || true
+record_attached "ends" || true
 ended_with_program ends
 "$SONDE" report -i ends.data --format=json > ends.json 2>&1
 check "the process's end: both phases recorded (leaf: 2 x 199800 calls, as printed)" \
@@ -89,9 +83,7 @@ check "the process's end: sonde info says so" grep -q "^attached: .*ended: proce
 run_plain kref 3000000
 for round in 1 2 3; do
 	start "k$round" 3000000
-	"$SONDE" record -p "$pid" -o "k$round.data" 2> "k$round.err" &
-	sp=$!
-	wait_for "k$round.err" "recording process" || true
+	record_attached "k$round" || true
 	echo go >&3
 	sleep 0.$((round * 2))
 	kill -KILL $sp

@@ -14,12 +14,13 @@
 #include <stdint.h>
 
 #define PA_MAGIC      0x424f52504e4f53ull /* "SONPROB" */
-#define PA_VERSION    3
+#define PA_VERSION    4
 #define PA_MAX_SITES  2048
 #define PA_CODE_MAX   192   /* bytes of slot code per site */
 #define PA_ORIG_MAX   16
 #define PA_CALLERS    16    /* return addresses counted per func site; more go to callers_lost */
 #define PA_SLOT_SIZE  256   /* a site's slot in the agent's code regions */
+#define PA_TRAPPING   64    /* threads inside the agent's SIGTRAP handler that it can name at once */
 
 /* Mailbox operations (sonde → agent). */
 enum pa_op {
@@ -124,6 +125,8 @@ struct pa_site {
 	uint8_t orig[PA_ORIG_MAX];       /* the original bytes (orig_len of them; 1 for int3) */
 	uint8_t code[PA_CODE_MAX];       /* slot code, built for slot_addr */
 	uint64_t slot_addr;              /* written by the agent on PA_OP_SLOT */
+	uint64_t resume;                 /* the agent's: where its SIGTRAP handler sends a hit, slot_addr +
+	                                  * displaced_off of the last placement (set once its code is in) */
 	/* Written by the agent's handlers. */
 	uint64_t hits, returns;
 	uint64_t ticks_total, ticks_min, ticks_max; /* call to return, in clock ticks */
@@ -159,6 +162,16 @@ struct pa_hdr {
 	uint64_t stray_traps;            /* SIGTRAPs that were not ours, passed on */
 	uint64_t lost_depth;             /* calls not followed: a thread's shadow stack was full */
 	uint64_t shadow_fail;            /* calls not followed: no shadow stack could be mapped */
+	/* Threads between the agent's SIGTRAP handler and the end of its
+	 * sigreturn may resume in any slot (that of a site already removed):
+	 * sonde must not put a jump over the bytes such a slot returns into
+	 * while one is there.  The handler names its thread in trapping[]
+	 * (its id; 0 free; trapping_full counts those that found no room);
+	 * after it, the thread is at the restorer (sigreturn's code, libc's). */
+	uint64_t restorer;
+	uint32_t trapping[PA_TRAPPING];
+	uint32_t trapping_full;
+	uint32_t pad_trap;
 	struct pa_site sites[];
 };
 

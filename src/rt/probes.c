@@ -608,7 +608,8 @@ static int op_place(struct pa_site *s)
 		return fail(-EILSEQ, "the code at 0x%llx is not what sonde read (changed, or probed by another tool)",
 		            s->addr);
 	memcpy((void *)s->slot_addr, s->code, s->code_len);
-	s->state = PA_PREPARED; /* the SIGTRAP handler takes its int3 from now on */
+	__atomic_store_n(&s->resume, s->slot_addr + s->displaced_off, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->state, PA_PREPARED, __ATOMIC_RELEASE); /* the SIGTRAP handler takes its int3 from now on */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	sync_cores();
 	static const uint8_t bp = 0xcc;
@@ -624,7 +625,7 @@ static int op_place(struct pa_site *s)
 		poke(s->addr, j, 1);
 		sync_cores();
 	}
-	s->state = PA_ACTIVE;
+	__atomic_store_n(&s->state, PA_ACTIVE, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -642,7 +643,7 @@ static int op_remove(struct pa_site *s)
 	poke(s->addr, s->orig, 1);
 	sync_cores();
 	/* The slot stays: a thread may still be running its displaced code. */
-	s->state = PA_REMOVED;
+	__atomic_store_n(&s->state, PA_REMOVED, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -674,24 +675,64 @@ static void chain(int sig, siginfo_t *si, void *uc)
 	raise(SIGTRAP);
 }
 
+/* This thread's entry in pa->trapping[] while the handler runs (see
+ * probe_area.h): sonde then knows it may resume in a slot of ours. */
+static __thread uint32_t trap_slot __attribute__((tls_model("initial-exec")));
+static __thread uint32_t trap_tid __attribute__((tls_model("initial-exec")));
+static __thread int trap_nest __attribute__((tls_model("initial-exec")));
+
+static void trap_enter(struct pa_hdr *h)
+{
+	if (trap_nest++)
+		return;
+	if (!trap_tid)
+		trap_tid = (uint32_t)syscall(SYS_gettid);
+	trap_slot = 0;
+	for (uint32_t k = 0; k < PA_TRAPPING; k++) {
+		uint32_t i = (trap_tid + k) % PA_TRAPPING, z = 0;
+		if (__atomic_compare_exchange_n(&h->trapping[i], &z, trap_tid, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+			trap_slot = i + 1;
+			return;
+		}
+	}
+	__atomic_fetch_add(&h->trapping_full, 1, __ATOMIC_SEQ_CST);
+}
+
+static void trap_leave(struct pa_hdr *h)
+{
+	if (--trap_nest)
+		return;
+	if (trap_slot)
+		__atomic_store_n(&h->trapping[trap_slot - 1], 0, __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_sub(&h->trapping_full, 1, __ATOMIC_RELEASE);
+}
+
 static void on_trap(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
 	uint64_t at = (uint64_t)uc->uc_mcontext.gregs[REG_RIP] - 1;
-	if (pa && si->si_code == SI_KERNEL) {
+	struct pa_hdr *h = pa;
+	if (h && si->si_code == SI_KERNEL) {
+		trap_enter(h);
 		for (uint32_t i = 0; i < pa_n; i++) {
-			struct pa_site *s = &pa->sites[i];
-			if (s->addr != at || s->state == PA_FREE)
+			struct pa_site *s = &h->sites[i];
+			uint32_t state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+			if (s->addr != at || state == PA_FREE)
 				continue;
-			if (s->state == PA_REMOVED) {
+			if (state == PA_REMOVED) {
 				/* Its int3 was taken just before it went: run the original. */
 				uint8_t b;
 				if (peek(at, &b, 1) == 0 && b != 0xcc) {
 					uc->uc_mcontext.gregs[REG_RIP] = (greg_t)at;
+					trap_leave(h);
 					return;
 				}
 				continue;
 			}
+			/* Read once: a record taken again for a new placement gets
+			 * its new resume only when the new slot's code is in. */
+			uint64_t resume = __atomic_load_n(&s->resume, __ATOMIC_ACQUIRE);
 			const greg_t *g = uc->uc_mcontext.gregs;
 			uint64_t regs[PA_NREGS] = {
 				[PA_R15] = (uint64_t)g[REG_R15], [PA_R14] = (uint64_t)g[REG_R14],
@@ -704,9 +745,11 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 				[PA_RAX] = (uint64_t)g[REG_RAX], [PA_FLAGS] = (uint64_t)g[REG_EFL],
 			};
 			pa_hit(i, (uint64_t *)g[REG_RSP], regs);
-			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(s->slot_addr + s->displaced_off);
+			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)resume;
+			trap_leave(h);
 			return;
 		}
+		trap_leave(h);
 	}
 	chain(sig, si, ucv);
 }
@@ -809,6 +852,9 @@ static int start(int area_fd, int pipe_fd)
 			return -errno;
 		trap_installed = 1;
 	}
+	struct sigaction cur;
+	if (sigaction(SIGTRAP, NULL, &cur) == 0)
+		pa->restorer = (uint64_t)cur.sa_restorer;
 	alive_fd = pipe_fd;
 	sigset_t all, old;
 	sigfillset(&all);

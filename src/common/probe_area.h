@@ -37,7 +37,11 @@ enum pa_kind {
 	PA_KIND_CALL  = 2, /* count, the caller, and the time to the return (func probes) */
 	PA_KIND_VAR   = 3, /* count, and the statistics of the value var.prog computes (var probes); any
 	                    * site runs its var program (when var.nprog) and the chain of var.next first */
+	PA_KIND_LOAD  = 4, /* the dynamic linker's r_brk (hdr.r_brk): at each RT_CONSISTENT the agent adds
+	                    * one to hdr.loads and the thread waits, PA_LOAD_WAIT_MS at most, until sonde
+	                    * has placed the probes pending on a library (hdr.loads_seen) */
 };
+#define PA_LOAD_WAIT_MS 5000
 
 /* How the site reaches its handler. */
 enum pa_mode {
@@ -169,6 +173,9 @@ struct pa_hdr {
 	 * (its id; 0 free; trapping_full counts those that found no room);
 	 * after it, the thread is at the restorer (sigreturn's code, libc's). */
 	uint64_t restorer;
+	uint64_t r_brk;                  /* the dynamic linker's _r_debug.r_brk (0: unknown) */
+	uint32_t loads;                  /* RT_CONSISTENT hits of a PA_KIND_LOAD site */
+	uint32_t loads_seen;             /* sonde's: the loads it has placed pending probes for (a futex) */
 	uint32_t trapping[PA_TRAPPING];
 	uint32_t trapping_full;
 	uint32_t pad_trap;

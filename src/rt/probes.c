@@ -27,6 +27,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
@@ -354,6 +355,29 @@ static int cond_true(uint32_t cc, uint64_t fl, uint64_t rcx)
 	return (cc & 1) ? !t : t;
 }
 
+static void futex_wait_ms(uint32_t *w, uint32_t val, int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	syscall(SYS_futex, w, FUTEX_WAIT, val, &ts, NULL, 0);
+}
+
+/* The dynamic linker's r_brk: a library came or went.  Once its link map
+ * is consistent, this thread (the one in dlopen or dlclose, before the
+ * library's constructors) waits until sonde has looked for the probes
+ * pending on it (bounded, and not when sonde is gone). */
+static void load_hit(void)
+{
+	if (__atomic_load_n(&_r_debug.r_state, __ATOMIC_ACQUIRE) != RT_CONSISTENT)
+		return;
+	uint32_t n = __atomic_add_fetch(&pa->loads, 1, __ATOMIC_SEQ_CST);
+	for (int waited = 0; waited < PA_LOAD_WAIT_MS && __atomic_load_n(&running, __ATOMIC_ACQUIRE); waited += 10) {
+		uint32_t seen = __atomic_load_n(&pa->loads_seen, __ATOMIC_ACQUIRE);
+		if ((int32_t)(seen - n) >= 0)
+			return;
+		futex_wait_ms(&pa->loads_seen, seen, 10);
+	}
+}
+
 RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs)
 {
 	struct pa_site *s = &pa->sites[idx];
@@ -371,6 +395,8 @@ RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs)
 		var_hit(o, regs, (uint64_t)sp);
 		nx = __atomic_load_n(&o->var.next, __ATOMIC_ACQUIRE);
 	}
+	if (s->kind == PA_KIND_LOAD)
+		load_hit();
 	if (s->kind != PA_KIND_CALL)
 		return;
 	uint64_t ret = *sp;
@@ -634,6 +660,16 @@ static int op_remove(struct pa_site *s)
 	if (s->state != PA_ACTIVE && s->state != PA_PREPARED)
 		return 0;
 	static const uint8_t bp = 0xcc;
+	/* Only bytes of ours go back: a library that was unloaded (dlclose)
+	 * took the site with it, and something else may be mapped there now. */
+	uint8_t cur[5], want[5] = { 0xe9 };
+	int32_t rel = (int32_t)(s->slot_addr - (s->addr + 5));
+	memcpy(want + 1, &rel, 4);
+	size_t k = s->mode == PA_MODE_JMP ? 5 : 1;
+	if (peek(s->addr, cur, k) || (s->mode == PA_MODE_JMP ? memcmp(cur, want, 5) && cur[0] != 0xcc : cur[0] != 0xcc)) {
+		__atomic_store_n(&s->state, PA_REMOVED, __ATOMIC_RELEASE);
+		return 0;
+	}
 	if (s->mode == PA_MODE_JMP) {
 		poke(s->addr, &bp, 1);
 		sync_cores();
@@ -855,6 +891,7 @@ static int start(int area_fd, int pipe_fd)
 	struct sigaction cur;
 	if (sigaction(SIGTRAP, NULL, &cur) == 0)
 		pa->restorer = (uint64_t)cur.sa_restorer;
+	pa->r_brk = (uint64_t)_r_debug.r_brk;
 	alive_fd = pipe_fd;
 	sigset_t all, old;
 	sigfillset(&all);

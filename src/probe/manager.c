@@ -118,7 +118,7 @@ int manager_retry_pending(struct engine *e)
 			p->pending = 0;
 			placed++;
 			if (e->placed_later)
-				e->placed_later(p);
+				e->placed_later(p, "a library that has it was loaded");
 			continue;
 		}
 		if (p->ops->free)

@@ -936,6 +936,13 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 		e->detached = !agent_be_gone(&be); /* it runs on, every site removed */
 	e->t.gone = be.gone;
 	e->t.status = be.status;
+	if (be.gone && !be.launched) {
+		/* not sonde's child: what its exit() said, through the agent */
+		if (__atomic_load_n(&be.pa->exited, __ATOMIC_ACQUIRE))
+			e->t.status = (__atomic_load_n(&be.pa->exit_code, __ATOMIC_RELAXED) & 0xff) << 8;
+		else
+			e->t.status_unknown = 1;
+	}
 	calibrate();
 	for (int i = 0; i < e->nprobes; i++)
 		collect(e->probes[i]);

@@ -855,6 +855,17 @@ static void *server(void *arg)
 	return NULL;
 }
 
+/* The program's exit status, for sonde when it attached (the program is
+ * not its child: waitpid cannot tell it). */
+static void on_program_exit(int status, void *arg)
+{
+	(void)arg;
+	if (pa && (pid_t)syscall(SYS_getpid) == self_pid) {
+		__atomic_store_n(&pa->exit_code, status, __ATOMIC_RELAXED);
+		__atomic_store_n(&pa->exited, 1, __ATOMIC_RELEASE);
+	}
+}
+
 /* Maps the area of fd, installs the SIGTRAP handler and starts the server.
  * 0 or -errno. */
 static int start(int area_fd, int pipe_fd, int rejoin)
@@ -904,6 +915,9 @@ static int start(int area_fd, int pipe_fd, int rejoin)
 	if (sigaction(SIGTRAP, NULL, &cur) == 0)
 		pa->restorer = (uint64_t)cur.sa_restorer;
 	pa->r_brk = (uint64_t)_r_debug.r_brk;
+	static int exit_hooked;
+	if (!exit_hooked && on_exit(on_program_exit, NULL) == 0)
+		exit_hooked = 1;
 	alive_fd = pipe_fd;
 	sigset_t all, old;
 	sigfillset(&all);

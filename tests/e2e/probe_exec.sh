@@ -36,6 +36,26 @@ check "sh -c exec: sonde exits 0, output unchanged" sh -c "[ $rc -eq 0 ] && cmp 
 check "sh -c exec: pending in the shell, then 1000 and 3000 calls" jq_py sh.json \
 	"p=d['probes']; assert [(q['state'], q.get('calls')) for q in p] == [('exec', None), ('exec', 1000), ('active', 3000)] and p[0]['where'].startswith('pending: '), p"
 
+# --- attached to a shell that then execs the program: followed the same
+# way; the exit status, though the process is not sonde's child, is what the
+# program's exit() said (4)
+sh -c 'while [ ! -e go.att ]; do sleep 0.01; done; exec ./exec_self 1000 3000' > att.out &
+runner=$!
+"$SONDE" probe --pending -p "$runner" --format=json -o att.json -e func:work 2> att.err &
+sonde_pid=$!
+for _ in $(seq 500); do grep -q '^sonde: probes in process' att.err && break; sleep 0.02; done
+touch go.att
+wait "$runner"
+prc=$?
+wait "$sonde_pid"
+rc=$?
+check "attach, sh then exec: sonde exits 0, the program 4, output unchanged" \
+	sh -c "[ $rc -eq 0 ] && [ $prc -eq 4 ] && cmp -s plain.out att.out"
+check "attach, sh then exec: pending in the shell, then 1000 and 3000 calls" jq_py att.json \
+	"p=d['probes']; assert [(q['state'], q.get('calls')) for q in p] == [('exec', None), ('exec', 1000), ('active', 3000)], p"
+check "attach: the exit status the program's exit() gave (4)" jq_py att.json \
+	"t=d['target']; assert t['launched'] is False and t['exit_status'] == 4 and t['state'] == 'exited with status 4', t"
+
 # --- an exec of a static program: not followed, left as without sonde
 if gcc -O2 -static -o print_env "$PROGS/print_env.c" 2>/dev/null; then
 	env -i PATH=/usr/bin:/bin A=1 sh -c './exec_self 10 20 > /dev/null; exec ./print_env' > env.plain

@@ -14,6 +14,13 @@
 
 #include "common/probe_area.h"
 
+/* A slot the agent was given code for: [lo, hi), going on at back (0:
+ * never), reached by a jump (jmp) or from the SIGTRAP handler. */
+struct agent_slot {
+	uint64_t lo, hi, back;
+	int jmp;
+};
+
 struct agent_be {
 	pid_t pid;
 	int launched;
@@ -26,6 +33,9 @@ struct agent_be {
 	int threads_stopped;    /* every thread but the agent's is stopped: a jump may cover several instructions */
 	pid_t *stopped;         /* those threads */
 	int nstopped;
+	struct agent_slot *slots; /* every slot of the session */
+	int nslots;
+	int slots_lost;         /* one could not be kept (out of memory) */
 	int may_hold;           /* a jump over several instructions may stop the threads now (agent_be_hold) */
 	int status;             /* wait status of a launched program that ended */
 	int gone;
@@ -60,6 +70,9 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 int agent_be_unref(struct agent_be *b, int idx, char *err, size_t n);
 /* Code of the target with our sites shown as the original bytes. */
 int agent_be_read_code(struct agent_be *b, uint64_t addr, void *buf, size_t n);
+/* The program exec'd and its agent waits in the new image: forget the old
+ * image's sites, read the new one's memory.  0, or -1 with err. */
+int agent_be_exec_reset(struct agent_be *b, char *err, size_t n);
 /* Ends the session: every site removed, the pipe closed; the agent stays
  * loaded, inert. */
 void agent_be_end(struct agent_be *b);

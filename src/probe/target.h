@@ -24,6 +24,7 @@ struct target {
 	int nthr, cap;
 	int gone;           /* the process has exited */
 	int status;         /* its wait status */
+	int status_unknown; /* gone, its status not seen (an attached process that did not call exit) */
 	uint64_t entry;     /* AT_ENTRY */
 };
 

@@ -25,8 +25,10 @@
 #include "rt/got.h"
 #include "rt/rt.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
@@ -50,6 +52,7 @@ struct shadow { uint32_t n, pad; struct sframe f[SHADOW_MAX]; };
 static struct pa_hdr *pa;
 static uint32_t pa_n;
 static int mem_fd = -1, alive_fd = -1;
+static int area_keep = -1;      /* the session's area (close-on-exec), for an exec that keeps it */
 static int sync_core_ok;
 static pid_t self_pid;
 static struct sigaction old_trap;
@@ -63,6 +66,7 @@ static __thread struct shadow *sh_tls __attribute__((tls_model("initial-exec")))
 
 RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs);
 RT_HIDDEN uint64_t pa_exit(uint64_t sp_after);
+static void exec_follow(void);
 extern char pa_exit_stub[] RT_HIDDEN;
 
 /* The return of a probed function lands here: the real return address is
@@ -354,6 +358,29 @@ static int cond_true(uint32_t cc, uint64_t fl, uint64_t rcx)
 	return (cc & 1) ? !t : t;
 }
 
+static void futex_wait_ms(uint32_t *w, uint32_t val, int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	syscall(SYS_futex, w, FUTEX_WAIT, val, &ts, NULL, 0);
+}
+
+/* The dynamic linker's r_brk: a library came or went.  Once its link map
+ * is consistent, this thread (the one in dlopen or dlclose, before the
+ * library's constructors) waits until sonde has looked for the probes
+ * pending on it (bounded, and not when sonde is gone). */
+static void load_hit(void)
+{
+	if (__atomic_load_n(&_r_debug.r_state, __ATOMIC_ACQUIRE) != RT_CONSISTENT)
+		return;
+	uint32_t n = __atomic_add_fetch(&pa->loads, 1, __ATOMIC_SEQ_CST);
+	for (int waited = 0; waited < PA_LOAD_WAIT_MS && __atomic_load_n(&running, __ATOMIC_ACQUIRE); waited += 10) {
+		uint32_t seen = __atomic_load_n(&pa->loads_seen, __ATOMIC_ACQUIRE);
+		if ((int32_t)(seen - n) >= 0)
+			return;
+		futex_wait_ms(&pa->loads_seen, seen, 10);
+	}
+}
+
 RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs)
 {
 	struct pa_site *s = &pa->sites[idx];
@@ -371,6 +398,8 @@ RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs)
 		var_hit(o, regs, (uint64_t)sp);
 		nx = __atomic_load_n(&o->var.next, __ATOMIC_ACQUIRE);
 	}
+	if (s->kind == PA_KIND_LOAD)
+		load_hit();
 	if (s->kind != PA_KIND_CALL)
 		return;
 	uint64_t ret = *sp;
@@ -608,7 +637,8 @@ static int op_place(struct pa_site *s)
 		return fail(-EILSEQ, "the code at 0x%llx is not what sonde read (changed, or probed by another tool)",
 		            s->addr);
 	memcpy((void *)s->slot_addr, s->code, s->code_len);
-	s->state = PA_PREPARED; /* the SIGTRAP handler takes its int3 from now on */
+	__atomic_store_n(&s->resume, s->slot_addr + s->displaced_off, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->state, PA_PREPARED, __ATOMIC_RELEASE); /* the SIGTRAP handler takes its int3 from now on */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	sync_cores();
 	static const uint8_t bp = 0xcc;
@@ -624,7 +654,7 @@ static int op_place(struct pa_site *s)
 		poke(s->addr, j, 1);
 		sync_cores();
 	}
-	s->state = PA_ACTIVE;
+	__atomic_store_n(&s->state, PA_ACTIVE, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -633,6 +663,16 @@ static int op_remove(struct pa_site *s)
 	if (s->state != PA_ACTIVE && s->state != PA_PREPARED)
 		return 0;
 	static const uint8_t bp = 0xcc;
+	/* Only bytes of ours go back: a library that was unloaded (dlclose)
+	 * took the site with it, and something else may be mapped there now. */
+	uint8_t cur[5], want[5] = { 0xe9 };
+	int32_t rel = (int32_t)(s->slot_addr - (s->addr + 5));
+	memcpy(want + 1, &rel, 4);
+	size_t k = s->mode == PA_MODE_JMP ? 5 : 1;
+	if (peek(s->addr, cur, k) || (s->mode == PA_MODE_JMP ? memcmp(cur, want, 5) && cur[0] != 0xcc : cur[0] != 0xcc)) {
+		__atomic_store_n(&s->state, PA_REMOVED, __ATOMIC_RELEASE);
+		return 0;
+	}
 	if (s->mode == PA_MODE_JMP) {
 		poke(s->addr, &bp, 1);
 		sync_cores();
@@ -642,7 +682,7 @@ static int op_remove(struct pa_site *s)
 	poke(s->addr, s->orig, 1);
 	sync_cores();
 	/* The slot stays: a thread may still be running its displaced code. */
-	s->state = PA_REMOVED;
+	__atomic_store_n(&s->state, PA_REMOVED, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -674,24 +714,64 @@ static void chain(int sig, siginfo_t *si, void *uc)
 	raise(SIGTRAP);
 }
 
+/* This thread's entry in pa->trapping[] while the handler runs (see
+ * probe_area.h): sonde then knows it may resume in a slot of ours. */
+static __thread uint32_t trap_slot __attribute__((tls_model("initial-exec")));
+static __thread uint32_t trap_tid __attribute__((tls_model("initial-exec")));
+static __thread int trap_nest __attribute__((tls_model("initial-exec")));
+
+static void trap_enter(struct pa_hdr *h)
+{
+	if (trap_nest++)
+		return;
+	if (!trap_tid)
+		trap_tid = (uint32_t)syscall(SYS_gettid);
+	trap_slot = 0;
+	for (uint32_t k = 0; k < PA_TRAPPING; k++) {
+		uint32_t i = (trap_tid + k) % PA_TRAPPING, z = 0;
+		if (__atomic_compare_exchange_n(&h->trapping[i], &z, trap_tid, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+			trap_slot = i + 1;
+			return;
+		}
+	}
+	__atomic_fetch_add(&h->trapping_full, 1, __ATOMIC_SEQ_CST);
+}
+
+static void trap_leave(struct pa_hdr *h)
+{
+	if (--trap_nest)
+		return;
+	if (trap_slot)
+		__atomic_store_n(&h->trapping[trap_slot - 1], 0, __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_sub(&h->trapping_full, 1, __ATOMIC_RELEASE);
+}
+
 static void on_trap(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
 	uint64_t at = (uint64_t)uc->uc_mcontext.gregs[REG_RIP] - 1;
-	if (pa && si->si_code == SI_KERNEL) {
+	struct pa_hdr *h = pa;
+	if (h && si->si_code == SI_KERNEL) {
+		trap_enter(h);
 		for (uint32_t i = 0; i < pa_n; i++) {
-			struct pa_site *s = &pa->sites[i];
-			if (s->addr != at || s->state == PA_FREE)
+			struct pa_site *s = &h->sites[i];
+			uint32_t state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+			if (s->addr != at || state == PA_FREE)
 				continue;
-			if (s->state == PA_REMOVED) {
+			if (state == PA_REMOVED) {
 				/* Its int3 was taken just before it went: run the original. */
 				uint8_t b;
 				if (peek(at, &b, 1) == 0 && b != 0xcc) {
 					uc->uc_mcontext.gregs[REG_RIP] = (greg_t)at;
+					trap_leave(h);
 					return;
 				}
 				continue;
 			}
+			/* Read once: a record taken again for a new placement gets
+			 * its new resume only when the new slot's code is in. */
+			uint64_t resume = __atomic_load_n(&s->resume, __ATOMIC_ACQUIRE);
 			const greg_t *g = uc->uc_mcontext.gregs;
 			uint64_t regs[PA_NREGS] = {
 				[PA_R15] = (uint64_t)g[REG_R15], [PA_R14] = (uint64_t)g[REG_R14],
@@ -704,9 +784,11 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 				[PA_RAX] = (uint64_t)g[REG_RAX], [PA_FLAGS] = (uint64_t)g[REG_EFL],
 			};
 			pa_hit(i, (uint64_t *)g[REG_RSP], regs);
-			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(s->slot_addr + s->displaced_off);
+			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)resume;
+			trap_leave(h);
 			return;
 		}
+		trap_leave(h);
 	}
 	chain(sig, si, ucv);
 }
@@ -763,6 +845,8 @@ static void *server(void *arg)
 	remove_all();
 	__atomic_store_n(&pa->go, 1, __ATOMIC_RELEASE);
 	futex_wake(&pa->go);
+	__atomic_store_n(&pa->exec_go, __atomic_load_n(&pa->execs, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
+	futex_wake(&pa->exec_go);
 	close(alive_fd);
 	alive_fd = -1;
 	pthread_mutex_lock(&start_lock);
@@ -771,9 +855,20 @@ static void *server(void *arg)
 	return NULL;
 }
 
+/* The program's exit status, for sonde when it attached (the program is
+ * not its child: waitpid cannot tell it). */
+static void on_program_exit(int status, void *arg)
+{
+	(void)arg;
+	if (pa && (pid_t)syscall(SYS_getpid) == self_pid) {
+		__atomic_store_n(&pa->exit_code, status, __ATOMIC_RELAXED);
+		__atomic_store_n(&pa->exited, 1, __ATOMIC_RELEASE);
+	}
+}
+
 /* Maps the area of fd, installs the SIGTRAP handler and starts the server.
  * 0 or -errno. */
-static int start(int area_fd, int pipe_fd)
+static int start(int area_fd, int pipe_fd, int rejoin)
 {
 	struct pa_hdr h;
 	if (pread(area_fd, &h, sizeof h, 0) != (ssize_t)sizeof h || h.magic != PA_MAGIC || h.version != PA_VERSION ||
@@ -801,6 +896,13 @@ static int start(int area_fd, int pipe_fd)
 		forked_hook = 1;
 	pa = m;
 	pa_n = h.nsites;
+	if (rejoin) /* the sites were the old image's: nothing of them is here */
+		for (uint32_t i = 0; i < pa_n; i++)
+			if (pa->sites[i].state != PA_FREE)
+				__atomic_store_n(&pa->sites[i].state, PA_REMOVED, __ATOMIC_RELEASE);
+	if (area_keep >= 0)
+		close(area_keep);
+	area_keep = fcntl(area_fd, F_DUPFD_CLOEXEC, 900);
 	pa->hit_fn = (uint64_t)pa_hit;
 	if (!trap_installed) {
 		struct sigaction sa = { .sa_sigaction = on_trap, .sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER };
@@ -809,6 +911,13 @@ static int start(int area_fd, int pipe_fd)
 			return -errno;
 		trap_installed = 1;
 	}
+	struct sigaction cur;
+	if (sigaction(SIGTRAP, NULL, &cur) == 0)
+		pa->restorer = (uint64_t)cur.sa_restorer;
+	pa->r_brk = (uint64_t)_r_debug.r_brk;
+	static int exit_hooked;
+	if (!exit_hooked && on_exit(on_program_exit, NULL) == 0)
+		exit_hooked = 1;
 	alive_fd = pipe_fd;
 	int rc = rt_thread_start(server, NULL, 256 * 1024);
 	if (rc)
@@ -831,10 +940,11 @@ RT_EXPORT int sonde_probe_agent_start(const char *area, const char *alive)
 		const struct rt_got_sym *syms;
 		int nsyms = rt_unwind_wrappers(&syms);
 		rt_got_add(RT_GOT_UNWIND, syms, nsyms);
+		exec_follow();
 		rt_got_redirect();
 		int a = open(area, O_RDWR | O_CLOEXEC);
 		int p = open(alive, O_RDONLY | O_CLOEXEC);
-		rc = a < 0 || p < 0 ? -errno : start(a, p);
+		rc = a < 0 || p < 0 ? -errno : start(a, p, 0);
 		if (a >= 0)
 			close(a);
 		if (rc && p >= 0)
@@ -842,6 +952,72 @@ RT_EXPORT int sonde_probe_agent_start(const char *area, const char *alive)
 	}
 	pthread_mutex_unlock(&start_lock);
 	return rc;
+}
+
+/* The exec functions go through probe_exec.c (before rt_got_redirect). */
+static void exec_follow(void)
+{
+	static int added;
+	if (added)
+		return;
+	const struct rt_got_sym *syms;
+	int n = rt_exec_wrappers(&syms);
+	rt_got_add(RT_GOT_EXEC, syms, n);
+	added = 1;
+}
+
+RT_HIDDEN int rt_probes_exec_env(char *const *envp, char ***out, int fds[2])
+{
+	if (!__atomic_load_n(&running, __ATOMIC_ACQUIRE) || !pa || area_keep < 0 || alive_fd < 0 ||
+	    (pid_t)syscall(SYS_getpid) != self_pid)
+		return -1; /* no session here, or a child (vfork) */
+	Dl_info di;
+	if (!dladdr((void *)rt_probes_exec_env, &di) || !di.dli_fname)
+		return -1;
+	size_t n = 0;
+	while (envp && envp[n])
+		n++;
+	char **env = calloc(n + 5, sizeof *env);
+	char *pre = NULL, *fa = NULL, *fp = NULL;
+	fds[0] = fcntl(area_keep, F_DUPFD, 900);
+	fds[1] = fcntl(alive_fd, F_DUPFD, 900);
+	const char *old = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(envp[i], "LD_PRELOAD=", 11))
+			old = envp[i] + 11;
+	if (!env || fds[0] < 0 || fds[1] < 0 ||
+	    asprintf(&pre, "LD_PRELOAD=%s%s%s", di.dli_fname, old && *old ? ":" : "", old ? old : "") < 0 ||
+	    asprintf(&fa, "SONDE_PROBE_FD=%d", fds[0]) < 0 || asprintf(&fp, "SONDE_PROBE_ALIVE_FD=%d", fds[1]) < 0) {
+		free(pre);
+		free(fa);
+		rt_probes_exec_undo(env, fds);
+		return -1;
+	}
+	size_t k = 0;
+	env[k++] = pre;
+	env[k++] = fa;
+	env[k++] = fp;
+	env[k++] = (char *)"SONDE_PROBE_EXEC=1";
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(envp[i], "LD_PRELOAD=", 11) && strncmp(envp[i], "SONDE_PROBE_", 12))
+			env[k++] = envp[i];
+	env[k] = NULL;
+	*out = env;
+	return 0;
+}
+
+RT_HIDDEN void rt_probes_exec_undo(char **env, int fds[2])
+{
+	if (env) {
+		free(env[0]);
+		free(env[1]);
+		free(env[2]);
+		free(env);
+	}
+	if (fds[0] >= 0)
+		close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
 }
 
 /* LD_PRELOAD's libsonde-rt.so goes, so that the programs this one starts do
@@ -883,19 +1059,34 @@ __attribute__((constructor(102))) static void probes_ctor(void)
 	if (!a || !p)
 		return;
 	int afd = atoi(a), pfd = atoi(p);
+	int rejoin = getenv("SONDE_PROBE_EXEC") != NULL;
 	unsetenv("SONDE_PROBE_FD");
 	unsetenv("SONDE_PROBE_ALIVE_FD");
+	unsetenv("SONDE_PROBE_EXEC");
 	strip_preload();
 	/* The pipe moves out of the program's way, closed on exec. */
 	int hi = fcntl(pfd, F_DUPFD_CLOEXEC, 900);
 	close(pfd);
 	pthread_mutex_lock(&start_lock);
-	int rc = hi < 0 ? -EBADF : start(afd, hi);
+	int rc = hi < 0 ? -EBADF : start(afd, hi, rejoin);
+	if (!rc) {
+		exec_follow();
+		rt_got_redirect();
+	}
 	pthread_mutex_unlock(&start_lock);
 	close(afd);
 	if (rc) {
 		if (hi >= 0)
 			close(hi);
+		return;
+	}
+	if (rejoin) {
+		/* An exec of the probed program: sonde places the probes again in
+		 * this image (or is gone: the server lets us go). */
+		uint32_t n = __atomic_add_fetch(&pa->execs, 1, __ATOMIC_SEQ_CST);
+		uint32_t g;
+		while ((int32_t)((g = __atomic_load_n(&pa->exec_go, __ATOMIC_ACQUIRE)) - n) < 0)
+			syscall(SYS_futex, &pa->exec_go, FUTEX_WAIT, g, NULL, NULL, 0);
 		return;
 	}
 	while (!__atomic_load_n(&pa->go, __ATOMIC_ACQUIRE))

@@ -28,6 +28,16 @@ record_attached() {
 	sp=$!
 	wait_for "$name.err" "recording process $pid"
 }
+# probe_attached PID ERR [OPTIONS...]: `sonde probe OPTIONS -p PID` in the
+# background (its pid in sonde_pid, its stderr in ERR); returns once it says
+# its probes are in (or after 10 s: the checks that follow say what failed).
+probe_attached() {
+	local p=$1 err=$2
+	shift 2
+	"$SONDE" probe -p "$p" "$@" 2> "$err" &
+	sonde_pid=$!
+	for _ in $(seq 500); do grep -q '^sonde: probes in process' "$err" && break; sleep 0.02; done
+}
 # run_plain NAME [N]: the program's run without sonde, phase 1 then the
 # rest, in NAME.out.
 run_plain() {

@@ -50,9 +50,7 @@ attach_run() { # tag specs...
 	runner=$!
 	for _ in $(seq 200); do grep -q '^ready' "$tag.out" 2>/dev/null && break; sleep 0.02; done
 	pid=$(awk '$1 == "ready" {print $2}' "$tag.out")
-	"$SONDE" probe -p "$pid" --format=json -o "$tag.json" "$@" 2> "$tag.err" &
-	sonde_pid=$!
-	for _ in $(seq 500); do grep -q '^sonde: probes in process' "$tag.err" && break; sleep 0.02; done
+	probe_attached "$pid" "$tag.err" --format=json -o "$tag.json" "$@"
 }
 attach_run att -e func:work -e func:spin
 touch go.att

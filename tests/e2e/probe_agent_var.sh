@@ -84,9 +84,7 @@ for cc in gcc clang; do
 	runner=$!
 	for _ in $(seq 200); do grep -q '^ready' a.$cc.out 2>/dev/null && break; sleep 0.02; done
 	pid=$(awk '$1 == "ready" {print $2}' a.$cc.out)
-	"$SONDE" probe -p "$pid" --format=json -o att.$cc.json -e var:step:x -e "var:probe_agent_var.c:$MEM:mem" 2> att.$cc.err &
-	sonde_pid=$!
-	for _ in $(seq 500); do grep -q '^sonde: probes in process' att.$cc.err && break; sleep 0.02; done
+	probe_attached "$pid" att.$cc.err --format=json -o att.$cc.json -e var:step:x -e "var:probe_agent_var.c:$MEM:mem"
 	touch go.a.$cc
 	wait "$sonde_pid"
 	wait "$runner"
@@ -122,9 +120,7 @@ for r in 1 2 3 4 5; do
 	runner=$!
 	for _ in $(seq 200); do grep -q '^ready' "k$r.out" 2>/dev/null && break; sleep 0.02; done
 	pid=$(awk '$1 == "ready" {print $2}' "k$r.out")
-	"$SONDE" probe -p "$pid" -o /dev/null "${kspecs[@]}" 2> "k$r.err" &
-	sonde_pid=$!
-	for _ in $(seq 500); do grep -q '^sonde: probes in process' "k$r.err" && break; sleep 0.02; done
+	probe_attached "$pid" "k$r.err" -o /dev/null "${kspecs[@]}"
 	sigkill_attached "$r" "k$r" 0.$((r * 2)) plain_k.out
 	# launched: the program is sonde's child; its status goes through a shell around it
 	"$SONDE" probe -o /dev/null "${kspecs[@]}" -- $pv 4 3000000 > "kl$r.out" 2> "kl$r.err" &

@@ -9,6 +9,7 @@
 # (tests/progs/exec_self.c prints how many times each image called work).
 # test-timeout: 300
 source "$ROOT/tests/lib.sh"
+source "$ROOT/tests/attach_lib.sh"
 
 gcc -O2 -g -o exec_self "$PROGS/exec_self.c" || { notok build "gcc failed"; exit 0; }
 ./exec_self 1000 3000 > plain.out
@@ -41,9 +42,7 @@ check "sh -c exec: pending in the shell, then 1000 and 3000 calls" jq_py sh.json
 # program's exit() said (4)
 sh -c 'while [ ! -e go.att ]; do sleep 0.01; done; exec ./exec_self 1000 3000' > att.out &
 runner=$!
-"$SONDE" probe --pending -p "$runner" --format=json -o att.json -e func:work 2> att.err &
-sonde_pid=$!
-for _ in $(seq 500); do grep -q '^sonde: probes in process' att.err && break; sleep 0.02; done
+probe_attached "$runner" att.err --pending --format=json -o att.json -e func:work
 touch go.att
 wait "$runner"
 prc=$?

@@ -7,6 +7,7 @@
 # prints how many times pend_work ran, its library's constructor included).
 # test-timeout: 300
 source "$ROOT/tests/lib.sh"
+source "$ROOT/tests/attach_lib.sh"
 
 gcc -O2 -g -fPIC -shared -o libpend.so "$PROGS/pend_lib.c" || { notok build "gcc failed (library)"; exit 0; }
 gcc -O2 -g -o pend_main "$PROGS/pend_main.c" -ldl || { notok build "gcc failed (program)"; exit 0; }
@@ -48,9 +49,7 @@ rm -f go.a
 ./pend_main ./libpend.so 5000 go.a > a.out &
 runner=$!
 for _ in $(seq 500); do grep -q '^ready' a.out 2>/dev/null && break; sleep 0.02; done
-"$SONDE" probe --pending -p "$runner" --format=json -o a.json -e func:pend_work 2> a.err &
-sonde_pid=$!
-for _ in $(seq 500); do grep -q '^sonde: probes in process' a.err && break; sleep 0.02; done
+probe_attached "$runner" a.err --pending --format=json -o a.json -e func:pend_work
 touch go.a
 wait "$runner"
 prc=$?
@@ -73,9 +72,7 @@ rm -f go.k
 ./pend_main ./libpend.so 5000 go.k > k.out &
 runner=$!
 for _ in $(seq 500); do grep -q '^ready' k.out 2>/dev/null && break; sleep 0.02; done
-"$SONDE" probe --pending -p "$runner" -e func:pend_work 2> k.err &
-sonde_pid=$!
-for _ in $(seq 500); do grep -q '^sonde: probes in process' k.err && break; sleep 0.02; done
+probe_attached "$runner" k.err --pending -e func:pend_work
 kill -9 "$sonde_pid"
 wait "$sonde_pid" 2>/dev/null
 sleep 0.2

@@ -225,7 +225,7 @@ int cmd_probe(struct cli_opts *o)
 	int agent_can = !o->record_probe && !o->plugin && !(o->engine && !strcmp(o->engine, "ptrace")) &&
 	                agent_runs_all(spec_of, ns, o->pid, o->argc ? o->argv[0] : NULL, why, sizeof why);
 	if (o->engine && !strcmp(o->engine, "agent") && !agent_can)
-		cli_die(EXIT_USAGE, "--engine=agent runs func, line and var probes, without --record or --plugin "
+		cli_die(EXIT_USAGE, "--engine=agent runs func, line, branch, var and time probes, without --record or --plugin "
 		        "(use --engine=ptrace)%s%s", why[0] ? ": " : "", why);
 	if (why[0] && !agent_can)
 		cli_warn("%s: every probe runs on the ptrace engine", why);

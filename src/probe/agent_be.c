@@ -492,11 +492,12 @@ static int build_place(struct agent_be *b, uint32_t idx, int allow_jmp, const ui
 	return 0;
 }
 
-/* A var probe at the address of site host: a record of its own, never
- * placed, that the host's hits run (the end of host's var.next chain). */
-static int var_chain(struct agent_be *b, uint32_t host, char *why_int3, size_t wn, char *err, size_t n)
+/* A var or time probe at the address of site host: a record of its own,
+ * never placed, that the host's hits run (the end of host's var.next chain). */
+static int var_chain(struct agent_be *b, uint32_t host, uint32_t kind, char *why_int3, size_t wn, char *err,
+                     size_t n)
 {
-	if (b->nused >= b->pa->nsites || !b->next_var) {
+	if (b->nused >= b->pa->nsites || (kind == PA_KIND_VAR ? !b->next_var : !b->next_time)) {
 		snprintf(err, n, "too many probe sites (at most %d)", PA_MAX_SITES);
 		return -1;
 	}
@@ -504,9 +505,12 @@ static int var_chain(struct agent_be *b, uint32_t host, char *why_int3, size_t w
 	struct pa_site *s = &b->pa->sites[idx], *h = &b->pa->sites[host];
 	memset(s, 0, sizeof *s);
 	s->addr = h->addr;
-	s->kind = PA_KIND_VAR;
+	s->kind = kind;
 	s->mode = h->mode;
-	s->var = *b->next_var;
+	if (kind == PA_KIND_VAR)
+		s->var = *b->next_var;
+	else
+		s->time = *b->next_time;
 	s->var.next = 0;
 	uint32_t last = host;
 	for (int guard = 0; b->pa->sites[last].var.next && guard < PA_MAX_SITES; guard++)
@@ -525,8 +529,8 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 	for (uint32_t i = 0; i < b->nused; i++) {
 		struct pa_site *s = &b->pa->sites[i];
 		if (s->addr == addr && s->state == PA_ACTIVE) {
-			if (kind == PA_KIND_VAR)
-				return var_chain(b, i, why_int3, wn, err, n);
+			if (kind == PA_KIND_VAR || kind == PA_KIND_TIME)
+				return var_chain(b, i, kind, why_int3, wn, err, n);
 			if (kind == PA_KIND_CALL)
 				__atomic_store_n(&s->kind, PA_KIND_CALL, __ATOMIC_RELEASE);
 			if (why_int3 && wn && s->mode == PA_MODE_INT3)
@@ -570,9 +574,15 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 		memset(s, 0, sizeof *s);
 	}
 	s->addr = addr;
-	s->kind = kind;
+	s->kind = kind == PA_KIND_TIME ? PA_KIND_COUNT : kind;
+	/* A record taken again does only what this probe asks. */
+	s->var.nprog = 0;
+	s->var.next = 0;
+	memset(&s->time, 0, sizeof s->time);
 	if (kind == PA_KIND_VAR && b->next_var)
 		s->var = *b->next_var;
+	if (kind == PA_KIND_TIME && b->next_time)
+		s->time = *b->next_time;
 	int rc = build_place(b, idx, 1, fnb, fn, fn_size, why_int3, wn, err, n);
 	free(fnb);
 	if (rc) {

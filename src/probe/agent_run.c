@@ -54,11 +54,19 @@ struct adata {
 	struct call_stats cs;   /* func: filled at the end */
 	void *vdata;            /* var: kind_var.c's statistics (its p->data), filled at the end */
 	void *ldata;            /* branch: kind_line.c's counts (its p->data) */
+	void *tdata;            /* time: kind_time.c's numbers (its p->data), filled by collect */
+	struct probe *tprev;    /* time: the time probe the intervals start from, or NULL */
+	int tslot, tprev_id;    /* time: its number + 1 in the agent (pa_time.slot1), tprev's id */
 	const char *no_value;   /* var: why a site has no value (vars.c's static text) */
 };
 
 static struct agent_be be;
 static double ticks_per_ns;
+static int time_slots;         /* time probes numbered in this session (pa_time.slot1) */
+static struct clock_point c0;  /* the start of the session: the agent's clock ticks from here */
+static const struct kind_ops agent_time;
+static void calibrate(void);
+static void time_collect(struct probe *p, struct adata *d);
 
 static struct adata *adata_new(struct probe *p)
 {
@@ -332,6 +340,8 @@ static void collect(struct probe *p)
 	callstats_init(&d->cs);
 	if (d->vdata)
 		var_collect(p, d);
+	if (d->tdata)
+		time_collect(p, d);
 	uint64_t taken = 0;
 	for (int i = 0; i < d->nsites; i++) {
 		const struct pa_site *s = &h->sites[d->sites[i]];
@@ -405,6 +415,11 @@ static void afree(struct probe *p)
 		return;
 	callstats_free(&d->cs);
 	var_free_vdata(p, d);
+	if (d->tdata) {
+		p->data = d->tdata;
+		kind_time.free(p);
+		p->data = d;
+	}
 	if (d->ldata) {
 		p->data = d->ldata;
 		kind_branch.free(p);
@@ -503,6 +518,136 @@ static void branch_table(struct probe *p, FILE *f)
 		borrowed_table(p, f, &kind_branch, d->ldata);
 }
 
+/* --- time: each site of the probe keeps its own numbers in its time
+ * record (pa_time, rt/probes.c time_hit); the latest hit per thread is the
+ * probe's (its slot in every thread's memory in the agent). */
+
+static int time_setup(struct probe *p, char *err, size_t n)
+{
+	struct loc_addr *v;
+	int nv;
+	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
+		return -1;
+	struct adata *d = adata_new(p);
+	int rc = d ? 0 : -1;
+	if (!d)
+		snprintf(err, n, "out of memory");
+	if (!rc && time_slots >= PA_TIME_MAX) {
+		snprintf(err, n, "at most %d time probes in a session on the agent engine (use --engine=ptrace)",
+		         PA_TIME_MAX);
+		rc = -1;
+	}
+	if (!rc) {
+		p->data = NULL;
+		rc = time_data_new(p);
+		d->tdata = p->data;
+		p->data = d;
+		if (rc)
+			snprintf(err, n, "out of memory");
+	}
+	if (rc) {
+		free(v);
+		return -1;
+	}
+	/* The previous one: kind_time.c's rule (time_data_new), among the agent's probes. */
+	for (int i = p->e->nprobes - 1; i >= 0 && !d->tprev; i--) {
+		struct probe *q = p->e->probes[i];
+		if (q != p && q->ops == &agent_time && !q->removed && q->data)
+			d->tprev = q;
+	}
+	d->tprev_id = d->tprev ? d->tprev->id : 0;
+	d->tslot = ++time_slots;
+	struct pa_time tm = { .slot1 = (uint32_t)d->tslot, .min_ns = UINT64_MAX };
+	if (d->tprev)
+		tm.prev1 = (uint32_t)((struct adata *)d->tprev->data)->tslot;
+	calibrate();
+	for (int i = 0; i < nv && !rc; i++) {
+		be.next_time = &tm;
+		rc = add_site(p, d, v[i].addr, PA_KIND_TIME, fn_start(&v[i]), v[i].fn.size, err, n);
+		be.next_time = NULL;
+	}
+	if (!rc) {
+		resolve_set_where(p, v[0].addr, NULL);
+		where_suffix(p, d);
+	}
+	free(v);
+	return rc;
+}
+
+/* Clock ticks of the agent's sites into now_ns's clock. */
+static uint64_t mono_of(uint64_t ticks)
+{
+	if (!ticks || ticks_per_ns <= 0)
+		return 0;
+	return c0.mono_ns + (uint64_t)((double)(int64_t)(ticks - c0.ticks) / ticks_per_ns);
+}
+
+/* The agent's numbers of p's time sites into kind_time's. */
+static void time_collect(struct probe *p, struct adata *d)
+{
+	uint64_t hist[64] = { 0 }, first = 0, last = 0;
+	struct time_agg a = { .hist = hist };
+	for (int i = 0; i < d->nsites; i++) {
+		const struct pa_time *t = &be.pa->sites[d->sites[i]].time;
+		uint64_t f = __atomic_load_n(&t->first, __ATOMIC_RELAXED), l = __atomic_load_n(&t->last, __ATOMIC_RELAXED);
+		uint64_t k = __atomic_load_n(&t->n, __ATOMIC_RELAXED);
+		if (f && (!first || f < first))
+			first = f;
+		if (l > last)
+			last = l;
+		if (k && (!a.n || t->min_ns < a.min))
+			a.min = t->min_ns;
+		if (t->max_ns > a.max)
+			a.max = t->max_ns;
+		a.n += k;
+		a.total += t->total_ns;
+		for (int b = 0; b < 64; b++)
+			hist[b] += t->hist[b];
+	}
+	a.first = mono_of(first);
+	a.last = mono_of(last);
+	void *own = p->data;
+	p->data = d->tdata;
+	time_set(p, d->tprev_id, &a);
+	p->data = own;
+}
+
+static void time_json(struct probe *p, struct json *j)
+{
+	struct adata *d = p->data;
+	if (d && d->tdata)
+		borrowed_json(p, j, &kind_time, d->tdata);
+}
+
+static void time_table(struct probe *p, FILE *f)
+{
+	struct adata *d = p->data;
+	if (d && d->tdata)
+		borrowed_table(p, f, &kind_time, d->tdata);
+}
+
+/* A time probe goes: the one that measured from it stops (kind_time.c:
+ * intervals only from a previous probe still in), and its sites stop timing. */
+static void time_removed(struct engine *e, struct probe *p, struct adata *d)
+{
+	for (int i = 0; i < d->nsites; i++)
+		__atomic_store_n(&be.pa->sites[d->sites[i]].time.slot1, 0, __ATOMIC_RELEASE);
+	for (int i = 0; i < e->nprobes; i++) {
+		struct probe *q = e->probes[i];
+		struct adata *qd = q->ops == &agent_time ? q->data : NULL;
+		if (!qd || qd->tprev != p)
+			continue;
+		for (int k = 0; k < qd->nsites; k++)
+			__atomic_store_n(&be.pa->sites[qd->sites[k]].time.prev1, 0, __ATOMIC_RELEASE);
+		qd->tprev = NULL;
+	}
+}
+
+static const struct kind_ops agent_time = {
+	.name = "time", .needs_location = 1, .setup = time_setup, .json = time_json, .table = time_table,
+	.free = afree,
+};
+
 static const struct kind_ops agent_branch = {
 	.name = "branch", .needs_location = 1, .setup = branch_setup, .json = branch_json, .table = branch_table,
 	.free = afree,
@@ -529,6 +674,8 @@ static const struct kind_ops *agent_kind(const char *name)
 		return &agent_line;
 	if (!strcmp(name, "branch"))
 		return &agent_branch;
+	if (!strcmp(name, "time"))
+		return &agent_time;
 	return NULL;
 }
 
@@ -655,27 +802,36 @@ static void on_end(int sig)
 	end_req = 1;
 }
 
-static struct clock_point c0;
-
+/* Ticks per ns from the start of the session to now; the agent's time
+ * sites get it as their multiplier (ns per tick << 32). */
 static void calibrate(void)
 {
 	struct clock_point c1;
 	clock_point_take(&c1);
 	double r = clock_ticks_per_ns(&c0, &c1);
+	if (r <= 0 && be.pa) { /* too close to the start for a time probe's first intervals */
+		struct timespec ts = { 0, 20 * 1000000 };
+		nanosleep(&ts, NULL);
+		clock_point_take(&c1);
+		r = clock_ticks_per_ns(&c0, &c1);
+	}
 	if (r > 0)
 		ticks_per_ns = r;
+	if (r > 0 && be.pa)
+		__atomic_store_n(&be.pa->time_mult, (uint64_t)(4294967296.0 / r), __ATOMIC_RELAXED);
 }
 
 /* The backend hooks of the manager and the engine (engine.h). */
 static void agent_remove(struct engine *e, struct probe *p)
 {
-	(void)e;
 	struct adata *d = p->data;
 	if (!d)
 		return;
 	calibrate();
 	collect(p);
 	d->frozen = 1;
+	if (d->tdata)
+		time_removed(e, p, d);
 	char err[300];
 	for (int i = 0; i < d->nsites; i++)
 		agent_be_unref(&be, d->sites[i], err, sizeof err);
@@ -757,6 +913,8 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 	}
 	e->t.memfd = be.memfd;
 	e->agent = &be;
+	time_slots = 0;
+	be.pa->time_gen = now_ns() | 1;
 	e->backend = &agent_backend;
 	if (modules_load(&e->mods, be.pid)) {
 		snprintf(err, n, "cannot read the memory map of process %d", (int)be.pid);
@@ -794,9 +952,12 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 	static char cmd[4096];
 	size_t have = 0;
 	int quit = 0;
-	while (!end_req && !quit && !agent_be_gone(&be) && !(deadline && now_ns() >= deadline)) {
+	for (unsigned loops = 1; !end_req && !quit && !agent_be_gone(&be) && !(deadline && now_ns() >= deadline);
+	     loops++) {
 		if (o->in_fd >= 0)
 			quit = commands(e, o->in_fd, cmd, sizeof cmd, &have);
+		if (loops % 200 == 0)
+			calibrate(); /* time probes' intervals: a finer ns per tick as the session goes on */
 		sleep_ms(5);
 	}
 	e->end_ns = now_ns();

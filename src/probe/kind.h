@@ -92,6 +92,16 @@ int branch_find_jcc(struct probe *p, const struct loc_addr *la, struct arch_insn
  * previous time probe's latest hit in that thread, or -1. */
 int time_data_new(struct probe *p);
 int64_t time_account(struct probe *p, long tid, uint64_t t);
+/* A backend that timed the hits itself (the agent, agent_run.c): the
+ * numbers so far, replacing the last ones: first and last hit (now_ns's
+ * clock, 0: none), the intervals from probe prev_id (0: none) and hist in
+ * kind_time's 64 log2 buckets of ns. */
+struct time_agg {
+	uint64_t first, last;
+	uint64_t n, total, min, max;
+	const uint64_t *hist;
+};
+void time_set(struct probe *p, int prev_id, const struct time_agg *a);
 
 /* kind_plugin.c: load the --plugin shared object whose handlers plugin probes run. */
 int plugin_load(struct engine *e, const char *path, char *err, size_t n);

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# probe_agent_time.sh — time and assert probes on the agent engine (issue
+# 12): the hits timed and the assertions evaluated inside the program.
+# Expected values are the program's own (tests/progs/probe_agent_time.c
+# prints its calls and its failures on stdout, and the bounds of the
+# intervals it measures with its own clock on stderr); --engine=ptrace on
+# the same small run gives the same counts and fields; SIGKILL of sonde
+# leaves the program's output and status.
+# test-timeout: 600
+source "$ROOT/tests/lib.sh"
+
+src="$PROGS/probe_agent_time.c"
+# val NAME FILE: the number after NAME on the program's stdout, or its stderr line
+val() { awk -v k="$1" '{for (i = 1; i < NF; i++) if ($i == k) print $(i + 1)}' "$2"; }
+
+for cc in gcc clang; do
+	if ! command -v $cc >/dev/null; then
+		skip "$cc: agent time probes" "$cc not installed"
+		continue
+	fi
+	$cc -O2 -g -pthread -I"$PROGS" -o pt.$cc "$src" || { notok "$cc build" "$cc failed"; continue; }
+	./pt.$cc 8 20000 > plain.$cc.out 2> /dev/null
+	plain_rc=$?
+	calls=$(val mark_a plain.$cc.out)
+	check "$cc: plain run: 8 x 20000 calls, status 3" test "$calls" = 160000 -a "$plain_rc" -eq 3
+
+	# --- launched, 8 threads: three time probes (mark_b's shares its site
+	# with a func probe placed first, check's with a func probe placed after)
+	"$SONDE" probe --format=json -o l.$cc.json -e func:mark_b -e time:mark_a -e time:mark_b -e time:check \
+		-e func:check -- ./pt.$cc 8 20000 > l.$cc.out 2> l.$cc.err
+	rc=$?
+	check "$cc: launch: sonde exits 0" test "$rc" -eq 0
+	[ "$rc" -eq 0 ] || { cat l.$cc.err; continue; }
+	check "$cc: launch: program output unchanged" cmp -s plain.$cc.out l.$cc.out
+	check "$cc: launch: exit status kept, engine agent" jq_py l.$cc.json \
+		"t=d['target']; assert t['exit_status'] == 3 and t['engine'] == 'agent', t"
+	check "$cc: time probes count every hit, mark_b's and check's intervals in every thread" jq_py l.$cc.json \
+		"a,b,c=[p for p in d['probes'] if p['kind'] == 'time']; assert a['hits'] == b['hits'] == c['hits'] == $calls, d; assert 'interval_from' not in a and b['interval_from'] == a['id'] and c['interval_from'] == b['id'], d; assert b['intervals'] == c['intervals'] == $calls, d; assert sum(h['count'] for h in b['histogram']) == $calls, b"
+	check "$cc: func probes sharing the time sites count every call" jq_py l.$cc.json \
+		"f=[p for p in d['probes'] if p['kind'] == 'func']; assert all(p['calls'] == p['returns'] == $calls for p in f), f"
+	# The interval from mark_a's entry to mark_b's lies between what the
+	# program measured inside it and around it (1% for the clock's conversion).
+	read -r imin isum omax osum <<<"$(awk '{print $2, $4, $6, $8}' l.$cc.err | tail -1)"
+	check "$cc: intervals within the program's own bounds (min >= $imin, max <= $omax, total in [$isum, $osum])" jq_py l.$cc.json \
+		"b=[p for p in d['probes'] if p['kind'] == 'time'][1]; assert b['min_ns'] >= $imin * 0.99 and b['max_ns'] <= $omax * 1.01 and $isum * 0.99 <= b['total_ns'] <= $osum * 1.01 and b['min_ns'] <= b['avg_ns'] <= b['max_ns'], b"
+	check "$cc: first and last hits inside the session" jq_py l.$cc.json \
+		"a,b=[p for p in d['probes'] if p['kind'] == 'time'][:2]; assert 0 < a['first_ns'] <= b['first_ns'] <= b['last_ns'] <= d['target']['probed_ns'] and a['last_ns'] <= b['last_ns'], (a, b)"
+
+	# --- --engine=ptrace on the same small run: the same counts and fields
+	specs=(-e time:mark_a -e time:mark_b -e time:check)
+	"$SONDE" probe --format=json -o a.$cc.json "${specs[@]}" -- ./pt.$cc 2 300 > /dev/null 2>&1
+	"$SONDE" probe --engine=ptrace --format=json -o p.$cc.json "${specs[@]}" -- ./pt.$cc 2 300 > /dev/null 2>&1
+	check "$cc: agent and ptrace engines: same hits, intervals and fields" python3 - a.$cc.json p.$cc.json <<'PY'
+import json, sys
+a, p = (json.load(open(f)) for f in sys.argv[1:3])
+assert a['target']['engine'] == 'agent' and p['target']['engine'] != 'agent', (a['target'], p['target'])
+for x, y in zip(a['probes'], p['probes']):
+    assert x['spec'] == y['spec'] and x['hits'] == y['hits'] == 600, (x, y)
+    assert x.get('intervals') == y.get('intervals') and x.get('interval_from') == y.get('interval_from'), (x, y)
+    assert set(x) - {'sites', 'int3_sites', 'int3_reason'} == set(y), (sorted(x), sorted(y))
+    assert x['where'] == y['where'], (x['where'], y['where'])
+PY
+done
+
+# --- SIGKILL of sonde with time probes in: the program finishes with its
+# normal output and status, 5 rounds attached, 5 launched
+pt=./pt.gcc
+[ -x "$pt" ] || pt=./pt.clang
+$pt 4 200000 > plain_k.out 2> /dev/null
+kspecs=(-e time:mark_a -e time:mark_b -e func:check -e time:check)
+for r in 1 2 3 4 5; do
+	rm -f "go.k$r"
+	($pt 4 200000 "go.k$r" > "k$r.out" 2> /dev/null; echo "status $?" >> "k$r.out") &
+	runner=$!
+	for _ in $(seq 200); do grep -q '^ready' "k$r.out" 2>/dev/null && break; sleep 0.02; done
+	pid=$(awk '$1 == "ready" {print $2}' "k$r.out")
+	"$SONDE" probe -p "$pid" -o /dev/null "${kspecs[@]}" 2> "k$r.err" &
+	sonde_pid=$!
+	for _ in $(seq 500); do grep -q '^sonde: probes in process' "k$r.err" && break; sleep 0.02; done
+	touch "go.k$r"
+	sleep 0.$((r * 2))
+	kill -KILL "$sonde_pid"
+	wait "$sonde_pid" 2>/dev/null
+	wait "$runner"
+	if head -n -1 "k$r.out" | sed 1d | cmp -s - plain_k.out && grep -qx "status 3" "k$r.out"; then
+		ok "sigkill $r (attached): program finished normally"
+	else
+		notok "sigkill $r (attached): program finished normally" "$(tail -3 "k$r.out"; tail -2 "k$r.err")"
+	fi
+	"$SONDE" probe -o /dev/null "${kspecs[@]}" -- $pt 4 200000 > "kl$r.out" 2> "kl$r.err" &
+	sonde_pid=$!
+	sleep 0.$((r * 2 + 1))
+	kill -KILL "$sonde_pid"
+	wait "$sonde_pid" 2>/dev/null
+	for _ in $(seq 500); do grep -q '^fail5' "kl$r.out" 2>/dev/null && break; sleep 0.02; done
+	if cmp -s "kl$r.out" plain_k.out; then
+		ok "sigkill $r (launched): program finished with its normal output"
+	else
+		notok "sigkill $r (launched): program finished with its normal output" "$(tail -3 "kl$r.out"; tail -2 "kl$r.err")"
+	fi
+done

@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/json.h"
 #include "probe/agent_be.h"
+#include "probe/agent_expr.h"
 #include "probe/agent_var.h"
 #include "probe/callstats.h"
 #include "probe/engine.h"
@@ -52,7 +53,8 @@ struct adata {
 	char why_int3[160];
 	int at_offset;          /* func:F+OFF: calls only */
 	struct call_stats cs;   /* func: filled at the end */
-	void *vdata;            /* var: kind_var.c's statistics (its p->data), filled at the end */
+	void *vdata;            /* var, assert: kind_var.c's statistics (its p->data), filled by collect */
+	int is_assert;
 	void *ldata;            /* branch: kind_line.c's counts (its p->data) */
 	void *tdata;            /* time: kind_time.c's numbers (its p->data), filled by collect */
 	struct probe *tprev;    /* time: the time probe the intervals start from, or NULL */
@@ -172,9 +174,10 @@ static int line_setup(struct probe *p, char *err, size_t n)
 
 static void sites_json(struct adata *d, struct json *j);
 
-/* The expression of p at la compiled for the agent: 0 and *x (its
- * kind_var expression) and the program; -1 with why when the expression
- * is wrong there (as on any engine), -2 when the agent cannot run it. */
+/* The expression of p at la compiled for the agent (a var probe's: one
+ * variable; an assert probe's: agent_expr.c): 0 and *x (its kind_var
+ * expression) and the program; -1 with why when the expression is wrong
+ * there (as on any engine), -2 when the agent cannot run it. */
 static int var_compile_at(const struct spec *sp, const struct loc_addr *la, struct expr **x, struct pa_var *prog,
                           const char **no_value, char *why, size_t n)
 {
@@ -186,6 +189,8 @@ static int var_compile_at(const struct spec *sp, const struct loc_addr *la, stru
 	}
 	if (!(*x = expr_compile(sp->args, vs, la->addr - la->mod->bias, why, n)))
 		return -1;
+	if (!strcmp(sp->kind, "assert"))
+		return agent_expr_compile(*x, la->mod->bias, la->mod->lo, la->mod->hi, prog, why, n) ? -2 : 0;
 	const struct var_ref *r = expr_single_var(*x);
 	if (!r) {
 		snprintf(why, n, "an expression of several variables");
@@ -214,7 +219,7 @@ static void var_free_vdata(struct probe *p, struct adata *d)
 static int var_setup(struct probe *p, char *err, size_t n)
 {
 	if (!p->sp.args) {
-		snprintf(err, n, "missing expression (var:LOCATION:EXPR)");
+		snprintf(err, n, "missing expression (%s:LOCATION:EXPR)", p->sp.kind);
 		return -1;
 	}
 	struct loc_addr *v;
@@ -247,6 +252,7 @@ static int var_setup(struct probe *p, char *err, size_t n)
 	}
 	d->vdata = vdata;
 	d->no_value = no_value;
+	d->is_assert = !strcmp(p->sp.kind, "assert");
 	for (int i = 0; i < nv && !rc; i++) {
 		be.next_var = &progs[i];
 		rc = add_site(p, d, v[i].addr, PA_KIND_VAR, fn_start(&v[i]), v[i].fn.size, err, n);
@@ -264,21 +270,77 @@ static int var_setup(struct probe *p, char *err, size_t n)
 	return rc;
 }
 
+/* Why some of the values were not there. */
+static const char *var_why(const struct adata *d, const struct pa_var *v)
+{
+	return v->read_errors ? "cannot read memory (a bad address)"
+	       : v->bad_prog ? "the agent refused the program (bounds)"
+	       : v->div_zero ? "division by zero"
+	       : d->no_value ? d->no_value : "optimized out here";
+}
+
+/* A failure the agent kept, and the site (role) it happened at. */
+struct afail { const struct pa_fail *f; int role; };
+
+static int fail_cmp(const void *a, const void *b)
+{
+	const struct afail *x = a, *y = b;
+	return x->f->t < y->f->t ? -1 : x->f->t > y->f->t;
+}
+
+/* The agent's numbers of p's assert sites into kind_var's: the counts, and
+ * the first failures of all the sites in the order they happened. */
+static void assert_collect(struct probe *p, struct adata *d)
+{
+	uint64_t ev = 0, fails = 0, unav = 0;
+	const char *why = NULL;
+	int nf = 0;
+	struct afail *all = calloc((size_t)d->nsites * PA_FAIL_MAX + 1, sizeof *all);
+	for (int i = 0; i < d->nsites; i++) {
+		const struct pa_var *v = &be.pa->sites[d->sites[i]].var;
+		uint64_t u = v->unavailable + v->read_errors + v->bad_prog + v->div_zero;
+		ev += __atomic_load_n(&v->count, __ATOMIC_RELAXED);
+		fails += __atomic_load_n(&v->failures, __ATOMIC_RELAXED);
+		if (u && !why)
+			why = var_why(d, v);
+		unav += u;
+		uint32_t k = __atomic_load_n(&v->nfail, __ATOMIC_ACQUIRE);
+		for (uint32_t f = 0; all && f < k && f < PA_FAIL_MAX; f++)
+			if (__atomic_load_n(&v->fail[f].ready, __ATOMIC_ACQUIRE))
+				all[nf++] = (struct afail){ &v->fail[f], i };
+	}
+	assert_set(p, ev, fails, unav, why);
+	if (!all)
+		return;
+	qsort(all, (size_t)nf, sizeof *all, fail_cmp);
+	for (int q = 0; q < nf && q < PA_FAIL_MAX; q++) {
+		int64_t vals[PA_VAR_SAVE];
+		memcpy(vals, all[q].f->vals, sizeof vals);
+		expr_set_values(var_site_expr(p, all[q].role), vals, all[q].f->mask & ((1u << PA_VAR_SAVE) - 1));
+		assert_first(p, all[q].role, (long)all[q].f->tid);
+	}
+	free(all);
+}
+
 /* The agent's statistics of p's var sites into kind_var's. */
 static void var_collect(struct probe *p, struct adata *d)
 {
 	void *own = p->data;
 	p->data = d->vdata;
+	if (d->is_assert) {
+		assert_collect(p, d);
+		p->data = own;
+		return;
+	}
+	var_reset(p);
 	for (int i = 0; i < d->nsites; i++) {
 		const struct pa_var *v = &be.pa->sites[d->sites[i]].var;
 		uint64_t count = __atomic_load_n(&v->count, __ATOMIC_RELAXED);
 		struct var_agg a = {
 			.count = count, .min = v->min, .max = v->max, .last = v->last,
 			.sum = (__int128)(((unsigned __int128)v->sum_hi << 64) | v->sum_lo), .hist = v->hist,
-			.unavailable = v->unavailable + v->read_errors + v->bad_prog,
-			.why = v->read_errors ? "cannot read memory (a bad address)"
-			       : v->bad_prog ? "the agent refused the program (bounds)"
-			       : d->no_value ? d->no_value : "optimized out here",
+			.unavailable = v->unavailable + v->read_errors + v->bad_prog + v->div_zero,
+			.why = var_why(d, v),
 		};
 		var_merge(p, &a);
 	}
@@ -310,14 +372,14 @@ static void var_json(struct probe *p, struct json *j)
 {
 	struct adata *d = p->data;
 	if (d && d->vdata)
-		borrowed_json(p, j, &kind_var, d->vdata);
+		borrowed_json(p, j, d->is_assert ? &kind_assert : &kind_var, d->vdata);
 }
 
 static void var_table(struct probe *p, FILE *f)
 {
 	struct adata *d = p->data;
 	if (d && d->vdata)
-		borrowed_table(p, f, &kind_var, d->vdata);
+		borrowed_table(p, f, d->is_assert ? &kind_assert : &kind_var, d->vdata);
 }
 
 static uint64_t ns_of(uint64_t ticks)
@@ -664,10 +726,17 @@ static const struct kind_ops agent_var = {
 	.name = "var", .needs_location = 1, .setup = var_setup, .json = var_json, .table = var_table, .free = afree,
 };
 
+static const struct kind_ops agent_assert = {
+	.name = "assert", .needs_location = 1, .setup = var_setup, .json = var_json, .table = var_table,
+	.free = afree,
+};
+
 static const struct kind_ops *agent_kind(const char *name)
 {
 	if (!strcmp(name, "var"))
 		return &agent_var;
+	if (!strcmp(name, "assert"))
+		return &agent_assert;
 	if (!strcmp(name, "func"))
 		return &agent_func;
 	if (!strcmp(name, "line"))
@@ -779,7 +848,7 @@ int agent_runs_all(const char *const *specs, int nspecs, pid_t pid, const char *
 		if (specs[i][0] == '@' || spec_parse(specs[i], &sp, err, sizeof err))
 			return 0;
 		int ok = agent_kind(sp.kind) != NULL;
-		if (ok && !strcmp(sp.kind, "var")) {
+		if (ok && (!strcmp(sp.kind, "var") || !strcmp(sp.kind, "assert"))) {
 			char w[300];
 			ok = var_compiles(&sp, pid, argv0, w, sizeof w);
 			if (!ok)

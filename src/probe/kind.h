@@ -61,6 +61,15 @@ struct var_agg {
 void var_merge(struct probe *p, const struct var_agg *a);
 void assert_count(struct probe *p);
 void assert_failed(struct probe *p, int role, long tid);
+/* For a backend that keeps the numbers itself and hands them over again
+ * and again (the agent): var_reset forgets every value and failure
+ * (before the var_merge of all its sites); assert_set sets an assertion's
+ * numbers (unavailable ones with why) and forgets its first failures;
+ * assert_first adds one (with the variables' values of site role, as set
+ * by expr_set_values) without counting it. */
+void var_reset(struct probe *p);
+void assert_set(struct probe *p, uint64_t evaluated, uint64_t failures, uint64_t unavailable, const char *why);
+void assert_first(struct probe *p, int role, long tid);
 
 /* kind_func.c: the output of func probes from call statistics kept
  * elsewhere (the probe agent's, agent_run.c); at_offset: a probe inside the

@@ -4,12 +4,14 @@
 # Expected values are the program's own (tests/progs/probe_agent_time.c
 # prints its calls and its failures on stdout, and the bounds of the
 # intervals it measures with its own clock on stderr); --engine=ptrace on
-# the same small run gives the same counts and fields; SIGKILL of sonde
-# leaves the program's output and status.
+# the same small run gives the same counts and fields (and the same JSON
+# for assertions but the thread ids); SIGKILL of sonde with time and assert
+# probes in leaves the program's output and status.
 # test-timeout: 600
 source "$ROOT/tests/lib.sh"
 
 src="$PROGS/probe_agent_time.c"
+CHK=$(grep -n 'MARK_CHECK' "$src" | cut -d: -f1)
 # val NAME FILE: the number after NAME on the program's stdout, or its stderr line
 val() { awk -v k="$1" '{for (i = 1; i < NF; i++) if ($i == k) print $(i + 1)}' "$2"; }
 
@@ -46,6 +48,55 @@ for cc in gcc clang; do
 	check "$cc: first and last hits inside the session" jq_py l.$cc.json \
 		"a,b=[p for p in d['probes'] if p['kind'] == 'time'][:2]; assert 0 < a['first_ns'] <= b['first_ns'] <= b['last_ns'] <= d['target']['probed_ns'] and a['last_ns'] <= b['last_ns'], (a, b)"
 
+	# --- assertions, 8 threads: failures exactly as the program counts them
+	f7=$(val fail7 plain.$cc.out)
+	f5=$(val fail5 plain.$cc.out)
+	"$SONDE" probe --format=json -o as.$cc.json -e 'assert:check:i % 7 != 3' -e "assert:probe_agent_time.c:$CHK:i % 5 != 0 || k == 2" \
+		-e 'assert:check:i / (k - 1) >= 0' -e 'time:check' -- ./pt.$cc 8 20000 > as.$cc.out 2> as.$cc.err
+	rc=$?
+	check "$cc: assert: sonde exits 0, output unchanged, engine agent" test "$rc" -eq 0 -a "$(jq_py as.$cc.json "print(d['target']['engine'])")" = agent
+	check "$cc: assert: program output unchanged" cmp -s plain.$cc.out as.$cc.out
+	check "$cc: assert i % 7 != 3: $f7 failures of $calls, as the program counts" jq_py as.$cc.json \
+		"p=d['probes'][0]; assert (p['evaluated'], p['failures'], p['passes'], p['unavailable']) == ($calls, $f7, $calls - $f7, 0), p; assert len(p['first_failures']) == 5 and all(int(f.split('i=')[1]) % 7 == 3 for f in p['first_failures']), p"
+	check "$cc: assert with || at a line: $f5 failures, the values of both variables (k only when read)" jq_py as.$cc.json \
+		"p=d['probes'][1]; assert (p['evaluated'], p['failures']) == ($calls, $f5), p; import re; fs=[re.fullmatch(r'tid [0-9]+: i=(-?[0-9]+) k=(-?[0-9]+)', f) for f in p['first_failures']]; assert len(fs) == 5 and all(m and int(m[1]) % 5 == 0 and int(m[2]) != 2 for m in fs), p"
+	# k == 1 divides by zero (unavailable, as on ptrace); k == 0 fails for i >= 1
+	check "$cc: assert with a division: by zero unavailable and said, the rest exact" jq_py as.$cc.json \
+		"p=d['probes'][2]; assert (p['evaluated'], p['failures'], p['unavailable']) == ($calls - 20000, 19999, 20000) and p['unavailable_why'] == 'division by zero', p"
+	check "$cc: assert: a time probe sharing the site counts every hit" jq_py as.$cc.json \
+		"p=d['probes'][3]; assert p['hits'] == $calls, p"
+
+	# --- a floating-point constant: the agent does not evaluate it, every probe goes to ptrace, said
+	"$SONDE" probe --format=json -o fl.$cc.json -e 'assert:check:i * 1.5 >= 0' -e time:mark_a -- ./pt.$cc 1 100 > /dev/null 2> fl.$cc.err
+	check "$cc: float assert: falls back to ptrace with the reason" jq_py fl.$cc.json \
+		"assert d['target']['engine'] == 'ptrace' and d['probes'][0]['evaluated'] == 100 and d['probes'][1]['hits'] == 100, d"
+	check "$cc: float assert: the reason said on stderr" grep -q 'cannot run on the agent (a floating-point constant)' fl.$cc.err
+	"$SONDE" probe --engine=agent -e 'assert:check:i * 1.5 >= 0' -- ./pt.$cc 1 100 > /dev/null 2> fa.$cc.err
+	check "$cc: float assert with --engine=agent: usage error (1), said" test $? -eq 1 -a -n "$(grep 'floating-point' fa.$cc.err)"
+
+	# --- --engine=ptrace on the same small run: the same counts and fields
+	"$SONDE" probe --format=json -o aa.$cc.json -e 'assert:check:i % 7 != 3' -e "assert:probe_agent_time.c:$CHK:i % 5 != 0 || k == 2" \
+		-e 'assert:check:i / (k - 1) >= 0' -- ./pt.$cc 1 300 > /dev/null 2>&1
+	"$SONDE" probe --engine=ptrace --format=json -o pa.$cc.json -e 'assert:check:i % 7 != 3' -e "assert:probe_agent_time.c:$CHK:i % 5 != 0 || k == 2" \
+		-e 'assert:check:i / (k - 1) >= 0' -- ./pt.$cc 1 300 > /dev/null 2>&1
+	check "$cc: assert: agent and ptrace engines give the same JSON (but the thread ids)" python3 - aa.$cc.json pa.$cc.json <<'PY'
+import json, re, sys
+a, p = (json.load(open(f)) for f in sys.argv[1:3])
+assert a['target']['engine'] == 'agent' and p['target']['engine'] == 'ptrace', (a['target'], p['target'])
+for x, y in zip(a['probes'], p['probes']):
+    for k in ('sites', 'int3_sites', 'int3_reason'):
+        x.pop(k, None)
+    for z in (x, y):
+        z['first_failures'] = [re.sub(r'^tid [0-9]+', 'tid T', f) for f in z['first_failures']]
+    assert x == y, (x, y)
+PY
+	# The table says the same.
+	"$SONDE" probe -o at.$cc.txt -e 'assert:check:i % 7 != 3' -- ./pt.$cc 1 300 > /dev/null 2>&1
+	"$SONDE" probe --engine=ptrace -o pt.$cc.txt -e 'assert:check:i % 7 != 3' -- ./pt.$cc 1 300 > /dev/null 2>&1
+	small7=$(./pt.$cc 1 300 2> /dev/null | awk '$1 == "fail7" {print $2}')
+	check "$cc: assert: the table says 'failures $small7 of 300' as the ptrace engine does" \
+		test "$(grep -o "failures $small7 of 300.*" at.$cc.txt | sed 's/tid [0-9]*/tid T/')" = "$(grep -o 'failures .*' pt.$cc.txt | sed 's/tid [0-9]*/tid T/')"
+
 	# --- --engine=ptrace on the same small run: the same counts and fields
 	specs=(-e time:mark_a -e time:mark_b -e time:check)
 	"$SONDE" probe --format=json -o a.$cc.json "${specs[@]}" -- ./pt.$cc 2 300 > /dev/null 2>&1
@@ -62,12 +113,12 @@ for x, y in zip(a['probes'], p['probes']):
 PY
 done
 
-# --- SIGKILL of sonde with time probes in: the program finishes with its
+# --- SIGKILL of sonde with time and assert probes in: the program finishes with its
 # normal output and status, 5 rounds attached, 5 launched
 pt=./pt.gcc
 [ -x "$pt" ] || pt=./pt.clang
 $pt 4 200000 > plain_k.out 2> /dev/null
-kspecs=(-e time:mark_a -e time:mark_b -e func:check -e time:check)
+kspecs=(-e time:mark_a -e time:mark_b -e func:check -e time:check -e 'assert:check:i % 7 != 3' -e "assert:probe_agent_time.c:$CHK:i / (k - 1) >= 0")
 for r in 1 2 3 4 5; do
 	rm -f "go.k$r"
 	($pt 4 200000 "go.k$r" > "k$r.out" 2> /dev/null; echo "status $?" >> "k$r.out") &

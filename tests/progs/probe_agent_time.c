@@ -47,7 +47,7 @@ NOIPA void mark_b(long i)
 NOIPA long check(long i, long k)
 {
 	TOUCH();
-	return i * 3 + k;
+	return i * 3 + k; /* MARK_CHECK */
 }
 
 static void *worker(void *arg)

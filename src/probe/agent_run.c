@@ -4,8 +4,11 @@
  * the agent's handlers counted in the shared memory: a func probe is one
  * CALL site at the entry (the return is caught by replacing the return
  * address, so .cold parts and tail calls are returns too), a line probe a
- * COUNT site at each address of the line.  Their JSON and table are the
- * ptrace kinds' (callstats.c for func), plus the sites and why any is an
+ * COUNT site at each address of the line; branch, var, assert and time
+ * probes add what the agent evaluates at a site (a condition, a bytecode
+ * program, a time record).  Their JSON and table are the ptrace kinds'
+ * (callstats.c for func, kind_line.c, kind_var.c, kind_time.c for the
+ * others, handed the agent's numbers), plus the sites and why any is an
  * int3. */
 #include "probe/agent_run.h"
 

@@ -19,6 +19,7 @@ struct tramp {
 	size_t orig_len;      /* bytes of the site that the jump (or int3) covers */
 	int jmp;              /* 1: reached by a jump; 0: by int3 */
 	int n_insn;           /* instructions displaced */
+	size_t back_off;      /* the displaced code goes on at site + back_off (0: it never comes back) */
 	char why_int3[160];   /* why not by a jump ("" when jmp) */
 };
 

@@ -45,6 +45,7 @@ struct cli_opts {
 	int pid;                /* -p PID */
 	double duration;        /* --duration SECONDS */
 	int interactive;        /* --interactive */
+	int pending;            /* --pending */
 	const char *library;    /* --library FILE */
 	const char *plugin;     /* --plugin SO */
 	int record_probe;       /* --record */

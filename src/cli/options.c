@@ -14,7 +14,7 @@
 enum {
 	O_FORMAT = 256, O_SORT, O_LIMIT, O_THREADS, O_PER_LOCK, O_TID, O_TIME_RANGE, O_DEPTH, O_MIN_PERCENT,
 	O_TRACE, O_LOCKS, O_LOSSY, O_MIN_TIME, O_DOMAIN, O_BUFFER, O_KEEP_LAST, O_COMPRESS, O_NO_FOLLOW, O_DURATION,
-	O_INTERACTIVE, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_ENGINE, O_HELP,
+	O_INTERACTIVE, O_PENDING, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_ENGINE, O_HELP,
 };
 
 static const struct cli_option options[] = {
@@ -65,6 +65,8 @@ static const struct cli_option options[] = {
 	  "attach to a running process (record: profile of a sonde-cc build; with --locks, the locks of any dynamically linked program)" },
 	{ "duration", O_DURATION, required_argument, CMD_PROBE | CMD_RECORD, "SECONDS", "detach after SECONDS" },
 	{ "interactive", O_INTERACTIVE, no_argument, CMD_PROBE, NULL, "read add/list/del commands on stdin" },
+	{ "pending", O_PENDING, no_argument, CMD_PROBE, NULL,
+	  "a func or line location in no loaded object waits for a library that has it (dlopen; agent engine)" },
 	{ "library", O_LIBRARY, required_argument, CMD_PROBE, "FILE", "file of named probe definitions" },
 	{ "plugin", O_PLUGIN, required_argument, CMD_PROBE, "SO", "load custom probe handlers" },
 	{ "record", O_RECORD, no_argument, CMD_PROBE, NULL, "also write the hits into a recording (-o DIR)" },
@@ -303,6 +305,7 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 			break;
 		}
 		case O_INTERACTIVE: o->interactive = 1; break;
+		case O_PENDING: o->pending = 1; break;
 		case O_LIBRARY: o->library = optarg; break;
 		case O_PLUGIN: o->plugin = optarg; break;
 		case O_RECORD: o->record_probe = 1; break;

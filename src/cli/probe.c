@@ -70,8 +70,8 @@ static int probe_remote(struct cli_opts *o, int json)
 		cli_die(EXIT_USAGE, "--target needs --exe PROGRAM (the program's ELF on this machine)");
 	if (o->pid || o->argc)
 		cli_die(EXIT_USAGE, "--target probes the stub's program: give no -p PID and no program to launch");
-	if (o->interactive || o->plugin || o->record_probe || o->library)
-		cli_die(EXIT_USAGE, "--interactive, --plugin, --library and --record are not available with --target");
+	if (o->interactive || o->plugin || o->record_probe || o->library || o->pending)
+		cli_die(EXIT_USAGE, "--interactive, --pending, --plugin, --library and --record are not available with --target");
 	if (!o->nspecs)
 		cli_die(EXIT_USAGE, "no probes (give -e SPEC)");
 	static struct engine e;
@@ -115,6 +115,12 @@ static int probe_remote(struct cli_opts *o, int json)
 	return cli_finish_stdout(code);
 }
 
+static void placed_later(const struct probe *p)
+{
+	fprintf(stderr, "sonde: probe %d (%s) placed at %s: a library that has it was loaded\n", p->id, p->spec,
+	        p->where ? p->where : "?");
+}
+
 static void agent_placed(struct engine *e)
 {
 	if (!e->t.launched)
@@ -133,7 +139,7 @@ static int probe_agent(struct cli_opts *o, int json, struct engine *e, FILE *own
 	struct agent_opts ao = {
 		.argv = o->argc ? o->argv : NULL, .pid = o->pid, .specs = (const char *const *)o->specs,
 		.nspecs = o->nspecs, .duration = o->duration, .rt_path = rt, .placed = agent_placed,
-		.in_fd = o->interactive ? STDIN_FILENO : -1,
+		.in_fd = o->interactive ? STDIN_FILENO : -1, .pending = o->pending,
 	};
 	int code = 0;
 	if (agent_probe_run(e, &ao, err, sizeof err)) {
@@ -228,10 +234,14 @@ int cmd_probe(struct cli_opts *o)
 	if (o->engine && !strcmp(o->engine, "agent") && !agent_can)
 		cli_die(EXIT_USAGE, "--engine=agent runs func, line, branch, var, assert and time probes, without --record or --plugin "
 		        "(use --engine=ptrace)%s%s", why[0] ? ": " : "", why);
+	if (o->pending && !agent_can)
+		cli_die(EXIT_USAGE, "--pending follows libraries on the agent engine only%s%s", why[0] ? ": " : "", why);
 	if (why[0] && !agent_can)
 		cli_warn("%s: every probe runs on the ptrace engine", why);
-	if (agent_can)
+	if (agent_can) {
+		e.placed_later = placed_later;
 		return probe_agent(o, json, &e, own);
+	}
 
 	if (o->argc) {
 		if (target_launch(&e.t, o->argv, err, sizeof err))

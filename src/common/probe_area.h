@@ -14,12 +14,13 @@
 #include <stdint.h>
 
 #define PA_MAGIC      0x424f52504e4f53ull /* "SONPROB" */
-#define PA_VERSION    4
+#define PA_VERSION    5
 #define PA_MAX_SITES  2048
 #define PA_CODE_MAX   192   /* bytes of slot code per site */
 #define PA_ORIG_MAX   16
 #define PA_CALLERS    16    /* return addresses counted per func site; more go to callers_lost */
 #define PA_SLOT_SIZE  256   /* a site's slot in the agent's code regions */
+#define PA_TRAPPING   64    /* threads inside the agent's SIGTRAP handler that it can name at once */
 
 /* Mailbox operations (sonde → agent). */
 enum pa_op {
@@ -36,8 +37,12 @@ enum pa_kind {
 	PA_KIND_CALL  = 2, /* count, the caller, and the time to the return (func probes) */
 	PA_KIND_VAR   = 3, /* count, and the statistics of the value var.prog computes (var probes); any
 	                    * site runs its var program (when var.nprog) and the chain of var.next first */
-	PA_KIND_TIME  = 4, /* a record of a time probe chained to a site already there (var.next): its time */
+	PA_KIND_LOAD  = 4, /* the dynamic linker's r_brk (hdr.r_brk): at each RT_CONSISTENT the agent adds
+	                    * one to hdr.loads and the thread waits, PA_LOAD_WAIT_MS at most, until sonde
+	                    * has placed the probes pending on a library (hdr.loads_seen) */
+	PA_KIND_TIME  = 5, /* a record of a time probe chained to a site already there (var.next): its time */
 };
+#define PA_LOAD_WAIT_MS 5000
 
 /* How the site reaches its handler. */
 enum pa_mode {
@@ -167,6 +172,8 @@ struct pa_site {
 	uint8_t orig[PA_ORIG_MAX];       /* the original bytes (orig_len of them; 1 for int3) */
 	uint8_t code[PA_CODE_MAX];       /* slot code, built for slot_addr */
 	uint64_t slot_addr;              /* written by the agent on PA_OP_SLOT */
+	uint64_t resume;                 /* the agent's: where its SIGTRAP handler sends a hit, slot_addr +
+	                                  * displaced_off of the last placement (set once its code is in) */
 	/* Written by the agent's handlers. */
 	uint64_t hits, returns;
 	uint64_t ticks_total, ticks_min, ticks_max; /* call to return, in clock ticks */
@@ -203,6 +210,19 @@ struct pa_hdr {
 	uint64_t stray_traps;            /* SIGTRAPs that were not ours, passed on */
 	uint64_t lost_depth;             /* calls not followed: a thread's shadow stack was full */
 	uint64_t shadow_fail;            /* calls not followed: no shadow stack could be mapped */
+	/* Threads between the agent's SIGTRAP handler and the end of its
+	 * sigreturn may resume in any slot (that of a site already removed):
+	 * sonde must not put a jump over the bytes such a slot returns into
+	 * while one is there.  The handler names its thread in trapping[]
+	 * (its id; 0 free; trapping_full counts those that found no room);
+	 * after it, the thread is at the restorer (sigreturn's code, libc's). */
+	uint64_t restorer;
+	uint64_t r_brk;                  /* the dynamic linker's _r_debug.r_brk (0: unknown) */
+	uint32_t loads;                  /* RT_CONSISTENT hits of a PA_KIND_LOAD site */
+	uint32_t loads_seen;             /* sonde's: the loads it has placed pending probes for (a futex) */
+	uint32_t trapping[PA_TRAPPING];
+	uint32_t trapping_full;
+	uint32_t pad_trap;
 	/* Written by sonde. */
 	uint64_t time_gen;               /* the session (nonzero): a thread's latest times of another are stale */
 	uint64_t time_mult;              /* ns per clock tick << 32, for the intervals of time sites */

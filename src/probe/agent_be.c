@@ -369,15 +369,79 @@ void agent_be_let_go(struct agent_be *b)
 		b->threads_stopped = 0;
 }
 
-/* A held thread whose pc is strictly inside (addr, addr+len). */
-static int thread_inside(const struct agent_be *b, uint64_t addr, size_t len)
+/* Why a jump over [addr, addr+len) is unsafe now with the threads held, or
+ * NULL.  A thread must not resume strictly inside those bytes: stopped
+ * there; or later, from one of our slots whose displaced code goes on
+ * inside them (an int3 site's slot comes back after one instruction) —
+ * running it, in the agent's hit function called from it, or between the
+ * SIGTRAP handler and its sigreturn (which may send it to any slot of its
+ * address, probe_area.h). */
+static const char *thread_unsafe(const struct agent_be *b, uint64_t addr, size_t len)
 {
-	for (int i = 0; i < b->nstopped; i++) {
+	int nr = 0, jmps = 0;
+	for (int i = 0; i < b->nslots; i++)
+		if (b->slots[i].back > addr && b->slots[i].back < addr + len) {
+			nr++;
+			jmps |= b->slots[i].jmp;
+		}
+	if (b->slots_lost)
+		return "out of memory for the list of slots";
+	const struct pa_hdr *h = b->pa;
+	if (nr && __atomic_load_n(&h->trapping_full, __ATOMIC_ACQUIRE))
+		return "a thread was in the agent's SIGTRAP handler, bound for a slot that returns inside the bytes a "
+		       "jump would cover";
+	for (int t = 0; t < b->nstopped; t++) {
 		arch_regs r;
-		if (ptrace(PTRACE_GETREGS, b->stopped[i], 0, &r) == 0 && arch_pc(&r) > addr && arch_pc(&r) < addr + len)
-			return 1;
+		if (ptrace(PTRACE_GETREGS, b->stopped[t], 0, &r))
+			continue; /* it ended */
+		uint64_t pc = arch_pc(&r);
+		if (pc > addr && pc < addr + len)
+			return "a thread was stopped inside the bytes a jump would cover";
+		if (!nr)
+			continue;
+		for (uint32_t k = 0; k < PA_TRAPPING; k++)
+			if (__atomic_load_n(&h->trapping[k], __ATOMIC_ACQUIRE) == (uint32_t)b->stopped[t])
+				return "a thread was in the agent's SIGTRAP handler, bound for a slot that returns inside the "
+				       "bytes a jump would cover";
+		if (h->restorer && pc - h->restorer < 16)
+			return "a thread was in the agent's SIGTRAP handler, bound for a slot that returns inside the "
+			       "bytes a jump would cover";
+		for (int i = 0; i < b->nslots; i++) {
+			const struct agent_slot *sl = &b->slots[i];
+			if (sl->back > addr && sl->back < addr + len && pc >= sl->lo && pc < sl->hi)
+				return "a thread was in a slot of an earlier probe that returns inside the bytes a jump would cover";
+		}
+		if (!jmps)
+			continue;
+		/* The hit function called from such a slot: its return address
+		 * is on the stack, within the hit's few frames. */
+		uint64_t stk[512];
+		ssize_t got = pread(b->memfd, stk, sizeof stk, (off_t)arch_sp(&r)); /* short at the stack's top */
+		if (got < (ssize_t)sizeof stk[0])
+			return "a thread's stack could not be read";
+		for (size_t w = 0; w < (size_t)got / sizeof stk[0]; w++)
+			for (int i = 0; i < b->nslots; i++) {
+				const struct agent_slot *sl = &b->slots[i];
+				if (sl->jmp && sl->back > addr && sl->back < addr + len && stk[w] >= sl->lo && stk[w] < sl->hi)
+					return "a thread was in a slot of an earlier probe that returns inside the bytes a jump "
+					       "would cover";
+			}
 	}
-	return 0;
+	return NULL;
+}
+
+/* A slot whose code is in (or may be: PA_OP_PLACE asked): kept for thread_unsafe, as
+ * long as the session (the agent never reuses a slot). */
+static void slot_built(struct agent_be *b, uint64_t lo, const struct tramp *t, uint64_t site)
+{
+	struct agent_slot *v = realloc(b->slots, (size_t)(b->nslots + 1) * sizeof *v);
+	if (!v) {
+		b->slots_lost = 1; /* thread_unsafe refuses every jump over several instructions from now on */
+		return;
+	}
+	b->slots = v;
+	v[b->nslots++] = (struct agent_slot){ .lo = lo, .hi = lo + t->len, .back = t->back_off ? site + t->back_off : 0,
+	                                      .jmp = t->jmp };
 }
 
 /* --- requests -------------------------------------------------------------- */
@@ -471,8 +535,8 @@ static int build_place(struct agent_be *b, uint32_t idx, int allow_jmp, const ui
 		return -1;
 	if (!rc && t.jmp && !b->threads_stopped && t.n_insn > 1)
 		why = "the jump would cover several instructions while threads run";
-	else if (!rc && t.jmp && thread_inside(b, addr, t.orig_len))
-		why = "a thread was stopped inside the bytes a jump would cover";
+	else if (!rc && t.jmp && t.n_insn > 1 && (why = thread_unsafe(b, addr, t.orig_len)))
+		;
 	else if (!rc && t.jmp && site_inside(b, addr, t.orig_len))
 		why = "another probe's site is inside the bytes a jump would cover";
 	if (why)
@@ -485,6 +549,7 @@ static int build_place(struct agent_be *b, uint32_t idx, int allow_jmp, const ui
 	memcpy(s->code, t.code, t.len);
 	s->code_len = (uint32_t)t.len;
 	s->displaced_off = (uint32_t)t.displaced_off;
+	slot_built(b, s->slot_addr, &t, addr); /* before: a failed placement may have copied its code */
 	if (request(b, PA_OP_PLACE, idx, err, n))
 		return -1;
 	if (!t.jmp && why_int3 && wn)
@@ -658,6 +723,9 @@ void agent_be_free(struct agent_be *b)
 	if (b->alive_w >= 0)
 		close(b->alive_w);
 	free(b->stopped);
+	free(b->slots);
+	b->slots = NULL;
+	b->nslots = 0;
 	b->pa = NULL;
 	b->area_fd = b->memfd = b->alive_w = -1;
 }

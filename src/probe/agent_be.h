@@ -14,6 +14,13 @@
 
 #include "common/probe_area.h"
 
+/* A slot the agent was given code for: [lo, hi), going on at back (0:
+ * never), reached by a jump (jmp) or from the SIGTRAP handler. */
+struct agent_slot {
+	uint64_t lo, hi, back;
+	int jmp;
+};
+
 struct agent_be {
 	pid_t pid;
 	int launched;
@@ -26,6 +33,9 @@ struct agent_be {
 	int threads_stopped;    /* every thread but the agent's is stopped: a jump may cover several instructions */
 	pid_t *stopped;         /* those threads */
 	int nstopped;
+	struct agent_slot *slots; /* every slot of the session */
+	int nslots;
+	int slots_lost;         /* one could not be kept (out of memory) */
 	int may_hold;           /* a jump over several instructions may stop the threads now (agent_be_hold) */
 	int status;             /* wait status of a launched program that ended */
 	int gone;

@@ -32,11 +32,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -962,6 +964,51 @@ static int commands(struct engine *e, int fd, char *buf, size_t cap, size_t *hav
 	return quit;
 }
 
+/* --- pending probes (--pending): a site at the dynamic linker's r_brk
+ * stops each thread that loads or unloads a library, once the link map is
+ * consistent, until sonde has looked for the pending probes' locations in
+ * the new objects (probe_area.h PA_KIND_LOAD). */
+static int load_site = -1;
+static uint32_t loads_handled;
+
+static int load_site_place(char *err, size_t n)
+{
+	if (load_site >= 0)
+		return 0;
+	uint64_t brk = __atomic_load_n(&be.pa->r_brk, __ATOMIC_ACQUIRE);
+	if (!brk) {
+		snprintf(err, n, "the dynamic linker's r_brk of process %d is unknown: libraries loaded later cannot be "
+		         "followed", (int)be.pid);
+		return -1;
+	}
+	char why[200];
+	int idx = agent_be_place(&be, brk, PA_KIND_LOAD, 0, 0, why, sizeof why, err, n);
+	if (idx < 0)
+		return -1;
+	load_site = idx;
+	loads_handled = __atomic_load_n(&be.pa->loads, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+/* Libraries came or went since the last look: the pending probes are
+ * tried in the objects mapped now, then the loading thread goes on. */
+static void loads_serve(struct engine *e)
+{
+	if (load_site < 0)
+		return;
+	uint32_t l = __atomic_load_n(&be.pa->loads, __ATOMIC_ACQUIRE);
+	if (l == loads_handled)
+		return;
+	if (manager_pending(e) && modules_load(&e->mods, be.pid) == 0) {
+		be.may_hold = 1;
+		manager_retry_pending(e);
+		agent_be_let_go(&be);
+	}
+	loads_handled = l;
+	__atomic_store_n(&be.pa->loads_seen, l, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &be.pa->loads_seen, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
+}
+
 static void sleep_ms(int ms)
 {
 	struct timespec ts = { 0, (long)ms * 1000000 };
@@ -995,9 +1042,13 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 	if (!rc && !be.launched)
 		rc = agent_be_hold(&be, err, n);
 	e->start_ns = now_ns();
+	e->pending_ok = o->pending;
+	load_site = -1;
 	for (int i = 0; i < o->nspecs && !rc; i++)
 		if (!manager_add(e, o->specs[i], err, n))
 			rc = -1;
+	if (!rc && manager_pending(e) && load_site_place(err, n))
+		rc = -1;
 	agent_be_let_go(&be);
 	if (rc) {
 		/* A launched program has not run yet: it never does (killed
@@ -1028,6 +1079,16 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 	     loops++) {
 		if (o->in_fd >= 0)
 			quit = commands(e, o->in_fd, cmd, sizeof cmd, &have);
+		if (load_site < 0 && manager_pending(e)) { /* one added interactively */
+			char lerr[300];
+			if (load_site_place(lerr, sizeof lerr))
+				for (int i = 0; i < e->nprobes; i++)
+					if (e->probes[i]->pending && !e->probes[i]->removed) {
+						e->probes[i]->pending = 0;
+						engine_probe_failed(e, e->probes[i], "%s", lerr);
+					}
+		}
+		loads_serve(e);
 		if (loops % 200 == 0)
 			calibrate(); /* time probes' intervals: a finer ns per tick as the session goes on */
 		sleep_ms(5);

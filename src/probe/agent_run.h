@@ -21,6 +21,7 @@ struct agent_opts {
 	const char *rt_path;    /* libsonde-rt.so */
 	void (*placed)(struct engine *e); /* called once the probes are in, or NULL */
 	int in_fd;              /* interactive commands (manager.c), or -1 */
+	int pending;            /* --pending: a location in no loaded object waits for a library (dlopen) */
 };
 
 /* Whether every spec is of a kind the agent runs (func, line, branch,

@@ -54,6 +54,13 @@ struct engine {
 	/* Said to the user by the CLI (library code never prints): a probe that
 	 * failed and was removed.  May be NULL. */
 	void (*warn)(const struct probe *p, const char *msg);
+	/* --pending: a probe whose function or source file is in no loaded
+	 * object waits for a library that has it (manager_retry_pending).
+	 * not_found: resolve.c's last failure was such a one. */
+	int pending_ok;
+	int not_found;
+	/* Said to the user by the CLI: a pending probe was placed (may be NULL). */
+	void (*placed_later)(const struct probe *p);
 };
 
 uint64_t now_ns(void);

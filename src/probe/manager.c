@@ -68,7 +68,22 @@ struct probe *manager_add(struct engine *e, const char *text, char *err, size_t 
 		e->cap = cap;
 	}
 	e->probes[e->nprobes++] = p;
-	if (p->ops->setup(p, perr, sizeof perr)) {
+	e->not_found = 0;
+	int rc = p->ops->setup(p, perr, sizeof perr);
+	if (rc && e->pending_ok && e->not_found) {
+		/* --pending: it waits for a library that has its location */
+		if (p->ops->free)
+			p->ops->free(p);
+		p->data = NULL;
+		p->pending = 1;
+		free(p->where);
+		char w[460];
+		snprintf(w, sizeof w, "pending: %s", perr);
+		p->where = strdup(w);
+		e->next_id++;
+		return p;
+	}
+	if (rc) {
 		snprintf(err, n, "cannot place probe '%.120s%s' (%s)", spec, strlen(spec) > 120 ? "..." : "", perr);
 		engine_remove_probe(e, p);
 		e->nprobes--;
@@ -85,6 +100,46 @@ fail:
 	free(p->where);
 	free(p);
 	return NULL;
+}
+
+int manager_retry_pending(struct engine *e)
+{
+	int placed = 0;
+	for (int i = 0; i < e->nprobes; i++) {
+		struct probe *p = e->probes[i];
+		if (!p->pending || p->removed)
+			continue;
+		char perr[400];
+		e->not_found = 0;
+		char *was = p->where;
+		p->where = NULL;
+		if (p->ops->setup(p, perr, sizeof perr) == 0) {
+			free(was);
+			p->pending = 0;
+			placed++;
+			if (e->placed_later)
+				e->placed_later(p);
+			continue;
+		}
+		if (p->ops->free)
+			p->ops->free(p);
+		p->data = NULL;
+		free(p->where);
+		p->where = was;
+		if (!e->not_found) { /* found, but it cannot be placed: said, as a failure */
+			p->pending = 0;
+			engine_probe_failed(e, p, "%s", perr);
+		}
+	}
+	return placed;
+}
+
+int manager_pending(const struct engine *e)
+{
+	int n = 0;
+	for (int i = 0; i < e->nprobes; i++)
+		n += e->probes[i]->pending && !e->probes[i]->removed;
+	return n;
 }
 
 int manager_del(struct engine *e, int id, char *err, size_t n)
@@ -106,7 +161,7 @@ void manager_list(struct engine *e, FILE *f)
 {
 	for (int i = 0; i < e->nprobes; i++) {
 		struct probe *p = e->probes[i];
-		fprintf(f, "%d\t%s\t%s\thits=%llu\t%s\n", p->id, p->removed ? "removed" : "active", p->spec,
+		fprintf(f, "%d\t%s\t%s\thits=%llu\t%s\n", p->id, p->removed ? "removed" : p->pending ? "pending" : "active", p->spec,
 		        (unsigned long long)p->hits, p->where ? p->where : "");
 	}
 }

@@ -12,6 +12,12 @@ struct probe;
 /* spec: KIND:LOCATION[:ARGS] or @NAME from the library. */
 struct probe *manager_add(struct engine *e, const char *spec, char *err, size_t n);
 int manager_del(struct engine *e, int id, char *err, size_t n);
+/* --pending: tries the pending probes again (a library was loaded); the
+ * number placed.  One whose location is found but cannot be placed fails
+ * (engine_probe_failed). */
+int manager_retry_pending(struct engine *e);
+/* Pending probes not deleted. */
+int manager_pending(const struct engine *e);
 void manager_list(struct engine *e, FILE *f);
 /* One interactive command line; replies on e->msg.  Returns 1 on "quit". */
 int manager_command(struct engine *e, const char *line);

@@ -89,7 +89,7 @@ void output_json(struct engine *e, FILE *f)
 		json_str(&j, "kind", p->ops->name);
 		json_uint(&j, "hits", p->hits);
 		json_str(&j, "where", p->where);
-		json_str(&j, "state", p->error ? "failed" : p->removed ? "deleted" : "active");
+		json_str(&j, "state", p->error ? "failed" : p->removed ? "deleted" : p->pending ? "pending" : "active");
 		if (p->error)
 			json_str(&j, "error", p->error);
 		if (p->ops->json)

@@ -38,6 +38,7 @@ struct probe {
 	char *where;        /* resolved location, for list / output */
 	void *data;         /* kind state */
 	int wants_post;
+	int pending;        /* not placed yet: waits for a library that has its location (--pending) */
 };
 
 #endif

@@ -59,6 +59,7 @@ int resolve_function(struct engine *e, const struct spec *sp, struct loc_addr *o
 		return 0;
 	}
 	snprintf(err, n, "no function named '%s' in the program or its libraries", sp->func);
+	e->not_found = 1;
 	return -1;
 }
 
@@ -180,9 +181,10 @@ int resolve_location(struct engine *e, const struct spec *sp, struct loc_addr **
 			}
 		}
 		if (!nv) {
-			if (!known)
+			if (!known) {
 				snprintf(err, n, "no source file '%s' with line information (built without -g?)", sp->file);
-			else
+				e->not_found = 1;
+			} else
 				snprintf(err, n, "no code for line %d of %s (optimized away, or not a statement line)",
 				         sp->line, sp->file);
 			return -1;

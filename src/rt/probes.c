@@ -27,6 +27,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <pthread.h>
@@ -496,6 +497,29 @@ static int cond_true(uint32_t cc, uint64_t fl, uint64_t rcx)
 	return (cc & 1) ? !t : t;
 }
 
+static void futex_wait_ms(uint32_t *w, uint32_t val, int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	syscall(SYS_futex, w, FUTEX_WAIT, val, &ts, NULL, 0);
+}
+
+/* The dynamic linker's r_brk: a library came or went.  Once its link map
+ * is consistent, this thread (the one in dlopen or dlclose, before the
+ * library's constructors) waits until sonde has looked for the probes
+ * pending on it (bounded, and not when sonde is gone). */
+static void load_hit(void)
+{
+	if (__atomic_load_n(&_r_debug.r_state, __ATOMIC_ACQUIRE) != RT_CONSISTENT)
+		return;
+	uint32_t n = __atomic_add_fetch(&pa->loads, 1, __ATOMIC_SEQ_CST);
+	for (int waited = 0; waited < PA_LOAD_WAIT_MS && __atomic_load_n(&running, __ATOMIC_ACQUIRE); waited += 10) {
+		uint32_t seen = __atomic_load_n(&pa->loads_seen, __ATOMIC_ACQUIRE);
+		if ((int32_t)(seen - n) >= 0)
+			return;
+		futex_wait_ms(&pa->loads_seen, seen, 10);
+	}
+}
+
 RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs)
 {
 	struct pa_site *s = &pa->sites[idx];
@@ -518,6 +542,8 @@ RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs)
 			time_hit(&o->time);
 		nx = __atomic_load_n(&o->var.next, __ATOMIC_ACQUIRE);
 	}
+	if (s->kind == PA_KIND_LOAD)
+		load_hit();
 	if (s->kind != PA_KIND_CALL)
 		return;
 	uint64_t ret = *sp;
@@ -756,7 +782,8 @@ static int op_place(struct pa_site *s)
 		return fail(-EILSEQ, "the code at 0x%llx is not what sonde read (changed, or probed by another tool)",
 		            s->addr);
 	memcpy((void *)s->slot_addr, s->code, s->code_len);
-	s->state = PA_PREPARED; /* the SIGTRAP handler takes its int3 from now on */
+	__atomic_store_n(&s->resume, s->slot_addr + s->displaced_off, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->state, PA_PREPARED, __ATOMIC_RELEASE); /* the SIGTRAP handler takes its int3 from now on */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	sync_cores();
 	static const uint8_t bp = 0xcc;
@@ -772,7 +799,7 @@ static int op_place(struct pa_site *s)
 		poke(s->addr, j, 1);
 		sync_cores();
 	}
-	s->state = PA_ACTIVE;
+	__atomic_store_n(&s->state, PA_ACTIVE, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -781,6 +808,16 @@ static int op_remove(struct pa_site *s)
 	if (s->state != PA_ACTIVE && s->state != PA_PREPARED)
 		return 0;
 	static const uint8_t bp = 0xcc;
+	/* Only bytes of ours go back: a library that was unloaded (dlclose)
+	 * took the site with it, and something else may be mapped there now. */
+	uint8_t cur[5], want[5] = { 0xe9 };
+	int32_t rel = (int32_t)(s->slot_addr - (s->addr + 5));
+	memcpy(want + 1, &rel, 4);
+	size_t k = s->mode == PA_MODE_JMP ? 5 : 1;
+	if (peek(s->addr, cur, k) || (s->mode == PA_MODE_JMP ? memcmp(cur, want, 5) && cur[0] != 0xcc : cur[0] != 0xcc)) {
+		__atomic_store_n(&s->state, PA_REMOVED, __ATOMIC_RELEASE);
+		return 0;
+	}
 	if (s->mode == PA_MODE_JMP) {
 		poke(s->addr, &bp, 1);
 		sync_cores();
@@ -790,7 +827,7 @@ static int op_remove(struct pa_site *s)
 	poke(s->addr, s->orig, 1);
 	sync_cores();
 	/* The slot stays: a thread may still be running its displaced code. */
-	s->state = PA_REMOVED;
+	__atomic_store_n(&s->state, PA_REMOVED, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -822,24 +859,64 @@ static void chain(int sig, siginfo_t *si, void *uc)
 	raise(SIGTRAP);
 }
 
+/* This thread's entry in pa->trapping[] while the handler runs (see
+ * probe_area.h): sonde then knows it may resume in a slot of ours. */
+static __thread uint32_t trap_slot __attribute__((tls_model("initial-exec")));
+static __thread uint32_t trap_tid __attribute__((tls_model("initial-exec")));
+static __thread int trap_nest __attribute__((tls_model("initial-exec")));
+
+static void trap_enter(struct pa_hdr *h)
+{
+	if (trap_nest++)
+		return;
+	if (!trap_tid)
+		trap_tid = (uint32_t)syscall(SYS_gettid);
+	trap_slot = 0;
+	for (uint32_t k = 0; k < PA_TRAPPING; k++) {
+		uint32_t i = (trap_tid + k) % PA_TRAPPING, z = 0;
+		if (__atomic_compare_exchange_n(&h->trapping[i], &z, trap_tid, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+			trap_slot = i + 1;
+			return;
+		}
+	}
+	__atomic_fetch_add(&h->trapping_full, 1, __ATOMIC_SEQ_CST);
+}
+
+static void trap_leave(struct pa_hdr *h)
+{
+	if (--trap_nest)
+		return;
+	if (trap_slot)
+		__atomic_store_n(&h->trapping[trap_slot - 1], 0, __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_sub(&h->trapping_full, 1, __ATOMIC_RELEASE);
+}
+
 static void on_trap(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
 	uint64_t at = (uint64_t)uc->uc_mcontext.gregs[REG_RIP] - 1;
-	if (pa && si->si_code == SI_KERNEL) {
+	struct pa_hdr *h = pa;
+	if (h && si->si_code == SI_KERNEL) {
+		trap_enter(h);
 		for (uint32_t i = 0; i < pa_n; i++) {
-			struct pa_site *s = &pa->sites[i];
-			if (s->addr != at || s->state == PA_FREE)
+			struct pa_site *s = &h->sites[i];
+			uint32_t state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+			if (s->addr != at || state == PA_FREE)
 				continue;
-			if (s->state == PA_REMOVED) {
+			if (state == PA_REMOVED) {
 				/* Its int3 was taken just before it went: run the original. */
 				uint8_t b;
 				if (peek(at, &b, 1) == 0 && b != 0xcc) {
 					uc->uc_mcontext.gregs[REG_RIP] = (greg_t)at;
+					trap_leave(h);
 					return;
 				}
 				continue;
 			}
+			/* Read once: a record taken again for a new placement gets
+			 * its new resume only when the new slot's code is in. */
+			uint64_t resume = __atomic_load_n(&s->resume, __ATOMIC_ACQUIRE);
 			const greg_t *g = uc->uc_mcontext.gregs;
 			uint64_t regs[PA_NREGS] = {
 				[PA_R15] = (uint64_t)g[REG_R15], [PA_R14] = (uint64_t)g[REG_R14],
@@ -852,9 +929,11 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 				[PA_RAX] = (uint64_t)g[REG_RAX], [PA_FLAGS] = (uint64_t)g[REG_EFL],
 			};
 			pa_hit(i, (uint64_t *)g[REG_RSP], regs);
-			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(s->slot_addr + s->displaced_off);
+			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)resume;
+			trap_leave(h);
 			return;
 		}
+		trap_leave(h);
 	}
 	chain(sig, si, ucv);
 }
@@ -957,6 +1036,10 @@ static int start(int area_fd, int pipe_fd)
 			return -errno;
 		trap_installed = 1;
 	}
+	struct sigaction cur;
+	if (sigaction(SIGTRAP, NULL, &cur) == 0)
+		pa->restorer = (uint64_t)cur.sa_restorer;
+	pa->r_brk = (uint64_t)_r_debug.r_brk;
 	alive_fd = pipe_fd;
 	sigset_t all, old;
 	sigfillset(&all);

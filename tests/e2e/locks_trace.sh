@@ -74,7 +74,10 @@ starts = collections.defaultdict(set)
 for e in K:
     if not e["name"].startswith("wait "):
         starts[(e["tid"], e["name"])].add(ns(e["ts"]))
-W = [e for e in K if e["name"].startswith("wait ") and e["args"].get("result") != "timeout" and e["args"].get("wait") != "condition"]
+# (a semaphore has no hold: nobody owns it; its waits, drawn when sem_wait
+# blocks, which load makes happen, end where nothing begins)
+W = [e for e in K if e["name"].startswith("wait ") and e["args"].get("result") != "timeout" and e["args"].get("wait") != "condition"
+     and e["args"].get("kind") != "semaphore"]
 hw = [e for e in W if e["name"] == "wait hot_lock"]
 say(len(hw) > 0, "chrome: contention on hot_lock drawn as wait slices", str(len(hw)))
 bad = [e for e in W if not any(abs(ns(e["ts"] + e["dur"]) - s) <= 2 for s in

@@ -90,6 +90,7 @@ static size_t displaced_part(struct tramp *t, size_t off, const uint8_t *code, s
 	}
 	t->orig_len = r.displaced;
 	t->n_insn = r.n_insn;
+	t->back_off = r.ends_flow ? 0 : r.displaced;
 	return k;
 }
 

@@ -594,8 +594,10 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 	for (uint32_t i = 0; i < b->nused; i++) {
 		struct pa_site *s = &b->pa->sites[i];
 		if (s->addr == addr && s->state == PA_ACTIVE) {
+			b->hits_base = 0; /* a chained record starts at 0 */
 			if (kind == PA_KIND_VAR || kind == PA_KIND_TIME)
 				return var_chain(b, i, kind, why_int3, wn, err, n);
+			b->hits_base = __atomic_load_n(&s->hits, __ATOMIC_RELAXED);
 			if (kind == PA_KIND_CALL)
 				__atomic_store_n(&s->kind, PA_KIND_CALL, __ATOMIC_RELEASE);
 			if (why_int3 && wn && s->mode == PA_MODE_INT3)
@@ -648,6 +650,7 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 		s->var = *b->next_var;
 	if (kind == PA_KIND_TIME && b->next_time)
 		s->time = *b->next_time;
+	b->hits_base = s->hits; /* not live yet: every hit from now on is the new probe's */
 	int rc = build_place(b, idx, 1, fnb, fn, fn_size, why_int3, wn, err, n);
 	free(fnb);
 	if (rc) {

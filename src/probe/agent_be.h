@@ -43,6 +43,8 @@ struct agent_be {
 	uint16_t refs[PA_MAX_SITES]; /* probes using each site */
 	const struct pa_var *next_var; /* copied into the next new site of kind PA_KIND_VAR (agent_run.c) */
 	const struct pa_time *next_time; /* the same for PA_KIND_TIME (a COUNT site with a time record) */
+	uint64_t hits_base;     /* agent_be_place: the site's hits before the probe was in (none lost, none
+	                         * from before counted) */
 };
 
 /* A launched program: started with the agent preloaded, waiting before its

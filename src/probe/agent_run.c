@@ -102,7 +102,7 @@ static int add_site(struct probe *p, struct adata *d, uint64_t addr, uint32_t ki
 		return -1;
 	const struct pa_site *s = &be.pa->sites[idx];
 	struct abase *b = &d->base[d->nsites];
-	b->hits = __atomic_load_n(&s->hits, __ATOMIC_RELAXED);
+	b->hits = be.hits_base;
 	b->returns = __atomic_load_n(&s->returns, __ATOMIC_RELAXED);
 	b->ticks_total = __atomic_load_n(&s->ticks_total, __ATOMIC_RELAXED);
 	b->callers_lost = __atomic_load_n(&s->callers_lost, __ATOMIC_RELAXED);

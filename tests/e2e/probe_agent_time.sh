@@ -113,10 +113,23 @@ for x, y in zip(a['probes'], p['probes']):
 PY
 done
 
-# --- SIGKILL of sonde with time and assert probes in: the program finishes with its
-# normal output and status, 5 rounds attached, 5 launched
+# --- interactive: time and assert probes added while the program runs; the
+# first time probe deleted: the second stops measuring from it (as on ptrace)
 pt=./pt.gcc
 [ -x "$pt" ] || pt=./pt.clang
+(sleep 0.3; echo 'add time:mark_b'; echo 'add assert:check:i % 7 != 3'; sleep 0.5; echo list; sleep 0.3
+ echo 'del 1'; sleep 1; echo list; echo quit) |
+	"$SONDE" probe --interactive --format=json -o int.json -e time:mark_a -- $pt 2 1500000 > int.out 2> int.err
+check "interactive: engine agent, each interval from a distinct hit of the deleted probe, none after it went" jq_py int.json \
+	"a,b,c=d['probes']; assert d['target']['engine'] == 'agent' and a['state'] == 'deleted' and b['interval_from'] == 1, d; assert 0 < b['intervals'] <= a['hits'] and b['intervals'] < b['hits'], (a, b)"
+check "interactive: the assertion added later fails on 1 i in 7 (i counts up from 0 in each thread)" jq_py int.json \
+	"c=d['probes'][2]; assert c['evaluated'] > 7000 and abs(c['failures'] - c['evaluated'] / 7) <= 2 * 2, c"
+# (the program runs on at quit: a probe's evaluations are read before its hits)
+check "interactive: list's counts are not added twice" jq_py int.json \
+	"a,b,c=d['probes']; assert c['evaluated'] <= c['hits'] <= c['evaluated'] * 1.01 + 10 and a['hits'] <= 2 * 1500000, d"
+
+# --- SIGKILL of sonde with time and assert probes in: the program finishes with its
+# normal output and status, 5 rounds attached, 5 launched
 $pt 4 200000 > plain_k.out 2> /dev/null
 kspecs=(-e time:mark_a -e time:mark_b -e func:check -e time:check -e 'assert:check:i % 7 != 3' -e "assert:probe_agent_time.c:$CHK:i / (k - 1) >= 0")
 for r in 1 2 3 4 5; do

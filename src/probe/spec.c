@@ -1,6 +1,6 @@
 /* spec.c — the probe spec grammar KIND:LOCATION[:ARGS].  LOCATION is FUNC,
  * FUNC+OFF, FILE:LINE, addr:SYMBOL+OFF or 0xADDR; sys takes an INTERVAL
- * instead (sys:100ms). */
+ * instead (sys:100ms).  A C++ FUNC keeps its "::" (func:ns::Class::method:ARGS). */
 #include "probe/spec.h"
 
 #include "probe/kind.h"
@@ -29,6 +29,20 @@ static int all_digits(const char *s, size_t n)
 		if (!isdigit((unsigned char)s[i]))
 			return 0;
 	return 1;
+}
+
+/* The first ':' of s that separates (a C++ name's "::" does not). */
+static const char *sep_colon(const char *s)
+{
+	for (; *s; s++) {
+		if (s[0] == ':' && s[1] == ':') {
+			s++;
+			continue;
+		}
+		if (*s == ':')
+			return s;
+	}
+	return NULL;
 }
 
 /* SYM[+OFF] */
@@ -118,10 +132,10 @@ int spec_parse(const char *s, struct spec *sp, char *err, size_t en)
 	} else {
 		if (!strncmp(r, "addr:", 5))
 			r += 5;
-		const char *c2 = strchr(r, ':');
+		const char *c2 = sep_colon(r);
 		size_t n1 = c2 ? (size_t)(c2 - r) : strlen(r);
 		if (c2) {
-			const char *c3 = strchr(c2 + 1, ':');
+			const char *c3 = sep_colon(c2 + 1);
 			size_t n2 = c3 ? (size_t)(c3 - c2 - 1) : strlen(c2 + 1);
 			/* FILE:LINE needs a file name (with a '.' or a '/'): FUNC:123 is
 			 * a function and ARGS, e.g. plugin:work:42. */

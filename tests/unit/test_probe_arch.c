@@ -120,6 +120,15 @@ static void specs(void)
 	spec_free(&sp);
 	CHECK(spec_parse("sys:100ms", &sp, err, sizeof err) == 0 && sp.interval_ns == 100000000ull);
 	spec_free(&sp);
+	/* C++ names keep their "::"; a single ':' still starts ARGS */
+	CHECK(spec_parse("func:leveldb::DBImpl::Write", &sp, err, sizeof err) == 0 && sp.loc == LOC_FUNC &&
+	      !strcmp(sp.func, "leveldb::DBImpl::Write") && !sp.args);
+	spec_free(&sp);
+	CHECK(spec_parse("plugin:ns::f+8:arg::x", &sp, err, sizeof err) == 0 && !strcmp(sp.func, "ns::f") &&
+	      sp.off == 8 && !strcmp(sp.args, "arg::x"));
+	spec_free(&sp);
+	CHECK(spec_parse("var:::g:v", &sp, err, sizeof err) == 0 && !strcmp(sp.func, "::g") && !strcmp(sp.args, "v"));
+	spec_free(&sp);
 	CHECK(spec_parse("nope:main", &sp, err, sizeof err) == -1 && strstr(err, "unknown probe kind"));
 	CHECK(spec_parse("func:", &sp, err, sizeof err) == -1);
 }

@@ -581,6 +581,10 @@ static int var_chain(struct agent_be *b, uint32_t host, uint32_t kind, char *why
 	for (int guard = 0; b->pa->sites[last].var.next && guard < PA_MAX_SITES; guard++)
 		last = b->pa->sites[last].var.next - 1;
 	__atomic_store_n(&b->pa->sites[last].var.next, idx + 1, __ATOMIC_RELEASE);
+	/* The host site stays while the record's probe is in (agent_be_unref). */
+	b->host1[idx] = (uint16_t)(host + 1);
+	b->refs[idx] = 1;
+	b->refs[host]++;
 	if (why_int3 && wn && h->mode == PA_MODE_INT3)
 		snprintf(why_int3, wn, "shares an int3 site");
 	return (int)idx;
@@ -672,6 +676,25 @@ int agent_be_unref(struct agent_be *b, int idx, char *err, size_t n)
 		return 0;
 	if (--b->refs[idx])
 		return 0;
+	uint32_t h1 = b->host1[idx];
+	if (h1 && h1 <= b->nused) {
+		/* A chained record: out of its host's chain (a thread walking it
+		 * goes on through the record's own next, which stays), then the
+		 * host loses a user. */
+		uint32_t cur = h1 - 1;
+		for (int guard = 0; b->pa->sites[cur].var.next && guard < PA_MAX_SITES; guard++) {
+			uint32_t nx = b->pa->sites[cur].var.next;
+			if (nx == (uint32_t)idx + 1) {
+				__atomic_store_n(&b->pa->sites[cur].var.next, b->pa->sites[idx].var.next, __ATOMIC_RELEASE);
+				break;
+			}
+			cur = nx - 1;
+		}
+		b->host1[idx] = 0;
+		idx = (int)(h1 - 1);
+		if (!b->refs[idx] || --b->refs[idx])
+			return 0;
+	}
 	if (agent_be_gone(b))
 		return 0;
 	return request(b, PA_OP_REMOVE, (uint32_t)idx, err, n);

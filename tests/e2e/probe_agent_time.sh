@@ -128,6 +128,18 @@ check "interactive: the assertion added later fails on 1 i in 7 (i counts up fro
 check "interactive: list's counts are not added twice" jq_py int.json \
 	"a,b,c=d['probes']; assert c['evaluated'] <= c['hits'] <= c['evaluated'] * 1.01 + 10 and a['hits'] <= 2 * 1500000, d"
 
+# --- probes sharing one site (time and assert records chained to the func
+# probe's site): deleting the func probe (the site's first) or a record in
+# the middle of the chain loses none of the others' hits; the program ends
+# by itself, so the counts are exact
+calls_s=$($pt 2 600000 2> /dev/null | awk '$1 == "mark_b" {print $2}')
+for del in 1 3; do
+	(sleep 0.3; echo "del $del"; sleep 60) | timeout 120 "$SONDE" probe --interactive --format=json -o sh$del.json \
+		-e func:mark_b -e time:mark_a -e time:mark_b -e 'assert:mark_b:i >= 0' -- $pt 2 600000 > sh$del.out 2> sh$del.err
+	check "shared site, del $del: every other probe counts all $calls_s calls" jq_py sh$del.json \
+		"ps=d['probes']; gone=ps[$del - 1]; rest=[p for p in ps if p is not gone]; assert gone['state'] == 'deleted' and gone['hits'] < $calls_s, gone; assert all(p['hits'] == $calls_s for p in rest), rest; assert ps[3]['evaluated'] == ps[3]['passes'] == $calls_s, ps[3]"
+done
+
 # --- SIGKILL of sonde with time and assert probes in: the program finishes with its
 # normal output and status, 5 rounds attached, 5 launched
 $pt 4 200000 > plain_k.out 2> /dev/null

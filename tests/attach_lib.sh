@@ -1,6 +1,6 @@
-# tests/attach_lib.sh — helpers of the `sonde record -p` tests (sourced after
-# lib.sh): the program started in the background, waiting on a FIFO, and the
-# agent's end.
+# tests/attach_lib.sh — helpers of the `sonde record -p` and `sonde probe -p`
+# tests (sourced after lib.sh): the program started in the background,
+# waiting on a FIFO, the agent's end, and the kill of sonde while attached.
 # start NAME [N]: $ATTACH_PROG (default ./ap, tests/progs/attach_profile.c)
 # on NAME.fifo in the background, its output and exit status in NAME.out,
 # its stderr in NAME.perr; sets pid and runner; fd 3 is the FIFO's write end.
@@ -18,6 +18,47 @@ wait_for() { # FILE PATTERN: up to 20 s
 	return 1
 }
 finish() { echo more >&3; exec 3>&-; wait "$runner"; }
+# record_attached NAME [OPTIONS...]: `sonde record OPTIONS -p $pid -o
+# NAME.data` in the background (its pid in sp, its stderr in NAME.err); 0
+# once it says it records, 1 if it has not within 20 s.
+record_attached() {
+	local name=$1
+	shift
+	"$SONDE" record "$@" -p "$pid" -o "$name.data" 2> "$name.err" &
+	sp=$!
+	wait_for "$name.err" "recording process $pid"
+}
+# run_plain NAME [N]: the program's run without sonde, phase 1 then the
+# rest, in NAME.out.
+run_plain() {
+	start "$@"
+	echo go >&3
+	wait_for "$1.out" "^phase 1"
+	finish
+}
+# reference_run STATUS: run_plain ref: ok when it ended with its exit status
+# STATUS.
+reference_run() {
+	run_plain ref
+	check "reference run: finished with status $1" grep -qx "status $1" ref.out
+}
+# ended_with_program NAME: the program started as NAME (start), sonde ($sp)
+# attached to it; let the program run to its end: sonde must end by itself
+# within 10 s, with status 0, and the program's output and status be
+# ref.out's.
+ended_with_program() {
+	echo go >&3
+	finish
+	for _ in $(seq 500); do kill -0 $sp 2>/dev/null || break; sleep 0.02; done
+	if kill -0 $sp 2>/dev/null; then
+		notok "the process's end ends the recording" "sonde still runs 10 s after it"
+		kill -INT $sp
+	fi
+	wait $sp
+	local rc=$?
+	check "the process's end: sonde ends with status 0" test $rc -eq 0
+	check "the process's end: output and status unchanged" cmp -s ref.out "$1.out"
+}
 # agent_ended PID: the agent's watcher thread (named sonde-agent) is gone
 # within 5 s: it exits only after it has put back what it changed (sleds,
 # GOT entries).
@@ -35,5 +76,23 @@ need_ptrace() {
 	if [ "$(id -u)" != 0 ] && [ "$scope" != 0 ]; then
 		skip "$1" "ptrace of a non-child needs root or kernel.yama.ptrace_scope 0 (it is $scope)"
 		exit 0
+	fi
+}
+# sigkill_attached R TAG DELAY PLAIN: the program, started in the background
+# ($runner) with its output and a last line "status N" in TAG.out, waits for
+# the file go.TAG; sonde ($sonde_pid, its stderr in TAG.err) is attached.
+# Let the program go, SIGKILL sonde DELAY s later, wait for both: ok when
+# the program's output (without its first line, "ready PID") is PLAIN's and
+# its status 3, as in its plain run.
+sigkill_attached() {
+	touch "go.$2"
+	sleep "$3"
+	kill -KILL "$sonde_pid"
+	wait "$sonde_pid" 2>/dev/null
+	wait "$runner"
+	if head -n -1 "$2.out" | sed 1d | cmp -s - "$4" && grep -qx "status 3" "$2.out"; then
+		ok "sigkill $1 (attached): program finished normally"
+	else
+		notok "sigkill $1 (attached): program finished normally" "$(tail -3 "$2.out"; tail -2 "$2.err" 2>/dev/null)"
 	fi
 }

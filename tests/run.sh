@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/run.sh — runs every unit test binary and every end-to-end script.
 # Each test prints lines "ok - NAME" or "not ok - NAME: why" (and "skip - NAME: why",
-# which counts as neither passed nor failed and is listed at the end).
+# which counts as neither passed nor failed and is listed at the end); a test
+# that prints none of these lines fails.
 # Ends with "N passed, N failed".  Exit status non-zero if anything failed.
 set -u
 : "${BUILD:?BUILD must point at the build directory}"
@@ -26,6 +27,8 @@ run_one() { # name, command...
 	p=$(grep -c '^ok - ' "$log"); f=$(grep -c '^not ok - ' "$log"); s=$(grep -c '^skip - ' "$log")
 	if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=1; echo "not ok - $name: exited with status $rc" >>"$log"
+	elif [ $((p + f + s)) -eq 0 ]; then
+		f=1; echo "not ok - $name: printed no ok, not ok or skip line" >>"$log"
 	fi
 	pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
 	grep -E '^(ok|not ok|skip) - ' "$log" | sed "s|^|[$name] |"

@@ -168,6 +168,36 @@ static int read_all(int fd, void *p, size_t len)
 	return 0;
 }
 
+/* The fork of a helper process (start_by_helper, stop_by_helper) with a
+ * pipe res for its result: -1 when there is no pipe or no fork (the caller
+ * does the work itself), 0 in the helper, which writes res[1], has its own
+ * process group (a kill of sonde's group spares it), ignores SIGPIPE
+ * (sonde gone: the result is not needed) and holds no copy of alive_w, the
+ * write end of the agent's alive pipe (-1: none); else the helper's pid, to
+ * sonde, which reads res[0]. */
+static pid_t fork_helper(int res[2], int alive_w)
+{
+	if (pipe2(res, O_CLOEXEC) != 0)
+		return -1;
+	fflush(NULL);
+	pid_t c = fork();
+	if (c < 0) {
+		close(res[0]);
+		close(res[1]);
+		return -1;
+	}
+	if (c == 0) {
+		close(res[0]);
+		if (alive_w >= 0)
+			close(alive_w);
+		setpgid(0, 0);
+		signal(SIGPIPE, SIG_IGN);
+		return 0;
+	}
+	close(res[1]);
+	return c;
+}
+
 struct frame_msg {
 	int32_t tid;
 	uint32_t namelen;
@@ -195,22 +225,10 @@ static int start_by_helper(pid_t pid, const char *rt, const uint64_t off[2], con
 {
 	pid_t self = getpid();
 	int res[2];
-	pid_t c = -1;
-	if (pipe2(res, O_CLOEXEC) == 0) {
-		fflush(NULL);
-		c = fork();
-		if (c < 0) {
-			close(res[0]);
-			close(res[1]);
-		}
-	}
+	pid_t c = fork_helper(res, alive_w);
 	if (c < 0)
 		return start_in_target(pid, self, rt, off, dlf, sonde_build, session_fd, alive_fd, h, 0, a, ret, err, n);
 	if (c == 0) {
-		close(res[0]);
-		close(alive_w);
-		setpgid(0, 0);
-		signal(SIGPIPE, SIG_IGN); /* sonde gone: the result is not needed */
 		static struct helper_result r;
 		r.rc = getppid() == self ? start_in_target(pid, self, rt, off, dlf, sonde_build, session_fd, alive_fd, h, 1,
 		                                           a, &r.ret, r.err, sizeof r.err)
@@ -228,7 +246,6 @@ static int start_by_helper(pid_t pid, const char *rt, const uint64_t off[2], con
 		}
 		_exit(bad);
 	}
-	close(res[1]);
 	static struct helper_result r;
 	int rc = read_all(res[0], &r, sizeof r);
 	if (rc)
@@ -354,30 +371,16 @@ static int stop_by_helper(struct agent *a, char *err, size_t n)
 {
 	uint64_t args[6] = { 0 }, ret;
 	int res[2];
-	pid_t c = -1;
-	if (pipe2(res, O_CLOEXEC) == 0) {
-		fflush(NULL);
-		c = fork();
-		if (c < 0) {
-			close(res[0]);
-			close(res[1]);
-		}
-	}
+	pid_t c = fork_helper(res, a->alive_w);
 	if (c < 0)
 		return inject_call(a->pid, a->stop_fn, args, &ret, err, n);
 	if (c == 0) {
-		close(res[0]);
-		if (a->alive_w >= 0)
-			close(a->alive_w);
-		setpgid(0, 0);
-		signal(SIGPIPE, SIG_IGN);
 		static char msg[512];
 		int rc = inject_call(a->pid, a->stop_fn, args, &ret, msg, sizeof msg);
 		if (rc)
 			write_all(res[1], msg, strlen(msg));
 		_exit(rc ? 1 : 0);
 	}
-	close(res[1]);
 	char msg[512];
 	size_t got = 0;
 	for (;;) {

@@ -325,9 +325,7 @@ void frames_to_session(const struct attach_frames *fr, struct sonde_session_hdr 
 
 int frames_is_instrumented(struct sonde_session_hdr *h, uint64_t size, uint64_t fn)
 {
-	uint32_t nm = atomic_load(&h->nmodules);
-	if (nm > SONDE_MAX_MODULES)
-		nm = SONDE_MAX_MODULES;
+	uint32_t nm = sess_nmodules(h);
 	for (uint32_t i = 0; i < nm; i++) {
 		const struct sonde_module *m = &h->modules[i];
 		uint64_t nf = m->nfuncs;

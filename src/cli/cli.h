@@ -65,6 +65,20 @@ struct cli_command {
 	const char *summary;
 };
 
+/* The commands, one file each (record.c, report.c, ...): main.c's table
+ * runs them, the reader fuzzer (tests/fuzz) some of them.  The exit code. */
+int cmd_record(struct cli_opts *o);
+int cmd_report(struct cli_opts *o);
+int cmd_callers(struct cli_opts *o);
+int cmd_tree(struct cli_opts *o);
+int cmd_info(struct cli_opts *o);
+int cmd_export(struct cli_opts *o);
+int cmd_replay(struct cli_opts *o);
+int cmd_flamegraph(struct cli_opts *o);
+int cmd_locks(struct cli_opts *o);
+int cmd_probe(struct cli_opts *o);
+int cmd_diff(struct cli_opts *o);
+
 /* One entry of the option table (options.c).  --help, the man pages and the
  * shell completions (manual.c) are all generated from it. */
 struct cli_option {

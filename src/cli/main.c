@@ -5,18 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cmd_record(struct cli_opts *o);
-int cmd_report(struct cli_opts *o);
-int cmd_callers(struct cli_opts *o);
-int cmd_tree(struct cli_opts *o);
-int cmd_info(struct cli_opts *o);
-int cmd_export(struct cli_opts *o);
-int cmd_replay(struct cli_opts *o);
-int cmd_flamegraph(struct cli_opts *o);
-int cmd_locks(struct cli_opts *o);
-int cmd_probe(struct cli_opts *o);
-int cmd_diff(struct cli_opts *o);
-
 static const struct cli_command commands[] = {
 	{ "record", CMD_RECORD, cmd_record, "[options] -- PROGRAM [ARGS...]",
 	  "Run PROGRAM and record its profile (and with --trace a timeline, with --locks its locks)." },

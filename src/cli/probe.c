@@ -115,10 +115,9 @@ static int probe_remote(struct cli_opts *o, int json)
 	return cli_finish_stdout(code);
 }
 
-static void placed_later(const struct probe *p)
+static void placed_later(const struct probe *p, const char *why)
 {
-	fprintf(stderr, "sonde: probe %d (%s) placed at %s: a library that has it was loaded\n", p->id, p->spec,
-	        p->where ? p->where : "?");
+	fprintf(stderr, "sonde: probe %d (%s) placed at %s: %s\n", p->id, p->spec, p->where ? p->where : "?", why);
 }
 
 static void agent_placed(struct engine *e)

@@ -84,12 +84,7 @@ static void write_recording(struct session *s, struct recorder *rec, const struc
 static uint32_t print_summary(struct session *s, const char *dir)
 {
 	struct sonde_session_hdr *h = s->hdr;
-	uint32_t nmods = atomic_load(&h->nmodules), nthreads = atomic_load(&h->nthreads);
-	uint32_t nprocs = atomic_load(&h->nprocs);
-	if (nthreads > SONDE_MAX_THREADS)
-		nthreads = SONDE_MAX_THREADS;
-	if (nprocs > SONDE_MAX_PROCS)
-		nprocs = SONDE_MAX_PROCS;
+	uint32_t nmods = atomic_load(&h->nmodules), nthreads = sess_nthreads(h), nprocs = sess_nprocs(h);
 	uint64_t lost = 0;
 	for (int i = 0; i < SONDE_LOST_COUNT_; i++)
 		lost += h->lost[i];

@@ -267,6 +267,25 @@ static inline uint64_t sess_alloc(struct sonde_session_hdr *s, uint64_t size)
 	return off;
 }
 
+/* How many slots of the process, thread and module tables are used: the
+ * count the program's side keeps, at most the table's size (a count past it,
+ * scribbled or raced, is read as full). */
+static inline uint32_t sess_nprocs(struct sonde_session_hdr *s)
+{
+	uint32_t n = atomic_load(&s->nprocs);
+	return n < SONDE_MAX_PROCS ? n : SONDE_MAX_PROCS;
+}
+static inline uint32_t sess_nthreads(struct sonde_session_hdr *s)
+{
+	uint32_t n = atomic_load(&s->nthreads);
+	return n < SONDE_MAX_THREADS ? n : SONDE_MAX_THREADS;
+}
+static inline uint32_t sess_nmodules(struct sonde_session_hdr *s)
+{
+	uint32_t n = atomic_load(&s->nmodules);
+	return n < SONDE_MAX_MODULES ? n : SONDE_MAX_MODULES;
+}
+
 static inline struct sonde_thread *sess_thread(struct sonde_session_hdr *s, uint32_t slot)
 {
 	uint64_t off = s->threads_off[slot];

@@ -700,6 +700,25 @@ int agent_be_unref(struct agent_be *b, int idx, char *err, size_t n)
 	return request(b, PA_OP_REMOVE, (uint32_t)idx, err, n);
 }
 
+/* The program exec'd, its agent waits in the new image (probe_area.h
+ * execs): nothing of the old image's sites is left; its memory is read
+ * anew. */
+int agent_be_exec_reset(struct agent_be *b, char *err, size_t n)
+{
+	b->nused = 0;
+	memset(b->refs, 0, sizeof b->refs);
+	free(b->slots);
+	b->slots = NULL;
+	b->nslots = 0;
+	b->slots_lost = 0;
+	b->threads_stopped = 1; /* only the thread that exec'd, waiting in the agent */
+	b->may_hold = 0;
+	if (b->memfd >= 0)
+		close(b->memfd);
+	b->memfd = -1;
+	return open_mem(b, err, n);
+}
+
 /* --- the end ------------------------------------------------------------- */
 
 int agent_be_gone(struct agent_be *b)

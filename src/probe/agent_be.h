@@ -76,6 +76,9 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 int agent_be_unref(struct agent_be *b, int idx, char *err, size_t n);
 /* Code of the target with our sites shown as the original bytes. */
 int agent_be_read_code(struct agent_be *b, uint64_t addr, void *buf, size_t n);
+/* The program exec'd and its agent waits in the new image: forget the old
+ * image's sites, read the new one's memory.  0, or -1 with err. */
+int agent_be_exec_reset(struct agent_be *b, char *err, size_t n);
 /* Ends the session: every site removed, the pipe closed; the agent stays
  * loaded, inert. */
 void agent_be_end(struct agent_be *b);

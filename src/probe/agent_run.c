@@ -1009,6 +1009,67 @@ static void loads_serve(struct engine *e)
 	syscall(SYS_futex, &be.pa->loads_seen, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
 }
 
+/* --- exec: the program's agent comes back in the new image (the session
+ * kept through the exec functions, src/rt/probe_exec.c) and waits there
+ * until the probes are placed again: the old image's probes keep their
+ * counts and end ("exec"), the same specs are added anew (new ids). */
+static uint32_t execs_handled;
+
+static void execs_serve(struct engine *e)
+{
+	uint32_t x = __atomic_load_n(&be.pa->execs, __ATOMIC_ACQUIRE);
+	if (x == execs_handled)
+		return;
+	calibrate();
+	int n0 = e->nprobes;
+	struct modules *om = realloc(e->old_mods, (size_t)(e->nold_mods + 1) * sizeof *om);
+	if (om) {
+		e->old_mods = om;
+		om[e->nold_mods++] = e->mods;
+	} else {
+		modules_free(&e->mods);
+	}
+	memset(&e->mods, 0, sizeof e->mods);
+	int *again = calloc((size_t)n0 + 1, sizeof *again);
+	for (int i = 0; i < n0; i++) {
+		struct probe *p = e->probes[i];
+		if (p->removed || p->image)
+			continue;
+		struct adata *d = p->data;
+		if (d) {
+			collect(p);
+			d->frozen = 1;
+		}
+		p->removed = 1;
+		p->exec_ended = 1;
+		p->image = om ? e->nold_mods : 0;
+		if (again)
+			again[i] = 1;
+	}
+	char err[600];
+	int ok = agent_be_exec_reset(&be, err, sizeof err) == 0 && modules_load(&e->mods, be.pid) == 0;
+	load_site = -1;
+	if (!ok && e->warn && n0)
+		e->warn(e->probes[0], "the program exec'd and its new image cannot be read: its probes end there");
+	for (int i = 0; ok && again && i < n0; i++) {
+		if (!again[i])
+			continue;
+		struct probe *q = manager_add(e, e->probes[i]->spec, err, sizeof err);
+		if (q && !q->pending && e->placed_later)
+			e->placed_later(q, "the program exec'd");
+		else if (!q && e->warn)
+			e->warn(e->probes[i], err);
+	}
+	free(again);
+	if (ok && manager_pending(e) && load_site_place(err, sizeof err) && e->warn && n0)
+		e->warn(e->probes[0], err);
+	be.threads_stopped = 0;
+	loads_handled = __atomic_load_n(&be.pa->loads, __ATOMIC_ACQUIRE);
+	execs_handled = x;
+	__atomic_store_n(&be.pa->exec_go, x, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &be.pa->exec_go, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
+}
+
 static void sleep_ms(int ms)
 {
 	struct timespec ts = { 0, (long)ms * 1000000 };
@@ -1044,6 +1105,7 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 	e->start_ns = now_ns();
 	e->pending_ok = o->pending;
 	load_site = -1;
+	execs_handled = 0;
 	for (int i = 0; i < o->nspecs && !rc; i++)
 		if (!manager_add(e, o->specs[i], err, n))
 			rc = -1;
@@ -1088,6 +1150,7 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 						engine_probe_failed(e, e->probes[i], "%s", lerr);
 					}
 		}
+		execs_serve(e);
 		loads_serve(e);
 		if (loops % 200 == 0)
 			calibrate(); /* time probes' intervals: a finer ns per tick as the session goes on */
@@ -1106,6 +1169,13 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 		e->detached = !agent_be_gone(&be); /* it runs on, every site removed */
 	e->t.gone = be.gone;
 	e->t.status = be.status;
+	if (be.gone && !be.launched) {
+		/* not sonde's child: what its exit() said, through the agent */
+		if (__atomic_load_n(&be.pa->exited, __ATOMIC_ACQUIRE))
+			e->t.status = (__atomic_load_n(&be.pa->exit_code, __ATOMIC_RELAXED) & 0xff) << 8;
+		else
+			e->t.status_unknown = 1;
+	}
 	calibrate();
 	for (int i = 0; i < e->nprobes; i++)
 		collect(e->probes[i]);
@@ -1115,6 +1185,11 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 
 void agent_probe_close(struct engine *e)
 {
+	for (int i = 0; i < e->nold_mods; i++)
+		modules_free(&e->old_mods[i]);
+	free(e->old_mods);
+	e->old_mods = NULL;
+	e->nold_mods = 0;
 	(void)e;
 	e->t.memfd = -1;
 	e->agent = NULL;

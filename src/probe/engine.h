@@ -59,8 +59,13 @@ struct engine {
 	 * not_found: resolve.c's last failure was such a one. */
 	int pending_ok;
 	int not_found;
-	/* Said to the user by the CLI: a pending probe was placed (may be NULL). */
-	void (*placed_later)(const struct probe *p);
+	/* Said to the user by the CLI: a probe was placed while the program
+	 * ran, and why (a library loaded, an exec); may be NULL. */
+	void (*placed_later)(const struct probe *p, const char *why);
+	/* The modules of images the program left by exec (agent engine): the
+	 * probes of those images name their callers with them. */
+	struct modules *old_mods;
+	int nold_mods;
 };
 
 uint64_t now_ns(void);

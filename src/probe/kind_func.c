@@ -152,15 +152,20 @@ static void pre(struct probe *p, struct hit *h, int role)
 	}
 }
 
+/* arg: the probe (its image's modules name its callers). */
 static const char *name_of(void *arg, uint64_t ret, char *buf, size_t n)
 {
-	resolve_name(arg, ret, buf, n);
+	const struct probe *p = arg;
+	if (p->image > 0 && p->image <= p->e->nold_mods)
+		resolve_name_in(&p->e->old_mods[p->image - 1], ret, buf, n);
+	else
+		resolve_name(p->e, ret, buf, n);
 	return buf;
 }
 
 void func_stats_json(struct probe *p, const struct call_stats *cs, struct json *j)
 {
-	callstats_json(cs, j, name_of, p->e);
+	callstats_json(cs, j, name_of, p);
 }
 
 void func_stats_table(struct probe *p, const struct call_stats *cs, int at_offset, FILE *f)
@@ -168,7 +173,7 @@ void func_stats_table(struct probe *p, const struct call_stats *cs, int at_offse
 	if (at_offset)
 		fprintf(f, "calls %llu (no times or callers at an offset)", (unsigned long long)cs->calls);
 	else
-		callstats_table(cs, f, name_of, p->e);
+		callstats_table(cs, f, name_of, p);
 }
 
 static void json(struct probe *p, struct json *j)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *trim(char *s)
+char *library_trim(char *s)
 {
 	while (isspace((unsigned char)*s))
 		s++;
@@ -34,7 +34,7 @@ int library_load(struct library *l, const char *path, char *err, size_t n)
 	int ln = 0;
 	while (fgets(line, sizeof line, f)) {
 		ln++;
-		char *s = trim(line);
+		char *s = library_trim(line);
 		if (!*s || *s == '#')
 			continue;
 		char *eq = strchr(s, '=');
@@ -44,7 +44,7 @@ int library_load(struct library *l, const char *path, char *err, size_t n)
 			return -1;
 		}
 		*eq = 0;
-		char *name = trim(s), *spec = trim(eq + 1);
+		char *name = library_trim(s), *spec = library_trim(eq + 1);
 		if (!*name || !*spec) {
 			snprintf(err, n, "%s:%d: expected 'name = SPEC'", path, ln);
 			fclose(f);

@@ -18,5 +18,8 @@ const char *library_find(struct library *l, const char *name);
 int library_set(struct library *l, const char *name, const char *spec);
 int library_delete(struct library *l, const char *name);
 void library_free(struct library *l);
+/* s without its leading and trailing white space, cut in place: the
+ * library's lines, and the manager's commands (manager.c). */
+char *library_trim(char *s);
 
 #endif

@@ -10,20 +10,9 @@
 #include "probe/probe.h"
 #include "probe/spec.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static char *trim(char *s)
-{
-	while (isspace((unsigned char)*s))
-		s++;
-	size_t n = strlen(s);
-	while (n && isspace((unsigned char)s[n - 1]))
-		s[--n] = 0;
-	return s;
-}
 
 struct probe *manager_add(struct engine *e, const char *text, char *err, size_t n)
 {
@@ -118,7 +107,7 @@ int manager_retry_pending(struct engine *e)
 			p->pending = 0;
 			placed++;
 			if (e->placed_later)
-				e->placed_later(p);
+				e->placed_later(p, "a library that has it was loaded");
 			continue;
 		}
 		if (p->ops->free)
@@ -183,12 +172,12 @@ static void help(FILE *f)
 int manager_command(struct engine *e, const char *line)
 {
 	FILE *o = e->msg ? e->msg : stdout;
-	char *buf = strdup(line), *s = trim(buf), err[600];
+	char *buf = strdup(line), *s = library_trim(buf), err[600];
 	int quit = 0;
 	char *arg = s + strcspn(s, " \t");
 	if (*arg)
 		*arg++ = 0;
-	arg = trim(arg);
+	arg = library_trim(arg);
 	if (!*s || *s == '#') {
 		/* nothing */
 	} else if (!strcmp(s, "add")) {
@@ -224,7 +213,7 @@ int manager_command(struct engine *e, const char *line)
 		char *sub = arg, *rest = arg + strcspn(arg, " \t");
 		if (*rest)
 			*rest++ = 0;
-		rest = trim(rest);
+		rest = library_trim(rest);
 		if (!strcmp(sub, "list")) {
 			for (int i = 0; i < e->lib.n; i++)
 				fprintf(o, "%s = %s\n", e->lib.names[i], e->lib.specs[i]);
@@ -232,7 +221,7 @@ int manager_command(struct engine *e, const char *line)
 			char *name = rest, *spec = rest + strcspn(rest, " \t");
 			if (*spec)
 				*spec++ = 0;
-			spec = trim(spec);
+			spec = library_trim(spec);
 			struct spec sp;
 			if (!*name || !*spec) {
 				fprintf(o, "error: usage: lib add NAME SPEC\n");

@@ -30,6 +30,8 @@ static void target_state(struct engine *e, char *buf, size_t n)
 {
 	if (!e->t.gone)
 		snprintf(buf, n, e->detached ? "detached (still running)" : "running");
+	else if (e->t.status_unknown)
+		snprintf(buf, n, "ended (its exit status went to its parent, not to sonde)");
 	else if (WIFEXITED(e->t.status))
 		snprintf(buf, n, "exited with status %d", WEXITSTATUS(e->t.status));
 	else if (WIFSIGNALED(e->t.status))
@@ -55,6 +57,8 @@ void output_table(struct engine *e, FILE *f)
 			fprintf(f, "%s[%s]", p->ops->table ? "  " : "", p->where);
 		if (p->error)
 			fprintf(f, "  REMOVED: %s", p->error);
+		else if (p->exec_ended)
+			fprintf(f, "  (until the program's exec)");
 		else if (p->removed)
 			fprintf(f, "  (deleted)");
 		fputc('\n', f);
@@ -73,7 +77,9 @@ void output_json(struct engine *e, FILE *f)
 	json_str(&j, "engine", e->engine_name ? e->engine_name : "ptrace");
 	target_state(e, st, sizeof st);
 	json_str(&j, "state", st);
-	if (e->t.gone && WIFEXITED(e->t.status))
+	if (e->t.gone && e->t.status_unknown)
+		; /* said by state */
+	else if (e->t.gone && WIFEXITED(e->t.status))
 		json_int(&j, "exit_status", WEXITSTATUS(e->t.status));
 	else if (e->t.gone && WIFSIGNALED(e->t.status))
 		json_int(&j, "signal", WTERMSIG(e->t.status));
@@ -89,7 +95,7 @@ void output_json(struct engine *e, FILE *f)
 		json_str(&j, "kind", p->ops->name);
 		json_uint(&j, "hits", p->hits);
 		json_str(&j, "where", p->where);
-		json_str(&j, "state", p->error ? "failed" : p->removed ? "deleted" : p->pending ? "pending" : "active");
+		json_str(&j, "state", p->error ? "failed" : p->exec_ended ? "exec" : p->removed ? "deleted" : p->pending ? "pending" : "active");
 		if (p->error)
 			json_str(&j, "error", p->error);
 		if (p->ops->json)

@@ -39,6 +39,8 @@ struct probe {
 	void *data;         /* kind state */
 	int wants_post;
 	int pending;        /* not placed yet: waits for a library that has its location (--pending) */
+	int exec_ended;     /* its image was left by exec: counted until then (agent engine) */
+	int image;          /* 0: in the program's image; k: in the one it left by exec, e->old_mods[k - 1] */
 };
 
 #endif

@@ -217,7 +217,12 @@ static void module_offset(struct module *m, uint64_t addr, char *buf, size_t n)
 
 void resolve_name(struct engine *e, uint64_t addr, char *buf, size_t n)
 {
-	struct module *m = modules_at(&e->mods, addr);
+	resolve_name_in(&e->mods, addr, buf, n);
+}
+
+void resolve_name_in(struct modules *mods, uint64_t addr, char *buf, size_t n)
+{
+	struct module *m = modules_at(mods, addr);
 	struct sym_module *s = m ? module_sym(m) : NULL;
 	struct sym_info si;
 	if (s && sym_lookup(s, addr - m->bias, &si) == 0 && si.start)

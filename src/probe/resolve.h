@@ -26,6 +26,9 @@ int resolve_check_boundary(struct engine *e, const struct loc_addr *la, char *er
 /* Name a run-time address: its function, else "module+0xOFF" (a stripped
  * module: OFF is the link-time address), else "0xADDR". */
 void resolve_name(struct engine *e, uint64_t addr, char *buf, size_t n);
+/* The same among the modules mods (an image the program left by exec). */
+struct modules;
+void resolve_name_in(struct modules *mods, uint64_t addr, char *buf, size_t n);
 /* Describe a run-time address: "func+0x12 (file.c:34)", else
  * "module+0xOFF" as resolve_name. */
 void resolve_describe(struct engine *e, uint64_t addr, char *buf, size_t n);

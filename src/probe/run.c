@@ -319,12 +319,9 @@ int engine_run_to_entry(struct engine *e)
 	target_cont(&e->t, th, 0);
 	for (;;) {
 		int st;
-		pid_t tid = waitpid(-1, &st, __WALL);
-		if (tid < 0) {
-			if (errno == EINTR)
-				continue;
+		pid_t tid = target_wait(&st);
+		if (tid < 0)
 			return -1;
-		}
 		if (tid != e->t.pid) { /* threads before main: leave them to the loop */
 			handle(e, tid, st);
 			continue;

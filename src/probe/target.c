@@ -232,6 +232,14 @@ int target_cont(struct target *t, struct thr *th, int sig)
 	return ptrace(PTRACE_CONT, th->tid, 0, (void *)(long)sig) < 0 ? -1 : 0;
 }
 
+pid_t target_wait(int *st)
+{
+	pid_t tid;
+	while ((tid = waitpid(-1, st, __WALL)) < 0 && errno == EINTR)
+		;
+	return tid;
+}
+
 /* Stop every running thread.  Stops that are not our interrupt go through
  * park(), which rewinds breakpoint traps or keeps the signal pending. */
 int target_stop_all(struct target *t, void (*park)(void *arg, struct thr *th, int status), void *arg)
@@ -246,12 +254,9 @@ int target_stop_all(struct target *t, void (*park)(void *arg, struct thr *th, in
 		if (!running || t->gone)
 			return 0;
 		int st;
-		pid_t tid = waitpid(-1, &st, __WALL);
-		if (tid < 0) {
-			if (errno == EINTR)
-				continue;
+		pid_t tid = target_wait(&st);
+		if (tid < 0)
 			return -1;
-		}
 		struct thr *th = target_thr(t, tid);
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
 			if (tid == t->pid) {

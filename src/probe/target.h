@@ -24,6 +24,7 @@ struct target {
 	int nthr, cap;
 	int gone;           /* the process has exited */
 	int status;         /* its wait status */
+	int status_unknown; /* gone, its status not seen (an attached process that did not call exit) */
 	uint64_t entry;     /* AT_ENTRY */
 };
 
@@ -39,6 +40,9 @@ int target_getregs(pid_t tid, arch_regs *r);
 int target_setregs(pid_t tid, const arch_regs *r);
 int target_getfpregs(pid_t tid, arch_fpregs *f);
 int target_cont(struct target *t, struct thr *th, int sig);
+/* The next stop or end of any traced thread: waitpid(-1, st, __WALL),
+ * again when a signal interrupts it.  Its tid, or -1 (errno set). */
+pid_t target_wait(int *st);
 int target_stop_all(struct target *t, void (*park)(void *arg, struct thr *th, int status), void *arg);
 void target_resume_all(struct target *t);
 void target_detach(struct target *t);

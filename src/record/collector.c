@@ -46,9 +46,7 @@ static int put_chunk(void *arg, const struct sonde_chunk *c, const void *data)
 int collector_drain(struct session *s, struct recorder *rec, int final)
 {
 	struct sonde_session_hdr *h = s->hdr;
-	uint32_t n = atomic_load_explicit(&h->nthreads, memory_order_acquire);
-	if (n > SONDE_MAX_THREADS)
-		n = SONDE_MAX_THREADS;
+	uint32_t n = sess_nthreads(h);
 	int got = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t off = atomic_load_explicit((_Atomic uint64_t *)&h->threads_off[i], memory_order_acquire);
@@ -80,9 +78,7 @@ int collector_drain(struct session *s, struct recorder *rec, int final)
 static void note_end(struct session *s, pid_t pid, int status, uint64_t now)
 {
 	struct sonde_session_hdr *h = s->hdr;
-	uint32_t n = atomic_load(&h->nprocs);
-	if (n > SONDE_MAX_PROCS)
-		n = SONDE_MAX_PROCS;
+	uint32_t n = sess_nprocs(h);
 	for (uint32_t i = 0; i < n; i++) {
 		struct sonde_proc *p = &h->procs[i];
 		if (p->pid != pid)

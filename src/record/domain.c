@@ -106,9 +106,7 @@ int domain_write(struct session *s, const char *dir, char *msg, size_t len)
 	fn_table_build(r, &ft);
 	uint32_t *seen = calloc(ft.n + 1, sizeof *seen);
 	struct sonde_session_hdr *h = s->hdr;
-	uint32_t nthreads = atomic_load(&h->nthreads);
-	if (nthreads > SONDE_MAX_THREADS)
-		nthreads = SONDE_MAX_THREADS;
+	uint32_t nthreads = sess_nthreads(h);
 	for (uint32_t i = 0; i < nthreads; i++) {
 		struct sonde_thread *t = sess_thread(h, i);
 		if (!t)

@@ -1,6 +1,7 @@
 /* finish.c — the end of every recording: `sonde record` (launched or
- * attached) and the recovery of a recording whose recorder was killed
- * (recover.c) write profile.sonde through this one function. */
+ * attached), the recovery of a recording whose recorder was killed
+ * (recover.c) and the flight recorder's snapshot (snapshot.c) write
+ * profile.sonde through this one function. */
 #include "record/convert.h"
 #include "record/record.h"
 #include "record/recorder.h"
@@ -10,7 +11,8 @@ int recording_finish(struct session *s, struct recorder *rec, const struct launc
                      const char *recorder_name, int status, const char *const *meta, uint64_t *damaged,
                      char *err, size_t errlen)
 {
-	*damaged = session_audit(s);
+	if (damaged)
+		*damaged = session_audit(s);
 	recorder_meta_common(rec, program, cmd, clen, recorder_name, conv_mode(cfg->mode), status);
 	for (int i = 0; meta && meta[i]; i += 2)
 		meta_add(&rec->meta, meta[i], meta[i + 1]);

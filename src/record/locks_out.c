@@ -53,9 +53,7 @@ void write_locks(struct session *s, struct rec_writer *w)
 	free(M);
 
 	uint64_t lost_stats = 0;
-	uint32_t nthreads = atomic_load(&h->nthreads);
-	if (nthreads > SONDE_MAX_THREADS)
-		nthreads = SONDE_MAX_THREADS;
+	uint32_t nthreads = sess_nthreads(h);
 	for (uint32_t i = 0; i < nthreads; i++) {
 		uint64_t toff = h->threads_off[i];
 		if (!toff || !sess_fits(s->size, toff, sizeof(struct sonde_thread), _Alignof(struct sonde_thread)))

@@ -79,18 +79,14 @@ int write_profile(struct session *s, struct recorder *rec, const struct launched
 	struct rec_writer *w = &rec->prof;
 	const struct clock_point *c1 = &rec->c1;
 
-	uint32_t nprocs = atomic_load(&h->nprocs);
-	if (nprocs > SONDE_MAX_PROCS)
-		nprocs = SONDE_MAX_PROCS;
+	uint32_t nprocs = sess_nprocs(h);
 	for (uint32_t i = 0; i < nprocs; i++) {
 		struct rec_process r;
 		conv_process(&r, &h->procs[i], i, l->end_tsc);
 		writer_put(w, REC_PROCESS, &r, sizeof r, NULL, 0);
 	}
 
-	uint32_t nmods = atomic_load(&h->nmodules);
-	if (nmods > SONDE_MAX_MODULES)
-		nmods = SONDE_MAX_MODULES;
+	uint32_t nmods = sess_nmodules(h);
 	for (uint32_t i = 0; i < nmods; i++) {
 		struct sonde_module *m = &h->modules[i];
 		if (atomic_load(&m->state) == SONDE_M_FREE)
@@ -103,9 +99,7 @@ int write_profile(struct session *s, struct recorder *rec, const struct launched
 		writer_put(w, REC_MODULE, &r, sizeof r, flen ? sess_ptr(h, m->funcs_off) : NULL, flen);
 	}
 
-	uint32_t nthreads = atomic_load(&h->nthreads);
-	if (nthreads > SONDE_MAX_THREADS)
-		nthreads = SONDE_MAX_THREADS;
+	uint32_t nthreads = sess_nthreads(h);
 	for (uint32_t i = 0; i < nthreads; i++) {
 		uint64_t off = h->threads_off[i];
 		if (!off || !sess_inside(s->size, off, sizeof(struct sonde_thread)))

@@ -161,8 +161,9 @@ uint64_t session_audit(struct session *s);
  * 0, or -1 with err set. */
 int write_profile(struct session *s, struct recorder *rec, const struct launched *l,
                   const struct record_config *cfg, char *err, size_t errlen);
-/* finish.c: the end of every recording, launched, attached or recovered:
- * the session audited (*damaged: impossible values left out), the META lines
+/* finish.c: the end of every recording, launched, attached or recovered,
+ * and a snapshot's: the session audited (*damaged: impossible values left
+ * out; damaged NULL: no audit, the program still runs), the META lines
  * every recording has and the caller's (meta: "key", "value" pairs,
  * NULL-terminated, or NULL), the profile records, the recorder closed.
  * 0, or -1 with err set. */

@@ -84,9 +84,7 @@ int session_program_running(struct session *s)
 	if (fstat(s->fd, &st) != 0)
 		return 0;
 	struct sonde_session_hdr *h = s->hdr;
-	uint32_t n = atomic_load(&h->nprocs);
-	if (n > SONDE_MAX_PROCS)
-		n = SONDE_MAX_PROCS;
+	uint32_t n = sess_nprocs(h);
 	for (uint32_t i = 0; i < n; i++) {
 		struct sonde_proc *p = &h->procs[i];
 		if (p->pid > 0 && p->pid != getpid() && (kill(p->pid, 0) == 0 || errno == EPERM) &&

@@ -1,13 +1,13 @@
 /* snapshot.c — the flight recorder's snapshot (record --trace --keep-last,
  * SIGUSR2 to sonde): DIR.snap-N/, a complete recording of the newest events
  * kept at that moment, written while the program runs and the recording
- * goes on (see record.h). */
+ * goes on (see record.h); its files written as every recording's end
+ * writes them (finish.c). */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/clock.h"
-#include "record/convert.h"
 #include "record/record.h"
 #include "record/recorder.h"
 
@@ -33,11 +33,13 @@ int record_snapshot(struct session *s, struct recorder *live, const struct launc
 		recorder_abort(&snap);
 		return -1;
 	}
-	recorder_meta_common(&snap, program, cmd, clen, "sonde record", conv_mode(cfg->mode), INT32_MIN);
 	char num[32];
 	snprintf(num, sizeof num, "%d", n);
-	meta_add(&snap.meta, "snapshot", num);
-	if (write_profile(s, &snap, &now, cfg, err, errlen) || recorder_close(&snap, err, errlen)) {
+	const char *meta[] = { "snapshot", num, NULL };
+	/* No audit: it mends the session after the program's end, and the
+	 * program still writes it. */
+	if (recording_finish(s, &snap, &now, cfg, program, cmd, clen, "sonde record", INT32_MIN, meta, NULL, err,
+	                     errlen)) {
 		recorder_abort(&snap);
 		return -1;
 	}

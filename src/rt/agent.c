@@ -295,19 +295,7 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive)
 	for (int i = 0; i < w.n; i++)
 		if (sonde_rt_register_module(found[i]) == 0)
 			agent_mods[agent_nmods++] = found[i];
-	/* The watcher blocks every signal: the program's signals go to its own
-	 * threads, as before. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_t th;
-	pthread_attr_t at;
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&at, 64 * 1024);
-	int prc = pthread_create(&th, &at, watcher, (void *)(intptr_t)afd);
-	pthread_attr_destroy(&at);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int prc = rt_thread_start(watcher, (void *)(intptr_t)afd, 64 * 1024);
 	rc = (agent_nmods < 0xffff ? agent_nmods : 0xffff) | (nobjs < 0x7fff ? nobjs : 0x7fff) << 16;
 	if (prc) { /* without a watcher, sonde's death could not be seen */
 		close(afd);

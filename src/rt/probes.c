@@ -25,6 +25,7 @@
 #include "rt/got.h"
 #include "rt/rt.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
@@ -58,6 +59,7 @@ struct shadow {
 static struct pa_hdr *pa;
 static uint32_t pa_n;
 static int mem_fd = -1, alive_fd = -1;
+static int area_keep = -1;      /* the session's area (close-on-exec), for an exec that keeps it */
 static int sync_core_ok;
 static pid_t self_pid;
 static struct sigaction old_trap;
@@ -71,6 +73,7 @@ static __thread struct shadow *sh_tls __attribute__((tls_model("initial-exec")))
 
 RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs);
 RT_HIDDEN uint64_t pa_exit(uint64_t sp_after);
+static void exec_follow(void);
 extern char pa_exit_stub[] RT_HIDDEN;
 
 /* The return of a probed function lands here: the real return address is
@@ -990,6 +993,8 @@ static void *server(void *arg)
 	remove_all();
 	__atomic_store_n(&pa->go, 1, __ATOMIC_RELEASE);
 	futex_wake(&pa->go);
+	__atomic_store_n(&pa->exec_go, __atomic_load_n(&pa->execs, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
+	futex_wake(&pa->exec_go);
 	close(alive_fd);
 	alive_fd = -1;
 	pthread_mutex_lock(&start_lock);
@@ -998,9 +1003,20 @@ static void *server(void *arg)
 	return NULL;
 }
 
+/* The program's exit status, for sonde when it attached (the program is
+ * not its child: waitpid cannot tell it). */
+static void on_program_exit(int status, void *arg)
+{
+	(void)arg;
+	if (pa && (pid_t)syscall(SYS_getpid) == self_pid) {
+		__atomic_store_n(&pa->exit_code, status, __ATOMIC_RELAXED);
+		__atomic_store_n(&pa->exited, 1, __ATOMIC_RELEASE);
+	}
+}
+
 /* Maps the area of fd, installs the SIGTRAP handler and starts the server.
  * 0 or -errno. */
-static int start(int area_fd, int pipe_fd)
+static int start(int area_fd, int pipe_fd, int rejoin)
 {
 	struct pa_hdr h;
 	if (pread(area_fd, &h, sizeof h, 0) != (ssize_t)sizeof h || h.magic != PA_MAGIC || h.version != PA_VERSION ||
@@ -1028,6 +1044,13 @@ static int start(int area_fd, int pipe_fd)
 		forked_hook = 1;
 	pa = m;
 	pa_n = h.nsites;
+	if (rejoin) /* the sites were the old image's: nothing of them is here */
+		for (uint32_t i = 0; i < pa_n; i++)
+			if (pa->sites[i].state != PA_FREE)
+				__atomic_store_n(&pa->sites[i].state, PA_REMOVED, __ATOMIC_RELEASE);
+	if (area_keep >= 0)
+		close(area_keep);
+	area_keep = fcntl(area_fd, F_DUPFD_CLOEXEC, 900);
 	pa->hit_fn = (uint64_t)pa_hit;
 	if (!trap_installed) {
 		struct sigaction sa = { .sa_sigaction = on_trap, .sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER };
@@ -1040,18 +1063,11 @@ static int start(int area_fd, int pipe_fd)
 	if (sigaction(SIGTRAP, NULL, &cur) == 0)
 		pa->restorer = (uint64_t)cur.sa_restorer;
 	pa->r_brk = (uint64_t)_r_debug.r_brk;
+	static int exit_hooked;
+	if (!exit_hooked && on_exit(on_program_exit, NULL) == 0)
+		exit_hooked = 1;
 	alive_fd = pipe_fd;
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_t t;
-	pthread_attr_t at;
-	pthread_attr_init(&at);
-	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&at, 256 * 1024);
-	int rc = pthread_create(&t, &at, server, NULL);
-	pthread_attr_destroy(&at);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int rc = rt_thread_start(server, NULL, 256 * 1024);
 	if (rc)
 		return -rc;
 	running = 1;
@@ -1072,10 +1088,11 @@ RT_EXPORT int sonde_probe_agent_start(const char *area, const char *alive)
 		const struct rt_got_sym *syms;
 		int nsyms = rt_unwind_wrappers(&syms);
 		rt_got_add(RT_GOT_UNWIND, syms, nsyms);
+		exec_follow();
 		rt_got_redirect();
 		int a = open(area, O_RDWR | O_CLOEXEC);
 		int p = open(alive, O_RDONLY | O_CLOEXEC);
-		rc = a < 0 || p < 0 ? -errno : start(a, p);
+		rc = a < 0 || p < 0 ? -errno : start(a, p, 0);
 		if (a >= 0)
 			close(a);
 		if (rc && p >= 0)
@@ -1083,6 +1100,72 @@ RT_EXPORT int sonde_probe_agent_start(const char *area, const char *alive)
 	}
 	pthread_mutex_unlock(&start_lock);
 	return rc;
+}
+
+/* The exec functions go through probe_exec.c (before rt_got_redirect). */
+static void exec_follow(void)
+{
+	static int added;
+	if (added)
+		return;
+	const struct rt_got_sym *syms;
+	int n = rt_exec_wrappers(&syms);
+	rt_got_add(RT_GOT_EXEC, syms, n);
+	added = 1;
+}
+
+RT_HIDDEN int rt_probes_exec_env(char *const *envp, char ***out, int fds[2])
+{
+	if (!__atomic_load_n(&running, __ATOMIC_ACQUIRE) || !pa || area_keep < 0 || alive_fd < 0 ||
+	    (pid_t)syscall(SYS_getpid) != self_pid)
+		return -1; /* no session here, or a child (vfork) */
+	Dl_info di;
+	if (!dladdr((void *)rt_probes_exec_env, &di) || !di.dli_fname)
+		return -1;
+	size_t n = 0;
+	while (envp && envp[n])
+		n++;
+	char **env = calloc(n + 5, sizeof *env);
+	char *pre = NULL, *fa = NULL, *fp = NULL;
+	fds[0] = fcntl(area_keep, F_DUPFD, 900);
+	fds[1] = fcntl(alive_fd, F_DUPFD, 900);
+	const char *old = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(envp[i], "LD_PRELOAD=", 11))
+			old = envp[i] + 11;
+	if (!env || fds[0] < 0 || fds[1] < 0 ||
+	    asprintf(&pre, "LD_PRELOAD=%s%s%s", di.dli_fname, old && *old ? ":" : "", old ? old : "") < 0 ||
+	    asprintf(&fa, "SONDE_PROBE_FD=%d", fds[0]) < 0 || asprintf(&fp, "SONDE_PROBE_ALIVE_FD=%d", fds[1]) < 0) {
+		free(pre);
+		free(fa);
+		rt_probes_exec_undo(env, fds);
+		return -1;
+	}
+	size_t k = 0;
+	env[k++] = pre;
+	env[k++] = fa;
+	env[k++] = fp;
+	env[k++] = (char *)"SONDE_PROBE_EXEC=1";
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(envp[i], "LD_PRELOAD=", 11) && strncmp(envp[i], "SONDE_PROBE_", 12))
+			env[k++] = envp[i];
+	env[k] = NULL;
+	*out = env;
+	return 0;
+}
+
+RT_HIDDEN void rt_probes_exec_undo(char **env, int fds[2])
+{
+	if (env) {
+		free(env[0]);
+		free(env[1]);
+		free(env[2]);
+		free(env);
+	}
+	if (fds[0] >= 0)
+		close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
 }
 
 /* LD_PRELOAD's libsonde-rt.so goes, so that the programs this one starts do
@@ -1124,19 +1207,34 @@ __attribute__((constructor(102))) static void probes_ctor(void)
 	if (!a || !p)
 		return;
 	int afd = atoi(a), pfd = atoi(p);
+	int rejoin = getenv("SONDE_PROBE_EXEC") != NULL;
 	unsetenv("SONDE_PROBE_FD");
 	unsetenv("SONDE_PROBE_ALIVE_FD");
+	unsetenv("SONDE_PROBE_EXEC");
 	strip_preload();
 	/* The pipe moves out of the program's way, closed on exec. */
 	int hi = fcntl(pfd, F_DUPFD_CLOEXEC, 900);
 	close(pfd);
 	pthread_mutex_lock(&start_lock);
-	int rc = hi < 0 ? -EBADF : start(afd, hi);
+	int rc = hi < 0 ? -EBADF : start(afd, hi, rejoin);
+	if (!rc) {
+		exec_follow();
+		rt_got_redirect();
+	}
 	pthread_mutex_unlock(&start_lock);
 	close(afd);
 	if (rc) {
 		if (hi >= 0)
 			close(hi);
+		return;
+	}
+	if (rejoin) {
+		/* An exec of the probed program: sonde places the probes again in
+		 * this image (or is gone: the server lets us go). */
+		uint32_t n = __atomic_add_fetch(&pa->execs, 1, __ATOMIC_SEQ_CST);
+		uint32_t g;
+		while ((int32_t)((g = __atomic_load_n(&pa->exec_go, __ATOMIC_ACQUIRE)) - n) < 0)
+			syscall(SYS_futex, &pa->exec_go, FUTEX_WAIT, g, NULL, NULL, 0);
 		return;
 	}
 	while (!__atomic_load_n(&pa->go, __ATOMIC_ACQUIRE))

@@ -4,6 +4,7 @@
 #ifndef SONDE_RT_RT_H
 #define SONDE_RT_RT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/ring.h"
@@ -149,9 +150,24 @@ RT_HIDDEN void rt_locks_end(void);
 RT_HIDDEN int rt_unwind_wrappers(const struct rt_got_sym **out);
 /* probes.c: the probe agent's replaced return addresses of this thread put back (an exception unwinds). */
 RT_HIDDEN void rt_probes_unhook(void);
+/* probe_exec.c / probes.c: following exec.  rt_exec_wrappers gives the
+ * redirections; rt_probes_exec_env makes the environment of an exec that
+ * keeps the probe session (0, with *env and the two descriptors it opened),
+ * or -1 when there is none in this process; rt_probes_exec_undo after an
+ * exec that failed. */
+struct rt_got_sym;
+RT_HIDDEN int rt_exec_wrappers(const struct rt_got_sym **out);
+RT_HIDDEN int rt_probes_exec_env(char *const *envp, char ***env, int fds[2]);
+RT_HIDDEN void rt_probes_exec_undo(char **env, int fds[2]);
 
 /* Signal-safe diagnostics (write(2) on a stack buffer). */
 RT_HIDDEN void rt_log(const char *msg);
+
+/* Start a detached thread of the runtime (the agent's watcher, the probe
+ * server) running fn(arg) on a stack of `stack` bytes, every signal
+ * blocked in it: the program's signals go to its own threads, as before.
+ * 0, or the error number of pthread_create. */
+RT_HIDDEN int rt_thread_start(void *(*fn)(void *), void *arg, size_t stack);
 
 /* The address span [*lo, *hi) of a loaded object's PT_LOAD segments (from
  * dl_iterate_phdr); 0 when it has none. */

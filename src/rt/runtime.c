@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,22 @@ RT_HIDDEN void rt_log(const char *msg)
 	buf[16 + n] = '\n';
 	ssize_t r = write(2, buf, 17 + n);
 	(void)r;
+}
+
+RT_HIDDEN int rt_thread_start(void *(*fn)(void *), void *arg, size_t stack)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_t t;
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&at, stack);
+	int rc = pthread_create(&t, &at, fn, arg);
+	pthread_attr_destroy(&at);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
 }
 
 RT_HIDDEN void rt_count_lost(struct sonde_thread *t, enum sonde_loss why)

@@ -217,6 +217,23 @@ static void fix_unsized(struct sym_ent *v, size_t n)
 	}
 }
 
+/* Append [lo, hi) to m's executable ranges (*cap: their room). */
+static int text_add(struct sym_module *m, size_t *cap, uint64_t lo, uint64_t hi)
+{
+	if (m->ntext == *cap) {
+		size_t c = *cap ? *cap * 2 : 8;
+		struct sym_range *t = realloc(m->text, c * sizeof(*t));
+		if (!t)
+			return -1;
+		m->text = t;
+		*cap = c;
+	}
+	m->text[m->ntext].lo = lo;
+	m->text[m->ntext].hi = hi;
+	m->ntext++;
+	return 0;
+}
+
 /* Executable sections, for rejecting line rows of discarded code. */
 static int load_text_ranges(struct sym_module *m)
 {
@@ -229,16 +246,8 @@ static int load_text_ranges(struct sym_module *m)
 		if ((sh.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) != (SHF_ALLOC | SHF_EXECINSTR) ||
 		    sh.sh_size == 0)
 			continue;
-		if (m->ntext == cap) {
-			cap = cap ? cap * 2 : 8;
-			struct sym_range *t = realloc(m->text, cap * sizeof(*t));
-			if (!t)
-				return -1;
-			m->text = t;
-		}
-		m->text[m->ntext].lo = sh.sh_addr;
-		m->text[m->ntext].hi = sh.sh_addr + sh.sh_size;
-		m->ntext++;
+		if (text_add(m, &cap, sh.sh_addr, sh.sh_addr + sh.sh_size))
+			return -1;
 	}
 	if (m->ntext)
 		return 0;
@@ -250,16 +259,8 @@ static int load_text_ranges(struct sym_module *m)
 		GElf_Phdr ph;
 		if (!gelf_getphdr(m->elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
 			continue;
-		if (m->ntext == cap) {
-			cap = cap ? cap * 2 : 8;
-			struct sym_range *t = realloc(m->text, cap * sizeof(*t));
-			if (!t)
-				return -1;
-			m->text = t;
-		}
-		m->text[m->ntext].lo = ph.p_vaddr;
-		m->text[m->ntext].hi = ph.p_vaddr + ph.p_memsz;
-		m->ntext++;
+		if (text_add(m, &cap, ph.p_vaddr, ph.p_vaddr + ph.p_memsz))
+			return -1;
 	}
 	return 0;
 }

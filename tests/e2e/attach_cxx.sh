@@ -22,11 +22,7 @@ trap '' PIPE
 command -v g++ > /dev/null || { skip "attach C++ exceptions" "g++ not installed"; exit 0; }
 "$SONDE_CXX_BIN" -O2 -g -pthread -I"$PROGS" -o ap "$PROGS/attach_cxx.cpp" || { notok build "sonde-c++"; exit 0; }
 
-start ref
-echo go >&3
-wait_for ref.out "^phase 1"
-finish
-check "reference run: finished with status 4" grep -qx "status 4" ref.out
+reference_run 4
 check "reference run: every thread caught its Stop" grep -q "^phase 2: .* stops 3$" ref.out
 
 # ATTACHED MODE NAME [sonde options]: attach, phase 1, end by SIGINT (or
@@ -35,9 +31,7 @@ attached() {
 	local mode=$1 name=$2
 	shift 2
 	start "$name"
-	"$SONDE" record "$@" -p "$pid" -o "$name.data" 2> "$name.err" &
-	sp=$!
-	wait_for "$name.err" "recording process $pid" || notok "$mode: attach" "sonde did not start: $(cat "$name.err")"
+	record_attached "$name" "$@" || notok "$mode: attach" "sonde did not start: $(cat "$name.err")"
 	echo go >&3
 	wait_for "$name.out" "^phase 1"
 	case " $* " in
@@ -91,14 +85,9 @@ attached trace tr --trace
 python3 -c "$counts_py" tr trace || notok "trace: the checks ran to their end" "the check script failed"
 
 # --duration: the end comes while the threads throw (phase 1 runs long).
-start dref 200000
-echo go >&3
-wait_for dref.out "^phase 1"
-finish
+run_plain dref 200000
 start dur 200000
-"$SONDE" record -p "$pid" -o dur.data --duration 0.3 2> dur.err &
-sp=$!
-wait_for dur.err "recording process $pid" || true
+record_attached "dur" --duration 0.3 || true
 echo go >&3
 wait $sp
 check "--duration 0.3 mid-work: sonde ends with status 0" test $? -eq 0
@@ -112,9 +101,7 @@ for round in 1 2 3 4 5; do
 	opt=""
 	[ $((round % 2)) -eq 0 ] && opt=--trace
 	start "k$round" 200000
-	"$SONDE" record $opt -p "$pid" -o "k$round.data" 2> "k$round.err" &
-	sp=$!
-	wait_for "k$round.err" "recording process" || true
+	record_attached "k$round" $opt || true
 	echo go >&3
 	sleep 0.$((round * 1))
 	kill -KILL $sp

@@ -13,11 +13,7 @@ source "$ROOT/tests/attach_lib.sh"
 need_ptrace "SIGKILL of sonde during the attach"
 "$SONDE_CC_BIN" -O2 -g -pthread -I"$PROGS" -o ap "$PROGS/attach_profile.c" || { notok build "sonde-cc"; exit 0; }
 
-start ref
-echo go >&3
-wait_for ref.out "^phase 1"
-finish
-check "reference run: finished with status 3" grep -qx "status 3" ref.out
+reference_run 3
 
 # The kill lands during the attach: SONDE_ATTACH_TIMES shows how far sonde got.
 for round in 1 2 3 4 5 6 7 8; do
@@ -40,9 +36,7 @@ done
 # told to end with SIGINT and killed a moment later.
 for round in 1 2 3; do
 	start "e$round"
-	"$SONDE" record -p "$pid" -o "e$round.data" 2> "e$round.err" &
-	sp=$!
-	wait_for "e$round.err" "recording process" || notok "round $round: attach" "$(cat "e$round.err")"
+	record_attached "e$round" || notok "round $round: attach" "$(cat "e$round.err")"
 	echo go >&3
 	wait_for "e$round.out" "^phase 1" || true
 	kill -INT $sp

@@ -24,18 +24,12 @@ gcc -O2 -pthread -o al "$PROGS/attach_locks.c" -Wl,-rpath,'$ORIGIN' -ldl || { no
 gcc -O2 -shared -fPIC -Wl,-z,relro,-z,now -o libattach_locks.so "$PROGS/attach_locks_lib.c" ||
 	{ notok build "gcc attach_locks_lib"; exit 0; }
 
-start ref
-echo go >&3
-wait_for ref.out "^phase 1"
-finish
-check "reference run: finished with status 3" grep -qx "status 3" ref.out
+reference_run 3
 check "reference run: its GOT entry is libc's" grep -qx "phase 1 got libc" ref.perr
 
 # ---- attached ----
 start att
-"$SONDE" record --locks -p "$pid" -o att.data 2> att.serr &
-sp=$!
-wait_for att.serr "recording process $pid" || notok "attach" "sonde did not start: $(cat att.serr)"
+record_attached "att" --locks || notok "attach" "sonde did not start: $(cat att.err)"
 check "while recording, the agent's watcher thread runs" bash -c "grep -qx sonde-agent /proc/$pid/task/*/comm"
 echo go >&3
 wait_for att.out "^phase 1"
@@ -97,9 +91,7 @@ PY
 
 # ---- the other two ends: --duration, and the process's own end ----
 start dur
-"$SONDE" record --locks -p "$pid" -o dur.data --duration 0.5 2> dur.serr &
-sp=$!
-wait_for dur.serr "recording process $pid" || true
+record_attached "dur" --locks --duration 0.5 || true
 t0=$(date +%s%N)
 wait $sp
 rc=$?
@@ -115,20 +107,8 @@ check "--duration: the GOT entry is libc's in both phases" \
 	bash -c "grep -qx 'phase 1 got libc' dur.perr && grep -qx 'phase 2 got libc' dur.perr"
 
 start ends
-"$SONDE" record --locks -p "$pid" -o ends.data 2> ends.serr &
-sp=$!
-wait_for ends.serr "recording process $pid" || true
-echo go >&3
-finish
-for _ in $(seq 500); do kill -0 $sp 2>/dev/null || break; sleep 0.02; done
-if kill -0 $sp 2>/dev/null; then
-	notok "the process's end ends the recording" "sonde still runs 10 s after it"
-	kill -INT $sp
-fi
-wait $sp
-rc=$?
-check "the process's end: sonde ends with status 0" test $rc -eq 0
-check "the process's end: output and status unchanged" cmp -s ref.out ends.out
+record_attached "ends" --locks || true
+ended_with_program ends
 "$SONDE" locks -i ends.data --format=json > ends.json 2>&1
 check "the process's end: both phases recorded (hot_lock: the sum of the printed counts)" \
 	python3 -c "import json,re,sys
@@ -138,26 +118,21 @@ sys.exit(0 if own == 400000 and L.get('hot_lock')==own else 1)"
 
 # ---- a second attach: refused, the first agent stays inert ----
 start twice
-"$SONDE" record --locks -p "$pid" -o t1.data --duration 0.2 2> t1.serr
-"$SONDE" record --locks -p "$pid" -o t2.data --duration 0.2 2> t2.serr
+"$SONDE" record --locks -p "$pid" -o t1.data --duration 0.2 2> t1.err
+"$SONDE" record --locks -p "$pid" -o t2.data --duration 0.2 2> t2.err
 rc=$?
 check "a second attach: exit 2" test $rc -eq 2
 check "a second attach: says the process was attached before" \
-	grep -q "^sonde: error: the agent could not start in process $pid (it is already recorded: .*attached before" t2.serr
+	grep -q "^sonde: error: the agent could not start in process $pid (it is already recorded: .*attached before" t2.err
 echo go >&3
 finish
 check "after two attaches: output and status unchanged" cmp -s ref.out twice.out
 
 # ---- SIGKILL of sonde while attached, in the middle of the work ----
-start kref 5000000
-echo go >&3
-wait_for kref.out "^phase 1"
-finish
+run_plain kref 5000000
 for round in 1 2 3 4 5; do
 	start "k$round" 5000000
-	"$SONDE" record --locks -p "$pid" -o "k$round.data" 2> "k$round.serr" &
-	sp=$!
-	wait_for "k$round.serr" "recording process" || true
+	record_attached "k$round" --locks || true
 	echo go >&3
 	sleep 0.$round
 	grep -q "^phase 1" "k$round.out" && early=0 || early=1

@@ -15,17 +15,11 @@ source "$ROOT/tests/attach_lib.sh"
 need_ptrace "attach profile"
 "$SONDE_CC_BIN" -O2 -g -pthread -I"$PROGS" -o ap "$PROGS/attach_profile.c" || { notok build "sonde-cc"; exit 0; }
 
-start ref
-echo go >&3
-wait_for ref.out "^phase 1"
-finish
-check "reference run: finished with status 3" grep -qx "status 3" ref.out
+reference_run 3
 
 # ---- attached ----
 start att
-"$SONDE" record -p "$pid" -o att.data 2> att.err &
-sp=$!
-wait_for att.err "recording process $pid" || notok "attach" "sonde did not start: $(cat att.err)"
+record_attached "att" || notok "attach" "sonde did not start: $(cat att.err)"
 check "while recording, the agent's watcher thread runs" bash -c "grep -qx sonde-agent /proc/$pid/task/*/comm"
 echo go >&3
 wait_for att.out "^phase 1"
@@ -60,9 +54,7 @@ PY
 
 # ---- the other two ends: --duration, and the process's own end ----
 start dur
-"$SONDE" record -p "$pid" -o dur.data --duration 0.5 2> dur.err &
-sp=$!
-wait_for dur.err "recording process $pid" || true
+record_attached "dur" --duration 0.5 || true
 t0=$(date +%s%N) # after sonde said it records (wait_for polls: up to ~0.1 s late)
 wait $sp
 rc=$?
@@ -76,20 +68,8 @@ finish
 check "--duration: output and status unchanged" cmp -s ref.out dur.out
 
 start ends
-"$SONDE" record -p "$pid" -o ends.data 2> ends.err &
-sp=$!
-wait_for ends.err "recording process $pid" || true
-echo go >&3
-finish
-for _ in $(seq 500); do kill -0 $sp 2>/dev/null || break; sleep 0.02; done
-if kill -0 $sp 2>/dev/null; then
-	notok "the process's end ends the recording" "sonde still runs 10 s after it"
-	kill -INT $sp
-fi
-wait $sp
-rc=$?
-check "the process's end: sonde ends with status 0" test $rc -eq 0
-check "the process's end: output and status unchanged" cmp -s ref.out ends.out
+record_attached "ends" || true
+ended_with_program ends
 "$SONDE" report -i ends.data --format=json > ends.json 2>&1
 check "the process's end: both phases recorded (leaf: 2 x 199800 calls, as printed)" \
 	python3 -c "import json,re,sys
@@ -100,15 +80,10 @@ sys.exit(0 if own and f.get('leaf')==own else 1)"
 check "the process's end: sonde info says so" grep -q "^attached: .*ended: process ended" ends.info
 
 # ---- SIGKILL of sonde while attached, in the middle of the work ----
-start kref 3000000
-echo go >&3
-wait_for kref.out "^phase 1"
-finish
+run_plain kref 3000000
 for round in 1 2 3; do
 	start "k$round" 3000000
-	"$SONDE" record -p "$pid" -o "k$round.data" 2> "k$round.err" &
-	sp=$!
-	wait_for "k$round.err" "recording process" || true
+	record_attached "k$round" || true
 	echo go >&3
 	sleep 0.$((round * 2))
 	kill -KILL $sp

@@ -48,9 +48,7 @@ check "reference run: read returned 3 bytes, no nanosleep failed, status 5" \
 for mode in profile trace; do
 	flag=; [ $mode = trace ] && flag=--trace
 	run $mode
-	"$SONDE" record $flag -p "$pid" -o $mode.data 2> $mode.err &
-	sp=$!
-	wait_for $mode.err "recording process $pid" || notok "$mode: attach" "sonde did not start: $(cat $mode.err)"
+	record_attached "$mode" $flag || notok "$mode: attach" "sonde did not start: $(cat $mode.err)"
 	sleep 0.2 # the other thread goes on sleeping, with the sleds on
 	release
 	for _ in $(seq 500); do kill -0 $sp 2>/dev/null || break; sleep 0.02; done

@@ -16,17 +16,11 @@ source "$ROOT/tests/attach_lib.sh"
 need_ptrace "attach trace"
 "$SONDE_CC_BIN" -O2 -g -pthread -I"$PROGS" -o ap "$PROGS/attach_profile.c" || { notok build "sonde-cc"; exit 0; }
 
-start ref
-echo go >&3
-wait_for ref.out "^phase 1"
-finish
-check "reference run: finished with status 3" grep -qx "status 3" ref.out
+reference_run 3
 
 # ---- attached, ended by SIGINT ----
 start att
-"$SONDE" record --trace -p "$pid" -o att.data 2> att.err &
-sp=$!
-wait_for att.err "recording process $pid" || notok "attach" "sonde did not start: $(cat att.err)"
+record_attached "att" --trace || notok "attach" "sonde did not start: $(cat att.err)"
 echo go >&3
 wait_for att.out "^phase 1"
 kill -INT $sp
@@ -79,15 +73,10 @@ check "--duration: output and status unchanged" cmp -s ref.out dur.out
 check "--duration: replay reads the (empty) trace" bash -c "\"$SONDE\" replay -i dur.data --format=json > /dev/null"
 
 # ---- SIGKILL of sonde while tracing: the rings fill and nobody drains them ----
-start kref 3000000
-echo go >&3
-wait_for kref.out "^phase 1"
-finish
+run_plain kref 3000000
 for round in 1 2 3 4 5; do
 	start "k$round" 3000000
-	"$SONDE" record --trace -p "$pid" -o "k$round.data" 2> "k$round.err" &
-	sp=$!
-	wait_for "k$round.err" "recording process" || true
+	record_attached "k$round" --trace || true
 	echo go >&3
 	sleep 0.$((round * 2))
 	kill -KILL $sp
@@ -100,9 +89,7 @@ done
 
 # ---- -F with -p: only calls inside middle() (each makes 990 leaf calls: attach_profile.c) ----
 start flt
-"$SONDE" record --trace -F middle -p "$pid" -o flt.data 2> flt.err &
-sp=$!
-wait_for flt.err "recording process $pid" || true
+record_attached "flt" --trace -F middle || true
 echo go >&3
 wait_for flt.out "^phase 1"
 kill -INT $sp

@@ -5,6 +5,7 @@
 # the output and exit status that must not change.
 # test-timeout: 1500
 source "$ROOT/tests/lib.sh"
+source "$ROOT/tests/attach_lib.sh"
 
 gcc -O2 -g -pthread -o pa "$PROGS/probe_agent.c" || { notok build "gcc failed"; exit 0; }
 loop_line=$(grep -n 'total += spin(i % 7);' "$PROGS/probe_agent.c" | cut -d: -f1)
@@ -67,16 +68,7 @@ check "attach: func (jump) and func (int3) exact" jq_py att.json \
 ./pa 4 50000 > plain_k.out
 for r in 1 2 3 4 5; do
 	attach_run "k$r" -e func:work -e func:spin -e "line:probe_agent.c:$loop_line"
-	touch "go.k$r"
-	sleep 0.$((r * 4))
-	kill -KILL "$sonde_pid"
-	wait "$sonde_pid" 2>/dev/null
-	wait "$runner"
-	if head -n -1 "k$r.out" | sed 1d | cmp -s - plain_k.out && grep -qx "status 3" "k$r.out"; then
-		ok "sigkill $r (attached): program finished normally"
-	else
-		notok "sigkill $r (attached): program finished normally" "$(tail -3 "k$r.out")"
-	fi
+	sigkill_attached "$r" "k$r" 0.$((r * 4)) plain_k.out
 done
 for r in 1 2 3 4 5; do
 	"$SONDE" probe -e func:work -e func:spin -e "line:probe_agent.c:$loop_line" -- ./pa 4 50000 > "kl$r.out" 2>/dev/null &

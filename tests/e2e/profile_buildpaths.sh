@@ -9,8 +9,9 @@ PKG_CONFIG_PATH="$BUILD/lib/pkgconfig" pkg-config --cflags --libs sonde >pc.txt 
 	cc -O2 -g $(cat pc.txt) "$PROGS/seed002.c" -o via-pc 2>/dev/null
 if [ -s pc.txt ] && [ -x via-pc ]; then
 	# pkg-config puts Libs before the sources; the module object must still end up linked
-	./via-pc 0.1 >/dev/null && "$SONDE" record -o pc.data -- ./via-pc 0.1 >/dev/null 2>&1 &&
-		check "pkg-config build is instrumented" sh -c "\"$SONDE\" report -i pc.data --format=json | grep -q '\"name\": \"C\"'"
+	# (a failed run or record is a failure of this check, not a missing line)
+	check "pkg-config build is instrumented" sh -c "./via-pc 0.1 >/dev/null && \"$SONDE\" record -o pc.data -- ./via-pc 0.1 >/dev/null 2>&1 &&
+		\"$SONDE\" report -i pc.data --format=json | grep -q '\"name\": \"C\"'"
 else
 	command -v pkg-config >/dev/null && notok "pkg-config sonde" "$(cat pc.txt)" || skip "pkg-config sonde" "pkg-config not installed"
 fi

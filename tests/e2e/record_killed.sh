@@ -4,15 +4,17 @@
 # runtime's full-ring wait; now the writer sees the recorder gone, drops its
 # events (counted) and runs to its end.
 . "$ROOT/tests/lib.sh"
-"$SONDE_CC_BIN" -O2 -I"$PROGS" "$PROGS/outlive.c" -o outlive || { notok build "sonde-cc failed"; exit 1; }
-./outlive plain.pid plain.go >plain.out 2>&1 &
+# survive.c: 2 threads x 4000000 calls of outer() after the kill (some 19M
+# calls in all, 90 MB of trace: many times the ring), none before.
+"$SONDE_CC_BIN" -O2 -pthread -I"$PROGS" "$PROGS/survive.c" -o survive || { notok build "sonde-cc failed"; exit 1; }
+./survive plain.pid plain.go 0 4000000 >plain.out 2>&1 &
 pp=$!
 touch plain.go
 wait $pp
 for mode in "--trace" "--locks=events --trace" ""; do
 	name="record ${mode:-(profile)}"
 	rm -f ready go out.txt
-	"$SONDE" record $mode -o k -- ./outlive "$PWD/ready" "$PWD/go" >out.txt 2>rec.err &
+	"$SONDE" record $mode -o k -- ./survive "$PWD/ready" "$PWD/go" 0 4000000 >out.txt 2>rec.err &
 	sp=$!
 	for i in $(seq 1 200); do [ -s ready ] && break; sleep 0.05; done
 	if [ ! -s ready ]; then notok "$name: program started" "no ready file"; kill -9 $sp; continue; fi

@@ -72,15 +72,6 @@
 #include "export/flamegraph.h"
 #include "sym/sym.h"
 
-int cmd_report(struct cli_opts *o);
-int cmd_callers(struct cli_opts *o);
-int cmd_tree(struct cli_opts *o);
-int cmd_info(struct cli_opts *o);
-int cmd_export(struct cli_opts *o);
-int cmd_replay(struct cli_opts *o);
-int cmd_flamegraph(struct cli_opts *o);
-int cmd_locks(struct cli_opts *o);
-
 enum {
 	FZ_FIX_PROFILE_CRC = 1u << 0,
 	FZ_FIX_EVENTS_CRC = 1u << 1,

@@ -3,10 +3,12 @@
  * of outer() each (more events than a trace ring holds: the recorder drains
  * them while it lives), then the program writes its pid to argv[1], waits
  * until the file argv[2] exists (the test kills sonde meanwhile), and the
- * threads make 1500000 more each.  outer() takes a mutex (lock events for
- * --locks=events).  It prints its own count of the calls of each function
- * and of the lock's acquisitions, before the kill and in all, for the test
- * to compare with the recovered recording.  Exit status 7. */
+ * threads make argv[4] more each (default 1500000; record_killed.sh asks for
+ * far more events than a trace ring holds, after the kill).  outer() takes a
+ * mutex (lock events for --locks=events).  It prints its own count of the
+ * calls of each function and of the lock's acquisitions, before the kill and
+ * in all, for the test to compare with the recovered recording, or with its
+ * plain run.  Exit status 7. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -21,7 +23,7 @@ static _Atomic unsigned long n_outer, n_inner_a, n_inner_b, n_lock;
 static volatile unsigned long sink;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_barrier_t before_kill, after_kill;
-static unsigned long before;
+static unsigned long before, after = 1500000;
 
 NOIPA void inner_a(unsigned long i) { atomic_fetch_add_explicit(&n_inner_a, 1, memory_order_relaxed); sink += i; }
 NOIPA void inner_b(unsigned long i) { atomic_fetch_add_explicit(&n_inner_b, 1, memory_order_relaxed); sink ^= i; }
@@ -46,7 +48,7 @@ static void *worker(void *arg)
 		outer(i);
 	pthread_barrier_wait(&before_kill);
 	pthread_barrier_wait(&after_kill);
-	for (unsigned long i = 0; i < 1500000; i++)
+	for (unsigned long i = 0; i < after; i++)
 		outer(i);
 	return NULL;
 }
@@ -56,6 +58,8 @@ int main(int argc, char **argv)
 	if (argc < 4)
 		return 2;
 	before = strtoul(argv[3], NULL, 10);
+	if (argc > 4)
+		after = strtoul(argv[4], NULL, 10);
 	pthread_barrier_init(&before_kill, NULL, NTHREADS + 1);
 	pthread_barrier_init(&after_kill, NULL, NTHREADS + 1);
 	pthread_t t[NTHREADS];

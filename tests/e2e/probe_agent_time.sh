@@ -9,6 +9,7 @@
 # probes in leaves the program's output and status.
 # test-timeout: 600
 source "$ROOT/tests/lib.sh"
+source "$ROOT/tests/attach_lib.sh"
 
 src="$PROGS/probe_agent_time.c"
 CHK=$(grep -n 'MARK_CHECK' "$src" | cut -d: -f1)
@@ -153,16 +154,7 @@ for r in 1 2 3 4 5; do
 	"$SONDE" probe -p "$pid" -o /dev/null "${kspecs[@]}" 2> "k$r.err" &
 	sonde_pid=$!
 	for _ in $(seq 500); do grep -q '^sonde: probes in process' "k$r.err" && break; sleep 0.02; done
-	touch "go.k$r"
-	sleep 0.$((r * 2))
-	kill -KILL "$sonde_pid"
-	wait "$sonde_pid" 2>/dev/null
-	wait "$runner"
-	if head -n -1 "k$r.out" | sed 1d | cmp -s - plain_k.out && grep -qx "status 3" "k$r.out"; then
-		ok "sigkill $r (attached): program finished normally"
-	else
-		notok "sigkill $r (attached): program finished normally" "$(tail -3 "k$r.out"; tail -2 "k$r.err")"
-	fi
+	sigkill_attached "$r" "k$r" 0.$((r * 2)) plain_k.out
 	"$SONDE" probe -o /dev/null "${kspecs[@]}" -- $pt 4 200000 > "kl$r.out" 2> "kl$r.err" &
 	sonde_pid=$!
 	sleep 0.$((r * 2 + 1))

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # probe_bench.sh — cost per hit of a probe on a tight loop, side by side in
-# one run: sonde's agent engine (line:hot, func:hot with its return), sonde's
+# one run: sonde's agent engine (line:hot, func:hot with its return,
+# time:hot twice, assert:hot with one variable), sonde's
 # ptrace engine, gdb (break + commands/silent/continue), and kernel uprobes
 # through `perf probe` + `perf stat` and bpftrace when usable (root, tracefs).
 # Startup is taken out: each tool also runs the target with 0 calls.
@@ -45,6 +46,10 @@ a_line=$(per_hit0 "$NA" "$SONDE" probe -e line:hot -o /dev/null -- "$tmp/target"
 a_func=$(per_hit0 "$NA" "$SONDE" probe -e func:hot -o /dev/null -- "$tmp/target")
 echo "sonde agent   line:hot                $(python3 -c "print('%.1f' % ($a_line*1e3))") ns per hit"
 echo "sonde agent   func:hot (entry+return)  $(python3 -c "print('%.1f' % ($a_func*1e3))") ns per call"
+a_time=$(per_hit0 "$NA" "$SONDE" probe -e time:hot -e time:hot -o /dev/null -- "$tmp/target")
+a_assert=$(per_hit0 "$NA" "$SONDE" probe -e 'assert:hot:i % 7 != 3' -o /dev/null -- "$tmp/target")
+echo "sonde agent   time:hot twice (2nd: intervals)  $(python3 -c "print('%.1f' % ($a_time*1e3))") ns per hit of both"
+echo "sonde agent   assert:hot:i % 7 != 3   $(python3 -c "print('%.1f' % ($a_assert*1e3))") ns per hit"
 
 plain=$(t "$tmp/target" "$N")
 plain_g=$(t "$tmp/target" "$GDB_N")

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define PA_MAGIC      0x424f52504e4f53ull /* "SONPROB" */
-#define PA_VERSION    4
+#define PA_VERSION    5
 #define PA_MAX_SITES  2048
 #define PA_CODE_MAX   192   /* bytes of slot code per site */
 #define PA_ORIG_MAX   16
@@ -40,6 +40,7 @@ enum pa_kind {
 	PA_KIND_LOAD  = 4, /* the dynamic linker's r_brk (hdr.r_brk): at each RT_CONSISTENT the agent adds
 	                    * one to hdr.loads and the thread waits, PA_LOAD_WAIT_MS at most, until sonde
 	                    * has placed the probes pending on a library (hdr.loads_seen) */
+	PA_KIND_TIME  = 5, /* a record of a time probe chained to a site already there (var.next): its time */
 };
 #define PA_LOAD_WAIT_MS 5000
 
@@ -64,7 +65,7 @@ struct pa_caller {
  * bytes of memory read (through process_vm_readv: a bad address is a
  * counted error, never a fault).  The value is the top of the stack at the
  * end, cut to var.size bytes and extended by var.type. */
-#define PA_VAR_PROG_MAX 32
+#define PA_VAR_PROG_MAX 64
 #define PA_VAR_STACK    16
 #define PA_VAR_READ_MAX 64
 #define PA_VAR_BUCKETS  130 /* the log2 histogram of kind_var.c (common/var_hist.h) */
@@ -80,6 +81,15 @@ enum pa_vop {
 	PA_V_DEREF,        /* top = the a & 15 bytes (1, 2, 4, 8) at top, zero extended (sign extended if a & 0x80);
 	                    * a & 0x40: the address is inside the site's own module (sonde checked): read directly */
 	PA_V_NOVALUE,      /* no value here (optimized out): the hit counts as unavailable */
+	/* Assertions (var.is_assert; compiled by src/probe/agent_expr.c from expr.c's tree): */
+	PA_V_EXT,          /* top cut to a & 15 bytes, sign extended if a & 0x80 (a variable's value) */
+	PA_V_SAVE,         /* saved[a] = top (a < PA_VAR_SAVE): the variables' values of a failure */
+	PA_V_DIV, PA_V_MOD,/* pop y, top = top OP y, signed; y == 0: the hit is a division by zero */
+	PA_V_EQ, PA_V_NE, PA_V_LT, PA_V_LE, PA_V_GT, PA_V_GE, /* pop y, top = (signed) top OP y: 0 or 1 */
+	PA_V_LNOT,         /* top = top == 0 */
+	PA_V_BOOL,         /* top = top != 0 */
+	PA_V_JZ,           /* top == 0: skip k (> 0) instructions, keeping it; else pop (&&) */
+	PA_V_JNZ,          /* top != 0: top = 1, skip k instructions; else pop (||) */
 };
 
 enum pa_vtype { PA_VT_INT = 1, PA_VT_UINT = 2 };
@@ -90,12 +100,24 @@ struct pa_vinsn {
 	int64_t k;
 };
 
+#define PA_VAR_SAVE     8   /* variables of an assertion whose values a failure keeps */
+#define PA_FAIL_MAX     5   /* failures kept per assert site (kind_var.c keeps the first 5) */
+
+/* One failure of an assertion: when (clock ticks), which thread, the values
+ * of the variables evaluated (mask: which of saved[] were). */
+struct pa_fail {
+	uint64_t t;
+	uint32_t tid, mask;
+	int64_t vals[PA_VAR_SAVE];
+	uint32_t ready, pad;             /* 1 once the rest is written */
+};
+
 struct pa_var {
 	/* Written by sonde before PA_OP_PLACE. */
 	struct pa_vinsn prog[PA_VAR_PROG_MAX];
 	uint32_t nprog;
 	uint8_t type, size;              /* enum pa_vtype; 1, 2, 4 or 8 bytes */
-	uint16_t pad;
+	uint8_t is_assert, pad;          /* an assertion: the value is its truth (count evaluations, failures) */
 	uint32_t next;                   /* another var probe at this address: the index + 1 of its record
 	                                  * (never placed itself; 0: none) */
 	uint32_t pad2;
@@ -104,6 +126,10 @@ struct pa_var {
 	uint64_t unavailable;            /* no value here (PA_V_NOVALUE) */
 	uint64_t read_errors;            /* memory that could not be read */
 	uint64_t bad_prog;               /* a program the agent refused (stack, bounds) */
+	uint64_t div_zero;               /* a division by zero (assertions) */
+	uint64_t failures;               /* assertions: values 0 */
+	uint32_t nfail, pad3;            /* failures claimed in fail[] (may exceed PA_FAIL_MAX) */
+	struct pa_fail fail[PA_FAIL_MAX];
 	int64_t min, max, last;
 	uint64_t sum_lo;                 /* the sum as a 128-bit two's complement number */
 	uint64_t sum_hi;
@@ -116,6 +142,23 @@ struct pa_var {
 enum pa_reg {
 	PA_R15, PA_R14, PA_R13, PA_R12, PA_RBP, PA_RBX, PA_R11, PA_R10, PA_R9, PA_R8,
 	PA_RDI, PA_RSI, PA_RDX, PA_RCX, PA_RAX, PA_FLAGS, PA_NREGS
+};
+
+/* --- time sites ---------------------------------------------------------------
+ * Time probe number slot1 - 1 (sonde numbers them, < PA_TIME_MAX, never
+ * reused in a session) keeps its latest hit per thread (in the agent, beside
+ * the thread's shadow stack); a hit adds the interval from the latest hit of
+ * time probe prev1 - 1 in the same thread (when later than its own). */
+#define PA_TIME_MAX 64
+
+struct pa_time {
+	/* Written by sonde. */
+	uint32_t slot1, prev1;           /* 0: not a time site / no previous time probe */
+	/* Written by the agent's handlers. */
+	uint64_t first, last;            /* clock ticks (first: 0 until a hit) */
+	uint64_t n, total_ns, min_ns, max_ns; /* intervals (min_ns starts at UINT64_MAX: sonde's) */
+	uint64_t hist[64];               /* log2 of the interval in ns, kind_time.c's buckets */
+	uint64_t lost;                   /* hits not timed (no per-thread memory) */
 };
 
 struct pa_site {
@@ -143,6 +186,7 @@ struct pa_site {
 	 * how many times it was true at the hit (the agent's). */
 	uint32_t branch_cc1, pad_branch;
 	uint64_t taken;
+	struct pa_time time;             /* time probes (time.slot1): any kind of site */
 };
 
 #define PA_CC_RCXZ 16 /* jrcxz: rcx == 0 */
@@ -184,6 +228,9 @@ struct pa_hdr {
 	uint32_t trapping[PA_TRAPPING];
 	uint32_t trapping_full;
 	uint32_t pad_trap;
+	/* Written by sonde. */
+	uint64_t time_gen;               /* the session (nonzero): a thread's latest times of another are stale */
+	uint64_t time_mult;              /* ns per clock tick << 32, for the intervals of time sites */
 	struct pa_site sites[];
 };
 

@@ -557,11 +557,12 @@ static int build_place(struct agent_be *b, uint32_t idx, int allow_jmp, const ui
 	return 0;
 }
 
-/* A var probe at the address of site host: a record of its own, never
- * placed, that the host's hits run (the end of host's var.next chain). */
-static int var_chain(struct agent_be *b, uint32_t host, char *why_int3, size_t wn, char *err, size_t n)
+/* A var or time probe at the address of site host: a record of its own,
+ * never placed, that the host's hits run (the end of host's var.next chain). */
+static int var_chain(struct agent_be *b, uint32_t host, uint32_t kind, char *why_int3, size_t wn, char *err,
+                     size_t n)
 {
-	if (b->nused >= b->pa->nsites || !b->next_var) {
+	if (b->nused >= b->pa->nsites || (kind == PA_KIND_VAR ? !b->next_var : !b->next_time)) {
 		snprintf(err, n, "too many probe sites (at most %d)", PA_MAX_SITES);
 		return -1;
 	}
@@ -569,14 +570,21 @@ static int var_chain(struct agent_be *b, uint32_t host, char *why_int3, size_t w
 	struct pa_site *s = &b->pa->sites[idx], *h = &b->pa->sites[host];
 	memset(s, 0, sizeof *s);
 	s->addr = h->addr;
-	s->kind = PA_KIND_VAR;
+	s->kind = kind;
 	s->mode = h->mode;
-	s->var = *b->next_var;
+	if (kind == PA_KIND_VAR)
+		s->var = *b->next_var;
+	else
+		s->time = *b->next_time;
 	s->var.next = 0;
 	uint32_t last = host;
 	for (int guard = 0; b->pa->sites[last].var.next && guard < PA_MAX_SITES; guard++)
 		last = b->pa->sites[last].var.next - 1;
 	__atomic_store_n(&b->pa->sites[last].var.next, idx + 1, __ATOMIC_RELEASE);
+	/* The host site stays while the record's probe is in (agent_be_unref). */
+	b->host1[idx] = (uint16_t)(host + 1);
+	b->refs[idx] = 1;
+	b->refs[host]++;
 	if (why_int3 && wn && h->mode == PA_MODE_INT3)
 		snprintf(why_int3, wn, "shares an int3 site");
 	return (int)idx;
@@ -590,8 +598,10 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 	for (uint32_t i = 0; i < b->nused; i++) {
 		struct pa_site *s = &b->pa->sites[i];
 		if (s->addr == addr && s->state == PA_ACTIVE) {
-			if (kind == PA_KIND_VAR)
-				return var_chain(b, i, why_int3, wn, err, n);
+			b->hits_base = 0; /* a chained record starts at 0 */
+			if (kind == PA_KIND_VAR || kind == PA_KIND_TIME)
+				return var_chain(b, i, kind, why_int3, wn, err, n);
+			b->hits_base = __atomic_load_n(&s->hits, __ATOMIC_RELAXED);
 			if (kind == PA_KIND_CALL)
 				__atomic_store_n(&s->kind, PA_KIND_CALL, __ATOMIC_RELEASE);
 			if (why_int3 && wn && s->mode == PA_MODE_INT3)
@@ -635,9 +645,16 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 		memset(s, 0, sizeof *s);
 	}
 	s->addr = addr;
-	s->kind = kind;
+	s->kind = kind == PA_KIND_TIME ? PA_KIND_COUNT : kind;
+	/* A record taken again does only what this probe asks. */
+	s->var.nprog = 0;
+	s->var.next = 0;
+	memset(&s->time, 0, sizeof s->time);
 	if (kind == PA_KIND_VAR && b->next_var)
 		s->var = *b->next_var;
+	if (kind == PA_KIND_TIME && b->next_time)
+		s->time = *b->next_time;
+	b->hits_base = s->hits; /* not live yet: every hit from now on is the new probe's */
 	int rc = build_place(b, idx, 1, fnb, fn, fn_size, why_int3, wn, err, n);
 	free(fnb);
 	if (rc) {
@@ -659,6 +676,25 @@ int agent_be_unref(struct agent_be *b, int idx, char *err, size_t n)
 		return 0;
 	if (--b->refs[idx])
 		return 0;
+	uint32_t h1 = b->host1[idx];
+	if (h1 && h1 <= b->nused) {
+		/* A chained record: out of its host's chain (a thread walking it
+		 * goes on through the record's own next, which stays), then the
+		 * host loses a user. */
+		uint32_t cur = h1 - 1;
+		for (int guard = 0; b->pa->sites[cur].var.next && guard < PA_MAX_SITES; guard++) {
+			uint32_t nx = b->pa->sites[cur].var.next;
+			if (nx == (uint32_t)idx + 1) {
+				__atomic_store_n(&b->pa->sites[cur].var.next, b->pa->sites[idx].var.next, __ATOMIC_RELEASE);
+				break;
+			}
+			cur = nx - 1;
+		}
+		b->host1[idx] = 0;
+		idx = (int)(h1 - 1);
+		if (!b->refs[idx] || --b->refs[idx])
+			return 0;
+	}
 	if (agent_be_gone(b))
 		return 0;
 	return request(b, PA_OP_REMOVE, (uint32_t)idx, err, n);

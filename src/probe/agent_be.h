@@ -40,8 +40,12 @@ struct agent_be {
 	int status;             /* wait status of a launched program that ended */
 	int gone;
 	int reaped;
-	uint16_t refs[PA_MAX_SITES]; /* probes using each site */
+	uint16_t refs[PA_MAX_SITES]; /* probes using each site (a chained record's probe: the record and its host) */
+	uint16_t host1[PA_MAX_SITES]; /* a chained record (var, assert, time at a site already in): its host + 1 */
 	const struct pa_var *next_var; /* copied into the next new site of kind PA_KIND_VAR (agent_run.c) */
+	const struct pa_time *next_time; /* the same for PA_KIND_TIME (a COUNT site with a time record) */
+	uint64_t hits_base;     /* agent_be_place: the site's hits before the probe was in (none lost, none
+	                         * from before counted) */
 };
 
 /* A launched program: started with the agent preloaded, waiting before its
@@ -66,7 +70,9 @@ void agent_be_let_go(struct agent_be *b);
  * Returns the site's index, or -1 with err. */
 int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn, uint64_t fn_size,
                    char *why_int3, size_t wn, char *err, size_t n);
-/* A probe no longer uses site idx: the last one removes it.  0, or -1 with err. */
+/* A probe no longer uses site idx: the last one removes it (a chained
+ * record leaves its host's chain, and its host loses a user).  0, or -1
+ * with err. */
 int agent_be_unref(struct agent_be *b, int idx, char *err, size_t n);
 /* Code of the target with our sites shown as the original bytes. */
 int agent_be_read_code(struct agent_be *b, uint64_t addr, void *buf, size_t n);

@@ -4,8 +4,11 @@
  * the agent's handlers counted in the shared memory: a func probe is one
  * CALL site at the entry (the return is caught by replacing the return
  * address, so .cold parts and tail calls are returns too), a line probe a
- * COUNT site at each address of the line.  Their JSON and table are the
- * ptrace kinds' (callstats.c for func), plus the sites and why any is an
+ * COUNT site at each address of the line; branch, var, assert and time
+ * probes add what the agent evaluates at a site (a condition, a bytecode
+ * program, a time record).  Their JSON and table are the ptrace kinds'
+ * (callstats.c for func, kind_line.c, kind_var.c, kind_time.c for the
+ * others, handed the agent's numbers), plus the sites and why any is an
  * int3. */
 #include "probe/agent_run.h"
 
@@ -13,6 +16,7 @@
 #include "common/clock.h"
 #include "common/json.h"
 #include "probe/agent_be.h"
+#include "probe/agent_expr.h"
 #include "probe/agent_var.h"
 #include "probe/callstats.h"
 #include "probe/engine.h"
@@ -54,13 +58,22 @@ struct adata {
 	char why_int3[160];
 	int at_offset;          /* func:F+OFF: calls only */
 	struct call_stats cs;   /* func: filled at the end */
-	void *vdata;            /* var: kind_var.c's statistics (its p->data), filled at the end */
+	void *vdata;            /* var, assert: kind_var.c's statistics (its p->data), filled by collect */
+	int is_assert;
 	void *ldata;            /* branch: kind_line.c's counts (its p->data) */
+	void *tdata;            /* time: kind_time.c's numbers (its p->data), filled by collect */
+	struct probe *tprev;    /* time: the time probe the intervals start from, or NULL */
+	int tslot, tprev_id;    /* time: its number + 1 in the agent (pa_time.slot1), tprev's id */
 	const char *no_value;   /* var: why a site has no value (vars.c's static text) */
 };
 
 static struct agent_be be;
 static double ticks_per_ns;
+static int time_slots;         /* time probes numbered in this session (pa_time.slot1) */
+static struct clock_point c0;  /* the start of the session: the agent's clock ticks from here */
+static const struct kind_ops agent_time;
+static void calibrate(void);
+static void time_collect(struct probe *p, struct adata *d);
 
 static struct adata *adata_new(struct probe *p)
 {
@@ -89,7 +102,7 @@ static int add_site(struct probe *p, struct adata *d, uint64_t addr, uint32_t ki
 		return -1;
 	const struct pa_site *s = &be.pa->sites[idx];
 	struct abase *b = &d->base[d->nsites];
-	b->hits = __atomic_load_n(&s->hits, __ATOMIC_RELAXED);
+	b->hits = be.hits_base;
 	b->returns = __atomic_load_n(&s->returns, __ATOMIC_RELAXED);
 	b->ticks_total = __atomic_load_n(&s->ticks_total, __ATOMIC_RELAXED);
 	b->callers_lost = __atomic_load_n(&s->callers_lost, __ATOMIC_RELAXED);
@@ -166,9 +179,10 @@ static int line_setup(struct probe *p, char *err, size_t n)
 
 static void sites_json(struct adata *d, struct json *j);
 
-/* The expression of p at la compiled for the agent: 0 and *x (its
- * kind_var expression) and the program; -1 with why when the expression
- * is wrong there (as on any engine), -2 when the agent cannot run it. */
+/* The expression of p at la compiled for the agent (a var probe's: one
+ * variable; an assert probe's: agent_expr.c): 0 and *x (its kind_var
+ * expression) and the program; -1 with why when the expression is wrong
+ * there (as on any engine), -2 when the agent cannot run it. */
 static int var_compile_at(const struct spec *sp, const struct loc_addr *la, struct expr **x, struct pa_var *prog,
                           const char **no_value, char *why, size_t n)
 {
@@ -180,6 +194,8 @@ static int var_compile_at(const struct spec *sp, const struct loc_addr *la, stru
 	}
 	if (!(*x = expr_compile(sp->args, vs, la->addr - la->mod->bias, why, n)))
 		return -1;
+	if (!strcmp(sp->kind, "assert"))
+		return agent_expr_compile(*x, la->mod->bias, la->mod->lo, la->mod->hi, prog, why, n) ? -2 : 0;
 	const struct var_ref *r = expr_single_var(*x);
 	if (!r) {
 		snprintf(why, n, "an expression of several variables");
@@ -208,7 +224,7 @@ static void var_free_vdata(struct probe *p, struct adata *d)
 static int var_setup(struct probe *p, char *err, size_t n)
 {
 	if (!p->sp.args) {
-		snprintf(err, n, "missing expression (var:LOCATION:EXPR)");
+		snprintf(err, n, "missing expression (%s:LOCATION:EXPR)", p->sp.kind);
 		return -1;
 	}
 	struct loc_addr *v;
@@ -241,6 +257,7 @@ static int var_setup(struct probe *p, char *err, size_t n)
 	}
 	d->vdata = vdata;
 	d->no_value = no_value;
+	d->is_assert = !strcmp(p->sp.kind, "assert");
 	for (int i = 0; i < nv && !rc; i++) {
 		be.next_var = &progs[i];
 		rc = add_site(p, d, v[i].addr, PA_KIND_VAR, fn_start(&v[i]), v[i].fn.size, err, n);
@@ -258,21 +275,77 @@ static int var_setup(struct probe *p, char *err, size_t n)
 	return rc;
 }
 
+/* Why some of the values were not there. */
+static const char *var_why(const struct adata *d, const struct pa_var *v)
+{
+	return v->read_errors ? "cannot read memory (a bad address)"
+	       : v->bad_prog ? "the agent refused the program (bounds)"
+	       : v->div_zero ? "division by zero"
+	       : d->no_value ? d->no_value : "optimized out here";
+}
+
+/* A failure the agent kept, and the site (role) it happened at. */
+struct afail { const struct pa_fail *f; int role; };
+
+static int fail_cmp(const void *a, const void *b)
+{
+	const struct afail *x = a, *y = b;
+	return x->f->t < y->f->t ? -1 : x->f->t > y->f->t;
+}
+
+/* The agent's numbers of p's assert sites into kind_var's: the counts, and
+ * the first failures of all the sites in the order they happened. */
+static void assert_collect(struct probe *p, struct adata *d)
+{
+	uint64_t ev = 0, fails = 0, unav = 0;
+	const char *why = NULL;
+	int nf = 0;
+	struct afail *all = calloc((size_t)d->nsites * PA_FAIL_MAX + 1, sizeof *all);
+	for (int i = 0; i < d->nsites; i++) {
+		const struct pa_var *v = &be.pa->sites[d->sites[i]].var;
+		uint64_t u = v->unavailable + v->read_errors + v->bad_prog + v->div_zero;
+		ev += __atomic_load_n(&v->count, __ATOMIC_RELAXED);
+		fails += __atomic_load_n(&v->failures, __ATOMIC_RELAXED);
+		if (u && !why)
+			why = var_why(d, v);
+		unav += u;
+		uint32_t k = __atomic_load_n(&v->nfail, __ATOMIC_ACQUIRE);
+		for (uint32_t f = 0; all && f < k && f < PA_FAIL_MAX; f++)
+			if (__atomic_load_n(&v->fail[f].ready, __ATOMIC_ACQUIRE))
+				all[nf++] = (struct afail){ &v->fail[f], i };
+	}
+	assert_set(p, ev, fails, unav, why);
+	if (!all)
+		return;
+	qsort(all, (size_t)nf, sizeof *all, fail_cmp);
+	for (int q = 0; q < nf && q < PA_FAIL_MAX; q++) {
+		int64_t vals[PA_VAR_SAVE];
+		memcpy(vals, all[q].f->vals, sizeof vals);
+		expr_set_values(var_site_expr(p, all[q].role), vals, all[q].f->mask & ((1u << PA_VAR_SAVE) - 1));
+		assert_first(p, all[q].role, (long)all[q].f->tid);
+	}
+	free(all);
+}
+
 /* The agent's statistics of p's var sites into kind_var's. */
 static void var_collect(struct probe *p, struct adata *d)
 {
 	void *own = p->data;
 	p->data = d->vdata;
+	if (d->is_assert) {
+		assert_collect(p, d);
+		p->data = own;
+		return;
+	}
+	var_reset(p);
 	for (int i = 0; i < d->nsites; i++) {
 		const struct pa_var *v = &be.pa->sites[d->sites[i]].var;
 		uint64_t count = __atomic_load_n(&v->count, __ATOMIC_RELAXED);
 		struct var_agg a = {
 			.count = count, .min = v->min, .max = v->max, .last = v->last,
 			.sum = (__int128)(((unsigned __int128)v->sum_hi << 64) | v->sum_lo), .hist = v->hist,
-			.unavailable = v->unavailable + v->read_errors + v->bad_prog,
-			.why = v->read_errors ? "cannot read memory (a bad address)"
-			       : v->bad_prog ? "the agent refused the program (bounds)"
-			       : d->no_value ? d->no_value : "optimized out here",
+			.unavailable = v->unavailable + v->read_errors + v->bad_prog + v->div_zero,
+			.why = var_why(d, v),
 		};
 		var_merge(p, &a);
 	}
@@ -304,14 +377,14 @@ static void var_json(struct probe *p, struct json *j)
 {
 	struct adata *d = p->data;
 	if (d && d->vdata)
-		borrowed_json(p, j, &kind_var, d->vdata);
+		borrowed_json(p, j, d->is_assert ? &kind_assert : &kind_var, d->vdata);
 }
 
 static void var_table(struct probe *p, FILE *f)
 {
 	struct adata *d = p->data;
 	if (d && d->vdata)
-		borrowed_table(p, f, &kind_var, d->vdata);
+		borrowed_table(p, f, d->is_assert ? &kind_assert : &kind_var, d->vdata);
 }
 
 static uint64_t ns_of(uint64_t ticks)
@@ -334,6 +407,8 @@ static void collect(struct probe *p)
 	callstats_init(&d->cs);
 	if (d->vdata)
 		var_collect(p, d);
+	if (d->tdata)
+		time_collect(p, d);
 	uint64_t taken = 0;
 	for (int i = 0; i < d->nsites; i++) {
 		const struct pa_site *s = &h->sites[d->sites[i]];
@@ -407,6 +482,11 @@ static void afree(struct probe *p)
 		return;
 	callstats_free(&d->cs);
 	var_free_vdata(p, d);
+	if (d->tdata) {
+		p->data = d->tdata;
+		kind_time.free(p);
+		p->data = d;
+	}
 	if (d->ldata) {
 		p->data = d->ldata;
 		kind_branch.free(p);
@@ -505,6 +585,136 @@ static void branch_table(struct probe *p, FILE *f)
 		borrowed_table(p, f, &kind_branch, d->ldata);
 }
 
+/* --- time: each site of the probe keeps its own numbers in its time
+ * record (pa_time, rt/probes.c time_hit); the latest hit per thread is the
+ * probe's (its slot in every thread's memory in the agent). */
+
+static int time_setup(struct probe *p, char *err, size_t n)
+{
+	struct loc_addr *v;
+	int nv;
+	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
+		return -1;
+	struct adata *d = adata_new(p);
+	int rc = d ? 0 : -1;
+	if (!d)
+		snprintf(err, n, "out of memory");
+	if (!rc && time_slots >= PA_TIME_MAX) {
+		snprintf(err, n, "at most %d time probes in a session on the agent engine (use --engine=ptrace)",
+		         PA_TIME_MAX);
+		rc = -1;
+	}
+	if (!rc) {
+		p->data = NULL;
+		rc = time_data_new(p);
+		d->tdata = p->data;
+		p->data = d;
+		if (rc)
+			snprintf(err, n, "out of memory");
+	}
+	if (rc) {
+		free(v);
+		return -1;
+	}
+	/* The previous one: kind_time.c's rule (time_data_new), among the agent's probes. */
+	for (int i = p->e->nprobes - 1; i >= 0 && !d->tprev; i--) {
+		struct probe *q = p->e->probes[i];
+		if (q != p && q->ops == &agent_time && !q->removed && q->data)
+			d->tprev = q;
+	}
+	d->tprev_id = d->tprev ? d->tprev->id : 0;
+	d->tslot = ++time_slots;
+	struct pa_time tm = { .slot1 = (uint32_t)d->tslot, .min_ns = UINT64_MAX };
+	if (d->tprev)
+		tm.prev1 = (uint32_t)((struct adata *)d->tprev->data)->tslot;
+	calibrate();
+	for (int i = 0; i < nv && !rc; i++) {
+		be.next_time = &tm;
+		rc = add_site(p, d, v[i].addr, PA_KIND_TIME, fn_start(&v[i]), v[i].fn.size, err, n);
+		be.next_time = NULL;
+	}
+	if (!rc) {
+		resolve_set_where(p, v[0].addr, NULL);
+		where_suffix(p, d);
+	}
+	free(v);
+	return rc;
+}
+
+/* Clock ticks of the agent's sites into now_ns's clock. */
+static uint64_t mono_of(uint64_t ticks)
+{
+	if (!ticks || ticks_per_ns <= 0)
+		return 0;
+	return c0.mono_ns + (uint64_t)((double)(int64_t)(ticks - c0.ticks) / ticks_per_ns);
+}
+
+/* The agent's numbers of p's time sites into kind_time's. */
+static void time_collect(struct probe *p, struct adata *d)
+{
+	uint64_t hist[64] = { 0 }, first = 0, last = 0;
+	struct time_agg a = { .hist = hist };
+	for (int i = 0; i < d->nsites; i++) {
+		const struct pa_time *t = &be.pa->sites[d->sites[i]].time;
+		uint64_t f = __atomic_load_n(&t->first, __ATOMIC_RELAXED), l = __atomic_load_n(&t->last, __ATOMIC_RELAXED);
+		uint64_t k = __atomic_load_n(&t->n, __ATOMIC_RELAXED);
+		if (f && (!first || f < first))
+			first = f;
+		if (l > last)
+			last = l;
+		if (k && (!a.n || t->min_ns < a.min))
+			a.min = t->min_ns;
+		if (t->max_ns > a.max)
+			a.max = t->max_ns;
+		a.n += k;
+		a.total += t->total_ns;
+		for (int b = 0; b < 64; b++)
+			hist[b] += t->hist[b];
+	}
+	a.first = mono_of(first);
+	a.last = mono_of(last);
+	void *own = p->data;
+	p->data = d->tdata;
+	time_set(p, d->tprev_id, &a);
+	p->data = own;
+}
+
+static void time_json(struct probe *p, struct json *j)
+{
+	struct adata *d = p->data;
+	if (d && d->tdata)
+		borrowed_json(p, j, &kind_time, d->tdata);
+}
+
+static void time_table(struct probe *p, FILE *f)
+{
+	struct adata *d = p->data;
+	if (d && d->tdata)
+		borrowed_table(p, f, &kind_time, d->tdata);
+}
+
+/* A time probe goes: the one that measured from it stops (kind_time.c:
+ * intervals only from a previous probe still in), and its sites stop timing. */
+static void time_removed(struct engine *e, struct probe *p, struct adata *d)
+{
+	for (int i = 0; i < d->nsites; i++)
+		__atomic_store_n(&be.pa->sites[d->sites[i]].time.slot1, 0, __ATOMIC_RELEASE);
+	for (int i = 0; i < e->nprobes; i++) {
+		struct probe *q = e->probes[i];
+		struct adata *qd = q->ops == &agent_time ? q->data : NULL;
+		if (!qd || qd->tprev != p)
+			continue;
+		for (int k = 0; k < qd->nsites; k++)
+			__atomic_store_n(&be.pa->sites[qd->sites[k]].time.prev1, 0, __ATOMIC_RELEASE);
+		qd->tprev = NULL;
+	}
+}
+
+static const struct kind_ops agent_time = {
+	.name = "time", .needs_location = 1, .setup = time_setup, .json = time_json, .table = time_table,
+	.free = afree,
+};
+
 static const struct kind_ops agent_branch = {
 	.name = "branch", .needs_location = 1, .setup = branch_setup, .json = branch_json, .table = branch_table,
 	.free = afree,
@@ -521,16 +731,25 @@ static const struct kind_ops agent_var = {
 	.name = "var", .needs_location = 1, .setup = var_setup, .json = var_json, .table = var_table, .free = afree,
 };
 
+static const struct kind_ops agent_assert = {
+	.name = "assert", .needs_location = 1, .setup = var_setup, .json = var_json, .table = var_table,
+	.free = afree,
+};
+
 static const struct kind_ops *agent_kind(const char *name)
 {
 	if (!strcmp(name, "var"))
 		return &agent_var;
+	if (!strcmp(name, "assert"))
+		return &agent_assert;
 	if (!strcmp(name, "func"))
 		return &agent_func;
 	if (!strcmp(name, "line"))
 		return &agent_line;
 	if (!strcmp(name, "branch"))
 		return &agent_branch;
+	if (!strcmp(name, "time"))
+		return &agent_time;
 	return NULL;
 }
 
@@ -634,7 +853,7 @@ int agent_runs_all(const char *const *specs, int nspecs, pid_t pid, const char *
 		if (specs[i][0] == '@' || spec_parse(specs[i], &sp, err, sizeof err))
 			return 0;
 		int ok = agent_kind(sp.kind) != NULL;
-		if (ok && !strcmp(sp.kind, "var")) {
+		if (ok && (!strcmp(sp.kind, "var") || !strcmp(sp.kind, "assert"))) {
 			char w[300];
 			ok = var_compiles(&sp, pid, argv0, w, sizeof w);
 			if (!ok)
@@ -657,27 +876,36 @@ static void on_end(int sig)
 	end_req = 1;
 }
 
-static struct clock_point c0;
-
+/* Ticks per ns from the start of the session to now; the agent's time
+ * sites get it as their multiplier (ns per tick << 32). */
 static void calibrate(void)
 {
 	struct clock_point c1;
 	clock_point_take(&c1);
 	double r = clock_ticks_per_ns(&c0, &c1);
+	if (r <= 0 && be.pa) { /* too close to the start for a time probe's first intervals */
+		struct timespec ts = { 0, 20 * 1000000 };
+		nanosleep(&ts, NULL);
+		clock_point_take(&c1);
+		r = clock_ticks_per_ns(&c0, &c1);
+	}
 	if (r > 0)
 		ticks_per_ns = r;
+	if (r > 0 && be.pa)
+		__atomic_store_n(&be.pa->time_mult, (uint64_t)(4294967296.0 / r), __ATOMIC_RELAXED);
 }
 
 /* The backend hooks of the manager and the engine (engine.h). */
 static void agent_remove(struct engine *e, struct probe *p)
 {
-	(void)e;
 	struct adata *d = p->data;
 	if (!d)
 		return;
 	calibrate();
 	collect(p);
 	d->frozen = 1;
+	if (d->tdata)
+		time_removed(e, p, d);
 	char err[300];
 	for (int i = 0; i < d->nsites; i++)
 		agent_be_unref(&be, d->sites[i], err, sizeof err);
@@ -865,6 +1093,8 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 	}
 	e->t.memfd = be.memfd;
 	e->agent = &be;
+	time_slots = 0;
+	be.pa->time_gen = now_ns() | 1;
 	e->backend = &agent_backend;
 	if (modules_load(&e->mods, be.pid)) {
 		snprintf(err, n, "cannot read the memory map of process %d", (int)be.pid);
@@ -907,7 +1137,8 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 	static char cmd[4096];
 	size_t have = 0;
 	int quit = 0;
-	while (!end_req && !quit && !agent_be_gone(&be) && !(deadline && now_ns() >= deadline)) {
+	for (unsigned loops = 1; !end_req && !quit && !agent_be_gone(&be) && !(deadline && now_ns() >= deadline);
+	     loops++) {
 		if (o->in_fd >= 0)
 			quit = commands(e, o->in_fd, cmd, sizeof cmd, &have);
 		if (load_site < 0 && manager_pending(e)) { /* one added interactively */
@@ -921,6 +1152,8 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 		}
 		execs_serve(e);
 		loads_serve(e);
+		if (loops % 200 == 0)
+			calibrate(); /* time probes' intervals: a finer ns per tick as the session goes on */
 		sleep_ms(5);
 	}
 	e->end_ns = now_ns();

@@ -16,8 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { N_NUM, N_VAR, N_NOT, N_NEG, N_BIN };
-enum { OP_OR, OP_AND, OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD };
+enum { N_NUM = EXPR_NUM, N_VAR = EXPR_VAR, N_NOT = EXPR_NOT, N_NEG = EXPR_NEG, N_BIN = EXPR_BIN };
+enum {
+	OP_OR = EXPR_OR, OP_AND = EXPR_AND, OP_EQ = EXPR_EQ, OP_NE = EXPR_NE, OP_LT = EXPR_LT, OP_LE = EXPR_LE,
+	OP_GT = EXPR_GT, OP_GE = EXPR_GE, OP_ADD = EXPR_ADD, OP_SUB = EXPR_SUB, OP_MUL = EXPR_MUL, OP_DIV = EXPR_DIV,
+	OP_MOD = EXPR_MOD
+};
 
 struct expr {
 	int type, op;
@@ -495,6 +499,33 @@ static void values(const struct expr *x, char *buf, size_t n)
 	}
 	values(x->a, buf, n);
 	values(x->b, buf, n);
+}
+
+void expr_view(const struct expr *x, struct expr_view *out)
+{
+	*out = (struct expr_view){ .type = x->type, .op = x->op, .a = x->a, .b = x->b, .ref = x->ref };
+	if (x->type == N_NUM)
+		out->num = x->v;
+}
+
+/* In the order of values(): the node, then a, then b. */
+static void set_values(struct expr *x, const int64_t *vals, uint32_t have, int *k)
+{
+	if (!x)
+		return;
+	if (x->type == N_VAR) {
+		int i = (*k)++;
+		x->have = i < 32 && (have >> i & 1);
+		x->v = (struct expr_val){ .i = x->have ? vals[i] : 0 };
+	}
+	set_values(x->a, vals, have, k);
+	set_values(x->b, vals, have, k);
+}
+
+void expr_set_values(struct expr *x, const int64_t *vals, uint32_t have)
+{
+	int k = 0;
+	set_values(x, vals, have, &k);
 }
 
 void expr_values(const struct expr *x, char *buf, size_t n)

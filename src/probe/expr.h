@@ -35,4 +35,22 @@ struct var_ref;
 const struct var_ref *expr_single_var(const struct expr *x);
 void expr_free(struct expr *x);
 
+/* The tree, for another evaluator (the agent's, agent_expr.c). */
+enum expr_node { EXPR_NUM, EXPR_VAR, EXPR_NOT, EXPR_NEG, EXPR_BIN };
+enum expr_op {
+	EXPR_OR, EXPR_AND, EXPR_EQ, EXPR_NE, EXPR_LT, EXPR_LE, EXPR_GT, EXPR_GE,
+	EXPR_ADD, EXPR_SUB, EXPR_MUL, EXPR_DIV, EXPR_MOD
+};
+struct expr_view {
+	int type, op;                   /* enum expr_node, enum expr_op (EXPR_BIN) */
+	const struct expr *a, *b;       /* operands (NOT, NEG: a) */
+	struct expr_val num;            /* EXPR_NUM */
+	const struct var_ref *ref;      /* EXPR_VAR */
+};
+void expr_view(const struct expr *x, struct expr_view *out);
+/* The variables' values of an evaluation made elsewhere, for expr_values:
+ * vals[k] is the k-th variable of the tree from the left (the order of
+ * expr_values), read when bit k of have is set (k < 32). */
+void expr_set_values(struct expr *x, const int64_t *vals, uint32_t have);
+
 #endif

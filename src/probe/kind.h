@@ -61,6 +61,15 @@ struct var_agg {
 void var_merge(struct probe *p, const struct var_agg *a);
 void assert_count(struct probe *p);
 void assert_failed(struct probe *p, int role, long tid);
+/* For a backend that keeps the numbers itself and hands them over again
+ * and again (the agent): var_reset forgets every value and failure
+ * (before the var_merge of all its sites); assert_set sets an assertion's
+ * numbers (unavailable ones with why) and forgets its first failures;
+ * assert_first adds one (with the variables' values of site role, as set
+ * by expr_set_values) without counting it. */
+void var_reset(struct probe *p);
+void assert_set(struct probe *p, uint64_t evaluated, uint64_t failures, uint64_t unavailable, const char *why);
+void assert_first(struct probe *p, int role, long tid);
 
 /* kind_func.c: the output of func probes from call statistics kept
  * elsewhere (the probe agent's, agent_run.c); at_offset: a probe inside the
@@ -92,6 +101,16 @@ int branch_find_jcc(struct probe *p, const struct loc_addr *la, struct arch_insn
  * previous time probe's latest hit in that thread, or -1. */
 int time_data_new(struct probe *p);
 int64_t time_account(struct probe *p, long tid, uint64_t t);
+/* A backend that timed the hits itself (the agent, agent_run.c): the
+ * numbers so far, replacing the last ones: first and last hit (now_ns's
+ * clock, 0: none), the intervals from probe prev_id (0: none) and hist in
+ * kind_time's 64 log2 buckets of ns. */
+struct time_agg {
+	uint64_t first, last;
+	uint64_t n, total, min, max;
+	const uint64_t *hist;
+};
+void time_set(struct probe *p, int prev_id, const struct time_agg *a);
 
 /* kind_plugin.c: load the --plugin shared object whose handlers plugin probes run. */
 int plugin_load(struct engine *e, const char *path, char *err, size_t n);

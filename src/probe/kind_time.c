@@ -90,6 +90,19 @@ int64_t time_account(struct probe *p, long tid_l, uint64_t t)
 	return interval;
 }
 
+void time_set(struct probe *p, int prev_id, const struct time_agg *a)
+{
+	struct tdata *d = p->data;
+	d->prev_id = prev_id;
+	d->first = a->first;
+	d->last = a->last;
+	d->n = a->n;
+	d->total = a->total;
+	d->min = a->n ? a->min : ~0ull;
+	d->max = a->max;
+	memcpy(d->hist, a->hist, sizeof d->hist);
+}
+
 static int setup(struct probe *p, char *err, size_t n)
 {
 	struct loc_addr *v;

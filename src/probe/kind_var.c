@@ -202,12 +202,42 @@ void assert_failed(struct probe *p, int role, long tid)
 {
 	struct vdata *d = p->data;
 	d->failures++;
+	assert_first(p, role, tid);
+}
+
+void assert_first(struct probe *p, int role, long tid)
+{
+	struct vdata *d = p->data;
 	if (d->nfirst < MAX_FIRST) {
 		char vals[400], buf[512];
 		expr_values(d->s[role].x, vals, sizeof vals);
 		snprintf(buf, sizeof buf, "tid %ld: %s", tid, vals[0] ? vals : "(no variables)");
 		d->first[d->nfirst++] = strdup(buf);
 	}
+}
+
+void var_reset(struct probe *p)
+{
+	struct vdata *d = p->data;
+	for (int i = 0; i < d->nfirst; i++)
+		free(d->first[i]);
+	free(d->last_err);
+	struct vsite *s = d->s;
+	int ns = d->ns;
+	memset(d, 0, sizeof *d);
+	d->s = s;
+	d->ns = ns;
+}
+
+void assert_set(struct probe *p, uint64_t evaluated, uint64_t failures, uint64_t unavailable, const char *why)
+{
+	struct vdata *d = p->data;
+	var_reset(p);
+	d->count = evaluated;
+	d->failures = failures;
+	d->unavailable = unavailable;
+	if (unavailable)
+		d->last_err = strdup(why ? why : "unavailable");
 }
 
 int var_data_new(struct probe *p, int nsites)

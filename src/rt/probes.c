@@ -47,7 +47,14 @@
 #define MAX_REGIONS 64
 
 struct sframe { uint64_t ret, sp, ticks; uint32_t site, pad; };
-struct shadow { uint32_t n, pad; struct sframe f[SHADOW_MAX]; };
+/* A thread's own memory: the shadow stack of its probed calls, and the
+ * latest hit of each time probe (of session tgen; probe_area.h). */
+struct shadow {
+	uint32_t n, pad;
+	struct sframe f[SHADOW_MAX];
+	uint64_t tgen;
+	uint64_t tlast[PA_TIME_MAX];
+};
 
 static struct pa_hdr *pa;
 static uint32_t pa_n;
@@ -192,13 +199,17 @@ static int var_reg(int r, const uint64_t *regs, uint64_t sp, uint64_t pc, uint64
 }
 
 /* Runs site s's var program: 0 and the value, 1 no value here, -1 a read
- * failed, -2 a bad program.  Bounded: PA_VAR_PROG_MAX instructions, a
- * stack of PA_VAR_STACK, PA_VAR_READ_MAX bytes read. */
-static int var_eval(const struct pa_var *v, const uint64_t *regs, uint64_t sp, uint64_t pc, int64_t *out)
+ * failed, -2 a bad program, -3 a division by zero.  Bounded:
+ * PA_VAR_PROG_MAX instructions run at most once each (jumps go forward), a
+ * stack of PA_VAR_STACK, PA_VAR_READ_MAX bytes read.  saved (PA_VAR_SAVE
+ * values) and *mask get what PA_V_SAVE kept. */
+static int var_eval(const struct pa_var *v, const uint64_t *regs, uint64_t sp, uint64_t pc, int64_t *out,
+                    int64_t *saved, uint32_t *mask)
 {
 	uint64_t st[PA_VAR_STACK], x;
 	int n = 0;
 	uint32_t read = 0, np = v->nprog;
+	*mask = 0;
 	if (np > PA_VAR_PROG_MAX || !regs)
 		return -2;
 	for (uint32_t i = 0; i < np; i++) {
@@ -282,6 +293,65 @@ static int var_eval(const struct pa_var *v, const uint64_t *regs, uint64_t sp, u
 		}
 		case PA_V_NOVALUE:
 			return 1;
+		case PA_V_EXT: case PA_V_SAVE: case PA_V_LNOT: case PA_V_BOOL: {
+			if (n < 1)
+				return -2;
+			x = st[n - 1];
+			if (in->op == PA_V_EXT) {
+				uint32_t sz = in->a & 15u;
+				if (sz != 1 && sz != 2 && sz != 4 && sz != 8)
+					return -2;
+				int sh = 64 - 8 * (int)sz;
+				if (sz < 8)
+					x = (in->a & 0x80) ? (uint64_t)((int64_t)(x << sh) >> sh) : (x << sh) >> sh;
+			} else if (in->op == PA_V_SAVE) {
+				if (in->a >= PA_VAR_SAVE)
+					return -2;
+				saved[in->a] = (int64_t)x;
+				*mask |= 1u << in->a;
+			} else {
+				x = in->op == PA_V_LNOT ? x == 0 : x != 0;
+			}
+			st[n - 1] = x;
+			break;
+		}
+		case PA_V_DIV: case PA_V_MOD:
+		case PA_V_EQ: case PA_V_NE: case PA_V_LT: case PA_V_LE: case PA_V_GT: case PA_V_GE: {
+			if (n < 2)
+				return -2;
+			int64_t b = (int64_t)st[--n], a = (int64_t)st[n - 1], r;
+			switch (in->op) {
+			case PA_V_DIV:
+			case PA_V_MOD:
+				if (!b)
+					return -3;
+				if (a == INT64_MIN && b == -1)
+					r = in->op == PA_V_DIV ? a : 0;
+				else
+					r = in->op == PA_V_DIV ? a / b : a % b;
+				break;
+			case PA_V_EQ: r = a == b; break;
+			case PA_V_NE: r = a != b; break;
+			case PA_V_LT: r = a < b; break;
+			case PA_V_LE: r = a <= b; break;
+			case PA_V_GT: r = a > b; break;
+			default: r = a >= b; break;
+			}
+			st[n - 1] = (uint64_t)r;
+			break;
+		}
+		case PA_V_JZ: case PA_V_JNZ: {
+			if (n < 1 || in->k <= 0 || (uint64_t)in->k > np - i)
+				return -2;
+			int t = st[n - 1] != 0;
+			if (t == (in->op == PA_V_JNZ)) {
+				st[n - 1] = (uint64_t)t;
+				i += (uint32_t)in->k - 1; /* the loop's i++ makes it k */
+			} else {
+				n--;
+			}
+			break;
+		}
 		default:
 			return -2;
 		}
@@ -311,16 +381,43 @@ static void smax(int64_t *p, int64_t v)
 		;
 }
 
+/* An assertion failed: counted, and one of the first PA_FAIL_MAX kept
+ * with its thread and its variables' values. */
+static void assert_fail(struct pa_var *v, const int64_t *saved, uint32_t mask)
+{
+	__atomic_fetch_add(&v->failures, 1, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&v->nfail, __ATOMIC_RELAXED) >= PA_FAIL_MAX)
+		return;
+	uint32_t k = __atomic_fetch_add(&v->nfail, 1, __ATOMIC_RELAXED);
+	if (k >= PA_FAIL_MAX)
+		return;
+	struct pa_fail *f = &v->fail[k];
+	f->t = clock_ticks();
+	f->tid = (uint32_t)syscall(SYS_gettid);
+	f->mask = mask;
+	for (int i = 0; i < PA_VAR_SAVE; i++)
+		f->vals[i] = mask >> i & 1 ? saved[i] : 0;
+	__atomic_store_n(&f->ready, 1, __ATOMIC_RELEASE);
+}
+
 /* A var site's hit: its value into the statistics (each one atomic; the
- * sum as 128 bits: the low half's carry goes to the high half). */
+ * sum as 128 bits: the low half's carry goes to the high half); an
+ * assertion's: evaluated, and failed when 0. */
 static void var_hit(struct pa_site *s, const uint64_t *regs, uint64_t sp)
 {
 	struct pa_var *v = &s->var;
-	int64_t x;
-	int rc = var_eval(v, regs, sp, s->addr, &x);
+	int64_t x, saved[PA_VAR_SAVE];
+	uint32_t mask;
+	int rc = var_eval(v, regs, sp, s->addr, &x, saved, &mask);
 	if (rc) {
-		__atomic_fetch_add(rc == 1 ? &v->unavailable : rc == -1 ? &v->read_errors : &v->bad_prog, 1,
-		                   __ATOMIC_RELAXED);
+		__atomic_fetch_add(rc == 1 ? &v->unavailable : rc == -1 ? &v->read_errors : rc == -3 ? &v->div_zero
+		                   : &v->bad_prog, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (v->is_assert) {
+		__atomic_fetch_add(&v->count, 1, __ATOMIC_RELAXED);
+		if (!x)
+			assert_fail(v, saved, mask);
 		return;
 	}
 	uint64_t old = __atomic_fetch_add(&v->sum_lo, (uint64_t)x, __ATOMIC_RELAXED);
@@ -332,6 +429,51 @@ static void var_hit(struct pa_site *s, const uint64_t *regs, uint64_t sp)
 	__atomic_store_n(&v->last, x, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&v->hist[var_hist_bucket_i64(x)], 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&v->count, 1, __ATOMIC_RELAXED);
+}
+
+static void atomic_min(uint64_t *p, uint64_t v);
+static void atomic_max(uint64_t *p, uint64_t v);
+
+/* A time site's hit: first and last, and the interval from the previous
+ * time probe's latest hit in this thread (probe_area.h, struct pa_time). */
+static void time_hit(struct pa_time *tm)
+{
+	uint32_t slot1 = tm->slot1;
+	if (!slot1 || slot1 > PA_TIME_MAX)
+		return;
+	uint64_t t = clock_ticks();
+	atomic_min(&tm->first, t);
+	atomic_max(&tm->last, t);
+	struct shadow *sh = shadow_get();
+	if (!sh) {
+		__atomic_fetch_add(&tm->lost, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	uint64_t gen = __atomic_load_n(&pa->time_gen, __ATOMIC_RELAXED);
+	if (sh->tgen != gen) {
+		for (int i = 0; i < PA_TIME_MAX; i++)
+			sh->tlast[i] = 0;
+		sh->tgen = gen;
+	}
+	uint64_t mine = sh->tlast[slot1 - 1];
+	uint32_t prev1 = __atomic_load_n(&tm->prev1, __ATOMIC_RELAXED);
+	if (prev1 && prev1 <= PA_TIME_MAX) {
+		uint64_t pt = sh->tlast[prev1 - 1];
+		if (pt && pt > mine && t >= pt) {
+			uint64_t mult = __atomic_load_n(&pa->time_mult, __ATOMIC_RELAXED);
+			uint64_t dt = (uint64_t)(((unsigned __int128)(t - pt) * mult) >> 32);
+			int b = dt ? 63 - __builtin_clzll(dt) : 0;
+			__atomic_fetch_add(&tm->n, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&tm->total_ns, dt, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&tm->hist[b], 1, __ATOMIC_RELAXED);
+			uint64_t c = __atomic_load_n(&tm->min_ns, __ATOMIC_RELAXED);
+			while (dt < c && !__atomic_compare_exchange_n(&tm->min_ns, &c, dt, 1, __ATOMIC_RELAXED,
+			                                              __ATOMIC_RELAXED))
+				;
+			atomic_max(&tm->max_ns, dt);
+		}
+	}
+	sh->tlast[slot1 - 1] = t;
 }
 
 /* A hit of site idx; sp points at the stack as it was at the site (for a
@@ -391,11 +533,16 @@ RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs)
 	/* Var programs first: a func site changes the return address below. */
 	if (s->var.nprog)
 		var_hit(s, regs, (uint64_t)sp);
+	if (s->time.slot1)
+		time_hit(&s->time);
 	uint32_t nx = __atomic_load_n(&s->var.next, __ATOMIC_ACQUIRE);
 	for (int guard = 0; nx && nx <= pa_n && guard < 64; guard++) {
 		struct pa_site *o = &pa->sites[nx - 1];
 		__atomic_fetch_add(&o->hits, 1, __ATOMIC_RELAXED);
-		var_hit(o, regs, (uint64_t)sp);
+		if (o->var.nprog)
+			var_hit(o, regs, (uint64_t)sp);
+		if (o->time.slot1)
+			time_hit(&o->time);
 		nx = __atomic_load_n(&o->var.next, __ATOMIC_ACQUIRE);
 	}
 	if (s->kind == PA_KIND_LOAD)
@@ -419,6 +566,7 @@ RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs)
 	*sp = (uint64_t)pa_exit_stub;
 }
 
+/* 0 is "none yet" for these two (ticks and durations are never 0). */
 static void atomic_min(uint64_t *p, uint64_t v)
 {
 	uint64_t c = __atomic_load_n(p, __ATOMIC_RELAXED);

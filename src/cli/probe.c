@@ -220,7 +220,7 @@ int cmd_probe(struct cli_opts *o)
 	if (o->output && !o->record_probe)
 		cli_check_output_dir(o->output);
 
-	/* The agent runs func, line, branch, var, assert and time probes
+	/* The agent runs func, line, branch, var, assert, time and sys probes
 	 * (docs/PROBES.md "Engines"); the other kinds, --record and plugins
 	 * stay on ptrace. */
 	const char *spec_of[64];
@@ -231,8 +231,8 @@ int cmd_probe(struct cli_opts *o)
 	int agent_can = !o->record_probe && !o->plugin && !(o->engine && !strcmp(o->engine, "ptrace")) &&
 	                agent_runs_all(spec_of, ns, o->pid, o->argc ? o->argv[0] : NULL, why, sizeof why);
 	if (o->engine && !strcmp(o->engine, "agent") && !agent_can)
-		cli_die(EXIT_USAGE, "--engine=agent runs func, line, branch, var, assert and time probes, without --record or --plugin "
-		        "(use --engine=ptrace)%s%s", why[0] ? ": " : "", why);
+		cli_die(EXIT_USAGE, "--engine=agent runs func, line, branch, var, assert, time and sys probes, "
+		        "without --record or --plugin (use --engine=ptrace)%s%s", why[0] ? ": " : "", why);
 	if (o->pending && !agent_can)
 		cli_die(EXIT_USAGE, "--pending follows libraries on the agent engine only%s%s", why[0] ? ": " : "", why);
 	if (why[0] && !agent_can)

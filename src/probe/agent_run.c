@@ -396,7 +396,7 @@ static uint64_t ns_of(uint64_t ticks)
 static void collect(struct probe *p)
 {
 	struct adata *d = p->data;
-	if (!d)
+	if (!d || p->ops == &kind_sys) /* sys: sonde's own samples (kind_sys.c), no sites */
 		return;
 	const struct pa_hdr *h = be.pa;
 	if (d->frozen || !h)
@@ -750,6 +750,8 @@ static const struct kind_ops *agent_kind(const char *name)
 		return &agent_branch;
 	if (!strcmp(name, "time"))
 		return &agent_time;
+	if (!strcmp(name, "sys"))
+		return &kind_sys; /* sampled from /proc by sonde, as on ptrace: nothing runs in the target */
 	return NULL;
 }
 
@@ -899,7 +901,7 @@ static void calibrate(void)
 static void agent_remove(struct engine *e, struct probe *p)
 {
 	struct adata *d = p->data;
-	if (!d)
+	if (!d || p->ops == &kind_sys)
 		return;
 	calibrate();
 	collect(p);
@@ -1035,7 +1037,7 @@ static void execs_serve(struct engine *e)
 		struct probe *p = e->probes[i];
 		if (p->removed || p->image)
 			continue;
-		struct adata *d = p->data;
+		struct adata *d = p->ops == &kind_sys ? NULL : p->data;
 		if (d) {
 			collect(p);
 			d->frozen = 1;
@@ -1068,6 +1070,14 @@ static void execs_serve(struct engine *e)
 	execs_handled = x;
 	__atomic_store_n(&be.pa->exec_go, x, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &be.pa->exec_go, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
+}
+
+/* sys probes' samples, when their interval has passed (now ~0: the last). */
+static void sys_ticks(struct engine *e, uint64_t now)
+{
+	for (int i = 0; i < e->nprobes; i++)
+		if (!e->probes[i]->removed && e->probes[i]->ops->tick)
+			e->probes[i]->ops->tick(e->probes[i], now);
 }
 
 static void sleep_ms(int ms)
@@ -1152,11 +1162,14 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 		}
 		execs_serve(e);
 		loads_serve(e);
+		sys_ticks(e, now_ns());
 		if (loops % 200 == 0)
 			calibrate(); /* time probes' intervals: a finer ns per tick as the session goes on */
 		sleep_ms(5);
 	}
 	e->end_ns = now_ns();
+	if (!agent_be_gone(&be))
+		sys_ticks(e, ~0ull); /* the last sample, the process still there */
 	agent_be_end(&be);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);

@@ -136,9 +136,25 @@ assert (a['taken'], a['not_taken'], a['instruction'].split()[0]) == (b['taken'],
 "$SONDE" probe --engine=ptrace --format=json -o pt.json -e func:work -- ./pa 2 2000 > pt.out 2>/dev/null
 check "--engine=ptrace: exact, said" jq_py pt.json \
 	"p=d['probes'][0]; assert d['target']['engine'] == 'ptrace' and p['calls'] == 4000, (d['target'], p)"
-"$SONDE" probe --engine=agent -e sys:10ms -- ./pa 1 1 > /dev/null 2> bad.err
+"$SONDE" probe --engine=agent -e plugin:work -- ./pa 1 1 > /dev/null 2> bad.err
 rc=$?
 check "--engine=agent with a kind it does not run: usage error" test "$rc" -eq 1
+# --- sys probes on the agent: sonde samples /proc beside the agent's probes
+rm -f go.sys stop.sys
+touch go.sys
+"$SONDE" probe --format=json -o sys.json -e sys:20ms -e func:work -- ./pa 4 0 go.sys stop.sys > sys.out 2> sys.err &
+sonde_pid=$!
+sleep 1
+touch stop.sys
+wait "$sonde_pid"
+rc=$?
+check "sys on the agent: sonde exits 0, the program 3" sh -c "[ $rc -eq 0 ] && grep -q '^total ' sys.out" 
+check "sys on the agent: engine agent, samples of every thread" jq_py sys.json \
+	"p=d['probes'][0]; assert d['target']['engine'] == 'agent' and d['target']['exit_status'] == 3 and p['samples'] >= 5 and len(p['threads']) >= 5 and p['cpu_ns'] > 0, (d['target'], p)"
+sys_calls=$(awk '$1 == "calls" {print $3}' sys.out)
+check "sys on the agent: func beside it counts every call ($sys_calls)" jq_py sys.json \
+	"p=d['probes'][1]; assert p['calls'] == int('${sys_calls:-0}') > 0, p['calls']"
+
 "$SONDE" probe --engine=bogus -e func:work -- ./pa 1 1 > /dev/null 2> bad2.err
 check "--engine=bogus: usage error" test $? -eq 1
 

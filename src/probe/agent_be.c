@@ -719,6 +719,20 @@ int agent_be_exec_reset(struct agent_be *b, char *err, size_t n)
 	return open_mem(b, err, n);
 }
 
+int agent_be_site_live(struct agent_be *b, int idx)
+{
+	if (idx < 0 || (uint32_t)idx >= b->nused)
+		return 0;
+	const struct pa_site *s = &b->pa->sites[idx];
+	uint32_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+	if (st != PA_ACTIVE && st != PA_PREPARED)
+		return 1; /* not in: nothing of ours to find there */
+	uint8_t c;
+	if (pread(b->memfd, &c, 1, (off_t)s->addr) != 1)
+		return 0;
+	return c == 0xcc || (s->mode == PA_MODE_JMP && c == 0xe9);
+}
+
 /* --- the end ------------------------------------------------------------- */
 
 int agent_be_gone(struct agent_be *b)

@@ -79,6 +79,9 @@ int agent_be_read_code(struct agent_be *b, uint64_t addr, void *buf, size_t n);
 /* The program exec'd and its agent waits in the new image: forget the old
  * image's sites, read the new one's memory.  0, or -1 with err. */
 int agent_be_exec_reset(struct agent_be *b, char *err, size_t n);
+/* Whether site idx, placed, still holds the agent's bytes (0: its code is
+ * gone, e.g. its library unloaded). */
+int agent_be_site_live(struct agent_be *b, int idx);
 /* Ends the session: every site removed, the pipe closed; the agent stays
  * loaded, inert. */
 void agent_be_end(struct agent_be *b);

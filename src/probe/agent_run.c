@@ -966,6 +966,24 @@ static int commands(struct engine *e, int fd, char *buf, size_t cap, size_t *hav
 	return quit;
 }
 
+/* The modules read so far go to e->old_mods (the probes that end now name
+ * their callers with them); e->mods is empty, to be read again.  The
+ * image number for those probes (0: out of memory, forgotten). */
+static int mods_retire(struct engine *e)
+{
+	struct modules *om = realloc(e->old_mods, (size_t)(e->nold_mods + 1) * sizeof *om);
+	int image = 0;
+	if (om) {
+		e->old_mods = om;
+		om[e->nold_mods++] = e->mods;
+		image = e->nold_mods;
+	} else {
+		modules_free(&e->mods);
+	}
+	memset(&e->mods, 0, sizeof e->mods);
+	return image;
+}
+
 /* --- pending probes (--pending): a site at the dynamic linker's r_brk
  * stops each thread that loads or unloads a library, once the link map is
  * consistent, until sonde has looked for the pending probes' locations in
@@ -994,6 +1012,16 @@ static int load_site_place(char *err, size_t n)
 
 /* Libraries came or went since the last look: the pending probes are
  * tried in the objects mapped now, then the loading thread goes on. */
+/* A placed probe whose first site's bytes are no longer the agent's: the
+ * library it was in is gone. */
+static int probe_unloaded(struct probe *p)
+{
+	struct adata *d = p->data;
+	if (p->removed || p->pending || p->ops == &kind_sys || !d || d->frozen || !d->nsites)
+		return 0;
+	return !agent_be_site_live(&be, d->sites[0]);
+}
+
 static void loads_serve(struct engine *e)
 {
 	if (load_site < 0)
@@ -1001,6 +1029,30 @@ static void loads_serve(struct engine *e)
 	uint32_t l = __atomic_load_n(&be.pa->loads, __ATOMIC_ACQUIRE);
 	if (l == loads_handled)
 		return;
+	/* A library went (dlclose): its probes end, counted so far; with
+	 * --pending the same specs wait for it to come back (new ids). */
+	int n0 = e->nprobes, gone = 0;
+	char *was = calloc((size_t)n0 + 1, 1); /* all found before any is removed: sites may be shared */
+	for (int i = 0; was && i < n0; i++)
+		gone += was[i] = (char)probe_unloaded(e->probes[i]);
+	if (gone) {
+		calibrate();
+		int image = mods_retire(e);
+		for (int i = 0; i < n0; i++) {
+			struct probe *p = e->probes[i];
+			if (!was[i])
+				continue;
+			agent_remove(e, p); /* counts taken; the agent finds its bytes gone and writes nothing */
+			p->removed = 1;
+			p->ended = "unloaded";
+			p->image = image;
+			char err[600];
+			if (e->pending_ok && !manager_add(e, p->spec, err, sizeof err) && e->warn)
+				e->warn(p, err);
+		}
+		modules_load(&e->mods, be.pid);
+	}
+	free(was);
 	if (manager_pending(e) && modules_load(&e->mods, be.pid) == 0) {
 		be.may_hold = 1;
 		manager_retry_pending(e);
@@ -1024,14 +1076,7 @@ static void execs_serve(struct engine *e)
 		return;
 	calibrate();
 	int n0 = e->nprobes;
-	struct modules *om = realloc(e->old_mods, (size_t)(e->nold_mods + 1) * sizeof *om);
-	if (om) {
-		e->old_mods = om;
-		om[e->nold_mods++] = e->mods;
-	} else {
-		modules_free(&e->mods);
-	}
-	memset(&e->mods, 0, sizeof e->mods);
+	int image = mods_retire(e);
 	int *again = calloc((size_t)n0 + 1, sizeof *again);
 	for (int i = 0; i < n0; i++) {
 		struct probe *p = e->probes[i];
@@ -1043,8 +1088,8 @@ static void execs_serve(struct engine *e)
 			d->frozen = 1;
 		}
 		p->removed = 1;
-		p->exec_ended = 1;
-		p->image = om ? e->nold_mods : 0;
+		p->ended = "exec";
+		p->image = image;
 		if (again)
 			again[i] = 1;
 	}
@@ -1119,7 +1164,7 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 	for (int i = 0; i < o->nspecs && !rc; i++)
 		if (!manager_add(e, o->specs[i], err, n))
 			rc = -1;
-	if (!rc && manager_pending(e) && load_site_place(err, n))
+	if (!rc && o->pending && load_site_place(err, n)) /* libraries that come, and go */
 		rc = -1;
 	agent_be_let_go(&be);
 	if (rc) {

@@ -57,8 +57,8 @@ void output_table(struct engine *e, FILE *f)
 			fprintf(f, "%s[%s]", p->ops->table ? "  " : "", p->where);
 		if (p->error)
 			fprintf(f, "  REMOVED: %s", p->error);
-		else if (p->exec_ended)
-			fprintf(f, "  (until the program's exec)");
+		else if (p->ended)
+			fprintf(f, "  (until %s)", !strcmp(p->ended, "exec") ? "the program's exec" : "its library was unloaded");
 		else if (p->removed)
 			fprintf(f, "  (deleted)");
 		fputc('\n', f);
@@ -95,7 +95,7 @@ void output_json(struct engine *e, FILE *f)
 		json_str(&j, "kind", p->ops->name);
 		json_uint(&j, "hits", p->hits);
 		json_str(&j, "where", p->where);
-		json_str(&j, "state", p->error ? "failed" : p->exec_ended ? "exec" : p->removed ? "deleted" : p->pending ? "pending" : "active");
+		json_str(&j, "state", p->error ? "failed" : p->ended ? p->ended : p->removed ? "deleted" : p->pending ? "pending" : "active");
 		if (p->error)
 			json_str(&j, "error", p->error);
 		if (p->ops->json)

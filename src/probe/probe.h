@@ -39,7 +39,8 @@ struct probe {
 	void *data;         /* kind state */
 	int wants_post;
 	int pending;        /* not placed yet: waits for a library that has its location (--pending) */
-	int exec_ended;     /* its image was left by exec: counted until then (agent engine) */
+	const char *ended;  /* it ended by itself, counted until then (agent engine): "exec" (its image
+	                     * was left by exec) or "unloaded" (its library was, dlclose); else NULL */
 	int image;          /* 0: in the program's image; k: in the one it left by exec, e->old_mods[k - 1] */
 };
 

@@ -44,6 +44,18 @@ check "launch: line probe in the library counts every pass" jq_py l.json \
 check "launch: a location no library has stays pending, no hits" jq_py l.json \
 	"p=d['probes'][2]; assert p['state'] == 'pending' and p['hits'] == 0 and p['where'].startswith('pending: '), p"
 
+# --- the library unloaded (dlclose) and loaded again: the first probe ends
+# with what it counted ("unloaded"), the same spec waits again and counts
+# the second load's calls
+touch go.r
+./pend_main ./libpend.so 5000 go.r reload > plain_r.out
+again=$(awk '$1 == "calls" && $2 == "again" {print $3}' plain_r.out)
+"$SONDE" probe --pending --format=json -o r.json -e func:pend_work -- ./pend_main ./libpend.so 5000 go.r reload > r.out 2> r.err
+rc=$?
+check "reload: sonde exits 0, output unchanged" sh -c "[ $rc -eq 0 ] && cmp -s plain_r.out r.out"
+check "reload: $calls calls until the dlclose, then $again after the new load" jq_py r.json \
+	"p=d['probes']; assert [(q['id'], q['state'], q['calls'], q['returns']) for q in p] == [(1, 'unloaded', $calls, $calls), (2, 'active', ${again:-0}, ${again:-0})], p"
+
 # --- attached before the program loads the library
 rm -f go.a
 ./pend_main ./libpend.so 5000 go.a > a.out &

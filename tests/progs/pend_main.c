@@ -1,12 +1,14 @@
 /* pend_main.c — target of tests/e2e/probe_pending.sh:
- *   pend_main LIB N GOFILE
+ *   pend_main LIB N GOFILE [reload]
  * prints "ready", waits until GOFILE exists, then dlopens LIB (whose
  * constructor calls pend_work 100 times) and calls pend_work N times
  * through dlsym.  Prints "calls pend_work T" (T: all of them, constructor
- * included) and exits 0. */
+ * included) and exits 0.  With reload, it then dlcloses LIB, loads it
+ * again and does the same, and prints "calls again T2" (the second load's). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 int main(int argc, char **argv)
@@ -32,5 +34,17 @@ int main(int argc, char **argv)
 		sum += work(i);
 	printf("calls pend_work %ld\n", n + ctor());
 	printf("sum %ld\n", sum);
+	if (argc > 4 && !strcmp(argv[4], "reload")) {
+		dlclose(h);
+		if (!(h = dlopen(argv[1], RTLD_NOW)))
+			return 1;
+		work = (long (*)(long))dlsym(h, "pend_work");
+		ctor = (long (*)(void))dlsym(h, "pend_ctor_calls");
+		if (!work || !ctor)
+			return 1;
+		for (long i = 0; i < n; i++)
+			sum += work(i);
+		printf("calls again %ld\n", n + ctor());
+	}
 	return 0;
 }

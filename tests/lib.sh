@@ -8,6 +8,9 @@ SONDE_CXX_BIN="$BUILD/bin/sonde-c++"
 PROGS="$ROOT/tests/progs"
 T=$(mktemp -d "${TMPDIR:-/tmp}/sonde-e2e.XXXXXX")
 cd "$T" || exit 1
+# tests/run.sh removes the scratch directory of a test that passed (a
+# failed one keeps it, for a look): it learns the name here.
+[ -n "${SONDE_TEST_SCRATCH:-}" ] && echo "$T" >> "$SONDE_TEST_SCRATCH"
 # At the end: the session files (on tmpfs, docs/FORMAT.md "Recovery") of
 # recordings whose sonde a test killed and never read again, named by their
 # session.ref; the scratch directory stays, so the orphan sweep would keep

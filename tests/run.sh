@@ -21,7 +21,8 @@ run_one() { # name, command...
 	local limit=${TEST_TIMEOUT:-600} own
 	own=$(sed -n 's/^# test-timeout: \([0-9][0-9]*\).*$/\1/p' "${!#}" 2>/dev/null | head -1)
 	[ -n "$own" ] && [ -z "${TEST_TIMEOUT:-}" ] && limit=$own
-	( cd "$out" && timeout "$limit" "$@" ) >"$log" 2>&1
+	local scratch="${log%.log}.scratch"
+	( cd "$out" && SONDE_TEST_SCRATCH="$scratch" timeout "$limit" "$@" ) >"$log" 2>&1
 	local rc=$?
 	local p f s
 	p=$(grep -c '^ok - ' "$log"); f=$(grep -c '^not ok - ' "$log"); s=$(grep -c '^skip - ' "$log")
@@ -32,6 +33,15 @@ run_one() { # name, command...
 	fi
 	pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
 	grep -E '^(ok|not ok|skip) - ' "$log" | sed "s|^|[$name] |"
+	# the scratch directories of a test that passed go (a whole run left
+	# gigabytes of recordings behind); a failed test's stay, named in its log
+	if [ "$f" -eq 0 ] && [ -f "$scratch" ]; then
+		while IFS= read -r d; do
+			case "$d" in */sonde-e2e.*) rm -rf -- "$d" ;; esac
+		done < "$scratch"
+	elif [ -f "$scratch" ]; then
+		sed 's/^/scratch kept: /' "$scratch" >>"$log"
+	fi
 	if [ "$f" -gt 0 ]; then
 		failed+=("$name")
 		echo "---- $name log (last 30 lines) ----"; tail -n 30 "$log"; echo "----"

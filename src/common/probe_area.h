@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define PA_MAGIC      0x424f52504e4f53ull /* "SONPROB" */
-#define PA_VERSION    5
+#define PA_VERSION    6
 #define PA_MAX_SITES  2048
 #define PA_CODE_MAX   192   /* bytes of slot code per site */
 #define PA_ORIG_MAX   16
@@ -187,6 +187,9 @@ struct pa_site {
 	uint32_t branch_cc1, pad_branch;
 	uint64_t taken;
 	struct pa_time time;             /* time probes (time.slot1): any kind of site */
+	uint32_t rec_hits;               /* sonde's (--record): write each hit of this site into the
+	                                  * thread's ring (PA_EV_SITE; func, line, branch probes use it) */
+	uint32_t pad_rec;
 };
 
 #define PA_CC_RCXZ 16 /* jrcxz: rcx == 0 */
@@ -231,8 +234,56 @@ struct pa_hdr {
 	/* Written by sonde. */
 	uint64_t time_gen;               /* the session (nonzero): a thread's latest times of another are stale */
 	uint64_t time_mult;              /* ns per clock tick << 32, for the intervals of time sites */
+	/* --record (struct pa_ring below): rec_on (sonde's) is tested once per hit;
+	 * the rings follow the sites (rec_off, PA_REC_RINGS of them when rec_on). */
+	uint32_t rec_on, pad_rec;
+	uint64_t rec_off;                /* sonde's: byte offset of ring 0 (pa_area_size(nsites)) */
+	uint64_t rec_no_ring;            /* the agent's: events of threads that found no free ring */
 	struct pa_site sites[];
 };
+
+/* --- recording (`sonde probe --record`, src/rt/probe_record.c writes,
+ * src/probe/agent_record.c drains) -------------------------------------------
+ * Each recording thread claims a ring (state 0 -> 1 by compare-and-swap; at
+ * its exit 1 -> 2, and sonde, having drained it, frees it: 2 -> 0).  One
+ * writer (the thread) moves head, one reader (sonde) moves tail; a full ring
+ * drops the event and counts it in lost: the program never waits.  An event
+ * is one struct pa_rev; PA_EV_FAIL is followed by n more whose t and v hold
+ * the failure's saved values two by two. */
+#define PA_REC_RINGS  64
+#define PA_REC_EVENTS 65536u           /* per ring, a power of two */
+
+enum pa_ev {
+	PA_EV_SITE = 1,  /* a hit of site rec (v: 1 if its branch condition was true, else 0) */
+	PA_EV_RET,       /* the return of a call of func site rec */
+	PA_EV_VAL,       /* var record rec: its value v */
+	PA_EV_NOVAL,     /* var or assert record rec: no value (unavailable, unreadable, bounds, / 0) */
+	PA_EV_PASS,      /* assert record rec: true */
+	PA_EV_FAIL,      /* assert record rec: false; v the mask of saved values, n events of them follow */
+	PA_EV_TIME,      /* time record rec: v the interval in ns from the previous time probe, -1 none */
+};
+
+struct pa_rev {
+	uint64_t t;                      /* clock ticks */
+	uint32_t rec;                    /* site record */
+	uint8_t type, n;                 /* enum pa_ev; events that follow as its payload */
+	uint16_t pad;
+	int64_t v;
+};
+
+struct pa_ring {
+	uint32_t state;                  /* 0 free, 1 a thread's, 2 its thread ended */
+	uint32_t tid;
+	uint64_t head;                   /* the agent's: events written */
+	uint64_t tail;                   /* sonde's: events read */
+	uint64_t lost;                   /* the agent's: events dropped, the ring full */
+	struct pa_rev ev[PA_REC_EVENTS];
+};
+
+static inline uint64_t pa_rec_size(void)
+{
+	return (uint64_t)PA_REC_RINGS * sizeof(struct pa_ring);
+}
 
 static inline uint64_t pa_area_size(uint32_t nsites)
 {

@@ -53,7 +53,7 @@ static void futex_wait_ms(uint32_t *w, uint32_t val, int ms)
 
 static int area_new(struct agent_be *b, char *err, size_t n)
 {
-	b->area_size = pa_area_size(PA_MAX_SITES);
+	b->area_size = pa_area_size(PA_MAX_SITES) + (b->record ? pa_rec_size() : 0);
 	b->area_fd = memfd_create("sonde-probes", MFD_CLOEXEC);
 	if (b->area_fd < 0 || ftruncate(b->area_fd, (off_t)b->area_size)) {
 		snprintf(err, n, "cannot create the probe memory (%s)", strerror(errno));
@@ -69,12 +69,18 @@ static int area_new(struct agent_be *b, char *err, size_t n)
 	b->pa->version = PA_VERSION;
 	b->pa->nsites = PA_MAX_SITES;
 	b->pa->size = (uint32_t)b->area_size;
+	if (b->record) { /* the rings (probe_area.h); the agent checks where they are */
+		b->pa->rec_off = pa_area_size(PA_MAX_SITES);
+		b->pa->rec_on = 1;
+	}
 	return 0;
 }
 
 static void init(struct agent_be *b)
 {
+	int record = b->record;
 	memset(b, 0, sizeof *b);
+	b->record = record;
 	b->memfd = b->area_fd = b->alive_w = -1;
 }
 
@@ -604,6 +610,8 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 			b->hits_base = __atomic_load_n(&s->hits, __ATOMIC_RELAXED);
 			if (kind == PA_KIND_CALL)
 				__atomic_store_n(&s->kind, PA_KIND_CALL, __ATOMIC_RELEASE);
+			if (b->record)
+				__atomic_store_n(&s->rec_hits, 1, __ATOMIC_RELEASE);
 			if (why_int3 && wn && s->mode == PA_MODE_INT3)
 				snprintf(why_int3, wn, "shares an int3 site");
 			b->refs[i]++;
@@ -654,6 +662,8 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 		s->var = *b->next_var;
 	if (kind == PA_KIND_TIME && b->next_time)
 		s->time = *b->next_time;
+	/* --record: the site's own hits are events (func, line, branch probes) */
+	s->rec_hits = b->record && (kind == PA_KIND_COUNT || kind == PA_KIND_CALL);
 	b->hits_base = s->hits; /* not live yet: every hit from now on is the new probe's */
 	int rc = build_place(b, idx, 1, fnb, fn, fn_size, why_int3, wn, err, n);
 	free(fnb);

@@ -17,6 +17,7 @@
 #include "common/json.h"
 #include "probe/agent_be.h"
 #include "probe/agent_expr.h"
+#include "probe/agent_record.h"
 #include "probe/agent_var.h"
 #include "probe/callstats.h"
 #include "probe/engine.h"
@@ -25,6 +26,7 @@
 #include "probe/manager.h"
 #include "probe/modules.h"
 #include "probe/probe.h"
+#include "probe/record.h"
 #include "probe/resolve.h"
 #include "probe/spec.h"
 #include "sym/cache.h"
@@ -1135,6 +1137,7 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 {
 	clock_point_take(&c0);
 	e->engine_name = "agent";
+	be.record = o->record_dir != NULL;
 	int rc = o->argv ? agent_be_launch(&be, o->argv, o->rt_path, err, n)
 	                 : agent_be_attach(&be, o->pid, o->rt_path, err, n);
 	e->t.pid = be.pid;
@@ -1155,6 +1158,8 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 		snprintf(err, n, "cannot read the memory map of process %d", (int)be.pid);
 		rc = -1;
 	}
+	if (!rc && o->record_dir && precorder_open(e, o->record_dir, err, n))
+		rc = -1;
 	if (!rc && !be.launched)
 		rc = agent_be_hold(&be, err, n);
 	e->start_ns = now_ns();
@@ -1210,7 +1215,8 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 		sys_ticks(e, now_ns());
 		if (loops % 200 == 0)
 			calibrate(); /* time probes' intervals: a finer ns per tick as the session goes on */
-		sleep_ms(5);
+		agent_record_drain(e, be.pa, pa_area_size(PA_MAX_SITES));
+		sleep_ms(e->rec ? 2 : 5);
 	}
 	e->end_ns = now_ns();
 	if (!agent_be_gone(&be))
@@ -1237,6 +1243,11 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 	calibrate();
 	for (int i = 0; i < e->nprobes; i++)
 		collect(e->probes[i]);
+	agent_record_drain(e, be.pa, pa_area_size(PA_MAX_SITES)); /* what is left (after collect: its assert values) */
+	if (e->rec && agent_record_dropped())
+		fprintf(stderr, "sonde: warning: %llu probe events were not recorded (the program wrote them faster "
+		        "than sonde read them; counted as lost in the recording)\n",
+		        (unsigned long long)agent_record_dropped());
 	sigaction(SIGPIPE, &old_pipe, NULL);
 	return 0;
 }
@@ -1253,4 +1264,44 @@ void agent_probe_close(struct engine *e)
 	e->agent = NULL;
 	e->backend = NULL;
 	agent_be_free(&be);
+}
+
+/* --- --record (agent_record.c) -------------------------------------------- */
+
+int agent_probe_recs(struct probe *p, const int **sites, enum arec_what *what)
+{
+	struct adata *d = p->data;
+	*what = AREC_NONE;
+	if (!d || d->frozen || p->ops == &kind_sys)
+		return 0;
+	if (p->ops == &agent_func)
+		*what = d->at_offset ? AREC_HIT : AREC_SLICE;
+	else if (p->ops == &agent_line)
+		*what = AREC_HIT;
+	else if (p->ops == &agent_branch)
+		*what = AREC_BRANCH;
+	else if (p->ops == &agent_var)
+		*what = AREC_VAR;
+	else if (p->ops == &agent_assert)
+		*what = AREC_ASSERT;
+	else if (p->ops == &agent_time)
+		*what = AREC_TIME;
+	*sites = d->sites;
+	return d->nsites;
+}
+
+void agent_assert_values(struct probe *p, int role, const int64_t *vals, uint32_t mask, char *buf, size_t n)
+{
+	struct adata *d = p->data;
+	buf[0] = 0;
+	if (!d || !d->vdata || role < 0 || role >= d->nsites)
+		return;
+	void *own = p->data;
+	p->data = d->vdata;
+	struct expr *x = var_site_expr(p, role);
+	if (x) {
+		expr_set_values(x, vals, mask);
+		expr_values(x, buf, n);
+	}
+	p->data = own;
 }

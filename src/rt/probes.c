@@ -23,6 +23,7 @@
 #include "common/probe_area.h"
 #include "common/var_hist.h"
 #include "rt/got.h"
+#include "rt/probe_record.h"
 #include "rt/rt.h"
 
 #include <dlfcn.h>
@@ -403,7 +404,7 @@ static void assert_fail(struct pa_var *v, const int64_t *saved, uint32_t mask)
 /* A var site's hit: its value into the statistics (each one atomic; the
  * sum as 128 bits: the low half's carry goes to the high half); an
  * assertion's: evaluated, and failed when 0. */
-static void var_hit(struct pa_site *s, const uint64_t *regs, uint64_t sp)
+static void var_hit(struct pa_site *s, uint32_t idx, const uint64_t *regs, uint64_t sp, uint64_t rec_t)
 {
 	struct pa_var *v = &s->var;
 	int64_t x, saved[PA_VAR_SAVE];
@@ -412,14 +413,22 @@ static void var_hit(struct pa_site *s, const uint64_t *regs, uint64_t sp)
 	if (rc) {
 		__atomic_fetch_add(rc == 1 ? &v->unavailable : rc == -1 ? &v->read_errors : rc == -3 ? &v->div_zero
 		                   : &v->bad_prog, 1, __ATOMIC_RELAXED);
+		if (rec_t)
+			pa_rec_put(idx, PA_EV_NOVAL, rc, rec_t);
 		return;
 	}
 	if (v->is_assert) {
 		__atomic_fetch_add(&v->count, 1, __ATOMIC_RELAXED);
 		if (!x)
 			assert_fail(v, saved, mask);
+		if (rec_t && x)
+			pa_rec_put(idx, PA_EV_PASS, 0, rec_t);
+		else if (rec_t)
+			pa_rec_fail(idx, mask, saved, PA_VAR_SAVE, rec_t);
 		return;
 	}
+	if (rec_t)
+		pa_rec_put(idx, PA_EV_VAL, x, rec_t);
 	uint64_t old = __atomic_fetch_add(&v->sum_lo, (uint64_t)x, __ATOMIC_RELAXED);
 	uint64_t hi = (x < 0 ? ~0ull : 0) + (old + (uint64_t)x < old);
 	if (hi)
@@ -435,19 +444,21 @@ static void atomic_min(uint64_t *p, uint64_t v);
 static void atomic_max(uint64_t *p, uint64_t v);
 
 /* A time site's hit: first and last, and the interval from the previous
- * time probe's latest hit in this thread (probe_area.h, struct pa_time). */
-static void time_hit(struct pa_time *tm)
+ * time probe's latest hit in this thread (probe_area.h, struct pa_time).
+ * Returns the interval in ns, -1 when there is none. */
+static int64_t time_hit(struct pa_time *tm)
 {
+	int64_t interval = -1;
 	uint32_t slot1 = tm->slot1;
 	if (!slot1 || slot1 > PA_TIME_MAX)
-		return;
+		return -1;
 	uint64_t t = clock_ticks();
 	atomic_min(&tm->first, t);
 	atomic_max(&tm->last, t);
 	struct shadow *sh = shadow_get();
 	if (!sh) {
 		__atomic_fetch_add(&tm->lost, 1, __ATOMIC_RELAXED);
-		return;
+		return -1;
 	}
 	uint64_t gen = __atomic_load_n(&pa->time_gen, __ATOMIC_RELAXED);
 	if (sh->tgen != gen) {
@@ -471,9 +482,11 @@ static void time_hit(struct pa_time *tm)
 			                                              __ATOMIC_RELAXED))
 				;
 			atomic_max(&tm->max_ns, dt);
+			interval = (int64_t)dt;
 		}
 	}
 	sh->tlast[slot1 - 1] = t;
+	return interval;
 }
 
 /* A hit of site idx; sp points at the stack as it was at the site (for a
@@ -527,22 +540,33 @@ RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs)
 {
 	struct pa_site *s = &pa->sites[idx];
 	__atomic_fetch_add(&s->hits, 1, __ATOMIC_RELAXED);
+	/* --record: the one test of the hot path (0: not recording) */
+	uint64_t rec_t = __builtin_expect(pa->rec_on, 0) ? clock_ticks() | 1 : 0;
+	int taken = 0;
 	uint32_t cc1 = __atomic_load_n(&s->branch_cc1, __ATOMIC_RELAXED);
-	if (cc1 && cond_true(cc1 - 1, regs[PA_FLAGS], regs[PA_RCX]))
+	if (cc1 && (taken = cond_true(cc1 - 1, regs[PA_FLAGS], regs[PA_RCX])))
 		__atomic_fetch_add(&s->taken, 1, __ATOMIC_RELAXED);
+	if (rec_t && __atomic_load_n(&s->rec_hits, __ATOMIC_RELAXED))
+		pa_rec_put(idx, PA_EV_SITE, taken, rec_t);
 	/* Var programs first: a func site changes the return address below. */
 	if (s->var.nprog)
-		var_hit(s, regs, (uint64_t)sp);
-	if (s->time.slot1)
-		time_hit(&s->time);
+		var_hit(s, idx, regs, (uint64_t)sp, rec_t);
+	if (s->time.slot1) {
+		int64_t dt = time_hit(&s->time);
+		if (rec_t)
+			pa_rec_put(idx, PA_EV_TIME, dt, rec_t);
+	}
 	uint32_t nx = __atomic_load_n(&s->var.next, __ATOMIC_ACQUIRE);
 	for (int guard = 0; nx && nx <= pa_n && guard < 64; guard++) {
 		struct pa_site *o = &pa->sites[nx - 1];
 		__atomic_fetch_add(&o->hits, 1, __ATOMIC_RELAXED);
 		if (o->var.nprog)
-			var_hit(o, regs, (uint64_t)sp);
-		if (o->time.slot1)
-			time_hit(&o->time);
+			var_hit(o, nx - 1, regs, (uint64_t)sp, rec_t);
+		if (o->time.slot1) {
+			int64_t dt = time_hit(&o->time);
+			if (rec_t)
+				pa_rec_put(nx - 1, PA_EV_TIME, dt, rec_t);
+		}
 		nx = __atomic_load_n(&o->var.next, __ATOMIC_ACQUIRE);
 	}
 	if (s->kind == PA_KIND_LOAD)
@@ -562,7 +586,7 @@ RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs)
 		__atomic_fetch_add(&s->lost_returns, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	sh->f[sh->n++] = (struct sframe){ ret, (uint64_t)sp, clock_ticks(), idx, 0 };
+	sh->f[sh->n++] = (struct sframe){ ret, (uint64_t)sp, clock_ticks(), idx, rec_t != 0 };
 	*sp = (uint64_t)pa_exit_stub;
 }
 
@@ -597,6 +621,8 @@ RT_HIDDEN uint64_t pa_exit(uint64_t sp_after)
 	__atomic_fetch_add(&s->ticks_total, d, __ATOMIC_RELAXED);
 	atomic_min(&s->ticks_min, d ? d : 1);
 	atomic_max(&s->ticks_max, d);
+	if (f.pad) /* --record: the end of the call's slice */
+		pa_rec_put(f.site, PA_EV_RET, 0, now);
 	return f.ret;
 }
 
@@ -1020,7 +1046,9 @@ static int start(int area_fd, int pipe_fd, int rejoin)
 {
 	struct pa_hdr h;
 	if (pread(area_fd, &h, sizeof h, 0) != (ssize_t)sizeof h || h.magic != PA_MAGIC || h.version != PA_VERSION ||
-	    h.nsites > PA_MAX_SITES || h.size != pa_area_size(h.nsites))
+	    h.nsites > PA_MAX_SITES ||
+	    (h.size != pa_area_size(h.nsites) &&
+	     !(h.rec_on && h.rec_off == pa_area_size(h.nsites) && h.size == h.rec_off + pa_rec_size())))
 		return -EINVAL;
 	void *m = mmap(NULL, h.size, PROT_READ | PROT_WRITE, MAP_SHARED, area_fd, 0);
 	if (m == MAP_FAILED)
@@ -1044,6 +1072,7 @@ static int start(int area_fd, int pipe_fd, int rejoin)
 		forked_hook = 1;
 	pa = m;
 	pa_n = h.nsites;
+	pa_rec_start(pa, h.size);
 	if (rejoin) /* the sites were the old image's: nothing of them is here */
 		for (uint32_t i = 0; i < pa_n; i++)
 			if (pa->sites[i].state != PA_FREE)

@@ -277,6 +277,7 @@ struct pa_ring {
 	uint64_t head;                   /* the agent's: events written */
 	uint64_t tail;                   /* sonde's: events read */
 	uint64_t lost;                   /* the agent's: events dropped, the ring full */
+	char comm[16];                   /* the agent's: the thread's name when it claimed the ring */
 	struct pa_rev ev[PA_REC_EVENTS];
 };
 

@@ -137,6 +137,9 @@ static void drain_ring(struct engine *e, struct pa_ring *r, int i)
 	if (state == 0)
 		return;
 	uint32_t tid = __atomic_load_n(&r->tid, __ATOMIC_ACQUIRE);
+	char comm[sizeof r->comm];
+	memcpy(comm, r->comm, sizeof comm);
+	comm[sizeof comm - 1] = 0;
 	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), tail = seen_tail[i];
 	if (head - tail > PA_REC_EVENTS) { /* not the agent's doing: what is there cannot be trusted */
 		dropped += head > tail ? head - tail : 1;
@@ -156,6 +159,7 @@ static void drain_ring(struct engine *e, struct pa_ring *r, int i)
 		deliver(e, tid, &ev, pl, npl);
 		tail += 1 + (uint64_t)npl;
 	}
+	precorder_thread_comm(e, (pid_t)tid, comm); /* a thread gone before sonde read its name */
 	seen_tail[i] = tail;
 	__atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE); /* the agent may write over them now */
 	uint64_t lost = __atomic_load_n(&r->lost, __ATOMIC_RELAXED);

@@ -191,6 +191,16 @@ void precorder_hit(struct hit *h, struct probe *p, int event, int vkind, int64_t
 		precorder_event(h->e, h->th->tid, h->ticks ? h->ticks : clock_ticks(), p, event, vkind, iv, fv, sv);
 }
 
+void precorder_thread_comm(struct engine *e, pid_t tid, const char *comm)
+{
+	struct precorder *r = e->rec;
+	if (!r || !r->hcap || !comm[0])
+		return;
+	int32_t *h = hash_slot(r, tid);
+	if (*h >= 0 && !r->th[*h].comm[0])
+		snprintf(r->th[*h].comm, sizeof r->th[*h].comm, "%s", comm);
+}
+
 void precorder_dropped(struct engine *e, uint64_t n)
 {
 	if (e->rec)

@@ -22,6 +22,8 @@ void precorder_hit(struct hit *h, struct probe *p, int event, int vkind, int64_t
  * rings, agent_record.c). */
 void precorder_event(struct engine *e, pid_t tid, uint64_t now, struct probe *p, int event, int vkind, int64_t iv,
                      double fv, const char *sv);
+/* Thread tid's name when /proc no longer had it (its first event came late). */
+void precorder_thread_comm(struct engine *e, pid_t tid, const char *comm);
 /* n events were dropped before they reached sonde (counted as lost). */
 void precorder_dropped(struct engine *e, uint64_t n);
 /* A traced thread exited: write out its last chunk. */

@@ -19,6 +19,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -68,7 +69,10 @@ static struct pa_ring *my_ring(void)
 		if (__atomic_load_n(&rings[i].state, __ATOMIC_RELAXED) == 0 &&
 		    __atomic_compare_exchange_n(&rings[i].state, &free_, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
 			struct pa_ring *r = &rings[i];
-			/* sonde reset head and tail before freeing it; tid before the first event */
+			/* sonde reset head and tail before freeing it; tid and name before the first event */
+			if (prctl(PR_GET_NAME, r->comm, 0, 0, 0))
+				r->comm[0] = 0;
+			r->comm[sizeof r->comm - 1] = 0;
 			__atomic_store_n(&r->tid, tid, __ATOMIC_RELEASE);
 			ring1_tls = i + 1;
 			pthread_setspecific(ring_key, (void *)(uintptr_t)(i + 1));

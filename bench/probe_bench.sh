@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # probe_bench.sh — cost per hit of a probe on a tight loop, side by side in
-# one run: sonde's agent engine (line:hot, func:hot with its return,
-# time:hot twice, assert:hot with one variable), sonde's
+# one run: sonde's agent engine (line:hot, func:hot with its return, both
+# again with --record, time:hot twice, assert:hot with one variable), sonde's
 # ptrace engine, gdb (break + commands/silent/continue), and kernel uprobes
 # through `perf probe` + `perf stat` and bpftrace when usable (root, tracefs).
 # Startup is taken out: each tool also runs the target with 0 calls.
@@ -46,6 +46,16 @@ a_line=$(per_hit0 "$NA" "$SONDE" probe -e line:hot -o /dev/null -- "$tmp/target"
 a_func=$(per_hit0 "$NA" "$SONDE" probe -e func:hot -o /dev/null -- "$tmp/target")
 echo "sonde agent   line:hot                $(python3 -c "print('%.1f' % ($a_line*1e3))") ns per hit"
 echo "sonde agent   func:hot (entry+return)  $(python3 -c "print('%.1f' % ($a_func*1e3))") ns per call"
+# --record: every hit also an event in the thread's ring (sonde drains it
+# into a recording; what a full ring drops is counted, said as lost)
+a_line_r=$(per_hit0 "$NA" "$SONDE" probe -e line:hot -o "$tmp/rec" --record -- "$tmp/target")
+a_func_r=$(per_hit0 "$NA" "$SONDE" probe -e func:hot -o "$tmp/rec" --record -- "$tmp/target")
+rec_lost=$("$SONDE" info -i "$tmp/rec" --format=json 2>/dev/null | python3 -c "
+import json, sys
+d = json.load(sys.stdin); l = d['lost'].get('ring_events_dropped', 0)
+print('%d of %d events lost' % (l, l + d['probe_records']))" 2>/dev/null)
+echo "sonde agent   line:hot --record       $(python3 -c "print('%.1f' % ($a_line_r*1e3))") ns per hit"
+echo "sonde agent   func:hot --record       $(python3 -c "print('%.1f' % ($a_func_r*1e3))") ns per call (last run: $rec_lost)"
 a_time=$(per_hit0 "$NA" "$SONDE" probe -e time:hot -e time:hot -o /dev/null -- "$tmp/target")
 a_assert=$(per_hit0 "$NA" "$SONDE" probe -e 'assert:hot:i % 7 != 3' -o /dev/null -- "$tmp/target")
 echo "sonde agent   time:hot twice (2nd: intervals)  $(python3 -c "print('%.1f' % ($a_time*1e3))") ns per hit of both"

@@ -174,6 +174,8 @@ struct pa_site {
 	uint64_t slot_addr;              /* written by the agent on PA_OP_SLOT */
 	uint64_t resume;                 /* the agent's: where its SIGTRAP handler sends a hit, slot_addr +
 	                                  * displaced_off of the last placement (set once its code is in) */
+	uint32_t rec;                    /* sonde's, --record (PA_REC_*; 0: not recording, the one test per hit) */
+	uint32_t pad_rec;
 	/* Written by the agent's handlers. */
 	uint64_t hits, returns;
 	uint64_t ticks_total, ticks_min, ticks_max; /* call to return, in clock ticks */
@@ -187,9 +189,11 @@ struct pa_site {
 	uint32_t branch_cc1, pad_branch;
 	uint64_t taken;
 	struct pa_time time;             /* time probes (time.slot1): any kind of site */
-	uint32_t rec_hits;               /* sonde's (--record): write each hit of this site into the
-	                                  * thread's ring (PA_EV_SITE; func, line, branch probes use it) */
-	uint32_t pad_rec;
+};
+
+enum pa_rec {
+	PA_REC_ON   = 1, /* the events of this record: var values, assert results, time intervals, returns */
+	PA_REC_SITE = 2, /* and each hit of the site itself (PA_EV_SITE; func, line, branch probes use it) */
 };
 
 #define PA_CC_RCXZ 16 /* jrcxz: rcx == 0 */
@@ -234,8 +238,8 @@ struct pa_hdr {
 	/* Written by sonde. */
 	uint64_t time_gen;               /* the session (nonzero): a thread's latest times of another are stale */
 	uint64_t time_mult;              /* ns per clock tick << 32, for the intervals of time sites */
-	/* --record (struct pa_ring below): rec_on (sonde's) is tested once per hit;
-	 * the rings follow the sites (rec_off, PA_REC_RINGS of them when rec_on). */
+	/* --record (struct pa_ring below): the rings follow the sites (rec_off,
+	 * PA_REC_RINGS of them when rec_on); each site says what it records (pa_site.rec). */
 	uint32_t rec_on, pad_rec;
 	uint64_t rec_off;                /* sonde's: byte offset of ring 0 (pa_area_size(nsites)) */
 	uint64_t rec_no_ring;            /* the agent's: events of threads that found no free ring */

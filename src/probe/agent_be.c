@@ -578,6 +578,7 @@ static int var_chain(struct agent_be *b, uint32_t host, uint32_t kind, char *why
 	s->addr = h->addr;
 	s->kind = kind;
 	s->mode = h->mode;
+	s->rec = b->record ? PA_REC_ON : 0;
 	if (kind == PA_KIND_VAR)
 		s->var = *b->next_var;
 	else
@@ -611,7 +612,7 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 			if (kind == PA_KIND_CALL)
 				__atomic_store_n(&s->kind, PA_KIND_CALL, __ATOMIC_RELEASE);
 			if (b->record)
-				__atomic_store_n(&s->rec_hits, 1, __ATOMIC_RELEASE);
+				__atomic_store_n(&s->rec, PA_REC_ON | PA_REC_SITE, __ATOMIC_RELEASE);
 			if (why_int3 && wn && s->mode == PA_MODE_INT3)
 				snprintf(why_int3, wn, "shares an int3 site");
 			b->refs[i]++;
@@ -662,8 +663,8 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 		s->var = *b->next_var;
 	if (kind == PA_KIND_TIME && b->next_time)
 		s->time = *b->next_time;
-	/* --record: the site's own hits are events (func, line, branch probes) */
-	s->rec_hits = b->record && (kind == PA_KIND_COUNT || kind == PA_KIND_CALL);
+	/* --record: the site's own hits are events too for func, line, branch probes */
+	s->rec = !b->record ? 0 : kind == PA_KIND_COUNT || kind == PA_KIND_CALL ? PA_REC_ON | PA_REC_SITE : PA_REC_ON;
 	b->hits_base = s->hits; /* not live yet: every hit from now on is the new probe's */
 	int rc = build_place(b, idx, 1, fnb, fn, fn_size, why_int3, wn, err, n);
 	free(fnb);

@@ -536,17 +536,17 @@ static void load_hit(void)
 	}
 }
 
-RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs)
+/* The hit, for pa_hit: rec is the site's PA_REC_* (--record), a constant 0
+ * in the unrecorded copy, where the compiler leaves every recording step out. */
+static inline __attribute__((always_inline)) void hit(uint32_t idx, uint64_t *sp, const uint64_t *regs,
+                                                      struct pa_site *s, uint32_t rec)
 {
-	struct pa_site *s = &pa->sites[idx];
-	__atomic_fetch_add(&s->hits, 1, __ATOMIC_RELAXED);
-	/* --record: the one test of the hot path (0: not recording) */
-	uint64_t rec_t = __builtin_expect(pa->rec_on, 0) ? clock_ticks() | 1 : 0;
+	uint64_t rec_t = rec ? clock_ticks() | 1 : 0;
 	int taken = 0;
 	uint32_t cc1 = __atomic_load_n(&s->branch_cc1, __ATOMIC_RELAXED);
 	if (cc1 && (taken = cond_true(cc1 - 1, regs[PA_FLAGS], regs[PA_RCX])))
 		__atomic_fetch_add(&s->taken, 1, __ATOMIC_RELAXED);
-	if (rec_t && __atomic_load_n(&s->rec_hits, __ATOMIC_RELAXED))
+	if (rec & PA_REC_SITE)
 		pa_rec_put(idx, PA_EV_SITE, taken, rec_t);
 	/* Var programs first: a func site changes the return address below. */
 	if (s->var.nprog)
@@ -590,6 +590,26 @@ RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs)
 	*sp = (uint64_t)pa_exit_stub;
 }
 
+static __attribute__((noinline, cold)) void hit_recorded(uint32_t idx, uint64_t *sp, const uint64_t *regs,
+                                                         struct pa_site *s, uint32_t rec)
+{
+	hit(idx, sp, regs, s, rec);
+}
+
+RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs)
+{
+	struct pa_site *s = &pa->sites[idx];
+	__atomic_fetch_add(&s->hits, 1, __ATOMIC_RELAXED);
+	/* --record: the one test of the hot path, in the site's own line (0: not recording) */
+	uint32_t rec = __atomic_load_n(&s->rec, __ATOMIC_RELAXED);
+	if (__builtin_expect(rec != 0, 0))
+		hit_recorded(idx, sp, regs, s, rec);
+	else
+		hit(idx, sp, regs, s, 0);
+}
+
+
+
 /* 0 is "none yet" for these two (ticks and durations are never 0). */
 static void atomic_min(uint64_t *p, uint64_t v)
 {
@@ -605,6 +625,24 @@ static void atomic_max(uint64_t *p, uint64_t v)
 		;
 }
 
+/* A return of a call of site s, d ticks after its call. */
+static inline __attribute__((always_inline)) void exit_account(struct pa_site *s, uint64_t d)
+{
+	__atomic_fetch_add(&s->returns, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->ticks_total, d, __ATOMIC_RELAXED);
+	atomic_min(&s->ticks_min, d ? d : 1);
+	atomic_max(&s->ticks_max, d);
+}
+
+/* --record: the same, and the end of the call's slice (a tail call of pa_exit's). */
+static __attribute__((noinline, cold)) uint64_t exit_recorded(uint32_t site, uint64_t now, uint64_t then,
+                                                              uint64_t ret)
+{
+	exit_account(&pa->sites[site], now - then);
+	pa_rec_put(site, PA_EV_RET, 0, now);
+	return ret;
+}
+
 /* A probed function returned through pa_exit_stub; sp_after is the stack
  * pointer after its ret (the entry's + 8).  Frames deeper than that were
  * left by longjmp or an exception: dropped.  Returns where to go on. */
@@ -615,14 +653,9 @@ RT_HIDDEN uint64_t pa_exit(uint64_t sp_after)
 	while (sh->n > 1 && sh->f[sh->n - 1].sp + 8 < sp_after)
 		sh->n--;
 	struct sframe f = sh->f[--sh->n];
-	struct pa_site *s = &pa->sites[f.site];
-	uint64_t d = now - f.ticks;
-	__atomic_fetch_add(&s->returns, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&s->ticks_total, d, __ATOMIC_RELAXED);
-	atomic_min(&s->ticks_min, d ? d : 1);
-	atomic_max(&s->ticks_max, d);
-	if (f.pad) /* --record: the end of the call's slice */
-		pa_rec_put(f.site, PA_EV_RET, 0, now);
+	if (__builtin_expect(f.pad, 0)) /* tested first: nothing else is live across the accounting */
+		return exit_recorded(f.site, now, f.ticks, f.ret);
+	exit_account(&pa->sites[f.site], now - f.ticks);
 	return f.ret;
 }
 

@@ -72,7 +72,8 @@ struct pa_caller {
 
 enum pa_vop {
 	PA_V_PUSH = 1,     /* push k */
-	PA_V_REG,          /* push register a (DWARF number: 0-15 the general registers, 7 the stack pointer, 16 rip) */
+	PA_V_REG,          /* push register a (DWARF number: 0-15 the general registers, 7 the stack pointer, 16 rip,
+	                    * 17-32 the low 64 bits of xmm0-15) */
 	PA_V_ADD,          /* top += k */
 	PA_V_PLUS, PA_V_MINUS, PA_V_MUL, PA_V_AND, PA_V_OR, PA_V_XOR, PA_V_SHL, PA_V_SHR, PA_V_SHRA,
 	                   /* pop y, top = top OP y */
@@ -92,7 +93,8 @@ enum pa_vop {
 	PA_V_JNZ,          /* top != 0: top = 1, skip k instructions; else pop (||) */
 };
 
-enum pa_vtype { PA_VT_INT = 1, PA_VT_UINT = 2 };
+enum pa_vtype { PA_VT_INT = 1, PA_VT_UINT = 2,
+	PA_VT_FLOAT = 3 /* IEEE-754 bits: float (size 4) or double (8); statistics in fmin... (src/rt/probe_float.c) */ };
 
 struct pa_vinsn {
 	uint8_t op, a;
@@ -134,6 +136,10 @@ struct pa_var {
 	uint64_t sum_lo;                 /* the sum as a 128-bit two's complement number */
 	uint64_t sum_hi;
 	uint64_t hist[PA_VAR_BUCKETS];
+	/* PA_VT_FLOAT: the agent's, under flock (count and hist above too); fsum as kind_var.c sums */
+	uint32_t flock, flost;           /* flost: values dropped, the lock held by what this thread interrupted */
+	double fmin, fmax, flast;
+	long double fsum;
 };
 
 /* The general registers at a site as the trampoline saves them (lowest
@@ -261,6 +267,7 @@ enum pa_ev {
 	PA_EV_SITE = 1,  /* a hit of site rec (v: 1 if its branch condition was true, else 0) */
 	PA_EV_RET,       /* the return of a call of func site rec */
 	PA_EV_VAL,       /* var record rec: its value v */
+	PA_EV_FVAL,      /* var record rec: its floating-point value, v the bits of a double */
 	PA_EV_NOVAL,     /* var or assert record rec: no value (unavailable, unreadable, bounds, / 0) */
 	PA_EV_PASS,      /* assert record rec: true */
 	PA_EV_FAIL,      /* assert record rec: false; v the mask of saved values, n events of them follow */

@@ -56,6 +56,10 @@ static int lower(struct ec *c, const struct expr *x, int depth)
 		struct pa_var one;
 		if (agent_var_compile(w.ref, c->bias, c->lo, c->hi, &one, c->why, c->n))
 			return -1;
+		if (one.type == PA_VT_FLOAT) {
+			snprintf(c->why, c->n, "a floating-point variable");
+			return -1;
+		}
 		for (uint32_t i = 0; i < one.nprog; i++)
 			if (emit(c, one.prog[i].op, one.prog[i].a, one.prog[i].k))
 				return -1;

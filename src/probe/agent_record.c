@@ -93,6 +93,12 @@ static void deliver(struct engine *e, uint32_t tid, const struct pa_rev *ev, con
 			if (t->what == AREC_VAR)
 				precorder_event(e, th, ev->t, p, TRP_HIT, TRV_INT, ev->v, 0, NULL);
 			break;
+		case PA_EV_FVAL:
+			if (t->what == AREC_VAR) {
+				union { uint64_t u; double d; } f = { .u = (uint64_t)ev->v };
+				precorder_event(e, th, ev->t, p, TRP_HIT, TRV_FLOAT, 0, f.d, NULL);
+			}
+			break;
 		case PA_EV_NOVAL:
 			if (t->what == AREC_VAR || t->what == AREC_ASSERT)
 				precorder_event(e, th, ev->t, p, TRP_HIT, TRV_STR, 0, 0, "unavailable");

@@ -342,7 +342,16 @@ static void var_collect(struct probe *p, struct adata *d)
 	var_reset(p);
 	for (int i = 0; i < d->nsites; i++) {
 		const struct pa_var *v = &be.pa->sites[d->sites[i]].var;
-		uint64_t count = __atomic_load_n(&v->count, __ATOMIC_RELAXED);
+		uint64_t count = __atomic_load_n(&v->count, __ATOMIC_ACQUIRE);
+		if (v->type == PA_VT_FLOAT) { /* src/rt/probe_float.c's */
+			struct var_fagg f = {
+				.count = count, .min = v->fmin, .max = v->fmax, .last = v->flast, .sum = v->fsum,
+				.hist = v->hist, .why = v->flost ? "a value dropped (the agent's lock busy)" : var_why(d, v),
+				.unavailable = v->unavailable + v->read_errors + v->bad_prog + v->div_zero + v->flost,
+			};
+			var_merge_float(p, &f);
+			continue;
+		}
 		struct var_agg a = {
 			.count = count, .min = v->min, .max = v->max, .last = v->last,
 			.sum = (__int128)(((unsigned __int128)v->sum_hi << 64) | v->sum_lo), .hist = v->hist,

@@ -23,6 +23,7 @@
 #include "common/probe_area.h"
 #include "common/var_hist.h"
 #include "rt/got.h"
+#include "rt/probe_float.h"
 #include "rt/probe_record.h"
 #include "rt/rt.h"
 
@@ -188,11 +189,39 @@ static int var_read(uint64_t addr, void *buf, size_t n, uint64_t sp, int direct)
 	return syscall(SYS_process_vm_readv, self_pid, &l, 1UL, &r, 1UL, 0UL) == (long)n ? 0 : -1;
 }
 
+/* A hit from the SIGTRAP handler: the program's x87/SSE registers at the
+ * site are in the signal frame (the handler runs with fresh ones); from a
+ * trampoline (NULL) they are still in the registers: nothing before a var
+ * program runs uses vector code (this file is built without it). */
+static __thread const struct _libc_fpstate *trap_fp __attribute__((tls_model("initial-exec")));
+
+/* The low 64 bits of xmm n at the site. */
+static int xmm_low(int n, uint64_t *out)
+{
+	const struct _libc_fpstate *fp = trap_fp;
+	if (fp) {
+		*out = fp->_xmm[n].element[0] | (uint64_t)fp->_xmm[n].element[1] << 32;
+		return 0;
+	}
+	uint64_t v;
+	switch (n) {
+#define XMM(k) case k: __asm__ volatile("movq %%xmm" #k ", %0" : "=r"(v)); break;
+	XMM(0) XMM(1) XMM(2) XMM(3) XMM(4) XMM(5) XMM(6) XMM(7)
+	XMM(8) XMM(9) XMM(10) XMM(11) XMM(12) XMM(13) XMM(14) XMM(15)
+#undef XMM
+	default: return -1;
+	}
+	*out = v;
+	return 0;
+}
+
 /* The value of DWARF register r at the site (probe_area.h, enum pa_reg). */
 static int var_reg(int r, const uint64_t *regs, uint64_t sp, uint64_t pc, uint64_t *out)
 {
 	static const signed char map[17] = { PA_RAX, PA_RDX, PA_RCX, PA_RBX, PA_RSI, PA_RDI, PA_RBP, -1,
 		PA_R8, PA_R9, PA_R10, PA_R11, PA_R12, PA_R13, PA_R14, PA_R15, -1 };
+	if (r >= 17 && r <= 32)
+		return xmm_low(r - 17, out);
 	if (r < 0 || r > 16)
 		return -1;
 	*out = r == 7 ? sp : r == 16 ? pc : regs[(int)map[r]];
@@ -415,6 +444,12 @@ static void var_hit(struct pa_site *s, uint32_t idx, const uint64_t *regs, uint6
 		                   : &v->bad_prog, 1, __ATOMIC_RELAXED);
 		if (rec_t)
 			pa_rec_put(idx, PA_EV_NOVAL, rc, rec_t);
+		return;
+	}
+	if (v->type == PA_VT_FLOAT && !v->is_assert) {
+		uint64_t d = pa_float_hit(v, (uint64_t)x); /* the program's vector registers saved around it */
+		if (rec_t)
+			pa_rec_put(idx, PA_EV_FVAL, (int64_t)d, rec_t);
 		return;
 	}
 	if (v->is_assert) {
@@ -990,7 +1025,10 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 				[PA_RDX] = (uint64_t)g[REG_RDX], [PA_RCX] = (uint64_t)g[REG_RCX],
 				[PA_RAX] = (uint64_t)g[REG_RAX], [PA_FLAGS] = (uint64_t)g[REG_EFL],
 			};
+			const struct _libc_fpstate *fp_was = trap_fp;
+			trap_fp = uc->uc_mcontext.fpregs;
 			pa_hit(i, (uint64_t *)g[REG_RSP], regs);
+			trap_fp = fp_was;
 			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)resume;
 			trap_leave(h);
 			return;

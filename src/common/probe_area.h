@@ -91,6 +91,11 @@ enum pa_vop {
 	PA_V_BOOL,         /* top = top != 0 */
 	PA_V_JZ,           /* top == 0: skip k (> 0) instructions, keeping it; else pop (&&) */
 	PA_V_JNZ,          /* top != 0: top = 1, skip k instructions; else pop (||) */
+	/* Floating point (var.fprog: src/rt/probe_float.c runs the program; values carry their
+	 * kind, and the operators above are expr.c's on them: a float operand makes the operation
+	 * one of long doubles): */
+	PA_V_FPUSH,        /* push an x87 long double: significand k, sign and exponent pad[0] | pad[1] << 8 */
+	PA_V_FEXT,         /* top (the bits of a float, a = 4, or a double, a = 8) becomes that value */
 };
 
 enum pa_vtype { PA_VT_INT = 1, PA_VT_UINT = 2,
@@ -119,10 +124,11 @@ struct pa_var {
 	struct pa_vinsn prog[PA_VAR_PROG_MAX];
 	uint32_t nprog;
 	uint8_t type, size;              /* enum pa_vtype; 1, 2, 4 or 8 bytes */
-	uint8_t is_assert, pad;          /* an assertion: the value is its truth (count evaluations, failures) */
+	uint8_t is_assert, fprog;        /* an assertion: the value is its truth (count evaluations, failures);
+	                                  * fprog: its program has floating point (PA_V_FPUSH, PA_V_FEXT) */
 	uint32_t next;                   /* another var probe at this address: the index + 1 of its record
 	                                  * (never placed itself; 0: none) */
-	uint32_t pad2;
+	uint32_t fsave;                  /* sonde's: saved values (bits) that are doubles' bits (a float variable's) */
 	/* Written by the agent's handlers (min and max start at INT64_MAX and INT64_MIN: sonde's). */
 	uint64_t count;                  /* values read */
 	uint64_t unavailable;            /* no value here (PA_V_NOVALUE) */

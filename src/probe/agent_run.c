@@ -323,7 +323,8 @@ static void assert_collect(struct probe *p, struct adata *d)
 	for (int q = 0; q < nf && q < PA_FAIL_MAX; q++) {
 		int64_t vals[PA_VAR_SAVE];
 		memcpy(vals, all[q].f->vals, sizeof vals);
-		expr_set_values(var_site_expr(p, all[q].role), vals, all[q].f->mask & ((1u << PA_VAR_SAVE) - 1));
+		expr_set_values_dbl(var_site_expr(p, all[q].role), vals, all[q].f->mask & ((1u << PA_VAR_SAVE) - 1),
+		                    be.pa->sites[d->sites[all[q].role]].var.fsave);
 		assert_first(p, all[q].role, (long)all[q].f->tid);
 	}
 	free(all);
@@ -1309,7 +1310,7 @@ void agent_assert_values(struct probe *p, int role, const int64_t *vals, uint32_
 	p->data = d->vdata;
 	struct expr *x = var_site_expr(p, role);
 	if (x) {
-		expr_set_values(x, vals, mask);
+		expr_set_values_dbl(x, vals, mask, be.pa->sites[d->sites[role]].var.fsave);
 		expr_values(x, buf, n);
 	}
 	p->data = own;

@@ -167,7 +167,7 @@ static void child_pid(void)
  * stack or from what sonde found in the site's own module (direct: the
  * module cannot go while its code runs), else through the kernel, so that a
  * bad address is an error and never a fault. */
-static int var_read(uint64_t addr, void *buf, size_t n, uint64_t sp, int direct)
+RT_HIDDEN int pa_var_read(uint64_t addr, void *buf, size_t n, uint64_t sp, int direct)
 {
 	struct stack_map *k = &stk_tls;
 	if (!k->state) {
@@ -216,7 +216,7 @@ static int xmm_low(int n, uint64_t *out)
 }
 
 /* The value of DWARF register r at the site (probe_area.h, enum pa_reg). */
-static int var_reg(int r, const uint64_t *regs, uint64_t sp, uint64_t pc, uint64_t *out)
+RT_HIDDEN int pa_var_reg(int r, const uint64_t *regs, uint64_t sp, uint64_t pc, uint64_t *out)
 {
 	static const signed char map[17] = { PA_RAX, PA_RDX, PA_RCX, PA_RBX, PA_RSI, PA_RDI, PA_RBP, -1,
 		PA_R8, PA_R9, PA_R10, PA_R11, PA_R12, PA_R13, PA_R14, PA_R15, -1 };
@@ -251,7 +251,7 @@ static int var_eval(const struct pa_var *v, const uint64_t *regs, uint64_t sp, u
 				return -2;
 			if (in->op == PA_V_PUSH)
 				x = (uint64_t)in->k;
-			else if (var_reg(in->a, regs, sp, pc, &x))
+			else if (pa_var_reg(in->a, regs, sp, pc, &x))
 				return -2;
 			st[n++] = x;
 			break;
@@ -312,7 +312,7 @@ static int var_eval(const struct pa_var *v, const uint64_t *regs, uint64_t sp, u
 			if ((read += sz) > PA_VAR_READ_MAX)
 				return -2;
 			uint64_t val = 0;
-			if (var_read(st[n - 1], &val, sz, sp, (in->a & 0x40) != 0))
+			if (pa_var_read(st[n - 1], &val, sz, sp, (in->a & 0x40) != 0))
 				return -1;
 			if ((in->a & 0x80) && sz < 8) {
 				int sh = 64 - 8 * (int)sz;
@@ -438,7 +438,17 @@ static void var_hit(struct pa_site *s, uint32_t idx, const uint64_t *regs, uint6
 	struct pa_var *v = &s->var;
 	int64_t x, saved[PA_VAR_SAVE];
 	uint32_t mask;
-	int rc = var_eval(v, regs, sp, s->addr, &x, saved, &mask);
+	int rc;
+	if (v->fprog) { /* floating point: src/rt/probe_float.c, the program's x87/SSE state saved around it */
+		struct pa_feval fe = { v, regs, sp, s->addr, trap_fp, 0, { 0 }, 0 };
+		rc = pa_float_eval(&fe);
+		x = fe.x;
+		mask = fe.mask;
+		for (int i = 0; i < PA_VAR_SAVE; i++)
+			saved[i] = fe.saved[i];
+	} else {
+		rc = var_eval(v, regs, sp, s->addr, &x, saved, &mask);
+	}
 	if (rc) {
 		__atomic_fetch_add(rc == 1 ? &v->unavailable : rc == -1 ? &v->read_errors : rc == -3 ? &v->div_zero
 		                   : &v->bad_prog, 1, __ATOMIC_RELAXED);

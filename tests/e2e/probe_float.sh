@@ -6,8 +6,8 @@
 # the numbers the program prints of its own values, and the same JSON as
 # --engine=ptrace; 8 threads exact; --record writes the values; the
 # program's own floating-point results unchanged (the agent saves the x87 /
-# SSE state around its float code); assertions with floats stay on ptrace
-# and say why.
+# SSE state around its float code); assertions with floating point, the same
+# as ptrace; % of a double stays on ptrace.
 source "$ROOT/tests/lib.sh"
 
 src="$PROGS/probe_float.c"
@@ -71,10 +71,35 @@ check "record: exits 0" test $? -eq 0
 check "record: one instant per call with the float's value, in order" jq_py rec.json \
 	"v=[e['args']['value'] for e in d['traceEvents'] if e.get('cat')=='probe']; assert v == [i * 0.25 for i in range(300)], v[:5]"
 
-# assertions with floating point stay on ptrace, and say why
-"$SONDE" probe --format=json -o as.json -e 'assert:scale:d < 1000' -- ./pf 1 100 > /dev/null 2> as.err
-check "assert with a double: runs (on ptrace)" jq_py as.json \
-	"assert d['target']['engine'] != 'agent' and d['probes'][0]['failures'] == 0 and d['probes'][0]['hits'] == 100, d"
-check "assert with a double: says why it is not on the agent" grep -q "floating-point" as.err
-"$SONDE" probe --engine=agent -e 'assert:scale:d < 1000' -- ./pf 1 100 > /dev/null 2> as2.err
-check "assert with a double, --engine=agent: usage error" test $? -eq 1
+# assertions with floating point (long double constants, float and double
+# variables, expr.c's promotions): d = i/2, f = i/4 for i = 0..999
+aspecs=(-e 'assert:scale:d < 200.25' -e 'assert:scale:d - f < 100' -e 'assert:scale:d / f > 1.5' -e 'assert:scale:-f <= 0 && d * 2 == f * 4')
+"$SONDE" probe --format=json -o as.json "${aspecs[@]}" -- ./pf 1 1000 > /dev/null 2> as.err
+check "asserts with floats: on the agent" jq_py as.json "assert d['target']['engine'] == 'agent', d['target']"
+check "asserts with floats: the program's counts" jq_py as.json "
+p = d['probes']
+assert (p[0]['evaluated'], p[0]['failures']) == (1000, 599), p[0]   # i > 400
+assert (p[1]['evaluated'], p[1]['failures']) == (1000, 600), p[1]   # i >= 400
+assert p[1]['first_failures'][0].endswith('d=200 f=100'), p[1]
+assert (p[2]['evaluated'], p[2]['failures'], p[2]['unavailable'], p[2]['unavailable_why']) == (999, 0, 1, 'division by zero'), p[2]  # i = 0: 0 / 0
+assert (p[3]['evaluated'], p[3]['failures']) == (1000, 0), p[3]"
+"$SONDE" probe --engine=ptrace --format=json -o asp.json "${aspecs[@]}" -- ./pf 1 1000 > /dev/null 2>&1
+check "asserts with floats: the same JSON as --engine=ptrace (but the thread ids)" python3 - as.json asp.json <<'PY'
+import json, re, sys
+a, p = (json.load(open(f)) for f in sys.argv[1:3])
+keys = ('spec', 'hits', 'evaluated', 'failures', 'passes', 'unavailable', 'unavailable_why', 'first_failures')
+tid = lambda v: [re.sub(r'^tid \d+', 'tid', s) for s in v] if isinstance(v, list) else v
+for x, y in zip(a['probes'], p['probes']):
+    assert all(tid(x.get(k)) == tid(y.get(k)) for k in keys), (x['spec'], {k: (x.get(k), y.get(k)) for k in keys if tid(x.get(k)) != tid(y.get(k))})
+PY
+"$SONDE" probe -o arec --record -e 'assert:scale:d - f < 100' -- ./pf 1 1000 > /dev/null 2>&1
+"$SONDE" probe --engine=ptrace -o prec --record -e 'assert:scale:d - f < 100' -- ./pf 1 1000 > /dev/null 2>&1
+"$SONDE" export -i arec --format=chrome -o arec.json
+"$SONDE" export -i prec --format=chrome -o prec.json
+check "asserts with floats: --record: pass / fail with the values, the same on both engines" python3 - arec.json prec.json <<'PY'
+import json, sys
+a, p = ([e['args']['value'] for e in json.load(open(f))['traceEvents'] if e.get('cat') == 'probe'] for f in sys.argv[1:3])
+assert a == p and len(a) == 1000 and a[399] == 'pass' and a[400] == 'fail: d=200 f=100', (a[398:402], len(a), len(p))
+PY
+"$SONDE" probe --engine=agent -e 'assert:scale:d % 2 == 0' -- ./pf 1 100 > /dev/null 2> as2.err
+check "assert with % of a double, --engine=agent: usage error, says why" test $? -eq 1 -a -n "$(grep 'floating-point' as2.err)"

@@ -68,6 +68,10 @@ fv_zero=$(t "$SONDE" probe -e var:warm:x -o /dev/null -- "$tmp/target" 0 f)
 a_fvar=$(python3 -c "print('%.4f' % max(0.0, (($fv_full - $fv_zero) - ($fp_full - $fp_zero)) / $NA * 1e6))")
 echo "sonde agent   var:hot:i (long, register)    $(python3 -c "print('%.1f' % ($a_ivar*1e3))") ns per hit"
 echo "sonde agent   var:warm:x (double, xmm0)     $(python3 -c "print('%.1f' % ($a_fvar*1e3))") ns per hit"
+fa_full=$(t "$SONDE" probe -e 'assert:warm:x * 2 < 1e12' -o /dev/null -- "$tmp/target" "$NA" f)
+fa_zero=$(t "$SONDE" probe -e 'assert:warm:x * 2 < 1e12' -o /dev/null -- "$tmp/target" 0 f)
+a_fassert=$(python3 -c "print('%.4f' % max(0.0, (($fa_full - $fa_zero) - ($fp_full - $fp_zero)) / $NA * 1e6))")
+echo "sonde agent   assert:warm:x * 2 < 1e12 (floating)  $(python3 -c "print('%.1f' % ($a_fassert*1e3))") ns per hit"
 a_time=$(per_hit0 "$NA" "$SONDE" probe -e time:hot -e time:hot -o /dev/null -- "$tmp/target")
 a_assert=$(per_hit0 "$NA" "$SONDE" probe -e 'assert:hot:i % 7 != 3' -o /dev/null -- "$tmp/target")
 echo "sonde agent   time:hot twice (2nd: intervals)  $(python3 -c "print('%.1f' % ($a_time*1e3))") ns per hit of both"

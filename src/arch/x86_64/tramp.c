@@ -204,8 +204,8 @@ int tramp_build_post(const uint8_t *code, size_t avail, uint64_t site, const uin
 		return -1;
 	}
 	if (in.kind == AI_JMP || in.kind == AI_JCC || in.kind == AI_CALL || in.kind == AI_RET || in.kind == AI_BAD) {
-		snprintf(err, n, "a post handler needs an instruction that goes on to the next one, not '%s' "
-		         "(on the agent; --engine=ptrace runs it)", in.text);
+		snprintf(err, n, "on the agent, a post handler needs an instruction that goes on to the next one, "
+		         "not '%s': --engine=ptrace runs it", in.text);
 		return -1;
 	}
 	/* The jump (or int3) as without post, which also checks the bytes. */

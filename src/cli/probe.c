@@ -213,7 +213,10 @@ int cmd_probe(struct cli_opts *o)
 		}
 		if (spec_parse(s, &sp, err, sizeof err))
 			cli_die(EXIT_USAGE, "bad probe '%s' (%s)", s, err);
+		int plugin_less = !strcmp(sp.kind, "plugin") && !o->plugin;
 		spec_free(&sp);
+		if (plugin_less)
+			cli_die(EXIT_USAGE, "probe '%s': plugin probes need --plugin FILE.so", s);
 	}
 
 	/* A summary file that could not be written is found before any process

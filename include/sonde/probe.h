@@ -26,7 +26,8 @@
  *   share; several threads run the handlers at once, so use atomics
  *   (__atomic_fetch_add...).  init, report and fini run in sonde, where
  *   c->result is sonde's view of the same block: the report shows what the
- *   program's handlers computed.  In the program's handlers c->user is NULL,
+ *   program's handlers computed (the program wrote it: bound anything read
+ *   from it before using it as a size or an index).  In the program's handlers c->user is NULL,
  *   c->spec and c->arg are copies, c->read reads the program's own memory
  *   (process_vm_readv: a bad address is -1, never a fault).
  *   Handlers in the program run between two of its instructions, perhaps

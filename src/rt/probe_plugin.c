@@ -8,7 +8,7 @@
  * handler from probes.c's hit function; a post site's slot calls
  * pa_post_stub after the displaced instruction, which calls the post
  * handler with the registers the instruction left.  Around a handler the
- * thread's whole extended state (xsave; fxsave without it) and errno are
+ * thread's whole extended state (xsavec, xsave, or fxsave) and errno are
  * saved: the handler is ordinary code, this file is built with
  * -mgeneral-regs-only like probes.c.  Once sonde is gone no handler is
  * called any more. */
@@ -35,8 +35,10 @@ static uint32_t hdr_n;
 static struct pa_plugins *blk;
 static int live;
 static uint32_t xsave_size;   /* 0: fxsave (512 bytes) */
+static int xsavec;            /* the compacted form (only the components in use are written) */
 static pid_t my_pid;
 static __thread uint64_t post_hits __attribute__((tls_model("initial-exec")));
+static __thread int tid_tls __attribute__((tls_model("initial-exec"))); /* 0: not known yet */
 
 RT_HIDDEN void pa_post(uint32_t idx, uint64_t sp, const uint64_t *regs);
 extern char pa_post_stub[] RT_HIDDEN;
@@ -70,6 +72,7 @@ __asm__(".text\n"
 static void child_pid(void)
 {
 	my_pid = getpid();
+	tid_tls = 0; /* the forking thread, the child's only one, has a new id */
 }
 
 /* The program's own memory; a bad address is -1, never a fault. */
@@ -109,6 +112,7 @@ RT_HIDDEN int pa_plugin_load(struct pa_hdr *h, uint32_t nsites, char *msg, size_
 	xsave_size = 0;
 	if (__get_cpuid(1, &a, &bx, &c, &dx) && (c & (1u << 27)) && __get_cpuid_count(0xd, 0, &a, &bx, &c, &dx))
 		xsave_size = bx; /* OSXSAVE: the size of the state XCR0 enables */
+	xsavec = xsave_size && __get_cpuid_count(0xd, 1, &a, &bx, &c, &dx) && (a & 2);
 	if (xsave_size > XSAVE_MAX) {
 		snprintf(msg, n, "the extended state of this CPU (%u bytes) is more than the agent saves", xsave_size);
 		return -ENOSPC;
@@ -132,6 +136,9 @@ RT_HIDDEN void pa_plugin_end(void)
 	__atomic_store_n(&live, 0, __ATOMIC_RELEASE);
 }
 
+static void call(void (*fn)(struct sonde_probe_ctx *), struct pa_pprobe *pp, const struct pa_site *s, uint64_t sp,
+                 const uint64_t *regs, uint64_t pc, uint64_t hits);
+
 static void run(const struct pa_site *s, int post, uint64_t sp, const uint64_t *regs, uint64_t pc)
 {
 	const struct sonde_probe_plugin *pl = __atomic_load_n(&plug, __ATOMIC_ACQUIRE);
@@ -145,20 +152,37 @@ static void run(const struct pa_site *s, int post, uint64_t sp, const uint64_t *
 	uint64_t hits = post ? post_hits : __atomic_add_fetch(&pp->hits, 1, __ATOMIC_RELAXED);
 	if (!post)
 		post_hits = hits;
+	if (pl->flags & SONDE_PROBE_GENERAL_REGS_ONLY) {
+		call(fn, pp, s, sp, regs, pc, hits);
+		return;
+	}
 	_Alignas(64) uint8_t x[XSAVE_MAX];
 	volatile uint64_t *hd = (volatile uint64_t *)(x + 512);
 	for (int i = 0; i < 8; i++) /* the xsave header: xsave writes only its first word */
 		hd[i] = 0;
-	if (xsave_size)
+	if (xsavec)
+		__asm__ volatile("xsavec64 %0" : "+m"(*(uint8_t(*)[XSAVE_MAX])x) : "a"(-1), "d"(-1) : "memory");
+	else if (xsave_size)
 		__asm__ volatile("xsave64 %0" : "+m"(*(uint8_t(*)[XSAVE_MAX])x) : "a"(-1), "d"(-1) : "memory");
 	else
 		__asm__ volatile("fxsave64 %0" : "+m"(*(uint8_t(*)[XSAVE_MAX])x) : : "memory");
+	call(fn, pp, s, sp, regs, pc, hits);
+	if (xsave_size)
+		__asm__ volatile("xrstor64 %0" : : "m"(*(uint8_t(*)[XSAVE_MAX])x), "a"(-1), "d"(-1) : "memory");
+	else
+		__asm__ volatile("fxrstor64 %0" : : "m"(*(uint8_t(*)[XSAVE_MAX])x) : "memory");
+}
+
+/* The handler itself, errno kept. */
+static void call(void (*fn)(struct sonde_probe_ctx *), struct pa_pprobe *pp, const struct pa_site *s, uint64_t sp,
+                 const uint64_t *regs, uint64_t pc, uint64_t hits)
+{
 	int saved_errno = errno;
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	struct sonde_probe_ctx c = {
 		.id = pp->id, .spec = pp->spec, .arg = pp->arg, .pid = my_pid,
-		.tid = (int)syscall(SYS_gettid), .addr = s->addr,
+		.tid = tid_tls ? tid_tls : (tid_tls = (int)syscall(SYS_gettid)), .addr = s->addr,
 		.time_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec, .hits = hits,
 		.regs = {
 			.rax = regs[PA_RAX], .rbx = regs[PA_RBX], .rcx = regs[PA_RCX], .rdx = regs[PA_RDX],
@@ -172,10 +196,6 @@ static void run(const struct pa_site *s, int post, uint64_t sp, const uint64_t *
 	fn(&c);
 	__atomic_fetch_add(&blk->calls, 1, __ATOMIC_RELAXED);
 	errno = saved_errno;
-	if (xsave_size)
-		__asm__ volatile("xrstor64 %0" : : "m"(*(uint8_t(*)[XSAVE_MAX])x), "a"(-1), "d"(-1) : "memory");
-	else
-		__asm__ volatile("fxrstor64 %0" : : "m"(*(uint8_t(*)[XSAVE_MAX])x) : "memory");
 }
 
 RT_HIDDEN void pa_plugin_pre(const struct pa_site *s, uint64_t sp, const uint64_t *regs)

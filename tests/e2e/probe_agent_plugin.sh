@@ -90,6 +90,39 @@ check "post at a ret: message names --engine=ptrace" grep -q "post handler.*--en
 "$SONDE" probe --plugin ./plug2.so -e "plugin:work:notanumber" -- ./loop > /dev/null 2> refuse.err
 check "init refusing the probe is an error (exit 2)" test $? -eq 2
 
+# --- exec: the new image's agent loads the plugin again
+"$SONDE" probe --pending --plugin ./plug2.so --format=json -o ex.json -e "plugin:work:$delta" \
+	-- sh -c 'exec ./loop' > ex.out 2> ex.err
+check "exec: output unchanged" cmp -s plain.out ex.out
+check "exec: the program's image handled every call, in the program" jq_py ex.json \
+	"p=[q for q in d['probes'] if q['state']=='active'][0]; assert p['hits']==$count and ' in_target=$count ' in p['report'] and ' sum_global=$sum ' in p['report'], p"
+
+# --- interactive: add, del, add while 2 threads run; each probe's pre count is its hits
+rm -f go.i stop.i
+touch go.i
+mkfifo cmds.i
+"$SONDE" probe --interactive --plugin ./plug2.so --format=json -o i.json -- ./pa 2 0 go.i stop.i < cmds.i > i.out 2> i.err &
+sonde_pid=$!
+exec 3> cmds.i
+echo "add plugin:work" >&3
+for _ in $(seq 500); do grep -q '^added 1' i.err && break; sleep 0.02; done
+sleep 0.3
+echo "del 1" >&3
+for _ in $(seq 500); do grep -q '^deleted 1' i.err && break; sleep 0.02; done
+echo "add plugin:spin" >&3
+for _ in $(seq 500); do grep -q '^added 2' i.err && break; sleep 0.02; done
+sleep 0.3
+touch stop.i
+for _ in $(seq 1000); do grep -q '^expect' i.out && break; sleep 0.02; done
+exec 3>&-
+wait "$sonde_pid"
+check "interactive: the program's results right" \
+	test "$(awk '$1 == "total" {print $2}' i.out)" = "$(awk '$1 == "expect" {print $2}' i.out)"
+# (a thread inside the hit when a probe is deleted may still reach its
+# handler: at most one per thread more than the deleted probe's hits)
+check "interactive: pre counted every hit of each probe" jq_py i.json \
+	"import re; p=d['probes']; pre=[int(re.search(r' pre=(\\d+) ', q['report']).group(1)) for q in p]; assert len(p)==2 and p[0]['state']=='deleted' and p[0]['hits']>0 and 0 <= pre[0]-p[0]['hits'] <= 2 and pre[1]==p[1]['hits']>0, p"
+
 # --- attached: the agent loads the plugin into the running process
 attach_run() { # tag specs...
 	local tag=$1; shift

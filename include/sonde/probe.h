@@ -25,11 +25,13 @@
  *   per probe, zeroed at the start, in memory that sonde and the program
  *   share; several threads run the handlers at once, so use atomics
  *   (__atomic_fetch_add...).  init, report and fini run in sonde, where
- *   c->result is sonde's view of the same block: the report shows what the
- *   program's handlers computed (the program wrote it: bound anything read
- *   from it before using it as a size or an index).  In the program's handlers c->user is NULL,
- *   c->spec and c->arg are copies, c->read reads the program's own memory
- *   (process_vm_readv: a bad address is -1, never a fault).
+ *   c->result is sonde's view of the same block (init may leave parameters
+ *   there for the handlers): the report shows what the program's handlers
+ *   computed (the program wrote it: bound anything read from it before
+ *   using it as a size or an index).  In the program's handlers c->user is
+ *   NULL, c->spec and c->arg are copies, c->in_target is 1, c->read reads
+ *   the program's own memory (process_vm_readv: a bad address is -1, never
+ *   a fault), and post's c->hits is its pre's.
  *   Handlers in the program run between two of its instructions, perhaps
  *   inside a signal handler (int3 sites) or while the thread holds a libc
  *   lock: keep them short, do not call malloc, stdio or anything that may

@@ -251,7 +251,7 @@ struct pa_hdr {
 #define PA_RESULT_MAX    4096   /* SONDE_PROBE_RESULT_MAX */
 
 struct pa_pprobe {
-	uint8_t result[PA_RESULT_MAX];   /* first: 64-byte aligned */
+	uint8_t result[PA_RESULT_MAX] __attribute__((aligned(64))); /* the handlers' (and init's) */
 	int32_t id;                      /* sonde's: the probe's id */
 	uint32_t pad;
 	char spec[PA_PLUGIN_STR], arg[PA_PLUGIN_STR];
@@ -263,9 +263,7 @@ struct pa_plugins {
 	uint32_t result_size;            /* sonde's: the plugin's (<= PA_RESULT_MAX) */
 	uint32_t loaded;                 /* the agent's: 1 once PA_OP_PLUGIN loaded it */
 	uint64_t post_fn;                /* the agent's: pa_post_stub, called from the slots of post sites */
-	uint64_t calls, no_room;         /* the agent's: handler calls; hits not handled (no room to save
-	                                  * the vector registers) */
-	uint8_t pad[24];
+	uint64_t calls;                  /* the agent's: handler calls */
 	struct pa_pprobe probes[PA_PLUGIN_MAX];
 };
 

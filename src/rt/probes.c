@@ -23,6 +23,7 @@
 #include "common/probe_area.h"
 #include "common/var_hist.h"
 #include "rt/got.h"
+#include "rt/probe_plugin.h"
 #include "rt/rt.h"
 
 #include <dlfcn.h>
@@ -535,6 +536,8 @@ RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs)
 		var_hit(s, regs, (uint64_t)sp);
 	if (s->time.slot1)
 		time_hit(&s->time);
+	if (s->plugin1)
+		pa_plugin_pre(s, (uint64_t)sp, regs);
 	uint32_t nx = __atomic_load_n(&s->var.next, __ATOMIC_ACQUIRE);
 	for (int guard = 0; nx && nx <= pa_n && guard < 64; guard++) {
 		struct pa_site *o = &pa->sites[nx - 1];
@@ -543,6 +546,8 @@ RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs)
 			var_hit(o, regs, (uint64_t)sp);
 		if (o->time.slot1)
 			time_hit(&o->time);
+		if (o->plugin1)
+			pa_plugin_pre(o, (uint64_t)sp, regs);
 		nx = __atomic_load_n(&o->var.next, __ATOMIC_ACQUIRE);
 	}
 	if (s->kind == PA_KIND_LOAD)
@@ -958,6 +963,8 @@ static void serve(void)
 	pa->msg[0] = 0;
 	if (op == PA_OP_REMOVE_ALL)
 		remove_all();
+	else if (op == PA_OP_PLUGIN)
+		err = pa_plugin_load(pa, pa_n, pa->msg, sizeof pa->msg);
 	else if (idx >= pa_n)
 		err = fail(-EINVAL, "site index %llu out of range", idx);
 	else if (op == PA_OP_SLOT)
@@ -990,6 +997,7 @@ static void *server(void *arg)
 	}
 	/* sonde is gone: everything back, the program goes on (a launched one
 	 * still waiting for its start goes now). */
+	pa_plugin_end();
 	remove_all();
 	__atomic_store_n(&pa->go, 1, __ATOMIC_RELEASE);
 	futex_wake(&pa->go);

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # probe_bench.sh — cost per hit of a probe on a tight loop, side by side in
 # one run: sonde's agent engine (line:hot, func:hot with its return, both
-# again with --record, time:hot twice, assert:hot with one variable), sonde's
+# again with --record, var:hot:i and var:warm:x (a double), time:hot twice,
+# assert:hot with one variable, plugin:hot of an ABI-2 plugin, pre and
+# pre+post), sonde's
 # ptrace engine, gdb (break + commands/silent/continue), and kernel uprobes
 # through `perf probe` + `perf stat` and bpftrace when usable (root, tracefs).
 # Startup is taken out: each tool also runs the target with 0 calls.
@@ -76,6 +78,31 @@ a_time=$(per_hit0 "$NA" "$SONDE" probe -e time:hot -e time:hot -o /dev/null -- "
 a_assert=$(per_hit0 "$NA" "$SONDE" probe -e 'assert:hot:i % 7 != 3' -o /dev/null -- "$tmp/target")
 echo "sonde agent   time:hot twice (2nd: intervals)  $(python3 -c "print('%.1f' % ($a_time*1e3))") ns per hit of both"
 echo "sonde agent   assert:hot:i % 7 != 3   $(python3 -c "print('%.1f' % ($a_assert*1e3))") ns per hit"
+
+# Plugin probes of SONDE_PROBE_ABI2 on the agent: the handlers run in the
+# program (an atomic add in the probe's result area), pre only, pre and
+# post (the slot calls the post stub after the displaced instruction), and
+# pre of a plugin that says SONDE_PROBE_GENERAL_REGS_ONLY (no xsave).
+for v in pre post gro; do
+	cat > "$tmp/plug_$v.c" <<C
+#include <sonde/probe.h>
+static void pre(struct sonde_probe_ctx *c) { __atomic_fetch_add((uint64_t *)c->result, 1, __ATOMIC_RELAXED); }
+static void post(struct sonde_probe_ctx *c) { __atomic_fetch_add((uint64_t *)c->result + 1, 1, __ATOMIC_RELAXED); }
+static void rep(struct sonde_probe_ctx *c, FILE *f)
+{ fprintf(f, "pre=%llu post=%llu", (unsigned long long)((uint64_t *)c->result)[0], (unsigned long long)((uint64_t *)c->result)[1]); }
+const struct sonde_probe_plugin sonde_probe_plugin = { .abi = SONDE_PROBE_ABI2, .name = "count", .pre = pre,
+	$([ $v = post ] && echo ".post = post,") $([ $v = gro ] && echo ".flags = SONDE_PROBE_GENERAL_REGS_ONLY,")
+	.report = rep, .result_size = 16 };
+C
+	cc -O2 -shared -fPIC -I"$root/include" $([ $v = gro ] && echo -mgeneral-regs-only) -o "$tmp/plug_$v.so" \
+		"$tmp/plug_$v.c" || exit 1
+done
+a_plug=$(per_hit0 "$NA" "$SONDE" probe --plugin "$tmp/plug_pre.so" -e plugin:hot -o /dev/null -- "$tmp/target")
+a_plug2=$(per_hit0 "$NA" "$SONDE" probe --plugin "$tmp/plug_post.so" -e plugin:hot -o /dev/null -- "$tmp/target")
+echo "sonde agent   plugin:hot (ABI 2, pre) $(python3 -c "print('%.1f' % ($a_plug*1e3))") ns per hit"
+a_plug3=$(per_hit0 "$NA" "$SONDE" probe --plugin "$tmp/plug_gro.so" -e plugin:hot -o /dev/null -- "$tmp/target")
+echo "sonde agent   plugin:hot (pre+post)   $(python3 -c "print('%.1f' % ($a_plug2*1e3))") ns per hit"
+echo "sonde agent   plugin:hot (pre, SONDE_PROBE_GENERAL_REGS_ONLY) $(python3 -c "print('%.1f' % ($a_plug3*1e3))") ns per hit"
 
 plain=$(t "$tmp/target" "$N")
 plain_g=$(t "$tmp/target" "$GDB_N")

@@ -7,7 +7,9 @@
 # run, so that connecting and loading the symbols cancel out.  sonde's
 # line:step is counted by the stub (a tracepoint) where the stub has them
 # (gdbserver), and is measured with breakpoints too (SONDE_REMOTE_TRACEPOINTS=0:
-# one stop per hit, the only way on QEMU).  Then the floor of a stop per hit:
+# one stop per hit, the only way on QEMU), where sonde executes the displaced
+# instruction itself (rarch.emulate), and with it single-stepped instead
+# (SONDE_REMOTE_EMULATE=0, the way before).  Then the floor of a stop per hit:
 # the round trip of one request (`p` of the pc, 2000 times, on a stopped
 # target).  Prints ratios; never fails on timing.
 #   BUILD=build bash bench/remote_bench.sh [N]
@@ -46,6 +48,9 @@ run() {
 	sonde-bp)
 		SONDE_REMOTE_TRACEPOINTS=0 "$SONDE" probe --target "tcp:127.0.0.1:$port" --exe "$tmp/prog.$2" \
 			-e line:step -o /dev/null ;;
+	sonde-step)
+		SONDE_REMOTE_TRACEPOINTS=0 SONDE_REMOTE_EMULATE=0 "$SONDE" probe --target "tcp:127.0.0.1:$port" \
+			--exe "$tmp/prog.$2" -e line:step -o /dev/null ;;
 	gdb)
 		printf 'set pagination off\nset confirm off\ntarget remote 127.0.0.1:%s\nbreak step\ncommands\nsilent\ncontinue\nend\ncontinue\n' \
 			"$port" > "$tmp/gdb.cmd"
@@ -121,9 +126,12 @@ for kind in qemu gdbserver; do
 	esac
 	s=$(per_hit sonde $kind)
 	b=$(per_hit sonde-bp $kind)
+	st=$(per_hit sonde-step $kind)
 	g=$(per_hit gdb $kind)
 	rt=$(round_trip $kind)
 	echo "$kind, N=$N hits: sonde line:step $s us per hit (gdb/sonde $(ratio "$g" "$s"));" \
-		"sonde with breakpoints $b us (gdb/sonde $(ratio "$g" "$b")); $GDB silent breakpoint $g us;" \
+		"sonde with breakpoints $b us (gdb/sonde $(ratio "$g" "$b"));" \
+		"sonde with breakpoints, stepping the instruction $st us (gdb/sonde $(ratio "$g" "$st"));" \
+		"$GDB silent breakpoint $g us;" \
 		"one round trip $rt us"
 done

@@ -41,6 +41,23 @@ struct rbranch {
 /* A register of the stopped thread, for rarch.taken: 0 ok, -1 unavailable. */
 typedef int (*rarch_reg_fn)(void *ctx, int regno, uint64_t *val);
 
+/* One instruction executed by sonde instead of the target (rarch.emulate),
+ * so that a hit resumes without a single step.  In: the stopped thread's
+ * registers and memory, through reg and read (ctx theirs).  Out: the
+ * registers it changes (the pc last, always), and at most one store, in the
+ * target's byte order.  Nothing is written to the target by emulate itself. */
+#define REMU_MAX_SET 4
+struct remu {
+	rarch_reg_fn reg;
+	int (*read)(void *ctx, uint64_t addr, void *buf, size_t n);   /* 0, or -1 unreadable */
+	void *ctx;
+	int nset;
+	struct { int regno; uint64_t val; } set[REMU_MAX_SET];
+	uint64_t store_addr;
+	int store_len;              /* 0: no store */
+	uint8_t store[16];
+};
+
 struct rarch {
 	const char *name;           /* as in target.xml's <architecture> (prefix) */
 	int elf_machine;            /* EM_* */
@@ -68,8 +85,19 @@ struct rarch {
 	 * be read.  Read before the branch runs, so that a delay slot (MIPS)
 	 * that changes the registers does not matter. */
 	int (*taken)(const struct rbranch *b, rarch_reg_fn reg, void *ctx);
+	/* Execute the instruction at addr (code[0..n), the original bytes, in
+	 * the target's byte order) on u: 0 done (u->set ends with the pc);
+	 * 1 not an instruction this emulates (the engine single-steps it);
+	 * -1 a register or memory it needs could not be read (single-step too:
+	 * the target then takes its own fault).  NULL: no emulation. */
+	int (*emulate)(const uint8_t *code, size_t n, uint64_t addr, int big_endian, struct remu *u);
 };
 
 extern const struct rarch rarch_x86_64, rarch_aarch64, rarch_mips;
+
+/* The emulators (src/arch/<arch>/remote_emulate.c), rarch.emulate. */
+int rarch_aarch64_emulate(const uint8_t *code, size_t n, uint64_t addr, int big_endian, struct remu *u);
+int rarch_mips_emulate(const uint8_t *code, size_t n, uint64_t addr, int big_endian, struct remu *u);
+int rarch_x86_64_emulate(const uint8_t *code, size_t n, uint64_t addr, int big_endian, struct remu *u);
 
 #endif

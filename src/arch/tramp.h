@@ -21,6 +21,7 @@ struct tramp {
 	int n_insn;           /* instructions displaced */
 	size_t back_off;      /* the displaced code goes on at site + back_off (0: it never comes back) */
 	char why_int3[160];   /* why not by a jump ("" when jmp) */
+	size_t post_len;      /* tramp_build_post: the length of the instruction the post call follows */
 };
 
 /* Builds the slot for site (bytes code[0..avail), the enclosing function's
@@ -32,5 +33,13 @@ struct tramp {
 int tramp_build(const uint8_t *code, size_t avail, uint64_t site, const uint8_t *fn, size_t fn_len,
                 uint64_t fn_addr, uint64_t slot_addr, uint64_t hit_fn, uint32_t idx, int allow_jmp,
                 struct tramp *t, char *err, size_t n);
+
+/* The same with a call of post_fn (the agent's pa_post_stub, with idx)
+ * after the first displaced instruction, for a probe that has a post
+ * handler: refused (-1, err) when that instruction is a branch, call or
+ * ret (there is no "after" in the slot). */
+int tramp_build_post(const uint8_t *code, size_t avail, uint64_t site, const uint8_t *fn, size_t fn_len,
+                     uint64_t fn_addr, uint64_t slot_addr, uint64_t hit_fn, uint64_t post_fn, uint32_t idx,
+                     int allow_jmp, struct tramp *t, char *err, size_t n);
 
 #endif

@@ -17,6 +17,7 @@
 #include "probe/scratch.h"
 #include "probe/spec.h"
 #include "probe/target.h"
+#include "sonde/probe.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -229,7 +230,10 @@ int cmd_probe(struct cli_opts *o)
 		}
 		if (spec_parse(s, &sp, err, sizeof err))
 			cli_die(EXIT_USAGE, "bad probe '%s' (%s)", s, err);
+		int plugin_less = !strcmp(sp.kind, "plugin") && !o->plugin;
 		spec_free(&sp);
+		if (plugin_less)
+			cli_die(EXIT_USAGE, "probe '%s': plugin probes need --plugin FILE.so", s);
 	}
 
 	/* A summary file that could not be written is found before any process
@@ -237,19 +241,20 @@ int cmd_probe(struct cli_opts *o)
 	if (o->output && !o->record_probe)
 		cli_check_output_dir(o->output);
 
-	/* The agent runs func, line, branch, var, assert, time and sys probes
-	 * (docs/PROBES.md "Engines"); the other kinds, --record and plugins
-	 * stay on ptrace. */
+	/* The agent runs func, line, branch, var, assert, time, sys and plugin
+	 * probes of an ABI-2 plugin (docs/PROBES.md "Engines"); the other
+	 * kinds, --record and ABI-1 plugins stay on ptrace. */
 	const char *spec_of[64];
 	int ns = o->nspecs < 64 ? o->nspecs : 64;
 	for (int i = 0; i < ns; i++)
 		spec_of[i] = o->specs[i][0] == '@' ? library_find(&e.lib, o->specs[i] + 1) : o->specs[i];
 	char why[400] = "";
-	int agent_can = !o->plugin && !(o->engine && !strcmp(o->engine, "ptrace")) &&
+	int abi1_plugin = o->plugin && e.plugin && e.plugin->abi != SONDE_PROBE_ABI2;
+	int agent_can = !abi1_plugin && !(o->engine && !strcmp(o->engine, "ptrace")) &&
 	                agent_runs_all(spec_of, ns, o->pid, o->argc ? o->argv[0] : NULL, why, sizeof why);
 	if (o->engine && !strcmp(o->engine, "agent") && !agent_can)
-		cli_die(EXIT_USAGE, "--engine=agent runs func, line, branch, var, assert, time and sys probes, "
-		        "without --plugin (use --engine=ptrace)%s%s", why[0] ? ": " : "", why);
+		cli_die(EXIT_USAGE, "--engine=agent runs func, line, branch, var, assert, time, sys and plugin probes "
+		        "(SONDE_PROBE_ABI2 plugins) (use --engine=ptrace)%s%s", why[0] ? ": " : "", why);
 	if (o->pending && !agent_can)
 		cli_die(EXIT_USAGE, "--pending follows libraries on the agent engine only%s%s", why[0] ? ": " : "", why);
 	if (why[0] && !agent_can)

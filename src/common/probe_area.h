@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define PA_MAGIC      0x424f52504e4f53ull /* "SONPROB" */
-#define PA_VERSION    6
+#define PA_VERSION    7
 #define PA_MAX_SITES  2048
 #define PA_CODE_MAX   192   /* bytes of slot code per site */
 #define PA_ORIG_MAX   16
@@ -29,6 +29,7 @@ enum pa_op {
 	PA_OP_PLACE,       /* write the site's jump (or int3) and switch it on */
 	PA_OP_REMOVE,      /* put the site's original bytes back */
 	PA_OP_REMOVE_ALL,  /* every site (the end of the session) */
+	PA_OP_PLUGIN,      /* load the ABI-2 plugin named in the plugin block (pa_plugins.path) */
 };
 
 /* What a hit does (in the agent, src/rt/probes.c). */
@@ -41,6 +42,8 @@ enum pa_kind {
 	                    * one to hdr.loads and the thread waits, PA_LOAD_WAIT_MS at most, until sonde
 	                    * has placed the probes pending on a library (hdr.loads_seen) */
 	PA_KIND_TIME  = 5, /* a record of a time probe chained to a site already there (var.next): its time */
+	PA_KIND_PLUGIN = 6,/* count, and call the plugin's handlers for plugin probe plugin1 - 1 (any site,
+	                    * or chained like PA_KIND_TIME) */
 };
 #define PA_LOAD_WAIT_MS 5000
 
@@ -201,6 +204,9 @@ struct pa_site {
 	uint32_t branch_cc1, pad_branch;
 	uint64_t taken;
 	struct pa_time time;             /* time probes (time.slot1): any kind of site */
+	uint32_t plugin1;                /* sonde's: plugin probe plugin1 - 1 runs here (0: none) */
+	uint32_t post;                   /* sonde's: the slot calls the post handlers after the displaced
+	                                  * instruction (pa_post_stub) */
 };
 
 enum pa_rec {
@@ -258,6 +264,45 @@ struct pa_hdr {
 	struct pa_site sites[];
 };
 
+/* --- plugin probes (ABI 2 of include/sonde/probe.h) -------------------------
+ * One block after the sites: the plugin's path (sonde's), and per plugin
+ * probe its id, spec, ARG (sonde's) and result area (the program's handlers
+ * write it, sonde reads it).  src/rt/probe_plugin.c is the agent's side,
+ * src/probe/agent_plugin.c sonde's. */
+#define PA_PLUGIN_MAX    64     /* plugin probes in a session */
+#define PA_PLUGIN_PATH   512
+#define PA_PLUGIN_STR    160
+#define PA_RESULT_MAX    4096   /* SONDE_PROBE_RESULT_MAX */
+
+struct pa_pprobe {
+	uint8_t result[PA_RESULT_MAX] __attribute__((aligned(64))); /* the handlers' (and init's) */
+	int32_t id;                      /* sonde's: the probe's id */
+	uint32_t pad;
+	char spec[PA_PLUGIN_STR], arg[PA_PLUGIN_STR];
+	uint64_t hits;                   /* the agent's: pre calls (the context's hit numbers) */
+};
+
+struct pa_plugins {
+	char path[PA_PLUGIN_PATH];       /* sonde's: absolute path of the .so */
+	uint32_t result_size;            /* sonde's: the plugin's (<= PA_RESULT_MAX) */
+	uint32_t loaded;                 /* the agent's: 1 once PA_OP_PLUGIN loaded it */
+	uint64_t post_fn;                /* the agent's: pa_post_stub, called from the slots of post sites */
+	uint64_t calls;                  /* the agent's: handler calls */
+	struct pa_pprobe probes[PA_PLUGIN_MAX];
+};
+
+static inline uint64_t pa_plugins_off(uint32_t nsites)
+{
+	uint64_t b = sizeof(struct pa_hdr) + (uint64_t)nsites * sizeof(struct pa_site);
+	return (b + 4095) & ~4095ull;
+}
+
+static inline uint64_t pa_area_size(uint32_t nsites)
+{
+	uint64_t b = pa_plugins_off(nsites) + sizeof(struct pa_plugins);
+	return (b + 4095) & ~4095ull;
+}
+
 /* --- recording (`sonde probe --record`, src/rt/probe_record.c writes,
  * src/probe/agent_record.c drains) -------------------------------------------
  * Each recording thread claims a ring (state 0 -> 1 by compare-and-swap; at
@@ -301,12 +346,6 @@ struct pa_ring {
 static inline uint64_t pa_rec_size(void)
 {
 	return (uint64_t)PA_REC_RINGS * sizeof(struct pa_ring);
-}
-
-static inline uint64_t pa_area_size(uint32_t nsites)
-{
-	uint64_t b = sizeof(struct pa_hdr) + (uint64_t)nsites * sizeof(struct pa_site);
-	return (b + 4095) & ~4095ull;
 }
 
 #endif

@@ -534,8 +534,15 @@ static int build_place(struct agent_be *b, uint32_t idx, int allow_jmp, const ui
 	struct tramp t;
 	if (rc)
 		return -1;
-	rc = tramp_build(code, got, addr, fnb, fnb ? fn_size : 0, fn, s->slot_addr, b->pa->hit_fn, idx, allow_jmp, &t,
-	                 err, n);
+	uint64_t post_fn = s->post ? agent_be_plugins(b)->post_fn : 0;
+	if (s->post && !post_fn) {
+		snprintf(err, n, "the agent has no post call (plugin not loaded)");
+		return -1;
+	}
+	rc = post_fn ? tramp_build_post(code, got, addr, fnb, fnb ? fn_size : 0, fn, s->slot_addr, b->pa->hit_fn, post_fn,
+	                                idx, allow_jmp, &t, err, n)
+	             : tramp_build(code, got, addr, fnb, fnb ? fn_size : 0, fn, s->slot_addr, b->pa->hit_fn, idx,
+	                           allow_jmp, &t, err, n);
 	const char *why = NULL;
 	if (!rc && t.jmp && !b->threads_stopped && t.n_insn > 1 && b->may_hold && agent_be_hold(b, err, n))
 		return -1;
@@ -546,7 +553,9 @@ static int build_place(struct agent_be *b, uint32_t idx, int allow_jmp, const ui
 	else if (!rc && t.jmp && site_inside(b, addr, t.orig_len))
 		why = "another probe's site is inside the bytes a jump would cover";
 	if (why)
-		rc = tramp_build(code, got, addr, NULL, 0, 0, s->slot_addr, b->pa->hit_fn, idx, 0, &t, err, n);
+		rc = post_fn ? tramp_build_post(code, got, addr, NULL, 0, 0, s->slot_addr, b->pa->hit_fn, post_fn, idx, 0,
+		                                &t, err, n)
+		             : tramp_build(code, got, addr, NULL, 0, 0, s->slot_addr, b->pa->hit_fn, idx, 0, &t, err, n);
 	if (rc)
 		return -1;
 	s->mode = t.jmp ? PA_MODE_JMP : PA_MODE_INT3;
@@ -555,6 +564,8 @@ static int build_place(struct agent_be *b, uint32_t idx, int allow_jmp, const ui
 	memcpy(s->code, t.code, t.len);
 	s->code_len = (uint32_t)t.len;
 	s->displaced_off = (uint32_t)t.displaced_off;
+	if (post_fn)
+		s->post = (uint32_t)t.post_len;
 	slot_built(b, s->slot_addr, &t, addr); /* before: a failed placement may have copied its code */
 	if (request(b, PA_OP_PLACE, idx, err, n))
 		return -1;
@@ -568,7 +579,8 @@ static int build_place(struct agent_be *b, uint32_t idx, int allow_jmp, const ui
 static int var_chain(struct agent_be *b, uint32_t host, uint32_t kind, char *why_int3, size_t wn, char *err,
                      size_t n)
 {
-	if (b->nused >= b->pa->nsites || (kind == PA_KIND_VAR ? !b->next_var : !b->next_time)) {
+	if (b->nused >= b->pa->nsites ||
+	    (kind == PA_KIND_VAR ? !b->next_var : kind == PA_KIND_TIME ? !b->next_time : !b->next_plugin1)) {
 		snprintf(err, n, "too many probe sites (at most %d)", PA_MAX_SITES);
 		return -1;
 	}
@@ -581,8 +593,10 @@ static int var_chain(struct agent_be *b, uint32_t host, uint32_t kind, char *why
 	s->rec = b->record ? PA_REC_ON : 0;
 	if (kind == PA_KIND_VAR)
 		s->var = *b->next_var;
-	else
+	else if (kind == PA_KIND_TIME)
 		s->time = *b->next_time;
+	else
+		s->plugin1 = b->next_plugin1;
 	s->var.next = 0;
 	uint32_t last = host;
 	for (int guard = 0; b->pa->sites[last].var.next && guard < PA_MAX_SITES; guard++)
@@ -606,7 +620,12 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 		struct pa_site *s = &b->pa->sites[i];
 		if (s->addr == addr && s->state == PA_ACTIVE) {
 			b->hits_base = 0; /* a chained record starts at 0 */
-			if (kind == PA_KIND_VAR || kind == PA_KIND_TIME)
+			if (kind == PA_KIND_PLUGIN && b->next_post) {
+				snprintf(err, n, "another probe is at 0x%llx: a plugin with a post handler needs a site of "
+				         "its own on the agent (--engine=ptrace runs it)", (unsigned long long)addr);
+				return -1;
+			}
+			if (kind == PA_KIND_VAR || kind == PA_KIND_TIME || kind == PA_KIND_PLUGIN)
 				return var_chain(b, i, kind, why_int3, wn, err, n);
 			b->hits_base = __atomic_load_n(&s->hits, __ATOMIC_RELAXED);
 			if (kind == PA_KIND_CALL)
@@ -659,12 +678,15 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 	s->var.nprog = 0;
 	s->var.next = 0;
 	memset(&s->time, 0, sizeof s->time);
+	s->plugin1 = kind == PA_KIND_PLUGIN ? b->next_plugin1 : 0;
+	s->post = kind == PA_KIND_PLUGIN && b->next_post;
 	if (kind == PA_KIND_VAR && b->next_var)
 		s->var = *b->next_var;
 	if (kind == PA_KIND_TIME && b->next_time)
 		s->time = *b->next_time;
-	/* --record: the site's own hits are events too for func, line, branch probes */
-	s->rec = !b->record ? 0 : kind == PA_KIND_COUNT || kind == PA_KIND_CALL ? PA_REC_ON | PA_REC_SITE : PA_REC_ON;
+	/* --record: the site's own hits are events too for func, line, branch and plugin probes */
+	int rec_site = kind == PA_KIND_COUNT || kind == PA_KIND_CALL || kind == PA_KIND_PLUGIN;
+	s->rec = !b->record ? 0 : rec_site ? PA_REC_ON | PA_REC_SITE : PA_REC_ON;
 	b->hits_base = s->hits; /* not live yet: every hit from now on is the new probe's */
 	int rc = build_place(b, idx, 1, fnb, fn, fn_size, why_int3, wn, err, n);
 	free(fnb);
@@ -679,6 +701,16 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 	}
 	b->refs[idx] = 1;
 	return (int)idx;
+}
+
+struct pa_plugins *agent_be_plugins(struct agent_be *b)
+{
+	return (struct pa_plugins *)((char *)b->pa + pa_plugins_off(b->pa->nsites));
+}
+
+int agent_be_plugin_load(struct agent_be *b, char *err, size_t n)
+{
+	return request(b, PA_OP_PLUGIN, 0, err, n);
 }
 
 int agent_be_unref(struct agent_be *b, int idx, char *err, size_t n)

@@ -45,6 +45,8 @@ struct agent_be {
 	const struct pa_var *next_var; /* copied into the next new site of kind PA_KIND_VAR (agent_run.c) */
 	const struct pa_time *next_time; /* the same for PA_KIND_TIME (a COUNT site with a time record) */
 	int record;             /* --record: the area has rings (set before agent_be_launch / _attach) */
+	uint32_t next_plugin1;  /* PA_KIND_PLUGIN: the plugin probe of the next site (pa_site.plugin1) */
+	int next_post;          /* ... whose slot calls the post handler (agent_plugin.c) */
 	uint64_t hits_base;     /* agent_be_place: the site's hits before the probe was in (none lost, none
 	                         * from before counted) */
 };
@@ -71,6 +73,11 @@ void agent_be_let_go(struct agent_be *b);
  * Returns the site's index, or -1 with err. */
 int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn, uint64_t fn_size,
                    char *why_int3, size_t wn, char *err, size_t n);
+/* The plugin block of the shared area (probe_area.h, struct pa_plugins). */
+struct pa_plugins *agent_be_plugins(struct agent_be *b);
+/* Has the agent load the plugin named in the plugin block (PA_OP_PLUGIN).
+ * 0, or -1 with err. */
+int agent_be_plugin_load(struct agent_be *b, char *err, size_t n);
 /* A probe no longer uses site idx: the last one removes it (a chained
  * record leaves its host's chain, and its host loses a user).  0, or -1
  * with err. */

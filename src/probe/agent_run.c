@@ -16,6 +16,8 @@
 #include "common/clock.h"
 #include "common/json.h"
 #include "probe/agent_be.h"
+#include "probe/agent_plugin.h"
+#include "sonde/probe.h"
 #include "probe/agent_expr.h"
 #include "probe/agent_record.h"
 #include "probe/agent_var.h"
@@ -67,6 +69,7 @@ struct adata {
 	struct probe *tprev;    /* time: the time probe the intervals start from, or NULL */
 	int tslot, tprev_id;    /* time: its number + 1 in the agent (pa_time.slot1), tprev's id */
 	const char *no_value;   /* var: why a site has no value (vars.c's static text) */
+	void *pdata;            /* plugin: kind_plugin.c's context (its p->data), agent_plugin.c */
 };
 
 static struct agent_be be;
@@ -155,6 +158,38 @@ static int func_setup(struct probe *p, char *err, size_t n)
 	p->where = strdup(w);
 	where_suffix(p, d);
 	return 0;
+}
+
+/* plugin (ABI 2): a site at each address of the location whose hits call
+ * the plugin's handlers in the program (agent_plugin.c, src/rt/probe_plugin.c). */
+static int plugin_setup(struct probe *p, char *err, size_t n)
+{
+	if (!p->e->plugin) {
+		snprintf(err, n, "plugin probes need --plugin FILE.so");
+		return -1;
+	}
+	struct loc_addr *v;
+	int nv;
+	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
+		return -1;
+	struct adata *d = adata_new(p);
+	int rc = d ? 0 : -1, k = -1;
+	if (!d)
+		snprintf(err, n, "out of memory");
+	if (!rc && (k = agent_plugin_start(p, &be, v[0].addr, &d->pdata, err, n)) < 0)
+		rc = -1;
+	be.next_plugin1 = (uint32_t)(k + 1);
+	be.next_post = p->e->plugin->post != NULL;
+	for (int i = 0; i < nv && !rc; i++)
+		rc = add_site(p, d, v[i].addr, PA_KIND_PLUGIN, fn_start(&v[i]), v[i].fn.size, err, n);
+	be.next_plugin1 = 0;
+	be.next_post = 0;
+	if (!rc) {
+		resolve_set_where_n(p, v[0].addr, nv);
+		where_suffix(p, d);
+	}
+	free(v);
+	return rc;
 }
 
 static int line_setup(struct probe *p, char *err, size_t n)
@@ -487,11 +522,25 @@ static void line_json(struct probe *p, struct json *j)
 	sites_json(d, j);
 }
 
+/* A plugin probe's fini, in sonde, while the shared area (its result) is
+ * still mapped. */
+static void plugin_fini(struct probe *p)
+{
+	struct adata *d = p->data;
+	if (!d || !d->pdata || p->ops->setup != plugin_setup)
+		return;
+	p->data = d->pdata;
+	kind_plugin.free(p);
+	p->data = d;
+	d->pdata = NULL;
+}
+
 static void afree(struct probe *p)
 {
 	struct adata *d = p->data;
 	if (!d)
 		return;
+	plugin_fini(p);
 	callstats_free(&d->cs);
 	var_free_vdata(p, d);
 	if (d->tdata) {
@@ -722,6 +771,25 @@ static void time_removed(struct engine *e, struct probe *p, struct adata *d)
 	}
 }
 
+static void plugin_json(struct probe *p, struct json *j)
+{
+	struct adata *d = p->data;
+	if (d && d->pdata)
+		borrowed_json(p, j, &kind_plugin, d->pdata);
+}
+
+static void plugin_table(struct probe *p, FILE *f)
+{
+	struct adata *d = p->data;
+	if (d && d->pdata)
+		borrowed_table(p, f, &kind_plugin, d->pdata);
+}
+
+static const struct kind_ops agent_plugin = {
+	.name = "plugin", .needs_location = 1, .setup = plugin_setup, .json = plugin_json, .table = plugin_table,
+	.free = afree,
+};
+
 static const struct kind_ops agent_time = {
 	.name = "time", .needs_location = 1, .setup = time_setup, .json = time_json, .table = time_table,
 	.free = afree,
@@ -762,6 +830,8 @@ static const struct kind_ops *agent_kind(const char *name)
 		return &agent_branch;
 	if (!strcmp(name, "time"))
 		return &agent_time;
+	if (!strcmp(name, "plugin"))
+		return &agent_plugin; /* ABI 2 (probe.c sends ABI-1 plugins to ptrace) */
 	if (!strcmp(name, "sys"))
 		return &kind_sys; /* sampled from /proc by sonde, as on ptrace: nothing runs in the target */
 	return NULL;
@@ -920,6 +990,9 @@ static void agent_remove(struct engine *e, struct probe *p)
 	d->frozen = 1;
 	if (d->tdata)
 		time_removed(e, p, d);
+	if (d->pdata) /* its handlers are no longer called (a site may stay for another probe) */
+		for (int i = 0; i < d->nsites; i++)
+			__atomic_store_n(&be.pa->sites[d->sites[i]].plugin1, 0, __ATOMIC_RELEASE);
 	char err[300];
 	for (int i = 0; i < d->nsites; i++)
 		agent_be_unref(&be, d->sites[i], err, sizeof err);
@@ -1106,6 +1179,7 @@ static void execs_serve(struct engine *e)
 			again[i] = 1;
 	}
 	char err[600];
+	agent_plugin_exec(&be);
 	int ok = agent_be_exec_reset(&be, err, sizeof err) == 0 && modules_load(&e->mods, be.pid) == 0;
 	load_site = -1;
 	if (!ok && e->warn && n0)
@@ -1269,7 +1343,8 @@ void agent_probe_close(struct engine *e)
 	free(e->old_mods);
 	e->old_mods = NULL;
 	e->nold_mods = 0;
-	(void)e;
+	for (int i = 0; i < e->nprobes; i++)
+		plugin_fini(e->probes[i]);
 	e->t.memfd = -1;
 	e->agent = NULL;
 	e->backend = NULL;
@@ -1296,6 +1371,8 @@ int agent_probe_recs(struct probe *p, const int **sites, enum arec_what *what)
 		*what = AREC_ASSERT;
 	else if (p->ops == &agent_time)
 		*what = AREC_TIME;
+	else if (p->ops->setup == plugin_setup)
+		*what = AREC_HIT;
 	*sites = d->sites;
 	return d->nsites;
 }

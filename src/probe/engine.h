@@ -46,6 +46,7 @@ struct engine {
 	uint64_t start_ns, end_ns;
 	int detached;           /* detached from a live process */
 	uint64_t total_hits;
+	uint64_t emulated_hits, stepped_hits; /* remote: displaced instructions emulated or stepped */
 	FILE *msg;              /* where interactive replies go */
 	struct agent_be *agent; /* the agent backend's sites, when it runs the probes (agent_be.h) */
 	const struct engine_backend *backend; /* NULL: ptrace */

@@ -123,5 +123,14 @@ void time_set(struct probe *p, int prev_id, const struct time_agg *a);
 
 /* kind_plugin.c: load the --plugin shared object whose handlers plugin probes run. */
 int plugin_load(struct engine *e, const char *path, char *err, size_t n);
+/* The plugin context of probe p at addr, into p->data (kind_plugin's data:
+ * its table, json and free work on it), its init run.  An ABI-2 plugin's
+ * result area is result (the agent's shared block), or one of our own when
+ * NULL; rd reads the program's memory (NULL: the ptrace engine's).  0, or
+ * -1 with err (init refused the probe). */
+struct sonde_probe_ctx;
+int plugin_ctx_new(struct probe *p, uint64_t addr, void *result,
+                   int (*rd)(const struct sonde_probe_ctx *c, uint64_t addr, void *buf, size_t len),
+                   char *err, size_t n);
 
 #endif

@@ -1,5 +1,9 @@
 /* kind_plugin.c — custom probes (plugin:LOCATION[:ARG]) whose pre, post and
- * error handlers come from the --plugin shared object (include/sonde/probe.h). */
+ * error handlers come from the --plugin shared object (include/sonde/probe.h),
+ * run here on the ptrace engine (ABI 1 and 2; an ABI-2 plugin's result area
+ * is then sonde's own memory).  The agent engine runs ABI-2 handlers in the
+ * program (agent_run.c, src/rt/probe_plugin.c) and uses this kind's
+ * context, report and fini (plugin_ctx_new). */
 #include "probe/kind.h"
 #include "probe/probe.h"
 
@@ -18,6 +22,7 @@
 
 struct pdata {
 	struct sonde_probe_ctx c;
+	void *own_result;       /* ABI 2 on ptrace: the result area, ours */
 };
 
 int plugin_load(struct engine *e, const char *path, char *err, size_t n)
@@ -28,9 +33,12 @@ int plugin_load(struct engine *e, const char *path, char *err, size_t n)
 		return -1;
 	}
 	const struct sonde_probe_plugin *pl = dlsym(h, "sonde_probe_plugin");
-	if (!pl || pl->abi != SONDE_PROBE_ABI) {
-		snprintf(err, n, "cannot use plugin %s (%s)", path,
-		         pl ? "built for another SONDE_PROBE_ABI" : "no 'sonde_probe_plugin' symbol");
+	const char *bad = !pl ? "no 'sonde_probe_plugin' symbol"
+	                  : pl->abi != SONDE_PROBE_ABI && pl->abi != SONDE_PROBE_ABI2 ? "built for another SONDE_PROBE_ABI"
+	                  : pl->abi == SONDE_PROBE_ABI2 && pl->result_size > SONDE_PROBE_RESULT_MAX
+	                      ? "its result_size is over SONDE_PROBE_RESULT_MAX (4096)" : NULL;
+	if (bad) {
+		snprintf(err, n, "cannot use plugin %s (%s)", path, bad);
 		dlclose(h);
 		return -1;
 	}
@@ -60,6 +68,45 @@ static void fill(struct pdata *d, struct hit *h, uint64_t hits)
 	d->c.hits = hits;
 }
 
+int plugin_ctx_new(struct probe *p, uint64_t addr, void *result,
+                   int (*rd)(const struct sonde_probe_ctx *c, uint64_t addr, void *buf, size_t len),
+                   char *err, size_t n)
+{
+	const struct sonde_probe_plugin *pl = p->e->plugin;
+	if (!pl) {
+		snprintf(err, n, "plugin probes need --plugin FILE.so");
+		return -1;
+	}
+	struct pdata *d = calloc(1, sizeof *d);
+	p->data = d;
+	if (!d) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	d->c.id = p->id;
+	d->c.spec = p->spec;
+	d->c.arg = p->sp.args ? p->sp.args : "";
+	d->c.pid = p->e->t.pid;
+	d->c.read = rd ? rd : ctx_read;
+	d->c.sonde_private = p;
+	d->c.addr = addr;
+	if (pl->abi == SONDE_PROBE_ABI2) {
+		d->c.result_size = pl->result_size;
+		if (!result)
+			result = d->own_result = calloc(1, pl->result_size ? pl->result_size : 1);
+		if (!result) {
+			snprintf(err, n, "out of memory");
+			return -1;
+		}
+		d->c.result = result;
+	}
+	if (pl->init && pl->init(&d->c)) {
+		snprintf(err, n, "plugin %s refused the probe", pl->name ? pl->name : "?");
+		return -1;
+	}
+	return 0;
+}
+
 static int setup(struct probe *p, char *err, size_t n)
 {
 	const struct sonde_probe_plugin *pl = p->e->plugin;
@@ -71,22 +118,7 @@ static int setup(struct probe *p, char *err, size_t n)
 	int nv;
 	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
 		return -1;
-	struct pdata *d = calloc(1, sizeof *d);
-	p->data = d;
-	int rc = d ? 0 : -1;
-	if (d) {
-		d->c.id = p->id;
-		d->c.spec = p->spec;
-		d->c.arg = p->sp.args ? p->sp.args : "";
-		d->c.pid = p->e->t.pid;
-		d->c.read = ctx_read;
-		d->c.sonde_private = p;
-		d->c.addr = v[0].addr;
-		if (pl->init && pl->init(&d->c)) {
-			snprintf(err, n, "plugin %s refused the probe", pl->name ? pl->name : "?");
-			rc = -1;
-		}
-	}
+	int rc = plugin_ctx_new(p, v[0].addr, NULL, NULL, err, n);
 	if (!rc)
 		rc = engine_insert_all(p->e, p, v, nv, pl->post != NULL, err, n);
 	if (!rc)
@@ -155,6 +187,8 @@ static void fr(struct probe *p)
 	struct pdata *d = p->data;
 	if (d && p->e->plugin && p->e->plugin->fini)
 		p->e->plugin->fini(&d->c);
+	if (d)
+		free(d->own_result);
 	free(d);
 }
 

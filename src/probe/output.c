@@ -85,6 +85,10 @@ void output_json(struct engine *e, FILE *f)
 		json_int(&j, "signal", WTERMSIG(e->t.status));
 	uint64_t end = e->end_ns ? e->end_ns : now_ns();
 	json_uint(&j, "probed_ns", end - e->start_ns);
+	if (e->engine_name && !strcmp(e->engine_name, "remote")) {
+		json_uint(&j, "emulated_hits", e->emulated_hits);
+		json_uint(&j, "stepped_hits", e->stepped_hits);
+	}
 	json_obj_end(&j);
 	json_arr_begin(&j, "probes");
 	for (int i = 0; i < e->nprobes; i++) {

@@ -39,8 +39,23 @@ static void console_out(void *arg, const char *hex)
 		c->console(c->console_arg, buf, n);
 }
 
+/* The replies to the commands sent ahead (remote_queue_*), each "OK". */
+static int drain(struct remote *c)
+{
+	while (c->unread_ok > 0) {
+		c->unread_ok--;
+		if (rsp_recv(&c->r, 0))
+			return rfail(c, "a register or memory write sent ahead");
+		if (strcmp(c->r.pkt, "OK"))
+			return cfail(c, "the stub refused a register or memory write ('%.10s')", c->r.pkt);
+	}
+	return 0;
+}
+
 static int request(struct remote *c, const char *cmd)
 {
+	if (c->unread_ok && drain(c))
+		return -1;
 	int rc = rsp_request(&c->r, cmd, console_out, c);
 	if (rc) {
 		char what[80];
@@ -174,6 +189,7 @@ static int parse_stop(struct remote *c, const char *p, struct remote_stop *st)
 static void took_stop(struct remote *c, const struct remote_stop *st)
 {
 	c->valid = 0;
+	c->gimg_ok = 0;
 	if (st->thread)
 		c->thread = st->thread;
 	if (c->arch && st->kind == REMOTE_STOPPED) {
@@ -237,6 +253,7 @@ int remote_open(struct remote *c, const char *target, int timeout_ms, int elf_ma
 		return -1;
 	c->has_vcont = !strncmp(c->r.pkt, "vCont", 5) && strstr(c->r.pkt, ";c") && strstr(c->r.pkt, ";s");
 	c->has_z0 = c->has_p = 1;  /* until the stub says otherwise */
+	c->has_P = -1;
 	c->step_passes_bp = -1;
 	/* gdbserver describes the registers of the selected thread's process:
 	 * select one (any) before asking for them. */
@@ -279,6 +296,8 @@ int remote_open(struct remote *c, const char *target, int timeout_ms, int elf_ma
 
 void remote_close(struct remote *c)
 {
+	free(c->gimg);
+	c->gimg = NULL;
 	rsp_close(&c->r);
 }
 
@@ -329,6 +348,13 @@ static int read_all_regs(struct remote *c)
 	size_t w = (size_t)c->arch->ptr_size;
 	if (p[0] == 'E' || c->r.pkt_len < 2 * w * (size_t)c->arch->ncore)
 		return cfail(c, "reading the registers failed (reply of %zu bytes: '%.10s')", c->r.pkt_len, p);
+	char *img = realloc(c->gimg, c->r.pkt_len + 1);
+	if (img) {
+		memcpy(img, p, c->r.pkt_len + 1);
+		c->gimg = img;
+		c->gimg_len = c->r.pkt_len;
+		c->gimg_ok = 1;
+	}
 	for (int i = 0; i < c->arch->ncore; i++)
 		if (get_val(c, p + 2 * w * (size_t)i, w, &c->reg[i]))
 			c->reg[i] = 0; /* "xx": unavailable */
@@ -367,7 +393,7 @@ int remote_reg(struct remote *c, int regno, uint64_t *val)
 		/* The hot ones alone (a hit needs only these); a variable's
 		 * location may need several others: all at once. */
 		int rc = 1;
-		if (c->has_p && (regno == c->arch->pc || regno == c->arch->sp || regno == c->arch->ra || flags))
+		if (c->has_p && !c->fetch_all && (regno == c->arch->pc || regno == c->arch->sp || regno == c->arch->ra || flags))
 			rc = read_one_reg(c, regno);
 		if (rc < 0 || (rc == 1 && read_all_regs(c)))
 			return -1;
@@ -378,11 +404,21 @@ int remote_reg(struct remote *c, int regno, uint64_t *val)
 	return 0;
 }
 
+/* The `P` packet writing val into regno (the flags register is 4 bytes). */
+static void set_reg_cmd(struct remote *c, int regno, uint64_t val, char cmd[64])
+{
+	int l = snprintf(cmd, 64, "P%x=", regno);
+	put_val(c, val, regno == c->arch->flags ? 4 : (size_t)c->arch->ptr_size, cmd + l);
+}
+
+static int set_regs(struct remote *c, int n, const int *regno, const uint64_t *val, int ahead);
+
 int remote_set_reg(struct remote *c, int regno, uint64_t val)
 {
 	char cmd[64];
-	int l = snprintf(cmd, sizeof cmd, "P%x=", regno);
-	put_val(c, val, (size_t)c->arch->ptr_size, cmd + l);
+	if (c->has_P != 1)
+		return set_regs(c, 1, &regno, &val, 0);
+	set_reg_cmd(c, regno, val, cmd);
 	if (request(c, cmd))
 		return -1;
 	if (strcmp(c->r.pkt, "OK"))
@@ -391,6 +427,135 @@ int remote_set_reg(struct remote *c, int regno, uint64_t val)
 		c->reg[regno] = val;
 		c->valid |= 1ull << regno;
 	}
+	return 0;
+}
+
+/* Register regno's new value into the `g` image, in place. */
+static void gimg_put(struct remote *c, long off, size_t w, uint64_t val)
+{
+	char hex[17];
+	put_val(c, val, w, hex);
+	memcpy(c->gimg + off, hex, 2 * w);
+}
+
+/* Offset and width in the `g` image of register regno (the flags register
+ * follows the core ones, 4 bytes); -1 when it is not in the image. */
+static long gimg_at(struct remote *c, int regno, size_t *w)
+{
+	size_t pw = (size_t)c->arch->ptr_size;
+	size_t off = regno == c->arch->flags ? 2 * pw * (size_t)c->arch->ncore : 2 * pw * (size_t)regno;
+	*w = regno == c->arch->flags ? 4 : pw;
+	if ((regno != c->arch->flags && (regno < 0 || regno >= c->arch->ncore)) || off + 2 * *w > c->gimg_len)
+		return -1;
+	return (long)off;
+}
+
+int remote_regs_writable(struct remote *c)
+{
+	if (c->has_P)
+		return 1;  /* P, or not known yet: the first write finds out */
+	if (!c->gimg_ok && read_all_regs(c))
+		return -1;
+	return c->gimg_ok && !memchr(c->gimg, 'x', c->gimg_len);
+}
+
+static int write_whole(struct remote *c, int n, const int *regno, const uint64_t *val, int ahead);
+
+/* Registers with P (or G), sent ahead of their replies when ahead. */
+static int set_regs(struct remote *c, int n, const int *regno, const uint64_t *val, int ahead)
+{
+	/* Several registers, one at a time (no pipelining): one `G` is one
+	 * round trip instead of n, when this stop's set was read whole. */
+	int whole = !ahead && n > 1 && c->gimg_ok && !memchr(c->gimg, 'x', c->gimg_len);
+	for (int i = 0; i < n && whole; i++) {
+		size_t w;
+		whole = gimg_at(c, regno[i], &w) >= 0;
+	}
+	if (whole)
+		return write_whole(c, n, regno, val, 0);
+	for (int i = 0; i < n && c->has_P; i++) {
+		char cmd[64];
+		set_reg_cmd(c, regno[i], val[i], cmd);
+		if (ahead && c->has_P == 1) {
+			if (rsp_send_str(&c->r, cmd))
+				return rfail(c, "writing a register");
+			c->unread_ok++;
+		} else {
+			if (request(c, cmd))
+				return -1;
+			if (!c->r.pkt_len && c->has_P == -1) {
+				c->has_P = 0;  /* no P: the whole set with G, below */
+				break;
+			}
+			if (strcmp(c->r.pkt, "OK"))
+				return cfail(c, "writing register %d failed (%.10s)", regno[i], c->r.pkt);
+			c->has_P = 1;
+		}
+		if (regno[i] < REMOTE_MAX_REGS) {
+			c->reg[regno[i]] = val[i];
+			c->valid |= 1ull << regno[i];
+		}
+		if (c->gimg_ok) {
+			size_t w;
+			long off = gimg_at(c, regno[i], &w);
+			if (off >= 0)
+				gimg_put(c, off, w, val[i]);
+		}
+	}
+	if (c->has_P)
+		return 0;
+	if (remote_regs_writable(c) != 1)
+		return cfail(c, "the stub has no P packet, and its register set cannot be written back with G");
+	return write_whole(c, n, regno, val, ahead);
+}
+
+/* The registers into this stop's `g` image, and all of it back with `G`. */
+static int write_whole(struct remote *c, int n, const int *regno, const uint64_t *val, int ahead)
+{
+	for (int i = 0; i < n; i++) {
+		size_t w;
+		long off = gimg_at(c, regno[i], &w);
+		if (off < 0)
+			return cfail(c, "register %d is not in the stub's register set", regno[i]);
+		gimg_put(c, off, w, val[i]);
+		if (regno[i] < REMOTE_MAX_REGS) {
+			c->reg[regno[i]] = val[i];
+			c->valid |= 1ull << regno[i];
+		}
+	}
+	char *cmd = malloc(c->gimg_len + 2);
+	if (!cmd)
+		return cfail(c, "out of memory");
+	cmd[0] = 'G';
+	memcpy(cmd + 1, c->gimg, c->gimg_len + 1);
+	int rc;
+	if (ahead) {
+		rc = rsp_send_str(&c->r, cmd) ? rfail(c, "writing the registers") : 0;
+		c->unread_ok += !rc;
+	} else {
+		rc = request(c, cmd);
+		if (!rc && strcmp(c->r.pkt, "OK"))
+			rc = cfail(c, "writing the registers failed (%.10s)", c->r.pkt);
+	}
+	free(cmd);
+	return rc;
+}
+
+int remote_queue_set_regs(struct remote *c, int n, const int *regno, const uint64_t *val)
+{
+	return set_regs(c, n, regno, val, c->r.noack);
+}
+
+int remote_queue_write(struct remote *c, uint64_t addr, const void *buf, size_t n)
+{
+	if (!c->r.noack || n > 64)
+		return remote_write(c, addr, buf, n);
+	char cmd[64 + 2 * 64];
+	int l = snprintf(cmd, sizeof cmd, "M%llx,%zx:", (unsigned long long)addr, n);
+	rsp_tohex((const uint8_t *)buf, n, cmd + l);
+	if (rsp_send_str(&c->r, cmd))
+		return rfail(c, "writing memory");
+	c->unread_ok++;
 	return 0;
 }
 
@@ -439,7 +604,7 @@ int remote_cont(struct remote *c, int sig)
 	c->valid = 0;
 	if (rsp_send_str(&c->r, cmd))
 		return rfail(c, "resuming the target");
-	return 0;
+	return drain(c);
 }
 
 int remote_step(struct remote *c, struct remote_stop *st)
@@ -452,6 +617,8 @@ int remote_step(struct remote *c, struct remote_stop *st)
 	c->valid = 0;
 	if (rsp_send_str(&c->r, cmd))
 		return rfail(c, "single-stepping the target");
+	if (drain(c))
+		return -1;
 	return remote_wait(c, -1, st);
 }
 
@@ -478,6 +645,8 @@ int remote_step_over(struct remote *c, uint64_t addr, const uint8_t saved[RARCH_
                      struct remote_stop *st, int *lifted)
 {
 	*lifted = 0;
+	if (drain(c))
+		return -1;
 	if (c->step_passes_bp && !written && c->has_z0) {
 		/* Step with the breakpoint in place.  The first time, see where the
 		 * thread is: still on the breakpoint (reported again, not executed)
@@ -517,6 +686,8 @@ int remote_step_over(struct remote *c, uint64_t addr, const uint8_t saved[RARCH_
 
 int remote_insert_cont(struct remote *c, uint64_t addr, uint8_t saved[RARCH_MAX_BP], int *written, int sig)
 {
+	if (drain(c))
+		return -1;
 	if (!can_pipeline(c, *written))
 		return remote_insert_bp(c, addr, saved, written) ? -1 : remote_cont(c, sig);
 	char cmd[64];

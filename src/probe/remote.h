@@ -49,6 +49,12 @@ struct remote {
 	uint64_t reg[REMOTE_MAX_REGS];
 	uint64_t valid;     /* bit n: reg[n] holds the value */
 	int has_p;
+	int has_P;          /* -1 not known yet, 0 the stub wants `G` instead */
+	char *gimg;         /* the last `g` reply of this stop (hex), for `G` */
+	size_t gimg_len;
+	int gimg_ok;
+	int fetch_all;      /* read every register with `g` at once, not the hot ones with `p` */
+	int unread_ok;      /* replies ("OK") still to read for commands sent ahead (remote_queue_*) */
 	/* Whether a single step from one of our Z0 breakpoints executes the
 	 * instruction under it (QEMU: "single-step overrides breakpoints") rather
 	 * than reporting the breakpoint again (gdbserver): -1 not known yet,
@@ -72,6 +78,18 @@ int remote_write(struct remote *c, uint64_t addr, const void *buf, size_t n);
  * register (arch->flags: 4 bytes). */
 int remote_reg(struct remote *c, int regno, uint64_t *val);
 int remote_set_reg(struct remote *c, int regno, uint64_t val);
+/* Registers regno[i] = val[i] (n of them) and memory, sent ahead without
+ * waiting for the reply in no-ack mode: the replies are read, and checked
+ * to be "OK", before the next request's reply or right after the next
+ * resume is sent, so that the writes go with the resume.  With acks they
+ * wait as remote_set_reg and remote_write do.  Registers go with `P`, or
+ * with one `G` of the whole register set when the stub has no `P` (learned
+ * at the first write, which waits for its reply).  remote_regs_writable
+ * says beforehand whether they can be written: 1, 0 (no `P` and the stub
+ * gave a register set that cannot be written back whole), -1 error. */
+int remote_regs_writable(struct remote *c);
+int remote_queue_set_regs(struct remote *c, int n, const int *regno, const uint64_t *val);
+int remote_queue_write(struct remote *c, uint64_t addr, const void *buf, size_t n);
 
 /* A software breakpoint at addr: Z0 when the stub has it, else the
  * breakpoint instruction written with M (*saved gets the original bytes,

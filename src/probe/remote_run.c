@@ -121,6 +121,25 @@ static int site_addr(struct rsess *s, uint64_t *addr, char *err, size_t n)
 	return 0;
 }
 
+/* The original bytes of the instruction at t->addr, for the emulator: read
+ * before the breakpoint goes in, with the bytes of breakpoints written with
+ * M (no Z0) around it put back.  Unreadable: t->ncode stays 0 (stepped). */
+static void site_code(struct rsess *s, struct rsite *t)
+{
+	size_t n = s->c.arch->insn_align > 1 ? (size_t)s->c.arch->insn_align : sizeof t->code;
+	if (!s->emulate || !s->c.arch->emulate)
+		return;
+	while (n && remote_read(&s->c, t->addr, t->code, n))
+		n = n > 4 ? n / 2 : 0;  /* the end of a mapping: fewer bytes */
+	for (int i = 0; i < s->nsites; i++) {
+		const struct rsite *o = &s->sites[i];
+		for (int k = 0; o->written && k < s->c.arch->bp_len; k++)
+			if (o->addr + (uint64_t)k >= t->addr && o->addr + (uint64_t)k < t->addr + n)
+				t->code[o->addr + (uint64_t)k - t->addr] = o->saved[k];
+	}
+	t->ncode = (int)n;
+}
+
 static int site_add(struct rsess *s, struct probe *p, uint64_t addr, int role, int check, char *err, size_t n)
 {
 	if (check && !site_at(s, addr) && site_addr(s, &addr, err, n))
@@ -141,6 +160,7 @@ static int site_add(struct rsess *s, struct probe *p, uint64_t addr, int role, i
 		t = &v[s->nsites];
 		memset(t, 0, sizeof *t);
 		t->addr = addr;
+		site_code(s, t);
 		if (remote_insert_bp(&s->c, addr, t->saved, &t->written)) {
 			snprintf(err, n, "%s", s->c.err);
 			return -1;
@@ -490,6 +510,85 @@ static int put_back(struct rsess *s, int resume, int sig)
 	return remote_insert_bp(&s->c, t->addr, t->saved, &t->written);
 }
 
+static int emu_reg(void *ctx, int regno, uint64_t *val)
+{
+	struct rsess *s = ctx;
+	return remote_reg(&s->c, regno, val);
+}
+
+static int emu_read(void *ctx, uint64_t addr, void *buf, size_t n)
+{
+	struct rsess *s = ctx;
+	return remote_read(&s->c, addr, buf, n);
+}
+
+/* Whether an emulated store at [addr, addr+n) goes to pages that earlier
+ * stores wrote to (then it may go ahead of its reply); else remember them. */
+static int store_known(struct rsess *s, uint64_t addr, size_t n)
+{
+	uint64_t p0 = addr >> 12, p1 = (addr + n - 1) >> 12;
+	int known = 0;
+	for (int i = 0; i < s->nwpages; i++)
+		known += s->wpages[i] == p0 || (p1 != p0 && s->wpages[i] == p1);
+	return known == (p1 != p0 ? 2 : 1);
+}
+
+static void store_remember(struct rsess *s, uint64_t addr, size_t n)
+{
+	uint64_t p[2] = { addr >> 12, (addr + n - 1) >> 12 };
+	for (int k = 0; k < (p[1] != p[0] ? 2 : 1); k++) {
+		int have = 0;
+		for (int i = 0; i < s->nwpages; i++)
+			have |= s->wpages[i] == p[k];
+		if (!have)
+			s->wpages[s->nwpages < 8 ? s->nwpages++ : (int)(p[k] % 8)] = p[k];
+	}
+}
+
+/* Execute the displaced instruction of site t in sonde (rarch.emulate) and
+ * send its effect: registers and stores sent ahead, to go with the resume.
+ * 0 done (*npc: where the thread goes on), 1 step it instead (not an
+ * instruction the emulator has, or a register or memory it needs could not
+ * be read: the target then executes it itself, and takes its own fault),
+ * -1 error.  A store is first written and checked on each new page (an
+ * unwritable stack is the program's fault to take, not sonde's to hide). */
+static int emulate_hit(struct rsess *s, struct rsite *t, uint64_t pc, uint64_t *npc)
+{
+	const struct rarch *a = s->c.arch;
+	if (!s->emulate || !a->emulate || t->no_emulate || !t->ncode)
+		return 1;
+	struct remu u = { .reg = emu_reg, .read = emu_read, .ctx = s };
+	int rc = a->emulate(t->code, (size_t)t->ncode, pc, s->c.big_endian, &u);
+	if (rc) {
+		t->no_emulate = rc == 1;
+		return 1;
+	}
+	int wr = remote_regs_writable(&s->c);
+	if (wr <= 0)
+		return wr < 0 ? -1 : 1;
+	if (u.store_len) {
+		if (store_known(s, u.store_addr, (size_t)u.store_len)) {
+			if (remote_queue_write(&s->c, u.store_addr, u.store, (size_t)u.store_len))
+				return -1;
+		} else {
+			if (remote_write(&s->c, u.store_addr, u.store, (size_t)u.store_len))
+				return 1;
+			store_remember(s, u.store_addr, (size_t)u.store_len);
+		}
+	}
+	int regno[REMU_MAX_SET];
+	uint64_t val[REMU_MAX_SET];
+	for (int i = 0; i < u.nset; i++) {
+		regno[i] = u.set[i].regno;
+		val[i] = u.set[i].val;
+	}
+	if (remote_queue_set_regs(&s->c, u.nset, regno, val))
+		return -1;
+	*npc = u.set[u.nset - 1].val;
+	s->e->emulated_hits++;
+	return 0;
+}
+
 /* A hit at pc (the thread stopped on our breakpoint): run the probes, step
  * over the displaced instruction, and again while the step lands on one of
  * our breakpoints.  The last breakpoint stepped over goes back with the next
@@ -504,6 +603,17 @@ static int handle_hit(struct rsess *s, uint64_t pc, struct remote_stop *st)
 		struct rsite *t = site_at(s, pc);
 		if (!t)
 			return 0;  /* the handlers removed it: nothing in the way */
+		uint64_t epc;
+		int em = emulate_hit(s, t, pc, &epc);
+		if (em < 0)
+			return -1;
+		if (em == 0) {
+			if (!site_at(s, epc))
+				return 0;
+			pc = epc;  /* on another of our breakpoints: a hit now */
+			continue;
+		}
+		s->e->stepped_hits++;
 		int lifted;
 		if (remote_step_over(&s->c, pc, t->saved, t->written, st, &lifted))
 			return -1;
@@ -657,6 +767,11 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 	}
 	const char *tp = getenv("SONDE_REMOTE_TRACEPOINTS");
 	sess.no_tracepoints = tp && !strcmp(tp, "0");
+	const char *em = getenv("SONDE_REMOTE_EMULATE");
+	sess.emulate = !(em && !strcmp(em, "0")) && sess.c.arch->emulate;
+	/* No stop reply gives the pc (QEMU): `g` reads it with what the
+	 * emulator needs, in one round trip. */
+	sess.c.fetch_all = sess.emulate;
 	for (int i = 0; i < o->nspecs; i++)
 		if (add_probe(&sess, o->specs[i], err, n))
 			goto fail;

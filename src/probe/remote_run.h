@@ -36,6 +36,9 @@ struct rsite {
 	uint8_t saved[RARCH_MAX_BP];
 	int written;            /* written with M (no Z0) */
 	int lifted;             /* out of the target while a thread steps over it */
+	uint8_t code[16];       /* the original instruction bytes there (rarch.emulate) */
+	int ncode;              /* 0: unknown, not emulated */
+	int no_emulate;         /* its instruction is not one the emulator executes: stepped */
 	struct { struct probe *p; int role; } *u;
 	int nu;
 };
@@ -56,6 +59,11 @@ struct rsess {
 	int ntps;
 	int tracing;            /* QTStart done */
 	int no_tracepoints;     /* SONDE_REMOTE_TRACEPOINTS=0: breakpoints only */
+	/* Displaced instructions executed by sonde (rarch.emulate) instead of
+	 * a single step; SONDE_REMOTE_EMULATE=0: always stepped. */
+	int emulate;
+	uint64_t wpages[8];     /* pages an emulated store has written to: later stores go ahead */
+	int nwpages;
 };
 
 /* A remote probe kind: the output half is its kind_ops (name, json, table,

@@ -24,6 +24,7 @@
 #include "common/var_hist.h"
 #include "rt/got.h"
 #include "rt/probe_float.h"
+#include "rt/probe_plugin.h"
 #include "rt/probe_record.h"
 #include "rt/rt.h"
 
@@ -601,6 +602,8 @@ static inline __attribute__((always_inline)) void hit(uint32_t idx, uint64_t *sp
 		if (rec_t)
 			pa_rec_put(idx, PA_EV_TIME, dt, rec_t);
 	}
+	if (s->plugin1)
+		pa_plugin_pre(s, (uint64_t)sp, regs);
 	uint32_t nx = __atomic_load_n(&s->var.next, __ATOMIC_ACQUIRE);
 	for (int guard = 0; nx && nx <= pa_n && guard < 64; guard++) {
 		struct pa_site *o = &pa->sites[nx - 1];
@@ -611,6 +614,11 @@ static inline __attribute__((always_inline)) void hit(uint32_t idx, uint64_t *sp
 			int64_t dt = time_hit(&o->time);
 			if (rec_t)
 				pa_rec_put(nx - 1, PA_EV_TIME, dt, rec_t);
+		}
+		if (o->plugin1) {
+			if (rec_t) /* a plugin probe's hit on the timeline, as on ptrace */
+				pa_rec_put(nx - 1, PA_EV_SITE, taken, rec_t);
+			pa_plugin_pre(o, (uint64_t)sp, regs);
 		}
 		nx = __atomic_load_n(&o->var.next, __ATOMIC_ACQUIRE);
 	}
@@ -1065,6 +1073,8 @@ static void serve(void)
 	pa->msg[0] = 0;
 	if (op == PA_OP_REMOVE_ALL)
 		remove_all();
+	else if (op == PA_OP_PLUGIN)
+		err = pa_plugin_load(pa, pa_n, pa->msg, sizeof pa->msg);
 	else if (idx >= pa_n)
 		err = fail(-EINVAL, "site index %llu out of range", idx);
 	else if (op == PA_OP_SLOT)
@@ -1097,6 +1107,7 @@ static void *server(void *arg)
 	}
 	/* sonde is gone: everything back, the program goes on (a launched one
 	 * still waiting for its start goes now). */
+	pa_plugin_end();
 	remove_all();
 	__atomic_store_n(&pa->go, 1, __ATOMIC_RELEASE);
 	futex_wake(&pa->go);

@@ -138,7 +138,7 @@ check "--engine=ptrace: exact, said" jq_py pt.json \
 	"p=d['probes'][0]; assert d['target']['engine'] == 'ptrace' and p['calls'] == 4000, (d['target'], p)"
 "$SONDE" probe --engine=agent -e plugin:work -- ./pa 1 1 > /dev/null 2> bad.err
 rc=$?
-check "--engine=agent with a kind it does not run: usage error" test "$rc" -eq 1
+check "--engine=agent with a plugin probe but no --plugin: usage error" test "$rc" -eq 1
 # --- sys probes on the agent: sonde samples /proc beside the agent's probes
 rm -f go.sys stop.sys
 touch go.sys

@@ -145,4 +145,5 @@ const struct rarch rarch_aarch64 = {
 	.flags = 33,
 	.decode = decode,
 	.taken = taken,
+	.emulate = rarch_aarch64_emulate,
 };

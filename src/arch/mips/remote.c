@@ -135,4 +135,5 @@ const struct rarch rarch_mips = {
 	.flags = -1,
 	.decode = decode,
 	.taken = taken,
+	.emulate = rarch_mips_emulate,
 };

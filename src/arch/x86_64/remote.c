@@ -84,4 +84,5 @@ const struct rarch rarch_x86_64 = {
 	.flags = 17,
 	.decode = decode,
 	.taken = taken,
+	.emulate = rarch_x86_64_emulate,
 };

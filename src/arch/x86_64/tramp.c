@@ -15,6 +15,7 @@
  * site reads their values at the site (probe_area.h, enum pa_reg). */
 #include "arch/tramp.h"
 
+#include "arch/arch.h"
 #include "arch/reloc.h"
 
 #include <stdio.h>
@@ -121,5 +122,104 @@ int tramp_build(const uint8_t *code, size_t avail, uint64_t site, const uint8_t 
 	t->displaced_off = 0;
 	t->orig_len = 1;
 	t->jmp = 0;
+	return 0;
+}
+
+/* --- post calls (plugin probes with a post handler) -------------------------
+ * After the first displaced instruction:
+ *   lea -128(%rsp),%rsp; push $idx; call *post(%rip); lea 136(%rsp),%rsp
+ * where post is an 8-byte literal at the end of the slot: the agent's
+ * pa_post_stub, which saves the registers, calls the post handlers with the
+ * registers the instruction left and restores them (src/rt/probe_plugin.c).
+ * The instruction must go on to the next one (not a branch, call or ret). */
+static const uint8_t post_a[] = { 0x48, 0x8d, 0x64, 0x24, 0x80 }; /* lea -0x80(%rsp),%rsp */
+static const uint8_t post_b[] = { 0x48, 0x8d, 0xa4, 0x24, 0x88, 0x00, 0x00, 0x00 }; /* lea 0x88(%rsp),%rsp */
+
+static int build_post(const uint8_t *code, size_t avail, uint64_t site, const uint8_t *fn, size_t fn_len,
+                      uint64_t fn_addr, uint64_t slot_addr, uint64_t post_fn, uint32_t idx, struct tramp *t,
+                      char *err, size_t n)
+{
+	size_t k = t->displaced_off;
+	struct reloc_out r;
+	if (reloc_build(code, avail, site, 1, NULL, 0, 0, slot_addr + k, &r, err, n))
+		return -1;
+	size_t len1 = r.displaced;
+	size_t total = t->jmp ? t->orig_len : len1; /* an int3 site displaces its one instruction */
+	if (k + r.code_len + 64 > sizeof t->code) {
+		snprintf(err, n, "the displaced code does not fit in a slot");
+		return -1;
+	}
+	uint8_t *o = t->code;
+	k = put(o, k, r.code, r.code_len);
+	k = put(o, k, post_a, sizeof post_a);
+	o[k++] = 0x68; /* push $idx (imm32) */
+	k = put(o, k, &idx, 4);
+	o[k++] = 0xff; /* call *disp32(%rip) */
+	o[k++] = 0x15;
+	size_t disp_at = k;
+	k += 4;
+	size_t call_end = k;
+	k = put(o, k, post_b, sizeof post_b);
+	int ends = 0;
+	if (total > len1) {
+		if (reloc_build(code + len1, avail - len1, site + len1, total - len1, fn, fn_len, fn_addr,
+		                slot_addr + k, &r, err, n))
+			return -1;
+		if (len1 + r.displaced != total || k + r.code_len + 13 > sizeof t->code) {
+			snprintf(err, n, "the displaced code does not fit in a slot");
+			return -1;
+		}
+		k = put(o, k, r.code, r.code_len);
+		ends = r.ends_flow;
+	}
+	if (!ends) {
+		int64_t rel = (int64_t)(site + total) - (int64_t)(slot_addr + k + 5);
+		if (rel < INT32_MIN || rel > INT32_MAX) {
+			snprintf(err, n, "the slot is out of a jump's reach");
+			return -1;
+		}
+		int32_t r32 = (int32_t)rel;
+		o[k++] = 0xe9;
+		k = put(o, k, &r32, 4);
+	}
+	if (k + 8 > sizeof t->code) {
+		snprintf(err, n, "the displaced code does not fit in a slot");
+		return -1;
+	}
+	int32_t d = (int32_t)(k - call_end);
+	memcpy(o + disp_at, &d, 4);
+	k = put(o, k, &post_fn, 8);
+	t->len = k;
+	t->post_len = len1;
+	return 0;
+}
+
+int tramp_build_post(const uint8_t *code, size_t avail, uint64_t site, const uint8_t *fn, size_t fn_len,
+                     uint64_t fn_addr, uint64_t slot_addr, uint64_t hit_fn, uint64_t post_fn, uint32_t idx,
+                     int allow_jmp, struct tramp *t, char *err, size_t n)
+{
+	struct arch_insn in;
+	if (arch_decode(code, avail, site, &in)) {
+		snprintf(err, n, "cannot decode the instruction at 0x%llx", (unsigned long long)site);
+		return -1;
+	}
+	if (in.kind == AI_JMP || in.kind == AI_JCC || in.kind == AI_CALL || in.kind == AI_RET || in.kind == AI_BAD) {
+		snprintf(err, n, "on the agent, a post handler needs an instruction that goes on to the next one, "
+		         "not '%s': --engine=ptrace runs it", in.text);
+		return -1;
+	}
+	/* The jump (or int3) as without post, which also checks the bytes. */
+	if (tramp_build(code, avail, site, fn, fn_len, fn_addr, slot_addr, hit_fn, idx, allow_jmp, t, err, n))
+		return -1;
+	struct tramp keep = *t;
+	if (!build_post(code, avail, site, fn, fn_len, fn_addr, slot_addr, post_fn, idx, t, err, n))
+		return 0;
+	if (!keep.jmp)
+		return -1;
+	/* The jump's slot is too small with the post call: int3. */
+	if (tramp_build(code, avail, site, NULL, 0, 0, slot_addr, hit_fn, idx, 0, t, err, n) ||
+	    build_post(code, avail, site, NULL, 0, 0, slot_addr, post_fn, idx, t, err, n))
+		return -1;
+	snprintf(t->why_int3, sizeof t->why_int3, "the slot has no room for a jump's code and the post call");
 	return 0;
 }

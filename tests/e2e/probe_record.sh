@@ -191,6 +191,23 @@ say(seqs["agent"] == seqs["ptrace"], "kinds: agent and ptrace record the same ev
     f"{len(seqs['agent'])} vs {len(seqs['ptrace'])}")
 PY
 
+# ---- a plugin probe (ABI 2: its handlers in the program on the agent) and a
+# func probe at the same site, recorded on both engines: an instant per hit ----
+if cc -shared -fPIC -I"$ROOT/include" -o plug2.so "$PROGS/probe_plugin2.c"; then
+	for eng in agent ptrace; do
+		"$SONDE" probe --engine=$eng --plugin ./plug2.so -o "pl$eng" --record -e "plugin:work:3" -e func:work \
+			-- ./loop 100 > /dev/null 2> "pl$eng.err"
+		check "$eng: plugin --record exits 0" test $? -eq 0
+		"$SONDE" export -i "pl$eng" --format=chrome -o "pl$eng.json"
+		check "$eng: plugin: 100 instants and 100 slices of work()" jq_py "pl$eng.json" "
+import collections
+c = collections.Counter((e['name'], e['ph']) for e in d['traceEvents'] if e.get('cat') == 'probe')
+assert c == {('plugin:work:3', 'i'): 100, ('func:work', 'X'): 100}, c"
+	done
+else
+	notok "plugin: build" "cc failed"
+fi
+
 # ---- 8 threads x 20000 calls on the agent: every call's slice is there ----
 ./threads 8 20000 0 > t8plain.out
 "$SONDE" probe -o t8 --record -e func:work -- ./threads 8 20000 0 > t8.out 2> t8.err

@@ -142,11 +142,12 @@ static void drain_ring(struct engine *e, struct pa_ring *r, int i)
 	uint32_t state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
 	if (state == 0)
 		return;
+	/* head first: the thread wrote its id and name before its first event */
+	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), tail = seen_tail[i];
 	uint32_t tid = __atomic_load_n(&r->tid, __ATOMIC_ACQUIRE);
 	char comm[sizeof r->comm];
 	memcpy(comm, r->comm, sizeof comm);
 	comm[sizeof comm - 1] = 0;
-	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), tail = seen_tail[i];
 	if (head - tail > PA_REC_EVENTS) { /* not the agent's doing: what is there cannot be trusted */
 		dropped += head > tail ? head - tail : 1;
 		tail = head;

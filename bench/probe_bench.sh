@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # probe_bench.sh — cost per hit of a probe on a tight loop, side by side in
-# one run: sonde's agent engine (line:hot, func:hot with its return,
-# time:hot twice, assert:hot with one variable, plugin:hot of an ABI-2
-# plugin, pre and pre+post), sonde's
+# one run: sonde's agent engine (line:hot, func:hot with its return, both
+# again with --record, var:hot:i and var:warm:x (a double), time:hot twice,
+# assert:hot with one variable, plugin:hot of an ABI-2 plugin, pre and
+# pre+post), sonde's
 # ptrace engine, gdb (break + commands/silent/continue), and kernel uprobes
 # through `perf probe` + `perf stat` and bpftrace when usable (root, tracefs).
 # Startup is taken out: each tool also runs the target with 0 calls.
@@ -47,6 +48,32 @@ a_line=$(per_hit0 "$NA" "$SONDE" probe -e line:hot -o /dev/null -- "$tmp/target"
 a_func=$(per_hit0 "$NA" "$SONDE" probe -e func:hot -o /dev/null -- "$tmp/target")
 echo "sonde agent   line:hot                $(python3 -c "print('%.1f' % ($a_line*1e3))") ns per hit"
 echo "sonde agent   func:hot (entry+return)  $(python3 -c "print('%.1f' % ($a_func*1e3))") ns per call"
+# --record: every hit also an event in the thread's ring (sonde drains it
+# into a recording; what a full ring drops is counted, said as lost)
+a_line_r=$(per_hit0 "$NA" "$SONDE" probe -e line:hot -o "$tmp/rec" --record -- "$tmp/target")
+a_func_r=$(per_hit0 "$NA" "$SONDE" probe -e func:hot -o "$tmp/rec" --record -- "$tmp/target")
+"$SONDE" probe -e func:hot -o "$tmp/rec" --record -- "$tmp/target" "$NA" > /dev/null 2>&1 # its loss
+rec_lost=$("$SONDE" info -i "$tmp/rec" --format=json 2>/dev/null | python3 -c "
+import json, sys
+d = json.load(sys.stdin); l = d['lost'].get('ring_events_dropped', 0)
+print('%d of %d events lost' % (l, l + d['probe_records']))" 2>/dev/null)
+echo "sonde agent   line:hot --record       $(python3 -c "print('%.1f' % ($a_line_r*1e3))") ns per hit"
+echo "sonde agent   func:hot --record       $(python3 -c "print('%.1f' % ($a_func_r*1e3))") ns per call (one more run: $rec_lost)"
+# a var probe on an integer in a register, and on a double in xmm0 (its
+# statistics in the agent's floating-point code, behind fxsave/fxrstor);
+# the double's target loop is another, so its plain run is taken out too
+a_ivar=$(per_hit0 "$NA" "$SONDE" probe -e var:hot:i -o /dev/null -- "$tmp/target")
+fp_full=$(t "$tmp/target" "$NA" f)
+fp_zero=$(t "$tmp/target" 0 f)
+fv_full=$(t "$SONDE" probe -e var:warm:x -o /dev/null -- "$tmp/target" "$NA" f)
+fv_zero=$(t "$SONDE" probe -e var:warm:x -o /dev/null -- "$tmp/target" 0 f)
+a_fvar=$(python3 -c "print('%.4f' % max(0.0, (($fv_full - $fv_zero) - ($fp_full - $fp_zero)) / $NA * 1e6))")
+echo "sonde agent   var:hot:i (long, register)    $(python3 -c "print('%.1f' % ($a_ivar*1e3))") ns per hit"
+echo "sonde agent   var:warm:x (double, xmm0)     $(python3 -c "print('%.1f' % ($a_fvar*1e3))") ns per hit"
+fa_full=$(t "$SONDE" probe -e 'assert:warm:x * 2 < 1e12' -o /dev/null -- "$tmp/target" "$NA" f)
+fa_zero=$(t "$SONDE" probe -e 'assert:warm:x * 2 < 1e12' -o /dev/null -- "$tmp/target" 0 f)
+a_fassert=$(python3 -c "print('%.4f' % max(0.0, (($fa_full - $fa_zero) - ($fp_full - $fp_zero)) / $NA * 1e6))")
+echo "sonde agent   assert:warm:x * 2 < 1e12 (floating)  $(python3 -c "print('%.1f' % ($a_fassert*1e3))") ns per hit"
 a_time=$(per_hit0 "$NA" "$SONDE" probe -e time:hot -e time:hot -o /dev/null -- "$tmp/target")
 a_assert=$(per_hit0 "$NA" "$SONDE" probe -e 'assert:hot:i % 7 != 3' -o /dev/null -- "$tmp/target")
 echo "sonde agent   time:hot twice (2nd: intervals)  $(python3 -c "print('%.1f' % ($a_time*1e3))") ns per hit of both"

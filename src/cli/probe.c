@@ -128,6 +128,20 @@ static void agent_placed(struct engine *e)
 		        (int)e->t.pid, e->nprobes);
 }
 
+/* --record: the recording's end (either engine); code, or EXIT_DATA. */
+static int probe_record_close(struct cli_opts *o, struct engine *e, int code)
+{
+	char err[700];
+	if (precorder_close(e, err, sizeof err)) {
+		cli_error("%s", err);
+		return EXIT_DATA;
+	}
+	if (isatty(STDERR_FILENO))
+		fprintf(stderr, "sonde: probe hits recorded in %s ('sonde export -i %s --format=perfetto')\n",
+		        o->output, o->output);
+	return code;
+}
+
 /* The agent backend (agent_run.h): the program runs the probes itself.
  * e has the library loaded; the specs' syntax is checked. */
 static int probe_agent(struct cli_opts *o, int json, struct engine *e, FILE *own)
@@ -140,6 +154,7 @@ static int probe_agent(struct cli_opts *o, int json, struct engine *e, FILE *own
 		.argv = o->argc ? o->argv : NULL, .pid = o->pid, .specs = (const char *const *)o->specs,
 		.nspecs = o->nspecs, .duration = o->duration, .rt_path = rt, .placed = agent_placed,
 		.in_fd = o->interactive ? STDIN_FILENO : -1, .pending = o->pending,
+		.record_dir = o->record_probe ? o->output : NULL,
 	};
 	int code = 0;
 	if (agent_probe_run(e, &ao, err, sizeof err)) {
@@ -153,8 +168,10 @@ static int probe_agent(struct cli_opts *o, int json, struct engine *e, FILE *own
 		}
 	}
 	free(rt);
+	if (o->record_probe && e->rec)
+		code = probe_record_close(o, e, code);
 	FILE *out = own;
-	if (o->output && !(out = fopen(o->output, "w"))) {
+	if (o->output && !o->record_probe && !(out = fopen(o->output, "w"))) {
 		cli_error("cannot write %s (%s)", o->output, strerror(errno));
 		out = own;
 		code = EXIT_DATA;
@@ -233,11 +250,11 @@ int cmd_probe(struct cli_opts *o)
 		spec_of[i] = o->specs[i][0] == '@' ? library_find(&e.lib, o->specs[i] + 1) : o->specs[i];
 	char why[400] = "";
 	int abi1_plugin = o->plugin && e.plugin && e.plugin->abi != SONDE_PROBE_ABI2;
-	int agent_can = !o->record_probe && !abi1_plugin && !(o->engine && !strcmp(o->engine, "ptrace")) &&
+	int agent_can = !abi1_plugin && !(o->engine && !strcmp(o->engine, "ptrace")) &&
 	                agent_runs_all(spec_of, ns, o->pid, o->argc ? o->argv[0] : NULL, why, sizeof why);
 	if (o->engine && !strcmp(o->engine, "agent") && !agent_can)
 		cli_die(EXIT_USAGE, "--engine=agent runs func, line, branch, var, assert, time, sys and plugin probes "
-		        "(SONDE_PROBE_ABI2 plugins), without --record (use --engine=ptrace)%s%s", why[0] ? ": " : "", why);
+		        "(SONDE_PROBE_ABI2 plugins) (use --engine=ptrace)%s%s", why[0] ? ": " : "", why);
 	if (o->pending && !agent_can)
 		cli_die(EXIT_USAGE, "--pending follows libraries on the agent engine only%s%s", why[0] ? ": " : "", why);
 	if (why[0] && !agent_can)
@@ -274,15 +291,8 @@ int cmd_probe(struct cli_opts *o)
 	if (!e.t.gone)
 		engine_detach(&e);
 	int code = 0;
-	if (o->record_probe) {
-		if (precorder_close(&e, err, sizeof err)) {
-			cli_error("%s", err);
-			code = EXIT_DATA;
-		} else if (isatty(STDERR_FILENO)) {
-			fprintf(stderr, "sonde: probe hits recorded in %s ('sonde export -i %s --format=perfetto')\n",
-			        o->output, o->output);
-		}
-	}
+	if (o->record_probe)
+		code = probe_record_close(o, &e, code);
 
 	FILE *out = own;
 	if (o->output && !o->record_probe && !(out = fopen(o->output, "w"))) {

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define PA_MAGIC      0x424f52504e4f53ull /* "SONPROB" */
-#define PA_VERSION    6
+#define PA_VERSION    7
 #define PA_MAX_SITES  2048
 #define PA_CODE_MAX   192   /* bytes of slot code per site */
 #define PA_ORIG_MAX   16
@@ -75,7 +75,8 @@ struct pa_caller {
 
 enum pa_vop {
 	PA_V_PUSH = 1,     /* push k */
-	PA_V_REG,          /* push register a (DWARF number: 0-15 the general registers, 7 the stack pointer, 16 rip) */
+	PA_V_REG,          /* push register a (DWARF number: 0-15 the general registers, 7 the stack pointer, 16 rip,
+	                    * 17-32 the low 64 bits of xmm0-15) */
 	PA_V_ADD,          /* top += k */
 	PA_V_PLUS, PA_V_MINUS, PA_V_MUL, PA_V_AND, PA_V_OR, PA_V_XOR, PA_V_SHL, PA_V_SHR, PA_V_SHRA,
 	                   /* pop y, top = top OP y */
@@ -93,9 +94,15 @@ enum pa_vop {
 	PA_V_BOOL,         /* top = top != 0 */
 	PA_V_JZ,           /* top == 0: skip k (> 0) instructions, keeping it; else pop (&&) */
 	PA_V_JNZ,          /* top != 0: top = 1, skip k instructions; else pop (||) */
+	/* Floating point (var.fprog: src/rt/probe_float.c runs the program; values carry their
+	 * kind, and the operators above are expr.c's on them: a float operand makes the operation
+	 * one of long doubles): */
+	PA_V_FPUSH,        /* push an x87 long double: significand k, sign and exponent pad[0] | pad[1] << 8 */
+	PA_V_FEXT,         /* top (the bits of a float, a = 4, or a double, a = 8) becomes that value */
 };
 
-enum pa_vtype { PA_VT_INT = 1, PA_VT_UINT = 2 };
+enum pa_vtype { PA_VT_INT = 1, PA_VT_UINT = 2,
+	PA_VT_FLOAT = 3 /* IEEE-754 bits: float (size 4) or double (8); statistics in fmin... (src/rt/probe_float.c) */ };
 
 struct pa_vinsn {
 	uint8_t op, a;
@@ -120,10 +127,11 @@ struct pa_var {
 	struct pa_vinsn prog[PA_VAR_PROG_MAX];
 	uint32_t nprog;
 	uint8_t type, size;              /* enum pa_vtype; 1, 2, 4 or 8 bytes */
-	uint8_t is_assert, pad;          /* an assertion: the value is its truth (count evaluations, failures) */
+	uint8_t is_assert, fprog;        /* an assertion: the value is its truth (count evaluations, failures);
+	                                  * fprog: its program has floating point (PA_V_FPUSH, PA_V_FEXT) */
 	uint32_t next;                   /* another var probe at this address: the index + 1 of its record
 	                                  * (never placed itself; 0: none) */
-	uint32_t pad2;
+	uint32_t fsave;                  /* sonde's: saved values (bits) that are doubles' bits (a float variable's) */
 	/* Written by the agent's handlers (min and max start at INT64_MAX and INT64_MIN: sonde's). */
 	uint64_t count;                  /* values read */
 	uint64_t unavailable;            /* no value here (PA_V_NOVALUE) */
@@ -137,6 +145,10 @@ struct pa_var {
 	uint64_t sum_lo;                 /* the sum as a 128-bit two's complement number */
 	uint64_t sum_hi;
 	uint64_t hist[PA_VAR_BUCKETS];
+	/* PA_VT_FLOAT: the agent's, under flock (count and hist above too); fsum as kind_var.c sums */
+	uint32_t flock, flost;           /* flost: values dropped, the lock held by what this thread interrupted */
+	double fmin, fmax, flast;
+	long double fsum;
 };
 
 /* The general registers at a site as the trampoline saves them (lowest
@@ -177,6 +189,8 @@ struct pa_site {
 	uint64_t slot_addr;              /* written by the agent on PA_OP_SLOT */
 	uint64_t resume;                 /* the agent's: where its SIGTRAP handler sends a hit, slot_addr +
 	                                  * displaced_off of the last placement (set once its code is in) */
+	uint32_t rec;                    /* sonde's, --record (PA_REC_*; 0: not recording, the one test per hit) */
+	uint32_t pad_rec;
 	/* Written by the agent's handlers. */
 	uint64_t hits, returns;
 	uint64_t ticks_total, ticks_min, ticks_max; /* call to return, in clock ticks */
@@ -193,6 +207,11 @@ struct pa_site {
 	uint32_t plugin1;                /* sonde's: plugin probe plugin1 - 1 runs here (0: none) */
 	uint32_t post;                   /* sonde's: the slot calls the post handlers after the displaced
 	                                  * instruction (pa_post_stub) */
+};
+
+enum pa_rec {
+	PA_REC_ON   = 1, /* the events of this record: var values, assert results, time intervals, returns */
+	PA_REC_SITE = 2, /* and each hit of the site itself (PA_EV_SITE; func, line, branch probes use it) */
 };
 
 #define PA_CC_RCXZ 16 /* jrcxz: rcx == 0 */
@@ -237,6 +256,11 @@ struct pa_hdr {
 	/* Written by sonde. */
 	uint64_t time_gen;               /* the session (nonzero): a thread's latest times of another are stale */
 	uint64_t time_mult;              /* ns per clock tick << 32, for the intervals of time sites */
+	/* --record (struct pa_ring below): the rings follow the sites (rec_off,
+	 * PA_REC_RINGS of them when rec_on); each site says what it records (pa_site.rec). */
+	uint32_t rec_on, pad_rec;
+	uint64_t rec_off;                /* sonde's: byte offset of ring 0 (pa_area_size(nsites)) */
+	uint64_t rec_no_ring;            /* the agent's: events of threads that found no free ring */
 	struct pa_site sites[];
 };
 
@@ -277,6 +301,51 @@ static inline uint64_t pa_area_size(uint32_t nsites)
 {
 	uint64_t b = pa_plugins_off(nsites) + sizeof(struct pa_plugins);
 	return (b + 4095) & ~4095ull;
+}
+
+/* --- recording (`sonde probe --record`, src/rt/probe_record.c writes,
+ * src/probe/agent_record.c drains) -------------------------------------------
+ * Each recording thread claims a ring (state 0 -> 1 by compare-and-swap; at
+ * its exit 1 -> 2, and sonde, having drained it, frees it: 2 -> 0).  One
+ * writer (the thread) moves head, one reader (sonde) moves tail; a full ring
+ * drops the event and counts it in lost: the program never waits.  An event
+ * is one struct pa_rev; PA_EV_FAIL is followed by n more whose t and v hold
+ * the failure's saved values two by two. */
+#define PA_REC_RINGS  64
+#define PA_REC_EVENTS 65536u           /* per ring, a power of two */
+
+enum pa_ev {
+	PA_EV_SITE = 1,  /* a hit of site rec (v: 1 if its branch condition was true, else 0) */
+	PA_EV_RET,       /* the return of a call of func site rec */
+	PA_EV_VAL,       /* var record rec: its value v */
+	PA_EV_FVAL,      /* var record rec: its floating-point value, v the bits of a double */
+	PA_EV_NOVAL,     /* var or assert record rec: no value (unavailable, unreadable, bounds, / 0) */
+	PA_EV_PASS,      /* assert record rec: true */
+	PA_EV_FAIL,      /* assert record rec: false; v the mask of saved values, n events of them follow */
+	PA_EV_TIME,      /* time record rec: v the interval in ns from the previous time probe, -1 none */
+};
+
+struct pa_rev {
+	uint64_t t;                      /* clock ticks */
+	uint32_t rec;                    /* site record */
+	uint8_t type, n;                 /* enum pa_ev; events that follow as its payload */
+	uint16_t pad;
+	int64_t v;
+};
+
+struct pa_ring {
+	uint32_t state;                  /* 0 free, 1 a thread's, 2 its thread ended */
+	uint32_t tid;
+	uint64_t head;                   /* the agent's: events written */
+	uint64_t tail;                   /* sonde's: events read */
+	uint64_t lost;                   /* the agent's: events dropped, the ring full */
+	char comm[16];                   /* the agent's: the thread's name when it claimed the ring */
+	struct pa_rev ev[PA_REC_EVENTS];
+};
+
+static inline uint64_t pa_rec_size(void)
+{
+	return (uint64_t)PA_REC_RINGS * sizeof(struct pa_ring);
 }
 
 #endif

@@ -18,4 +18,19 @@ static inline int var_hist_bucket_i64(int64_t v)
 	return v < 0 ? 63 - k : 65 + k;
 }
 
+/* The bucket of a double given by its bits, as kind_var.c's bucket() puts
+ * it (|v| < 1 in the smallest magnitude bucket, NaN with 0), in integers
+ * only (the agent has no floating point). */
+static inline int var_hist_bucket_f64(uint64_t bits)
+{
+	int neg = (int)(bits >> 63), e = (int)(bits >> 52 & 0x7ff) - 1023;
+	uint64_t mag = bits & ~(1ull << 63);
+	if (!mag || mag > 0x7ff0000000000000ull) /* zero, NaN */
+		return 64;
+	int k = e < 0 ? -1 : e > 63 ? 63 : e;
+	if (k < 0)
+		return neg ? 63 : 65;
+	return neg ? 63 - k : 65 + k;
+}
+
 #endif

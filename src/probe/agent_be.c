@@ -53,7 +53,7 @@ static void futex_wait_ms(uint32_t *w, uint32_t val, int ms)
 
 static int area_new(struct agent_be *b, char *err, size_t n)
 {
-	b->area_size = pa_area_size(PA_MAX_SITES);
+	b->area_size = pa_area_size(PA_MAX_SITES) + (b->record ? pa_rec_size() : 0);
 	b->area_fd = memfd_create("sonde-probes", MFD_CLOEXEC);
 	if (b->area_fd < 0 || ftruncate(b->area_fd, (off_t)b->area_size)) {
 		snprintf(err, n, "cannot create the probe memory (%s)", strerror(errno));
@@ -69,12 +69,18 @@ static int area_new(struct agent_be *b, char *err, size_t n)
 	b->pa->version = PA_VERSION;
 	b->pa->nsites = PA_MAX_SITES;
 	b->pa->size = (uint32_t)b->area_size;
+	if (b->record) { /* the rings (probe_area.h); the agent checks where they are */
+		b->pa->rec_off = pa_area_size(PA_MAX_SITES);
+		b->pa->rec_on = 1;
+	}
 	return 0;
 }
 
 static void init(struct agent_be *b)
 {
+	int record = b->record;
 	memset(b, 0, sizeof *b);
+	b->record = record;
 	b->memfd = b->area_fd = b->alive_w = -1;
 }
 
@@ -584,6 +590,7 @@ static int var_chain(struct agent_be *b, uint32_t host, uint32_t kind, char *why
 	s->addr = h->addr;
 	s->kind = kind;
 	s->mode = h->mode;
+	s->rec = b->record ? PA_REC_ON : 0;
 	if (kind == PA_KIND_VAR)
 		s->var = *b->next_var;
 	else if (kind == PA_KIND_TIME)
@@ -623,6 +630,8 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 			b->hits_base = __atomic_load_n(&s->hits, __ATOMIC_RELAXED);
 			if (kind == PA_KIND_CALL)
 				__atomic_store_n(&s->kind, PA_KIND_CALL, __ATOMIC_RELEASE);
+			if (b->record)
+				__atomic_store_n(&s->rec, PA_REC_ON | PA_REC_SITE, __ATOMIC_RELEASE);
 			if (why_int3 && wn && s->mode == PA_MODE_INT3)
 				snprintf(why_int3, wn, "shares an int3 site");
 			b->refs[i]++;
@@ -675,6 +684,9 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 		s->var = *b->next_var;
 	if (kind == PA_KIND_TIME && b->next_time)
 		s->time = *b->next_time;
+	/* --record: the site's own hits are events too for func, line, branch and plugin probes */
+	int rec_site = kind == PA_KIND_COUNT || kind == PA_KIND_CALL || kind == PA_KIND_PLUGIN;
+	s->rec = !b->record ? 0 : rec_site ? PA_REC_ON | PA_REC_SITE : PA_REC_ON;
 	b->hits_base = s->hits; /* not live yet: every hit from now on is the new probe's */
 	int rc = build_place(b, idx, 1, fnb, fn, fn_size, why_int3, wn, err, n);
 	free(fnb);

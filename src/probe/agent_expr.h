@@ -12,10 +12,10 @@ struct expr;
 struct pa_var;
 
 /* x's program for an address of a module loaded at bias over [mod_lo,
- * mod_hi) (as agent_var_compile): integers only, each variable's value kept
+ * mod_hi) (as agent_var_compile): integers, and floating point (out->fprog), each variable's value kept
  * for the failures (the k-th from the left in saved[k], at most
  * PA_VAR_SAVE), && and || short-circuit as expr.c's.  0, or -1 with why:
- * what the agent does not do (floating point, too many variables, a
+ * what the agent does not do (long double, too many variables, a
  * variable agent_var_compile refuses); such a probe stays on ptrace. */
 int agent_expr_compile(const struct expr *x, uint64_t bias, uint64_t mod_lo, uint64_t mod_hi, struct pa_var *out,
                        char *why, size_t n);

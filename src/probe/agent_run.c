@@ -19,6 +19,7 @@
 #include "probe/agent_plugin.h"
 #include "sonde/probe.h"
 #include "probe/agent_expr.h"
+#include "probe/agent_record.h"
 #include "probe/agent_var.h"
 #include "probe/callstats.h"
 #include "probe/engine.h"
@@ -27,6 +28,7 @@
 #include "probe/manager.h"
 #include "probe/modules.h"
 #include "probe/probe.h"
+#include "probe/record.h"
 #include "probe/resolve.h"
 #include "probe/spec.h"
 #include "sym/cache.h"
@@ -356,7 +358,8 @@ static void assert_collect(struct probe *p, struct adata *d)
 	for (int q = 0; q < nf && q < PA_FAIL_MAX; q++) {
 		int64_t vals[PA_VAR_SAVE];
 		memcpy(vals, all[q].f->vals, sizeof vals);
-		expr_set_values(var_site_expr(p, all[q].role), vals, all[q].f->mask & ((1u << PA_VAR_SAVE) - 1));
+		expr_set_values_dbl(var_site_expr(p, all[q].role), vals, all[q].f->mask & ((1u << PA_VAR_SAVE) - 1),
+		                    be.pa->sites[d->sites[all[q].role]].var.fsave);
 		assert_first(p, all[q].role, (long)all[q].f->tid);
 	}
 	free(all);
@@ -375,7 +378,16 @@ static void var_collect(struct probe *p, struct adata *d)
 	var_reset(p);
 	for (int i = 0; i < d->nsites; i++) {
 		const struct pa_var *v = &be.pa->sites[d->sites[i]].var;
-		uint64_t count = __atomic_load_n(&v->count, __ATOMIC_RELAXED);
+		uint64_t count = __atomic_load_n(&v->count, __ATOMIC_ACQUIRE);
+		if (v->type == PA_VT_FLOAT) { /* src/rt/probe_float.c's */
+			struct var_fagg f = {
+				.count = count, .min = v->fmin, .max = v->fmax, .last = v->flast, .sum = v->fsum,
+				.hist = v->hist, .why = v->flost ? "a value dropped (the agent's lock busy)" : var_why(d, v),
+				.unavailable = v->unavailable + v->read_errors + v->bad_prog + v->div_zero + v->flost,
+			};
+			var_merge_float(p, &f);
+			continue;
+		}
 		struct var_agg a = {
 			.count = count, .min = v->min, .max = v->max, .last = v->last,
 			.sum = (__int128)(((unsigned __int128)v->sum_hi << 64) | v->sum_lo), .hist = v->hist,
@@ -1209,6 +1221,7 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 {
 	clock_point_take(&c0);
 	e->engine_name = "agent";
+	be.record = o->record_dir != NULL;
 	int rc = o->argv ? agent_be_launch(&be, o->argv, o->rt_path, err, n)
 	                 : agent_be_attach(&be, o->pid, o->rt_path, err, n);
 	e->t.pid = be.pid;
@@ -1229,6 +1242,8 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 		snprintf(err, n, "cannot read the memory map of process %d", (int)be.pid);
 		rc = -1;
 	}
+	if (!rc && o->record_dir && precorder_open(e, o->record_dir, err, n))
+		rc = -1;
 	if (!rc && !be.launched)
 		rc = agent_be_hold(&be, err, n);
 	e->start_ns = now_ns();
@@ -1284,7 +1299,8 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 		sys_ticks(e, now_ns());
 		if (loops % 200 == 0)
 			calibrate(); /* time probes' intervals: a finer ns per tick as the session goes on */
-		sleep_ms(5);
+		agent_record_drain(e, be.pa, pa_area_size(PA_MAX_SITES));
+		sleep_ms(e->rec ? 2 : 5);
 	}
 	e->end_ns = now_ns();
 	if (!agent_be_gone(&be))
@@ -1311,6 +1327,11 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 	calibrate();
 	for (int i = 0; i < e->nprobes; i++)
 		collect(e->probes[i]);
+	agent_record_drain(e, be.pa, pa_area_size(PA_MAX_SITES)); /* what is left (after collect: its assert values) */
+	if (e->rec && agent_record_dropped())
+		fprintf(stderr, "sonde: warning: %llu probe events were not recorded (the program wrote them faster "
+		        "than sonde read them; counted as lost in the recording)\n",
+		        (unsigned long long)agent_record_dropped());
 	sigaction(SIGPIPE, &old_pipe, NULL);
 	return 0;
 }
@@ -1328,4 +1349,46 @@ void agent_probe_close(struct engine *e)
 	e->agent = NULL;
 	e->backend = NULL;
 	agent_be_free(&be);
+}
+
+/* --- --record (agent_record.c) -------------------------------------------- */
+
+int agent_probe_recs(struct probe *p, const int **sites, enum arec_what *what)
+{
+	struct adata *d = p->data;
+	*what = AREC_NONE;
+	if (!d || d->frozen || p->ops == &kind_sys)
+		return 0;
+	if (p->ops == &agent_func)
+		*what = d->at_offset ? AREC_HIT : AREC_SLICE;
+	else if (p->ops == &agent_line)
+		*what = AREC_HIT;
+	else if (p->ops == &agent_branch)
+		*what = AREC_BRANCH;
+	else if (p->ops == &agent_var)
+		*what = AREC_VAR;
+	else if (p->ops == &agent_assert)
+		*what = AREC_ASSERT;
+	else if (p->ops == &agent_time)
+		*what = AREC_TIME;
+	else if (p->ops->setup == plugin_setup)
+		*what = AREC_HIT;
+	*sites = d->sites;
+	return d->nsites;
+}
+
+void agent_assert_values(struct probe *p, int role, const int64_t *vals, uint32_t mask, char *buf, size_t n)
+{
+	struct adata *d = p->data;
+	buf[0] = 0;
+	if (!d || !d->vdata || role < 0 || role >= d->nsites)
+		return;
+	void *own = p->data;
+	p->data = d->vdata;
+	struct expr *x = var_site_expr(p, role);
+	if (x) {
+		expr_set_values_dbl(x, vals, mask, be.pa->sites[d->sites[role]].var.fsave);
+		expr_values(x, buf, n);
+	}
+	p->data = own;
 }

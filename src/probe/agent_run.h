@@ -22,6 +22,7 @@ struct agent_opts {
 	void (*placed)(struct engine *e); /* called once the probes are in, or NULL */
 	int in_fd;              /* interactive commands (manager.c), or -1 */
 	int pending;            /* --pending: a location in no loaded object waits for a library (dlopen) */
+	const char *record_dir; /* --record: the hits go into this recording too (agent_record.c), or NULL */
 };
 
 /* Whether every spec is of a kind the agent runs (func, line, branch,

@@ -66,7 +66,9 @@ static int lower(struct cc *c, const struct vars_op *ops, size_t nops, int depth
 			rc = emit(c, PA_V_PUSH, 0, a - DW_OP_lit0);
 		} else if ((a >= DW_OP_reg0 && a <= DW_OP_reg31) || a == DW_OP_regx) {
 			int r = a == DW_OP_regx ? (int)o->n1 : a - DW_OP_reg0;
-			if (r > 16 || i + 1 != nops) {
+			/* xmm0-15 (17-32): a float or double variable's whole value */
+			int xmm = r >= 17 && r <= 32 && !depth && c->sh->enc == VAR_FLOAT && !c->sh->nsteps;
+			if ((r > 16 && !xmm) || i + 1 != nops) {
 				snprintf(c->why, c->n, r > 16 ? "the value is in a vector or x87 register"
 				                              : "the value is in pieces");
 				return -1;
@@ -161,15 +163,15 @@ int agent_var_compile(const struct var_ref *r, uint64_t bias, uint64_t mod_lo, u
 	out->max = INT64_MIN;
 	struct cc c = { out, &sh, bias, why, n };
 	why[0] = 0;
-	if (sh.enc == VAR_FLOAT) {
-		snprintf(why, n, "a floating-point value");
+	if (sh.enc == VAR_FLOAT && sh.size != 4 && sh.size != 8) {
+		snprintf(why, n, "a floating-point value of %d bytes", sh.size);
 		return -1;
 	}
 	if (sh.size != 1 && sh.size != 2 && sh.size != 4 && sh.size != 8) {
 		snprintf(why, n, "a value of %d bytes", sh.size);
 		return -1;
 	}
-	out->type = sh.enc == VAR_INT ? PA_VT_INT : PA_VT_UINT;
+	out->type = sh.enc == VAR_FLOAT ? PA_VT_FLOAT : sh.enc == VAR_INT ? PA_VT_INT : PA_VT_UINT;
 	out->size = (uint8_t)sh.size;
 	if (sh.no_value)
 		return emit(&c, PA_V_NOVALUE, 0, 0);

@@ -509,7 +509,7 @@ void expr_view(const struct expr *x, struct expr_view *out)
 }
 
 /* In the order of values(): the node, then a, then b. */
-static void set_values(struct expr *x, const int64_t *vals, uint32_t have, int *k)
+static void set_values(struct expr *x, const int64_t *vals, uint32_t have, uint32_t dbl, int *k)
 {
 	if (!x)
 		return;
@@ -517,15 +517,24 @@ static void set_values(struct expr *x, const int64_t *vals, uint32_t have, int *
 		int i = (*k)++;
 		x->have = i < 32 && (have >> i & 1);
 		x->v = (struct expr_val){ .i = x->have ? vals[i] : 0 };
+		if (x->have && (dbl >> i & 1)) {
+			union { int64_t i; double d; } u = { .i = vals[i] };
+			x->v = (struct expr_val){ .is_float = 1, .f = u.d };
+		}
 	}
-	set_values(x->a, vals, have, k);
-	set_values(x->b, vals, have, k);
+	set_values(x->a, vals, have, dbl, k);
+	set_values(x->b, vals, have, dbl, k);
 }
 
 void expr_set_values(struct expr *x, const int64_t *vals, uint32_t have)
 {
+	expr_set_values_dbl(x, vals, have, 0);
+}
+
+void expr_set_values_dbl(struct expr *x, const int64_t *vals, uint32_t have, uint32_t dbl)
+{
 	int k = 0;
-	set_values(x, vals, have, &k);
+	set_values(x, vals, have, dbl, &k);
 }
 
 void expr_values(const struct expr *x, char *buf, size_t n)

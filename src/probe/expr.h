@@ -52,5 +52,7 @@ void expr_view(const struct expr *x, struct expr_view *out);
  * vals[k] is the k-th variable of the tree from the left (the order of
  * expr_values), read when bit k of have is set (k < 32). */
 void expr_set_values(struct expr *x, const int64_t *vals, uint32_t have);
+/* The same, the values of mask dbl being the bits of doubles (floating-point variables). */
+void expr_set_values_dbl(struct expr *x, const int64_t *vals, uint32_t have, uint32_t dbl);
 
 #endif

@@ -59,6 +59,15 @@ struct var_agg {
 	const char *why;
 };
 void var_merge(struct probe *p, const struct var_agg *a);
+/* The same for a site of floating-point values (the agent's). */
+struct var_fagg {
+	uint64_t count, unavailable;
+	double min, max, last;
+	long double sum;
+	const uint64_t *hist;   /* VAR_HIST_BUCKETS counts */
+	const char *why;
+};
+void var_merge_float(struct probe *p, const struct var_fagg *a);
 void assert_count(struct probe *p);
 void assert_failed(struct probe *p, int role, long tid);
 /* For a backend that keeps the numbers itself and hands them over again

@@ -151,14 +151,40 @@ void var_account(struct probe *p, const struct expr_val *vp)
 	d->hist[v.is_float ? bucket(f) : var_hist_bucket_i64(v.i)]++;
 }
 
+static void merge_unavailable(struct vdata *d, uint64_t unavailable, const char *why)
+{
+	if (unavailable) {
+		d->unavailable += unavailable;
+		free(d->last_err);
+		d->last_err = strdup(why ? why : "unavailable");
+	}
+}
+
+void var_merge_float(struct probe *p, const struct var_fagg *a)
+{
+	struct vdata *d = p->data;
+	merge_unavailable(d, a->unavailable, a->why);
+	if (!a->count)
+		return;
+	if (!d->is_float && d->count) { /* switch to floating statistics, as var_account */
+		d->fmin = (long double)d->imin;
+		d->fmax = (long double)d->imax;
+		d->fsum = (long double)d->isum;
+	}
+	d->is_float = 1;
+	if (!d->count || a->min < d->fmin) d->fmin = a->min;
+	if (!d->count || a->max > d->fmax) d->fmax = a->max;
+	d->fsum += a->sum;
+	d->flast = a->last;
+	d->count += a->count;
+	for (int b = 0; b < NBUCKETS; b++)
+		d->hist[b] += a->hist[b];
+}
+
 void var_merge(struct probe *p, const struct var_agg *a)
 {
 	struct vdata *d = p->data;
-	if (a->unavailable) {
-		d->unavailable += a->unavailable;
-		free(d->last_err);
-		d->last_err = strdup(a->why ? a->why : "unavailable");
-	}
+	merge_unavailable(d, a->unavailable, a->why);
 	if (!a->count)
 		return;
 	if (d->is_float) {

@@ -57,6 +57,7 @@ struct precorder {
 	int32_t *hash;           /* tid -> index into th, open addressing, -1 free */
 	uint32_t hcap;
 	uint64_t hits, lost;
+	uint64_t dropped;        /* events the agent dropped (its rings full, no ring): precorder_dropped */
 	char exe[SONDE_PATH_MAX];
 	char cmdline[SONDE_PATH_MAX];    /* NUL-separated */
 	uint32_t cmdline_len;
@@ -186,11 +187,33 @@ static struct pr_thread *thread_of(struct engine *e, struct precorder *r, pid_t 
 
 void precorder_hit(struct hit *h, struct probe *p, int event, int vkind, int64_t iv, double fv, const char *sv)
 {
-	struct precorder *r = h->e->rec;
+	if (h->e->rec)
+		precorder_event(h->e, h->th->tid, h->ticks ? h->ticks : clock_ticks(), p, event, vkind, iv, fv, sv);
+}
+
+void precorder_thread_comm(struct engine *e, pid_t tid, const char *comm)
+{
+	struct precorder *r = e->rec;
+	if (!r || !r->hcap || !comm[0])
+		return;
+	int32_t *h = hash_slot(r, tid);
+	if (*h >= 0 && !r->th[*h].comm[0])
+		snprintf(r->th[*h].comm, sizeof r->th[*h].comm, "%s", comm);
+}
+
+void precorder_dropped(struct engine *e, uint64_t n)
+{
+	if (e->rec)
+		e->rec->dropped += n;
+}
+
+void precorder_event(struct engine *e, pid_t tid, uint64_t now, struct probe *p, int event, int vkind, int64_t iv,
+                     double fv, const char *sv)
+{
+	struct precorder *r = e->rec;
 	if (!r)
 		return;
-	uint64_t now = h->ticks ? h->ticks : clock_ticks();
-	struct pr_thread *t = thread_of(h->e, r, h->th->tid, now);
+	struct pr_thread *t = thread_of(e, r, tid, now);
 	if (!t) {
 		r->lost++;
 		return;
@@ -291,6 +314,12 @@ int precorder_close(struct engine *e, char *err, size_t n)
 		meta_add(mb, key, p->ops->name);
 		snprintf(key, sizeof key, "probe.%d.hits", p->id);
 		snprintf(num, sizeof num, "%llu", (unsigned long long)p->hits);
+		meta_add(mb, key, num);
+	}
+	if (r->dropped) { /* events the agent could not keep (docs/PROBES.md "Recording on the agent") */
+		snprintf(num, sizeof num, "%llu", (unsigned long long)r->dropped);
+		char key[32];
+		snprintf(key, sizeof key, "lost.%d", REC_LOST_RING_EVENTS);
 		meta_add(mb, key, num);
 	}
 	if (r->lost) { /* hits of threads beyond SONDE_MAX_THREADS */

@@ -23,7 +23,9 @@
 #include "common/probe_area.h"
 #include "common/var_hist.h"
 #include "rt/got.h"
+#include "rt/probe_float.h"
 #include "rt/probe_plugin.h"
+#include "rt/probe_record.h"
 #include "rt/rt.h"
 
 #include <dlfcn.h>
@@ -166,7 +168,7 @@ static void child_pid(void)
  * stack or from what sonde found in the site's own module (direct: the
  * module cannot go while its code runs), else through the kernel, so that a
  * bad address is an error and never a fault. */
-static int var_read(uint64_t addr, void *buf, size_t n, uint64_t sp, int direct)
+RT_HIDDEN int pa_var_read(uint64_t addr, void *buf, size_t n, uint64_t sp, int direct)
 {
 	struct stack_map *k = &stk_tls;
 	if (!k->state) {
@@ -188,11 +190,39 @@ static int var_read(uint64_t addr, void *buf, size_t n, uint64_t sp, int direct)
 	return syscall(SYS_process_vm_readv, self_pid, &l, 1UL, &r, 1UL, 0UL) == (long)n ? 0 : -1;
 }
 
+/* A hit from the SIGTRAP handler: the program's x87/SSE registers at the
+ * site are in the signal frame (the handler runs with fresh ones); from a
+ * trampoline (NULL) they are still in the registers: nothing before a var
+ * program runs uses vector code (this file is built without it). */
+static __thread const struct _libc_fpstate *trap_fp __attribute__((tls_model("initial-exec")));
+
+/* The low 64 bits of xmm n at the site. */
+static int xmm_low(int n, uint64_t *out)
+{
+	const struct _libc_fpstate *fp = trap_fp;
+	if (fp) {
+		*out = fp->_xmm[n].element[0] | (uint64_t)fp->_xmm[n].element[1] << 32;
+		return 0;
+	}
+	uint64_t v;
+	switch (n) {
+#define XMM(k) case k: __asm__ volatile("movq %%xmm" #k ", %0" : "=r"(v)); break;
+	XMM(0) XMM(1) XMM(2) XMM(3) XMM(4) XMM(5) XMM(6) XMM(7)
+	XMM(8) XMM(9) XMM(10) XMM(11) XMM(12) XMM(13) XMM(14) XMM(15)
+#undef XMM
+	default: return -1;
+	}
+	*out = v;
+	return 0;
+}
+
 /* The value of DWARF register r at the site (probe_area.h, enum pa_reg). */
-static int var_reg(int r, const uint64_t *regs, uint64_t sp, uint64_t pc, uint64_t *out)
+RT_HIDDEN int pa_var_reg(int r, const uint64_t *regs, uint64_t sp, uint64_t pc, uint64_t *out)
 {
 	static const signed char map[17] = { PA_RAX, PA_RDX, PA_RCX, PA_RBX, PA_RSI, PA_RDI, PA_RBP, -1,
 		PA_R8, PA_R9, PA_R10, PA_R11, PA_R12, PA_R13, PA_R14, PA_R15, -1 };
+	if (r >= 17 && r <= 32)
+		return xmm_low(r - 17, out);
 	if (r < 0 || r > 16)
 		return -1;
 	*out = r == 7 ? sp : r == 16 ? pc : regs[(int)map[r]];
@@ -222,7 +252,7 @@ static int var_eval(const struct pa_var *v, const uint64_t *regs, uint64_t sp, u
 				return -2;
 			if (in->op == PA_V_PUSH)
 				x = (uint64_t)in->k;
-			else if (var_reg(in->a, regs, sp, pc, &x))
+			else if (pa_var_reg(in->a, regs, sp, pc, &x))
 				return -2;
 			st[n++] = x;
 			break;
@@ -283,7 +313,7 @@ static int var_eval(const struct pa_var *v, const uint64_t *regs, uint64_t sp, u
 			if ((read += sz) > PA_VAR_READ_MAX)
 				return -2;
 			uint64_t val = 0;
-			if (var_read(st[n - 1], &val, sz, sp, (in->a & 0x40) != 0))
+			if (pa_var_read(st[n - 1], &val, sz, sp, (in->a & 0x40) != 0))
 				return -1;
 			if ((in->a & 0x80) && sz < 8) {
 				int sh = 64 - 8 * (int)sz;
@@ -404,23 +434,47 @@ static void assert_fail(struct pa_var *v, const int64_t *saved, uint32_t mask)
 /* A var site's hit: its value into the statistics (each one atomic; the
  * sum as 128 bits: the low half's carry goes to the high half); an
  * assertion's: evaluated, and failed when 0. */
-static void var_hit(struct pa_site *s, const uint64_t *regs, uint64_t sp)
+static void var_hit(struct pa_site *s, uint32_t idx, const uint64_t *regs, uint64_t sp, uint64_t rec_t)
 {
 	struct pa_var *v = &s->var;
 	int64_t x, saved[PA_VAR_SAVE];
 	uint32_t mask;
-	int rc = var_eval(v, regs, sp, s->addr, &x, saved, &mask);
+	int rc;
+	if (v->fprog) { /* floating point: src/rt/probe_float.c, the program's x87/SSE state saved around it */
+		struct pa_feval fe = { v, regs, sp, s->addr, trap_fp, 0, { 0 }, 0 };
+		rc = pa_float_eval(&fe);
+		x = fe.x;
+		mask = fe.mask;
+		for (int i = 0; i < PA_VAR_SAVE; i++)
+			saved[i] = fe.saved[i];
+	} else {
+		rc = var_eval(v, regs, sp, s->addr, &x, saved, &mask);
+	}
 	if (rc) {
 		__atomic_fetch_add(rc == 1 ? &v->unavailable : rc == -1 ? &v->read_errors : rc == -3 ? &v->div_zero
 		                   : &v->bad_prog, 1, __ATOMIC_RELAXED);
+		if (rec_t)
+			pa_rec_put(idx, PA_EV_NOVAL, rc, rec_t);
+		return;
+	}
+	if (v->type == PA_VT_FLOAT && !v->is_assert) {
+		uint64_t d = pa_float_hit(v, (uint64_t)x); /* the program's vector registers saved around it */
+		if (rec_t)
+			pa_rec_put(idx, PA_EV_FVAL, (int64_t)d, rec_t);
 		return;
 	}
 	if (v->is_assert) {
 		__atomic_fetch_add(&v->count, 1, __ATOMIC_RELAXED);
 		if (!x)
 			assert_fail(v, saved, mask);
+		if (rec_t && x)
+			pa_rec_put(idx, PA_EV_PASS, 0, rec_t);
+		else if (rec_t)
+			pa_rec_fail(idx, mask, saved, PA_VAR_SAVE, rec_t);
 		return;
 	}
+	if (rec_t)
+		pa_rec_put(idx, PA_EV_VAL, x, rec_t);
 	uint64_t old = __atomic_fetch_add(&v->sum_lo, (uint64_t)x, __ATOMIC_RELAXED);
 	uint64_t hi = (x < 0 ? ~0ull : 0) + (old + (uint64_t)x < old);
 	if (hi)
@@ -436,19 +490,21 @@ static void atomic_min(uint64_t *p, uint64_t v);
 static void atomic_max(uint64_t *p, uint64_t v);
 
 /* A time site's hit: first and last, and the interval from the previous
- * time probe's latest hit in this thread (probe_area.h, struct pa_time). */
-static void time_hit(struct pa_time *tm)
+ * time probe's latest hit in this thread (probe_area.h, struct pa_time).
+ * Returns the interval in ns, -1 when there is none. */
+static int64_t time_hit(struct pa_time *tm)
 {
+	int64_t interval = -1;
 	uint32_t slot1 = tm->slot1;
 	if (!slot1 || slot1 > PA_TIME_MAX)
-		return;
+		return -1;
 	uint64_t t = clock_ticks();
 	atomic_min(&tm->first, t);
 	atomic_max(&tm->last, t);
 	struct shadow *sh = shadow_get();
 	if (!sh) {
 		__atomic_fetch_add(&tm->lost, 1, __ATOMIC_RELAXED);
-		return;
+		return -1;
 	}
 	uint64_t gen = __atomic_load_n(&pa->time_gen, __ATOMIC_RELAXED);
 	if (sh->tgen != gen) {
@@ -472,9 +528,11 @@ static void time_hit(struct pa_time *tm)
 			                                              __ATOMIC_RELAXED))
 				;
 			atomic_max(&tm->max_ns, dt);
+			interval = (int64_t)dt;
 		}
 	}
 	sh->tlast[slot1 - 1] = t;
+	return interval;
 }
 
 /* A hit of site idx; sp points at the stack as it was at the site (for a
@@ -524,18 +582,26 @@ static void load_hit(void)
 	}
 }
 
-RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs)
+/* The hit, for pa_hit: rec is the site's PA_REC_* (--record), a constant 0
+ * in the unrecorded copy, where the compiler leaves every recording step out. */
+static inline __attribute__((always_inline)) void hit(uint32_t idx, uint64_t *sp, const uint64_t *regs,
+                                                      struct pa_site *s, uint32_t rec)
 {
-	struct pa_site *s = &pa->sites[idx];
-	__atomic_fetch_add(&s->hits, 1, __ATOMIC_RELAXED);
+	uint64_t rec_t = rec ? clock_ticks() | 1 : 0;
+	int taken = 0;
 	uint32_t cc1 = __atomic_load_n(&s->branch_cc1, __ATOMIC_RELAXED);
-	if (cc1 && cond_true(cc1 - 1, regs[PA_FLAGS], regs[PA_RCX]))
+	if (cc1 && (taken = cond_true(cc1 - 1, regs[PA_FLAGS], regs[PA_RCX])))
 		__atomic_fetch_add(&s->taken, 1, __ATOMIC_RELAXED);
+	if (rec & PA_REC_SITE)
+		pa_rec_put(idx, PA_EV_SITE, taken, rec_t);
 	/* Var programs first: a func site changes the return address below. */
 	if (s->var.nprog)
-		var_hit(s, regs, (uint64_t)sp);
-	if (s->time.slot1)
-		time_hit(&s->time);
+		var_hit(s, idx, regs, (uint64_t)sp, rec_t);
+	if (s->time.slot1) {
+		int64_t dt = time_hit(&s->time);
+		if (rec_t)
+			pa_rec_put(idx, PA_EV_TIME, dt, rec_t);
+	}
 	if (s->plugin1)
 		pa_plugin_pre(s, (uint64_t)sp, regs);
 	uint32_t nx = __atomic_load_n(&s->var.next, __ATOMIC_ACQUIRE);
@@ -543,11 +609,17 @@ RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs)
 		struct pa_site *o = &pa->sites[nx - 1];
 		__atomic_fetch_add(&o->hits, 1, __ATOMIC_RELAXED);
 		if (o->var.nprog)
-			var_hit(o, regs, (uint64_t)sp);
-		if (o->time.slot1)
-			time_hit(&o->time);
-		if (o->plugin1)
+			var_hit(o, nx - 1, regs, (uint64_t)sp, rec_t);
+		if (o->time.slot1) {
+			int64_t dt = time_hit(&o->time);
+			if (rec_t)
+				pa_rec_put(nx - 1, PA_EV_TIME, dt, rec_t);
+		}
+		if (o->plugin1) {
+			if (rec_t) /* a plugin probe's hit on the timeline, as on ptrace */
+				pa_rec_put(nx - 1, PA_EV_SITE, taken, rec_t);
 			pa_plugin_pre(o, (uint64_t)sp, regs);
+		}
 		nx = __atomic_load_n(&o->var.next, __ATOMIC_ACQUIRE);
 	}
 	if (s->kind == PA_KIND_LOAD)
@@ -567,9 +639,29 @@ RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs)
 		__atomic_fetch_add(&s->lost_returns, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	sh->f[sh->n++] = (struct sframe){ ret, (uint64_t)sp, clock_ticks(), idx, 0 };
+	sh->f[sh->n++] = (struct sframe){ ret, (uint64_t)sp, clock_ticks(), idx, rec_t != 0 };
 	*sp = (uint64_t)pa_exit_stub;
 }
+
+static __attribute__((noinline, cold)) void hit_recorded(uint32_t idx, uint64_t *sp, const uint64_t *regs,
+                                                         struct pa_site *s, uint32_t rec)
+{
+	hit(idx, sp, regs, s, rec);
+}
+
+RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs)
+{
+	struct pa_site *s = &pa->sites[idx];
+	__atomic_fetch_add(&s->hits, 1, __ATOMIC_RELAXED);
+	/* --record: the one test of the hot path, in the site's own line (0: not recording) */
+	uint32_t rec = __atomic_load_n(&s->rec, __ATOMIC_RELAXED);
+	if (__builtin_expect(rec != 0, 0))
+		hit_recorded(idx, sp, regs, s, rec);
+	else
+		hit(idx, sp, regs, s, 0);
+}
+
+
 
 /* 0 is "none yet" for these two (ticks and durations are never 0). */
 static void atomic_min(uint64_t *p, uint64_t v)
@@ -586,6 +678,24 @@ static void atomic_max(uint64_t *p, uint64_t v)
 		;
 }
 
+/* A return of a call of site s, d ticks after its call. */
+static inline __attribute__((always_inline)) void exit_account(struct pa_site *s, uint64_t d)
+{
+	__atomic_fetch_add(&s->returns, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->ticks_total, d, __ATOMIC_RELAXED);
+	atomic_min(&s->ticks_min, d ? d : 1);
+	atomic_max(&s->ticks_max, d);
+}
+
+/* --record: the same, and the end of the call's slice (a tail call of pa_exit's). */
+static __attribute__((noinline, cold)) uint64_t exit_recorded(uint32_t site, uint64_t now, uint64_t then,
+                                                              uint64_t ret)
+{
+	exit_account(&pa->sites[site], now - then);
+	pa_rec_put(site, PA_EV_RET, 0, now);
+	return ret;
+}
+
 /* A probed function returned through pa_exit_stub; sp_after is the stack
  * pointer after its ret (the entry's + 8).  Frames deeper than that were
  * left by longjmp or an exception: dropped.  Returns where to go on. */
@@ -596,12 +706,9 @@ RT_HIDDEN uint64_t pa_exit(uint64_t sp_after)
 	while (sh->n > 1 && sh->f[sh->n - 1].sp + 8 < sp_after)
 		sh->n--;
 	struct sframe f = sh->f[--sh->n];
-	struct pa_site *s = &pa->sites[f.site];
-	uint64_t d = now - f.ticks;
-	__atomic_fetch_add(&s->returns, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&s->ticks_total, d, __ATOMIC_RELAXED);
-	atomic_min(&s->ticks_min, d ? d : 1);
-	atomic_max(&s->ticks_max, d);
+	if (__builtin_expect(f.pad, 0)) /* tested first: nothing else is live across the accounting */
+		return exit_recorded(f.site, now, f.ticks, f.ret);
+	exit_account(&pa->sites[f.site], now - f.ticks);
 	return f.ret;
 }
 
@@ -936,7 +1043,10 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 				[PA_RDX] = (uint64_t)g[REG_RDX], [PA_RCX] = (uint64_t)g[REG_RCX],
 				[PA_RAX] = (uint64_t)g[REG_RAX], [PA_FLAGS] = (uint64_t)g[REG_EFL],
 			};
+			const struct _libc_fpstate *fp_was = trap_fp;
+			trap_fp = uc->uc_mcontext.fpregs;
 			pa_hit(i, (uint64_t *)g[REG_RSP], regs);
+			trap_fp = fp_was;
 			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)resume;
 			trap_leave(h);
 			return;
@@ -1028,7 +1138,9 @@ static int start(int area_fd, int pipe_fd, int rejoin)
 {
 	struct pa_hdr h;
 	if (pread(area_fd, &h, sizeof h, 0) != (ssize_t)sizeof h || h.magic != PA_MAGIC || h.version != PA_VERSION ||
-	    h.nsites > PA_MAX_SITES || h.size != pa_area_size(h.nsites))
+	    h.nsites > PA_MAX_SITES ||
+	    (h.size != pa_area_size(h.nsites) &&
+	     !(h.rec_on && h.rec_off == pa_area_size(h.nsites) && h.size == h.rec_off + pa_rec_size())))
 		return -EINVAL;
 	void *m = mmap(NULL, h.size, PROT_READ | PROT_WRITE, MAP_SHARED, area_fd, 0);
 	if (m == MAP_FAILED)
@@ -1052,6 +1164,7 @@ static int start(int area_fd, int pipe_fd, int rejoin)
 		forked_hook = 1;
 	pa = m;
 	pa_n = h.nsites;
+	pa_rec_start(pa, h.size);
 	if (rejoin) /* the sites were the old image's: nothing of them is here */
 		for (uint32_t i = 0; i < pa_n; i++)
 			if (pa->sites[i].state != PA_FREE)

@@ -67,13 +67,17 @@ for cc in gcc clang; do
 	check "$cc: assert: a time probe sharing the site counts every hit" jq_py as.$cc.json \
 		"p=d['probes'][3]; assert p['hits'] == $calls, p"
 
-	# --- a floating-point constant: the agent does not evaluate it, every probe goes to ptrace, said
+	# --- a floating-point constant runs on the agent (tests/e2e/probe_float.sh); % of a
+	# floating value does not: every probe goes to ptrace, said
 	"$SONDE" probe --format=json -o fl.$cc.json -e 'assert:check:i * 1.5 >= 0' -e time:mark_a -- ./pt.$cc 1 100 > /dev/null 2> fl.$cc.err
-	check "$cc: float assert: falls back to ptrace with the reason" jq_py fl.$cc.json \
-		"assert d['target']['engine'] == 'ptrace' and d['probes'][0]['evaluated'] == 100 and d['probes'][1]['hits'] == 100, d"
-	check "$cc: float assert: the reason said on stderr" grep -q 'cannot run on the agent (a floating-point constant)' fl.$cc.err
-	"$SONDE" probe --engine=agent -e 'assert:check:i * 1.5 >= 0' -- ./pt.$cc 1 100 > /dev/null 2> fa.$cc.err
-	check "$cc: float assert with --engine=agent: usage error (1), said" test $? -eq 1 -a -n "$(grep 'floating-point' fa.$cc.err)"
+	check "$cc: float constant in an assert: on the agent" jq_py fl.$cc.json \
+		"assert d['target']['engine'] == 'agent' and d['probes'][0]['evaluated'] == 100 and d['probes'][1]['hits'] == 100, d"
+	"$SONDE" probe --format=json -o fm.$cc.json -e 'assert:check:i % 1.5 >= 0' -e time:mark_a -- ./pt.$cc 1 100 > /dev/null 2> fm.$cc.err
+	check "$cc: % of a float: falls back to ptrace" jq_py fm.$cc.json \
+		"assert d['target']['engine'] == 'ptrace' and d['probes'][0]['unavailable'] == 100 and d['probes'][1]['hits'] == 100, d"
+	check "$cc: % of a float: the reason said on stderr" grep -q 'cannot run on the agent (% of floating-point values)' fm.$cc.err
+	"$SONDE" probe --engine=agent -e 'assert:check:i % 1.5 >= 0' -- ./pt.$cc 1 100 > /dev/null 2> fa.$cc.err
+	check "$cc: % of a float with --engine=agent: usage error (1), said" test $? -eq 1 -a -n "$(grep 'floating-point' fa.$cc.err)"
 
 	# --- --engine=ptrace on the same small run: the same counts and fields
 	"$SONDE" probe --format=json -o aa.$cc.json -e 'assert:check:i % 7 != 3' -e "assert:probe_agent_time.c:$CHK:i % 5 != 0 || k == 2" \

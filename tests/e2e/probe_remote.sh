@@ -17,31 +17,7 @@ src="$PROGS/remote_counts.c"
 L=$(grep -n "/\* MARK_LINE \*/" "$src" | head -1 | cut -d: -f1)
 B=$(grep -n "/\* BRANCH_LINE \*/" "$src" | head -1 | cut -d: -f1)
 N=200
-stubs=()
-cleanup() { for p in "${stubs[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
-trap cleanup EXIT
-
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-# Wait until something listens on port $1 (without connecting: the stubs take one connection).
-wait_listen() {
-	python3 - "$1" <<'EOF'
-import sys, time
-port = int(sys.argv[1])
-for _ in range(200):
-    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            for line in open(f).readlines()[1:]:
-                a = line.split()
-                if a[3] == "0A" and int(a[1].split(":")[1], 16) == port:
-                    sys.exit(0)
-        except OSError:
-            pass
-    time.sleep(0.05)
-sys.exit(1)
-EOF
-}
+source "$ROOT/tests/remote_lib.sh"
 
 # check_counts NAME OUT.JSON PLAIN.OUT: the probes' numbers against the
 # program's own ("step_calls A sum_x B line_runs C sum_v D sum_total_before E

@@ -19,30 +19,7 @@ source "$ROOT/tests/lib.sh"
 
 src="$PROGS/remote_counts.c"
 N=60
-stubs=()
-cleanup() { for p in "${stubs[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
-trap cleanup EXIT
-
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-wait_listen() {
-	python3 - "$1" <<'EOF'
-import sys, time
-port = int(sys.argv[1])
-for _ in range(200):
-    for f in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            for line in open(f).readlines()[1:]:
-                a = line.split()
-                if a[3] == "0A" and int(a[1].split(":")[1], 16) == port:
-                    sys.exit(0)
-        except OSError:
-            pass
-    time.sleep(0.05)
-sys.exit(1)
-EOF
-}
+source "$ROOT/tests/remote_lib.sh"
 
 # specs OBJDUMP PROG: "-e line:F+OFF" for every instruction of step() and
 # account() (sonde takes 64 probes at most: the first 64).

@@ -137,11 +137,12 @@ static void deliver(struct engine *e, uint32_t tid, const struct pa_rev *ev, con
 	}
 }
 
-static void drain_ring(struct engine *e, struct pa_ring *r, int i)
+/* The events taken. */
+static uint64_t drain_ring(struct engine *e, struct pa_ring *r, int i)
 {
 	uint32_t state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
 	if (state == 0)
-		return;
+		return 0;
 	/* head first: the thread wrote its id and name before its first event */
 	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), tail = seen_tail[i];
 	uint32_t tid = __atomic_load_n(&r->tid, __ATOMIC_ACQUIRE);
@@ -167,6 +168,7 @@ static void drain_ring(struct engine *e, struct pa_ring *r, int i)
 		tail += 1 + (uint64_t)npl;
 	}
 	precorder_thread_comm(e, (pid_t)tid, comm); /* a thread gone before sonde read its name */
+	uint64_t taken = tail - seen_tail[i];
 	seen_tail[i] = tail;
 	__atomic_store_n(&r->tail, tail, __ATOMIC_RELEASE); /* the agent may write over them now */
 	uint64_t lost = __atomic_load_n(&r->lost, __ATOMIC_RELAXED);
@@ -181,16 +183,20 @@ static void drain_ring(struct engine *e, struct pa_ring *r, int i)
 		seen_tail[i] = seen_lost[i] = 0;
 		__atomic_store_n(&r->state, 0, __ATOMIC_RELEASE);
 	}
+	return taken;
 }
 
-void agent_record_drain(struct engine *e, struct pa_hdr *pa, uint64_t rec_off)
+uint64_t agent_record_drain(struct engine *e, struct pa_hdr *pa, uint64_t rec_off)
 {
 	if (!e->rec || !pa)
-		return;
+		return 0;
 	targets(e);
 	struct pa_ring *rings = (struct pa_ring *)((char *)pa + rec_off);
-	for (int i = 0; i < PA_REC_RINGS; i++)
-		drain_ring(e, &rings[i], i);
+	uint64_t most = 0;
+	for (int i = 0; i < PA_REC_RINGS; i++) {
+		uint64_t k = drain_ring(e, &rings[i], i);
+		most = k > most ? k : most;
+	}
 	uint64_t nr = __atomic_load_n(&pa->rec_no_ring, __ATOMIC_RELAXED);
 	if (nr > seen_no_ring) {
 		dropped += nr - seen_no_ring;
@@ -201,6 +207,7 @@ void agent_record_drain(struct engine *e, struct pa_hdr *pa, uint64_t rec_off)
 		precorder_dropped(e, dropped - told);
 		told = dropped;
 	}
+	return most;
 }
 
 uint64_t agent_record_dropped(void)

@@ -35,8 +35,9 @@ void agent_assert_values(struct probe *p, int role, const int64_t *vals, uint32_
 
 /* Drains every ring of the area pa (rings: pa_rec_size() bytes sonde mapped
  * at offset rec_off, sonde's own number) into e->rec: while the program runs,
- * and once more at the end; a ring whose thread ended is freed. */
-void agent_record_drain(struct engine *e, struct pa_hdr *pa, uint64_t rec_off);
+ * and once more at the end; a ring whose thread ended is freed.  Returns the
+ * most events taken from one ring (how soon to come back). */
+uint64_t agent_record_drain(struct engine *e, struct pa_hdr *pa, uint64_t rec_off);
 /* Events the agent dropped so far (rings full, no ring free): for the end. */
 uint64_t agent_record_dropped(void);
 

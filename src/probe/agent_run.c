@@ -38,6 +38,7 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1281,8 +1282,8 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 	static char cmd[4096];
 	size_t have = 0;
 	int quit = 0;
-	for (unsigned loops = 1; !end_req && !quit && !agent_be_gone(&be) && !(deadline && now_ns() >= deadline);
-	     loops++) {
+	uint64_t cal_ns = now_ns();
+	while (!end_req && !quit && !agent_be_gone(&be) && !(deadline && now_ns() >= deadline)) {
 		if (o->in_fd >= 0)
 			quit = commands(e, o->in_fd, cmd, sizeof cmd, &have);
 		if (load_site < 0 && manager_pending(e)) { /* one added interactively */
@@ -1297,10 +1298,16 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 		execs_serve(e);
 		loads_serve(e);
 		sys_ticks(e, now_ns());
-		if (loops % 200 == 0)
+		if (now_ns() - cal_ns >= 1000000000ull) { /* each second (the loop may not sleep: --record) */
 			calibrate(); /* time probes' intervals: a finer ns per tick as the session goes on */
-		agent_record_drain(e, be.pa, pa_area_size(PA_MAX_SITES));
-		sleep_ms(e->rec ? 2 : 5);
+			cal_ns = now_ns();
+		}
+		/* --record: a ring found a quarter full is drained again at once (the
+		 * program makes events faster than every 2 ms can take) */
+		if (agent_record_drain(e, be.pa, pa_area_size(PA_MAX_SITES)) < PA_REC_EVENTS / 4)
+			sleep_ms(e->rec ? 2 : 5);
+		else
+			sched_yield();
 	}
 	e->end_ns = now_ns();
 	if (!agent_be_gone(&be))

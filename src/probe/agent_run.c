@@ -1302,9 +1302,9 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 			calibrate(); /* time probes' intervals: a finer ns per tick as the session goes on */
 			cal_ns = now_ns();
 		}
-		/* --record: a ring found a quarter full is drained again at once (the
+		/* --record: a ring that had 1024 events or more is drained again at once (the
 		 * program makes events faster than every 2 ms can take) */
-		if (agent_record_drain(e, be.pa, pa_area_size(PA_MAX_SITES)) < PA_REC_EVENTS / 4)
+		if (agent_record_drain(e, be.pa, pa_area_size(PA_MAX_SITES)) < PA_REC_EVENTS / 64)
 			sleep_ms(e->rec ? 2 : 5);
 		else
 			sched_yield();

@@ -208,6 +208,19 @@ else
 	notok "plugin: build" "cc failed"
 fi
 
+# ---- attached (-p) on the agent, until --duration: 2 events per counted call ----
+./threads 2 400 0 > at.plain
+./threads 2 400 5000 at.pid > at.out &
+runner=$!
+for _ in $(seq 200); do [ -s at.pid ] && break; sleep 0.02; done
+"$SONDE" probe -p "$(cat at.pid)" --duration 0.5 -o arec --record -e func:work > /dev/null 2> at.err
+check "attached: probe --record exits 0" test $? -eq 0
+wait "$runner"
+check "attached: the program's output unchanged" cmp -s at.plain at.out
+check "attached: a slice per counted call (a call in flight at the end may be only begun)" jq_py \
+	<("$SONDE" info -i arec --format=json) \
+	"h = d['probes'][0]['hits']; assert h > 0 and 2 * h - 2 <= d['probe_records'] <= 2 * h, d"
+
 # ---- 8 threads x 20000 calls on the agent: every call's slice is there ----
 ./threads 8 20000 0 > t8plain.out
 "$SONDE" probe -o t8 --record -e func:work -- ./threads 8 20000 0 > t8.out 2> t8.err

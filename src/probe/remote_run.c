@@ -179,8 +179,52 @@ static int site_add(struct rsess *s, struct probe *p, uint64_t addr, int role, i
 	return 0;
 }
 
+/* Remember that addr had one of our breakpoints (stale_hit). */
+static void gone_add(struct rsess *s, uint64_t addr, int written)
+{
+	for (int i = 0; i < s->ngone; i++)
+		if (s->gone[i].addr == addr) {
+			s->gone[i].written |= written;
+			return;
+		}
+	if (s->ngone == s->capgone) {
+		int cap = s->capgone ? 2 * s->capgone : 16;
+		struct rgone *v = realloc(s->gone, (size_t)cap * sizeof *v);
+		if (!v)
+			return;
+		s->gone = v;
+		s->capgone = cap;
+	}
+	s->gone[s->ngone++] = (struct rgone){ addr, written };
+}
+
+/* A SIGTRAP at pc where no breakpoint of ours is now but one was: a thread
+ * that hit it while another thread's stop was being handled, reported by
+ * the stub only after we took the breakpoint out (gdbserver keeps such
+ * events pending in all-stop mode).  The thread has not executed the
+ * instruction: it resumes at the breakpoint's address (pc put back there
+ * when the stub leaves it past a written one), without a signal.  1 when it
+ * was such a stop. */
+static int stale_hit(struct rsess *s, uint64_t pc, char *err, size_t n)
+{
+	uint64_t adj = (uint64_t)s->c.arch->trap_pc_adj;
+	for (int i = 0; i < s->ngone; i++) {
+		if (s->gone[i].addr == pc)
+			return 1;
+		if (adj && s->gone[i].written && s->gone[i].addr == pc - adj) {
+			if (remote_set_reg(&s->c, s->c.arch->pc, pc - adj)) {
+				snprintf(err, n, "%s", s->c.err);
+				return -1;
+			}
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static int site_remove(struct rsess *s, struct rsite *t)
 {
+	gone_add(s, t->addr, t->written);
 	int rc = t->lifted ? 0 : remote_remove_bp(&s->c, t->addr, t->saved, t->written);
 	if (t->lifted)
 		s->has_lifted = 0;
@@ -229,6 +273,9 @@ static int remove_all(struct rsess *s)
 /* The table, when the target is gone (nothing to remove from it). */
 static void free_sites(struct rsess *s)
 {
+	free(s->gone);
+	s->gone = NULL;
+	s->ngone = s->capgone = 0;
 	for (int i = 0; i < s->nsites; i++)
 		free(s->sites[i].u);
 	free(s->sites);
@@ -711,6 +758,11 @@ static int run_loop(struct rsess *s, uint64_t deadline, char *err, size_t n)
 						continue;  /* the step ended with a signal or an exit */
 					break;
 				}
+				int stale = t ? 0 : stale_hit(s, pc, err, n);
+				if (stale < 0)
+					return -1;
+				if (stale && !interrupted)
+					break;  /* resumed without a signal */
 			}
 			if (interrupted || stop_flag)
 				return 0;

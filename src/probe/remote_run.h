@@ -64,6 +64,11 @@ struct rsess {
 	int emulate;
 	uint64_t wpages[8];     /* pages an emulated store has written to: later stores go ahead */
 	int nwpages;
+	/* Where breakpoints were and are no more: another thread's stop on one,
+	 * taken before its removal and reported after it, is not the program's
+	 * SIGTRAP (run_loop resumes it; remote_run.c, stale_hit). */
+	struct rgone { uint64_t addr; int written; } *gone;
+	int ngone, capgone;
 };
 
 /* A remote probe kind: the output half is its kind_ops (name, json, table,

@@ -172,6 +172,28 @@ else
 		notok "gdbserver listens" "$(cat gdbserver.err)"
 	fi
 
+	# --- threads: 4 threads call work() 300 times each, under gdbserver -----------
+	# (all-stop: a thread that hits a breakpoint while another's stop is handled
+	# is reported later, possibly after that breakpoint was taken out)
+	gcc -g -O1 -o threads.x86 "$PROGS/probe_threads.c" -lpthread && ./threads.x86 4 300 0 > plain.thr
+	prc=$?
+	port=$(free_port)
+	gdbserver --once "127.0.0.1:$port" ./threads.x86 4 300 0 > stub.thr 2> gdbserver.thr.err &
+	gpid=$!; stubs+=("$gpid")
+	if wait_listen "$port"; then
+		SONDE_REMOTE_TRACEPOINTS=0 timeout 120 "$SONDE" probe --target "tcp:127.0.0.1:$port" --exe threads.x86 \
+			-e func:work -e "line:probe_threads.c:$(grep -n MARK_WORK "$PROGS/probe_threads.c" | cut -d: -f1)" \
+			--format=json -o out.thr.json 2> err.thr
+		rc=$?
+		wait "$gpid"
+		check "threads: sonde exits 0" test "$rc" -eq 0
+		check "threads: program output unchanged" cmp -s plain.thr stub.thr
+		check "threads: func:work counts 1200 calls and returns, the line 1200 hits, exit status $prc" jq_py out.thr.json \
+			"p=d['probes']; assert (p[0]['calls'],p[0]['returns'],p[1]['hits'],d['target'].get('exit_status'))==(1200,1200,1200,$prc), (p, d['target'])"
+	else
+		notok "threads: gdbserver listens" "$(cat gdbserver.thr.err)"
+	fi
+
 	# --- serial: a pty pair, gdbserver on one end, sonde on the other -------------
 	if ! command -v socat >/dev/null; then
 		skip "serial: remote probes" "socat missing (apt-get install socat)"

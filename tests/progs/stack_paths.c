@@ -3,7 +3,8 @@
  *   main -> path_a -> leaf                 A times
  *   main -> path_b -> middle -> leaf       B times
  *   main -> path_c -> middle2 -> deeper -> leaf  C times
- * A, B, C from argv (default 3 5 7); prints them and a checksum. */
+ * A, B, C from argv (default 3 5 7); prints them and a checksum.  A fourth
+ * argument D adds one call main -> recurse x (D+1) -> leaf (a deep stack). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -51,6 +52,16 @@ NOIPA int path_c(int x)
 	return middle2(x) + 6;
 }
 
+NOIPA int recurse(int d)
+{
+	TOUCH();
+	if (d == 0)
+		return leaf(d) + 7;
+	int r = recurse(d - 1);
+	TOUCH(); /* a store after the call: neither a tail call nor a loop */
+	return r + 7;
+}
+
 int main(int argc, char **argv)
 {
 	int a = argc > 1 ? atoi(argv[1]) : 3;
@@ -63,6 +74,11 @@ int main(int argc, char **argv)
 		sum += path_b(i);
 	for (int i = 0; i < c; i++)
 		sum += path_c(i);
+	if (argc > 4) {
+		int d = atoi(argv[4]);
+		sum += recurse(d);
+		printf("recurse %d\n", d);
+	}
 	printf("path_a %d\npath_b %d\npath_c %d\nsum %ld\n", a, b, c, sum);
 	return 0;
 }

@@ -74,6 +74,8 @@ int unwind_read_word(pid_t pid, uint64_t addr, uint64_t *v)
 /* --- one thread, its registers given ------------------------------------- */
 
 #define UNWIND_REFRESHES 16
+#define UNWIND_PAGE 4096
+#define UNWIND_PAGES 4
 
 struct unwinder {
 	Dwfl *dwfl;
@@ -81,6 +83,10 @@ struct unwinder {
 	const struct user_regs_struct *regs;
 	int attached;   /* dwfl_attach_state done (once per Dwfl) */
 	int refreshes;  /* objects reported again (a pc in none of them) */
+	/* The pages read during one unwinding (its stack, mostly): a word read
+	 * one by one costs a system call each, most of the time of a hit. */
+	struct page { uint64_t base; int ok; uint8_t b[UNWIND_PAGE]; } pages[UNWIND_PAGES];
+	int npages;
 };
 
 static pid_t next_thread(Dwfl *d, void *arg, void **thread_argp)
@@ -107,9 +113,26 @@ static bool memory_read(Dwfl *d, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	(void)d;
 	struct unwinder *u = arg;
-	uint64_t v;
-	if (unwind_read_word(u->pid, addr, &v))
+	uint64_t v, base = addr & ~(uint64_t)(UNWIND_PAGE - 1), off = addr - base;
+	if (off > UNWIND_PAGE - sizeof v) { /* across two pages */
+		if (unwind_read_word(u->pid, addr, &v))
+			return false;
+		*result = v;
+		return true;
+	}
+	struct page *pg = NULL;
+	for (int i = 0; i < u->npages && !pg; i++)
+		if (u->pages[i].base == base)
+			pg = &u->pages[i];
+	if (!pg) {
+		pg = &u->pages[u->npages < UNWIND_PAGES ? u->npages++ : (int)((base / UNWIND_PAGE) % UNWIND_PAGES)];
+		struct iovec l = { pg->b, UNWIND_PAGE }, r = { (void *)(uintptr_t)base, UNWIND_PAGE };
+		pg->base = base;
+		pg->ok = process_vm_readv(u->pid, &l, 1, &r, 1, 0) == UNWIND_PAGE;
+	}
+	if (!pg->ok)
 		return false;
+	memcpy(&v, pg->b + off, sizeof v);
 	*result = v;
 	return true;
 }
@@ -182,6 +205,7 @@ int unwinder_stack(struct unwinder *u, pid_t tid, const struct user_regs_struct 
 	}
 	u->tid = tid;
 	u->regs = regs;
+	u->npages = 0; /* the program has run since */
 	struct collect c = { pc, NULL, NULL, 0, max };
 	dwfl_getthread_frames(u->dwfl, tid, frame_cb, &c);
 	/* A pc in no object reported: one mapped since (dlopen)?  The objects

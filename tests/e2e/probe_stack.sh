@@ -112,3 +112,21 @@ check "missing location: says so" grep -q "missing location after 'stack:'" bad2
 "$SONDE" probe --engine=agent -e stack:leaf -- ./sp > bad3.out 2> bad3.err; rc=$?
 check "--engine=agent: usage error" test "$rc" -eq 1
 check "--engine=agent: names --engine=ptrace" grep -q -- "--engine=ptrace" bad3.err
+
+# A remote target refuses it (gdbserver as the stub, when installed).
+if command -v gdbserver > /dev/null; then
+	source "$ROOT/tests/remote_lib.sh"
+	port=$(free_port)
+	gdbserver --once "127.0.0.1:$port" ./sp > stub.out 2>&1 &
+	gpid=$!; stubs+=("$gpid")
+	if wait_listen "$port"; then
+		timeout 60 "$SONDE" probe --target "tcp:127.0.0.1:$port" --exe ./sp -e stack:leaf > /dev/null 2> remote.err
+		rc=$?
+		check "--target: refused, exit 2" test "$rc" -eq 2
+		check "--target: says why" grep -q "^sonde: error: .*stack probes are not available on remote targets" remote.err
+	else
+		notok "--target: refused" "gdbserver did not listen on $port"
+	fi
+else
+	skip "--target: refused" "gdbserver not installed"
+fi

@@ -102,6 +102,27 @@ check "deep stack: cut at 32 frames, counted truncated" jq_py deep.json \
 	"p = d['probes'][0]; s = p['stacks'][0]; assert p['hits'] == 1 and p['truncated'] == 1 and len(s['frames']) == 32 and [f['name'] for f in s['frames'][1:]] == ['recurse'] * 31, p"
 check "deep stack: program output unchanged" grep -qx "recurse 40" deep.out
 
+# Threads (tests/progs/probe_threads.c: NTHREADS threads call work ITERS times
+# each, from run): every hit counted, on the one stack work <- run.
+gcc -O2 -g -pthread -o thr "$PROGS/probe_threads.c"
+./thr 8 5000 0 > thr.plain; thr_rc=$?
+"$SONDE" probe --format=json -o thr.json -e stack:work -- ./thr 8 5000 0 > thr.out 2> thr.err
+check "threads: output unchanged" cmp -s thr.plain thr.out
+check "threads: exit status kept" jq_py thr.json "assert d['target']['exit_status'] == $thr_rc"
+check "threads: 8 x 5000 hits, one stack work <- run" jq_py thr.json \
+	"p = d['probes'][0]; s = p['stacks']; assert p['hits'] == 40000 and p['distinct'] == 1 and s[0]['count'] == 40000 and [f['name'] for f in s[0]['frames'][:2]] == ['work', 'run'], p"
+# Attached (-p) for a second, the threads running.
+./thr 4 20000 100 "$PWD/thr.pid" > thr_p.out &
+tpid=$!
+for _ in $(seq 100); do [ -s thr.pid ] && break; sleep 0.05; done
+"$SONDE" probe --format=json -o thr_p.json -p "$(cat thr.pid)" --duration 1 -e stack:work > /dev/null 2> thr_p.err
+wait "$tpid"; tp_rc=$?
+check "attached: the program's exit status kept" test "$tp_rc" -eq "$thr_rc"
+./thr 4 20000 0 > thr_p.plain
+check "attached: program output as unprobed" cmp -s thr_p.plain thr_p.out
+check "attached: hits counted on the stack work <- run" jq_py thr_p.json \
+	"p = d['probes'][0]; s = p['stacks']; assert p['hits'] > 0 and sum(x['count'] for x in s) == p['hits'] and all([f['name'] for f in x['frames'][:2]] == ['work', 'run'] for x in s), p"
+
 # Bad input: a clear error and the exit status of its class.
 "$SONDE" probe -e stack:no_such_function -- ./sp > bad.out 2> bad.err; rc=$?
 check "unknown function: exit 2" test "$rc" -eq 2

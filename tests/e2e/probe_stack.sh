@@ -4,7 +4,8 @@
 # ran), unwound at each hit and counted per distinct stack, built with gcc
 # -O0 and -O2 and clang -O2; the caller chains and their call lines come from
 # the program's source, one stack is compared with gdb's bt.  Program output
-# unchanged; bounds (frames cut at 32); bad input is a clear error.
+# unchanged; bounds (frames cut at 32); threads, launched and attached; bad
+# input and remote targets are clear errors.
 source "$ROOT/tests/lib.sh"
 
 src="$PROGS/stack_paths.c"

@@ -15,6 +15,7 @@
 #include "attach/inject.h"
 #include "attach/permission.h"
 #include "attach/times.h"
+#include "attach/unwind.h"
 #include "common/clock.h"
 
 #include <dirent.h>
@@ -27,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -133,27 +133,6 @@ struct unwind {
 	int act[MAX_DEPTH];
 };
 
-static int frame_cb(Dwfl_Frame *state, void *arg)
-{
-	struct unwind *u = arg;
-	Dwarf_Addr pc;
-	bool act;
-	Dwarf_Word sp;
-	if (u->n == MAX_DEPTH || !dwfl_frame_pc(state, &pc, &act) || dwfl_frame_reg(state, 7 /* rsp */, &sp) != 0)
-		return DWARF_CB_ABORT;
-	u->pc[u->n] = pc;
-	u->sp[u->n] = sp;
-	u->act[u->n] = act;
-	u->n++;
-	return DWARF_CB_OK;
-}
-
-static int read_word(pid_t pid, uint64_t addr, uint64_t *v)
-{
-	struct iovec l = { v, sizeof *v }, r = { (void *)(uintptr_t)addr, sizeof *v };
-	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)sizeof *v ? 0 : -1;
-}
-
 int frames_add(struct attach_frames *out, const struct attach_frame *f)
 {
 	if (out->n == out->cap) {
@@ -196,8 +175,7 @@ static int is_sonde_module(struct known *k, Dwfl_Module *m)
 /* One stopped thread: its checked frames, outermost first, into out. */
 static void unwind_thread(struct unwind *u, Dwfl_Thread *th, struct attach_frames *out)
 {
-	u->n = 0;
-	dwfl_thread_getframes(th, frame_cb, u); /* a short stack is not an error */
+	u->n = unwind_frames(th, u->pc, u->sp, u->act, MAX_DEPTH);
 	int first = out->n;
 	for (int i = 0; i + 1 < u->n; i++) {
 		uint64_t pc = u->pc[i], look = u->act[i] ? pc : pc - 1, slot = u->sp[i + 1] - 8, ra = u->pc[i + 1], v;
@@ -207,7 +185,7 @@ static void unwind_thread(struct unwind *u, Dwfl_Thread *th, struct attach_frame
 		GElf_Off off;
 		GElf_Sym sym;
 		const char *name = dwfl_module_addrinfo(m, look, &off, &sym, NULL, NULL, NULL);
-		if (!name || read_word(u->pid, slot, &v) || v != ra)
+		if (!name || unwind_read_word(u->pid, slot, &v) || v != ra)
 			continue;
 		uint64_t fn = look - off;
 		if (i == 0 && pc < fn + SLED_LEN)
@@ -266,16 +244,11 @@ int frames_take(pid_t pid, pid_t held, int keep, struct attach_frames *out, char
 		return -1;
 	out->tsc = clock_ticks();
 	attach_time("frames: threads stopped");
-	static char *debuginfo_path = NULL;
-	static const Dwfl_Callbacks cb = {
-		.find_elf = dwfl_linux_proc_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
-		.debuginfo_path = &debuginfo_path,
-	};
-	Dwfl *d = dwfl_begin(&cb);
+	Dwfl *d = unwind_begin(pid, err, n);
 	int rc = -1;
-	if (!d || dwfl_linux_proc_report(d, pid) != 0 || dwfl_report_end(d, NULL, NULL) != 0 ||
-	    dwfl_linux_proc_attach(d, pid, true) != 0) {
+	if (!d)
+		goto out;
+	if (dwfl_linux_proc_attach(d, pid, true) != 0) {
 		snprintf(err, n, "cannot read the stacks of process %d (%s)", (int)pid, dwfl_errmsg(-1));
 		goto out;
 	}

@@ -253,7 +253,7 @@ int cmd_probe(struct cli_opts *o)
 	int agent_can = !abi1_plugin && !(o->engine && !strcmp(o->engine, "ptrace")) &&
 	                agent_runs_all(spec_of, ns, o->pid, o->argc ? o->argv[0] : NULL, why, sizeof why);
 	if (o->engine && !strcmp(o->engine, "agent") && !agent_can)
-		cli_die(EXIT_USAGE, "--engine=agent runs func, line, branch, var, assert, time, sys and plugin probes "
+		cli_die(EXIT_USAGE, "--engine=agent runs func, line, branch, var, assert, time, sys and plugin probes, not stack "
 		        "(SONDE_PROBE_ABI2 plugins) (use --engine=ptrace)%s%s", why[0] ? ": " : "", why);
 	if (o->pending && !agent_can)
 		cli_die(EXIT_USAGE, "--pending follows libraries on the agent engine only%s%s", why[0] ? ": " : "", why);

@@ -938,6 +938,9 @@ int agent_runs_all(const char *const *specs, int nspecs, pid_t pid, const char *
 		if (specs[i][0] == '@' || spec_parse(specs[i], &sp, err, sizeof err))
 			return 0;
 		int ok = agent_kind(sp.kind) != NULL;
+		if (!ok && !strcmp(sp.kind, "stack"))
+			snprintf(why, wn, "probe '%s' cannot run on the agent (stack probes unwind the stopped thread)",
+			         specs[i]);
 		if (ok && (!strcmp(sp.kind, "var") || !strcmp(sp.kind, "assert"))) {
 			char w[300];
 			ok = var_compiles(&sp, pid, argv0, w, sizeof w);

@@ -24,12 +24,13 @@ struct kind_ops {
 	void (*tick)(struct probe *p, uint64_t now_ns);       /* timers (sys) */
 	void (*json)(struct probe *p, struct json *j);
 	void (*table)(struct probe *p, FILE *f);              /* summary details */
+	void (*table_after)(struct probe *p, FILE *f);        /* lines under the probe's row (stack) */
 	void (*free)(struct probe *p);
 };
 
 /* Kinds (kind_*.c). */
 extern const struct kind_ops kind_func, kind_line, kind_branch, kind_var, kind_assert,
-	kind_time, kind_sys, kind_plugin;
+	kind_time, kind_sys, kind_plugin, kind_stack;
 /* The kind named name, NULL if none (kind.c). */
 const struct kind_ops *kind_find(const char *name);
 

@@ -39,7 +39,8 @@ struct probe *manager_add(struct engine *e, const char *text, char *err, size_t 
 	p->spec = strdup(spec);
 	p->ops = e->backend ? e->backend->kind(p->sp.kind) : kind_find(p->sp.kind);
 	if (!p->ops) {
-		snprintf(err, n, "probe '%s': the agent engine runs func and line probes (use --engine=ptrace)", spec);
+		snprintf(err, n, "probe '%s': the agent engine does not run %s probes (use --engine=ptrace)", spec,
+		         p->sp.kind);
 		goto fail;
 	}
 	p->e = e;

@@ -62,6 +62,8 @@ void output_table(struct engine *e, FILE *f)
 		else if (p->removed)
 			fprintf(f, "  (deleted)");
 		fputc('\n', f);
+		if (p->ops->table_after)
+			p->ops->table_after(p, f);
 	}
 }
 

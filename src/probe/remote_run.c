@@ -495,8 +495,10 @@ static int add_probe(struct rsess *s, const char *text, char *err, size_t n)
 	const struct rkind *k = rkind_find(sp.kind);
 	if (!k) {
 		int agent = !strcmp(sp.kind, "sys") || !strcmp(sp.kind, "plugin");
+		int stack = !strcmp(sp.kind, "stack");
 		snprintf(err, n, "probe '%s': %s probes are not available on remote targets (%s)", text, sp.kind,
 		         agent ? "they need the local engine: /proc sampling, handlers loaded into sonde"
+		         : stack ? "they need the local engine: the stopped thread's stack unwound through ptrace"
 		               : "remote targets have func, line, branch, time, var and assert");
 		spec_free(&sp);
 		return -1;

@@ -231,6 +231,18 @@ void resolve_name_in(struct modules *mods, uint64_t addr, char *buf, size_t n)
 		module_offset(m, addr, buf, n);
 }
 
+int resolve_line(struct engine *e, uint64_t addr, const char **file, int *line)
+{
+	struct module *m = modules_at(&e->mods, addr);
+	struct sym_module *s = m ? module_sym(m) : NULL;
+	const char *f = NULL;
+	if (!s || sym_addr_line(s, addr - m->bias, &f, line) != 0 || !f)
+		return -1;
+	const char *b = strrchr(f, '/');
+	*file = b ? b + 1 : f;
+	return 0;
+}
+
 void resolve_describe(struct engine *e, uint64_t addr, char *buf, size_t n)
 {
 	struct module *m = modules_at(&e->mods, addr);
@@ -239,10 +251,8 @@ void resolve_describe(struct engine *e, uint64_t addr, char *buf, size_t n)
 	const char *file = NULL;
 	int line = 0;
 	char fl[300] = "";
-	if (s && sym_addr_line(s, addr - m->bias, &file, &line) == 0 && file) {
-		const char *b = strrchr(file, '/');
-		snprintf(fl, sizeof fl, " (%s:%d)", b ? b + 1 : file, line);
-	}
+	if (resolve_line(e, addr, &file, &line) == 0)
+		snprintf(fl, sizeof fl, " (%s:%d)", file, line);
 	if (!s || sym_lookup(s, addr - m->bias, &si) || !si.start) {
 		char mo[300];
 		module_offset(m, addr, mo, sizeof mo);

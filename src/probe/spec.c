@@ -101,7 +101,7 @@ int spec_parse(const char *s, struct spec *sp, char *err, size_t en)
 	}
 	memcpy(sp->kind, s, kl);
 	if (!kind_find(sp->kind)) {
-		snprintf(err, en, "unknown probe kind '%s' (func, line, branch, var, assert, time, sys, plugin)",
+		snprintf(err, en, "unknown probe kind '%s' (func, line, branch, var, assert, time, sys, plugin, stack)",
 		         sp->kind);
 		return -1;
 	}

@@ -506,13 +506,17 @@ static void refuses_rip_out_of_range(void)
 	struct reloc_out o;
 	char err[256];
 	uint64_t site = (uint64_t)t_lea;
-	CHECK(reloc_build((const uint8_t *)t_lea, 16, site, 5, (const uint8_t *)t_lea, 16, site, site + (3ull << 30),
+	/* The function is t_lea's bytes only: 16 bytes from it reach into
+	 * t_load32, whose displacement bytes (the distance to t_gval, which the
+	 * link decides) can decode as a branch back into the displaced range. */
+	size_t len = (size_t)(t_lea_end - t_lea);
+	CHECK(reloc_build((const uint8_t *)t_lea, 16, site, 5, (const uint8_t *)t_lea, len, site, site + (3ull << 30),
 	                  &o, err, sizeof err) == -1);
 	CHECK(strstr(err, "rip-relative operand out of ±2 GiB from the trampoline"));
-	CHECK(reloc_build((const uint8_t *)t_lea, 16, site, 5, (const uint8_t *)t_lea, 16, site, site - (3ull << 30),
+	CHECK(reloc_build((const uint8_t *)t_lea, 16, site, 5, (const uint8_t *)t_lea, len, site, site - (3ull << 30),
 	                  &o, err, sizeof err) == -1);
 	/* the same at 1 GiB is fine */
-	CHECK(reloc_build((const uint8_t *)t_lea, 16, site, 5, (const uint8_t *)t_lea, 16, site, site + (1ull << 30),
+	CHECK(reloc_build((const uint8_t *)t_lea, 16, site, 5, (const uint8_t *)t_lea, len, site, site + (1ull << 30),
 	                  &o, err, sizeof err) == 0);
 }
 

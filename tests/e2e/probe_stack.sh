@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# probe_stack.sh — stack:LOCATION: the call stacks of a function called from
+# three call paths (tests/progs/stack_paths.c prints how many times each
+# ran), unwound at each hit and counted per distinct stack, built with gcc
+# -O0 and -O2 and clang -O2; the caller chains and their call lines come from
+# the program's source, one stack is compared with gdb's bt.  Program output
+# unchanged; bounds (frames cut at 32); threads, launched and attached; bad
+# input and remote targets are clear errors.
+source "$ROOT/tests/lib.sh"
+
+src="$PROGS/stack_paths.c"
+line_of() { grep -n -F "$1" "$src" | head -1 | cut -d: -f1; }
+# The source line of each call: where a caller's frame must point.
+L_A=$(line_of "return leaf(x) + 1;"); L_MID=$(line_of "return leaf(x) + 2;")
+L_B=$(line_of "return middle(x) + 3;"); L_DEEP=$(line_of "return leaf(x) + 4;")
+L_M2=$(line_of "return deeper(x) + 5;"); L_C=$(line_of "return middle2(x) + 6;")
+L_MA=$(line_of "sum += path_a(i);"); L_MB=$(line_of "sum += path_b(i);"); L_MC=$(line_of "sum += path_c(i);")
+
+builds=("gcc -O0" "gcc -O2")
+if command -v clang > /dev/null; then builds+=("clang -O2"); else skip "clang -O2 build" "clang not installed"; fi
+
+for b in "${builds[@]}"; do
+	tag=${b// /}
+	$b -g -I"$PROGS" -o "sp$tag" "$src" || { notok "$b: build" "compiler failed"; continue; }
+	"./sp$tag" 4 6 9 > "plain$tag.out"; plain_rc=$?
+	"$SONDE" probe --format=json -o "$tag.json" -e stack:leaf -- "./sp$tag" 4 6 9 > "probed$tag.out" 2> "$tag.err"
+	rc=$?
+	check "$b: probe exits 0" test "$rc" -eq 0
+	[ "$rc" -eq 0 ] || cat "$tag.err"
+	check "$b: program output unchanged" cmp -s "plain$tag.out" "probed$tag.out"
+	check "$b: exit status kept" jq_py "$tag.json" "assert d['target']['exit_status'] == $plain_rc"
+	check "$b: ran on ptrace, the reason said" grep -q "stack probes unwind the stopped thread" "$tag.err"
+	# The counts the program printed, each on the chain its source calls leaf through.
+	na=$(awk '$1=="path_a"{print $2}' "plain$tag.out"); nb=$(awk '$1=="path_b"{print $2}' "plain$tag.out")
+	nc=$(awk '$1=="path_c"{print $2}' "plain$tag.out")
+	want="{('leaf','path_a','main'): ($na, [$L_A, $L_MA]), ('leaf','middle','path_b','main'): ($nb, [$L_MID, $L_B, $L_MB]),
+	       ('leaf','deeper','middle2','path_c','main'): ($nc, [$L_DEEP, $L_M2, $L_C, $L_MC])}"
+	chains="
+p = d['probes'][0]; want = $want
+got = {}
+for s in p['stacks']:
+    names = [f['name'] for f in s['frames']]
+    got[tuple(names[:names.index('main') + 1])] = s
+"
+	check "$b: exactly three distinct stacks, hits $((na + nb + nc))" jq_py "$tag.json" \
+		"p = d['probes'][0]; assert p['distinct'] == 3 and len(p['stacks']) == 3 and p['hits'] == $na + $nb + $nc and p['other'] == 0 and p['truncated'] == 0, p"
+	check "$b: each caller chain with the program's count" jq_py "$tag.json" \
+		"$chains
+assert set(got) == set(want), sorted(got)
+for k, (n, lines) in want.items(): assert got[k]['count'] == n, (k, got[k]['count'], n)"
+	check "$b: most frequent first" jq_py "$tag.json" \
+		"c = [s['count'] for s in d['probes'][0]['stacks']]; assert c == sorted(c, reverse=True), c"
+	check "$b: callers' frames at their call lines" jq_py "$tag.json" \
+		"$chains
+for k, (n, lines) in want.items():
+    fr = got[k]['frames'][1:len(k)]
+    assert [(f['file'], f['line']) for f in fr] == [('stack_paths.c', l) for l in lines], (k, fr, lines)"
+	check "$b: frame 0 is leaf at the probed address" jq_py "$tag.json" \
+		"s = d['probes'][0]['stacks']; assert len({x['frames'][0]['addr'] for x in s}) == 1 and s[0]['frames'][0]['name'] == 'leaf', s"
+done
+
+# Human table: the summary, each count then its frames one a line.
+gcc -O2 -g -I"$PROGS" -o sp "$src"
+./sp 2 3 5 > plain.out
+"$SONDE" probe -e stack:leaf -- ./sp 2 3 5 > table.out 2> table.err
+check "table: program output unchanged" cmp -s plain.out table.out
+check "table: 3 distinct stacks on the probe's row" grep -q "stack:leaf .* 3 distinct stacks" table.err
+check "table: the count 5 then leaf, deeper, middle2, path_c" python3 - table.err "$L_DEEP" "$L_M2" "$L_C" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().split('\n')
+i = [k for k, l in enumerate(lines) if l.split()[:2] == ['5', 'leaf']][0]
+want = ['deeper (stack_paths.c:%s)' % sys.argv[2], 'middle2 (stack_paths.c:%s)' % sys.argv[3],
+        'path_c (stack_paths.c:%s)' % sys.argv[4]]
+assert [l.strip() for l in lines[i + 1:i + 4]] == want, lines[i:i + 4]
+PY
+
+# gdb's bt at a breakpoint on leaf, its first hit (main -> path_a -> leaf):
+# the same functions and lines as sonde's stack of that path, up to main.
+if command -v gdb > /dev/null; then
+	gdb -q -batch -ex 'break leaf' -ex 'run' -ex 'bt' --args ./sp 2 3 5 > gdb.out 2>&1
+	"$SONDE" probe --format=json -o t.json -e stack:leaf -- ./sp 2 3 5 > /dev/null 2>&1
+	check "same stack as gdb's bt (path_a)" python3 - gdb.out t.json <<'PY'
+import json, re, sys
+bt = []
+for l in open(sys.argv[1]):
+    m = re.match(r'#\d+\s+(?:0x[0-9a-f]+ in )?(\w+) \(.*\) at (\S+):(\d+)', l)
+    if m:
+        bt.append((m.group(1), m.group(2).split('/')[-1], int(m.group(3))))
+assert [b[0] for b in bt[:3]] == ['leaf', 'path_a', 'main'], bt
+d = json.load(open(sys.argv[2]))
+for s in d['probes'][0]['stacks']:
+    if s['frames'][1]['name'] == 'path_a':
+        mine = [(f['name'], f['file'], f['line']) for f in s['frames'][:3]]
+assert mine[1:] == bt[1:3] and mine[0][0] == 'leaf', (mine, bt)
+PY
+else
+	skip "same stack as gdb's bt" "gdb not installed"
+fi
+
+# Bounds: leaf under 40 recursive calls is cut at 32 frames, counted truncated.
+"$SONDE" probe --format=json -o deep.json -e stack:leaf -- ./sp 0 0 0 40 > deep.out 2> deep.err
+check "deep stack: cut at 32 frames, counted truncated" jq_py deep.json \
+	"p = d['probes'][0]; s = p['stacks'][0]; assert p['hits'] == 1 and p['truncated'] == 1 and len(s['frames']) == 32 and [f['name'] for f in s['frames'][1:]] == ['recurse'] * 31, p"
+check "deep stack: program output unchanged" grep -qx "recurse 40" deep.out
+
+# Threads (tests/progs/probe_threads.c: NTHREADS threads call work ITERS times
+# each, from run): every hit counted, on the one stack work <- run.
+gcc -O2 -g -pthread -o thr "$PROGS/probe_threads.c"
+./thr 8 5000 0 > thr.plain; thr_rc=$?
+"$SONDE" probe --format=json -o thr.json -e stack:work -- ./thr 8 5000 0 > thr.out 2> thr.err
+check "threads: output unchanged" cmp -s thr.plain thr.out
+check "threads: exit status kept" jq_py thr.json "assert d['target']['exit_status'] == $thr_rc"
+check "threads: 8 x 5000 hits, one stack work <- run" jq_py thr.json \
+	"p = d['probes'][0]; s = p['stacks']; assert p['hits'] == 40000 and p['distinct'] == 1 and s[0]['count'] == 40000 and [f['name'] for f in s[0]['frames'][:2]] == ['work', 'run'], p"
+# Attached (-p) for a second, the threads running.
+./thr 4 20000 100 "$PWD/thr.pid" > thr_p.out &
+tpid=$!
+for _ in $(seq 100); do [ -s thr.pid ] && break; sleep 0.05; done
+"$SONDE" probe --format=json -o thr_p.json -p "$(cat thr.pid)" --duration 1 -e stack:work > /dev/null 2> thr_p.err
+wait "$tpid"; tp_rc=$?
+check "attached: the program's exit status kept" test "$tp_rc" -eq "$thr_rc"
+./thr 4 20000 0 > thr_p.plain
+check "attached: program output as unprobed" cmp -s thr_p.plain thr_p.out
+check "attached: hits counted on the stack work <- run" jq_py thr_p.json \
+	"p = d['probes'][0]; s = p['stacks']; assert p['hits'] > 0 and sum(x['count'] for x in s) == p['hits'] and all([f['name'] for f in x['frames'][:2]] == ['work', 'run'] for x in s), p"
+
+# Bad input: a clear error and the exit status of its class.
+"$SONDE" probe -e stack:no_such_function -- ./sp > bad.out 2> bad.err; rc=$?
+check "unknown function: exit 2" test "$rc" -eq 2
+check "unknown function: says so" grep -q "no_such_function" bad.err
+"$SONDE" probe -e stack: -- ./sp > bad2.out 2> bad2.err; rc=$?
+check "missing location: usage error" test "$rc" -eq 1
+check "missing location: says so" grep -q "missing location after 'stack:'" bad2.err
+"$SONDE" probe --engine=agent -e stack:leaf -- ./sp > bad3.out 2> bad3.err; rc=$?
+check "--engine=agent: usage error" test "$rc" -eq 1
+check "--engine=agent: names --engine=ptrace" grep -q -- "--engine=ptrace" bad3.err
+
+# A remote target refuses it (gdbserver as the stub, when installed).
+if command -v gdbserver > /dev/null; then
+	source "$ROOT/tests/remote_lib.sh"
+	port=$(free_port)
+	gdbserver --once "127.0.0.1:$port" ./sp > stub.out 2>&1 &
+	gpid=$!; stubs+=("$gpid")
+	if wait_listen "$port"; then
+		timeout 60 "$SONDE" probe --target "tcp:127.0.0.1:$port" --exe ./sp -e stack:leaf > /dev/null 2> remote.err
+		rc=$?
+		check "--target: refused, exit 2" test "$rc" -eq 2
+		check "--target: says why" grep -q "^sonde: error: .*stack probes are not available on remote targets" remote.err
+	else
+		notok "--target: refused" "gdbserver did not listen on $port"
+	fi
+else
+	skip "--target: refused" "gdbserver not installed"
+fi

@@ -59,6 +59,7 @@ struct adata {
 	struct abase *base;
 	int nsites;
 	int frozen;             /* removed: the counts were taken then */
+	struct abase *paused;   /* disabled: the sites' counters then, per site (the numbers stop there) */
 	int nint3;
 	char why_int3[160];
 	int at_offset;          /* func:F+OFF: calls only */
@@ -80,6 +81,8 @@ static struct clock_point c0;  /* the start of the session: the agent's clock ti
 static const struct kind_ops agent_time;
 static void calibrate(void);
 static void time_collect(struct probe *p, struct adata *d);
+
+static void site_counters(const struct pa_site *s, struct abase *o);
 
 static struct adata *adata_new(struct probe *p)
 {
@@ -108,13 +111,8 @@ static int add_site(struct probe *p, struct adata *d, uint64_t addr, uint32_t ki
 		return -1;
 	const struct pa_site *s = &be.pa->sites[idx];
 	struct abase *b = &d->base[d->nsites];
+	site_counters(s, b);
 	b->hits = be.hits_base;
-	b->returns = __atomic_load_n(&s->returns, __ATOMIC_RELAXED);
-	b->ticks_total = __atomic_load_n(&s->ticks_total, __ATOMIC_RELAXED);
-	b->callers_lost = __atomic_load_n(&s->callers_lost, __ATOMIC_RELAXED);
-	b->taken = __atomic_load_n(&s->taken, __ATOMIC_RELAXED);
-	for (int c = 0; c < PA_CALLERS; c++)
-		b->callers[c] = __atomic_load_n(&s->callers[c].n, __ATOMIC_RELAXED);
 	d->sites[d->nsites++] = idx;
 	if (why[0]) {
 		d->nint3++;
@@ -441,6 +439,18 @@ static uint64_t ns_of(uint64_t ticks)
 }
 
 /* The counters of p's sites, into p->hits and d->cs. */
+/* A site's counters now, as a probe's base holds them. */
+static void site_counters(const struct pa_site *s, struct abase *o)
+{
+	o->hits = __atomic_load_n(&s->hits, __ATOMIC_RELAXED);
+	o->returns = __atomic_load_n(&s->returns, __ATOMIC_RELAXED);
+	o->ticks_total = __atomic_load_n(&s->ticks_total, __ATOMIC_RELAXED);
+	o->callers_lost = __atomic_load_n(&s->callers_lost, __ATOMIC_RELAXED);
+	o->taken = __atomic_load_n(&s->taken, __ATOMIC_RELAXED);
+	for (int c = 0; c < PA_CALLERS; c++)
+		o->callers[c] = __atomic_load_n(&s->callers[c].n, __ATOMIC_RELAXED);
+}
+
 static void collect(struct probe *p)
 {
 	struct adata *d = p->data;
@@ -463,25 +473,30 @@ static void collect(struct probe *p)
 		if (s->mode == PA_MODE_INT3 && !d->nint3++ && !d->why_int3[0])
 			snprintf(d->why_int3, sizeof d->why_int3, "another probe's site was placed inside its jump");
 		const struct abase *b = &d->base[i];
-		uint64_t hits = __atomic_load_n(&s->hits, __ATOMIC_RELAXED) - b->hits;
+		struct abase now;
+		if (d->paused)
+			now = d->paused[i];
+		else
+			site_counters(s, &now);
+		uint64_t hits = now.hits - b->hits;
 		p->hits += hits;
-		taken += __atomic_load_n(&s->taken, __ATOMIC_RELAXED) - b->taken;
+		taken += now.taken - b->taken;
 		if (p->ops->name[0] != 'f')
 			continue;
 		d->cs.calls += hits;
 		if (d->at_offset)
 			continue;
-		d->cs.returns += s->returns - b->returns;
-		d->cs.total += ns_of(s->ticks_total - b->ticks_total);
+		d->cs.returns += now.returns - b->returns;
+		d->cs.total += ns_of(now.ticks_total - b->ticks_total);
 		uint64_t mn = ns_of(s->ticks_min), mx = ns_of(s->ticks_max);
 		if (s->returns && (!d->cs.min || mn < d->cs.min))
 			d->cs.min = mn;
 		if (mx > d->cs.max)
 			d->cs.max = mx;
 		for (int c = 0; c < PA_CALLERS; c++)
-			if (s->callers[c].ret && s->callers[c].n > b->callers[c])
-				callstats_caller_n(&d->cs, s->callers[c].ret, s->callers[c].n - b->callers[c]);
-		d->cs.lost += s->callers_lost - b->callers_lost;
+			if (s->callers[c].ret && now.callers[c] > b->callers[c])
+				callstats_caller_n(&d->cs, s->callers[c].ret, now.callers[c] - b->callers[c]);
+		d->cs.lost += now.callers_lost - b->callers_lost;
 	}
 	if (d->ldata) {
 		p->data = d->ldata;
@@ -556,6 +571,7 @@ static void afree(struct probe *p)
 	}
 	free(d->sites);
 	free(d->base);
+	free(d->paused);
 	free(d);
 }
 
@@ -1017,8 +1033,53 @@ static void agent_let_go(struct engine *e)
 	agent_be_let_go(&be);
 }
 
+/* disable / enable (manager.c): the sites stay in; at the disable the
+ * sites' counters are kept and the probe's numbers are computed from them
+ * (they stop there); at the enable its bases move up by what the sites
+ * counted in between, so its numbers go on from where they stopped.  A
+ * hit counts if it came before the disable's reading or after the
+ * enable's.  Kinds whose numbers are not site counters (var, assert, time,
+ * plugin) are not disabled on the agent. */
+static int agent_enable(struct engine *e, struct probe *p, int on, char *err, size_t n)
+{
+	(void)e;
+	struct adata *d = p->data;
+	if (!d || d->vdata || d->tdata || d->pdata || p->ops == &kind_sys || !be.pa) {
+		snprintf(err, n, "the agent engine cannot disable %s probes (del removes one; --engine=ptrace disables any)",
+		         p->ops->name);
+		return -1;
+	}
+	if (!on) {
+		struct abase *v = calloc((size_t)(d->nsites ? d->nsites : 1), sizeof *v);
+		if (!v) {
+			snprintf(err, n, "out of memory");
+			return -1;
+		}
+		for (int i = 0; i < d->nsites; i++)
+			site_counters(&be.pa->sites[d->sites[i]], &v[i]);
+		d->paused = v;
+		return 0;
+	}
+	for (int i = 0; i < d->nsites; i++) {
+		struct abase now, *b = &d->base[i];
+		const struct abase *was = &d->paused[i];
+		site_counters(&be.pa->sites[d->sites[i]], &now);
+		b->hits += now.hits - was->hits;
+		b->returns += now.returns - was->returns;
+		b->ticks_total += now.ticks_total - was->ticks_total;
+		b->callers_lost += now.callers_lost - was->callers_lost;
+		b->taken += now.taken - was->taken;
+		for (int c = 0; c < PA_CALLERS; c++)
+			b->callers[c] += now.callers[c] - was->callers[c];
+	}
+	free(d->paused);
+	d->paused = NULL;
+	return 0;
+}
+
 static const struct engine_backend agent_backend = {
 	.kind = agent_kind, .remove = agent_remove, .hold = agent_hold, .let_go = agent_let_go,
+	.enable = agent_enable,
 };
 
 /* Interactive commands from fd (manager.c), read without blocking: 1 when

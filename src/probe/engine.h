@@ -29,6 +29,8 @@ struct engine_backend {
 	void (*remove)(struct engine *e, struct probe *p);
 	int (*hold)(struct engine *e);
 	void (*let_go)(struct engine *e);
+	/* enable (on) or disable a probe: 0, or -1 with err (manager_enable). */
+	int (*enable)(struct engine *e, struct probe *p, int on, char *err, size_t n);
 };
 
 struct engine {

@@ -147,11 +147,39 @@ int manager_del(struct engine *e, int id, char *err, size_t n)
 	return -1;
 }
 
+int manager_enable(struct engine *e, int id, int on, char *err, size_t n)
+{
+	for (int i = 0; i < e->nprobes; i++) {
+		struct probe *p = e->probes[i];
+		if (p->id != id)
+			continue;
+		const char *why = p->removed ? "removed" : p->pending ? "pending (not placed yet)" : p->ended ? "ended" : NULL;
+		if (why) {
+			snprintf(err, n, "probe %d is %s", id, why);
+			return -1;
+		}
+		if (p->disabled == !on) {
+			snprintf(err, n, "probe %d is already %s", id, on ? "enabled" : "disabled");
+			return -1;
+		}
+		if (e->backend && (!e->backend->enable || e->backend->enable(e, p, on, err, n))) {
+			if (!e->backend->enable)
+				snprintf(err, n, "this engine cannot disable probes");
+			return -1;
+		}
+		p->disabled = !on;
+		return 0;
+	}
+	snprintf(err, n, "no probe with id %d", id);
+	return -1;
+}
+
 void manager_list(struct engine *e, FILE *f)
 {
 	for (int i = 0; i < e->nprobes; i++) {
 		struct probe *p = e->probes[i];
-		fprintf(f, "%d\t%s\t%s\thits=%llu\t%s\n", p->id, p->removed ? "removed" : p->pending ? "pending" : "active", p->spec,
+		fprintf(f, "%d\t%s\t%s\thits=%llu\t%s\n", p->id,
+		        p->removed ? "removed" : p->pending ? "pending" : p->disabled ? "disabled" : "active", p->spec,
 		        (unsigned long long)p->hits, p->where ? p->where : "");
 	}
 }
@@ -163,6 +191,8 @@ static void help(FILE *f)
 	           "  add SPEC|@NAME      insert a probe (KIND:LOCATION[:ARGS])\n"
 	           "  list                probes with id, state, spec, hits\n"
 	           "  del ID              remove a probe\n"
+	           "  disable ID          stop counting a probe's hits (its numbers stay)\n"
+	           "  enable ID           count them again, from where they stopped\n"
 	           "  show                the summary table so far\n"
 	           "  lib list            named probes of the library\n"
 	           "  lib add NAME SPEC   define (and save) a named probe\n"
@@ -208,6 +238,16 @@ int manager_command(struct engine *e, const char *line)
 			fprintf(o, "error: %s\n", err);
 		else
 			fprintf(o, "deleted %d\n", atoi(arg));
+	} else if (!strcmp(s, "disable") || !strcmp(s, "enable")) {
+		int on = !strcmp(s, "enable");
+		char *end;
+		long id = strtol(arg, &end, 10);
+		if (!*arg || *end || id <= 0 || id > 1000000)
+			fprintf(o, "error: usage: %s ID\n", s);
+		else if (manager_enable(e, (int)id, on, err, sizeof err))
+			fprintf(o, "error: %s\n", err);
+		else
+			fprintf(o, "%s %ld\n", on ? "enabled" : "disabled", id);
 	} else if (!strcmp(s, "show")) {
 		output_table(e, o);
 	} else if (!strcmp(s, "lib")) {

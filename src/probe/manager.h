@@ -12,6 +12,11 @@ struct probe;
 /* spec: KIND:LOCATION[:ARGS] or @NAME from the library. */
 struct probe *manager_add(struct engine *e, const char *spec, char *err, size_t n);
 int manager_del(struct engine *e, int id, char *err, size_t n);
+/* Disable (on = 0) or enable a probe while the program runs: a disabled
+ * probe stays placed and its numbers stay as they were; enabled again, they
+ * go on from there (the hits in between are not counted).  0, or -1 with
+ * err (no such probe, removed, pending, already so, or the engine cannot). */
+int manager_enable(struct engine *e, int id, int on, char *err, size_t n);
 /* --pending: tries the pending probes again (a library was loaded); the
  * number placed.  One whose location is found but cannot be placed fails
  * (engine_probe_failed). */

@@ -61,6 +61,8 @@ void output_table(struct engine *e, FILE *f)
 			fprintf(f, "  (until %s)", !strcmp(p->ended, "exec") ? "the program's exec" : "its library was unloaded");
 		else if (p->removed)
 			fprintf(f, "  (deleted)");
+		else if (p->disabled)
+			fprintf(f, "  (disabled)");
 		fputc('\n', f);
 		if (p->ops->table_after)
 			p->ops->table_after(p, f);
@@ -101,7 +103,8 @@ void output_json(struct engine *e, FILE *f)
 		json_str(&j, "kind", p->ops->name);
 		json_uint(&j, "hits", p->hits);
 		json_str(&j, "where", p->where);
-		json_str(&j, "state", p->error ? "failed" : p->ended ? p->ended : p->removed ? "deleted" : p->pending ? "pending" : "active");
+		json_str(&j, "state", p->error ? "failed" : p->ended ? p->ended : p->removed ? "deleted" : p->pending ? "pending"
+		                      : p->disabled ? "disabled" : "active");
 		if (p->error)
 			json_str(&j, "error", p->error);
 		if (p->ops->json)

@@ -34,6 +34,7 @@ struct probe {
 	struct engine *e;
 	uint64_t hits;
 	int removed;
+	int disabled;       /* `disable ID`: placed, its hits not counted until `enable ID` */
 	char *error;        /* why it was removed, or NULL */
 	char *where;        /* resolved location, for list / output */
 	void *data;         /* kind state */

@@ -39,7 +39,7 @@ static void run_post(struct engine *e, struct hit *h, struct bp *b)
 	int n = b->nsites;
 	for (int i = 0; i < n && i < b->nsites; i++) {
 		struct probe *p = b->sites[i].p;
-		if (!p->removed && p->ops->post)
+		if (!p->removed && !p->disabled && p->ops->post)
 			p->ops->post(p, h, b->sites[i].role);
 	}
 }
@@ -69,7 +69,7 @@ void step_hit(struct engine *e, struct thr *th, arch_regs *r, struct bp *b)
 	int n = b->nsites;
 	for (int i = 0; i < n && i < b->nsites; i++) {
 		struct probe *p = b->sites[i].p;
-		if (!p->removed && p->ops->pre)
+		if (!p->removed && !p->disabled && p->ops->pre)
 			p->ops->pre(p, &h, b->sites[i].role);
 	}
 	if (!b->inserted) { /* a handler removed it: run the original in place */

@@ -542,8 +542,10 @@ static void line_json(struct probe *p, struct json *j)
  * still mapped. */
 static void plugin_fini(struct probe *p)
 {
+	if (p->ops->setup != plugin_setup) /* a sys probe's data is kind_sys.c's, not an adata */
+		return;
 	struct adata *d = p->data;
-	if (!d || !d->pdata || p->ops->setup != plugin_setup)
+	if (!d || !d->pdata)
 		return;
 	p->data = d->pdata;
 	kind_plugin.free(p);
@@ -1043,8 +1045,8 @@ static void agent_let_go(struct engine *e)
 static int agent_enable(struct engine *e, struct probe *p, int on, char *err, size_t n)
 {
 	(void)e;
-	struct adata *d = p->data;
-	if (!d || d->vdata || d->tdata || d->pdata || p->ops == &kind_sys || !be.pa) {
+	struct adata *d = p->ops == &kind_sys ? NULL : p->data; /* a sys probe's data is kind_sys.c's */
+	if (!d || d->vdata || d->tdata || d->pdata || !be.pa) {
 		snprintf(err, n, "the agent engine cannot disable %s probes (del removes one; --engine=ptrace disables any)",
 		         p->ops->name);
 		return -1;

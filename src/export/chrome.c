@@ -10,16 +10,21 @@
  * lane is a track of its own with a synthetic tid: the real tid + (lane + 1)
  * * 2^22, above every Linux tid (PID_MAX_LIMIT is 2^22), so it never
  * collides with a real thread; its args carry the real tid. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "data/events.h"
+#include "export/bulk_out.h"
 #include "export/export.h"
 #include "export/lock_slices.h"
 #include "common/json.h"
 #include "common/trace_enc.h"
+
+#define CH_NAME_MAX 8192 /* longer names are written through stdio */
+#define CH_PAD 64        /* slice heads up to this long are copied with one fixed-size memcpy */
 
 /* Ticks to ns in integers, rounded: (d * mul + 2^(shift-1)) >> shift, mul =
  * 2^shift / ticks_per_ns in 63 bits.  The same ns as rounding rd_ns's
@@ -35,23 +40,19 @@ struct chrome {
 	struct export_ctx *x;
 	int first;
 	struct lks *lks;
-	/* The call slices, the bulk of the file, are built in `out` and written
-	 * one fwrite per CH_OUT bytes (everything else goes through stdio
-	 * after out_flush): with the names JSON-escaped once per function and
-	 * the ,"pid":P,"tid":T of each thread made once, a slice is memcpys
-	 * and two numbers. */
-	char *out;
-	size_t nout;
+	/* The call slices, the bulk of the file, are built in place in the
+	 * output's buffer (bulk_out.h); everything else is printed to f, which
+	 * appends to the same buffer.  With a slice's head (its name JSON-
+	 * escaped) made once per function and the ,"pid":P,"tid":T of each
+	 * thread made once, a slice is two fixed-size memcpys and two numbers. */
+	struct bulk_out *bo;
+	FILE *f;
 	char **names;         /* by function index: its slice head (slice_head), made at its first slice (NULL: not yet) */
 	uint32_t *nlen;
 	char (*ids)[48];      /* by thread index */
 	uint8_t *idlen;
 	struct tick_ns tn;
 };
-
-#define CH_OUT (1u << 20)
-#define CH_NAME_MAX 8192 /* longer names are written through stdio */
-#define CH_PAD 64        /* slice heads up to this long are copied with one fixed-size memcpy */
 
 #define LOCK_TID_STEP 4194304 /* PID_MAX_LIMIT: no Linux tid reaches it */
 #define SORT_STEP (LKS_MAX_LANES + 1) /* a thread's track, then its lock lanes */
@@ -146,17 +147,9 @@ static char *put_span_us(char *p, const struct tick_ns *t, uint64_t a, uint64_t 
 	return put_us(p, ns);
 }
 
-static void out_flush(struct chrome *c)
-{
-	if (c->nout)
-		fwrite_unlocked(c->out, 1, c->nout, c->x->out);
-	c->nout = 0;
-}
-
 static void sep(struct chrome *c)
 {
-	out_flush(c);
-	fputs(c->first ? "\n" : ",\n", c->x->out);
+	fputs(c->first ? "\n" : ",\n", c->f);
 	c->first = 0;
 }
 
@@ -197,19 +190,16 @@ static void on_end(void *arg, const struct tr_slice *s)
 	struct export_ctx *x = c->x;
 	uint32_t fn = fn_of(x->ft, x->r, s->func), hlen;
 	const char *head = slice_head(c, fn, &hlen);
-	if (c->nout + CH_NAME_MAX + 512 > CH_OUT)
-		out_flush(c);
-	char *p = c->out + c->nout;
+	char *p = bo_room(c->bo); /* BO_ROOM_MAX: more than CH_NAME_MAX + 512 */
 	if (__builtin_expect(c->first || !head, 0)) {
 		if (head) {
 			memcpy(p, head + 1, hlen - 1);
 			p += hlen - 1;
 		} else { /* a name too long to keep */
 			p = c->first ? PUT_LIT(p, "\n{\"ph\":\"X\",\"name\":") : PUT_LIT(p, ",\n{\"ph\":\"X\",\"name\":");
-			c->nout = (size_t)(p - c->out);
-			out_flush(c);
-			json_write_string(x->out, x->ft->fns[fn].name);
-			p = PUT_LIT(c->out, ",\"cat\":\"func\",\"ts\":");
+			bo_put(c->bo, p);
+			json_write_string(c->f, x->ft->fns[fn].name);
+			p = PUT_LIT(bo_room(c->bo), ",\"cat\":\"func\",\"ts\":");
 		}
 		c->first = 0;
 	} else if (hlen <= CH_PAD) { /* fixed sizes: no call, no rep movs */
@@ -234,7 +224,7 @@ static void on_end(void *arg, const struct tr_slice *s)
 		*p++ = '}';
 	}
 	*p++ = '}';
-	c->nout = (size_t)(p - c->out);
+	bo_put(c->bo, p);
 }
 
 /* Probe hits (sonde probe --record): thread-scoped instants ("i"), func
@@ -249,36 +239,36 @@ static void on_probe(void *arg, const struct tr_probe *h)
 	const struct rd_thread *t = &x->r->threads[h->thread];
 	char nb[32];
 	sep(c);
-	fputs(h->event == TRP_END ? "{\"ph\":\"X\",\"name\":" : "{\"ph\":\"i\",\"s\":\"t\",\"name\":", x->out);
-	json_write_string(x->out, tr_probe_name(x->r, h->probe, nb, sizeof nb));
+	fputs(h->event == TRP_END ? "{\"ph\":\"X\",\"name\":" : "{\"ph\":\"i\",\"s\":\"t\",\"name\":", c->f);
+	json_write_string(c->f, tr_probe_name(x->r, h->probe, nb, sizeof nb));
 	if (h->event == TRP_END) {
 		double b = us(x->r, h->start), e = us(x->r, h->time);
-		fprintf(x->out, ",\"cat\":\"probe\",\"ts\":%.3f,\"dur\":%.3f", b, e - b);
+		fprintf(c->f, ",\"cat\":\"probe\",\"ts\":%.3f,\"dur\":%.3f", b, e - b);
 	} else {
-		fprintf(x->out, ",\"cat\":\"probe\",\"ts\":%.3f", us(x->r, h->time));
+		fprintf(c->f, ",\"cat\":\"probe\",\"ts\":%.3f", us(x->r, h->time));
 	}
-	fprintf(x->out, ",\"pid\":%" PRId64 ",\"tid\":%d,\"args\":{\"probe\":%u", pid_of(x->r, t), t->r.tid, h->probe);
+	fprintf(c->f, ",\"pid\":%" PRId64 ",\"tid\":%d,\"args\":{\"probe\":%u", pid_of(x->r, t), t->r.tid, h->probe);
 	if (h->vkind == TRV_INT) {
-		fprintf(x->out, ",\"value\":%" PRId64, h->i);
+		fprintf(c->f, ",\"value\":%" PRId64, h->i);
 	} else if (h->vkind == TRV_FLOAT) {
-		fputs(",\"value\":", x->out);
+		fputs(",\"value\":", c->f);
 		if (h->f == h->f && h->f - h->f == 0)
-			fprintf(x->out, "%.17g", h->f);
+			fprintf(c->f, "%.17g", h->f);
 		else
-			json_write_string(x->out, h->f != h->f ? "nan" : h->f > 0 ? "inf" : "-inf");
+			json_write_string(c->f, h->f != h->f ? "nan" : h->f > 0 ? "inf" : "-inf");
 	} else if (h->vkind == TRV_STR) {
 		char v[256];
 		uint32_t n = h->slen < sizeof v - 1 ? h->slen : (uint32_t)sizeof v - 1;
 		memcpy(v, h->s, n);
 		v[n] = 0;
-		fputs(",\"value\":", x->out);
-		json_write_string(x->out, v);
+		fputs(",\"value\":", c->f);
+		json_write_string(c->f, v);
 	}
 	if (h->flags)
-		fprintf(x->out, ",\"end\":\"%s\"",
+		fprintf(c->f, ",\"end\":\"%s\"",
 		        h->flags & TRS_ABNORMAL ? "non-local exit" : h->flags & TRS_AT_END ? "closed at thread end"
 		                                                                          : "closed at lost events");
-	fputs("}}", x->out);
+	fputs("}}", c->f);
 }
 
 static void on_lock(void *arg, const struct rd_lock_event *e)
@@ -306,13 +296,13 @@ static void on_lane(void *arg, uint32_t thread, uint32_t lane)
 	char name[64];
 	lks_lane_name(x->r, thread, lane, name, sizeof name);
 	sep(c);
-	fprintf(x->out, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRId64 ",\"tid\":%" PRId64
+	fprintf(c->f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRId64 ",\"tid\":%" PRId64
 	        ",\"args\":{\"name\":",
 	        pid_of(x->r, t), lock_tid(t, lane));
-	json_write_string(x->out, name);
-	fputs("}}", x->out);
+	json_write_string(c->f, name);
+	fputs("}}", c->f);
 	sep(c);
-	fprintf(x->out,
+	fprintf(c->f,
 	        "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%" PRId64 ",\"tid\":%" PRId64
 	        ",\"args\":{\"sort_index\":%u}}",
 	        pid_of(x->r, t), lock_tid(t, lane), thread * SORT_STEP + 1 + lane);
@@ -324,41 +314,42 @@ static void on_lock_slice(void *arg, const struct lks_slice *s)
 	struct export_ctx *x = c->x;
 	const struct rd_thread *t = &x->r->threads[s->thread];
 	sep(c);
-	fputs("{\"ph\":\"X\",\"name\":", x->out);
-	json_write_string(x->out, s->name);
+	fputs("{\"ph\":\"X\",\"name\":", c->f);
+	json_write_string(c->f, s->name);
 	double b = us(x->r, s->start), e = us(x->r, s->end);
-	fprintf(x->out, ",\"cat\":\"lock\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%" PRId64 ",\"tid\":%" PRId64, b, e - b,
+	fprintf(c->f, ",\"cat\":\"lock\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%" PRId64 ",\"tid\":%" PRId64, b, e - b,
 	        pid_of(x->r, t), lock_tid(t, s->lane));
-	fputs(",\"args\":{\"lock\":", x->out);
-	json_write_string(x->out, s->lock);
-	fputs(",\"kind\":", x->out);
-	json_write_string(x->out, s->kind);
-	fprintf(x->out, ",\"tid\":%d", t->r.tid);
+	fputs(",\"args\":{\"lock\":", c->f);
+	json_write_string(c->f, s->lock);
+	fputs(",\"kind\":", c->f);
+	json_write_string(c->f, s->kind);
+	fprintf(c->f, ",\"tid\":%d", t->r.tid);
 	if (s->flags & LKS_READ)
-		fputs(",\"mode\":\"read\"", x->out);
+		fputs(",\"mode\":\"read\"", c->f);
 	if (s->flags & LKS_TIMEOUT)
-		fputs(",\"result\":\"timeout\"", x->out);
+		fputs(",\"result\":\"timeout\"", c->f);
 	if (s->flags & LKS_COND)
-		fputs(",\"wait\":\"condition\"", x->out);
+		fputs(",\"wait\":\"condition\"", c->f);
 	if (s->flags & LKS_CROSS)
-		fputs(",\"released_by\":\"another thread\"", x->out);
+		fputs(",\"released_by\":\"another thread\"", c->f);
 	if (s->flags & LKS_FORKED)
-		fputs(",\"start\":\"held across fork\"", x->out);
+		fputs(",\"start\":\"held across fork\"", c->f);
 	if (s->flags & LKS_AT_END)
-		fputs(",\"end\":\"closed at thread end\"", x->out);
+		fputs(",\"end\":\"closed at thread end\"", c->f);
 	if (s->flags & LKS_LOST)
-		fputs(",\"end\":\"closed at lost events\"", x->out);
-	fputs("}}", x->out);
+		fputs(",\"end\":\"closed at lost events\"", c->f);
+	fputs("}}", c->f);
 }
 
 static int write_chrome(struct export_ctx *x)
 {
 	const struct recording *r = x->r;
-	struct chrome c = { x, 1, NULL, malloc(CH_OUT), 0, calloc(x->ft->n + 1, sizeof(char *)),
-	                    calloc(x->ft->n + 1, sizeof(uint32_t)), calloc(r->nthreads + 1, sizeof *c.ids),
-	                    calloc(r->nthreads + 1, 1), { 0, 0 } };
-	if (!c.out || !c.names || !c.nlen || !c.ids || !c.idlen) {
-		free(c.out);
+	struct chrome c = { .x = x, .first = 1, .bo = bo_open(x->out), .names = calloc(x->ft->n + 1, sizeof(char *)),
+	                    .nlen = calloc(x->ft->n + 1, sizeof(uint32_t)), .ids = calloc(r->nthreads + 1, sizeof *c.ids),
+	                    .idlen = calloc(r->nthreads + 1, 1) };
+	if (!c.bo || !c.names || !c.nlen || !c.ids || !c.idlen) {
+		if (c.bo)
+			bo_close(c.bo);
 		free(c.names);
 		free(c.nlen);
 		free(c.ids);
@@ -366,33 +357,34 @@ static int write_chrome(struct export_ctx *x)
 		snprintf(x->err, sizeof x->err, "out of memory");
 		return -1;
 	}
+	c.f = bo_stream(c.bo);
 	tick_ns_init(&c.tn, r->ticks_per_ns);
 	for (int i = 0; i < r->nthreads; i++) {
 		const struct rd_thread *t = &r->threads[i];
 		int64_t pid = pid_of(r, t);
 		c.idlen[i] = (uint8_t)snprintf(c.ids[i], sizeof c.ids[i], ",\"pid\":%" PRId64 ",\"tid\":%d", pid, t->r.tid);
 	}
-	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", x->out);
+	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", c.f);
 	/* Process and thread names. */
 	for (int i = 0; i < r->nprocs; i++) {
 		const struct rec_process *p = &r->procs[i];
 		const char *b = strrchr(p->exe, '/');
 		sep(&c);
-		fprintf(x->out, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":", p->pid);
-		json_write_string(x->out, b ? b + 1 : p->exe);
-		fputs("}}", x->out);
+		fprintf(c.f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":", p->pid);
+		json_write_string(c.f, b ? b + 1 : p->exe);
+		fputs("}}", c.f);
 	}
 	for (int i = 0; i < r->nthreads; i++) {
 		const struct rd_thread *t = &r->threads[i];
 		if (x->tid && t->r.tid != x->tid)
 			continue;
 		sep(&c);
-		fprintf(x->out, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRId64 ",\"tid\":%d,\"args\":{\"name\":",
+		fprintf(c.f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRId64 ",\"tid\":%d,\"args\":{\"name\":",
 		        pid_of(r, t), t->r.tid);
-		json_write_string(x->out, t->r.comm[0] ? t->r.comm : "thread");
-		fputs("}}", x->out);
+		json_write_string(c.f, t->r.comm[0] ? t->r.comm : "thread");
+		fputs("}}", c.f);
 		sep(&c);
-		fprintf(x->out,
+		fprintf(c.f,
 		        "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%" PRId64 ",\"tid\":%d,\"args\":{\"sort_index\":%d}}",
 		        pid_of(r, t), t->r.tid, i * (int)SORT_STEP);
 	}
@@ -406,20 +398,18 @@ static int write_chrome(struct export_ctx *x)
 	int rc = rd_each_event(r, &f, &ops, &c, &st, x->err, sizeof x->err);
 	struct lks_stats ls;
 	lks_close(c.lks, &ls);
-	out_flush(&c);
-	free(c.out);
 	for (uint32_t i = 0; i <= x->ft->n; i++)
 		free(c.names[i]);
 	free(c.names);
 	free(c.nlen);
 	free(c.ids);
 	free(c.idlen);
-	fprintf(x->out, "\n],\"otherData\":{\"calls\":%" PRIu64 ",\"lost_events\":%" PRIu64 ",\"sequence_gaps\":%" PRIu64
+	fprintf(c.f, "\n],\"otherData\":{\"calls\":%" PRIu64 ",\"lost_events\":%" PRIu64 ",\"sequence_gaps\":%" PRIu64
 	        ",\"closed_at_end\":%" PRIu64 ",\"lock_waits\":%" PRIu64 ",\"lock_holds\":%" PRIu64
 	        ",\"probe_records\":%" PRIu64 "}}\n",
 	        st.calls, st.lost, st.gaps, st.closed_at_end, ls.waits, ls.holds, st.probe_hits);
-	if (ferror(x->out)) {
-		snprintf(x->err, sizeof x->err, "write error");
+	if (bo_close(c.bo)) {
+		snprintf(x->err, sizeof x->err, "write error (%s)", strerror(errno));
 		return -1;
 	}
 	return rc;

@@ -1,0 +1,39 @@
+/* bulk_out.h — the output of a streaming export, written in large blocks.
+ *
+ * The format builds its text in place in one buffer (bo_room, then
+ * bo_put with the end of what it wrote); the buffer goes out 1 MiB at a
+ * time.  To a regular file it goes with O_DIRECT, through a second open
+ * file description of the same file (/proc/self/fd/N), at explicit offsets:
+ * writing through the page cache (the copy, and ext4's delayed allocation
+ * with its buffer heads) was 35-45% of a Chrome export's CPU time.  The
+ * caller's descriptor and its flags are not touched; at the end its offset
+ * is moved past what was written.  The last partial block, and everything
+ * when O_DIRECT is refused (tmpfs, an unaligned start, O_APPEND, no /proc),
+ * goes with ordinary writes, and so does all of it with SONDE_EXPORT_DIRECT=0.
+ * A pipe, a terminal or /dev/null get ordinary write(2)s of the whole buffer.
+ *
+ * bo_stream is a stdio stream (unbuffered) that appends to the same buffer,
+ * for the format's rarer, printf-made text: it lands in order. */
+#ifndef SONDE_EXPORT_BULK_OUT_H
+#define SONDE_EXPORT_BULK_OUT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define BO_ROOM_MAX (64u << 10) /* the most bo_room gives */
+
+struct bulk_out;
+
+/* Takes over writing to f's file (f is flushed first; write nothing more
+ * through it until bo_close).  NULL: out of memory. */
+struct bulk_out *bo_open(FILE *f);
+/* Where to write next: BO_ROOM_MAX bytes at least. */
+char *bo_room(struct bulk_out *b);
+/* The bytes from bo_room's pointer up to end are part of the output. */
+void bo_put(struct bulk_out *b, char *end);
+FILE *bo_stream(struct bulk_out *b);
+/* Writes what is left and frees b; 0, or -1 with errno of the first
+ * failed write. */
+int bo_close(struct bulk_out *b);
+
+#endif

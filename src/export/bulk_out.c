@@ -21,13 +21,13 @@
 #define BO_ALIGN 4096u      /* O_DIRECT: memory, offsets and lengths (covers 512 and 4096-byte sectors) */
 
 struct bulk_out {
+	struct bulk_out_at w; /* first: bo_room and bo_put in the header */
 	int fd;        /* the caller's: ordinary writes */
 	int dfd;       /* the same file opened with O_DIRECT; -1: none (any more) */
 	off_t off;     /* with dfd: the file offset of the next block */
 	int err;       /* errno of the first failed write; later output is dropped */
 	char *buf[2];  /* BO_ALIGN-aligned, BO_BLOCK + BO_ROOM_MAX bytes each */
-	int cur;       /* the one being filled */
-	size_t n;      /* bytes in buf[cur] */
+	int cur;       /* the one being filled, up to w.at */
 	FILE *stream;
 	/* The writer thread (with dfd only) and its one job. */
 	int threaded, mu_made;
@@ -40,6 +40,17 @@ struct bulk_out {
 	off_t joff;
 	int jerr;
 };
+
+static size_t used(const struct bulk_out *b)
+{
+	return (size_t)(b->w.at - b->buf[b->cur]);
+}
+
+static void set_used(struct bulk_out *b, size_t n)
+{
+	b->w.at = b->buf[b->cur] + n;
+	b->w.full = b->buf[b->cur] + BO_BLOCK;
+}
 
 static void *writer(void *arg)
 {
@@ -131,16 +142,17 @@ static void finish_job(struct bulk_out *b)
 
 /* Hand out the buffer: with O_DIRECT its whole blocks to the writer (the
  * tail moves to the other buffer), otherwise all of it. */
-static void flush(struct bulk_out *b)
+void bo_flush(struct bulk_out *b)
 {
+	size_t n = used(b);
 	if (b->dfd >= 0)
 		finish_job(b);
 	if (b->dfd < 0 || b->err) {
-		write_all(b, b->buf[b->cur], b->n);
-		b->n = 0;
+		write_all(b, b->buf[b->cur], n);
+		set_used(b, 0);
 		return;
 	}
-	size_t len = b->n & ~(size_t)(BO_ALIGN - 1);
+	size_t len = n & ~(size_t)(BO_ALIGN - 1);
 	if (!len)
 		return;
 	pthread_mutex_lock(&b->mu);
@@ -151,21 +163,9 @@ static void flush(struct bulk_out *b)
 	pthread_cond_broadcast(&b->cv);
 	pthread_mutex_unlock(&b->mu);
 	b->off += (off_t)len;
-	memcpy(b->buf[!b->cur], b->buf[b->cur] + len, b->n - len);
+	memcpy(b->buf[!b->cur], b->buf[b->cur] + len, n - len);
 	b->cur = !b->cur;
-	b->n -= len;
-}
-
-char *bo_room(struct bulk_out *b)
-{
-	return b->buf[b->cur] + b->n;
-}
-
-void bo_put(struct bulk_out *b, char *end)
-{
-	b->n = (size_t)(end - b->buf[b->cur]);
-	if (b->n >= BO_BLOCK)
-		flush(b);
+	set_used(b, n - len);
 }
 
 static ssize_t stream_write(void *cookie, const char *data, size_t size)
@@ -225,6 +225,7 @@ struct bulk_out *bo_open(FILE *f)
 	setvbuf(b->stream, NULL, _IONBF, 0);
 	fflush(f);
 	b->fd = fileno(f);
+	set_used(b, 0);
 	b->dfd = open_direct(b->fd, &b->off);
 	if (b->dfd >= 0) {
 		pthread_mutex_init(&b->mu, NULL);
@@ -245,13 +246,13 @@ FILE *bo_stream(struct bulk_out *b)
 int bo_close(struct bulk_out *b)
 {
 	fclose(b->stream);
-	flush(b);
+	bo_flush(b);
 	if (b->dfd >= 0) {
 		finish_job(b);
 		if (b->dfd >= 0) /* the tail, shorter than a block, with an ordinary write */
 			drop_direct(b, b->off);
 	}
-	flush(b);
+	bo_flush(b);
 	int err = b->err;
 	if (b->mu_made) {
 		pthread_mutex_destroy(&b->mu);

@@ -22,15 +22,32 @@
 
 #define BO_ROOM_MAX (64u << 10) /* the most bo_room gives */
 
+/* The part of struct bulk_out the inline functions use (its first member). */
+struct bulk_out_at {
+	char *at;   /* where the next byte goes */
+	char *full; /* at or past it, the buffer is handed out */
+};
 struct bulk_out;
 
 /* Takes over writing to f's file (f is flushed first; write nothing more
  * through it until bo_close).  NULL: out of memory. */
 struct bulk_out *bo_open(FILE *f);
+void bo_flush(struct bulk_out *b);
+
 /* Where to write next: BO_ROOM_MAX bytes at least. */
-char *bo_room(struct bulk_out *b);
+static inline char *bo_room(struct bulk_out *b)
+{
+	return ((struct bulk_out_at *)b)->at;
+}
+
 /* The bytes from bo_room's pointer up to end are part of the output. */
-void bo_put(struct bulk_out *b, char *end);
+static inline void bo_put(struct bulk_out *b, char *end)
+{
+	struct bulk_out_at *a = (struct bulk_out_at *)b;
+	a->at = end;
+	if (end >= a->full)
+		bo_flush(b);
+}
 FILE *bo_stream(struct bulk_out *b);
 /* Writes what is left and frees b; 0, or -1 with errno of the first
  * failed write. */

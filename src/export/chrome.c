@@ -125,7 +125,7 @@ static char *put_u64(char *p, uint64_t v)
 
 /* ns as microseconds with 3 decimals ("%.3f" of ns / 1e3), without printf:
  * printf's float formatting took 60% of the export. */
-static char *put_us(char *p, uint64_t ns)
+static inline __attribute__((always_inline)) char *put_us(char *p, uint64_t ns)
 {
 	uint64_t q = ns / 1000;
 	unsigned f = (unsigned)(ns - q * 1000), h = f * 41 >> 12; /* f / 100 for f < 1000 */
@@ -137,7 +137,7 @@ static char *put_us(char *p, uint64_t ns)
 }
 
 /* The ns from ticks a to ticks b as put_us (negative when b < a). */
-static char *put_span_us(char *p, const struct tick_ns *t, uint64_t a, uint64_t b)
+static inline __attribute__((always_inline)) char *put_span_us(char *p, const struct tick_ns *t, uint64_t a, uint64_t b)
 {
 	if (__builtin_expect(b >= a, 1))
 		return put_us(p, tick_ns(t, b - a));

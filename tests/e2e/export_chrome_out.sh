@@ -25,14 +25,14 @@ try:
 except OSError:
     print(0)")
 rm -f probe.direct
-if [ "$direct" = 1 ] && command -v fincore >/dev/null; then
+if [ "$direct" = 1 ] && [ -e /proc/self/fd/0 ] && command -v fincore >/dev/null; then
 	res=$(fincore -n -r -o PAGES file.json | tr -d ' ')
 	# Only the last, partial block went through the cache (and a reader
 	# racing it, none here): a buffered write leaves all ~1250 pages.
 	[ "${res:-x}" -le 2 ] 2>/dev/null && ok "O_DIRECT: the file's $size bytes are not in the page cache" ||
 		notok "O_DIRECT: the file's $size bytes are not in the page cache" "$res pages resident"
 else
-	skip "O_DIRECT page-cache check" "the file system of $T refuses O_DIRECT, or no fincore"
+	skip "O_DIRECT page-cache check" "the file system of $T refuses O_DIRECT, or no /proc, or no fincore"
 fi
 
 python3 - <<'PY'

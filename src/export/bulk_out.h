@@ -8,19 +8,20 @@
  * with its buffer heads) was 35-45% of a Chrome export's CPU time.  The
  * caller's descriptor and its flags are not touched; at the end its offset
  * is moved past what was written.  The last partial block, and everything
- * when O_DIRECT is refused (tmpfs, an unaligned start, O_APPEND, no /proc),
+ * when O_DIRECT is refused (tmpfs before Linux 6.6, an unaligned start,
+ * O_APPEND, no /proc),
  * goes with ordinary writes, and so does all of it with SONDE_EXPORT_DIRECT=0.
  * A pipe, a terminal or /dev/null get ordinary write(2)s of the whole buffer.
  *
- * bo_stream is a stdio stream (unbuffered) that appends to the same buffer,
- * for the format's rarer, printf-made text: it lands in order. */
+ * bo_stream is a stdio stream that appends to the same buffer, for the
+ * format's rarer, printf-made text. */
 #ifndef SONDE_EXPORT_BULK_OUT_H
 #define SONDE_EXPORT_BULK_OUT_H
 
 #include <stddef.h>
 #include <stdio.h>
 
-#define BO_ROOM_MAX (64u << 10) /* the most bo_room gives */
+#define BO_ROOM_MAX (64u << 10) /* bo_room gives at least this much */
 
 /* The part of struct bulk_out the inline functions use (its first member). */
 struct bulk_out_at {
@@ -32,6 +33,7 @@ struct bulk_out;
 /* Takes over writing to f's file (f is flushed first; write nothing more
  * through it until bo_close).  NULL: out of memory. */
 struct bulk_out *bo_open(FILE *f);
+/* Hands out what is buffered (bo_put does when a block is full). */
 void bo_flush(struct bulk_out *b);
 
 /* Where to write next: BO_ROOM_MAX bytes at least. */
@@ -48,6 +50,9 @@ static inline void bo_put(struct bulk_out *b, char *end)
 	if (end >= a->full)
 		bo_flush(b);
 }
+
+/* A stdio stream appending to the buffer, unbuffered itself: what is
+ * printed to it lands in order with what bo_put adds. */
 FILE *bo_stream(struct bulk_out *b);
 /* Writes what is left and frees b; 0, or -1 with errno of the first
  * failed write. */

@@ -7,11 +7,11 @@
  * writing through the page cache (the copy, and ext4's delayed allocation
  * with its buffer heads) was 35-45% of a Chrome export's CPU time.  The
  * caller's descriptor and its flags are not touched; at the end its offset
- * is moved past what was written.  The last partial block, and everything
- * when O_DIRECT is refused (tmpfs before Linux 6.6, an unaligned start,
- * O_APPEND, no /proc),
- * goes with ordinary writes, and so does all of it with SONDE_EXPORT_DIRECT=0.
- * A pipe, a terminal or /dev/null get ordinary write(2)s of the whole buffer.
+ * is moved past what was written.  The last partial block goes with an
+ * ordinary write, and so does everything when O_DIRECT is refused (tmpfs
+ * before Linux 6.6, an unaligned start, O_APPEND, no /proc) or
+ * SONDE_EXPORT_DIRECT=0 says not to.  A pipe, a terminal or /dev/null get
+ * ordinary write(2)s of the whole buffer.
  *
  * bo_stream is a stdio stream that appends to the same buffer, for the
  * format's rarer, printf-made text. */

@@ -15,9 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BO_BLOCK (1u << 20) /* handed out when this much is buffered */
+#define BO_SLOW_NS 50000000ull /* see finish_job */
 #define BO_ALIGN 4096u      /* O_DIRECT: memory, offsets and lengths (covers 512 and 4096-byte sectors) */
 
 struct bulk_out {
@@ -39,7 +41,15 @@ struct bulk_out {
 	size_t jlen, jdone;  /* jdone: how many the writer wrote (< jlen: it stopped, jerr) */
 	off_t joff;
 	int jerr;
+	uint64_t t0, waited; /* ns: bo_open's time, the time spent waiting for the writer */
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static size_t used(const struct bulk_out *b)
 {
@@ -121,14 +131,25 @@ static void drop_direct(struct bulk_out *b, off_t at)
 
 /* Wait for the block in flight.  If the writer stopped short because the
  * file system refuses these writes (EINVAL: other alignments) or a write
- * came back short, the rest goes with ordinary writes from there on. */
+ * came back short, the rest goes with ordinary writes from there on; so
+ * does it when the export has spent more than a quarter of its time (and
+ * BO_SLOW_NS) waiting for the disk: O_DIRECT saves CPU time, but a slow
+ * disk would then set the export's pace where the page cache would not. */
 static void finish_job(struct bulk_out *b)
 {
 	pthread_mutex_lock(&b->mu);
-	while (b->busy)
-		pthread_cond_wait(&b->cv, &b->mu);
+	if (b->busy) {
+		uint64_t t = now_ns();
+		while (b->busy)
+			pthread_cond_wait(&b->cv, &b->mu);
+		b->waited += now_ns() - t;
+	}
 	pthread_mutex_unlock(&b->mu);
-	if (b->jdone < b->jlen) {
+	if (b->jdone == b->jlen && b->jlen && b->waited > BO_SLOW_NS && b->waited > (now_ns() - b->t0) / 4) {
+		/* The disk does not keep up: the page cache takes the rest and the
+		 * kernel writes it back, as for any file (while memory lasts). */
+		drop_direct(b, b->off);
+	} else if (b->jdone < b->jlen) {
 		if (b->jerr && b->jerr != EINVAL) {
 			if (!b->err)
 				b->err = b->jerr;
@@ -226,6 +247,7 @@ struct bulk_out *bo_open(FILE *f)
 	fflush(f);
 	b->fd = fileno(f);
 	set_used(b, 0);
+	b->t0 = now_ns();
 	b->dfd = open_direct(b->fd, &b->off);
 	if (b->dfd >= 0) {
 		pthread_mutex_init(&b->mu, NULL);

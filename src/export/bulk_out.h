@@ -10,7 +10,9 @@
  * is moved past what was written.  The last partial block goes with an
  * ordinary write, and so does everything when O_DIRECT is refused (tmpfs
  * before Linux 6.6, an unaligned start, O_APPEND, no /proc) or
- * SONDE_EXPORT_DIRECT=0 says not to.  A pipe, a terminal or /dev/null get
+ * SONDE_EXPORT_DIRECT=0 says not to, and the rest of it when the export has
+ * spent more than a quarter of its time waiting for a disk that does not
+ * keep up (the page cache then takes the data, as for any file).  A pipe, a terminal or /dev/null get
  * ordinary write(2)s of the whole buffer.
  *
  * bo_stream is a stdio stream that appends to the same buffer, for the

@@ -10,36 +10,49 @@
  * lane is a track of its own with a synthetic tid: the real tid + (lane + 1)
  * * 2^22, above every Linux tid (PID_MAX_LIMIT is 2^22), so it never
  * collides with a real thread; its args carry the real tid. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "data/events.h"
+#include "export/bulk_out.h"
 #include "export/export.h"
 #include "export/lock_slices.h"
 #include "common/json.h"
 #include "common/trace_enc.h"
 
+#define CH_NAME_MAX 8192 /* longer names are written through stdio */
+#define CH_PAD 64        /* slice heads up to this long are copied with one fixed-size memcpy */
+
+/* Ticks to ns in integers, rounded: (d * mul + 2^(shift-1)) >> shift, mul =
+ * 2^shift / ticks_per_ns in 63 bits.  The same ns as rounding rd_ns's
+ * double division but at a half to within 2^-53 (never seen: the export of
+ * bench/export_bench.sh's 3.9M calls is byte for byte the same), and a
+ * 128-bit multiplication instead of a division on the export's hot path. */
+struct tick_ns {
+	uint64_t mul;
+	unsigned shift;
+};
+
 struct chrome {
 	struct export_ctx *x;
 	int first;
 	struct lks *lks;
-	/* The call slices, the bulk of the file, are built in `out` and written
-	 * one fwrite per CH_OUT bytes (everything else goes through stdio
-	 * after out_flush): with the names JSON-escaped once per function and
-	 * the ,"pid":P,"tid":T of each thread made once, a slice is memcpys
-	 * and two numbers. */
-	char *out;
-	size_t nout;
-	char **names;         /* by function index: its JSON string, made at its first slice (NULL: not yet) */
+	/* The call slices, the bulk of the file, are built in place in the
+	 * output's buffer (bulk_out.h); everything else is printed to f, which
+	 * appends to the same buffer.  With a slice's head (its name JSON-
+	 * escaped) made once per function and the ,"pid":P,"tid":T of each
+	 * thread made once, a slice is two fixed-size memcpys and two numbers. */
+	struct bulk_out *bo;
+	FILE *f;
+	char **names;         /* by function index: its slice head (slice_head), made at its first slice (NULL: not yet) */
 	uint32_t *nlen;
 	char (*ids)[48];      /* by thread index */
 	uint8_t *idlen;
+	struct tick_ns tn;
 };
-
-#define CH_OUT (1u << 20)
-#define CH_NAME_MAX 8192 /* longer names are written through stdio */
 
 #define LOCK_TID_STEP 4194304 /* PID_MAX_LIMIT: no Linux tid reaches it */
 #define SORT_STEP (LKS_MAX_LANES + 1) /* a thread's track, then its lock lanes */
@@ -55,10 +68,24 @@ static double us(const struct recording *r, uint64_t ticks)
 	return ticks >= r->start_ticks ? rd_ns(r, ticks - r->start_ticks) / 1e3 : -rd_ns(r, r->start_ticks - ticks) / 1e3;
 }
 
-/* ns since the recording's start (negative before it). */
-static double ns_at(const struct recording *r, uint64_t ticks)
+static void tick_ns_init(struct tick_ns *t, double ticks_per_ns) /* the reader keeps it in (0.01, 100) */
 {
-	return ticks >= r->start_ticks ? rd_ns(r, ticks - r->start_ticks) : -rd_ns(r, r->start_ticks - ticks);
+	long double m = 0x1p63L / ticks_per_ns; /* mul for shift 63, halved while too large */
+	unsigned k = 63;
+	while (k > 8 && m >= 0x1p63L) {
+		m /= 2;
+		k--;
+	}
+	t->mul = (uint64_t)(m + 0.5L);
+	t->shift = k;
+}
+
+#define NS_MAX 9000000000000000000ull /* larger (damaged times): 0, as put_us did */
+
+static uint64_t tick_ns(const struct tick_ns *t, uint64_t d)
+{
+	unsigned __int128 v = ((unsigned __int128)d * t->mul + ((unsigned __int128)1 << (t->shift - 1))) >> t->shift;
+	return v < NS_MAX ? (uint64_t)v : 0;
 }
 
 /* Copy a string literal to p; the end. */
@@ -68,62 +95,69 @@ static const char digit_pairs[201] = "000102030405060708091011121314151617181920
                                      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
                                      "8081828384858687888990919293949596979899";
 
-/* v in decimal, two digits per division (the hot part of the export). */
+static const uint64_t pow10_u64[20] = {
+	1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull, 1000000000ull,
+	10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull, 100000000000000ull,
+	1000000000000000ull, 10000000000000000ull, 100000000000000000ull, 1000000000000000000ull,
+	10000000000000000000ull,
+};
+
+/* v in decimal, written in place from its last digit, two digits per
+ * step (a multiplication each: the hot part of the export). */
 static char *put_u64(char *p, uint64_t v)
 {
-	char t[24];
-	int n = 24;
+	uint64_t w = v | 1; /* as many digits as v, and 1 for 0 */
+	unsigned t = (unsigned)(64 - __builtin_clzll(w)) * 1233 >> 12; /* ~log10 */
+	unsigned n = t + (w >= pow10_u64[t]);                          /* digits */
+	char *e = p + n;
 	while (v >= 100) {
-		unsigned d = (unsigned)(v % 100);
-		v /= 100;
-		n -= 2;
-		memcpy(t + n, digit_pairs + 2 * d, 2);
+		uint64_t q = v / 100;
+		e -= 2;
+		memcpy(e, digit_pairs + 2 * (v - q * 100), 2);
+		v = q;
 	}
-	if (v >= 10) {
-		n -= 2;
-		memcpy(t + n, digit_pairs + 2 * v, 2);
-	} else {
-		t[--n] = (char)('0' + v);
-	}
-	memcpy(p, t + n, (size_t)(24 - n));
-	return p + (24 - n);
+	if (v >= 10)
+		memcpy(e - 2, digit_pairs + 2 * v, 2);
+	else
+		e[-1] = (char)('0' + v);
+	return p + n;
 }
 
-/* ns as microseconds with 3 decimals ("%.3f" of ns / 1e3, to the ns),
- * without printf: printf's float formatting took 60% of the export. */
-static char *put_us(char *p, double ns)
+/* ns as microseconds with 3 decimals ("%.3f" of ns / 1e3), without printf:
+ * printf's float formatting took 60% of the export. */
+static inline __attribute__((always_inline)) char *put_us(char *p, uint64_t ns)
 {
-	if (!(ns > -9e18 && ns < 9e18))
-		ns = 0;
-	uint64_t v = (uint64_t)((ns < 0 ? -ns : ns) + 0.5); /* llround: halves away from zero */
-	if (ns < 0 && v)
+	uint64_t q = ns / 1000;
+	unsigned f = (unsigned)(ns - q * 1000), h = f * 41 >> 12; /* f / 100 for f < 1000 */
+	p = put_u64(p, q);
+	p[0] = '.';
+	p[1] = (char)('0' + h);
+	memcpy(p + 2, digit_pairs + 2 * (f - h * 100), 2);
+	return p + 4;
+}
+
+/* The ns from ticks a to ticks b as put_us (negative when b < a). */
+static inline __attribute__((always_inline)) char *put_span_us(char *p, const struct tick_ns *t, uint64_t a, uint64_t b)
+{
+	if (__builtin_expect(b >= a, 1))
+		return put_us(p, tick_ns(t, b - a));
+	uint64_t ns = tick_ns(t, a - b);
+	if (ns)
 		*p++ = '-';
-	p = put_u64(p, v / 1000);
-	*p++ = '.';
-	unsigned f = (unsigned)(v % 1000);
-	p[0] = (char)('0' + f / 100);
-	memcpy(p + 1, digit_pairs + 2 * (f % 100), 2);
-	p[3] = 0;
-	return p + 3;
-}
-
-static void out_flush(struct chrome *c)
-{
-	if (c->nout)
-		fwrite_unlocked(c->out, 1, c->nout, c->x->out);
-	c->nout = 0;
+	return put_us(p, ns);
 }
 
 static void sep(struct chrome *c)
 {
-	out_flush(c);
-	fputs(c->first ? "\n" : ",\n", c->x->out);
+	fputs(c->first ? "\n" : ",\n", c->f);
 	c->first = 0;
 }
 
-/* The JSON string of function fn (escaped, quoted), made once; NULL if it
- * cannot be (out of memory, or longer than CH_NAME_MAX). */
-static const char *name_json(struct chrome *c, uint32_t fn, uint32_t *len)
+/* The start of function fn's slices, ,\n{"ph":"X","name":NAME,"cat":"func","ts":
+ * with NAME JSON-escaped, made once, followed by CH_PAD bytes of slack so
+ * that a short one is copied with one fixed-size memcpy; NULL if it cannot
+ * be (out of memory, or longer than CH_NAME_MAX). */
+static const char *slice_head(struct chrome *c, uint32_t fn, uint32_t *len)
 {
 	if (c->names[fn]) {
 		*len = c->nlen[fn];
@@ -132,46 +166,52 @@ static const char *name_json(struct chrome *c, uint32_t fn, uint32_t *len)
 	const char *name = c->x->ft->fns[fn].name;
 	if (strlen(name) > CH_NAME_MAX / 8)
 		return NULL;
-	char *buf = NULL;
+	char *buf = NULL, *padded;
 	size_t n = 0;
 	FILE *m = open_memstream(&buf, &n);
 	if (!m)
 		return NULL;
+	fputs(",\n{\"ph\":\"X\",\"name\":", m);
 	json_write_string(m, name);
-	if (fclose(m) || !buf || n > CH_NAME_MAX) {
+	fputs(",\"cat\":\"func\",\"ts\":", m);
+	if (fclose(m) || !buf || n > CH_NAME_MAX || !(padded = realloc(buf, n + CH_PAD))) {
 		free(buf);
 		return NULL;
 	}
-	c->names[fn] = buf;
+	c->names[fn] = padded;
 	c->nlen[fn] = (uint32_t)n;
 	*len = (uint32_t)n;
-	return buf;
+	return padded;
 }
 
 static void on_end(void *arg, const struct tr_slice *s)
 {
 	struct chrome *c = arg;
 	struct export_ctx *x = c->x;
-	uint32_t fn = fn_of(x->ft, x->r, s->func), nlen;
-	const char *name = name_json(c, fn, &nlen);
-	if (c->nout + CH_NAME_MAX + 512 > CH_OUT)
-		out_flush(c);
-	char *p = c->out + c->nout;
-	p = c->first ? PUT_LIT(p, "\n{\"ph\":\"X\",\"name\":") : PUT_LIT(p, ",\n{\"ph\":\"X\",\"name\":");
-	c->first = 0;
-	if (name) {
-		memcpy(p, name, nlen);
-		p += nlen;
-	} else { /* a name too long to keep */
-		c->nout = (size_t)(p - c->out);
-		out_flush(c);
-		json_write_string(x->out, x->ft->fns[fn].name);
-		p = c->out;
+	uint32_t fn = fn_of(x->ft, x->r, s->func), hlen;
+	const char *head = slice_head(c, fn, &hlen);
+	char *p = bo_room(c->bo); /* BO_ROOM_MAX: more than CH_NAME_MAX + 512 */
+	if (__builtin_expect(c->first || !head, 0)) {
+		if (head) {
+			memcpy(p, head + 1, hlen - 1);
+			p += hlen - 1;
+		} else { /* a name too long to keep */
+			p = c->first ? PUT_LIT(p, "\n{\"ph\":\"X\",\"name\":") : PUT_LIT(p, ",\n{\"ph\":\"X\",\"name\":");
+			bo_put(c->bo, p);
+			json_write_string(c->f, x->ft->fns[fn].name);
+			p = PUT_LIT(bo_room(c->bo), ",\"cat\":\"func\",\"ts\":");
+		}
+		c->first = 0;
+	} else if (hlen <= CH_PAD) { /* fixed sizes: no call, no rep movs */
+		memcpy(p, head, CH_PAD);
+		p += hlen;
+	} else {
+		memcpy(p, head, hlen);
+		p += hlen;
 	}
-	double b = ns_at(x->r, s->start), e = ns_at(x->r, s->end);
-	p = put_us(PUT_LIT(p, ",\"cat\":\"func\",\"ts\":"), b);
-	p = put_us(PUT_LIT(p, ",\"dur\":"), e - b);
-	memcpy(p, c->ids[s->thread], c->idlen[s->thread]);
+	p = put_span_us(p, &c->tn, x->r->start_ticks, s->start);
+	p = put_span_us(PUT_LIT(p, ",\"dur\":"), &c->tn, s->start, s->end);
+	memcpy(p, c->ids[s->thread], sizeof c->ids[0]);
 	p += c->idlen[s->thread];
 	uint32_t f = s->flags & ~(uint32_t)TRS_RESUMED;
 	if (s->flags) {
@@ -184,7 +224,7 @@ static void on_end(void *arg, const struct tr_slice *s)
 		*p++ = '}';
 	}
 	*p++ = '}';
-	c->nout = (size_t)(p - c->out);
+	bo_put(c->bo, p);
 }
 
 /* Probe hits (sonde probe --record): thread-scoped instants ("i"), func
@@ -199,36 +239,36 @@ static void on_probe(void *arg, const struct tr_probe *h)
 	const struct rd_thread *t = &x->r->threads[h->thread];
 	char nb[32];
 	sep(c);
-	fputs(h->event == TRP_END ? "{\"ph\":\"X\",\"name\":" : "{\"ph\":\"i\",\"s\":\"t\",\"name\":", x->out);
-	json_write_string(x->out, tr_probe_name(x->r, h->probe, nb, sizeof nb));
+	fputs(h->event == TRP_END ? "{\"ph\":\"X\",\"name\":" : "{\"ph\":\"i\",\"s\":\"t\",\"name\":", c->f);
+	json_write_string(c->f, tr_probe_name(x->r, h->probe, nb, sizeof nb));
 	if (h->event == TRP_END) {
 		double b = us(x->r, h->start), e = us(x->r, h->time);
-		fprintf(x->out, ",\"cat\":\"probe\",\"ts\":%.3f,\"dur\":%.3f", b, e - b);
+		fprintf(c->f, ",\"cat\":\"probe\",\"ts\":%.3f,\"dur\":%.3f", b, e - b);
 	} else {
-		fprintf(x->out, ",\"cat\":\"probe\",\"ts\":%.3f", us(x->r, h->time));
+		fprintf(c->f, ",\"cat\":\"probe\",\"ts\":%.3f", us(x->r, h->time));
 	}
-	fprintf(x->out, ",\"pid\":%" PRId64 ",\"tid\":%d,\"args\":{\"probe\":%u", pid_of(x->r, t), t->r.tid, h->probe);
+	fprintf(c->f, ",\"pid\":%" PRId64 ",\"tid\":%d,\"args\":{\"probe\":%u", pid_of(x->r, t), t->r.tid, h->probe);
 	if (h->vkind == TRV_INT) {
-		fprintf(x->out, ",\"value\":%" PRId64, h->i);
+		fprintf(c->f, ",\"value\":%" PRId64, h->i);
 	} else if (h->vkind == TRV_FLOAT) {
-		fputs(",\"value\":", x->out);
+		fputs(",\"value\":", c->f);
 		if (h->f == h->f && h->f - h->f == 0)
-			fprintf(x->out, "%.17g", h->f);
+			fprintf(c->f, "%.17g", h->f);
 		else
-			json_write_string(x->out, h->f != h->f ? "nan" : h->f > 0 ? "inf" : "-inf");
+			json_write_string(c->f, h->f != h->f ? "nan" : h->f > 0 ? "inf" : "-inf");
 	} else if (h->vkind == TRV_STR) {
 		char v[256];
 		uint32_t n = h->slen < sizeof v - 1 ? h->slen : (uint32_t)sizeof v - 1;
 		memcpy(v, h->s, n);
 		v[n] = 0;
-		fputs(",\"value\":", x->out);
-		json_write_string(x->out, v);
+		fputs(",\"value\":", c->f);
+		json_write_string(c->f, v);
 	}
 	if (h->flags)
-		fprintf(x->out, ",\"end\":\"%s\"",
+		fprintf(c->f, ",\"end\":\"%s\"",
 		        h->flags & TRS_ABNORMAL ? "non-local exit" : h->flags & TRS_AT_END ? "closed at thread end"
 		                                                                          : "closed at lost events");
-	fputs("}}", x->out);
+	fputs("}}", c->f);
 }
 
 static void on_lock(void *arg, const struct rd_lock_event *e)
@@ -256,13 +296,13 @@ static void on_lane(void *arg, uint32_t thread, uint32_t lane)
 	char name[64];
 	lks_lane_name(x->r, thread, lane, name, sizeof name);
 	sep(c);
-	fprintf(x->out, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRId64 ",\"tid\":%" PRId64
+	fprintf(c->f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRId64 ",\"tid\":%" PRId64
 	        ",\"args\":{\"name\":",
 	        pid_of(x->r, t), lock_tid(t, lane));
-	json_write_string(x->out, name);
-	fputs("}}", x->out);
+	json_write_string(c->f, name);
+	fputs("}}", c->f);
 	sep(c);
-	fprintf(x->out,
+	fprintf(c->f,
 	        "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%" PRId64 ",\"tid\":%" PRId64
 	        ",\"args\":{\"sort_index\":%u}}",
 	        pid_of(x->r, t), lock_tid(t, lane), thread * SORT_STEP + 1 + lane);
@@ -274,41 +314,42 @@ static void on_lock_slice(void *arg, const struct lks_slice *s)
 	struct export_ctx *x = c->x;
 	const struct rd_thread *t = &x->r->threads[s->thread];
 	sep(c);
-	fputs("{\"ph\":\"X\",\"name\":", x->out);
-	json_write_string(x->out, s->name);
+	fputs("{\"ph\":\"X\",\"name\":", c->f);
+	json_write_string(c->f, s->name);
 	double b = us(x->r, s->start), e = us(x->r, s->end);
-	fprintf(x->out, ",\"cat\":\"lock\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%" PRId64 ",\"tid\":%" PRId64, b, e - b,
+	fprintf(c->f, ",\"cat\":\"lock\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%" PRId64 ",\"tid\":%" PRId64, b, e - b,
 	        pid_of(x->r, t), lock_tid(t, s->lane));
-	fputs(",\"args\":{\"lock\":", x->out);
-	json_write_string(x->out, s->lock);
-	fputs(",\"kind\":", x->out);
-	json_write_string(x->out, s->kind);
-	fprintf(x->out, ",\"tid\":%d", t->r.tid);
+	fputs(",\"args\":{\"lock\":", c->f);
+	json_write_string(c->f, s->lock);
+	fputs(",\"kind\":", c->f);
+	json_write_string(c->f, s->kind);
+	fprintf(c->f, ",\"tid\":%d", t->r.tid);
 	if (s->flags & LKS_READ)
-		fputs(",\"mode\":\"read\"", x->out);
+		fputs(",\"mode\":\"read\"", c->f);
 	if (s->flags & LKS_TIMEOUT)
-		fputs(",\"result\":\"timeout\"", x->out);
+		fputs(",\"result\":\"timeout\"", c->f);
 	if (s->flags & LKS_COND)
-		fputs(",\"wait\":\"condition\"", x->out);
+		fputs(",\"wait\":\"condition\"", c->f);
 	if (s->flags & LKS_CROSS)
-		fputs(",\"released_by\":\"another thread\"", x->out);
+		fputs(",\"released_by\":\"another thread\"", c->f);
 	if (s->flags & LKS_FORKED)
-		fputs(",\"start\":\"held across fork\"", x->out);
+		fputs(",\"start\":\"held across fork\"", c->f);
 	if (s->flags & LKS_AT_END)
-		fputs(",\"end\":\"closed at thread end\"", x->out);
+		fputs(",\"end\":\"closed at thread end\"", c->f);
 	if (s->flags & LKS_LOST)
-		fputs(",\"end\":\"closed at lost events\"", x->out);
-	fputs("}}", x->out);
+		fputs(",\"end\":\"closed at lost events\"", c->f);
+	fputs("}}", c->f);
 }
 
 static int write_chrome(struct export_ctx *x)
 {
 	const struct recording *r = x->r;
-	struct chrome c = { x, 1, NULL, malloc(CH_OUT), 0, calloc(x->ft->n + 1, sizeof(char *)),
-	                    calloc(x->ft->n + 1, sizeof(uint32_t)), calloc(r->nthreads + 1, sizeof *c.ids),
-	                    calloc(r->nthreads + 1, 1) };
-	if (!c.out || !c.names || !c.nlen || !c.ids || !c.idlen) {
-		free(c.out);
+	struct chrome c = { .x = x, .first = 1, .bo = bo_open(x->out), .names = calloc(x->ft->n + 1, sizeof(char *)),
+	                    .nlen = calloc(x->ft->n + 1, sizeof(uint32_t)), .ids = calloc(r->nthreads + 1, sizeof *c.ids),
+	                    .idlen = calloc(r->nthreads + 1, 1) };
+	if (!c.bo || !c.names || !c.nlen || !c.ids || !c.idlen) {
+		if (c.bo)
+			bo_close(c.bo);
 		free(c.names);
 		free(c.nlen);
 		free(c.ids);
@@ -316,32 +357,34 @@ static int write_chrome(struct export_ctx *x)
 		snprintf(x->err, sizeof x->err, "out of memory");
 		return -1;
 	}
+	c.f = bo_stream(c.bo);
+	tick_ns_init(&c.tn, r->ticks_per_ns);
 	for (int i = 0; i < r->nthreads; i++) {
 		const struct rd_thread *t = &r->threads[i];
 		int64_t pid = pid_of(r, t);
 		c.idlen[i] = (uint8_t)snprintf(c.ids[i], sizeof c.ids[i], ",\"pid\":%" PRId64 ",\"tid\":%d", pid, t->r.tid);
 	}
-	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", x->out);
+	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", c.f);
 	/* Process and thread names. */
 	for (int i = 0; i < r->nprocs; i++) {
 		const struct rec_process *p = &r->procs[i];
 		const char *b = strrchr(p->exe, '/');
 		sep(&c);
-		fprintf(x->out, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":", p->pid);
-		json_write_string(x->out, b ? b + 1 : p->exe);
-		fputs("}}", x->out);
+		fprintf(c.f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":", p->pid);
+		json_write_string(c.f, b ? b + 1 : p->exe);
+		fputs("}}", c.f);
 	}
 	for (int i = 0; i < r->nthreads; i++) {
 		const struct rd_thread *t = &r->threads[i];
 		if (x->tid && t->r.tid != x->tid)
 			continue;
 		sep(&c);
-		fprintf(x->out, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRId64 ",\"tid\":%d,\"args\":{\"name\":",
+		fprintf(c.f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRId64 ",\"tid\":%d,\"args\":{\"name\":",
 		        pid_of(r, t), t->r.tid);
-		json_write_string(x->out, t->r.comm[0] ? t->r.comm : "thread");
-		fputs("}}", x->out);
+		json_write_string(c.f, t->r.comm[0] ? t->r.comm : "thread");
+		fputs("}}", c.f);
 		sep(&c);
-		fprintf(x->out,
+		fprintf(c.f,
 		        "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%" PRId64 ",\"tid\":%d,\"args\":{\"sort_index\":%d}}",
 		        pid_of(r, t), t->r.tid, i * (int)SORT_STEP);
 	}
@@ -355,20 +398,18 @@ static int write_chrome(struct export_ctx *x)
 	int rc = rd_each_event(r, &f, &ops, &c, &st, x->err, sizeof x->err);
 	struct lks_stats ls;
 	lks_close(c.lks, &ls);
-	out_flush(&c);
-	free(c.out);
 	for (uint32_t i = 0; i <= x->ft->n; i++)
 		free(c.names[i]);
 	free(c.names);
 	free(c.nlen);
 	free(c.ids);
 	free(c.idlen);
-	fprintf(x->out, "\n],\"otherData\":{\"calls\":%" PRIu64 ",\"lost_events\":%" PRIu64 ",\"sequence_gaps\":%" PRIu64
+	fprintf(c.f, "\n],\"otherData\":{\"calls\":%" PRIu64 ",\"lost_events\":%" PRIu64 ",\"sequence_gaps\":%" PRIu64
 	        ",\"closed_at_end\":%" PRIu64 ",\"lock_waits\":%" PRIu64 ",\"lock_holds\":%" PRIu64
 	        ",\"probe_records\":%" PRIu64 "}}\n",
 	        st.calls, st.lost, st.gaps, st.closed_at_end, ls.waits, ls.holds, st.probe_hits);
-	if (ferror(x->out)) {
-		snprintf(x->err, sizeof x->err, "write error");
+	if (bo_close(c.bo)) {
+		snprintf(x->err, sizeof x->err, "write error (%s)", strerror(errno));
 		return -1;
 	}
 	return rc;

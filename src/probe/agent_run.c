@@ -163,13 +163,9 @@ static int func_setup(struct probe *p, char *err, size_t n)
  * the plugin's handlers in the program (agent_plugin.c, src/rt/probe_plugin.c). */
 static int plugin_setup(struct probe *p, char *err, size_t n)
 {
-	if (!p->e->plugin) {
-		snprintf(err, n, "plugin probes need --plugin FILE.so");
-		return -1;
-	}
 	struct loc_addr *v;
 	int nv;
-	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
+	if (plugin_locate(p, &v, &nv, err, n))
 		return -1;
 	struct adata *d = adata_new(p);
 	int rc = d ? 0 : -1, k = -1;

@@ -124,6 +124,9 @@ void time_set(struct probe *p, int prev_id, const struct time_agg *a);
 
 /* kind_plugin.c: load the --plugin shared object whose handlers plugin probes run. */
 int plugin_load(struct engine *e, const char *path, char *err, size_t n);
+/* A plugin probe's addresses (resolve.c), or an error when no --plugin was given. */
+struct loc_addr;
+int plugin_locate(struct probe *p, struct loc_addr **v, int *nv, char *err, size_t n);
 /* The plugin context of probe p at addr, into p->data (kind_plugin's data:
  * its table, json and free work on it), its init run.  An ABI-2 plugin's
  * result area is result (the agent's shared block), or one of our own when

@@ -107,16 +107,21 @@ int plugin_ctx_new(struct probe *p, uint64_t addr, void *result,
 	return 0;
 }
 
-static int setup(struct probe *p, char *err, size_t n)
+int plugin_locate(struct probe *p, struct loc_addr **v, int *nv, char *err, size_t n)
 {
-	const struct sonde_probe_plugin *pl = p->e->plugin;
-	if (!pl) {
+	if (!p->e->plugin) {
 		snprintf(err, n, "plugin probes need --plugin FILE.so");
 		return -1;
 	}
+	return resolve_location(p->e, &p->sp, v, nv, err, n);
+}
+
+static int setup(struct probe *p, char *err, size_t n)
+{
+	const struct sonde_probe_plugin *pl = p->e->plugin;
 	struct loc_addr *v;
 	int nv;
-	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
+	if (plugin_locate(p, &v, &nv, err, n))
 		return -1;
 	int rc = plugin_ctx_new(p, v[0].addr, NULL, NULL, err, n);
 	if (!rc)

@@ -412,6 +412,7 @@ static void set_reg_cmd(struct remote *c, int regno, uint64_t val, char cmd[64])
 }
 
 static int set_regs(struct remote *c, int n, const int *regno, const uint64_t *val, int ahead);
+static void took_reg(struct remote *c, int regno, uint64_t val);
 
 int remote_set_reg(struct remote *c, int regno, uint64_t val)
 {
@@ -423,10 +424,7 @@ int remote_set_reg(struct remote *c, int regno, uint64_t val)
 		return -1;
 	if (strcmp(c->r.pkt, "OK"))
 		return cfail(c, "writing register %d failed (%.10s)", regno, c->r.pkt);
-	if (regno < REMOTE_MAX_REGS) {
-		c->reg[regno] = val;
-		c->valid |= 1ull << regno;
-	}
+	took_reg(c, regno, val);
 	return 0;
 }
 
@@ -448,6 +446,20 @@ static long gimg_at(struct remote *c, int regno, size_t *w)
 	if ((regno != c->arch->flags && (regno < 0 || regno >= c->arch->ncore)) || off + 2 * *w > c->gimg_len)
 		return -1;
 	return (long)off;
+}
+
+/* Register regno now holds val in the target: the cache and this stop's
+ * `g` image say so too. */
+static void took_reg(struct remote *c, int regno, uint64_t val)
+{
+	if (regno < REMOTE_MAX_REGS) {
+		c->reg[regno] = val;
+		c->valid |= 1ull << regno;
+	}
+	size_t w;
+	long off = c->gimg_ok ? gimg_at(c, regno, &w) : -1;
+	if (off >= 0)
+		gimg_put(c, off, w, val);
 }
 
 int remote_regs_writable(struct remote *c)
@@ -491,16 +503,7 @@ static int set_regs(struct remote *c, int n, const int *regno, const uint64_t *v
 				return cfail(c, "writing register %d failed (%.10s)", regno[i], c->r.pkt);
 			c->has_P = 1;
 		}
-		if (regno[i] < REMOTE_MAX_REGS) {
-			c->reg[regno[i]] = val[i];
-			c->valid |= 1ull << regno[i];
-		}
-		if (c->gimg_ok) {
-			size_t w;
-			long off = gimg_at(c, regno[i], &w);
-			if (off >= 0)
-				gimg_put(c, off, w, val[i]);
-		}
+		took_reg(c, regno[i], val[i]);
 	}
 	if (c->has_P)
 		return 0;
@@ -514,14 +517,9 @@ static int write_whole(struct remote *c, int n, const int *regno, const uint64_t
 {
 	for (int i = 0; i < n; i++) {
 		size_t w;
-		long off = gimg_at(c, regno[i], &w);
-		if (off < 0)
+		if (gimg_at(c, regno[i], &w) < 0)
 			return cfail(c, "register %d is not in the stub's register set", regno[i]);
-		gimg_put(c, off, w, val[i]);
-		if (regno[i] < REMOTE_MAX_REGS) {
-			c->reg[regno[i]] = val[i];
-			c->valid |= 1ull << regno[i];
-		}
+		took_reg(c, regno[i], val[i]);
 	}
 	char *cmd = malloc(c->gimg_len + 2);
 	if (!cmd)

@@ -75,7 +75,8 @@ $(BUILD)/rtobj/%.o: %.c
 # Code the trampolines reach leaves vector and x87 registers alone (they hold
 # the instrumented function's arguments and return values).
 $(BUILD)/rtobj/src/rt/hooks.o $(BUILD)/rtobj/src/common/ring.o $(BUILD)/rtobj/src/rt/unwind.o \
-$(BUILD)/rtobj/src/rt/probes.o $(BUILD)/rtobj/src/rt/probe_plugin.o $(BUILD)/rtobj/src/rt/probe_record.o: RT_EXTRA := -mgeneral-regs-only
+$(BUILD)/rtobj/src/rt/probes.o $(BUILD)/rtobj/src/rt/probe_plugin.o $(BUILD)/rtobj/src/rt/probe_record.o \
+$(BUILD)/rtobj/src/rt/probe_stack.o: RT_EXTRA := -mgeneral-regs-only
 
 $(BUILD)/bin/sonde: $(HOST_OBJS)
 	@mkdir -p $(dir $@)

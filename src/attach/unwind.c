@@ -87,6 +87,11 @@ struct unwinder {
 	 * one by one costs a system call each, most of the time of a hit. */
 	struct page { uint64_t base; int ok; uint8_t b[UNWIND_PAGE]; } pages[UNWIND_PAGES];
 	int npages;
+	/* unwinder_stack_copy: the thread's stack as copied at the hit, read
+	 * before the process (where the thread has run on since). */
+	const uint8_t *copy;
+	uint64_t copy_base;
+	size_t copy_n;
 };
 
 static pid_t next_thread(Dwfl *d, void *arg, void **thread_argp)
@@ -114,6 +119,11 @@ static bool memory_read(Dwfl *d, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 	(void)d;
 	struct unwinder *u = arg;
 	uint64_t v, base = addr & ~(uint64_t)(UNWIND_PAGE - 1), off = addr - base;
+	if (u->copy && addr >= u->copy_base && u->copy_n >= sizeof v && addr - u->copy_base <= u->copy_n - sizeof v) {
+		memcpy(&v, u->copy + (addr - u->copy_base), sizeof v);
+		*result = v;
+		return true;
+	}
 	if (off > UNWIND_PAGE - sizeof v) { /* across two pages */
 		if (unwind_read_word(u->pid, addr, &v))
 			return false;
@@ -229,6 +239,18 @@ int unwinder_stack(struct unwinder *u, pid_t tid, const struct user_regs_struct 
 	(void)max;
 	return 0;
 #endif
+}
+
+int unwinder_stack_copy(struct unwinder *u, pid_t tid, const struct user_regs_struct *regs, const void *stack,
+                        uint64_t stack_base, size_t stack_n, uint64_t *pc, int max)
+{
+	u->copy = stack;
+	u->copy_base = stack_base;
+	u->copy_n = stack ? stack_n : 0;
+	int n = unwinder_stack(u, tid, regs, pc, max);
+	u->copy = NULL;
+	u->copy_n = 0;
+	return n;
 }
 
 void unwinder_free(struct unwinder *u)

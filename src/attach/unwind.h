@@ -3,7 +3,8 @@
  * (unwind.c).  Two users: the calls running at the attach (frames.c: every
  * thread stopped, libdwfl reads their registers itself) and stack probes
  * (probe/kind_stack.c: one thread stopped at a breakpoint, its registers as
- * the probe engine holds them, the trap's pc already put back). */
+ * the probe engine holds them, the trap's pc already put back; or on the
+ * agent, its registers and stack as the agent copied them at the hit). */
 #ifndef SONDE_ATTACH_UNWIND_H
 #define SONDE_ATTACH_UNWIND_H
 
@@ -34,6 +35,11 @@ struct unwinder *unwinder_new(pid_t pid, char *err, size_t n);
  * when none (not x86-64, the pc in no object). */
 struct user_regs_struct;
 int unwinder_stack(struct unwinder *u, pid_t tid, const struct user_regs_struct *regs, uint64_t *pc, int max);
+/* The same for a thread that has run on since (a stack probe on the agent,
+ * probe/agent_stack.c): regs and stack_n bytes of its stack from stack_base
+ * as they were at the hit; memory outside them is the process's. */
+int unwinder_stack_copy(struct unwinder *u, pid_t tid, const struct user_regs_struct *regs, const void *stack,
+                        uint64_t stack_base, size_t stack_n, uint64_t *pc, int max);
 /* The objects mapped now (after a dlopen): reported again. */
 int unwinder_refresh(struct unwinder *u);
 void unwinder_free(struct unwinder *u);

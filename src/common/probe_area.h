@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define PA_MAGIC      0x424f52504e4f53ull /* "SONPROB" */
-#define PA_VERSION    7
+#define PA_VERSION    8
 #define PA_MAX_SITES  2048
 #define PA_CODE_MAX   192   /* bytes of slot code per site */
 #define PA_ORIG_MAX   16
@@ -44,6 +44,8 @@ enum pa_kind {
 	PA_KIND_TIME  = 5, /* a record of a time probe chained to a site already there (var.next): its time */
 	PA_KIND_PLUGIN = 6,/* count, and call the plugin's handlers for plugin probe plugin1 - 1 (any site,
 	                    * or chained like PA_KIND_TIME) */
+	PA_KIND_STACK = 7, /* count, and copy the registers and the stack into the thread's stack ring (stack
+	                    * probes; pa_site.stack_bytes; any site, or chained like PA_KIND_TIME) */
 };
 #define PA_LOAD_WAIT_MS 5000
 
@@ -207,6 +209,13 @@ struct pa_site {
 	uint32_t plugin1;                /* sonde's: plugin probe plugin1 - 1 runs here (0: none) */
 	uint32_t post;                   /* sonde's: the slot calls the post handlers after the displaced
 	                                  * instruction (pa_post_stub) */
+	/* Stack probes: each hit copies the registers and at most stack_bytes of the stack (from the stack
+	 * pointer up, never past the end of its mapping) into the thread's stack ring (struct pa_sring). */
+	uint32_t stack_bytes;            /* sonde's (0: no stack here; the agent bounds it by PA_STK_COPY_MAX) */
+	uint32_t pad_stack;
+	uint64_t stack_taken;            /* the agent's: stacks written */
+	uint64_t stack_lost;             /* the agent's: stacks dropped (the ring full, no ring, a nested hit) */
+	uint64_t stack_ticks;            /* the agent's: clock ticks spent copying the stacks written */
 };
 
 enum pa_rec {
@@ -261,6 +270,9 @@ struct pa_hdr {
 	uint32_t rec_on, pad_rec;
 	uint64_t rec_off;                /* sonde's: byte offset of ring 0 (pa_area_size(nsites)) */
 	uint64_t rec_no_ring;            /* the agent's: events of threads that found no free ring */
+	/* Stack probes (struct pa_sring below): PA_STK_RINGS rings at stk_off when stk_on. */
+	uint32_t stk_on, pad_stk;
+	uint64_t stk_off;                /* sonde's: byte offset of stack ring 0 */
 	struct pa_site sites[];
 };
 
@@ -346,6 +358,61 @@ struct pa_ring {
 static inline uint64_t pa_rec_size(void)
 {
 	return (uint64_t)PA_REC_RINGS * sizeof(struct pa_ring);
+}
+
+/* --- stack probes (src/rt/probe_stack.c writes, src/probe/agent_stack.c
+ * drains and unwinds) ---------------------------------------------------------
+ * As struct pa_ring, one per thread that took a stack (claimed 0 -> 1, 1 -> 2
+ * at its exit, freed by sonde), but of bytes: each record is a struct pa_srec
+ * and its stack bytes, len bytes in all (a multiple of 8), never split by the
+ * end of the ring (a record of site PA_SREC_PAD fills the rest, and the next
+ * one starts at 0).  head and tail count bytes.  A full ring drops the stack
+ * and counts it (pa_site.stack_lost): the program never waits. */
+#define PA_STK_RINGS     64
+#define PA_STK_RING      (4u << 20)    /* bytes per ring, a power of two */
+#define PA_STK_COPY_MAX  (64u << 10)   /* bytes of stack a record can hold */
+#define PA_STK_COPY_DEF  8192u         /* the default copy (stack probes) */
+#define PA_SREC_PAD      0xffffffffu
+
+struct pa_srec {
+	uint32_t len;                    /* bytes of the record, its stack included */
+	uint32_t site;                   /* the site record whose hit this is (PA_SREC_PAD: padding) */
+	uint64_t t;                      /* clock ticks */
+	uint64_t pc, sp;                 /* the site's address, the stack pointer there */
+	uint64_t regs[PA_NREGS];         /* enum pa_reg */
+	uint32_t nstack, pad;            /* stack bytes copied from sp, after this header */
+};
+
+struct pa_sring {
+	uint32_t state;                  /* 0 free, 1 a thread's, 2 its thread ended */
+	uint32_t tid;
+	uint64_t head;                   /* the agent's: bytes written */
+	uint64_t tail;                   /* sonde's: bytes read */
+	uint8_t pad[40];
+	uint8_t b[PA_STK_RING];
+};
+
+static inline uint64_t pa_stk_size(void)
+{
+	return (uint64_t)PA_STK_RINGS * sizeof(struct pa_sring);
+}
+
+/* The size of an area of nsites sites, with the recording rings (rec) and
+ * the stack rings (stk): they follow the plugin block in that order. */
+static inline uint64_t pa_total_size(uint32_t nsites, int rec, int stk)
+{
+	return pa_area_size(nsites) + (rec ? pa_rec_size() : 0) + (stk ? pa_stk_size() : 0);
+}
+
+/* Whether header h describes that layout (the agent checks before mapping). */
+static inline int pa_layout_ok(const struct pa_hdr *h)
+{
+	uint64_t base = pa_area_size(h->nsites);
+	if (h->rec_on && h->rec_off != base)
+		return 0;
+	if (h->stk_on && h->stk_off != base + (h->rec_on ? pa_rec_size() : 0))
+		return 0;
+	return h->size == pa_total_size(h->nsites, h->rec_on != 0, h->stk_on != 0);
 }
 
 #endif

@@ -53,7 +53,7 @@ static void futex_wait_ms(uint32_t *w, uint32_t val, int ms)
 
 static int area_new(struct agent_be *b, char *err, size_t n)
 {
-	b->area_size = pa_area_size(PA_MAX_SITES) + (b->record ? pa_rec_size() : 0);
+	b->area_size = pa_total_size(PA_MAX_SITES, b->record, b->stacks);
 	b->area_fd = memfd_create("sonde-probes", MFD_CLOEXEC);
 	if (b->area_fd < 0 || ftruncate(b->area_fd, (off_t)b->area_size)) {
 		snprintf(err, n, "cannot create the probe memory (%s)", strerror(errno));
@@ -73,14 +73,19 @@ static int area_new(struct agent_be *b, char *err, size_t n)
 		b->pa->rec_off = pa_area_size(PA_MAX_SITES);
 		b->pa->rec_on = 1;
 	}
+	if (b->stacks) {
+		b->pa->stk_off = pa_area_size(PA_MAX_SITES) + (b->record ? pa_rec_size() : 0);
+		b->pa->stk_on = 1;
+	}
 	return 0;
 }
 
 static void init(struct agent_be *b)
 {
-	int record = b->record;
+	int record = b->record, stacks = b->stacks;
 	memset(b, 0, sizeof *b);
 	b->record = record;
+	b->stacks = stacks;
 	b->memfd = b->area_fd = b->alive_w = -1;
 }
 
@@ -580,7 +585,8 @@ static int var_chain(struct agent_be *b, uint32_t host, uint32_t kind, char *why
                      size_t n)
 {
 	if (b->nused >= b->pa->nsites ||
-	    (kind == PA_KIND_VAR ? !b->next_var : kind == PA_KIND_TIME ? !b->next_time : !b->next_plugin1)) {
+	    (kind == PA_KIND_VAR ? !b->next_var : kind == PA_KIND_TIME ? !b->next_time :
+	     kind == PA_KIND_STACK ? !b->next_stack : !b->next_plugin1)) {
 		snprintf(err, n, "too many probe sites (at most %d)", PA_MAX_SITES);
 		return -1;
 	}
@@ -595,6 +601,8 @@ static int var_chain(struct agent_be *b, uint32_t host, uint32_t kind, char *why
 		s->var = *b->next_var;
 	else if (kind == PA_KIND_TIME)
 		s->time = *b->next_time;
+	else if (kind == PA_KIND_STACK)
+		s->stack_bytes = b->next_stack;
 	else
 		s->plugin1 = b->next_plugin1;
 	s->var.next = 0;
@@ -625,7 +633,7 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 				         "its own on the agent (--engine=ptrace runs it)", (unsigned long long)addr);
 				return -1;
 			}
-			if (kind == PA_KIND_VAR || kind == PA_KIND_TIME || kind == PA_KIND_PLUGIN)
+			if (kind == PA_KIND_VAR || kind == PA_KIND_TIME || kind == PA_KIND_PLUGIN || kind == PA_KIND_STACK)
 				return var_chain(b, i, kind, why_int3, wn, err, n);
 			b->hits_base = __atomic_load_n(&s->hits, __ATOMIC_RELAXED);
 			if (kind == PA_KIND_CALL)
@@ -673,19 +681,20 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 		memset(s, 0, sizeof *s);
 	}
 	s->addr = addr;
-	s->kind = kind == PA_KIND_TIME ? PA_KIND_COUNT : kind;
+	s->kind = kind == PA_KIND_TIME || kind == PA_KIND_STACK ? PA_KIND_COUNT : kind;
 	/* A record taken again does only what this probe asks. */
 	s->var.nprog = 0;
 	s->var.next = 0;
 	memset(&s->time, 0, sizeof s->time);
 	s->plugin1 = kind == PA_KIND_PLUGIN ? b->next_plugin1 : 0;
 	s->post = kind == PA_KIND_PLUGIN && b->next_post;
+	s->stack_bytes = kind == PA_KIND_STACK ? b->next_stack : 0;
 	if (kind == PA_KIND_VAR && b->next_var)
 		s->var = *b->next_var;
 	if (kind == PA_KIND_TIME && b->next_time)
 		s->time = *b->next_time;
 	/* --record: the site's own hits are events too for func, line, branch and plugin probes */
-	int rec_site = kind == PA_KIND_COUNT || kind == PA_KIND_CALL || kind == PA_KIND_PLUGIN;
+	int rec_site = kind == PA_KIND_COUNT || kind == PA_KIND_CALL || kind == PA_KIND_PLUGIN || kind == PA_KIND_STACK;
 	s->rec = !b->record ? 0 : rec_site ? PA_REC_ON | PA_REC_SITE : PA_REC_ON;
 	b->hits_base = s->hits; /* not live yet: every hit from now on is the new probe's */
 	int rc = build_place(b, idx, 1, fnb, fn, fn_size, why_int3, wn, err, n);

@@ -20,6 +20,7 @@
 #include "sonde/probe.h"
 #include "probe/agent_expr.h"
 #include "probe/agent_record.h"
+#include "probe/agent_stack.h"
 #include "probe/agent_var.h"
 #include "probe/callstats.h"
 #include "probe/engine.h"
@@ -51,6 +52,7 @@
  * there (sites are shared, and reused after a removal). */
 struct abase {
 	uint64_t hits, returns, ticks_total, callers_lost, taken;
+	uint64_t stack_taken, stack_lost, stack_ticks;
 	uint64_t callers[PA_CALLERS];
 };
 
@@ -72,6 +74,7 @@ struct adata {
 	int tslot, tprev_id;    /* time: its number + 1 in the agent (pa_time.slot1), tprev's id */
 	const char *no_value;   /* var: why a site has no value (vars.c's static text) */
 	void *pdata;            /* plugin: kind_plugin.c's context (its p->data), agent_plugin.c */
+	void *sdata;            /* stack: kind_stack.c's table (its p->data), filled by agent_stack.c */
 };
 
 static struct agent_be be;
@@ -83,6 +86,7 @@ static void calibrate(void);
 static void time_collect(struct probe *p, struct adata *d);
 
 static void site_counters(const struct pa_site *s, struct abase *o);
+static uint32_t stack_copy_bytes(void);
 
 static struct adata *adata_new(struct probe *p)
 {
@@ -443,6 +447,9 @@ static void site_counters(const struct pa_site *s, struct abase *o)
 	o->ticks_total = __atomic_load_n(&s->ticks_total, __ATOMIC_RELAXED);
 	o->callers_lost = __atomic_load_n(&s->callers_lost, __ATOMIC_RELAXED);
 	o->taken = __atomic_load_n(&s->taken, __ATOMIC_RELAXED);
+	o->stack_taken = __atomic_load_n(&s->stack_taken, __ATOMIC_RELAXED);
+	o->stack_lost = __atomic_load_n(&s->stack_lost, __ATOMIC_RELAXED);
+	o->stack_ticks = __atomic_load_n(&s->stack_ticks, __ATOMIC_RELAXED);
 	for (int c = 0; c < PA_CALLERS; c++)
 		o->callers[c] = __atomic_load_n(&s->callers[c].n, __ATOMIC_RELAXED);
 }
@@ -463,7 +470,7 @@ static void collect(struct probe *p)
 		var_collect(p, d);
 	if (d->tdata)
 		time_collect(p, d);
-	uint64_t taken = 0;
+	uint64_t taken = 0, stk_taken = 0, stk_lost = 0, stk_ticks = 0;
 	for (int i = 0; i < d->nsites; i++) {
 		const struct pa_site *s = &h->sites[d->sites[i]];
 		if (s->mode == PA_MODE_INT3 && !d->nint3++ && !d->why_int3[0])
@@ -477,6 +484,9 @@ static void collect(struct probe *p)
 		uint64_t hits = now.hits - b->hits;
 		p->hits += hits;
 		taken += now.taken - b->taken;
+		stk_taken += now.stack_taken - b->stack_taken;
+		stk_lost += now.stack_lost - b->stack_lost;
+		stk_ticks += now.stack_ticks - b->stack_ticks;
 		if (p->ops->name[0] != 'f')
 			continue;
 		d->cs.calls += hits;
@@ -497,6 +507,11 @@ static void collect(struct probe *p)
 	if (d->ldata) {
 		p->data = d->ldata;
 		branch_set(p, taken, p->hits >= taken ? p->hits - taken : 0);
+		p->data = d;
+	}
+	if (d->sdata) {
+		p->data = d->sdata;
+		stack_set_agent(p, stk_lost, stk_taken, ns_of(stk_ticks), stack_copy_bytes());
 		p->data = d;
 	}
 }
@@ -555,6 +570,11 @@ static void afree(struct probe *p)
 	if (!d)
 		return;
 	plugin_fini(p);
+	if (d->sdata) {
+		p->data = d->sdata;
+		kind_stack.free(p);
+		p->data = d;
+	}
 	callstats_free(&d->cs);
 	var_free_vdata(p, d);
 	if (d->tdata) {
@@ -800,6 +820,93 @@ static void plugin_table(struct probe *p, FILE *f)
 		borrowed_table(p, f, &kind_plugin, d->pdata);
 }
 
+/* --- stack: each site copies the registers and the stack at a hit into
+ * the thread's stack ring (src/rt/probe_stack.c); agent_stack.c unwinds the
+ * copies into kind_stack.c's table, whose output is the probe's. */
+
+static uint32_t stack_copy_bytes(void)
+{
+	return PA_STK_COPY_DEF;
+}
+
+static int stack_setup(struct probe *p, char *err, size_t n)
+{
+	if (!be.stacks) {
+		snprintf(err, n, "the session began without stack rings (a stack probe added later: --engine=ptrace "
+		         "runs it)");
+		return -1;
+	}
+	struct loc_addr *v;
+	int nv;
+	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
+		return -1;
+	struct adata *d = adata_new(p);
+	int rc = d ? 0 : -1;
+	if (!d)
+		snprintf(err, n, "out of memory");
+	if (!rc) {
+		p->data = NULL;
+		rc = stack_data_new(p, err, n);
+		d->sdata = p->data;
+		p->data = d;
+	}
+	be.next_stack = stack_copy_bytes();
+	for (int i = 0; i < nv && !rc; i++)
+		rc = add_site(p, d, v[i].addr, PA_KIND_STACK, fn_start(&v[i]), v[i].fn.size, err, n);
+	be.next_stack = 0;
+	if (!rc) {
+		resolve_set_where_n(p, v[0].addr, nv);
+		where_suffix(p, d);
+	}
+	free(v);
+	return rc;
+}
+
+static void stack_json(struct probe *p, struct json *j)
+{
+	struct adata *d = p->data;
+	if (d && d->sdata)
+		borrowed_json(p, j, &kind_stack, d->sdata);
+}
+
+static void stack_table(struct probe *p, FILE *f)
+{
+	struct adata *d = p->data;
+	if (d && d->sdata)
+		borrowed_table(p, f, &kind_stack, d->sdata);
+}
+
+static void stack_table_after(struct probe *p, FILE *f)
+{
+	struct adata *d = p->data;
+	if (!d || !d->sdata)
+		return;
+	p->data = d->sdata;
+	kind_stack.table_after(p, f);
+	p->data = d;
+}
+
+static const struct kind_ops agent_stack_ops = {
+	.name = "stack", .needs_location = 1, .setup = stack_setup, .json = stack_json, .table = stack_table,
+	.table_after = stack_table_after, .free = afree,
+};
+
+int agent_probe_stack(struct probe *p, const int **sites, void **sdata)
+{
+	struct adata *d = p->ops == &agent_stack_ops ? p->data : NULL;
+	if (!d || d->frozen || !d->sdata)
+		return 0;
+	*sites = d->sites;
+	*sdata = d->sdata;
+	return d->nsites;
+}
+
+/* The stack rings' offset in the area (0: none). */
+static uint64_t stk_off(void)
+{
+	return be.stacks ? pa_area_size(PA_MAX_SITES) + (be.record ? pa_rec_size() : 0) : 0;
+}
+
 static const struct kind_ops agent_plugin = {
 	.name = "plugin", .needs_location = 1, .setup = plugin_setup, .json = plugin_json, .table = plugin_table,
 	.free = afree,
@@ -845,6 +952,8 @@ static const struct kind_ops *agent_kind(const char *name)
 		return &agent_branch;
 	if (!strcmp(name, "time"))
 		return &agent_time;
+	if (!strcmp(name, "stack"))
+		return &agent_stack_ops;
 	if (!strcmp(name, "plugin"))
 		return &agent_plugin; /* ABI 2 (probe.c sends ABI-1 plugins to ptrace) */
 	if (!strcmp(name, "sys"))
@@ -952,9 +1061,6 @@ int agent_runs_all(const char *const *specs, int nspecs, pid_t pid, const char *
 		if (specs[i][0] == '@' || spec_parse(specs[i], &sp, err, sizeof err))
 			return 0;
 		int ok = agent_kind(sp.kind) != NULL;
-		if (!ok && !strcmp(sp.kind, "stack"))
-			snprintf(why, wn, "probe '%s' cannot run on the agent (stack probes unwind the stopped thread)",
-			         specs[i]);
 		if (ok && (!strcmp(sp.kind, "var") || !strcmp(sp.kind, "assert"))) {
 			char w[300];
 			ok = var_compiles(&sp, pid, argv0, w, sizeof w);
@@ -1004,6 +1110,11 @@ static void agent_remove(struct engine *e, struct probe *p)
 	if (!d || p->ops == &kind_sys)
 		return;
 	calibrate();
+	if (d->sdata) { /* its stacks so far; its sites take no more (a site may stay for another probe) */
+		agent_stack_drain(e, be.pa, stk_off());
+		for (int i = 0; i < d->nsites; i++)
+			__atomic_store_n(&be.pa->sites[d->sites[i]].stack_bytes, 0, __ATOMIC_RELEASE);
+	}
 	collect(p);
 	d->frozen = 1;
 	if (d->tdata)
@@ -1042,7 +1153,7 @@ static int agent_enable(struct engine *e, struct probe *p, int on, char *err, si
 {
 	(void)e;
 	struct adata *d = p->ops == &kind_sys ? NULL : p->data; /* a sys probe's data is kind_sys.c's */
-	if (!d || d->vdata || d->tdata || d->pdata || !be.pa) {
+	if (!d || d->vdata || d->tdata || d->pdata || d->sdata || !be.pa) {
 		snprintf(err, n, "the agent engine cannot disable %s probes (del removes one; --engine=ptrace disables any)",
 		         p->ops->name);
 		return -1;
@@ -1223,6 +1334,7 @@ static void execs_serve(struct engine *e)
 	if (x == execs_handled)
 		return;
 	calibrate();
+	agent_stack_drain(e, be.pa, stk_off()); /* the old image's stacks, while its modules are known */
 	int n0 = e->nprobes;
 	int image = mods_retire(e);
 	int *again = calloc((size_t)n0 + 1, sizeof *again);
@@ -1285,6 +1397,11 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 	clock_point_take(&c0);
 	e->engine_name = "agent";
 	be.record = o->record_dir != NULL;
+	/* Stack rings when a stack probe may come (256 MiB of the memfd, its pages used only by the
+	 * threads that take stacks). */
+	be.stacks = o->in_fd >= 0;
+	for (int i = 0; i < o->nspecs; i++)
+		be.stacks |= !strncmp(o->specs[i], "stack:", 6);
 	int rc = o->argv ? agent_be_launch(&be, o->argv, o->rt_path, err, n)
 	                 : agent_be_attach(&be, o->pid, o->rt_path, err, n);
 	e->t.pid = be.pid;
@@ -1366,8 +1483,9 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 		}
 		/* --record: a ring that had 1024 events or more is drained again at once (the
 		 * program makes events faster than every 2 ms can take) */
-		if (agent_record_drain(e, be.pa, pa_area_size(PA_MAX_SITES)) < PA_REC_EVENTS / 64)
-			sleep_ms(e->rec ? 2 : 5);
+		uint64_t stacks = agent_stack_drain(e, be.pa, stk_off());
+		if (agent_record_drain(e, be.pa, pa_area_size(PA_MAX_SITES)) < PA_REC_EVENTS / 64 && stacks < 64)
+			sleep_ms(e->rec || be.stacks ? 2 : 5);
 		else
 			sched_yield();
 	}
@@ -1397,6 +1515,10 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 	for (int i = 0; i < e->nprobes; i++)
 		collect(e->probes[i]);
 	agent_record_drain(e, be.pa, pa_area_size(PA_MAX_SITES)); /* what is left (after collect: its assert values) */
+	agent_stack_drain(e, be.pa, stk_off());
+	if (agent_stack_bad())
+		fprintf(stderr, "sonde: warning: %llu stack records of the program's memory were not the agent's "
+		        "(dropped)\n", (unsigned long long)agent_stack_bad());
 	if (e->rec && agent_record_dropped())
 		fprintf(stderr, "sonde: warning: %llu probe events were not recorded (the program wrote them faster "
 		        "than sonde read them; counted as lost in the recording)\n",
@@ -1440,7 +1562,7 @@ int agent_probe_recs(struct probe *p, const int **sites, enum arec_what *what)
 		*what = AREC_ASSERT;
 	else if (p->ops == &agent_time)
 		*what = AREC_TIME;
-	else if (p->ops->setup == plugin_setup)
+	else if (p->ops->setup == plugin_setup || p->ops == &agent_stack_ops)
 		*what = AREC_HIT;
 	*sites = d->sites;
 	return d->nsites;

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 struct engine;
 struct hit;
@@ -121,6 +122,19 @@ struct time_agg {
 	const uint64_t *hist;
 };
 void time_set(struct probe *p, int prev_id, const struct time_agg *a);
+
+/* kind_stack.c: the distinct stacks of stack probes, for a backend that
+ * copies the stack at each hit (the agent, agent_stack.c): stack_data_new
+ * makes p->data; stack_account unwinds one hit of thread tid from its
+ * registers (rip: the probed address) and stack_n bytes of its stack copied
+ * from stack_base (NULL: the stopped thread's own memory) and counts it;
+ * stack_set_agent says the stacks the agent dropped (lost), those it copied
+ * and their time in all (ns), and the bytes of the copy. */
+struct user_regs_struct;
+int stack_data_new(struct probe *p, char *err, size_t n);
+void stack_account(struct probe *p, pid_t tid, const struct user_regs_struct *regs, const void *stack,
+                   uint64_t stack_base, size_t stack_n);
+void stack_set_agent(struct probe *p, uint64_t lost, uint64_t copied, uint64_t copy_ns, uint32_t bytes);
 
 /* kind_plugin.c: load the --plugin shared object whose handlers plugin probes run. */
 int plugin_load(struct engine *e, const char *path, char *err, size_t n);

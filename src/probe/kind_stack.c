@@ -4,8 +4,10 @@
  * the output lists the distinct stacks, most hits first, their frames named
  * by the symbolizer.  Bounded: STACK_FRAMES frames a stack (deeper ones are
  * cut and counted as truncated), STACK_DISTINCT distinct stacks (hits of
- * further ones are counted as other).  The ptrace engine only: the agent
- * does not unwind (agent_run.c sends a session with one to ptrace). */
+ * further ones are counted as other).  On the ptrace engine the stopped
+ * thread is unwound here; on the agent the program copies the registers and
+ * the stack at each hit and sonde unwinds the copies (probe/agent_stack.c)
+ * into the same table (stack_data_new, stack_account, stack_set_agent). */
 #include "probe/kind.h"
 #include "probe/probe.h"
 
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/user.h>
 
 #define STACK_FRAMES 32
 #define STACK_DISTINCT 256
@@ -37,7 +40,25 @@ struct sdata {
 	uint64_t other;      /* hits of stacks beyond the first STACK_DISTINCT */
 	uint64_t truncated;  /* hits whose stack was deeper than STACK_FRAMES */
 	uint64_t unwound_none; /* hits where nothing past the probed pc was found */
+	/* The agent's (stack_set_agent): stacks it dropped, and the cost of those it copied. */
+	int agent;
+	uint64_t lost, copied, copy_ns;
+	uint32_t copy_bytes;
 };
+
+int stack_data_new(struct probe *p, char *err, size_t n)
+{
+	struct sdata *d = calloc(1, sizeof *d);
+	if (!d || !(d->v = calloc(STACK_DISTINCT, sizeof *d->v))) {
+		free(d);
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	p->data = d;
+	if (!(d->u = unwinder_new(p->e->t.pid, err, n)))
+		return -1;
+	return 0;
+}
 
 static int setup(struct probe *p, char *err, size_t n)
 {
@@ -45,15 +66,8 @@ static int setup(struct probe *p, char *err, size_t n)
 	int nv;
 	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
 		return -1;
-	struct sdata *d = calloc(1, sizeof *d);
 	int rc = -1;
-	if (!d || !(d->v = calloc(STACK_DISTINCT, sizeof *d->v))) {
-		free(d);
-		snprintf(err, n, "out of memory");
-		goto out;
-	}
-	p->data = d;
-	if (!(d->u = unwinder_new(p->e->t.pid, err, n)))
+	if (stack_data_new(p, err, n))
 		goto out;
 	if (engine_insert_all(p->e, p, v, nv, 0, err, n))
 		goto out;
@@ -72,16 +86,15 @@ static uint64_t hash_of(const uint64_t *pc, int n)
 	return h;
 }
 
-static void pre(struct probe *p, struct hit *h, int role)
+void stack_account(struct probe *p, pid_t tid, const struct user_regs_struct *regs, const void *stack,
+                   uint64_t stack_base, size_t stack_n)
 {
-	(void)role;
 	struct sdata *d = p->data;
-	p->hits++;
-	precorder_hit(h, p, TRP_HIT, TRV_NONE, 0, 0, NULL);
 	uint64_t pc[STACK_FRAMES + 1];
-	int n = unwinder_stack(d->u, h->th->tid, h->regs, pc, STACK_FRAMES + 1);
+	int n = stack ? unwinder_stack_copy(d->u, tid, regs, stack, stack_base, stack_n, pc, STACK_FRAMES + 1)
+	              : unwinder_stack(d->u, tid, regs, pc, STACK_FRAMES + 1);
 	if (n < 1) {
-		pc[0] = h->addr;
+		pc[0] = regs->rip;
 		n = 1;
 	}
 	if (n == 1)
@@ -107,6 +120,24 @@ static void pre(struct probe *p, struct hit *h, int role)
 	s->hash = hs;
 	s->n = n;
 	memcpy(s->pc, pc, (size_t)n * sizeof *pc);
+}
+
+void stack_set_agent(struct probe *p, uint64_t lost, uint64_t copied, uint64_t copy_ns, uint32_t bytes)
+{
+	struct sdata *d = p->data;
+	d->agent = 1;
+	d->lost = lost;
+	d->copied = copied;
+	d->copy_ns = copy_ns;
+	d->copy_bytes = bytes;
+}
+
+static void pre(struct probe *p, struct hit *h, int role)
+{
+	(void)role;
+	p->hits++;
+	precorder_hit(h, p, TRP_HIT, TRV_NONE, 0, 0, NULL);
+	stack_account(p, h->th->tid, h->regs, NULL, 0, 0);
 }
 
 static int by_count(const void *a, const void *b)
@@ -153,6 +184,12 @@ static void json(struct probe *p, struct json *j)
 	json_uint(j, "truncated", d->truncated);
 	json_uint(j, "unwound_none", d->unwound_none);
 	json_int(j, "max_frames", STACK_FRAMES);
+	json_uint(j, "lost", d->lost);
+	if (d->agent) {
+		json_int(j, "copy_bytes", d->copy_bytes);
+		json_uint(j, "copied", d->copied);
+		json_uint(j, "copy_ns_per_hit", d->copied ? d->copy_ns / d->copied : 0);
+	}
 	json_arr_begin(j, "stacks");
 	const struct ustack **o = sorted(d);
 	for (int k = 0; o && k < d->nv; k++) {
@@ -195,6 +232,8 @@ static void table(struct probe *p, FILE *f)
 		fprintf(f, ", %llu truncated at %d frames", (unsigned long long)d->truncated, STACK_FRAMES);
 	if (d->unwound_none)
 		fprintf(f, ", %llu not unwound", (unsigned long long)d->unwound_none);
+	if (d->lost)
+		fprintf(f, ", %llu lost (the agent's ring full)", (unsigned long long)d->lost);
 }
 
 /* Under the probe's row: each stack, its count then its frames one a line. */

@@ -26,6 +26,7 @@
 #include "rt/probe_float.h"
 #include "rt/probe_plugin.h"
 #include "rt/probe_record.h"
+#include "rt/probe_stack.h"
 #include "rt/rt.h"
 
 #include <dlfcn.h>
@@ -194,6 +195,39 @@ RT_HIDDEN int pa_var_read(uint64_t addr, void *buf, size_t n, uint64_t sp, int d
 	}
 	struct iovec l = { buf, n }, r = { (void *)addr, n };
 	return syscall(SYS_process_vm_readv, self_pid, &l, 1UL, &r, 1UL, 0UL) == (long)n ? 0 : -1;
+}
+
+/* This thread's stack mapping (stk_tls above), for stack probes. */
+RT_HIDDEN int pa_stack_end(uint64_t sp, uint64_t *hi)
+{
+	struct stack_map *k = &stk_tls;
+	if (!k->state) {
+		char mb[1024], perm[4];
+		k->state = map_find(sp, 1, &k->lo, &k->hi, perm, mb, sizeof mb) == 0 && perm[0] == 'r' ? 1 : 2;
+	}
+	if (k->state != 1 || sp < k->lo || sp >= k->hi)
+		return -1;
+	*hi = k->hi;
+	return 0;
+}
+
+/* The return slots of this thread's followed calls (struct sframe: sp is
+ * the slot's address) that fall inside the copy and still hold the stub. */
+RT_HIDDEN void pa_shadow_unpatch(uint64_t sp, uint8_t *copy, uint32_t n)
+{
+	struct shadow *sh = sh_tls;
+	if (!sh)
+		return;
+	for (uint32_t i = sh->n; i-- > 0;) {
+		uint64_t a = sh->f[i].sp, v;
+		if (n < 8 || a < sp || a - sp > (uint64_t)n - 8)
+			continue;
+		__builtin_memcpy(&v, copy + (a - sp), 8);
+		if (v == (uint64_t)pa_exit_stub) {
+			v = sh->f[i].ret;
+			__builtin_memcpy(copy + (a - sp), &v, 8);
+		}
+	}
 }
 
 /* A hit from the SIGTRAP handler: the program's x87/SSE registers at the
@@ -610,6 +644,8 @@ static inline __attribute__((always_inline)) void hit(uint32_t idx, uint64_t *sp
 	}
 	if (s->plugin1)
 		pa_plugin_pre(s, (uint64_t)sp, regs);
+	if (s->stack_bytes) /* before a func site's return address is replaced below */
+		pa_stack_put(s, idx, (uint64_t)sp, regs);
 	uint32_t nx = __atomic_load_n(&s->var.next, __ATOMIC_ACQUIRE);
 	for (int guard = 0; nx && nx <= pa_n && guard < 64; guard++) {
 		struct pa_site *o = &pa->sites[nx - 1];
@@ -625,6 +661,11 @@ static inline __attribute__((always_inline)) void hit(uint32_t idx, uint64_t *sp
 			if (rec_t) /* a plugin probe's hit on the timeline, as on ptrace */
 				pa_rec_put(nx - 1, PA_EV_SITE, taken, rec_t);
 			pa_plugin_pre(o, (uint64_t)sp, regs);
+		}
+		if (o->stack_bytes) {
+			if (rec_t)
+				pa_rec_put(nx - 1, PA_EV_SITE, taken, rec_t);
+			pa_stack_put(o, nx - 1, (uint64_t)sp, regs);
 		}
 		nx = __atomic_load_n(&o->var.next, __ATOMIC_ACQUIRE);
 	}
@@ -1144,9 +1185,7 @@ static int start(int area_fd, int pipe_fd, int rejoin)
 {
 	struct pa_hdr h;
 	if (pread(area_fd, &h, sizeof h, 0) != (ssize_t)sizeof h || h.magic != PA_MAGIC || h.version != PA_VERSION ||
-	    h.nsites > PA_MAX_SITES ||
-	    (h.size != pa_area_size(h.nsites) &&
-	     !(h.rec_on && h.rec_off == pa_area_size(h.nsites) && h.size == h.rec_off + pa_rec_size())))
+	    h.nsites > PA_MAX_SITES || !pa_layout_ok(&h))
 		return -EINVAL;
 	void *m = mmap(NULL, h.size, PROT_READ | PROT_WRITE, MAP_SHARED, area_fd, 0);
 	if (m == MAP_FAILED)
@@ -1171,6 +1210,7 @@ static int start(int area_fd, int pipe_fd, int rejoin)
 	pa = m;
 	pa_n = h.nsites;
 	pa_rec_start(pa, h.size);
+	pa_stack_start(pa);
 	if (rejoin) /* the sites were the old image's: nothing of them is here */
 		for (uint32_t i = 0; i < pa_n; i++)
 			if (pa->sites[i].state != PA_FREE)

@@ -1,0 +1,162 @@
+/* probe_stack.c — stack probes on the agent engine, inside the program (as
+ * perf record --call-graph=dwarf does): at each hit of a site whose
+ * stack_bytes is set, the general registers and at most that many bytes of
+ * the stack, from the stack pointer up and never past the end of the
+ * thread's stack mapping, go into the thread's stack ring
+ * (common/probe_area.h, struct pa_sring).  sonde drains the rings and
+ * unwinds each record with the DWARF CFI (src/probe/agent_stack.c): the
+ * program is never stopped.
+ *
+ * The copy is direct while the stack pointer is inside the thread's own
+ * stack mapping (found once per thread by probes.c, pa_stack_end: the bytes
+ * from sp to its end are mapped while the thread runs on it), else through
+ * process_vm_readv page by page, so that no read can fault.  A thread
+ * claims a free ring at its first stack and gives it back at its exit; a
+ * thread that finds none, a full ring, or a hit inside the writing of
+ * another (a signal handler) drops the stack and counts it: the program
+ * never waits for sonde.
+ *
+ * Built with -mgeneral-regs-only, like probes.c (reached from the
+ * trampolines): the copy is rep movsb, never libc's memcpy. */
+#include "rt/probe_stack.h"
+
+#include "common/clock.h"
+#include "rt/rt.h"
+
+#include <pthread.h>
+#include <stddef.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define RING_GONE 0xffffffffu
+
+static struct pa_sring *srings;
+static uint32_t sgen;               /* the session: a thread's claim of an earlier one is stale */
+static pthread_key_t sring_key;
+static int keyed;
+static __thread uint32_t sring1_tls __attribute__((tls_model("initial-exec"))); /* ring + 1, RING_GONE */
+static __thread uint32_t sgen_tls __attribute__((tls_model("initial-exec")));
+static __thread uint32_t swriting_tls __attribute__((tls_model("initial-exec")));
+
+static void sring_end(void *arg)
+{
+	uint32_t i = (uint32_t)(uintptr_t)arg - 1;
+	sring1_tls = RING_GONE;
+	if (srings && i < PA_STK_RINGS)
+		__atomic_store_n(&srings[i].state, 2, __ATOMIC_RELEASE);
+}
+
+void pa_stack_start(struct pa_hdr *h)
+{
+	srings = NULL;
+	if (!h->stk_on || !pa_layout_ok(h))
+		return;
+	if (!keyed && pthread_key_create(&sring_key, sring_end) == 0)
+		keyed = 1;
+	if (!keyed)
+		return;
+	__atomic_add_fetch(&sgen, 1, __ATOMIC_RELEASE);
+	srings = (struct pa_sring *)((char *)h + h->stk_off);
+}
+
+static struct pa_sring *my_sring(void)
+{
+	uint32_t g = __atomic_load_n(&sgen, __ATOMIC_ACQUIRE);
+	if (sgen_tls != g) { /* first stack of this thread in this session */
+		sgen_tls = g;
+		sring1_tls = 0;
+	}
+	uint32_t r1 = sring1_tls;
+	if (r1 && r1 <= PA_STK_RINGS)
+		return &srings[r1 - 1];
+	if (r1 == RING_GONE)
+		return NULL;
+	uint32_t tid = (uint32_t)syscall(SYS_gettid);
+	for (uint32_t i = 0; i < PA_STK_RINGS; i++) {
+		uint32_t free_ = 0;
+		if (__atomic_load_n(&srings[i].state, __ATOMIC_RELAXED) == 0 &&
+		    __atomic_compare_exchange_n(&srings[i].state, &free_, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			__atomic_store_n(&srings[i].tid, tid, __ATOMIC_RELEASE);
+			sring1_tls = i + 1;
+			pthread_setspecific(sring_key, (void *)(uintptr_t)(i + 1));
+			return &srings[i];
+		}
+	}
+	sring1_tls = RING_GONE;
+	return NULL;
+}
+
+static inline void copy_bytes(void *d, const void *s, uint64_t n)
+{
+	__asm__ volatile("rep movsb" : "+D"(d), "+S"(s), "+c"(n) : : "memory");
+}
+
+/* n bytes from sp through the kernel, a page at a time: the bytes read
+ * before the first page that could not be. */
+static uint32_t copy_checked(uint8_t *d, uint64_t sp, uint32_t n)
+{
+	struct iovec l = { d, n }, r[PA_STK_COPY_MAX / 4096 + 2];
+	int k = 0;
+	for (uint64_t a = sp, end = sp + n; a < end && k < (int)(sizeof r / sizeof r[0]); k++) {
+		uint64_t next = (a | 4095) + 1;
+		if (next > end)
+			next = end;
+		r[k] = (struct iovec){ (void *)a, next - a };
+		a = next;
+	}
+	long got = syscall(SYS_process_vm_readv, getpid(), &l, 1UL, r, (unsigned long)k, 0UL);
+	return got > 0 ? (uint32_t)got : 0;
+}
+
+void pa_stack_put(struct pa_site *s, uint32_t idx, uint64_t sp, const uint64_t *regs)
+{
+	uint64_t t0 = clock_ticks();
+	struct pa_sring *r = srings && !swriting_tls ? my_sring() : NULL;
+	if (!r) {
+		__atomic_fetch_add(&s->stack_lost, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	swriting_tls = 1;
+	uint32_t n = __atomic_load_n(&s->stack_bytes, __ATOMIC_RELAXED);
+	if (n > PA_STK_COPY_MAX)
+		n = PA_STK_COPY_MAX;
+	uint64_t hi;
+	int direct = pa_stack_end(sp, &hi) == 0;
+	if (direct && hi - sp < n)
+		n = (uint32_t)(hi - sp);
+	uint32_t len = (uint32_t)((sizeof(struct pa_srec) + n + 7) & ~7ul);
+	uint64_t h = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+	uint64_t t = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE); /* sonde's copy of those bytes is done */
+	uint64_t off = h & (PA_STK_RING - 1), pad = off + len > PA_STK_RING ? PA_STK_RING - off : 0;
+	if (h - t > PA_STK_RING || h + pad + len - t > PA_STK_RING) {
+		__atomic_fetch_add(&s->stack_lost, 1, __ATOMIC_RELAXED);
+		swriting_tls = 0;
+		return;
+	}
+	if (pad) { /* the rest of the ring: a padding record (pad >= 8: offsets are multiples of 8) */
+		struct pa_srec *p = (struct pa_srec *)(r->b + off);
+		p->len = (uint32_t)pad;
+		p->site = PA_SREC_PAD;
+		off = 0;
+	}
+	struct pa_srec *e = (struct pa_srec *)(r->b + off);
+	uint8_t *stk = (uint8_t *)(e + 1);
+	if (direct)
+		copy_bytes(stk, (const void *)sp, n);
+	else
+		n = copy_checked(stk, sp, n);
+	pa_shadow_unpatch(sp, stk, n);
+	e->len = len;
+	e->site = idx;
+	e->t = t0;
+	e->pc = s->addr;
+	e->sp = sp;
+	copy_bytes(e->regs, regs, sizeof e->regs);
+	e->nstack = n;
+	e->pad = 0;
+	__atomic_store_n(&r->head, h + pad + len, __ATOMIC_RELEASE);
+	swriting_tls = 0;
+	__atomic_fetch_add(&s->stack_taken, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&s->stack_ticks, clock_ticks() - t0, __ATOMIC_RELAXED);
+}

@@ -5,7 +5,11 @@
 # -O0 and -O2 and clang -O2; the caller chains and their call lines come from
 # the program's source, one stack is compared with gdb's bt.  Program output
 # unchanged; bounds (frames cut at 32); threads, launched and attached; bad
-# input and remote targets are clear errors.
+# input and remote targets are clear errors.  Every check runs on both
+# engines with the same expected values: the agent (the default: the program
+# copies its stack at each hit, sonde unwinds the copies; none lost here) and
+# --engine=ptrace (the stopped thread unwound); SIGKILL of sonde with a stack
+# probe in on the agent leaves the program's output and status as they were.
 source "$ROOT/tests/lib.sh"
 
 src="$PROGS/stack_paths.c"
@@ -18,18 +22,33 @@ L_MA=$(line_of "sum += path_a(i);"); L_MB=$(line_of "sum += path_b(i);"); L_MC=$
 
 builds=("gcc -O0" "gcc -O2")
 if command -v clang > /dev/null; then builds+=("clang -O2"); else skip "clang -O2 build" "clang not installed"; fi
-
 for b in "${builds[@]}"; do
 	tag=${b// /}
 	$b -g -I"$PROGS" -o "sp$tag" "$src" || { notok "$b: build" "compiler failed"; continue; }
+done
+gcc -O2 -g -I"$PROGS" -o sp "$src"
+gcc -O2 -g -pthread -o thr "$PROGS/probe_threads.c"
+command -v gdb > /dev/null || skip "same stack as gdb's bt" "gdb not installed"
+
+for E in agent ptrace; do
+EF=()
+[ "$E" = ptrace ] && EF=(--engine=ptrace)
+# The engine that ran (the JSON's), and none of the agent's stacks lost.
+engine_ok="t = d['target']; assert t['engine'] == '$E', t"
+lost0="p = d['probes'][0]; assert p['lost'] == 0 and ('$E' == 'ptrace' or p['copied'] == p['hits'] and p['copy_bytes'] == 8192), p"
+
+for b in "${builds[@]}"; do
+	tag=${b// /}
+	[ -x "sp$tag" ] || continue
 	"./sp$tag" 4 6 9 > "plain$tag.out"; plain_rc=$?
-	"$SONDE" probe --format=json -o "$tag.json" -e stack:leaf -- "./sp$tag" 4 6 9 > "probed$tag.out" 2> "$tag.err"
+	"$SONDE" probe "${EF[@]}" --format=json -o "$E$tag.json" -e stack:leaf -- "./sp$tag" 4 6 9 > "$E.probed$tag.out" 2> "$E$tag.err"
 	rc=$?
-	check "$b: probe exits 0" test "$rc" -eq 0
-	[ "$rc" -eq 0 ] || cat "$tag.err"
-	check "$b: program output unchanged" cmp -s "plain$tag.out" "probed$tag.out"
-	check "$b: exit status kept" jq_py "$tag.json" "assert d['target']['exit_status'] == $plain_rc"
-	check "$b: ran on ptrace, the reason said" grep -q "stack probes unwind the stopped thread" "$tag.err"
+	check "$E $b: probe exits 0" test "$rc" -eq 0
+	[ "$rc" -eq 0 ] || cat "$E$tag.err"
+	check "$E $b: program output unchanged" cmp -s "plain$tag.out" "$E.probed$tag.out"
+	check "$E $b: exit status kept" jq_py "$E$tag.json" "assert d['target']['exit_status'] == $plain_rc"
+	check "$E $b: ran on the $E engine, no stack lost" jq_py "$E$tag.json" "$engine_ok
+$lost0"
 	# The counts the program printed, each on the chain its source calls leaf through.
 	na=$(awk '$1=="path_a"{print $2}' "plain$tag.out"); nb=$(awk '$1=="path_b"{print $2}' "plain$tag.out")
 	nc=$(awk '$1=="path_c"{print $2}' "plain$tag.out")
@@ -42,30 +61,29 @@ for s in p['stacks']:
     names = [f['name'] for f in s['frames']]
     got[tuple(names[:names.index('main') + 1])] = s
 "
-	check "$b: exactly three distinct stacks, hits $((na + nb + nc))" jq_py "$tag.json" \
+	check "$E $b: exactly three distinct stacks, hits $((na + nb + nc))" jq_py "$E$tag.json" \
 		"p = d['probes'][0]; assert p['distinct'] == 3 and len(p['stacks']) == 3 and p['hits'] == $na + $nb + $nc and p['other'] == 0 and p['truncated'] == 0, p"
-	check "$b: each caller chain with the program's count" jq_py "$tag.json" \
+	check "$E $b: each caller chain with the program's count" jq_py "$E$tag.json" \
 		"$chains
 assert set(got) == set(want), sorted(got)
 for k, (n, lines) in want.items(): assert got[k]['count'] == n, (k, got[k]['count'], n)"
-	check "$b: most frequent first" jq_py "$tag.json" \
+	check "$E $b: most frequent first" jq_py "$E$tag.json" \
 		"c = [s['count'] for s in d['probes'][0]['stacks']]; assert c == sorted(c, reverse=True), c"
-	check "$b: callers' frames at their call lines" jq_py "$tag.json" \
+	check "$E $b: callers' frames at their call lines" jq_py "$E$tag.json" \
 		"$chains
 for k, (n, lines) in want.items():
     fr = got[k]['frames'][1:len(k)]
     assert [(f['file'], f['line']) for f in fr] == [('stack_paths.c', l) for l in lines], (k, fr, lines)"
-	check "$b: frame 0 is leaf at the probed address" jq_py "$tag.json" \
+	check "$E $b: frame 0 is leaf at the probed address" jq_py "$E$tag.json" \
 		"s = d['probes'][0]['stacks']; assert len({x['frames'][0]['addr'] for x in s}) == 1 and s[0]['frames'][0]['name'] == 'leaf', s"
 done
 
 # Human table: the summary, each count then its frames one a line.
-gcc -O2 -g -I"$PROGS" -o sp "$src"
 ./sp 2 3 5 > plain.out
-"$SONDE" probe -e stack:leaf -- ./sp 2 3 5 > table.out 2> table.err
-check "table: program output unchanged" cmp -s plain.out table.out
-check "table: 3 distinct stacks on the probe's row" grep -q "stack:leaf .* 3 distinct stacks" table.err
-check "table: the count 5 then leaf, deeper, middle2, path_c" python3 - table.err "$L_DEEP" "$L_M2" "$L_C" <<'PY'
+"$SONDE" probe "${EF[@]}" -e stack:leaf -- ./sp 2 3 5 > "$E.table.out" 2> "$E.table.err"
+check "$E table: program output unchanged" cmp -s plain.out "$E.table.out"
+check "$E table: 3 distinct stacks on the probe's row" grep -q "stack:leaf .* 3 distinct stacks" "$E.table.err"
+check "$E table: the count 5 then leaf, deeper, middle2, path_c" python3 - "$E.table.err" "$L_DEEP" "$L_M2" "$L_C" <<'PY'
 import sys
 lines = open(sys.argv[1]).read().split('\n')
 i = [k for k, l in enumerate(lines) if l.split()[:2] == ['5', 'leaf']][0]
@@ -77,9 +95,9 @@ PY
 # gdb's bt at a breakpoint on leaf, its first hit (main -> path_a -> leaf):
 # the same functions and lines as sonde's stack of that path, up to main.
 if command -v gdb > /dev/null; then
-	gdb -q -batch -ex 'break leaf' -ex 'run' -ex 'bt' --args ./sp 2 3 5 > gdb.out 2>&1
-	"$SONDE" probe --format=json -o t.json -e stack:leaf -- ./sp 2 3 5 > /dev/null 2>&1
-	check "same stack as gdb's bt (path_a)" python3 - gdb.out t.json <<'PY'
+	[ -s gdb.out ] || gdb -q -batch -ex 'break leaf' -ex 'run' -ex 'bt' --args ./sp 2 3 5 > gdb.out 2>&1
+	"$SONDE" probe "${EF[@]}" --format=json -o "$E.t.json" -e stack:leaf -- ./sp 2 3 5 > /dev/null 2>&1
+	check "$E: same stack as gdb's bt (path_a)" python3 - gdb.out "$E.t.json" <<'PY'
 import json, re, sys
 bt = []
 for l in open(sys.argv[1]):
@@ -93,48 +111,78 @@ for s in d['probes'][0]['stacks']:
         mine = [(f['name'], f['file'], f['line']) for f in s['frames'][:3]]
 assert mine[1:] == bt[1:3] and mine[0][0] == 'leaf', (mine, bt)
 PY
-else
-	skip "same stack as gdb's bt" "gdb not installed"
 fi
 
 # Bounds: leaf under 40 recursive calls is cut at 32 frames, counted truncated.
-"$SONDE" probe --format=json -o deep.json -e stack:leaf -- ./sp 0 0 0 40 > deep.out 2> deep.err
-check "deep stack: cut at 32 frames, counted truncated" jq_py deep.json \
+"$SONDE" probe "${EF[@]}" --format=json -o "$E.deep.json" -e stack:leaf -- ./sp 0 0 0 40 > "$E.deep.out" 2> "$E.deep.err"
+check "$E deep stack: cut at 32 frames, counted truncated" jq_py "$E.deep.json" \
 	"p = d['probes'][0]; s = p['stacks'][0]; assert p['hits'] == 1 and p['truncated'] == 1 and len(s['frames']) == 32 and [f['name'] for f in s['frames'][1:]] == ['recurse'] * 31, p"
-check "deep stack: program output unchanged" grep -qx "recurse 40" deep.out
+check "$E deep stack: program output unchanged" grep -qx "recurse 40" "$E.deep.out"
 
 # Threads (tests/progs/probe_threads.c: NTHREADS threads call work ITERS times
-# each, from run): every hit counted, on the one stack work <- run.
-gcc -O2 -g -pthread -o thr "$PROGS/probe_threads.c"
-./thr 8 5000 0 > thr.plain; thr_rc=$?
-"$SONDE" probe --format=json -o thr.json -e stack:work -- ./thr 8 5000 0 > thr.out 2> thr.err
-check "threads: output unchanged" cmp -s thr.plain thr.out
-check "threads: exit status kept" jq_py thr.json "assert d['target']['exit_status'] == $thr_rc"
-check "threads: 8 x 5000 hits, one stack work <- run" jq_py thr.json \
-	"p = d['probes'][0]; s = p['stacks']; assert p['hits'] == 40000 and p['distinct'] == 1 and s[0]['count'] == 40000 and [f['name'] for f in s[0]['frames'][:2]] == ['work', 'run'], p"
+# each, from run, sleeping 100 us between calls): every hit counted, on the
+# one stack work <- run.  On the agent 400 stacks of a thread fit in its ring
+# (4 MiB, 8 KiB and a header each) even if sonde read none before the end.
+./thr 8 400 100 > thr.plain; thr_rc=$?
+"$SONDE" probe "${EF[@]}" --format=json -o "$E.thr.json" -e stack:work -- ./thr 8 400 100 > "$E.thr.out" 2> "$E.thr.err"
+check "$E threads: output unchanged" cmp -s thr.plain "$E.thr.out"
+check "$E threads: exit status kept" jq_py "$E.thr.json" "assert d['target']['exit_status'] == $thr_rc"
+check "$E threads: 8 x 400 hits, one stack work <- run, none lost" jq_py "$E.thr.json" \
+	"p = d['probes'][0]; s = p['stacks']; assert p['hits'] == 3200 and p['distinct'] == 1 and s[0]['count'] == 3200 and [f['name'] for f in s[0]['frames'][:2]] == ['work', 'run'], p
+$engine_ok
+$lost0"
 # Attached (-p) for a second, the threads running.
-./thr 4 20000 100 "$PWD/thr.pid" > thr_p.out &
+rm -f thr.pid
+./thr 4 20000 100 "$PWD/thr.pid" > "$E.thr_p.out" &
 tpid=$!
 for _ in $(seq 100); do [ -s thr.pid ] && break; sleep 0.05; done
-"$SONDE" probe --format=json -o thr_p.json -p "$(cat thr.pid)" --duration 1 -e stack:work > /dev/null 2> thr_p.err
+"$SONDE" probe "${EF[@]}" --format=json -o "$E.thr_p.json" -p "$(cat thr.pid)" --duration 1 -e stack:work > /dev/null 2> "$E.thr_p.err"
 wait "$tpid"; tp_rc=$?
-check "attached: the program's exit status kept" test "$tp_rc" -eq "$thr_rc"
-./thr 4 20000 0 > thr_p.plain
-check "attached: program output as unprobed" cmp -s thr_p.plain thr_p.out
-check "attached: hits counted on the stack work <- run" jq_py thr_p.json \
-	"p = d['probes'][0]; s = p['stacks']; assert p['hits'] > 0 and sum(x['count'] for x in s) == p['hits'] and all([f['name'] for f in x['frames'][:2]] == ['work', 'run'] for x in s), p"
+check "$E attached: the program's exit status kept" test "$tp_rc" -eq "$thr_rc"
+[ -s thr_p.plain ] || ./thr 4 20000 0 > thr_p.plain
+check "$E attached: program output as unprobed" cmp -s thr_p.plain "$E.thr_p.out"
+check "$E attached: hits counted on the stack work <- run" jq_py "$E.thr_p.json" \
+	"p = d['probes'][0]; s = p['stacks']; assert p['hits'] > 0 and sum(x['count'] for x in s) + p['lost'] == p['hits'] and all([f['name'] for f in x['frames'][:2]] == ['work', 'run'] for x in s), p
+$engine_ok"
+done
+
+# --- SIGKILL of sonde with a stack probe in (the agent): the program goes on
+# with its own output and status (its sites removed by the agent), attached
+# and launched, 3 rounds each.
+./thr 4 4000 100 > plain_k.out; k_rc=$?
+for r in 1 2 3; do
+	rm -f k.pid
+	./thr 4 4000 100 "$PWD/k.pid" > "k$r.out" &
+	tpid=$!
+	for _ in $(seq 100); do [ -s k.pid ] && break; sleep 0.05; done
+	"$SONDE" probe -p "$(cat k.pid)" -e stack:work > /dev/null 2>&1 &
+	sonde_pid=$!
+	sleep 0.$((r * 2))
+	kill -KILL "$sonde_pid"
+	wait "$sonde_pid" 2>/dev/null
+	wait "$tpid"; rc=$?
+	check "sigkill $r (attached): exit status kept" test "$rc" -eq "$k_rc"
+	check "sigkill $r (attached): program output unchanged" cmp -s plain_k.out "k$r.out"
+	"$SONDE" probe -e stack:work -- ./thr 4 4000 100 > "kl$r.out" 2>/dev/null &
+	sonde_pid=$!
+	sleep 0.$((r * 2))
+	kill -KILL "$sonde_pid"
+	wait "$sonde_pid" 2>/dev/null
+	for _ in $(seq 500); do grep -q '^total' "kl$r.out" && break; sleep 0.02; done
+	check "sigkill $r (launched): program finished normally" cmp -s plain_k.out "kl$r.out"
+done
 
 # Bad input: a clear error and the exit status of its class.
 "$SONDE" probe -e stack:no_such_function -- ./sp > bad.out 2> bad.err; rc=$?
 check "unknown function: exit 2" test "$rc" -eq 2
 check "unknown function: says so" grep -q "no_such_function" bad.err
+"$SONDE" probe --engine=ptrace -e stack:no_such_function -- ./sp > bad.out 2> bad.err; rc=$?
+check "ptrace: unknown function: exit 2" test "$rc" -eq 2
 "$SONDE" probe -e stack: -- ./sp > bad2.out 2> bad2.err; rc=$?
 check "missing location: usage error" test "$rc" -eq 1
 check "missing location: says so" grep -q "missing location after 'stack:'" bad2.err
-"$SONDE" probe --engine=agent -e stack:leaf -- ./sp > bad3.out 2> bad3.err; rc=$?
-check "--engine=agent: usage error" test "$rc" -eq 1
-check "--engine=agent: names --engine=ptrace" grep -q -- "--engine=ptrace" bad3.err
-
+"$SONDE" probe --engine=agent --format=json -o eng.json -e stack:leaf -- ./sp 1 1 1 > /dev/null 2> bad3.err; rc=$?
+check "--engine=agent: accepted" test "$rc" -eq 0
 # A remote target refuses it (gdbserver as the stub, when installed).
 if command -v gdbserver > /dev/null; then
 	source "$ROOT/tests/remote_lib.sh"

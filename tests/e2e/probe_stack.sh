@@ -92,6 +92,17 @@ want = ['deeper (stack_paths.c:%s)' % sys.argv[2], 'middle2 (stack_paths.c:%s)' 
 assert [l.strip() for l in lines[i + 1:i + 4]] == want, lines[i:i + 4]
 PY
 
+# Func probes on leaf and on callers (the agent replaces their return
+# addresses: the copies get the real ones back): the same three stacks.
+"$SONDE" probe "${EF[@]}" --format=json -o "$E.fn.json" -e func:path_a -e func:middle -e func:leaf -e stack:leaf \
+	-- ./sp 2 3 5 > "$E.fn.out" 2> "$E.fn.err"
+check "$E func probes on the callers: the same stacks" jq_py "$E.fn.json" \
+	"p = [q for q in d['probes'] if q['kind'] == 'stack'][0]
+got = sorted((s['count'], [f['name'] for f in s['frames']][:5]) for s in p['stacks'])
+assert got == [(2, ['leaf', 'path_a', 'main'] + got[0][1][3:5]), (3, ['leaf', 'middle', 'path_b', 'main', got[1][1][4]]),
+               (5, ['leaf', 'deeper', 'middle2', 'path_c', 'main'])] and p['hits'] == 10, (got, p)"
+check "$E func probes on the callers: program output unchanged" cmp -s plain.out "$E.fn.out"
+
 # gdb's bt at a breakpoint on leaf, its first hit (main -> path_a -> leaf):
 # the same functions and lines as sonde's stack of that path, up to main.
 if command -v gdb > /dev/null; then

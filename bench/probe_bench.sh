@@ -192,3 +192,33 @@ python3 -c "
 n=$AGENT_N; p=$plain_a
 print('agent var:hot:i (register):  %.0f ns per hit (N=%d)' % (max(0.0, $a_var - p) / n * 1e9, n))
 print('agent func:hot (entry+exit): %.0f ns per call (N=%d)' % (max(0.0, $a_func - p) / n * 1e9, n))"
+
+# Stack probes (issue 12, "record a stack"): on the agent each hit copies the
+# registers and 8 KiB of the stack into the thread's ring and sonde unwinds
+# the copies; on ptrace each hit stops the program and sonde unwinds the
+# stopped thread.  Per hit beside line:hot on the agent, startup removed:
+#  - agent, STACK_N calls in a tight loop: more than sonde unwinds while the
+#    program runs, the rest dropped and counted (lost), as perf does;
+#  - the agent's own time per copy (the JSON's copy_ns_per_hit);
+#  - agent, STACK_FIT calls: every stack fits in the ring (none lost), the
+#    time includes sonde's unwinding of them all at the end;
+#  - ptrace, STACK_PT calls.
+STACK_N=${STACK_N:-200000}
+STACK_FIT=${STACK_FIT:-400}
+STACK_PT=${STACK_PT:-2000}
+a_line_s=$(per_hit0 "$STACK_N" "$SONDE" probe -e line:hot -o /dev/null -- "$tmp/target")
+a_stack=$(per_hit0 "$STACK_N" "$SONDE" probe -e stack:hot -o /dev/null -- "$tmp/target")
+"$SONDE" probe --format=json -o "$tmp/stk.json" -e stack:hot -- "$tmp/target" "$STACK_N" > /dev/null 2>&1
+stk_info=$(python3 -c "
+import json; p = json.load(open('$tmp/stk.json'))['probes'][0]
+print('%d ns per copy (agent), %d of %d stacks lost' % (p['copy_ns_per_hit'], p['lost'], p['hits']))")
+a_stack_fit=$(per_hit0 "$STACK_FIT" "$SONDE" probe -e stack:hot -o /dev/null -- "$tmp/target")
+p_stack=$(per_hit0 "$STACK_PT" "$SONDE" probe --engine=ptrace -e stack:hot -o /dev/null -- "$tmp/target")
+p_line=$(per_hit0 "$STACK_PT" "$SONDE" probe --engine=ptrace -e line:hot -o /dev/null -- "$tmp/target")
+echo "== stack probes (per hit, startup removed)"
+echo "sonde agent   line:hot                $(python3 -c "print('%.1f' % ($a_line_s*1e3))") ns per hit (N=$STACK_N)"
+echo "sonde agent   stack:hot               $(python3 -c "print('%.1f' % ($a_stack*1e3))") ns per hit (N=$STACK_N; $stk_info)"
+echo "sonde agent   stack:hot, none lost    $(python3 -c "print('%.1f' % ($a_stack_fit*1e3))") ns per hit with sonde's unwinding (N=$STACK_FIT)"
+echo "sonde ptrace  line:hot                $(python3 -c "print('%.1f' % ($p_line*1e3))") ns per hit (N=$STACK_PT)"
+echo "sonde ptrace  stack:hot               $(python3 -c "print('%.1f' % ($p_stack*1e3))") ns per hit (N=$STACK_PT)"
+python3 -c "print('ratio ptrace / agent per stack hit: %.0fx' % ($p_stack / $a_stack if $a_stack > 0 else float('inf')))"

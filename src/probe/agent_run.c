@@ -1400,8 +1400,10 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 	/* Stack rings when a stack probe may come (256 MiB of the memfd, its pages used only by the
 	 * threads that take stacks). */
 	be.stacks = o->in_fd >= 0;
-	for (int i = 0; i < o->nspecs; i++)
-		be.stacks |= !strncmp(o->specs[i], "stack:", 6);
+	for (int i = 0; i < o->nspecs; i++) {
+		const char *sp = o->specs[i][0] == '@' ? library_find(&e->lib, o->specs[i] + 1) : o->specs[i];
+		be.stacks |= sp && !strncmp(sp, "stack:", 6);
+	}
 	int rc = o->argv ? agent_be_launch(&be, o->argv, o->rt_path, err, n)
 	                 : agent_be_attach(&be, o->pid, o->rt_path, err, n);
 	e->t.pid = be.pid;

@@ -194,6 +194,12 @@ check "missing location: usage error" test "$rc" -eq 1
 check "missing location: says so" grep -q "missing location after 'stack:'" bad2.err
 "$SONDE" probe --engine=agent --format=json -o eng.json -e stack:leaf -- ./sp 1 1 1 > /dev/null 2> bad3.err; rc=$?
 check "--engine=agent: accepted" test "$rc" -eq 0
+# A stack probe from the library (-e @NAME) on the agent: the session has its rings.
+printf 'st = stack:leaf\n' > lib.txt
+"$SONDE" probe --library lib.txt -e @st --format=json -o lib.json -- ./sp 1 2 3 > /dev/null 2> lib.err
+check "library spec @st: three stacks on the agent" jq_py lib.json \
+	"p = d['probes'][0]; assert d['target']['engine'] == 'agent' and p['distinct'] == 3 and p['hits'] == 6 and p['lost'] == 0, p"
+
 # A remote target refuses it (gdbserver as the stub, when installed).
 if command -v gdbserver > /dev/null; then
 	source "$ROOT/tests/remote_lib.sh"

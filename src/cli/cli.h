@@ -49,6 +49,7 @@ struct cli_opts {
 	const char *library;    /* --library FILE */
 	const char *plugin;     /* --plugin SO */
 	int record_probe;       /* --record */
+	uint64_t stack_copy;    /* --stack-copy BYTES (stack probes on the agent; 0: the default) */
 	const char *target;     /* --target tcp:HOST:PORT | serial:DEV[,BAUD] */
 	const char *engine;     /* --engine agent|ptrace (probe; NULL: agent where it can) */
 	const char *exe;        /* --exe PROGRAM (with --target) */

@@ -154,7 +154,7 @@ static int probe_agent(struct cli_opts *o, int json, struct engine *e, FILE *own
 		.argv = o->argc ? o->argv : NULL, .pid = o->pid, .specs = (const char *const *)o->specs,
 		.nspecs = o->nspecs, .duration = o->duration, .rt_path = rt, .placed = agent_placed,
 		.in_fd = o->interactive ? STDIN_FILENO : -1, .pending = o->pending,
-		.record_dir = o->record_probe ? o->output : NULL,
+		.record_dir = o->record_probe ? o->output : NULL, .stack_copy = (uint32_t)o->stack_copy,
 	};
 	int code = 0;
 	if (agent_probe_run(e, &ao, err, sizeof err)) {

@@ -824,9 +824,11 @@ static void plugin_table(struct probe *p, FILE *f)
  * the thread's stack ring (src/rt/probe_stack.c); agent_stack.c unwinds the
  * copies into kind_stack.c's table, whose output is the probe's. */
 
+static uint32_t stack_copy = PA_STK_COPY_DEF; /* --stack-copy */
+
 static uint32_t stack_copy_bytes(void)
 {
-	return PA_STK_COPY_DEF;
+	return stack_copy;
 }
 
 static int stack_setup(struct probe *p, char *err, size_t n)
@@ -1399,6 +1401,7 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 	be.record = o->record_dir != NULL;
 	/* Stack rings when a stack probe may come (256 MiB of the memfd, its pages used only by the
 	 * threads that take stacks). */
+	stack_copy = o->stack_copy && o->stack_copy <= PA_STK_COPY_MAX ? o->stack_copy : PA_STK_COPY_DEF;
 	be.stacks = o->in_fd >= 0;
 	for (int i = 0; i < o->nspecs; i++) {
 		const char *sp = o->specs[i][0] == '@' ? library_find(&e->lib, o->specs[i] + 1) : o->specs[i];

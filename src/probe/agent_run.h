@@ -8,6 +8,7 @@
 #define SONDE_PROBE_AGENT_RUN_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct engine;
@@ -23,6 +24,7 @@ struct agent_opts {
 	int in_fd;              /* interactive commands (manager.c), or -1 */
 	int pending;            /* --pending: a location in no loaded object waits for a library (dlopen) */
 	const char *record_dir; /* --record: the hits go into this recording too (agent_record.c), or NULL */
+	uint32_t stack_copy;    /* stack probes: bytes of the stack copied at each hit (0: PA_STK_COPY_DEF) */
 };
 
 /* Whether every spec is of a kind the agent runs (func, line, branch,

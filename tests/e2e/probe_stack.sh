@@ -194,6 +194,18 @@ check "missing location: usage error" test "$rc" -eq 1
 check "missing location: says so" grep -q "missing location after 'stack:'" bad2.err
 "$SONDE" probe --engine=agent --format=json -o eng.json -e stack:leaf -- ./sp 1 1 1 > /dev/null 2> bad3.err; rc=$?
 check "--engine=agent: accepted" test "$rc" -eq 0
+# --stack-copy: the bytes the agent copies at each hit (said in the JSON);
+# 512 still hold the three chains up to main; out of range is a usage error.
+"$SONDE" probe --stack-copy 512 --format=json -o copy.json -e stack:leaf -- ./sp 4 6 9 > copy.out 2> copy.err
+check "--stack-copy 512: copies of 512 bytes, the three chains" jq_py copy.json \
+	"p = d['probes'][0]; got = sorted([f['name'] for f in s['frames']][:[f['name'] for f in s['frames']].index('main') + 1] for s in p['stacks'])
+assert p['copy_bytes'] == 512 and p['copied'] == 19 and p['lost'] == 0 and got == [['leaf', 'deeper', 'middle2', 'path_c', 'main'], ['leaf', 'middle', 'path_b', 'main'], ['leaf', 'path_a', 'main']], (got, p)"
+for v in 63 65537 1M abc; do
+	"$SONDE" probe --stack-copy "$v" -e stack:leaf -- ./sp > "copybad$v.out" 2> "copybad$v.err"; rc=$?
+	check "--stack-copy $v: usage error" test "$rc" -eq 1
+done
+check "--stack-copy 65537: says the range" grep -q "for --stack-copy (64 to 64K bytes)" copybad65537.err
+
 # A stack probe from the library (-e @NAME) on the agent: the session has its rings.
 printf 'st = stack:leaf\n' > lib.txt
 "$SONDE" probe --library lib.txt -e @st --format=json -o lib.json -- ./sp 1 2 3 > /dev/null 2> lib.err

@@ -56,6 +56,17 @@ void pa_rec_start(struct pa_hdr *h, uint64_t size)
 	ring1_tls = RING_NONE; /* this thread's claim was of an earlier area */
 }
 
+int pa_ring_claim(uint32_t *state0, size_t stride, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t *st = (uint32_t *)((char *)state0 + (size_t)i * stride), free_ = 0;
+		if (__atomic_load_n(st, __ATOMIC_RELAXED) == 0 &&
+		    __atomic_compare_exchange_n(st, &free_, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return (int)i;
+	}
+	return -1;
+}
+
 static struct pa_ring *my_ring(void)
 {
 	uint32_t r1 = ring1_tls;
@@ -63,24 +74,20 @@ static struct pa_ring *my_ring(void)
 		return &rings[r1 - 1];
 	if (r1 == RING_GONE)
 		return NULL;
-	uint32_t tid = (uint32_t)syscall(SYS_gettid);
-	for (uint32_t i = 0; i < PA_REC_RINGS; i++) {
-		uint32_t free_ = 0;
-		if (__atomic_load_n(&rings[i].state, __ATOMIC_RELAXED) == 0 &&
-		    __atomic_compare_exchange_n(&rings[i].state, &free_, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-			struct pa_ring *r = &rings[i];
-			/* sonde reset head and tail before freeing it; tid and name before the first event */
-			if (prctl(PR_GET_NAME, r->comm, 0, 0, 0))
-				r->comm[0] = 0;
-			r->comm[sizeof r->comm - 1] = 0;
-			__atomic_store_n(&r->tid, tid, __ATOMIC_RELEASE);
-			ring1_tls = i + 1;
-			pthread_setspecific(ring_key, (void *)(uintptr_t)(i + 1));
-			return r;
-		}
+	int i = pa_ring_claim(&rings[0].state, sizeof *rings, PA_REC_RINGS);
+	if (i < 0) {
+		ring1_tls = RING_GONE;
+		return NULL;
 	}
-	ring1_tls = RING_GONE;
-	return NULL;
+	struct pa_ring *r = &rings[i];
+	/* sonde reset head and tail before freeing it; tid and name before the first event */
+	if (prctl(PR_GET_NAME, r->comm, 0, 0, 0))
+		r->comm[0] = 0;
+	r->comm[sizeof r->comm - 1] = 0;
+	__atomic_store_n(&r->tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	ring1_tls = (uint32_t)i + 1;
+	pthread_setspecific(ring_key, (void *)(uintptr_t)(i + 1));
+	return r;
 }
 
 /* Room for n events in this thread's ring, or NULL (counted). */

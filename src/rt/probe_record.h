@@ -4,6 +4,7 @@
 #ifndef SONDE_RT_PROBE_RECORD_H
 #define SONDE_RT_PROBE_RECORD_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/probe_area.h"
@@ -14,5 +15,11 @@ void pa_rec_start(struct pa_hdr *h, uint64_t size);
 void pa_rec_put(uint32_t rec, uint32_t type, int64_t v, uint64_t t);
 /* An assertion failed: the event and the saved values (mask: which). */
 void pa_rec_fail(uint32_t rec, uint32_t mask, const int64_t *saved, int nsaved, uint64_t t);
+
+/* The first free ring of n (each begins with its state, 0 free, stride
+ * bytes apart from state0, ring 0's) claimed by compare-and-swap 0 -> 1:
+ * its index, or -1.  The recording rings' and the stack rings'
+ * (probe_stack.c). */
+int pa_ring_claim(uint32_t *state0, size_t stride, uint32_t n);
 
 #endif

@@ -21,6 +21,7 @@
 #include "rt/probe_stack.h"
 
 #include "common/clock.h"
+#include "rt/probe_record.h"
 #include "rt/rt.h"
 
 #include <pthread.h>
@@ -72,19 +73,15 @@ static struct pa_sring *my_sring(void)
 		return &srings[r1 - 1];
 	if (r1 == RING_GONE)
 		return NULL;
-	uint32_t tid = (uint32_t)syscall(SYS_gettid);
-	for (uint32_t i = 0; i < PA_STK_RINGS; i++) {
-		uint32_t free_ = 0;
-		if (__atomic_load_n(&srings[i].state, __ATOMIC_RELAXED) == 0 &&
-		    __atomic_compare_exchange_n(&srings[i].state, &free_, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-			__atomic_store_n(&srings[i].tid, tid, __ATOMIC_RELEASE);
-			sring1_tls = i + 1;
-			pthread_setspecific(sring_key, (void *)(uintptr_t)(i + 1));
-			return &srings[i];
-		}
+	int i = pa_ring_claim(&srings[0].state, sizeof *srings, PA_STK_RINGS);
+	if (i < 0) {
+		sring1_tls = RING_GONE;
+		return NULL;
 	}
-	sring1_tls = RING_GONE;
-	return NULL;
+	__atomic_store_n(&srings[i].tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	sring1_tls = (uint32_t)i + 1;
+	pthread_setspecific(sring_key, (void *)(uintptr_t)(i + 1));
+	return &srings[i];
 }
 
 static inline void copy_bytes(void *d, const void *s, uint64_t n)

@@ -88,6 +88,12 @@ static void time_collect(struct probe *p, struct adata *d);
 static void site_counters(const struct pa_site *s, struct abase *o);
 static uint32_t stack_copy_bytes(void);
 
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { 0, (long)ms * 1000000 };
+	nanosleep(&ts, NULL);
+}
+
 static struct adata *adata_new(struct probe *p)
 {
 	struct adata *d = calloc(1, sizeof *d);
@@ -510,9 +516,13 @@ static void collect(struct probe *p)
 		p->data = d;
 	}
 	if (d->sdata) {
+		/* Its hits are its stacks: those unwound (agent_stack.c) and those the agent dropped (a
+		 * site shared with another probe counts on after agent_remove stopped the copies; a copy
+		 * still in a ring is counted once drained). */
 		p->data = d->sdata;
-		stack_set_agent(p, stk_lost, stk_taken, ns_of(stk_ticks), stack_copy_bytes());
+		uint64_t hits = stack_set_agent(p, stk_lost, stk_taken, ns_of(stk_ticks), stack_copy_bytes());
 		p->data = d;
+		p->hits = hits;
 	}
 }
 
@@ -1112,10 +1122,14 @@ static void agent_remove(struct engine *e, struct probe *p)
 	if (!d || p->ops == &kind_sys)
 		return;
 	calibrate();
-	if (d->sdata) { /* its stacks so far; its sites take no more (a site may stay for another probe) */
-		agent_stack_drain(e, be.pa, stk_off());
+	if (d->sdata) {
+		/* Its sites take no more stacks (a site may stay for another probe); a copy under way
+		 * takes microseconds: after 2 ms its record is in, and the probe's stacks are drained
+		 * (one later than that is not counted, in its hits either). */
 		for (int i = 0; i < d->nsites; i++)
 			__atomic_store_n(&be.pa->sites[d->sites[i]].stack_bytes, 0, __ATOMIC_RELEASE);
+		sleep_ms(2);
+		agent_stack_drain(e, be.pa, stk_off());
 	}
 	collect(p);
 	d->frozen = 1;
@@ -1388,11 +1402,6 @@ static void sys_ticks(struct engine *e, uint64_t now)
 			e->probes[i]->ops->tick(e->probes[i], now);
 }
 
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { 0, (long)ms * 1000000 };
-	nanosleep(&ts, NULL);
-}
 
 int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, size_t n)
 {
@@ -1517,10 +1526,10 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 			e->t.status_unknown = 1;
 	}
 	calibrate();
+	agent_stack_drain(e, be.pa, stk_off()); /* the stacks left (before collect: they are stack probes' hits) */
 	for (int i = 0; i < e->nprobes; i++)
 		collect(e->probes[i]);
 	agent_record_drain(e, be.pa, pa_area_size(PA_MAX_SITES)); /* what is left (after collect: its assert values) */
-	agent_stack_drain(e, be.pa, stk_off());
 	if (agent_stack_bad())
 		fprintf(stderr, "sonde: warning: %llu stack records of the program's memory were not the agent's "
 		        "(dropped)\n", (unsigned long long)agent_stack_bad());

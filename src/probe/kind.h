@@ -127,14 +127,16 @@ void time_set(struct probe *p, int prev_id, const struct time_agg *a);
  * copies the stack at each hit (the agent, agent_stack.c): stack_data_new
  * makes p->data; stack_account unwinds one hit of thread tid from its
  * registers (rip: the probed address) and stack_n bytes of its stack copied
- * from stack_base (NULL: the stopped thread's own memory) and counts it;
- * stack_set_agent says the stacks the agent dropped (lost), those it copied
- * and their time in all (ns), and the bytes of the copy. */
+ * from stack_base (NULL: the stopped thread's own memory) and counts it
+ * (a copy: one more `copied`); stack_set_agent says the stacks the agent
+ * dropped (lost), the copies it made and their time in all (ns), and the
+ * bytes of a copy, and returns the probe's hits: the copies unwound and
+ * those lost. */
 struct user_regs_struct;
 int stack_data_new(struct probe *p, char *err, size_t n);
 void stack_account(struct probe *p, pid_t tid, const struct user_regs_struct *regs, const void *stack,
                    uint64_t stack_base, size_t stack_n);
-void stack_set_agent(struct probe *p, uint64_t lost, uint64_t copied, uint64_t copy_ns, uint32_t bytes);
+uint64_t stack_set_agent(struct probe *p, uint64_t lost, uint64_t copies, uint64_t copy_ns, uint32_t bytes);
 
 /* kind_plugin.c: load the --plugin shared object whose handlers plugin probes run. */
 int plugin_load(struct engine *e, const char *path, char *err, size_t n);

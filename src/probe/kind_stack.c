@@ -40,9 +40,10 @@ struct sdata {
 	uint64_t other;      /* hits of stacks beyond the first STACK_DISTINCT */
 	uint64_t truncated;  /* hits whose stack was deeper than STACK_FRAMES */
 	uint64_t unwound_none; /* hits where nothing past the probed pc was found */
-	/* The agent's (stack_set_agent): stacks it dropped, and the cost of those it copied. */
+	/* The agent's (stack_set_agent): stacks it dropped, the cost of those it copied; and the
+	 * copies unwound here (stack_account with a stack). */
 	int agent;
-	uint64_t lost, copied, copy_ns;
+	uint64_t lost, copied, copy_ns, copy_n;
 	uint32_t copy_bytes;
 };
 
@@ -90,6 +91,8 @@ void stack_account(struct probe *p, pid_t tid, const struct user_regs_struct *re
                    uint64_t stack_base, size_t stack_n)
 {
 	struct sdata *d = p->data;
+	if (stack)
+		d->copied++;
 	uint64_t pc[STACK_FRAMES + 1];
 	int n = stack ? unwinder_stack_copy(d->u, tid, regs, stack, stack_base, stack_n, pc, STACK_FRAMES + 1)
 	              : unwinder_stack(d->u, tid, regs, pc, STACK_FRAMES + 1);
@@ -122,14 +125,15 @@ void stack_account(struct probe *p, pid_t tid, const struct user_regs_struct *re
 	memcpy(s->pc, pc, (size_t)n * sizeof *pc);
 }
 
-void stack_set_agent(struct probe *p, uint64_t lost, uint64_t copied, uint64_t copy_ns, uint32_t bytes)
+uint64_t stack_set_agent(struct probe *p, uint64_t lost, uint64_t copies, uint64_t copy_ns, uint32_t bytes)
 {
 	struct sdata *d = p->data;
 	d->agent = 1;
 	d->lost = lost;
-	d->copied = copied;
+	d->copy_n = copies;
 	d->copy_ns = copy_ns;
 	d->copy_bytes = bytes;
+	return d->copied + d->lost;
 }
 
 static void pre(struct probe *p, struct hit *h, int role)
@@ -188,7 +192,7 @@ static void json(struct probe *p, struct json *j)
 	if (d->agent) {
 		json_int(j, "copy_bytes", d->copy_bytes);
 		json_uint(j, "copied", d->copied);
-		json_uint(j, "copy_ns_per_hit", d->copied ? d->copy_ns / d->copied : 0);
+		json_uint(j, "copy_ns_per_hit", d->copy_n ? d->copy_ns / d->copy_n : 0);
 	}
 	json_arr_begin(j, "stacks");
 	const struct ustack **o = sorted(d);

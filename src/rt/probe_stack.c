@@ -13,8 +13,8 @@
  * process_vm_readv page by page, so that no read can fault.  A thread
  * claims a free ring at its first stack and gives it back at its exit; a
  * thread that finds none, a full ring, or a hit inside the writing of
- * another (a signal handler) drops the stack and counts it: the program
- * never waits for sonde.
+ * another (a signal handler) drops the stack and counts it, as does a
+ * child process (fork): the program never waits for sonde.
  *
  * Built with -mgeneral-regs-only, like probes.c (reached from the
  * trampolines): the copy is rep movsb, never libc's memcpy. */
@@ -48,11 +48,21 @@ static void sring_end(void *arg)
 		__atomic_store_n(&srings[i].state, 2, __ATOMIC_RELEASE);
 }
 
+/* A child (fork) writes no stacks: its thread would share the parent's ring,
+ * and one of its own would never be given back (no thread exit there). */
+static void child_no_ring(void)
+{
+	sring1_tls = RING_GONE;
+}
+
 void pa_stack_start(struct pa_hdr *h)
 {
+	static int forked_hook;
 	srings = NULL;
 	if (!h->stk_on || !pa_layout_ok(h))
 		return;
+	if (!forked_hook && pthread_atfork(NULL, NULL, child_no_ring) == 0)
+		forked_hook = 1;
 	if (!keyed && pthread_key_create(&sring_key, sring_end) == 0)
 		keyed = 1;
 	if (!keyed)

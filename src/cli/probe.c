@@ -241,9 +241,10 @@ int cmd_probe(struct cli_opts *o)
 	if (o->output && !o->record_probe)
 		cli_check_output_dir(o->output);
 
-	/* The agent runs func, line, branch, var, assert, time, sys and plugin
-	 * probes of an ABI-2 plugin (docs/PROBES.md "Engines"); the other
-	 * kinds, --record and ABI-1 plugins stay on ptrace. */
+	/* The agent runs func, line, branch, var, assert, time, sys, stack and
+	 * plugin probes of an ABI-2 plugin (docs/PROBES.md "Engines"), with or
+	 * without --record; ABI-1 plugins and expressions its bytecode does not
+	 * have stay on ptrace. */
 	const char *spec_of[64];
 	int ns = o->nspecs < 64 ? o->nspecs : 64;
 	for (int i = 0; i < ns; i++)
@@ -253,7 +254,7 @@ int cmd_probe(struct cli_opts *o)
 	int agent_can = !abi1_plugin && !(o->engine && !strcmp(o->engine, "ptrace")) &&
 	                agent_runs_all(spec_of, ns, o->pid, o->argc ? o->argv[0] : NULL, why, sizeof why);
 	if (o->engine && !strcmp(o->engine, "agent") && !agent_can)
-		cli_die(EXIT_USAGE, "--engine=agent runs func, line, branch, var, assert, time, sys and plugin probes, not stack "
+		cli_die(EXIT_USAGE, "--engine=agent runs func, line, branch, var, assert, time, sys, stack and plugin probes "
 		        "(SONDE_PROBE_ABI2 plugins) (use --engine=ptrace)%s%s", why[0] ? ": " : "", why);
 	if (o->pending && !agent_can)
 		cli_die(EXIT_USAGE, "--pending follows libraries on the agent engine only%s%s", why[0] ? ": " : "", why);

@@ -6,10 +6,11 @@
  * address, so .cold parts and tail calls are returns too), a line probe a
  * COUNT site at each address of the line; branch, var, assert and time
  * probes add what the agent evaluates at a site (a condition, a bytecode
- * program, a time record).  Their JSON and table are the ptrace kinds'
- * (callstats.c for func, kind_line.c, kind_var.c, kind_time.c for the
- * others, handed the agent's numbers), plus the sites and why any is an
- * int3. */
+ * program, a time record); a stack probe's sites copy the stack into the
+ * thread's stack ring, which agent_stack.c unwinds.  Their JSON and table
+ * are the ptrace kinds' (callstats.c for func, kind_line.c, kind_var.c,
+ * kind_time.c, kind_stack.c for the others, handed the agent's numbers),
+ * plus the sites and why any is an int3. */
 #include "probe/agent_run.h"
 
 #include "arch/arch.h"

@@ -1,6 +1,7 @@
 /* agent_run.h — `sonde probe` on the agent backend (agent_run.c): the probe
  * kinds that run inside the target (func: calls, callers, time to the
- * return; line: hits; branch, var, assert, time), the session (launch or attach, place, run until the
+ * return; line: hits; branch, var, assert, time, plugin, sys; stack: the
+ * copies the program makes, unwound by agent_stack.c), the session (launch or attach, place, run until the
  * program ends, --duration, Ctrl-C/SIGTERM/SIGHUP, end), and the results
  * read from the shared memory into a struct engine so that the summary and
  * the JSON are output.c's, as for the other backends. */
@@ -28,7 +29,7 @@ struct agent_opts {
 };
 
 /* Whether every spec is of a kind the agent runs (func, line, branch,
- * time, and var and assert when the expression compiles to the agent's
+ * time, sys, stack, plugin, and var and assert when the expression compiles to the agent's
  * bytecode at every address:
  * checked against the process pid, or the program argv0 of a launch);
  * why says which probe cannot, when one is of the agent's kinds.  No specs

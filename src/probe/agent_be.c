@@ -675,6 +675,7 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 	s->addr = addr;
 	s->kind = kind == PA_KIND_TIME ? PA_KIND_COUNT : kind;
 	/* A record taken again does only what this probe asks. */
+	s->off = 0;
 	s->var.nprog = 0;
 	s->var.next = 0;
 	memset(&s->time, 0, sizeof s->time);

@@ -1036,23 +1036,28 @@ static void agent_let_go(struct engine *e)
  * (they stop there); at the enable its bases move up by what the sites
  * counted in between, so its numbers go on from where they stopped.  A
  * hit counts if it came before the disable's reading or after the
- * enable's.  Kinds whose numbers are not site counters (var, assert, time,
- * plugin) are not disabled on the agent. */
+ * enable's.  Var, assert, time and plugin probes' own numbers are made in
+ * the target by their records' programs: the records are marked off
+ * (struct pa_site.off) first, so those stop with the hits that ran before;
+ * the enable marks them on after the bases moved. */
 static int agent_enable(struct engine *e, struct probe *p, int on, char *err, size_t n)
 {
 	(void)e;
 	struct adata *d = p->ops == &kind_sys ? NULL : p->data; /* a sys probe's data is kind_sys.c's */
-	if (!d || d->vdata || d->tdata || d->pdata || !be.pa) {
+	if (!d || !be.pa) {
 		snprintf(err, n, "the agent engine cannot disable %s probes (del removes one; --engine=ptrace disables any)",
 		         p->ops->name);
 		return -1;
 	}
+	int own = d->vdata || d->tdata || d->pdata; /* the records run this probe's programs */
 	if (!on) {
 		struct abase *v = calloc((size_t)(d->nsites ? d->nsites : 1), sizeof *v);
 		if (!v) {
 			snprintf(err, n, "out of memory");
 			return -1;
 		}
+		for (int i = 0; own && i < d->nsites; i++)
+			__atomic_store_n(&be.pa->sites[d->sites[i]].off, 1, __ATOMIC_SEQ_CST);
 		for (int i = 0; i < d->nsites; i++)
 			site_counters(&be.pa->sites[d->sites[i]], &v[i]);
 		d->paused = v;
@@ -1070,6 +1075,8 @@ static int agent_enable(struct engine *e, struct probe *p, int on, char *err, si
 		for (int c = 0; c < PA_CALLERS; c++)
 			b->callers[c] += now.callers[c] - was->callers[c];
 	}
+	for (int i = 0; own && i < d->nsites; i++)
+		__atomic_store_n(&be.pa->sites[d->sites[i]].off, 0, __ATOMIC_SEQ_CST);
 	free(d->paused);
 	d->paused = NULL;
 	return 0;

@@ -415,18 +415,31 @@ static void borrowed_table(struct probe *p, FILE *f, const struct kind_ops *k, v
 	p->data = d;
 }
 
-static void var_json(struct probe *p, struct json *j)
+/* The ptrace kind whose numbers a var, assert, time or plugin probe of the
+ * agent keeps, and those numbers (NULL when it has none). */
+static const struct kind_ops *borrowed_kind(struct probe *p, void **inner)
 {
-	struct adata *d = p->data;
-	if (d && d->vdata)
-		borrowed_json(p, j, d->is_assert ? &kind_assert : &kind_var, d->vdata);
+	const struct adata *d = p->data;
+	*inner = !d ? NULL : d->vdata ? d->vdata : d->tdata ? d->tdata : d->pdata;
+	if (!*inner)
+		return NULL;
+	return d->vdata ? (d->is_assert ? &kind_assert : &kind_var) : d->tdata ? &kind_time : &kind_plugin;
 }
 
-static void var_table(struct probe *p, FILE *f)
+static void own_json(struct probe *p, struct json *j)
 {
-	struct adata *d = p->data;
-	if (d && d->vdata)
-		borrowed_table(p, f, d->is_assert ? &kind_assert : &kind_var, d->vdata);
+	void *inner;
+	const struct kind_ops *k = borrowed_kind(p, &inner);
+	if (k)
+		borrowed_json(p, j, k, inner);
+}
+
+static void own_table(struct probe *p, FILE *f)
+{
+	void *inner;
+	const struct kind_ops *k = borrowed_kind(p, &inner);
+	if (k)
+		borrowed_table(p, f, k, inner);
 }
 
 static uint64_t ns_of(uint64_t ticks)
@@ -755,20 +768,6 @@ static void time_collect(struct probe *p, struct adata *d)
 	p->data = own;
 }
 
-static void time_json(struct probe *p, struct json *j)
-{
-	struct adata *d = p->data;
-	if (d && d->tdata)
-		borrowed_json(p, j, &kind_time, d->tdata);
-}
-
-static void time_table(struct probe *p, FILE *f)
-{
-	struct adata *d = p->data;
-	if (d && d->tdata)
-		borrowed_table(p, f, &kind_time, d->tdata);
-}
-
 /* A time probe goes: the one that measured from it stops (kind_time.c:
  * intervals only from a previous probe still in), and its sites stop timing. */
 static void time_removed(struct engine *e, struct probe *p, struct adata *d)
@@ -786,27 +785,13 @@ static void time_removed(struct engine *e, struct probe *p, struct adata *d)
 	}
 }
 
-static void plugin_json(struct probe *p, struct json *j)
-{
-	struct adata *d = p->data;
-	if (d && d->pdata)
-		borrowed_json(p, j, &kind_plugin, d->pdata);
-}
-
-static void plugin_table(struct probe *p, FILE *f)
-{
-	struct adata *d = p->data;
-	if (d && d->pdata)
-		borrowed_table(p, f, &kind_plugin, d->pdata);
-}
-
 static const struct kind_ops agent_plugin = {
-	.name = "plugin", .needs_location = 1, .setup = plugin_setup, .json = plugin_json, .table = plugin_table,
+	.name = "plugin", .needs_location = 1, .setup = plugin_setup, .json = own_json, .table = own_table,
 	.free = afree,
 };
 
 static const struct kind_ops agent_time = {
-	.name = "time", .needs_location = 1, .setup = time_setup, .json = time_json, .table = time_table,
+	.name = "time", .needs_location = 1, .setup = time_setup, .json = own_json, .table = own_table,
 	.free = afree,
 };
 
@@ -823,11 +808,11 @@ static const struct kind_ops agent_line = {
 };
 
 static const struct kind_ops agent_var = {
-	.name = "var", .needs_location = 1, .setup = var_setup, .json = var_json, .table = var_table, .free = afree,
+	.name = "var", .needs_location = 1, .setup = var_setup, .json = own_json, .table = own_table, .free = afree,
 };
 
 static const struct kind_ops agent_assert = {
-	.name = "assert", .needs_location = 1, .setup = var_setup, .json = var_json, .table = var_table,
+	.name = "assert", .needs_location = 1, .setup = var_setup, .json = own_json, .table = own_table,
 	.free = afree,
 };
 

@@ -78,9 +78,10 @@ static int area_new(struct agent_be *b, char *err, size_t n)
 
 static void init(struct agent_be *b)
 {
-	int record = b->record;
+	int record = b->record, pipe_ignored = b->pipe_ignored; /* the caller's settings */
 	memset(b, 0, sizeof *b);
 	b->record = record;
+	b->pipe_ignored = pipe_ignored;
 	b->memfd = b->area_fd = b->alive_w = -1;
 }
 
@@ -210,7 +211,7 @@ int agent_be_launch(struct agent_be *b, char **argv, const char *rt_path, char *
 		setenv("SONDE_PROBE_FD", av, 1);
 		setenv("SONDE_PROBE_ALIVE_FD", pv, 1);
 		putenv(preload);
-		signal(SIGPIPE, SIG_DFL);
+		signal(SIGPIPE, b->pipe_ignored ? SIG_IGN : SIG_DFL); /* as sonde got it, not as it set it */
 		execv(prog, argv);
 		fprintf(stderr, "sonde: error: cannot run %s (%s)\n", prog, strerror(errno));
 		_exit(127);

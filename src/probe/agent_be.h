@@ -45,6 +45,7 @@ struct agent_be {
 	const struct pa_var *next_var; /* copied into the next new site of kind PA_KIND_VAR (agent_run.c) */
 	const struct pa_time *next_time; /* the same for PA_KIND_TIME (a COUNT site with a time record) */
 	int record;             /* --record: the area has rings (set before agent_be_launch / _attach) */
+	int pipe_ignored;       /* SIGPIPE was ignored when sonde started: a launched program inherits that */
 	uint32_t next_plugin1;  /* PA_KIND_PLUGIN: the plugin probe of the next site (pa_site.plugin1) */
 	int next_post;          /* ... whose slot calls the post handler (agent_plugin.c) */
 	uint64_t hits_base;     /* agent_be_place: the site's hits before the probe was in (none lost, none

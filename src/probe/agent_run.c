@@ -1272,7 +1272,24 @@ static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
+static int probe_run(struct engine *e, const struct agent_opts *o, char *err, size_t n);
+
+/* The session, with SIGPIPE ignored from the launch to the end: a write of
+ * sonde's to the agent's pipe after the program died (a failed placement,
+ * the program killed meanwhile) is an error of that write, never sonde's
+ * death by SIGPIPE with probes left in. */
 int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, size_t n)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGPIPE, &ign, &old_pipe);
+	be.pipe_ignored = old_pipe.sa_handler == SIG_IGN;
+	int rc = probe_run(e, o, err, n);
+	sigaction(SIGPIPE, &old_pipe, NULL);
+	return rc;
+}
+
+static int probe_run(struct engine *e, const struct agent_opts *o, char *err, size_t n)
 {
 	clock_point_take(&c0);
 	e->engine_name = "agent";
@@ -1322,13 +1339,11 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 		e->start_ns = 0;
 		return -1;
 	}
-	struct sigaction sa = { .sa_handler = on_end }, old_int, old_term, old_hup, old_pipe;
+	struct sigaction sa = { .sa_handler = on_end }, old_int, old_term, old_hup;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	sigaction(SIGHUP, &sa, &old_hup);
-	struct sigaction ign = { .sa_handler = SIG_IGN };
-	sigaction(SIGPIPE, &ign, &old_pipe);
 	if (o->placed)
 		o->placed(e);
 	agent_be_go(&be);
@@ -1393,7 +1408,6 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 		fprintf(stderr, "sonde: warning: %llu probe events were not recorded (the program wrote them faster "
 		        "than sonde read them; counted as lost in the recording)\n",
 		        (unsigned long long)agent_record_dropped());
-	sigaction(SIGPIPE, &old_pipe, NULL);
 	return 0;
 }
 

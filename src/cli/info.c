@@ -161,10 +161,10 @@ int cmd_info(struct cli_opts *o)
 		}
 		json_double(&j, "duration_ns", dur);
 		json_double(&j, "ticks_per_ns", r->ticks_per_ns);
-		if ((s = rd_meta(r, "exit_status")) || !rd_meta(r, "incomplete"))
-			json_int(&j, "exit_status", s ? atoi(s) : 0);
-		else
-			json_null(&j, "exit_status"); /* a recovered recording: not known */
+		if ((s = rd_meta(r, "exit_status")))
+			json_int(&j, "exit_status", atoi(s));
+		else /* not known: a recovered recording, or sonde left a process that ran on */
+			json_null(&j, "exit_status");
 		if ((s = rd_meta(r, "incomplete"))) { /* the recorder was killed (record/recover.c) */
 			json_obj_begin(&j, "incomplete");
 			json_str(&j, "why", s);
@@ -285,8 +285,10 @@ int cmd_info(struct cli_opts *o)
 				printf("exit status:  killed by SIG%s (signal %d)\n", sigabbrev_np(-st) ? sigabbrev_np(-st) : "?", -st);
 			else
 				printf("exit status:  %s\n", s);
+		} else if (rd_meta(r, "incomplete")) {
+			printf("exit status:  ? (the recording was recovered)\n");
 		} else {
-			printf("exit status:  ?\n");
+			printf("exit status:  ? (the process ran on after sonde left it)\n");
 		}
 		printf("clock:        %.4f ticks/ns (TSC, calibrated against CLOCK_MONOTONIC over the run)\n", r->ticks_per_ns);
 		printf("processes:    %d\n", r->nprocs);

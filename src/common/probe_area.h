@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define PA_MAGIC      0x424f52504e4f53ull /* "SONPROB" */
-#define PA_VERSION    8
+#define PA_VERSION    9
 #define PA_MAX_SITES  2048
 #define PA_CODE_MAX   192   /* bytes of slot code per site */
 #define PA_ORIG_MAX   16
@@ -192,7 +192,9 @@ struct pa_site {
 	uint64_t resume;                 /* the agent's: where its SIGTRAP handler sends a hit, slot_addr +
 	                                  * displaced_off of the last placement (set once its code is in) */
 	uint32_t rec;                    /* sonde's, --record (PA_REC_*; 0: not recording, the one test per hit) */
-	uint32_t pad_rec;
+	uint32_t off;                    /* sonde's: the record's probe is disabled (`disable ID`): its var
+	                                  * program, time stamp, stack copy and plugin handlers are not run (its hit
+	                                  * count goes on; sonde keeps the count at the disable) */
 	/* Written by the agent's handlers. */
 	uint64_t hits, returns;
 	uint64_t ticks_total, ticks_min, ticks_max; /* call to return, in clock ticks */

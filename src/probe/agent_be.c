@@ -82,10 +82,11 @@ static int area_new(struct agent_be *b, char *err, size_t n)
 
 static void init(struct agent_be *b)
 {
-	int record = b->record, stacks = b->stacks;
+	int record = b->record, stacks = b->stacks, pipe_ignored = b->pipe_ignored; /* the caller's settings */
 	memset(b, 0, sizeof *b);
 	b->record = record;
 	b->stacks = stacks;
+	b->pipe_ignored = pipe_ignored;
 	b->memfd = b->area_fd = b->alive_w = -1;
 }
 
@@ -215,7 +216,7 @@ int agent_be_launch(struct agent_be *b, char **argv, const char *rt_path, char *
 		setenv("SONDE_PROBE_FD", av, 1);
 		setenv("SONDE_PROBE_ALIVE_FD", pv, 1);
 		putenv(preload);
-		signal(SIGPIPE, SIG_DFL);
+		signal(SIGPIPE, b->pipe_ignored ? SIG_IGN : SIG_DFL); /* as sonde got it, not as it set it */
 		execv(prog, argv);
 		fprintf(stderr, "sonde: error: cannot run %s (%s)\n", prog, strerror(errno));
 		_exit(127);
@@ -683,6 +684,7 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 	s->addr = addr;
 	s->kind = kind == PA_KIND_TIME || kind == PA_KIND_STACK ? PA_KIND_COUNT : kind;
 	/* A record taken again does only what this probe asks. */
+	s->off = 0;
 	s->var.nprog = 0;
 	s->var.next = 0;
 	memset(&s->time, 0, sizeof s->time);

@@ -426,18 +426,32 @@ static void borrowed_table(struct probe *p, FILE *f, const struct kind_ops *k, v
 	p->data = d;
 }
 
-static void var_json(struct probe *p, struct json *j)
+/* The ptrace kind whose numbers a var, assert, time, plugin or stack probe
+ * of the agent keeps, and those numbers (NULL when it has none). */
+static const struct kind_ops *borrowed_kind(struct probe *p, void **inner)
 {
-	struct adata *d = p->data;
-	if (d && d->vdata)
-		borrowed_json(p, j, d->is_assert ? &kind_assert : &kind_var, d->vdata);
+	const struct adata *d = p->data;
+	*inner = !d ? NULL : d->vdata ? d->vdata : d->tdata ? d->tdata : d->pdata ? d->pdata : d->sdata;
+	if (!*inner)
+		return NULL;
+	return d->vdata ? (d->is_assert ? &kind_assert : &kind_var) : d->tdata ? &kind_time :
+	       d->pdata ? &kind_plugin : &kind_stack;
 }
 
-static void var_table(struct probe *p, FILE *f)
+static void own_json(struct probe *p, struct json *j)
 {
-	struct adata *d = p->data;
-	if (d && d->vdata)
-		borrowed_table(p, f, d->is_assert ? &kind_assert : &kind_var, d->vdata);
+	void *inner;
+	const struct kind_ops *k = borrowed_kind(p, &inner);
+	if (k)
+		borrowed_json(p, j, k, inner);
+}
+
+static void own_table(struct probe *p, FILE *f)
+{
+	void *inner;
+	const struct kind_ops *k = borrowed_kind(p, &inner);
+	if (k)
+		borrowed_table(p, f, k, inner);
 }
 
 static uint64_t ns_of(uint64_t ticks)
@@ -786,20 +800,6 @@ static void time_collect(struct probe *p, struct adata *d)
 	p->data = own;
 }
 
-static void time_json(struct probe *p, struct json *j)
-{
-	struct adata *d = p->data;
-	if (d && d->tdata)
-		borrowed_json(p, j, &kind_time, d->tdata);
-}
-
-static void time_table(struct probe *p, FILE *f)
-{
-	struct adata *d = p->data;
-	if (d && d->tdata)
-		borrowed_table(p, f, &kind_time, d->tdata);
-}
-
 /* A time probe goes: the one that measured from it stops (kind_time.c:
  * intervals only from a previous probe still in), and its sites stop timing. */
 static void time_removed(struct engine *e, struct probe *p, struct adata *d)
@@ -815,20 +815,6 @@ static void time_removed(struct engine *e, struct probe *p, struct adata *d)
 			__atomic_store_n(&be.pa->sites[qd->sites[k]].time.prev1, 0, __ATOMIC_RELEASE);
 		qd->tprev = NULL;
 	}
-}
-
-static void plugin_json(struct probe *p, struct json *j)
-{
-	struct adata *d = p->data;
-	if (d && d->pdata)
-		borrowed_json(p, j, &kind_plugin, d->pdata);
-}
-
-static void plugin_table(struct probe *p, FILE *f)
-{
-	struct adata *d = p->data;
-	if (d && d->pdata)
-		borrowed_table(p, f, &kind_plugin, d->pdata);
 }
 
 /* --- stack: each site copies the registers and the stack at a hit into
@@ -875,20 +861,6 @@ static int stack_setup(struct probe *p, char *err, size_t n)
 	return rc;
 }
 
-static void stack_json(struct probe *p, struct json *j)
-{
-	struct adata *d = p->data;
-	if (d && d->sdata)
-		borrowed_json(p, j, &kind_stack, d->sdata);
-}
-
-static void stack_table(struct probe *p, FILE *f)
-{
-	struct adata *d = p->data;
-	if (d && d->sdata)
-		borrowed_table(p, f, &kind_stack, d->sdata);
-}
-
 static void stack_table_after(struct probe *p, FILE *f)
 {
 	struct adata *d = p->data;
@@ -900,7 +872,7 @@ static void stack_table_after(struct probe *p, FILE *f)
 }
 
 static const struct kind_ops agent_stack_ops = {
-	.name = "stack", .needs_location = 1, .setup = stack_setup, .json = stack_json, .table = stack_table,
+	.name = "stack", .needs_location = 1, .setup = stack_setup, .json = own_json, .table = own_table,
 	.table_after = stack_table_after, .free = afree,
 };
 
@@ -921,12 +893,12 @@ static uint64_t stk_off(void)
 }
 
 static const struct kind_ops agent_plugin = {
-	.name = "plugin", .needs_location = 1, .setup = plugin_setup, .json = plugin_json, .table = plugin_table,
+	.name = "plugin", .needs_location = 1, .setup = plugin_setup, .json = own_json, .table = own_table,
 	.free = afree,
 };
 
 static const struct kind_ops agent_time = {
-	.name = "time", .needs_location = 1, .setup = time_setup, .json = time_json, .table = time_table,
+	.name = "time", .needs_location = 1, .setup = time_setup, .json = own_json, .table = own_table,
 	.free = afree,
 };
 
@@ -943,11 +915,11 @@ static const struct kind_ops agent_line = {
 };
 
 static const struct kind_ops agent_var = {
-	.name = "var", .needs_location = 1, .setup = var_setup, .json = var_json, .table = var_table, .free = afree,
+	.name = "var", .needs_location = 1, .setup = var_setup, .json = own_json, .table = own_table, .free = afree,
 };
 
 static const struct kind_ops agent_assert = {
-	.name = "assert", .needs_location = 1, .setup = var_setup, .json = var_json, .table = var_table,
+	.name = "assert", .needs_location = 1, .setup = var_setup, .json = own_json, .table = own_table,
 	.free = afree,
 };
 
@@ -1164,23 +1136,28 @@ static void agent_let_go(struct engine *e)
  * (they stop there); at the enable its bases move up by what the sites
  * counted in between, so its numbers go on from where they stopped.  A
  * hit counts if it came before the disable's reading or after the
- * enable's.  Kinds whose numbers are not site counters (var, assert, time,
- * plugin) are not disabled on the agent. */
+ * enable's.  Var, assert, time and plugin probes' own numbers are made in
+ * the target by their records' programs: the records are marked off
+ * (struct pa_site.off) first, so those stop with the hits that ran before;
+ * the enable marks them on after the bases moved. */
 static int agent_enable(struct engine *e, struct probe *p, int on, char *err, size_t n)
 {
 	(void)e;
 	struct adata *d = p->ops == &kind_sys ? NULL : p->data; /* a sys probe's data is kind_sys.c's */
-	if (!d || d->vdata || d->tdata || d->pdata || d->sdata || !be.pa) {
+	if (!d || !be.pa) {
 		snprintf(err, n, "the agent engine cannot disable %s probes (del removes one; --engine=ptrace disables any)",
 		         p->ops->name);
 		return -1;
 	}
+	int own = d->vdata || d->tdata || d->pdata || d->sdata; /* the records run this probe's programs */
 	if (!on) {
 		struct abase *v = calloc((size_t)(d->nsites ? d->nsites : 1), sizeof *v);
 		if (!v) {
 			snprintf(err, n, "out of memory");
 			return -1;
 		}
+		for (int i = 0; own && i < d->nsites; i++)
+			__atomic_store_n(&be.pa->sites[d->sites[i]].off, 1, __ATOMIC_SEQ_CST);
 		for (int i = 0; i < d->nsites; i++)
 			site_counters(&be.pa->sites[d->sites[i]], &v[i]);
 		d->paused = v;
@@ -1195,9 +1172,14 @@ static int agent_enable(struct engine *e, struct probe *p, int on, char *err, si
 		b->ticks_total += now.ticks_total - was->ticks_total;
 		b->callers_lost += now.callers_lost - was->callers_lost;
 		b->taken += now.taken - was->taken;
+		b->stack_taken += now.stack_taken - was->stack_taken;
+		b->stack_lost += now.stack_lost - was->stack_lost;
+		b->stack_ticks += now.stack_ticks - was->stack_ticks;
 		for (int c = 0; c < PA_CALLERS; c++)
 			b->callers[c] += now.callers[c] - was->callers[c];
 	}
+	for (int i = 0; own && i < d->nsites; i++)
+		__atomic_store_n(&be.pa->sites[d->sites[i]].off, 0, __ATOMIC_SEQ_CST);
 	free(d->paused);
 	d->paused = NULL;
 	return 0;
@@ -1404,7 +1386,24 @@ static void sys_ticks(struct engine *e, uint64_t now)
 }
 
 
+static int probe_run(struct engine *e, const struct agent_opts *o, char *err, size_t n);
+
+/* The session, with SIGPIPE ignored from the launch to the end: a write of
+ * sonde's to the agent's pipe after the program died (a failed placement,
+ * the program killed meanwhile) is an error of that write, never sonde's
+ * death by SIGPIPE with probes left in. */
 int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, size_t n)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGPIPE, &ign, &old_pipe);
+	be.pipe_ignored = old_pipe.sa_handler == SIG_IGN;
+	int rc = probe_run(e, o, err, n);
+	sigaction(SIGPIPE, &old_pipe, NULL);
+	return rc;
+}
+
+static int probe_run(struct engine *e, const struct agent_opts *o, char *err, size_t n)
 {
 	clock_point_take(&c0);
 	e->engine_name = "agent";
@@ -1462,13 +1461,11 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 		e->start_ns = 0;
 		return -1;
 	}
-	struct sigaction sa = { .sa_handler = on_end }, old_int, old_term, old_hup, old_pipe;
+	struct sigaction sa = { .sa_handler = on_end }, old_int, old_term, old_hup;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	sigaction(SIGHUP, &sa, &old_hup);
-	struct sigaction ign = { .sa_handler = SIG_IGN };
-	sigaction(SIGPIPE, &ign, &old_pipe);
 	if (o->placed)
 		o->placed(e);
 	agent_be_go(&be);
@@ -1538,7 +1535,6 @@ int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, siz
 		fprintf(stderr, "sonde: warning: %llu probe events were not recorded (the program wrote them faster "
 		        "than sonde read them; counted as lost in the recording)\n",
 		        (unsigned long long)agent_record_dropped());
-	sigaction(SIGPIPE, &old_pipe, NULL);
 	return 0;
 }
 

@@ -143,7 +143,8 @@ static void run(const struct pa_site *s, int post, uint64_t sp, const uint64_t *
 {
 	const struct sonde_probe_plugin *pl = __atomic_load_n(&plug, __ATOMIC_ACQUIRE);
 	uint32_t k = __atomic_load_n(&s->plugin1, __ATOMIC_ACQUIRE) - 1;
-	if (!pl || !__atomic_load_n(&live, __ATOMIC_ACQUIRE) || k >= PA_PLUGIN_MAX)
+	if (!pl || !__atomic_load_n(&live, __ATOMIC_ACQUIRE) || k >= PA_PLUGIN_MAX ||
+	    __atomic_load_n(&s->off, __ATOMIC_RELAXED)) /* disabled (`disable ID`) */
 		return;
 	void (*fn)(struct sonde_probe_ctx *) = post ? pl->post : pl->pre;
 	if (!fn)

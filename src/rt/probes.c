@@ -622,6 +622,12 @@ static void load_hit(void)
 	}
 }
 
+/* Whether record s's probe is disabled (its var, time and plugin work skipped). */
+static inline int rec_off(const struct pa_site *s)
+{
+	return __atomic_load_n(&s->off, __ATOMIC_RELAXED) != 0;
+}
+
 /* The hit, for pa_hit: rec is the site's PA_REC_* (--record), a constant 0
  * in the unrecorded copy, where the compiler leaves every recording step out. */
 static inline __attribute__((always_inline)) void hit(uint32_t idx, uint64_t *sp, const uint64_t *regs,
@@ -635,34 +641,34 @@ static inline __attribute__((always_inline)) void hit(uint32_t idx, uint64_t *sp
 	if (rec & PA_REC_SITE)
 		pa_rec_put(idx, PA_EV_SITE, taken, rec_t);
 	/* Var programs first: a func site changes the return address below. */
-	if (s->var.nprog)
+	if (s->var.nprog && !rec_off(s))
 		var_hit(s, idx, regs, (uint64_t)sp, rec_t);
-	if (s->time.slot1) {
+	if (s->time.slot1 && !rec_off(s)) {
 		int64_t dt = time_hit(&s->time);
 		if (rec_t)
 			pa_rec_put(idx, PA_EV_TIME, dt, rec_t);
 	}
 	if (s->plugin1)
 		pa_plugin_pre(s, (uint64_t)sp, regs);
-	if (s->stack_bytes) /* before a func site's return address is replaced below */
+	if (s->stack_bytes && !rec_off(s)) /* before a func site's return address is replaced below */
 		pa_stack_put(s, idx, (uint64_t)sp, regs);
 	uint32_t nx = __atomic_load_n(&s->var.next, __ATOMIC_ACQUIRE);
 	for (int guard = 0; nx && nx <= pa_n && guard < 64; guard++) {
 		struct pa_site *o = &pa->sites[nx - 1];
 		__atomic_fetch_add(&o->hits, 1, __ATOMIC_RELAXED);
-		if (o->var.nprog)
+		if (o->var.nprog && !rec_off(o))
 			var_hit(o, nx - 1, regs, (uint64_t)sp, rec_t);
-		if (o->time.slot1) {
+		if (o->time.slot1 && !rec_off(o)) {
 			int64_t dt = time_hit(&o->time);
 			if (rec_t)
 				pa_rec_put(nx - 1, PA_EV_TIME, dt, rec_t);
 		}
-		if (o->plugin1) {
+		if (o->plugin1 && !rec_off(o)) {
 			if (rec_t) /* a plugin probe's hit on the timeline, as on ptrace */
 				pa_rec_put(nx - 1, PA_EV_SITE, taken, rec_t);
 			pa_plugin_pre(o, (uint64_t)sp, regs);
 		}
-		if (o->stack_bytes) {
+		if (o->stack_bytes && !rec_off(o)) {
 			if (rec_t)
 				pa_rec_put(nx - 1, PA_EV_SITE, taken, rec_t);
 			pa_stack_put(o, nx - 1, (uint64_t)sp, regs);

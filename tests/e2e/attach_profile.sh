@@ -33,6 +33,9 @@ finish
 check "output and exit status equal the unattached run's (later calls work)" cmp -s ref.out att.out
 "$SONDE" info -i att.data > info.txt 2>&1
 check "sonde info says the recording was attached" grep -q "^attached: *to running process $pid at [0-9T:-]*Z (sonde record -p; ended: detached" info.txt
+check "sonde info: the exit status is not known (the process ran on)" grep -q "^exit status: *? (the process ran on after sonde left it)" info.txt
+"$SONDE" info -i att.data --format=json > info.json 2>&1
+check "sonde info --format=json: exit_status null (the process ran on)" jq_py info.json "assert d['exit_status'] is None, d.get('exit_status')"
 "$SONDE" report -i att.data --format=json > rep.json 2> rep.err
 python3 - "$pid" <<'PY'
 import json, os, re, sys; sys.path.insert(0, os.environ["ROOT"] + "/tests")

@@ -30,6 +30,18 @@ for how in execv execvp execl execle; do
 	check "$how: said" grep -q "probe 2 (func:work) placed at work .*: the program exec'd" $how.err
 done
 
+# --- --record through the exec: both images' calls in one recording, each
+# call a slice of the timeline (1000 + 3000), nothing lost
+"$SONDE" probe --record -o rec.data -e func:work -- ./exec_self 1000 3000 > rec.out 2> rec.err
+rc=$?
+check "--record: sonde exits 0, output unchanged" sh -c "[ $rc -eq 0 ] && cmp -s plain.out rec.out"
+"$SONDE" info -i rec.data --format=json > rec.info.json 2> rec.info.err
+check "--record: the recording has both images' 4000 calls (entry and exit: 8000 records), status 4, nothing lost" \
+	jq_py rec.info.json "assert (d['probe_records'], d['exit_status'], [p['hits'] for p in d['probes']]) == (8000, 4, [1000, 3000]) and not any(d['lost'].values()), d"
+"$SONDE" export -i rec.data --format=chrome -o rec.trace.json 2> rec.export.err
+check "--record: the exported timeline has 4000 work slices" jq_py rec.trace.json \
+	"ev=d['traceEvents'] if isinstance(d, dict) else d; assert sum(1 for e in ev if e.get('ph') == 'X' and e.get('name') == 'func:work') == 4000"
+
 # --- through a shell: `sh -c 'exec PROGRAM'`, the probe pending in the shell
 "$SONDE" probe --pending --format=json -o sh.json -e func:work -- sh -c 'exec ./exec_self 1000 3000' > sh.out 2> sh.err
 rc=$?

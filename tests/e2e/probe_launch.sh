@@ -74,3 +74,19 @@ for what in deep neg long; do
 		notok "expression $what: refused with a clear error" "exit $rc: $(head -c 300 err.$what)"
 	fi
 done
+
+# SIGPIPE as the program got it: ignored by the shell, the program's write
+# gets EPIPE; left alone, SIGPIPE kills it — with sonde as without (sonde
+# ignores SIGPIPE itself while it talks to the agent), on both engines.
+gcc -O2 -g -I"$PROGS" -o pw "$PROGS/pipe_write.c" || { notok "pipe_write build" "gcc failed"; exit 0; }
+(trap '' PIPE; ./pw > pw.ign.ref; echo "rc $?" >> pw.ign.ref)
+(./pw > pw.dfl.ref; echo "rc $?" >> pw.dfl.ref)
+check "without sonde: ignored, the write fails with EPIPE" grep -q "^write -1 errno 32" pw.ign.ref
+check "without sonde: default, SIGPIPE kills it" grep -qx "rc 141" pw.dfl.ref
+for eng in agent ptrace; do
+	(trap '' PIPE; "$SONDE" probe --engine=$eng --format=json -o pw.$eng.ign.json -e func:put -- ./pw > pw.$eng.ign 2> pw.$eng.ign.err; echo "rc $?" >> pw.$eng.ign)
+	check "$eng: SIGPIPE ignored by the shell: the program's EPIPE as without sonde" cmp -s pw.ign.ref pw.$eng.ign
+	"$SONDE" probe --engine=$eng --format=json -o pw.$eng.dfl.json -e func:put -- ./pw > pw.$eng.dfl 2> pw.$eng.dfl.err
+	check "$eng: SIGPIPE left alone: the program is killed by it, as without sonde" \
+		jq_py pw.$eng.dfl.json "t=d['target']; assert t.get('signal') in (13, 'SIGPIPE') and d['probes'][0]['calls']==1, t"
+done

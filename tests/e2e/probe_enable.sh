@@ -6,8 +6,8 @@
 # again before phase 3, so it counts phases 1 and 3 exactly (the program
 # prints them) and says `disabled` meanwhile; the other probe, left alone,
 # counts every call of the running thread; the program's output is
-# unchanged.  The same for var, assert, time and plugin probes, whose numbers
-# the agent makes in the program.  On the agent (the default) and on
+# unchanged.  The same for var, assert, time, plugin and stack probes, whose
+# numbers the agent makes in the program.  On the agent (the default) and on
 # --engine=ptrace; bad commands.
 source "$ROOT/tests/lib.sh"
 
@@ -108,6 +108,16 @@ for eng in agent ptrace; do
 	check "$eng: plugin's pre and post ran 1500 times (phases 1 and 3): $rep" \
 		test "$(echo "$rep" | field pre)" = 1500 -a "$(echo "$rep" | field post)" = 1500
 	check "$eng: plugin probe's hits: 1500" jq_py run.plug-$eng/out.json "p=d['probes'][0]; assert p['hits']==1500, p"
+done
+
+# A stack probe (on the agent the program copies its stacks, 2 KiB each so
+# that a phase's 1000 fit in the thread's ring; disabled, it copies none):
+# the stacks of phases 1 and 3, 1500, all work <- main.
+for eng in agent ptrace; do
+	opt=--stack-copy=2K; [ $eng = ptrace ] && opt=--engine=ptrace
+	session stack-$eng 1 -e stack:work -- $opt || continue
+	check "$eng: stack probe counted the 1500 stacks of phases 1 and 3, work <- main" jq_py run.stack-$eng/out.json \
+		"p=d['probes'][0]; s=p['stacks']; assert (p['hits'],p['lost'],sum(x['count'] for x in s))==(1500,0,1500) and all([f['name'] for f in x['frames'][:2]]==['work','main'] for x in s), p"
 done
 
 # Bad commands.

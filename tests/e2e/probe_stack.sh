@@ -219,6 +219,12 @@ check "interactive: program output unchanged" cmp -s thr_i.plain thr_i.out
 check "interactive: each hit's stack counted (work <- run)" jq_py inter.json \
 	"p = d['probes'][0]; s = p['stacks']; assert d['target']['engine'] == 'agent' and 0 < p['hits'] <= 24000 and sum(x['count'] for x in s) == p['copied'] > 0 and all([f['name'] for f in x['frames'][:2]] == ['work', 'run'] for x in s), p"
 
+# --record with a stack probe (the agent): each hit an instant in the recording.
+"$SONDE" probe -o rec.d --record -e stack:leaf -- ./sp 4 6 9 > rec.out 2> rec.err
+"$SONDE" info -i rec.d --format=json > rec_info.json 2> rec_info.err
+check "--record: the 19 hits recorded (4 + 6 + 9, the program's counts)" jq_py rec_info.json \
+	"assert d['probe_records'] == 19 and not d['lost'], d"
+
 # A stack probe from the library (-e @NAME) on the agent: the session has its rings.
 printf 'st = stack:leaf\n' > lib.txt
 "$SONDE" probe --library lib.txt -e @st --format=json -o lib.json -- ./sp 1 2 3 > /dev/null 2> lib.err

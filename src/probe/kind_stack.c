@@ -172,8 +172,10 @@ static int frame_of(struct probe *p, const struct ustack *s, int i, char *name, 
 {
 	uint64_t at = i ? s->pc[i] - 1 : s->pc[i];
 	int line = 0;
-	resolve_name(p->e, at, name, nn);
-	if (resolve_line(p->e, at, file, &line))
+	/* a probe of an image the program left by exec: that image's modules */
+	struct modules *mods = p->image > 0 && p->image <= p->e->nold_mods ? &p->e->old_mods[p->image - 1] : &p->e->mods;
+	resolve_name_in(mods, at, name, nn);
+	if (resolve_line_in(mods, at, file, &line))
 		return 0;
 	return line;
 }

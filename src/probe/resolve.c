@@ -233,7 +233,12 @@ void resolve_name_in(struct modules *mods, uint64_t addr, char *buf, size_t n)
 
 int resolve_line(struct engine *e, uint64_t addr, const char **file, int *line)
 {
-	struct module *m = modules_at(&e->mods, addr);
+	return resolve_line_in(&e->mods, addr, file, line);
+}
+
+int resolve_line_in(struct modules *mods, uint64_t addr, const char **file, int *line)
+{
+	struct module *m = modules_at(mods, addr);
 	struct sym_module *s = m ? module_sym(m) : NULL;
 	const char *f = NULL;
 	if (!s || sym_addr_line(s, addr - m->bias, &f, line) != 0 || !f)

@@ -32,6 +32,8 @@ void resolve_name_in(struct modules *mods, uint64_t addr, char *buf, size_t n);
 /* The source line of a run-time address: *file its base name (the symbol
  * cache's, valid while the engine's modules are).  0, or -1 when unknown. */
 int resolve_line(struct engine *e, uint64_t addr, const char **file, int *line);
+/* The same among the modules mods. */
+int resolve_line_in(struct modules *mods, uint64_t addr, const char **file, int *line);
 /* Describe a run-time address: "func+0x12 (file.c:34)", else
  * "module+0xOFF" as resolve_name. */
 void resolve_describe(struct engine *e, uint64_t addr, char *buf, size_t n);

@@ -225,6 +225,17 @@ check "interactive: each hit's stack counted (work <- run)" jq_py inter.json \
 check "--record: the 19 hits recorded (4 + 6 + 9, the program's counts)" jq_py rec_info.json \
 	"assert d['probe_records'] == 19 and not d['lost'], d"
 
+# Through exec (the agent): the first image's stacks (tests/progs/exec_self.c
+# prints each image's calls) named in that image, the new image's placed again.
+gcc -O2 -g -o exec_self "$PROGS/exec_self.c"
+./exec_self 100 300 > ex.plain; ex_rc=$?
+"$SONDE" probe --format=json -o ex.json -e stack:work -- ./exec_self 100 300 execv > ex.out 2> ex.err
+check "exec: output and status unchanged" sh -c "cmp -s ex.plain ex.out && [ $ex_rc -eq 4 ]"
+n1=$(awk '$1=="first"{print $3}' ex.plain); n2=$(awk '$1=="second"{print $3}' ex.plain)
+check "exec: $n1 stacks work <- main in the first image, $n2 in the second" jq_py ex.json \
+	"p = d['probes']; got = [(q['state'], q['hits'], [(s['count'], [f['name'] for f in s['frames']][:2]) for s in q['stacks']]) for q in p]
+assert got == [('exec', $n1, [($n1, ['work', 'main'])]), ('active', $n2, [($n2, ['work', 'main'])])], got"
+
 # A stack probe from the library (-e @NAME) on the agent: the session has its rings.
 printf 'st = stack:leaf\n' > lib.txt
 "$SONDE" probe --library lib.txt -e @st --format=json -o lib.json -- ./sp 1 2 3 > /dev/null 2> lib.err

@@ -539,6 +539,33 @@ static int write_whole(struct remote *c, int n, const int *regno, const uint64_t
 	return rc;
 }
 
+char *remote_regs_save(struct remote *c)
+{
+	if (!c->gimg_ok && read_all_regs(c))
+		return NULL;
+	char *img = strdup(c->gimg);
+	if (!img)
+		cfail(c, "out of memory");
+	return img;
+}
+
+int remote_regs_restore(struct remote *c, const char *img)
+{
+	size_t len = strlen(img);
+	char *cmd = malloc(len + 2);
+	if (!cmd)
+		return cfail(c, "out of memory");
+	cmd[0] = 'G';
+	memcpy(cmd + 1, img, len + 1);
+	int rc = request(c, cmd);
+	free(cmd);
+	if (!rc && strcmp(c->r.pkt, "OK"))
+		rc = cfail(c, "writing the registers back failed (%.10s)", c->r.pkt);
+	c->valid = 0;
+	c->gimg_ok = 0;
+	return rc;
+}
+
 int remote_queue_set_regs(struct remote *c, int n, const int *regno, const uint64_t *val)
 {
 	return set_regs(c, n, regno, val, c->r.noack);

@@ -91,6 +91,12 @@ int remote_regs_writable(struct remote *c);
 int remote_queue_set_regs(struct remote *c, int n, const int *regno, const uint64_t *val);
 int remote_queue_write(struct remote *c, uint64_t addr, const void *buf, size_t n);
 
+/* The whole register set of the stopped thread (the `g` image, malloc'd;
+ * NULL with c->err), and written back with `G`: around code sonde makes
+ * the target run for itself (remote_count.c). */
+char *remote_regs_save(struct remote *c);
+int remote_regs_restore(struct remote *c, const char *img);
+
 /* A software breakpoint at addr: Z0 when the stub has it, else the
  * breakpoint instruction written with M (*saved gets the original bytes,
  * *written is set).  remove undoes exactly what insert did. */

@@ -16,6 +16,7 @@
 #include "probe/expr.h"
 #include "probe/kind.h"
 #include "probe/probe.h"
+#include "probe/remote_count.h"
 #include "probe/spec.h"
 #include "sym/sym.h"
 #include "sym/vars.h"
@@ -241,6 +242,11 @@ int rs_site_add(struct rsess *s, struct probe *p, uint64_t addr, int role, char 
 int rs_site_add_return(struct rsess *s, struct probe *p, uint64_t addr, int role, char *err, size_t n)
 {
 	return site_add(s, p, addr, role, 0, err, n);
+}
+
+int rs_site_placed(struct rsess *s, uint64_t addr)
+{
+	return site_at(s, addr) != NULL;
 }
 
 void rs_site_del(struct rsess *s, struct probe *p, uint64_t addr, int role)
@@ -537,6 +543,8 @@ static void dispatch(struct rsess *s, uint64_t pc)
 		return;
 	memcpy(uv, t->u, (size_t)nu * sizeof *uv);
 	for (int i = 0; i < nu; i++) {
+		if (!uv[i].p)
+			continue;  /* sonde's own stop (remote_count.c) */
 		const struct rkind *k = rkind_find(uv[i].p->ops->name);
 		s->e->total_hits++;
 		k->hit(s, uv[i].p, uv[i].role, pc, now);
@@ -702,6 +710,7 @@ static int run_loop(struct rsess *s, uint64_t deadline, char *err, size_t n)
 	struct engine *e = s->e;
 	int sig = 0;
 	for (;;) {
+		rcount_resume(s, sig);
 		if (put_back(s, 1, sig)) {
 			snprintf(err, n, "%s", s->c.err);
 			return -1;
@@ -730,6 +739,7 @@ static int run_loop(struct rsess *s, uint64_t deadline, char *err, size_t n)
 			if (extra.kind != REMOTE_STOPPED)
 				st = extra;
 		for (;;) {
+			rcount_stop(s, &st);
 			if (st.kind != REMOTE_STOPPED) {
 				set_gone(e, &st);
 				return 0;
@@ -829,6 +839,8 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 	for (int i = 0; i < o->nspecs; i++)
 		if (add_probe(&sess, o->specs[i], err, n))
 			goto fail;
+	if (rcount_install(&sess, err, n))
+		goto fail;
 	if (sess.ntps) {
 		if (remote_trace_start(&sess.c)) {
 			snprintf(err, n, "%s: %s", o->target, sess.c.err);
@@ -858,8 +870,10 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 		rc = -1;
 	}
 	if (!e->t.gone) {
-		/* Ctrl-C, --duration or our error: leave the program running as it was. */
-		if (remove_all(&sess) || remote_detach(&sess.c)) {
+		/* Ctrl-C, --duration or our error: leave the program running as it
+		 * was (the breakpoints out before the target runs sonde's routine
+		 * that puts the counted sites back). */
+		if (remove_all(&sess) || rcount_undo(&sess) || remote_detach(&sess.c)) {
 			if (!rc)
 				snprintf(err, n, "%s: %s", o->target, sess.c.err);
 			rc = -1;
@@ -867,6 +881,8 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 			e->detached = 1;
 		}
 	}
+	rcount_finish(&sess);
+	rcount_free(&sess);
 	free_sites(&sess);
 	free(sess.tps);
 	remote_close(&sess.c);
@@ -874,8 +890,9 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 fail:
 	if (sess.tracing)
 		remote_trace_stop(&sess.c);
-	if (!remove_all(&sess))
+	if (!remove_all(&sess) && !rcount_undo(&sess))
 		remote_detach(&sess.c);
+	rcount_free(&sess);
 	free(sess.tps);
 	free_sites(&sess);
 	remote_close(&sess.c);

@@ -48,14 +48,21 @@
 #define REACH (120ull << 20)       /* within a branch's 128 MiB, with room for the code */
 
 struct csite {
-	struct probe *p;
 	uint64_t addr;
 	uint32_t insn;
+};
+
+/* A probe counted at site (several probes may share one site and its counter). */
+struct cuser {
+	struct probe *p;
+	int site;
 };
 
 struct rcount {
 	struct csite *v;
 	int n;
+	struct cuser *u;
+	int nu;
 	int installed;
 	uint64_t page, counters;
 	uint64_t undo_at, undo_ok, undo_fail;
@@ -108,19 +115,48 @@ int rcount_add(struct rsess *s, struct probe *p, uint64_t addr)
 	struct rcount *k = s->count;
 	if (!k && !(k = s->count = calloc(1, sizeof *k)))
 		return -1;
-	if (k->n >= MAX_SITES)
-		return 1;
-	for (int i = 0; i < k->n; i++)
-		if (k->v[i].addr == addr)
-			return 1;  /* a second probe there: a breakpoint (rcount_install moves both) */
-	uint8_t b[4];
-	if (remote_read(&s->c, addr, b, 4) || a64_reloc_refused(le32(b)) || after_exclusive(s, addr))
-		return 1;
-	struct csite *v = realloc(k->v, (size_t)(k->n + 1) * sizeof *v);
-	if (!v)
+	int site;
+	for (site = 0; site < k->n && k->v[site].addr != addr; site++)
+		;
+	if (site == k->n) {
+		uint8_t b[4];
+		if (k->n >= MAX_SITES || remote_read(&s->c, addr, b, 4) || a64_reloc_refused(le32(b)) ||
+		    after_exclusive(s, addr))
+			return 1;
+		struct csite *v = realloc(k->v, (size_t)(k->n + 1) * sizeof *v);
+		if (!v)
+			return -1;
+		k->v = v;
+		v[k->n++] = (struct csite){ addr, le32(b) };
+	}
+	struct cuser *u = realloc(k->u, (size_t)(k->nu + 1) * sizeof *u);
+	if (!u)
 		return -1;
-	k->v = v;
-	v[k->n++] = (struct csite){ p, addr, le32(b) };
+	k->u = u;
+	u[k->nu++] = (struct cuser){ p, site };
+	return 0;
+}
+
+/* Site i (and its users) out of the list, the last one in its place. */
+static void site_drop(struct rcount *k, int i)
+{
+	for (int j = 0; j < k->nu; j++)
+		if (k->u[j].site == i)
+			k->u[j--] = k->u[--k->nu];
+	k->n--;
+	for (int j = 0; j < k->nu; j++)
+		if (k->u[j].site == k->n)
+			k->u[j].site = i;
+	k->v[i] = k->v[k->n];
+}
+
+/* The users of site i to breakpoints there: 0, -1 error. */
+static int site_to_bp(struct rsess *s, int i, char *err, size_t n)
+{
+	struct rcount *k = s->count;
+	for (int j = 0; j < k->nu; j++)
+		if (k->u[j].site == i && rs_site_add(s, k->u[j].p, k->v[i].addr, 0, err, n))
+			return -1;
 	return 0;
 }
 
@@ -277,15 +313,15 @@ out:
 static int fall_back(struct rsess *s, const char *why, char *err, size_t n)
 {
 	struct rcount *k = s->count;
-	if (why && k->n && s->e->warn) {
+	if (why && k->nu && s->e->warn) {
 		char msg[300];
 		snprintf(msg, sizeof msg, "not counted in the target (%s): breakpoints", why);
-		s->e->warn(k->v[0].p, msg);
+		s->e->warn(k->u[0].p, msg);
 	}
 	for (int i = 0; i < k->n; i++)
-		if (rs_site_add(s, k->v[i].p, k->v[i].addr, 0, err, n))
+		if (site_to_bp(s, i, err, n))
 			return -1;
-	k->n = 0;
+	k->n = k->nu = 0;
 	return 0;
 }
 
@@ -299,9 +335,9 @@ int rcount_install(struct rsess *s, char *err, size_t n)
 	 * emulation of the original instruction would skip the count. */
 	for (int i = 0; i < k->n; i++)
 		if (rs_site_placed(s, k->v[i].addr)) {
-			if (rs_site_add(s, k->v[i].p, k->v[i].addr, 0, err, n))
+			if (site_to_bp(s, i, err, n))
 				return -1;
-			k->v[i--] = k->v[--k->n];
+			site_drop(k, i--);
 		}
 	if (!k->n)
 		return 0;
@@ -358,10 +394,10 @@ int rcount_install(struct rsess *s, char *err, size_t n)
 		return fall_back(s, "the target's mprotect of its text failed", err, n);
 	k->installed = 1;
 	k->fresh = 1;
-	for (int i = 0; i < k->n; i++)
-		k->v[i].p->in_target++;
-	for (int i = 0; i < k->n; i++) {
-		struct probe *p = k->v[i].p;
+	for (int i = 0; i < k->nu; i++)
+		k->u[i].p->in_target++;
+	for (int i = 0; i < k->nu; i++) {
+		struct probe *p = k->u[i].p;
 		char *w = NULL;
 		if (p->where && !strstr(p->where, "; counted in the target") &&
 		    asprintf(&w, "%s; counted in the target (%d site%s)", p->where, p->in_target, p->in_target > 1 ? "s" : "") > 0) {
@@ -447,10 +483,10 @@ void rcount_finish(struct rsess *s)
 	struct rcount *k = s->count;
 	if (!k || !k->installed)
 		return;
-	for (int i = 0; i < k->n; i++) {
-		struct probe *p = k->v[i].p;
-		p->hits += k->vals[i];
-		s->e->total_hits += k->vals[i];
+	for (int i = 0; i < k->nu; i++) {
+		struct probe *p = k->u[i].p;
+		p->hits += k->vals[k->u[i].site];
+		s->e->total_hits += k->vals[k->u[i].site];
 		if (!k->complete && !p->in_target_incomplete) {
 			p->in_target_incomplete = 1;
 			if (s->e->warn)
@@ -465,6 +501,7 @@ void rcount_free(struct rsess *s)
 	if (!s->count)
 		return;
 	free(s->count->v);
+	free(s->count->u);
 	free(s->count->vals);
 	free(s->count);
 	s->count = NULL;

@@ -31,6 +31,7 @@ struct remote_stop {
 	int kind;
 	int code;           /* signal (gdb numbering) or exit status */
 	long thread;        /* thread:NN, 0 if not given */
+	int syscall;        /* a caught system call's stop (QCatchSyscalls): its number + 1, else 0 */
 	/* Expedited registers (stub numbering), valid where have bit is set. */
 	uint64_t reg[REMOTE_MAX_REGS];
 	uint64_t have;
@@ -140,6 +141,11 @@ int remote_trace_define(struct remote *c, int num, uint64_t addr);
 int remote_trace_start(struct remote *c);
 int remote_trace_hits(struct remote *c, int num, uint64_t addr, uint64_t *hits);
 int remote_trace_stop(struct remote *c);
+
+/* QCatchSyscalls:1;NR (gdbserver): the target stops at the entry of
+ * system call nr (stop replies "T05syscall_entry:NR", st->syscall); nr < 0:
+ * no more catching.  0, 1 the stub has no such catch, -1 error. */
+int remote_catch_syscall(struct remote *c, int nr);
 
 /* Detach (the target runs on); kill. */
 int remote_detach(struct remote *c);

@@ -28,6 +28,7 @@
 #include "probe/remote_count.h"
 
 #include "arch/aarch64/remote_tramp.h"
+#include "arch/x86_64/remote_tramp.h"
 #include "probe/engine.h"
 #include "probe/probe.h"
 #include "probe/remote_run.h"
@@ -49,7 +50,10 @@
 
 struct csite {
 	uint64_t addr;
-	uint32_t insn;
+	uint32_t insn;              /* aarch64: the instruction */
+	uint8_t orig[16];           /* the bytes the patch replaces (x86-64: the displaced ones) */
+	int olen;
+	uint64_t faddr, flen;       /* x86-64: its function, for the relocation */
 };
 
 /* A probe counted at site (several probes may share one site and its counter). */
@@ -74,13 +78,44 @@ struct rcount {
 	int fatal_ok;               /* resumed with that signal right after the read */
 	int complete;               /* at the end: every hit was read */
 	int undone;
+	int x64;                    /* x86-64 (gdbserver: patched with M, no routine) */
+	uint8_t *jmp;               /* x86-64: each site's 5-byte jmp to its trampoline */
+	int catching;               /* the stub stops the target at exit_group (QCatchSyscalls) */
 };
 
 static int enabled(struct rsess *s)
 {
 	const char *v = getenv("SONDE_REMOTE_IN_TARGET");
-	return !s->no_tracepoints && !(v && !strcmp(v, "0")) && s->c.arch->elf_machine == EM_AARCH64 &&
+	int m = s->c.arch->elf_machine;
+	return !s->no_tracepoints && !(v && !strcmp(v, "0")) && (m == EM_AARCH64 || m == EM_X86_64) &&
 	       !s->c.big_endian && s->c.has_auxv;
+}
+
+#define FUNC_MAX 65536              /* bytes of a function read to check x86-64 branch targets */
+
+/* x86-64: whether site addr can be relocated (its function read through
+ * the stub), and its displaced bytes into t.  0, 1 not. */
+static int x64_site(struct rsess *s, uint64_t addr, struct csite *t)
+{
+	struct sym_info fi;
+	if (sym_lookup(s->sym, addr - s->bias, &fi) || !fi.size || fi.size > FUNC_MAX)
+		return 1;
+	uint8_t *fc = malloc(fi.size), out[X64_TRAMP_MAX];
+	uint64_t fa = fi.start + s->bias;
+	size_t disp = 0;
+	char err[200];
+	int rc = 1;
+	if (fc && remote_read(&s->c, fa, fc, fi.size) == 0 &&
+	    x64_tramp(out, addr, addr, fc + (addr - fa), fi.size - (addr - fa), fc, fi.size, fa, addr, &disp, err,
+	              sizeof err) > 0 && disp <= sizeof t->orig) {
+		memcpy(t->orig, fc + (addr - fa), disp);
+		t->olen = (int)disp;
+		t->faddr = fa;
+		t->flen = fi.size;
+		rc = 0;
+	}
+	free(fc);
+	return rc;
 }
 
 static uint32_t le32(const uint8_t *b)
@@ -110,24 +145,36 @@ static int after_exclusive(struct rsess *s, uint64_t addr)
 
 int rcount_add(struct rsess *s, struct probe *p, uint64_t addr)
 {
-	if (!enabled(s) || addr % 4)
+	if (!enabled(s) || (s->c.arch->elf_machine == EM_AARCH64 && addr % 4))
 		return 1;
 	struct rcount *k = s->count;
 	if (!k && !(k = s->count = calloc(1, sizeof *k)))
 		return -1;
+	k->x64 = s->c.arch->elf_machine == EM_X86_64;
 	int site;
 	for (site = 0; site < k->n && k->v[site].addr != addr; site++)
 		;
 	if (site == k->n) {
-		uint8_t b[4];
-		if (k->n >= MAX_SITES || remote_read(&s->c, addr, b, 4) || a64_reloc_refused(le32(b)) ||
-		    after_exclusive(s, addr))
+		struct csite t = { .addr = addr };
+		if (k->n >= MAX_SITES)
 			return 1;
+		if (k->x64) {
+			if (x64_site(s, addr, &t))
+				return 1;
+			for (int i = 0; i < k->n; i++)  /* the displaced bytes of two sites must not overlap */
+				if (addr < k->v[i].addr + (uint64_t)k->v[i].olen && k->v[i].addr < addr + (uint64_t)t.olen)
+					return 1;
+		} else {
+			if (remote_read(&s->c, addr, t.orig, 4) || a64_reloc_refused(le32(t.orig)) || after_exclusive(s, addr))
+				return 1;
+			t.insn = le32(t.orig);
+			t.olen = 4;
+		}
 		struct csite *v = realloc(k->v, (size_t)(k->n + 1) * sizeof *v);
 		if (!v)
 			return -1;
 		k->v = v;
-		v[k->n++] = (struct csite){ addr, le32(b) };
+		v[k->n++] = t;
 	}
 	struct cuser *u = realloc(k->u, (size_t)(k->nu + 1) * sizeof *u);
 	if (!u)
@@ -154,9 +201,20 @@ static void site_drop(struct rcount *k, int i)
 static int site_to_bp(struct rsess *s, int i, char *err, size_t n)
 {
 	struct rcount *k = s->count;
-	for (int j = 0; j < k->nu; j++)
-		if (k->u[j].site == i && rs_site_add(s, k->u[j].p, k->v[i].addr, 0, err, n))
+	for (int j = 0; j < k->nu; j++) {
+		if (k->u[j].site != i)
+			continue;
+		int t = rs_trace_add_beside(s, k->u[j].p, k->v[i].addr, err, n);  /* the stub's tracepoint, if it has them */
+		if (t < 0 || (t == 1 && rs_site_add(s, k->u[j].p, k->v[i].addr, 0, err, n)))
 			return -1;
+		struct probe *p = k->u[j].p;
+		char *w = NULL;
+		if (t == 0 && p->where && !strstr(p->where, "; counted by the stub") &&
+		    asprintf(&w, "%s; counted by the stub (tracepoint)", p->where) > 0) {
+			free(p->where);
+			p->where = w;
+		}
+	}
 	return 0;
 }
 
@@ -170,7 +228,11 @@ static int inject_syscall(struct rsess *s, uint64_t svc, int nr, const uint64_t 
 	char *saved = remote_regs_save(c);
 	if (!saved)
 		return -1;
-	int regno[8] = { 0, 1, 2, 3, 4, 5, 8, c->arch->pc };
+	/* aarch64: x0-x5, x8, pc; x86-64 (gdb's numbering): rdi, rsi, rdx, r10,
+	 * r8, r9, rax, rip.  The result: x0 / rax, both register 0. */
+	static const int a64[8] = { 0, 1, 2, 3, 4, 5, 8, 32 }, x64[8] = { 5, 4, 3, 10, 8, 9, 0, 16 };
+	int regno[8];
+	memcpy(regno, s->count->x64 ? x64 : a64, sizeof regno);
 	uint64_t val[8] = { a[0], a[1], a[2], a[3], a[4], a[5], (uint64_t)nr, svc };
 	struct remote_stop st;
 	int rc = -1;
@@ -219,25 +281,30 @@ out:
 	return rc;
 }
 
-/* An `svc #0` in the code from the pc on (ld.so's entry at the first stop
- * of a dynamic program, the static program's own code). */
+/* A system call instruction (`svc #0`; x86-64 `syscall`, 0f 05) in the
+ * code from the pc on (ld.so's entry at the first stop of a dynamic
+ * program, the static program's own code). */
 static int find_svc(struct rsess *s, uint64_t *svc)
 {
 	uint64_t pc;
-	uint8_t b[4096];
+	uint8_t b[4096 + 1];
+	int x64 = s->count->x64;
 	if (remote_reg(&s->c, s->c.arch->pc, &pc))
 		return -1;
-	pc &= ~3ull;
-	for (uint64_t a = pc; a < pc + SVC_SCAN; a += sizeof b) {
-		size_t len = sizeof b - (size_t)(a & (sizeof b - 1));
+	if (!x64)
+		pc &= ~3ull;
+	for (uint64_t a = pc; a < pc + SVC_SCAN; a += 4096) {
+		size_t len = 4096 - (size_t)(a & 4095);
 		if (remote_read(&s->c, a, b, len))
 			break;
-		for (size_t i = 0; i + 4 <= len; i += 4)
-			if (le32(b + i) == A64_SVC0) {
+		/* x86-64: one byte of the next page for a `0f 05` across pages. */
+		size_t got = len + (x64 && remote_read(&s->c, a + len, b + len, 1) == 0);
+		for (size_t i = 0; x64 ? i + 2 <= got : i + 4 <= len; i += x64 ? 1 : 4)
+			if (x64 ? b[i] == 0x0f && b[i + 1] == 0x05 : le32(b + i) == A64_SVC0) {
 				*svc = a + i;
 				return 0;
 			}
-		a -= sizeof b - len;
+		a -= 4096 - len;
 	}
 	return 1;
 }
@@ -309,6 +376,69 @@ out:
 	return rc;
 }
 
+/* x86-64: the trampolines of P at page (reloc_build for each site, with
+ * the function re-read), and each site's jmp into k->jmp.  0, 1 (why). */
+static int build_x64(struct rsess *s, uint64_t page, uint8_t *buf, size_t *len, const char **why)
+{
+	struct rcount *k = s->count;
+	static char msg[240];
+	size_t at = 0;
+	free(k->jmp);
+	if (!(k->jmp = malloc((size_t)k->n * X64_JMP_LEN))) {
+		*why = "out of memory";
+		return 1;
+	}
+	for (int i = 0; i < k->n; i++) {
+		struct csite *t = &k->v[i];
+		uint8_t *fc = malloc(t->flen);
+		size_t disp = 0;
+		char e[200];
+		int m = -1;
+		if (at + X64_TRAMP_MAX > CODE_LEN) {
+			free(fc);
+			*why = "no room for the trampolines";
+			return 1;
+		}
+		if (fc && remote_read(&s->c, t->faddr, fc, t->flen) == 0 &&
+		    (m = x64_tramp(buf + at, page + at, t->addr, fc + (t->addr - t->faddr), t->flen - (t->addr - t->faddr),
+		                   fc, t->flen, t->faddr, page + COUNTERS_OFF + 8 * (uint64_t)i, &disp, e, sizeof e)) > 0 &&
+		    (disp != (size_t)t->olen || x64_jmp(k->jmp + X64_JMP_LEN * i, t->addr, page + at))) {
+			snprintf(e, sizeof e, "the code at 0x%llx changed, or its trampoline is out of reach",
+			         (unsigned long long)t->addr);
+			m = -1;
+		}
+		free(fc);
+		if (m < 0) {
+			snprintf(msg, sizeof msg, "%s", e);
+			*why = msg;
+			return 1;
+		}
+		at += (size_t)m;
+	}
+	*len = at;
+	memset(buf + at, 0, 24);  /* no routine: install does not read it */
+	return 0;
+}
+
+/* x86-64: the sites patched (on: each one's jmp written with M, every
+ * thread being stopped) or put back.  0, 1 the stub refused a write when
+ * patching (those written are put back), -1 error. */
+static int patch_x64(struct rsess *s, int on)
+{
+	struct rcount *k = s->count;
+	for (int i = 0; i < k->n; i++) {
+		if (remote_write(&s->c, k->v[i].addr, on ? k->jmp + X64_JMP_LEN * i : k->v[i].orig, X64_JMP_LEN) == 0)
+			continue;
+		if (!on)
+			return -1;
+		while (i-- > 0)
+			if (remote_write(&s->c, k->v[i].addr, k->v[i].orig, X64_JMP_LEN))
+				return -1;
+		return 1;
+	}
+	return 0;
+}
+
 /* Every site back to a breakpoint: 0, -1 error. */
 static int fall_back(struct rsess *s, const char *why, char *err, size_t n)
 {
@@ -333,12 +463,16 @@ int rcount_install(struct rsess *s, char *err, size_t n)
 		return 0;
 	/* A site where a breakpoint is too (another probe's): the breakpoint's
 	 * emulation of the original instruction would skip the count. */
-	for (int i = 0; i < k->n; i++)
-		if (rs_site_placed(s, k->v[i].addr)) {
+	for (int i = 0; i < k->n; i++) {
+		int placed = 0;
+		for (int b = 0; b < k->v[i].olen; b++)
+			placed |= rs_site_placed(s, k->v[i].addr + (uint64_t)b);
+		if (placed) {
 			if (site_to_bp(s, i, err, n))
 				return -1;
 			site_drop(k, i--);
 		}
+	}
 	if (!k->n)
 		return 0;
 	uint64_t lo = k->v[0].addr, hi = lo, svc = 0;
@@ -348,11 +482,12 @@ int rcount_install(struct rsess *s, char *err, size_t n)
 	}
 	int f = find_svc(s, &svc);
 	if (f)
-		return f < 0 ? -1 : fall_back(s, "no svc #0 found near the pc to make the target call mmap", err, n);
+		return f < 0 ? -1 : fall_back(s, "no system call instruction found near the pc to make the target call mmap",
+		                              err, n);
 	uint64_t hint = (lo & ~0xffffull) > (8ull << 20) ? (lo & ~0xffffull) - (4ull << 20) : (hi & ~0xffffull) + (16ull << 20);
 	uint64_t args[6] = { hint, MAP_LEN, 7 /* RWX */, 0x22 /* MAP_PRIVATE|MAP_ANONYMOUS */, ~0ull, 0 };
 	uint64_t page;
-	if (inject_syscall(s, svc, A64_NR_MMAP, args, &page)) {
+	if (inject_syscall(s, svc, k->x64 ? X64_NR_MMAP : A64_NR_MMAP, args, &page)) {
 		snprintf(err, n, "%s", c->err);
 		return -1;
 	}
@@ -362,10 +497,10 @@ int rcount_install(struct rsess *s, char *err, size_t n)
 	uint8_t *buf = malloc(CODE_LEN + 24);
 	size_t len = 0;
 	uint64_t top = hi + 4 > page + MAP_LEN ? hi + 4 : page + MAP_LEN, bottom = lo < page ? lo : page;
-	if (!buf || top - bottom > REACH || build(s, page, buf, &len, &why)) {
+	if (!buf || top - bottom > REACH || (k->x64 ? build_x64(s, page, buf, &len, &why) : build(s, page, buf, &len, &why))) {
 		uint64_t a[6] = { page, MAP_LEN, 0, 0, 0, 0 }, r;
 		free(buf);
-		if (inject_syscall(s, svc, 215 /* munmap */, a, &r)) {
+		if (inject_syscall(s, svc, k->x64 ? X64_NR_MUNMAP : 215 /* munmap */, a, &r)) {
 			snprintf(err, n, "%s", c->err);
 			return -1;
 		}
@@ -385,13 +520,14 @@ int rcount_install(struct rsess *s, char *err, size_t n)
 		snprintf(err, n, "out of memory");
 		return -1;
 	}
-	int r = run_routine(s, patch_at, ok, fail);
+	int r = k->x64 ? patch_x64(s, 1) : run_routine(s, patch_at, ok, fail);
 	if (r < 0) {
 		snprintf(err, n, "%s", c->err);
 		return -1;
 	}
 	if (r == 1)
-		return fall_back(s, "the target's mprotect of its text failed", err, n);
+		return fall_back(s, k->x64 ? "the stub refused writes to the program's text"
+		                           : "the target's mprotect of its text failed", err, n);
 	k->installed = 1;
 	k->fresh = 1;
 	for (int i = 0; i < k->nu; i++)
@@ -405,7 +541,16 @@ int rcount_install(struct rsess *s, char *err, size_t n)
 			p->where = w;
 		}
 	}
-	sym_find(s->sym, "_fini", found_fini, &k->fini);
+	/* The exit: where the stub can stop the target at exit_group
+	 * (gdbserver), there; else at the program's _fini (QEMU). */
+	int cr = remote_catch_syscall(c, k->x64 ? X64_NR_EXIT_GROUP : 94);
+	if (cr < 0) {
+		snprintf(err, n, "%s", c->err);
+		return -1;
+	}
+	k->catching = cr == 0;
+	if (!k->catching)
+		sym_find(s->sym, "_fini", found_fini, &k->fini);
 	if (k->fini) {
 		k->fini += s->bias;
 		if (rs_site_add(s, NULL, k->fini, 0, err, n))
@@ -442,8 +587,9 @@ void rcount_stop(struct rsess *s, const struct remote_stop *st)
 			return;
 		k->fresh = 1;
 		k->stop_code = st->code;
-		if (st->code == GDB_SIGTRAP && k->fini && remote_reg(&s->c, s->c.arch->pc, &pc) == 0 && pc == k->fini)
-			k->final = 1;
+		if (st->syscall || (st->code == GDB_SIGTRAP && k->fini && remote_reg(&s->c, s->c.arch->pc, &pc) == 0 &&
+		                    pc == k->fini))
+			k->final = 1;  /* exit_group's entry, or _fini */
 		return;
 	}
 	/* The end: an exit after _fini was read there; a death by the signal
@@ -467,7 +613,9 @@ int rcount_undo(struct rsess *s)
 	if (!k || !k->installed || k->undone)
 		return 0;
 	k->undone = 1;
-	int r = run_routine(s, k->undo_at, k->undo_ok, k->undo_fail);
+	if (k->catching && remote_catch_syscall(&s->c, -1) < 0)
+		return -1;
+	int r = k->x64 ? patch_x64(s, 0) : run_routine(s, k->undo_at, k->undo_ok, k->undo_fail);
 	if (r < 0 || read_counters(s))
 		return -1;
 	if (r == 1) {
@@ -491,7 +639,7 @@ void rcount_finish(struct rsess *s)
 			p->in_target_incomplete = 1;
 			if (s->e->warn)
 				s->e->warn(p, "counted in the target, but the program ended without a last read of the counters "
-				           "(it did not exit through exit() or a return from main): the count may be short");
+				           "(killed, or an exit sonde does not stop at): the count may be short");
 		}
 	}
 }
@@ -502,6 +650,7 @@ void rcount_free(struct rsess *s)
 		return;
 	free(s->count->v);
 	free(s->count->u);
+	free(s->count->jmp);
 	free(s->count->vals);
 	free(s->count);
 	s->count = NULL;

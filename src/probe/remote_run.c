@@ -293,7 +293,14 @@ static void free_sites(struct rsess *s)
 
 int rs_trace_add(struct rsess *s, struct probe *p, uint64_t addr, char *err, size_t n)
 {
-	if (s->no_tracepoints || !s->c.has_tracepoints || site_at(s, addr))
+	if (site_at(s, addr))
+		return 1;
+	return rs_trace_add_beside(s, p, addr, err, n);
+}
+
+int rs_trace_add_beside(struct rsess *s, struct probe *p, uint64_t addr, char *err, size_t n)
+{
+	if (s->no_tracepoints || !s->c.has_tracepoints)
 		return 1;
 	struct rtrace *v = realloc(s->tps, (size_t)(s->ntps + 1) * sizeof *v);
 	if (!v) {
@@ -744,6 +751,8 @@ static int run_loop(struct rsess *s, uint64_t deadline, char *err, size_t n)
 				set_gone(e, &st);
 				return 0;
 			}
+			if (st.syscall && !interrupted && !stop_flag)
+				break;  /* remote_count.c's catch of exit_group: resumed without a signal */
 			uint64_t pc = 0;
 			if (st.code == GDB_SIGTRAP) {
 				if (remote_reg(&s->c, s->c.arch->pc, &pc)) {

@@ -107,6 +107,10 @@ int rs_site_placed(struct rsess *s, uint64_t addr);
  * places a breakpoint), -1 error.  The counts are added to p->hits at the
  * end of the session. */
 int rs_trace_add(struct rsess *s, struct probe *p, uint64_t addr, char *err, size_t n);
+/* The same where a breakpoint may be too (the stub counts its own hits
+ * beside it): for remote_count.c's sites given back to the stub at the end
+ * of the setup, as they would have been at the start. */
+int rs_trace_add_beside(struct rsess *s, struct probe *p, uint64_t addr, char *err, size_t n);
 /* Resolve the location of sp: run-time addresses (malloc'd) and, when fn is
  * not NULL, the function of the first one. */
 int rs_resolve(struct rsess *s, const struct spec *sp, uint64_t **addrs, int *n, char *err, size_t en);

@@ -153,3 +153,56 @@ SONDE_REMOTE_IN_TARGET=0: breakpoints, exactly the program's counts::[q['hits'] 
 	counts dur "
 duration: detached while running, line:leaf counted in the target, complete, fewer than the program's calls::d['target']['state'].startswith('detached') and 0 < p[0]['hits'] < c['leaf'] and p[0]['counts_complete'] and p[0].get('counted_in_target') == 1"
 fi
+
+# --- x86-64 under gdbserver: the sites patched with M, the exit caught at exit_group ---
+if ! command -v gdbserver >/dev/null; then
+	skip "gdbserver: in-target counting" "gdbserver missing (apt-get install gdbserver)"
+	exit 0
+fi
+# grun TAG PROG ARGS... -- SONDE-OPTIONS...: as run, under gdbserver --once.
+grun() {
+	local tag=$1 prog=$2; shift 2
+	local args=()
+	while [ "$1" != -- ]; do args+=("$1"); shift; done
+	shift
+	"./$prog" "${args[@]}" > "plain.$tag" 2>/dev/null
+	plain_rc=$?
+	local port; port=$(free_port)
+	gdbserver --once "127.0.0.1:$port" "./$prog" "${args[@]}" > "stub.$tag" 2>/dev/null &
+	local gpid=$!; stubs+=("$gpid")
+	wait_listen "$port" || { notok "$tag: gdbserver listens" "port $port"; rc=99; return; }
+	timeout 120 "$SONDE" probe --target "tcp:127.0.0.1:$port" --exe "$prog" "$@" --format=json -o "out.$tag.json" 2> "err.$tag"
+	rc=$?
+	wait "$gpid"
+}
+for O in 1 2; do
+	prog=xcount.O$O
+	gcc -g -O$O -I"$PROGS" -o "$prog" "$src" -lpthread || { notok "x86 O$O: build" "gcc failed"; continue; }
+	specs=(-e line:leaf -e "line:remote_count_prog.c:$BODY")
+	[ "$O" = 1 ] && specs+=(-e "line:remote_count_prog.c:$ODD")
+	grun "x86.O$O" "$prog" $N ret -- "${specs[@]}"
+	check "x86 O$O: sonde exits 0, output unchanged" bash -c "[ $rc -eq 0 ] && cmp -s plain.x86.O$O stub.x86.O$O"
+	counts "x86.O$O" "
+x86-64 -O$O: line:leaf and the loop body counted in the target, exactly the program's::p[0]['hits'] == c['leaf'] == $N and p[1]['hits'] == c['body'] and all(q.get('counted_in_target') == 1 and q['counts_complete'] for q in p[:2])
+x86-64 -O$O: the odd turns' line (-O1) exactly the program's::$O == 2 or p[2]['hits'] == c['odd']
+exit status 0::d['target'].get('exit_status') == 0"
+	grun "x86thr.O$O" "$prog" 20000 threads 4 -- -e line:leaf -e "line:remote_count_prog.c:$BODY"
+	check "x86thr.O$O: sonde exits 0, output unchanged" bash -c "[ $rc -eq 0 ] && cmp -s plain.x86thr.O$O stub.x86thr.O$O"
+	counts "x86thr.O$O" "
+x86-64 4 threads: exactly the program's 80000, counted in the target::p[0]['hits'] == p[1]['hits'] == c['leaf'] == 80000 and p[0].get('counted_in_target') == 1"
+done
+prog=xcount.O1
+if [ -x "$prog" ]; then
+	specs=(-e line:leaf -e "line:remote_count_prog.c:$BODY" -e "line:remote_count_prog.c:$ODD")
+	grun x86exit "$prog" $N exit -- "${specs[@]}"
+	check "x86exit: sonde exits 0, output unchanged" bash -c "[ $rc -eq 0 ] && cmp -s plain.x86exit stub.x86exit && [ $plain_rc -eq 3 ]"
+	counts x86exit "
+x86-64 exit(3) from a nested call: read at exit_group, complete and exact::[q['hits'] for q in p] == [c['leaf'], c['body'], c['odd']] and all(q['counts_complete'] for q in p) and d['target'].get('exit_status') == 3"
+	grun x86abort "$prog" $N abort -- "${specs[@]}"
+	check "x86abort: sonde exits 0, output unchanged" bash -c "[ $rc -eq 0 ] && cmp -s plain.x86abort stub.x86abort"
+	counts x86abort "
+x86-64 SIGABRT: read at the signal's stop, complete and exact::[q['hits'] for q in p] == [c['leaf'], c['body'], c['odd']] and all(q['counts_complete'] for q in p) and d['target'].get('signal') == 6"
+	SONDE_REMOTE_IN_TARGET=0 grun x86off "$prog" $N ret -- "${specs[@]}"
+	counts x86off "
+x86-64 SONDE_REMOTE_IN_TARGET=0: the stub's tracepoints, exact::[q['hits'] for q in p] == [c['leaf'], c['body'], c['odd']] and not any('counted_in_target' in q for q in p) and all('counted by the stub' in q['where'] for q in p)"
+fi

@@ -5,9 +5,9 @@
 # (break + commands / silent / continue) on the same kind of stub.  Each
 # figure is (time with N hits - time with 1 hit) / (N - 1), one fresh stub per
 # run, so that connecting and loading the symbols cancel out.  sonde's
-# line:step is counted inside the target on aarch64 (QEMU: a trampoline per
-# site, src/probe/remote_count.c), by the stub (a tracepoint) where the stub
-# has them (gdbserver), and is measured with breakpoints too
+# line:step is counted inside the target (a trampoline per site,
+# src/probe/remote_count.c), by the stub (a tracepoint, gdbserver,
+# SONDE_REMOTE_IN_TARGET=0), and is measured with breakpoints too
 # (SONDE_REMOTE_TRACEPOINTS=0: one stop per hit), where sonde executes the displaced
 # instruction itself (rarch.emulate), and with it single-stepped instead
 # (SONDE_REMOTE_EMULATE=0, the way before).  Then the floor of a stop per hit:
@@ -47,6 +47,9 @@ run() {
 	case $1 in
 	sonde)
 		"$SONDE" probe --target "tcp:127.0.0.1:$port" --exe "$tmp/prog.$2" -e line:step -o /dev/null ;;
+	sonde-tp)
+		SONDE_REMOTE_IN_TARGET=0 "$SONDE" probe --target "tcp:127.0.0.1:$port" --exe "$tmp/prog.$2" \
+			-e line:step -o /dev/null ;;
 	sonde-bp)
 		SONDE_REMOTE_TRACEPOINTS=0 "$SONDE" probe --target "tcp:127.0.0.1:$port" --exe "$tmp/prog.$2" \
 			-e line:step -o /dev/null ;;
@@ -126,16 +129,14 @@ for kind in qemu gdbserver; do
 		command -v gdbserver > /dev/null || { echo "gdbserver: skipped (missing)"; continue; }
 		gcc -g -O1 -I"$root/tests/progs" -o "$tmp/prog.gdbserver" "$src" || continue ;;
 	esac
-	# On QEMU sonde counts line:step in the target (no stop per hit): the
-	# cost per hit is far below the noise of starting a stub, so it is
-	# measured over NT = 100 N hits.
-	if [ $kind = qemu ]; then
-		s=$(per_hit sonde $kind $NT)
-		how="counted in the target, over $NT hits"
-	else
-		s=$(per_hit sonde $kind)
-		how="a tracepoint: counted by the stub"
-	fi
+	# sonde counts line:step in the target (no stop per hit): the cost per
+	# hit is far below the noise of starting a stub, so it is measured over
+	# NT = 100 N hits.  On gdbserver, the stub's tracepoints beside it
+	# (SONDE_REMOTE_IN_TARGET=0).
+	s=$(per_hit sonde $kind $NT)
+	how="counted in the target, over $NT hits"
+	tpv=""
+	[ $kind = gdbserver ] && tpv=$(per_hit sonde-tp $kind)
 	b=$(per_hit sonde-bp $kind)
 	st=$(per_hit sonde-step $kind)
 	g=$(per_hit gdb $kind)
@@ -143,6 +144,7 @@ for kind in qemu gdbserver; do
 	echo "$kind, N=$N hits: sonde line:step ($how) $s us per hit (gdb/sonde $(ratio "$g" "$s"));" \
 		"sonde with breakpoints $b us (gdb/sonde $(ratio "$g" "$b"));" \
 		"sonde with breakpoints, stepping the instruction $st us (gdb/sonde $(ratio "$g" "$st"));" \
+		"${tpv:+sonde with gdbserver tracepoints $tpv us (gdb/sonde $(ratio "$g" "${tpv:-0}"));}" \
 		"$GDB silent breakpoint $g us;" \
 		"one round trip $rt us"
 done

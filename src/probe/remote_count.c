@@ -1,5 +1,9 @@
-/* remote_count.c — line probes counted inside a remote aarch64 Linux
- * target (remote_count.h).
+/* remote_count.c — line probes counted inside a remote aarch64 or x86-64
+ * Linux target (remote_count.h).  The steps below are aarch64's; on x86-64
+ * the syscall instruction is `syscall`, the trampolines are
+ * src/arch/x86_64/remote_tramp.c's (the local relocator's code), the jumps
+ * are written with M (gdbserver writes the text) and the exit is caught at
+ * exit_group (QCatchSyscalls).
  *
  * Installation (once, at the first stop, before the program runs):
  *  1. a page P: the program is made to call mmap itself — its registers
@@ -18,9 +22,9 @@
  *  3. the patch routine run by the target: registers saved, pc on it,
  *     continue, the stop at its `brk #0` (`brk #1`: an mprotect failed,
  *     nothing patched), registers written back.
- * Counters: read at every stop; the exit path of exit() and of a return
- * from main goes through the program's _fini (glibc's _dl_fini), where a
- * breakpoint stops it once; a fatal signal stops the target before the
+ * Counters: read at every stop; at exit_group where the stub catches system
+ * calls, else at the program's _fini (glibc's _dl_fini runs it on exit() and
+ * on a return from main), where a breakpoint stops it once; a fatal signal stops the target before the
  * program dies (the read then sees every hit).  An exit that no read
  * followed (_exit, a closed connection) marks the counts incomplete.
  * Leaving a live target (Ctrl-C, --duration, an error): a last read, then

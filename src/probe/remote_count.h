@@ -1,13 +1,15 @@
 /* remote_count.h — line probes counted inside a remote target, without a
- * stop per hit (remote_count.c): on aarch64 Linux (qemu-aarch64 -g, a
- * gdbserver on a board), each site's instruction is replaced by a branch to
- * a trampoline, in a page sonde maps in the target, that adds 1 to a
- * counter there, runs the displaced instruction and branches back.  The
- * target patches its own text (QEMU's stub refuses writes to it): sonde has
- * it run a routine written into that page.  The counters are read with `m`
- * at every stop the target makes, at a breakpoint on the program's _fini
- * (the exit path of exit() and of a return from main), and at the end; the
- * text is restored when sonde leaves a live target.  A site that cannot be
+ * stop per hit (remote_count.c): on aarch64 and x86-64 Linux
+ * (qemu-aarch64 -g, gdbserver), each site's instruction is replaced by a
+ * branch to a trampoline, in a page sonde maps in the target, that adds 1 to
+ * a counter there, runs the displaced instruction(s) and branches back.  On
+ * aarch64 the target patches its own text (QEMU's stub refuses writes to
+ * it): sonde has it run a routine written into that page; on x86-64 the
+ * jumps are written with M (gdbserver).  The counters are read with `m` at
+ * every stop the target makes, at its exit (exit_group caught by the stub,
+ * else a breakpoint on the program's _fini: the exit path of exit() and of a
+ * return from main), and at the end; the text is restored when sonde leaves
+ * a live target.  A site that cannot be
  * counted so (an instruction not relocated, no syscall found, another
  * architecture...) keeps a breakpoint.  See docs/REMOTE.md. */
 #ifndef SONDE_PROBE_REMOTE_COUNT_H

@@ -102,7 +102,8 @@ static int enabled(struct rsess *s)
 static int x64_site(struct rsess *s, uint64_t addr, struct csite *t)
 {
 	struct sym_info fi;
-	if (sym_lookup(s->sym, addr - s->bias, &fi) || !fi.size || fi.size > FUNC_MAX)
+	if (sym_lookup(s->sym, addr - s->bias, &fi) || !fi.size || fi.size > FUNC_MAX || addr - s->bias < fi.start ||
+	    addr - s->bias - fi.start >= fi.size)
 		return 1;
 	uint8_t *fc = malloc(fi.size), out[X64_TRAMP_MAX];
 	uint64_t fa = fi.start + s->bias;

@@ -724,7 +724,8 @@ static int run_loop(struct rsess *s, uint64_t deadline, char *err, size_t n)
 		}
 		sig = 0;
 		struct remote_stop st;
-		int rc, interrupted = 0;
+		int rc, interrupted = 0, noted = 0;
+		uint64_t int_ns = 0;
 		while ((rc = remote_wait(&s->c, 100, &st)) == 1) {
 			if (!interrupted && (stop_flag || (deadline && now_ns() >= deadline))) {
 				if (remote_interrupt(&s->c)) {
@@ -732,6 +733,17 @@ static int run_loop(struct rsess *s, uint64_t deadline, char *err, size_t n)
 					return -1;
 				}
 				interrupted = 1;
+				int_ns = now_ns();
+			}
+			/* QEMU's user-mode stub acts on the interrupt only when the
+			 * program stops or exits: with every site counted in the
+			 * target that may be long; say why sonde waits. */
+			if (interrupted && !noted && e->nprobes && e->warn &&
+			    now_ns() - int_ns > (uint64_t)s->c.r.timeout_ms * 1000000ull) {
+				noted = 1;
+				e->warn(e->probes[0], "the stub has not stopped the program since the interrupt (QEMU's user-mode "
+				        "stub acts on one only when the program stops at a breakpoint or a signal, or exits): "
+				        "waiting for that");
 			}
 		}
 		if (rc < 0) {

@@ -154,6 +154,18 @@ SONDE_REMOTE_IN_TARGET=0: breakpoints, exactly the program's counts::[q['hits'] 
 duration: detached while running, line:leaf counted in the target, complete, fewer than the program's calls::d['target']['state'].startswith('detached') and 0 < p[0]['hits'] < c['leaf'] and p[0]['counts_complete'] and p[0].get('counted_in_target') == 1"
 fi
 
+# --duration with every site counted in the target: QEMU's user-mode stub acts
+# on the interrupt only when the program stops or exits, here at _fini: sonde
+# says why it waits, then reads every hit, puts the sites back and detaches.
+if [ -x count.O1 ]; then
+	run durwait count.O1 2000000 sleep -- -e line:leaf --duration 0.3 --timeout 1
+	check "duration, no stop: sonde exits 0, the program runs on to the same output and status" \
+		bash -c "[ $rc -eq 0 ] && cmp -s plain.durwait stub.durwait && [ $stub_rc -eq $plain_rc ]"
+	check "duration, no stop: the wait for the stub is explained on stderr" grep -q "has not stopped the program since the interrupt" err.durwait
+	counts durwait "
+duration, no stop: detached at _fini, every call counted (complete)::d['target']['state'].startswith('detached') and p[0]['hits'] == c['leaf'] and p[0]['counts_complete']"
+fi
+
 # --- x86-64 under gdbserver: the sites patched with M, the exit caught at exit_group ---
 if ! command -v gdbserver >/dev/null; then
 	skip "gdbserver: in-target counting" "gdbserver missing (apt-get install gdbserver)"

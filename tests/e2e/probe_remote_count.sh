@@ -12,7 +12,11 @@
 # and not more than the program's, with a note), 4 threads (exact: the
 # counter's increment is atomic), SONDE_REMOTE_IN_TARGET=0 (breakpoints,
 # exact), and --duration: the sites put back, detached, the program runs on to
-# the same output.  A missing toolchain or qemu-aarch64 is a skip.
+# the same output (with a breakpoint giving stops; and with none, where QEMU
+# acts on the interrupt only at _fini: the wait is explained).  Then x86-64
+# under gdbserver (the jumps written with M, the exit caught at exit_group):
+# -O1/-O2, 4 threads, exit(3), SIGABRT, and the switch (the stub's
+# tracepoints).  A missing toolchain, qemu-aarch64 or gdbserver is a skip.
 source "$ROOT/tests/lib.sh"
 source "$ROOT/tests/remote_lib.sh"
 

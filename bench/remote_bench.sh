@@ -5,9 +5,10 @@
 # (break + commands / silent / continue) on the same kind of stub.  Each
 # figure is (time with N hits - time with 1 hit) / (N - 1), one fresh stub per
 # run, so that connecting and loading the symbols cancel out.  sonde's
-# line:step is counted by the stub (a tracepoint) where the stub has them
-# (gdbserver), and is measured with breakpoints too (SONDE_REMOTE_TRACEPOINTS=0:
-# one stop per hit, the only way on QEMU), where sonde executes the displaced
+# line:step is counted inside the target (a trampoline per site,
+# src/probe/remote_count.c), by the stub (a tracepoint, gdbserver,
+# SONDE_REMOTE_IN_TARGET=0), and is measured with breakpoints too
+# (SONDE_REMOTE_TRACEPOINTS=0: one stop per hit), where sonde executes the displaced
 # instruction itself (rarch.emulate), and with it single-stepped instead
 # (SONDE_REMOTE_EMULATE=0, the way before).  Then the floor of a stop per hit:
 # the round trip of one request (`p` of the pc, 2000 times, on a stopped
@@ -45,6 +46,9 @@ run() {
 	case $1 in
 	sonde)
 		"$SONDE" probe --target "tcp:127.0.0.1:$port" --exe "$tmp/prog.$2" -e line:step -o /dev/null ;;
+	sonde-tp)
+		SONDE_REMOTE_IN_TARGET=0 "$SONDE" probe --target "tcp:127.0.0.1:$port" --exe "$tmp/prog.$2" \
+			-e line:step -o /dev/null ;;
 	sonde-bp)
 		SONDE_REMOTE_TRACEPOINTS=0 "$SONDE" probe --target "tcp:127.0.0.1:$port" --exe "$tmp/prog.$2" \
 			-e line:step -o /dev/null ;;
@@ -62,11 +66,11 @@ run() {
 	python3 -c "print($t1 - $t0)"
 }
 
-per_hit() {  # TOOL KIND: microseconds per hit
-	local a b
+per_hit() {  # TOOL KIND [HITS]: microseconds per hit
+	local a b n=${3:-$N}
 	a=$(run "$1" "$2" 1)
-	b=$(run "$1" "$2" "$N")
-	python3 -c "print('%.0f' % max(0.0, ($b - $a) / ($N - 1) * 1e6))"
+	b=$(run "$1" "$2" "$n")
+	python3 -c "print('%.3f' % max(0.0, ($b - $a) / ($n - 1) * 1e6))"
 }
 
 # round_trip KIND: microseconds per request and reply (`p` of the pc) on a
@@ -111,7 +115,7 @@ EOF
 	stub=
 }
 
-ratio() { python3 -c "print('%.1f' % ($1 / $2) if $2 > 0 else 'n/a')"; }
+ratio() { python3 -c "r = $1 / $2 if $2 > 0 else 0; print(('%.0f' if r >= 100 else '%.1f') % r if r else 'n/a (below the noise)')"; }
 
 command -v "$GDB" > /dev/null || { echo "remote_bench: $GDB missing (apt-get install gdb-multiarch)"; exit 0; }
 for kind in qemu gdbserver; do
@@ -124,14 +128,24 @@ for kind in qemu gdbserver; do
 		command -v gdbserver > /dev/null || { echo "gdbserver: skipped (missing)"; continue; }
 		gcc -g -O1 -I"$root/tests/progs" -o "$tmp/prog.gdbserver" "$src" || continue ;;
 	esac
-	s=$(per_hit sonde $kind)
+	# sonde counts line:step in the target (no stop per hit): the cost per
+	# hit is far below the noise of starting a stub, so it is measured over
+	# NT = 100 N hits on QEMU, 5000 N on gdbserver (native speed).  On
+	# gdbserver, the stub's tracepoints beside it (SONDE_REMOTE_IN_TARGET=0).
+	NT=$((N * 100))
+	[ $kind = gdbserver ] && NT=$((N * 5000))
+	s=$(per_hit sonde $kind $NT)
+	how="counted in the target, over $NT hits"
+	tpv=""
+	[ $kind = gdbserver ] && tpv=$(per_hit sonde-tp $kind)
 	b=$(per_hit sonde-bp $kind)
 	st=$(per_hit sonde-step $kind)
 	g=$(per_hit gdb $kind)
 	rt=$(round_trip $kind)
-	echo "$kind, N=$N hits: sonde line:step $s us per hit (gdb/sonde $(ratio "$g" "$s"));" \
+	echo "$kind, N=$N hits: sonde line:step ($how) $s us per hit (gdb/sonde $(ratio "$g" "$s"));" \
 		"sonde with breakpoints $b us (gdb/sonde $(ratio "$g" "$b"));" \
 		"sonde with breakpoints, stepping the instruction $st us (gdb/sonde $(ratio "$g" "$st"));" \
+		"${tpv:+sonde with gdbserver tracepoints $tpv us (gdb/sonde $(ratio "$g" "${tpv:-0}"));}" \
 		"$GDB silent breakpoint $g us;" \
 		"one round trip $rt us"
 done

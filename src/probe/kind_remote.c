@@ -18,6 +18,7 @@
 #include "probe/kind.h"
 #include "probe/output.h"
 #include "probe/probe.h"
+#include "probe/remote_count.h"
 #include "probe/spec.h"
 #include "sym/sym.h"
 #include "sym/vars.h"
@@ -49,11 +50,20 @@ static int line_setup(struct rsess *s, struct probe *p, char *err, size_t n)
 	int rc = line ? line_data_new(p, nv) : time_data_new(p);
 	if (rc)
 		snprintf(err, n, "out of memory");
-	/* A line probe only counts: the stub can do that itself (tracepoints,
-	 * no stop per hit), where no breakpoint is already placed. */
+	/* A line probe only counts: the target (remote_count.c) or the stub
+	 * (tracepoints) can do that itself, no stop per hit, where no
+	 * breakpoint is already placed. */
 	int traced = 0;
 	for (int i = 0; i < nv && !rc; i++) {
-		int t = line ? rs_trace_add(s, p, v[i], err, n) : 1;
+		int t = line ? rcount_add(s, p, v[i]) : 1;
+		if (t == 0)
+			continue;  /* counted in the target: placed by rcount_install */
+		if (t < 0) {
+			snprintf(err, n, "out of memory");
+			rc = -1;
+			break;
+		}
+		t = line ? rs_trace_add(s, p, v[i], err, n) : 1;
 		if (t < 0)
 			rc = -1;
 		else if (t == 0)

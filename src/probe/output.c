@@ -107,6 +107,10 @@ void output_json(struct engine *e, FILE *f)
 		                      : p->disabled ? "disabled" : "active");
 		if (p->error)
 			json_str(&j, "error", p->error);
+		if (p->in_target) {
+			json_int(&j, "counted_in_target", p->in_target);
+			json_bool(&j, "counts_complete", !p->in_target_incomplete);
+		}
 		if (p->ops->json)
 			p->ops->json(p, &j);
 		json_obj_end(&j);

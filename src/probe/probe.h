@@ -43,6 +43,8 @@ struct probe {
 	const char *ended;  /* it ended by itself, counted until then (agent engine): "exec" (its image
 	                     * was left by exec) or "unloaded" (its library was, dlclose); else NULL */
 	int image;          /* 0: in the program's image; k: in the one it left by exec, e->old_mods[k - 1] */
+	int in_target;      /* remote: sites counted inside the target (remote_count.c), no stop per hit */
+	int in_target_incomplete; /* ... and the target ended with hits that no read of the counters saw */
 };
 
 #endif

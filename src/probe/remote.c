@@ -165,7 +165,9 @@ static int parse_stop(struct remote *c, const char *p, struct remote_stop *st)
 		size_t kl = (size_t)(colon - q);
 		const char *v = colon + 1;
 		size_t vl = semi ? (size_t)(semi - v) : strlen(v);
-		if (kl == 6 && !strncmp(q, "thread", 6)) {
+		if ((kl == 13 && !strncmp(q, "syscall_entry", 13)) || (kl == 14 && !strncmp(q, "syscall_return", 14))) {
+			st->syscall = (int)(strtol(v, NULL, 16) & 0xffff) + 1;
+		} else if (kl == 6 && !strncmp(q, "thread", 6)) {
 			const char *dot = memchr(v, '.', vl);   /* pPID.TID */
 			st->thread = strtol(dot ? dot + 1 : v, NULL, 16);
 		} else {
@@ -539,6 +541,33 @@ static int write_whole(struct remote *c, int n, const int *regno, const uint64_t
 	return rc;
 }
 
+char *remote_regs_save(struct remote *c)
+{
+	if (!c->gimg_ok && read_all_regs(c))
+		return NULL;
+	char *img = strdup(c->gimg);
+	if (!img)
+		cfail(c, "out of memory");
+	return img;
+}
+
+int remote_regs_restore(struct remote *c, const char *img)
+{
+	size_t len = strlen(img);
+	char *cmd = malloc(len + 2);
+	if (!cmd)
+		return cfail(c, "out of memory");
+	cmd[0] = 'G';
+	memcpy(cmd + 1, img, len + 1);
+	int rc = request(c, cmd);
+	free(cmd);
+	if (!rc && strcmp(c->r.pkt, "OK"))
+		rc = cfail(c, "writing the registers back failed (%.10s)", c->r.pkt);
+	c->valid = 0;
+	c->gimg_ok = 0;
+	return rc;
+}
+
 int remote_queue_set_regs(struct remote *c, int n, const int *regno, const uint64_t *val)
 {
 	return set_regs(c, n, regno, val, c->r.noack);
@@ -796,6 +825,20 @@ int remote_trace_stop(struct remote *c)
 	if (strcmp(c->r.pkt, "OK"))
 		return cfail(c, "the stub could not stop the tracepoints (%.20s)", c->r.pkt);
 	return 0;
+}
+
+int remote_catch_syscall(struct remote *c, int nr)
+{
+	char cmd[48];
+	if (nr < 0)
+		snprintf(cmd, sizeof cmd, "QCatchSyscalls:0");
+	else
+		snprintf(cmd, sizeof cmd, "QCatchSyscalls:1;%x", nr);
+	if (request(c, cmd))
+		return -1;
+	if (!c->r.pkt_len || c->r.pkt[0] == 'E')
+		return 1;
+	return strcmp(c->r.pkt, "OK") ? cfail(c, "catching system call %d: '%.10s'", nr, c->r.pkt) : 0;
 }
 
 int remote_detach(struct remote *c)

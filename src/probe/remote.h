@@ -31,6 +31,7 @@ struct remote_stop {
 	int kind;
 	int code;           /* signal (gdb numbering) or exit status */
 	long thread;        /* thread:NN, 0 if not given */
+	int syscall;        /* a caught system call's stop (QCatchSyscalls): its number + 1, else 0 */
 	/* Expedited registers (stub numbering), valid where have bit is set. */
 	uint64_t reg[REMOTE_MAX_REGS];
 	uint64_t have;
@@ -91,6 +92,12 @@ int remote_regs_writable(struct remote *c);
 int remote_queue_set_regs(struct remote *c, int n, const int *regno, const uint64_t *val);
 int remote_queue_write(struct remote *c, uint64_t addr, const void *buf, size_t n);
 
+/* The whole register set of the stopped thread (the `g` image, malloc'd;
+ * NULL with c->err), and written back with `G`: around code sonde makes
+ * the target run for itself (remote_count.c). */
+char *remote_regs_save(struct remote *c);
+int remote_regs_restore(struct remote *c, const char *img);
+
 /* A software breakpoint at addr: Z0 when the stub has it, else the
  * breakpoint instruction written with M (*saved gets the original bytes,
  * *written is set).  remove undoes exactly what insert did. */
@@ -134,6 +141,11 @@ int remote_trace_define(struct remote *c, int num, uint64_t addr);
 int remote_trace_start(struct remote *c);
 int remote_trace_hits(struct remote *c, int num, uint64_t addr, uint64_t *hits);
 int remote_trace_stop(struct remote *c);
+
+/* QCatchSyscalls:1;NR (gdbserver): the target stops at the entry of
+ * system call nr (stop replies "T05syscall_entry:NR", st->syscall); nr < 0:
+ * no more catching.  0, 1 the stub has no such catch, -1 error. */
+int remote_catch_syscall(struct remote *c, int nr);
 
 /* Detach (the target runs on); kill. */
 int remote_detach(struct remote *c);

@@ -16,6 +16,7 @@
 #include "probe/expr.h"
 #include "probe/kind.h"
 #include "probe/probe.h"
+#include "probe/remote_count.h"
 #include "probe/spec.h"
 #include "sym/sym.h"
 #include "sym/vars.h"
@@ -243,6 +244,11 @@ int rs_site_add_return(struct rsess *s, struct probe *p, uint64_t addr, int role
 	return site_add(s, p, addr, role, 0, err, n);
 }
 
+int rs_site_placed(struct rsess *s, uint64_t addr)
+{
+	return site_at(s, addr) != NULL;
+}
+
 void rs_site_del(struct rsess *s, struct probe *p, uint64_t addr, int role)
 {
 	char err[300];
@@ -287,7 +293,14 @@ static void free_sites(struct rsess *s)
 
 int rs_trace_add(struct rsess *s, struct probe *p, uint64_t addr, char *err, size_t n)
 {
-	if (s->no_tracepoints || !s->c.has_tracepoints || site_at(s, addr))
+	if (site_at(s, addr))
+		return 1;
+	return rs_trace_add_beside(s, p, addr, err, n);
+}
+
+int rs_trace_add_beside(struct rsess *s, struct probe *p, uint64_t addr, char *err, size_t n)
+{
+	if (s->no_tracepoints || !s->c.has_tracepoints)
 		return 1;
 	struct rtrace *v = realloc(s->tps, (size_t)(s->ntps + 1) * sizeof *v);
 	if (!v) {
@@ -537,6 +550,8 @@ static void dispatch(struct rsess *s, uint64_t pc)
 		return;
 	memcpy(uv, t->u, (size_t)nu * sizeof *uv);
 	for (int i = 0; i < nu; i++) {
+		if (!uv[i].p)
+			continue;  /* sonde's own stop (remote_count.c) */
 		const struct rkind *k = rkind_find(uv[i].p->ops->name);
 		s->e->total_hits++;
 		k->hit(s, uv[i].p, uv[i].role, pc, now);
@@ -702,13 +717,15 @@ static int run_loop(struct rsess *s, uint64_t deadline, char *err, size_t n)
 	struct engine *e = s->e;
 	int sig = 0;
 	for (;;) {
+		rcount_resume(s, sig);
 		if (put_back(s, 1, sig)) {
 			snprintf(err, n, "%s", s->c.err);
 			return -1;
 		}
 		sig = 0;
 		struct remote_stop st;
-		int rc, interrupted = 0;
+		int rc, interrupted = 0, noted = 0;
+		uint64_t int_ns = 0;
 		while ((rc = remote_wait(&s->c, 100, &st)) == 1) {
 			if (!interrupted && (stop_flag || (deadline && now_ns() >= deadline))) {
 				if (remote_interrupt(&s->c)) {
@@ -716,6 +733,17 @@ static int run_loop(struct rsess *s, uint64_t deadline, char *err, size_t n)
 					return -1;
 				}
 				interrupted = 1;
+				int_ns = now_ns();
+			}
+			/* QEMU's user-mode stub acts on the interrupt only when the
+			 * program stops or exits: with every site counted in the
+			 * target that may be long; say why sonde waits. */
+			if (interrupted && !noted && e->nprobes && e->warn &&
+			    now_ns() - int_ns > (uint64_t)s->c.r.timeout_ms * 1000000ull) {
+				noted = 1;
+				e->warn(e->probes[0], "the stub has not stopped the program since the interrupt (QEMU's user-mode "
+				        "stub acts on one only when the program stops at a breakpoint or a signal, or exits): "
+				        "waiting for that");
 			}
 		}
 		if (rc < 0) {
@@ -730,10 +758,13 @@ static int run_loop(struct rsess *s, uint64_t deadline, char *err, size_t n)
 			if (extra.kind != REMOTE_STOPPED)
 				st = extra;
 		for (;;) {
+			rcount_stop(s, &st);
 			if (st.kind != REMOTE_STOPPED) {
 				set_gone(e, &st);
 				return 0;
 			}
+			if (st.syscall && !interrupted && !stop_flag)
+				break;  /* remote_count.c's catch of exit_group: resumed without a signal */
 			uint64_t pc = 0;
 			if (st.code == GDB_SIGTRAP) {
 				if (remote_reg(&s->c, s->c.arch->pc, &pc)) {
@@ -829,6 +860,8 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 	for (int i = 0; i < o->nspecs; i++)
 		if (add_probe(&sess, o->specs[i], err, n))
 			goto fail;
+	if (rcount_install(&sess, err, n))
+		goto fail;
 	if (sess.ntps) {
 		if (remote_trace_start(&sess.c)) {
 			snprintf(err, n, "%s: %s", o->target, sess.c.err);
@@ -858,8 +891,10 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 		rc = -1;
 	}
 	if (!e->t.gone) {
-		/* Ctrl-C, --duration or our error: leave the program running as it was. */
-		if (remove_all(&sess) || remote_detach(&sess.c)) {
+		/* Ctrl-C, --duration or our error: leave the program running as it
+		 * was (the breakpoints out before the target runs sonde's routine
+		 * that puts the counted sites back). */
+		if (remove_all(&sess) || rcount_undo(&sess) || remote_detach(&sess.c)) {
 			if (!rc)
 				snprintf(err, n, "%s: %s", o->target, sess.c.err);
 			rc = -1;
@@ -867,6 +902,8 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 			e->detached = 1;
 		}
 	}
+	rcount_finish(&sess);
+	rcount_free(&sess);
 	free_sites(&sess);
 	free(sess.tps);
 	remote_close(&sess.c);
@@ -874,8 +911,9 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 fail:
 	if (sess.tracing)
 		remote_trace_stop(&sess.c);
-	if (!remove_all(&sess))
+	if (!remove_all(&sess) && !rcount_undo(&sess))
 		remote_detach(&sess.c);
+	rcount_free(&sess);
 	free(sess.tps);
 	free_sites(&sess);
 	remote_close(&sess.c);

@@ -59,6 +59,7 @@ struct rsess {
 	int ntps;
 	int tracing;            /* QTStart done */
 	int no_tracepoints;     /* SONDE_REMOTE_TRACEPOINTS=0: breakpoints only */
+	struct rcount *count;   /* line sites counted inside the target (remote_count.c), or NULL */
 	/* Displaced instructions executed by sonde (rarch.emulate) instead of
 	 * a single step; SONDE_REMOTE_EMULATE=0: always stepped. */
 	int emulate;
@@ -92,17 +93,24 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 /* After the output: close the program's symbols. */
 void remote_probe_close(void);
 
-/* For the kinds.  A site in a delay slot (MIPS) goes on the branch before
+/* For the kinds.  p may be NULL: a stop for sonde itself, no probe runs
+ * (remote_count.c's breakpoint on _fini).  A site in a delay slot (MIPS) goes on the branch before
  * it (same state, as often); rs_site_add_return skips that check, for a
  * return address (after a call's delay slot, never in one). */
 int rs_site_add(struct rsess *s, struct probe *p, uint64_t addr, int role, char *err, size_t n);
 int rs_site_add_return(struct rsess *s, struct probe *p, uint64_t addr, int role, char *err, size_t n);
 void rs_site_del(struct rsess *s, struct probe *p, uint64_t addr, int role);
+/* Whether one of our breakpoints is at addr. */
+int rs_site_placed(struct rsess *s, uint64_t addr);
 /* A hit count at addr kept by the stub (a tracepoint): 0, or 1 when the
  * stub has no tracepoints or a breakpoint is already there (the caller
  * places a breakpoint), -1 error.  The counts are added to p->hits at the
  * end of the session. */
 int rs_trace_add(struct rsess *s, struct probe *p, uint64_t addr, char *err, size_t n);
+/* The same where a breakpoint may be too (the stub counts its own hits
+ * beside it): for remote_count.c's sites given back to the stub at the end
+ * of the setup, as they would have been at the start. */
+int rs_trace_add_beside(struct rsess *s, struct probe *p, uint64_t addr, char *err, size_t n);
 /* Resolve the location of sp: run-time addresses (malloc'd) and, when fn is
  * not NULL, the function of the first one. */
 int rs_resolve(struct rsess *s, const struct spec *sp, uint64_t **addrs, int *n, char *err, size_t en);

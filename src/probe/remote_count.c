@@ -48,6 +48,7 @@
 #define MAP_LEN 0x50000ull         /* code (trampolines, routines), then the counters */
 #define CODE_LEN 0x40000ull
 #define COUNTERS_OFF 0x40000ull
+#define BEAT_OFF (COUNTERS_OFF + 8 * MAX_SITES) /* aarch64: the heartbeat's word (a64_tramp): 1 while installed */
 #define SVC_SCAN 0x20000           /* bytes of code searched for an svc #0 */
 #define EXCL_BACK 16               /* instructions before a site searched for a load-exclusive */
 #define REACH (120ull << 20)       /* within a branch's 128 MiB, with room for the code */
@@ -58,6 +59,7 @@ struct csite {
 	uint8_t orig[16];           /* the bytes the patch replaces (x86-64: the displaced ones) */
 	int olen;
 	uint64_t faddr, flen;       /* x86-64: its function, for the relocation */
+	uint64_t beat;              /* aarch64: its trampoline's heartbeat brk (a64_tramp) */
 };
 
 /* A probe counted at site (several probes may share one site and its counter). */
@@ -337,12 +339,18 @@ static int build(struct rsess *s, uint64_t page, uint8_t *buf, size_t *len, cons
 	uint64_t *addrs = malloc((size_t)k->n * sizeof *addrs);
 	uint32_t *patch = malloc((size_t)k->n * sizeof *patch), *orig = malloc((size_t)k->n * sizeof *orig);
 	int rc = 1, nw = 0, max = (int)(CODE_LEN / 4);
+	const char *hb = getenv("SONDE_REMOTE_HEARTBEAT");
+	int beat = !(hb && !strcmp(hb, "0")); /* 0: no heartbeat stops (the bench of the bare trampoline, tests) */
 	*why = "out of memory";
 	if (!w || !addrs || !patch || !orig)
 		goto out;
 	for (int i = 0; i < k->n; i++) {
 		uint64_t at = page + 4 * (uint64_t)nw;
-		int m = a64_tramp(w + nw, max - nw, at, k->v[i].addr, k->v[i].insn, page + COUNTERS_OFF + 8 * (uint64_t)i, why);
+		int m = a64_tramp(w + nw, max - nw, at, k->v[i].addr, k->v[i].insn, page + COUNTERS_OFF + 8 * (uint64_t)i,
+		                  beat ? page + BEAT_OFF : 0, why);
+		for (int j = 0; j < m; j++)
+			if (w[nw + j] == A64_BRK_HEARTBEAT)
+				k->v[i].beat = at + 4 * (uint64_t)j;
 		if (m < 0 || !(patch[i] = a64_branch(k->v[i].addr, at))) {
 			if (m >= 0)
 				*why = "the page is out of branch range of a site";
@@ -525,6 +533,9 @@ int rcount_install(struct rsess *s, char *err, size_t n)
 		snprintf(err, n, "out of memory");
 		return -1;
 	}
+	static const uint64_t one = 1;
+	if (!k->x64 && remote_write(c, page + BEAT_OFF, &one, sizeof one))
+		return fall_back(s, "the stub refused writes to the page the target mapped", err, n);
 	int r = k->x64 ? patch_x64(s, 1) : run_routine(s, patch_at, ok, fail);
 	if (r < 0) {
 		snprintf(err, n, "%s", c->err);
@@ -620,6 +631,9 @@ int rcount_undo(struct rsess *s)
 	k->undone = 1;
 	if (k->catching && remote_catch_syscall(&s->c, -1) < 0)
 		return -1;
+	static const uint64_t zero = 0; /* no heartbeat stops once sonde is gone (the trampolines stay) */
+	if (!k->x64 && remote_write(&s->c, k->page + BEAT_OFF, &zero, sizeof zero))
+		return -1;
 	int r = k->x64 ? patch_x64(s, 0) : run_routine(s, k->undo_at, k->undo_ok, k->undo_fail);
 	if (r < 0 || read_counters(s))
 		return -1;
@@ -628,6 +642,17 @@ int rcount_undo(struct rsess *s)
 		return -1;
 	}
 	k->complete = 1;
+	return 0;
+}
+
+int rcount_heartbeat(struct rsess *s, uint64_t pc)
+{
+	struct rcount *k = s->count;
+	if (!k || !k->installed || k->x64 || pc < k->page || pc >= k->page + CODE_LEN)
+		return 0;
+	for (int i = 0; i < k->n; i++)
+		if (k->v[i].beat == pc)
+			return 1;
 	return 0;
 }
 

@@ -39,6 +39,10 @@ void rcount_resume(struct rsess *s, int sig);
  * original instructions back (the page stays: a thread may be in it).
  * 0, or -1 with s->c.err. */
 int rcount_undo(struct rsess *s);
+/* Whether pc (a SIGTRAP stop) is a trampoline's heartbeat brk (aarch64,
+ * a64_tramp): the counters were read at the stop; the caller moves the pc
+ * past it and resumes without a signal, or leaves. */
+int rcount_heartbeat(struct rsess *s, uint64_t pc);
 /* The counts into the probes (p->hits, and whether they are complete). */
 void rcount_finish(struct rsess *s);
 void rcount_free(struct rsess *s);

@@ -771,6 +771,15 @@ static int run_loop(struct rsess *s, uint64_t deadline, char *err, size_t n)
 					snprintf(err, n, "%s", s->c.err);
 					return -1;
 				}
+				if (rcount_heartbeat(s, pc)) { /* a counted site's stop for sonde: on past the brk */
+					if (remote_set_reg(&s->c, s->c.arch->pc, pc + 4)) {
+						snprintf(err, n, "%s", s->c.err);
+						return -1;
+					}
+					if (interrupted || stop_flag)
+						return 0;
+					break;
+				}
 				/* A breakpoint written with M leaves the pc past it on x86-64. */
 				uint64_t adj = (uint64_t)s->c.arch->trap_pc_adj;
 				struct rsite *t = site_at(s, pc);

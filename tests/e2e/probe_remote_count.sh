@@ -159,10 +159,22 @@ duration: detached while running, line:leaf counted in the target, complete, few
 fi
 
 # --duration with every site counted in the target: QEMU's user-mode stub acts
-# on the interrupt only when the program stops or exits, here at _fini: sonde
-# says why it waits, then reads every hit, puts the sites back and detaches.
+# on the interrupt only when the program stops or exits; the trampolines'
+# heartbeat (a brk every 2^18 hits of a site) is such a stop: sonde reads the
+# counters there, puts the sites back and detaches while the program runs.
 if [ -x count.O1 ]; then
-	run durwait count.O1 2000000 sleep -- -e line:leaf --duration 0.3 --timeout 1
+	run durbeat count.O1 2000000 sleep -- -e line:leaf --duration 0.3
+	check "duration, heartbeat: sonde exits 0, the program runs on to the same output and status" \
+		bash -c "[ $rc -eq 0 ] && cmp -s plain.durbeat stub.durbeat && [ $stub_rc -eq $plain_rc ]"
+	counts durbeat "
+duration, heartbeat: detached while running at a heartbeat, complete, fewer than the program's calls::d['target']['state'].startswith('detached') and 0 < p[0]['hits'] < c['leaf'] and p[0]['counts_complete'] and p[0].get('counted_in_target') == 1"
+fi
+
+# Without the heartbeat (SONDE_REMOTE_HEARTBEAT=0) the stub acts at _fini:
+# sonde says why it waits, then reads every hit, puts the sites back and
+# detaches.
+if [ -x count.O1 ]; then
+	SONDE_REMOTE_HEARTBEAT=0 run durwait count.O1 2000000 sleep -- -e line:leaf --duration 0.3 --timeout 1
 	check "duration, no stop: sonde exits 0, the program runs on to the same output and status" \
 		bash -c "[ $rc -eq 0 ] && cmp -s plain.durwait stub.durwait && [ $stub_rc -eq $plain_rc ]"
 	check "duration, no stop: the wait for the stub is explained on stderr" grep -q "has not stopped the program since the interrupt" err.durwait

@@ -22,7 +22,7 @@ static int tramp_is(uint32_t insn, const uint32_t *want, int n)
 {
 	uint32_t out[A64_TRAMP_MAX];
 	const char *why = NULL;
-	int k = a64_tramp(out, A64_TRAMP_MAX, T, S, insn, C, &why);
+	int k = a64_tramp(out, A64_TRAMP_MAX, T, S, insn, C, 0, &why);
 	return k == 9 + n && !memcmp(out, head, sizeof head) && !memcmp(out + 9, want, (size_t)n * 4);
 }
 
@@ -52,17 +52,36 @@ static void refusals(void)
 		uint32_t out[A64_TRAMP_MAX];
 		const char *why = NULL;
 		CHECK(a64_reloc_refused(no[i]) != NULL);
-		CHECK(a64_tramp(out, A64_TRAMP_MAX, T, S, no[i], C, &why) < 0 && why);
+		CHECK(a64_tramp(out, A64_TRAMP_MAX, T, S, no[i], C, 0, &why) < 0 && why);
 	}
 	CHECK(a64_is_load_exclusive(0xc85f7c01));   /* ldxr */
 	CHECK(!a64_is_load_exclusive(0xc80f7e11));  /* stxr */
 	/* Out of reach: a site 200 MiB from its trampoline, a counter 2 MiB away. */
 	uint32_t out[A64_TRAMP_MAX];
 	const char *why = NULL;
-	CHECK(a64_tramp(out, A64_TRAMP_MAX, T, T + (200ull << 20), 0xa9be7bfd, C, &why) < 0);
-	CHECK(a64_tramp(out, A64_TRAMP_MAX, T, S, 0xa9be7bfd, T + (2ull << 20), &why) < 0);
+	CHECK(a64_tramp(out, A64_TRAMP_MAX, T, T + (200ull << 20), 0xa9be7bfd, C, 0, &why) < 0);
+	CHECK(a64_tramp(out, A64_TRAMP_MAX, T, S, 0xa9be7bfd, T + (2ull << 20), 0, &why) < 0);
 	CHECK_EQ_U(a64_branch(S, T), 0x17fc0000);   /* b .-0x100000 */
 	CHECK_EQ_U(a64_branch(0, 1ull << 28), 0);
+}
+
+/* With a heartbeat word at C + 0x800: after the counter's loop, and x16,
+ * x17, #0x3ffff; cbnz x16, 2f; adr x16, word; ldr x16, [x16]; cbz x16, 2f;
+ * brk #2; 2: the rest (as assembled by aarch64-linux-gnu-as); a word out
+ * of adr's reach refuses. */
+static void heartbeat(void)
+{
+	static const uint32_t beat[6] = { 0x92404630, 0xb50000b0, 0x10203ef0, 0xf9400210, 0xb4000050, 0xd4200040 };
+	uint32_t out[A64_TRAMP_MAX];
+	const char *why = NULL;
+	int k = a64_tramp(out, A64_TRAMP_MAX, T, S, 0xa9be7bfd, C, C + 0x800, &why);
+	CHECK_EQ_U(k, 17);
+	CHECK(!memcmp(out, head, 7 * 4));
+	CHECK(!memcmp(out + 7, beat, sizeof beat));
+	CHECK(!memcmp(out + 13, head + 7, 2 * 4));
+	CHECK_EQ_U(out[12], A64_BRK_HEARTBEAT);
+	CHECK_EQ_U(out[15], 0xa9be7bfd);
+	CHECK(a64_tramp(out, A64_TRAMP_MAX, T, S, 0xa9be7bfd, C, T + (2ull << 20), &why) < 0);
 }
 
 /* The patch routine of two sites on one page and one on another: two
@@ -101,6 +120,7 @@ int main(void)
 {
 	RUN(relocations);
 	RUN(refusals);
+	RUN(heartbeat);
 	RUN(routine);
 	UNIT_END();
 }

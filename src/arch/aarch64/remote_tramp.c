@@ -106,15 +106,24 @@ far:
 	return -1;
 }
 
+/* adr x<rd>, to (placed at `at`): the word, or 0 when out of reach (±1 MiB). */
+static uint32_t adr(uint64_t at, uint64_t to, int rd)
+{
+	int64_t c = (int64_t)(to - at);
+	if (c < -(1ll << 20) || c >= (1ll << 20))
+		return 0;
+	return 0x10000000u | ((uint32_t)c & 3) << 29 | (((uint32_t)(c >> 2)) & 0x7ffff) << 5 | (uint32_t)rd;
+}
+
 int a64_tramp(uint32_t *out, int max, uint64_t at, uint64_t site, uint32_t insn, uint64_t counter,
-              const char **why)
+              uint64_t heartbeat, const char **why)
 {
 	uint32_t o[A64_TRAMP_MAX];
 	int k = 0;
 	int64_t c = (int64_t)(counter - (at + 8));
 	if ((*why = a64_reloc_refused(insn)))
 		return -1;
-	if (c < -(1ll << 20) || c >= (1ll << 20)) {
+	if (c < -(1ll << 20) || c >= (1ll << 20) || (heartbeat && !adr(at + 36, heartbeat, 16))) {
 		*why = "the counter is out of adr range";
 		return -1;
 	}
@@ -125,7 +134,16 @@ int a64_tramp(uint32_t *out, int max, uint64_t at, uint64_t site, uint32_t insn,
 	o[k++] = 0x91000631u;                        /* add x17, x17, #1 (not adds: flags untouched) */
 	o[k++] = 0xc80f7e11u;                        /* stxr w15, x17, [x16] */
 	o[k++] = 0x35ffffafu;                        /* cbnz w15, 1b */
-	o[k++] = 0xf9400befu;                        /* ldr x15, [sp, #16] */
+	if (heartbeat) { /* every A64_HEARTBEAT_EVERY hits, while the word at heartbeat is set: brk #2 */
+		o[k++] = 0x92404630u;                    /* and x16, x17, #0x3ffff (not ands) */
+		o[k++] = 0xb50000b0u;                    /* cbnz x16, 2f */
+		o[k] = adr(at + 4 * (uint64_t)k, heartbeat, 16); /* adr x16, heartbeat */
+		k++;
+		o[k++] = 0xf9400210u;                    /* ldr x16, [x16] */
+		o[k++] = 0xb4000050u;                    /* cbz x16, 2f */
+		o[k++] = A64_BRK_HEARTBEAT;              /* brk #2 */
+	}
+	o[k++] = 0xf9400befu;                        /* 2: ldr x15, [sp, #16] */
 	o[k++] = 0xa8c247f0u;                        /* ldp x16, x17, [sp], #32 */
 	int r = relocate(o + k, at + 4 * (uint64_t)k, site, insn, why);
 	if (r < 0)

@@ -25,10 +25,18 @@ int a64_is_load_exclusive(uint32_t insn);
 
 /* The trampoline at `at` for the site at `site` whose instruction is insn:
  * push x15-x17, add 1 to the 64-bit counter at `counter` (ldxr/stxr loop,
- * flags untouched), pop, the instruction relocated, `b site+4`.  Words into
- * out (max of them); their number, or -1 with *why (a branch out of range). */
+ * flags untouched), pop, the instruction relocated, `b site+4`.  With a
+ * heartbeat (the address of a word; 0: none), the thread whose hit makes
+ * the counter a multiple of A64_HEARTBEAT_EVERY stops at a `brk #2`
+ * (A64_BRK_HEARTBEAT) while that word is not 0: QEMU's user-mode stub acts
+ * on an interrupt only at a stop, so a program that runs through counted
+ * sites still stops now and then for sonde.  Words into out (max of them);
+ * their number, or -1 with *why (a branch out of range). */
 int a64_tramp(uint32_t *out, int max, uint64_t at, uint64_t site, uint32_t insn, uint64_t counter,
-              const char **why);
+              uint64_t heartbeat, const char **why);
+
+#define A64_HEARTBEAT_EVERY (1u << 18)  /* the mask in a64_tramp's `and` */
+#define A64_BRK_HEARTBEAT 0xd4200040u   /* brk #2 */
 
 /* `b to` placed at `from`: the word, or 0 when out of reach (±128 MiB). */
 uint32_t a64_branch(uint64_t from, uint64_t to);

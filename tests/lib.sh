@@ -30,3 +30,23 @@ skip()  { echo "skip - $1: $2"; }
 check() { local n=$1; shift; if "$@"; then ok "$n"; else notok "$n" "command failed: $*"; fi; }
 # jq-like queries are done with python3's json module (always on Debian images here).
 jq_py() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); $2" "$1"; }
+# sigkill_launched NAME OUT DELAY MARK REF -- SONDE-PROBE-ARGS...: `sonde probe
+# ARGS` (a launched program) in the background, output in OUT, SIGKILLed after
+# DELAY seconds; then, once OUT has a line starting with MARK (the program's
+# last; 20 s at most), ok NAME if OUT equals REF (the program's run without
+# sonde): killing sonde must not harm the program.
+sigkill_launched() {
+	local name=$1 out=$2 delay=$3 mark=$4 ref=$5
+	shift 6
+	"$SONDE" probe "$@" > "$out" 2> "$out.err" &
+	local sp=$!
+	sleep "$delay"
+	kill -KILL "$sp"
+	wait "$sp" 2>/dev/null
+	for _ in $(seq 1000); do grep -q "^$mark" "$out" 2>/dev/null && break; sleep 0.02; done
+	if cmp -s "$out" "$ref"; then
+		ok "$name"
+	else
+		notok "$name" "$(tail -3 "$out"; tail -2 "$out.err")"
+	fi
+}

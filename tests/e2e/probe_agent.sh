@@ -69,13 +69,8 @@ for r in 1 2 3 4 5; do
 	sigkill_attached "$r" "k$r" 0.$((r * 4)) plain_k.out
 done
 for r in 1 2 3 4 5; do
-	"$SONDE" probe -e func:work -e func:spin -e "line:probe_agent.c:$loop_line" -- ./pa 4 50000 > "kl$r.out" 2>/dev/null &
-	sonde_pid=$!
-	sleep 0.$((r * 3))
-	kill -KILL "$sonde_pid"
-	wait "$sonde_pid" 2>/dev/null
-	for _ in $(seq 500); do grep -q '^total' "kl$r.out" && break; sleep 0.02; done
-	check "sigkill $r (launched): program finished normally" cmp -s plain_k.out "kl$r.out"
+	sigkill_launched "sigkill $r (launched): program finished normally" "kl$r.out" 0.$((r * 3)) total plain_k.out -- \
+		-e func:work -e func:spin -e "line:probe_agent.c:$loop_line" -- ./pa 4 50000
 done
 
 # --- probes added and removed 1000 times while 8 threads run through the

@@ -150,12 +150,7 @@ for r in 1 2 3; do
 	sigkill_attached "$r" "k$r" 0.$((r * 3)) plain_k.out
 done
 for r in 1 2 3; do
-	"$SONDE" probe --plugin ./plug2.so -e plugin:work -e plugin:spin -- ./pa 4 50000 > "kl$r.out" 2>/dev/null &
-	sonde_pid=$!
-	sleep 0.$((r * 2))
-	kill -KILL "$sonde_pid"
-	wait "$sonde_pid" 2>/dev/null
-	for _ in $(seq 500); do grep -q '^total' "kl$r.out" && break; sleep 0.02; done
-	check "sigkill $r (launched): program finished normally" cmp -s plain_k.out "kl$r.out"
+	sigkill_launched "sigkill $r (launched): program finished normally" "kl$r.out" 0.$((r * 2)) total plain_k.out -- \
+		--plugin ./plug2.so -e plugin:work -e plugin:spin -- ./pa 4 50000
 done
 exit 0

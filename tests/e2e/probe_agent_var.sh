@@ -123,15 +123,6 @@ for r in 1 2 3 4 5; do
 	probe_attached "$pid" "k$r.err" -o /dev/null "${kspecs[@]}"
 	sigkill_attached "$r" "k$r" 0.$((r * 2)) plain_k.out
 	# launched: the program is sonde's child; its status goes through a shell around it
-	"$SONDE" probe -o /dev/null "${kspecs[@]}" -- $pv 4 3000000 > "kl$r.out" 2> "kl$r.err" &
-	sonde_pid=$!
-	sleep 0.$((r * 2 + 1))
-	kill -KILL "$sonde_pid"
-	wait "$sonde_pid" 2>/dev/null
-	for _ in $(seq 500); do grep -q '^total' "kl$r.out" 2>/dev/null && break; sleep 0.02; done
-	if cmp -s "kl$r.out" plain_k.out; then
-		ok "sigkill $r (launched): program finished with its normal output"
-	else
-		notok "sigkill $r (launched): program finished with its normal output" "$(tail -3 "kl$r.out"; tail -2 "kl$r.err")"
-	fi
+	sigkill_launched "sigkill $r (launched): program finished with its normal output" "kl$r.out" 0.$((r * 2 + 1)) total \
+		plain_k.out -- -o /dev/null "${kspecs[@]}" -- $pv 4 3000000
 done

@@ -268,14 +268,9 @@ fi
 # ---- SIGKILL of sonde while recording: the program finishes normally ----
 ./threads 4 300000 0 > kplain.out
 for r in 1 2 3; do
-	"$SONDE" probe -o "kr$r" --record -e func:work -e "line:probe_threads.c:$(grep -n MARK_WORK "$PROGS/probe_threads.c" | cut -d: -f1)" \
-		-- ./threads 4 300000 0 > "kr$r.out" 2> /dev/null &
-	sonde_pid=$!
-	sleep 0.$((r * 2))
-	kill -KILL "$sonde_pid"
-	wait "$sonde_pid" 2>/dev/null
-	for _ in $(seq 1000); do grep -q '^total' "kr$r.out" && break; sleep 0.02; done
-	check "sigkill $r while recording: program finished with its normal output" cmp -s kplain.out "kr$r.out"
+	sigkill_launched "sigkill $r while recording: program finished with its normal output" "kr$r.out" 0.$((r * 2)) total \
+		kplain.out -- -o "kr$r" --record -e func:work \
+		-e "line:probe_threads.c:$(grep -n MARK_WORK "$PROGS/probe_threads.c" | cut -d: -f1)" -- ./threads 4 300000 0
 done
 
 cd agent || exit 0

@@ -174,13 +174,8 @@ for r in 1 2 3; do
 	wait "$tpid"; rc=$?
 	check "sigkill $r (attached): exit status kept" test "$rc" -eq "$k_rc"
 	check "sigkill $r (attached): program output unchanged" cmp -s plain_k.out "k$r.out"
-	"$SONDE" probe -e stack:work -- ./thr 4 4000 100 > "kl$r.out" 2>/dev/null &
-	sonde_pid=$!
-	sleep 0.$((r * 2))
-	kill -KILL "$sonde_pid"
-	wait "$sonde_pid" 2>/dev/null
-	for _ in $(seq 500); do grep -q '^total' "kl$r.out" && break; sleep 0.02; done
-	check "sigkill $r (launched): program finished normally" cmp -s plain_k.out "kl$r.out"
+	sigkill_launched "sigkill $r (launched): program finished normally" "kl$r.out" 0.$((r * 2)) total plain_k.out -- \
+		-e stack:work -- ./thr 4 4000 100
 done
 
 # Bad input: a clear error and the exit status of its class.

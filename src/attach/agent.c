@@ -314,7 +314,7 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 		         (int)pid, (int)pid);
 		return AGENT_NOT_SONDE;
 	}
-	int rc = dl_funcs_find(pid, &ms, &dlf, err, n);
+	int rc = dl_funcs_find_wait(pid, &ms, &dlf, err, n);
 	modules_free(&ms);
 	if (rc)
 		return -1;

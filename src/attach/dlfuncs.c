@@ -15,6 +15,7 @@
 #include <libelf.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char *base(const char *path)
@@ -90,6 +91,36 @@ int dl_funcs_find(pid_t pid, struct modules *ms, struct dl_funcs *f, char *err, 
 		snprintf(err, n, "no dlopen in process %d (%s does not define it, as glibc before 2.34, and "
 		         "libdl.so.2 is not loaded)", (int)pid, libc);
 	return -1;
+}
+
+/* Whether the dynamic loader is mapped and no C library yet: a process in
+ * its first milliseconds (an attach right after its exec), not a static
+ * binary. */
+static int loader_only(const struct modules *ms)
+{
+	int loader = 0;
+	for (int i = 0; i < ms->n; i++) {
+		const char *b = base(ms->m[i].path);
+		if (is_libc(b))
+			return 0;
+		loader |= !strncmp(b, "ld-linux", 8) || !strncmp(b, "ld-2.", 5);
+	}
+	return loader;
+}
+
+int dl_funcs_find_wait(pid_t pid, struct modules *ms, struct dl_funcs *f, char *err, size_t n)
+{
+	for (int waited = 0;; waited += DL_STARTUP_POLL_MS) {
+		int rc = dl_funcs_find(pid, ms, f, err, n);
+		if (!rc || waited >= DL_STARTUP_WAIT_MS || !loader_only(ms))
+			return rc;
+		struct timespec ts = { 0, DL_STARTUP_POLL_MS * 1000000L };
+		nanosleep(&ts, NULL);
+		modules_free(ms);
+		memset(ms, 0, sizeof *ms);
+		if (modules_load(ms, pid) != 0 || ms->n == 0)
+			return rc; /* gone, or maps unreadable: the caller's attach says why */
+	}
 }
 
 int dl_file_syms(pid_t pid, const char *path, const char *const *names, uint64_t *vals, int nnames)

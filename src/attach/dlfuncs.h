@@ -20,6 +20,14 @@ struct dl_funcs {
  * 0 found; -1 with err "no dlopen in process N (...why...)". */
 int dl_funcs_find(pid_t pid, struct modules *ms, struct dl_funcs *f, char *err, size_t n);
 
+/* The same, and when the process has its dynamic loader mapped but no C
+ * library yet (it exec'd a moment ago: ld.so is loading its libraries),
+ * ms is read again every DL_STARTUP_POLL_MS until the C library is there,
+ * DL_STARTUP_WAIT_MS at most. */
+#define DL_STARTUP_POLL_MS 5
+#define DL_STARTUP_WAIT_MS 3000
+int dl_funcs_find_wait(pid_t pid, struct modules *ms, struct dl_funcs *f, char *err, size_t n);
+
 /* Whether path names the C library, the dynamic loader, libpthread or
  * libdl: code that may hold the locks dlopen takes. */
 int dl_is_runtime_lib(const char *path);

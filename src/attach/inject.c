@@ -651,7 +651,7 @@ int inject_dlopen(pid_t pid, pid_t tid, const char *lib_path, uint64_t *handle, 
 	struct dl_funcs f;
 	int have = 0;
 	if (modules_load(&ms, pid) == 0 && ms.n > 0) {
-		int rc = dl_funcs_find(pid, &ms, &f, err, n);
+		int rc = dl_funcs_find_wait(pid, &ms, &f, err, n);
 		modules_free(&ms);
 		if (rc)
 			return -1;

@@ -47,3 +47,31 @@ wait "$runner"
 check "attach until exit: output right" grep -qx "total $(expect 3 300)" late.out
 check "attach until exit: status right" grep -qx "status 3" late.out
 check "attach until exit: threads seen" jq_py late.json "p=d['probes'][0]; assert p['calls'] > 0, p"
+
+# --- attached in the program's first milliseconds: the dynamic loader is
+# still looking for the C library (a long LD_LIBRARY_PATH of missing
+# directories keeps it at that for ~0.5 s here, and the test checks the maps
+# show the loader without libc when sonde starts), so dlopen is not there
+# yet: sonde waits for it instead of refusing the process as static
+# (tests/progs/phases_ctl.c waits for the test's go files, then calls work()
+# 10 + 20 + 30 times).
+gcc -O2 -g -I"$PROGS" -pthread -o ph "$PROGS/phases_ctl.c" || { notok "phases_ctl build" "gcc failed"; exit 0; }
+dirs=$(python3 -c "print(':'.join('/n%d' % i for i in range(15000)))")  # < 128 KiB: one variable's limit
+rm -f go1 go2 go3
+LD_LIBRARY_PATH=$dirs ./ph 10 20 30 > early.out &
+epid=$!
+if grep -q ld-linux "/proc/$epid/maps" 2>/dev/null && ! grep -q "/libc[.-]" "/proc/$epid/maps" 2>/dev/null; then
+	"$SONDE" probe -p "$epid" -e func:work --format=json -o early.json 2> early.err &
+	esp=$!
+	for _ in $(seq 600); do grep -q '^sonde: probes in process' early.err && break; sleep 0.05; done
+	touch go1 go2 go3
+	wait "$epid"; erc=$?
+	wait "$esp"; src=$?
+	check "early attach: sonde exits 0 (waited for the C library, not refused as static)" test "$src" -eq 0
+	check "early attach: the program's output and status as without sonde" \
+		sh -c "[ $erc -eq 0 ] && grep -q '^phase1 10 phase2 20 phase3 30 ' early.out"
+	check "early attach: work counted 60 calls" jq_py early.json "p=d['probes'][0]; assert p['calls'] == 60, (p, open('early.err').read())"
+else
+	kill "$epid" 2>/dev/null; touch go1 go2 go3; wait "$epid" 2>/dev/null
+	skip "early attach" "the loader had mapped the C library before the check (a faster machine: more directories needed)"
+fi

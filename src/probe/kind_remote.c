@@ -18,7 +18,6 @@
 #include "probe/kind.h"
 #include "probe/output.h"
 #include "probe/probe.h"
-#include "probe/remote_count.h"
 #include "probe/spec.h"
 #include "sym/sym.h"
 #include "sym/vars.h"

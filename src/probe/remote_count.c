@@ -1,5 +1,5 @@
 /* remote_count.c — line probes counted inside a remote aarch64 or x86-64
- * Linux target (remote_count.h).  The steps below are aarch64's; on x86-64
+ * Linux target (declared in remote_run.h).  The steps below are aarch64's; on x86-64
  * the syscall instruction is `syscall`, the trampolines are
  * src/arch/x86_64/remote_tramp.c's (the local relocator's code), the jumps
  * are written with M (gdbserver writes the text) and the exit is caught at
@@ -29,7 +29,6 @@
  * followed (_exit, a closed connection) marks the counts incomplete.
  * Leaving a live target (Ctrl-C, --duration, an error): a last read, then
  * the target runs the routine that puts the original words back. */
-#include "probe/remote_count.h"
 
 #include "arch/aarch64/remote_tramp.h"
 #include "arch/x86_64/remote_tramp.h"

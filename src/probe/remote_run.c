@@ -16,7 +16,6 @@
 #include "probe/expr.h"
 #include "probe/kind.h"
 #include "probe/probe.h"
-#include "probe/remote_count.h"
 #include "probe/spec.h"
 #include "sym/sym.h"
 #include "sym/vars.h"

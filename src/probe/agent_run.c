@@ -87,7 +87,7 @@ static void calibrate(void);
 static void time_collect(struct probe *p, struct adata *d);
 
 static void site_counters(const struct pa_site *s, struct abase *o);
-static uint32_t stack_copy_bytes(void);
+static uint32_t stack_copy = PA_STK_COPY_DEF; /* --stack-copy: bytes a stack probe's hit copies */
 
 static void sleep_ms(int ms)
 {
@@ -535,7 +535,7 @@ static void collect(struct probe *p)
 		 * site shared with another probe counts on after agent_remove stopped the copies; a copy
 		 * still in a ring is counted once drained). */
 		p->data = d->sdata;
-		uint64_t hits = stack_set_agent(p, stk_lost, stk_taken, ns_of(stk_ticks), stack_copy_bytes());
+		uint64_t hits = stack_set_agent(p, stk_lost, stk_taken, ns_of(stk_ticks), stack_copy);
 		p->data = d;
 		p->hits = hits;
 	}
@@ -821,13 +821,6 @@ static void time_removed(struct engine *e, struct probe *p, struct adata *d)
  * the thread's stack ring (src/rt/probe_stack.c); agent_stack.c unwinds the
  * copies into kind_stack.c's table, whose output is the probe's. */
 
-static uint32_t stack_copy = PA_STK_COPY_DEF; /* --stack-copy */
-
-static uint32_t stack_copy_bytes(void)
-{
-	return stack_copy;
-}
-
 static int stack_setup(struct probe *p, char *err, size_t n)
 {
 	if (!be.stacks) {
@@ -849,7 +842,7 @@ static int stack_setup(struct probe *p, char *err, size_t n)
 		d->sdata = p->data;
 		p->data = d;
 	}
-	be.next_stack = stack_copy_bytes();
+	be.next_stack = stack_copy;
 	for (int i = 0; i < nv && !rc; i++)
 		rc = add_site(p, d, v[i].addr, PA_KIND_STACK, fn_start(&v[i]), v[i].fn.size, err, n);
 	be.next_stack = 0;
@@ -1149,7 +1142,8 @@ static int agent_enable(struct engine *e, struct probe *p, int on, char *err, si
 		         p->ops->name);
 		return -1;
 	}
-	int own = d->vdata || d->tdata || d->pdata || d->sdata; /* the records run this probe's programs */
+	void *inner;
+	int own = borrowed_kind(p, &inner) != NULL; /* the records run this probe's programs */
 	if (!on) {
 		struct abase *v = calloc((size_t)(d->nsites ? d->nsites : 1), sizeof *v);
 		if (!v) {

@@ -40,6 +40,8 @@ struct cli_opts {
 	uint64_t keep_last;     /* --keep-last SIZE (0: keep everything) */
 	int compress_none;      /* --compress=none */
 	int no_follow_daemons;  /* --no-follow-daemons */
+	const char *modules[CLI_MAX_LIST]; int nmodules; /* --module GLOB: libraries to patch */
+	int no_patch;           /* --no-patch: sonde-cc code only */
 	/* probe */
 	const char *specs[CLI_MAX_LIST]; int nspecs;     /* -e SPEC */
 	int pid;                /* -p PID */

@@ -14,7 +14,7 @@
 enum {
 	O_FORMAT = 256, O_SORT, O_LIMIT, O_THREADS, O_PER_LOCK, O_TID, O_TIME_RANGE, O_DEPTH, O_MIN_PERCENT,
 	O_TRACE, O_LOCKS, O_LOSSY, O_MIN_TIME, O_DOMAIN, O_BUFFER, O_KEEP_LAST, O_COMPRESS, O_NO_FOLLOW, O_DURATION,
-	O_INTERACTIVE, O_PENDING, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_ENGINE, O_STACK_COPY, O_HELP,
+	O_INTERACTIVE, O_PENDING, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_ENGINE, O_STACK_COPY, O_MODULE, O_NO_PATCH, O_HELP,
 };
 
 static const struct cli_option options[] = {
@@ -58,6 +58,10 @@ static const struct cli_option options[] = {
 	  "flight recorder: keep only the newest SIZE of events (at least 1M; suffixes K, M, G)" },
 	{ "no-follow-daemons", O_NO_FOLLOW, no_argument, CMD_RECORD, NULL,
 	  "end the recording when the program exits, leaving the processes it started running" },
+	{ "module", O_MODULE, required_argument, CMD_RECORD, "GLOB",
+	  "also patch the functions of the shared libraries whose path or file name matches GLOB (repeatable)" },
+	{ "no-patch", O_NO_PATCH, no_argument, CMD_RECORD, NULL,
+	  "record only code built with sonde-cc (do not patch the functions of other modules)" },
 	{ "compress", O_COMPRESS, required_argument, CMD_RECORD, "zstd|none",
 	  "how events.sonde stores the events (default zstd: chunks compressed where it pays)" },
 	{ "event", 'e', required_argument, CMD_PROBE, "SPEC", "probe spec KIND:LOCATION[:ARGS] or @name (repeatable)" },
@@ -290,6 +294,12 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 		case O_BUFFER: o->buffer_size = parse_size("buffer-size", optarg, 4ull << 30); break;
 		case O_KEEP_LAST: o->keep_last = parse_size("keep-last", optarg, 1ull << 40); break;
 		case O_NO_FOLLOW: o->no_follow_daemons = 1; break;
+		case O_MODULE:
+			if (o->nmodules == CLI_MAX_LIST)
+				cli_die(EXIT_USAGE, "too many --module globs (at most %d)", CLI_MAX_LIST);
+			o->modules[o->nmodules++] = optarg;
+			break;
+		case O_NO_PATCH: o->no_patch = 1; break;
 		case O_COMPRESS:
 			if (strcmp(optarg, "zstd") && strcmp(optarg, "none"))
 				cli_die(EXIT_USAGE, "invalid value '%s' for --compress (expected zstd or none)", optarg);

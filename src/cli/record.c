@@ -19,13 +19,18 @@
 #include "record/record.h"
 #include "record/convert.h"
 #include "record/recorder.h"
+#include "cli/record_patch.h"
 
-/* What execvp would find: checked before the old recording is replaced, so
- * a typo does not cost the previous recording. */
-static int program_exists(const char *prog)
+/* What execvp would find (its path in out[0..n), when out): checked before
+ * the old recording is replaced, so a typo does not cost the previous
+ * recording. */
+static int program_find(const char *prog, char *out, size_t outn)
 {
-	if (strchr(prog, '/'))
+	if (strchr(prog, '/')) {
+		if (out)
+			snprintf(out, outn, "%s", prog);
 		return access(prog, X_OK) == 0;
+	}
 	const char *path = getenv("PATH");
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
@@ -34,8 +39,11 @@ static int program_exists(const char *prog)
 		size_t n = e ? (size_t)(e - p) : strlen(p);
 		char buf[PATH_MAX];
 		if (snprintf(buf, sizeof buf, "%.*s/%s", (int)n, n ? p : ".", prog) < (int)sizeof buf &&
-		    access(buf, X_OK) == 0)
+		    access(buf, X_OK) == 0) {
+			if (out)
+				snprintf(out, outn, "%s", buf);
 			return 1;
+		}
 		p += n + (e != NULL);
 	}
 	return 0;
@@ -378,7 +386,8 @@ int cmd_record(struct cli_opts *o)
 		cfg.ring_size = 8ull << 20;
 		return record_attached(o, &cfg, dir);
 	}
-	if (!program_exists(o->argv[0]))
+	char prog_path[PATH_MAX];
+	if (!program_find(o->argv[0], prog_path, sizeof prog_path))
 		cli_die(EXIT_DATA, "cannot run %s (no such program%s)", o->argv[0],
 		        strchr(o->argv[0], '/') ? "" : " in PATH");
 	cfg.thread_region = o->buffer_size ? o->buffer_size : 16ull << 20;
@@ -420,8 +429,15 @@ int cmd_record(struct cli_opts *o)
 		}
 	}
 
+	static struct record_patch patch;
+	if (record_patch_plan(o, prog_path, &s, &patch, msg, sizeof msg)) {
+		session_destroy(&s);
+		recorder_abort(&rec);
+		cli_die(EXIT_DATA, "%s", msg);
+	}
 	struct launched l;
 	rc = launch_program(o->argv, &s, rt, &l);
+	record_patch_serve_in(&patch, &l);
 	free(rt);
 	l.end_at_exit = o->no_follow_daemons;
 	l.left_running = tell_left_running;
@@ -449,11 +465,14 @@ int cmd_record(struct cli_opts *o)
 	if (o->trace)
 		trace_ending(o, &s, dir, ndomain);
 	uint32_t nmods = print_summary(&s, dir);
+	record_patch_end(&patch);
 	session_destroy(&s);
 	for (int i = 0; i < o->nfilters; i++)
 		free((char *)o->filters[i]); /* allocated by cli_parse */
 	if (nmods == 0 && !(cfg.mode & SONDE_MODE_LOCKS)) {
-		cli_error("%s has no code instrumented by sonde (build it with sonde-cc, or use --locks)", o->argv[0]);
+		cli_error("%s has no function sonde could record (%s)", o->argv[0],
+		          o->no_patch ? "--no-patch: build it with sonde-cc, or leave --no-patch out"
+		                      : "see the warnings above; or use --locks");
 		return EXIT_DATA;
 	}
 	return pass_status(&l);

@@ -35,7 +35,7 @@
 #include "common/func_id.h" /* SONDE_FUNC(): module slot and number */
 
 #define SONDE_SESSION_MAGIC   0x534f4e4445534553ull /* "SESEDNOS" */
-#define SONDE_SESSION_VERSION 3u
+#define SONDE_SESSION_VERSION 4u
 #define SONDE_ENV_FD          "SONDE_SESSION_FD"
 
 #define SONDE_MAX_PROCS    1024u
@@ -88,6 +88,7 @@ enum {
 	SONDE_FRAME_TRACED   = 1u << 0, /* an entry record was written */
 	SONDE_FRAME_FILTER   = 1u << 1, /* this frame matched -F: callees are traced */
 	SONDE_FRAME_UNHOOKED = 1u << 2, /* real return address put back (an exception is unwinding) */
+	SONDE_FRAME_FULLSAVE = 1u << 3, /* hooked with rt_exit_tramp_full (a function patched without a rebuild) */
 	SONDE_FRAME_ENTRYLEN = 8,       /* bits 8..15: length of the entry record */
 };
 
@@ -164,7 +165,10 @@ struct sonde_module {
 	/* Filters (trace mode): session offset of a bitmap of nfuncs bits, 1 = traced.
 	 * 0 = every function traced.  Written by the runtime at registration. */
 	uint64_t filter_off;
+	uint32_t how;             /* SONDE_MOD_SLEDS (built with sonde-cc) or SONDE_MOD_PATCHED (no rebuild) */
+	uint32_t instr_req;       /* SONDE_MOD_PATCHED: its request in the instr table */
 };
+enum { SONDE_MOD_SLEDS = 0, SONDE_MOD_PATCHED = 1 };
 
 /* `sonde record -p`: the calls found
  * running at the attach by unwinding every stopped thread (attach/frames.c).
@@ -228,6 +232,9 @@ struct sonde_session_hdr {
 	/* ---- attach (written by sonde, src/attach/frames.c; read by src/rt/agent.c) ---- */
 	uint64_t attach_off;         /* session offset of struct sonde_attach, 0: none */
 	/* ---- end attach ---- */
+	/* ---- functions patched without a rebuild (common/instr_abi.h; written by
+	 * sonde, src/instr/serve.c; requests by src/rt/instr.c) ---- */
+	uint64_t instr_off;          /* session offset of struct sonde_instr, 0: none */
 
 	struct sonde_proc   procs[SONDE_MAX_PROCS];
 	uint64_t            threads_off[SONDE_MAX_THREADS]; /* thread region offsets */

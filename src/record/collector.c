@@ -120,7 +120,9 @@ int collect(struct session *s, struct launched *l, struct recorder *rec)
 			told = 1;
 			l->left_running(l->arg, l->pid);
 		}
-		pid_t pid = waitpid(-1, &status, rec || l->exited ? WNOHANG : 0);
+		if (l->serve)
+			l->serve(l->serve_arg);
+		pid_t pid = waitpid(-1, &status, rec || l->serve || l->exited ? WNOHANG : 0);
 		if (pid > 0) {
 			uint64_t now = clock_ticks();
 			note_end(s, pid, status, now);

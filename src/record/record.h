@@ -121,6 +121,11 @@ struct launched {
 	void (*snapshot)(void *snap_arg);
 	void *snap_arg;
 	int left;            /* out: the recording ended with such processes still running */
+	/* Called at every turn of collect's loop (which then polls instead of
+	 * blocking in waitpid): the program's requests of functions to patch
+	 * (src/instr/serve.c).  May be NULL. */
+	int (*serve)(void *serve_arg);
+	void *serve_arg;
 };
 int launch_program(char **argv, struct session *s, const char *rt_path, struct launched *out);
 

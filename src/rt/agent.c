@@ -168,7 +168,7 @@ RT_HIDDEN void rt_agent_adopt(struct rt_tls *L)
 			t->start_tsc = a->tsc; /* the thread was there at the attach */
 		rt_resume_frames(L, t->stack, k, a->tsc);
 		for (uint32_t i = 0; i < k; i++)
-			*(uintptr_t *)(uintptr_t)t->stack[i].slot = (uintptr_t)rt_exit_tramp;
+			*(uintptr_t *)(uintptr_t)t->stack[i].slot = rt_exit_tramp_for(t->stack[i].flags);
 	}
 	L->busy = 0;
 }

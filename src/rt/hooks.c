@@ -176,11 +176,11 @@ static __attribute__((noinline, cold)) uintptr_t close_stale(struct rt_tls *L, s
 		struct sonde_frame *top = &t->stack[d - 1];
 		if (top->slot > s || s - top->slot >= STALE_WINDOW)
 			break;
-		if (top->slot == s && ra == (uintptr_t)rt_exit_tramp) /* tail call */
+		if (top->slot == s && rt_is_exit_tramp(ra)) /* tail call */
 			return top->site;
 		bury(L, t, --d, now);
 	}
-	if (ra == (uintptr_t)rt_exit_tramp) { /* hooked by a frame closed before */
+	if (rt_is_exit_tramp(ra)) { /* hooked by a frame closed before */
 		for (uint32_t g = 0; g < RT_GRAVES; g++)
 			if (L->priv->grave[g].slot == s)
 				return L->priv->grave[g].ra;
@@ -203,7 +203,7 @@ static __attribute__((noinline, cold)) struct rt_tls *enter_first(uintptr_t *slo
  * trace-only hooks carry none of the other mode's code (the runtime installs
  * the one that matches the session, see runtime.c). */
 static inline __attribute__((always_inline)) void enter_body(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot,
-                                                             uint32_t mode)
+                                                             uint32_t mode, int numbered)
 {
 	struct rt_tls *L = &rt_tls;
 	if (__builtin_expect(L->state != RT_T_ON, 0) && !enter_first(slot))
@@ -233,7 +233,9 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 		t->lost[SONDE_LOST_STACK_DEPTH]++;
 		goto out; /* left unhooked */
 	}
-	uint32_t number = rt_number_of(m, fn); /* unnumbered: the module's bucket (counted, never misattributed) */
+	/* unnumbered: the module's bucket (counted, never misattributed); a
+	 * patched function's stub hands its number over (src/instr/stubs.c) */
+	uint32_t number = !numbered ? rt_number_of(m, fn) : fn < m->nfuncs ? (uint32_t)fn : SONDE_UNNUMBERED;
 	uint32_t idx = number;
 	if (__builtin_expect(number == SONDE_UNNUMBERED, 0)) {
 		t->lost[SONDE_LOST_UNNUMBERED]++;
@@ -246,12 +248,17 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 	f->slot = (uintptr_t)slot;
 	f->site = ra;
 	f->func = func;
-	f->flags = 0;
+	/* A tail call keeps the slot's trampoline: the full one of a patched
+	 * caller must stay, whoever was called. */
+	uintptr_t held = *slot;
+	uintptr_t tramp = numbered || held == (uintptr_t)rt_exit_tramp_full ? (uintptr_t)rt_exit_tramp_full
+	                                                                  : (uintptr_t)rt_exit_tramp;
+	f->flags = tramp == (uintptr_t)rt_exit_tramp_full ? SONDE_FRAME_FULLSAVE : 0;
 	if (mode & SONDE_MODE_TRACE)
 		trace_enter(L, t, f, d + 1, now);
 	atomic_signal_fence(memory_order_release); /* frame complete before depth covers it */
 	t->depth = d + 1;
-	*slot = (uintptr_t)rt_exit_tramp;
+	*slot = tramp;
 	t->last_tsc = now;
 out:
 	atomic_signal_fence(memory_order_seq_cst);
@@ -313,7 +320,11 @@ static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, ui
 #define HOOKS(name, mode)                                                                          \
 	RT_HIDDEN void rt_enter_##name(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot)          \
 	{                                                                                          \
-		enter_body(m, fn, slot, mode);                                                     \
+		enter_body(m, fn, slot, mode, 0);                                                  \
+	}                                                                                          \
+	RT_HIDDEN void rt_enter_num_##name(struct sonde_modhook *m, uintptr_t number, uintptr_t *slot)  \
+	{                                                                                          \
+		enter_body(m, number, slot, mode, 1);                                              \
 	}                                                                                          \
 	RT_HIDDEN uintptr_t rt_exit_##name(uintptr_t slot)                                          \
 	{                                                                                          \
@@ -373,3 +384,24 @@ __asm__(
 	"	pop %rax\n"
 	"	jmp *%r11\n"
 	"	.size rt_exit_tramp, .-rt_exit_tramp\n");
+
+/* The same keeping every general register (rt.h): the slot's place is
+ * reserved for the real return address, nine pushes keep the stack
+ * 16-byte aligned at the call, and a `ret` goes home. */
+__asm__(
+	"	.text\n"
+	"	.p2align 4\n"
+	"	.globl rt_exit_tramp_full\n"
+	"	.hidden rt_exit_tramp_full\n"
+	"	.type rt_exit_tramp_full,@function\n"
+	"rt_exit_tramp_full:\n"
+	"	sub $8, %rsp\n"
+	"	push %rax\n	push %rdx\n	push %rcx\n	push %rsi\n	push %rdi\n"
+	"	push %r8\n	push %r9\n	push %r10\n	push %r11\n"
+	"	lea 72(%rsp), %rdi\n"
+	"	call *rt_exit_hook(%rip)\n"
+	"	mov %rax, 72(%rsp)\n"
+	"	pop %r11\n	pop %r10\n	pop %r9\n	pop %r8\n"
+	"	pop %rdi\n	pop %rsi\n	pop %rcx\n	pop %rdx\n	pop %rax\n"
+	"	ret\n"
+	"	.size rt_exit_tramp_full, .-rt_exit_tramp_full\n");

@@ -28,7 +28,7 @@ static uint64_t mono_ns(void)
 }
 
 /* Make [lo, hi) writable (1) or read-only executable again (0). */
-static int text_writable(uintptr_t lo, uintptr_t hi, int on)
+RT_HIDDEN int rt_text_writable(uintptr_t lo, uintptr_t hi, int on)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	uintptr_t plo = lo & ~(uintptr_t)(pg - 1);
@@ -136,7 +136,7 @@ RT_HIDDEN int rt_patch_module(struct sonde_modhook *m, const uint8_t *skip)
 		if (e[i] < lo) lo = e[i];
 		if (e[i] > hi) hi = e[i];
 	}
-	if (!n || text_writable(lo, hi + SONDE_PAD + SONDE_SLED, 1) != 0)
+	if (!n || rt_text_writable(lo, hi + SONDE_PAD + SONDE_SLED, 1) != 0)
 		return -1;
 	m->salt = (uint32_t)(t0 ^ ((uintptr_t)m >> 4) ^ ((uintptr_t)m >> 36));
 	/* What the entry hook reads (number_of) is in place before a first sled
@@ -157,7 +157,7 @@ RT_HIDDEN int rt_patch_module(struct sonde_modhook *m, const uint8_t *skip)
 		if ((skip && (skip[i >> 2] >> ((i & 3) * 2)) & 2u) || write_sled(sled, m->tramp, 1))
 			dormant++;
 	}
-	text_writable(lo, hi + SONDE_PAD + SONDE_SLED, 0);
+	rt_text_writable(lo, hi + SONDE_PAD + SONDE_SLED, 0);
 	m->numbered = 1;
 	m->patched = 1;
 	m->numbering_ns = mono_ns() - t0;
@@ -174,14 +174,14 @@ RT_HIDDEN int rt_unpatch_module(struct sonde_modhook *m)
 	if (!m->patched || !m->nfuncs)
 		return 0;
 	uintptr_t lo = m->lo, hi = m->lo + m->span;
-	if (text_writable(lo, hi + SONDE_PAD + SONDE_SLED, 1) != 0)
+	if (rt_text_writable(lo, hi + SONDE_PAD + SONDE_SLED, 1) != 0)
 		return -1;
 	for (uint32_t i = 0; i < m->nfuncs; i++) {
 		uint8_t *sled = (uint8_t *)(uintptr_t)(m->entries[i] + SONDE_PAD);
 		if (sled_is_call(sled, m->tramp))
 			write_sled(sled, m->tramp, 0);
 	}
-	text_writable(lo, hi + SONDE_PAD + SONDE_SLED, 0);
+	rt_text_writable(lo, hi + SONDE_PAD + SONDE_SLED, 0);
 	m->patched = 0;
 	return 0;
 }

@@ -96,9 +96,31 @@ RT_HIDDEN uintptr_t rt_exit_profile(uintptr_t slot);
 RT_HIDDEN uintptr_t rt_exit_trace(uintptr_t slot);
 RT_HIDDEN uintptr_t rt_exit_any(uintptr_t slot);
 RT_HIDDEN void rt_enter_floor(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot);
+/* The same for functions patched without a rebuild (instr.c): the stub
+ * hands over the function's number instead of its address. */
+RT_HIDDEN void rt_enter_num_profile(struct sonde_modhook *m, uintptr_t number, uintptr_t *slot);
+RT_HIDDEN void rt_enter_num_trace(struct sonde_modhook *m, uintptr_t number, uintptr_t *slot);
+RT_HIDDEN void rt_enter_num_any(struct sonde_modhook *m, uintptr_t number, uintptr_t *slot);
+RT_HIDDEN void rt_enter_num_floor(struct sonde_modhook *m, uintptr_t number, uintptr_t *slot);
+/* The entry hook for the session's mode (numbered: a patched module's). */
+RT_HIDDEN sonde_enter_fn rt_enter_hook(int numbered);
 RT_HIDDEN uintptr_t rt_exit_floor(uintptr_t slot);
 extern RT_HIDDEN int rt_floor; /* bench: floor hooks instead of the session's */
 RT_HIDDEN void rt_exit_tramp(void);
+/* The exit trampoline of functions patched without a rebuild: it keeps every
+ * general register, not only the return value's (their callers may keep
+ * values in caller-saved registers across the call: GCC's -fipa-ra, which
+ * GCC turns off for functions with a sonde-cc sled, not in plain builds). */
+RT_HIDDEN void rt_exit_tramp_full(void);
+static inline int rt_is_exit_tramp(uintptr_t v)
+{
+	return v == (uintptr_t)rt_exit_tramp || v == (uintptr_t)rt_exit_tramp_full;
+}
+/* The exit trampoline a frame of these flags is hooked with. */
+static inline uintptr_t rt_exit_tramp_for(uint32_t frame_flags)
+{
+	return frame_flags & SONDE_FRAME_FULLSAVE ? (uintptr_t)rt_exit_tramp_full : (uintptr_t)rt_exit_tramp;
+}
 extern RT_HIDDEN uintptr_t (*rt_exit_hook)(uintptr_t slot);
 /* Close the frames of t whose slot lies below sp (dead after a non-local exit). */
 RT_HIDDEN void rt_close_below(struct rt_tls *L, struct sonde_thread *t, uintptr_t sp, uint64_t now);
@@ -135,6 +157,20 @@ RT_HIDDEN int rt_patch_module(struct sonde_modhook *m, const uint8_t *skip);
 /* Switch the sleds back to nops while the program runs (agent.c). */
 RT_HIDDEN int rt_unpatch_module(struct sonde_modhook *m);
 extern RT_HIDDEN int rt_patch_live; /* sleds are written while threads run */
+
+/* A module slot of the session for a module of nfuncs functions with an
+ * instruction at `anchor`: its load bias, path and build-id filled in, its
+ * function table allocated (*funcs: nfuncs link-time addresses to fill).
+ * NULL when there is none (the loss is counted). */
+RT_HIDDEN struct sonde_module *rt_module_new(uintptr_t anchor, uint32_t nfuncs, uint32_t *slot, uint64_t **funcs);
+/* Make [lo, hi) of a module's code writable (on = 1) or read-only
+ * executable again (0): 0, or -1 (patch.c). */
+RT_HIDDEN int rt_text_writable(uintptr_t lo, uintptr_t hi, int on);
+/* filter.c: the trace filters' bitmap of module M (M->filter_off). */
+RT_HIDDEN void rt_filter_module(struct sonde_module *M);
+/* instr.c: the modules sonde planned that this process has loaded are
+ * patched (at the runtime's start, before the program's code runs). */
+RT_HIDDEN void rt_instr_start(void);
 
 /* Register a module (runtime.c; exported: module constructors call it). */
 RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m);

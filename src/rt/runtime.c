@@ -218,7 +218,8 @@ RT_HIDDEN int rt_init_late(int fd)
 
 __attribute__((constructor(101))) static void rt_ctor(void)
 {
-	rt_init();
+	if (rt_init() == 0)
+		rt_instr_start(); /* functions patched without a rebuild (instr.c) */
 }
 
 /* The process ends: this thread's end and the process's end (kept if an
@@ -445,7 +446,7 @@ RT_HIDDEN void rt_resume_frames(struct rt_tls *L, const struct sonde_frame *fram
 		t->stack[i].trace_pos = 0;
 		/* No entry record in this process: no exit record either, except in
 		 * a trace, where a TRX_RESUME record opens the frame again. */
-		t->stack[i].flags = flags & SONDE_FRAME_UNHOOKED;
+		t->stack[i].flags = flags & (SONDE_FRAME_UNHOOKED | SONDE_FRAME_FULLSAVE);
 		if (L->ring && (flags & SONDE_FRAME_TRACED) && trace_resume(L, t->stack[i].func, now) == 0)
 			t->stack[i].flags |= SONDE_FRAME_TRACED;
 	}
@@ -576,6 +577,40 @@ static int find_mod_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+RT_HIDDEN struct sonde_module *rt_module_new(uintptr_t anchor, uint32_t nfuncs, uint32_t *slot_out, uint64_t **funcs)
+{
+	uint32_t slot = atomic_fetch_add_explicit(&rt_sess->nmodules, 1, memory_order_relaxed);
+	if (slot >= SONDE_MAX_MODULES) {
+		atomic_fetch_add_explicit(&rt_sess->lost[SONDE_LOST_MODULE_SLOTS], 1, memory_order_relaxed);
+		return NULL;
+	}
+	struct sonde_module *M = &rt_sess->modules[slot];
+	M->proc = rt_proc_slot;
+	M->nfuncs = nfuncs;
+	struct find_mod f = { anchor, M };
+	dl_iterate_phdr(find_mod_cb, &f);
+	uint64_t off = nfuncs ? sess_alloc(rt_sess, (uint64_t)nfuncs * sizeof(uint64_t)) : 0;
+	if (nfuncs && !off) {
+		atomic_fetch_add_explicit(&rt_sess->lost[SONDE_LOST_SESSION_MEM], 1, memory_order_relaxed);
+		return NULL;
+	}
+	M->funcs_off = off;
+	*funcs = sess_ptr(rt_sess, off);
+	*slot_out = slot;
+	return M;
+}
+
+RT_HIDDEN sonde_enter_fn rt_enter_hook(int numbered)
+{
+	if (rt_floor)
+		return numbered ? rt_enter_num_floor : rt_enter_floor;
+	switch (rt_mode & (SONDE_MODE_PROFILE | SONDE_MODE_TRACE)) {
+	case SONDE_MODE_PROFILE: return numbered ? rt_enter_num_profile : rt_enter_profile;
+	case SONDE_MODE_TRACE: return numbered ? rt_enter_num_trace : rt_enter_trace;
+	default: return numbered ? rt_enter_num_any : rt_enter_any;
+	}
+}
+
 RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m)
 {
 	int saved = errno;
@@ -589,34 +624,16 @@ RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m)
 		rt_log("a module has more than 1048574 functions; it is not recorded");
 		goto refuse;
 	}
-	uint32_t slot = atomic_fetch_add_explicit(&rt_sess->nmodules, 1, memory_order_relaxed);
-	if (slot >= SONDE_MAX_MODULES) {
-		atomic_fetch_add_explicit(&rt_sess->lost[SONDE_LOST_MODULE_SLOTS], 1, memory_order_relaxed);
+	uint32_t slot;
+	uint64_t *funcs;
+	struct sonde_module *M = rt_module_new((uintptr_t)m->anchor, m->nfuncs, &slot, &funcs);
+	if (!M)
 		goto refuse;
-	}
-	struct sonde_module *M = &rt_sess->modules[slot];
-	M->proc = rt_proc_slot;
-	M->nfuncs = m->nfuncs;
-	struct find_mod f = { (uintptr_t)m->anchor, M };
-	dl_iterate_phdr(find_mod_cb, &f);
-	uint64_t off = m->nfuncs ? sess_alloc(rt_sess, (uint64_t)m->nfuncs * sizeof(uint64_t)) : 0;
-	if (m->nfuncs && !off) {
-		atomic_fetch_add_explicit(&rt_sess->lost[SONDE_LOST_SESSION_MEM], 1, memory_order_relaxed);
-		goto refuse;
-	}
-	uint64_t *funcs = sess_ptr(rt_sess, off);
 	for (uint32_t i = 0; i < m->nfuncs; i++)
 		funcs[i] = m->entries[i] + SONDE_PAD - M->load_bias;
-	M->funcs_off = off;
-	{ RT_HIDDEN void rt_filter_module(struct sonde_module *); rt_filter_module(M); } /* trace -F/-N/--domain (filter.c) */
+	rt_filter_module(M); /* trace -F/-N/--domain (filter.c) */
 	m->slot = slot;
-	switch (rt_mode & (SONDE_MODE_PROFILE | SONDE_MODE_TRACE)) {
-	case SONDE_MODE_PROFILE: m->enter = rt_enter_profile; break;
-	case SONDE_MODE_TRACE: m->enter = rt_enter_trace; break;
-	default: m->enter = rt_enter_any; break;
-	}
-	if (rt_floor)
-		m->enter = rt_enter_floor;
+	m->enter = rt_enter_hook(0);
 	/* Functions the trace filters keep out stay dormant (trace-only sessions:
 	 * a profile needs every function). */
 	const uint8_t *skip = M->filter_off && !(rt_mode & SONDE_MODE_PROFILE) ? sess_ptr(rt_sess, M->filter_off) : NULL;

@@ -55,7 +55,7 @@ static void unhook_ended(struct sonde_thread *t)
 {
 	for (uint32_t i = t->depth; i-- > 0;) {
 		uintptr_t *slot = (uintptr_t *)(uintptr_t)t->stack[i].slot;
-		if (__atomic_load_n(slot, __ATOMIC_RELAXED) == (uintptr_t)rt_exit_tramp)
+		if (rt_is_exit_tramp(__atomic_load_n(slot, __ATOMIC_RELAXED)))
 			__atomic_store_n(slot, t->stack[i].site, __ATOMIC_RELAXED);
 	}
 }
@@ -87,7 +87,7 @@ static void set_hooks(int hook, uintptr_t sp)
 			f->flags |= SONDE_FRAME_UNHOOKED;
 		} else if (hook && (f->flags & SONDE_FRAME_UNHOOKED)) {
 			if (*slot == f->site)
-				*slot = (uintptr_t)rt_exit_tramp;
+				*slot = rt_exit_tramp_for(f->flags);
 			f->flags &= ~SONDE_FRAME_UNHOOKED;
 		}
 	}

@@ -53,6 +53,26 @@ int sym_addr_line(struct sym_module *m, uint64_t vaddr, const char **file, int *
  * Writes "name" or "name+off" into buf; returns 0 if found, -1 otherwise. */
 int sym_data_name(struct sym_module *m, uint64_t vaddr, char *buf, size_t len);
 
+/* Every function the module defines (sorted by address, one per address):
+ * .symtab / .dynsym function symbols in executable sections (GCC's ".cold"
+ * fragments left out), and the .eh_frame ranges no symbol covers (name NULL).
+ * not_entry: the call frame information says the stack does not hold a
+ * return address at its first instruction (not entered by a call).  Returns
+ * the count and a malloc'd array in *out, or -1 (out of memory). */
+struct sym_fn {
+	uint64_t addr, size;
+	const char *name;     /* the raw symbol name (lives until sym_close), or NULL */
+	int not_entry;        /* 1: by its call frame information; 2: the ELF entry point */
+};
+#include <sys/types.h>
+ssize_t sym_functions(struct sym_module *m, struct sym_fn **out);
+/* The file's bytes of the executable section holding vaddr, from vaddr on
+ * (*avail of them), or NULL. */
+const uint8_t *sym_code(struct sym_module *m, uint64_t vaddr, size_t *avail);
+
+/* Does the file have a section of this name? */
+int sym_has_section(struct sym_module *m, const char *name);
+
 /* Demangle a C++ name; returns a malloc'd string or NULL when not mangled. */
 char *sym_demangle(const char *name);
 /* The '(' that opens the parameter list of a demangled name ("ns::f(int)",

@@ -1,0 +1,30 @@
+/* record_patch.h — `sonde record` on programs never built for sonde: which
+ * modules get their functions patched, their plans published in the
+ * session, and the program's requests served while it runs
+ * (record_patch.c; the work itself is src/instr/). */
+#ifndef SONDE_CLI_RECORD_PATCH_H
+#define SONDE_CLI_RECORD_PATCH_H
+
+#include <stddef.h>
+
+#include "instr/instr.h"
+
+struct cli_opts;
+struct session;
+struct launched;
+
+struct record_patch {
+	struct session *s;
+	struct instr_plan plans[SONDE_INSTR_MAX_MODS];
+	size_t nplans;
+};
+
+/* Plan the executable at prog_path (unless it was built with sonde-cc, or
+ * --no-patch) and publish the plans: 0, or -1 with err. */
+int record_patch_plan(const struct cli_opts *o, const char *prog_path, struct session *s, struct record_patch *p,
+                      char *err, size_t n);
+/* Make collect serve the program's requests (nothing when nothing is planned). */
+void record_patch_serve_in(struct record_patch *p, struct launched *l);
+void record_patch_end(struct record_patch *p);
+
+#endif

@@ -1,0 +1,82 @@
+/* instr_abi.h — functions patched without a rebuild: what sonde and the
+ * runtime share in the session memory (docs/INSTRUMENTATION.md, "Programs
+ * never built for sonde").
+ *
+ * sonde plans each module before the program runs (src/instr/plan.c): the
+ * functions it found (.symtab, else .dynsym and .eh_frame), and for each one
+ * whose entry can take a 5-byte jmp, the bytes that jmp covers.  The runtime
+ * (src/rt/instr.c) finds a planned module among the objects of its process
+ * (same device and inode), maps a code region within ±2 GiB of it, and asks
+ * sonde for that region's code (one request per process image and module):
+ * sonde builds it for those very addresses (src/instr/stubs.c) and answers;
+ * the runtime copies it into the region and writes the jmps.
+ *
+ * Trust: the runtime checks every offset and length sonde wrote against the
+ * session and the region, and each function's bytes against the plan before
+ * writing a jmp over them; sonde checks every field the program wrote in a
+ * request (the region must be near the module, sizes bounded) and never
+ * follows a pointer of the program's. */
+#ifndef SONDE_COMMON_INSTR_ABI_H
+#define SONDE_COMMON_INSTR_ABI_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define SONDE_INSTR_MAX_MODS 64u    /* planned modules */
+#define SONDE_INSTR_MAX_REQS 256u   /* requests over the recording (process images x modules) */
+#define SONDE_INSTR_ORIG     15u    /* bytes a jmp may displace (whole instructions, >= 5) */
+#define SONDE_INSTR_NOSTUB   0xffffffffu
+#define SONDE_INSTR_WAIT_MS  10000  /* the runtime waits this long for sonde's answer */
+
+/* One function the runtime patches: number i is the i-th of the module's
+ * table (sorted by address). */
+struct sonde_instr_fn {
+	uint64_t vaddr;                 /* link-time address of its entry */
+	uint8_t  len;                   /* bytes the jmp displaces (5..SONDE_INSTR_ORIG) */
+	uint8_t  orig[SONDE_INSTR_ORIG];/* those bytes as the file holds them */
+};
+
+struct sonde_instr_mod {
+	char     path[512];             /* the file sonde planned (as given, NUL-ended) */
+	uint64_t dev, ino;              /* its identity (stat): how the runtime recognises it */
+	uint32_t nfuncs;                /* patchable functions: fns[0..nfuncs) */
+	uint32_t nfound;                /* functions found, patchable or not (sonde's; info only) */
+	uint64_t fns_off;               /* session offset of struct sonde_instr_fn[nfuncs] */
+	uint64_t region_size;           /* bytes of code a region of this module needs (page multiple) */
+};
+
+enum sonde_instr_state {
+	SONDE_IR_FREE = 0,
+	SONDE_IR_ASKED = 1,             /* the runtime wrote the request and waits */
+	SONDE_IR_BUILT = 2,             /* sonde wrote the code */
+	SONDE_IR_FAILED = 3,            /* sonde could not (msg) */
+	SONDE_IR_GAVE_UP = 4,           /* the runtime stopped waiting: sonde must not answer */
+};
+
+struct sonde_instr_req {
+	_Atomic uint32_t state;         /* enum sonde_instr_state; also the futex both wait on */
+	uint32_t mod;                   /* planned module index */
+	int32_t  pid;
+	uint32_t module_slot;           /* the session module slot the runtime took */
+	uint64_t bias;                  /* the module's load bias */
+	uint64_t region, region_size;   /* the region the runtime mapped (not yet executable) */
+	uint64_t hook;                  /* address of the module's struct sonde_modhook (the stubs pass it) */
+	/* sonde's answer */
+	uint64_t code_off;              /* session offset of region_size bytes of code */
+	uint64_t stubs_off;             /* session offset of uint32_t[nfuncs]: each function's stub in the
+	                                 * region, SONDE_INSTR_NOSTUB when it has none */
+	uint32_t built;                 /* stubs built */
+	uint32_t pad;
+	char     msg[160];              /* why sonde failed */
+};
+
+struct sonde_instr {
+	uint32_t nmods;
+	_Atomic uint32_t nreqs;
+	_Atomic uint32_t asked;         /* bumped by the runtime at each request (sonde may wait on it) */
+	uint32_t pad;
+	struct sonde_instr_mod mods[SONDE_INSTR_MAX_MODS];
+	struct sonde_instr_req reqs[SONDE_INSTR_MAX_REQS];
+};
+
+#endif

@@ -1,0 +1,64 @@
+/* instr.h — instrumenting functions of programs never built for sonde
+ * (docs/INSTRUMENTATION.md, "Programs never built for sonde"): sonde's side.
+ *
+ *   plan.c   which functions a module has and which of them can take a jmp
+ *            (before the program runs; position independent);
+ *   stubs.c  the code of one region: a common entry and one stub per
+ *            function, built for the addresses the program mapped;
+ *   serve.c  the plans published in the session memory, the program's
+ *            requests answered.
+ * The runtime's side is src/rt/instr.c; what both share is
+ * common/instr_abi.h. */
+#ifndef SONDE_INSTR_INSTR_H
+#define SONDE_INSTR_INSTR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/instr_abi.h"
+
+struct sym_module;
+struct sonde_session_hdr;
+
+/* A function found but not patched, and why. */
+struct instr_left {
+	uint64_t vaddr;
+	char name[96];   /* its symbol, or "" */
+	char why[160];
+};
+
+struct instr_plan {
+	char path[512];
+	uint64_t dev, ino;
+	struct sym_module *sm;        /* the module's symbols and bytes (owned) */
+	size_t nfound;                /* functions found */
+	struct sonde_instr_fn *fns;   /* patchable, by number (sorted by address) */
+	uint32_t *fn_size;            /* their extents (bytes) */
+	size_t nfns;
+	struct instr_left *left;      /* found, not patchable */
+	size_t nleft;
+	uint64_t region_size;         /* code bytes a region needs (page multiple) */
+	double plan_ms;               /* time planning took (before the program runs) */
+};
+
+/* Plan the module at path: 0; 1 when it was built with sonde-cc (its
+ * sleds are the way: no plan); -1 with err (not ELF, no function found). */
+int instr_plan(const char *path, struct instr_plan *p, char *err, size_t n);
+void instr_plan_free(struct instr_plan *p);
+
+/* The code of a region at `region` (size bytes) for module p loaded with
+ * `bias`: code[0..size) (int3 where unused), stubs[i] the offset of
+ * function i's stub or SONDE_INSTR_NOSTUB; *built the stubs made.  hook is
+ * the address of the module's struct sonde_modhook in the program.  0, or -1
+ * with err. */
+int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint64_t size, uint64_t hook,
+                uint8_t *code, uint32_t *stubs, uint32_t *built, char *err, size_t n);
+
+/* Publish plans[0..n) in the session (before the program starts): 0, or -1
+ * with err (session memory full, too many modules). */
+int instr_publish(struct sonde_session_hdr *h, uint64_t size, const struct instr_plan *plans, size_t n, char *err,
+                  size_t errn);
+/* Answer the requests waiting in the session: how many were answered. */
+int instr_serve(struct sonde_session_hdr *h, uint64_t size, const struct instr_plan *plans, size_t n);
+
+#endif

@@ -1,0 +1,155 @@
+/* plan.c — which functions of a module can be patched without a rebuild
+ * (instr.h).  Everything here depends on the file only, not on where the
+ * program maps it: done once, before the program runs.
+ *
+ * A function is patched with a 5-byte `jmp` over its first instructions,
+ * to a stub that calls the runtime and then runs those instructions
+ * relocated (src/arch/x86_64/reloc.c).  So the first whole instructions
+ * covering 5 bytes must be relocatable, no branch of the function may land
+ * inside them, and a call among them must be the last (the return address
+ * it pushes lies after the jump).  Whether they are depends on the bytes
+ * alone: the relocator is asked once here at a stand-in address, and again
+ * for the real one when the program asks (stubs.c).  A function that cannot
+ * take the jump is left out, with the relocator's reason. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "arch/reloc.h"
+#include "instr/instr.h"
+#include "sym/sym.h"
+
+#define STUB_FIXED 15 /* push imm32, call rel32, jmp rel32 */
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int leave(struct instr_plan *p, size_t *cap, uint64_t vaddr, const char *name, const char *why)
+{
+	if (p->nleft == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		struct instr_left *v = realloc(p->left, c * sizeof *v);
+		if (!v)
+			return -1;
+		p->left = v;
+		*cap = c;
+	}
+	struct instr_left *l = &p->left[p->nleft++];
+	l->vaddr = vaddr;
+	snprintf(l->name, sizeof l->name, "%s", name ? name : "");
+	snprintf(l->why, sizeof l->why, "%s", why);
+	return 0;
+}
+
+int instr_plan(const char *path, struct instr_plan *p, char *err, size_t n)
+{
+	double t0 = now_ms();
+	memset(p, 0, sizeof *p);
+	struct stat st;
+	if (stat(path, &st) != 0) {
+		snprintf(err, n, "cannot read %s (%s)", path, strerror(errno));
+		return -1;
+	}
+	if (strlen(path) >= sizeof p->path) {
+		snprintf(err, n, "the path of %s is too long", path);
+		return -1;
+	}
+	snprintf(p->path, sizeof p->path, "%s", path);
+	p->dev = (uint64_t)st.st_dev;
+	p->ino = (uint64_t)st.st_ino;
+	const char *why = NULL;
+	p->sm = sym_open(path, &why);
+	if (!p->sm) {
+		snprintf(err, n, "cannot read %s as ELF (%s)", path, why ? why : "?");
+		return -1;
+	}
+	if (sym_has_section(p->sm, ".note.sonde")) { /* built with sonde-cc: its sleds are the way */
+		instr_plan_free(p);
+		return 1;
+	}
+	struct sym_fn *f = NULL;
+	ssize_t nf = sym_functions(p->sm, &f);
+	if (nf < 0) {
+		snprintf(err, n, "out of memory reading the functions of %s", path);
+		goto fail;
+	}
+	p->nfound = (size_t)nf;
+	p->fns = calloc(nf ? (size_t)nf : 1, sizeof *p->fns);
+	p->fn_size = calloc(nf ? (size_t)nf : 1, sizeof *p->fn_size);
+	if (!p->fns || !p->fn_size) {
+		snprintf(err, n, "out of memory");
+		goto fail;
+	}
+	size_t lcap = 0;
+	uint64_t code_bytes = 64; /* the common entry */
+	for (ssize_t i = 0; i < nf; i++) {
+		char msg[160];
+		size_t avail = 0;
+		const uint8_t *code = sym_code(p->sm, f[i].addr, &avail);
+		uint64_t size = f[i].size;
+		if (i + 1 < nf && f[i + 1].addr > f[i].addr && f[i + 1].addr - f[i].addr < size)
+			size = f[i + 1].addr - f[i].addr; /* overlapping extents: the next function starts there */
+		if (size > avail)
+			size = avail;
+		struct reloc_out r;
+		const char *reason = NULL;
+		if (f[i].not_entry == 2)
+			reason = "the program's entry point: the loader jumps to it with argc where a return address would be";
+		else if (f[i].not_entry)
+			reason = "its call frame information says it is not entered by a call (a fragment of another "
+			         "function)";
+		else if (!code)
+			reason = "its bytes are not in an executable section of the file";
+		else if (size < 5)
+			reason = "shorter than the 5 bytes a jump takes";
+		else if (reloc_build(code, avail, f[i].addr, 5, code, (size_t)size, f[i].addr, f[i].addr + 0x10000000,
+		                     &r, msg, sizeof msg))
+			reason = msg;
+		else if (r.displaced > SONDE_INSTR_ORIG)
+			reason = "its first instructions are longer than 15 bytes";
+		if (reason) {
+			if (leave(p, &lcap, f[i].addr, f[i].name, reason)) {
+				snprintf(err, n, "out of memory");
+				goto fail;
+			}
+			continue;
+		}
+		struct sonde_instr_fn *o = &p->fns[p->nfns];
+		o->vaddr = f[i].addr;
+		o->len = (uint8_t)r.displaced;
+		memcpy(o->orig, code, r.displaced);
+		p->fn_size[p->nfns] = (uint32_t)(size < UINT32_MAX ? size : UINT32_MAX);
+		p->nfns++;
+		code_bytes += (STUB_FIXED + r.code_len + 15 + 16) & ~(uint64_t)15; /* + slack: a longer form */
+	}
+	free(f);
+	f = NULL;
+	if (!p->nfound) {
+		snprintf(err, n, "%s defines no function sonde can find (no .symtab, .dynsym or .eh_frame)", path);
+		goto fail;
+	}
+	p->region_size = (code_bytes + 4095) & ~(uint64_t)4095;
+	p->plan_ms = now_ms() - t0;
+	return 0;
+fail:
+	free(f);
+	instr_plan_free(p);
+	return -1;
+}
+
+void instr_plan_free(struct instr_plan *p)
+{
+	if (p->sm)
+		sym_close(p->sm);
+	free(p->fns);
+	free(p->fn_size);
+	free(p->left);
+	memset(p, 0, sizeof *p);
+}

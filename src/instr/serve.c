@@ -1,0 +1,132 @@
+/* serve.c — the plans in the session memory, and the program's requests
+ * answered (instr.h, common/instr_abi.h).
+ *
+ * A request is the program's: every field is checked before use.  The
+ * region must lie within ±2 GiB of every function of the module (the stubs
+ * are reached by rel32 jumps and reach back the same way), and be as large
+ * as the plan says; the answer is written into fresh session memory, and the
+ * state set last (release), then the runtime woken on it. */
+#include <linux/futex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "common/session.h"
+#include "instr/instr.h"
+
+int instr_publish(struct sonde_session_hdr *h, uint64_t size, const struct instr_plan *plans, size_t n, char *err,
+                  size_t errn)
+{
+	if (n > SONDE_INSTR_MAX_MODS) {
+		snprintf(err, errn, "too many modules to instrument (%zu, at most %u)", n, SONDE_INSTR_MAX_MODS);
+		return -1;
+	}
+	uint64_t off = sess_alloc(h, sizeof(struct sonde_instr));
+	if (!off || !sess_inside(size, off, sizeof(struct sonde_instr)))
+		goto full;
+	struct sonde_instr *in = sess_ptr(h, off);
+	memset(in, 0, sizeof *in);
+	for (size_t i = 0; i < n; i++) {
+		const struct instr_plan *p = &plans[i];
+		struct sonde_instr_mod *m = &in->mods[i];
+		snprintf(m->path, sizeof m->path, "%s", p->path);
+		m->dev = p->dev;
+		m->ino = p->ino;
+		m->nfuncs = (uint32_t)p->nfns;
+		m->nfound = (uint32_t)p->nfound;
+		m->region_size = p->region_size;
+		uint64_t bytes = (uint64_t)p->nfns * sizeof(struct sonde_instr_fn);
+		m->fns_off = bytes ? sess_alloc(h, bytes) : 0;
+		if (bytes && !m->fns_off)
+			goto full;
+		if (bytes)
+			memcpy(sess_ptr(h, m->fns_off), p->fns, bytes);
+	}
+	in->nmods = (uint32_t)n;
+	h->instr_off = off;
+	return 0;
+full:
+	snprintf(err, errn, "the session memory has no room for the functions to patch");
+	return -1;
+}
+
+static void answer(struct sonde_instr_req *r, uint32_t state)
+{
+	atomic_store_explicit(&r->state, state, memory_order_release);
+	syscall(SYS_futex, &r->state, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+static int near(uint64_t a, uint64_t b)
+{
+	uint64_t d = a > b ? a - b : b - a;
+	return d < 0x7fff0000ull;
+}
+
+static void serve_one(struct sonde_session_hdr *h, uint64_t size, struct sonde_instr_req *r,
+                      const struct instr_plan *plans, size_t n)
+{
+	uint32_t mod = r->mod;
+	if (mod >= n) {
+		snprintf(r->msg, sizeof r->msg, "no such planned module (%u)", mod);
+		answer(r, SONDE_IR_FAILED);
+		return;
+	}
+	const struct instr_plan *p = &plans[mod];
+	uint64_t region = r->region, rsize = r->region_size, bias = r->bias;
+	if (rsize != p->region_size || !p->nfns) {
+		snprintf(r->msg, sizeof r->msg, "a region of %llu bytes for a plan of %llu",
+		         (unsigned long long)rsize, (unsigned long long)p->region_size);
+		answer(r, SONDE_IR_FAILED);
+		return;
+	}
+	uint64_t lo = p->fns[0].vaddr + bias, hi = p->fns[p->nfns - 1].vaddr + bias;
+	if (region + rsize < region || !near(region, lo) || !near(region + rsize, lo) || !near(region, hi) ||
+	    !near(region + rsize, hi)) {
+		snprintf(r->msg, sizeof r->msg, "the region at 0x%llx is not within 2 GiB of the module",
+		         (unsigned long long)region);
+		answer(r, SONDE_IR_FAILED);
+		return;
+	}
+	uint64_t code_off = sess_alloc(h, rsize);
+	uint64_t stubs_off = sess_alloc(h, (uint64_t)p->nfns * sizeof(uint32_t));
+	if (!code_off || !stubs_off || !sess_inside(size, code_off, rsize) ||
+	    !sess_inside(size, stubs_off, (uint64_t)p->nfns * sizeof(uint32_t))) {
+		snprintf(r->msg, sizeof r->msg, "the session memory is full");
+		answer(r, SONDE_IR_FAILED);
+		return;
+	}
+	uint32_t built = 0;
+	if (instr_build(p, bias, region, rsize, r->hook, sess_ptr(h, code_off), sess_ptr(h, stubs_off), &built, r->msg,
+	                sizeof r->msg)) {
+		answer(r, SONDE_IR_FAILED);
+		return;
+	}
+	r->code_off = code_off;
+	r->stubs_off = stubs_off;
+	r->built = built;
+	/* the runtime may have given up waiting meanwhile: then it never reads this */
+	uint32_t want = SONDE_IR_ASKED;
+	if (atomic_compare_exchange_strong(&r->state, &want, SONDE_IR_BUILT))
+		syscall(SYS_futex, &r->state, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+int instr_serve(struct sonde_session_hdr *h, uint64_t size, const struct instr_plan *plans, size_t n)
+{
+	if (!h->instr_off || !sess_inside(size, h->instr_off, sizeof(struct sonde_instr)))
+		return 0;
+	struct sonde_instr *in = sess_ptr(h, h->instr_off);
+	uint32_t nr = atomic_load_explicit(&in->nreqs, memory_order_acquire);
+	if (nr > SONDE_INSTR_MAX_REQS)
+		nr = SONDE_INSTR_MAX_REQS;
+	int served = 0;
+	for (uint32_t i = 0; i < nr; i++) {
+		struct sonde_instr_req *r = &in->reqs[i];
+		if (atomic_load_explicit(&r->state, memory_order_acquire) != SONDE_IR_ASKED)
+			continue;
+		serve_one(h, size, r, plans, n);
+		served++;
+	}
+	return served;
+}

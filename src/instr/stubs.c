@@ -1,0 +1,100 @@
+/* stubs.c — the code of one region (instr.h), built by sonde for the
+ * addresses the program mapped; the program only copies and runs it.
+ *
+ * At region + 0, the common entry, reached from every stub by a call:
+ *     push rdi rsi rdx rcx r8 r9 rax r10 r11    every register an argument, the
+ *                                               static chain or a caller's
+ *                                               -fipa-ra value may be in
+ *     mov 80(%rsp),%esi                         the function's number (pushed by its stub)
+ *     lea 88(%rsp),%rdx                         the slot of its return address
+ *     movabs $hook,%rdi; call *(%rdi)           the module's entry hook (src/rt/hooks.c)
+ *     pop (reverse); ret $8                     back into the stub, the number dropped
+ * The stack is 16-byte aligned at that call: the function is entered with
+ * rsp = 8 mod 16, and the push, the call and nine pushes take 88 bytes.
+ * Vector registers are not saved: the hook is built -mgeneral-regs-only.
+ *
+ * One stub per function, 16-byte aligned:
+ *     push $number; call common
+ *     the function's first instructions, relocated (src/arch/x86_64/reloc.c)
+ *     jmp fn + displaced                        (unless they end in jmp / ret)
+ * The function's entry then holds `jmp stub`.  The hook replaces the
+ * return address in the slot, as for a sonde-cc build's sled: exits, tail
+ * calls, non-local exits and exceptions work the same way. */
+#include <stdio.h>
+#include <string.h>
+
+#include "arch/reloc.h"
+#include "instr/instr.h"
+#include "sym/sym.h"
+
+static const uint8_t common_head[] = {
+	0x57, 0x56, 0x52, 0x51, 0x41, 0x50, 0x41, 0x51, 0x50, 0x41, 0x52, 0x41, 0x53, /* push ... r11 */
+	0x8b, 0x74, 0x24, 0x50,                                                       /* mov 0x50(%rsp),%esi */
+	0x48, 0x8d, 0x54, 0x24, 0x58,                                                 /* lea 0x58(%rsp),%rdx */
+	0x48, 0xbf,                                                                   /* movabs $hook,%rdi */
+};
+static const uint8_t common_tail[] = {
+	0xff, 0x17,                                                                   /* call *(%rdi) */
+	0x41, 0x5b, 0x41, 0x5a, 0x58, 0x41, 0x59, 0x41, 0x58, 0x59, 0x5a, 0x5e, 0x5f, /* pop r11 ... rdi */
+	0xc2, 0x08, 0x00,                                                             /* ret $8 */
+};
+
+static int fits32(int64_t v)
+{
+	return v >= INT32_MIN && v <= INT32_MAX;
+}
+
+int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint64_t size, uint64_t hook,
+                uint8_t *code, uint32_t *stubs, uint32_t *built, char *err, size_t n)
+{
+	*built = 0;
+	memset(code, 0xcc, size);
+	size_t k = 0;
+	memcpy(code + k, common_head, sizeof common_head);
+	k += sizeof common_head;
+	memcpy(code + k, &hook, 8);
+	k += 8;
+	memcpy(code + k, common_tail, sizeof common_tail);
+	k = 64;
+	for (size_t i = 0; i < p->nfns; i++) {
+		stubs[i] = SONDE_INSTR_NOSTUB;
+		const struct sonde_instr_fn *f = &p->fns[i];
+		uint64_t fn = f->vaddr + bias, at = region + k;
+		size_t avail = 0;
+		const uint8_t *bytes = sym_code(p->sm, f->vaddr, &avail);
+		if (!bytes || avail < f->len || !fits32((int64_t)(fn - at)) || !fits32((int64_t)(at - fn)))
+			continue;
+		struct reloc_out r;
+		char why[160];
+		/* Branch targets were checked over the whole function by the plan:
+		 * here only the displaced bytes are its "function". */
+		if (reloc_build(bytes, f->len, fn, 5, bytes, f->len, fn, at + 10, &r, why, sizeof why) ||
+		    r.displaced != f->len)
+			continue;
+		size_t need = 10 + r.code_len + (r.ends_flow ? 0 : 5);
+		if (k + need > size)
+			break; /* the region is full: the rest stay unpatched */
+		uint8_t *o = code + k;
+		uint32_t num = (uint32_t)i;
+		o[0] = 0x68; /* push $number */
+		memcpy(o + 1, &num, 4);
+		int32_t rel = (int32_t)((int64_t)region - (int64_t)(at + 10));
+		o[5] = 0xe8; /* call common */
+		memcpy(o + 6, &rel, 4);
+		memcpy(o + 10, r.code, r.code_len);
+		if (!r.ends_flow) {
+			size_t j = 10 + r.code_len;
+			rel = (int32_t)((int64_t)(fn + r.displaced) - (int64_t)(at + j + 5));
+			o[j] = 0xe9;
+			memcpy(o + j + 1, &rel, 4);
+		}
+		stubs[i] = (uint32_t)k;
+		(*built)++;
+		k = (k + need + 15) & ~(size_t)15;
+	}
+	if (!*built && p->nfns) {
+		snprintf(err, n, "no stub could be built for %s at 0x%llx", p->path, (unsigned long long)region);
+		return -1;
+	}
+	return 0;
+}

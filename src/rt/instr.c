@@ -1,0 +1,217 @@
+/* instr.c — functions of programs never built for sonde, patched at the
+ * runtime's start (the runtime's side of src/instr/, the layout in
+ * common/instr_abi.h, docs/INSTRUMENTATION.md "Programs never built for
+ * sonde").
+ *
+ * For each object of the process that sonde planned (same device and
+ * inode): a struct sonde_modhook of its own (the stubs pass it to the
+ * entry hook), a code region mapped within ±2 GiB of its functions, a
+ * request to sonde, which builds the region's code for those addresses;
+ * then the code copied in, the region made executable, the module
+ * registered as a sonde-cc module is (numbers, path, build-id, the trace
+ * filters) and a `jmp stub` written over the first bytes of each function,
+ * after checking they are the bytes sonde planned for.  This runs in the
+ * runtime's constructor: before the program's own code (its constructors
+ * included), with no other thread of the program's yet. */
+#include <fcntl.h>
+#include <link.h>
+#include <linux/futex.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/instr_abi.h"
+#include "rt/rt.h"
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int near(uint64_t a, uint64_t b)
+{
+	uint64_t d = a > b ? a - b : b - a;
+	return d < 0x7fff0000ull;
+}
+
+/* A mapping of size bytes (RW) within ±2 GiB of both lo and hi: below lo
+ * first, then above hi, in 1 MiB steps; 0 if none. */
+static uint64_t map_near(uint64_t lo, uint64_t hi, uint64_t size)
+{
+	uint64_t step = 1ull << 20;
+	for (int k = 1; k < 2000; k++) {
+		uint64_t hint = k < 1000 ? (lo & ~(step - 1)) - (uint64_t)k * step - size
+		                         : ((hi + step - 1) & ~(step - 1)) + (uint64_t)(k - 1000) * step;
+		if (hint < 0x10000 || hint > (1ull << 47) || !near(hint, lo) || !near(hint + size, hi) ||
+		    !near(hint, hi) || !near(hint + size, lo))
+			continue;
+		void *m = mmap((void *)hint, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+		               -1, 0);
+		if (m == MAP_FAILED)
+			continue;
+		if ((uint64_t)m != hint) { /* a kernel before 4.17 took it as a hint */
+			munmap(m, size);
+			continue;
+		}
+		return hint;
+	}
+	return 0;
+}
+
+/* Wait for sonde's answer: the request's state once it is not ASKED. */
+static uint32_t await(struct sonde_instr_req *r)
+{
+	uint64_t end = mono_ns() + (uint64_t)SONDE_INSTR_WAIT_MS * 1000000ull;
+	for (;;) {
+		uint32_t st = atomic_load_explicit(&r->state, memory_order_acquire);
+		if (st != SONDE_IR_ASKED)
+			return st;
+		uint64_t now = mono_ns();
+		if (now >= end) {
+			uint32_t want = SONDE_IR_ASKED;
+			if (atomic_compare_exchange_strong(&r->state, &want, SONDE_IR_GAVE_UP))
+				return SONDE_IR_GAVE_UP;
+			return want;
+		}
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		syscall(SYS_futex, &r->state, FUTEX_WAIT, SONDE_IR_ASKED, &ts, NULL, 0);
+	}
+}
+
+/* Patch the functions of planned module `mi`, loaded with `bias`. */
+static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias)
+{
+	uint64_t t0 = mono_ns();
+	struct sonde_session_hdr *S = rt_sess;
+	const struct sonde_instr_mod *pm = &in->mods[mi];
+	uint32_t n = pm->nfuncs;
+	uint64_t rsize = pm->region_size;
+	if (!n || n >= SONDE_MAX_FUNCS_PER_MODULE || !rsize || rsize > (1ull << 30) || (rsize & 4095) ||
+	    !sess_fits(S->size, pm->fns_off, (uint64_t)n * sizeof(struct sonde_instr_fn), 8))
+		return;
+	const struct sonde_instr_fn *fns = sess_ptr(S, pm->fns_off);
+	uint64_t lo = fns[0].vaddr + bias, hi = fns[n - 1].vaddr + bias;
+	for (uint32_t i = 1; i < n; i++)
+		if (fns[i].vaddr <= fns[i - 1].vaddr || fns[i].len < 5 || fns[i].len > SONDE_INSTR_ORIG)
+			return; /* not a plan sonde wrote */
+	struct sonde_modhook *m = mmap(NULL, sizeof *m, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return;
+	uint64_t region = map_near(lo, hi, rsize);
+	if (!region) {
+		rt_log("no memory within 2 GiB of a module for its stubs; it is not recorded");
+		munmap(m, sizeof *m);
+		return;
+	}
+	uint32_t ri = atomic_fetch_add_explicit(&in->nreqs, 1, memory_order_relaxed);
+	if (ri >= SONDE_INSTR_MAX_REQS) {
+		rt_log("too many modules patched in this recording; this one is not recorded");
+		goto undo;
+	}
+	struct sonde_instr_req *r = &in->reqs[ri];
+	r->mod = mi;
+	r->pid = (int32_t)getpid();
+	r->bias = bias;
+	r->region = region;
+	r->region_size = rsize;
+	r->hook = (uint64_t)(uintptr_t)m;
+	atomic_store_explicit(&r->state, SONDE_IR_ASKED, memory_order_release);
+	atomic_fetch_add_explicit(&in->asked, 1, memory_order_release);
+	uint32_t st = await(r);
+	if (st != SONDE_IR_BUILT) {
+		rt_log(st == SONDE_IR_GAVE_UP ? "sonde did not answer; a module is not recorded"
+		                              : "sonde could not build the stubs of a module; it is not recorded");
+		goto undo;
+	}
+	if (!sess_inside(S->size, r->code_off, rsize) || !sess_fits(S->size, r->stubs_off, (uint64_t)n * 4, 4))
+		goto undo;
+	const uint32_t *stubs = sess_ptr(S, r->stubs_off);
+	memcpy((void *)(uintptr_t)region, sess_ptr(S, r->code_off), rsize);
+	if (mprotect((void *)(uintptr_t)region, rsize, PROT_READ | PROT_EXEC) != 0)
+		goto undo;
+
+	uint32_t slot;
+	uint64_t *funcs;
+	struct sonde_module *M = rt_module_new((uintptr_t)lo, n, &slot, &funcs);
+	if (!M)
+		return; /* the region stays: nothing jumps to it */
+	for (uint32_t i = 0; i < n; i++)
+		funcs[i] = fns[i].vaddr;
+	rt_filter_module(M);
+	m->version = SONDE_MODABI_VERSION;
+	m->slot = slot;
+	m->nfuncs = n;
+	m->anchor = (const void *)(uintptr_t)lo;
+	m->enter = rt_enter_hook(1);
+	M->how = SONDE_MOD_PATCHED;
+	M->instr_req = ri;
+	r->module_slot = slot;
+	const uint8_t *skip = M->filter_off && !(rt_mode & SONDE_MODE_PROFILE) ? sess_ptr(S, M->filter_off) : NULL;
+	uint32_t dormant = 0;
+	if (rt_text_writable(lo, hi + SONDE_INSTR_ORIG, 1) != 0) {
+		rt_log("could not write into a module's code; it is not recorded");
+		dormant = n;
+	} else {
+		for (uint32_t i = 0; i < n; i++) {
+			uint8_t *at = (uint8_t *)(uintptr_t)(fns[i].vaddr + bias);
+			uint32_t so = stubs[i];
+			if (so == SONDE_INSTR_NOSTUB || so > rsize - 16 || (skip && (skip[i >> 2] >> ((i & 3) * 2)) & 2u) ||
+			    memcmp(at, fns[i].orig, fns[i].len)) {
+				dormant++;
+				continue;
+			}
+			int32_t rel = (int32_t)((int64_t)(region + so) - (int64_t)((uintptr_t)at + 5));
+			uint8_t j[5] = { 0xe9 };
+			memcpy(j + 1, &rel, 4);
+			memcpy(at, j, 5);
+		}
+		rt_text_writable(lo, hi + SONDE_INSTR_ORIG, 0);
+	}
+	M->dormant = dormant;
+	M->numbering_ns = mono_ns() - t0;
+	atomic_store_explicit(&M->state, SONDE_M_LOADED, memory_order_release);
+	return;
+undo:
+	munmap((void *)(uintptr_t)region, rsize);
+	munmap(m, sizeof *m);
+}
+
+struct scan {
+	struct sonde_instr *in;
+	int first;
+};
+
+static int scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct scan *sc = arg;
+	struct stat st;
+	const char *path = info->dlpi_name;
+	int first = sc->first;
+	sc->first = 0;
+	if (first && (!path || !path[0]))
+		path = "/proc/self/exe"; /* the executable */
+	if (!path || !path[0] || stat(path, &st) != 0)
+		return 0;
+	uint32_t nm = sc->in->nmods < SONDE_INSTR_MAX_MODS ? sc->in->nmods : SONDE_INSTR_MAX_MODS;
+	for (uint32_t i = 0; i < nm; i++)
+		if (sc->in->mods[i].dev == (uint64_t)st.st_dev && sc->in->mods[i].ino == (uint64_t)st.st_ino)
+			patch_module(sc->in, i, (uint64_t)info->dlpi_addr);
+	return 0;
+}
+
+RT_HIDDEN void rt_instr_start(void)
+{
+	static int done;
+	struct sonde_session_hdr *S = rt_sess;
+	if (done || !S || !S->instr_off || !sess_fits(S->size, S->instr_off, sizeof(struct sonde_instr), 8))
+		return;
+	done = 1;
+	struct scan sc = { sess_ptr(S, S->instr_off), 1 };
+	dl_iterate_phdr(scan_cb, &sc);
+}

@@ -1,0 +1,206 @@
+/* funcs.c — every function a module defines, for instrumenting it without a
+ * rebuild (src/instr/plan.c): the function symbols of .symtab (else .dynsym,
+ * and the separate debug file's .symtab when one is installed), and the
+ * ranges of .eh_frame that no symbol starts (a stripped binary's static
+ * functions), each checked against its call frame information: a function is
+ * entered with the return address at the stack pointer (CFA = rsp + 8), which
+ * a fragment jumped to from its function (GCC's "foo.cold") is not. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <dwarf.h>
+
+#include "sym/sym_int.h"
+
+struct fnvec {
+	struct sym_fn *v;
+	size_t n, cap;
+};
+
+static int push(struct fnvec *f, uint64_t addr, uint64_t size, const char *name)
+{
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 1024;
+		struct sym_fn *v = realloc(f->v, cap * sizeof *v);
+		if (!v)
+			return -1;
+		f->v = v;
+		f->cap = cap;
+	}
+	f->v[f->n++] = (struct sym_fn){ addr, size, name, 0 };
+	return 0;
+}
+
+static int fn_cmp(const void *a, const void *b)
+{
+	const struct sym_fn *x = a, *y = b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return (x->name == NULL) - (y->name == NULL); /* a named one first */
+}
+
+/* Is the CFA at addr the stack pointer + 8 (a function's entry)?  1 yes,
+ * 0 no, -1 unknown (no CFI for addr). */
+static int entry_cfa(Dwarf_CFI *cfi, uint64_t addr, uint64_t *end)
+{
+	Dwarf_Frame *fr = NULL;
+	if (!cfi || dwarf_cfi_addrframe(cfi, addr, &fr) != 0 || !fr)
+		return -1;
+	Dwarf_Addr lo = 0, hi = 0;
+	dwarf_frame_info(fr, &lo, &hi, NULL);
+	if (end)
+		*end = hi;
+	Dwarf_Op *ops = NULL;
+	size_t nops = 0;
+	int ok = 0;
+	if (dwarf_frame_cfa(fr, &ops, &nops) == 0 && nops == 1) {
+		if (ops[0].atom == DW_OP_bregx)
+			ok = ops[0].number == 7 && ops[0].number2 == 8;
+		else if (ops[0].atom == DW_OP_breg7)
+			ok = (int64_t)ops[0].number == 8;
+	}
+	free(fr);
+	return ok;
+}
+
+static Elf_Scn *section_named(Elf *elf, const char *want, GElf_Shdr *sh)
+{
+	size_t shstrndx;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		if (!gelf_getshdr(scn, sh))
+			continue;
+		const char *name = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (name && !strcmp(name, want))
+			return scn;
+	}
+	return NULL;
+}
+
+static int32_t rd32(const uint8_t *p)
+{
+	int32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* Is vaddr in an executable section that holds functions (not a PLT,
+ * whose stubs are jumped through, and whose first one is entered by a jmp
+ * with the relocation's index on the stack)? */
+static int in_code(Elf *elf, uint64_t vaddr)
+{
+	size_t shstrndx;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return 0;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR) ||
+		    vaddr < sh.sh_addr || vaddr >= sh.sh_addr + sh.sh_size)
+			continue;
+		const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+		return name && strncmp(name, ".plt", 4) != 0;
+	}
+	return 0;
+}
+
+/* The function starts .eh_frame_hdr's search table lists (the usual
+ * encodings only: the table as datarel sdata4). */
+static int eh_starts(Elf *elf, Dwarf_CFI *cfi, struct fnvec *out, const struct sym_fn *named, size_t nnamed)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = section_named(elf, ".eh_frame_hdr", &sh);
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	if (!d || !d->d_buf || d->d_size < 12)
+		return 0;
+	const uint8_t *b = d->d_buf;
+	size_t len = d->d_size;
+	if (b[0] != 1 || b[3] != 0x3b || (b[2] & 0x0f) != 0x03 || (b[1] & 0x0f) != 0x0b)
+		return 0; /* another encoding: the symbols are all there is */
+	uint64_t count = (uint32_t)rd32(b + 8);
+	if (count > (len - 12) / 8)
+		count = (len - 12) / 8;
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t start = sh.sh_addr + (uint64_t)(int64_t)rd32(b + 12 + 8 * i);
+		/* symbols cover it (a binary search over the named ones) */
+		size_t lo = 0, hi = nnamed;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (named[mid].addr + (named[mid].size ? named[mid].size : 1) <= start)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < nnamed && named[lo].addr <= start)
+			continue;
+		uint64_t end = 0;
+		if (!in_code(elf, start) || entry_cfa(cfi, start, &end) != 1 || end <= start)
+			continue;
+		if (push(out, start, end - start, NULL))
+			return -1;
+	}
+	return 0;
+}
+
+ssize_t sym_functions(struct sym_module *m, struct sym_fn **out)
+{
+	struct fnvec f = { 0 };
+	*out = NULL;
+	Dwarf_CFI *cfi = dwarf_getcfi_elf(m->elf);
+	for (size_t i = 0; i < m->nfuncs; i++) {
+		struct sym_ent *e = &m->funcs[i];
+		if (i && e->addr == m->funcs[i - 1].addr)
+			continue; /* an alias: the first (best ranked) names it */
+		if (!sym__in_text(m, e->addr) || !in_code(m->elf, e->addr))
+			continue;
+		const char *cold = strstr(e->raw, ".cold");
+		if (cold && (cold[5] == 0 || cold[5] == '.'))
+			continue; /* a fragment its function jumps to, never called */
+		if (push(&f, e->addr, e->size, e->raw))
+			goto oom;
+		if (cfi && entry_cfa(cfi, e->addr, NULL) == 0)
+			f.v[f.n - 1].not_entry = 1;
+	}
+	size_t nnamed = f.n;
+	if (eh_starts(m->elf, cfi, &f, f.v, nnamed))
+		goto oom;
+	/* The ELF entry point (_start) is jumped to by the loader with argc
+	 * where a return address would be. */
+	GElf_Ehdr eh;
+	if (gelf_getehdr(m->elf, &eh))
+		for (size_t i = 0; i < f.n; i++)
+			if (f.v[i].addr == eh.e_entry)
+				f.v[i].not_entry = 2;
+	if (f.n)
+		qsort(f.v, f.n, sizeof *f.v, fn_cmp);
+	*out = f.v;
+	return (ssize_t)f.n;
+oom:
+	free(f.v);
+	return -1;
+}
+
+const uint8_t *sym_code(struct sym_module *m, uint64_t vaddr, size_t *avail)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(m->elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR) ||
+		    vaddr < sh.sh_addr || vaddr >= sh.sh_addr + sh.sh_size)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size != sh.sh_size)
+			return NULL;
+		*avail = (size_t)(sh.sh_addr + sh.sh_size - vaddr);
+		return (const uint8_t *)d->d_buf + (vaddr - sh.sh_addr);
+	}
+	return NULL;
+}
+
+int sym_has_section(struct sym_module *m, const char *name)
+{
+	GElf_Shdr sh;
+	return section_named(m->elf, name, &sh) != NULL;
+}

@@ -39,7 +39,7 @@ matrix() { # FUNCTION: build and record, for each compiler and level
 		if ! command -v $cc >/dev/null || ! command -v $cxx >/dev/null; then
 			skip "matrix/$cc" "$cc/$cxx not installed"; continue
 		fi
-		for opt in O0 O2 O3; do
+		for opt in ${MATRIX_OPTS:-O0 O2 O3}; do
 			m=matrix/$cc/$opt
 			mkdir -p "$T/$cc-$opt" && cd "$T/$cc-$opt" || exit 1
 			"$1"

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli/info_patched.h"
 #include "cli/load.h"
 #include "common/json.h"
 
@@ -233,9 +234,11 @@ int cmd_info(struct cli_opts *o)
 			json_uint(&j, "functions", m->r.nfuncs);
 			json_double(&j, "numbering_ns", (double)m->r.numbering_ns);
 			json_bool(&j, "unloaded", m->r.unloaded);
+			json_str(&j, "how", info_module_how(r, i));
 			json_obj_end(&j);
 		}
 		json_arr_end(&j);
+		info_patched_json(r, &j);
 		json_obj_end(&j);
 		json_end(&j);
 	} else {
@@ -314,8 +317,10 @@ int cmd_info(struct cli_opts *o)
 		       (unsigned long long)nfuncs, fmt_ns((double)numbering, a, sizeof a));
 		for (uint32_t i = 0; i < r->nmodule_slots; i++)
 			if (r->modules[i])
-				printf("  %s (%u functions)%s\n", r->modules[i]->r.path, r->modules[i]->r.nfuncs,
+				printf("  %s (%u functions%s)%s\n", r->modules[i]->r.path, r->modules[i]->r.nfuncs,
+				       strcmp(info_module_how(r, i), "patched") ? "" : ", patched without a rebuild",
 				       r->modules[i]->r.unloaded ? " [unloaded]" : "");
+		info_patched_table(r);
 		printf("contexts:     %llu calling-context nodes\n", (unsigned long long)nodes);
 		if ((s = rd_meta(r, "event_bytes")) && strtoull(s, NULL, 10))
 			printf("events:       %s bytes in %s chunks, stored in %llu bytes%s, writer waited %s\n", s,

@@ -459,7 +459,8 @@ int cmd_record(struct cli_opts *o)
 	size_t clen;
 	char *cmd = command_line(o, &clen);
 	int status = !l.exited ? INT32_MIN : WIFEXITED(l.status) ? WEXITSTATUS(l.status) : -WTERMSIG(l.status);
-	write_recording(&s, &rec, &l, &cfg, o->argv[0], cmd ? cmd : "", clen, "sonde record", status, NULL);
+	write_recording(&s, &rec, &l, &cfg, o->argv[0], cmd ? cmd : "", clen, "sonde record", status,
+	                record_patch_meta(&patch));
 	free(cmd);
 
 	if (o->trace)

@@ -1,5 +1,6 @@
 /* record_patch.c — see record_patch.h. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -40,8 +41,76 @@ void record_patch_serve_in(struct record_patch *p, struct launched *l)
 	l->serve_arg = p;
 }
 
+#define LEFT_MAX 2000 /* left-out functions named in the recording, per module */
+
+static int add(struct record_patch *p, size_t *cap, const char *key, const char *val)
+{
+	if (p->nmeta + 3 > *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		char **v = realloc(p->meta, c * sizeof *v);
+		if (!v)
+			return -1;
+		p->meta = v;
+		*cap = c;
+	}
+	p->meta[p->nmeta] = strdup(key);
+	p->meta[p->nmeta + 1] = strdup(val);
+	if (!p->meta[p->nmeta] || !p->meta[p->nmeta + 1])
+		return -1;
+	p->nmeta += 2;
+	p->meta[p->nmeta] = NULL;
+	return 0;
+}
+
+const char *const *record_patch_meta(struct record_patch *p)
+{
+	size_t cap = 0;
+	char k[64], v[700];
+	struct sonde_session_hdr *h = p->s->hdr;
+	for (size_t i = 0; i < p->nplans; i++) {
+		const struct instr_plan *pl = &p->plans[i];
+		snprintf(k, sizeof k, "patched.%zu.path", i);
+		add(p, &cap, k, pl->path);
+		snprintf(k, sizeof k, "patched.%zu.found", i);
+		snprintf(v, sizeof v, "%zu", pl->nfound);
+		add(p, &cap, k, v);
+		snprintf(k, sizeof k, "patched.%zu.patchable", i);
+		snprintf(v, sizeof v, "%zu", pl->nfns);
+		add(p, &cap, k, v);
+		snprintf(k, sizeof k, "patched.%zu.left", i);
+		snprintf(v, sizeof v, "%zu", pl->nleft);
+		add(p, &cap, k, v);
+		snprintf(k, sizeof k, "patched.%zu.plan_ms", i);
+		snprintf(v, sizeof v, "%.3f", pl->plan_ms);
+		add(p, &cap, k, v);
+		for (size_t j = 0; j < pl->nleft && j < LEFT_MAX; j++) {
+			snprintf(k, sizeof k, "patched.%zu.left.%zu", i, j);
+			snprintf(v, sizeof v, "0x%llx\t%s\t%s", (unsigned long long)pl->left[j].vaddr, pl->left[j].name,
+			         pl->left[j].why);
+			add(p, &cap, k, v);
+		}
+	}
+	uint32_t nm = sess_nmodules(h);
+	for (uint32_t i = 0; i < nm; i++) {
+		const struct sonde_module *m = &h->modules[i];
+		if (m->how != SONDE_MOD_PATCHED)
+			continue;
+		snprintf(k, sizeof k, "module.%u.how", i);
+		add(p, &cap, k, "patched");
+		snprintf(k, sizeof k, "module.%u.unpatched", i);
+		snprintf(v, sizeof v, "%u", m->dormant <= m->nfuncs ? m->dormant : m->nfuncs);
+		add(p, &cap, k, v);
+	}
+	return p->nmeta ? (const char *const *)p->meta : NULL;
+}
+
 void record_patch_end(struct record_patch *p)
 {
+	for (size_t i = 0; i < p->nmeta; i++)
+		free(p->meta[i]);
+	free(p->meta);
+	p->meta = NULL;
+	p->nmeta = 0;
 	for (size_t i = 0; i < p->nplans; i++)
 		instr_plan_free(&p->plans[i]);
 	p->nplans = 0;

@@ -17,6 +17,8 @@ struct record_patch {
 	struct session *s;
 	struct instr_plan plans[SONDE_INSTR_MAX_MODS];
 	size_t nplans;
+	char **meta;          /* record_patch_meta's */
+	size_t nmeta;
 };
 
 /* Plan the executable at prog_path (unless it was built with sonde-cc, or
@@ -25,6 +27,10 @@ int record_patch_plan(const struct cli_opts *o, const char *prog_path, struct se
                       char *err, size_t n);
 /* Make collect serve the program's requests (nothing when nothing is planned). */
 void record_patch_serve_in(struct record_patch *p, struct launched *l);
+/* The META lines that say what was patched (NULL-terminated key, value
+ * pairs, owned by p): "patched.K.*" per planned module (its functions found,
+ * patched, left out and why), "module.SLOT.how" per module of the session. */
+const char *const *record_patch_meta(struct record_patch *p);
 void record_patch_end(struct record_patch *p);
 
 #endif

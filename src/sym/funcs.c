@@ -12,6 +12,8 @@
 
 #include "sym/sym_int.h"
 
+static const uint8_t *sym_code_elf(Elf *elf, uint64_t vaddr, size_t *avail);
+
 struct fnvec {
 	struct sym_fn *v;
 	size_t n, cap;
@@ -135,9 +137,13 @@ static int eh_starts(Elf *elf, Dwarf_CFI *cfi, struct fnvec *out, const struct s
 		}
 		if (lo < nnamed && named[lo].addr <= start)
 			continue;
-		uint64_t end = 0;
-		if (!in_code(elf, start) || entry_cfa(cfi, start, &end) != 1 || end <= start)
+		/* its extent: to the next start of the table (sorted), or the end of its section */
+		uint64_t end = i + 1 < count ? sh.sh_addr + (uint64_t)(int64_t)rd32(b + 12 + 8 * (i + 1)) : 0;
+		size_t avail = 0;
+		if (!in_code(elf, start) || entry_cfa(cfi, start, NULL) != 1 || !sym_code_elf(elf, start, &avail))
 			continue;
+		if (end <= start || end - start > avail)
+			end = start + avail;
 		if (push(out, start, end - start, NULL))
 			return -1;
 	}
@@ -163,8 +169,16 @@ ssize_t sym_functions(struct sym_module *m, struct sym_fn **out)
 		if (cfi && entry_cfa(cfi, e->addr, NULL) == 0)
 			f.v[f.n - 1].not_entry = 1;
 	}
-	size_t nnamed = f.n;
-	if (eh_starts(m->elf, cfi, &f, f.v, nnamed))
+	/* .eh_frame's ranges that no symbol starts or covers: every function
+	 * symbol counts here, the left-out ones too (a ".cold" fragment has its
+	 * own range in .eh_frame, and must not come back as a function). */
+	struct fnvec all = { 0 };
+	for (size_t i = 0; i < m->nfuncs; i++)
+		if (push(&all, m->funcs[i].addr, m->funcs[i].size, m->funcs[i].raw))
+			goto oom;
+	int rc = eh_starts(m->elf, cfi, &f, all.v, all.n);
+	free(all.v);
+	if (rc)
 		goto oom;
 	/* The ELF entry point (_start) is jumped to by the loader with argc
 	 * where a return address would be. */
@@ -184,8 +198,13 @@ oom:
 
 const uint8_t *sym_code(struct sym_module *m, uint64_t vaddr, size_t *avail)
 {
+	return sym_code_elf(m->elf, vaddr, avail);
+}
+
+static const uint8_t *sym_code_elf(Elf *elf, uint64_t vaddr, size_t *avail)
+{
 	Elf_Scn *scn = NULL;
-	while ((scn = elf_nextscn(m->elf, scn)) != NULL) {
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR) ||
 		    vaddr < sh.sh_addr || vaddr >= sh.sh_addr + sh.sh_size)

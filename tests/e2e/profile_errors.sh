@@ -51,7 +51,7 @@ for i in range(60):
             crashes.append((i, cmd, p.returncode, p.stderr[:200]))
 print(("ok" if not crashes else "not ok") + " - 60 randomly damaged recordings x 5 commands: no crash, errors are one clear line" + ("" if not crashes else f": {crashes[:3]}"))
 PY
-expect_err "non-instrumented program" 2 "no code instrumented by sonde" "$SONDE" record -o plain.data -- /bin/true
+expect_err "program not built with sonde-cc, --no-patch" 2 "no function sonde could record" "$SONDE" record --no-patch -o plain.data -- /bin/true
 expect_err "program that does not exist" 2 "cannot run" "$SONDE" record -o x.data -- ./no-such-program
 expect_err "record without a program" 1 "no program to record" "$SONDE" record
 expect_err "unknown command" 1 "unknown command" "$SONDE" frobnicate

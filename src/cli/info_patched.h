@@ -1,0 +1,17 @@
+/* info_patched.h — `sonde info` on functions patched without a rebuild
+ * (info_patched.c). */
+#ifndef SONDE_CLI_INFO_PATCHED_H
+#define SONDE_CLI_INFO_PATCHED_H
+
+#include <stdint.h>
+
+#include "data/reader.h"
+
+struct json;
+/* "patched": [...] (the planned modules: found, patchable, left out and why). */
+void info_patched_json(const struct recording *r, struct json *j);
+void info_patched_table(const struct recording *r);
+/* How module slot was instrumented: "sleds" (sonde-cc) or "patched". */
+const char *info_module_how(const struct recording *r, uint32_t slot);
+
+#endif

@@ -10,7 +10,7 @@
 static int serve(void *arg)
 {
 	struct record_patch *p = arg;
-	return instr_serve(p->s->hdr, p->s->size, p->plans, p->nplans);
+	return instr_serve(p->s->hdr, p->s->size, &p->set);
 }
 
 int record_patch_plan(const struct cli_opts *o, const char *prog_path, struct session *s, struct record_patch *p,
@@ -18,24 +18,30 @@ int record_patch_plan(const struct cli_opts *o, const char *prog_path, struct se
 {
 	memset(p, 0, sizeof *p);
 	p->s = s;
-	if (o->no_patch)
-		return 0;
-	char why[600];
-	struct instr_plan *pl = &p->plans[0];
-	int rc = instr_plan(prog_path, pl, why, sizeof why);
-	if (rc > 0)
-		return 0; /* built with sonde-cc: its sleds are the way */
-	if (rc < 0) {
-		cli_warn("%s", why);
+	if (o->no_patch) {
+		if (o->nmodules) {
+			snprintf(err, n, "--module patches libraries: it cannot go with --no-patch");
+			return -1;
+		}
 		return 0;
 	}
-	p->nplans = 1;
-	return instr_publish(s->hdr, s->size, p->plans, p->nplans, err, n);
+	p->set.globs = o->modules;
+	p->set.nglobs = o->nmodules;
+	char why[600];
+	int rc = instr_plan(prog_path, &p->set.plans[0], why, sizeof why);
+	if (rc < 0)
+		cli_warn("%s", why);
+	else if (rc == 0)
+		p->set.n = 1;
+	/* rc > 0: built with sonde-cc, its sleds are the way */
+	if (!p->set.n && !p->set.nglobs)
+		return 0;
+	return instr_publish(s->hdr, s->size, &p->set, err, n);
 }
 
 void record_patch_serve_in(struct record_patch *p, struct launched *l)
 {
-	if (!p->nplans)
+	if (!p->set.n && !p->set.nglobs)
 		return;
 	l->serve = serve;
 	l->serve_arg = p;
@@ -67,8 +73,8 @@ const char *const *record_patch_meta(struct record_patch *p)
 	size_t cap = 0;
 	char k[64], v[700];
 	struct sonde_session_hdr *h = p->s->hdr;
-	for (size_t i = 0; i < p->nplans; i++) {
-		const struct instr_plan *pl = &p->plans[i];
+	for (size_t i = 0; i < p->set.n; i++) {
+		const struct instr_plan *pl = &p->set.plans[i];
 		snprintf(k, sizeof k, "patched.%zu.path", i);
 		add(p, &cap, k, pl->path);
 		snprintf(k, sizeof k, "patched.%zu.found", i);
@@ -111,7 +117,7 @@ void record_patch_end(struct record_patch *p)
 	free(p->meta);
 	p->meta = NULL;
 	p->nmeta = 0;
-	for (size_t i = 0; i < p->nplans; i++)
-		instr_plan_free(&p->plans[i]);
-	p->nplans = 0;
+	for (size_t i = 0; i < p->set.n; i++)
+		instr_plan_free(&p->set.plans[i]);
+	p->set.n = 0;
 }

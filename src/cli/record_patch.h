@@ -15,8 +15,7 @@ struct launched;
 
 struct record_patch {
 	struct session *s;
-	struct instr_plan plans[SONDE_INSTR_MAX_MODS];
-	size_t nplans;
+	struct instr_set set;
 	char **meta;          /* record_patch_meta's */
 	size_t nmeta;
 };

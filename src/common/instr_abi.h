@@ -51,6 +51,8 @@ enum sonde_instr_state {
 	SONDE_IR_BUILT = 2,             /* sonde wrote the code */
 	SONDE_IR_FAILED = 3,            /* sonde could not (msg) */
 	SONDE_IR_GAVE_UP = 4,           /* the runtime stopped waiting: sonde must not answer */
+	SONDE_IR_PLAN = 5,              /* record --module: the runtime asks sonde to plan the object at path */
+	SONDE_IR_PLANNED = 6,           /* sonde planned it: mod is its index (then the runtime asks as above) */
 };
 
 struct sonde_instr_req {
@@ -68,13 +70,17 @@ struct sonde_instr_req {
 	uint32_t built;                 /* stubs built */
 	uint32_t pad;
 	char     msg[160];              /* why sonde failed */
+	/* SONDE_IR_PLAN: the object the runtime found (its path matched a glob) */
+	char     path[512];
+	uint64_t dev, ino;
 };
 
 struct sonde_instr {
 	uint32_t nmods;
 	_Atomic uint32_t nreqs;
 	_Atomic uint32_t asked;         /* bumped by the runtime at each request (sonde may wait on it) */
-	uint32_t pad;
+	uint32_t nglobs;
+	char globs[2048];               /* record --module: NUL-separated globs of the objects to plan on demand */
 	struct sonde_instr_mod mods[SONDE_INSTR_MAX_MODS];
 	struct sonde_instr_req reqs[SONDE_INSTR_MAX_REQS];
 };

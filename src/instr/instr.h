@@ -54,11 +54,20 @@ void instr_plan_free(struct instr_plan *p);
 int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint64_t size, uint64_t hook,
                 uint8_t *code, uint32_t *stubs, uint32_t *built, char *err, size_t n);
 
-/* Publish plans[0..n) in the session (before the program starts): 0, or -1
- * with err (session memory full, too many modules). */
-int instr_publish(struct sonde_session_hdr *h, uint64_t size, const struct instr_plan *plans, size_t n, char *err,
-                  size_t errn);
-/* Answer the requests waiting in the session: how many were answered. */
-int instr_serve(struct sonde_session_hdr *h, uint64_t size, const struct instr_plan *plans, size_t n);
+/* Every module planned in one recording, and the globs of the libraries
+ * planned when the program finds them (record --module). */
+struct instr_set {
+	struct instr_plan plans[SONDE_INSTR_MAX_MODS];
+	size_t n;
+	const char *const *globs;
+	int nglobs;
+};
+
+/* Publish the plans and globs in the session (before the program starts): 0,
+ * or -1 with err (session memory full, globs too long). */
+int instr_publish(struct sonde_session_hdr *h, uint64_t size, const struct instr_set *set, char *err, size_t errn);
+/* Answer the requests waiting in the session (planning the libraries asked
+ * for): how many were answered. */
+int instr_serve(struct sonde_session_hdr *h, uint64_t size, struct instr_set *set);
 
 #endif

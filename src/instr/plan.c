@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "arch/arch.h"
 #include "arch/reloc.h"
 #include "instr/instr.h"
 #include "sym/sym.h"
@@ -46,6 +47,105 @@ static int leave(struct instr_plan *p, size_t *cap, uint64_t vaddr, const char *
 	snprintf(l->name, sizeof l->name, "%s", name ? name : "");
 	snprintf(l->why, sizeof l->why, "%s", why);
 	return 0;
+}
+
+/* Every direct branch target of the module's code (sorted), and whether
+ * each function can be entered by running on from the code before it. */
+struct targets {
+	struct tg { uint64_t to, from; } *v;
+	size_t n, cap;
+};
+
+static int tg_cmp(const void *a, const void *b)
+{
+	const struct tg *x = a, *y = b;
+	return x->to < y->to ? -1 : x->to > y->to;
+}
+
+/* Does the instruction end the flow (nothing runs on after it)?  A call
+ * counts as one: a call at the end of a function's code is of a function
+ * that does not return (abort). */
+static int terminal(const struct arch_insn *i)
+{
+	return i->kind == AI_JMP || i->kind == AI_RET || i->kind == AI_CALL || !strncmp(i->text, "int3", 4) ||
+	       !strncmp(i->text, "ud2", 3) || !strncmp(i->text, "hlt", 3);
+}
+
+/* One linear sweep of each function's bytes up to the next function. */
+static int sweep(struct sym_module *sm, const struct sym_fn *f, size_t nf, struct targets *tg, uint8_t *falls)
+{
+	for (size_t i = 0; i < nf; i++) {
+		size_t avail = 0;
+		const uint8_t *code = sym_code(sm, f[i].addr, &avail);
+		if (!code)
+			continue;
+		uint64_t end = i + 1 < nf && f[i + 1].addr > f[i].addr ? f[i + 1].addr - f[i].addr : f[i].size;
+		if (end > avail)
+			end = avail;
+		int last_terminal = 1, any = 0;
+		size_t off = 0;
+		while (off < end) {
+			struct arch_insn in;
+			size_t k = end - off < ARCH_MAX_INSN ? end - off : ARCH_MAX_INSN;
+			if (arch_decode(code + off, k, f[i].addr + off, &in) < 0) {
+				off++;
+				last_terminal = 1; /* data, not code that runs on */
+				continue;
+			}
+			any = 1;
+			uint64_t t = arch_branch_target(&in);
+			if (t && in.kind != AI_CALL) {
+				if (tg->n == tg->cap) {
+					size_t c = tg->cap ? tg->cap * 2 : 4096;
+					struct tg *v = realloc(tg->v, c * sizeof *v);
+					if (!v)
+						return -1;
+					tg->v = v;
+					tg->cap = c;
+				}
+				tg->v[tg->n++] = (struct tg){ t, f[i].addr + off };
+			}
+			if (in.kind != AI_NOP)
+				last_terminal = terminal(&in);
+			off += (size_t)in.len;
+		}
+		/* the next function starts right where this one's code (and its
+		 * padding) ends: can the flow run on into it? */
+		if (any && i + 1 < nf && f[i].addr + off == f[i + 1].addr && !last_terminal)
+			falls[i + 1] = 1;
+	}
+	if (tg->n)
+		qsort(tg->v, tg->n, sizeof *tg->v, tg_cmp);
+	return 0;
+}
+
+/* A branch (from anywhere) to an address strictly inside (lo, hi): its
+ * origin, or 0. */
+static uint64_t branch_into(const struct targets *tg, uint64_t lo, uint64_t hi)
+{
+	size_t a = 0, b = tg->n;
+	while (a < b) {
+		size_t mid = (a + b) / 2;
+		if (tg->v[mid].to <= lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a < tg->n && tg->v[a].to < hi ? tg->v[a].from : 0;
+}
+
+/* Bytes of the whole instructions that cover the first 5, or 0. */
+static size_t first_insns(const uint8_t *code, uint64_t size, uint64_t addr)
+{
+	size_t off = 0;
+	while (off < 5) {
+		struct arch_insn in;
+		size_t k = size - off < ARCH_MAX_INSN ? (size_t)(size - off) : ARCH_MAX_INSN;
+		if (off >= size || arch_decode(code + off, k, addr + off, &in) < 0)
+			return 0;
+		off += (size_t)in.len;
+	}
+	return off <= size ? off : 0;
 }
 
 int instr_plan(const char *path, struct instr_plan *p, char *err, size_t n)
@@ -87,6 +187,14 @@ int instr_plan(const char *path, struct instr_plan *p, char *err, size_t n)
 		snprintf(err, n, "out of memory");
 		goto fail;
 	}
+	struct targets tg = { 0 };
+	uint8_t *falls = calloc(nf ? (size_t)nf : 1, 1);
+	if (!falls || sweep(p->sm, f, (size_t)nf, &tg, falls)) {
+		free(falls);
+		free(tg.v);
+		snprintf(err, n, "out of memory");
+		goto fail;
+	}
 	size_t lcap = 0;
 	uint64_t code_bytes = 64; /* the common entry */
 	for (ssize_t i = 0; i < nf; i++) {
@@ -100,6 +208,8 @@ int instr_plan(const char *path, struct instr_plan *p, char *err, size_t n)
 			size = avail;
 		struct reloc_out r;
 		const char *reason = NULL;
+		size_t first = 0;
+		uint64_t from = 0;
 		if (f[i].not_entry == 2)
 			reason = "the program's entry point: the loader jumps to it with argc where a return address would be";
 		else if (f[i].not_entry)
@@ -109,13 +219,23 @@ int instr_plan(const char *path, struct instr_plan *p, char *err, size_t n)
 			reason = "its bytes are not in an executable section of the file";
 		else if (size < 5)
 			reason = "shorter than the 5 bytes a jump takes";
-		else if (reloc_build(code, avail, f[i].addr, 5, code, (size_t)size, f[i].addr, f[i].addr + 0x10000000,
-		                     &r, msg, sizeof msg))
+		else if (falls[i])
+			reason = "the code before it runs on into it (no return or jump between): it is entered without a call";
+		else if (!(first = first_insns(code, size, f[i].addr)))
+			reason = "its first instructions do not decode within its bytes";
+		else if ((from = branch_into(&tg, f[i].addr, f[i].addr + first))) {
+			snprintf(msg, sizeof msg, "a branch at 0x%llx lands inside the %zu bytes a jump would take",
+			         (unsigned long long)from, first);
+			reason = msg;
+		} else if (reloc_build(code, avail, f[i].addr, 5, code, first, f[i].addr, f[i].addr + 0x10000000, &r, msg,
+		                       sizeof msg))
 			reason = msg;
 		else if (r.displaced > SONDE_INSTR_ORIG)
 			reason = "its first instructions are longer than 15 bytes";
 		if (reason) {
 			if (leave(p, &lcap, f[i].addr, f[i].name, reason)) {
+				free(falls);
+				free(tg.v);
 				snprintf(err, n, "out of memory");
 				goto fail;
 			}
@@ -129,6 +249,8 @@ int instr_plan(const char *path, struct instr_plan *p, char *err, size_t n)
 		p->nfns++;
 		code_bytes += (STUB_FIXED + r.code_len + 15 + 16) & ~(uint64_t)15; /* + slack: a longer form */
 	}
+	free(falls);
+	free(tg.v);
 	free(f);
 	f = NULL;
 	if (!p->nfound) {

@@ -6,7 +6,9 @@
  * are reached by rel32 jumps and reach back the same way), and be as large
  * as the plan says; the answer is written into fresh session memory, and the
  * state set last (release), then the runtime woken on it. */
+#include <fnmatch.h>
 #include <linux/futex.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +18,28 @@
 #include "common/session.h"
 #include "instr/instr.h"
 
-int instr_publish(struct sonde_session_hdr *h, uint64_t size, const struct instr_plan *plans, size_t n, char *err,
-                  size_t errn)
+/* Plan i into the session's table (sonde writes the table, nmods last). */
+static int publish_mod(struct sonde_session_hdr *h, struct sonde_instr *in, const struct instr_plan *p, size_t i)
 {
+	struct sonde_instr_mod *m = &in->mods[i];
+	snprintf(m->path, sizeof m->path, "%s", p->path);
+	m->dev = p->dev;
+	m->ino = p->ino;
+	m->nfuncs = (uint32_t)p->nfns;
+	m->nfound = (uint32_t)p->nfound;
+	m->region_size = p->region_size;
+	uint64_t bytes = (uint64_t)p->nfns * sizeof(struct sonde_instr_fn);
+	m->fns_off = bytes ? sess_alloc(h, bytes) : 0;
+	if (bytes && !m->fns_off)
+		return -1;
+	if (bytes)
+		memcpy(sess_ptr(h, m->fns_off), p->fns, bytes);
+	return 0;
+}
+
+int instr_publish(struct sonde_session_hdr *h, uint64_t size, const struct instr_set *set, char *err, size_t errn)
+{
+	size_t n = set->n;
 	if (n > SONDE_INSTR_MAX_MODS) {
 		snprintf(err, errn, "too many modules to instrument (%zu, at most %u)", n, SONDE_INSTR_MAX_MODS);
 		return -1;
@@ -28,22 +49,20 @@ int instr_publish(struct sonde_session_hdr *h, uint64_t size, const struct instr
 		goto full;
 	struct sonde_instr *in = sess_ptr(h, off);
 	memset(in, 0, sizeof *in);
-	for (size_t i = 0; i < n; i++) {
-		const struct instr_plan *p = &plans[i];
-		struct sonde_instr_mod *m = &in->mods[i];
-		snprintf(m->path, sizeof m->path, "%s", p->path);
-		m->dev = p->dev;
-		m->ino = p->ino;
-		m->nfuncs = (uint32_t)p->nfns;
-		m->nfound = (uint32_t)p->nfound;
-		m->region_size = p->region_size;
-		uint64_t bytes = (uint64_t)p->nfns * sizeof(struct sonde_instr_fn);
-		m->fns_off = bytes ? sess_alloc(h, bytes) : 0;
-		if (bytes && !m->fns_off)
+	for (size_t i = 0; i < n; i++)
+		if (publish_mod(h, in, &set->plans[i], i))
 			goto full;
-		if (bytes)
-			memcpy(sess_ptr(h, m->fns_off), p->fns, bytes);
+	size_t used = 0;
+	for (int g = 0; g < set->nglobs; g++) {
+		size_t l = strlen(set->globs[g]) + 1;
+		if (used + l >= sizeof in->globs) {
+			snprintf(err, errn, "the --module globs are too long (%zu bytes at most)", sizeof in->globs - 1);
+			return -1;
+		}
+		memcpy(in->globs + used, set->globs[g], l);
+		used += l;
 	}
+	in->nglobs = (uint32_t)set->nglobs;
 	in->nmods = (uint32_t)n;
 	h->instr_off = off;
 	return 0;
@@ -62,6 +81,64 @@ static int near(uint64_t a, uint64_t b)
 {
 	uint64_t d = a > b ? a - b : b - a;
 	return d < 0x7fff0000ull;
+}
+
+/* Does path (or its file name) match a glob of set? */
+static int glob_ok(const struct instr_set *set, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	for (int g = 0; g < set->nglobs; g++)
+		if (!fnmatch(set->globs[g], path, 0) || !fnmatch(set->globs[g], base, 0))
+			return 1;
+	return 0;
+}
+
+/* A library the program found (its path matched a --module glob): planned
+ * now, or found among the plans. */
+static void serve_plan(struct sonde_session_hdr *h, struct sonde_instr *in, struct sonde_instr_req *r,
+                       struct instr_set *set)
+{
+	char path[sizeof r->path];
+	memcpy(path, r->path, sizeof path);
+	path[sizeof path - 1] = 0;
+	uint64_t dev = r->dev, ino = r->ino;
+	struct stat st;
+	if (!glob_ok(set, path) || stat(path, &st) != 0 || (uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino) {
+		snprintf(r->msg, sizeof r->msg, "not a library given with --module");
+		answer(r, SONDE_IR_FAILED);
+		return;
+	}
+	size_t i;
+	for (i = 0; i < set->n; i++)
+		if (set->plans[i].dev == dev && set->plans[i].ino == ino)
+			break;
+	if (i == set->n) {
+		if (set->n == SONDE_INSTR_MAX_MODS) {
+			snprintf(r->msg, sizeof r->msg, "too many modules to patch");
+			answer(r, SONDE_IR_FAILED);
+			return;
+		}
+		char err[600];
+		int rc = instr_plan(path, &set->plans[i], err, sizeof err);
+		if (rc != 0) { /* a sonde-cc build (its sleds are the way), or not ELF */
+			snprintf(r->msg, sizeof r->msg, "%.150s", rc > 0 ? "built with sonde-cc" : err);
+			answer(r, SONDE_IR_FAILED);
+			return;
+		}
+		if (publish_mod(h, in, &set->plans[i], i)) {
+			instr_plan_free(&set->plans[i]);
+			snprintf(r->msg, sizeof r->msg, "the session memory is full");
+			answer(r, SONDE_IR_FAILED);
+			return;
+		}
+		set->n++;
+		atomic_store_explicit((_Atomic uint32_t *)&in->nmods, (uint32_t)set->n, memory_order_release);
+	}
+	r->mod = (uint32_t)i;
+	uint32_t want = SONDE_IR_PLAN;
+	if (atomic_compare_exchange_strong(&r->state, &want, SONDE_IR_PLANNED))
+		syscall(SYS_futex, &r->state, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
 static void serve_one(struct sonde_session_hdr *h, uint64_t size, struct sonde_instr_req *r,
@@ -112,7 +189,7 @@ static void serve_one(struct sonde_session_hdr *h, uint64_t size, struct sonde_i
 		syscall(SYS_futex, &r->state, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
-int instr_serve(struct sonde_session_hdr *h, uint64_t size, const struct instr_plan *plans, size_t n)
+int instr_serve(struct sonde_session_hdr *h, uint64_t size, struct instr_set *set)
 {
 	if (!h->instr_off || !sess_inside(size, h->instr_off, sizeof(struct sonde_instr)))
 		return 0;
@@ -123,9 +200,13 @@ int instr_serve(struct sonde_session_hdr *h, uint64_t size, const struct instr_p
 	int served = 0;
 	for (uint32_t i = 0; i < nr; i++) {
 		struct sonde_instr_req *r = &in->reqs[i];
-		if (atomic_load_explicit(&r->state, memory_order_acquire) != SONDE_IR_ASKED)
+		uint32_t st = atomic_load_explicit(&r->state, memory_order_acquire);
+		if (st == SONDE_IR_PLAN)
+			serve_plan(h, in, r, set);
+		else if (st == SONDE_IR_ASKED)
+			serve_one(h, size, r, set->plans, set->n);
+		else
 			continue;
-		serve_one(h, size, r, plans, n);
 		served++;
 	}
 	return served;

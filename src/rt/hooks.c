@@ -192,9 +192,16 @@ static __attribute__((noinline, cold)) uintptr_t close_stale(struct rt_tls *L, s
 /* A thread's first event (its state: rt_thread_slow). */
 static __attribute__((noinline, cold)) struct rt_tls *enter_first(uintptr_t *slot)
 {
+	/* A function of a patched library (record --module) that the thread's
+	 * start itself calls (mmap, prctl, ...) is not recorded: its thread
+	 * does not exist yet. */
+	if (rt_tls.busy)
+		return NULL;
+	rt_tls.busy = 1;
 	rt_tls.first_slot = (uintptr_t)slot;
 	struct rt_tls *L = rt_thread_slow_saving();
 	rt_tls.first_slot = 0;
+	rt_tls.busy = 0;
 	return L;
 }
 

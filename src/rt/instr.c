@@ -14,6 +14,7 @@
  * runtime's constructor: before the program's own code (its constructors
  * included), with no other thread of the program's yet. */
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <link.h>
 #include <linux/futex.h>
 #include <string.h>
@@ -64,27 +65,41 @@ static uint64_t map_near(uint64_t lo, uint64_t hi, uint64_t size)
 }
 
 /* Wait for sonde's answer: the request's state once it is not ASKED. */
-static uint32_t await(struct sonde_instr_req *r)
+static uint32_t await(struct sonde_instr_req *r, uint32_t asked)
 {
 	uint64_t end = mono_ns() + (uint64_t)SONDE_INSTR_WAIT_MS * 1000000ull;
 	for (;;) {
 		uint32_t st = atomic_load_explicit(&r->state, memory_order_acquire);
-		if (st != SONDE_IR_ASKED)
+		if (st != asked)
 			return st;
 		uint64_t now = mono_ns();
 		if (now >= end) {
-			uint32_t want = SONDE_IR_ASKED;
+			uint32_t want = asked;
 			if (atomic_compare_exchange_strong(&r->state, &want, SONDE_IR_GAVE_UP))
 				return SONDE_IR_GAVE_UP;
 			return want;
 		}
 		struct timespec ts = { 0, 20 * 1000 * 1000 };
-		syscall(SYS_futex, &r->state, FUTEX_WAIT, SONDE_IR_ASKED, &ts, NULL, 0);
+		syscall(SYS_futex, &r->state, FUTEX_WAIT, asked, &ts, NULL, 0);
 	}
 }
 
-/* Patch the functions of planned module `mi`, loaded with `bias`. */
-static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias)
+/* A request slot, or NULL (logged). */
+static struct sonde_instr_req *new_req(struct sonde_instr *in, uint32_t *ri)
+{
+	*ri = atomic_fetch_add_explicit(&in->nreqs, 1, memory_order_relaxed);
+	if (*ri >= SONDE_INSTR_MAX_REQS) {
+		rt_log("too many modules patched in this recording; this one is not recorded");
+		return NULL;
+	}
+	struct sonde_instr_req *r = &in->reqs[*ri];
+	r->pid = (int32_t)getpid();
+	return r;
+}
+
+/* Patch the functions of planned module `mi`, loaded with `bias`; r: the
+ * request that asked for its plan, or NULL. */
+static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, struct sonde_instr_req *r, uint32_t ri)
 {
 	uint64_t t0 = mono_ns();
 	struct sonde_session_hdr *S = rt_sess;
@@ -108,21 +123,16 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias)
 		munmap(m, sizeof *m);
 		return;
 	}
-	uint32_t ri = atomic_fetch_add_explicit(&in->nreqs, 1, memory_order_relaxed);
-	if (ri >= SONDE_INSTR_MAX_REQS) {
-		rt_log("too many modules patched in this recording; this one is not recorded");
+	if (!r && !(r = new_req(in, &ri)))
 		goto undo;
-	}
-	struct sonde_instr_req *r = &in->reqs[ri];
 	r->mod = mi;
-	r->pid = (int32_t)getpid();
 	r->bias = bias;
 	r->region = region;
 	r->region_size = rsize;
 	r->hook = (uint64_t)(uintptr_t)m;
 	atomic_store_explicit(&r->state, SONDE_IR_ASKED, memory_order_release);
 	atomic_fetch_add_explicit(&in->asked, 1, memory_order_release);
-	uint32_t st = await(r);
+	uint32_t st = await(r, SONDE_IR_ASKED);
 	if (st != SONDE_IR_BUILT) {
 		rt_log(st == SONDE_IR_GAVE_UP ? "sonde did not answer; a module is not recorded"
 		                              : "sonde could not build the stubs of a module; it is not recorded");
@@ -181,6 +191,22 @@ undo:
 	munmap(m, sizeof *m);
 }
 
+/* Does path (or its file name) match a --module glob? */
+static int glob_match(const struct sonde_instr *in, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	const char *g = in->globs, *end = in->globs + sizeof in->globs;
+	for (uint32_t k = 0; k < in->nglobs && g < end && *g; k++) {
+		if (!memchr(g, 0, (size_t)(end - g)))
+			return 0;
+		if (fnmatch(g, path, 0) == 0 || fnmatch(g, base, 0) == 0)
+			return 1;
+		g += strlen(g) + 1;
+	}
+	return 0;
+}
+
 struct scan {
 	struct sonde_instr *in;
 	int first;
@@ -198,10 +224,36 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		path = "/proc/self/exe"; /* the executable */
 	if (!path || !path[0] || stat(path, &st) != 0)
 		return 0;
-	uint32_t nm = sc->in->nmods < SONDE_INSTR_MAX_MODS ? sc->in->nmods : SONDE_INSTR_MAX_MODS;
+	struct sonde_instr *in = sc->in;
+	uint32_t nm = atomic_load_explicit((_Atomic uint32_t *)&in->nmods, memory_order_acquire);
+	if (nm > SONDE_INSTR_MAX_MODS)
+		nm = SONDE_INSTR_MAX_MODS;
 	for (uint32_t i = 0; i < nm; i++)
-		if (sc->in->mods[i].dev == (uint64_t)st.st_dev && sc->in->mods[i].ino == (uint64_t)st.st_ino)
-			patch_module(sc->in, i, (uint64_t)info->dlpi_addr);
+		if (in->mods[i].dev == (uint64_t)st.st_dev && in->mods[i].ino == (uint64_t)st.st_ino) {
+			patch_module(in, i, (uint64_t)info->dlpi_addr, NULL, 0);
+			return 0;
+		}
+	if (first || !glob_match(in, path))
+		return 0;
+	/* record --module: sonde plans it now */
+	uint32_t ri;
+	struct sonde_instr_req *r = new_req(in, &ri);
+	size_t n = strlen(path);
+	if (!r || n >= sizeof r->path)
+		return 0;
+	memcpy(r->path, path, n + 1);
+	r->dev = (uint64_t)st.st_dev;
+	r->ino = (uint64_t)st.st_ino;
+	atomic_store_explicit(&r->state, SONDE_IR_PLAN, memory_order_release);
+	atomic_fetch_add_explicit(&in->asked, 1, memory_order_release);
+	if (await(r, SONDE_IR_PLAN) != SONDE_IR_PLANNED) {
+		rt_log("sonde did not plan a library given with --module; it is not recorded");
+		return 0;
+	}
+	uint32_t mi = r->mod;
+	nm = atomic_load_explicit((_Atomic uint32_t *)&in->nmods, memory_order_acquire);
+	if (mi < nm && mi < SONDE_INSTR_MAX_MODS && in->mods[mi].dev == r->dev && in->mods[mi].ino == r->ino)
+		patch_module(in, mi, (uint64_t)info->dlpi_addr, r, ri);
 	return 0;
 }
 
@@ -213,5 +265,9 @@ RT_HIDDEN void rt_instr_start(void)
 		return;
 	done = 1;
 	struct scan sc = { sess_ptr(S, S->instr_off), 1 };
+	/* The libc functions this calls while it patches (memcpy, mprotect...)
+	 * are the runtime's, not the program's: not recorded (hooks.c, enter_first). */
+	rt_tls.busy = 1;
 	dl_iterate_phdr(scan_cb, &sc);
+	rt_tls.busy = 0;
 }

@@ -134,6 +134,27 @@ static uint64_t branch_into(const struct targets *tg, uint64_t lo, uint64_t hi)
 	return a < tg->n && tg->v[a].to < hi ? tg->v[a].from : 0;
 }
 
+/* A short function's extent with the padding after it (nops or int3 up to
+ * the next function, never run: the function ends before it), so that a
+ * 4-byte `mov; ret` can take a 5-byte jump. */
+static uint64_t with_padding(const uint8_t *code, uint64_t size, size_t avail, uint64_t next, uint64_t addr)
+{
+	uint64_t end = next < avail ? next : avail;
+	uint64_t off = size;
+	while (off < end && off < 15) {
+		struct arch_insn in;
+		size_t k = end - off < ARCH_MAX_INSN ? (size_t)(end - off) : ARCH_MAX_INSN;
+		if (code[off] == 0xcc) {
+			off++;
+			continue;
+		}
+		if (arch_decode(code + off, k, addr + off, &in) < 0 || in.kind != AI_NOP)
+			break;
+		off += (uint64_t)in.len;
+	}
+	return off;
+}
+
 /* Bytes of the whole instructions that cover the first 5, or 0. */
 static size_t first_insns(const uint8_t *code, uint64_t size, uint64_t addr)
 {
@@ -206,6 +227,8 @@ int instr_plan(const char *path, struct instr_plan *p, char *err, size_t n)
 			size = f[i + 1].addr - f[i].addr; /* overlapping extents: the next function starts there */
 		if (size > avail)
 			size = avail;
+		if (code && size < 15)
+			size = with_padding(code, size, avail, i + 1 < nf ? f[i + 1].addr - f[i].addr : avail, f[i].addr);
 		struct reloc_out r;
 		const char *reason = NULL;
 		size_t first = 0;

@@ -1,0 +1,181 @@
+# test-timeout: 1500
+# Real programs never built for sonde (docs/INSTRUMENTATION.md, "Programs
+# never built for sonde"): plain `cc -O2 -g` builds of zstd, SQLite's
+# speedtest1 and Lua 5.4 from Debian's source packages, recorded without a
+# rebuild.  For each: the output is unchanged; the call count of every
+# function equals the sonde-cc build's for the same work (the start-up files'
+# functions aside, which a sonde-cc build does not instrument) and equals
+# `uftrace record --no-libcall -P .`'s for every function uftrace counts; at
+# least 99.5% of the functions found take a jump.  zstd stripped by us gives
+# the same counts as its unstripped twin, address for address.  Debian's own
+# installed, stripped zstd, lua5.4 and sqlite3 record and report.
+. "$ROOT/tests/lib.sh"
+cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
+mkdir -p "$cache"
+have_uftrace=1
+command -v uftrace >/dev/null || have_uftrace=0
+sh "$ROOT/tools/gen-data.sh" data.txt 4
+
+# cached NAME COMMAND...: run the build COMMAND unless NAME is in the cache
+# (one build at a time per NAME: tests run in parallel).  A sonde-cc build is
+# done again when sonde-cc or its module object changed (skey).
+skey=$(cat "$SONDE_CC_BIN" "$BUILD/lib/sonde/sonde-module.o" 2>/dev/null | cksum | cut -d' ' -f1)
+cached() {
+	local name=$1; shift
+	local key=plain
+	case $name in *-sonde) key=$skey ;; esac
+	( flock 9; [ "$(cat "$cache/$name.done" 2>/dev/null)" = "$key" ] || { "$@" && echo "$key" >"$cache/$name.done"; } ) \
+		9>"$cache/.$name.lock"
+}
+
+# compare LABEL PLAIN_JSON SONDECC_JSON: every function's count equal
+compare() {
+	python3 - "$@" <<'PY'
+import json, sys
+label, a, b = sys.argv[1:4]
+crt = {"_init", "_fini", "frame_dummy", "register_tm_clones", "deregister_tm_clones", "__do_global_dtors_aux"}
+p = {f["name"]: f["calls"] for f in json.load(open(a))["functions"] if f["name"] not in crt}
+s = {f["name"]: f["calls"] for f in json.load(open(b))["functions"]}
+diff = sorted((k, p.get(k), s.get(k)) for k in set(p) | set(s) if p.get(k) != s.get(k))
+print(("ok" if not diff and len(p) > 50 else "not ok") +
+      f" - {label}: {len(p)} functions, {sum(p.values())} calls, each equal to the sonde-cc build's" +
+      ("" if not diff else f": differ (name, plain, sonde-cc) {diff[:6]}"))
+PY
+}
+
+# coverage LABEL DATA: at least 99.5% of the functions found take a jump
+coverage() {
+	"$SONDE" info -i "$2" --format=json >"$2.info.json"
+	python3 - "$1" "$2.info.json" <<'PY'
+import json, sys
+label, path = sys.argv[1:3]
+p = json.load(open(path))["patched"]
+found = sum(x["functions_found"] for x in p)
+ok = sum(x["patchable"] for x in p)
+left = [l for x in p for l in x["left_out"]]
+good = found > 0 and ok >= 0.995 * found and all(l["why"] for l in left)
+print(("ok" if good else "not ok") + f" - {label}: {ok} of {found} functions take a jump ({100.0 * ok / max(found, 1):.2f}%), "
+      f"every other one listed with its reason" + ("" if good else f": {left[:5]}"))
+PY
+}
+
+# against_uftrace LABEL JSON COMMAND...: uftrace -P . on the same plain build
+against_uftrace() {
+	local label=$1 json=$2; shift 2
+	[ $have_uftrace = 1 ] || { skip "$label: counts equal uftrace's" "uftrace not installed"; return; }
+	rm -rf uf.data
+	uftrace record --no-libcall -P . -d uf.data "$@" >/dev/null 2>uf.err ||
+		{ notok "$label: uftrace -P ." "$(tail -2 uf.err)"; return; }
+	python3 "$ROOT/tests/uftrace_compare.py" "$json" uf.data "$label (uftrace -P .)" 50 subset
+}
+
+if sh "$ROOT/tools/fetch-src.sh" zstd "$cache/src" >fetch.log 2>&1; then
+	cached zstd-sonde sh "$ROOT/tools/build-zstd.sh" "$cache/src/zstd" "$cache/zstd-sonde" "$SONDE_CC_BIN" >b1.log 2>&1
+	cached zstd-plain sh "$ROOT/tools/build-zstd.sh" "$cache/src/zstd" "$cache/zstd-plain" cc -g >b2.log 2>&1
+	zp=$cache/zstd-plain/zstd
+	if [ -x "$zp" ] && [ -x "$cache/zstd-sonde/zstd" ]; then
+		"$zp" -3 -q -c data.txt >plain.zst
+		"$SONDE" record -o zp.data -- "$zp" -3 -q -c data.txt >rec.zst 2>rec.err
+		check "zstd (plain build): compressed output byte-identical" cmp -s plain.zst rec.zst
+		"$SONDE" record -o zt.data --trace -- "$zp" -3 -q -c data.txt >rect.zst 2>rect.err
+		check "zstd (plain build) --trace: output byte-identical" cmp -s plain.zst rect.zst
+		"$SONDE" record -o zs.data -- "$cache/zstd-sonde/zstd" -3 -q -c data.txt >/dev/null 2>&1
+		"$SONDE" report -i zp.data --format=json >zp.json
+		"$SONDE" report -i zt.data --format=json >zt.json
+		"$SONDE" report -i zs.data --format=json >zs.json
+		compare "zstd (plain build)" zp.json zs.json
+		compare "zstd (plain build) --trace" zt.json zs.json
+		coverage "zstd (plain build)" zp.data
+		against_uftrace "zstd (plain build)" zp.json "$zp" -3 -q -c data.txt
+		# stripped twin: the same counts, address for address
+		cp "$zp" zstd-stripped && strip zstd-stripped
+		"$SONDE" record -o zx.data -- ./zstd-stripped -3 -q -c data.txt >recx.zst 2>recx.err
+		check "zstd stripped: output byte-identical" cmp -s plain.zst recx.zst
+		"$SONDE" report -i zx.data --format=json >zx.json
+		python3 - <<'PY'
+import json
+crt = {"_init", "_fini", "frame_dummy", "register_tm_clones", "deregister_tm_clones", "__do_global_dtors_aux"}
+a = {f["address"]: f["calls"] for f in json.load(open("zp.json"))["functions"] if f["name"] not in crt}
+b = {f["address"]: f["calls"] for f in json.load(open("zx.json"))["functions"]}
+# the crt functions of the stripped twin have no name: drop them by address
+crt_addr = {f["address"] for f in json.load(open("zp.json"))["functions"] if f["name"] in crt}
+b = {k: v for k, v in b.items() if k not in crt_addr}
+diff = sorted((k, a.get(k), b.get(k)) for k in set(a) | set(b) if a.get(k) != b.get(k))
+print(("ok" if not diff and len(a) > 50 else "not ok") + f" - zstd stripped: {len(b)} functions, each count equal to "
+      "the unstripped twin's at the same address" + ("" if not diff else f": differ (address, unstripped, stripped) {diff[:6]}"))
+PY
+	else
+		notok "zstd builds (plain and sonde-cc)" "$(tail -3 b1.log b2.log)"
+	fi
+else
+	skip "zstd from Debian source" "could not fetch zstd ($(tail -1 fetch.log))"
+fi
+
+if sh "$ROOT/tools/fetch-src.sh" sqlite3 "$cache/src" >fetch.log 2>&1; then
+	cached sqlite-sonde sh "$ROOT/tools/build-sqlite.sh" "$cache/src/sqlite3" "$cache/sqlite-sonde" "$SONDE_CC_BIN" >b3.log 2>&1
+	cached sqlite-plain sh "$ROOT/tools/build-sqlite.sh" "$cache/src/sqlite3" "$cache/sqlite-plain" cc >b4.log 2>&1
+	sp=$cache/sqlite-plain/speedtest1
+	if [ -x "$sp" ] && [ -x "$cache/sqlite-sonde/speedtest1" ]; then
+		"$sp" --size 5 --testset main >plain.txt 2>&1; prc=$?
+		"$SONDE" record -o sp.data -- "$sp" --size 5 --testset main >rec.txt 2>rec.err; rrc=$?
+		check "speedtest1 (plain build): same exit status ($prc)" test "$prc" = "$rrc"
+		for f in plain rec; do
+			grep -E '^ *[0-9]+ - ' $f.txt | sed -e 's/ *[0-9.]*s$//' -e 's/\.*$//' >$f.tests
+		done
+		check "speedtest1 (plain build): the same $(wc -l <plain.tests) tests run" \
+			sh -c "[ $(wc -l <plain.tests) -gt 10 ] && cmp -s plain.tests rec.tests"
+		"$SONDE" record -o ss.data -- "$cache/sqlite-sonde/speedtest1" --size 5 --testset main >/dev/null 2>&1
+		"$SONDE" report -i sp.data --format=json >sp.json
+		"$SONDE" report -i ss.data --format=json >ss.json
+		compare "speedtest1 (plain build)" sp.json ss.json
+		coverage "speedtest1 (plain build)" sp.data
+		against_uftrace "speedtest1 (plain build)" sp.json "$sp" --size 5 --testset main
+	else
+		notok "SQLite builds (plain and sonde-cc)" "$(tail -3 b3.log b4.log)"
+	fi
+else
+	skip "SQLite from Debian source" "could not fetch sqlite3 ($(tail -1 fetch.log))"
+fi
+
+if sh "$ROOT/tools/fetch-lua.sh" "$cache" >fetch.log 2>&1; then
+	LUAFLAGS='-Dluai_makeseed(L)=0u -Dl_randomizePivot()=0u -DSTRCACHE_N=1 -DSTRCACHE_M=1'
+	cached lua-plain sh "$ROOT/tools/build-lua.sh" "$cache/lua" "$cache/lua-plain" cc -g $LUAFLAGS >b5.log 2>&1
+	cached lua-sonde sh "$ROOT/tools/build-lua.sh" "$cache/lua" "$cache/lua-sonde" "$SONDE_CC_BIN" -g $LUAFLAGS >b6.log 2>&1
+	ln -sf "$cache/lua-plain" lua-plain && ln -sf "$cache/lua-sonde" lua-sonde
+	if [ -x lua-plain ] && [ -x lua-sonde ]; then
+		./lua-plain "$PROGS/bench.lua" 16 >plain.txt
+		"$SONDE" record -o lp.data -- ./lua-plain "$PROGS/bench.lua" 16 >rec.txt 2>rec.err
+		check "lua (plain build): output unchanged" cmp -s plain.txt rec.txt
+		"$SONDE" record -o ls.data -- ./lua-sonde "$PROGS/bench.lua" 16 >/dev/null 2>&1
+		"$SONDE" report -i lp.data --format=json >lp.json
+		"$SONDE" report -i ls.data --format=json >ls.json
+		compare "lua (plain build)" lp.json ls.json
+		coverage "lua (plain build)" lp.data
+		against_uftrace "lua (plain build)" lp.json ./lua-plain "$PROGS/bench.lua" 16
+	else
+		notok "Lua builds (plain and sonde-cc)" "$(tail -3 b5.log b6.log)"
+	fi
+else
+	skip "Lua from Debian source" "could not fetch lua5.4 ($(tail -1 fetch.log))"
+fi
+
+# Debian's own binaries: stripped, built by Debian.
+deb() { # LABEL INPUT-FILE COMMAND...
+	local label=$1 in=$2; shift 2
+	command -v "$1" >/dev/null || { skip "$label" "$1 not installed"; return; }
+	"$@" <"$in" >plain.out 2>&1; local prc=$?
+	"$SONDE" record -o deb.data -- "$@" <"$in" >rec.out 2>rec.err; local rrc=$?
+	check "$label: output and exit status ($prc) unchanged" sh -c "[ $prc = $rrc ] && cmp -s plain.out rec.out"
+	"$SONDE" report -i deb.data --format=json >deb.json 2>deb.err
+	python3 - "$label" <<'PY'
+import json, sys
+d = json.load(open("deb.json"))
+n = sum(1 for f in d["functions"] if f["calls"])
+print(("ok" if n >= 20 and d["lost_events"] == 0 else "not ok") + f" - {sys.argv[1]}: {n} functions called, nothing lost")
+PY
+}
+deb "Debian's zstd (stripped)" data.txt zstd -3 -q -c
+printf 'for i = 1, 2000 do local t = {} for j = 1, 50 do t[j] = tostring(i * j) end table.sort(t) end print("done")\n' >l.lua
+deb "Debian's lua5.4 (stripped)" l.lua lua5.4 -
+printf 'create table t(a,b); with recursive c(x) as (select 1 union all select x+1 from c where x<20000) insert into t select x, x*x from c; select count(*), sum(b) from t where a %% 7 = 0;\n' >q.sql
+deb "Debian's sqlite3 (stripped)" q.sql sqlite3 :memory:

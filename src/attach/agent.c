@@ -9,7 +9,7 @@
 #include "attach/dlfuncs.h"
 #include "attach/inject.h"
 #include "attach/times.h"
-#include "probe/modules.h"
+#include "proc/modules.h"
 
 #include <errno.h>
 #include <fcntl.h>

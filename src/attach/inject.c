@@ -35,10 +35,10 @@
 
 #include "arch/arch.h"
 #include "attach/dlfuncs.h"
-#include "attach/permission.h"
+#include "proc/permission.h"
 #include "attach/times.h"
-#include "probe/modules.h"
-#include "probe/target.h"
+#include "proc/modules.h"
+#include "proc/target.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -73,8 +73,8 @@ struct saved_bytes {
 };
 
 struct inject {
-	struct target t;        /* pid and /proc/PID/mem (probe/target.c) */
-	struct modules mods;    /* its mapped objects (probe/modules.c) */
+	struct target t;        /* pid and /proc/PID/mem (proc/target.c) */
+	struct modules mods;    /* its mapped objects (proc/modules.c) */
 	pid_t tid;
 	arch_regs regs;         /* as stopped */
 	uint8_t *vec;           /* FP/vector register set as stopped */

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/domain_out.h"
 #include "attach/agent.h"
 #include "cli/cli.h"
 #include "record/domain.h"

@@ -222,7 +222,7 @@ struct sonde_session_hdr {
 		                                  * recovery check it names this session */
 	} recorder;
 
-	/* ---- locks (issue 4; owned by src/rt/locks.c, layout in src/rt/locks.h) ---- */
+	/* ---- locks (issue 4; owned by src/rt/locks.c, layout in src/common/lock_session.h) ---- */
 	_Atomic uint64_t locks_off;  /* session offset of struct lk_session, 0 until a first lock */
 	/* ---- end locks ---- */
 	/* ---- attach (written by sonde, src/attach/frames.c; read by src/rt/agent.c) ---- */

@@ -42,7 +42,7 @@
 #include "common/clock.h"
 #include "common/trace_enc.h"
 #include "rt/got.h"
-#include "rt/locks.h"
+#include "common/lock_session.h"
 #include "rt/rt.h"
 
 /* ---- the real functions ---- */

@@ -14,7 +14,7 @@
  * recording directory: a disk file's page faults and writeback would be
  * charged to the program's functions.
  *
- * Rules (see ARCHITECTURE.md, "Hot-path rules"):
+ * Rules (see docs/ARCHITECTURE.md, "Hot-path rules and the floor"):
  *  - The memory holds offsets from the session base, never pointers: each
  *    process maps it at its own address.
  *  - Space is handed out by one atomic bump allocator (sess_alloc) in regions

@@ -73,4 +73,45 @@ fi
 
 # --- this checkout (its objects: those of $BUILD)
 python3 "$checker" "$ROOT" --objects "$BUILD"
+
+# --- every mention of the architecture page in src/, tests/ and docs/ names
+# docs/ARCHITECTURE.md (a link beside it in docs/), and a section it cites
+# ("Name", or a link's #anchor) is a heading of the page
+python3 - "$ROOT" > refs.out 2>&1 <<'PY'
+import os, re, sys
+root = sys.argv[1]
+page = os.path.join(root, "docs", "ARCHITECTURE.md")
+heads = set(h.strip() for h in re.findall(r"^#+ (.+)$", open(page, encoding="utf-8").read(), re.M))
+anchors = set(re.sub(r"[^a-z0-9 -]", "", h.lower()).replace(" ", "-") for h in heads)
+bad, n = [], 0
+for top in ("src", "tests", "docs"):
+    for d, _, names in os.walk(os.path.join(root, top)):
+        for name in names:
+            path = os.path.join(d, name)
+            rel = os.path.relpath(path, root)
+            if rel in ("docs/ARCHITECTURE.md", "tests/e2e/src_layers.sh"):
+                continue
+            try:
+                text = open(path, encoding="utf-8").read()
+            except (UnicodeDecodeError, OSError):
+                continue
+            flat = re.sub(r"\n[ \t]*(?:\*|#|//)?[ \t]*", " ", text)  # comment lines joined
+            for m in re.finditer(r"ARCHITECTURE\.md(#[\w-]+)?", flat):
+                n += 1
+                before = flat[max(0, m.start() - 5):m.start()]
+                if before != "docs/" and not (rel.startswith("docs/") and before.endswith(("](", "["))):
+                    bad.append("%s: '%s' is not docs/ARCHITECTURE.md" % (rel, flat[m.start() - 12:m.end()]))
+                if m.group(1) and m.group(1)[1:] not in anchors:
+                    bad.append("%s: no heading for %s" % (rel, m.group(0)))
+                cite = re.match(r"(?:'s rule)?\s*[,(]\s*\(?\"([^\"]+)\"", flat[m.end():])
+                if cite and cite.group(1) not in heads:
+                    bad.append("%s: no section \"%s\"" % (rel, cite.group(1)))
+print("%d %s" % (n, "; ".join(bad)))
+PY
+read -r nrefs refbad < refs.out
+if [ "${nrefs:-0}" -gt 0 ] && [ -z "${refbad:-}" ]; then
+	ok "the $nrefs mentions of docs/ARCHITECTURE.md resolve (path and section)"
+else
+	notok "mentions of docs/ARCHITECTURE.md resolve" "$(head -c 600 refs.out)"
+fi
 exit 0

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/lock_enc.h"
 #include "data/events.h"
-#include "rt/locks.h"
 
 struct held {
 	uint32_t lock, node;

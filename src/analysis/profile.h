@@ -1,5 +1,5 @@
 /* profile.h — exclusive, inclusive and attributed metrics (seed 002) from
- * the calling-context trees, by ARCHITECTURE.md's rule:
+ * the calling-context trees, by docs/ARCHITECTURE.md's rule ("Metrics"):
  *  - exclusive(f): time with f on top of the stack;
  *  - inclusive(f): time with f anywhere on the stack, counted once;
  *  - attributed: each instant goes, for each distinct f on the stack, to f's

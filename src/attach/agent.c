@@ -9,7 +9,8 @@
 #include "attach/dlfuncs.h"
 #include "attach/inject.h"
 #include "attach/times.h"
-#include "probe/modules.h"
+#include "common/clock.h"
+#include "proc/modules.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,13 +25,6 @@
 
 #define START_TIMEOUT_MS 30000
 #define HOLD_MS 200
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int agent_target_alive(pid_t pid)
 {
@@ -354,7 +348,7 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 	a->nmods = r & 0xffff;
 	a->nobjs = (r >> 16) & 0x7fff;
 	a->alive_w = pfd[1];
-	a->start_ns = mono_ns();
+	a->start_ns = clock_mono_ns();
 	return 0;
 }
 

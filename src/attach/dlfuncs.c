@@ -7,7 +7,7 @@
  * default version of a symbol wins over a compat one. */
 #include "attach/dlfuncs.h"
 
-#include "probe/modules.h"
+#include "proc/modules.h"
 #include "sym/peek.h"
 
 #include <fcntl.h>

@@ -16,7 +16,7 @@ struct dl_funcs {
 	char lib[PATH_MAX];         /* the object that defines them */
 };
 
-/* Finds dlopen and dlerror among the target's modules (probe/modules.h).
+/* Finds dlopen and dlerror among the target's modules (proc/modules.h).
  * 0 found; -1 with err "no dlopen in process N (...why...)". */
 int dl_funcs_find(pid_t pid, struct modules *ms, struct dl_funcs *f, char *err, size_t n);
 

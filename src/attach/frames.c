@@ -13,7 +13,7 @@
 #include "attach/frames.h"
 
 #include "attach/inject.h"
-#include "attach/permission.h"
+#include "proc/permission.h"
 #include "attach/times.h"
 #include "attach/unwind.h"
 #include "common/clock.h"

@@ -35,10 +35,11 @@
 
 #include "arch/arch.h"
 #include "attach/dlfuncs.h"
-#include "attach/permission.h"
+#include "proc/permission.h"
 #include "attach/times.h"
-#include "probe/modules.h"
-#include "probe/target.h"
+#include "common/clock.h"
+#include "proc/modules.h"
+#include "proc/target.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -73,8 +74,8 @@ struct saved_bytes {
 };
 
 struct inject {
-	struct target t;        /* pid and /proc/PID/mem (probe/target.c) */
-	struct modules mods;    /* its mapped objects (probe/modules.c) */
+	struct target t;        /* pid and /proc/PID/mem (proc/target.c) */
+	struct modules mods;    /* its mapped objects (proc/modules.c) */
 	pid_t tid;
 	arch_regs regs;         /* as stopped */
 	uint8_t *vec;           /* FP/vector register set as stopped */
@@ -167,13 +168,6 @@ static void sleep_us(long us)
 		;
 }
 
-static long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Whether a tracee's stop wakes sonde with SIGCHLD: with SIGCHLD at its
  * default disposition and without SA_NOCLDSTOP the kernel sends one to the
  * tracer at every ptrace stop and exit (do_notify_parent_cldstop). */
@@ -197,7 +191,7 @@ static int sigchld_wakes(void)
 #define SLICE_MS 5
 static int wait_tid(pid_t tid, int *st, int timeout_ms)
 {
-	long end = now_ms() + timeout_ms;
+	long end = (long)clock_mono_ms() + timeout_ms;
 	long nap = 20;
 	int wake = timeout_ms && sigchld_wakes();
 	sigset_t chld, old;
@@ -217,7 +211,7 @@ static int wait_tid(pid_t tid, int *st, int timeout_ms)
 			break;
 		}
 		if (w == 0) {
-			long left = end - now_ms();
+			long left = end - (long)clock_mono_ms();
 			if (left <= 0) {
 				rc = 1;
 				break;

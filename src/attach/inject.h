@@ -2,8 +2,8 @@
  * its threads is stopped with ptrace, every register is saved, the call
  * runs on that thread's stack below the red zone, and the thread is put
  * back exactly where it was, a system call it was blocked in included.
- * inject_dlopen() loads a library into the process this way (the agent of
- * ARCHITECTURE.md).  Errors are one clause for "sonde: error: %s". */
+ * inject_dlopen() loads a library into the process this way (the agent:
+ * docs/ARCHITECTURE.md, "What runs where").  Errors are one clause for "sonde: error: %s". */
 #ifndef SONDE_ATTACH_INJECT_H
 #define SONDE_ATTACH_INJECT_H
 

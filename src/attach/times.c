@@ -3,6 +3,7 @@
  * shows what sonde's own start (option parsing, the recorder's directory,
  * the session memory) cost before the attach proper. */
 #include "attach/times.h"
+#include "common/clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,16 +12,9 @@
 static double t_start, t_prev;
 static int enabled = -1;
 
-static double mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 __attribute__((constructor)) static void times_start(void)
 {
-	t_start = t_prev = mono_ms();
+	t_start = t_prev = (double)clock_mono_ns() / 1e6;
 }
 
 void attach_time(const char *phase)
@@ -31,7 +25,7 @@ void attach_time(const char *phase)
 	}
 	if (!enabled)
 		return;
-	double t = mono_ms();
+	double t = (double)clock_mono_ns() / 1e6;
 	fprintf(stderr, "sonde: attach: %-24s %8.2f ms (+%.2f ms)\n", phase, t - t_start, t - t_prev);
 	t_prev = t;
 }

@@ -8,7 +8,7 @@
 #include "probe/kind.h"
 #include "probe/library.h"
 #include "probe/manager.h"
-#include "probe/modules.h"
+#include "proc/modules.h"
 #include "probe/output.h"
 #include "probe/probe.h"
 #include "probe/record.h"
@@ -16,7 +16,7 @@
 #include "probe/run.h"
 #include "probe/scratch.h"
 #include "probe/spec.h"
-#include "probe/target.h"
+#include "proc/target.h"
 #include "sonde/probe.h"
 
 #include <errno.h>

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/domain_out.h"
 #include "attach/agent.h"
 #include "cli/cli.h"
 #include "record/domain.h"
@@ -264,12 +265,10 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 	if (a.frames_err[0])
 		cli_warn("%s (calls running at the attach are left out)", a.frames_err);
 	attach_meta(&rec.meta, &s, &a);
-	struct timespec t0, now;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint64_t t0 = clock_mono_ns();
 	int alive = 1;
 	while (!end_requested && (alive = agent_target_alive(o->pid))) {
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		double el = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
+		double el = (double)(clock_mono_ns() - t0) / 1e9;
 		if (o->duration > 0 && el >= o->duration)
 			break;
 		/* A trace: drain the rings while the process runs (as collect does). */

@@ -25,11 +25,19 @@ static inline uint64_t clock_ticks(void)
 }
 #endif
 
+/* CLOCK_MONOTONIC in nanoseconds and in whole milliseconds: the one
+ * wall-time clock of sonde and of the runtime (timeouts, durations, the
+ * clock points below).  Not for the hot path: clock_ticks. */
 static inline uint64_t clock_mono_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t clock_mono_ms(void)
+{
+	return clock_mono_ns() / 1000000u;
 }
 
 /* A pair of readings of both clocks taken back to back. */

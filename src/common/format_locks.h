@@ -1,6 +1,6 @@
 /* format_locks.h — the REC_LOCKS records of profile.sonde (format.h's
  * container): the lock profiler's aggregates, declared apart from the
- * runtime's structs of src/rt/locks.h, which the collector converts
+ * runtime's structs of src/common/lock_session.h, which the collector converts
  * (record/convert.c).  docs/FORMAT.md describes every field.
  *
  * Payload of a REC_LOCKS record: struct lkrec_hdr, then `count` items of the

@@ -1,5 +1,5 @@
 /* lock_enc.h — the lock profiler's encoding shared by the runtime's lock
- * wrappers (src/rt/locks.c, through src/rt/locks.h), the recording
+ * wrappers (src/rt/locks.c, through src/common/lock_session.h), the recording
  * (REC_LOCKS kinds, TRX_LOCK op bytes; docs/FORMAT.md) and its readers
  * (src/analysis/locks.c, src/export/lock_slices.c).  Values written to disk:
  * changing one is an incompatible format change (SONDE_DATA_VERSION).

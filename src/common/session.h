@@ -14,7 +14,7 @@
  * recording directory: a disk file's page faults and writeback would be
  * charged to the program's functions.
  *
- * Rules (see ARCHITECTURE.md, "Hot-path rules"):
+ * Rules (see docs/ARCHITECTURE.md, "Hot-path rules and the floor"):
  *  - The memory holds offsets from the session base, never pointers: each
  *    process maps it at its own address.
  *  - Space is handed out by one atomic bump allocator (sess_alloc) in regions
@@ -226,7 +226,7 @@ struct sonde_session_hdr {
 		                                  * recovery check it names this session */
 	} recorder;
 
-	/* ---- locks (issue 4; owned by src/rt/locks.c, layout in src/rt/locks.h) ---- */
+	/* ---- locks (issue 4; owned by src/rt/locks.c, layout in src/common/lock_session.h) ---- */
 	_Atomic uint64_t locks_off;  /* session offset of struct lk_session, 0 until a first lock */
 	/* ---- end locks ---- */
 	/* ---- attach (written by sonde, src/attach/frames.c; read by src/rt/agent.c) ---- */

@@ -7,6 +7,7 @@
  * format waits for it (finish_job) before it hands over the next, and a
  * buffer is reused only after its block was written. */
 #include "export/bulk_out.h"
+#include "common/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,13 +44,6 @@ struct bulk_out {
 	int jerr;
 	uint64_t t0, waited; /* ns: bo_open's time, the time spent waiting for the writer */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static size_t used(const struct bulk_out *b)
 {
@@ -139,13 +133,13 @@ static void finish_job(struct bulk_out *b)
 {
 	pthread_mutex_lock(&b->mu);
 	if (b->busy) {
-		uint64_t t = now_ns();
+		uint64_t t = clock_mono_ns();
 		while (b->busy)
 			pthread_cond_wait(&b->cv, &b->mu);
-		b->waited += now_ns() - t;
+		b->waited += clock_mono_ns() - t;
 	}
 	pthread_mutex_unlock(&b->mu);
-	if (b->jdone == b->jlen && b->jlen && b->waited > BO_SLOW_NS && b->waited > (now_ns() - b->t0) / 4) {
+	if (b->jdone == b->jlen && b->jlen && b->waited > BO_SLOW_NS && b->waited > (clock_mono_ns() - b->t0) / 4) {
 		/* The disk does not keep up: the page cache takes the rest and the
 		 * kernel writes it back, as for any file (while memory lasts). */
 		drop_direct(b, b->off);
@@ -247,7 +241,7 @@ struct bulk_out *bo_open(FILE *f)
 	fflush(f);
 	b->fd = fileno(f);
 	set_used(b, 0);
-	b->t0 = now_ns();
+	b->t0 = clock_mono_ns();
 	b->dfd = open_direct(b->fd, &b->off);
 	if (b->dfd >= 0) {
 		pthread_mutex_init(&b->mu, NULL);

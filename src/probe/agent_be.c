@@ -14,6 +14,7 @@
 #include "arch/tramp.h"
 #include "attach/agent.h"
 #include "attach/inject.h"
+#include "common/clock.h"
 
 #include <dirent.h>
 #include <elf.h>
@@ -37,13 +38,6 @@
 #define MAX_FN_BYTES       (1u << 20)
 
 extern char **environ;
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void futex_wait_ms(uint32_t *w, uint32_t val, int ms)
 {
@@ -93,13 +87,13 @@ static void init(struct agent_be *b)
 /* The agent has started (ready), or the target ended / time ran out. */
 static int wait_ready(struct agent_be *b, char *err, size_t n)
 {
-	uint64_t end = mono_ms() + START_TIMEOUT_MS;
+	uint64_t end = clock_mono_ms() + START_TIMEOUT_MS;
 	while (!__atomic_load_n(&b->pa->ready, __ATOMIC_ACQUIRE)) {
 		if (agent_be_gone(b)) {
 			snprintf(err, n, "the program ended before the probe agent started in it");
 			return -1;
 		}
-		if (mono_ms() > end) {
+		if (clock_mono_ms() > end) {
 			snprintf(err, n, "the probe agent did not start in process %d within %d s", (int)b->pid,
 			         START_TIMEOUT_MS / 1000);
 			return -1;
@@ -470,7 +464,7 @@ static int request(struct agent_be *b, uint32_t op, uint32_t site, char *err, si
 		snprintf(err, n, "the probe agent in process %d is gone", (int)b->pid);
 		return -1;
 	}
-	uint64_t end = mono_ms() + REQUEST_TIMEOUT_MS;
+	uint64_t end = clock_mono_ms() + REQUEST_TIMEOUT_MS;
 	for (;;) {
 		uint32_t d = __atomic_load_n(&h->done, __ATOMIC_ACQUIRE);
 		if (d == want)
@@ -479,7 +473,7 @@ static int request(struct agent_be *b, uint32_t op, uint32_t site, char *err, si
 			snprintf(err, n, "process %d ended", (int)b->pid);
 			return -1;
 		}
-		if (mono_ms() > end) {
+		if (clock_mono_ms() > end) {
 			snprintf(err, n, "the probe agent in process %d does not answer", (int)b->pid);
 			return -1;
 		}

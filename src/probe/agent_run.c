@@ -28,7 +28,7 @@
 #include "probe/expr.h"
 #include "probe/kind.h"
 #include "probe/manager.h"
-#include "probe/modules.h"
+#include "proc/modules.h"
 #include "probe/probe.h"
 #include "probe/record.h"
 #include "probe/resolve.h"

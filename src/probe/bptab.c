@@ -3,7 +3,7 @@
  * and the target's code read through it, as it was before our breakpoints. */
 #include "probe/bptab.h"
 
-#include "probe/target.h"
+#include "proc/target.h"
 
 #include <stdlib.h>
 #include <string.h>

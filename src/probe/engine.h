@@ -11,9 +11,9 @@
 
 #include "probe/bptab.h"
 #include "probe/library.h"
-#include "probe/modules.h"
+#include "proc/modules.h"
 #include "probe/scratch.h"
-#include "probe/target.h"
+#include "proc/target.h"
 
 struct engine;
 struct kind_ops;

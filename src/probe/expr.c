@@ -5,10 +5,10 @@
 #include "probe/expr.h"
 
 #include "probe/engine.h"
-#include "probe/modules.h"
+#include "proc/modules.h"
 #include "probe/probe.h"
 #include "probe/step.h"
-#include "probe/target.h"
+#include "proc/target.h"
 #include "sym/vars.h"
 
 #include <ctype.h>

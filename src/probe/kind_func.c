@@ -9,11 +9,11 @@
 #include "common/trace_enc.h"
 #include "probe/callstats.h"
 #include "probe/engine.h"
-#include "probe/modules.h"
+#include "proc/modules.h"
 #include "probe/output.h"
 #include "probe/record.h"
 #include "probe/resolve.h"
-#include "probe/target.h"
+#include "proc/target.h"
 #include "sym/sym.h"
 
 #include <stdio.h>

@@ -7,7 +7,7 @@
 #include "common/json.h"
 #include "common/trace_enc.h"
 #include "probe/engine.h"
-#include "probe/modules.h"
+#include "proc/modules.h"
 #include "probe/record.h"
 #include "probe/resolve.h"
 #include "sym/sym.h"

@@ -12,7 +12,7 @@
 #include "probe/engine.h"
 #include "probe/record.h"
 #include "probe/resolve.h"
-#include "probe/target.h"
+#include "proc/target.h"
 #include "sonde/probe.h"
 
 #include <dlfcn.h>

@@ -17,7 +17,7 @@
 #include "probe/engine.h"
 #include "probe/record.h"
 #include "probe/resolve.h"
-#include "probe/target.h"
+#include "proc/target.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -11,7 +11,7 @@
 #include "common/trace_enc.h"
 #include "probe/engine.h"
 #include "probe/expr.h"
-#include "probe/modules.h"
+#include "proc/modules.h"
 #include "probe/record.h"
 #include "probe/resolve.h"
 

@@ -5,7 +5,7 @@
 #include "probe/resolve.h"
 
 #include "probe/engine.h"
-#include "probe/modules.h"
+#include "proc/modules.h"
 #include "probe/probe.h"
 #include "probe/spec.h"
 #include "sym/sym.h"

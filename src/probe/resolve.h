@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "probe/modules.h"
+#include "proc/modules.h"
 
 struct engine;
 struct probe;

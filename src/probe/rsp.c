@@ -9,6 +9,7 @@
  * they would encode as `#` and `$`).  Every read has a deadline: a stub that
  * stops half-way through a packet is a timeout, never a hang. */
 #include "probe/rsp.h"
+#include "common/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,13 +34,6 @@ static int fail(struct rsp *r, int code, const char *fmt, ...)
 	vsnprintf(r->err, sizeof r->err, fmt, ap);
 	va_end(ap);
 	return code;
-}
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int rsp_hexval(int c)
@@ -201,7 +195,7 @@ int rsp_open(struct rsp *r, const char *target, int timeout_ms)
 static int write_all(struct rsp *r, const void *buf, size_t n)
 {
 	const char *p = buf;
-	int64_t deadline = mono_ms() + r->timeout_ms;
+	int64_t deadline = (int64_t)clock_mono_ms() + r->timeout_ms;
 	while (n) {
 		/* send(MSG_NOSIGNAL): a closed connection is an error, not SIGPIPE. */
 		ssize_t w = send(r->fd, p, n, MSG_NOSIGNAL);
@@ -215,7 +209,7 @@ static int write_all(struct rsp *r, const void *buf, size_t n)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0 && errno == EAGAIN) {
-			int left = (int)(deadline - mono_ms());
+			int left = (int)(deadline - (int64_t)clock_mono_ms());
 			struct pollfd pf = { r->fd, POLLOUT, 0 };
 			if (left <= 0 || poll(&pf, 1, left) == 0)
 				return fail(r, RSP_ETIMEOUT, "the stub does not read what sonde sends (timeout)");
@@ -232,7 +226,7 @@ static int write_all(struct rsp *r, const void *buf, size_t n)
 static int get_byte(struct rsp *r, int64_t deadline, uint8_t *c)
 {
 	while (r->in_pos == r->in_len) {
-		int left = (int)(deadline - mono_ms());
+		int left = (int)(deadline - (int64_t)clock_mono_ms());
 		if (left < 0)
 			left = 0;
 		struct pollfd pf = { r->fd, POLLIN, 0 };
@@ -382,7 +376,7 @@ static int read_packet(struct rsp *r, int64_t deadline)
 
 int rsp_recv(struct rsp *r, int timeout_ms)
 {
-	int64_t deadline = mono_ms() + (timeout_ms > 0 ? timeout_ms : r->timeout_ms);
+	int64_t deadline = (int64_t)clock_mono_ms() + (timeout_ms > 0 ? timeout_ms : r->timeout_ms);
 	for (int bad = 0;;) {
 		int rc = read_packet(r, deadline);
 		if (rc == 2)
@@ -434,7 +428,7 @@ int rsp_send(struct rsp *r, const void *data, size_t len)
 		if (rc || r->noack)
 			return rc;
 		/* Wait for the ack; anything else before it is an error. */
-		int64_t deadline = mono_ms() + r->timeout_ms;
+		int64_t deadline = (int64_t)clock_mono_ms() + r->timeout_ms;
 		uint8_t c;
 		if ((rc = get_byte(r, deadline, &c)))
 			return rc == RSP_ETIMEOUT ? fail(r, rc, "no acknowledgement from the stub within %d ms", r->timeout_ms) : rc;

@@ -4,7 +4,7 @@
 #include "probe/scratch.h"
 
 #include "probe/bptab.h"
-#include "probe/target.h"
+#include "proc/target.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -12,7 +12,7 @@
 #include "probe/engine.h"
 #include "probe/kind.h"
 #include "probe/probe.h"
-#include "probe/target.h"
+#include "proc/target.h"
 
 #include <signal.h>
 #include <string.h>

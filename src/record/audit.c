@@ -3,9 +3,11 @@
  * memory is checked against what sonde mapped, and an impossible one is put
  * right in place (clamped, or the part it leads to left out) and counted as
  * SONDE_LOST_SESSION_DAMAGE.  The writers that follow (profile_out.c,
- * locks_out.c, domain.c, the summary) then read only values that lead inside
- * the mapping.  The program may have died half-way through an update, or
- * written over the memory itself: ARCHITECTURE.md's second trust boundary. */
+ * locks_out.c, analysis/domain_out.c, the summary) then read only values
+ * that lead inside the mapping.  The program may have died half-way through
+ * an update, or written over the memory itself: sonde trusts nothing the
+ * program wrote (docs/ARCHITECTURE.md, "The session memory and what each
+ * side trusts"). */
 #include <stdlib.h>
 #include <string.h>
 

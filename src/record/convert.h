@@ -1,5 +1,5 @@
 /* convert.h — the runtime's structs (session memory: common/session.h,
- * common/ring.h, src/rt/locks.h) to the records of the recording
+ * common/ring.h, src/common/lock_session.h) to the records of the recording
  * (common/format.h, common/format_locks.h), field by field: one function per
  * record type, all in convert.c, so that the file format depends on the
  * runtime's memory layout nowhere else.  The callers have bounded every
@@ -14,7 +14,7 @@
 #include "common/format_locks.h"
 #include "common/ring.h"
 #include "common/session.h"
-#include "rt/locks.h"
+#include "common/lock_session.h"
 
 /* META "mode" of a session's SONDE_MODE_* bits. */
 uint32_t conv_mode(uint32_t session_mode);

@@ -1,7 +1,8 @@
 /* domain.h — the work domain of --domain (seed 003): the functions whose
  * records survived the filters in a trace recording, kept in the recording
  * directory as domain.txt, and used by the next `record --trace --domain
- * auto` as the only traced set. */
+ * auto` as the only traced set.  The file is written by
+ * analysis/domain_out.h; here it is read back, and the filters counted. */
 #ifndef SONDE_RECORD_DOMAIN_H
 #define SONDE_RECORD_DOMAIN_H
 
@@ -11,10 +12,6 @@
  * its functions to the session's filter patterns ("=name").  Returns the
  * number of functions, -1 with msg set on error. */
 int domain_apply(struct session *s, const char *dir, const char *arg, char *msg, size_t len);
-
-/* After a --trace recording: write DIR/domain.txt.  Returns the number of
- * functions written, -1 with msg set. */
-int domain_write(struct session *s, const char *dir, char *msg, size_t len);
 
 /* What the filters did: functions in the modules, functions left dormant
  * (sleds never switched on), and calls kept out of the trace by the

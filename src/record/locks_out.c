@@ -1,5 +1,5 @@
 /* locks_out.c — after the program has ended: the lock profiler's session data
- * (src/rt/locks.h) into REC_LOCKS records of profile.sonde
+ * (src/common/lock_session.h) into REC_LOCKS records of profile.sonde
  * (common/format_locks.h, converted by record/convert.c).  Everything read
  * from the session is bounds-checked: the program may have died half-way
  * through an update or scribbled on the memory. */

@@ -340,7 +340,7 @@ static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, ui
 HOOKS(profile, SONDE_MODE_PROFILE)
 HOOKS(trace, SONDE_MODE_TRACE)
 HOOKS(any, rt_mode)
-/* The floor (ARCHITECTURE.md): control at entry and exit (sled, trampolines,
+/* The floor (docs/ARCHITECTURE.md, "Hot-path rules and the floor"): control at entry and exit (sled, trampolines,
  * shadow stack) and one TSC read each, nothing recorded.  For bench/ only:
  * installed when SONDE_BENCH_FLOOR=1 is in the environment. */
 HOOKS(floor, 0)

@@ -12,7 +12,7 @@
  * call).  An uncontended lock + unlock pair costs two clock reads (the hold
  * time), two table look-ups and a few counters.
  *
- * Hot-path rules (ARCHITECTURE.md): no lock of our own anywhere (the lock
+ * Hot-path rules (docs/ARCHITECTURE.md, "Hot-path rules and the floor"): no lock of our own anywhere (the lock
  * table is lock-free; aggregates are per thread), no malloc (session memory
  * only, taken at a thread's first lock), no system call but the real one,
  * errno as the real call left it (and untouched on success), re-entry guarded
@@ -42,7 +42,7 @@
 #include "common/clock.h"
 #include "common/trace_enc.h"
 #include "rt/got.h"
-#include "rt/locks.h"
+#include "common/lock_session.h"
 #include "rt/rt.h"
 
 /* ---- the real functions ---- */

@@ -19,13 +19,7 @@
 #include <unistd.h>
 
 #include "rt/rt.h"
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "common/clock.h"
 
 /* Make [lo, hi) writable (1) or read-only executable again (0). */
 RT_HIDDEN int rt_text_writable(uintptr_t lo, uintptr_t hi, int on)
@@ -128,7 +122,7 @@ static int sled_is_call(const uint8_t *at, const void *tramp)
 /* Returns how many functions stay dormant (skip), or -1. */
 RT_HIDDEN int rt_patch_module(struct sonde_modhook *m, const uint8_t *skip)
 {
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = clock_mono_ns();
 	const uint64_t *e = m->entries;
 	uint32_t n = m->nfuncs;
 	uintptr_t lo = UINTPTR_MAX, hi = 0;
@@ -160,7 +154,7 @@ RT_HIDDEN int rt_patch_module(struct sonde_modhook *m, const uint8_t *skip)
 	rt_text_writable(lo, hi + SONDE_PAD + SONDE_SLED, 0);
 	m->numbered = 1;
 	m->patched = 1;
-	m->numbering_ns = mono_ns() - t0;
+	m->numbering_ns = clock_mono_ns() - t0;
 	if (bad)
 		rt_log("some functions of a module have no entry sled sonde knows; they are not recorded");
 	return (int)dormant;

@@ -13,6 +13,7 @@
  * -mgeneral-regs-only like probes.c.  Once sonde is gone no handler is
  * called any more. */
 #include "rt/probe_plugin.h"
+#include "common/clock.h"
 
 #include "sonde/probe.h"
 
@@ -179,12 +180,10 @@ static void call(void (*fn)(struct sonde_probe_ctx *), struct pa_pprobe *pp, con
                  const uint64_t *regs, uint64_t pc, uint64_t hits)
 {
 	int saved_errno = errno;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	struct sonde_probe_ctx c = {
 		.id = pp->id, .spec = pp->spec, .arg = pp->arg, .pid = my_pid,
 		.tid = tid_tls ? tid_tls : (tid_tls = (int)syscall(SYS_gettid)), .addr = s->addr,
-		.time_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec, .hits = hits,
+		.time_ns = clock_mono_ns(), .hits = hits,
 		.regs = {
 			.rax = regs[PA_RAX], .rbx = regs[PA_RBX], .rcx = regs[PA_RCX], .rdx = regs[PA_RDX],
 			.rsi = regs[PA_RSI], .rdi = regs[PA_RDI], .rbp = regs[PA_RBP], .rsp = sp,

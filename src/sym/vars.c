@@ -326,89 +326,102 @@ static int cu_of(Dwarf *dw, uint64_t pc, Dwarf_Die *cu)
 	return 0;
 }
 
-int vars_compile(struct vars *v, uint64_t pc, const char *expr, struct var_ref **out, char *err, size_t en)
+/* The head of a variable expression: its leading '*'s and the variable's
+ * name; *rest is what follows the name.  0, or -1 with err set. */
+static int parse_head(const char *expr, int *stars, char *name, size_t nlen, const char **rest,
+                      char *err, size_t en)
 {
-	*out = NULL;
 	const char *s = expr;
 	while (isspace((unsigned char)*s))
 		s++;
-	int stars = 0;
+	*stars = 0;
 	while (*s == '*') {
-		stars++;
+		++*stars;
 		s++;
 	}
-	char name[256];
 	size_t k = 0;
-	while ((isalnum((unsigned char)*s) || *s == '_') && k < sizeof name - 1)
+	while ((isalnum((unsigned char)*s) || *s == '_') && k < nlen - 1)
 		name[k++] = *s++;
 	name[k] = 0;
+	*rest = s;
 	if (!k) {
 		snprintf(err, en, "expected a variable name in '%s'", expr);
 		return -1;
 	}
-	Dwarf_Die cu, var, *scopes = NULL;
+	return 0;
+}
+
+/* The variable called name as seen from pc: the scopes around pc, innermost
+ * first, then the globals of every compile unit (*found 0: none).  *have_fn:
+ * the out-of-line function holding pc was found, in *fn.  0, or -1 with err
+ * set when pc has no DWARF at all. */
+static int lookup_variable(struct vars *v, uint64_t pc, const char *name, Dwarf_Die *var, int *found,
+                           Dwarf_Die *fn, int *have_fn, char *err, size_t en)
+{
+	Dwarf_Die cu, *scopes = NULL;
 	if (!cu_of(v->dw, pc, &cu)) {
 		snprintf(err, en, "no DWARF information for address 0x%llx (built without -g?)", (unsigned long long)pc);
 		return -1;
 	}
 	int ns = dwarf_getscopes(&cu, pc, &scopes);
-	int found = 0;
-	for (int i = 0; i < ns && !found; i++)
-		found = find_in(&scopes[i], name, &var, 0);
-	Dwarf_Die fn;
-	int have_fn = concrete_subprogram(&cu, pc, &fn, 0);
-	if (!found) {
-		Dwarf_Off off = 0, next;
-		size_t hsz;
-		while (!found && dwarf_nextcu(v->dw, off, &next, &hsz, NULL, NULL, NULL) == 0) {
-			Dwarf_Die c2;
-			if (dwarf_offdie(v->dw, off + hsz, &c2))
-				found = find_in(&c2, name, &var, 1);
-			off = next;
-		}
+	*found = 0;
+	for (int i = 0; i < ns && !*found; i++)
+		*found = find_in(&scopes[i], name, var, 0);
+	free(scopes);
+	*have_fn = concrete_subprogram(&cu, pc, fn, 0);
+	Dwarf_Off off = 0, next;
+	size_t hsz;
+	while (!*found && dwarf_nextcu(v->dw, off, &next, &hsz, NULL, NULL, NULL) == 0) {
+		Dwarf_Die c2;
+		if (dwarf_offdie(v->dw, off + hsz, &c2))
+			*found = find_in(&c2, name, var, 1);
+		off = next;
 	}
-	struct var_ref *r = calloc(1, sizeof *r);
-	if (!r) {
-		free(scopes);
-		snprintf(err, en, "out of memory");
-		return -1;
-	}
-	r->ptr_size = v->ptr_size;
-	int rc = -1, is_list = 0;
-	if (!found) {
-		snprintf(err, en, "no variable '%s' in scope at this location", name);
-		goto out;
-	}
+	return 0;
+}
+
+/* Where var's value is at pc (r->loc), or its constant value, or why it has
+ * none (r->no_value); *is_list: from a location list.  0, or -1 (with err
+ * set, but for running out of memory). */
+static int locate_variable(Dwarf_Die *var, uint64_t pc, const char *name, struct var_ref *r, int *is_list,
+                           char *err, size_t en)
+{
 	Dwarf_Attribute a;
-	if (dwarf_attr(&var, DW_AT_location, &a)) {
+	if (dwarf_attr(var, DW_AT_location, &a)) {
 		Dwarf_Op *ops;
 		size_t nops;
-		is_list = a.form == DW_FORM_sec_offset || a.form == DW_FORM_loclistx;
+		*is_list = a.form == DW_FORM_sec_offset || a.form == DW_FORM_loclistx;
 		int nl = dwarf_getlocation_addr(&a, pc, &ops, &nops, 1);
 		if (nl < 0) {
 			snprintf(err, en, "variable '%s': unreadable location (%s)", name, dwarf_errmsg(-1));
-			goto out;
+			return -1;
 		}
 		if (nl == 0 || nops == 0)
 			r->no_value = "optimized out here";
 		else if (copy_ops(&r->loc, ops, nops))
-			goto out;
+			return -1;
 		else
 			resolve_addrx(&a, ops, nops, &r->loc);
-	} else if (dwarf_attr_integrate(&var, DW_AT_const_value, &a)) {
+	} else if (dwarf_attr_integrate(var, DW_AT_const_value, &a)) {
 		Dwarf_Sword sv;
 		if (dwarf_formsdata(&a, &sv) != 0) {
 			snprintf(err, en, "variable '%s' has a constant value that cannot be read", name);
-			goto out;
+			return -1;
 		}
 		r->has_const = 1;
 		r->cval = sv;
 	} else {
 		r->no_value = "optimized out";
 	}
-	/* frame base (of the out-of-line function, for an inlined copy's
-	 * variables too) and CFA, when the location needs them */
-	if (have_fn && dwarf_attr(&fn, DW_AT_frame_base, &a)) {
+	return 0;
+}
+
+/* The frame base (of the out-of-line function fn, for an inlined copy's
+ * variables too) and the CFA at pc, for locations that need them. */
+static void frame_of(struct vars *v, uint64_t pc, Dwarf_Die *fn, int have_fn, struct var_ref *r)
+{
+	Dwarf_Attribute a;
+	if (have_fn && dwarf_attr(fn, DW_AT_frame_base, &a)) {
 		Dwarf_Op *ops;
 		size_t nops;
 		if (dwarf_getlocation_addr(&a, pc, &ops, &nops, 1) > 0)
@@ -425,12 +438,14 @@ int vars_compile(struct vars *v, uint64_t pc, const char *expr, struct var_ref *
 			free(fr);
 		}
 	}
-	/* access path */
-	Dwarf_Die t;
-	if (type_of(&var, &t)) {
-		snprintf(err, en, "variable '%s' has no type", name);
-		goto out;
-	}
+}
+
+/* The access path s (`->f`, `.f`, `[i]`, then the head's stars) walked
+ * through the types from *t, the variable's: r gets a step each, *t the
+ * type reached.  0, or -1 with err set. */
+static int walk_path(struct vars *v, uint64_t pc, const char *s, int stars, const char *expr, struct var_ref *r,
+                     Dwarf_Die *t, char *err, size_t en)
+{
 	while (*s) {
 		while (isspace((unsigned char)*s))
 			s++;
@@ -445,103 +460,111 @@ int vars_compile(struct vars *v, uint64_t pc, const char *expr, struct var_ref *
 				f[fk++] = *s++;
 			f[fk] = 0;
 			if (arrow) {
-				if (dwarf_tag(&t) != DW_TAG_pointer_type) {
+				if (dwarf_tag(t) != DW_TAG_pointer_type) {
 					snprintf(err, en, "'->%s' on something that is not a pointer in '%s'", f, expr);
-					goto out;
+					return -1;
 				}
-				if (type_of(&t, &t)) {
+				if (type_of(t, t)) {
 					snprintf(err, en, "'->%s' through a void pointer in '%s'", f, expr);
-					goto out;
+					return -1;
 				}
 				add_step(r, (struct step){ .kind = ST_DEREF });
 			}
-			int tag = dwarf_tag(&t);
+			int tag = dwarf_tag(t);
 			if (tag != DW_TAG_structure_type && tag != DW_TAG_union_type && tag != DW_TAG_class_type) {
 				snprintf(err, en, "'%s' is not a member of a struct in '%s'", f, expr);
-				goto out;
+				return -1;
 			}
 			Dwarf_Die m;
 			int64_t off;
-			if (find_member(&t, f, &m, &off)) {
+			if (find_member(t, f, &m, &off)) {
 				snprintf(err, en, "no member '%s' in '%s'", f, expr);
-				goto out;
+				return -1;
 			}
 			add_step(r, (struct step){ .kind = ST_MEMBER, .off = off });
-			if (type_of(&m, &t)) {
+			if (type_of(&m, t)) {
 				snprintf(err, en, "member '%s' has no type", f);
-				goto out;
+				return -1;
 			}
 		} else if (s[0] == '[') {
 			const char *c = strchr(s, ']');
 			if (!c) {
 				snprintf(err, en, "missing ] in '%s'", expr);
-				goto out;
+				return -1;
 			}
 			char ix[256];
 			snprintf(ix, sizeof ix, "%.*s", (int)(c - s - 1), s + 1);
 			s = c + 1;
 			struct step st = { .kind = ST_INDEX };
-			int tag = dwarf_tag(&t);
+			int tag = dwarf_tag(t);
 			if (tag == DW_TAG_pointer_type)
 				st.via_ptr = 1;
 			else if (tag != DW_TAG_array_type) {
 				snprintf(err, en, "[%s] on something that is neither an array nor a pointer in '%s'", ix, expr);
-				goto out;
+				return -1;
 			}
-			if (type_of(&t, &t)) {
+			if (type_of(t, t)) {
 				snprintf(err, en, "indexing a void pointer in '%s'", expr);
-				goto out;
+				return -1;
 			}
-			st.esz = die_size(&t, v->ptr_size);
+			st.esz = die_size(t, v->ptr_size);
 			char *end;
 			st.idx = strtoll(ix, &end, 0);
-			if (end == ix || *end) {
+			if (end == ix || *end) { /* an index that is itself a variable expression */
 				char e2[256];
 				if (vars_compile(v, pc, ix, &st.idxref, e2, sizeof e2)) {
 					snprintf(err, en, "%s", e2);
-					goto out;
+					return -1;
 				}
 			}
 			if (add_step(r, st)) {
 				vars_free(st.idxref);
-				goto out;
+				return -1;
 			}
 		} else {
 			snprintf(err, en, "unexpected '%s' in variable expression '%s'", s, expr);
-			goto out;
+			return -1;
 		}
 	}
 	for (int i = 0; i < stars; i++) {
-		if (dwarf_tag(&t) != DW_TAG_pointer_type || type_of(&t, &t)) {
+		if (dwarf_tag(t) != DW_TAG_pointer_type || type_of(t, t)) {
 			snprintf(err, en, "'*' on something that is not a pointer in '%s'", expr);
-			goto out;
+			return -1;
 		}
 		add_step(r, (struct step){ .kind = ST_DEREF });
 	}
-	/* final type */
-	int tag = dwarf_tag(&t);
+	return 0;
+}
+
+/* The value's size and encoding (r->size, r->enc) from the type reached,
+ * *tname its name for the description.  0, or -1 with err set when it is
+ * not a number sonde reads. */
+static int value_type(struct vars *v, Dwarf_Die *t, const char *expr, struct var_ref *r, const char **tname,
+                      char *err, size_t en)
+{
+	int tag = dwarf_tag(t);
 	Dwarf_Word sz = 0, encw = DW_ATE_signed;
 	Dwarf_Attribute ba;
-	const char *tname = die_name(&t);
+	*tname = die_name(t);
 	if (tag == DW_TAG_pointer_type) {
 		sz = (Dwarf_Word)v->ptr_size;
 		encw = DW_ATE_unsigned;
-		tname = "pointer";
+		*tname = "pointer";
 	} else if (tag == DW_TAG_base_type || tag == DW_TAG_enumeration_type) {
-		if (dwarf_attr(&t, DW_AT_byte_size, &ba))
+		if (dwarf_attr(t, DW_AT_byte_size, &ba))
 			dwarf_formudata(&ba, &sz);
-		if (tag == DW_TAG_base_type && dwarf_attr(&t, DW_AT_encoding, &ba))
+		if (tag == DW_TAG_base_type && dwarf_attr(t, DW_AT_encoding, &ba))
 			dwarf_formudata(&ba, &encw);
 		if (tag == DW_TAG_enumeration_type) {
 			Dwarf_Die ut;
 			encw = DW_ATE_signed;
-			if (type_of(&t, &ut) == 0 && dwarf_attr(&ut, DW_AT_encoding, &ba))
+			if (type_of(t, &ut) == 0 && dwarf_attr(&ut, DW_AT_encoding, &ba))
 				dwarf_formudata(&ba, &encw);
 		}
 	} else {
 		snprintf(err, en, "'%s' is not a number (a %s); use a member, an element or a pointer",
 		         expr, tag == DW_TAG_structure_type ? "struct" : tag == DW_TAG_array_type ? "array" : "non-scalar");
-		goto out;
+		return -1;
 	}
 	switch (encw) {
 	case DW_ATE_float: r->enc = VAR_FLOAT; break;
@@ -552,20 +575,54 @@ int vars_compile(struct vars *v, uint64_t pc, const char *expr, struct var_ref *
 	if (r->size <= 0 || r->size > 16 || (r->enc == VAR_FLOAT && r->size != 4 && r->size != 8 &&
 	                                     r->size != 10 && r->size != 16)) {
 		snprintf(err, en, "'%s' has an unsupported size (%d bytes)", expr, r->size);
-		goto out;
+		return -1;
 	}
+	return 0;
+}
+
+/* Parse, look the variable up, locate it, walk its access path, check the
+ * type reached: each step above. */
+int vars_compile(struct vars *v, uint64_t pc, const char *expr, struct var_ref **out, char *err, size_t en)
+{
+	*out = NULL;
+	char name[256];
+	const char *rest;
+	int stars, found, have_fn;
+	Dwarf_Die var, fn;
+	if (parse_head(expr, &stars, name, sizeof name, &rest, err, en) ||
+	    lookup_variable(v, pc, name, &var, &found, &fn, &have_fn, err, en))
+		return -1;
+	struct var_ref *r = calloc(1, sizeof *r);
+	if (!r) {
+		snprintf(err, en, "out of memory");
+		return -1;
+	}
+	r->ptr_size = v->ptr_size;
+	int is_list = 0;
+	Dwarf_Die t;
+	const char *tname;
+	if (!found) {
+		snprintf(err, en, "no variable '%s' in scope at this location", name);
+		goto fail;
+	}
+	if (locate_variable(&var, pc, name, r, &is_list, err, en))
+		goto fail;
+	frame_of(v, pc, &fn, have_fn, r);
+	if (type_of(&var, &t)) {
+		snprintf(err, en, "variable '%s' has no type", name);
+		goto fail;
+	}
+	if (walk_path(v, pc, rest, stars, expr, r, &t, err, en) || value_type(v, &t, expr, r, &tname, err, en))
+		goto fail;
 	char where[160];
 	describe_loc(r, v->machine, where, sizeof where, is_list);
 	snprintf(r->desc, sizeof r->desc, "%.60s %.60s: %.120s%s", tname ? tname : "?", name, where,
 	         r->nsteps ? " (then followed)" : "");
-	rc = 0;
-out:
-	free(scopes);
-	if (rc)
-		vars_free(r);
-	else
-		*out = r;
-	return rc;
+	*out = r;
+	return 0;
+fail:
+	vars_free(r);
+	return -1;
 }
 
 /* ---- evaluation ---- */

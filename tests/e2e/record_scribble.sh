@@ -1,5 +1,5 @@
-# The collector never trusts the session memory (ARCHITECTURE.md, two trust
-# boundaries): a program that writes random bytes over its own session
+# The collector never trusts the session memory (docs/ARCHITECTURE.md, "The
+# session memory and what each side trusts"): a program that writes random bytes over its own session
 # memory, 40 seeds in profile and in trace mode.  `sonde record` and every
 # reader end with status 0 or 2 (never a signal, never a hang), and what the
 # recorder could not use is reported, not silently turned into numbers.

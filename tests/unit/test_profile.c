@@ -5,7 +5,7 @@
  * the profile: the seed's worked example (its published figures: C's
  * callers A 10 and B 15 units, callees E 10 and F 10, C itself 5), the same
  * tree recorded by two threads, self recursion and mutual recursion by
- * the innermost-activation rule of ARCHITECTURE.md ("Metrics").
+ * the innermost-activation rule of docs/ARCHITECTURE.md ("Metrics").
  *
  * For each tree the test checks every function's calls, exclusive and
  * inclusive time, and the COMPLETE set of caller -> callee pairs with their

@@ -1,7 +1,7 @@
 /* permission.h — why the kernel refused to let sonde trace a process
  * (permission.c): the reason and what to do, for one error line. */
-#ifndef SONDE_ATTACH_PERMISSION_H
-#define SONDE_ATTACH_PERMISSION_H
+#ifndef SONDE_PROC_PERMISSION_H
+#define SONDE_PROC_PERMISSION_H
 
 #include <stddef.h>
 #include <sys/types.h>

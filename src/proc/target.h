@@ -1,8 +1,8 @@
 /* target.h — the traced process and its threads (target.c): launch or
  * attach through ptrace, read and write its memory through /proc/PID/mem,
  * registers, continue one thread, stop and resume them all, detach. */
-#ifndef SONDE_PROBE_TARGET_H
-#define SONDE_PROBE_TARGET_H
+#ifndef SONDE_PROC_TARGET_H
+#define SONDE_PROC_TARGET_H
 
 #include <stddef.h>
 #include <stdint.h>

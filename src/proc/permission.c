@@ -1,7 +1,7 @@
 /* permission.c — turns a refused ptrace attach into its reason: the process
  * is gone, another tracer holds it, it belongs to another user, or the Yama
  * security module's ptrace_scope forbids it; each with what to do. */
-#include "attach/permission.h"
+#include "proc/permission.h"
 
 #include <errno.h>
 #include <stdio.h>

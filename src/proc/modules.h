@@ -2,8 +2,8 @@
  * symbols and variables (through the object cache, sym/cache.h), and struct
  * loc_addr: a run-time address, its module and its function (what resolve.h
  * makes of a location). */
-#ifndef SONDE_PROBE_MODULES_H
-#define SONDE_PROBE_MODULES_H
+#ifndef SONDE_PROC_MODULES_H
+#define SONDE_PROC_MODULES_H
 
 #include <stdint.h>
 #include <sys/types.h>

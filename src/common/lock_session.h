@@ -1,4 +1,4 @@
-/* locks.h — the lock profiler's data (seed 001), shared by the lock wrappers
+/* lock_session.h — the lock profiler's data (seed 001), shared by the lock wrappers
  * (src/rt/locks.c, inside the profiled program) and the recorder
  * (src/record/locks_out.c), which converts them to the REC_LOCKS records of
  * common/format_locks.h (record/convert.c).  Pure layout: no runtime code here.
@@ -26,8 +26,8 @@
  * record carries only lock id and op.  Chunks carry a
  * sequence number: the analysis finds lost chunks as gaps.
  */
-#ifndef SONDE_RT_LOCKS_H
-#define SONDE_RT_LOCKS_H
+#ifndef SONDE_COMMON_LOCK_SESSION_H
+#define SONDE_COMMON_LOCK_SESSION_H
 
 #include <assert.h>
 #include <stdatomic.h>

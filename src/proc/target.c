@@ -2,9 +2,9 @@
  * attaching to every thread (PTRACE_SEIZE + TRACECLONE), the thread table,
  * memory access through /proc/PID/mem, registers, stopping every thread and
  * resuming or detaching them. */
-#include "probe/target.h"
+#include "proc/target.h"
 
-#include "attach/permission.h"
+#include "proc/permission.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* modules.c — the ELF modules mapped in the target (/proc/PID/maps), their
  * load bias (from the first PT_LOAD), and their symbols and variables,
  * from the object cache (sym/cache.h) on first use. */
-#include "probe/modules.h"
+#include "proc/modules.h"
 
 #include "sym/cache.h"
 #include "sym/peek.h"

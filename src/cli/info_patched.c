@@ -45,7 +45,7 @@ void info_patched_json(const struct recording *r, struct json *j)
 		const char *s;
 		json_uint(j, "functions_found", (s = meta_k(r, "patched.%u.found", i, 0)) ? strtoull(s, NULL, 10) : 0);
 		json_uint(j, "patchable", (s = meta_k(r, "patched.%u.patchable", i, 0)) ? strtoull(s, NULL, 10) : 0);
-		json_uint(j, "int3", 0);
+		json_uint(j, "int3", (s = meta_k(r, "patched.%u.int3", i, 0)) ? strtoull(s, NULL, 10) : 0);
 		json_double(j, "plan_ms", (s = meta_k(r, "patched.%u.plan_ms", i, 0)) ? strtod(s, NULL) : 0);
 		json_uint(j, "left_out_count", (s = meta_k(r, "patched.%u.left", i, 0)) ? strtoull(s, NULL, 10) : 0);
 		json_arr_begin(j, "left_out");
@@ -70,9 +70,11 @@ void info_patched_table(const struct recording *r)
 	for (unsigned i = 0; meta_k(r, "patched.%u.path", i, 0); i++) {
 		const char *found = meta_k(r, "patched.%u.found", i, 0), *ok = meta_k(r, "patched.%u.patchable", i, 0);
 		const char *left = meta_k(r, "patched.%u.left", i, 0), *s;
-		printf("patched:      %s: %s of %s functions found take a jump, %s left out (not recorded)%s\n",
-		       meta_k(r, "patched.%u.path", i, 0), ok ? ok : "?", found ? found : "?", left ? left : "?",
-		       left && strcmp(left, "0") ? ":" : "");
+		const char *int3 = meta_k(r, "patched.%u.int3", i, 0);
+		unsigned long long nj = ok ? strtoull(ok, NULL, 10) : 0, ni = int3 ? strtoull(int3, NULL, 10) : 0;
+		printf("patched:      %s: %s functions found, %llu take a jump, %llu an int3 (exact, a signal a call), "
+		       "%s left out (not recorded)%s\n", meta_k(r, "patched.%u.path", i, 0), found ? found : "?",
+		       nj >= ni ? nj - ni : 0, ni, left ? left : "?", left && strcmp(left, "0") ? ":" : "");
 		unsigned k;
 		for (k = 0; k < 10 && (s = meta_k(r, "patched.%u.left.%u", i, k)); k++) {
 			char buf[800], *a, *n, *w;

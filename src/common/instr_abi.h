@@ -32,8 +32,13 @@
  * table (sorted by address). */
 struct sonde_instr_fn {
 	uint64_t vaddr;                 /* link-time address of its entry */
-	uint8_t  len;                   /* bytes the jmp displaces (5..SONDE_INSTR_ORIG) */
+	uint8_t  len;                   /* bytes the jmp displaces (5..SONDE_INSTR_ORIG); int3: its first
+	                                 * instruction's length */
+	uint8_t  int3;                  /* 1: reached by an int3 (its entry cannot take a jump): the runtime's
+	                                 * SIGTRAP handler calls the entry hook, then its stub runs the first
+	                                 * instruction relocated and jumps back */
 	uint8_t  orig[SONDE_INSTR_ORIG];/* those bytes as the file holds them */
+	uint8_t  pad[5];
 };
 
 struct sonde_instr_mod {

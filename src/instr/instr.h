@@ -35,6 +35,7 @@ struct instr_plan {
 	struct sonde_instr_fn *fns;   /* patchable, by number (sorted by address) */
 	uint32_t *fn_size;            /* their extents (bytes) */
 	size_t nfns;
+	size_t nint3;                 /* of them, reached by int3 */
 	struct instr_left *left;      /* found, not patchable */
 	size_t nleft;
 	uint64_t region_size;         /* code bytes a region needs (page multiple) */

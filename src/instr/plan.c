@@ -155,11 +155,11 @@ static uint64_t with_padding(const uint8_t *code, uint64_t size, size_t avail, u
 	return off;
 }
 
-/* Bytes of the whole instructions that cover the first 5, or 0. */
-static size_t first_insns(const uint8_t *code, uint64_t size, uint64_t addr)
+/* Bytes of the whole instructions that cover the first `need`, or 0. */
+static size_t first_insns(const uint8_t *code, uint64_t size, uint64_t addr, size_t need)
 {
 	size_t off = 0;
-	while (off < 5) {
+	while (off < need) {
 		struct arch_insn in;
 		size_t k = size - off < ARCH_MAX_INSN ? (size_t)(size - off) : ARCH_MAX_INSN;
 		if (off >= size || arch_decode(code + off, k, addr + off, &in) < 0)
@@ -233,6 +233,8 @@ int instr_plan(const char *path, struct instr_plan *p, char *err, size_t n)
 		const char *reason = NULL;
 		size_t first = 0;
 		uint64_t from = 0;
+		/* what an int3 can stand in for: an entry only calls reach */
+		int int3_ok = !f[i].not_entry && !falls[i];
 		if (f[i].not_entry == 2)
 			reason = "the program's entry point: the loader jumps to it with argc where a return address would be";
 		else if (f[i].not_entry)
@@ -244,7 +246,7 @@ int instr_plan(const char *path, struct instr_plan *p, char *err, size_t n)
 			reason = "shorter than the 5 bytes a jump takes";
 		else if (falls[i])
 			reason = "the code before it runs on into it (no return or jump between): it is entered without a call";
-		else if (!(first = first_insns(code, size, f[i].addr)))
+		else if (!(first = first_insns(code, size, f[i].addr, 5)))
 			reason = "its first instructions do not decode within its bytes";
 		else if ((from = branch_into(&tg, f[i].addr, f[i].addr + first))) {
 			snprintf(msg, sizeof msg, "a branch at 0x%llx lands inside the %zu bytes a jump would take",
@@ -255,6 +257,15 @@ int instr_plan(const char *path, struct instr_plan *p, char *err, size_t n)
 			reason = msg;
 		else if (r.displaced > SONDE_INSTR_ORIG)
 			reason = "its first instructions are longer than 15 bytes";
+		/* Its entry cannot take a jump: an int3 there, if its first
+		 * instruction can run elsewhere (exact, a signal per call). */
+		int int3 = 0;
+		if (reason && int3_ok && code && size >= 1 && (first = first_insns(code, size, f[i].addr, 1)) &&
+		    !reloc_build(code, avail, f[i].addr, 1, code, first, f[i].addr, f[i].addr + 0x10000000, &r, NULL, 0)) {
+			int3 = 1;
+			p->nint3++;
+			reason = NULL;
+		}
 		if (reason) {
 			if (leave(p, &lcap, f[i].addr, f[i].name, reason)) {
 				free(falls);
@@ -267,6 +278,7 @@ int instr_plan(const char *path, struct instr_plan *p, char *err, size_t n)
 		struct sonde_instr_fn *o = &p->fns[p->nfns];
 		o->vaddr = f[i].addr;
 		o->len = (uint8_t)r.displaced;
+		o->int3 = (uint8_t)int3;
 		memcpy(o->orig, code, r.displaced);
 		p->fn_size[p->nfns] = (uint32_t)(size < UINT32_MAX ? size : UINT32_MAX);
 		p->nfns++;

@@ -68,22 +68,26 @@ int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint
 		char why[160];
 		/* Branch targets were checked over the whole function by the plan:
 		 * here only the displaced bytes are its "function". */
-		if (reloc_build(bytes, f->len, fn, 5, bytes, f->len, fn, at + 10, &r, why, sizeof why) ||
+		size_t head = f->int3 ? 0 : 10; /* an int3 site's stub is its displaced instruction only */
+		if (reloc_build(bytes, f->len, fn, f->int3 ? 1 : 5, bytes, f->len, fn, at + head, &r, why, sizeof why) ||
 		    r.displaced != f->len)
 			continue;
-		size_t need = 10 + r.code_len + (r.ends_flow ? 0 : 5);
+		size_t need = head + r.code_len + (r.ends_flow ? 0 : 5);
 		if (k + need > size)
 			break; /* the region is full: the rest stay unpatched */
 		uint8_t *o = code + k;
 		uint32_t num = (uint32_t)i;
-		o[0] = 0x68; /* push $number */
-		memcpy(o + 1, &num, 4);
-		int32_t rel = (int32_t)((int64_t)region - (int64_t)(at + 10));
-		o[5] = 0xe8; /* call common */
-		memcpy(o + 6, &rel, 4);
-		memcpy(o + 10, r.code, r.code_len);
+		int32_t rel;
+		if (!f->int3) {
+			o[0] = 0x68; /* push $number */
+			memcpy(o + 1, &num, 4);
+			rel = (int32_t)((int64_t)region - (int64_t)(at + 10));
+			o[5] = 0xe8; /* call common */
+			memcpy(o + 6, &rel, 4);
+		}
+		memcpy(o + head, r.code, r.code_len);
 		if (!r.ends_flow) {
-			size_t j = 10 + r.code_len;
+			size_t j = head + r.code_len;
 			rel = (int32_t)((int64_t)(fn + r.displaced) - (int64_t)(at + j + 5));
 			o[j] = 0xe9;
 			memcpy(o + j + 1, &rel, 4);

@@ -14,7 +14,10 @@
  * runtime's constructor: before the program's own code (its constructors
  * included), with no other thread of the program's yet. */
 #include <fcntl.h>
+#include <errno.h>
 #include <fnmatch.h>
+#include <signal.h>
+#include <ucontext.h>
 #include <link.h>
 #include <linux/futex.h>
 #include <string.h>
@@ -84,6 +87,99 @@ static uint32_t await(struct sonde_instr_req *r, uint32_t asked)
 	}
 }
 
+/* --- int3 sites: functions whose entry cannot take a jump ------------------
+ * The entry's first byte is an int3.  The SIGTRAP handler finds the site
+ * (a binary search of the sorted table), calls the module's entry hook with
+ * the stack pointer of the trap (the slot of the return address: the trap
+ * is at the function's first instruction) and resumes at the site's stub,
+ * the first instruction relocated and a jump back.  The table only grows
+ * (a thread may trap on a site while another is added), under a lock
+ * taken outside the handler; the handler reads a published count. */
+struct trap_site {
+	uintptr_t addr, resume;
+	struct sonde_modhook *m;
+	uint32_t number, pad;
+};
+#define TRAP_MAX (1u << 20)
+static struct trap_site *traps;
+static _Atomic uint32_t ntraps;
+static struct sigaction old_trap;
+static int trap_on;
+
+static int trap_add(struct sonde_modhook *m, uint32_t number, uintptr_t addr, uintptr_t resume)
+{
+	if (!traps) {
+		void *p = mmap(NULL, TRAP_MAX * sizeof *traps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
+		               MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED)
+			return -1;
+		traps = p;
+	}
+	uint32_t n = atomic_load_explicit(&ntraps, memory_order_relaxed);
+	if (n >= TRAP_MAX)
+		return -1;
+	/* sorted insert: sites come in address order per module, modules in any order */
+	uint32_t at = n;
+	while (at && traps[at - 1].addr > addr)
+		at--;
+	if (at != n) /* a module below one added before: rare, done before any int3 of it is written */
+		memmove(&traps[at + 1], &traps[at], (n - at) * sizeof *traps);
+	traps[at] = (struct trap_site){ addr, resume, m, number, 0 };
+	atomic_store_explicit(&ntraps, n + 1, memory_order_release);
+	return 0;
+}
+
+static void on_trap(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] - 1;
+	uint32_t n = atomic_load_explicit(&ntraps, memory_order_acquire);
+	uint32_t lo = 0, hi = n;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (traps[mid].addr < pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < n && traps[lo].addr == pc && si->si_code == SI_KERNEL) {
+		int saved = errno;
+		const struct trap_site *t = &traps[lo];
+		t->m->enter(t->m, t->number, (uintptr_t *)(uintptr_t)uc->uc_mcontext.gregs[REG_RSP]);
+		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)t->resume;
+		errno = saved;
+		return;
+	}
+	/* not ours: whoever had SIGTRAP before */
+	if (old_trap.sa_flags & SA_SIGINFO) {
+		if (old_trap.sa_sigaction)
+			old_trap.sa_sigaction(sig, si, ucv);
+		return;
+	}
+	if (old_trap.sa_handler == SIG_IGN)
+		return;
+	if (old_trap.sa_handler != SIG_DFL) {
+		old_trap.sa_handler(sig);
+		return;
+	}
+	signal(SIGTRAP, SIG_DFL); /* the default: the program ends as it would have */
+	raise(SIGTRAP);
+}
+
+static void trap_install(void)
+{
+	if (trap_on)
+		return;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_trap;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
+	sigfillset(&sa.sa_mask);
+	sigdelset(&sa.sa_mask, SIGTRAP); /* an int3 site reached inside the handler must trap again, not kill */
+	if (sigaction(SIGTRAP, &sa, &old_trap) == 0)
+		trap_on = 1;
+}
+
 /* A request slot, or NULL (logged). */
 static struct sonde_instr_req *new_req(struct sonde_instr *in, uint32_t *ri)
 {
@@ -111,8 +207,9 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 		return;
 	const struct sonde_instr_fn *fns = sess_ptr(S, pm->fns_off);
 	uint64_t lo = fns[0].vaddr + bias, hi = fns[n - 1].vaddr + bias;
-	for (uint32_t i = 1; i < n; i++)
-		if (fns[i].vaddr <= fns[i - 1].vaddr || fns[i].len < 5 || fns[i].len > SONDE_INSTR_ORIG)
+	for (uint32_t i = 0; i < n; i++)
+		if ((i && fns[i].vaddr <= fns[i - 1].vaddr) || fns[i].len < (fns[i].int3 ? 1 : 5) || fns[i].len > SONDE_INSTR_ORIG ||
+		    fns[i].int3 > 1)
 			return; /* not a plan sonde wrote */
 	struct sonde_modhook *m = mmap(NULL, sizeof *m, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
@@ -162,7 +259,7 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 	M->instr_req = ri;
 	r->module_slot = slot;
 	const uint8_t *skip = M->filter_off && !(rt_mode & SONDE_MODE_PROFILE) ? sess_ptr(S, M->filter_off) : NULL;
-	uint32_t dormant = 0;
+	uint32_t dormant = 0, nint3 = 0;
 	if (rt_text_writable(lo, hi + SONDE_INSTR_ORIG, 1) != 0) {
 		rt_log("could not write into a module's code; it is not recorded");
 		dormant = n;
@@ -175,11 +272,22 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 				dormant++;
 				continue;
 			}
+			if (fns[i].int3) {
+				trap_install(); /* before the first int3 is written */
+				if (!trap_on || trap_add(m, i, (uintptr_t)at, region + so)) {
+					dormant++;
+					continue;
+				}
+				*at = 0xcc;
+				nint3++;
+				continue;
+			}
 			int32_t rel = (int32_t)((int64_t)(region + so) - (int64_t)((uintptr_t)at + 5));
 			uint8_t j[5] = { 0xe9 };
 			memcpy(j + 1, &rel, 4);
 			memcpy(at, j, 5);
 		}
+
 		rt_text_writable(lo, hi + SONDE_INSTR_ORIG, 0);
 	}
 	M->dormant = dormant;

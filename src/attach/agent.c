@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,10 +102,13 @@ static int start_in_target(pid_t pid, pid_t self, const char *rt, const uint64_t
 	 * the program's threads competing for the CPU.  The start might wait
 	 * for a lock one of them holds (the loader's, malloc's): after
 	 * HOLD_MS they are let go and the start goes on. */
+	a->frames.any_module = h->instr_off != 0; /* functions patched without a rebuild: any module */
 	int held = sonde_build && inject_put_back(in) == 0 &&
 	           frames_take(pid, inject_where(in)->tid, 1, &a->frames, a->frames_err, sizeof a->frames_err) == 0;
-	if (held)
+	if (held) {
 		frames_to_session(&a->frames, h);
+		frames_busy_to_session(&a->frames, h, h->size);
+	}
 	attach_time("running calls found");
 	char sess[64], alive[64];
 	snprintf(sess, sizeof sess, "/proc/%d/fd/%d", (int)self, session_fd);
@@ -160,6 +164,15 @@ static int read_all(int fd, void *p, size_t len)
 		done += (size_t)r;
 	}
 	return 0;
+}
+
+static int (*serve_fn)(void *);
+static void *serve_arg;
+
+void agent_serve_with(int (*fn)(void *), void *arg)
+{
+	serve_fn = fn;
+	serve_arg = arg;
 }
 
 /* The fork of a helper process (start_by_helper, stop_by_helper) with a
@@ -241,6 +254,14 @@ static int start_by_helper(pid_t pid, const char *rt, const uint64_t off[2], con
 		_exit(bad);
 	}
 	static struct helper_result r;
+	/* The agent's start may ask for stubs (src/instr/): served while it runs. */
+	while (serve_fn) {
+		struct pollfd pf = { res[0], POLLIN, 0 };
+		int pr = poll(&pf, 1, 1);
+		if (pr > 0 || (pr < 0 && errno != EINTR))
+			break;
+		serve_fn(serve_arg);
+	}
 	int rc = read_all(res[0], &r, sizeof r);
 	if (rc)
 		snprintf(err, n, "the attach helper process ended without a result");
@@ -301,6 +322,10 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 		return -1;
 	}
 	sonde_build = dl_count_note_section(pid, &ms, ".note.sonde") > 0;
+	/* A session with functions to patch without a rebuild (src/instr/)
+	 * records any program: the agent patches what sonde planned. */
+	if (h->instr_off)
+		sonde_build = 1;
 	if (!sonde_build && !locks) {
 		modules_free(&ms);
 		snprintf(err, n, "process %d has no code built by sonde-cc (for its locks use 'sonde record "

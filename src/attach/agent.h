@@ -36,6 +36,11 @@ enum { AGENT_NOT_SONDE = 2 };
 int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_session_hdr *h, int locks,
                 struct agent *a, char *err, size_t n);
 
+/* While agent_start waits for the agent's start in the program, call fn(arg)
+ * every millisecond or so (record -p serves the program's requests for the
+ * stubs of functions patched without a rebuild, src/instr/).  NULL: none. */
+void agent_serve_with(int (*fn)(void *), void *arg);
+
 /* The agent's sleds back to nops (an injected call); the pipe closed.  0, or
  * -1 with err (the process ended: nothing left to switch off). */
 int agent_stop(struct agent *a, char *err, size_t n);

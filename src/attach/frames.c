@@ -11,6 +11,7 @@
  * sonde-cc and that slot holds that value in the process's memory.  Nothing is written here: the agent's threads
  * take their frames at their first event and check them again (rt/agent.c). */
 #include "attach/frames.h"
+#include "common/instr_abi.h"
 
 #include "attach/inject.h"
 #include "proc/permission.h"
@@ -176,11 +177,13 @@ static int is_sonde_module(struct known *k, Dwfl_Module *m)
 static void unwind_thread(struct unwind *u, Dwfl_Thread *th, struct attach_frames *out)
 {
 	u->n = unwind_frames(th, u->pc, u->sp, u->act, MAX_DEPTH);
+	if (u->n > 0 && out->npcs < (int)(sizeof out->pcs / sizeof out->pcs[0]))
+		out->pcs[out->npcs++] = u->pc[0];
 	int first = out->n;
 	for (int i = 0; i + 1 < u->n; i++) {
 		uint64_t pc = u->pc[i], look = u->act[i] ? pc : pc - 1, slot = u->sp[i + 1] - 8, ra = u->pc[i + 1], v;
 		Dwfl_Module *m = dwfl_addrmodule(u->dwfl, look);
-		if (!m || !is_sonde_module(&u->known, m))
+		if (!m || (!out->any_module && !is_sonde_module(&u->known, m)))
 			continue;
 		GElf_Off off;
 		GElf_Sym sym;
@@ -234,7 +237,9 @@ void frames_let_go(void)
 
 int frames_take(pid_t pid, pid_t held, int keep, struct attach_frames *out, char *err, size_t n)
 {
+	int any = out->any_module;
 	memset(out, 0, sizeof *out);
+	out->any_module = any;
 #if defined(__x86_64__)
 	s.n = 0;
 	s.held = held;
@@ -279,6 +284,17 @@ out:
 	snprintf(err, n, "finding the calls running at the attach is done for x86-64 only");
 	return -1;
 #endif
+}
+
+void frames_busy_to_session(const struct attach_frames *fr, struct sonde_session_hdr *h, uint64_t size)
+{
+	if (!h->instr_off || !sess_inside(size, h->instr_off, sizeof(struct sonde_instr)))
+		return;
+	struct sonde_instr *in = sess_ptr(h, h->instr_off);
+	int n = fr->npcs < (int)SONDE_INSTR_MAX_BUSY ? fr->npcs : (int)SONDE_INSTR_MAX_BUSY;
+	for (int i = 0; i < n; i++)
+		in->busy[i] = fr->pcs[i];
+	in->nbusy = (uint32_t)n;
 }
 
 void frames_to_session(const struct attach_frames *fr, struct sonde_session_hdr *h)

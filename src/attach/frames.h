@@ -24,6 +24,10 @@ struct attach_frames {
 	int n, cap;
 	int nthreads;       /* threads stopped and unwound */
 	uint64_t tsc;       /* when they were all stopped */
+	int any_module;     /* in: frames of every module, not only sonde-cc ones (functions patched
+	                     * without a rebuild: the agent keeps those it patched) */
+	uint64_t pcs[256];  /* out: where each stopped thread was (its pc) */
+	int npcs;
 };
 
 /* Stops every thread of pid (ptrace), unwinds each, lets them all go;
@@ -34,6 +38,10 @@ struct attach_frames {
  * as it was). */
 /* With keep, on success, the threads stay stopped until frames_let_go(). */
 int frames_take(pid_t pid, pid_t held, int keep, struct attach_frames *out, char *err, size_t n);
+/* The threads' pcs (fr->pcs) into the session's table of functions to patch
+ * (common/instr_abi.h, busy): a function with a thread stopped inside the
+ * bytes its jump would take is not patched. */
+void frames_busy_to_session(const struct attach_frames *fr, struct sonde_session_hdr *h, uint64_t size);
 void frames_let_go(void);
 /* Copies them into the session (sess_alloc) and points attach_off there. */
 void frames_to_session(const struct attach_frames *fr, struct sonde_session_hdr *h);

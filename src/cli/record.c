@@ -244,8 +244,27 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/* The program's own functions, patched without a rebuild unless it is a
+	 * sonde-cc build (and the libraries of --module). */
+	static struct record_patch patch;
+	char exe[64], exe_path[PATH_MAX];
+	snprintf(exe, sizeof exe, "/proc/%d/exe", o->pid);
+	ssize_t el = readlink(exe, exe_path, sizeof exe_path - 1);
+	struct stat st1, st2;
+	if (el <= 0 || stat(exe, &st1) != 0 || (exe_path[el] = 0, stat(exe_path, &st2) != 0) || st1.st_ino != st2.st_ino ||
+	    st1.st_dev != st2.st_dev)
+		snprintf(exe_path, sizeof exe_path, "%s", exe); /* deleted or replaced since: the file it runs */
+	if (!locks || o->nmodules) {
+		if (record_patch_plan(o, exe_path, &s, &patch, msg, sizeof msg)) {
+			session_destroy(&s);
+			recorder_abort(&rec);
+			cli_die(EXIT_DATA, "%s", msg);
+		}
+		agent_serve_with(record_patch_serve, &patch);
+	}
 	struct agent a;
 	rc = agent_start(o->pid, rt, s.fd, s.hdr, locks, &a, msg, sizeof msg);
+	agent_serve_with(NULL, NULL);
 	free(rt);
 	if (rc) {
 		session_destroy(&s);
@@ -271,6 +290,7 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 		double el = (double)(clock_mono_ns() - t0) / 1e9;
 		if (o->duration > 0 && el >= o->duration)
 			break;
+		record_patch_serve(&patch); /* libraries of --module it loads now */
 		/* A trace: drain the rings while the process runs (as collect does). */
 		if (rings && collector_drain(&s, &rec, 0))
 			continue;
@@ -296,7 +316,23 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 	cmd[clen] = 0;
 	snprintf(pidstr, sizeof pidstr, "%d", o->pid);
 	const char *meta[] = { "attached_pid", pidstr, "attached_end", alive ? "detached" : "process ended", NULL };
-	write_recording(&s, &rec, &l, cfg, program[0] ? program : "?", cmd, clen, "sonde record -p", INT32_MIN, meta);
+	/* the attach's META lines, then what was patched */
+	const char *const *pm = record_patch_meta(&patch);
+	size_t npm = 0;
+	while (pm && pm[npm])
+		npm++;
+	const char **metas = malloc((npm + 8) * sizeof *metas);
+	if (!metas)
+		cli_die(EXIT_DATA, "out of memory");
+	size_t nm = 0;
+	for (int i = 0; meta[i]; i++)
+		metas[nm++] = meta[i];
+	for (size_t i = 0; i < npm; i++)
+		metas[nm++] = pm[i];
+	metas[nm] = NULL;
+	write_recording(&s, &rec, &l, cfg, program[0] ? program : "?", cmd, clen, "sonde record -p", INT32_MIN, metas);
+	free(metas);
+	record_patch_end(&patch);
 	agent_free(&a);
 	if (rings)
 		trace_ending(o, &s, dir, 0);

@@ -7,9 +7,11 @@
 #include "cli/record_patch.h"
 #include "record/record.h"
 
-static int serve(void *arg)
+int record_patch_serve(void *arg)
 {
 	struct record_patch *p = arg;
+	if (!p->s || (!p->set.n && !p->set.nglobs))
+		return 0;
 	return instr_serve(p->s->hdr, p->s->size, &p->set);
 }
 
@@ -43,7 +45,7 @@ void record_patch_serve_in(struct record_patch *p, struct launched *l)
 {
 	if (!p->set.n && !p->set.nglobs)
 		return;
-	l->serve = serve;
+	l->serve = record_patch_serve;
 	l->serve_arg = p;
 }
 

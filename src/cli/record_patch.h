@@ -26,6 +26,8 @@ int record_patch_plan(const struct cli_opts *o, const char *prog_path, struct se
                       char *err, size_t n);
 /* Make collect serve the program's requests (nothing when nothing is planned). */
 void record_patch_serve_in(struct record_patch *p, struct launched *l);
+/* Serve the program's requests now (arg: a struct record_patch): how many. */
+int record_patch_serve(void *arg);
 /* The META lines that say what was patched (NULL-terminated key, value
  * pairs, owned by p): "patched.K.*" per planned module (its functions found,
  * patched, left out and why), "module.SLOT.how" per module of the session. */

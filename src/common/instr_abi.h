@@ -27,6 +27,7 @@
 #define SONDE_INSTR_ORIG     15u    /* bytes a jmp may displace (whole instructions, >= 5) */
 #define SONDE_INSTR_NOSTUB   0xffffffffu
 #define SONDE_INSTR_WAIT_MS  10000  /* the runtime waits this long for sonde's answer */
+#define SONDE_INSTR_MAX_BUSY 256u   /* threads whose pc at an attach sonde passes on */
 
 /* One function the runtime patches: number i is the i-th of the module's
  * table (sorted by address). */
@@ -85,6 +86,9 @@ struct sonde_instr {
 	_Atomic uint32_t nreqs;
 	_Atomic uint32_t asked;         /* bumped by the runtime at each request (sonde may wait on it) */
 	uint32_t nglobs;
+	uint32_t nbusy;                 /* record -p: where the stopped threads were (sonde's), so that no */
+	uint32_t pad2;                  /* function is patched over a thread inside its first bytes */
+	uint64_t busy[SONDE_INSTR_MAX_BUSY];
 	char globs[2048];               /* record --module: NUL-separated globs of the objects to plan on demand */
 	struct sonde_instr_mod mods[SONDE_INSTR_MAX_MODS];
 	struct sonde_instr_req reqs[SONDE_INSTR_MAX_REQS];

@@ -107,7 +107,7 @@ static uint32_t func_at(uintptr_t fn)
 		if (num != SONDE_UNNUMBERED)
 			return SONDE_FUNC(m->slot, num);
 	}
-	return SONDE_UNNUMBERED;
+	return rt_instr_func_at(fn); /* a function patched without a rebuild */
 }
 
 /* The calls this thread was in at the attach (sonde unwound it while it was
@@ -154,11 +154,13 @@ RT_HIDDEN void rt_agent_adopt(struct rt_tls *L)
 		fr->slot = slot;
 		fr->site = f->ra;
 		fr->func = func;
-		/* In a trace, unless the filters would have left the call out. */
 		uint32_t mod = SONDE_FUNC_MOD(func);
+		uint32_t full = mod < SONDE_MAX_MODULES && S->modules[mod].how == SONDE_MOD_PATCHED ? SONDE_FRAME_FULLSAVE : 0;
+		/* In a trace, unless the filters would have left the call out. */
+		fr->flags = full;
 		if ((rt_mode & SONDE_MODE_TRACE) && !S->modules[mod].filter_off && !S->filter_has_only &&
 		    (!S->trace_max_depth || k <= S->trace_max_depth))
-			fr->flags = SONDE_FRAME_TRACED;
+			fr->flags |= SONDE_FRAME_TRACED;
 	}
 	for (uint64_t i = 0; i < nf; i++) /* the rest of this thread's, if the walk broke off */
 		if (a->f[i].tid == tid)
@@ -198,6 +200,7 @@ static void end_recording(void)
 		for (int i = 0; i < agent_nmods; i++)
 			if (rt_unpatch_module(agent_mods[i]))
 				rt_log("could not switch a module's sleds back to nops; its calls go on costing a call");
+		rt_instr_end(); /* functions patched without a rebuild: their bytes back */
 		/* A hook that began before the swap ends within nanoseconds unless
 		 * its thread is preempted: give it a grace period before sonde reads
 		 * the session (see docs/ATTACH.md). */
@@ -256,10 +259,14 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive)
 		goto out_fds;
 	}
 	int locks = (mode & SONDE_MODE_LOCKS) != 0;
+	/* Functions to patch without a rebuild (sonde planned them)? */
+	uint64_t instr_off = 0;
+	if (pread(fd, &instr_off, sizeof instr_off, offsetof(struct sonde_session_hdr, instr_off)) != (ssize_t)sizeof instr_off)
+		instr_off = 0;
 	static struct sonde_modhook *found[AGENT_MAX_MODS];
 	struct note_walk w = { found, 0, AGENT_MAX_MODS, 0 };
 	dl_iterate_phdr(note_cb, &w);
-	if (!w.n && !locks) {
+	if (!w.n && !locks && !instr_off) {
 		rc = w.old ? -ENOEXEC : -ENOENT;
 		goto out_fds;
 	}
@@ -271,7 +278,7 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive)
 	 * looks for it with dlsym(RTLD_DEFAULT)): make it global.  Symbols that
 	 * the program resolved before keep their binding. */
 	Dl_info di;
-	if (w.n && dladdr((void *)sonde_agent_start, &di) && di.dli_fname)
+	if ((w.n || instr_off) && dladdr((void *)sonde_agent_start, &di) && di.dli_fname)
 		dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
 	__atomic_store_n(&agent_state, 1, __ATOMIC_RELEASE);
 	/* Through the GOT of every object (got.c), before any sled is on: the
@@ -279,7 +286,7 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive)
 	 * --locks. */
 	const struct rt_got_sym *syms;
 	int nsyms, nobjs = 0;
-	if (w.n) {
+	if (w.n || instr_off) {
 		nsyms = rt_unwind_wrappers(&syms);
 		rt_got_add(RT_GOT_UNWIND, syms, nsyms);
 	}
@@ -295,8 +302,12 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive)
 	for (int i = 0; i < w.n; i++)
 		if (sonde_rt_register_module(found[i]) == 0)
 			agent_mods[agent_nmods++] = found[i];
+	/* and the functions sonde planned (instr.c), written while the program runs */
+	int before = atomic_load(&rt_sess->nmodules);
+	rt_instr_start();
+	int patched = (int)atomic_load(&rt_sess->nmodules) - before;
 	int prc = rt_thread_start(watcher, (void *)(intptr_t)afd, 64 * 1024);
-	rc = (agent_nmods < 0xffff ? agent_nmods : 0xffff) | (nobjs < 0x7fff ? nobjs : 0x7fff) << 16;
+	rc = (agent_nmods + patched < 0xffff ? agent_nmods + patched : 0xffff) | (nobjs < 0x7fff ? nobjs : 0x7fff) << 16;
 	if (prc) { /* without a watcher, sonde's death could not be seen */
 		close(afd);
 		pthread_mutex_unlock(&agent_lock);

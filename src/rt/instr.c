@@ -15,6 +15,7 @@
  * included), with no other thread of the program's yet. */
 #include <fcntl.h>
 #include <errno.h>
+#include <linux/membarrier.h>
 #include <fnmatch.h>
 #include <signal.h>
 #include <ucontext.h>
@@ -87,45 +88,50 @@ static uint32_t await(struct sonde_instr_req *r, uint32_t asked)
 	}
 }
 
-/* --- int3 sites: functions whose entry cannot take a jump ------------------
- * The entry's first byte is an int3.  The SIGTRAP handler finds the site
- * (a binary search of the sorted table), calls the module's entry hook with
- * the stack pointer of the trap (the slot of the return address: the trap
- * is at the function's first instruction) and resumes at the site's stub,
- * the first instruction relocated and a jump back.  The table only grows
- * (a thread may trap on a site while another is added), under a lock
- * taken outside the handler; the handler reads a published count. */
+/* --- int3 sites ------------------------------------------------------------
+ * A function whose entry cannot take a jump has an int3 as its first byte;
+ * so has every jump site for a moment while sites are written in a running
+ * program (rt_patch_live, `record -p`), and again while they are taken out.
+ * The SIGTRAP handler finds the site in a sorted table (binary search), and
+ * for an int3 site calls the module's entry hook with the stack pointer of
+ * the trap (the slot of the return address: the trap is at the function's
+ * first instruction); then it resumes at the site's stub: for an int3 site
+ * its first instruction relocated and a jump back, for a jump site the whole
+ * stub (which calls the hook itself).  The table is replaced, never changed:
+ * a new sorted copy published with one pointer (the handler may run on any
+ * thread meanwhile); the old copies stay (a few per recording). */
 struct trap_site {
 	uintptr_t addr, resume;
 	struct sonde_modhook *m;
-	uint32_t number, pad;
+	uint32_t number, hook;     /* hook: call the entry hook (an int3 site) */
 };
-#define TRAP_MAX (1u << 20)
-static struct trap_site *traps;
-static _Atomic uint32_t ntraps;
+struct trap_tab {
+	uint32_t n, pad;
+	struct trap_site s[];
+};
+static struct trap_tab *_Atomic traps;
 static struct sigaction old_trap;
 static int trap_on;
 
-static int trap_add(struct sonde_modhook *m, uint32_t number, uintptr_t addr, uintptr_t resume)
+static int site_cmp(const struct trap_site *a, const struct trap_site *b)
 {
-	if (!traps) {
-		void *p = mmap(NULL, TRAP_MAX * sizeof *traps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
-		               MAP_NORESERVE, -1, 0);
-		if (p == MAP_FAILED)
-			return -1;
-		traps = p;
-	}
-	uint32_t n = atomic_load_explicit(&ntraps, memory_order_relaxed);
-	if (n >= TRAP_MAX)
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/* Publish the table with add[0..n) (sorted by address) merged in. */
+static int trap_merge(const struct trap_site *add, uint32_t n)
+{
+	struct trap_tab *old = atomic_load_explicit(&traps, memory_order_acquire);
+	uint32_t on = old ? old->n : 0;
+	size_t bytes = sizeof(struct trap_tab) + (size_t)(on + n) * sizeof(struct trap_site);
+	struct trap_tab *t = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t == MAP_FAILED)
 		return -1;
-	/* sorted insert: sites come in address order per module, modules in any order */
-	uint32_t at = n;
-	while (at && traps[at - 1].addr > addr)
-		at--;
-	if (at != n) /* a module below one added before: rare, done before any int3 of it is written */
-		memmove(&traps[at + 1], &traps[at], (n - at) * sizeof *traps);
-	traps[at] = (struct trap_site){ addr, resume, m, number, 0 };
-	atomic_store_explicit(&ntraps, n + 1, memory_order_release);
+	uint32_t i = 0, j = 0, k = 0;
+	while (i < on || j < n)
+		t->s[k++] = j == n || (i < on && site_cmp(&old->s[i], &add[j]) <= 0) ? old->s[i++] : add[j++];
+	t->n = k;
+	atomic_store_explicit(&traps, t, memory_order_release);
 	return 0;
 }
 
@@ -133,20 +139,21 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
 	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP] - 1;
-	uint32_t n = atomic_load_explicit(&ntraps, memory_order_acquire);
-	uint32_t lo = 0, hi = n;
+	const struct trap_tab *t = atomic_load_explicit(&traps, memory_order_acquire);
+	uint32_t n = t ? t->n : 0, lo = 0, hi = n;
 	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;
-		if (traps[mid].addr < pc)
+		if (t->s[mid].addr < pc)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < n && traps[lo].addr == pc && si->si_code == SI_KERNEL) {
+	if (lo < n && t->s[lo].addr == pc && si->si_code == SI_KERNEL) {
 		int saved = errno;
-		const struct trap_site *t = &traps[lo];
-		t->m->enter(t->m, t->number, (uintptr_t *)(uintptr_t)uc->uc_mcontext.gregs[REG_RSP]);
-		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)t->resume;
+		const struct trap_site *ts = &t->s[lo];
+		if (ts->hook)
+			ts->m->enter(ts->m, ts->number, (uintptr_t *)(uintptr_t)uc->uc_mcontext.gregs[REG_RSP]);
+		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)ts->resume;
 		errno = saved;
 		return;
 	}
@@ -180,6 +187,126 @@ static void trap_install(void)
 		trap_on = 1;
 }
 
+/* --- the modules patched, for the end of an attached recording and for
+ * the calls running at the attach --------------------------------------- */
+struct pmod {
+	struct sonde_modhook *m;
+	const struct sonde_instr_fn *fns;
+	uint32_t *stub;            /* each function's stub offset (SONDE_INSTR_NOSTUB: not written) */
+	uint32_t n;
+	uint64_t bias, region;
+};
+#define PMOD_MAX SONDE_INSTR_MAX_REQS
+static struct pmod pmods[PMOD_MAX];
+static _Atomic int npmods;
+static int pmod_open = -1; /* the one being patched */
+
+static int pmod_begin(struct sonde_modhook *m, const struct sonde_instr_fn *fns, uint32_t n, uint64_t bias,
+                      uint64_t region)
+{
+	int k = atomic_load(&npmods);
+	if (k >= (int)PMOD_MAX)
+		return -1;
+	uint32_t *stub = mmap(NULL, (size_t)n * 4, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (stub == MAP_FAILED)
+		return -1;
+	memset(stub, 0xff, (size_t)n * 4);
+	pmods[k] = (struct pmod){ m, fns, stub, n, bias, region };
+	pmod_open = k;
+	atomic_store_explicit(&npmods, k + 1, memory_order_release);
+	return 0;
+}
+
+static void pmod_stub(uint32_t i, uint32_t so)
+{
+	if (pmod_open >= 0)
+		pmods[pmod_open].stub[i] = so;
+}
+
+static struct pmod *pmod_last(void)
+{
+	return pmod_open >= 0 ? &pmods[pmod_open] : NULL;
+}
+
+static void pmod_drop(void)
+{
+	if (pmod_open >= 0)
+		memset(pmods[pmod_open].stub, 0xff, (size_t)pmods[pmod_open].n * 4);
+}
+
+static int sync_ok = -1;
+static void sync_cores(void)
+{
+	if (sync_ok < 0)
+		sync_ok = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0;
+	if (sync_ok)
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
+	else
+		usleep(2000); /* no SYNC_CORE: let every core leave the bytes (x86 tolerates this in practice) */
+}
+
+RT_HIDDEN uint32_t rt_instr_func_at(uintptr_t fn)
+{
+	int k = atomic_load_explicit(&npmods, memory_order_acquire);
+	for (int p = 0; p < k; p++) {
+		const struct pmod *pm = &pmods[p];
+		if (!pm->n || fn < pm->fns[0].vaddr + pm->bias || fn > pm->fns[pm->n - 1].vaddr + pm->bias)
+			continue;
+		uint32_t lo = 0, hi = pm->n;
+		while (lo < hi) {
+			uint32_t mid = (lo + hi) / 2;
+			if (pm->fns[mid].vaddr + pm->bias < fn)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < pm->n && pm->fns[lo].vaddr + pm->bias == fn && pm->stub[lo] != SONDE_INSTR_NOSTUB)
+			return SONDE_FUNC(pm->m->slot, lo);
+	}
+	return SONDE_UNNUMBERED;
+}
+
+RT_HIDDEN void rt_instr_end(void)
+{
+	int k = atomic_load_explicit(&npmods, memory_order_acquire);
+	for (int p = 0; p < k; p++)
+		__atomic_store_n(&pmods[p].m->enter, rt_enter_ended, __ATOMIC_RELEASE);
+	/* Every byte back, as it was written: an int3 first (the handler sends a
+	 * thread that meets it to the stub, which only runs the displaced code
+	 * now), then bytes 1-4, then the first; only where our bytes still are. */
+	for (int phase = 0; phase < 3; phase++) {
+		for (int p = 0; p < k; p++) {
+			const struct pmod *pm = &pmods[p];
+			if (!pm->n || rt_text_writable(pm->fns[0].vaddr + pm->bias,
+			                               pm->fns[pm->n - 1].vaddr + pm->bias + SONDE_INSTR_ORIG, 1))
+				continue;
+			for (uint32_t i = 0; i < pm->n; i++) {
+				uint32_t so = pm->stub[i];
+				if (so == SONDE_INSTR_NOSTUB)
+					continue;
+				uint8_t *at = (uint8_t *)(uintptr_t)(pm->fns[i].vaddr + pm->bias);
+				const uint8_t *orig = pm->fns[i].orig;
+				if (pm->fns[i].int3) {
+					if (phase == 2 && *at == 0xcc)
+						__atomic_store_n(at, orig[0], __ATOMIC_RELEASE);
+					continue;
+				}
+				int32_t rel = (int32_t)((int64_t)(pm->region + so) - (int64_t)((uintptr_t)at + 5));
+				uint8_t j[5] = { 0xe9 };
+				memcpy(j + 1, &rel, 4);
+				if (phase == 0 && !memcmp(at, j, 5))
+					__atomic_store_n(at, (uint8_t)0xcc, __ATOMIC_RELEASE);
+				else if (phase == 1 && at[0] == 0xcc && !memcmp(at + 1, j + 1, 4))
+					memcpy(at + 1, orig + 1, 4);
+				else if (phase == 2 && at[0] == 0xcc && !memcmp(at + 1, orig + 1, 4))
+					__atomic_store_n(at, orig[0], __ATOMIC_RELEASE);
+			}
+			rt_text_writable(pm->fns[0].vaddr + pm->bias, pm->fns[pm->n - 1].vaddr + pm->bias + SONDE_INSTR_ORIG, 0);
+		}
+		sync_cores();
+	}
+}
+
 /* A request slot, or NULL (logged). */
 static struct sonde_instr_req *new_req(struct sonde_instr *in, uint32_t *ri)
 {
@@ -191,6 +318,17 @@ static struct sonde_instr_req *new_req(struct sonde_instr *in, uint32_t *ri)
 	struct sonde_instr_req *r = &in->reqs[*ri];
 	r->pid = (int32_t)getpid();
 	return r;
+}
+
+/* record -p: was a thread stopped inside (at, at + len) when sonde attached?
+ * (It would resume in the middle of the jump.) */
+static int busy_inside(const struct sonde_instr *in, uintptr_t at, uint32_t len)
+{
+	uint32_t nb = in->nbusy < SONDE_INSTR_MAX_BUSY ? in->nbusy : SONDE_INSTR_MAX_BUSY;
+	for (uint32_t k = 0; k < nb; k++)
+		if (in->busy[k] > at && in->busy[k] < at + len)
+			return 1;
+	return 0;
 }
 
 /* Patch the functions of planned module `mi`, loaded with `bias`; r: the
@@ -255,41 +393,83 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 	m->nfuncs = n;
 	m->anchor = (const void *)(uintptr_t)lo;
 	m->enter = rt_enter_hook(1);
+	if (pmod_begin(m, fns, n, bias, region)) {
+		rt_log("too many modules patched in this process; one is not recorded");
+		atomic_store_explicit(&M->state, SONDE_M_LOADED, memory_order_release);
+		return;
+	}
 	M->how = SONDE_MOD_PATCHED;
 	M->instr_req = ri;
 	r->module_slot = slot;
 	const uint8_t *skip = M->filter_off && !(rt_mode & SONDE_MODE_PROFILE) ? sess_ptr(S, M->filter_off) : NULL;
 	uint32_t dormant = 0, nint3 = 0;
-	if (rt_text_writable(lo, hi + SONDE_INSTR_ORIG, 1) != 0) {
+	struct trap_site *ts = mmap(NULL, (size_t)n * sizeof *ts, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ts == MAP_FAILED || rt_text_writable(lo, hi + SONDE_INSTR_ORIG, 1) != 0) {
 		rt_log("could not write into a module's code; it is not recorded");
 		dormant = n;
 	} else {
+		/* The sites to write, and those the trap handler must know: the
+		 * int3 ones, and while the program runs every one (each is an int3
+		 * for a moment). */
+		uint32_t nt = 0;
 		for (uint32_t i = 0; i < n; i++) {
 			uint8_t *at = (uint8_t *)(uintptr_t)(fns[i].vaddr + bias);
 			uint32_t so = stubs[i];
 			if (so == SONDE_INSTR_NOSTUB || so > rsize - 16 || (skip && (skip[i >> 2] >> ((i & 3) * 2)) & 2u) ||
-			    memcmp(at, fns[i].orig, fns[i].len)) {
+			    memcmp(at, fns[i].orig, fns[i].len) || busy_inside(in, (uintptr_t)at, fns[i].len)) {
 				dormant++;
 				continue;
 			}
-			if (fns[i].int3) {
-				trap_install(); /* before the first int3 is written */
-				if (!trap_on || trap_add(m, i, (uintptr_t)at, region + so)) {
-					dormant++;
-					continue;
-				}
-				*at = 0xcc;
-				nint3++;
-				continue;
-			}
-			int32_t rel = (int32_t)((int64_t)(region + so) - (int64_t)((uintptr_t)at + 5));
-			uint8_t j[5] = { 0xe9 };
-			memcpy(j + 1, &rel, 4);
-			memcpy(at, j, 5);
+			pmod_stub(i, so);
+			if (fns[i].int3 || rt_patch_live)
+				ts[nt++] = (struct trap_site){ (uintptr_t)at, region + so, m, i, fns[i].int3 };
 		}
-
+		if (nt) {
+			trap_install();
+			if (!trap_on || trap_merge(ts, nt)) {
+				rt_log("no SIGTRAP handler for a module's sites; it is not recorded");
+				nt = 0;
+				dormant = n;
+				pmod_drop();
+			}
+		}
+		struct pmod *pm2 = pmod_last();
+		for (int phase = 0; pm2 && phase < 3; phase++) {
+			/* at load: each site written whole; running (rt_patch_live): an
+			 * int3 everywhere, then each jump's rel32, then its opcode, every
+			 * core serialised between the steps */
+			if (!rt_patch_live && phase)
+				break;
+			for (uint32_t i = 0; i < n; i++) {
+				uint32_t so = pm2->stub[i];
+				if (so == SONDE_INSTR_NOSTUB)
+					continue;
+				uint8_t *at = (uint8_t *)(uintptr_t)(fns[i].vaddr + bias);
+				int32_t rel = (int32_t)((int64_t)(region + so) - (int64_t)((uintptr_t)at + 5));
+				uint8_t j[5] = { 0xe9 };
+				memcpy(j + 1, &rel, 4);
+				if (fns[i].int3) {
+					if (!phase) {
+						*at = 0xcc;
+						nint3++;
+					}
+				} else if (!rt_patch_live) {
+					memcpy(at, j, 5);
+				} else if (phase == 0) {
+					*at = 0xcc;
+				} else if (phase == 1) {
+					memcpy(at + 1, j + 1, 4);
+				} else {
+					__atomic_store_n(at, (uint8_t)0xe9, __ATOMIC_RELEASE);
+				}
+			}
+			if (rt_patch_live)
+				sync_cores();
+		}
 		rt_text_writable(lo, hi + SONDE_INSTR_ORIG, 0);
 	}
+	if (ts != MAP_FAILED)
+		munmap(ts, (size_t)n * sizeof *ts);
 	M->dormant = dormant;
 	M->numbering_ns = mono_ns() - t0;
 	atomic_store_explicit(&M->state, SONDE_M_LOADED, memory_order_release);

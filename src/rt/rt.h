@@ -171,6 +171,12 @@ RT_HIDDEN void rt_filter_module(struct sonde_module *M);
 /* instr.c: the modules sonde planned that this process has loaded are
  * patched (at the runtime's start, before the program's code runs). */
 RT_HIDDEN void rt_instr_start(void);
+/* instr.c: the SONDE_FUNC id of the patched function whose entry is fn, or
+ * SONDE_UNNUMBERED (the calls running at an attach). */
+RT_HIDDEN uint32_t rt_instr_func_at(uintptr_t fn);
+/* instr.c: the end of an attached recording: every patched byte back while
+ * the program runs. */
+RT_HIDDEN void rt_instr_end(void);
 
 /* Register a module (runtime.c; exported: module constructors call it). */
 RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m);

@@ -102,11 +102,11 @@ gcc -O2 -o plain -x c - <<< '#include <unistd.h>
 int main(void){for(int i=0;i<600;i++)sleep(1);return 0;}' || notok build "gcc plain"
 ./plain & plain=$!
 sleep 0.2
-"$SONDE" record -p $plain -o plain.data 2> plain.err
+"$SONDE" record --no-patch -p $plain -o plain.data 2> plain.err
 rc=$?
 cp /proc/$plain/maps plain.maps
 kill $plain; wait $plain 2>/dev/null
-check "not a sonde build: exit 2" test $rc -eq 2
+check "not a sonde build, --no-patch: exit 2" test $rc -eq 2
 check "not a sonde build: says so, suggests --locks and probe" \
 	grep -q "^sonde: error: process $plain has no code built by sonde-cc (for its locks use 'sonde record --locks -p $plain', for probes 'sonde probe -p $plain'" plain.err
 check "not a sonde build: the process was not touched (no runtime loaded)" \

@@ -7,6 +7,7 @@
 #include "common/json.h"
 #include "common/trace_enc.h"
 #include "probe/engine.h"
+#include "probe/ptrace/ptrace.h"
 #include "probe/modules.h"
 #include "probe/record.h"
 #include "probe/resolve.h"

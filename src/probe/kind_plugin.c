@@ -10,6 +10,7 @@
 #include "common/json.h"
 #include "common/trace_enc.h"
 #include "probe/engine.h"
+#include "probe/ptrace/ptrace.h"
 #include "probe/record.h"
 #include "probe/resolve.h"
 #include "probe/target.h"

@@ -10,6 +10,7 @@
 #include "common/var_hist.h"
 #include "common/trace_enc.h"
 #include "probe/engine.h"
+#include "probe/ptrace/ptrace.h"
 #include "probe/expr.h"
 #include "probe/modules.h"
 #include "probe/record.h"

@@ -10,7 +10,8 @@
  * sonde's) every breakpoint is removed and the stub told to detach, so the
  * program runs on; when the program exits, or the stub closes the
  * connection, the session just ends. */
-#include "probe/remote_run.h"
+#include "probe/remote/remote_run.h"
+#include "probe/probe_engine.h"
 
 #include "probe/engine.h"
 #include "probe/expr.h"
@@ -824,22 +825,38 @@ static void console(void *arg, const char *text, size_t len)
 
 /* One session per run of sonde; its symbols stay open for the output. */
 static struct rsess sess;
+static struct sigaction old_int, old_term;
 
-void remote_probe_close(void)
+/* A session that ends before the target ran: every breakpoint out, the
+ * target detached, the connection closed. */
+static void abandon(void)
+{
+	if (sess.tracing)
+		remote_trace_stop(&sess.c);
+	if (!remove_all(&sess) && !rcount_undo(&sess))
+		remote_detach(&sess.c);
+	rcount_free(&sess);
+	free(sess.tps);
+	free_sites(&sess);
+	remote_close(&sess.c);
+}
+
+static void rm_close(struct engine *e)
 {
 	if (sess.sym)
 		sym_close(sess.sym);
 	sess.sym = NULL;
+	e->priv = NULL;
 	rkinds_free();
 }
 
-int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, size_t n)
+static int rm_open(struct engine *e, const struct probe_opts *o, char *err, size_t n)
 {
-	e->engine_name = "remote";
 	struct elf_id id;
 	const char *why;
 	memset(&sess, 0, sizeof sess);
 	sess.e = e;
+	e->priv = &sess;
 	if (read_elf_id(o->exe, &id, err, n))
 		return -1;
 	if (!(sess.sym = sym_open(o->exe, &why))) {
@@ -856,7 +873,8 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 	e->t.pid = (pid_t)sess.c.thread;
 	if (remote_load_bias(&sess.c, id.entry, &sess.bias, &why)) {
 		snprintf(err, n, "%s: %s", o->target, sess.c.err);
-		goto fail;
+		abandon();
+		return -1;
 	}
 	const char *tp = getenv("SONDE_REMOTE_TRACEPOINTS");
 	sess.no_tracepoints = tp && !strcmp(tp, "0");
@@ -865,6 +883,12 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 	/* No stop reply gives the pc (QEMU): `g` reads it with what the
 	 * emulator needs, in one round trip. */
 	sess.c.fetch_all = sess.emulate;
+	return 0;
+}
+
+static int rm_place(struct engine *e, const struct probe_opts *o, char *err, size_t n)
+{
+	(void)e;
 	for (int i = 0; i < o->nspecs; i++)
 		if (add_probe(&sess, o->specs[i], err, n))
 			goto fail;
@@ -877,8 +901,15 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 		}
 		sess.tracing = 1;
 	}
+	return 0;
+fail:
+	abandon();
+	return -1;
+}
 
-	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
+static int rm_run(struct engine *e, const struct probe_opts *o, char *err, size_t n)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
@@ -916,14 +947,15 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 	free(sess.tps);
 	remote_close(&sess.c);
 	return rc;
-fail:
-	if (sess.tracing)
-		remote_trace_stop(&sess.c);
-	if (!remove_all(&sess) && !rcount_undo(&sess))
-		remote_detach(&sess.c);
-	rcount_free(&sess);
-	free(sess.tps);
-	free_sites(&sess);
-	remote_close(&sess.c);
-	return -1;
 }
+
+const struct probe_engine_ops remote_engine = {
+	.name = "remote",
+	.kinds = "func line branch var assert time",
+	.runs = "func, line, branch, var, assert and time probes",
+	.modes = PE_REMOTE,
+	.open = rm_open,
+	.place = rm_place,
+	.run = rm_run,
+	.close = rm_close,
+};

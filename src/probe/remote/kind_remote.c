@@ -9,7 +9,7 @@
  * func probe catches returns differently: a breakpoint at the return address
  * (read from the link register on aarch64 and MIPS, from the stack on
  * x86-64) while a call is pending, matched to its call by stack pointer. */
-#include "probe/remote_run.h"
+#include "probe/remote/remote_run.h"
 
 #include "common/json.h"
 #include "probe/callstats.h"

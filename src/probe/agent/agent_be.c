@@ -8,7 +8,7 @@
  * through the area's mailbox, announced by a byte on the pipe; the agent's
  * answer is awaited on a futex, bounded.  When sonde dies, the pipe's end of
  * file makes the agent put every site back by itself. */
-#include "probe/agent_be.h"
+#include "probe/agent/agent_be.h"
 
 #include "arch/arch.h"
 #include "arch/tramp.h"

@@ -11,18 +11,18 @@
  * are the ptrace kinds' (callstats.c for func, kind_line.c, kind_var.c,
  * kind_time.c, kind_stack.c for the others, handed the agent's numbers),
  * plus the sites and why any is an int3. */
-#include "probe/agent_run.h"
+#include "probe/agent/agent_run.h"
 
 #include "arch/arch.h"
 #include "common/clock.h"
 #include "common/json.h"
-#include "probe/agent_be.h"
-#include "probe/agent_plugin.h"
+#include "probe/agent/agent_be.h"
+#include "probe/agent/agent_plugin.h"
 #include "sonde/probe.h"
-#include "probe/agent_expr.h"
-#include "probe/agent_record.h"
-#include "probe/agent_stack.h"
-#include "probe/agent_var.h"
+#include "probe/agent/agent_expr.h"
+#include "probe/agent/agent_record.h"
+#include "probe/agent/agent_stack.h"
+#include "probe/agent/agent_var.h"
 #include "probe/callstats.h"
 #include "probe/engine.h"
 #include "probe/expr.h"
@@ -30,6 +30,7 @@
 #include "probe/manager.h"
 #include "probe/modules.h"
 #include "probe/probe.h"
+#include "probe/probe_engine.h"
 #include "probe/record.h"
 #include "probe/resolve.h"
 #include "probe/spec.h"
@@ -1179,10 +1180,6 @@ static int agent_enable(struct engine *e, struct probe *p, int on, char *err, si
 	return 0;
 }
 
-static const struct engine_backend agent_backend = {
-	.kind = agent_kind, .remove = agent_remove, .hold = agent_hold, .let_go = agent_let_go,
-	.enable = agent_enable,
-};
 
 /* Interactive commands from fd (manager.c), read without blocking: 1 when
  * they say quit or end. */
@@ -1380,27 +1377,33 @@ static void sys_ticks(struct engine *e, uint64_t now)
 }
 
 
-static int probe_run(struct engine *e, const struct agent_opts *o, char *err, size_t n);
-
-/* The session, with SIGPIPE ignored from the launch to the end: a write of
+/* SIGPIPE is ignored from the launch to the end of the session: a write of
  * sonde's to the agent's pipe after the program died (a failed placement,
  * the program killed meanwhile) is an error of that write, never sonde's
  * death by SIGPIPE with probes left in. */
-int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, size_t n)
+static struct sigaction old_pipe, old_int, old_term, old_hup;
+
+/* A session that ends before the program ran: a launched program never
+ * does (killed before the agent would let it go at the end of the
+ * session), an attached one is left as it was. */
+static void give_up(void)
 {
-	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
+	agent_be_let_go(&be);
+	if (be.launched)
+		kill(be.pid, SIGKILL);
+	agent_be_end(&be);
+	if (be.launched)
+		agent_be_reap(&be);
+	sigaction(SIGPIPE, &old_pipe, NULL);
+}
+
+static int ag_open(struct engine *e, const struct probe_opts *o, char *err, size_t n)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN };
 	sigemptyset(&ign.sa_mask);
 	sigaction(SIGPIPE, &ign, &old_pipe);
 	be.pipe_ignored = old_pipe.sa_handler == SIG_IGN;
-	int rc = probe_run(e, o, err, n);
-	sigaction(SIGPIPE, &old_pipe, NULL);
-	return rc;
-}
-
-static int probe_run(struct engine *e, const struct agent_opts *o, char *err, size_t n)
-{
 	clock_point_take(&c0);
-	e->engine_name = "agent";
 	be.record = o->record_dir != NULL;
 	/* Stack rings when a stack probe may come (256 MiB of the memfd, its pages used only by the
 	 * threads that take stacks). */
@@ -1419,13 +1422,13 @@ static int probe_run(struct engine *e, const struct agent_opts *o, char *err, si
 			kill(be.pid, SIGKILL);
 		if (be.launched && be.pid > 0)
 			agent_be_reap(&be);
+		sigaction(SIGPIPE, &old_pipe, NULL);
 		return -1;
 	}
 	e->t.memfd = be.memfd;
-	e->agent = &be;
+	e->priv = &be;
 	time_slots = 0;
 	be.pa->time_gen = now_ns() | 1;
-	e->backend = &agent_backend;
 	if (modules_load(&e->mods, be.pid)) {
 		snprintf(err, n, "cannot read the memory map of process %d", (int)be.pid);
 		rc = -1;
@@ -1434,6 +1437,14 @@ static int probe_run(struct engine *e, const struct agent_opts *o, char *err, si
 		rc = -1;
 	if (!rc && !be.launched)
 		rc = agent_be_hold(&be, err, n);
+	if (rc)
+		give_up();
+	return rc;
+}
+
+static int ag_place(struct engine *e, const struct probe_opts *o, char *err, size_t n)
+{
+	int rc = 0;
 	e->start_ns = now_ns();
 	e->pending_ok = o->pending;
 	load_site = -1;
@@ -1443,19 +1454,19 @@ static int probe_run(struct engine *e, const struct agent_opts *o, char *err, si
 			rc = -1;
 	if (!rc && o->pending && load_site_place(err, n)) /* libraries that come, and go */
 		rc = -1;
-	agent_be_let_go(&be);
 	if (rc) {
-		/* A launched program has not run yet: it never does (killed
-		 * before the agent would let it go at the end of the session). */
-		if (be.launched)
-			kill(be.pid, SIGKILL);
-		agent_be_end(&be);
-		if (be.launched)
-			agent_be_reap(&be);
-		e->start_ns = 0;
+		give_up();
 		return -1;
 	}
-	struct sigaction sa = { .sa_handler = on_end }, old_int, old_term, old_hup;
+	agent_be_let_go(&be);
+	return 0;
+}
+
+static int ag_run(struct engine *e, const struct probe_opts *o, char *err, size_t n)
+{
+	(void)err;
+	(void)n;
+	struct sigaction sa = { .sa_handler = on_end };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
@@ -1517,6 +1528,12 @@ static int probe_run(struct engine *e, const struct agent_opts *o, char *err, si
 		else
 			e->t.status_unknown = 1;
 	}
+	sigaction(SIGPIPE, &old_pipe, NULL);
+	return 0;
+}
+
+static void ag_collect(struct engine *e)
+{
 	calibrate();
 	agent_stack_drain(e, be.pa, stk_off()); /* the stacks left (before collect: they are stack probes' hits) */
 	for (int i = 0; i < e->nprobes; i++)
@@ -1529,10 +1546,9 @@ static int probe_run(struct engine *e, const struct agent_opts *o, char *err, si
 		fprintf(stderr, "sonde: warning: %llu probe events were not recorded (the program wrote them faster "
 		        "than sonde read them; counted as lost in the recording)\n",
 		        (unsigned long long)agent_record_dropped());
-	return 0;
 }
 
-void agent_probe_close(struct engine *e)
+static void ag_close(struct engine *e)
 {
 	for (int i = 0; i < e->nold_mods; i++)
 		modules_free(&e->old_mods[i]);
@@ -1542,10 +1558,48 @@ void agent_probe_close(struct engine *e)
 	for (int i = 0; i < e->nprobes; i++)
 		plugin_fini(e->probes[i]);
 	e->t.memfd = -1;
-	e->agent = NULL;
-	e->backend = NULL;
+	e->priv = NULL;
 	agent_be_free(&be);
 }
+
+static int ag_read_code(struct engine *e, uint64_t addr, void *buf, size_t n)
+{
+	return agent_be_read_code(e->priv, addr, buf, n);
+}
+
+/* ABI-1 plugins (handlers in sonde) and expressions the agent's bytecode
+ * does not have stay on ptrace; the others run here. */
+static int ag_can_run(struct engine *e, const struct probe_opts *o, char *why, size_t wn)
+{
+	why[0] = 0;
+	if (o->plugin_abi && o->plugin_abi != SONDE_PROBE_ABI2)
+		return 0;
+	const char *spec_of[64];
+	int ns = o->nspecs < 64 ? o->nspecs : 64;
+	for (int i = 0; i < ns; i++)
+		spec_of[i] = o->specs[i][0] == '@' ? library_find(&e->lib, o->specs[i] + 1) : o->specs[i];
+	return agent_runs_all(spec_of, ns, o->pid, o->argv ? o->argv[0] : NULL, why, wn);
+}
+
+const struct probe_engine_ops agent_engine = {
+	.name = "agent",
+	.kinds = "func line branch var assert time sys stack plugin",
+	.runs = "func, line, branch, var, assert, time, sys, stack and plugin probes (SONDE_PROBE_ABI2 plugins) "
+	        "(use --engine=ptrace)",
+	.modes = PE_LAUNCH | PE_ATTACH | PE_INTERACTIVE | PE_PENDING | PE_RECORD | PE_PLUGIN,
+	.can_run = ag_can_run,
+	.open = ag_open,
+	.place = ag_place,
+	.run = ag_run,
+	.collect = ag_collect,
+	.close = ag_close,
+	.kind = agent_kind,
+	.remove = agent_remove,
+	.enable = agent_enable,
+	.hold = agent_hold,
+	.let_go = agent_let_go,
+	.read_code = ag_read_code,
+};
 
 /* --- --record (agent_record.c) -------------------------------------------- */
 

@@ -9,10 +9,10 @@
  * double expr.c parsed, PA_V_FPUSH) and variables (PA_V_FEXT) make it a
  * program the agent's floating-point code runs (var.fprog,
  * src/rt/probe_float.c), with expr.c's promotions. */
-#include "probe/agent_expr.h"
+#include "probe/agent/agent_expr.h"
 
 #include "common/probe_area.h"
-#include "probe/agent_var.h"
+#include "probe/agent/agent_var.h"
 #include "probe/expr.h"
 
 #include <stdio.h>

@@ -14,19 +14,6 @@
 
 struct engine;
 
-struct agent_opts {
-	char **argv;            /* a program to launch, or NULL */
-	pid_t pid;              /* or a process to attach to */
-	const char *const *specs;
-	int nspecs;
-	double duration;        /* seconds, 0 = until the program ends */
-	const char *rt_path;    /* libsonde-rt.so */
-	void (*placed)(struct engine *e); /* called once the probes are in, or NULL */
-	int in_fd;              /* interactive commands (manager.c), or -1 */
-	int pending;            /* --pending: a location in no loaded object waits for a library (dlopen) */
-	const char *record_dir; /* --record: the hits go into this recording too (agent_record.c), or NULL */
-	uint32_t stack_copy;    /* stack probes: bytes of the stack copied at each hit (0: PA_STK_COPY_DEF) */
-};
 
 /* Whether every spec is of a kind the agent runs (func, line, branch,
  * time, sys, stack, plugin, and var and assert when the expression compiles to the agent's
@@ -35,9 +22,6 @@ struct agent_opts {
  * why says which probe cannot, when one is of the agent's kinds.  No specs
  * (interactive only): yes. */
 int agent_runs_all(const char *const *specs, int nspecs, pid_t pid, const char *argv0, char *why, size_t wn);
-/* The whole session.  0, or -1 with err (e->start_ns is 0 when nothing ran). */
-int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, size_t n);
-/* After the output. */
-void agent_probe_close(struct engine *e);
+/* The session itself is the table agent_engine (probe_engine.h). */
 
 #endif

@@ -6,7 +6,7 @@
  * address) put in their place.  What the location designates (a register,
  * an address, a value) is then followed along the access path (members,
  * dereferences, constant indexes) and read with the variable's size. */
-#include "probe/agent_var.h"
+#include "probe/agent/agent_var.h"
 
 #include "common/probe_area.h"
 #include "sym/vars.h"

@@ -48,6 +48,10 @@ struct engine {
 	 * not_found: resolve.c's last failure was such a one. */
 	int pending_ok;
 	int not_found;
+	/* The target's instructions are not decoded here (remote: another
+	 * architecture, read through the stub): resolve.c skips its
+	 * instruction-boundary check. */
+	int foreign_code;
 	/* Said to the user by the CLI: a probe was placed while the program
 	 * ran, and why (a library loaded, an exec); may be NULL. */
 	void (*placed_later)(const struct probe *p, const char *why);

@@ -65,7 +65,7 @@ void probe_session_free(struct engine *e)
 
 int engine_read_code(struct engine *e, uint64_t addr, void *buf, size_t n)
 {
-	if (!e->ops || !e->ops->read_code) /* no session yet (agent_run.c's var_compiles) */
+	if (!e->ops || !e->ops->read_code) /* no session yet (agent_can.c's var_compiles) */
 		return target_read(&e->t, addr, buf, n);
 	return e->ops->read_code(e, addr, buf, n);
 }

@@ -669,7 +669,7 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 		fnb = NULL;
 	}
 	/* A record of a removed site at addr is taken again (its counters go
-	 * on: probes count from their own start, agent_run.c); else a new one. */
+	 * on: probes count from their own start, agent_kinds.c); else a new one. */
 	uint32_t idx = b->nused;
 	for (uint32_t i = 0; i < b->nused; i++)
 		if (b->pa->sites[i].addr == addr && b->pa->sites[i].state == PA_REMOVED && !b->refs[i]) {

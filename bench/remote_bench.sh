@@ -6,7 +6,7 @@
 # figure is (time with N hits - time with 1 hit) / (N - 1), one fresh stub per
 # run, so that connecting and loading the symbols cancel out.  sonde's
 # line:step is counted inside the target (a trampoline per site,
-# src/probe/remote_count.c), by the stub (a tracepoint, gdbserver,
+# src/probe/remote/remote_count.c), by the stub (a tracepoint, gdbserver,
 # SONDE_REMOTE_IN_TARGET=0), and is measured with breakpoints too
 # (SONDE_REMOTE_TRACEPOINTS=0: one stop per hit), where sonde executes the displaced
 # instruction itself (rarch.emulate), and with it single-stepped instead

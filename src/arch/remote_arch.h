@@ -1,4 +1,4 @@
-/* remote_arch.h — what the GDB remote protocol client (src/probe/remote.c)
+/* remote_arch.h — what the GDB remote protocol client (src/probe/remote/remote.c)
  * needs to know about an architecture: the breakpoint instruction, where the
  * pc is reported after it, the core registers in the stub's numbering (the
  * order of the `g` packet and of `p`/`P`, as the standard target.xml

@@ -36,7 +36,7 @@ struct unwinder *unwinder_new(pid_t pid, char *err, size_t n);
 struct user_regs_struct;
 int unwinder_stack(struct unwinder *u, pid_t tid, const struct user_regs_struct *regs, uint64_t *pc, int max);
 /* The same for a thread that has run on since (a stack probe on the agent,
- * probe/agent_stack.c): regs and stack_n bytes of its stack from stack_base
+ * probe/agent/agent_stack.c): regs and stack_n bytes of its stack from stack_base
  * as they were at the hit; memory outside them is the process's. */
 int unwinder_stack_copy(struct unwinder *u, pid_t tid, const struct user_regs_struct *regs, const void *stack,
                         uint64_t stack_base, size_t stack_n, uint64_t *pc, int max);

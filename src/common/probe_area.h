@@ -87,7 +87,7 @@ enum pa_vop {
 	PA_V_DEREF,        /* top = the a & 15 bytes (1, 2, 4, 8) at top, zero extended (sign extended if a & 0x80);
 	                    * a & 0x40: the address is inside the site's own module (sonde checked): read directly */
 	PA_V_NOVALUE,      /* no value here (optimized out): the hit counts as unavailable */
-	/* Assertions (var.is_assert; compiled by src/probe/agent_expr.c from expr.c's tree): */
+	/* Assertions (var.is_assert; compiled by src/probe/agent/agent_expr.c from expr.c's tree): */
 	PA_V_EXT,          /* top cut to a & 15 bytes, sign extended if a & 0x80 (a variable's value) */
 	PA_V_SAVE,         /* saved[a] = top (a < PA_VAR_SAVE): the variables' values of a failure */
 	PA_V_DIV, PA_V_MOD,/* pop y, top = top OP y, signed; y == 0: the hit is a division by zero */
@@ -282,7 +282,7 @@ struct pa_hdr {
  * One block after the sites: the plugin's path (sonde's), and per plugin
  * probe its id, spec, ARG (sonde's) and result area (the program's handlers
  * write it, sonde reads it).  src/rt/probe_plugin.c is the agent's side,
- * src/probe/agent_plugin.c sonde's. */
+ * src/probe/agent/agent_plugin.c sonde's. */
 #define PA_PLUGIN_MAX    64     /* plugin probes in a session */
 #define PA_PLUGIN_PATH   512
 #define PA_PLUGIN_STR    160
@@ -318,7 +318,7 @@ static inline uint64_t pa_area_size(uint32_t nsites)
 }
 
 /* --- recording (`sonde probe --record`, src/rt/probe_record.c writes,
- * src/probe/agent_record.c drains) -------------------------------------------
+ * src/probe/agent/agent_record.c drains) -------------------------------------------
  * Each recording thread claims a ring (state 0 -> 1 by compare-and-swap; at
  * its exit 1 -> 2, and sonde, having drained it, frees it: 2 -> 0).  One
  * writer (the thread) moves head, one reader (sonde) moves tail; a full ring
@@ -362,7 +362,7 @@ static inline uint64_t pa_rec_size(void)
 	return (uint64_t)PA_REC_RINGS * sizeof(struct pa_ring);
 }
 
-/* --- stack probes (src/rt/probe_stack.c writes, src/probe/agent_stack.c
+/* --- stack probes (src/rt/probe_stack.c writes, src/probe/agent/agent_stack.c
  * drains and unwinds) ---------------------------------------------------------
  * As struct pa_ring, one per thread that took a stack (claimed 0 -> 1, 1 -> 2
  * at its exit, freed by sonde), but of bytes: each record is a struct pa_srec

@@ -7,7 +7,7 @@
 #include "probe/engine.h"
 #include "proc/modules.h"
 #include "probe/probe.h"
-#include "probe/step.h"
+#include "probe/ptrace/step.h"
 #include "proc/target.h"
 #include "sym/vars.h"
 

@@ -46,11 +46,21 @@ struct expr;
 struct expr_val;
 struct module;
 int var_data_new(struct probe *p, int nsites);
+/* The setup of a var or assert probe up to its placement, the same on
+ * every engine: the expression given, the location resolved (*v, *nv:
+ * malloc'd, the caller frees), p->data with a site per address, and each
+ * site's expression compiled by compile (NULL: expr_compile in the
+ * module's variables; the agent's also makes its bytecode): 0, or -1 with
+ * err, *x set or NULL.  The engine then places v and sets p->where. */
+struct loc_addr;
+typedef int (*var_compile_fn)(void *ctx, int i, const struct loc_addr *la, struct expr **x, char *err, size_t n);
+int var_setup_sites(struct probe *p, struct loc_addr **v, int *nv, var_compile_fn compile, void *ctx,
+                    char *err, size_t n);
 void var_site_set(struct probe *p, int i, struct expr *x, struct module *m);
 struct expr *var_site_expr(struct probe *p, int i);
 void var_account(struct probe *p, const struct expr_val *v);
 void var_unavailable(struct probe *p, const char *why);
-/* Integer statistics kept elsewhere (the probe agent's, agent_run.c), added
+/* Integer statistics kept elsewhere (the probe agent's, agent_kinds.c), added
  * at once: count values from min to max summing to sum, the last one last,
  * hist in var_hist.h's buckets; unavailable ones with why. */
 struct var_agg {
@@ -83,7 +93,7 @@ void assert_set(struct probe *p, uint64_t evaluated, uint64_t failures, uint64_t
 void assert_first(struct probe *p, int role, long tid);
 
 /* kind_func.c: the output of func probes from call statistics kept
- * elsewhere (the probe agent's, agent_run.c); at_offset: a probe inside the
+ * elsewhere (the probe agent's, agent_kinds.c); at_offset: a probe inside the
  * function, which knows its calls only. */
 struct call_stats;
 void func_stats_json(struct probe *p, const struct call_stats *cs, struct json *j);
@@ -104,7 +114,18 @@ void branch_set(struct probe *p, uint64_t taken, uint64_t not_taken);
  * line at or after la (else the first of its block), decoded into *out. */
 struct loc_addr;
 struct arch_insn;
+struct sym_module;
 int branch_find_jcc(struct probe *p, const struct loc_addr *la, struct arch_insn *out, char *err, size_t n);
+/* The scan behind it, the same on every engine with its own decoder: over
+ * code (the bytes from addr to end), step decodes one instruction (its
+ * length into *len) and says what it is (BRANCH_*, -1: not decoded, the
+ * scan stops); *at is the first conditional branch the line table (s,
+ * bias: run-time minus link-time) gives to line, else the first one before
+ * the straight-line block ends.  0, or -1 when there is none. */
+enum { BRANCH_OTHER, BRANCH_COND, BRANCH_END };
+typedef int (*branch_step_fn)(void *ctx, const uint8_t *code, size_t n, uint64_t addr, int *len);
+int branch_scan(const uint8_t *code, uint64_t addr, uint64_t end, struct sym_module *s, uint64_t bias, int line,
+                branch_step_fn step, void *ctx, uint64_t *at);
 
 /* kind_time.c: the same for time probes: time_data_new makes p->data,
  * linked to the time probe defined before p (p->e->probes); time_account
@@ -112,7 +133,7 @@ int branch_find_jcc(struct probe *p, const struct loc_addr *la, struct arch_insn
  * previous time probe's latest hit in that thread, or -1. */
 int time_data_new(struct probe *p);
 int64_t time_account(struct probe *p, long tid, uint64_t t);
-/* A backend that timed the hits itself (the agent, agent_run.c): the
+/* A backend that timed the hits itself (the agent, agent_kinds.c): the
  * numbers so far, replacing the last ones: first and last hit (now_ns's
  * clock, 0: none), the intervals from probe prev_id (0: none) and hist in
  * kind_time's 64 log2 buckets of ns. */

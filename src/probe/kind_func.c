@@ -9,6 +9,7 @@
 #include "common/trace_enc.h"
 #include "probe/callstats.h"
 #include "probe/engine.h"
+#include "probe/ptrace/ptrace.h"
 #include "proc/modules.h"
 #include "probe/output.h"
 #include "probe/record.h"

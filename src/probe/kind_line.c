@@ -7,6 +7,7 @@
 #include "common/json.h"
 #include "common/trace_enc.h"
 #include "probe/engine.h"
+#include "probe/ptrace/ptrace.h"
 #include "proc/modules.h"
 #include "probe/record.h"
 #include "probe/resolve.h"
@@ -90,6 +91,43 @@ static void line_json(struct probe *p, struct json *j)
 /* The conditional jump that belongs to the line: from the line's address to
  * the end of its function, the first jcc attributed to the same line, else
  * the first jcc before the flow leaves the block. */
+int branch_scan(const uint8_t *code, uint64_t addr, uint64_t end, struct sym_module *s, uint64_t bias, int line,
+                branch_step_fn step, void *ctx, uint64_t *at)
+{
+	int have_fb = 0, block_open = 1;
+	for (uint64_t a = addr; a < end;) {
+		int len, what = step(ctx, code + (a - addr), (size_t)(end - a), a, &len);
+		if (what < 0)
+			break;
+		if (what == BRANCH_COND) {
+			const char *file;
+			int l = 0;
+			if (s && sym_addr_line(s, a - bias, &file, &l) == 0 && l == line) {
+				*at = a;
+				return 0;
+			}
+			if (block_open && !have_fb) {
+				*at = a;
+				have_fb = 1;
+			}
+		}
+		if (what == BRANCH_END)
+			block_open = 0;
+		a += (uint64_t)len;
+	}
+	return have_fb ? 0 : -1;
+}
+
+/* branch_scan's step on this machine's instructions (arch_decode). */
+static int jcc_step(void *ctx, const uint8_t *code, size_t n, uint64_t addr, int *len)
+{
+	struct arch_insn *in = ctx;
+	if (arch_decode(code, n, addr, in))
+		return -1;
+	*len = in->len;
+	return in->kind == AI_JCC ? BRANCH_COND : in->kind == AI_JMP || in->kind == AI_RET ? BRANCH_END : BRANCH_OTHER;
+}
+
 int branch_find_jcc(struct probe *p, const struct loc_addr *la, struct arch_insn *out, char *err, size_t n)
 {
 	uint64_t start = la->fn.start + la->mod->bias, end = start + la->fn.size;
@@ -102,38 +140,16 @@ int branch_find_jcc(struct probe *p, const struct loc_addr *la, struct arch_insn
 		snprintf(err, n, "cannot read the code at 0x%llx", (unsigned long long)la->addr);
 		return -1;
 	}
-	struct sym_module *s = module_sym(la->mod);
-	struct arch_insn in, fallback;
-	int have_fb = 0, block_open = 1, found = 0;
-	for (uint64_t a = la->addr; a < end;) {
-		if (arch_decode(code + (a - la->addr), (size_t)(end - a), a, &in))
-			break;
-		if (in.kind == AI_JCC) {
-			const char *file;
-			int line = 0;
-			if (s && sym_addr_line(s, a - la->mod->bias, &file, &line) == 0 && line == p->sp.line) {
-				*out = in;
-				found = 1;
-				break;
-			}
-			if (block_open && !have_fb) {
-				fallback = in;
-				have_fb = 1;
-			}
-		}
-		if (in.kind == AI_JMP || in.kind == AI_RET)
-			block_open = 0;
-		a += (uint64_t)in.len;
-	}
+	struct arch_insn in;
+	uint64_t at;
+	int rc = branch_scan(code, la->addr, end, module_sym(la->mod), la->mod->bias, p->sp.line, jcc_step, &in, &at);
+	if (!rc)
+		rc = arch_decode(code + (at - la->addr), (size_t)(end - at), at, out);
 	free(code);
-	if (!found && have_fb) {
-		*out = fallback;
-		found = 1;
-	}
-	if (!found)
+	if (rc)
 		snprintf(err, n, "no conditional jump at %s:%d (the condition may have been compiled "
 		         "without a branch, e.g. into cmov)", p->sp.file ? p->sp.file : "?", p->sp.line);
-	return found ? 0 : -1;
+	return rc ? -1 : 0;
 }
 
 static int branch_setup(struct probe *p, char *err, size_t n)

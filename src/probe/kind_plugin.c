@@ -2,7 +2,7 @@
  * error handlers come from the --plugin shared object (include/sonde/probe.h),
  * run here on the ptrace engine (ABI 1 and 2; an ABI-2 plugin's result area
  * is then sonde's own memory).  The agent engine runs ABI-2 handlers in the
- * program (agent_run.c, src/rt/probe_plugin.c) and uses this kind's
+ * program (agent_kinds.c, src/rt/probe_plugin.c) and uses this kind's
  * context, report and fini (plugin_ctx_new). */
 #include "probe/kind.h"
 #include "probe/probe.h"
@@ -10,6 +10,7 @@
 #include "common/json.h"
 #include "common/trace_enc.h"
 #include "probe/engine.h"
+#include "probe/ptrace/ptrace.h"
 #include "probe/record.h"
 #include "probe/resolve.h"
 #include "proc/target.h"

@@ -6,7 +6,7 @@
  * cut and counted as truncated), STACK_DISTINCT distinct stacks (hits of
  * further ones are counted as other).  On the ptrace engine the stopped
  * thread is unwound here; on the agent the program copies the registers and
- * the stack at each hit and sonde unwinds the copies (probe/agent_stack.c)
+ * the stack at each hit and sonde unwinds the copies (probe/agent/agent_stack.c)
  * into the same table (stack_data_new, stack_account, stack_set_agent). */
 #include "probe/kind.h"
 #include "probe/probe.h"
@@ -15,6 +15,7 @@
 #include "common/json.h"
 #include "common/trace_enc.h"
 #include "probe/engine.h"
+#include "probe/ptrace/ptrace.h"
 #include "probe/record.h"
 #include "probe/resolve.h"
 #include "proc/target.h"

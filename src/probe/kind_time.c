@@ -8,6 +8,7 @@
 #include "common/json.h"
 #include "common/trace_enc.h"
 #include "probe/engine.h"
+#include "probe/ptrace/ptrace.h"
 #include "probe/output.h"
 #include "probe/record.h"
 #include "probe/resolve.h"

@@ -10,6 +10,7 @@
 #include "common/var_hist.h"
 #include "common/trace_enc.h"
 #include "probe/engine.h"
+#include "probe/ptrace/ptrace.h"
 #include "probe/expr.h"
 #include "proc/modules.h"
 #include "probe/record.h"
@@ -42,33 +43,56 @@ struct vdata {
 	char *last_err;
 };
 
-static int setup(struct probe *p, char *err, size_t n)
+/* The default compiler of var_setup_sites: the expression at la's address
+ * in its module's variables. */
+static int compile_here(void *ctx, int i, const struct loc_addr *la, struct expr **x, char *err, size_t n)
 {
+	(void)ctx;
+	(void)i;
+	*x = expr_compile((const char *)ctx, module_vars(la->mod), la->addr - la->mod->bias, err, n);
+	return *x ? 0 : -1;
+}
+
+int var_setup_sites(struct probe *p, struct loc_addr **v, int *nv, var_compile_fn compile, void *ctx,
+                    char *err, size_t n)
+{
+	*v = NULL;
+	*nv = 0;
 	if (!p->sp.args) {
 		snprintf(err, n, "missing expression (%s:LOCATION:EXPR)", p->sp.kind);
 		return -1;
 	}
-	struct loc_addr *v;
-	int nv;
-	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
+	if (resolve_location(p->e, &p->sp, v, nv, err, n))
 		return -1;
-	if (var_data_new(p, nv)) {
-		free(v);
+	if (var_data_new(p, *nv)) {
+		free(*v);
+		*v = NULL;
 		snprintf(err, n, "out of memory");
 		return -1;
 	}
-	struct vdata *d = p->data;
-	int rc = 0;
-	for (int i = 0; i < nv && !rc; i++) {
-		struct vars *vs = module_vars(v[i].mod);
-		var_site_set(p, i, expr_compile(p->sp.args, vs, v[i].addr - v[i].mod->bias, err, n), v[i].mod);
-		if (!d->s[i].x)
-			rc = -1;
+	if (!compile) {
+		compile = compile_here;
+		ctx = p->sp.args;
 	}
+	for (int i = 0; i < *nv; i++) {
+		struct expr *x = NULL;
+		int rc = compile(ctx, i, &(*v)[i], &x, err, n);
+		var_site_set(p, i, x, (*v)[i].mod);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
+static int setup(struct probe *p, char *err, size_t n)
+{
+	struct loc_addr *v;
+	int nv;
+	int rc = var_setup_sites(p, &v, &nv, NULL, NULL, err, n);
 	if (!rc)
 		rc = engine_insert_all(p->e, p, v, nv, 0, err, n);
 	if (!rc)
-		resolve_set_where(p, v[0].addr, expr_describe(d->s[0].x));
+		resolve_set_where(p, v[0].addr, expr_describe(var_site_expr(p, 0)));
 	free(v);
 	return rc;
 }

@@ -8,6 +8,7 @@
 #include "probe/library.h"
 #include "probe/output.h"
 #include "probe/probe.h"
+#include "probe/probe_engine.h"
 #include "probe/spec.h"
 
 #include <stdio.h>
@@ -37,9 +38,9 @@ struct probe *manager_add(struct engine *e, const char *text, char *err, size_t 
 		return NULL;
 	}
 	p->spec = strdup(spec);
-	p->ops = e->backend ? e->backend->kind(p->sp.kind) : kind_find(p->sp.kind);
+	p->ops = e->ops && e->ops->kind ? e->ops->kind(p->sp.kind) : kind_find(p->sp.kind);
 	if (!p->ops) {
-		snprintf(err, n, "probe '%s': the agent engine does not run %s probes (use --engine=ptrace)", spec,
+		snprintf(err, n, "probe '%s': the %s engine does not run %s probes (use --engine=ptrace)", spec, e->ops->name,
 		         p->sp.kind);
 		goto fail;
 	}
@@ -162,8 +163,8 @@ int manager_enable(struct engine *e, int id, int on, char *err, size_t n)
 			snprintf(err, n, "probe %d is already %s", id, on ? "enabled" : "disabled");
 			return -1;
 		}
-		if (e->backend && (!e->backend->enable || e->backend->enable(e, p, on, err, n))) {
-			if (!e->backend->enable)
+		if (!e->ops || !e->ops->enable || e->ops->enable(e, p, on, err, n)) {
+			if (!e->ops || !e->ops->enable)
 				snprintf(err, n, "this engine cannot disable probes");
 			return -1;
 		}
@@ -228,7 +229,7 @@ int manager_command(struct engine *e, const char *line)
 		/* The agent takes a probe out without holding the threads: its
 		 * original bytes go back int3 first, and a thread in its slot
 		 * finishes there (docs/PROBES.md "Engines"). */
-		int need = !e->stopped_all && !e->backend;
+		int need = !e->stopped_all && (e->ops->modes & PE_HOLD_TO_REMOVE);
 		if (need)
 			engine_stop_all(e);
 		int rc = manager_del(e, atoi(arg), err, sizeof err);

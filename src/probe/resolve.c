@@ -81,6 +81,8 @@ int resolve_function_offset(struct engine *e, const struct spec *sp, struct loc_
 
 int resolve_check_boundary(struct engine *e, const struct loc_addr *la, char *err, size_t n)
 {
+	if (e->foreign_code)
+		return 0;
 	if (!la->fn.start) {
 		snprintf(err, n, "cannot check that 0x%llx is on an instruction boundary (no function symbol contains it)",
 		         (unsigned long long)la->addr);

@@ -4,7 +4,7 @@
  * that loads the agent again in the new image, with the session's shared
  * area and pipe (probes.c's constructor takes them out again, so the new
  * image sees the environment it was given).  sonde then places the probes
- * again in the new image (src/probe/agent_run.c, docs/PROBES.md "exec").
+ * again in the new image (src/probe/agent/agent_session.c, docs/PROBES.md "exec").
  * A child's exec (vfork, or after fork) is passed on as it is; so is an
  * exec with no session.  glibc's own internal calls (posix_spawn, system)
  * start other processes and are not followed. */

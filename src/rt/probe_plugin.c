@@ -1,5 +1,5 @@
 /* probe_plugin.c — the agent's side of plugin probes (ABI 2 of
- * include/sonde/probe.h; sonde's side is src/probe/agent_plugin.c and
+ * include/sonde/probe.h; sonde's side is src/probe/agent/agent_plugin.c and
  * kind_plugin.c, docs/PROBES.md "Plugins on the agent").
  *
  * sonde names the plugin in the shared area and asks PA_OP_PLUGIN: the

@@ -2,7 +2,7 @@
  * program: each hit of a site sonde asked for (pa_site.rec_hits, the var,
  * assert and time records, the returns of func sites) is one event in the
  * ring of its thread (common/probe_area.h, struct pa_ring), which sonde
- * drains while the program runs (src/probe/agent_record.c).
+ * drains while the program runs (src/probe/agent/agent_record.c).
  *
  * A thread claims a free ring at its first event and gives it back at its
  * exit (a thread-specific key's destructor); a thread that finds none, or a

@@ -4,7 +4,7 @@
  * the stack, from the stack pointer up and never past the end of the
  * thread's stack mapping, go into the thread's stack ring
  * (common/probe_area.h, struct pa_sring).  sonde drains the rings and
- * unwinds each record with the DWARF CFI (src/probe/agent_stack.c): the
+ * unwinds each record with the DWARF CFI (src/probe/agent/agent_stack.c): the
  * program is never stopped.
  *
  * The copy is direct while the stack pointer is inside the thread's own

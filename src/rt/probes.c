@@ -1,5 +1,5 @@
 /* probes.c — the agent's probe engine, inside the probed program (the agent
- * backend of `sonde probe`; sonde's side is src/probe/agent_be.c, the
+ * backend of `sonde probe`; sonde's side is src/probe/agent/agent_be.c, the
  * memory both share src/common/probe_area.h, docs/PROBES.md "Engines").
  *
  * A site is reached either by a 5-byte jmp to its slot (a trampoline sonde
@@ -1247,7 +1247,7 @@ static int start(int area_fd, int pipe_fd, int rejoin)
 	return 0;
 }
 
-/* Attach (`sonde probe -p`, called through ptrace by src/probe/agent_be.c):
+/* Attach (`sonde probe -p`, called through ptrace by src/probe/agent/agent_be.c):
  * area and alive name sonde's memfd and the read end of its pipe
  * (/proc/SONDE/fd/N).  0, -EBUSY when another sonde probes this process, or
  * -errno. */

@@ -55,7 +55,7 @@ const char *vars_describe(const struct var_ref *r);
 void vars_free(struct var_ref *r);
 
 /* What vars_compile resolved, for a backend that evaluates it elsewhere (the
- * probe agent's bytecode, src/probe/agent_var.c): the DWARF operations of
+ * probe agent's bytecode, src/probe/agent/agent_var.c): the DWARF operations of
  * the location at pc, of the frame base and of the CFA there, then the steps
  * of the access path.  Valid while r is. */
 struct vars_op {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # probe_remote_count.sh — line probes counted inside a remote target (no stop
-# per hit: src/probe/remote_count.c), under qemu-aarch64 -g, with
+# per hit: src/probe/remote/remote_count.c), under qemu-aarch64 -g, with
 # tests/progs/remote_count_prog.c (gcc -g -O1 and -O2), which prints its own
 # counts: a function entry (line:leaf), a loop body (BODY_LINE), an `if` body
 # (ODD_LINE, -O1: at -O2 the line table gives it the loop body's address) and

@@ -1,5 +1,5 @@
 /* test_rsp.c — unit tests of the GDB remote protocol packet layer
- * (src/probe/rsp.c) against a peer on the other end of a socketpair: a table
+ * (src/probe/remote/rsp.c) against a peer on the other end of a socketpair: a table
  * of good and malformed replies (bad checksum, truncated, oversize, bad
  * escapes, run-length abuse, garbage, silence, a closed connection) that
  * must give the decoded packet or an error code, never a crash or a hang;
@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "probe/rsp.h"
+#include "probe/remote/rsp.h"
 
 static int peer;
 

@@ -1,5 +1,5 @@
 /* remote_tramp.h — AArch64 code that sonde writes into a remote target to
- * count line hits there without stopping it (src/probe/remote_count.c):
+ * count line hits there without stopping it (src/probe/remote/remote_count.c):
  * the trampoline of one site (count atomically, run the displaced
  * instruction relocated, branch back) and the routine the target runs to
  * patch its own text (mprotect, store the branch words, mprotect back, brk).

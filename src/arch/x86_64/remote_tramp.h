@@ -1,6 +1,6 @@
 /* remote_tramp.h — x86-64 code that sonde writes into a remote target
  * (gdbserver) to count line hits there without stopping it
- * (src/probe/remote_count.c): a site's trampoline, reached by a 5-byte jmp
+ * (src/probe/remote/remote_count.c): a site's trampoline, reached by a 5-byte jmp
  * written over the site.  Pure code generation; the relocation of the
  * displaced instructions is the local agent's (src/arch/reloc.h). */
 #ifndef SONDE_ARCH_X86_64_REMOTE_TRAMP_H

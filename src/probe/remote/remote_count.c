@@ -34,7 +34,7 @@
 #include "arch/x86_64/remote_tramp.h"
 #include "probe/engine.h"
 #include "probe/probe.h"
-#include "probe/remote_run.h"
+#include "probe/remote/remote_run.h"
 #include "sym/sym.h"
 
 #include <elf.h>

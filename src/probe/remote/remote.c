@@ -2,7 +2,7 @@
  * what sonde's probes need, in all-stop mode: one stop reply per resume.
  * Register values travel as hex bytes in the target's byte order; memory in
  * chunks small enough for any stub's PacketSize. */
-#include "probe/remote.h"
+#include "probe/remote/remote.h"
 
 #include <elf.h>
 #include <stdarg.h>

@@ -1,10 +1,8 @@
-/* engine.c — what the probe engine does to the target: inserting and
+/* breakpoints.c — what the ptrace engine does to the target: inserting and
  * removing breakpoints (with their out-of-line slots), stopping and resuming
  * all threads, and the clean detach that restores every byte and moves every
  * thread out of our code.  The event loop is run.c. */
-#include "probe/engine.h"
-
-#include "probe/agent_be.h"
+#include "probe/ptrace/ptrace.h"
 
 #include "probe/probe.h"
 
@@ -18,18 +16,9 @@
 #include <sys/wait.h>
 #include <time.h>
 
-uint64_t now_ns(void)
+int ptrace_read_code(struct engine *e, uint64_t addr, void *buf, size_t n)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-int engine_read_code(struct engine *e, uint64_t addr, void *buf, size_t n)
-{
-	if (e->agent)
-		return agent_be_read_code(e->agent, addr, buf, n);
-	return bptab_read_code(&e->bps, &e->t, addr, buf, n);
+	return bptab_read_code(&ptrace_state(e)->bps, &e->t, addr, buf, n);
 }
 
 static int write_slot(struct engine *e, struct bp *b, char *err, size_t n)
@@ -52,7 +41,7 @@ static int write_slot(struct engine *e, struct bp *b, char *err, size_t n)
 int engine_insert(struct engine *e, struct probe *p, uint64_t addr, int role, int want_post,
                   char *err, size_t n)
 {
-	struct bp *b = bptab_find(&e->bps, addr);
+	struct bp *b = bptab_find(&ptrace_state(e)->bps, addr);
 	int fresh = 0;
 	if (!b) {
 		uint8_t code[16];
@@ -70,7 +59,7 @@ int engine_insert(struct engine *e, struct probe *p, uint64_t addr, int role, in
 			         in.text, (unsigned long long)addr);
 			return -1;
 		}
-		if (!(b = bptab_add(&e->bps, addr))) {
+		if (!(b = bptab_add(&ptrace_state(e)->bps, addr))) {
 			snprintf(err, n, "out of memory");
 			return -1;
 		}
@@ -82,12 +71,12 @@ int engine_insert(struct engine *e, struct probe *p, uint64_t addr, int role, in
 	b->want_post |= want_post;
 	if (!b->insn.emulable) {
 		if (!b->slot) {
-			if (scratch_slot(&e->sc, &e->t, &e->bps, b, addr, &b->slot, err, n) ||
+			if (scratch_slot(&ptrace_state(e)->sc, &e->t, &ptrace_state(e)->bps, b, addr, &b->slot, err, n) ||
 			    write_slot(e, b, err, n)) {
 				b->want_post = old_post;
 				if (fresh) { /* the slot first: bptab_remove frees b */
-					scratch_release(&e->sc, b->slot);
-					bptab_remove(&e->bps, addr);
+					scratch_release(&ptrace_state(e)->sc, b->slot);
+					bptab_remove(&ptrace_state(e)->bps, addr);
 				}
 				return -1;
 			}
@@ -117,17 +106,11 @@ int engine_insert(struct engine *e, struct probe *p, uint64_t addr, int role, in
 
 /* Breakpoints stay in the table when their last probe goes (uninserted):
  * a thread may still be in the slot or have a trap pending on them. */
-void engine_remove_probe(struct engine *e, struct probe *p)
+void ptrace_remove(struct engine *e, struct probe *p)
 {
-	if (e->backend) {
-		if (!p->removed)
-			e->backend->remove(e, p);
-		p->removed = 1;
-		return;
-	}
 	int it = 0;
 	struct bp *b;
-	while ((b = bptab_next(&e->bps, &it))) {
+	while ((b = bptab_next(&ptrace_state(e)->bps, &it))) {
 		int k = 0;
 		for (int i = 0; i < b->nsites; i++)
 			if (b->sites[i].p != p)
@@ -141,20 +124,6 @@ void engine_remove_probe(struct engine *e, struct probe *p)
 		}
 	}
 	p->removed = 1;
-}
-
-void engine_probe_failed(struct engine *e, struct probe *p, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	if (!p->error)
-		p->error = strdup(buf);
-	if (e->warn)
-		e->warn(p, buf);
-	engine_remove_probe(e, p);
 }
 
 /* A stop seen while stopping every thread: leave it so it can be replayed. */
@@ -171,18 +140,18 @@ static void park(void *arg, struct thr *th, int st)
 	struct bp *b;
 	if (sig == SIGTRAP) {
 		uint64_t pc = arch_pc(&r) - ARCH_TRAP_PC_ADJ;
-		if (bptab_find(&e->bps, pc)) {
+		if (bptab_find(&ptrace_state(e)->bps, pc)) {
 			arch_set_pc(&r, pc); /* the hit is taken again when resumed */
 			target_setregs(th->tid, &r);
 			return;
 		}
-		if ((b = scratch_owner(&e->sc, pc, &slot)) && pc == slot + (uint64_t)arch_ool_trap_off(&b->insn)) {
+		if ((b = scratch_owner(&ptrace_state(e)->sc, pc, &slot)) && pc == slot + (uint64_t)arch_ool_trap_off(&b->insn)) {
 			arch_set_pc(&r, b->addr + (uint64_t)b->insn.len);
 			target_setregs(th->tid, &r);
 			return;
 		}
 	} else if ((sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE) &&
-	           (b = scratch_owner(&e->sc, arch_pc(&r), &slot))) {
+	           (b = scratch_owner(&ptrace_state(e)->sc, arch_pc(&r), &slot))) {
 		arch_set_pc(&r, b->addr);
 		target_setregs(th->tid, &r);
 		return;
@@ -190,10 +159,8 @@ static void park(void *arg, struct thr *th, int st)
 	th->pending_sig = sig;
 }
 
-int engine_stop_all(struct engine *e)
+int ptrace_hold(struct engine *e)
 {
-	if (e->backend)
-		return e->backend->hold(e);
 	if (e->t.gone)
 		return -1;
 	int rc = target_stop_all(&e->t, park, e);
@@ -201,12 +168,8 @@ int engine_stop_all(struct engine *e)
 	return rc;
 }
 
-void engine_resume_all(struct engine *e)
+void ptrace_let_go(struct engine *e)
 {
-	if (e->backend) {
-		e->backend->let_go(e);
-		return;
-	}
 	if (!e->t.gone)
 		target_resume_all(&e->t);
 	e->stopped_all = 0;
@@ -218,7 +181,7 @@ static void leave_slot(struct engine *e, struct thr *th)
 	arch_regs r;
 	uint64_t slot;
 	struct bp *b;
-	if (target_getregs(th->tid, &r) || !(b = scratch_owner(&e->sc, arch_pc(&r), &slot)))
+	if (target_getregs(th->tid, &r) || !(b = scratch_owner(&ptrace_state(e)->sc, arch_pc(&r), &slot)))
 		return;
 	if (arch_pc(&r) == slot)
 		arch_set_pc(&r, b->addr);
@@ -293,14 +256,14 @@ void engine_detach(struct engine *e)
 		return;
 	int it = 0;
 	struct bp *b;
-	while ((b = bptab_next(&e->bps, &it)))
+	while ((b = bptab_next(&ptrace_state(e)->bps, &it)))
 		if (b->inserted) {
 			target_write(&e->t, b->addr, b->orig, ARCH_BP_LEN);
 			b->inserted = 0;
 		}
 	for (int i = 0; i < e->t.nthr; i++)
 		leave_slot(e, &e->t.thr[i]);
-	scratch_unmap_all(&e->sc, &e->t, &e->bps);
+	scratch_unmap_all(&ptrace_state(e)->sc, &e->t, &ptrace_state(e)->bps);
 	target_detach(&e->t);
 	e->detached = 1;
 }

@@ -1,9 +1,9 @@
 /* scratch.c — out-of-line slots: executable pages created inside the target
  * by an injected mmap system call, placed within reach of the probed code's
  * RIP-relative operands, and handed out one slot per displaced instruction. */
-#include "probe/scratch.h"
+#include "probe/ptrace/scratch.h"
 
-#include "probe/bptab.h"
+#include "probe/ptrace/bptab.h"
 #include "proc/target.h"
 
 #include <errno.h>

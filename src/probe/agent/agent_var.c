@@ -6,7 +6,7 @@
  * address) put in their place.  What the location designates (a register,
  * an address, a value) is then followed along the access path (members,
  * dereferences, constant indexes) and read with the variable's size. */
-#include "probe/agent_var.h"
+#include "probe/agent/agent_var.h"
 
 #include "common/probe_area.h"
 #include "sym/vars.h"
@@ -26,14 +26,19 @@ struct cc {
 	size_t n;
 };
 
-static int emit(struct cc *c, uint8_t op, uint8_t a, int64_t k)
+int agent_emit(struct pa_var *v, uint8_t op, uint8_t a, int64_t k, const char *what, char *why, size_t n)
 {
-	if (c->v->nprog >= PA_VAR_PROG_MAX) {
-		snprintf(c->why, c->n, "the location needs more than %d instructions", PA_VAR_PROG_MAX);
+	if (v->nprog >= PA_VAR_PROG_MAX) {
+		snprintf(why, n, "the %s needs more than %d instructions", what, PA_VAR_PROG_MAX);
 		return -1;
 	}
-	c->v->prog[c->v->nprog++] = (struct pa_vinsn){ .op = op, .a = a, .k = k };
+	v->prog[v->nprog++] = (struct pa_vinsn){ .op = op, .a = a, .k = k };
 	return 0;
+}
+
+static int emit(struct cc *c, uint8_t op, uint8_t a, int64_t k)
+{
+	return agent_emit(c->v, op, a, k, "location", c->why, c->n);
 }
 
 static int lower(struct cc *c, const struct vars_op *ops, size_t nops, int depth, int *kind);

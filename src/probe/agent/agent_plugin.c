@@ -1,9 +1,9 @@
 /* agent_plugin.c — plugin probes of ABI 2 on the agent backend, sonde's side
  * (agent_plugin.h; the program's side is src/rt/probe_plugin.c, the memory
  * both share src/common/probe_area.h, struct pa_plugins). */
-#include "probe/agent_plugin.h"
+#include "probe/agent/agent_plugin.h"
 
-#include "probe/agent_be.h"
+#include "probe/agent/agent_be.h"
 #include "probe/engine.h"
 #include "probe/kind.h"
 #include "probe/probe.h"

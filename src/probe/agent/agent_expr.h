@@ -1,7 +1,7 @@
 /* agent_expr.h — an assert probe's expression (expr.c's tree) at one
  * address, compiled into the probe agent's bytecode (struct pa_var with
  * is_assert, common/probe_area.h) for assert probes on the agent backend
- * (agent_run.c). */
+ * (agent_kinds.c). */
 #ifndef SONDE_PROBE_AGENT_EXPR_H
 #define SONDE_PROBE_AGENT_EXPR_H
 

@@ -2,14 +2,15 @@
  * signals, dispatching every ptrace stop (hits, out-of-line traps and faults,
  * new threads, exec, signals for the program), timers for the periodic
  * probes, and interactive commands read by a thread of their own. */
-#include "probe/run.h"
+#include "probe/ptrace/run.h"
+#include "probe/ptrace/ptrace.h"
 
 #include "probe/engine.h"
 #include "probe/kind.h"
 #include "probe/manager.h"
 #include "probe/probe.h"
 #include "probe/record.h"
-#include "probe/step.h"
+#include "probe/ptrace/step.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -60,13 +61,13 @@ static void handle(struct engine *e, pid_t tid, int st)
 			}
 		int it = 0;
 		struct bp *b;
-		while ((b = bptab_next(&e->bps, &it))) {
+		while ((b = bptab_next(&ptrace_state(e)->bps, &it))) {
 			b->inserted = 0;
 			b->nsites = 0;
 		}
-		for (int i = 0; i < e->sc.n; i++)
-			free(e->sc.r[i].owner);
-		e->sc.n = 0;
+		for (int i = 0; i < ptrace_state(e)->sc.n; i++)
+			free(ptrace_state(e)->sc.r[i].owner);
+		ptrace_state(e)->sc.n = 0;
 		/* Threads other than the leader are gone. */
 		for (int i = e->t.nthr - 1; i >= 0; i--)
 			if (e->t.thr[i].tid != tid) {
@@ -101,7 +102,7 @@ static void handle(struct engine *e, pid_t tid, int st)
 			return;
 		}
 		uint64_t pc = arch_pc(&r) - ARCH_TRAP_PC_ADJ;
-		if ((b = bptab_find(&e->bps, pc))) {
+		if ((b = bptab_find(&ptrace_state(e)->bps, pc))) {
 			arch_set_pc(&r, pc);
 			if (b->inserted && b->nsites) {
 				step_hit(e, th, &r, b);
@@ -111,7 +112,7 @@ static void handle(struct engine *e, pid_t tid, int st)
 			}
 			return;
 		}
-		if ((b = scratch_owner(&e->sc, pc, &slot)) && pc == slot + (uint64_t)arch_ool_trap_off(&b->insn)) {
+		if ((b = scratch_owner(&ptrace_state(e)->sc, pc, &slot)) && pc == slot + (uint64_t)arch_ool_trap_off(&b->insn)) {
 			step_post(e, th, &r, b);
 			return;
 		}
@@ -119,7 +120,7 @@ static void handle(struct engine *e, pid_t tid, int st)
 		return;
 	}
 	if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE) {
-		if (target_getregs(tid, &r) == 0 && (b = scratch_owner(&e->sc, arch_pc(&r), &slot)) &&
+		if (target_getregs(tid, &r) == 0 && (b = scratch_owner(&ptrace_state(e)->sc, arch_pc(&r), &slot)) &&
 		    arch_pc(&r) == slot) {
 			step_fault(e, th, &r, b, sig);
 			return;

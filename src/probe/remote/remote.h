@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "arch/remote_arch.h"
-#include "probe/rsp.h"
+#include "probe/remote/rsp.h"
 
 #define REMOTE_MAX_REGS 64
 

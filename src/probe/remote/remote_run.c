@@ -10,13 +10,17 @@
  * sonde's) every breakpoint is removed and the stub told to detach, so the
  * program runs on; when the program exits, or the stub closes the
  * connection, the session just ends. */
-#include "probe/remote_run.h"
+#include "probe/remote/remote_run.h"
+#include "probe/probe_engine.h"
 
 #include "probe/engine.h"
 #include "probe/expr.h"
 #include "probe/kind.h"
+#include "proc/modules.h"
 #include "probe/probe.h"
+#include "probe/resolve.h"
 #include "probe/spec.h"
+#include "sym/cache.h"
 #include "sym/sym.h"
 #include "sym/vars.h"
 
@@ -330,92 +334,45 @@ static int trace_collect(struct rsess *s)
 	return 0;
 }
 
-/* --- locations --------------------------------------------------------- */
+/* --- locations: resolve.c's, in the program's ELF as the one module ------ */
 
-struct find_ctx { struct sym_info fn; int n; };
-
-static void found(void *arg, const struct sym_info *i)
+/* The program's ELF as the session's only module (e->mods): resolve.c
+ * finds locations in it, the symbols come from its cache; its bias is set
+ * once the stub said where it is loaded. */
+static int program_module(struct engine *e, const char *exe, char *err, size_t n)
 {
-	struct find_ctx *f = arg;
-	if (!f->n++)
-		f->fn = *i;
+	e->mods.m = calloc(1, sizeof *e->mods.m);
+	e->mods.syms = sym_cache_new();
+	char *path = strdup(exe);
+	if (!e->mods.m || !e->mods.syms || !path) {
+		free(path);
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	e->mods.m[0] = (struct module){ .path = path, .lo = 0, .hi = UINT64_MAX, .is_main = 1, .syms = e->mods.syms };
+	e->mods.n = 1;
+	e->foreign_code = 1;
+	return 0;
 }
 
 int rs_resolve(struct rsess *s, const struct spec *sp, uint64_t **addrs, int *n, char *err, size_t en)
 {
+	struct loc_addr *v;
+	int nv;
 	*addrs = NULL;
 	*n = 0;
-	if (sp->loc == LOC_ADDR) {
-		if (!(*addrs = malloc(sizeof **addrs)))
-			goto oom;
-		(*addrs)[0] = sp->addr;
-		*n = 1;
-		return 0;
-	}
-	if (sp->loc == LOC_FUNC) {
-		struct find_ctx f = { .n = 0 };
-		sym_find(s->sym, sp->func, found, &f);
-		if (!f.n) {
-			snprintf(err, en, "no function '%s' in the program", sp->func);
-			return -1;
-		}
-		if (sp->off < 0 || (f.fn.size && (uint64_t)sp->off >= f.fn.size)) {
-			snprintf(err, en, "offset %lld is outside %s (%llu bytes)", (long long)sp->off, f.fn.name,
-			         (unsigned long long)f.fn.size);
-			return -1;
-		}
-		if (!(*addrs = malloc(sizeof **addrs)))
-			goto oom;
-		(*addrs)[0] = f.fn.start + (uint64_t)sp->off + s->bias;
-		*n = 1;
-		return 0;
-	}
-	if (sp->loc != LOC_LINE) {
-		snprintf(err, en, "no location");
+	if (resolve_location(s->e, sp, &v, &nv, err, en))
+		return -1;
+	if (!(*addrs = malloc((size_t)nv * sizeof **addrs))) {
+		free(v);
+		snprintf(err, en, "out of memory");
 		return -1;
 	}
-	uint64_t v[256];
-	int k = sym_line_addrs(s->sym, sp->file, sp->line, v, 256);
-	if (k < 0) {
-		snprintf(err, en, "no source file '%s' in the line table of the program", sp->file);
-		return -1;
-	}
-	if (k == 0) {
-		snprintf(err, en, "no code for line %s:%d", sp->file, sp->line);
-		return -1;
-	}
-	if (k > 256)
-		k = 256;
-	/* The lowest address of the line in each function. */
-	uint64_t *out = malloc((size_t)k * sizeof *out), *fns = malloc((size_t)k * sizeof *fns);
-	if (!out || !fns) {
-		free(out);
-		free(fns);
-		goto oom;
-	}
-	int m = 0;
-	for (int i = 0; i < k; i++) {
-		struct sym_info fi;
-		uint64_t fs = sym_lookup(s->sym, v[i], &fi) == 0 ? fi.start : v[i];
-		int j;
-		for (j = 0; j < m && fns[j] != fs; j++)
-			;
-		if (j == m) {
-			fns[m] = fs;
-			out[m++] = v[i];
-		} else if (v[i] < out[j]) {
-			out[j] = v[i];
-		}
-	}
-	free(fns);
-	for (int i = 0; i < m; i++)
-		out[i] += s->bias;
-	*addrs = out;
-	*n = m;
+	for (int i = 0; i < nv; i++)
+		(*addrs)[i] = v[i].addr;
+	*n = nv;
+	free(v);
 	return 0;
-oom:
-	snprintf(err, en, "out of memory");
-	return -1;
 }
 
 void rs_describe(struct rsess *s, uint64_t addr, char *buf, size_t n)
@@ -824,25 +781,41 @@ static void console(void *arg, const char *text, size_t len)
 
 /* One session per run of sonde; its symbols stay open for the output. */
 static struct rsess sess;
+static struct sigaction old_int, old_term;
 
-void remote_probe_close(void)
+/* A session that ends before the target ran: every breakpoint out, the
+ * target detached, the connection closed. */
+static void abandon(void)
 {
-	if (sess.sym)
-		sym_close(sess.sym);
-	sess.sym = NULL;
+	if (sess.tracing)
+		remote_trace_stop(&sess.c);
+	if (!remove_all(&sess) && !rcount_undo(&sess))
+		remote_detach(&sess.c);
+	rcount_free(&sess);
+	free(sess.tps);
+	free_sites(&sess);
+	remote_close(&sess.c);
+}
+
+static void rm_close(struct engine *e)
+{
+	sess.sym = NULL; /* e->mods' cache closes it */
+	e->priv = NULL;
 	rkinds_free();
 }
 
-int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, size_t n)
+static int rm_open(struct engine *e, const struct probe_opts *o, char *err, size_t n)
 {
-	e->engine_name = "remote";
 	struct elf_id id;
 	const char *why;
 	memset(&sess, 0, sizeof sess);
 	sess.e = e;
+	e->priv = &sess;
 	if (read_elf_id(o->exe, &id, err, n))
 		return -1;
-	if (!(sess.sym = sym_open(o->exe, &why))) {
+	if (program_module(e, o->exe, err, n))
+		return -1;
+	if (!(sess.sym = sym_cache_get(e->mods.syms, o->exe, &why))) {
 		snprintf(err, n, "cannot read %s (%s)", o->exe, why);
 		return -1;
 	}
@@ -856,8 +829,10 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 	e->t.pid = (pid_t)sess.c.thread;
 	if (remote_load_bias(&sess.c, id.entry, &sess.bias, &why)) {
 		snprintf(err, n, "%s: %s", o->target, sess.c.err);
-		goto fail;
+		abandon();
+		return -1;
 	}
+	e->mods.m[0].bias = sess.bias;
 	const char *tp = getenv("SONDE_REMOTE_TRACEPOINTS");
 	sess.no_tracepoints = tp && !strcmp(tp, "0");
 	const char *em = getenv("SONDE_REMOTE_EMULATE");
@@ -865,6 +840,12 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 	/* No stop reply gives the pc (QEMU): `g` reads it with what the
 	 * emulator needs, in one round trip. */
 	sess.c.fetch_all = sess.emulate;
+	return 0;
+}
+
+static int rm_place(struct engine *e, const struct probe_opts *o, char *err, size_t n)
+{
+	(void)e;
 	for (int i = 0; i < o->nspecs; i++)
 		if (add_probe(&sess, o->specs[i], err, n))
 			goto fail;
@@ -877,8 +858,15 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 		}
 		sess.tracing = 1;
 	}
+	return 0;
+fail:
+	abandon();
+	return -1;
+}
 
-	struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
+static int rm_run(struct engine *e, const struct probe_opts *o, char *err, size_t n)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
@@ -916,14 +904,15 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 	free(sess.tps);
 	remote_close(&sess.c);
 	return rc;
-fail:
-	if (sess.tracing)
-		remote_trace_stop(&sess.c);
-	if (!remove_all(&sess) && !rcount_undo(&sess))
-		remote_detach(&sess.c);
-	rcount_free(&sess);
-	free(sess.tps);
-	free_sites(&sess);
-	remote_close(&sess.c);
-	return -1;
 }
+
+const struct probe_engine_ops remote_engine = {
+	.name = "remote",
+	.kinds = "func line branch var assert time",
+	.runs = "func, line, branch, var, assert and time probes",
+	.modes = PE_REMOTE,
+	.open = rm_open,
+	.place = rm_place,
+	.run = rm_run,
+	.close = rm_close,
+};

@@ -8,7 +8,7 @@
  * through the area's mailbox, announced by a byte on the pipe; the agent's
  * answer is awaited on a futex, bounded.  When sonde dies, the pipe's end of
  * file makes the agent put every site back by itself. */
-#include "probe/agent_be.h"
+#include "probe/agent/agent_be.h"
 
 #include "arch/arch.h"
 #include "arch/tramp.h"
@@ -663,7 +663,7 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 		fnb = NULL;
 	}
 	/* A record of a removed site at addr is taken again (its counters go
-	 * on: probes count from their own start, agent_run.c); else a new one. */
+	 * on: probes count from their own start, agent_kinds.c); else a new one. */
 	uint32_t idx = b->nused;
 	for (uint32_t i = 0; i < b->nused; i++)
 		if (b->pa->sites[i].addr == addr && b->pa->sites[i].state == PA_REMOVED && !b->refs[i]) {

@@ -1,4 +1,4 @@
-/* agent_run.c — `sonde probe` on the agent backend (agent_run.h).
+/* agent_kinds.c — the probe kinds on the agent engine (agent_kinds.h).
  *
  * The kinds here only place sites (agent_be.c) and, at the end, read what
  * the agent's handlers counted in the shared memory: a func probe is one
@@ -10,86 +10,39 @@
  * thread's stack ring, which agent_stack.c unwinds.  Their JSON and table
  * are the ptrace kinds' (callstats.c for func, kind_line.c, kind_var.c,
  * kind_time.c, kind_stack.c for the others, handed the agent's numbers),
- * plus the sites and why any is an int3. */
-#include "probe/agent_run.h"
+ * plus the sites and why any is an int3.  Removing, disabling and enabling
+ * a probe (the manager's hooks) work on the same numbers. */
+#include "probe/agent/agent_kinds.h"
 
-#include "arch/arch.h"
-#include "common/clock.h"
 #include "common/json.h"
-#include "probe/agent_be.h"
-#include "probe/agent_plugin.h"
+#include "probe/agent/agent_plugin.h"
 #include "sonde/probe.h"
-#include "probe/agent_expr.h"
-#include "probe/agent_record.h"
-#include "probe/agent_stack.h"
-#include "probe/agent_var.h"
-#include "probe/callstats.h"
+#include "probe/agent/agent_expr.h"
+#include "probe/agent/agent_record.h"
+#include "probe/agent/agent_stack.h"
+#include "probe/agent/agent_var.h"
 #include "probe/engine.h"
 #include "probe/expr.h"
 #include "probe/kind.h"
-#include "probe/manager.h"
-#include "proc/modules.h"
 #include "probe/probe.h"
-#include "probe/record.h"
 #include "probe/resolve.h"
-#include "probe/spec.h"
-#include "sym/cache.h"
 #include "sym/vars.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <linux/futex.h>
-#include <poll.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
-/* A site's counters when a probe started using it: a probe counts from
- * there (sites are shared, and reused after a removal). */
-struct abase {
-	uint64_t hits, returns, ticks_total, callers_lost, taken;
-	uint64_t stack_taken, stack_lost, stack_ticks;
-	uint64_t callers[PA_CALLERS];
-};
-
-struct adata {
-	int *sites;
-	struct abase *base;
-	int nsites;
-	int frozen;             /* removed: the counts were taken then */
-	struct abase *paused;   /* disabled: the sites' counters then, per site (the numbers stop there) */
-	int nint3;
-	char why_int3[160];
-	int at_offset;          /* func:F+OFF: calls only */
-	struct call_stats cs;   /* func: filled at the end */
-	void *vdata;            /* var, assert: kind_var.c's statistics (its p->data), filled by collect */
-	int is_assert;
-	void *ldata;            /* branch: kind_line.c's counts (its p->data) */
-	void *tdata;            /* time: kind_time.c's numbers (its p->data), filled by collect */
-	struct probe *tprev;    /* time: the time probe the intervals start from, or NULL */
-	int tslot, tprev_id;    /* time: its number + 1 in the agent (pa_time.slot1), tprev's id */
-	const char *no_value;   /* var: why a site has no value (vars.c's static text) */
-	void *pdata;            /* plugin: kind_plugin.c's context (its p->data), agent_plugin.c */
-	void *sdata;            /* stack: kind_stack.c's table (its p->data), filled by agent_stack.c */
-};
-
-static struct agent_be be;
 static double ticks_per_ns;
-static int time_slots;         /* time probes numbered in this session (pa_time.slot1) */
-static struct clock_point c0;  /* the start of the session: the agent's clock ticks from here */
+int agent_time_slots;         /* time probes numbered in this session (pa_time.slot1) */
+struct clock_point agent_c0;  /* the start of the session: the agent's clock ticks from here */
 static const struct kind_ops agent_time;
-static void calibrate(void);
 static void time_collect(struct probe *p, struct adata *d);
 
 static void site_counters(const struct pa_site *s, struct abase *o);
-static uint32_t stack_copy = PA_STK_COPY_DEF; /* --stack-copy: bytes a stack probe's hit copies */
+uint32_t agent_stack_copy = PA_STK_COPY_DEF; /* --stack-copy: bytes a stack probe's hit copies */
 
-static void sleep_ms(int ms)
+void agent_sleep_ms(int ms)
 {
 	struct timespec ts = { 0, (long)ms * 1000000 };
 	nanosleep(&ts, NULL);
@@ -117,13 +70,13 @@ static int add_site(struct probe *p, struct adata *d, uint64_t addr, uint32_t ki
 	}
 	d->base = bv;
 	char why[160];
-	int idx = agent_be_place(&be, addr, kind, fn, fn_size, why, sizeof why, err, n);
+	int idx = agent_be_place(&agent_sess, addr, kind, fn, fn_size, why, sizeof why, err, n);
 	if (idx < 0)
 		return -1;
-	const struct pa_site *s = &be.pa->sites[idx];
+	const struct pa_site *s = &agent_sess.pa->sites[idx];
 	struct abase *b = &d->base[d->nsites];
 	site_counters(s, b);
-	b->hits = be.hits_base;
+	b->hits = agent_sess.hits_base;
 	d->sites[d->nsites++] = idx;
 	if (why[0]) {
 		d->nint3++;
@@ -182,14 +135,14 @@ static int plugin_setup(struct probe *p, char *err, size_t n)
 	int rc = d ? 0 : -1, k = -1;
 	if (!d)
 		snprintf(err, n, "out of memory");
-	if (!rc && (k = agent_plugin_start(p, &be, v[0].addr, &d->pdata, err, n)) < 0)
+	if (!rc && (k = agent_plugin_start(p, &agent_sess, v[0].addr, &d->pdata, err, n)) < 0)
 		rc = -1;
-	be.next_plugin1 = (uint32_t)(k + 1);
-	be.next_post = p->e->plugin->post != NULL;
+	agent_sess.next_plugin1 = (uint32_t)(k + 1);
+	agent_sess.next_post = p->e->plugin->post != NULL;
 	for (int i = 0; i < nv && !rc; i++)
 		rc = add_site(p, d, v[i].addr, PA_KIND_PLUGIN, fn_start(&v[i]), v[i].fn.size, err, n);
-	be.next_plugin1 = 0;
-	be.next_post = 0;
+	agent_sess.next_plugin1 = 0;
+	agent_sess.next_post = 0;
 	if (!rc) {
 		resolve_set_where_n(p, v[0].addr, nv);
 		where_suffix(p, d);
@@ -226,7 +179,7 @@ static void sites_json(struct adata *d, struct json *j);
  * variable; an assert probe's: agent_expr.c): 0 and *x (its kind_var
  * expression) and the program; -1 with why when the expression is wrong
  * there (as on any engine), -2 when the agent cannot run it. */
-static int var_compile_at(const struct spec *sp, const struct loc_addr *la, struct expr **x, struct pa_var *prog,
+int agent_var_compile_at(const struct spec *sp, const struct loc_addr *la, struct expr **x, struct pa_var *prog,
                           const char **no_value, char *why, size_t n)
 {
 	*x = NULL;
@@ -264,47 +217,58 @@ static void var_free_vdata(struct probe *p, struct adata *d)
 	d->vdata = NULL;
 }
 
+/* var_setup_sites' compiler on the agent: the expression and its bytecode. */
+struct vcompile {
+	const struct spec *sp;
+	struct pa_var *progs;   /* one per site */
+	const char *no_value;
+};
+
+static int vcompile(void *ctx, int i, const struct loc_addr *la, struct expr **x, char *err, size_t n)
+{
+	struct vcompile *c = ctx;
+	struct pa_var *g = realloc(c->progs, (size_t)(i + 1) * sizeof *g);
+	if (!g) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	c->progs = g;
+	memset(&g[i], 0, sizeof g[i]);
+	char why[300];
+	int rc = agent_var_compile_at(c->sp, la, x, &g[i], &c->no_value, why, sizeof why);
+	if (rc)
+		snprintf(err, n, "%s%s", rc == -2 ? "cannot run on the agent: " : "", why);
+	return rc ? -1 : 0;
+}
+
 static int var_setup(struct probe *p, char *err, size_t n)
 {
-	if (!p->sp.args) {
-		snprintf(err, n, "missing expression (%s:LOCATION:EXPR)", p->sp.kind);
-		return -1;
-	}
 	struct loc_addr *v;
 	int nv;
-	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
+	struct vcompile c = { .sp = &p->sp };
+	int rc = var_setup_sites(p, &v, &nv, vcompile, &c, err, n);
+	if (!v) {
+		free(c.progs);
 		return -1;
-	struct pa_var *progs = calloc((size_t)nv, sizeof *progs);
-	const char *no_value = NULL;
-	int rc = progs && !var_data_new(p, nv) ? 0 : -1;
-	if (rc)
-		snprintf(err, n, "out of memory");
-	void *vdata = p->data;
-	for (int i = 0; i < nv && !rc; i++) {
-		struct expr *x;
-		char why[300];
-		rc = var_compile_at(&p->sp, &v[i], &x, &progs[i], &no_value, why, sizeof why);
-		var_site_set(p, i, x, v[i].mod);
-		if (rc)
-			snprintf(err, n, "%s%s", rc == -2 ? "cannot run on the agent: " : "", why);
 	}
+	void *vdata = p->data;
 	struct adata *d = adata_new(p);
 	if (!d) {
 		p->data = vdata;
 		kind_var.free(p);
 		p->data = NULL;
-		free(progs);
+		free(c.progs);
 		free(v);
 		snprintf(err, n, "out of memory");
 		return -1;
 	}
 	d->vdata = vdata;
-	d->no_value = no_value;
+	d->no_value = c.no_value;
 	d->is_assert = !strcmp(p->sp.kind, "assert");
 	for (int i = 0; i < nv && !rc; i++) {
-		be.next_var = &progs[i];
+		agent_sess.next_var = &c.progs[i];
 		rc = add_site(p, d, v[i].addr, PA_KIND_VAR, fn_start(&v[i]), v[i].fn.size, err, n);
-		be.next_var = NULL;
+		agent_sess.next_var = NULL;
 	}
 	if (!rc) {
 		void *own = p->data;
@@ -313,7 +277,7 @@ static int var_setup(struct probe *p, char *err, size_t n)
 		p->data = own;
 		where_suffix(p, d);
 	}
-	free(progs);
+	free(c.progs);
 	free(v);
 	return rc;
 }
@@ -345,7 +309,7 @@ static void assert_collect(struct probe *p, struct adata *d)
 	int nf = 0;
 	struct afail *all = calloc((size_t)d->nsites * PA_FAIL_MAX + 1, sizeof *all);
 	for (int i = 0; i < d->nsites; i++) {
-		const struct pa_var *v = &be.pa->sites[d->sites[i]].var;
+		const struct pa_var *v = &agent_sess.pa->sites[d->sites[i]].var;
 		uint64_t u = v->unavailable + v->read_errors + v->bad_prog + v->div_zero;
 		ev += __atomic_load_n(&v->count, __ATOMIC_RELAXED);
 		fails += __atomic_load_n(&v->failures, __ATOMIC_RELAXED);
@@ -365,7 +329,7 @@ static void assert_collect(struct probe *p, struct adata *d)
 		int64_t vals[PA_VAR_SAVE];
 		memcpy(vals, all[q].f->vals, sizeof vals);
 		expr_set_values_dbl(var_site_expr(p, all[q].role), vals, all[q].f->mask & ((1u << PA_VAR_SAVE) - 1),
-		                    be.pa->sites[d->sites[all[q].role]].var.fsave);
+		                    agent_sess.pa->sites[d->sites[all[q].role]].var.fsave);
 		assert_first(p, all[q].role, (long)all[q].f->tid);
 	}
 	free(all);
@@ -383,7 +347,7 @@ static void var_collect(struct probe *p, struct adata *d)
 	}
 	var_reset(p);
 	for (int i = 0; i < d->nsites; i++) {
-		const struct pa_var *v = &be.pa->sites[d->sites[i]].var;
+		const struct pa_var *v = &agent_sess.pa->sites[d->sites[i]].var;
 		uint64_t count = __atomic_load_n(&v->count, __ATOMIC_ACQUIRE);
 		if (v->type == PA_VT_FLOAT) { /* src/rt/probe_float.c's */
 			struct var_fagg f = {
@@ -475,12 +439,12 @@ static void site_counters(const struct pa_site *s, struct abase *o)
 		o->callers[c] = __atomic_load_n(&s->callers[c].n, __ATOMIC_RELAXED);
 }
 
-static void collect(struct probe *p)
+void agent_collect(struct probe *p)
 {
 	struct adata *d = p->data;
 	if (!d || p->ops == &kind_sys) /* sys: sonde's own samples (kind_sys.c), no sites */
 		return;
-	const struct pa_hdr *h = be.pa;
+	const struct pa_hdr *h = agent_sess.pa;
 	if (d->frozen || !h)
 		return;
 	p->hits = 0;
@@ -535,7 +499,7 @@ static void collect(struct probe *p)
 		 * site shared with another probe counts on after agent_remove stopped the copies; a copy
 		 * still in a ring is counted once drained). */
 		p->data = d->sdata;
-		uint64_t hits = stack_set_agent(p, stk_lost, stk_taken, ns_of(stk_ticks), stack_copy);
+		uint64_t hits = stack_set_agent(p, stk_lost, stk_taken, ns_of(stk_ticks), agent_stack_copy);
 		p->data = d;
 		p->hits = hits;
 	}
@@ -576,7 +540,7 @@ static void line_json(struct probe *p, struct json *j)
 
 /* A plugin probe's fini, in sonde, while the shared area (its result) is
  * still mapped. */
-static void plugin_fini(struct probe *p)
+void agent_plugin_fini(struct probe *p)
 {
 	if (p->ops->setup != plugin_setup) /* a sys probe's data is kind_sys.c's, not an adata */
 		return;
@@ -594,7 +558,7 @@ static void afree(struct probe *p)
 	struct adata *d = p->data;
 	if (!d)
 		return;
-	plugin_fini(p);
+	agent_plugin_fini(p);
 	if (d->sdata) {
 		p->data = d->sdata;
 		kind_stack.free(p);
@@ -676,7 +640,7 @@ static int branch_setup(struct probe *p, char *err, size_t n)
 		uint64_t fn = v[i].mod && v[i].fn.size ? v[i].fn.start + v[i].mod->bias : 0;
 		if ((rc = add_site(p, d, in.addr, PA_KIND_COUNT, fn, v[i].fn.size, err, n)))
 			break;
-		__atomic_store_n(&be.pa->sites[d->sites[d->nsites - 1]].branch_cc1, (uint32_t)cc + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&agent_sess.pa->sites[d->sites[d->nsites - 1]].branch_cc1, (uint32_t)cc + 1, __ATOMIC_RELEASE);
 		if (!first) {
 			first = in.addr;
 			p->data = d->ldata;
@@ -720,7 +684,7 @@ static int time_setup(struct probe *p, char *err, size_t n)
 	int rc = d ? 0 : -1;
 	if (!d)
 		snprintf(err, n, "out of memory");
-	if (!rc && time_slots >= PA_TIME_MAX) {
+	if (!rc && agent_time_slots >= PA_TIME_MAX) {
 		snprintf(err, n, "at most %d time probes in a session on the agent engine (use --engine=ptrace)",
 		         PA_TIME_MAX);
 		rc = -1;
@@ -744,15 +708,15 @@ static int time_setup(struct probe *p, char *err, size_t n)
 			d->tprev = q;
 	}
 	d->tprev_id = d->tprev ? d->tprev->id : 0;
-	d->tslot = ++time_slots;
+	d->tslot = ++agent_time_slots;
 	struct pa_time tm = { .slot1 = (uint32_t)d->tslot, .min_ns = UINT64_MAX };
 	if (d->tprev)
 		tm.prev1 = (uint32_t)((struct adata *)d->tprev->data)->tslot;
-	calibrate();
+	agent_calibrate();
 	for (int i = 0; i < nv && !rc; i++) {
-		be.next_time = &tm;
+		agent_sess.next_time = &tm;
 		rc = add_site(p, d, v[i].addr, PA_KIND_TIME, fn_start(&v[i]), v[i].fn.size, err, n);
-		be.next_time = NULL;
+		agent_sess.next_time = NULL;
 	}
 	if (!rc) {
 		resolve_set_where(p, v[0].addr, NULL);
@@ -767,7 +731,7 @@ static uint64_t mono_of(uint64_t ticks)
 {
 	if (!ticks || ticks_per_ns <= 0)
 		return 0;
-	return c0.mono_ns + (uint64_t)((double)(int64_t)(ticks - c0.ticks) / ticks_per_ns);
+	return agent_c0.mono_ns + (uint64_t)((double)(int64_t)(ticks - agent_c0.ticks) / ticks_per_ns);
 }
 
 /* The agent's numbers of p's time sites into kind_time's. */
@@ -776,7 +740,7 @@ static void time_collect(struct probe *p, struct adata *d)
 	uint64_t hist[64] = { 0 }, first = 0, last = 0;
 	struct time_agg a = { .hist = hist };
 	for (int i = 0; i < d->nsites; i++) {
-		const struct pa_time *t = &be.pa->sites[d->sites[i]].time;
+		const struct pa_time *t = &agent_sess.pa->sites[d->sites[i]].time;
 		uint64_t f = __atomic_load_n(&t->first, __ATOMIC_RELAXED), l = __atomic_load_n(&t->last, __ATOMIC_RELAXED);
 		uint64_t k = __atomic_load_n(&t->n, __ATOMIC_RELAXED);
 		if (f && (!first || f < first))
@@ -805,14 +769,14 @@ static void time_collect(struct probe *p, struct adata *d)
 static void time_removed(struct engine *e, struct probe *p, struct adata *d)
 {
 	for (int i = 0; i < d->nsites; i++)
-		__atomic_store_n(&be.pa->sites[d->sites[i]].time.slot1, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&agent_sess.pa->sites[d->sites[i]].time.slot1, 0, __ATOMIC_RELEASE);
 	for (int i = 0; i < e->nprobes; i++) {
 		struct probe *q = e->probes[i];
 		struct adata *qd = q->ops == &agent_time ? q->data : NULL;
 		if (!qd || qd->tprev != p)
 			continue;
 		for (int k = 0; k < qd->nsites; k++)
-			__atomic_store_n(&be.pa->sites[qd->sites[k]].time.prev1, 0, __ATOMIC_RELEASE);
+			__atomic_store_n(&agent_sess.pa->sites[qd->sites[k]].time.prev1, 0, __ATOMIC_RELEASE);
 		qd->tprev = NULL;
 	}
 }
@@ -823,7 +787,7 @@ static void time_removed(struct engine *e, struct probe *p, struct adata *d)
 
 static int stack_setup(struct probe *p, char *err, size_t n)
 {
-	if (!be.stacks) {
+	if (!agent_sess.stacks) {
 		snprintf(err, n, "the session began without stack rings (a stack probe added later: --engine=ptrace "
 		         "runs it)");
 		return -1;
@@ -842,10 +806,10 @@ static int stack_setup(struct probe *p, char *err, size_t n)
 		d->sdata = p->data;
 		p->data = d;
 	}
-	be.next_stack = stack_copy;
+	agent_sess.next_stack = agent_stack_copy;
 	for (int i = 0; i < nv && !rc; i++)
 		rc = add_site(p, d, v[i].addr, PA_KIND_STACK, fn_start(&v[i]), v[i].fn.size, err, n);
-	be.next_stack = 0;
+	agent_sess.next_stack = 0;
 	if (!rc) {
 		resolve_set_where_n(p, v[0].addr, nv);
 		where_suffix(p, d);
@@ -880,9 +844,9 @@ int agent_probe_stack(struct probe *p, const int **sites, void **sdata)
 }
 
 /* The stack rings' offset in the area (0: none). */
-static uint64_t stk_off(void)
+uint64_t agent_stk_off(void)
 {
-	return be.stacks ? pa_area_size(PA_MAX_SITES) + (be.record ? pa_rec_size() : 0) : 0;
+	return agent_sess.stacks ? pa_area_size(PA_MAX_SITES) + (agent_sess.record ? pa_rec_size() : 0) : 0;
 }
 
 static const struct kind_ops agent_plugin = {
@@ -916,7 +880,7 @@ static const struct kind_ops agent_assert = {
 	.free = afree,
 };
 
-static const struct kind_ops *agent_kind(const char *name)
+const struct kind_ops *agent_kind(const char *name)
 {
 	if (!strcmp(name, "var"))
 		return &agent_var;
@@ -939,189 +903,50 @@ static const struct kind_ops *agent_kind(const char *name)
 	return NULL;
 }
 
-/* The program file of a launch: argv0 as execvp finds it. */
-static char *exe_path(const char *argv0)
-{
-	if (strchr(argv0, '/'))
-		return realpath(argv0, NULL);
-	const char *path = getenv("PATH");
-	for (const char *d = path ? path : "/usr/bin:/bin"; *d;) {
-		size_t l = strcspn(d, ":");
-		char buf[4096];
-		snprintf(buf, sizeof buf, "%.*s/%s", (int)l, l ? d : ".", argv0);
-		if (access(buf, X_OK) == 0)
-			return realpath(buf, NULL);
-		d += l;
-		if (*d)
-			d++;
-	}
-	return NULL;
-}
-
-/* Whether var spec sp compiles for the agent at every address of its
- * location, found in the program's files before the session (the running
- * process's modules, or the program file of a launch); why if not.  An
- * expression that is wrong on any engine (no such variable) is the
- * agent's to report; a location not found there goes to ptrace. */
-static int var_compiles(const struct spec *sp, pid_t pid, const char *argv0, char *why, size_t n)
-{
-	struct engine *e = calloc(1, sizeof *e);
-	int ok = 0;
-	if (!e || !sp->args) {
-		free(e);
-		return 1;
-	}
-	if (pid > 0) {
-		if (modules_load(&e->mods, pid)) {
-			snprintf(why, n, "cannot read the memory map of process %d", (int)pid);
-			goto out;
-		}
-	} else {
-		char *path = argv0 ? exe_path(argv0) : NULL;
-		e->mods.m = calloc(1, sizeof *e->mods.m);
-		e->mods.syms = sym_cache_new();
-		if (!path || !e->mods.m || !e->mods.syms) {
-			free(path);
-			snprintf(why, n, "cannot find the program '%s'", argv0 ? argv0 : "");
-			goto out;
-		}
-		e->mods.m[0] = (struct module){ .path = path, .lo = 0, .hi = UINT64_MAX, .is_main = 1,
-		                                .syms = e->mods.syms };
-		e->mods.n = 1;
-	}
-	struct loc_addr *v = NULL;
-	int nv = 0;
-	char err[300];
-	if (sp->loc == LOC_FUNC) {
-		struct loc_addr la;
-		if (resolve_function_offset(e, sp, &la, err, sizeof err) == 0 && (v = malloc(sizeof *v))) {
-			v[0] = la;
-			nv = 1;
-		}
-	} else if (sp->loc == LOC_LINE) {
-		for (int i = 0; i < e->mods.n && !nv; i++) {
-			struct sym_module *s = module_sym(&e->mods.m[i]);
-			uint64_t addrs[256];
-			int k = s ? sym_line_addrs(s, sp->file, sp->line, addrs, 256) : -1;
-			if (k > 256)
-				k = 256;
-			if (k > 0 && (v = calloc((size_t)k, sizeof *v)))
-				for (int j = 0; j < k; j++)
-					v[nv++] = (struct loc_addr){ .addr = addrs[j] + e->mods.m[i].bias, .mod = &e->mods.m[i] };
-		}
-		snprintf(err, sizeof err, "the location is not in the program's files");
-	} else {
-		snprintf(err, sizeof err, "an address location");
-	}
-	if (!nv)
-		snprintf(why, n, "%s", err);
-	ok = nv > 0;
-	for (int i = 0; i < nv && ok; i++) {
-		struct expr *x;
-		struct pa_var prog;
-		const char *nvw = NULL;
-		ok = var_compile_at(sp, &v[i], &x, &prog, &nvw, why, n) != -2;
-		expr_free(x);
-	}
-	free(v);
-out:
-	modules_free(&e->mods);
-	free(e);
-	return ok;
-}
-
-int agent_runs_all(const char *const *specs, int nspecs, pid_t pid, const char *argv0, char *why, size_t wn)
-{
-	why[0] = 0;
-	for (int i = 0; i < nspecs; i++) {
-		struct spec sp;
-		char err[200];
-		if (specs[i][0] == '@' || spec_parse(specs[i], &sp, err, sizeof err))
-			return 0;
-		int ok = agent_kind(sp.kind) != NULL;
-		if (ok && (!strcmp(sp.kind, "var") || !strcmp(sp.kind, "assert"))) {
-			char w[300];
-			ok = var_compiles(&sp, pid, argv0, w, sizeof w);
-			if (!ok)
-				snprintf(why, wn, "probe '%s' cannot run on the agent (%s)", specs[i], w);
-		}
-		spec_free(&sp);
-		if (!ok)
-			return 0;
-	}
-	return 1;
-}
-
-/* --- the session ----------------------------------------------------------- */
-
-static volatile sig_atomic_t end_req;
-
-static void on_end(int sig)
-{
-	(void)sig;
-	end_req = 1;
-}
-
 /* Ticks per ns from the start of the session to now; the agent's time
  * sites get it as their multiplier (ns per tick << 32). */
-static void calibrate(void)
+void agent_calibrate(void)
 {
 	struct clock_point c1;
 	clock_point_take(&c1);
-	double r = clock_ticks_per_ns(&c0, &c1);
-	if (r <= 0 && be.pa) { /* too close to the start for a time probe's first intervals */
+	double r = clock_ticks_per_ns(&agent_c0, &c1);
+	if (r <= 0 && agent_sess.pa) { /* too close to the start for a time probe's first intervals */
 		struct timespec ts = { 0, 20 * 1000000 };
 		nanosleep(&ts, NULL);
 		clock_point_take(&c1);
-		r = clock_ticks_per_ns(&c0, &c1);
+		r = clock_ticks_per_ns(&agent_c0, &c1);
 	}
 	if (r > 0)
 		ticks_per_ns = r;
-	if (r > 0 && be.pa)
-		__atomic_store_n(&be.pa->time_mult, (uint64_t)(4294967296.0 / r), __ATOMIC_RELAXED);
+	if (r > 0 && agent_sess.pa)
+		__atomic_store_n(&agent_sess.pa->time_mult, (uint64_t)(4294967296.0 / r), __ATOMIC_RELAXED);
 }
 
-/* The backend hooks of the manager and the engine (engine.h). */
-static void agent_remove(struct engine *e, struct probe *p)
+void agent_remove(struct engine *e, struct probe *p)
 {
 	struct adata *d = p->data;
 	if (!d || p->ops == &kind_sys)
 		return;
-	calibrate();
+	agent_calibrate();
 	if (d->sdata) {
 		/* Its sites take no more stacks (a site may stay for another probe); a copy under way
 		 * takes microseconds: after 2 ms its record is in, and the probe's stacks are drained
 		 * (one later than that is not counted, in its hits either). */
 		for (int i = 0; i < d->nsites; i++)
-			__atomic_store_n(&be.pa->sites[d->sites[i]].stack_bytes, 0, __ATOMIC_RELEASE);
-		sleep_ms(2);
-		agent_stack_drain(e, be.pa, stk_off());
+			__atomic_store_n(&agent_sess.pa->sites[d->sites[i]].stack_bytes, 0, __ATOMIC_RELEASE);
+		agent_sleep_ms(2);
+		agent_stack_drain(e, agent_sess.pa, agent_stk_off());
 	}
-	collect(p);
+	agent_collect(p);
 	d->frozen = 1;
 	if (d->tdata)
 		time_removed(e, p, d);
 	if (d->pdata) /* its handlers are no longer called (a site may stay for another probe) */
 		for (int i = 0; i < d->nsites; i++)
-			__atomic_store_n(&be.pa->sites[d->sites[i]].plugin1, 0, __ATOMIC_RELEASE);
+			__atomic_store_n(&agent_sess.pa->sites[d->sites[i]].plugin1, 0, __ATOMIC_RELEASE);
 	char err[300];
 	for (int i = 0; i < d->nsites; i++)
-		agent_be_unref(&be, d->sites[i], err, sizeof err);
-}
-
-/* Around an interactive add: the threads are stopped only if a site needs
- * it (a jump over several instructions), agent_be_place says. */
-static int agent_hold(struct engine *e)
-{
-	(void)e;
-	be.may_hold = 1;
-	return 0;
-}
-
-static void agent_let_go(struct engine *e)
-{
-	(void)e;
-	agent_be_let_go(&be);
+		agent_be_unref(&agent_sess, d->sites[i], err, sizeof err);
 }
 
 /* disable / enable (manager.c): the sites stay in; at the disable the
@@ -1133,11 +958,11 @@ static void agent_let_go(struct engine *e)
  * the target by their records' programs: the records are marked off
  * (struct pa_site.off) first, so those stop with the hits that ran before;
  * the enable marks them on after the bases moved. */
-static int agent_enable(struct engine *e, struct probe *p, int on, char *err, size_t n)
+int agent_enable(struct engine *e, struct probe *p, int on, char *err, size_t n)
 {
 	(void)e;
 	struct adata *d = p->ops == &kind_sys ? NULL : p->data; /* a sys probe's data is kind_sys.c's */
-	if (!d || !be.pa) {
+	if (!d || !agent_sess.pa) {
 		snprintf(err, n, "the agent engine cannot disable %s probes (del removes one; --engine=ptrace disables any)",
 		         p->ops->name);
 		return -1;
@@ -1151,16 +976,16 @@ static int agent_enable(struct engine *e, struct probe *p, int on, char *err, si
 			return -1;
 		}
 		for (int i = 0; own && i < d->nsites; i++)
-			__atomic_store_n(&be.pa->sites[d->sites[i]].off, 1, __ATOMIC_SEQ_CST);
+			__atomic_store_n(&agent_sess.pa->sites[d->sites[i]].off, 1, __ATOMIC_SEQ_CST);
 		for (int i = 0; i < d->nsites; i++)
-			site_counters(&be.pa->sites[d->sites[i]], &v[i]);
+			site_counters(&agent_sess.pa->sites[d->sites[i]], &v[i]);
 		d->paused = v;
 		return 0;
 	}
 	for (int i = 0; i < d->nsites; i++) {
 		struct abase now, *b = &d->base[i];
 		const struct abase *was = &d->paused[i];
-		site_counters(&be.pa->sites[d->sites[i]], &now);
+		site_counters(&agent_sess.pa->sites[d->sites[i]], &now);
 		b->hits += now.hits - was->hits;
 		b->returns += now.returns - was->returns;
 		b->ticks_total += now.ticks_total - was->ticks_total;
@@ -1173,378 +998,10 @@ static int agent_enable(struct engine *e, struct probe *p, int on, char *err, si
 			b->callers[c] += now.callers[c] - was->callers[c];
 	}
 	for (int i = 0; own && i < d->nsites; i++)
-		__atomic_store_n(&be.pa->sites[d->sites[i]].off, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&agent_sess.pa->sites[d->sites[i]].off, 0, __ATOMIC_SEQ_CST);
 	free(d->paused);
 	d->paused = NULL;
 	return 0;
-}
-
-static const struct engine_backend agent_backend = {
-	.kind = agent_kind, .remove = agent_remove, .hold = agent_hold, .let_go = agent_let_go,
-	.enable = agent_enable,
-};
-
-/* Interactive commands from fd (manager.c), read without blocking: 1 when
- * they say quit or end. */
-static int commands(struct engine *e, int fd, char *buf, size_t cap, size_t *have)
-{
-	struct pollfd pf = { .fd = fd, .events = POLLIN };
-	if (poll(&pf, 1, 0) <= 0)
-		return 0;
-	ssize_t r = read(fd, buf + *have, cap - 1 - *have);
-	if (r <= 0) { /* end of input ends the session, as on ptrace */
-		if (*have) {
-			buf[*have] = 0;
-			manager_command(e, buf);
-		}
-		return 1;
-	}
-	*have += (size_t)r;
-	buf[*have] = 0;
-	calibrate();
-	for (int i = 0; i < e->nprobes; i++)
-		collect(e->probes[i]); /* list and show say the counts so far */
-	char *line = buf, *nl;
-	int quit = 0;
-	while (!quit && (nl = strchr(line, '\n'))) {
-		*nl = 0;
-		quit = manager_command(e, line);
-		line = nl + 1;
-	}
-	*have -= (size_t)(line - buf);
-	memmove(buf, line, *have);
-	if (*have == cap - 1)
-		*have = 0; /* a line longer than the buffer: dropped */
-	return quit;
-}
-
-/* The modules read so far go to e->old_mods (the probes that end now name
- * their callers with them); e->mods is empty, to be read again.  The
- * image number for those probes (0: out of memory, forgotten). */
-static int mods_retire(struct engine *e)
-{
-	struct modules *om = realloc(e->old_mods, (size_t)(e->nold_mods + 1) * sizeof *om);
-	int image = 0;
-	if (om) {
-		e->old_mods = om;
-		om[e->nold_mods++] = e->mods;
-		image = e->nold_mods;
-	} else {
-		modules_free(&e->mods);
-	}
-	memset(&e->mods, 0, sizeof e->mods);
-	return image;
-}
-
-/* --- pending probes (--pending): a site at the dynamic linker's r_brk
- * stops each thread that loads or unloads a library, once the link map is
- * consistent, until sonde has looked for the pending probes' locations in
- * the new objects (probe_area.h PA_KIND_LOAD). */
-static int load_site = -1;
-static uint32_t loads_handled;
-
-static int load_site_place(char *err, size_t n)
-{
-	if (load_site >= 0)
-		return 0;
-	uint64_t brk = __atomic_load_n(&be.pa->r_brk, __ATOMIC_ACQUIRE);
-	if (!brk) {
-		snprintf(err, n, "the dynamic linker's r_brk of process %d is unknown: libraries loaded later cannot be "
-		         "followed", (int)be.pid);
-		return -1;
-	}
-	char why[200];
-	int idx = agent_be_place(&be, brk, PA_KIND_LOAD, 0, 0, why, sizeof why, err, n);
-	if (idx < 0)
-		return -1;
-	load_site = idx;
-	loads_handled = __atomic_load_n(&be.pa->loads, __ATOMIC_ACQUIRE);
-	return 0;
-}
-
-/* Libraries came or went since the last look: the pending probes are
- * tried in the objects mapped now, then the loading thread goes on. */
-/* A placed probe whose first site's bytes are no longer the agent's: the
- * library it was in is gone. */
-static int probe_unloaded(struct probe *p)
-{
-	struct adata *d = p->data;
-	if (p->removed || p->pending || p->ops == &kind_sys || !d || d->frozen || !d->nsites)
-		return 0;
-	return !agent_be_site_live(&be, d->sites[0]);
-}
-
-static void loads_serve(struct engine *e)
-{
-	if (load_site < 0)
-		return;
-	uint32_t l = __atomic_load_n(&be.pa->loads, __ATOMIC_ACQUIRE);
-	if (l == loads_handled)
-		return;
-	/* A library went (dlclose): its probes end, counted so far; with
-	 * --pending the same specs wait for it to come back (new ids). */
-	int n0 = e->nprobes, gone = 0;
-	char *was = calloc((size_t)n0 + 1, 1); /* all found before any is removed: sites may be shared */
-	for (int i = 0; was && i < n0; i++)
-		gone += was[i] = (char)probe_unloaded(e->probes[i]);
-	if (gone) {
-		calibrate();
-		int image = mods_retire(e);
-		for (int i = 0; i < n0; i++) {
-			struct probe *p = e->probes[i];
-			if (!was[i])
-				continue;
-			agent_remove(e, p); /* counts taken; the agent finds its bytes gone and writes nothing */
-			p->removed = 1;
-			p->ended = "unloaded";
-			p->image = image;
-			char err[600];
-			if (e->pending_ok && !manager_add(e, p->spec, err, sizeof err) && e->warn)
-				e->warn(p, err);
-		}
-		modules_load(&e->mods, be.pid);
-	}
-	free(was);
-	if (manager_pending(e) && modules_load(&e->mods, be.pid) == 0) {
-		be.may_hold = 1;
-		manager_retry_pending(e);
-		agent_be_let_go(&be);
-	}
-	loads_handled = l;
-	__atomic_store_n(&be.pa->loads_seen, l, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &be.pa->loads_seen, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
-}
-
-/* --- exec: the program's agent comes back in the new image (the session
- * kept through the exec functions, src/rt/probe_exec.c) and waits there
- * until the probes are placed again: the old image's probes keep their
- * counts and end ("exec"), the same specs are added anew (new ids). */
-static uint32_t execs_handled;
-
-static void execs_serve(struct engine *e)
-{
-	uint32_t x = __atomic_load_n(&be.pa->execs, __ATOMIC_ACQUIRE);
-	if (x == execs_handled)
-		return;
-	calibrate();
-	agent_stack_drain(e, be.pa, stk_off()); /* the old image's stacks, while its modules are known */
-	int n0 = e->nprobes;
-	int image = mods_retire(e);
-	int *again = calloc((size_t)n0 + 1, sizeof *again);
-	for (int i = 0; i < n0; i++) {
-		struct probe *p = e->probes[i];
-		if (p->removed || p->image)
-			continue;
-		struct adata *d = p->ops == &kind_sys ? NULL : p->data;
-		if (d) {
-			collect(p);
-			d->frozen = 1;
-		}
-		p->removed = 1;
-		p->ended = "exec";
-		p->image = image;
-		if (again)
-			again[i] = 1;
-	}
-	char err[600];
-	agent_plugin_exec(&be);
-	int ok = agent_be_exec_reset(&be, err, sizeof err) == 0 && modules_load(&e->mods, be.pid) == 0;
-	load_site = -1;
-	if (!ok && e->warn && n0)
-		e->warn(e->probes[0], "the program exec'd and its new image cannot be read: its probes end there");
-	for (int i = 0; ok && again && i < n0; i++) {
-		if (!again[i])
-			continue;
-		struct probe *q = manager_add(e, e->probes[i]->spec, err, sizeof err);
-		if (q && !q->pending && e->placed_later)
-			e->placed_later(q, "the program exec'd");
-		else if (!q && e->warn)
-			e->warn(e->probes[i], err);
-	}
-	free(again);
-	if (ok && manager_pending(e) && load_site_place(err, sizeof err) && e->warn && n0)
-		e->warn(e->probes[0], err);
-	be.threads_stopped = 0;
-	loads_handled = __atomic_load_n(&be.pa->loads, __ATOMIC_ACQUIRE);
-	execs_handled = x;
-	__atomic_store_n(&be.pa->exec_go, x, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &be.pa->exec_go, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
-}
-
-/* sys probes' samples, when their interval has passed (now ~0: the last). */
-static void sys_ticks(struct engine *e, uint64_t now)
-{
-	for (int i = 0; i < e->nprobes; i++)
-		if (!e->probes[i]->removed && e->probes[i]->ops->tick)
-			e->probes[i]->ops->tick(e->probes[i], now);
-}
-
-
-static int probe_run(struct engine *e, const struct agent_opts *o, char *err, size_t n);
-
-/* The session, with SIGPIPE ignored from the launch to the end: a write of
- * sonde's to the agent's pipe after the program died (a failed placement,
- * the program killed meanwhile) is an error of that write, never sonde's
- * death by SIGPIPE with probes left in. */
-int agent_probe_run(struct engine *e, const struct agent_opts *o, char *err, size_t n)
-{
-	struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
-	sigemptyset(&ign.sa_mask);
-	sigaction(SIGPIPE, &ign, &old_pipe);
-	be.pipe_ignored = old_pipe.sa_handler == SIG_IGN;
-	int rc = probe_run(e, o, err, n);
-	sigaction(SIGPIPE, &old_pipe, NULL);
-	return rc;
-}
-
-static int probe_run(struct engine *e, const struct agent_opts *o, char *err, size_t n)
-{
-	clock_point_take(&c0);
-	e->engine_name = "agent";
-	be.record = o->record_dir != NULL;
-	/* Stack rings when a stack probe may come (256 MiB of the memfd, its pages used only by the
-	 * threads that take stacks). */
-	stack_copy = o->stack_copy && o->stack_copy <= PA_STK_COPY_MAX ? o->stack_copy : PA_STK_COPY_DEF;
-	be.stacks = o->in_fd >= 0;
-	for (int i = 0; i < o->nspecs; i++) {
-		const char *sp = o->specs[i][0] == '@' ? library_find(&e->lib, o->specs[i] + 1) : o->specs[i];
-		be.stacks |= sp && !strncmp(sp, "stack:", 6);
-	}
-	int rc = o->argv ? agent_be_launch(&be, o->argv, o->rt_path, err, n)
-	                 : agent_be_attach(&be, o->pid, o->rt_path, err, n);
-	e->t.pid = be.pid;
-	e->t.launched = be.launched;
-	if (rc) {
-		if (be.launched && be.pid > 0 && !agent_be_gone(&be))
-			kill(be.pid, SIGKILL);
-		if (be.launched && be.pid > 0)
-			agent_be_reap(&be);
-		return -1;
-	}
-	e->t.memfd = be.memfd;
-	e->agent = &be;
-	time_slots = 0;
-	be.pa->time_gen = now_ns() | 1;
-	e->backend = &agent_backend;
-	if (modules_load(&e->mods, be.pid)) {
-		snprintf(err, n, "cannot read the memory map of process %d", (int)be.pid);
-		rc = -1;
-	}
-	if (!rc && o->record_dir && precorder_open(e, o->record_dir, err, n))
-		rc = -1;
-	if (!rc && !be.launched)
-		rc = agent_be_hold(&be, err, n);
-	e->start_ns = now_ns();
-	e->pending_ok = o->pending;
-	load_site = -1;
-	execs_handled = 0;
-	for (int i = 0; i < o->nspecs && !rc; i++)
-		if (!manager_add(e, o->specs[i], err, n))
-			rc = -1;
-	if (!rc && o->pending && load_site_place(err, n)) /* libraries that come, and go */
-		rc = -1;
-	agent_be_let_go(&be);
-	if (rc) {
-		/* A launched program has not run yet: it never does (killed
-		 * before the agent would let it go at the end of the session). */
-		if (be.launched)
-			kill(be.pid, SIGKILL);
-		agent_be_end(&be);
-		if (be.launched)
-			agent_be_reap(&be);
-		e->start_ns = 0;
-		return -1;
-	}
-	struct sigaction sa = { .sa_handler = on_end }, old_int, old_term, old_hup;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGHUP, &sa, &old_hup);
-	if (o->placed)
-		o->placed(e);
-	agent_be_go(&be);
-	uint64_t deadline = o->duration > 0 ? e->start_ns + (uint64_t)(o->duration * 1e9) : 0;
-	static char cmd[4096];
-	size_t have = 0;
-	int quit = 0;
-	uint64_t cal_ns = now_ns();
-	while (!end_req && !quit && !agent_be_gone(&be) && !(deadline && now_ns() >= deadline)) {
-		if (o->in_fd >= 0)
-			quit = commands(e, o->in_fd, cmd, sizeof cmd, &have);
-		if (load_site < 0 && manager_pending(e)) { /* one added interactively */
-			char lerr[300];
-			if (load_site_place(lerr, sizeof lerr))
-				for (int i = 0; i < e->nprobes; i++)
-					if (e->probes[i]->pending && !e->probes[i]->removed) {
-						e->probes[i]->pending = 0;
-						engine_probe_failed(e, e->probes[i], "%s", lerr);
-					}
-		}
-		execs_serve(e);
-		loads_serve(e);
-		sys_ticks(e, now_ns());
-		if (now_ns() - cal_ns >= 1000000000ull) { /* each second (the loop may not sleep: --record) */
-			calibrate(); /* time probes' intervals: a finer ns per tick as the session goes on */
-			cal_ns = now_ns();
-		}
-		/* --record: a ring that had 1024 events or more is drained again at once (the
-		 * program makes events faster than every 2 ms can take) */
-		uint64_t stacks = agent_stack_drain(e, be.pa, stk_off());
-		if (agent_record_drain(e, be.pa, pa_area_size(PA_MAX_SITES)) < PA_REC_EVENTS / 64 && stacks < 64)
-			sleep_ms(e->rec || be.stacks ? 2 : 5);
-		else
-			sched_yield();
-	}
-	e->end_ns = now_ns();
-	if (!agent_be_gone(&be))
-		sys_ticks(e, ~0ull); /* the last sample, the process still there */
-	agent_be_end(&be);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGHUP, &old_hup, NULL);
-	if (be.launched && end_req)
-		sleep_ms(20); /* a Ctrl-C from the terminal reached the program too: its end is said */
-	if (be.launched && agent_be_gone(&be))
-		agent_be_reap(&be);
-	else
-		e->detached = !agent_be_gone(&be); /* it runs on, every site removed */
-	e->t.gone = be.gone;
-	e->t.status = be.status;
-	if (be.gone && !be.launched) {
-		/* not sonde's child: what its exit() said, through the agent */
-		if (__atomic_load_n(&be.pa->exited, __ATOMIC_ACQUIRE))
-			e->t.status = (__atomic_load_n(&be.pa->exit_code, __ATOMIC_RELAXED) & 0xff) << 8;
-		else
-			e->t.status_unknown = 1;
-	}
-	calibrate();
-	agent_stack_drain(e, be.pa, stk_off()); /* the stacks left (before collect: they are stack probes' hits) */
-	for (int i = 0; i < e->nprobes; i++)
-		collect(e->probes[i]);
-	agent_record_drain(e, be.pa, pa_area_size(PA_MAX_SITES)); /* what is left (after collect: its assert values) */
-	if (agent_stack_bad())
-		fprintf(stderr, "sonde: warning: %llu stack records of the program's memory were not the agent's "
-		        "(dropped)\n", (unsigned long long)agent_stack_bad());
-	if (e->rec && agent_record_dropped())
-		fprintf(stderr, "sonde: warning: %llu probe events were not recorded (the program wrote them faster "
-		        "than sonde read them; counted as lost in the recording)\n",
-		        (unsigned long long)agent_record_dropped());
-	return 0;
-}
-
-void agent_probe_close(struct engine *e)
-{
-	for (int i = 0; i < e->nold_mods; i++)
-		modules_free(&e->old_mods[i]);
-	free(e->old_mods);
-	e->old_mods = NULL;
-	e->nold_mods = 0;
-	for (int i = 0; i < e->nprobes; i++)
-		plugin_fini(e->probes[i]);
-	e->t.memfd = -1;
-	e->agent = NULL;
-	e->backend = NULL;
-	agent_be_free(&be);
 }
 
 /* --- --record (agent_record.c) -------------------------------------------- */
@@ -1583,7 +1040,7 @@ void agent_assert_values(struct probe *p, int role, const int64_t *vals, uint32_
 	p->data = d->vdata;
 	struct expr *x = var_site_expr(p, role);
 	if (x) {
-		expr_set_values_dbl(x, vals, mask, be.pa->sites[d->sites[role]].var.fsave);
+		expr_set_values_dbl(x, vals, mask, agent_sess.pa->sites[d->sites[role]].var.fsave);
 		expr_values(x, buf, n);
 	}
 	p->data = own;

@@ -1,7 +1,7 @@
 /* bptab.c — the breakpoint table: one entry per probed address (several
  * probes may share it), kept sorted by address for lookup on every trap;
  * and the target's code read through it, as it was before our breakpoints. */
-#include "probe/bptab.h"
+#include "probe/ptrace/bptab.h"
 
 #include "proc/target.h"
 

@@ -25,10 +25,10 @@ enum arec_what {
 	AREC_TIME,    /* time: the interval from the previous time probe (ns), if any */
 };
 
-/* Provided by agent_run.c: probe p's site records (*sites, the count
+/* Provided by agent_kinds.c: probe p's site records (*sites, the count
  * returned) and what it takes from them. */
 int agent_probe_recs(struct probe *p, const int **sites, enum arec_what *what);
-/* Provided by agent_run.c: the failure text of assert p at its site
+/* Provided by agent_kinds.c: the failure text of assert p at its site
  * role with the agent's saved values (mask: which), as the ptrace kind
  * writes it. */
 void agent_assert_values(struct probe *p, int role, const int64_t *vals, uint32_t mask, char *buf, size_t n);

@@ -5,10 +5,10 @@
  * A fault of the displaced instruction runs the error-handlers, removes the
  * probes and lets the program execute the original instruction, so it gets
  * the same signal as it would have without sonde. */
-#include "probe/step.h"
+#include "probe/ptrace/step.h"
 
 #include "common/clock.h"
-#include "probe/bptab.h"
+#include "probe/ptrace/bptab.h"
 #include "probe/engine.h"
 #include "probe/kind.h"
 #include "probe/probe.h"

@@ -9,10 +9,10 @@
  * double expr.c parsed, PA_V_FPUSH) and variables (PA_V_FEXT) make it a
  * program the agent's floating-point code runs (var.fprog,
  * src/rt/probe_float.c), with expr.c's promotions. */
-#include "probe/agent_expr.h"
+#include "probe/agent/agent_expr.h"
 
 #include "common/probe_area.h"
-#include "probe/agent_var.h"
+#include "probe/agent/agent_var.h"
 #include "probe/expr.h"
 
 #include <stdio.h>
@@ -28,12 +28,7 @@ struct ec {
 
 static int emit(struct ec *c, uint8_t op, uint8_t a, int64_t k)
 {
-	if (c->v->nprog >= PA_VAR_PROG_MAX) {
-		snprintf(c->why, c->n, "the expression needs more than %d instructions", PA_VAR_PROG_MAX);
-		return -1;
-	}
-	c->v->prog[c->v->nprog++] = (struct pa_vinsn){ .op = op, .a = a, .k = k };
-	return 0;
+	return agent_emit(c->v, op, a, k, "expression", c->why, c->n);
 }
 
 /* x's program; *fl: its value is floating (expr.c's promotions, known from

@@ -9,7 +9,7 @@
  * func probe catches returns differently: a breakpoint at the return address
  * (read from the link register on aarch64 and MIPS, from the stack on
  * x86-64) while a call is pending, matched to its call by stack pointer. */
-#include "probe/remote_run.h"
+#include "probe/remote/remote_run.h"
 
 #include "common/json.h"
 #include "probe/callstats.h"
@@ -17,6 +17,7 @@
 #include "probe/expr.h"
 #include "probe/kind.h"
 #include "probe/output.h"
+#include "proc/modules.h"
 #include "probe/probe.h"
 #include "probe/spec.h"
 #include "sym/sym.h"
@@ -107,6 +108,22 @@ static void time_hit(struct rsess *s, struct probe *p, int role, uint64_t pc, ui
  * original bytes under breakpoints written with M put back. */
 #define BRANCH_SCAN_MAX 65536
 
+/* branch_scan's step (kind_line.c) on the target's instructions. */
+struct rstep {
+	const struct rarch *a;
+	int big_endian;
+	struct rbranch b;
+};
+
+static int rstep(void *ctx, const uint8_t *code, size_t n, uint64_t addr, int *len)
+{
+	struct rstep *st = ctx;
+	if (st->a->decode(code, n, addr, st->big_endian, &st->b))
+		return -1;
+	*len = st->b.len;
+	return st->b.kind == RB_COND ? BRANCH_COND : st->b.kind == RB_END ? BRANCH_END : BRANCH_OTHER;
+}
+
 static int find_branch(struct rsess *s, struct probe *p, uint64_t addr, struct rbranch *out, char *err, size_t n)
 {
 	const struct rarch *a = s->c.arch;
@@ -128,33 +145,11 @@ static int find_branch(struct rsess *s, struct probe *p, uint64_t addr, struct r
 		if (t->written && t->addr >= addr && t->addr + (uint64_t)a->bp_len <= end)
 			memcpy(code + (t->addr - addr), t->saved, (size_t)a->bp_len);
 	}
-	struct rbranch b, fallback;
-	int have_fb = 0, block_open = 1, found = 0;
-	for (uint64_t x = addr; x < end;) {
-		if (a->decode(code + (x - addr), (size_t)(end - x), x, s->c.big_endian, &b))
-			break;
-		if (b.kind == RB_COND) {
-			const char *file;
-			int line = 0;
-			if (sym_addr_line(s->sym, x - s->bias, &file, &line) == 0 && line == p->sp.line) {
-				*out = b;
-				found = 1;
-				break;
-			}
-			if (block_open && !have_fb) {
-				fallback = b;
-				have_fb = 1;
-			}
-		}
-		if (b.kind == RB_END)
-			block_open = 0;
-		x += (uint64_t)b.len;
-	}
+	struct rstep st = { .a = a, .big_endian = s->c.big_endian };
+	uint64_t at;
+	int found = !branch_scan(code, addr, end, s->sym, s->bias, p->sp.line, rstep, &st, &at) &&
+	            !a->decode(code + (at - addr), (size_t)(end - at), at, s->c.big_endian, out);
 	free(code);
-	if (!found && have_fb) {
-		*out = fallback;
-		found = 1;
-	}
 	if (!found)
 		snprintf(err, n, "no conditional branch at %s:%d (the condition may have been compiled "
 		         "without a branch, e.g. into a conditional select)", p->sp.file ? p->sp.file : "?", p->sp.line);
@@ -247,32 +242,18 @@ static void branch_hit(struct rsess *s, struct probe *p, int role, uint64_t pc, 
 
 static int var_setup(struct rsess *s, struct probe *p, char *err, size_t n)
 {
-	if (!p->sp.args) {
-		snprintf(err, n, "missing expression (%s:LOCATION:EXPR)", p->sp.kind);
-		return -1;
-	}
-	if (!s->vars) {
+	if (p->sp.args && !s->vars) {
 		snprintf(err, n, "no variables in the program (%s)", s->vars_err ? s->vars_err : "no DWARF");
 		return -1;
 	}
-	uint64_t *v;
+	struct loc_addr *v;
 	int nv;
-	if (rs_resolve(s, &p->sp, &v, &nv, err, n))
-		return -1;
-	int rc = var_data_new(p, nv);
-	if (rc)
-		snprintf(err, n, "out of memory");
-	for (int i = 0; i < nv && !rc; i++) {
-		struct expr *x = expr_compile(p->sp.args, s->vars, v[i] - s->bias, err, n);
-		var_site_set(p, i, x, NULL);
-		if (!x)
-			rc = -1;
-	}
+	int rc = var_setup_sites(p, &v, &nv, NULL, NULL, err, n);
 	for (int i = 0; i < nv && !rc; i++)
-		rc = rs_site_add(s, p, v[i], i, err, n);
+		rc = rs_site_add(s, p, v[i].addr, i, err, n);
 	if (!rc) {
 		char w[600];
-		rs_describe(s, v[0], w, sizeof w);
+		rs_describe(s, v[0].addr, w, sizeof w);
 		size_t l = strlen(w);
 		snprintf(w + l, sizeof w - l, "; %s", expr_describe(var_site_expr(p, 0)));
 		p->where = strdup(w);

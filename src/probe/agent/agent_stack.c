@@ -12,7 +12,7 @@
  * shared memory before it is read, its length and site are checked against
  * the ring and the probes; a ring whose head is more than a ring ahead of
  * what sonde read is skipped to its head.  Those are counted (bad). */
-#include "probe/agent_stack.h"
+#include "probe/agent/agent_stack.h"
 
 #include "probe/engine.h"
 #include "probe/kind.h"

@@ -3,7 +3,7 @@
  * src/common/probe_area.h): start the agent in a launched program
  * (LD_PRELOAD) or in a running one (dlopen through ptrace), place and remove
  * sites through its mailbox, end the session.  What the sites count is read
- * straight from the shared memory (agent_run.c).  Errors are one clause for
+ * straight from the shared memory (agent_kinds.c).  Errors are one clause for
  * "sonde: error: %s". */
 #ifndef SONDE_PROBE_AGENT_BE_H
 #define SONDE_PROBE_AGENT_BE_H
@@ -42,7 +42,7 @@ struct agent_be {
 	int reaped;
 	uint16_t refs[PA_MAX_SITES]; /* probes using each site (a chained record's probe: the record and its host) */
 	uint16_t host1[PA_MAX_SITES]; /* a chained record (var, assert, time at a site already in): its host + 1 */
-	const struct pa_var *next_var; /* copied into the next new site of kind PA_KIND_VAR (agent_run.c) */
+	const struct pa_var *next_var; /* copied into the next new site of kind PA_KIND_VAR (agent_kinds.c) */
 	const struct pa_time *next_time; /* the same for PA_KIND_TIME (a COUNT site with a time record) */
 	int record;             /* --record: the area has rings (set before agent_be_launch / _attach) */
 	int stacks;             /* the area has stack rings (stack probes; set before agent_be_launch / _attach) */

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "probe/remote.h"
+#include "probe/remote/remote.h"
 
 struct engine;
 struct probe;
@@ -21,14 +21,6 @@ struct sym_module;
 struct vars;
 struct var_env;
 
-struct remote_opts {
-	const char *target;     /* tcp:HOST:PORT | serial:DEV[,BAUD] */
-	const char *exe;        /* the program's ELF */
-	const char *const *specs;
-	int nspecs;
-	double duration;        /* seconds, 0 = until the target ends */
-	int timeout_ms;         /* per reply of the stub */
-};
 
 /* One breakpoint address and the probes (with their roles) that use it. */
 struct rsite {
@@ -87,13 +79,10 @@ const struct rkind *rkind_find(const char *name);
 /* Free what the kinds keep beside p->data (after the output). */
 void rkinds_free(void);
 
-/* Connect, place the probes, run until the target ends (exit status, or the
- * stub closed the connection), Ctrl-C / SIGTERM or --duration; then remove
- * every breakpoint and detach when the target still runs.  e receives the
- * probes and the target's state for output.c.  0, or -1 with err. */
-int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, size_t n);
-/* After the output: close the program's symbols. */
-void remote_probe_close(void);
+/* The session (connect, place the probes, run until the target ends, the
+ * stub closes the connection, Ctrl-C / SIGTERM or --duration; then every
+ * breakpoint removed and the target detached when it still runs) is the
+ * table remote_engine (probe_engine.h). */
 
 /* For the kinds.  p may be NULL: a stop for sonde itself, no probe runs
  * (remote_count.c's breakpoint on _fini).  A site in a delay slot (MIPS) goes on the branch before

@@ -8,7 +8,7 @@
  * (n printable, so runs are 3..97; gdb never sends runs of 6 or 7 because
  * they would encode as `#` and `$`).  Every read has a deadline: a stub that
  * stops half-way through a packet is a timeout, never a hang. */
-#include "probe/rsp.h"
+#include "probe/remote/rsp.h"
 #include "common/clock.h"
 
 #include <errno.h>

@@ -12,7 +12,7 @@
 struct engine;
 struct probe;
 
-/* Provided by agent_run.c: the site records of stack probe p (*sites, the
+/* Provided by agent_kinds.c: the site records of stack probe p (*sites, the
  * count returned; 0 when p is not one) and kind_stack.c's data of it. */
 int agent_probe_stack(struct probe *p, const int **sites, void **sdata);
 

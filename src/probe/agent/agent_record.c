@@ -12,7 +12,7 @@
  * past the head are dropped and counted.  Events the agent dropped (a full
  * ring: the program never waits for sonde; no free ring) are counted as lost
  * in the recording (lost.ring_events_dropped) and said on stderr. */
-#include "probe/agent_record.h"
+#include "probe/agent/agent_record.h"
 
 #include "common/trace_enc.h"
 #include "probe/engine.h"

@@ -1,0 +1,41 @@
+/* engines.c — the table of probe engines (probe_engine.h) and the choice
+ * of one for a session: a remote target's, the one --engine names, else
+ * the first that runs every probe.  A new engine is one folder and one line
+ * here (docs/ARCHITECTURE.md, "Probe engines"). */
+#include "probe/probe_engine.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Local engines in the order of preference: the agent runs in the program
+ * (no stop per hit), ptrace runs everything. */
+static const struct probe_engine_ops *const engines[] = { &agent_engine, &ptrace_engine, &remote_engine };
+#define NENGINES (int)(sizeof engines / sizeof engines[0])
+
+const struct probe_engine_ops *probe_engine_find(const char *name)
+{
+	for (int i = 0; i < NENGINES; i++)
+		if (!strcmp(engines[i]->name, name))
+			return engines[i];
+	return NULL;
+}
+
+const struct probe_engine_ops *probe_engine_choose(struct engine *e, const struct probe_opts *o, const char *name,
+                                                   char *why, size_t wn, char *err, size_t n)
+{
+	why[0] = 0;
+	unsigned want = o->target ? PE_REMOTE : o->argv ? PE_LAUNCH : PE_ATTACH;
+	for (int i = 0; i < NENGINES; i++) {
+		const struct probe_engine_ops *ops = engines[i];
+		if (!(ops->modes & want) || (name && strcmp(ops->name, name)))
+			continue;
+		if (!ops->can_run || ops->can_run(e, o, why, wn))
+			return ops;
+		if (name) {
+			snprintf(err, n, "--engine=%s runs %s%s%s", name, ops->runs, why[0] ? ": " : "", why);
+			return NULL;
+		}
+	}
+	snprintf(err, n, "no probe engine runs these probes%s%s", why[0] ? ": " : "", why);
+	return NULL;
+}

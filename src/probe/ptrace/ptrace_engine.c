@@ -1,0 +1,125 @@
+/* ptrace_engine.c — the ptrace engine's session (probe_engine.h): launch
+ * the program to its entry point or attach and stop every thread, place
+ * the probes as breakpoints (kind_*.c through manager_add), run the event
+ * loop (run.c) until the end, detach with every byte restored. */
+#include "probe/probe_engine.h"
+
+#include "probe/engine.h"
+#include "probe/kind.h"
+#include "probe/manager.h"
+#include "proc/modules.h"
+#include "probe/probe.h"
+#include "probe/ptrace/ptrace.h"
+#include "probe/ptrace/run.h"
+#include "probe/record.h"
+#include "proc/target.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct ptrace_state state;
+
+/* Kill what we launched, detach from the rest (a failure before the program runs). */
+static void let_down(struct engine *e)
+{
+	if (e->t.pid && !e->t.gone) {
+		if (e->t.launched)
+			kill(e->t.pid, SIGKILL);
+		else
+			engine_detach(e);
+	}
+}
+
+static int pt_open(struct engine *e, const struct probe_opts *o, char *err, size_t n)
+{
+	memset(&state, 0, sizeof state);
+	e->priv = &state;
+	if (o->argv) {
+		if (target_launch(&e->t, o->argv, err, n))
+			return -1;
+		if (engine_run_to_entry(e)) {
+			snprintf(err, n, "the program exited before reaching its entry point");
+			let_down(e);
+			return -1;
+		}
+	} else {
+		if (target_attach(&e->t, o->pid, err, n))
+			return -1;
+		if (engine_stop_all(e)) {
+			snprintf(err, n, "cannot stop the threads of the process");
+			let_down(e);
+			return -1;
+		}
+	}
+	if (modules_load(&e->mods, e->t.pid)) {
+		snprintf(err, n, "cannot read the memory map of the process");
+		let_down(e);
+		return -1;
+	}
+	return 0;
+}
+
+static int pt_place(struct engine *e, const struct probe_opts *o, char *err, size_t n)
+{
+	e->start_ns = now_ns();
+	for (int i = 0; i < o->nspecs; i++)
+		if (!manager_add(e, o->specs[i], err, n)) {
+			let_down(e);
+			return -1;
+		}
+	if (o->record_dir && precorder_open(e, o->record_dir, err, n)) {
+		let_down(e);
+		return -1;
+	}
+	engine_resume_all(e);
+	return 0;
+}
+
+static int pt_run(struct engine *e, const struct probe_opts *o, char *err, size_t n)
+{
+	(void)err;
+	(void)n;
+	uint64_t deadline = o->duration > 0 ? e->start_ns + (uint64_t)(o->duration * 1e9) : 0;
+	engine_run(e, deadline, o->in_fd);
+	e->end_ns = now_ns();
+	if (!e->t.gone)
+		engine_detach(e);
+	return 0;
+}
+
+static void pt_close(struct engine *e)
+{
+	struct ptrace_state *s = ptrace_state(e);
+	if (!s)
+		return;
+	bptab_free(&s->bps);
+	for (int i = 0; i < s->sc.n; i++)
+		free(s->sc.r[i].owner);
+	e->priv = NULL;
+}
+
+/* disable / enable: the breakpoints stay, the hits of a disabled probe are not counted (step.c). */
+static int pt_enable(struct engine *e, struct probe *p, int on, char *err, size_t n)
+{
+	(void)e, (void)p, (void)on, (void)err, (void)n;
+	return 0;
+}
+
+const struct probe_engine_ops ptrace_engine = {
+	.name = "ptrace",
+	.kinds = "func line branch var assert time sys plugin stack",
+	.runs = "every probe kind",
+	.modes = PE_LAUNCH | PE_ATTACH | PE_INTERACTIVE | PE_RECORD | PE_PLUGIN | PE_HOLD_TO_REMOVE,
+	.open = pt_open,
+	.place = pt_place,
+	.run = pt_run,
+	.close = pt_close,
+	.kind = kind_find,
+	.remove = ptrace_remove,
+	.enable = pt_enable,
+	.hold = ptrace_hold,
+	.let_go = ptrace_let_go,
+	.read_code = ptrace_read_code,
+};

@@ -5,6 +5,7 @@
 
 #include "cli/cli.h"
 #include "cli/record_patch.h"
+#include "common/session.h"
 #include "record/record.h"
 
 int record_patch_serve(void *arg)
@@ -98,6 +99,22 @@ const char *const *record_patch_meta(struct record_patch *p)
 			snprintf(k, sizeof k, "patched.%zu.left.%zu", i, j);
 			snprintf(v, sizeof v, "0x%llx\t%s\t%s", (unsigned long long)pl->left[j].vaddr, pl->left[j].name,
 			         pl->left[j].why);
+			add(p, &cap, k, v);
+		}
+	}
+	/* functions whose code was not the file's when the program patched them */
+	if (h->instr_off && sess_inside(p->s->size, h->instr_off, sizeof(struct sonde_instr))) {
+		struct sonde_instr *in = sess_ptr(h, h->instr_off);
+		uint32_t nr = atomic_load(&in->nreqs);
+		for (uint32_t i = 0; i < nr && i < SONDE_INSTR_MAX_REQS; i++) {
+			uint32_t c = in->reqs[i].changed, mod = in->reqs[i].mod;
+			if (!c || mod >= p->set.n)
+				continue;
+			cli_warn("%u function%s of %s not patched: %s code is not the file's (changed by another tool, or "
+			         "by 'sonde probe'); %s not recorded", c, c == 1 ? "" : "s", p->set.plans[mod].path,
+			         c == 1 ? "its" : "their", c == 1 ? "it is" : "they are");
+			snprintf(k, sizeof k, "patched.%u.changed", mod);
+			snprintf(v, sizeof v, "%u", c);
 			add(p, &cap, k, v);
 		}
 	}

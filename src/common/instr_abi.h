@@ -74,7 +74,8 @@ struct sonde_instr_req {
 	uint64_t stubs_off;             /* session offset of uint32_t[nfuncs]: each function's stub in the
 	                                 * region, SONDE_INSTR_NOSTUB when it has none */
 	uint32_t built;                 /* stubs built */
-	uint32_t pad;
+	uint32_t changed;               /* the runtime's: functions left alone, their code not the file's (another
+	                                 * tool's probe, `sonde probe`, self-modifying code) */
 	char     msg[160];              /* why sonde failed */
 	/* SONDE_IR_PLAN: the object the runtime found (its path matched a glob) */
 	char     path[512];

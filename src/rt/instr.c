@@ -415,8 +415,10 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 		for (uint32_t i = 0; i < n; i++) {
 			uint8_t *at = (uint8_t *)(uintptr_t)(fns[i].vaddr + bias);
 			uint32_t so = stubs[i];
+			int changed = memcmp(at, fns[i].orig, fns[i].len) != 0;
+			r->changed += (uint32_t)changed;
 			if (so == SONDE_INSTR_NOSTUB || so > rsize - 16 || (skip && (skip[i >> 2] >> ((i & 3) * 2)) & 2u) ||
-			    memcmp(at, fns[i].orig, fns[i].len) || busy_inside(in, (uintptr_t)at, fns[i].len)) {
+			    changed || busy_inside(in, (uintptr_t)at, fns[i].len)) {
 				dormant++;
 				continue;
 			}

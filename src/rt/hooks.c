@@ -359,6 +359,7 @@ RT_HIDDEN uintptr_t rt_exit_ended(uintptr_t s)
  * slot + 8 is, and two pushes keep it so. */
 __asm__(
 	"	.text\n"
+	"	.byte 0xcc\n" /* the byte before it is no code's: unwinders look up return address - 1 (observe.c) */
 	"	.p2align 4\n"
 	"	.globl rt_exit_tramp\n"
 	"	.hidden rt_exit_tramp\n"

@@ -148,6 +148,12 @@ RT_HIDDEN void rt_locks_end(void);
 /* The agent: the C++ unwinder's wrappers for got.c (unwind.c; the real
  * entry points resolved first). */
 RT_HIDDEN int rt_unwind_wrappers(const struct rt_got_sym **out);
+/* The real definition of `name` (not `self`): the next after the runtime's,
+ * else the global scope's, else that of `lib` if it is loaded; cached. */
+RT_HIDDEN void *rt_real_sym(void **cache, const char *name, void *self, const char *lib);
+/* observe.c: the wrappers that keep the program's view of its own stack
+ * (backtrace, _Unwind_Backtrace, pthread_exit, ...) for got.c. */
+RT_HIDDEN int rt_observe_wrappers(const struct rt_got_sym **out);
 /* probes.c: the probe agent's replaced return addresses of this thread put back (an exception unwinds). */
 RT_HIDDEN void rt_probes_unhook(void);
 /* probe_exec.c / probes.c: following exec.  rt_exec_wrappers gives the

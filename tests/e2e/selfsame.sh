@@ -1,0 +1,56 @@
+# selfsame.sh — a recorded program cannot tell (issue 27).  tests/progs/
+# selfsame.cpp prints what it observes of its own stack and ends: the frames
+# backtrace() and _Unwind_Backtrace give (count and names), from main, 11
+# frames deep, in a signal handler on an alternate stack and in a
+# swapcontext coroutine; the destructors, cleanup handlers, TSD and
+# thread_local destructors of threads ended by pthread_exit and by
+# pthread_cancel six recorded frames deep; setjmp/longjmp across 20 frames;
+# a vfork child; a forked child ending with _exit(7); atexit handlers and
+# static destructors after main.  Built once per compiler (g++, clang++) and
+# level (-O0, -O2); its output must be byte for byte the plain run's under
+# `sonde record`, `sonde record --trace` and (gcc -O2) `sonde record -p`,
+# and the recordings' call counts the program's own (matrix_check.py).  The
+# forked child's end and status are in the recording (sonde info).  gdb's
+# bt at a breakpoint inside a recorded function shows the plain run's
+# callers.
+. "$ROOT/tests/matrix_lib.sh"
+trap '' PIPE
+for cc in gcc clang; do
+	case $cc in gcc) cxx=g++ ;; clang) cxx=clang++ ;; esac
+	if ! command -v $cc >/dev/null || ! command -v $cxx >/dev/null; then
+		skip "selfsame/$cc" "$cc/$cxx not installed"; continue
+	fi
+	for opt in O0 O2; do
+		m=selfsame/$cc/$opt
+		mkdir -p "$T/$cc-$opt" && cd "$T/$cc-$opt" || exit 1
+		if build selfsame "$SONDE_CXX_BIN" -rdynamic -pthread "$PROGS/selfsame.cpp" -o selfsame; then
+			record selfsame -- ./selfsame
+			record selfsame.trace --trace -- ./selfsame
+			if [ -s selfsame.out ]; then
+				check "$m/selfsame/the forked child's end and status (_exit 7)" \
+					grep -q "(exit 7)" <("$SONDE" info -i selfsame.data)
+			fi
+		fi
+		cd "$T" || exit 1
+	done
+done
+
+# Attached (`sonde record -p`, the GOT redirections of got.c): gcc -O2.
+cd "$T/gcc-O2" 2>/dev/null && [ -x selfsame ] && {
+	m=selfsame/gcc/O2
+	rm -f go.fifo pidf
+	mkfifo go.fifo
+	./selfsame go.fifo pidf >attached.out 2>attached.perr &
+	prog=$!
+	for _ in $(seq 250); do [ -s pidf ] && break; sleep 0.02; done
+	"$SONDE" record -p "$(cat pidf)" -o attached.data 2>attached.err &
+	sp=$!
+	for _ in $(seq 1000); do grep -q "recording process" attached.err 2>/dev/null && break; sleep 0.02; done
+	echo go >go.fifo
+	wait $prog
+	wait $sp
+	check "$m/attached/output unchanged" cmp -s selfsame.plain attached.out
+	echo "$m/attached $PWD/attached.data $PWD/attached.out" >>"$jobs"
+}
+cd "$T" || exit 1
+python3 "$ROOT/tests/matrix_check.py" "$jobs"

@@ -34,7 +34,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "rt/got.h"
 #include "rt/rt.h"
@@ -242,13 +241,10 @@ RT_EXPORT __attribute__((noreturn)) void pthread_exit(void *ret)
  *	end:
  *
  * The CIE and FDE are built once per thread (the addresses are this
- * thread's), in this thread's private table. */
+ * thread's), in its private tables. */
 struct eh_bases {
 	void *tbase, *dbase, *func;
 };
-
-static __thread uint8_t *fde_buf __attribute__((tls_model("global-dynamic")));
-static __thread struct sonde_thread *fde_for __attribute__((tls_model("global-dynamic")));
 
 static uint8_t *put_u8(uint8_t *p, uint8_t v) { *p++ = v; return p; }
 static uint8_t *put_u16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); return p + 2; }
@@ -325,19 +321,13 @@ _Static_assert(offsetof(struct sonde_frame, slot) < 128 && offsetof(struct sonde
 
 #define CIE_SIZE 24 /* 18 bytes, padded */
 
-/* This thread's CIE + FDE covering [rt_exit_tramp - 1, rt_exit_tramp + 1). */
-static const uint8_t *tramp_fde(struct sonde_thread *t)
+/* This thread's CIE + FDE covering [rt_exit_tramp - 1, rt_exit_tramp + 1),
+ * in its private tables (rt.h).  The FDE, or NULL. */
+static const uint8_t *tramp_fde(struct rt_priv *pv, struct sonde_thread *t)
 {
-	if (fde_buf && fde_for == t)
-		return fde_buf + CIE_SIZE;
-	if (!fde_buf) {
-		/* a page per thread that meets a hooked frame while unwinding */
-		uint8_t *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (m == MAP_FAILED)
-			return NULL;
-		fde_buf = m;
-	}
-	uint8_t *c = fde_buf, *p = c;
+	if (pv->fde_for == t)
+		return pv->fde + CIE_SIZE;
+	uint8_t tmp[RT_FDE_BYTES + 64], *c = tmp, *p = c;
 	p = put_u32(p, CIE_SIZE - 4); /* length */
 	p = put_u32(p, 0);       /* CIE id */
 	p = put_u8(p, 1);        /* version */
@@ -349,7 +339,6 @@ static const uint8_t *tramp_fde(struct sonde_thread *t)
 	p = put_u8(p, 0x00);     /* FDE pointers absolute */
 	while (p < c + CIE_SIZE) /* DW_CFA_nop */
 		p = put_u8(p, 0);
-	/* FDE */
 	uint8_t *f = p, *e;
 	p = put_u32(p, 0);       /* length, below */
 	p = put_u32(p, (uint32_t)(p - c)); /* CIE pointer: from this field back to the CIE */
@@ -364,9 +353,12 @@ static const uint8_t *tramp_fde(struct sonde_thread *t)
 	while ((p - f) % 8 != 4) /* length excludes itself: padded to 8 */
 		p = put_u8(p, 0);
 	put_u32(f, (uint32_t)(p - f - 4));
-	put_u32(p, 0); /* a terminator, as after an .eh_frame */
-	fde_for = t;
-	return f;
+	p = put_u32(p, 0); /* a terminator, as after an .eh_frame */
+	if (p - c > RT_FDE_BYTES)
+		return NULL;
+	memcpy(pv->fde, tmp, (size_t)(p - c));
+	pv->fde_for = t;
+	return pv->fde + CIE_SIZE;
 }
 
 RT_EXPORT const void *_Unwind_Find_FDE(void *pc, void *bases)
@@ -375,7 +367,7 @@ RT_EXPORT const void *_Unwind_Find_FDE(void *pc, void *bases)
 	uintptr_t a = (uintptr_t)pc, tr = (uintptr_t)rt_exit_tramp;
 	if (__builtin_expect(a == tr - 1 || a == tr, 0)) {
 		struct rt_tls *L = &rt_tls;
-		const uint8_t *f = L->state == RT_T_ON ? tramp_fde(L->t) : NULL;
+		const uint8_t *f = L->state == RT_T_ON ? tramp_fde(L->priv, L->t) : NULL;
 		if (f) {
 			struct eh_bases *eb = bases;
 			eb->tbase = NULL;

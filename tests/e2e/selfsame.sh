@@ -60,11 +60,12 @@ cd "$T" || exit 1
 # run, each recorded frame followed by a sonde_exit_trampoline frame (the
 # exit trampoline's own, unwound through its CFI: hooks.c), left out here.
 cd "$T/gcc-O2" 2>/dev/null && [ -x selfsame ] && {
-	if command -v gdb >/dev/null; then
+	gdb=$(command -v gdb || command -v gdb-multiarch) # CI installs gdb-multiarch
+	if [ -n "$gdb" ]; then
 		printf 'set pagination off\nbreak show\nignore 1 1\nrun\nbt\n' >bt.gdb
 		names() { sed -nE 's/^#[0-9]+ +(0x[0-9a-f]+ in )?([^ ]+) .*/\2/p' "$1" | grep -v '^sonde_exit_trampoline$'; }
-		gdb -q -batch -x bt.gdb ./selfsame >bt.plain 2>&1
-		"$SONDE" record -o bt.data -- gdb -q -batch -x bt.gdb ./selfsame >bt.rec 2>&1
+		"$gdb" -q -batch -x bt.gdb ./selfsame >bt.plain 2>&1
+		"$SONDE" record -o bt.data -- "$gdb" -q -batch -x bt.gdb ./selfsame >bt.rec 2>&1
 		if [ "$(names bt.plain | grep -c '^deep$')" = 11 ] && cmp -s <(names bt.plain) <(names bt.rec); then
 			ok "selfsame/gdb bt through recorded frames: the plain run's callers"
 		else

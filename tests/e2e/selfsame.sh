@@ -12,8 +12,8 @@
 # and the recordings' call counts the program's own (matrix_check.py).  The
 # forked child's end and status are in the recording (sonde info).  gdb's
 # bt at a breakpoint inside a recorded function shows the plain run's
-# callers.  perf's DWARF unwinding cannot (docs/INSTRUMENTATION.md says why):
-# not checked.
+# callers, and so does a `stack:` probe of sonde's (agent engine).  perf's
+# DWARF unwinding cannot (docs/INSTRUMENTATION.md says why): not checked.
 . "$ROOT/tests/matrix_lib.sh"
 trap '' PIPE
 for cc in gcc clang; do
@@ -73,6 +73,33 @@ cd "$T/gcc-O2" 2>/dev/null && [ -x selfsame ] && {
 		fi
 	else
 		skip "selfsame/gdb bt" "gdb not installed"
+	fi
+}
+cd "$T" || exit 1
+
+# sonde's own stack probes (agent engine: a copy of the stack, unwound by
+# sonde) on a recorded process: the plain run's stack.  Needs ptrace.
+cd "$T/gcc-O2" 2>/dev/null && {
+	stack_names() { # PROGRAM-COMMAND...: the frames of the stack:c probe, attached for 1 s
+		"$@" >/dev/null 2>&1 &
+		local runner=$! p=""
+		for _ in $(seq 100); do p=$(pgrep -n -x selfsame_stack) && break; sleep 0.05; done
+		[ -n "$p" ] && "$SONDE" probe -p "$p" --duration 1 -e stack:c 2>/dev/null |
+			sed -n '/ distinct stack/,$p' | sed '1d' | sed -E 's/^ +([0-9]+ +)?//; s/ .*//'
+		wait $runner
+	}
+	if "$SONDE_CC_BIN" -O2 -g -I"$PROGS" "$PROGS/selfsame_stack.c" -o selfsame_stack >stack-build.err 2>&1; then
+		stack_names ./selfsame_stack >stack.plain
+		stack_names "$SONDE" record -o stack.data -- ./selfsame_stack >stack.rec
+		if grep -qx main stack.plain && cmp -s stack.plain stack.rec; then
+			ok "selfsame/stack probe on a recorded process: the plain run's stack"
+		elif ! grep -qx c stack.plain; then
+			skip "selfsame/stack probe" "no stack from the plain run (ptrace refused?)"
+		else
+			notok "selfsame/stack probe on a recorded process" "$(tr '\n' ' ' <stack.plain) / $(tr '\n' ' ' <stack.rec)"
+		fi
+	else
+		notok "selfsame/stack probe: build" "$(head -3 stack-build.err)"
 	fi
 }
 cd "$T" || exit 1

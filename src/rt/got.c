@@ -238,12 +238,12 @@ static void got_scan_rela(const struct got_cand *c, const ElfW(Rela) *r, size_t 
 		if ((type != GOT_R_JUMP_SLOT && type != GOT_R_GLOB_DAT) || !si)
 			continue;
 		const ElfW(Sym) *s = &symtab[si];
-		if (s->st_shndx != SHN_UNDEF || s->st_name >= strsz)
+		if (s->st_name >= strsz)
 			continue;
 		int group;
 		const struct rt_got_sym *m = got_match(strtab + s->st_name, &group);
-		if (!m)
-			continue;
+		if (!m || (s->st_shndx != SHN_UNDEF && strcmp(m->name, "_Unwind_Find_FDE")))
+			continue; /* libgcc_s calls its own FDE lookup through its PLT (observe.c) */
 		uintptr_t *at = (uintptr_t *)(c->base + r[i].r_offset);
 		if (((uintptr_t)at & 7) || at < (uintptr_t *)c->lo || at >= (uintptr_t *)c->hi)
 			continue;

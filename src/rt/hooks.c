@@ -41,6 +41,7 @@
  * "graveyard", so that a slot wrongly taken for dead still finds its way home.
  */
 #include <stdatomic.h>
+#include <stddef.h>
 
 #include "common/clock.h"
 #include "rt/rt.h"
@@ -374,24 +375,96 @@ RT_HIDDEN uintptr_t rt_exit_ended(uintptr_t s)
 /* The exit trampoline: a hooked function's `ret` lands here with %rsp one
  * past its slot.  rax / rdx (and xmm0 / xmm1 / st0, which the hook does not
  * touch) hold its return value.  The stack is 16-byte aligned at the call:
- * slot + 8 is, and two pushes keep it so. */
+ * slot + 8 is, and two pushes keep it so.
+ *
+ * Its unwind information, for debuggers (gdb's bt through recorded frames):
+ * a .debug_frame FDE (not .eh_frame: libgcc_s gets its own from observe.c,
+ * as its unwinder reads no thread-local storage) from the byte before it
+ * (unwinders look up return address - 1).  The frame's CFA is its slot + 8;
+ * the return address rule, a DWARF expression, finds the slot in this
+ * thread's shadow stack (rt_tls.t->stack, through the TLS operator; the
+ * topmost frame with that slot) and gives its real return address, 0 once
+ * the exit hook has closed the frame.  Offsets checked below. */
 __asm__(
 	"	.text\n"
 	"	.p2align 4\n"
+	/* 16 bytes before it, no code's (observe.c): a debugger names the
+	 * trampoline's frames (their pc - 1) sonde_exit_trampoline */
+	"	.type sonde_exit_trampoline,@function\n"
+	"sonde_exit_trampoline:\n"
+	"	.skip 16, 0xcc\n"
 	"	.globl rt_exit_tramp\n"
 	"	.hidden rt_exit_tramp\n"
 	"	.type rt_exit_tramp,@function\n"
 	"rt_exit_tramp:\n"
-	"	push %rax\n"
-	"	push %rdx\n"
-	"	lea 8(%rsp), %rdi\n"
-	"	call *rt_exit_hook(%rip)\n"
-	"	mov %rax, %r11\n"
-	"	pop %rdx\n"
-	"	pop %rax\n"
-	"	jmp *%r11\n"
-	"	.size rt_exit_tramp, .-rt_exit_tramp\n");
-
+	"	push %rax\n"                     /* +0 */
+	"	push %rdx\n"                     /* +1 */
+	"	lea 8(%rsp), %rdi\n"             /* +2 */
+	"	call *rt_exit_hook(%rip)\n"      /* +7 */
+	"	mov %rax, %r11\n"                /* +13 */
+	"	pop %rdx\n"                      /* +16 */
+	"	pop %rax\n"                      /* +17 */
+	"	jmp *%r11\n"                     /* +18 */
+	".Lrt_exit_tramp_end:\n"
+	"	.size rt_exit_tramp, .-rt_exit_tramp\n"
+	"	.size sonde_exit_trampoline, .-sonde_exit_trampoline\n"
+	"	.section .debug_frame,\"\",@progbits\n"
+	".Lrt_tramp_cie:\n"
+	"	.long .Lrt_tramp_cie_end - .Lrt_tramp_cie_id\n"
+	".Lrt_tramp_cie_id:\n"
+	"	.long 0xffffffff\n"
+	"	.byte 1, 0\n"                    /* version 1, no augmentation */
+	"	.uleb128 1\n"
+	"	.sleb128 -8\n"
+	"	.byte 16\n"                      /* return address column */
+	"	.byte 0x0c, 7, 0\n"              /* DW_CFA_def_cfa rsp, 0 */
+	"	.p2align 3, 0\n"
+	".Lrt_tramp_cie_end:\n"
+	"	.long .Lrt_tramp_fde_end - .Lrt_tramp_fde_cie\n"
+	".Lrt_tramp_fde_cie:\n"
+	"	.long .Lrt_tramp_cie\n"
+	"	.quad rt_exit_tramp - 1\n"
+	"	.quad .Lrt_exit_tramp_end - rt_exit_tramp + 1\n"
+	"	.byte 0x16, 16\n"                /* DW_CFA_val_expression ra */
+	"	.uleb128 .Lrt_tramp_expr_end - .Lrt_tramp_expr\n"
+	".Lrt_tramp_expr:\n"                 /* [cfa] */
+	"	.byte 0x38, 0x1c\n"              /* lit8 minus: [s] */
+	"	.byte 0x0e\n"                    /* const8u */
+	"	.quad rt_tls@dtpoff\n"
+	"	.byte 0xe0\n"                    /* GNU_push_tls_address: [s &rt_tls] */
+	"	.byte 0x23, 16, 0x06\n"          /* plus_uconst t, deref: [s t] */
+	"	.byte 0x12, 0x23, 12, 0x94, 4\n" /* dup plus_uconst depth deref_size 4: [s t d] */
+	".Lrt_tramp_loop:\n"
+	"	.byte 0x12, 0x28, 4, 0\n"        /* dup bra +4 */
+	"	.byte 0x30, 0x2f\n"              /* lit0 skip end: not found */
+	"	.short .Lrt_tramp_expr_end - .Lrt_tramp_nf\n"
+	".Lrt_tramp_nf:\n"
+	"	.byte 0x31, 0x1c\n"              /* lit1 minus: [s t i] */
+	"	.byte 0x12, 0x0a\n"              /* dup const2u sizeof frame */
+	"	.short 48\n"
+	"	.byte 0x1e, 0x15, 2, 0x22\n"     /* mul pick t plus */
+	"	.byte 0x23, 0x80, 0x12\n"        /* plus_uconst stack (2304): [s t i p] */
+	"	.byte 0x12, 0x23, 8, 0x06\n"     /* dup plus_uconst slot deref */
+	"	.byte 0x15, 4, 0x29\n"           /* pick s eq */
+	"	.byte 0x28, 4, 0\n"              /* bra found */
+	"	.byte 0x13, 0x2f\n"              /* drop skip loop: [s t i] */
+	"	.short .Lrt_tramp_loop - .Lrt_tramp_found\n"
+	".Lrt_tramp_found:\n"
+	"	.byte 0x23, 40, 0x06\n"          /* plus_uconst site deref: [s t i ra] */
+	".Lrt_tramp_expr_end:\n"
+	"	.byte 0x02, 2, 0x0e, 8\n"        /* at +1: CFA = rsp + 8 */
+	"	.byte 0x02, 1, 0x0e, 16\n"       /* at +2: rsp + 16 */
+	"	.byte 0x02, 15, 0x0e, 8\n"       /* at +17: rsp + 8 */
+	"	.byte 0x02, 1, 0x0e, 0\n"        /* at +18: rsp */
+	"	.p2align 3, 0\n"
+	".Lrt_tramp_fde_end:\n"
+	"	.text\n");
+_Static_assert(offsetof(struct rt_tls, t) == 16, "rt_exit_tramp's CFI: rt_tls.t");
+_Static_assert(offsetof(struct sonde_thread, depth) == 12, "rt_exit_tramp's CFI: depth");
+_Static_assert(offsetof(struct sonde_thread, stack) == 2304, "rt_exit_tramp's CFI: stack");
+_Static_assert(sizeof(struct sonde_frame) == 48, "rt_exit_tramp's CFI: frame size");
+_Static_assert(offsetof(struct sonde_frame, slot) == 8 && offsetof(struct sonde_frame, site) == 40,
+               "rt_exit_tramp's CFI: slot, site");
 /* The same keeping every general register (rt.h): the slot's place is
  * reserved for the real return address, nine pushes keep the stack
  * 16-byte aligned at the call, and a `ret` goes home. */

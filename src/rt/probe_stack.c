@@ -32,6 +32,33 @@
 
 #define RING_GONE 0xffffffffu
 
+/* The copy as the program's stack would be unrecorded: a frame that `sonde
+ * record` hooked (hooks.c) holds the exit trampoline's address in its slot,
+ * where no unwinder can go on (sonde's reads a copy: the thread's shadow
+ * stack is not in it); the real return address of each such frame whose
+ * slot lies in the copy is written into the copy, as pa_shadow_unpatch
+ * does for the probes' own. */
+static void recorded_unpatch(uint64_t sp, uint8_t *copy, uint32_t n)
+{
+	struct rt_tls *L = &rt_tls;
+	if (L->state != RT_T_ON || n < 8)
+		return;
+	struct sonde_thread *t = L->t;
+	for (uint32_t i = __atomic_load_n(&t->depth, __ATOMIC_ACQUIRE); i-- > 0;) {
+		uint64_t slot = t->stack[i].slot;
+		if (slot < sp)
+			continue; /* dead (a longjmp left it) */
+		if (slot - sp > n - 8)
+			break; /* past the copy: so are the callers' */
+		uint64_t *w = (uint64_t *)(copy + (slot - sp)), v;
+		__builtin_memcpy(&v, w, 8);
+		if (rt_is_exit_tramp((uintptr_t)v)) {
+			v = t->stack[i].site;
+			__builtin_memcpy(w, &v, 8);
+		}
+	}
+}
+
 static struct pa_sring *srings;
 static uint32_t sgen;               /* the session: a thread's claim of an earlier one is stale */
 static pthread_key_t sring_key;
@@ -154,6 +181,7 @@ void pa_stack_put(struct pa_site *s, uint32_t idx, uint64_t sp, const uint64_t *
 	else
 		n = copy_checked(stk, sp, n);
 	pa_shadow_unpatch(sp, stk, n);
+	recorded_unpatch(sp, stk, n);
 	e->len = len;
 	e->site = idx;
 	e->t = t0;

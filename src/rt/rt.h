@@ -15,6 +15,7 @@
 #define RT_EXPORT __attribute__((visibility("default")))
 #define RT_NO_NODE 0xffffffffu
 #define RT_GRAVES  16
+#define RT_FDE_BYTES 128
 
 enum { RT_T_NEW = 0, RT_T_ON = 1, RT_T_OFF = 2 };
 /* For vfork's assembly (runtime.c; checked there against the struct). */
@@ -30,6 +31,11 @@ struct rt_priv {
 	uint32_t *recs[SONDE_MAX_MODS_PER_THREAD]; /* records[number] per module (seed 000) */
 	/* Return addresses of the last frames closed as dead (hooks.c). */
 	struct { uintptr_t slot, ra; } grave[RT_GRAVES];
+	/* observe.c: the exit trampoline's CIE and FDE for libgcc's unwinder,
+	 * made for this thread's shadow stack at its first unwinding through a
+	 * hooked frame (fde_for: the thread state it was made for). */
+	struct sonde_thread *fde_for;
+	uint8_t fde[RT_FDE_BYTES];
 };
 
 /* Process-local, per-thread state.  Everything the hot path needs in one
@@ -190,6 +196,12 @@ RT_HIDDEN void rt_locks_end(void);
 /* The agent: the C++ unwinder's wrappers for got.c (unwind.c; the real
  * entry points resolved first). */
 RT_HIDDEN int rt_unwind_wrappers(const struct rt_got_sym **out);
+/* The real definition of `name` (not `self`): the next after the runtime's,
+ * else the global scope's, else that of `lib` if it is loaded; cached. */
+RT_HIDDEN void *rt_real_sym(void **cache, const char *name, void *self, const char *lib);
+/* observe.c: the wrappers that keep the program's view of its own stack
+ * (backtrace, _Unwind_Backtrace, pthread_exit, ...) for got.c. */
+RT_HIDDEN int rt_observe_wrappers(const struct rt_got_sym **out);
 /* probes.c: the probe agent's replaced return addresses of this thread put back (an exception unwinds). */
 RT_HIDDEN void rt_probes_unhook(void);
 /* probe_exec.c / probes.c: following exec.  rt_exec_wrappers gives the

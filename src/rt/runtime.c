@@ -134,6 +134,15 @@ static void thread_end(void *arg)
 	atomic_store_explicit(&L->t->state, SONDE_T_EXITED, memory_order_release);
 }
 
+/* exit() and a return from main: the status (a process that is not sonde's
+ * own child, a forked one, has nobody else to tell it). */
+static void note_exit_status(int status, void *arg)
+{
+	(void)arg;
+	if (rt_sess && rt_sess->procs[rt_proc_slot].pid == getpid())
+		rt_sess->procs[rt_proc_slot].exit_status = status & 0xff;
+}
+
 static void before_fork(void)
 {
 	if (rt_sess)
@@ -189,6 +198,7 @@ static int map_session(int fd)
 	if (init_state > 0) {
 		pthread_key_create(&thread_key, thread_end);
 		pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+		on_exit(note_exit_status, NULL);
 	}
 	return init_state > 0 ? 0 : -1;
 }
@@ -673,12 +683,17 @@ RT_EXPORT int pthread_setname_np(pthread_t th, const char *name)
 	return rc;
 }
 
-/* _exit / _Exit end the process without destructors: note the end here, so
- * that a child that forks and _exits is charged its own time only. */
+/* _exit / _Exit end the process without destructors: note the end and the
+ * status here, so that a child that forks and _exits is charged its own
+ * time only and its end is known.  Not in a vfork child: it runs on its
+ * parent's memory, and the process slot is the parent's. */
 RT_EXPORT __attribute__((noreturn)) void _exit(int status)
 {
-	if (rt_sess)
+	if (rt_sess && rt_sess->procs[rt_proc_slot].pid == getpid()) {
 		note_process_end();
+		rt_sess->procs[rt_proc_slot].exit_status = status & 0xff; /* as wait(2) reports it */
+		atomic_store_explicit(&rt_sess->procs[rt_proc_slot].state, SONDE_P_EXITED, memory_order_release);
+	}
 	syscall(SYS_exit_group, status);
 	__builtin_unreachable();
 }

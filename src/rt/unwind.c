@@ -39,6 +39,7 @@
  * which stops at the first hooked frame. */
 #include <dlfcn.h>
 #include <stdatomic.h>
+#include <string.h>
 
 #include "common/clock.h"
 #include "rt/got.h"
@@ -61,8 +62,16 @@ static void unhook_ended(struct sonde_thread *t)
 }
 
 /* hook = 0: put every real return address back (an exception is about to
- * unwind).  hook = 1: the catching frame's stack pointer is above `sp`:
- * close the frames below it, and hook the survivors again. */
+ * unwind), but those of dead frames (an unwinding that left them and runs a
+ * cleanup now, a longjmp): below `sp`, the wrapper's own frame, or whose
+ * slot no longer holds the trampoline.  Their slots may be live memory now:
+ * a cleanup's call of _Unwind_Resume puts its return address where the
+ * return address of the call the unwinding left was (clang -O2,
+ * tests/progs/selfsame.cpp), and writing that call's into it resumed the
+ * unwinding at the same cleanup again.  hook = 1: the catching
+ * frame's stack pointer is above `sp`: close the frames below it, and hook
+ * the survivors again. */
+#define DEAD_WINDOW ((uintptr_t)1 << 20) /* as hooks.c's STALE_WINDOW */
 static void set_hooks(int hook, uintptr_t sp)
 {
 	struct rt_tls *L = &rt_tls;
@@ -82,6 +91,8 @@ static void set_hooks(int hook, uintptr_t sp)
 	for (uint32_t i = t->depth; i-- > 0;) {
 		struct sonde_frame *f = &t->stack[i];
 		uintptr_t *slot = (uintptr_t *)(uintptr_t)f->slot;
+		if (!hook && ((f->slot < sp && sp - f->slot < DEAD_WINDOW) || !rt_is_exit_tramp(*slot)))
+			continue; /* dead, its slot maybe reused (the wrapper's own return address) */
 		if (!hook && !(f->flags & SONDE_FRAME_UNHOOKED)) {
 			*slot = f->site;
 			f->flags |= SONDE_FRAME_UNHOOKED;
@@ -99,7 +110,7 @@ static void set_hooks(int hook, uintptr_t sp)
  * preloaded runtime); loaded late, the runtime's own scope does not hold
  * libgcc_s or libstdc++: the global scope's, else that of the library
  * (loaded RTLD_LOCAL by a plugin, say).  Never our own. */
-static void *real_sym(void **cache, const char *name, void *self, const char *lib)
+RT_HIDDEN void *rt_real_sym(void **cache, const char *name, void *self, const char *lib)
 {
 	void *p = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
 	if (p)
@@ -132,12 +143,12 @@ RT_HIDDEN int uw_raise(void *);
 RT_HIDDEN int uw_rethrow(void *);
 RT_HIDDEN void uw_resume(void *);
 RT_HIDDEN void *uw_catch(void *);
-#define REAL(type, cache, name, self, lib) ((type)real_sym(&cache, name, (void *)self, lib))
+#define REAL(type, cache, name, self, lib) ((type)rt_real_sym(&cache, name, (void *)self, lib))
 
 RT_EXPORT int _Unwind_RaiseException(void *exc)
 {
 	unwind_fn real = REAL(unwind_fn, real_raise, "_Unwind_RaiseException", uw_raise, "libgcc_s.so.1");
-	set_hooks(0, 0);
+	set_hooks(0, (uintptr_t)__builtin_frame_address(0));
 	rt_probes_unhook();
 	return real ? real(exc) : 5 /* _URC_FATAL_PHASE1_ERROR */;
 }
@@ -146,7 +157,7 @@ RT_EXPORT int _Unwind_Resume_or_Rethrow(void *exc)
 {
 	unwind_fn real =
 	        REAL(unwind_fn, real_rethrow, "_Unwind_Resume_or_Rethrow", uw_rethrow, "libgcc_s.so.1");
-	set_hooks(0, 0);
+	set_hooks(0, (uintptr_t)__builtin_frame_address(0));
 	rt_probes_unhook();
 	return real ? real(exc) : 5;
 }
@@ -154,7 +165,7 @@ RT_EXPORT int _Unwind_Resume_or_Rethrow(void *exc)
 RT_EXPORT void _Unwind_Resume(void *exc)
 {
 	resume_fn real = REAL(resume_fn, real_resume, "_Unwind_Resume", uw_resume, "libgcc_s.so.1");
-	set_hooks(0, 0);
+	set_hooks(0, (uintptr_t)__builtin_frame_address(0));
 	rt_probes_unhook();
 	if (real)
 		real(exc);
@@ -193,6 +204,14 @@ RT_HIDDEN int rt_unwind_wrappers(const struct rt_got_sym **out)
 	REAL(void *, real_rethrow, "_Unwind_Resume_or_Rethrow", uw_rethrow, "libgcc_s.so.1");
 	REAL(void *, real_resume, "_Unwind_Resume", uw_resume, "libgcc_s.so.1");
 	REAL(void *, real_catch, "__cxa_begin_catch", uw_catch, "libstdc++.so.6");
-	*out = unwind_wrappers;
-	return (int)(sizeof unwind_wrappers / sizeof unwind_wrappers[0]);
+	/* and those of observe.c: backtrace, pthread_exit, libgcc_s's FDE lookup */
+	static struct rt_got_sym all[sizeof unwind_wrappers / sizeof unwind_wrappers[0] + 8];
+	int n = (int)(sizeof unwind_wrappers / sizeof unwind_wrappers[0]);
+	const struct rt_got_sym *obs;
+	int nobs = rt_observe_wrappers(&obs);
+	memcpy(all, unwind_wrappers, sizeof unwind_wrappers);
+	for (int i = 0; i < nobs && n < (int)(sizeof all / sizeof all[0]); i++)
+		all[n++] = obs[i];
+	*out = all;
+	return n;
 }

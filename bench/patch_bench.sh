@@ -96,7 +96,7 @@ fi
 if [ -x lua-plain ]; then
 	"$SONDE" record --module 'libc.so*' -o lc.data -- ./lua-plain "$ROOT/tests/progs/bench.lua" 12 >/dev/null 2>&1
 	"$SONDE" info -i lc.data --format=json >lc.json
-	./lua-plain "$ROOT/tests/progs/bench.lua" 30 >/dev/null 2>&1 & lp=$!
+	./lua-plain "$ROOT/tests/progs/bench.lua" 33 >/dev/null 2>&1 & lp=$!
 	sleep 0.3
 	"$SONDE" record -p $lp --duration 0.5 -o at.data >/dev/null 2>&1
 	kill $lp 2>/dev/null; wait $lp 2>/dev/null

@@ -30,7 +30,9 @@ record() {
 		return
 	fi
 	check "$m/$p/output unchanged" cmp -s "$p.plain" "$p.out"
-	echo "$m/$p $PWD/$p.data $PWD/$p.out ${opts[*]/--trace/trace}" >>"$jobs"
+	local plain=
+	[ "${MATRIX_PLAIN:-}" = 1 ] && plain=plain
+	echo "$m/$p $PWD/$p.data $PWD/$p.out ${opts[*]/--trace/trace} $plain" >>"$jobs"
 }
 
 matrix() { # FUNCTION: build and record, for each compiler and level

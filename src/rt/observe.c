@@ -321,8 +321,22 @@ _Static_assert(offsetof(struct sonde_frame, slot) < 128 && offsetof(struct sonde
 
 #define CIE_SIZE 24 /* 18 bytes, padded */
 
-/* This thread's CIE + FDE covering [rt_exit_tramp - 1, rt_exit_tramp + 1),
- * in its private tables (rt.h).  The FDE, or NULL. */
+/* Both exit trampolines' first bytes (and what lies between them: the FDE
+ * is only ever handed out for those pcs, where the rule holds). */
+static uintptr_t tramps_lo(void)
+{
+	uintptr_t a = (uintptr_t)rt_exit_tramp, b = (uintptr_t)rt_exit_tramp_full;
+	return (a < b ? a : b) - 1;
+}
+static uintptr_t tramps_hi(void)
+{
+	uintptr_t a = (uintptr_t)rt_exit_tramp, b = (uintptr_t)rt_exit_tramp_full;
+	return (a > b ? a : b) + 1;
+}
+
+/* This thread's CIE + FDE covering [rt_exit_tramp - 1, rt_exit_tramp + 1)
+ * and the same of rt_exit_tramp_full (tramps_lo .. tramps_hi), in its
+ * private tables (rt.h).  The FDE, or NULL. */
 static const uint8_t *tramp_fde(struct rt_priv *pv, struct sonde_thread *t)
 {
 	if (pv->fde_for == t)
@@ -342,8 +356,8 @@ static const uint8_t *tramp_fde(struct rt_priv *pv, struct sonde_thread *t)
 	uint8_t *f = p, *e;
 	p = put_u32(p, 0);       /* length, below */
 	p = put_u32(p, (uint32_t)(p - c)); /* CIE pointer: from this field back to the CIE */
-	p = put_u64(p, (uintptr_t)rt_exit_tramp - 1);
-	p = put_u64(p, 2);
+	p = put_u64(p, tramps_lo());
+	p = put_u64(p, tramps_hi() - tramps_lo());
 	p = put_u8(p, 0);        /* augmentation data length */
 	p = put_u8(p, CFA_def_cfa), p = put_u8(p, REG_RSP), p = put_u8(p, 0);
 	p = put_u8(p, CFA_val_expression), p = put_u8(p, REG_RA);
@@ -364,15 +378,15 @@ static const uint8_t *tramp_fde(struct rt_priv *pv, struct sonde_thread *t)
 RT_EXPORT const void *_Unwind_Find_FDE(void *pc, void *bases)
 {
 	typedef const void *(*ff_fn)(void *, void *);
-	uintptr_t a = (uintptr_t)pc, tr = (uintptr_t)rt_exit_tramp;
-	if (__builtin_expect(a == tr - 1 || a == tr, 0)) {
+	uintptr_t a = (uintptr_t)pc, tr = (uintptr_t)rt_exit_tramp, tf = (uintptr_t)rt_exit_tramp_full;
+	if (__builtin_expect(a == tr - 1 || a == tr || a == tf - 1 || a == tf, 0)) {
 		struct rt_tls *L = &rt_tls;
 		const uint8_t *f = L->state == RT_T_ON ? tramp_fde(L->priv, L->t) : NULL;
 		if (f) {
 			struct eh_bases *eb = bases;
 			eb->tbase = NULL;
 			eb->dbase = NULL;
-			eb->func = (void *)(tr - 1);
+			eb->func = (void *)tramps_lo();
 			return f;
 		}
 	}

@@ -36,6 +36,17 @@ for cc in gcc clang; do
 	done
 done
 
+# Never built for sonde (its functions patched at the start, docs/INSTRUMENTATION.md
+# "Programs never built for sonde"): a plain g++ -O2 build, the same observations.
+mkdir -p "$T/plain-O2" && cd "$T/plain-O2" && {
+	m=selfsame/plain-g++/O2 cc=gcc cxx=g++ opt=O2
+	if build selfsame g++ -rdynamic -pthread "$PROGS/selfsame.cpp" -o selfsame; then
+		MATRIX_PLAIN=1 record selfsame -- ./selfsame
+		MATRIX_PLAIN=1 record selfsame.trace --trace -- ./selfsame
+	fi
+}
+cd "$T" || exit 1
+
 # Attached (`sonde record -p`, the GOT redirections of got.c): gcc -O2.
 cd "$T/gcc-O2" 2>/dev/null && [ -x selfsame ] && {
 	m=selfsame/gcc/O2

@@ -28,7 +28,7 @@ DEP_LIBS := -lelf -ldw -lz -lzstd -lm -lpthread -ldl
 
 HOST_SRCS := $(wildcard src/cli/*.c src/common/*.c src/record/*.c src/data/*.c src/sym/*.c \
                         src/analysis/*.c src/export/*.c src/probe/*.c src/arch/x86_64/*.c \
-                        src/arch/aarch64/*.c src/arch/mips/*.c \
+                        src/arch/aarch64/*.c src/arch/mips/*.c src/arch/arm/*.c src/arch/riscv/*.c \
                         src/attach/*.c)
 HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/obj/%.o)
 # Everything but the CLI: linked into unit tests too.

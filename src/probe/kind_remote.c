@@ -376,6 +376,8 @@ static void func_entry(struct rsess *s, struct probe *p, struct rfunc *d, uint64
 	if (remote_reg(&s->c, a->sp, &sp) ||
 	    (a->ra >= 0 ? remote_reg(&s->c, a->ra, &ret) : read_ptr(s, sp, &ret)))
 		return; /* no return address: the call is counted, its return is not timed */
+	if (a->thumb_bit)
+		ret &= ~(uint64_t)1;    /* lr holds the return address | 1 (Thumb state) */
 	callstats_caller(&d->cs, ret);
 	int pending = 0;
 	for (int i = 0; i < d->nf; i++)

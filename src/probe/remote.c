@@ -88,7 +88,7 @@ static void put_val(struct remote *c, uint64_t v, size_t n, char *hex)
 
 static const struct rarch *arch_by_name(const char *xml)
 {
-	static const struct rarch *const all[] = { &rarch_x86_64, &rarch_aarch64, &rarch_mips };
+	static const struct rarch *const all[] = { &rarch_x86_64, &rarch_aarch64, &rarch_mips, &rarch_arm, &rarch_riscv32 };
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
 		if (!strncmp(xml, all[i]->name, strlen(all[i]->name)))
 			return all[i];
@@ -101,6 +101,8 @@ static const struct rarch *arch_by_machine(int em)
 	case EM_X86_64: return &rarch_x86_64;
 	case EM_AARCH64: return &rarch_aarch64;
 	case EM_MIPS: return &rarch_mips;
+	case EM_ARM: return &rarch_arm;
+	case EM_RISCV: return &rarch_riscv32;
 	}
 	return NULL;
 }
@@ -278,11 +280,11 @@ int remote_open(struct remote *c, const char *target, int timeout_ms, int elf_ma
 	if (c->xml_arch[0]) {
 		c->arch = arch_by_name(c->xml_arch);
 		if (!c->arch)
-			return cfail(c, "the stub's architecture '%s' is not supported (x86-64, aarch64, mips)", c->xml_arch);
+			return cfail(c, "the stub's architecture '%s' is not supported (x86-64, aarch64, mips, arm (Cortex-M), riscv:rv32)", c->xml_arch);
 		if (ea && ea != c->arch)
 			return cfail(c, "the stub's architecture is %s, the program's is %s", c->xml_arch, ea->name);
 	} else if (!(c->arch = ea)) {
-		return cfail(c, "the program's architecture (ELF machine %d) is not supported (x86-64, aarch64, mips)",
+		return cfail(c, "the program's architecture (ELF machine %d) is not supported (x86-64, aarch64, mips, arm (Cortex-M), riscv:rv32)",
 		             elf_machine);
 	}
 	struct remote_stop st;
@@ -586,12 +588,35 @@ int remote_queue_write(struct remote *c, uint64_t addr, const void *buf, size_t 
 	return 0;
 }
 
+/* The Z0/z0 "kind" at addr: bp_len, or, where the instruction's length
+ * decides it (Thumb-2, RISC-V C), read from the target once per address
+ * (kept in a small table: the code does not change under a breakpoint). */
+static int bp_kind(struct remote *c, uint64_t addr)
+{
+	if (!c->arch->bp_kind)
+		return c->arch->bp_len;
+	unsigned slot = (unsigned)(addr >> 1) % (sizeof c->kind_addr / sizeof c->kind_addr[0]);
+	if (c->kind[slot] && c->kind_addr[slot] == addr)
+		return c->kind[slot];
+	uint8_t code[4];
+	size_t n = 4;
+	char err[sizeof c->err];
+	memcpy(err, c->err, sizeof err);
+	while (n && remote_read(c, addr, code, n))
+		n -= 2;
+	memcpy(c->err, err, sizeof err);  /* unreadable: bp_len, the stub decides */
+	int k = n ? c->arch->bp_kind(code, n, c->big_endian) : c->arch->bp_len;
+	c->kind_addr[slot] = addr;
+	c->kind[slot] = (uint8_t)k;
+	return k;
+}
+
 int remote_insert_bp(struct remote *c, uint64_t addr, uint8_t saved[RARCH_MAX_BP], int *written)
 {
 	char cmd[64];
 	*written = 0;
 	if (c->has_z0) {
-		snprintf(cmd, sizeof cmd, "Z0,%llx,%x", (unsigned long long)addr, c->arch->bp_len);
+		snprintf(cmd, sizeof cmd, "Z0,%llx,%x", (unsigned long long)addr, bp_kind(c, addr));
 		if (request(c, cmd))
 			return -1;
 		if (!strcmp(c->r.pkt, "OK"))
@@ -613,7 +638,7 @@ int remote_remove_bp(struct remote *c, uint64_t addr, const uint8_t saved[RARCH_
 	char cmd[64];
 	if (written)
 		return remote_write(c, addr, saved, (size_t)c->arch->bp_len);
-	snprintf(cmd, sizeof cmd, "z0,%llx,%x", (unsigned long long)addr, c->arch->bp_len);
+	snprintf(cmd, sizeof cmd, "z0,%llx,%x", (unsigned long long)addr, bp_kind(c, addr));
 	if (request(c, cmd))
 		return -1;
 	if (strcmp(c->r.pkt, "OK"))
@@ -696,7 +721,7 @@ int remote_step_over(struct remote *c, uint64_t addr, const uint8_t saved[RARCH_
 		return remote_step(c, st);
 	}
 	char cmd[64];
-	snprintf(cmd, sizeof cmd, "z0,%llx,%x", (unsigned long long)addr, c->arch->bp_len);
+	snprintf(cmd, sizeof cmd, "z0,%llx,%x", (unsigned long long)addr, bp_kind(c, addr));
 	if (rsp_send_str(&c->r, cmd))
 		return rfail(c, "removing a breakpoint");
 	if (c->thread)
@@ -718,7 +743,7 @@ int remote_insert_cont(struct remote *c, uint64_t addr, uint8_t saved[RARCH_MAX_
 	if (!can_pipeline(c, *written))
 		return remote_insert_bp(c, addr, saved, written) ? -1 : remote_cont(c, sig);
 	char cmd[64];
-	snprintf(cmd, sizeof cmd, "Z0,%llx,%x", (unsigned long long)addr, c->arch->bp_len);
+	snprintf(cmd, sizeof cmd, "Z0,%llx,%x", (unsigned long long)addr, bp_kind(c, addr));
 	if (rsp_send_str(&c->r, cmd))
 		return rfail(c, "putting back a breakpoint");
 	if (remote_cont(c, sig))

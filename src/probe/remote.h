@@ -62,6 +62,8 @@ struct remote {
 	 * learned at the first step over; 1: no z0/Z0 around the step. */
 	int step_passes_bp;
 	char xml_arch[64];  /* <architecture> of target.xml, or "" */
+	uint64_t kind_addr[64]; /* Z0 kinds read at these addresses (rarch.bp_kind) */
+	uint8_t kind[64];
 	void (*console)(void *arg, const char *text, size_t len); /* `O` packets; may be NULL */
 	void *console_arg;
 	char err[300];

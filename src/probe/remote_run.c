@@ -93,12 +93,49 @@ static struct rsite *site_at(struct rsess *s, uint64_t addr)
  * delay slot not yet run, as often as the delay slot runs; except after a
  * branch-likely, whose delay slot is skipped when the branch is not taken:
  * refused.  Only inside one function (not at its entry). */
+/* A breakpoint inside a Thumb-2 IT block would stop whether or not its
+ * instruction's condition holds (and a written bkpt there is UNPREDICTABLE):
+ * it goes on the IT instruction, as gdb's arm_adjust_breakpoint_address
+ * does.  The function's code is decoded from its start (read through the
+ * stub, with our written breakpoints' bytes put back). */
+static int site_it(struct rsess *s, uint64_t *addr, char *err, size_t n)
+{
+	struct sym_info fi;
+	if (sym_lookup(s->sym, *addr - s->bias, &fi) || *addr - s->bias <= fi.start ||
+	    *addr - s->bias - fi.start > 4096)
+		return 0;
+	uint64_t start = fi.start + s->bias, it;
+	size_t len = (size_t)(*addr - start) + 4;
+	uint8_t *code = malloc(len);
+	if (!code || remote_read(&s->c, start, code, len)) {
+		free(code);
+		if (code)
+			snprintf(err, n, "%s", s->c.err);
+		else
+			snprintf(err, n, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < s->nsites; i++) {
+		const struct rsite *o = &s->sites[i];
+		for (int k = 0; o->written && k < s->c.arch->bp_len; k++)
+			if (o->addr + (uint64_t)k >= start && o->addr + (uint64_t)k < start + len)
+				code[o->addr + (uint64_t)k - start] = o->saved[k];
+	}
+	int rc = s->c.arch->it_start(code, len, start, *addr, &it);
+	free(code);
+	if (rc == 1)
+		*addr = it;
+	return 0;
+}
+
 static int site_addr(struct rsess *s, uint64_t *addr, char *err, size_t n)
 {
 	const struct rarch *a = s->c.arch;
 	struct sym_info fi;
 	uint8_t code[4];
 	struct rbranch b;
+	if (a->it_start)
+		return site_it(s, addr, err, n);
 	if (!a->has_delay_slots || *addr < 4 || sym_lookup(s->sym, *addr - s->bias, &fi) ||
 	    *addr - s->bias <= fi.start)
 		return 0;

@@ -923,6 +923,13 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 	uint64_t deadline = o->duration > 0 ? e->start_ns + (uint64_t)(o->duration * 1e9) : 0;
 	int rc = run_loop(&sess, deadline, err, n);
 	e->end_ns = now_ns();
+	if (rc && sess.c.r.closed && !e->t.gone) {
+		/* The stub vanished in the middle of a request (a resume, a read):
+		 * the same end as a closed connection awaiting a stop. */
+		e->t.gone = 1;
+		e->t.status = STATUS_GONE;
+		rc = 0;
+	}
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	/* The stub's counts: after an exit it still answers (gdbserver); a

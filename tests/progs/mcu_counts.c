@@ -14,10 +14,13 @@
  *   clamped     how often the conditional (an IT block on Thumb-2) at
  *               CLAMP_LINE chose the limit
  *   ticks       calls of tick(), whose time the time probes measure
- * The counts are of N iterations; the output is one line. */
+ * The counts are of N iterations (60; -DN=... for a longer run); the
+ * output is one line. */
 #include "noipa.h"
 
+#ifndef N
 #define N 60
+#endif
 
 void mcu_puts(const char *s);
 void mcu_exit(void);

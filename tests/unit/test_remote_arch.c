@@ -181,10 +181,117 @@ static void x86_64_branches(void)
 	CHECK(a->decode((const uint8_t[]){ 0xe8, 0, 0, 0, 0 }, 5, 0x1000, 0, &b) == 0 && b.kind == RB_OTHER);
 }
 
+/* Thumb / Thumb-2 (Cortex-M4), from arm-none-eabi-as + objdump at 0x100:
+ *   100 d012 beq.n 128; 102 f040 8076 bne.w 1f2; 106 b17b cbz r3,128;
+ *   108 b977 cbnz r7,128; 10a bfa8 it ge; 10c 4608 movge r0,r1; 10e bf0c ite eq;
+ *   110 2001 moveq; 112 2002 movne; 114 4770 bx lr; 116 bd10 pop {r4,pc};
+ *   118 e7f2 b.n 100; 11a f7ff fff1 bl 100; 11e f6ff afef blt.w 100;
+ *   122 4a02 ldr r2,[pc,#8]; 124 3301 adds r3,#1; 126 be00 bkpt; 128 bf00 nop */
+static const uint8_t thumb_code[] = {
+	0x12, 0xd0, 0x40, 0xf0, 0x76, 0x80, 0x7b, 0xb1, 0x77, 0xb9, 0xa8, 0xbf, 0x08, 0x46, 0x0c, 0xbf,
+	0x01, 0x20, 0x02, 0x20, 0x70, 0x47, 0x10, 0xbd, 0xf2, 0xe7, 0xff, 0xf7, 0xf1, 0xff, 0xff, 0xf6,
+	0xef, 0xaf, 0x02, 0x4a, 0x01, 0x33, 0x00, 0xbe, 0x00, 0xbf,
+};
+
+static void arm_thumb(void)
+{
+	const struct rarch *a = &rarch_arm;
+	struct rbranch b;
+	const uint8_t *c = thumb_code;
+#define AT(addr) (c + ((addr) - 0x100)), sizeof thumb_code - ((addr) - 0x100), (addr)
+	/* Lengths: a 32-bit instruction starts with 0b11101/11110/11111. */
+	CHECK(rarch_arm_insn_len(c, 2) == 2 && rarch_arm_insn_len(c + 2, 4) == 4 && rarch_arm_insn_len(c + 2, 2) == -1);
+	CHECK(a->bp_kind(c, 4, 0) == 2 && a->bp_kind(c + 2, 4, 0) == 3 && a->bp_kind(c + 26, 4, 0) == 3);
+	CHECK(a->bp_le[0] == 0x00 && a->bp_le[1] == 0xbe && a->bp_len == 2);  /* bkpt #0, as objdump shows at 0x126 */
+	CHECK(a->decode(AT(0x100), 0, &b) == 0 && b.kind == RB_COND && b.len == 2 && b.target == 0x128 && b.next == 0x102);
+	CHECK(strstr(b.text, "beq 0x128") != NULL);
+	struct regs g = { .r = { 0 } };
+	g.r[25] = 1u << 30;                                 /* xpsr Z */
+	CHECK(a->taken(&b, reg, &g) == 1);
+	g.r[25] = 0;
+	CHECK(a->taken(&b, reg, &g) == 0);
+	CHECK(a->decode(AT(0x102), 0, &b) == 0 && b.kind == RB_COND && b.len == 4 && b.target == 0x1f2 && b.next == 0x106);
+	CHECK(a->taken(&b, reg, &g) == 1);                  /* bne, Z clear */
+	CHECK(a->decode(AT(0x106), 0, &b) == 0 && b.kind == RB_COND && b.ra == 3 && b.target == 0x128);
+	g.r[3] = 0x100000000ull;                            /* only the low 32 bits count */
+	CHECK(a->taken(&b, reg, &g) == 1);
+	CHECK(a->decode(AT(0x108), 0, &b) == 0 && b.kind == RB_COND && b.ra == 7 && b.target == 0x128);
+	g.r[7] = 5;
+	CHECK(a->taken(&b, reg, &g) == 1 && strstr(b.text, "cbnz r7, 0x128"));
+	CHECK(a->decode(AT(0x10a), 0, &b) == 0 && b.kind == RB_OTHER);        /* it */
+	CHECK(a->decode(AT(0x114), 0, &b) == 0 && b.kind == RB_END);          /* bx lr */
+	CHECK(a->decode(AT(0x116), 0, &b) == 0 && b.kind == RB_END);          /* pop {r4, pc} */
+	CHECK(a->decode(AT(0x118), 0, &b) == 0 && b.kind == RB_END);          /* b.n */
+	CHECK(a->decode(AT(0x11a), 0, &b) == 0 && b.kind == RB_OTHER && b.links && b.len == 4);  /* bl */
+	CHECK(a->decode(AT(0x11e), 0, &b) == 0 && b.kind == RB_COND && b.target == 0x100);      /* blt.w backwards */
+	g.r[25] = 1u << 31;                                 /* N != V: lt */
+	CHECK(a->taken(&b, reg, &g) == 1);
+	g.r[25] = 1u << 31 | 1u << 28;
+	CHECK(a->taken(&b, reg, &g) == 0);
+	CHECK(a->decode(AT(0x122), 0, &b) == 0 && b.kind == RB_OTHER && b.len == 2);            /* ldr literal */
+	/* IT blocks: movge (0x10c) is inside "it ge", moveq/movne inside "ite eq". */
+	uint64_t it = 0;
+	CHECK(rarch_arm_it_start(c, sizeof thumb_code, 0x100, 0x10c, &it) == 1 && it == 0x10a);
+	CHECK(rarch_arm_it_start(c, sizeof thumb_code, 0x100, 0x110, &it) == 1 && it == 0x10e);
+	CHECK(rarch_arm_it_start(c, sizeof thumb_code, 0x100, 0x112, &it) == 1 && it == 0x10e);
+	CHECK(rarch_arm_it_start(c, sizeof thumb_code, 0x100, 0x10a, &it) == 0);
+	CHECK(rarch_arm_it_start(c, sizeof thumb_code, 0x100, 0x114, &it) == 0);
+	CHECK(rarch_arm_it_start(c, sizeof thumb_code, 0x100, 0x104, &it) == -1);               /* mid bne.w */
+#undef AT
+}
+
+/* RV32IMAC, from riscv64-unknown-elf-as -march=rv32imac + objdump at 0x100:
+ *   100 02b50363 beq a0,a1,126; 104 e10d bnez a0,126; 106 fe944de3 blt s0,s1,100;
+ *   10a 0062fe63 bgeu t0,t1,126; 10e cf81 beqz a5,126; 110 f965 bnez a0,100;
+ *   112 b7fd j 100; 114 8082 ret; 116 febff0ef jal 100; 11a 9282 jalr t0;
+ *   11c 9002 c.ebreak; 11e 0505 c.addi; 120 00150513 addi */
+static const uint8_t rv_code[] = {
+	0x63, 0x03, 0xb5, 0x02, 0x0d, 0xe1, 0xe3, 0x4d, 0x94, 0xfe, 0x63, 0xfe, 0x62, 0x00, 0x81, 0xcf,
+	0x65, 0xf9, 0xfd, 0xb7, 0x82, 0x80, 0xef, 0xf0, 0xbf, 0xfe, 0x82, 0x92, 0x02, 0x90, 0x05, 0x05,
+	0x13, 0x05, 0x15, 0x00,
+};
+
+static void riscv32_branches(void)
+{
+	const struct rarch *a = &rarch_riscv32;
+	struct rbranch b;
+	const uint8_t *c = rv_code;
+#define AT(addr) (c + ((addr) - 0x100)), sizeof rv_code - ((addr) - 0x100), (addr)
+	CHECK(rarch_riscv_insn_len(c, 4) == 4 && rarch_riscv_insn_len(c + 4, 2) == 2 && rarch_riscv_insn_len(c, 2) == -1);
+	CHECK(a->bp_kind(c, 4, 0) == 4 && a->bp_kind(c + 4, 4, 0) == 2);
+	CHECK(memcmp(a->bp_le, c + 0x1c, 2) == 0 && a->bp_len == 2);       /* c.ebreak, as objdump shows at 0x11c */
+	struct regs g = { .r = { 0 } };
+	CHECK(a->decode(AT(0x100), 0, &b) == 0 && b.kind == RB_COND && b.len == 4 && b.target == 0x126 && b.next == 0x104);
+	CHECK(b.ra == 10 && b.rb == 11 && strstr(b.text, "beq a0,a1,0x126"));
+	g.r[10] = g.r[11] = 7;
+	CHECK(a->taken(&b, reg, &g) == 1);
+	CHECK(a->decode(AT(0x104), 0, &b) == 0 && b.kind == RB_COND && b.len == 2 && b.ra == 10 && b.target == 0x126);
+	CHECK(a->taken(&b, reg, &g) == 1);                  /* bnez a0 */
+	CHECK(a->decode(AT(0x106), 0, &b) == 0 && b.kind == RB_COND && b.ra == 8 && b.rb == 9 && b.target == 0x100);
+	g.r[8] = 0xffffffff;                                /* -1 < 1 signed */
+	g.r[9] = 1;
+	CHECK(a->taken(&b, reg, &g) == 1);
+	CHECK(a->decode(AT(0x10a), 0, &b) == 0 && b.kind == RB_COND && b.ra == 5 && b.rb == 6 && b.target == 0x126);
+	g.r[5] = 0xffffffff;                                /* unsigned: 0xffffffff >= 1 */
+	g.r[6] = 1;
+	CHECK(a->taken(&b, reg, &g) == 1);
+	CHECK(a->decode(AT(0x10e), 0, &b) == 0 && b.kind == RB_COND && b.ra == 15 && b.target == 0x126);
+	CHECK(a->decode(AT(0x110), 0, &b) == 0 && b.kind == RB_COND && b.target == 0x100);
+	CHECK(a->decode(AT(0x112), 0, &b) == 0 && b.kind == RB_END);          /* c.j */
+	CHECK(a->decode(AT(0x114), 0, &b) == 0 && b.kind == RB_END);          /* ret */
+	CHECK(a->decode(AT(0x116), 0, &b) == 0 && b.kind == RB_OTHER && b.links && b.len == 4);  /* jal ra */
+	CHECK(a->decode(AT(0x11a), 0, &b) == 0 && b.kind == RB_OTHER && b.links && b.len == 2);  /* c.jalr */
+	CHECK(a->decode(AT(0x11e), 0, &b) == 0 && b.kind == RB_OTHER && b.len == 2);
+	CHECK(a->decode(AT(0x120), 0, &b) == 0 && b.kind == RB_OTHER && b.len == 4);
+#undef AT
+}
+
 int main(void)
 {
 	RUN(mips_branches);
 	RUN(aarch64_branches);
 	RUN(x86_64_branches);
+	RUN(arm_thumb);
+	RUN(riscv32_branches);
 	UNIT_END();
 }

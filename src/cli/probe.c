@@ -87,6 +87,7 @@ static int probe_remote(struct cli_opts *o, int json)
 	struct remote_opts ro = {
 		.target = o->target, .exe = o->exe, .specs = o->specs, .nspecs = o->nspecs,
 		.duration = o->duration, .timeout_ms = o->timeout > 0 ? (int)(o->timeout * 1000) : 0,
+		.hw_breakpoints = o->hw_breakpoints,
 	};
 	int code = 0;
 	if (remote_probe_run(&e, &ro, err, sizeof err)) {
@@ -197,8 +198,8 @@ int cmd_probe(struct cli_opts *o)
 		cli_die(EXIT_USAGE, "--engine does not go with --target (the remote target is its own engine)");
 	if (o->target)
 		return probe_remote(o, json);
-	if (o->exe || o->timeout)
-		cli_die(EXIT_USAGE, "--exe and --timeout go with --target");
+	if (o->exe || o->timeout || o->hw_breakpoints)
+		cli_die(EXIT_USAGE, "--exe, --timeout and --hw-breakpoints go with --target");
 
 	if (o->record_probe && !o->output)
 		cli_die(EXIT_USAGE, "--record needs -o DIR (the recording directory to write the hits into)");

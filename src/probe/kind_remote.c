@@ -125,7 +125,7 @@ static int find_branch(struct rsess *s, struct probe *p, uint64_t addr, struct r
 	}
 	for (int i = 0; i < s->nsites; i++) {
 		const struct rsite *t = &s->sites[i];
-		if (t->written && t->addr >= addr && t->addr + (uint64_t)a->bp_len <= end)
+		if (t->written == RBP_WRITTEN && t->addr >= addr && t->addr + (uint64_t)a->bp_len <= end)
 			memcpy(code + (t->addr - addr), t->saved, (size_t)a->bp_len);
 	}
 	struct rbranch b, fallback;

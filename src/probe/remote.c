@@ -234,10 +234,47 @@ int remote_wait(struct remote *c, int timeout_ms, struct remote_stop *st)
 	}
 }
 
+/* The stub's memory map (OpenOCD sends one): its flash and ROM regions,
+ * where breakpoints must be hardware ones.  <memory type="flash"
+ * start="0x0" length="0x40000"> ... */
+static int read_memory_map(struct remote *c)
+{
+	size_t n;
+	char *xml = xfer_read(c, "memory-map", "", &n);
+	if (!xml)
+		return -1;
+	for (const char *m = strstr(xml, "<memory "); m && c->nro < (int)(sizeof c->ro / sizeof c->ro[0]);
+	     m = strstr(m + 1, "<memory ")) {
+		const char *end = strchr(m, '>'), *t = strstr(m, "type=\""), *st = strstr(m, "start=\""),
+		           *ln = strstr(m, "length=\"");
+		if (!end || !t || !st || !ln || t > end || st > end || ln > end)
+			continue;
+		if (strncmp(t + 6, "flash\"", 6) && strncmp(t + 6, "rom\"", 4))
+			continue;
+		uint64_t lo = strtoull(st + 7, NULL, 0), len = strtoull(ln + 8, NULL, 0);
+		c->ro[c->nro].lo = lo;
+		c->ro[c->nro].hi = lo + len;
+		c->nro++;
+	}
+	free(xml);
+	return 0;
+}
+
+int remote_readonly(struct remote *c, uint64_t addr)
+{
+	if (c->force_hw)
+		return 1;
+	for (int i = 0; i < c->nro; i++)
+		if (addr >= c->ro[i].lo && addr < c->ro[i].hi)
+			return 1;
+	return 0;
+}
+
 int remote_open(struct remote *c, const char *target, int timeout_ms, int elf_machine, int big_endian)
 {
 	memset(c, 0, sizeof *c);
 	c->big_endian = big_endian;
+	c->hw_limit = -1;
 	if (rsp_open(&c->r, target, timeout_ms))
 		return cfail(c, "%s", c->r.err);
 	if (request(c, "qSupported:swbreak+;hwbreak+;vContSupported+;xmlRegisters=i386"))
@@ -246,6 +283,7 @@ int remote_open(struct remote *c, const char *target, int timeout_ms, int elf_ma
 	int noack = strstr(s, "QStartNoAckMode+") != NULL;
 	c->has_features = strstr(s, "qXfer:features:read+") != NULL;
 	c->has_auxv = strstr(s, "qXfer:auxv:read+") != NULL;
+	int has_map = strstr(s, "qXfer:memory-map:read+") != NULL;
 	c->has_tracepoints = strstr(s, "ConditionalTracepoints+") != NULL || strstr(s, "InstallInTrace+") != NULL;
 	if (noack) {
 		if (request(c, "QStartNoAckMode"))
@@ -276,6 +314,8 @@ int remote_open(struct remote *c, const char *target, int timeout_ms, int elf_ma
 		}
 		free(xml);
 	}
+	if (has_map && read_memory_map(c))
+		return -1;
 	const struct rarch *ea = arch_by_machine(elf_machine);
 	if (c->xml_arch[0]) {
 		c->arch = arch_by_name(c->xml_arch);
@@ -611,34 +651,67 @@ static int bp_kind(struct remote *c, uint64_t addr)
 	return k;
 }
 
+static int insert_hw(struct remote *c, uint64_t addr, int *written)
+{
+	char cmd[64];
+	if (c->hw_limit >= 0 && c->hw_used >= c->hw_limit)
+		return cfail(c, "a hardware breakpoint at 0x%llx would be number %d: the target has %d comparators "
+		             "(--hw-breakpoints)", (unsigned long long)addr, c->hw_used + 1, c->hw_limit);
+	snprintf(cmd, sizeof cmd, "Z1,%llx,%x", (unsigned long long)addr, bp_kind(c, addr));
+	if (request(c, cmd))
+		return -1;
+	if (!c->r.pkt_len)
+		return cfail(c, "0x%llx is in code that cannot be written, and the stub has no hardware breakpoints (Z1)",
+		             (unsigned long long)addr);
+	if (strcmp(c->r.pkt, "OK"))
+		return cfail(c, "the stub refused hardware breakpoint number %d, at 0x%llx (%.10s): the core's comparators "
+		             "are probably all in use (%d placed; give their count with --hw-breakpoints)",
+		             c->hw_used + 1, (unsigned long long)addr, c->r.pkt, c->hw_used);
+	c->hw_used++;
+	*written = RBP_HW;
+	return 0;
+}
+
 int remote_insert_bp(struct remote *c, uint64_t addr, uint8_t saved[RARCH_MAX_BP], int *written)
 {
 	char cmd[64];
 	*written = 0;
+	if (remote_readonly(c, addr))
+		return insert_hw(c, addr, written);
 	if (c->has_z0) {
 		snprintf(cmd, sizeof cmd, "Z0,%llx,%x", (unsigned long long)addr, bp_kind(c, addr));
 		if (request(c, cmd))
 			return -1;
 		if (!strcmp(c->r.pkt, "OK"))
 			return 0;
+		if (c->r.pkt_len && c->r.pkt[0] == 'E') {
+			/* OpenOCD: the software breakpoint cannot be written there
+			 * (flash without a memory map): hardware ones from now on. */
+			c->force_hw = 1;
+			return insert_hw(c, addr, written);
+		}
 		if (c->r.pkt_len)
 			return cfail(c, "the stub refused a breakpoint at 0x%llx (%.10s)", (unsigned long long)addr, c->r.pkt);
 		c->has_z0 = 0; /* empty reply: not supported, write the instruction */
 	}
 	if (remote_read(c, addr, saved, (size_t)c->arch->bp_len))
 		return -1;
-	if (remote_write(c, addr, c->big_endian ? c->arch->bp_be : c->arch->bp_le, (size_t)c->arch->bp_len))
-		return -1;
-	*written = 1;
+	if (remote_write(c, addr, c->big_endian ? c->arch->bp_be : c->arch->bp_le, (size_t)c->arch->bp_len)) {
+		c->force_hw = 1;    /* the stub refuses M there: code in flash */
+		return insert_hw(c, addr, written);
+	}
+	*written = RBP_WRITTEN;
 	return 0;
 }
 
 int remote_remove_bp(struct remote *c, uint64_t addr, const uint8_t saved[RARCH_MAX_BP], int written)
 {
 	char cmd[64];
-	if (written)
+	if (written == RBP_WRITTEN)
 		return remote_write(c, addr, saved, (size_t)c->arch->bp_len);
-	snprintf(cmd, sizeof cmd, "z0,%llx,%x", (unsigned long long)addr, bp_kind(c, addr));
+	snprintf(cmd, sizeof cmd, "z%d,%llx,%x", written == RBP_HW, (unsigned long long)addr, bp_kind(c, addr));
+	if (written == RBP_HW)
+		c->hw_used--;
 	if (request(c, cmd))
 		return -1;
 	if (strcmp(c->r.pkt, "OK"))
@@ -699,7 +772,7 @@ int remote_step_over(struct remote *c, uint64_t addr, const uint8_t saved[RARCH_
 	*lifted = 0;
 	if (drain(c))
 		return -1;
-	if (c->step_passes_bp && !written && c->has_z0) {
+	if (c->step_passes_bp && written != RBP_WRITTEN && (c->has_z0 || written == RBP_HW)) {
 		/* Step with the breakpoint in place.  The first time, see where the
 		 * thread is: still on the breakpoint (reported again, not executed)
 		 * means this stub needs it lifted, from now on. */

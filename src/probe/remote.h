@@ -62,6 +62,15 @@ struct remote {
 	 * learned at the first step over; 1: no z0/Z0 around the step. */
 	int step_passes_bp;
 	char xml_arch[64];  /* <architecture> of target.xml, or "" */
+	/* Code that cannot take a software breakpoint: flash and ROM regions of
+	 * the stub's memory map (qXfer:memory-map:read, OpenOCD), [lo, hi).
+	 * Breakpoints there are hardware ones (Z1); all are when force_hw (the
+	 * stub refused a Z0 with an error).  hw_limit: the core's comparators
+	 * (--hw-breakpoints), -1 not given; hw_used: Z1 placed now. */
+	struct { uint64_t lo, hi; } ro[16];
+	int nro;
+	int force_hw;
+	int hw_limit, hw_used;
 	uint64_t kind_addr[64]; /* Z0 kinds read at these addresses (rarch.bp_kind) */
 	uint8_t kind[64];
 	void (*console)(void *arg, const char *text, size_t len); /* `O` packets; may be NULL */
@@ -100,9 +109,15 @@ int remote_queue_write(struct remote *c, uint64_t addr, const void *buf, size_t 
 char *remote_regs_save(struct remote *c);
 int remote_regs_restore(struct remote *c, const char *img);
 
-/* A software breakpoint at addr: Z0 when the stub has it, else the
- * breakpoint instruction written with M (*saved gets the original bytes,
- * *written is set).  remove undoes exactly what insert did. */
+/* A breakpoint at addr: Z0 when the stub has it, else the breakpoint
+ * instruction written with M (*saved gets the original bytes, *written is
+ * RBP_WRITTEN); in code that cannot be written (remote_readonly) a
+ * hardware breakpoint, Z1 (*written is RBP_HW).  remove undoes exactly
+ * what insert did. */
+enum { RBP_Z0 = 0, RBP_WRITTEN = 1, RBP_HW = 2 };
+/* Whether addr needs a hardware breakpoint (flash, ROM, or a stub that
+ * refuses software ones). */
+int remote_readonly(struct remote *c, uint64_t addr);
 int remote_insert_bp(struct remote *c, uint64_t addr, uint8_t saved[RARCH_MAX_BP], int *written);
 int remote_remove_bp(struct remote *c, uint64_t addr, const uint8_t saved[RARCH_MAX_BP], int written);
 

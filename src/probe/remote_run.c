@@ -117,7 +117,7 @@ static int site_it(struct rsess *s, uint64_t *addr, char *err, size_t n)
 	}
 	for (int i = 0; i < s->nsites; i++) {
 		const struct rsite *o = &s->sites[i];
-		for (int k = 0; o->written && k < s->c.arch->bp_len; k++)
+		for (int k = 0; o->written == RBP_WRITTEN && k < s->c.arch->bp_len; k++)
 			if (o->addr + (uint64_t)k >= start && o->addr + (uint64_t)k < start + len)
 				code[o->addr + (uint64_t)k - start] = o->saved[k];
 	}
@@ -144,7 +144,7 @@ static int site_addr(struct rsess *s, uint64_t *addr, char *err, size_t n)
 		return -1;
 	}
 	struct rsite *t = site_at(s, *addr - 4);
-	if (t && t->written)
+	if (t && t->written == RBP_WRITTEN)
 		memcpy(code, t->saved, 4);
 	if (a->decode(code, 4, *addr - 4, s->c.big_endian, &b) || !b.delay)
 		return 0;
@@ -170,7 +170,7 @@ static void site_code(struct rsess *s, struct rsite *t)
 		n = n > 4 ? n / 2 : 0;  /* the end of a mapping: fewer bytes */
 	for (int i = 0; i < s->nsites; i++) {
 		const struct rsite *o = &s->sites[i];
-		for (int k = 0; o->written && k < s->c.arch->bp_len; k++)
+		for (int k = 0; o->written == RBP_WRITTEN && k < s->c.arch->bp_len; k++)
 			if (o->addr + (uint64_t)k >= t->addr && o->addr + (uint64_t)k < t->addr + n)
 				t->code[o->addr + (uint64_t)k - t->addr] = o->saved[k];
 	}
@@ -198,7 +198,9 @@ static int site_add(struct rsess *s, struct probe *p, uint64_t addr, int role, i
 		memset(t, 0, sizeof *t);
 		t->addr = addr;
 		site_code(s, t);
-		if (remote_insert_bp(&s->c, addr, t->saved, &t->written)) {
+		if (s->defer) {
+			t->pending = 1;     /* placed by place_pending, after every probe's setup */
+		} else if (remote_insert_bp(&s->c, addr, t->saved, &t->written)) {
 			snprintf(err, n, "%s", s->c.err);
 			return -1;
 		}
@@ -261,13 +263,48 @@ static int stale_hit(struct rsess *s, uint64_t pc, char *err, size_t n)
 
 static int site_remove(struct rsess *s, struct rsite *t)
 {
-	gone_add(s, t->addr, t->written);
-	int rc = t->lifted ? 0 : remote_remove_bp(&s->c, t->addr, t->saved, t->written);
+	gone_add(s, t->addr, t->written == RBP_WRITTEN);
+	int rc = t->lifted || t->pending ? 0 : remote_remove_bp(&s->c, t->addr, t->saved, t->written);
 	if (t->lifted)
 		s->has_lifted = 0;
 	free(t->u);
 	*t = s->sites[--s->nsites];
 	return rc;
+}
+
+/* After the setup of every probe: the sites in code that cannot be written
+ * need hardware breakpoints; with more of them than the core's comparators
+ * (--hw-breakpoints), the session is refused before any breakpoint is
+ * placed.  A func probe there needs one more at least, for its return. */
+static int place_pending(struct rsess *s, char *err, size_t n)
+{
+	int hw = 0, ret = 0;
+	for (int i = 0; i < s->nsites; i++) {
+		const struct rsite *t = &s->sites[i];
+		if (!t->pending || !remote_readonly(&s->c, t->addr))
+			continue;
+		hw++;
+		for (int k = 0; k < t->nu; k++)
+			if (t->u[k].p && !strcmp(t->u[k].p->sp.kind, "func"))
+				ret++;
+	}
+	if (s->c.hw_limit >= 0 && hw + ret > s->c.hw_limit) {
+		snprintf(err, n, "these probes need %d hardware breakpoints (%d sites in code that cannot be written, %d for "
+		         "the returns of func probes there), the target has %d comparators (--hw-breakpoints %d): nothing "
+		         "placed", hw + ret, hw, ret, s->c.hw_limit, s->c.hw_limit);
+		return -1;
+	}
+	for (int i = 0; i < s->nsites; i++) {
+		struct rsite *t = &s->sites[i];
+		if (!t->pending)
+			continue;
+		if (remote_insert_bp(&s->c, t->addr, t->saved, &t->written)) {
+			snprintf(err, n, "%s", s->c.err);
+			return -1;
+		}
+		t->pending = 0;
+	}
+	return 0;
 }
 
 int rs_site_add(struct rsess *s, struct probe *p, uint64_t addr, int role, char *err, size_t n)
@@ -819,7 +856,7 @@ static int run_loop(struct rsess *s, uint64_t deadline, char *err, size_t n)
 				/* A breakpoint written with M leaves the pc past it on x86-64. */
 				uint64_t adj = (uint64_t)s->c.arch->trap_pc_adj;
 				struct rsite *t = site_at(s, pc);
-				if (!t && adj && (t = site_at(s, pc - adj)) && t->written) {
+				if (!t && adj && (t = site_at(s, pc - adj)) && t->written == RBP_WRITTEN) {
 					pc -= adj;
 					if (remote_set_reg(&s->c, s->c.arch->pc, pc)) {
 						snprintf(err, n, "%s", s->c.err);
@@ -902,9 +939,14 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 	/* No stop reply gives the pc (QEMU): `g` reads it with what the
 	 * emulator needs, in one round trip. */
 	sess.c.fetch_all = sess.emulate;
+	sess.c.hw_limit = o->hw_breakpoints > 0 ? o->hw_breakpoints : -1;
+	sess.defer = 1;
 	for (int i = 0; i < o->nspecs; i++)
 		if (add_probe(&sess, o->specs[i], err, n))
 			goto fail;
+	sess.defer = 0;
+	if (place_pending(&sess, err, n))
+		goto fail;
 	if (rcount_install(&sess, err, n))
 		goto fail;
 	if (sess.ntps) {

@@ -132,6 +132,39 @@ else
 	skip "m3: IT block" "no it instruction in clamp()"
 fi
 
+# --- code that cannot be written (the proxy plays OpenOCD on a board with flash) -----------
+# hw NAME SONDE-OPTION PROXY-OPTIONS...: the M3 firmware with func, line, var and branch probes
+hw() {
+	local name=$1 opt=$2 port pport; shift 2
+	port=$(free_port); pport=$(free_port)
+	timeout 60 qemu-system-arm -M mps2-an385 -nographic -semihosting -kernel fw.m3.elf -S -gdb "tcp:127.0.0.1:$port" \
+		> "stub.$name" 2>&1 < /dev/null &
+	local qpid=$!; stubs+=("$qpid")
+	wait_listen "$port"
+	python3 "$PROXY" "$pport" "127.0.0.1:$port" --log "px.$name" "$@" &
+	stubs+=($!)
+	wait_listen "$pport"
+	timeout 60 "$SONDE" probe --target "tcp:127.0.0.1:$pport" --exe fw.m3.elf $opt -e func:step -e "line:mcu_counts.c:$L" \
+		-e "var:mcu_counts.c:$L:v" -e "branch:mcu_counts.c:$B" --format=json -o "out.$name.json" 2> "err.$name"
+	hwrc=$?
+	timeout 60 tail --pid="$qpid" -f /dev/null
+}
+read -r _ calls _ runs _ sum_v _ _ _ _ _ thirds _ < plain.m3
+HWCHECK="p=d['probes']; assert (p[0]['calls'], p[0]['returns'], p[1]['hits'], p[2]['sum'], sorted((p[3]['taken'], p[3]['not_taken']))) == ($calls, $calls, $runs, $sum_v, sorted(($thirds, $calls - $thirds))), p"
+hw ro "" --readonly 0-0x40000
+hw_exact() { [ "$hwrc" -eq 0 ] && cmp -s plain.m3 "stub.$1" && jq_py "out.$1.json" "$HWCHECK"; }
+check "flash, no memory map: Z0 refused (E01), every probe on Z1, exact" \
+	eval 'hw_exact ro && grep -q "^Z1," px.ro && [ "$(grep -c "^Z0," px.ro)" -le 1 ]'
+hw map "" --readonly 0-0x40000 --flash 0-0x40000
+check "flash in the memory map: Z1 from the start (no Z0), exact" \
+	eval 'hw_exact map && grep -q "^qXfer:memory-map:read::" px.map && ! grep -q "^Z0," px.map'
+hw limit "--hw-breakpoints 3" --readonly 0-0x40000 --flash 0-0x40000
+check "--hw-breakpoints 3 with 4 needed: refused before anything is placed, naming the limit" bash -c \
+	"[ $hwrc -eq 2 ] && grep -q 'need 4 hardware breakpoints.*the target has 3 comparators.*nothing placed' err.limit && ! grep -q '^Z' px.limit && cmp -s plain.m3 stub.limit"
+hw stublimit "" --readonly 0-0x40000 --flash 0-0x40000 --hw-limit 2
+check "a stub with 2 comparators: the 3rd refused with a clear message, the 2 placed taken out" bash -c \
+	"[ $hwrc -eq 2 ] && grep -q 'refused hardware breakpoint number 3.*--hw-breakpoints' err.stublimit && [ \$(grep -c '^Z1,' px.stublimit) -eq 3 ] && [ \$(grep -c '^z1,' px.stublimit) -eq 2 ] && cmp -s plain.m3 stub.stublimit"
+
 # --- serial line: QEMU's gdbstub on one end of a pty pair, sonde on the other --------------
 if ! command -v socat >/dev/null; then
 	skip "m3 serial: remote probes" "socat missing (apt-get install socat)"

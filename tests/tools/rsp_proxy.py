@@ -143,8 +143,13 @@ def main():
                 if log:
                     log.write("(closed by %s)\n" % ("client" if s is cli else "stub"))
                 return
-            for p in (from_cli if s is cli else from_stub).feed(data):
-                (client_packet if s is cli else stub_packet)(p)
+            try:
+                for p in (from_cli if s is cli else from_stub).feed(data):
+                    (client_packet if s is cli else stub_packet)(p)
+            except OSError:
+                if log:
+                    log.write("(closed by %s)\n" % ("stub" if s is cli else "client"))
+                return
 
 
 if __name__ == "__main__":

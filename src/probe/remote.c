@@ -234,6 +234,70 @@ int remote_wait(struct remote *c, int timeout_ms, struct remote_stop *st)
 	}
 }
 
+/* The <reg> elements of one target description document, numbered as gdb
+ * does: regnum when given, else one more than the previous register. */
+static void parse_regs(struct remote *c, const char *xml, int *next)
+{
+	for (const char *r = strstr(xml, "<reg "); r; r = strstr(r + 1, "<reg ")) {
+		const char *end = strchr(r, '>'), *nm = strstr(r, "name=\""), *bs = strstr(r, "bitsize=\""),
+		           *rn = strstr(r, "regnum=\"");
+		if (!end || !nm || nm > end)
+			continue;
+		if (rn && rn < end)
+			*next = (int)strtol(rn + 8, NULL, 0);
+		struct rreg *v = realloc(c->regs, (size_t)(c->nregs + 1) * sizeof *v);
+		if (!v)
+			return;
+		c->regs = v;
+		struct rreg *g = &v[c->nregs++];
+		size_t l = strcspn(nm + 6, "\"");
+		snprintf(g->name, sizeof g->name, "%.*s", (int)(l < 15 ? l : 15), nm + 6);
+		g->regnum = (*next)++;
+		g->bits = bs && bs < end ? (int)strtol(bs + 9, NULL, 0) : 0;
+	}
+}
+
+/* target.xml's registers, and those of the features it includes (one level,
+ * as QEMU and OpenOCD send them).  A feature that cannot be read is left
+ * out: its registers are then unavailable. */
+static void read_reg_names(struct remote *c, const char *xml)
+{
+	int next = 0;
+	parse_regs(c, xml, &next);
+	for (const char *h = strstr(xml, "<xi:include href=\""); h; h = strstr(h + 1, "<xi:include href=\"")) {
+		char annex[100];
+		size_t l = strcspn(h + 18, "\"");
+		if (l >= sizeof annex)
+			continue;
+		snprintf(annex, sizeof annex, "%.*s", (int)l, h + 18);
+		size_t n;
+		char err[sizeof c->err];
+		memcpy(err, c->err, sizeof err);
+		char *f = xfer_read(c, "features", annex, &n);
+		memcpy(c->err, err, sizeof err);
+		if (f)
+			parse_regs(c, f, &next);
+		free(f);
+	}
+}
+
+int remote_reg_named(struct remote *c, const char *name, uint8_t *buf, size_t n)
+{
+	for (int i = 0; i < c->nregs; i++) {
+		if (strcmp(c->regs[i].name, name))
+			continue;
+		char cmd[16];
+		snprintf(cmd, sizeof cmd, "p%x", c->regs[i].regnum);
+		if (request(c, cmd))
+			return -1;
+		size_t got = c->r.pkt_len / 2;
+		if (c->r.pkt[0] == 'E' || !got || got > n || rsp_unhex(c->r.pkt, buf, got))
+			return cfail(c, "reading register %s failed ('%.10s')", name, c->r.pkt);
+		return (int)got;
+	}
+	return cfail(c, "the stub's target description has no register %s", name);
+}
+
 /* The stub's memory map (OpenOCD sends one): its flash and ROM regions,
  * where breakpoints must be hardware ones.  <memory type="flash"
  * start="0x0" length="0x40000"> ... */
@@ -312,6 +376,7 @@ int remote_open(struct remote *c, const char *target, int timeout_ms, int elf_ma
 			size_t l = strcspn(a, "<");
 			snprintf(c->xml_arch, sizeof c->xml_arch, "%.*s", (int)(l < 63 ? l : 63), a);
 		}
+		read_reg_names(c, xml);
 		free(xml);
 	}
 	if (has_map && read_memory_map(c))
@@ -340,6 +405,9 @@ int remote_open(struct remote *c, const char *target, int timeout_ms, int elf_ma
 
 void remote_close(struct remote *c)
 {
+	free(c->regs);
+	c->regs = NULL;
+	c->nregs = 0;
 	free(c->gimg);
 	c->gimg = NULL;
 	rsp_close(&c->r);

@@ -71,6 +71,11 @@ struct remote {
 	int nro;
 	int force_hw;
 	int hw_limit, hw_used;
+	/* The registers the target description names (target.xml and the
+	 * features it includes): beyond the core ones, for variables in FPU
+	 * registers (remote_reg_named). */
+	struct rreg { char name[16]; int regnum, bits; } *regs;
+	int nregs;
 	uint64_t kind_addr[64]; /* Z0 kinds read at these addresses (rarch.bp_kind) */
 	uint8_t kind[64];
 	void (*console)(void *arg, const char *text, size_t len); /* `O` packets; may be NULL */
@@ -90,6 +95,10 @@ int remote_write(struct remote *c, uint64_t addr, const void *buf, size_t n);
  * register (arch->flags: 4 bytes). */
 int remote_reg(struct remote *c, int regno, uint64_t *val);
 int remote_set_reg(struct remote *c, int regno, uint64_t val);
+/* A register the target description names (e.g. "d3", "s5"), read with `p`
+ * (not cached): its bytes, in the target's order, into buf (n at most).
+ * The count read, or -1 with c->err (no such register, or the stub refused). */
+int remote_reg_named(struct remote *c, const char *name, uint8_t *buf, size_t n);
 /* Registers regno[i] = val[i] (n of them) and memory, sent ahead without
  * waiting for the reply in no-ack mode: the replies are read, and checked
  * to be "OK", before the next request's reply or right after the next

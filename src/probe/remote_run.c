@@ -523,6 +523,26 @@ static int env_reg(void *ctx, int dw, uint64_t *val)
 {
 	struct rsess *s = ctx;
 	int r = s->c.arch->dwarf_to_stub(dw);
+	if (r < 0 && s->c.arch->elf_machine == EM_ARM && dw >= 64 && dw < 96) {
+		/* VFP s0..s31 (an M4F's float variables): the register itself
+		 * when the stub names it, else its half of d(n/2). */
+		char name[8];
+		uint8_t b[16];
+		int k = dw - 64, got;
+		snprintf(name, sizeof name, "s%d", k);
+		char err[sizeof s->c.err];
+		memcpy(err, s->c.err, sizeof err);
+		if ((got = remote_reg_named(&s->c, name, b, sizeof b)) != 4) {
+			snprintf(name, sizeof name, "d%d", k / 2);
+			if (remote_reg_named(&s->c, name, b, sizeof b) != 8) {
+				memcpy(s->c.err, err, sizeof err);
+				return -1;
+			}
+			memmove(b, b + (k & 1) * 4, 4);    /* s(2i) is the low half of d(i), little-endian */
+		}
+		*val = (uint64_t)b[0] | (uint64_t)b[1] << 8 | (uint64_t)b[2] << 16 | (uint64_t)b[3] << 24;
+		return 0;
+	}
 	return r < 0 ? -1 : remote_reg(&s->c, r, val);
 }
 

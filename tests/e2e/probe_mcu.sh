@@ -4,7 +4,8 @@
 # (mps2-an385), M4F (mps2-an386, hard float) and RV32IMAC (riscv32 virt),
 # over TCP, and the M3 over a serial line (a socat pty pair).  The firmware
 # prints its own counts (semihosting) and exits (semihosting SYS_EXIT):
-# func, line, branch, var (int in a register, float in memory), assert and
+# func, line, branch, var (int in a register, float in memory and in a
+# register: an FPU register on the M4F), assert and
 # time probes must give exactly those, the output unchanged; a line inside a
 # Thumb-2 IT block is counted at its IT instruction.  Then, on a long M3 run
 # behind tests/tools/rsp_proxy.py (which logs sonde's packets): --duration,
@@ -22,7 +23,7 @@ PROXY="$ROOT/tests/tools/rsp_proxy.py"
 
 SPECS=(-e func:step -e "line:mcu_counts.c:$L" -e "var:mcu_counts.c:$L:v" -e "var:mcu_counts.c:$L:g_f"
        -e "assert:mcu_counts.c:$L:v % 7 != 0" -e "branch:mcu_counts.c:$B" -e time:tick -e time:step
-       -e func:clamp -e "line:mcu_counts.c:$C")
+       -e func:clamp -e "line:mcu_counts.c:$C" -e var:bump:f)
 
 # build NAME EXTRA-CFLAGS...: fw.NAME.elf
 build_arm() {
@@ -61,6 +62,9 @@ checks = [
      (p[7]["hits"], p[8]["hits"], p[8]["interval_from"], p[8]["intervals"]) == (c["ticks"], calls, 7, calls - 1)
      and 0 < p[8]["min_ns"] <= p[8]["max_ns"], p[8]),
     (f"func:clamp {runs} calls, its line {runs} hits", (p[9]["calls"], p[9]["returns"], p[10]["hits"]) == (runs, runs, runs), p[10]),
+    (f"var bump:f (float in a register: s0 on the M4F) sums to {c['sum_f_milli'] / 1000}",
+     p[11]["count"] == runs and round(p[11]["sum"] * 1000) == c["sum_f_milli"] and p[11]["unavailable"] == 0
+     and (name != "m4f" or "register s0" in p[11]["where"]), p[11]),
     ("the firmware exited (semihosting SYS_EXIT)", d["target"].get("exit_status") == 0, d["target"]),
 ]
 for what, good, detail in checks:

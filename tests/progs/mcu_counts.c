@@ -8,7 +8,8 @@
  *   step_calls  calls of step()                           (func:step)
  *   line_runs   runs of MARK_LINE in account()            (line)
  *   sum_v       sum of the int v at MARK_LINE             (var, integer)
- *   sum_f_milli sum of g_f at MARK_LINE, times 1000       (var, float)
+ *   sum_f_milli sum of g_f at MARK_LINE, times 1000       (var, float: in memory there,
+ *               and bump()'s parameter f, in a register, has the same values)
  *   sevens      how often v % 7 == 0 at MARK_LINE         (assert v % 7 != 0)
  *   thirds      how often the branch at BRANCH_LINE calls third()
  *   clamped     how often the conditional (an IT block on Thumb-2) at
@@ -44,6 +45,12 @@ NOIPA int clamp(int x, int lim)
 	return r;
 }
 
+NOIPA float bump(float f)       /* f: s0 on the M4F (hard float), r0 / a0 elsewhere */
+{
+	TOUCH();
+	return f + 0.25f;
+}
+
 NOIPA void account(int v)
 {
 	line_runs++;
@@ -52,7 +59,7 @@ NOIPA void account(int v)
 	if (v % 7 == 0)
 		sevens++;
 	g_total += v;                /* MARK_LINE */
-	g_f += 0.25f;
+	g_f = bump(g_f);
 	TOUCH();
 }
 

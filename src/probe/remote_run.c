@@ -163,7 +163,7 @@ static int site_addr(struct rsess *s, uint64_t *addr, char *err, size_t n)
  * M (no Z0) around it put back.  Unreadable: t->ncode stays 0 (stepped). */
 static void site_code(struct rsess *s, struct rsite *t)
 {
-	size_t n = s->c.arch->insn_align > 1 ? (size_t)s->c.arch->insn_align : sizeof t->code;
+	size_t n = s->c.arch->insn_align > 1 ? 4 : sizeof t->code;  /* 4: the longest instruction where they are aligned (Thumb-2, RV32 too) */
 	if (!s->emulate || !s->c.arch->emulate)
 		return;
 	while (n && remote_read(&s->c, t->addr, t->code, n))

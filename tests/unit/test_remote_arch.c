@@ -286,6 +286,89 @@ static void riscv32_branches(void)
 #undef AT
 }
 
+/* The RV32 emulator (rarch.emulate) on encodings from riscv64-unknown-elf-as
+ * + objdump: a register file and 16 bytes of memory at 0x2000. */
+struct rvm { uint64_t x[33]; uint8_t m[16]; };
+
+static int rvm_reg(void *ctx, int r, uint64_t *v)
+{
+	*v = ((struct rvm *)ctx)->x[r];
+	return 0;
+}
+
+static int rvm_read(void *ctx, uint64_t addr, void *buf, size_t n)
+{
+	struct rvm *m = ctx;
+	if (addr < 0x2000 || addr + n > 0x2010)
+		return -1;
+	memcpy(buf, m->m + (addr - 0x2000), n);
+	return 0;
+}
+
+/* Run the instruction (bytes b, n of them) at 0x100: 0 done, the register set
+ * (not the pc) or store in *u. */
+static int rv_run(struct rvm *m, const uint8_t *b, size_t n, struct remu *u)
+{
+	memset(u, 0, sizeof *u);
+	u->reg = rvm_reg;
+	u->read = rvm_read;
+	u->ctx = m;
+	int rc = rarch_riscv32.emulate(b, n, 0x100, 0, u);
+	if (rc == 0 && (u->set[u->nset - 1].regno != 32 || u->set[u->nset - 1].val != 0x100 + (n == 2 || (b[0] & 3) != 3 ? 2u : 4u)))
+		return -2;
+	return rc;
+}
+
+static void riscv32_emulate(void)
+{
+	struct rvm m = { .x = { 0 } };
+	struct remu u;
+	m.x[2] = 0x1000;                                    /* sp */
+	m.x[1] = 0x80000010;                                /* ra */
+	m.x[3] = 0x27e0;                                    /* gp: gp - 2016 = 0x2000 */
+	m.x[10] = 7;                                        /* a0 */
+	for (int i = 0; i < 16; i++)
+		m.m[i] = (uint8_t)(0xf0 + i);
+#define RV(...) (const uint8_t[]){ __VA_ARGS__ }, sizeof((const uint8_t[]){ __VA_ARGS__ })
+#define SET(r, v) (u.nset == 2 && u.set[0].regno == (r) && u.set[0].val == (uint64_t)(v))
+	CHECK(rv_run(&m, RV(0x41, 0x11), &u) == 0 && SET(2, 0xff0));                /* addi sp,sp,-16 */
+	CHECK(rv_run(&m, RV(0x06, 0xc6), &u) == 0 && u.nset == 1 && u.store_addr == 0x100c && u.store_len == 4 &&
+	      u.store[0] == 0x10 && u.store[3] == 0x80);                            /* sw ra,12(sp) */
+	CHECK(rv_run(&m, RV(0x2a, 0x84), &u) == 0 && SET(8, 7));                    /* mv s0,a0 */
+	CHECK(rv_run(&m, RV(0x13, 0x87, 0x01, 0x82), &u) == 0 && SET(14, 0x2000));  /* addi a4,gp,-2016 */
+	m.x[14] = 0x2000;
+	CHECK(rv_run(&m, RV(0x1c, 0x47), &u) == 0 && SET(15, 0xfbfaf9f8));          /* lw a5,8(a4) */
+	m.x[15] = 0x11223344;
+	CHECK(rv_run(&m, RV(0x23, 0x2e, 0xf7, 0xfe), &u) == 0 && u.store_addr == 0x1ffc && u.store[0] == 0x44);  /* sw a5,-4(a4) */
+	CHECK(rv_run(&m, RV(0x37, 0x55, 0x34, 0x12), &u) == 0 && SET(10, 0x12345000));  /* lui */
+	CHECK(rv_run(&m, RV(0x97, 0x15, 0x00, 0x00), &u) == 0 && SET(11, 0x1100));      /* auipc a1,0x1 */
+	CHECK(rv_run(&m, RV(0x75, 0x56), &u) == 0 && SET(12, 0xfffffffd));          /* li a2,-3 */
+	m.x[2] = 0x2000;
+	CHECK(rv_run(&m, RV(0x92, 0x46), &u) == 0 && SET(13, 0xf7f6f5f4));          /* lw a3,4(sp) */
+	m.x[8] = 10; m.x[9] = 3;
+	CHECK(rv_run(&m, RV(0x05, 0x8c), &u) == 0 && SET(8, 7));                    /* sub s0,s0,s1 */
+	m.x[10] = 0xfffffff0;
+	CHECK(rv_run(&m, RV(0x09, 0x85), &u) == 0 && SET(10, 0xfffffffc));          /* srai a0,a0,2 */
+	m.x[11] = 0x80000000; m.x[12] = 4;
+	CHECK(rv_run(&m, RV(0xb3, 0xd5, 0xc5, 0x40), &u) == 0 && SET(11, 0xf8000000));  /* sra a1,a1,a2 */
+	CHECK(rv_run(&m, RV(0x03, 0x46, 0x17, 0x00), &u) == 0 && SET(12, 0xf1));        /* lbu a2,1(a4) */
+	CHECK(rv_run(&m, RV(0x83, 0x06, 0x17, 0x00), &u) == 0 && SET(13, 0xfffffff1));  /* lb a3,1(a4) */
+	CHECK(rv_run(&m, RV(0x33, 0x05, 0xb5, 0x02), &u) == 1);                     /* mul: stepped */
+	CHECK(rv_run(&m, RV(0x05, 0x61), &u) == 0 && SET(2, 0x2020));               /* addi sp,sp,32 */
+	CHECK(rv_run(&m, RV(0x28, 0x00), &u) == 0 && SET(10, 0x2008));              /* addi a0,sp,8 (c.addi4spn) */
+	m.x[10] = 0x2007;
+	CHECK(rv_run(&m, RV(0x71, 0x99), &u) == 0 && SET(10, 0x2004));              /* andi a0,a0,-4 */
+	m.x[11] = 5;
+	CHECK(rv_run(&m, RV(0x8e, 0x05), &u) == 0 && SET(11, 40));                  /* slli a1,a1,3 */
+	CHECK(rv_run(&m, RV(0x82, 0x80), &u) == 1);                                 /* ret: stepped */
+	m.x[14] = 0x2001;
+	CHECK(rv_run(&m, RV(0x1c, 0x47), &u) == 1);                                 /* lw misaligned: stepped */
+	m.x[14] = 0x3000;
+	CHECK(rv_run(&m, RV(0x1c, 0x47), &u) == -1);                                /* unreadable */
+#undef SET
+#undef RV
+}
+
 int main(void)
 {
 	RUN(mips_branches);
@@ -293,5 +376,6 @@ int main(void)
 	RUN(x86_64_branches);
 	RUN(arm_thumb);
 	RUN(riscv32_branches);
+	RUN(riscv32_emulate);
 	UNIT_END();
 }

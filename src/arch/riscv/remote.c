@@ -150,4 +150,5 @@ const struct rarch rarch_riscv32 = {
 	.flags = -1,
 	.decode = decode,
 	.taken = taken,
+	.emulate = rarch_riscv_emulate,
 };

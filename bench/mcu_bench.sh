@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # mcu_bench.sh — cost per hit of a probe on microcontroller firmware
 # (tests/progs/mcu_counts.c on qemu-system-arm -M mps2-an385, Cortex-M3),
-# sonde's `line:step` (a breakpoint, the instruction single-stepped by the
-# stub: no in-target counting on bare metal yet) side by side with gdb-multiarch
+# sonde's `line:step` (a breakpoint; its `push {r4, lr}` executed by sonde,
+# rarch.emulate, or, sonde-step, single-stepped by the stub as before:
+# SONDE_REMOTE_EMULATE=0; no in-target counting on bare metal yet) side by side with gdb-multiarch
 # counting the same hits with break + commands / silent / continue.  Each
 # figure is (time with N hits - time with 1 hit) / (N - 1), a fresh QEMU per
 # run.  Prints the figures; never fails on timing.
@@ -32,6 +33,8 @@ run() {
 	local t0; t0=$(date +%s.%N)
 	case $1 in
 	sonde) "$SONDE" probe --target "tcp:127.0.0.1:$port" --exe "$tmp/fw.$2.elf" -e line:step -o /dev/null ;;
+	sonde-step) SONDE_REMOTE_EMULATE=0 "$SONDE" probe --target "tcp:127.0.0.1:$port" --exe "$tmp/fw.$2.elf" \
+		-e line:step -o /dev/null ;;
 	gdb)
 		printf 'set pagination off\nset confirm off\ntarget remote 127.0.0.1:%s\nbreak step\ncommands\nsilent\ncontinue\nend\ncontinue\n' \
 			"$port" > "$tmp/gdb.cmd"
@@ -43,7 +46,7 @@ run() {
 	python3 -c "print($t1 - $t0)"
 }
 declare -A per
-for tool in sonde gdb; do
+for tool in sonde sonde-step gdb; do
 	t1=$(run $tool 1); tn=$(run $tool "$N")
 	per[$tool]=$(python3 -c "print(round(($tn - $t1) / ($N - 1) * 1e6, 1))")
 	echo "$tool: ${per[$tool]} us a hit (N=$N: ${tn} s, N=1: ${t1} s)"

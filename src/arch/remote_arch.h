@@ -112,6 +112,7 @@ int rarch_arm_it_start(const uint8_t *code, size_t n, uint64_t start, uint64_t a
 /* The emulators (src/arch/<arch>/remote_emulate.c), rarch.emulate. */
 int rarch_aarch64_emulate(const uint8_t *code, size_t n, uint64_t addr, int big_endian, struct remu *u);
 int rarch_mips_emulate(const uint8_t *code, size_t n, uint64_t addr, int big_endian, struct remu *u);
+int rarch_arm_emulate(const uint8_t *code, size_t n, uint64_t addr, int big_endian, struct remu *u);
 int rarch_riscv_emulate(const uint8_t *code, size_t n, uint64_t addr, int big_endian, struct remu *u);
 int rarch_x86_64_emulate(const uint8_t *code, size_t n, uint64_t addr, int big_endian, struct remu *u);
 

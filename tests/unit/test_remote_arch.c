@@ -369,6 +369,61 @@ static void riscv32_emulate(void)
 #undef RV
 }
 
+/* The Thumb emulator (Cortex-M) on encodings from arm-none-eabi-as +
+ * objdump (at the address given): registers r0..pc, xpsr 25; 16 bytes of
+ * memory at 0x2000 (rvm_read's). */
+static int thumb_run(struct rvm *m, uint16_t h, uint32_t at, struct remu *u)
+{
+	uint8_t b[2] = { (uint8_t)h, (uint8_t)(h >> 8) };
+	memset(u, 0, sizeof *u);
+	u->reg = rvm_reg;
+	u->read = rvm_read;
+	u->ctx = m;
+	int rc = rarch_arm.emulate(b, 2, at, 0, u);
+	if (rc == 0 && (u->set[u->nset - 1].regno != 15 || u->set[u->nset - 1].val != at + 2))
+		return -2;
+	return rc;
+}
+
+static void arm_thumb_emulate(void)
+{
+	struct rvm m = { .x = { 0 } };
+	struct remu u;
+	uint64_t *r = m.x;
+	r[0] = 0x11; r[4] = 0x44; r[13] = 0x2010; r[14] = 0x0000019b;
+	for (int i = 0; i < 16; i++)
+		m.m[i] = (uint8_t)(0xf0 + i);
+#define SET(k, v) (u.nset == 2 && u.set[0].regno == (k) && u.set[0].val == (uint64_t)(v))
+	/* 120 push {r4, lr}: r4 at sp-8, lr at sp-4, sp -= 8 */
+	CHECK(thumb_run(&m, 0xb510, 0x120, &u) == 0 && u.store_addr == 0x2008 && u.store_len == 8 && u.store[0] == 0x44 &&
+	      u.store[4] == 0x9b && u.store[5] == 0x01 && SET(13, 0x2008));
+	CHECK(thumb_run(&m, 0x4604, 0x122, &u) == 0 && SET(4, 0x11));              /* mov r4, r0 */
+	/* 124 ldr r2, [pc, #8]: the word at Align(0x128, 4) + 8 = 0x130 (objdump's) */
+	r[13] = 0x2000;
+	CHECK(thumb_run(&m, 0x4a02, 0x1ff4, &u) == 0 && SET(2, 0xf3f2f1f0));      /* at 0x1ff4: Align(0x1ff8) + 8 = 0x2000 */
+	CHECK(thumb_run(&m, 0x4a02, 0x1ff6, &u) == 0 && SET(2, 0xf3f2f1f0));      /* 0x1ffa aligned down: the same word */
+	r[2] = 0x2000;
+	CHECK(thumb_run(&m, 0x6893, 0x126, &u) == 0 && SET(3, 0xfbfaf9f8));       /* ldr r3, [r2, #8] */
+	r[3] = 0xcafe;
+	CHECK(thumb_run(&m, 0x6093, 0x128, &u) == 0 && u.store_addr == 0x2008 && u.store_len == 4 && u.store[0] == 0xfe);
+	CHECK(thumb_run(&m, 0xb082, 0x12a, &u) == 0 && SET(13, 0x1ff8));          /* sub sp, #8 */
+	CHECK(thumb_run(&m, 0xa801, 0x12c, &u) == 0 && SET(0, 0x2004));           /* add r0, sp, #4 */
+	CHECK(thumb_run(&m, 0x78d1, 0x12e, &u) == 0 && SET(1, 0xf3));             /* ldrb r1, [r2, #3] */
+	r[1] = 0x1234;
+	CHECK(thumb_run(&m, 0x8051, 0x130, &u) == 0 && u.store_addr == 0x2002 && u.store_len == 2 && u.store[1] == 0x12);
+	CHECK(thumb_run(&m, 0x9101, 0x132, &u) == 0 && u.store_addr == 0x2004);  /* str r1, [sp, #4] */
+	CHECK(thumb_run(&m, 0xb5f0, 0x134, &u) == 1);                             /* push of 5 registers: stepped */
+	CHECK(thumb_run(&m, 0x46f7, 0x136, &u) == 1);                             /* mov pc, lr: stepped */
+	CHECK(thumb_run(&m, 0x2001, 0x110, &u) == 1);                             /* movs r0, #1 (flags): stepped */
+	CHECK(thumb_run(&m, 0xbfa8, 0x10a, &u) == 1);                             /* it ge: stepped */
+	r[25] = 0x01000000 | 0x0c00;                                               /* ITSTATE set: in an IT block */
+	CHECK(thumb_run(&m, 0x4604, 0x122, &u) == 1);
+	r[25] = 0x01000000;
+	uint8_t w[4] = { 0x40, 0xf0, 0x76, 0x80 };                                 /* bne.w: 32-bit, stepped */
+	CHECK(rarch_arm.emulate(w, 4, 0x102, 0, &u) == 1);
+#undef SET
+}
+
 int main(void)
 {
 	RUN(mips_branches);
@@ -377,5 +432,6 @@ int main(void)
 	RUN(arm_thumb);
 	RUN(riscv32_branches);
 	RUN(riscv32_emulate);
+	RUN(arm_thumb_emulate);
 	UNIT_END();
 }

@@ -203,4 +203,5 @@ const struct rarch rarch_arm = {
 	.decode = decode,
 	.taken = taken,
 	.it_start = rarch_arm_it_start,
+	.emulate = rarch_arm_emulate,
 };

@@ -936,6 +936,11 @@ int remote_probe_run(struct engine *e, const struct remote_opts *o, char *err, s
 	sess.e = e;
 	if (read_elf_id(o->exe, &id, err, n))
 		return -1;
+	if ((id.machine == EM_RISCV || id.machine == EM_ARM) && id.is64) {
+		snprintf(err, n, "%s: a 64-bit %s program: only RV32 and 32-bit ARM (Cortex-M) are supported", o->exe,
+		         id.machine == EM_RISCV ? "RISC-V" : "ARM");
+		return -1;
+	}
 	if (!(sess.sym = sym_open(o->exe, &why))) {
 		snprintf(err, n, "cannot read %s (%s)", o->exe, why);
 		return -1;

@@ -2,15 +2,16 @@
 # probe_mcu.sh — sonde probe --target on microcontroller firmware (issue 26):
 # tests/progs/mcu_counts.c bare metal on QEMU's Cortex-M0 (microbit), M3
 # (mps2-an385), M4F (mps2-an386, hard float) and RV32IMAC (riscv32 virt),
-# over TCP, and the M3 over a serial line (a socat pty pair).  The firmware
+# over TCP, and the M3 and RV32 over a serial line (a socat pty pair).  The firmware
 # prints its own counts (semihosting) and exits (semihosting SYS_EXIT):
 # func, line, branch, var (int in a register, float in memory and in a
 # register: an FPU register on the M4F), assert and
 # time probes must give exactly those, the output unchanged; a line inside a
 # Thumb-2 IT block is counted at its IT instruction.  Then, on a long M3 run
 # behind tests/tools/rsp_proxy.py (which logs sonde's packets): --duration,
-# Ctrl-C and a stub that vanishes end the session with every Z0 taken out
-# (z0) and the target detached (D), the firmware running on to the same
+# Ctrl-C (also with the code read-only: hardware breakpoints) and a stub
+# that vanishes end the session with every Z0/Z1 taken out (z0/z1) and the
+# target detached (D), the firmware running on to the same
 # output.  A missing toolchain or QEMU is a skip.
 source "$ROOT/tests/lib.sh"
 source "$ROOT/tests/remote_lib.sh"
@@ -172,33 +173,39 @@ check "a stub with 2 comparators: the 3rd refused with a clear message, the 2 pl
 	"[ $hwrc -eq 2 ] && grep -q 'refused hardware breakpoint number 3.*--hw-breakpoints' err.stublimit && [ \$(grep -c '^Z1,' px.stublimit) -eq 3 ] && [ \$(grep -c '^z1,' px.stublimit) -eq 2 ] && cmp -s plain.m3 stub.stublimit"
 
 # --- serial line: QEMU's gdbstub on one end of a pty pair, sonde on the other --------------
-if ! command -v socat >/dev/null; then
-	skip "m3 serial: remote probes" "socat missing (apt-get install socat)"
-else
-	socat -d -d pty,raw,echo=0 pty,raw,echo=0 2> socat.err &
+# serial NAME QEMU-CMD...: the firmware fw.NAME.elf, its plain output plain.NAME
+serial() {
+	local name=$1; shift
+	[ -f "fw.$name.elf" ] && [ -f "plain.$name" ] || return
+	socat -d -d pty,raw,echo=0 pty,raw,echo=0 2> "socat.$name.err" &
 	stubs+=($!)
-	for _ in $(seq 100); do [ "$(grep -c 'PTY is' socat.err)" -ge 2 ] && break; sleep 0.05; done
-	mapfile -t ptys < <(sed -n 's/.*PTY is //p' socat.err)
+	for _ in $(seq 100); do [ "$(grep -c 'PTY is' "socat.$name.err")" -ge 2 ] && break; sleep 0.05; done
+	mapfile -t ptys < <(sed -n 's/.*PTY is //p' "socat.$name.err")
 	if [ "${#ptys[@]}" -lt 2 ]; then
-		notok "m3 serial: socat pty pair" "$(head -c 300 socat.err)"
-	else
-		timeout 60 qemu-system-arm -M mps2-an385 -nographic -semihosting -kernel fw.m3.elf -S -gdb "${ptys[0]}" \
-			> stub.serial 2>&1 < /dev/null &
-		qpid=$!; stubs+=("$qpid")
-		sleep 0.3
-		timeout 60 "$SONDE" probe --target "serial:${ptys[1]},115200" --exe fw.m3.elf "${SPECS[@]}" \
-			--format=json -o out.serial.json 2> err.serial
-		rc=$?
-		kill "$qpid" 2>/dev/null   # QEMU exits with the firmware; a pty end does not tell sonde
-		wait "$qpid" 2>/dev/null
-		check "m3 serial: sonde exits 0" test "$rc" -eq 0
-		if [ "$rc" -eq 0 ]; then
-			check "m3 serial: firmware output unchanged" cmp -s plain.m3 stub.serial
-			check_counts "m3 serial" out.serial.json plain.m3
-		else
-			head -c 600 err.serial
-		fi
+		notok "$name serial: socat pty pair" "$(head -c 300 "socat.$name.err")"
+		return
 	fi
+	timeout 60 "$@" -S -gdb "${ptys[0]}" > "stub.serial.$name" 2>&1 < /dev/null &
+	local qpid=$!; stubs+=("$qpid")
+	sleep 0.3
+	timeout 60 "$SONDE" probe --target "serial:${ptys[1]},115200" --exe "fw.$name.elf" "${SPECS[@]}" \
+		--format=json -o "out.serial.$name.json" 2> "err.serial.$name"
+	local rc=$?
+	kill "$qpid" 2>/dev/null   # QEMU exits with the firmware; a pty end does not tell sonde
+	wait "$qpid" 2>/dev/null
+	check "$name serial: sonde exits 0" test "$rc" -eq 0
+	if [ "$rc" -eq 0 ]; then
+		check "$name serial: firmware output unchanged" cmp -s "plain.$name" "stub.serial.$name"
+		check_counts "$name serial" "out.serial.$name.json" "plain.$name"
+	else
+		head -c 600 "err.serial.$name"
+	fi
+}
+if ! command -v socat >/dev/null; then
+	skip "serial: remote probes" "socat missing (apt-get install socat)"
+else
+	serial m3 qemu-system-arm -M mps2-an385 -nographic -semihosting -kernel fw.m3.elf
+	serial rv32 qemu-system-riscv32 -M virt -bios none -nographic -semihosting -kernel fw.rv32.elf
 fi
 
 # --- leaving early: --duration, Ctrl-C, a stub that vanishes (long run behind the proxy) ---
@@ -206,13 +213,13 @@ build_arm long -mcpu=cortex-m3 -DN=3000 || { notok "long: build" "$(head -c 300 
 QLONG=(qemu-system-arm -M mps2-an385 -nographic -semihosting -kernel fw.long.elf)
 timeout 30 "${QLONG[@]}" > plain.long 2>&1 < /dev/null
 # leave NAME HOW: HOW = duration | int | vanish
-leave() {
-	local name=$1 how=$2 port pport
+leave() {   # NAME HOW [PROXY-OPTIONS...]
+	local name=$1 how=$2 port pport; shift 2
 	port=$(free_port); pport=$(free_port)
 	timeout 60 "${QLONG[@]}" -S -gdb "tcp:127.0.0.1:$port" -pidfile "qemu.$name.pid" > "stub.$name" 2>&1 < /dev/null &
 	local qpid=$!; stubs+=("$qpid")
 	wait_listen "$port"
-	python3 "$PROXY" "$pport" "127.0.0.1:$port" --log "px.$name" &
+	python3 "$PROXY" "$pport" "127.0.0.1:$port" --log "px.$name" "$@" &
 	stubs+=($!)
 	wait_listen "$pport"
 	local extra=()
@@ -235,17 +242,18 @@ leave() {
 	check "$name: sonde exits 0" test "$rc" -eq 0
 	check "$name: detached while running, calls matched" jq_py "out.$name.json" \
 		"p=d['probes'][0]; assert d['target']['state'].startswith('detached') and 0 < p['calls'] < 3000 and p['calls']-1 <= p['returns'] <= p['calls'], d['target']"
-	# Every Z0 sonde sent has its z0, and D was the last word.
-	check "$name: every breakpoint taken out (z0 for each Z0), then D" python3 - "px.$name" <<'EOF2'
+	# Every Z0 / Z1 sonde placed has its z0 / z1, and D was the last word.
+	check "$name: every breakpoint taken out (z for each Z), then D" python3 - "px.$name" <<'EOF2'
 import collections, sys
 pk = [l.rstrip("\n") for l in open(sys.argv[1])]
-ins = collections.Counter(p.split(",")[1] for p in pk if p.startswith("Z0,"))
-out = collections.Counter(p.split(",")[1] for p in pk if p.startswith("z0,"))
+ins = collections.Counter(p[:2].lower() + p.split(",")[1] for p in pk if p.startswith(("Z0,", "Z1,")) )
+out = collections.Counter(p[:2] + p.split(",")[1] for p in pk if p.startswith(("z0,", "z1,")))
 last = [p for p in pk if not p.startswith("(")][-1]
-assert ins == out and last.startswith("D"), (ins - out, out - ins, last)
+assert ins and ins == out and last.startswith("D"), (ins - out, out - ins, last)
 EOF2
 	check "$name: the firmware runs on to the same output" cmp -s plain.long "stub.$name"
 }
 leave duration duration
 leave int int
+leave int-flash int --readonly 0-0x400000 --flash 0-0x400000
 leave vanish vanish

@@ -71,26 +71,38 @@ static int probe_remote(struct cli_opts *o, int json)
 		cli_die(EXIT_USAGE, "--target needs --exe PROGRAM (the program's ELF on this machine)");
 	if (o->pid || o->argc)
 		cli_die(EXIT_USAGE, "--target probes the stub's program: give no -p PID and no program to launch");
-	if (o->interactive || o->plugin || o->record_probe || o->library || o->pending)
-		cli_die(EXIT_USAGE, "--interactive, --pending, --plugin, --library and --record are not available with --target");
+	if (o->interactive || o->plugin || o->record_probe || o->pending)
+		cli_die(EXIT_USAGE, "--interactive, --pending, --plugin and --record are not available with --target");
 	if (!o->nspecs)
 		cli_die(EXIT_USAGE, "no probes (give -e SPEC)");
 	static struct engine e;
 	char err[700];
 	e.warn = warn_probe;  /* notes of remote_count.c: a fallback, counts that may be short */
+	if (o->library && library_load(&e.lib, o->library, err, sizeof err))
+		cli_die(EXIT_USAGE, "%s", err);
+	/* -e @NAME: the library's definition (the library outlives the run: e.lib). */
+	const char **specs = calloc((size_t)o->nspecs, sizeof *specs);
+	if (!specs)
+		cli_die(EXIT_DATA, "out of memory");
 	for (int i = 0; i < o->nspecs; i++) {
 		struct spec sp;
-		if (spec_parse(o->specs[i], &sp, err, sizeof err))
-			cli_die(EXIT_USAGE, "bad probe '%s' (%s)", o->specs[i], err);
+		specs[i] = o->specs[i];
+		if (specs[i][0] == '@' && !(specs[i] = library_find(&e.lib, o->specs[i] + 1)))
+			cli_die(EXIT_USAGE, "no probe named '%s' in the library (%s)", o->specs[i] + 1,
+			        o->library ? o->library : "no --library given");
+		if (spec_parse(specs[i], &sp, err, sizeof err))
+			cli_die(EXIT_USAGE, "bad probe '%s' (%s)", specs[i], err);
 		spec_free(&sp);
 	}
 	struct remote_opts ro = {
-		.target = o->target, .exe = o->exe, .specs = o->specs, .nspecs = o->nspecs,
+		.target = o->target, .exe = o->exe, .specs = specs, .nspecs = o->nspecs,
 		.duration = o->duration, .timeout_ms = o->timeout > 0 ? (int)(o->timeout * 1000) : 0,
 		.hw_breakpoints = o->hw_breakpoints,
 	};
 	int code = 0;
-	if (remote_probe_run(&e, &ro, err, sizeof err)) {
+	int failed = remote_probe_run(&e, &ro, err, sizeof err);
+	free(specs);            /* the probes keep copies of their specs */
+	if (failed) {
 		cli_error("%s", err);
 		code = EXIT_DATA;
 		if (!e.start_ns) {

@@ -128,13 +128,17 @@ if [ -n "$it" ] && [ -n "$clamp" ]; then
 	python3 "$PROXY" "$pport" "127.0.0.1:$port" --log px.it &
 	stubs+=($!)
 	wait_listen "$pport"
+	printf '# named probes\nsteps = func:step\n' > lib.txt
 	timeout 60 "$SONDE" probe --target "tcp:127.0.0.1:$pport" --exe fw.m3.elf -e "line:clamp+$off" \
-		--format=json -o out.it.json 2> err.it
+		--library lib.txt -e @steps --format=json -o out.it.json 2> err.it
 	wait "$qpid"
 	read -r _ _ _ runs _ < plain.m3
 	check "m3: line:clamp+$off (in an IT block) has its breakpoint on the IT instruction 0x$it, $runs hits" \
 		bash -c "grep -q '^Z0,$it,' px.it && ! grep -q '^Z0,$(printf %x $((0x$it + 2))),' px.it && \
 		python3 -c \"import json; d=json.load(open('out.it.json')); assert d['probes'][0]['hits'] == $runs\""
+	read -r _ calls _ < plain.m3
+	check "m3: --library with --target: -e @steps (func:step) counts $calls calls" jq_py out.it.json \
+		"p=d['probes'][1]; assert (p['spec'], p['calls'], p['returns']) == ('func:step', $calls, $calls), p"
 else
 	skip "m3: IT block" "no it instruction in clamp()"
 fi

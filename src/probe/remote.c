@@ -376,7 +376,11 @@ int remote_open(struct remote *c, const char *target, int timeout_ms, int elf_ma
 			size_t l = strcspn(a, "<");
 			snprintf(c->xml_arch, sizeof c->xml_arch, "%.*s", (int)(l < 63 ? l : 63), a);
 		}
-		read_reg_names(c, xml);
+		/* The register names are for variables in FPU registers (an
+		 * M4F's s0-s31): read where they are used, saving the others
+		 * the round trips of the included features. */
+		if (!strncmp(c->xml_arch, "arm", 3))
+			read_reg_names(c, xml);
 		free(xml);
 	}
 	if (has_map && read_memory_map(c))

@@ -64,7 +64,12 @@ struct rarch {
 	int ptr_size;               /* bytes of a register and of an address */
 	uint8_t bp_le[RARCH_MAX_BP]; /* the breakpoint instruction, little-endian target */
 	uint8_t bp_be[RARCH_MAX_BP]; /* big-endian target */
-	int bp_len;                 /* also the Z0 "kind" */
+	int bp_len;                 /* also the Z0 "kind", unless bp_kind */
+	/* The Z0/z0 "kind" for the instruction code[0..n) at the address (ARM
+	 * Thumb: 2 or 3; RISC-V: 2 or 4), NULL: bp_len.  The bytes written when
+	 * the stub has no Z0 are bp_len's in every case. */
+	int (*bp_kind)(const uint8_t *code, size_t n, int big_endian);
+	int thumb_bit;              /* return addresses have bit 0 set (the Thumb state): cleared */
 	int trap_pc_adj;            /* pc after a written breakpoint minus its address */
 	int insn_align;             /* probed addresses must be multiples of this */
 	int ncore;                  /* core registers at the start of `g`, each ptr_size */
@@ -91,13 +96,24 @@ struct rarch {
 	 * -1 a register or memory it needs could not be read (single-step too:
 	 * the target then takes its own fault).  NULL: no emulation. */
 	int (*emulate)(const uint8_t *code, size_t n, uint64_t addr, int big_endian, struct remu *u);
+	/* ARM Thumb-2: whether addr is inside an IT block, the function's code
+	 * code[0..n) decoded from start: 1 with *it the IT instruction, 0 not,
+	 * -1 addr is not an instruction boundary from start.  NULL: no such blocks. */
+	int (*it_start)(const uint8_t *code, size_t n, uint64_t start, uint64_t addr, uint64_t *it);
 };
 
-extern const struct rarch rarch_x86_64, rarch_aarch64, rarch_mips;
+extern const struct rarch rarch_x86_64, rarch_aarch64, rarch_mips, rarch_arm, rarch_riscv32;
+
+/* Instruction lengths (2 or 4; -1 fewer bytes than the instruction needs). */
+int rarch_arm_insn_len(const uint8_t *code, size_t n);
+int rarch_riscv_insn_len(const uint8_t *code, size_t n);
+int rarch_arm_it_start(const uint8_t *code, size_t n, uint64_t start, uint64_t addr, uint64_t *it);
 
 /* The emulators (src/arch/<arch>/remote_emulate.c), rarch.emulate. */
 int rarch_aarch64_emulate(const uint8_t *code, size_t n, uint64_t addr, int big_endian, struct remu *u);
 int rarch_mips_emulate(const uint8_t *code, size_t n, uint64_t addr, int big_endian, struct remu *u);
+int rarch_arm_emulate(const uint8_t *code, size_t n, uint64_t addr, int big_endian, struct remu *u);
+int rarch_riscv_emulate(const uint8_t *code, size_t n, uint64_t addr, int big_endian, struct remu *u);
 int rarch_x86_64_emulate(const uint8_t *code, size_t n, uint64_t addr, int big_endian, struct remu *u);
 
 #endif

@@ -56,6 +56,7 @@ struct cli_opts {
 	const char *engine;     /* --engine agent|ptrace (probe; NULL: agent where it can) */
 	const char *exe;        /* --exe PROGRAM (with --target) */
 	double timeout;         /* --timeout SECONDS (with --target; 0 = default) */
+	int hw_breakpoints;     /* --hw-breakpoints N (with --target; 0 = not given) */
 	/* positional arguments after the options (and after "--") */
 	int argc; char **argv;
 };

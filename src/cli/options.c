@@ -14,7 +14,7 @@
 enum {
 	O_FORMAT = 256, O_SORT, O_LIMIT, O_THREADS, O_PER_LOCK, O_TID, O_TIME_RANGE, O_DEPTH, O_MIN_PERCENT,
 	O_TRACE, O_LOCKS, O_LOSSY, O_MIN_TIME, O_DOMAIN, O_BUFFER, O_KEEP_LAST, O_COMPRESS, O_NO_FOLLOW, O_DURATION,
-	O_INTERACTIVE, O_PENDING, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_ENGINE, O_STACK_COPY, O_MODULE, O_NO_PATCH, O_HELP,
+	O_INTERACTIVE, O_PENDING, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_HW_BREAKPOINTS, O_ENGINE, O_STACK_COPY, O_MODULE, O_NO_PATCH, O_HELP,
 };
 
 static const struct cli_option options[] = {
@@ -82,6 +82,8 @@ static const struct cli_option options[] = {
 	  "--target: the program's ELF on this machine (symbols, lines, DWARF)" },
 	{ "timeout", O_TIMEOUT, required_argument, CMD_PROBE, "SECONDS",
 	  "--target: how long to wait for each reply of the stub (default 5)" },
+	{ "hw-breakpoints", O_HW_BREAKPOINTS, required_argument, CMD_PROBE, "N",
+	  "--target: the core's hardware breakpoint comparators, for code in flash (refused before placing more)" },
 	{ "engine", O_ENGINE, required_argument, CMD_PROBE, "agent|ptrace",
 	  "who runs the probes: the agent inside the program (default for func, line and var probes) or ptrace stops" },
 	{ "help", O_HELP, no_argument, ~0u, NULL, "show this help (also -h)" },
@@ -337,6 +339,14 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 			if (!parse_real(optarg, &o->timeout) || o->timeout <= 0 || o->timeout > 3600)
 				cli_die(EXIT_USAGE, "invalid value '%s' for --timeout (seconds, > 0)", optarg);
 			break;
+		case O_HW_BREAKPOINTS: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || end == optarg || v < 1 || v > 64)
+				cli_die(EXIT_USAGE, "invalid value '%s' for --hw-breakpoints (1 to 64)", optarg);
+			o->hw_breakpoints = (int)v;
+			break;
+		}
 		case 'h':
 		case O_HELP: help(cmd); exit(0);
 		case ':':

@@ -133,6 +133,7 @@ int cmd_probe(struct cli_opts *o)
 		.argv = o->argc ? o->argv : NULL, .pid = o->pid, .target = o->target, .exe = o->exe,
 		.specs = (const char *const *)o->specs, .nspecs = o->nspecs, .duration = o->duration,
 		.timeout_ms = o->timeout > 0 ? (int)(o->timeout * 1000) : 0,
+		.hw_breakpoints = o->hw_breakpoints,
 		.in_fd = o->interactive ? STDIN_FILENO : -1, .pending = o->pending,
 		.record_dir = o->record_probe ? o->output : NULL, .stack_copy = (uint32_t)o->stack_copy,
 		.plugin_abi = o->plugin && e.plugin ? (int)e.plugin->abi : 0, .placed = agent_placed,

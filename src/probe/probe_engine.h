@@ -29,6 +29,7 @@ struct probe_opts {
 	int nspecs;
 	double duration;        /* seconds, 0 = until the program ends */
 	int timeout_ms;         /* remote: per reply of the stub (0: default) */
+	int hw_breakpoints;     /* remote: the core's comparators (--hw-breakpoints), 0 not given */
 	int in_fd;              /* interactive commands (manager.c), or -1 */
 	int pending;            /* --pending: a location in no loaded object waits for a library */
 	const char *record_dir; /* --record: the hits go into this recording too, or NULL */

@@ -110,6 +110,8 @@ static int load_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 	if (!d || sh->sh_entsize == 0)
 		return 0;
 	size_t n = sh->sh_size / sh->sh_entsize;
+	GElf_Ehdr eh;
+	bool thumb = gelf_getehdr(elf, &eh) && eh.e_machine == EM_ARM;
 	for (size_t i = 1; i < n; i++) {
 		GElf_Sym s;
 		if (!gelf_getsym(d, (int)i, &s))
@@ -126,6 +128,8 @@ static int load_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 			continue;
 		struct sym_ent e = {0};
 		e.addr = s.st_value;
+		if (func && thumb)
+			e.addr &= ~(uint64_t)1;     /* ARM: bit 0 says Thumb code, not part of the address */
 		e.size = s.st_size;
 		e.raw = name;
 		e.rank = sym_rank(&s, name);

@@ -244,6 +244,19 @@ static const char *reg_name(int machine, int r)
 		snprintf(buf, sizeof buf, r >= 32 && r <= 63 ? "$f%d" : "$%d", r >= 32 ? r - 32 : r);
 		return buf;
 	}
+	if (machine == EM_ARM) {
+		static const char *const a[16] = { "r0", "r1", "r2", "r3", "r4", "r5", "r6", "r7",
+			"r8", "r9", "r10", "r11", "r12", "sp", "lr", "pc" };
+		if (r >= 0 && r < 16)
+			return a[r];
+		snprintf(buf, sizeof buf, r >= 64 && r <= 95 ? "s%d" : r >= 256 && r <= 287 ? "d%d" : "r%d",
+		         r >= 256 ? r - 256 : r >= 64 ? r - 64 : r);
+		return buf;
+	}
+	if (machine == EM_RISCV) {
+		snprintf(buf, sizeof buf, r >= 32 && r <= 63 ? "f%d" : "x%d", r >= 32 ? r - 32 : r);
+		return buf;
+	}
 	if (r >= 0 && r <= 16)
 		return n[r];
 	if (r >= 17 && r <= 32) {

@@ -181,10 +181,257 @@ static void x86_64_branches(void)
 	CHECK(a->decode((const uint8_t[]){ 0xe8, 0, 0, 0, 0 }, 5, 0x1000, 0, &b) == 0 && b.kind == RB_OTHER);
 }
 
+/* Thumb / Thumb-2 (Cortex-M4), from arm-none-eabi-as + objdump at 0x100:
+ *   100 d012 beq.n 128; 102 f040 8076 bne.w 1f2; 106 b17b cbz r3,128;
+ *   108 b977 cbnz r7,128; 10a bfa8 it ge; 10c 4608 movge r0,r1; 10e bf0c ite eq;
+ *   110 2001 moveq; 112 2002 movne; 114 4770 bx lr; 116 bd10 pop {r4,pc};
+ *   118 e7f2 b.n 100; 11a f7ff fff1 bl 100; 11e f6ff afef blt.w 100;
+ *   122 4a02 ldr r2,[pc,#8]; 124 3301 adds r3,#1; 126 be00 bkpt; 128 bf00 nop */
+static const uint8_t thumb_code[] = {
+	0x12, 0xd0, 0x40, 0xf0, 0x76, 0x80, 0x7b, 0xb1, 0x77, 0xb9, 0xa8, 0xbf, 0x08, 0x46, 0x0c, 0xbf,
+	0x01, 0x20, 0x02, 0x20, 0x70, 0x47, 0x10, 0xbd, 0xf2, 0xe7, 0xff, 0xf7, 0xf1, 0xff, 0xff, 0xf6,
+	0xef, 0xaf, 0x02, 0x4a, 0x01, 0x33, 0x00, 0xbe, 0x00, 0xbf,
+};
+
+static void arm_thumb(void)
+{
+	const struct rarch *a = &rarch_arm;
+	struct rbranch b;
+	const uint8_t *c = thumb_code;
+#define AT(addr) (c + ((addr) - 0x100)), sizeof thumb_code - ((addr) - 0x100), (addr)
+	/* Lengths: a 32-bit instruction starts with 0b11101/11110/11111. */
+	CHECK(rarch_arm_insn_len(c, 2) == 2 && rarch_arm_insn_len(c + 2, 4) == 4 && rarch_arm_insn_len(c + 2, 2) == -1);
+	CHECK(a->bp_kind(c, 4, 0) == 2 && a->bp_kind(c + 2, 4, 0) == 3 && a->bp_kind(c + 26, 4, 0) == 3);
+	CHECK(a->bp_le[0] == 0x00 && a->bp_le[1] == 0xbe && a->bp_len == 2);  /* bkpt #0, as objdump shows at 0x126 */
+	CHECK(a->decode(AT(0x100), 0, &b) == 0 && b.kind == RB_COND && b.len == 2 && b.target == 0x128 && b.next == 0x102);
+	CHECK(strstr(b.text, "beq 0x128") != NULL);
+	struct regs g = { .r = { 0 } };
+	g.r[25] = 1u << 30;                                 /* xpsr Z */
+	CHECK(a->taken(&b, reg, &g) == 1);
+	g.r[25] = 0;
+	CHECK(a->taken(&b, reg, &g) == 0);
+	CHECK(a->decode(AT(0x102), 0, &b) == 0 && b.kind == RB_COND && b.len == 4 && b.target == 0x1f2 && b.next == 0x106);
+	CHECK(a->taken(&b, reg, &g) == 1);                  /* bne, Z clear */
+	CHECK(a->decode(AT(0x106), 0, &b) == 0 && b.kind == RB_COND && b.ra == 3 && b.target == 0x128);
+	g.r[3] = 0x100000000ull;                            /* only the low 32 bits count */
+	CHECK(a->taken(&b, reg, &g) == 1);
+	CHECK(a->decode(AT(0x108), 0, &b) == 0 && b.kind == RB_COND && b.ra == 7 && b.target == 0x128);
+	g.r[7] = 5;
+	CHECK(a->taken(&b, reg, &g) == 1 && strstr(b.text, "cbnz r7, 0x128"));
+	CHECK(a->decode(AT(0x10a), 0, &b) == 0 && b.kind == RB_OTHER);        /* it */
+	CHECK(a->decode(AT(0x114), 0, &b) == 0 && b.kind == RB_END);          /* bx lr */
+	CHECK(a->decode(AT(0x116), 0, &b) == 0 && b.kind == RB_END);          /* pop {r4, pc} */
+	CHECK(a->decode(AT(0x118), 0, &b) == 0 && b.kind == RB_END);          /* b.n */
+	CHECK(a->decode(AT(0x11a), 0, &b) == 0 && b.kind == RB_OTHER && b.links && b.len == 4);  /* bl */
+	CHECK(a->decode(AT(0x11e), 0, &b) == 0 && b.kind == RB_COND && b.target == 0x100);      /* blt.w backwards */
+	g.r[25] = 1u << 31;                                 /* N != V: lt */
+	CHECK(a->taken(&b, reg, &g) == 1);
+	g.r[25] = 1u << 31 | 1u << 28;
+	CHECK(a->taken(&b, reg, &g) == 0);
+	CHECK(a->decode(AT(0x122), 0, &b) == 0 && b.kind == RB_OTHER && b.len == 2);            /* ldr literal */
+	/* IT blocks: movge (0x10c) is inside "it ge", moveq/movne inside "ite eq". */
+	uint64_t it = 0;
+	CHECK(rarch_arm_it_start(c, sizeof thumb_code, 0x100, 0x10c, &it) == 1 && it == 0x10a);
+	CHECK(rarch_arm_it_start(c, sizeof thumb_code, 0x100, 0x110, &it) == 1 && it == 0x10e);
+	CHECK(rarch_arm_it_start(c, sizeof thumb_code, 0x100, 0x112, &it) == 1 && it == 0x10e);
+	CHECK(rarch_arm_it_start(c, sizeof thumb_code, 0x100, 0x10a, &it) == 0);
+	CHECK(rarch_arm_it_start(c, sizeof thumb_code, 0x100, 0x114, &it) == 0);
+	CHECK(rarch_arm_it_start(c, sizeof thumb_code, 0x100, 0x104, &it) == -1);               /* mid bne.w */
+#undef AT
+}
+
+/* RV32IMAC, from riscv64-unknown-elf-as -march=rv32imac + objdump at 0x100:
+ *   100 02b50363 beq a0,a1,126; 104 e10d bnez a0,126; 106 fe944de3 blt s0,s1,100;
+ *   10a 0062fe63 bgeu t0,t1,126; 10e cf81 beqz a5,126; 110 f965 bnez a0,100;
+ *   112 b7fd j 100; 114 8082 ret; 116 febff0ef jal 100; 11a 9282 jalr t0;
+ *   11c 9002 c.ebreak; 11e 0505 c.addi; 120 00150513 addi */
+static const uint8_t rv_code[] = {
+	0x63, 0x03, 0xb5, 0x02, 0x0d, 0xe1, 0xe3, 0x4d, 0x94, 0xfe, 0x63, 0xfe, 0x62, 0x00, 0x81, 0xcf,
+	0x65, 0xf9, 0xfd, 0xb7, 0x82, 0x80, 0xef, 0xf0, 0xbf, 0xfe, 0x82, 0x92, 0x02, 0x90, 0x05, 0x05,
+	0x13, 0x05, 0x15, 0x00,
+};
+
+static void riscv32_branches(void)
+{
+	const struct rarch *a = &rarch_riscv32;
+	struct rbranch b;
+	const uint8_t *c = rv_code;
+#define AT(addr) (c + ((addr) - 0x100)), sizeof rv_code - ((addr) - 0x100), (addr)
+	CHECK(rarch_riscv_insn_len(c, 4) == 4 && rarch_riscv_insn_len(c + 4, 2) == 2 && rarch_riscv_insn_len(c, 2) == -1);
+	CHECK(a->bp_kind(c, 4, 0) == 4 && a->bp_kind(c + 4, 4, 0) == 2);
+	CHECK(memcmp(a->bp_le, c + 0x1c, 2) == 0 && a->bp_len == 2);       /* c.ebreak, as objdump shows at 0x11c */
+	struct regs g = { .r = { 0 } };
+	CHECK(a->decode(AT(0x100), 0, &b) == 0 && b.kind == RB_COND && b.len == 4 && b.target == 0x126 && b.next == 0x104);
+	CHECK(b.ra == 10 && b.rb == 11 && strstr(b.text, "beq a0,a1,0x126"));
+	g.r[10] = g.r[11] = 7;
+	CHECK(a->taken(&b, reg, &g) == 1);
+	CHECK(a->decode(AT(0x104), 0, &b) == 0 && b.kind == RB_COND && b.len == 2 && b.ra == 10 && b.target == 0x126);
+	CHECK(a->taken(&b, reg, &g) == 1);                  /* bnez a0 */
+	CHECK(a->decode(AT(0x106), 0, &b) == 0 && b.kind == RB_COND && b.ra == 8 && b.rb == 9 && b.target == 0x100);
+	g.r[8] = 0xffffffff;                                /* -1 < 1 signed */
+	g.r[9] = 1;
+	CHECK(a->taken(&b, reg, &g) == 1);
+	CHECK(a->decode(AT(0x10a), 0, &b) == 0 && b.kind == RB_COND && b.ra == 5 && b.rb == 6 && b.target == 0x126);
+	g.r[5] = 0xffffffff;                                /* unsigned: 0xffffffff >= 1 */
+	g.r[6] = 1;
+	CHECK(a->taken(&b, reg, &g) == 1);
+	CHECK(a->decode(AT(0x10e), 0, &b) == 0 && b.kind == RB_COND && b.ra == 15 && b.target == 0x126);
+	CHECK(a->decode(AT(0x110), 0, &b) == 0 && b.kind == RB_COND && b.target == 0x100);
+	CHECK(a->decode(AT(0x112), 0, &b) == 0 && b.kind == RB_END);          /* c.j */
+	CHECK(a->decode(AT(0x114), 0, &b) == 0 && b.kind == RB_END);          /* ret */
+	CHECK(a->decode(AT(0x116), 0, &b) == 0 && b.kind == RB_OTHER && b.links && b.len == 4);  /* jal ra */
+	CHECK(a->decode(AT(0x11a), 0, &b) == 0 && b.kind == RB_OTHER && b.links && b.len == 2);  /* c.jalr */
+	CHECK(a->decode(AT(0x11e), 0, &b) == 0 && b.kind == RB_OTHER && b.len == 2);
+	CHECK(a->decode(AT(0x120), 0, &b) == 0 && b.kind == RB_OTHER && b.len == 4);
+#undef AT
+}
+
+/* The RV32 emulator (rarch.emulate) on encodings from riscv64-unknown-elf-as
+ * + objdump: a register file and 16 bytes of memory at 0x2000. */
+struct rvm { uint64_t x[33]; uint8_t m[16]; };
+
+static int rvm_reg(void *ctx, int r, uint64_t *v)
+{
+	*v = ((struct rvm *)ctx)->x[r];
+	return 0;
+}
+
+static int rvm_read(void *ctx, uint64_t addr, void *buf, size_t n)
+{
+	struct rvm *m = ctx;
+	if (addr < 0x2000 || addr + n > 0x2010)
+		return -1;
+	memcpy(buf, m->m + (addr - 0x2000), n);
+	return 0;
+}
+
+/* Run the instruction (bytes b, n of them) at 0x100: 0 done, the register set
+ * (not the pc) or store in *u. */
+static int rv_run(struct rvm *m, const uint8_t *b, size_t n, struct remu *u)
+{
+	memset(u, 0, sizeof *u);
+	u->reg = rvm_reg;
+	u->read = rvm_read;
+	u->ctx = m;
+	int rc = rarch_riscv32.emulate(b, n, 0x100, 0, u);
+	if (rc == 0 && (u->set[u->nset - 1].regno != 32 || u->set[u->nset - 1].val != 0x100 + (n == 2 || (b[0] & 3) != 3 ? 2u : 4u)))
+		return -2;
+	return rc;
+}
+
+static void riscv32_emulate(void)
+{
+	struct rvm m = { .x = { 0 } };
+	struct remu u;
+	m.x[2] = 0x1000;                                    /* sp */
+	m.x[1] = 0x80000010;                                /* ra */
+	m.x[3] = 0x27e0;                                    /* gp: gp - 2016 = 0x2000 */
+	m.x[10] = 7;                                        /* a0 */
+	for (int i = 0; i < 16; i++)
+		m.m[i] = (uint8_t)(0xf0 + i);
+#define RV(...) (const uint8_t[]){ __VA_ARGS__ }, sizeof((const uint8_t[]){ __VA_ARGS__ })
+#define SET(r, v) (u.nset == 2 && u.set[0].regno == (r) && u.set[0].val == (uint64_t)(v))
+	CHECK(rv_run(&m, RV(0x41, 0x11), &u) == 0 && SET(2, 0xff0));                /* addi sp,sp,-16 */
+	CHECK(rv_run(&m, RV(0x06, 0xc6), &u) == 0 && u.nset == 1 && u.store_addr == 0x100c && u.store_len == 4 &&
+	      u.store[0] == 0x10 && u.store[3] == 0x80);                            /* sw ra,12(sp) */
+	CHECK(rv_run(&m, RV(0x2a, 0x84), &u) == 0 && SET(8, 7));                    /* mv s0,a0 */
+	CHECK(rv_run(&m, RV(0x13, 0x87, 0x01, 0x82), &u) == 0 && SET(14, 0x2000));  /* addi a4,gp,-2016 */
+	m.x[14] = 0x2000;
+	CHECK(rv_run(&m, RV(0x1c, 0x47), &u) == 0 && SET(15, 0xfbfaf9f8));          /* lw a5,8(a4) */
+	m.x[15] = 0x11223344;
+	CHECK(rv_run(&m, RV(0x23, 0x2e, 0xf7, 0xfe), &u) == 0 && u.store_addr == 0x1ffc && u.store[0] == 0x44);  /* sw a5,-4(a4) */
+	CHECK(rv_run(&m, RV(0x37, 0x55, 0x34, 0x12), &u) == 0 && SET(10, 0x12345000));  /* lui */
+	CHECK(rv_run(&m, RV(0x97, 0x15, 0x00, 0x00), &u) == 0 && SET(11, 0x1100));      /* auipc a1,0x1 */
+	CHECK(rv_run(&m, RV(0x75, 0x56), &u) == 0 && SET(12, 0xfffffffd));          /* li a2,-3 */
+	m.x[2] = 0x2000;
+	CHECK(rv_run(&m, RV(0x92, 0x46), &u) == 0 && SET(13, 0xf7f6f5f4));          /* lw a3,4(sp) */
+	m.x[8] = 10; m.x[9] = 3;
+	CHECK(rv_run(&m, RV(0x05, 0x8c), &u) == 0 && SET(8, 7));                    /* sub s0,s0,s1 */
+	m.x[10] = 0xfffffff0;
+	CHECK(rv_run(&m, RV(0x09, 0x85), &u) == 0 && SET(10, 0xfffffffc));          /* srai a0,a0,2 */
+	m.x[11] = 0x80000000; m.x[12] = 4;
+	CHECK(rv_run(&m, RV(0xb3, 0xd5, 0xc5, 0x40), &u) == 0 && SET(11, 0xf8000000));  /* sra a1,a1,a2 */
+	CHECK(rv_run(&m, RV(0x03, 0x46, 0x17, 0x00), &u) == 0 && SET(12, 0xf1));        /* lbu a2,1(a4) */
+	CHECK(rv_run(&m, RV(0x83, 0x06, 0x17, 0x00), &u) == 0 && SET(13, 0xfffffff1));  /* lb a3,1(a4) */
+	CHECK(rv_run(&m, RV(0x33, 0x05, 0xb5, 0x02), &u) == 1);                     /* mul: stepped */
+	CHECK(rv_run(&m, RV(0x05, 0x61), &u) == 0 && SET(2, 0x2020));               /* addi sp,sp,32 */
+	CHECK(rv_run(&m, RV(0x28, 0x00), &u) == 0 && SET(10, 0x2008));              /* addi a0,sp,8 (c.addi4spn) */
+	m.x[10] = 0x2007;
+	CHECK(rv_run(&m, RV(0x71, 0x99), &u) == 0 && SET(10, 0x2004));              /* andi a0,a0,-4 */
+	m.x[11] = 5;
+	CHECK(rv_run(&m, RV(0x8e, 0x05), &u) == 0 && SET(11, 40));                  /* slli a1,a1,3 */
+	CHECK(rv_run(&m, RV(0x82, 0x80), &u) == 1);                                 /* ret: stepped */
+	m.x[14] = 0x2001;
+	CHECK(rv_run(&m, RV(0x1c, 0x47), &u) == 1);                                 /* lw misaligned: stepped */
+	m.x[14] = 0x3000;
+	CHECK(rv_run(&m, RV(0x1c, 0x47), &u) == -1);                                /* unreadable */
+#undef SET
+#undef RV
+}
+
+/* The Thumb emulator (Cortex-M) on encodings from arm-none-eabi-as +
+ * objdump (at the address given): registers r0..pc, xpsr 25; 16 bytes of
+ * memory at 0x2000 (rvm_read's). */
+static int thumb_run(struct rvm *m, uint16_t h, uint32_t at, struct remu *u)
+{
+	uint8_t b[2] = { (uint8_t)h, (uint8_t)(h >> 8) };
+	memset(u, 0, sizeof *u);
+	u->reg = rvm_reg;
+	u->read = rvm_read;
+	u->ctx = m;
+	int rc = rarch_arm.emulate(b, 2, at, 0, u);
+	if (rc == 0 && (u->set[u->nset - 1].regno != 15 || u->set[u->nset - 1].val != at + 2))
+		return -2;
+	return rc;
+}
+
+static void arm_thumb_emulate(void)
+{
+	struct rvm m = { .x = { 0 } };
+	struct remu u;
+	uint64_t *r = m.x;
+	r[0] = 0x11; r[4] = 0x44; r[13] = 0x2010; r[14] = 0x0000019b;
+	for (int i = 0; i < 16; i++)
+		m.m[i] = (uint8_t)(0xf0 + i);
+#define SET(k, v) (u.nset == 2 && u.set[0].regno == (k) && u.set[0].val == (uint64_t)(v))
+	/* 120 push {r4, lr}: r4 at sp-8, lr at sp-4, sp -= 8 */
+	CHECK(thumb_run(&m, 0xb510, 0x120, &u) == 0 && u.store_addr == 0x2008 && u.store_len == 8 && u.store[0] == 0x44 &&
+	      u.store[4] == 0x9b && u.store[5] == 0x01 && SET(13, 0x2008));
+	CHECK(thumb_run(&m, 0x4604, 0x122, &u) == 0 && SET(4, 0x11));              /* mov r4, r0 */
+	/* 124 ldr r2, [pc, #8]: the word at Align(0x128, 4) + 8 = 0x130 (objdump's) */
+	r[13] = 0x2000;
+	CHECK(thumb_run(&m, 0x4a02, 0x1ff4, &u) == 0 && SET(2, 0xf3f2f1f0));      /* at 0x1ff4: Align(0x1ff8) + 8 = 0x2000 */
+	CHECK(thumb_run(&m, 0x4a02, 0x1ff6, &u) == 0 && SET(2, 0xf3f2f1f0));      /* 0x1ffa aligned down: the same word */
+	r[2] = 0x2000;
+	CHECK(thumb_run(&m, 0x6893, 0x126, &u) == 0 && SET(3, 0xfbfaf9f8));       /* ldr r3, [r2, #8] */
+	r[3] = 0xcafe;
+	CHECK(thumb_run(&m, 0x6093, 0x128, &u) == 0 && u.store_addr == 0x2008 && u.store_len == 4 && u.store[0] == 0xfe);
+	CHECK(thumb_run(&m, 0xb082, 0x12a, &u) == 0 && SET(13, 0x1ff8));          /* sub sp, #8 */
+	CHECK(thumb_run(&m, 0xa801, 0x12c, &u) == 0 && SET(0, 0x2004));           /* add r0, sp, #4 */
+	CHECK(thumb_run(&m, 0x78d1, 0x12e, &u) == 0 && SET(1, 0xf3));             /* ldrb r1, [r2, #3] */
+	r[1] = 0x1234;
+	CHECK(thumb_run(&m, 0x8051, 0x130, &u) == 0 && u.store_addr == 0x2002 && u.store_len == 2 && u.store[1] == 0x12);
+	CHECK(thumb_run(&m, 0x9101, 0x132, &u) == 0 && u.store_addr == 0x2004);  /* str r1, [sp, #4] */
+	CHECK(thumb_run(&m, 0xb5f0, 0x134, &u) == 1);                             /* push of 5 registers: stepped */
+	CHECK(thumb_run(&m, 0x46f7, 0x136, &u) == 1);                             /* mov pc, lr: stepped */
+	CHECK(thumb_run(&m, 0x2001, 0x110, &u) == 1);                             /* movs r0, #1 (flags): stepped */
+	CHECK(thumb_run(&m, 0xbfa8, 0x10a, &u) == 1);                             /* it ge: stepped */
+	r[25] = 0x01000000 | 0x0c00;                                               /* ITSTATE set: in an IT block */
+	CHECK(thumb_run(&m, 0x4604, 0x122, &u) == 1);
+	r[25] = 0x01000000;
+	uint8_t w[4] = { 0x40, 0xf0, 0x76, 0x80 };                                 /* bne.w: 32-bit, stepped */
+	CHECK(rarch_arm.emulate(w, 4, 0x102, 0, &u) == 1);
+#undef SET
+}
+
 int main(void)
 {
 	RUN(mips_branches);
 	RUN(aarch64_branches);
 	RUN(x86_64_branches);
+	RUN(arm_thumb);
+	RUN(riscv32_branches);
+	RUN(riscv32_emulate);
+	RUN(arm_thumb_emulate);
 	UNIT_END();
 }

@@ -142,7 +142,7 @@ static int find_branch(struct rsess *s, struct probe *p, uint64_t addr, struct r
 	}
 	for (int i = 0; i < s->nsites; i++) {
 		const struct rsite *t = &s->sites[i];
-		if (t->written && t->addr >= addr && t->addr + (uint64_t)a->bp_len <= end)
+		if (t->written == RBP_WRITTEN && t->addr >= addr && t->addr + (uint64_t)a->bp_len <= end)
 			memcpy(code + (t->addr - addr), t->saved, (size_t)a->bp_len);
 	}
 	struct rstep st = { .a = a, .big_endian = s->c.big_endian };
@@ -357,6 +357,8 @@ static void func_entry(struct rsess *s, struct probe *p, struct rfunc *d, uint64
 	if (remote_reg(&s->c, a->sp, &sp) ||
 	    (a->ra >= 0 ? remote_reg(&s->c, a->ra, &ret) : read_ptr(s, sp, &ret)))
 		return; /* no return address: the call is counted, its return is not timed */
+	if (a->thumb_bit)
+		ret &= ~(uint64_t)1;    /* lr holds the return address | 1 (Thumb state) */
 	callstats_caller(&d->cs, ret);
 	int pending = 0;
 	for (int i = 0; i < d->nf; i++)

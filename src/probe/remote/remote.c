@@ -88,7 +88,7 @@ static void put_val(struct remote *c, uint64_t v, size_t n, char *hex)
 
 static const struct rarch *arch_by_name(const char *xml)
 {
-	static const struct rarch *const all[] = { &rarch_x86_64, &rarch_aarch64, &rarch_mips };
+	static const struct rarch *const all[] = { &rarch_x86_64, &rarch_aarch64, &rarch_mips, &rarch_arm, &rarch_riscv32 };
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
 		if (!strncmp(xml, all[i]->name, strlen(all[i]->name)))
 			return all[i];
@@ -101,6 +101,8 @@ static const struct rarch *arch_by_machine(int em)
 	case EM_X86_64: return &rarch_x86_64;
 	case EM_AARCH64: return &rarch_aarch64;
 	case EM_MIPS: return &rarch_mips;
+	case EM_ARM: return &rarch_arm;
+	case EM_RISCV: return &rarch_riscv32;
 	}
 	return NULL;
 }
@@ -232,10 +234,111 @@ int remote_wait(struct remote *c, int timeout_ms, struct remote_stop *st)
 	}
 }
 
+/* The <reg> elements of one target description document, numbered as gdb
+ * does: regnum when given, else one more than the previous register. */
+static void parse_regs(struct remote *c, const char *xml, int *next)
+{
+	for (const char *r = strstr(xml, "<reg "); r; r = strstr(r + 1, "<reg ")) {
+		const char *end = strchr(r, '>'), *nm = strstr(r, "name=\""), *bs = strstr(r, "bitsize=\""),
+		           *rn = strstr(r, "regnum=\"");
+		if (!end || !nm || nm > end)
+			continue;
+		if (rn && rn < end)
+			*next = (int)strtol(rn + 8, NULL, 0);
+		struct rreg *v = realloc(c->regs, (size_t)(c->nregs + 1) * sizeof *v);
+		if (!v)
+			return;
+		c->regs = v;
+		struct rreg *g = &v[c->nregs++];
+		size_t l = strcspn(nm + 6, "\"");
+		snprintf(g->name, sizeof g->name, "%.*s", (int)(l < 15 ? l : 15), nm + 6);
+		g->regnum = (*next)++;
+		g->bits = bs && bs < end ? (int)strtol(bs + 9, NULL, 0) : 0;
+	}
+}
+
+/* target.xml's registers, and those of the features it includes (one level,
+ * as QEMU and OpenOCD send them).  A feature that cannot be read is left
+ * out: its registers are then unavailable. */
+static void read_reg_names(struct remote *c, const char *xml)
+{
+	int next = 0;
+	parse_regs(c, xml, &next);
+	for (const char *h = strstr(xml, "<xi:include href=\""); h; h = strstr(h + 1, "<xi:include href=\"")) {
+		char annex[100];
+		size_t l = strcspn(h + 18, "\"");
+		if (l >= sizeof annex)
+			continue;
+		snprintf(annex, sizeof annex, "%.*s", (int)l, h + 18);
+		size_t n;
+		char err[sizeof c->err];
+		memcpy(err, c->err, sizeof err);
+		char *f = xfer_read(c, "features", annex, &n);
+		memcpy(c->err, err, sizeof err);
+		if (f)
+			parse_regs(c, f, &next);
+		free(f);
+	}
+}
+
+int remote_reg_named(struct remote *c, const char *name, uint8_t *buf, size_t n)
+{
+	for (int i = 0; i < c->nregs; i++) {
+		if (strcmp(c->regs[i].name, name))
+			continue;
+		char cmd[16];
+		snprintf(cmd, sizeof cmd, "p%x", c->regs[i].regnum);
+		if (request(c, cmd))
+			return -1;
+		size_t got = c->r.pkt_len / 2;
+		if (c->r.pkt[0] == 'E' || !got || got > n || rsp_unhex(c->r.pkt, buf, got))
+			return cfail(c, "reading register %s failed ('%.10s')", name, c->r.pkt);
+		return (int)got;
+	}
+	return cfail(c, "the stub's target description has no register %s", name);
+}
+
+/* The stub's memory map (OpenOCD sends one): its flash and ROM regions,
+ * where breakpoints must be hardware ones.  <memory type="flash"
+ * start="0x0" length="0x40000"> ... */
+static int read_memory_map(struct remote *c)
+{
+	size_t n;
+	char *xml = xfer_read(c, "memory-map", "", &n);
+	if (!xml)
+		return -1;
+	for (const char *m = strstr(xml, "<memory "); m && c->nro < (int)(sizeof c->ro / sizeof c->ro[0]);
+	     m = strstr(m + 1, "<memory ")) {
+		const char *end = strchr(m, '>'), *t = strstr(m, "type=\""), *st = strstr(m, "start=\""),
+		           *ln = strstr(m, "length=\"");
+		if (!end || !t || !st || !ln || t > end || st > end || ln > end)
+			continue;
+		if (strncmp(t + 6, "flash\"", 6) && strncmp(t + 6, "rom\"", 4))
+			continue;
+		uint64_t lo = strtoull(st + 7, NULL, 0), len = strtoull(ln + 8, NULL, 0);
+		c->ro[c->nro].lo = lo;
+		c->ro[c->nro].hi = lo + len;
+		c->nro++;
+	}
+	free(xml);
+	return 0;
+}
+
+int remote_readonly(struct remote *c, uint64_t addr)
+{
+	if (c->force_hw)
+		return 1;
+	for (int i = 0; i < c->nro; i++)
+		if (addr >= c->ro[i].lo && addr < c->ro[i].hi)
+			return 1;
+	return 0;
+}
+
 int remote_open(struct remote *c, const char *target, int timeout_ms, int elf_machine, int big_endian)
 {
 	memset(c, 0, sizeof *c);
 	c->big_endian = big_endian;
+	c->hw_limit = -1;
 	if (rsp_open(&c->r, target, timeout_ms))
 		return cfail(c, "%s", c->r.err);
 	if (request(c, "qSupported:swbreak+;hwbreak+;vContSupported+;xmlRegisters=i386"))
@@ -244,6 +347,7 @@ int remote_open(struct remote *c, const char *target, int timeout_ms, int elf_ma
 	int noack = strstr(s, "QStartNoAckMode+") != NULL;
 	c->has_features = strstr(s, "qXfer:features:read+") != NULL;
 	c->has_auxv = strstr(s, "qXfer:auxv:read+") != NULL;
+	int has_map = strstr(s, "qXfer:memory-map:read+") != NULL;
 	c->has_tracepoints = strstr(s, "ConditionalTracepoints+") != NULL || strstr(s, "InstallInTrace+") != NULL;
 	if (noack) {
 		if (request(c, "QStartNoAckMode"))
@@ -272,17 +376,24 @@ int remote_open(struct remote *c, const char *target, int timeout_ms, int elf_ma
 			size_t l = strcspn(a, "<");
 			snprintf(c->xml_arch, sizeof c->xml_arch, "%.*s", (int)(l < 63 ? l : 63), a);
 		}
+		/* The register names are for variables in FPU registers (an
+		 * M4F's s0-s31): read where they are used, saving the others
+		 * the round trips of the included features. */
+		if (!strncmp(c->xml_arch, "arm", 3))
+			read_reg_names(c, xml);
 		free(xml);
 	}
+	if (has_map && read_memory_map(c))
+		return -1;
 	const struct rarch *ea = arch_by_machine(elf_machine);
 	if (c->xml_arch[0]) {
 		c->arch = arch_by_name(c->xml_arch);
 		if (!c->arch)
-			return cfail(c, "the stub's architecture '%s' is not supported (x86-64, aarch64, mips)", c->xml_arch);
+			return cfail(c, "the stub's architecture '%s' is not supported (x86-64, aarch64, mips, arm (Cortex-M), riscv:rv32)", c->xml_arch);
 		if (ea && ea != c->arch)
 			return cfail(c, "the stub's architecture is %s, the program's is %s", c->xml_arch, ea->name);
 	} else if (!(c->arch = ea)) {
-		return cfail(c, "the program's architecture (ELF machine %d) is not supported (x86-64, aarch64, mips)",
+		return cfail(c, "the program's architecture (ELF machine %d) is not supported (x86-64, aarch64, mips, arm (Cortex-M), riscv:rv32)",
 		             elf_machine);
 	}
 	struct remote_stop st;
@@ -298,6 +409,9 @@ int remote_open(struct remote *c, const char *target, int timeout_ms, int elf_ma
 
 void remote_close(struct remote *c)
 {
+	free(c->regs);
+	c->regs = NULL;
+	c->nregs = 0;
 	free(c->gimg);
 	c->gimg = NULL;
 	rsp_close(&c->r);
@@ -586,34 +700,90 @@ int remote_queue_write(struct remote *c, uint64_t addr, const void *buf, size_t 
 	return 0;
 }
 
+/* The Z0/z0 "kind" at addr: bp_len, or, where the instruction's length
+ * decides it (Thumb-2, RISC-V C), read from the target once per address
+ * (kept in a small table: the code does not change under a breakpoint). */
+static int bp_kind(struct remote *c, uint64_t addr)
+{
+	if (!c->arch->bp_kind)
+		return c->arch->bp_len;
+	unsigned slot = (unsigned)(addr >> 1) % (sizeof c->kind_addr / sizeof c->kind_addr[0]);
+	if (c->kind[slot] && c->kind_addr[slot] == addr)
+		return c->kind[slot];
+	uint8_t code[4];
+	size_t n = 4;
+	char err[sizeof c->err];
+	memcpy(err, c->err, sizeof err);
+	while (n && remote_read(c, addr, code, n))
+		n -= 2;
+	memcpy(c->err, err, sizeof err);  /* unreadable: bp_len, the stub decides */
+	int k = n ? c->arch->bp_kind(code, n, c->big_endian) : c->arch->bp_len;
+	c->kind_addr[slot] = addr;
+	c->kind[slot] = (uint8_t)k;
+	return k;
+}
+
+static int insert_hw(struct remote *c, uint64_t addr, int *written)
+{
+	char cmd[64];
+	if (c->hw_limit >= 0 && c->hw_used >= c->hw_limit)
+		return cfail(c, "a hardware breakpoint at 0x%llx would be number %d: the target has %d comparators "
+		             "(--hw-breakpoints)", (unsigned long long)addr, c->hw_used + 1, c->hw_limit);
+	snprintf(cmd, sizeof cmd, "Z1,%llx,%x", (unsigned long long)addr, bp_kind(c, addr));
+	if (request(c, cmd))
+		return -1;
+	if (!c->r.pkt_len)
+		return cfail(c, "0x%llx is in code that cannot be written, and the stub has no hardware breakpoints (Z1)",
+		             (unsigned long long)addr);
+	if (strcmp(c->r.pkt, "OK"))
+		return cfail(c, "the stub refused hardware breakpoint number %d, at 0x%llx (%.10s): the core's comparators "
+		             "are probably all in use (%d placed; give their count with --hw-breakpoints)",
+		             c->hw_used + 1, (unsigned long long)addr, c->r.pkt, c->hw_used);
+	c->hw_used++;
+	*written = RBP_HW;
+	return 0;
+}
+
 int remote_insert_bp(struct remote *c, uint64_t addr, uint8_t saved[RARCH_MAX_BP], int *written)
 {
 	char cmd[64];
 	*written = 0;
+	if (remote_readonly(c, addr))
+		return insert_hw(c, addr, written);
 	if (c->has_z0) {
-		snprintf(cmd, sizeof cmd, "Z0,%llx,%x", (unsigned long long)addr, c->arch->bp_len);
+		snprintf(cmd, sizeof cmd, "Z0,%llx,%x", (unsigned long long)addr, bp_kind(c, addr));
 		if (request(c, cmd))
 			return -1;
 		if (!strcmp(c->r.pkt, "OK"))
 			return 0;
+		if (c->r.pkt_len && c->r.pkt[0] == 'E') {
+			/* OpenOCD: the software breakpoint cannot be written there
+			 * (flash without a memory map): hardware ones from now on. */
+			c->force_hw = 1;
+			return insert_hw(c, addr, written);
+		}
 		if (c->r.pkt_len)
 			return cfail(c, "the stub refused a breakpoint at 0x%llx (%.10s)", (unsigned long long)addr, c->r.pkt);
 		c->has_z0 = 0; /* empty reply: not supported, write the instruction */
 	}
 	if (remote_read(c, addr, saved, (size_t)c->arch->bp_len))
 		return -1;
-	if (remote_write(c, addr, c->big_endian ? c->arch->bp_be : c->arch->bp_le, (size_t)c->arch->bp_len))
-		return -1;
-	*written = 1;
+	if (remote_write(c, addr, c->big_endian ? c->arch->bp_be : c->arch->bp_le, (size_t)c->arch->bp_len)) {
+		c->force_hw = 1;    /* the stub refuses M there: code in flash */
+		return insert_hw(c, addr, written);
+	}
+	*written = RBP_WRITTEN;
 	return 0;
 }
 
 int remote_remove_bp(struct remote *c, uint64_t addr, const uint8_t saved[RARCH_MAX_BP], int written)
 {
 	char cmd[64];
-	if (written)
+	if (written == RBP_WRITTEN)
 		return remote_write(c, addr, saved, (size_t)c->arch->bp_len);
-	snprintf(cmd, sizeof cmd, "z0,%llx,%x", (unsigned long long)addr, c->arch->bp_len);
+	snprintf(cmd, sizeof cmd, "z%d,%llx,%x", written == RBP_HW, (unsigned long long)addr, bp_kind(c, addr));
+	if (written == RBP_HW)
+		c->hw_used--;
 	if (request(c, cmd))
 		return -1;
 	if (strcmp(c->r.pkt, "OK"))
@@ -674,7 +844,7 @@ int remote_step_over(struct remote *c, uint64_t addr, const uint8_t saved[RARCH_
 	*lifted = 0;
 	if (drain(c))
 		return -1;
-	if (c->step_passes_bp && !written && c->has_z0) {
+	if (c->step_passes_bp && written != RBP_WRITTEN && (c->has_z0 || written == RBP_HW)) {
 		/* Step with the breakpoint in place.  The first time, see where the
 		 * thread is: still on the breakpoint (reported again, not executed)
 		 * means this stub needs it lifted, from now on. */
@@ -696,7 +866,7 @@ int remote_step_over(struct remote *c, uint64_t addr, const uint8_t saved[RARCH_
 		return remote_step(c, st);
 	}
 	char cmd[64];
-	snprintf(cmd, sizeof cmd, "z0,%llx,%x", (unsigned long long)addr, c->arch->bp_len);
+	snprintf(cmd, sizeof cmd, "z0,%llx,%x", (unsigned long long)addr, bp_kind(c, addr));
 	if (rsp_send_str(&c->r, cmd))
 		return rfail(c, "removing a breakpoint");
 	if (c->thread)
@@ -718,7 +888,7 @@ int remote_insert_cont(struct remote *c, uint64_t addr, uint8_t saved[RARCH_MAX_
 	if (!can_pipeline(c, *written))
 		return remote_insert_bp(c, addr, saved, written) ? -1 : remote_cont(c, sig);
 	char cmd[64];
-	snprintf(cmd, sizeof cmd, "Z0,%llx,%x", (unsigned long long)addr, c->arch->bp_len);
+	snprintf(cmd, sizeof cmd, "Z0,%llx,%x", (unsigned long long)addr, bp_kind(c, addr));
 	if (rsp_send_str(&c->r, cmd))
 		return rfail(c, "putting back a breakpoint");
 	if (remote_cont(c, sig))

@@ -62,6 +62,22 @@ struct remote {
 	 * learned at the first step over; 1: no z0/Z0 around the step. */
 	int step_passes_bp;
 	char xml_arch[64];  /* <architecture> of target.xml, or "" */
+	/* Code that cannot take a software breakpoint: flash and ROM regions of
+	 * the stub's memory map (qXfer:memory-map:read, OpenOCD), [lo, hi).
+	 * Breakpoints there are hardware ones (Z1); all are when force_hw (the
+	 * stub refused a Z0 with an error).  hw_limit: the core's comparators
+	 * (--hw-breakpoints), -1 not given; hw_used: Z1 placed now. */
+	struct { uint64_t lo, hi; } ro[16];
+	int nro;
+	int force_hw;
+	int hw_limit, hw_used;
+	/* The registers the target description names (target.xml and the
+	 * features it includes): beyond the core ones, for variables in FPU
+	 * registers (remote_reg_named). */
+	struct rreg { char name[16]; int regnum, bits; } *regs;
+	int nregs;
+	uint64_t kind_addr[64]; /* Z0 kinds read at these addresses (rarch.bp_kind) */
+	uint8_t kind[64];
 	void (*console)(void *arg, const char *text, size_t len); /* `O` packets; may be NULL */
 	void *console_arg;
 	char err[300];
@@ -79,6 +95,10 @@ int remote_write(struct remote *c, uint64_t addr, const void *buf, size_t n);
  * register (arch->flags: 4 bytes). */
 int remote_reg(struct remote *c, int regno, uint64_t *val);
 int remote_set_reg(struct remote *c, int regno, uint64_t val);
+/* A register the target description names (e.g. "d3", "s5"), read with `p`
+ * (not cached): its bytes, in the target's order, into buf (n at most).
+ * The count read, or -1 with c->err (no such register, or the stub refused). */
+int remote_reg_named(struct remote *c, const char *name, uint8_t *buf, size_t n);
 /* Registers regno[i] = val[i] (n of them) and memory, sent ahead without
  * waiting for the reply in no-ack mode: the replies are read, and checked
  * to be "OK", before the next request's reply or right after the next
@@ -98,9 +118,15 @@ int remote_queue_write(struct remote *c, uint64_t addr, const void *buf, size_t 
 char *remote_regs_save(struct remote *c);
 int remote_regs_restore(struct remote *c, const char *img);
 
-/* A software breakpoint at addr: Z0 when the stub has it, else the
- * breakpoint instruction written with M (*saved gets the original bytes,
- * *written is set).  remove undoes exactly what insert did. */
+/* A breakpoint at addr: Z0 when the stub has it, else the breakpoint
+ * instruction written with M (*saved gets the original bytes, *written is
+ * RBP_WRITTEN); in code that cannot be written (remote_readonly) a
+ * hardware breakpoint, Z1 (*written is RBP_HW).  remove undoes exactly
+ * what insert did. */
+enum { RBP_Z0 = 0, RBP_WRITTEN = 1, RBP_HW = 2 };
+/* Whether addr needs a hardware breakpoint (flash, ROM, or a stub that
+ * refuses software ones). */
+int remote_readonly(struct remote *c, uint64_t addr);
 int remote_insert_bp(struct remote *c, uint64_t addr, uint8_t saved[RARCH_MAX_BP], int *written);
 int remote_remove_bp(struct remote *c, uint64_t addr, const uint8_t saved[RARCH_MAX_BP], int written);
 

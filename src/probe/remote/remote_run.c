@@ -97,12 +97,49 @@ static struct rsite *site_at(struct rsess *s, uint64_t addr)
  * delay slot not yet run, as often as the delay slot runs; except after a
  * branch-likely, whose delay slot is skipped when the branch is not taken:
  * refused.  Only inside one function (not at its entry). */
+/* A breakpoint inside a Thumb-2 IT block would stop whether or not its
+ * instruction's condition holds (and a written bkpt there is UNPREDICTABLE):
+ * it goes on the IT instruction, as gdb's arm_adjust_breakpoint_address
+ * does.  The function's code is decoded from its start (read through the
+ * stub, with our written breakpoints' bytes put back). */
+static int site_it(struct rsess *s, uint64_t *addr, char *err, size_t n)
+{
+	struct sym_info fi;
+	if (sym_lookup(s->sym, *addr - s->bias, &fi) || *addr - s->bias <= fi.start ||
+	    *addr - s->bias - fi.start > 4096)
+		return 0;
+	uint64_t start = fi.start + s->bias, it;
+	size_t len = (size_t)(*addr - start) + 4;
+	uint8_t *code = malloc(len);
+	if (!code || remote_read(&s->c, start, code, len)) {
+		free(code);
+		if (code)
+			snprintf(err, n, "%s", s->c.err);
+		else
+			snprintf(err, n, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < s->nsites; i++) {
+		const struct rsite *o = &s->sites[i];
+		for (int k = 0; o->written == RBP_WRITTEN && k < s->c.arch->bp_len; k++)
+			if (o->addr + (uint64_t)k >= start && o->addr + (uint64_t)k < start + len)
+				code[o->addr + (uint64_t)k - start] = o->saved[k];
+	}
+	int rc = s->c.arch->it_start(code, len, start, *addr, &it);
+	free(code);
+	if (rc == 1)
+		*addr = it;
+	return 0;
+}
+
 static int site_addr(struct rsess *s, uint64_t *addr, char *err, size_t n)
 {
 	const struct rarch *a = s->c.arch;
 	struct sym_info fi;
 	uint8_t code[4];
 	struct rbranch b;
+	if (a->it_start)
+		return site_it(s, addr, err, n);
 	if (!a->has_delay_slots || *addr < 4 || sym_lookup(s->sym, *addr - s->bias, &fi) ||
 	    *addr - s->bias <= fi.start)
 		return 0;
@@ -111,7 +148,7 @@ static int site_addr(struct rsess *s, uint64_t *addr, char *err, size_t n)
 		return -1;
 	}
 	struct rsite *t = site_at(s, *addr - 4);
-	if (t && t->written)
+	if (t && t->written == RBP_WRITTEN)
 		memcpy(code, t->saved, 4);
 	if (a->decode(code, 4, *addr - 4, s->c.big_endian, &b) || !b.delay)
 		return 0;
@@ -130,14 +167,14 @@ static int site_addr(struct rsess *s, uint64_t *addr, char *err, size_t n)
  * M (no Z0) around it put back.  Unreadable: t->ncode stays 0 (stepped). */
 static void site_code(struct rsess *s, struct rsite *t)
 {
-	size_t n = s->c.arch->insn_align > 1 ? (size_t)s->c.arch->insn_align : sizeof t->code;
+	size_t n = s->c.arch->insn_align > 1 ? 4 : sizeof t->code;  /* 4: the longest instruction where they are aligned (Thumb-2, RV32 too) */
 	if (!s->emulate || !s->c.arch->emulate)
 		return;
 	while (n && remote_read(&s->c, t->addr, t->code, n))
 		n = n > 4 ? n / 2 : 0;  /* the end of a mapping: fewer bytes */
 	for (int i = 0; i < s->nsites; i++) {
 		const struct rsite *o = &s->sites[i];
-		for (int k = 0; o->written && k < s->c.arch->bp_len; k++)
+		for (int k = 0; o->written == RBP_WRITTEN && k < s->c.arch->bp_len; k++)
 			if (o->addr + (uint64_t)k >= t->addr && o->addr + (uint64_t)k < t->addr + n)
 				t->code[o->addr + (uint64_t)k - t->addr] = o->saved[k];
 	}
@@ -165,7 +202,9 @@ static int site_add(struct rsess *s, struct probe *p, uint64_t addr, int role, i
 		memset(t, 0, sizeof *t);
 		t->addr = addr;
 		site_code(s, t);
-		if (remote_insert_bp(&s->c, addr, t->saved, &t->written)) {
+		if (s->defer) {
+			t->pending = 1;     /* placed by place_pending, after every probe's setup */
+		} else if (remote_insert_bp(&s->c, addr, t->saved, &t->written)) {
 			snprintf(err, n, "%s", s->c.err);
 			return -1;
 		}
@@ -228,13 +267,48 @@ static int stale_hit(struct rsess *s, uint64_t pc, char *err, size_t n)
 
 static int site_remove(struct rsess *s, struct rsite *t)
 {
-	gone_add(s, t->addr, t->written);
-	int rc = t->lifted ? 0 : remote_remove_bp(&s->c, t->addr, t->saved, t->written);
+	gone_add(s, t->addr, t->written == RBP_WRITTEN);
+	int rc = t->lifted || t->pending ? 0 : remote_remove_bp(&s->c, t->addr, t->saved, t->written);
 	if (t->lifted)
 		s->has_lifted = 0;
 	free(t->u);
 	*t = s->sites[--s->nsites];
 	return rc;
+}
+
+/* After the setup of every probe: the sites in code that cannot be written
+ * need hardware breakpoints; with more of them than the core's comparators
+ * (--hw-breakpoints), the session is refused before any breakpoint is
+ * placed.  A func probe there needs one more at least, for its return. */
+static int place_pending(struct rsess *s, char *err, size_t n)
+{
+	int hw = 0, ret = 0;
+	for (int i = 0; i < s->nsites; i++) {
+		const struct rsite *t = &s->sites[i];
+		if (!t->pending || !remote_readonly(&s->c, t->addr))
+			continue;
+		hw++;
+		for (int k = 0; k < t->nu; k++)
+			if (t->u[k].p && !strcmp(t->u[k].p->sp.kind, "func"))
+				ret++;
+	}
+	if (s->c.hw_limit >= 0 && hw + ret > s->c.hw_limit) {
+		snprintf(err, n, "these probes need %d hardware breakpoints (%d sites in code that cannot be written, %d for "
+		         "the returns of func probes there), the target has %d comparators (--hw-breakpoints %d): nothing "
+		         "placed", hw + ret, hw, ret, s->c.hw_limit, s->c.hw_limit);
+		return -1;
+	}
+	for (int i = 0; i < s->nsites; i++) {
+		struct rsite *t = &s->sites[i];
+		if (!t->pending)
+			continue;
+		if (remote_insert_bp(&s->c, t->addr, t->saved, &t->written)) {
+			snprintf(err, n, "%s", s->c.err);
+			return -1;
+		}
+		t->pending = 0;
+	}
+	return 0;
 }
 
 int rs_site_add(struct rsess *s, struct probe *p, uint64_t addr, int role, char *err, size_t n)
@@ -406,6 +480,26 @@ static int env_reg(void *ctx, int dw, uint64_t *val)
 {
 	struct rsess *s = ctx;
 	int r = s->c.arch->dwarf_to_stub(dw);
+	if (r < 0 && s->c.arch->elf_machine == EM_ARM && dw >= 64 && dw < 96) {
+		/* VFP s0..s31 (an M4F's float variables): the register itself
+		 * when the stub names it, else its half of d(n/2). */
+		char name[8];
+		uint8_t b[16];
+		int k = dw - 64, got;
+		snprintf(name, sizeof name, "s%d", k);
+		char err[sizeof s->c.err];
+		memcpy(err, s->c.err, sizeof err);
+		if ((got = remote_reg_named(&s->c, name, b, sizeof b)) != 4) {
+			snprintf(name, sizeof name, "d%d", k / 2);
+			if (remote_reg_named(&s->c, name, b, sizeof b) != 8) {
+				memcpy(s->c.err, err, sizeof err);
+				return -1;
+			}
+			memmove(b, b + (k & 1) * 4, 4);    /* s(2i) is the low half of d(i), little-endian */
+		}
+		*val = (uint64_t)b[0] | (uint64_t)b[1] << 8 | (uint64_t)b[2] << 16 | (uint64_t)b[3] << 24;
+		return 0;
+	}
 	return r < 0 ? -1 : remote_reg(&s->c, r, val);
 }
 
@@ -739,7 +833,7 @@ static int run_loop(struct rsess *s, uint64_t deadline, char *err, size_t n)
 				/* A breakpoint written with M leaves the pc past it on x86-64. */
 				uint64_t adj = (uint64_t)s->c.arch->trap_pc_adj;
 				struct rsite *t = site_at(s, pc);
-				if (!t && adj && (t = site_at(s, pc - adj)) && t->written) {
+				if (!t && adj && (t = site_at(s, pc - adj)) && t->written == RBP_WRITTEN) {
 					pc -= adj;
 					if (remote_set_reg(&s->c, s->c.arch->pc, pc)) {
 						snprintf(err, n, "%s", s->c.err);
@@ -813,6 +907,11 @@ static int rm_open(struct engine *e, const struct probe_opts *o, char *err, size
 	e->priv = &sess;
 	if (read_elf_id(o->exe, &id, err, n))
 		return -1;
+	if ((id.machine == EM_RISCV || id.machine == EM_ARM) && id.is64) {
+		snprintf(err, n, "%s: a 64-bit %s program: only RV32 and 32-bit ARM (Cortex-M) are supported", o->exe,
+		         id.machine == EM_RISCV ? "RISC-V" : "ARM");
+		return -1;
+	}
 	if (program_module(e, o->exe, err, n))
 		return -1;
 	if (!(sess.sym = sym_cache_get(e->mods.syms, o->exe, &why))) {
@@ -846,9 +945,14 @@ static int rm_open(struct engine *e, const struct probe_opts *o, char *err, size
 static int rm_place(struct engine *e, const struct probe_opts *o, char *err, size_t n)
 {
 	(void)e;
+	sess.c.hw_limit = o->hw_breakpoints > 0 ? o->hw_breakpoints : -1;
+	sess.defer = 1;
 	for (int i = 0; i < o->nspecs; i++)
 		if (add_probe(&sess, o->specs[i], err, n))
 			goto fail;
+	sess.defer = 0;
+	if (place_pending(&sess, err, n))
+		goto fail;
 	if (rcount_install(&sess, err, n))
 		goto fail;
 	if (sess.ntps) {
@@ -874,6 +978,13 @@ static int rm_run(struct engine *e, const struct probe_opts *o, char *err, size_
 	uint64_t deadline = o->duration > 0 ? e->start_ns + (uint64_t)(o->duration * 1e9) : 0;
 	int rc = run_loop(&sess, deadline, err, n);
 	e->end_ns = now_ns();
+	if (rc && sess.c.r.closed && !e->t.gone) {
+		/* The stub vanished in the middle of a request (a resume, a read):
+		 * the same end as a closed connection awaiting a stop. */
+		e->t.gone = 1;
+		e->t.status = STATUS_GONE;
+		rc = 0;
+	}
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	/* The stub's counts: after an exit it still answers (gdbserver); a

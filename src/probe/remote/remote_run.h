@@ -31,6 +31,7 @@ struct rsite {
 	uint8_t code[16];       /* the original instruction bytes there (rarch.emulate) */
 	int ncode;              /* 0: unknown, not emulated */
 	int no_emulate;         /* its instruction is not one the emulator executes: stepped */
+	int pending;            /* not placed yet (the setup, rsess.defer) */
 	struct { struct probe *p; int role; } *u;
 	int nu;
 };
@@ -46,6 +47,7 @@ struct rsess {
 	uint64_t bias;
 	struct rsite *sites;
 	int nsites;
+	int defer;              /* during the probes' setup: sites recorded, placed after it (place_pending) */
 	int has_lifted;         /* lifted_addr's breakpoint goes back with the next resume */
 	uint64_t lifted_addr;
 	/* Line probes counted by the stub (tracepoints, rs_trace_add). */

@@ -33,6 +33,8 @@ static int fail(struct rsp *r, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(r->err, sizeof r->err, fmt, ap);
 	va_end(ap);
+	if (code == RSP_ECLOSED)
+		r->closed = 1;
 	return code;
 }
 

@@ -38,6 +38,7 @@ struct rsp {
 	size_t pkt_len, pkt_cap;
 	char *out;              /* framing buffer for sends */
 	size_t out_cap;
+	int closed;             /* an RSP_ECLOSED happened: the stub is gone */
 	char err[256];
 };
 

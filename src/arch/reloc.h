@@ -17,7 +17,12 @@ struct reloc_out {
 	size_t displaced;             /* bytes of original code taken: whole instructions, >= need */
 	int n_insn;                   /* instructions taken */
 	int ends_flow;                /* 1 if the last taken instruction never falls through (jmp, ret): no jump back needed */
+	/* Where each taken instruction was (offset from site) and where its relocated form starts in
+	 * code[] (RELOC_NOT_COPIED: after a jmp or ret, never reached): the first RELOC_MAP of them. */
+	uint8_t src_off[16], dst_off[16];
 };
+#define RELOC_MAP 16
+#define RELOC_NOT_COPIED 0xff
 
 /* Relocate the whole instructions starting at `site` (bytes `code`, `avail` readable) covering at
  * least `need` bytes so that they run at `tramp_addr`. `func_code`/`func_len`/`func_addr` are the

@@ -46,6 +46,7 @@ void info_patched_json(const struct recording *r, struct json *j)
 		json_uint(j, "functions_found", (s = meta_k(r, "patched.%u.found", i, 0)) ? strtoull(s, NULL, 10) : 0);
 		json_uint(j, "patchable", (s = meta_k(r, "patched.%u.patchable", i, 0)) ? strtoull(s, NULL, 10) : 0);
 		json_uint(j, "int3", (s = meta_k(r, "patched.%u.int3", i, 0)) ? strtoull(s, NULL, 10) : 0);
+		json_uint(j, "retargeted", (s = meta_k(r, "patched.%u.retargeted", i, 0)) ? strtoull(s, NULL, 10) : 0);
 		json_double(j, "plan_ms", (s = meta_k(r, "patched.%u.plan_ms", i, 0)) ? strtod(s, NULL) : 0);
 		json_uint(j, "left_out_count", (s = meta_k(r, "patched.%u.left", i, 0)) ? strtoull(s, NULL, 10) : 0);
 		json_arr_begin(j, "left_out");

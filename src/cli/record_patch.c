@@ -89,6 +89,9 @@ const char *const *record_patch_meta(struct record_patch *p)
 		snprintf(k, sizeof k, "patched.%zu.int3", i);
 		snprintf(v, sizeof v, "%zu", pl->nint3);
 		add(p, &cap, k, v);
+		snprintf(k, sizeof k, "patched.%zu.retargeted", i);
+		snprintf(v, sizeof v, "%zu", pl->nretarget);
+		add(p, &cap, k, v);
 		snprintf(k, sizeof k, "patched.%zu.left", i);
 		snprintf(v, sizeof v, "%zu", pl->nleft);
 		add(p, &cap, k, v);

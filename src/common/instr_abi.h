@@ -39,7 +39,21 @@ struct sonde_instr_fn {
 	                                 * SIGTRAP handler calls the entry hook, then its stub runs the first
 	                                 * instruction relocated and jumps back */
 	uint8_t  orig[SONDE_INSTR_ORIG];/* those bytes as the file holds them */
-	uint8_t  pad[5];
+	uint8_t  retarget;              /* 1: branches of the module land inside those bytes (a loop back to
+	                                 * just after the entry): at the start, they are re-targeted to the
+	                                 * relocated copy in the stub (struct sonde_instr_rt); in a running
+	                                 * program (record -p) the function takes an int3 instead */
+	uint8_t  pad[4];
+};
+
+/* A branch into a patched function's displaced bytes, re-targeted at the
+ * start of the program (a jmp or jcc with a rel32). */
+struct sonde_instr_rt {
+	uint64_t at;                    /* link-time address of the branch */
+	uint32_t fn;                    /* the number of the function it lands in */
+	uint8_t  len, disp, into;       /* its length, the offset of its rel32, its target's offset in fn */
+	uint8_t  pad;
+	uint8_t  orig[16];              /* its bytes as the file holds them */
 };
 
 struct sonde_instr_mod {
@@ -49,6 +63,9 @@ struct sonde_instr_mod {
 	uint32_t nfound;                /* functions found, patchable or not (sonde's; info only) */
 	uint64_t fns_off;               /* session offset of struct sonde_instr_fn[nfuncs] */
 	uint64_t region_size;           /* bytes of code a region of this module needs (page multiple) */
+	uint64_t rts_off;               /* session offset of struct sonde_instr_rt[nrts] (sorted by fn) */
+	uint32_t nrts;
+	uint32_t pad;
 };
 
 enum sonde_instr_state {
@@ -73,6 +90,10 @@ struct sonde_instr_req {
 	uint64_t code_off;              /* session offset of region_size bytes of code */
 	uint64_t stubs_off;             /* session offset of uint32_t[nfuncs]: each function's stub in the
 	                                 * region, SONDE_INSTR_NOSTUB when it has none */
+	uint32_t live;                  /* the runtime's: the program runs (record -p): no re-targeting */
+	uint32_t pad3;
+	uint64_t rels_off;              /* sonde's: session offset of int32_t[nrts], each re-targeted
+	                                 * branch's new rel32 (INT32_MIN: leave that function unpatched) */
 	uint32_t built;                 /* stubs built */
 	uint32_t changed;               /* the runtime's: functions left alone, their code not the file's (another
 	                                 * tool's probe, `sonde probe`, self-modifying code) */

@@ -36,6 +36,8 @@ struct instr_plan {
 	uint32_t *fn_size;            /* their extents (bytes) */
 	size_t nfns;
 	size_t nint3;                 /* of them, reached by int3 */
+	struct sonde_instr_rt *rts;   /* branches re-targeted into stubs (sorted by function) */
+	size_t nrts, nretarget;       /* and the functions that need it */
 	struct instr_left *left;      /* found, not patchable */
 	size_t nleft;
 	uint64_t region_size;         /* code bytes a region needs (page multiple) */
@@ -49,11 +51,14 @@ void instr_plan_free(struct instr_plan *p);
 
 /* The code of a region at `region` (size bytes) for module p loaded with
  * `bias`: code[0..size) (int3 where unused), stubs[i] the offset of
- * function i's stub or SONDE_INSTR_NOSTUB; *built the stubs made.  hook is
+ * function i's stub or SONDE_INSTR_NOSTUB; rels[k] the new rel32 of
+ * re-targeted branch k (p->rts), INT32_MIN for none; *built the stubs made.
+ * live: the program runs (record -p): a function that needs re-targeted
+ * branches gets an int3 stub instead.  hook is
  * the address of the module's struct sonde_modhook in the program.  0, or -1
  * with err. */
-int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint64_t size, uint64_t hook,
-                uint8_t *code, uint32_t *stubs, uint32_t *built, char *err, size_t n);
+int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint64_t size, uint64_t hook, int live,
+                uint8_t *code, uint32_t *stubs, int32_t *rels, uint32_t *built, char *err, size_t n);
 
 /* Every module planned in one recording, and the globs of the libraries
  * planned when the program finds them (record --module). */

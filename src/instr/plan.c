@@ -155,6 +155,65 @@ static uint64_t with_padding(const uint8_t *code, uint64_t size, size_t avail, u
 	return off;
 }
 
+/* Every branch into (fn, fn + first) made a re-targeted one of function
+ * number num (p->rts): each a direct jmp or jcc with a rel32 landing on an
+ * instruction the relocation copies (r: the relocation of the first bytes,
+ * at a stand-in address).  0, or -1 (p->rts as before: an int3 then). */
+static int retarget_plan(struct instr_plan *p, size_t *cap, const struct targets *tg, uint64_t fn, size_t first,
+                         uint32_t num, const uint8_t *code, size_t avail, struct reloc_out *r)
+{
+	if (reloc_build(code, avail, fn, 5, code, first, fn, fn + 0x10000000, r, NULL, 0) || r->displaced != first ||
+	    r->displaced > SONDE_INSTR_ORIG)
+		return -1;
+	size_t n0 = p->nrts;
+	/* the targets in (fn, fn + first): tg is sorted by target */
+	size_t a = 0, b = tg->n;
+	while (a < b) {
+		size_t mid = (a + b) / 2;
+		if (tg->v[mid].to <= fn)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (; a < tg->n && tg->v[a].to < fn + first; a++) {
+		uint64_t from = tg->v[a].from, into = tg->v[a].to - fn;
+		size_t av = 0;
+		const uint8_t *bc = sym_code(p->sm, from, &av);
+		struct arch_insn in;
+		if (!bc || arch_decode(bc, av < ARCH_MAX_INSN ? av : ARCH_MAX_INSN, from, &in) < 0)
+			goto no;
+		int disp = in.len == 5 && bc[0] == 0xe9 ? 1 : in.len == 6 && bc[0] == 0x0f && (bc[1] & 0xf0) == 0x80 ? 2 : 0;
+		if (!disp || (from < fn + first && from + (uint64_t)in.len > fn))
+			goto no; /* a short branch (no room for the stub's distance), or one inside the displaced bytes */
+		int k;
+		for (k = 0; k < r->n_insn && k < RELOC_MAP; k++)
+			if (r->src_off[k] == into)
+				break;
+		if (k == r->n_insn || k == RELOC_MAP || r->dst_off[k] == RELOC_NOT_COPIED)
+			goto no;
+		if (p->nrts == *cap) {
+			size_t c = *cap ? *cap * 2 : 64;
+			struct sonde_instr_rt *v = realloc(p->rts, c * sizeof *v);
+			if (!v)
+				goto no;
+			p->rts = v;
+			*cap = c;
+		}
+		struct sonde_instr_rt *t = &p->rts[p->nrts++];
+		memset(t, 0, sizeof *t);
+		t->at = from;
+		t->fn = num;
+		t->len = (uint8_t)in.len;
+		t->disp = (uint8_t)disp;
+		t->into = (uint8_t)into;
+		memcpy(t->orig, bc, (size_t)in.len);
+	}
+	return p->nrts > n0 ? 0 : -1;
+no:
+	p->nrts = n0;
+	return -1;
+}
+
 /* Bytes of the whole instructions that cover the first `need`, or 0. */
 static size_t first_insns(const uint8_t *code, uint64_t size, uint64_t addr, size_t need)
 {
@@ -216,7 +275,7 @@ int instr_plan(const char *path, struct instr_plan *p, char *err, size_t n)
 		snprintf(err, n, "out of memory");
 		goto fail;
 	}
-	size_t lcap = 0;
+	size_t lcap = 0, rcap = 0;
 	uint64_t code_bytes = 64; /* the common entry */
 	for (ssize_t i = 0; i < nf; i++) {
 		char msg[160];
@@ -235,6 +294,7 @@ int instr_plan(const char *path, struct instr_plan *p, char *err, size_t n)
 		uint64_t from = 0;
 		/* what an int3 can stand in for: an entry only calls reach */
 		int int3_ok = !f[i].not_entry && !falls[i];
+		int retarget = 0;
 		if (f[i].not_entry == 2)
 			reason = "the program's entry point: the loader jumps to it with argc where a return address would be";
 		else if (f[i].not_entry)
@@ -248,10 +308,13 @@ int instr_plan(const char *path, struct instr_plan *p, char *err, size_t n)
 			reason = "the code before it runs on into it (no return or jump between): it is entered without a call";
 		else if (!(first = first_insns(code, size, f[i].addr, 5)))
 			reason = "its first instructions do not decode within its bytes";
-		else if ((from = branch_into(&tg, f[i].addr, f[i].addr + first))) {
+		else if ((from = branch_into(&tg, f[i].addr, f[i].addr + first)) &&
+		         retarget_plan(p, &rcap, &tg, f[i].addr, first, (uint32_t)p->nfns, code, avail, &r) != 0) {
 			snprintf(msg, sizeof msg, "a branch at 0x%llx lands inside the %zu bytes a jump would take",
 			         (unsigned long long)from, first);
 			reason = msg;
+		} else if (from) {
+			retarget = 1; /* its branches re-targeted into the stub: r is the relocation */
 		} else if (reloc_build(code, avail, f[i].addr, 5, code, first, f[i].addr, f[i].addr + 0x10000000, &r, msg,
 		                       sizeof msg))
 			reason = msg;
@@ -279,6 +342,8 @@ int instr_plan(const char *path, struct instr_plan *p, char *err, size_t n)
 		o->vaddr = f[i].addr;
 		o->len = (uint8_t)r.displaced;
 		o->int3 = (uint8_t)int3;
+		o->retarget = (uint8_t)retarget;
+		p->nretarget += (size_t)retarget;
 		memcpy(o->orig, code, r.displaced);
 		p->fn_size[p->nfns] = (uint32_t)(size < UINT32_MAX ? size : UINT32_MAX);
 		p->nfns++;
@@ -308,5 +373,6 @@ void instr_plan_free(struct instr_plan *p)
 	free(p->fns);
 	free(p->fn_size);
 	free(p->left);
+	free(p->rts);
 	memset(p, 0, sizeof *p);
 }

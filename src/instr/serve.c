@@ -34,6 +34,13 @@ static int publish_mod(struct sonde_session_hdr *h, struct sonde_instr *in, cons
 		return -1;
 	if (bytes)
 		memcpy(sess_ptr(h, m->fns_off), p->fns, bytes);
+	bytes = (uint64_t)p->nrts * sizeof(struct sonde_instr_rt);
+	m->rts_off = bytes ? sess_alloc(h, bytes) : 0;
+	if (bytes && !m->rts_off)
+		return -1;
+	if (bytes)
+		memcpy(sess_ptr(h, m->rts_off), p->rts, bytes);
+	m->nrts = (uint32_t)p->nrts;
 	return 0;
 }
 
@@ -174,14 +181,22 @@ static void serve_one(struct sonde_session_hdr *h, uint64_t size, struct sonde_i
 		answer(r, SONDE_IR_FAILED);
 		return;
 	}
+	uint64_t rels_off = p->nrts ? sess_alloc(h, (uint64_t)p->nrts * sizeof(int32_t)) : 0;
+	if (p->nrts && (!rels_off || !sess_inside(size, rels_off, (uint64_t)p->nrts * sizeof(int32_t)))) {
+		snprintf(r->msg, sizeof r->msg, "the session memory is full");
+		answer(r, SONDE_IR_FAILED);
+		return;
+	}
+	int32_t none = 0;
 	uint32_t built = 0;
-	if (instr_build(p, bias, region, rsize, r->hook, sess_ptr(h, code_off), sess_ptr(h, stubs_off), &built, r->msg,
-	                sizeof r->msg)) {
+	if (instr_build(p, bias, region, rsize, r->hook, r->live != 0, sess_ptr(h, code_off), sess_ptr(h, stubs_off),
+	                p->nrts ? sess_ptr(h, rels_off) : &none, &built, r->msg, sizeof r->msg)) {
 		answer(r, SONDE_IR_FAILED);
 		return;
 	}
 	r->code_off = code_off;
 	r->stubs_off = stubs_off;
+	r->rels_off = rels_off;
 	r->built = built;
 	/* the runtime may have given up waiting meanwhile: then it never reads this */
 	uint32_t want = SONDE_IR_ASKED;

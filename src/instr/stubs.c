@@ -44,10 +44,13 @@ static int fits32(int64_t v)
 	return v >= INT32_MIN && v <= INT32_MAX;
 }
 
-int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint64_t size, uint64_t hook,
-                uint8_t *code, uint32_t *stubs, uint32_t *built, char *err, size_t n)
+int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint64_t size, uint64_t hook, int live,
+                uint8_t *code, uint32_t *stubs, int32_t *rels, uint32_t *built, char *err, size_t n)
 {
 	*built = 0;
+	for (size_t k = 0; k < p->nrts; k++)
+		rels[k] = INT32_MIN;
+	size_t rk = 0; /* p->rts is sorted by function */
 	memset(code, 0xcc, size);
 	size_t k = 0;
 	memcpy(code + k, common_head, sizeof common_head);
@@ -68,9 +71,19 @@ int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint
 		char why[160];
 		/* Branch targets were checked over the whole function by the plan:
 		 * here only the displaced bytes are its "function". */
-		size_t head = f->int3 ? 0 : 10; /* an int3 site's stub is its displaced instruction only */
-		if (reloc_build(bytes, f->len, fn, f->int3 ? 1 : 5, bytes, f->len, fn, at + head, &r, why, sizeof why) ||
-		    r.displaced != f->len)
+		/* An int3 site's stub is its displaced instruction only; so is, in a
+		 * running program, that of a function whose branches would need
+		 * re-targeting (the runtime writes an int3 there then). */
+		int as_int3 = f->int3 || (f->retarget && live);
+		size_t head = as_int3 ? 0 : 10;
+		size_t first = as_int3 ? 1 : 5, len = f->len;
+		if (as_int3 && !f->int3) { /* its first instruction only */
+			struct reloc_out one;
+			if (reloc_build(bytes, f->len, fn, 1, bytes, f->len, fn, at, &one, why, sizeof why))
+				continue;
+			len = one.displaced;
+		}
+		if (reloc_build(bytes, len, fn, first, bytes, len, fn, at + head, &r, why, sizeof why) || r.displaced != len)
 			continue;
 		size_t need = head + r.code_len + (r.ends_flow ? 0 : 5);
 		if (k + need > size)
@@ -94,6 +107,23 @@ int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint
 		}
 		stubs[i] = (uint32_t)k;
 		(*built)++;
+		/* the branches that land inside its first bytes: into the relocated copy */
+		while (rk < p->nrts && p->rts[rk].fn < i)
+			rk++;
+		for (; rk < p->nrts && p->rts[rk].fn == i; rk++) {
+			const struct sonde_instr_rt *t = &p->rts[rk];
+			if (as_int3)
+				continue;
+			int q;
+			for (q = 0; q < r.n_insn && q < RELOC_MAP; q++)
+				if (r.src_off[q] == t->into)
+					break;
+			if (q == r.n_insn || q == RELOC_MAP || r.dst_off[q] == RELOC_NOT_COPIED)
+				continue;
+			int64_t d = (int64_t)(at + head + r.dst_off[q]) - (int64_t)(t->at + bias + t->len);
+			if (fits32(d))
+				rels[rk] = (int32_t)d;
+		}
 		k = (k + need + 15) & ~(size_t)15;
 	}
 	if (!*built && p->nfns) {

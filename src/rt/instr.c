@@ -320,6 +320,44 @@ static struct sonde_instr_req *new_req(struct sonde_instr *in, uint32_t *ri)
 	return r;
 }
 
+/* At the start (no thread runs): the branches that land inside a patched
+ * function's displaced bytes get their new rel32, into the relocated copy in
+ * its stub.  A function one of whose branches cannot be (its bytes not the
+ * file's, no rel32 from sonde, out of the text written) has its entry put
+ * back: it is left out rather than wrong. */
+static void retarget(const struct sonde_instr_mod *pm, const struct sonde_instr_req *r, struct pmod *pmd,
+                     uint64_t bias, uint64_t lo, uint64_t hi)
+{
+	struct sonde_session_hdr *S = rt_sess;
+	uint32_t nr = pm->nrts;
+	if (nr > (1u << 20) || !sess_fits(S->size, pm->rts_off, (uint64_t)nr * sizeof(struct sonde_instr_rt), 8) ||
+	    !sess_fits(S->size, r->rels_off, (uint64_t)nr * 4, 4))
+		nr = 0;
+	const struct sonde_instr_rt *rt = nr ? sess_ptr(S, pm->rts_off) : NULL;
+	const int32_t *rel = nr ? sess_ptr(S, r->rels_off) : NULL;
+	/* each function with such branches: all of them or none */
+	for (uint32_t a = 0; a < nr;) {
+		uint32_t fnum = rt[a].fn, b = a;
+		while (b < nr && rt[b].fn == fnum)
+			b++;
+		int ok = fnum < pmd->n && pmd->stub[fnum] != SONDE_INSTR_NOSTUB;
+		for (uint32_t k = a; ok && k < b; k++) {
+			uint64_t at = rt[k].at + bias;
+			ok = rel[k] != INT32_MIN && rt[k].len <= 16 && rt[k].disp + 4u <= rt[k].len && at >= lo &&
+			     at + rt[k].len <= hi && !memcmp((void *)(uintptr_t)at, rt[k].orig, rt[k].len);
+		}
+		if (ok) {
+			for (uint32_t k = a; k < b; k++)
+				memcpy((uint8_t *)(uintptr_t)(rt[k].at + bias + rt[k].disp), &rel[k], 4);
+		} else if (fnum < pmd->n && pmd->stub[fnum] != SONDE_INSTR_NOSTUB) {
+			const struct sonde_instr_fn *f = &pmd->fns[fnum];
+			memcpy((void *)(uintptr_t)(f->vaddr + bias), f->orig, 5); /* its entry back: left out */
+			pmd->stub[fnum] = SONDE_INSTR_NOSTUB;
+		}
+		a = b;
+	}
+}
+
 /* record -p: was a thread stopped inside (at, at + len) when sonde attached?
  * (It would resume in the middle of the jump.) */
 static int busy_inside(const struct sonde_instr *in, uintptr_t at, uint32_t len)
@@ -365,6 +403,7 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 	r->region = region;
 	r->region_size = rsize;
 	r->hook = (uint64_t)(uintptr_t)m;
+	r->live = (uint32_t)rt_patch_live;
 	atomic_store_explicit(&r->state, SONDE_IR_ASKED, memory_order_release);
 	atomic_fetch_add_explicit(&in->asked, 1, memory_order_release);
 	uint32_t st = await(r, SONDE_IR_ASKED);
@@ -404,7 +443,16 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 	const uint8_t *skip = M->filter_off && !(rt_mode & SONDE_MODE_PROFILE) ? sess_ptr(S, M->filter_off) : NULL;
 	uint32_t dormant = 0, nint3 = 0;
 	struct trap_site *ts = mmap(NULL, (size_t)n * sizeof *ts, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (ts == MAP_FAILED || rt_text_writable(lo, hi + SONDE_INSTR_ORIG, 1) != 0) {
+	/* the text written: every entry, and the branches re-targeted into stubs */
+	uint64_t hiw = hi + SONDE_INSTR_ORIG;
+	if (!rt_patch_live && pm->nrts && pm->nrts <= (1u << 20) &&
+	    sess_fits(S->size, pm->rts_off, (uint64_t)pm->nrts * sizeof(struct sonde_instr_rt), 8)) {
+		const struct sonde_instr_rt *rt = sess_ptr(S, pm->rts_off);
+		for (uint32_t k = 0; k < pm->nrts; k++)
+			if (rt[k].at + bias + 16 > hiw && rt[k].at + bias < hi + (1ull << 30))
+				hiw = rt[k].at + bias + 16;
+	}
+	if (ts == MAP_FAILED || rt_text_writable(lo, hiw, 1) != 0) {
 		rt_log("could not write into a module's code; it is not recorded");
 		dormant = n;
 	} else {
@@ -423,8 +471,9 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 				continue;
 			}
 			pmod_stub(i, so);
-			if (fns[i].int3 || rt_patch_live)
-				ts[nt++] = (struct trap_site){ (uintptr_t)at, region + so, m, i, fns[i].int3 };
+			int as_int3 = fns[i].int3 || (fns[i].retarget && rt_patch_live);
+			if (as_int3 || rt_patch_live)
+				ts[nt++] = (struct trap_site){ (uintptr_t)at, region + so, m, i, (uint32_t)as_int3 };
 		}
 		if (nt) {
 			trap_install();
@@ -450,7 +499,7 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 				int32_t rel = (int32_t)((int64_t)(region + so) - (int64_t)((uintptr_t)at + 5));
 				uint8_t j[5] = { 0xe9 };
 				memcpy(j + 1, &rel, 4);
-				if (fns[i].int3) {
+				if (fns[i].int3 || (fns[i].retarget && rt_patch_live)) {
 					if (!phase) {
 						*at = 0xcc;
 						nint3++;
@@ -468,7 +517,9 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 			if (rt_patch_live)
 				sync_cores();
 		}
-		rt_text_writable(lo, hi + SONDE_INSTR_ORIG, 0);
+		if (pm2 && !rt_patch_live && pm->nrts)
+			retarget(pm, r, pm2, bias, lo, hiw);
+		rt_text_writable(lo, hiw, 0);
 	}
 	if (ts != MAP_FAILED)
 		munmap(ts, (size_t)n * sizeof *ts);

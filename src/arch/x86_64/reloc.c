@@ -366,6 +366,10 @@ int reloc_build(const uint8_t *code, size_t avail, uint64_t site, size_t need,
 		 * trampoline (no branch lands inside: checked below): taken, not
 		 * copied.  A call is the exception: its callee returns to the
 		 * original address after it, which must be outside the jump. */
+		if (out->n_insn < RELOC_MAP) {
+			out->src_off[out->n_insn] = (uint8_t)off;
+			out->dst_off[out->n_insn] = dead || e.n >= RELOC_NOT_COPIED ? RELOC_NOT_COPIED : (uint8_t)e.n;
+		}
 		if (!dead) {
 			const char *why = NULL;
 			int ends = 0;

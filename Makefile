@@ -53,10 +53,12 @@ COMPLETIONS := $(BUILD)/share/bash-completion/completions/sonde $(BUILD)/share/z
 .PHONY: all check check-list demo bench deps clean unit e2e man install uninstall FORCE
 all: deps-check $(BINS) $(LIBS) $(HEADERS:%=$(BUILD)/%) man
 
-# Rewritten only when the version changes, so that nothing relinks otherwise.
+# Rewritten only when the version changes, so that nothing relinks otherwise.  The
+# temporary file is the shell's own: tests run make in the build directory at once
+# (install.sh, fuzz_reader.sh).
 $(BUILD)/gen/version.h: FORCE
 	@mkdir -p $(dir $@)
-	@echo '#define SONDE_VERSION "$(VERSION)"' > $@.tmp; cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+	@echo '#define SONDE_VERSION "$(VERSION)"' > $@.$$$$; cmp -s $@.$$$$ $@ && rm -f $@.$$$$ || mv $@.$$$$ $@
 $(BUILD)/obj/src/cli/main.o $(BUILD)/obj/src/cli/manual.o $(BUILD)/fuzzobj/src/cli/manual.o: $(BUILD)/gen/version.h
 
 deps-check:

@@ -20,8 +20,8 @@
 # ended and every test before it has), then the skipped checks, the failed
 # tests and "N passed, N failed".  Exit status non-zero if anything failed.
 #
-# The longest tests start first, so that the last minutes are not one long
-# test on one core: their durations are kept in $BUILD/test-durations (one
+# The unit tests start first, then the longest end-to-end tests, so that the
+# last minutes are not one long test on one core: their durations are kept in $BUILD/test-durations (one
 # "NAME SECONDS" a line, rewritten after each run); a test not in it yet
 # takes its estimate from the list below.
 set -u
@@ -136,13 +136,15 @@ stop() {
 }
 trap stop INT TERM
 
-# The order in which they start: the longest expected first, else the list's.
+# The order in which they start: the unit tests (seconds in all, and first
+# in the list: their results show at once), then the longest expected first,
+# else the list's order.
 order=$(
 	for ((i = 0; i < n; i++)); do
 		s=$(awk -v t="${names[$i]}" '$1 == t { s = $2 } END { if (s != "") print s }' "$durations" 2>/dev/null)
 		[ -n "$s" ] || s=$(known_slow "${names[$i]}")
-		echo "$s $i"
-	done | sort -k1,1nr -k2,2n | cut -d' ' -f2
+		case ${names[$i]} in unit/*) echo "0 $s $i" ;; *) echo "1 $s $i" ;; esac
+	done | sort -k1,1n -k2,2nr -k3,3n | cut -d' ' -f3
 )
 
 pass=0 fail=0 skip=0

@@ -22,8 +22,10 @@
 #
 # The unit tests start first, then the longest end-to-end tests, so that the
 # last minutes are not one long test on one core: their durations are kept in $BUILD/test-durations (one
-# "NAME SECONDS" a line, rewritten after each run); a test not in it yet
-# takes its estimate from the list below.
+# "NAME SECONDS CPU-SECONDS" a line, rewritten after each run); a test not in it yet
+# takes its estimate from the list below.  (The third column is the CPU
+# seconds the test used, its own and its children's: a measure that the
+# machine's load does not stretch.)
 set -u
 : "${BUILD:?BUILD must point at the build directory}"
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -121,7 +123,11 @@ run_one() {
 	wait $!
 	rc=$?
 	[ $rc -eq 124 ] && echo "not ok - $name: killed after $limit s (TEST_TIMEOUT, or a '# test-timeout:' line)" >>"$log"
-	echo "$rc $((SECONDS - start))" >"$work/$i.done.tmp" && mv "$work/$i.done.tmp" "$work/$i.done"
+	# the CPU time of the test and what it waited for (times: its second line, the children's)
+	local cpu
+	times >"$work/$i.times"
+	cpu=$(awk 'NR == 2 { for (k = 1; k <= 2; k++) { split($k, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%d", t + 0.5 }' "$work/$i.times")
+	echo "$rc $((SECONDS - start)) ${cpu:-0}" >"$work/$i.done.tmp" && mv "$work/$i.done.tmp" "$work/$i.done"
 }
 
 stop() {
@@ -147,14 +153,14 @@ order=$(
 	done | sort -k1,1n -k2,2nr -k3,3n | cut -d' ' -f3
 )
 
-pass=0 fail=0 skip=0
-failed=() skipped=() took=()
+pass=0 fail=0 skip=0 cpus=0
+failed=() skipped=() took=() cpu_of=()
 # report I: test I's lines, counted (once it has ended).
 report() {
-	local i=$1 name=${names[$1]} rc secs p f s d
+	local i=$1 name=${names[$1]} rc secs cpu p f s d
 	local log="$logs/$(echo "$name" | tr '/' '_').log" scratch="$work/$1.scratch"
-	read -r rc secs <"$work/$i.done"
-	took[$i]=$secs
+	read -r rc secs cpu <"$work/$i.done"
+	took[$i]=$secs cpu_of[$i]=${cpu:-0} cpus=$((cpus + ${cpu:-0}))
 	p=$(grep -c '^ok - ' "$log"); f=$(grep -c '^not ok - ' "$log"); s=$(grep -c '^skip - ' "$log")
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=1; echo "not ok - $name: exited with status $rc" >>"$log"
@@ -226,11 +232,11 @@ wait
 
 # Durations: this run's, and the others' from before.
 {
-	for ((i = 0; i < n; i++)); do echo "${names[$i]} ${took[$i]}"; done
+	for ((i = 0; i < n; i++)); do echo "${names[$i]} ${took[$i]} ${cpu_of[$i]}"; done
 	[ -f "$durations" ] && cat "$durations"
 } | awk '!seen[$1]++' | sort >"$durations.tmp" && mv "$durations.tmp" "$durations"
 # the working directories of failed tests stay
-rm -f "$work"/*.pid "$work"/*.done "$work"/*.scratch
+rm -f "$work"/*.pid "$work"/*.done "$work"/*.times "$work"/*.scratch
 rmdir "$work" 2>/dev/null
 
 if [ ${#skipped[@]} -gt 0 ]; then
@@ -239,6 +245,6 @@ fi
 [ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
 slow=$(for ((i = 0; i < n; i++)); do echo "${took[$i]} ${names[$i]}"; done | sort -nr | head -5 |
 	awk '{ printf "%s%s %ds", sep, $2, $1; sep = ", " }')
-echo "$n tests in $((SECONDS - t0)) s, $jobs at once; the longest: $slow; logs in $logs"
+echo "$n tests in $((SECONDS - t0)) s, $jobs at once ($cpus s of CPU); the longest: $slow; logs in $logs"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -43,22 +43,27 @@ jobs="${J:-}"
 # The tests see none of the runner's own settings (lib.sh has a T of its own).
 unset T TESTS J
 
-# Seconds on a 2-core machine with nothing else running (a measured run of
-# `make check`): the order of a first run, before $BUILD/test-durations exists.
+# Seconds of a whole run (J=2 on 2 cores that other jobs loaded too, the test
+# cache empty at first): the order of a first run, before $BUILD/test-durations exists.
 known_slow() {
 	case $1 in
-	e2e/attach_realprogs) echo 300 ;;
-	e2e/profile_realprogs) echo 280 ;;
-	e2e/profile_leveldb) echo 250 ;;
-	e2e/probe_agent_realprogs) echo 230 ;;
-	e2e/matrix_calls) echo 150 ;;
-	e2e/matrix_nonlocal) echo 120 ;;
-	e2e/profile_lua) echo 110 ;;
-	e2e/export_pprof) echo 100 ;;
-	e2e/probe_remote) echo 100 ;;
-	e2e/probe_remote_count) echo 90 ;;
-	e2e/fuzz_reader) echo 80 ;;
-	e2e/install) echo 60 ;;
+	e2e/profile_realprogs) echo 850 ;;
+	e2e/probe_agent_realprogs) echo 430 ;;
+	e2e/attach_realprogs) echo 420 ;;
+	e2e/profile_leveldb) echo 400 ;;
+	e2e/export_perfetto) echo 215 ;;
+	e2e/probe_agent_time) echo 160 ;;
+	e2e/record_scribble) echo 160 ;;
+	e2e/profile_lua) echo 150 ;;
+	e2e/reloc_survey) echo 110 ;;
+	e2e/fuzz_reader) echo 95 ;;
+	e2e/matrix_nonlocal) echo 85 ;;
+	e2e/probe_remote_count) echo 75 ;;
+	e2e/record_survive) echo 75 ;;
+	e2e/attach_cxx) echo 55 ;;
+	e2e/export_pprof) echo 55 ;;
+	e2e/probe_stack) echo 53 ;;
+	e2e/probe_remote) echo 50 ;;
 	unit/*) echo 2 ;;
 	*) echo 15 ;;
 	esac
@@ -230,10 +235,15 @@ done
 [ -t 2 ] && printf '\r\033[K' >&2
 wait
 
-# Durations: this run's, and the others' from before.
+# Durations: this run's, and those from before of the tests that still exist.
 {
 	for ((i = 0; i < n; i++)); do echo "${names[$i]} ${took[$i]} ${cpu_of[$i]}"; done
-	[ -f "$durations" ] && cat "$durations"
+	[ -f "$durations" ] && while read -r t rest; do
+		case $t in
+		unit/*) [ -f "$root/tests/$t.c" ] && echo "$t $rest" ;;
+		e2e/*) [ -f "$root/tests/$t.sh" ] && echo "$t $rest" ;;
+		esac
+	done <"$durations"
 } | awk '!seen[$1]++' | sort >"$durations.tmp" && mv "$durations.tmp" "$durations"
 # the working directories of failed tests stay
 rm -f "$work"/*.pid "$work"/*.done "$work"/*.times "$work"/*.scratch

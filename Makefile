@@ -1,6 +1,7 @@
 # sonde — GNU make build. Out-of-tree objects in $(BUILD)/.
 #   make            build build/bin/{sonde,sonde-cc,sonde-c++,sonde-config} and the runtime
-#   make check      run unit + end-to-end tests (ends with "N passed, N failed")
+#   make check      run unit + end-to-end tests, in parallel (ends with "N passed, N failed");
+#                   T=PATTERN a subset, J=N jobs; make unit / make e2e one layer; make check-list
 #   make demo       build and profile the bundled example
 #   make bench      benchmarks (ratios, never pass/fail)
 #   make deps       install the Debian build dependencies (root)
@@ -51,13 +52,15 @@ HEADERS := $(wildcard include/sonde/*.h)
 MAN_STAMP := $(BUILD)/share/man/.stamp
 COMPLETIONS := $(BUILD)/share/bash-completion/completions/sonde $(BUILD)/share/zsh/site-functions/_sonde
 
-.PHONY: all check demo bench deps clean unit e2e man install uninstall FORCE
+.PHONY: all check check-list demo bench deps clean unit e2e man install uninstall FORCE
 all: deps-check $(BINS) $(LIBS) $(HEADERS:%=$(BUILD)/%) man
 
-# Rewritten only when the version changes, so that nothing relinks otherwise.
+# Rewritten only when the version changes, so that nothing relinks otherwise.  The
+# temporary file is the shell's own: tests run make in the build directory at once
+# (install.sh, fuzz_reader.sh).
 $(BUILD)/gen/version.h: FORCE
 	@mkdir -p $(dir $@)
-	@echo '#define SONDE_VERSION "$(VERSION)"' > $@.tmp; cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+	@echo '#define SONDE_VERSION "$(VERSION)"' > $@.$$$$; cmp -s $@.$$$$ $@ && rm -f $@.$$$$ || mv $@.$$$$ $@
 $(BUILD)/obj/src/cli/main.o $(BUILD)/obj/src/cli/manual.o $(BUILD)/fuzzobj/src/cli/manual.o: $(BUILD)/gen/version.h
 
 deps-check:
@@ -198,8 +201,24 @@ $(BUILD)/tests/tools/%: tests/tools/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) -o $@ $< $(LIB_OBJS) $(DEP_LIBS)
 
+# make check [T=PATTERN] [J=N]: the tests (tests/run.sh), J at once (default:
+# as many as cores); T (or TESTS) keeps the tests whose name has one of its
+# words.  make unit / make e2e: one layer; make check-list: their names.
+TEST_RUN = BUILD=$(abspath $(BUILD)) T='$(or $(T),$(TESTS))' J='$(J)' bash tests/run.sh
+# The build that comes first runs as many jobs as the tests will, unless make got -j itself.
+ifneq ($(filter check unit e2e,$(MAKECMDGOALS)),)
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(or $(J),$(shell nproc 2>/dev/null || echo 2))
+endif
+endif
 check: all $(UNIT_BINS) $(TOOL_BINS)
-	@BUILD=$(abspath $(BUILD)) bash tests/run.sh
+	@$(TEST_RUN)
+unit: all $(UNIT_BINS)
+	@$(TEST_RUN) --unit
+e2e: all $(TOOL_BINS)
+	@$(TEST_RUN) --e2e
+check-list:
+	@$(TEST_RUN) --list
 
 demo: all
 	@BUILD=$(abspath $(BUILD)) bash tools/demo.sh

@@ -6,6 +6,12 @@
 # when installed, so the program does the same work everywhere.  db_bench links
 # Debian's packaged googletest/gmock (util/testutil.h includes them).
 set -e
+# Two tests (or two test runs sharing SONDE_TEST_CACHE) building OUT at once
+# take turns: the script runs again under an flock of OUT.lock.
+if [ "${SONDE_BUILD_LOCK:-}" != "$2.lock" ] && command -v flock >/dev/null; then
+	mkdir -p "$(dirname "$2")"
+	SONDE_BUILD_LOCK="$2.lock" exec flock "$2.lock" sh "$0" "$@"
+fi
 src=$1 out=$2 cc=$3 cxx=$4; shift 4
 if ! command -v cmake >/dev/null || [ ! -f /usr/include/gmock/gmock.h ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cmake libgmock-dev >/dev/null

@@ -6,6 +6,12 @@
 # different compilers coexist; threads, zlib, lzma and lz4 are left out so the
 # program does the same work everywhere.
 set -e
+# Two tests (or two test runs sharing SONDE_TEST_CACHE) building OUT at once
+# take turns: the script runs again under an flock of OUT.lock.
+if [ "${SONDE_BUILD_LOCK:-}" != "$2.lock" ] && command -v flock >/dev/null; then
+	mkdir -p "$(dirname "$2")"
+	SONDE_BUILD_LOCK="$2.lock" exec flock "$2.lock" sh "$0" "$@"
+fi
 src=$1 out=$2 cc=$3; shift 3
 mkdir -p "$out"
 out=$(cd "$out" && pwd)

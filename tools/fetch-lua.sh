@@ -5,4 +5,9 @@
 set -e
 dir=${1:?usage: fetch-lua.sh DIR}
 [ -f "$dir/lua/src/lua.c" ] && exit 0
+# Under an flock of DIR/.fetch-lua.lock (tests running at once), looking again.
+if [ "${SONDE_FETCH_LOCK:-}" != "$dir/.fetch-lua.lock" ] && command -v flock >/dev/null; then
+	mkdir -p "$dir"
+	SONDE_FETCH_LOCK="$dir/.fetch-lua.lock" exec flock "$dir/.fetch-lua.lock" sh "$0" "$@"
+fi
 sh "$(dirname "$0")/fetch-src.sh" lua5.4 "$dir" && rm -rf "$dir/lua" && ln -s lua5.4 "$dir/lua"

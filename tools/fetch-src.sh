@@ -7,6 +7,12 @@ set -e
 pkg=${1:?usage: fetch-src.sh PKG DIR} dir=${2:?usage: fetch-src.sh PKG DIR}
 mkdir -p "$dir"
 [ -d "$dir/$pkg" ] && exit 0
+# One fetch at a time into DIR (tests running at once want the same trees,
+# and the apt-get update below must not run twice at once): the script runs
+# again under an flock of DIR/.fetch.lock, and looks again.
+if [ "${SONDE_FETCH_LOCK:-}" != "$dir/.fetch.lock" ] && command -v flock >/dev/null; then
+	SONDE_FETCH_LOCK="$dir/.fetch.lock" exec flock "$dir/.fetch.lock" sh "$0" "$@"
+fi
 if ! apt-get source --print-uris "$pkg" >/dev/null 2>&1; then
 	[ "$(id -u)" = 0 ] || { echo "fetch-src: no deb-src entry and not root" >&2; exit 1; }
 	if [ -f /etc/apt/sources.list.d/debian.sources ]; then

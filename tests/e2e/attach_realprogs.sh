@@ -10,6 +10,7 @@
 # sonde, and the recording holds calls of a function the program runs in its
 # work after the attach.  Needs ptrace of a non-child: root, or
 # kernel.yama.ptrace_scope 0.
+# test-timeout: 1500 (the first run builds real programs into the test cache: slow under load)
 source "$ROOT/tests/lib.sh"
 source "$ROOT/tests/attach_lib.sh"
 need_ptrace "attach to real programs"

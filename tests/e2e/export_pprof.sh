@@ -8,6 +8,7 @@
 #    and the calls per thread are the program's;
 #  - gzip -t; readelf -n for the build-ids; c++filt for the mangled names;
 #  - tests/protobuf_read.py (written from the .proto text) for the string table.
+# test-timeout: 1500 (builds Lua from its source each run: slow under load)
 . "$ROOT/tests/lib.sh"
 export GOFLAGS=-mod=mod GOCACHE="$T/gocache" HOME="${HOME:-$T}"
 if ! command -v go >/dev/null && [ "$(id -u)" = 0 ]; then

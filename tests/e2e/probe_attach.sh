@@ -26,7 +26,8 @@ start=$(date +%s.%N)
 rc=$?
 end=$(date +%s.%N)
 check "attach: sonde exits 0" test "$rc" -eq 0
-check "attach: detached after about 1 s" python3 -c "assert 0.9 < $end - $start < 3"
+# (the upper bound allows for a loaded machine: tests run two at once)
+check "attach: detached after about 1 s" python3 -c "assert 0.9 < $end - $start < 10"
 wait "$runner"
 check "attach: program output right" grep -qx "total $(expect 4 2000)" att.out
 check "attach: program exit status right" grep -qx "status 3" att.out
@@ -41,7 +42,7 @@ check "attach: sys probe sampled all threads" jq_py att.json \
 # Threads created after attaching are probed too.
 (./thr 3 300 2000 pid2.txt > late.out; echo "status $?" >> late.out) &
 runner=$!
-for _ in $(seq 50); do [ -s pid2.txt ] && break; sleep 0.01; done
+for _ in $(seq 500); do [ -s pid2.txt ] && break; sleep 0.01; done
 "$SONDE" probe -p "$(cat pid2.txt)" --format=json -o late.json -e func:work 2>late.err
 wait "$runner"
 check "attach until exit: output right" grep -qx "total $(expect 3 300)" late.out

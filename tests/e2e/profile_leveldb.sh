@@ -3,6 +3,7 @@
 # sonde record (4 threads: its own and leveldb's background compaction), with
 # its result unchanged, every call on a numbered function (<= 1% unnumbered)
 # and nothing lost.  Builds are cached (SONDE_TEST_CACHE).
+# test-timeout: 1500 (the first run builds real programs into the test cache: slow under load)
 . "$ROOT/tests/lib.sh"
 cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
 if ! sh "$ROOT/tools/fetch-src.sh" leveldb "$cache/src" >fetch.log 2>&1; then

@@ -4,6 +4,7 @@
 # in the machine code, after inlining.  Lua's run-to-run randomness (hash seed, sort
 # pivot, the address-indexed C-string cache) is switched off through its own
 # configuration macros in both builds, so both runs do the same work.
+# test-timeout: 1500 (builds Lua from its source each run: slow under load)
 . "$ROOT/tests/lib.sh"
 cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
 if ! sh "$ROOT/tools/fetch-lua.sh" "$cache" >fetch.log 2>&1; then

@@ -4,6 +4,7 @@
 # (`uftrace record --no-libcall`, -pg build of the same source) function for
 # function: sonde instruments the functions of the machine code, not the
 # inlined copies of the source.  Builds are cached (SONDE_TEST_CACHE).
+# test-timeout: 1500 (the first run builds real programs into the test cache: slow under load)
 . "$ROOT/tests/lib.sh"
 cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
 have_uftrace=1

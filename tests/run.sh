@@ -48,6 +48,11 @@ unset T TESTS J
 known_slow() {
 	case $1 in
 	e2e/profile_realprogs) echo 850 ;;
+	e2e/patch_realprogs) echo 600 ;;
+	e2e/probe_mcu) echo 110 ;;
+	e2e/patch_matrix) echo 90 ;;
+	e2e/selfsame) echo 60 ;;
+	e2e/patch_attach) echo 40 ;;
 	e2e/probe_agent_realprogs) echo 430 ;;
 	e2e/attach_realprogs) echo 420 ;;
 	e2e/profile_leveldb) echo 400 ;;

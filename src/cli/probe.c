@@ -51,19 +51,29 @@ static int probe_record_close(struct cli_opts *o, struct engine *e, int code)
 }
 
 /* The options of a remote target (--target): the stub's program, no local process. */
-static void check_remote(struct cli_opts *o)
+static void check_remote(struct cli_opts *o, struct engine *e)
 {
 	if (!o->exe)
 		cli_die(EXIT_USAGE, "--target needs --exe PROGRAM (the program's ELF on this machine)");
 	if (o->pid || o->argc)
 		cli_die(EXIT_USAGE, "--target probes the stub's program: give no -p PID and no program to launch");
-	if (o->interactive || o->plugin || o->record_probe || o->library || o->pending)
-		cli_die(EXIT_USAGE, "--interactive, --pending, --plugin, --library and --record are not available with --target");
+	if (o->interactive || o->plugin || o->record_probe || o->pending)
+		cli_die(EXIT_USAGE, "--interactive, --pending, --plugin and --record are not available with --target");
 	if (!o->nspecs)
 		cli_die(EXIT_USAGE, "no probes (give -e SPEC)");
 	char err[700];
+	if (o->library && library_load(&e->lib, o->library, err, sizeof err))
+		cli_die(EXIT_USAGE, "%s", err);
 	for (int i = 0; i < o->nspecs; i++) {
 		struct spec sp;
+		/* -e @NAME: the library's definition (e->lib outlives the run) */
+		if (o->specs[i][0] == '@') {
+			const char *def = library_find(&e->lib, o->specs[i] + 1);
+			if (!def)
+				cli_die(EXIT_USAGE, "no probe named '%s' in the library (%s)", o->specs[i] + 1,
+				        o->library ? o->library : "no --library given");
+			o->specs[i] = def;
+		}
 		if (spec_parse(o->specs[i], &sp, err, sizeof err))
 			cli_die(EXIT_USAGE, "bad probe '%s' (%s)", o->specs[i], err);
 		spec_free(&sp);
@@ -117,7 +127,7 @@ int cmd_probe(struct cli_opts *o)
 	e.warn = warn_probe;
 	e.placed_later = placed_later;
 	if (o->target)
-		check_remote(o);
+		check_remote(o, &e);
 	else
 		check_local(o, &e);
 	/* A launched program shares sonde's stdout (`prog | gzip`): sonde's own

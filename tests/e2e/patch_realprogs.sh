@@ -159,6 +159,31 @@ else
 	skip "Lua from Debian source" "could not fetch lua5.4 ($(tail -1 fetch.log))"
 fi
 
+# LevelDB's db_bench (C++, COMDAT templates, 3 threads) with g++ and clang++
+if sh "$ROOT/tools/fetch-src.sh" leveldb "$cache/src" >fetch.log 2>&1; then
+	for cc in gcc clang; do
+		case $cc in gcc) cxx=g++ ;; clang) cxx=clang++ ;; esac
+		command -v $cxx >/dev/null || { skip "leveldb ($cxx)" "$cxx not installed"; continue; }
+		cached leveldb-plain-$cc sh "$ROOT/tools/build-leveldb.sh" "$cache/src/leveldb" "$cache/leveldb-plain-$cc" $cc $cxx -g \
+			>bl1-$cc.log 2>&1
+		cached leveldb-sonde-$cc env SONDE_CC=$cc SONDE_CXX=$cxx sh "$ROOT/tools/build-leveldb.sh" "$cache/src/leveldb" \
+			"$cache/leveldb-sonde-$cc" "$SONDE_CC_BIN" "$SONDE_CXX_BIN" >bl2-$cc.log 2>&1
+		if [ -x "$cache/leveldb-plain-$cc/db_bench" ] && [ -x "$cache/leveldb-sonde-$cc/db_bench" ]; then
+			args="--benchmarks=fillseq,readrandom --num=20000"
+			"$SONDE" record -o lvp-$cc.data -- "$cache/leveldb-plain-$cc/db_bench" $args --db=$PWD/dbp-$cc >lvp.out 2>&1
+			check "db_bench ($cxx, plain build) finds every key it wrote" grep -q "(20000 of 20000 found)" lvp.out
+			"$SONDE" record -o lvs-$cc.data -- "$cache/leveldb-sonde-$cc/db_bench" $args --db=$PWD/dbs-$cc >/dev/null 2>&1
+			"$SONDE" report -i lvp-$cc.data --format=json >lvp-$cc.json
+			"$SONDE" report -i lvs-$cc.data --format=json >lvs-$cc.json
+			compare "db_bench ($cxx, plain build)" lvp-$cc.json lvs-$cc.json
+		else
+			notok "leveldb builds ($cxx, plain and sonde-c++)" "$(tail -3 bl1-$cc.log bl2-$cc.log)"
+		fi
+	done
+else
+	skip "leveldb from Debian source" "could not fetch leveldb ($(tail -1 fetch.log))"
+fi
+
 # Debian's own binaries: stripped, built by Debian.
 deb() { # LABEL INPUT-FILE COMMAND...
 	local label=$1 in=$2; shift 2

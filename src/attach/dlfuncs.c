@@ -6,6 +6,7 @@
  * loader, ld-musl-*.so.1.  The object's .dynsym is read with libelf; the
  * default version of a symbol wins over a compat one. */
 #include "attach/dlfuncs.h"
+#include "common/clock.h"
 
 #include "proc/modules.h"
 #include "sym/peek.h"
@@ -110,9 +111,10 @@ static int loader_only(const struct modules *ms)
 
 int dl_funcs_find_wait(pid_t pid, struct modules *ms, struct dl_funcs *f, char *err, size_t n)
 {
-	for (int waited = 0;; waited += DL_STARTUP_POLL_MS) {
+	uint64_t end = clock_mono_ms() + DL_STARTUP_WAIT_MS; /* wall time: a loaded machine slows the loader */
+	for (;;) {
 		int rc = dl_funcs_find(pid, ms, f, err, n);
-		if (!rc || waited >= DL_STARTUP_WAIT_MS || !loader_only(ms))
+		if (!rc || clock_mono_ms() >= end || !loader_only(ms))
 			return rc;
 		struct timespec ts = { 0, DL_STARTUP_POLL_MS * 1000000L };
 		nanosleep(&ts, NULL);

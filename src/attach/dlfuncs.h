@@ -25,7 +25,7 @@ int dl_funcs_find(pid_t pid, struct modules *ms, struct dl_funcs *f, char *err, 
  * ms is read again every DL_STARTUP_POLL_MS until the C library is there,
  * DL_STARTUP_WAIT_MS at most. */
 #define DL_STARTUP_POLL_MS 5
-#define DL_STARTUP_WAIT_MS 3000
+#define DL_STARTUP_WAIT_MS 10000
 int dl_funcs_find_wait(pid_t pid, struct modules *ms, struct dl_funcs *f, char *err, size_t n);
 
 /* Whether path names the C library, the dynamic loader, libpthread or

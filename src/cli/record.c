@@ -254,7 +254,7 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 	if (el <= 0 || stat(exe, &st1) != 0 || (exe_path[el] = 0, stat(exe_path, &st2) != 0) || st1.st_ino != st2.st_ino ||
 	    st1.st_dev != st2.st_dev)
 		snprintf(exe_path, sizeof exe_path, "%s", exe); /* deleted or replaced since: the file it runs */
-	if (!locks || o->nmodules) {
+	{
 		if (record_patch_plan(o, exe_path, &s, &patch, msg, sizeof msg)) {
 			session_destroy(&s);
 			recorder_abort(&rec);

@@ -73,6 +73,8 @@ static int add(struct record_patch *p, size_t *cap, const char *key, const char 
 
 const char *const *record_patch_meta(struct record_patch *p)
 {
+	if (!p->s)
+		return NULL; /* nothing was planned */
 	size_t cap = 0;
 	char k[64], v[700];
 	struct sonde_session_hdr *h = p->s->hdr;

@@ -213,10 +213,10 @@ for v in ("wait", "hold"):
     ok(total is not None and abs(total - want) <= len(L) + 1,
        f"locks: pprof total {v} = sum of the locks' {v}_ns ({total} vs {want})", f"{total} vs {want}")
 PY
-# The same program built without sonde-cc: no function is recorded, so all
-# lock time is outside every call, on the "<root>" frame.
+# The same program built without sonde-cc and recorded with --no-patch: no
+# function is recorded, so all lock time is outside every call, on the "<root>" frame.
 cc -O2 -g -pthread "$PROGS/lock_basic.c" -o lock_plain || { notok "build lock_plain" "cc failed"; exit 1; }
-"$SONDE" record --locks --trace -o lkp -- ./lock_plain >/dev/null 2>lkp.err || { notok "record plain --locks --trace" "$(tail -2 lkp.err)"; exit 1; }
+"$SONDE" record --no-patch --locks --trace -o lkp -- ./lock_plain >/dev/null 2>lkp.err || { notok "record plain --locks --trace" "$(tail -2 lkp.err)"; exit 1; }
 "$SONDE" locks -i lkp --format=json >locksp.json
 "$SONDE" export -i lkp --format=pprof -o lkp.pb.gz 2>exp.err || { notok "export plain locks" "$(cat exp.err)"; exit 1; }
 pprof -top -sample_index=hold -unit=ns -nodefraction=0 lkp.pb.gz >lkp_hold.txt || notok "pprof plain locks" "$(head -3 pprof.err)"

@@ -189,9 +189,13 @@ ssize_t sym_functions(struct sym_module *m, struct sym_fn **out)
 				f.v[i].not_entry = 2;
 	if (f.n)
 		qsort(f.v, f.n, sizeof *f.v, fn_cmp);
+	if (cfi)
+		dwarf_cfi_end(cfi);
 	*out = f.v;
 	return (ssize_t)f.n;
 oom:
+	if (cfi)
+		dwarf_cfi_end(cfi);
 	free(f.v);
 	return -1;
 }

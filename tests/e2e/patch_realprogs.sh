@@ -28,15 +28,23 @@ cached() {
 		9>"$cache/.$name.lock"
 }
 
-# compare LABEL PLAIN_JSON SONDECC_JSON: every function's count equal
+# compare LABEL PLAIN_JSON SONDECC_JSON [RACY-PREFIX]: every function's count
+# equal (those whose name starts with RACY-PREFIX aside: their count differs
+# from run to run of the same binary)
 compare() {
 	python3 - "$@" <<'PY'
 import json, sys
 label, a, b = sys.argv[1:4]
+racy = sys.argv[4] if len(sys.argv) > 4 else None
 crt = {"_init", "_fini", "frame_dummy", "register_tm_clones", "deregister_tm_clones", "__do_global_dtors_aux"}
-p = {f["name"]: f["calls"] for f in json.load(open(a))["functions"] if f["name"] not in crt}
-s = {f["name"]: f["calls"] for f in json.load(open(b))["functions"]}
-diff = sorted((k, p.get(k), s.get(k)) for k in set(p) | set(s) if p.get(k) != s.get(k))
+# summed by name: C++ destructors (D0, D1) and constructors share their demangled name
+p, s = {}, {}
+for f in json.load(open(a))["functions"]:
+    if f["name"] not in crt:
+        p[f["name"]] = p.get(f["name"], 0) + f["calls"]
+for f in json.load(open(b))["functions"]:
+    s[f["name"]] = s.get(f["name"], 0) + f["calls"]
+diff = sorted((k, p.get(k), s.get(k)) for k in set(p) | set(s) if p.get(k) != s.get(k) and not (racy and k.startswith(racy)))
 print(("ok" if not diff and len(p) > 50 else "not ok") +
       f" - {label}: {len(p)} functions, {sum(p.values())} calls, each equal to the sonde-cc build's" +
       ("" if not diff else f": differ (name, plain, sonde-cc) {diff[:6]}"))
@@ -175,7 +183,10 @@ if sh "$ROOT/tools/fetch-src.sh" leveldb "$cache/src" >fetch.log 2>&1; then
 			"$SONDE" record -o lvs-$cc.data -- "$cache/leveldb-sonde-$cc/db_bench" $args --db=$PWD/dbs-$cc >/dev/null 2>&1
 			"$SONDE" report -i lvp-$cc.data --format=json >lvp-$cc.json
 			"$SONDE" report -i lvs-$cc.data --format=json >lvs-$cc.json
-			compare "db_bench ($cxx, plain build)" lvp-$cc.json lvs-$cc.json
+			# leveldb's background thread is detached: whether its std::thread state is
+			# destroyed before the process exits changes from run to run (1 or 2 calls)
+			compare "db_bench ($cxx, plain build)" lvp-$cc.json lvs-$cc.json 'std::thread::_State_impl<'
+
 		else
 			notok "leveldb builds ($cxx, plain and sonde-c++)" "$(tail -3 bl1-$cc.log bl2-$cc.log)"
 		fi

@@ -18,7 +18,7 @@ check "survey runs (exit 0)" test $? -eq 0
 objdump -d --no-show-raw-insn "$BIN" > dis.txt || { notok objdump "objdump -d failed"; exit 0; }
 
 python3 - sites.txt dis.txt <<'PY'
-import re, sys
+import bisect, re, sys
 sites, dis = sys.argv[1], sys.argv[2]
 starts, targets = set(), set()
 line = re.compile(r'^\s*([0-9a-f]+):\s+(\S+)(?:\s+(\S+))?')
@@ -35,6 +35,7 @@ for l in open(dis):
     if (mn.startswith('j') or mn.startswith('call') or mn.startswith('loop') or mn == 'xbegin') \
             and re.fullmatch(r'[0-9a-f]+', op):
         targets.add(int(op, 16))
+tsorted = sorted(targets)
 ok = refused = inside = bad = 0
 errors = []
 for l in open(sites):
@@ -45,9 +46,9 @@ for l in open(sites):
         ok += 1
         if a not in starts or a + n not in starts:
             errors.append('site %x+%d: not whole instructions per objdump' % (a, n))
-        hit = [t for t in targets if a < t < a + n]
-        if hit:
-            errors.append('site %x+%d accepted but objdump has a branch to %x inside' % (a, n, hit[0]))
+        i = bisect.bisect_right(tsorted, a)
+        if i < len(tsorted) and tsorted[i] < a + n:
+            errors.append('site %x+%d accepted but objdump has a branch to %x inside' % (a, n, tsorted[i]))
     else:
         refused += 1
         m = re.search(r'branch target 0x([0-9a-f]+)', l)

@@ -17,6 +17,15 @@ if ! command -v cmake >/dev/null || [ ! -f /usr/include/gmock/gmock.h ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cmake libgmock-dev >/dev/null
 fi
 mkdir -p "$out"
+# Another compiler or other flags than the build directory was configured with:
+# start it afresh.  (CMake would wipe its cache on a compiler change and drop
+# every -D given with it, CMAKE_BUILD_TYPE included: an unoptimised build.)
+stamp="$cc $cxx $*"
+if [ -d "$out/build" ] && [ "$(cat "$out/build/.sonde-config" 2>/dev/null)" != "$stamp" ]; then
+	rm -rf "$out/build"
+fi
+mkdir -p "$out/build"
+printf '%s\n' "$stamp" >"$out/build/.sonde-config"
 cmake -S "$src" -B "$out/build" -DCMAKE_BUILD_TYPE=Release \
 	-DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
 	-DCMAKE_C_FLAGS="$*" -DCMAKE_CXX_FLAGS="$*" \

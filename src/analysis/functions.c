@@ -94,8 +94,10 @@ int fn_table_build(const struct recording *r, struct fn_table *ft)
 						fi->file = si.file;
 						fi->line = si.line;
 					} else {
-						char buf[64];
-						snprintf(buf, sizeof buf, "0x%llx", (unsigned long long)va);
+						/* no symbol names it: module+offset, as perf names such code */
+						char buf[600];
+						const char *b = strrchr(m->r.path, '/');
+						snprintf(buf, sizeof buf, "%s+0x%llx", b ? b + 1 : m->r.path, (unsigned long long)va);
 						fi->name = own(p, strdup(buf));
 					}
 				}

@@ -17,6 +17,9 @@ struct reloc_out {
 	size_t displaced;             /* bytes of original code taken: whole instructions, >= need */
 	int n_insn;                   /* instructions taken */
 	int ends_flow;                /* 1 if the last taken instruction never falls through (jmp, ret): no jump back needed */
+	int absolute;                 /* 1 if code[] holds an address of the original code as an immediate (a
+	                               * relocated call's return address, an absolute jump): it runs right
+	                               * only for the addresses it was built for, not moved with them */
 	/* Where each taken instruction was (offset from site) and where its relocated form starts in
 	 * code[] (RELOC_NOT_COPIED: after a jmp or ret, never reached): the first RELOC_MAP of them. */
 	uint8_t src_off[16], dst_off[16];
@@ -34,6 +37,15 @@ struct reloc_out {
 int reloc_build(const uint8_t *code, size_t avail, uint64_t site, size_t need,
                 const uint8_t *func_code, size_t func_len, uint64_t func_addr,
                 uint64_t tramp_addr, struct reloc_out *out, char *err, size_t errn);
+
+/* reloc_build, with code that runs right wherever it moves together with
+ * the original code (the distance kept): a call's return address is stored
+ * from a RIP-relative lea, not pushed as an immediate.  out->absolute stays
+ * 0 unless a branch is out of rel32 reach.  The stubs of functions patched
+ * without a rebuild (src/instr/stubs.c): built before the program runs. */
+int reloc_build_pic(const uint8_t *code, size_t avail, uint64_t site, size_t need,
+                    const uint8_t *func_code, size_t func_len, uint64_t func_addr,
+                    uint64_t tramp_addr, struct reloc_out *out, char *err, size_t errn);
 
 /* One instruction copied to run at `to`, byte for byte except its RIP-relative
  * displacement, which is rewritten to reach the same address (the length does

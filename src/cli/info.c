@@ -234,6 +234,7 @@ static void json_lists(struct json *j, const struct recording *r)
 		json_double(j, "numbering_ns", (double)m->r.numbering_ns);
 		json_bool(j, "unloaded", m->r.unloaded);
 		json_str(j, "how", info_module_how(r, i));
+		json_str(j, "stubs", info_module_stubs(r, i));
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -381,8 +382,11 @@ static void table_lists(const struct recording *r, const struct info *in, int ea
 	       (unsigned long long)in->functions, fmt_ns((double)in->numbering_ns, a, sizeof a));
 	for (uint32_t i = 0; i < r->nmodule_slots; i++)
 		if (r->modules[i])
-			printf("  %s (%u functions%s)%s\n", r->modules[i]->r.path, r->modules[i]->r.nfuncs,
+			printf("  %s (%u functions%s%s)%s\n", r->modules[i]->r.path, r->modules[i]->r.nfuncs,
 			       strcmp(info_module_how(r, i), "patched") ? "" : ", patched without a rebuild",
+			       !info_module_stubs(r, i) ? ""
+			       : !strcmp(info_module_stubs(r, i), "prebuilt") ? ", its stubs built before it ran"
+			                                                      : ", its stubs built when it asked",
 			       r->modules[i]->r.unloaded ? " [unloaded]" : "");
 	info_patched_table(r);
 	printf("contexts:     %llu calling-context nodes\n", (unsigned long long)in->cct_nodes);

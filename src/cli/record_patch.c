@@ -30,6 +30,7 @@ int record_patch_plan(const struct cli_opts *o, const char *prog_path, struct se
 	}
 	p->set.globs = o->modules;
 	p->set.nglobs = o->nmodules;
+	p->set.live = o->pid > 0; /* record -p: the regions built now are for a running program */
 	char why[600];
 	int rc = instr_plan(prog_path, &p->set.plans[0], why, sizeof why);
 	if (rc < 0)
@@ -124,12 +125,18 @@ const char *const *record_patch_meta(struct record_patch *p)
 		}
 	}
 	uint32_t nm = sess_nmodules(h);
+	const struct sonde_instr *in = h->instr_off && sess_inside(p->s->size, h->instr_off, sizeof(struct sonde_instr))
+	                                   ? sess_ptr(h, h->instr_off) : NULL;
 	for (uint32_t i = 0; i < nm; i++) {
 		const struct sonde_module *m = &h->modules[i];
 		if (m->how != SONDE_MOD_PATCHED)
 			continue;
 		snprintf(k, sizeof k, "module.%u.how", i);
 		add(p, &cap, k, "patched");
+		if (in && m->instr_req < SONDE_INSTR_MAX_REQS) {
+			snprintf(k, sizeof k, "module.%u.stubs", i);
+			add(p, &cap, k, in->reqs[m->instr_req].prebuilt ? "prebuilt" : "asked");
+		}
 		snprintf(k, sizeof k, "module.%u.unpatched", i);
 		snprintf(v, sizeof v, "%u", m->dormant <= m->nfuncs ? m->dormant : m->nfuncs);
 		add(p, &cap, k, v);

@@ -11,6 +11,15 @@
  * sonde builds it for those very addresses (src/instr/stubs.c) and answers;
  * the runtime copies it into the region and writes the jmps.
  *
+ * Without the round trip, in most cases: the code of a region depends only on
+ * where the region lies relative to the module (every stub reaches the
+ * module's code and the common entry by rel32; the entry hook's address is
+ * read from a slot of the region, SONDE_INSTR_HOOK_SLOT).  So sonde also
+ * builds each module's region before the program runs for one place, pre_rel
+ * bytes from the module's load bias (just below its first page); the
+ * runtime maps the region there if it is free (MAP_FIXED_NOREPLACE), copies
+ * that code, writes the hook slot, and asks sonde nothing.
+ *
  * Trust: the runtime checks every offset and length sonde wrote against the
  * session and the region, and each function's bytes against the plan before
  * writing a jmp over them; sonde checks every field the program wrote in a
@@ -28,6 +37,8 @@
 #define SONDE_INSTR_NOSTUB   0xffffffffu
 #define SONDE_INSTR_WAIT_MS  10000  /* the runtime waits this long for sonde's answer */
 #define SONDE_INSTR_MAX_BUSY 256u   /* threads whose pc at an attach sonde passes on */
+#define SONDE_INSTR_HOOK_SLOT 56u   /* region offset of the 8-byte address of the module's struct
+                                     * sonde_modhook (the common entry reads it) */
 
 /* One function the runtime patches: number i is the i-th of the module's
  * table (sorted by address). */
@@ -66,6 +77,13 @@ struct sonde_instr_mod {
 	uint64_t rts_off;               /* session offset of struct sonde_instr_rt[nrts] (sorted by fn) */
 	uint32_t nrts;
 	uint32_t pad;
+	/* the region built before the program runs, for load bias + pre_rel (0: none) */
+	int64_t  pre_rel;               /* the region's address minus the module's load bias */
+	uint64_t pre_code_off;          /* session offsets, as sonde's answer to a request: the code */
+	uint64_t pre_stubs_off;         /* uint32_t[nfuncs] */
+	uint64_t pre_rels_off;          /* int32_t[nrts] (0 when nrts is 0) */
+	uint32_t pre_built;             /* stubs built */
+	uint32_t pre_live;              /* built for a running program (record -p) */
 };
 
 enum sonde_instr_state {
@@ -91,7 +109,8 @@ struct sonde_instr_req {
 	uint64_t stubs_off;             /* session offset of uint32_t[nfuncs]: each function's stub in the
 	                                 * region, SONDE_INSTR_NOSTUB when it has none */
 	uint32_t live;                  /* the runtime's: the program runs (record -p): no re-targeting */
-	uint32_t pad3;
+	uint32_t prebuilt;              /* the runtime's: 1 when it took the region built before the program
+	                                 * ran (struct sonde_instr_mod's pre_*), without asking */
 	uint64_t rels_off;              /* sonde's: session offset of int32_t[nrts], each re-targeted
 	                                 * branch's new rel32 (INT32_MIN: leave that function unpatched) */
 	uint32_t built;                 /* stubs built */

@@ -35,7 +35,7 @@
 #include "common/func_id.h" /* SONDE_FUNC(): module slot and number */
 
 #define SONDE_SESSION_MAGIC   0x534f4e4445534553ull /* "SESEDNOS" */
-#define SONDE_SESSION_VERSION 4u
+#define SONDE_SESSION_VERSION 5u
 #define SONDE_ENV_FD          "SONDE_SESSION_FD"
 
 #define SONDE_MAX_PROCS    1024u

@@ -41,6 +41,7 @@ struct instr_plan {
 	struct instr_left *left;      /* found, not patchable */
 	size_t nleft;
 	uint64_t region_size;         /* code bytes a region needs (page multiple) */
+	uint64_t load_vaddr;          /* link-time address of its first page (sym_peek_load_vaddr) */
 	double plan_ms;               /* time planning took (before the program runs) */
 };
 
@@ -55,9 +56,13 @@ void instr_plan_free(struct instr_plan *p);
  * re-targeted branch k (p->rts), INT32_MIN for none; *built the stubs made.
  * live: the program runs (record -p): a function that needs re-targeted
  * branches gets an int3 stub instead.  hook is
- * the address of the module's struct sonde_modhook in the program.  0, or -1
- * with err. */
+ * the address of the module's struct sonde_modhook in the program (written
+ * into the hook slot: the rest of the code depends on region - bias only).
+ * moveable: the code must run right wherever region - bias is the same (no
+ * address of the module as an immediate, as a relocated call's return
+ * address): -1 otherwise.  0, or -1 with err. */
 int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint64_t size, uint64_t hook, int live,
+                int moveable,
                 uint8_t *code, uint32_t *stubs, int32_t *rels, uint32_t *built, char *err, size_t n);
 
 /* Every module planned in one recording, and the globs of the libraries
@@ -67,6 +72,7 @@ struct instr_set {
 	size_t n;
 	const char *const *globs;
 	int nglobs;
+	int live;                     /* the program runs (record -p): regions built before are for that */
 };
 
 /* Publish the plans and globs in the session (before the program starts): 0,

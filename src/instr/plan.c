@@ -19,18 +19,13 @@
 #include <time.h>
 
 #include "arch/arch.h"
+#include "common/clock.h"
 #include "arch/reloc.h"
 #include "instr/instr.h"
+#include "sym/peek.h"
 #include "sym/sym.h"
 
 #define STUB_FIXED 15 /* push imm32, call rel32, jmp rel32 */
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static int leave(struct instr_plan *p, size_t *cap, uint64_t vaddr, const char *name, const char *why)
 {
@@ -162,7 +157,7 @@ static uint64_t with_padding(const uint8_t *code, uint64_t size, size_t avail, u
 static int retarget_plan(struct instr_plan *p, size_t *cap, const struct targets *tg, uint64_t fn, size_t first,
                          uint32_t num, const uint8_t *code, size_t avail, struct reloc_out *r)
 {
-	if (reloc_build(code, avail, fn, 5, code, first, fn, fn + 0x10000000, r, NULL, 0) || r->displaced != first ||
+	if (reloc_build_pic(code, avail, fn, 5, code, first, fn, fn + 0x10000000, r, NULL, 0) || r->displaced != first ||
 	    r->displaced > SONDE_INSTR_ORIG)
 		return -1;
 	size_t n0 = p->nrts;
@@ -230,7 +225,7 @@ static size_t first_insns(const uint8_t *code, uint64_t size, uint64_t addr, siz
 
 int instr_plan(const char *path, struct instr_plan *p, char *err, size_t n)
 {
-	double t0 = now_ms();
+	uint64_t t0 = clock_mono_ns();
 	memset(p, 0, sizeof *p);
 	struct stat st;
 	if (stat(path, &st) != 0) {
@@ -315,7 +310,7 @@ int instr_plan(const char *path, struct instr_plan *p, char *err, size_t n)
 			reason = msg;
 		} else if (from) {
 			retarget = 1; /* its branches re-targeted into the stub: r is the relocation */
-		} else if (reloc_build(code, avail, f[i].addr, 5, code, first, f[i].addr, f[i].addr + 0x10000000, &r, msg,
+		} else if (reloc_build_pic(code, avail, f[i].addr, 5, code, first, f[i].addr, f[i].addr + 0x10000000, &r, msg,
 		                       sizeof msg))
 			reason = msg;
 		else if (r.displaced > SONDE_INSTR_ORIG)
@@ -324,7 +319,7 @@ int instr_plan(const char *path, struct instr_plan *p, char *err, size_t n)
 		 * instruction can run elsewhere (exact, a signal per call). */
 		int int3 = 0;
 		if (reason && int3_ok && code && size >= 1 && (first = first_insns(code, size, f[i].addr, 1)) &&
-		    !reloc_build(code, avail, f[i].addr, 1, code, first, f[i].addr, f[i].addr + 0x10000000, &r, NULL, 0)) {
+		    !reloc_build_pic(code, avail, f[i].addr, 1, code, first, f[i].addr, f[i].addr + 0x10000000, &r, NULL, 0)) {
 			int3 = 1;
 			p->nint3++;
 			reason = NULL;
@@ -358,7 +353,9 @@ int instr_plan(const char *path, struct instr_plan *p, char *err, size_t n)
 		goto fail;
 	}
 	p->region_size = (code_bytes + 4095) & ~(uint64_t)4095;
-	p->plan_ms = now_ms() - t0;
+	if (sym_peek_load_vaddr(path, &p->load_vaddr) != 0)
+		p->load_vaddr = UINT64_MAX; /* no region built before the program runs */
+	p->plan_ms = (double)(clock_mono_ns() - t0) / 1e6;
 	return 0;
 fail:
 	free(f);

@@ -18,8 +18,43 @@
 #include "common/session.h"
 #include "instr/instr.h"
 
+/* The region of plan p built now for its place below the module (instr_abi.h):
+ * nothing when the module's first page is unknown or too low for it, or
+ * when nothing could be built (the program then asks). */
+static void prebuild(struct sonde_session_hdr *h, struct sonde_instr_mod *m, const struct instr_plan *p, int live)
+{
+	const uint64_t gap = 64 * 1024;
+	uint64_t rsize = p->region_size;
+	if (p->load_vaddr == UINT64_MAX || !p->nfns || !rsize)
+		return;
+	/* A module linked at 0 (PIE, shared library): rel wraps, bias + rel is
+	 * below it.  One linked at a fixed address (bias 0) needs room below. */
+	if (p->load_vaddr && p->load_vaddr < rsize + gap + 0x10000)
+		return;
+	uint64_t rel = p->load_vaddr - rsize - gap;
+	uint64_t code_off = sess_alloc(h, rsize);
+	uint64_t stubs_off = sess_alloc(h, (uint64_t)p->nfns * sizeof(uint32_t));
+	uint64_t rels_off = p->nrts ? sess_alloc(h, (uint64_t)p->nrts * sizeof(int32_t)) : 0;
+	if (!code_off || !stubs_off || (p->nrts && !rels_off))
+		return; /* the space stays taken: the program asks instead */
+	int32_t none = 0;
+	uint32_t built = 0;
+	char err[160];
+	if (instr_build(p, 0, rel, rsize, 0, live, 1, sess_ptr(h, code_off), sess_ptr(h, stubs_off),
+	                p->nrts ? sess_ptr(h, rels_off) : &none, &built, err, sizeof err) || !built) {
+		return;
+	}
+	m->pre_rel = (int64_t)rel;
+	m->pre_code_off = code_off;
+	m->pre_stubs_off = stubs_off;
+	m->pre_rels_off = rels_off;
+	m->pre_built = built;
+	m->pre_live = (uint32_t)live;
+}
+
 /* Plan i into the session's table (sonde writes the table, nmods last). */
-static int publish_mod(struct sonde_session_hdr *h, struct sonde_instr *in, const struct instr_plan *p, size_t i)
+static int publish_mod(struct sonde_session_hdr *h, struct sonde_instr *in, const struct instr_plan *p, size_t i,
+                       int live)
 {
 	struct sonde_instr_mod *m = &in->mods[i];
 	snprintf(m->path, sizeof m->path, "%s", p->path);
@@ -41,6 +76,7 @@ static int publish_mod(struct sonde_session_hdr *h, struct sonde_instr *in, cons
 	if (bytes)
 		memcpy(sess_ptr(h, m->rts_off), p->rts, bytes);
 	m->nrts = (uint32_t)p->nrts;
+	prebuild(h, m, p, live);
 	return 0;
 }
 
@@ -57,7 +93,7 @@ int instr_publish(struct sonde_session_hdr *h, uint64_t size, const struct instr
 	struct sonde_instr *in = sess_ptr(h, off);
 	memset(in, 0, sizeof *in);
 	for (size_t i = 0; i < n; i++)
-		if (publish_mod(h, in, &set->plans[i], i))
+		if (publish_mod(h, in, &set->plans[i], i, set->live))
 			goto full;
 	size_t used = 0;
 	for (int g = 0; g < set->nglobs; g++) {
@@ -133,7 +169,7 @@ static void serve_plan(struct sonde_session_hdr *h, struct sonde_instr *in, stru
 			answer(r, SONDE_IR_FAILED);
 			return;
 		}
-		if (publish_mod(h, in, &set->plans[i], i)) {
+		if (publish_mod(h, in, &set->plans[i], i, set->live)) {
 			instr_plan_free(&set->plans[i]);
 			snprintf(r->msg, sizeof r->msg, "the session memory is full");
 			answer(r, SONDE_IR_FAILED);
@@ -189,7 +225,7 @@ static void serve_one(struct sonde_session_hdr *h, uint64_t size, struct sonde_i
 	}
 	int32_t none = 0;
 	uint32_t built = 0;
-	if (instr_build(p, bias, region, rsize, r->hook, r->live != 0, sess_ptr(h, code_off), sess_ptr(h, stubs_off),
+	if (instr_build(p, bias, region, rsize, r->hook, r->live != 0, 0, sess_ptr(h, code_off), sess_ptr(h, stubs_off),
 	                p->nrts ? sess_ptr(h, rels_off) : &none, &built, r->msg, sizeof r->msg)) {
 		answer(r, SONDE_IR_FAILED);
 		return;

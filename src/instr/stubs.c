@@ -7,7 +7,10 @@
  *                                               -fipa-ra value may be in
  *     mov 80(%rsp),%esi                         the function's number (pushed by its stub)
  *     lea 88(%rsp),%rdx                         the slot of its return address
- *     movabs $hook,%rdi; call *(%rdi)           the module's entry hook (src/rt/hooks.c)
+ *     mov hook(%rip),%rdi; call *(%rdi)         the module's entry hook (src/rt/hooks.c), its
+ *                                               address in the region's hook slot (at 56), so that
+ *                                               the code depends only on where the region lies
+ *                                               relative to the module
  *     pop (reverse); ret $8                     back into the stub, the number dropped
  * The stack is 16-byte aligned at that call: the function is entered with
  * rsp = 8 mod 16, and the push, the call and nine pushes take 88 bytes.
@@ -31,7 +34,7 @@ static const uint8_t common_head[] = {
 	0x57, 0x56, 0x52, 0x51, 0x41, 0x50, 0x41, 0x51, 0x50, 0x41, 0x52, 0x41, 0x53, /* push ... r11 */
 	0x8b, 0x74, 0x24, 0x50,                                                       /* mov 0x50(%rsp),%esi */
 	0x48, 0x8d, 0x54, 0x24, 0x58,                                                 /* lea 0x58(%rsp),%rdx */
-	0x48, 0xbf,                                                                   /* movabs $hook,%rdi */
+	0x48, 0x8b, 0x3d,                                                             /* mov slot(%rip),%rdi */
 };
 static const uint8_t common_tail[] = {
 	0xff, 0x17,                                                                   /* call *(%rdi) */
@@ -45,6 +48,7 @@ static int fits32(int64_t v)
 }
 
 int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint64_t size, uint64_t hook, int live,
+                int moveable,
                 uint8_t *code, uint32_t *stubs, int32_t *rels, uint32_t *built, char *err, size_t n)
 {
 	*built = 0;
@@ -55,9 +59,12 @@ int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint
 	size_t k = 0;
 	memcpy(code + k, common_head, sizeof common_head);
 	k += sizeof common_head;
-	memcpy(code + k, &hook, 8);
-	k += 8;
+	int32_t slot_rel = (int32_t)(SONDE_INSTR_HOOK_SLOT - (k + 4));
+	memcpy(code + k, &slot_rel, 4);
+	k += 4;
 	memcpy(code + k, common_tail, sizeof common_tail);
+	_Static_assert(sizeof common_head + 4 + sizeof common_tail <= SONDE_INSTR_HOOK_SLOT, "the common entry is short");
+	memcpy(code + SONDE_INSTR_HOOK_SLOT, &hook, 8);
 	k = 64;
 	for (size_t i = 0; i < p->nfns; i++) {
 		stubs[i] = SONDE_INSTR_NOSTUB;
@@ -79,12 +86,17 @@ int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint
 		size_t first = as_int3 ? 1 : 5, len = f->len;
 		if (as_int3 && !f->int3) { /* its first instruction only */
 			struct reloc_out one;
-			if (reloc_build(bytes, f->len, fn, 1, bytes, f->len, fn, at, &one, why, sizeof why))
+			if (reloc_build_pic(bytes, f->len, fn, 1, bytes, f->len, fn, at, &one, why, sizeof why))
 				continue;
 			len = one.displaced;
 		}
-		if (reloc_build(bytes, len, fn, first, bytes, len, fn, at + head, &r, why, sizeof why) || r.displaced != len)
+		if (reloc_build_pic(bytes, len, fn, first, bytes, len, fn, at + head, &r, why, sizeof why) || r.displaced != len)
 			continue;
+		if (r.absolute && moveable) {
+			snprintf(err, n, "the stub of the function at 0x%llx holds an address of the module: it is built "
+			         "for the program's addresses", (unsigned long long)f->vaddr);
+			return -1;
+		}
 		size_t need = head + r.code_len + (r.ends_flow ? 0 : 5);
 		if (k + need > size)
 			break; /* the region is full: the rest stay unpatched */

@@ -28,20 +28,36 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/instr_abi.h"
 #include "rt/rt.h"
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int near(uint64_t a, uint64_t b)
 {
 	uint64_t d = a > b ? a - b : b - a;
 	return d < 0x7fff0000ull;
+}
+
+/* SONDE_INSTR_ASK=1 in the program's environment: every region asked of
+ * sonde, none taken from those built before the program ran (the tests'
+ * way to the request path, which a taken place below the module leads to). */
+static int rt_instr_ask;
+
+/* A mapping of size bytes (RW) at exactly `at`, within ±2 GiB of both lo
+ * and hi, if nothing is mapped there: at, or 0. */
+static uint64_t map_at(uint64_t at, uint64_t lo, uint64_t hi, uint64_t size)
+{
+	if (at < 0x10000 || at > (1ull << 47) || !near(at, lo) || !near(at + size, hi) || !near(at, hi) ||
+	    !near(at + size, lo))
+		return 0;
+	void *m = mmap((void *)at, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (m == MAP_FAILED)
+		return 0;
+	if ((uint64_t)m != at) { /* a kernel before 4.17 took it as a hint */
+		munmap(m, size);
+		return 0;
+	}
+	return at;
 }
 
 /* A mapping of size bytes (RW) within ±2 GiB of both lo and hi: below lo
@@ -52,18 +68,8 @@ static uint64_t map_near(uint64_t lo, uint64_t hi, uint64_t size)
 	for (int k = 1; k < 2000; k++) {
 		uint64_t hint = k < 1000 ? (lo & ~(step - 1)) - (uint64_t)k * step - size
 		                         : ((hi + step - 1) & ~(step - 1)) + (uint64_t)(k - 1000) * step;
-		if (hint < 0x10000 || hint > (1ull << 47) || !near(hint, lo) || !near(hint + size, hi) ||
-		    !near(hint, hi) || !near(hint + size, lo))
-			continue;
-		void *m = mmap((void *)hint, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
-		               -1, 0);
-		if (m == MAP_FAILED)
-			continue;
-		if ((uint64_t)m != hint) { /* a kernel before 4.17 took it as a hint */
-			munmap(m, size);
-			continue;
-		}
-		return hint;
+		if (map_at(hint, lo, hi, size))
+			return hint;
 	}
 	return 0;
 }
@@ -71,12 +77,12 @@ static uint64_t map_near(uint64_t lo, uint64_t hi, uint64_t size)
 /* Wait for sonde's answer: the request's state once it is not ASKED. */
 static uint32_t await(struct sonde_instr_req *r, uint32_t asked)
 {
-	uint64_t end = mono_ns() + (uint64_t)SONDE_INSTR_WAIT_MS * 1000000ull;
+	uint64_t end = clock_mono_ns() + (uint64_t)SONDE_INSTR_WAIT_MS * 1000000ull;
 	for (;;) {
 		uint32_t st = atomic_load_explicit(&r->state, memory_order_acquire);
 		if (st != asked)
 			return st;
-		uint64_t now = mono_ns();
+		uint64_t now = clock_mono_ns();
 		if (now >= end) {
 			uint32_t want = asked;
 			if (atomic_compare_exchange_strong(&r->state, &want, SONDE_IR_GAVE_UP))
@@ -373,7 +379,7 @@ static int busy_inside(const struct sonde_instr *in, uintptr_t at, uint32_t len)
  * request that asked for its plan, or NULL. */
 static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, struct sonde_instr_req *r, uint32_t ri)
 {
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = clock_mono_ns();
 	struct sonde_session_hdr *S = rt_sess;
 	const struct sonde_instr_mod *pm = &in->mods[mi];
 	uint32_t n = pm->nfuncs;
@@ -390,7 +396,20 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 	struct sonde_modhook *m = mmap(NULL, sizeof *m, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		return;
-	uint64_t region = map_near(lo, hi, rsize);
+	/* the place sonde built a region for before the program ran, if free */
+	uint64_t region = 0;
+	int pre = pm->pre_code_off && pm->pre_built && pm->pre_live == (uint32_t)rt_patch_live &&
+	          sess_inside(S->size, pm->pre_code_off, rsize) &&
+	          sess_fits(S->size, pm->pre_stubs_off, (uint64_t)n * 4, 4) &&
+	          (!pm->nrts || sess_fits(S->size, pm->pre_rels_off, (uint64_t)pm->nrts * 4, 4)) &&
+	          (region = map_at(bias + (uint64_t)pm->pre_rel, lo, hi, rsize)) != 0;
+	if (pre && rt_instr_ask) { /* SONDE_INSTR_ASK=1: the request path, as when the place is taken */
+		munmap((void *)(uintptr_t)region, rsize);
+		region = 0;
+		pre = 0;
+	}
+	if (!region)
+		region = map_near(lo, hi, rsize);
 	if (!region) {
 		rt_log("no memory within 2 GiB of a module for its stubs; it is not recorded");
 		munmap(m, sizeof *m);
@@ -404,9 +423,19 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 	r->region_size = rsize;
 	r->hook = (uint64_t)(uintptr_t)m;
 	r->live = (uint32_t)rt_patch_live;
-	atomic_store_explicit(&r->state, SONDE_IR_ASKED, memory_order_release);
-	atomic_fetch_add_explicit(&in->asked, 1, memory_order_release);
-	uint32_t st = await(r, SONDE_IR_ASKED);
+	uint32_t st;
+	r->prebuilt = (uint32_t)pre;
+	if (pre) { /* sonde's answer was there before the question */
+		r->code_off = pm->pre_code_off;
+		r->stubs_off = pm->pre_stubs_off;
+		r->rels_off = pm->pre_rels_off;
+		r->built = pm->pre_built;
+		atomic_store_explicit(&r->state, st = SONDE_IR_BUILT, memory_order_release);
+	} else {
+		atomic_store_explicit(&r->state, SONDE_IR_ASKED, memory_order_release);
+		atomic_fetch_add_explicit(&in->asked, 1, memory_order_release);
+		st = await(r, SONDE_IR_ASKED);
+	}
 	if (st != SONDE_IR_BUILT) {
 		rt_log(st == SONDE_IR_GAVE_UP ? "sonde did not answer; a module is not recorded"
 		                              : "sonde could not build the stubs of a module; it is not recorded");
@@ -416,6 +445,7 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 		goto undo;
 	const uint32_t *stubs = sess_ptr(S, r->stubs_off);
 	memcpy((void *)(uintptr_t)region, sess_ptr(S, r->code_off), rsize);
+	memcpy((void *)(uintptr_t)(region + SONDE_INSTR_HOOK_SLOT), &r->hook, 8); /* the common entry reads it */
 	if (mprotect((void *)(uintptr_t)region, rsize, PROT_READ | PROT_EXEC) != 0)
 		goto undo;
 
@@ -524,7 +554,7 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 	if (ts != MAP_FAILED)
 		munmap(ts, (size_t)n * sizeof *ts);
 	M->dormant = dormant;
-	M->numbering_ns = mono_ns() - t0;
+	M->numbering_ns = clock_mono_ns() - t0;
 	atomic_store_explicit(&M->state, SONDE_M_LOADED, memory_order_release);
 	return;
 undo:
@@ -605,6 +635,8 @@ RT_HIDDEN void rt_instr_start(void)
 	if (done || !S || !S->instr_off || !sess_fits(S->size, S->instr_off, sizeof(struct sonde_instr), 8))
 		return;
 	done = 1;
+	const char *ask = getenv("SONDE_INSTR_ASK");
+	rt_instr_ask = ask && ask[0] == '1';
 	struct scan sc = { sess_ptr(S, S->instr_off), 1 };
 	/* The libc functions this calls while it patches (memcpy, mprotect...)
 	 * are the runtime's, not the program's: not recorded (hooks.c, enter_first). */

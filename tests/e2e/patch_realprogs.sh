@@ -108,6 +108,16 @@ if sh "$ROOT/tools/fetch-src.sh" zstd "$cache/src" >fetch.log 2>&1; then
 		"$SONDE" report -i zs.data --format=json >zs.json
 		compare "zstd (plain build)" zp.json zs.json
 		compare "zstd (plain build) --trace" zt.json zs.json
+		# the stubs built before the program ran (the default), and those asked for when it runs
+		SONDE_INSTR_ASK=1 "$SONDE" record -o za.data -- "$zp" -3 -q -c data.txt >reca.zst 2>reca.err
+		check "zstd (plain build), stubs asked for: output byte-identical" cmp -s plain.zst reca.zst
+		"$SONDE" report -i za.data --format=json >za.json
+		compare "zstd (plain build), stubs asked for" za.json zs.json
+		for d in zp:prebuilt za:asked; do
+			"$SONDE" info -i ${d%%:*}.data --format=json >${d%%:*}.info
+			check "zstd (plain build): stubs ${d#*:} (sonde info)" jq_py ${d%%:*}.info \
+				"assert [m['stubs'] for m in d['modules']] == ['${d#*:}'], d['modules']"
+		done
 		coverage "zstd (plain build)" zp.data
 		against_uftrace "zstd (plain build)" zp.json "$zp" -3 -q -c data.txt
 		# stripped twin: the same counts, address for address

@@ -54,6 +54,8 @@ struct emit {
 	size_t n;
 	uint64_t at;  /* address where p[0] will run */
 	int full;     /* RELOC_MAX_CODE exceeded */
+	int absolute; /* an address of the original code written as an immediate */
+	int pic;      /* no such immediate: a call's return address stored from a lea */
 };
 
 static void put(struct emit *e, const void *b, size_t n)
@@ -88,6 +90,7 @@ static void emit_jmp(struct emit *e, uint64_t target)
 		put4(e, (uint32_t)(int32_t)(int64_t)(target - (here(e) + 4)));
 	} else {
 		static const uint8_t abs_jmp[6] = { 0xff, 0x25, 0, 0, 0, 0 };
+		e->absolute = 1;
 		put(e, abs_jmp, sizeof abs_jmp);
 		put8(e, target);
 	}
@@ -112,6 +115,7 @@ static void emit_jcc(struct emit *e, int cc, uint64_t target)
  * flags: push imm32 (sign-extended), then the high half stored over it. */
 static void emit_push_u64(struct emit *e, uint64_t v)
 {
+	e->absolute = 1;
 	put1(e, 0x68);
 	put4(e, (uint32_t)v);
 	if ((uint64_t)(int64_t)(int32_t)(uint32_t)v != v) {
@@ -119,6 +123,25 @@ static void emit_push_u64(struct emit *e, uint64_t v)
 		put(e, mov_hi, sizeof mov_hi);
 		put4(e, (uint32_t)(v >> 32));
 	}
+}
+
+/* Push the return address `next` of a relocated call: an immediate (emit_push_u64),
+ * or without one (e->pic), so that the code runs right wherever it moves
+ * together with the original code:
+ *     push %rax; push %rax; lea next(%rip),%rax; mov %rax,8(%rsp); pop %rax
+ * No flag changes; the slot below the return address that it uses is the
+ * callee's, which a real call would leave as free. */
+static void emit_push_ret(struct emit *e, uint64_t next)
+{
+	if (!e->pic) {
+		emit_push_u64(e, next);
+		return;
+	}
+	static const uint8_t head[] = { 0x50, 0x50, 0x48, 0x8d, 0x05 }; /* push %rax; push %rax; lea rel32(%rip),%rax */
+	static const uint8_t tail[] = { 0x48, 0x89, 0x44, 0x24, 0x08, 0x58 }; /* mov %rax,8(%rsp); pop %rax */
+	put(e, head, sizeof head);
+	put4(e, (uint32_t)(int32_t)(int64_t)(next - (here(e) + 4)));
+	put(e, tail, sizeof tail);
 }
 
 /* Offset of the opcode: legacy prefixes and REX skipped. */
@@ -257,7 +280,7 @@ static int relocate_one(struct emit *e, const struct arch_insn *i, int *ends, co
 	case AI_CALL: {
 		*ends = 1; /* the callee returns to the original code, never here */
 		if (t) {
-			emit_push_u64(e, next);
+			emit_push_ret(e, next);
 			emit_jmp(e, t);
 			return 0;
 		}
@@ -273,7 +296,7 @@ static int relocate_one(struct emit *e, const struct arch_insn *i, int *ends, co
 		}
 		struct arch_insn j = *i;
 		j.bytes[k + 1] = (uint8_t)((j.bytes[k + 1] & ~0x38) | (4 << 3));
-		emit_push_u64(e, next);
+		emit_push_ret(e, next);
 		if (reloc_copy_insn(&j, here(e), buf, why) < 0)
 			return -1;
 		put(e, buf, (size_t)j.len);
@@ -330,9 +353,9 @@ static int scan_function(const uint8_t *fc, size_t flen, uint64_t faddr, uint64_
 	return lo_seen ? SCAN_OK : SCAN_NOT_BOUNDARY;
 }
 
-int reloc_build(const uint8_t *code, size_t avail, uint64_t site, size_t need,
-                const uint8_t *func_code, size_t func_len, uint64_t func_addr,
-                uint64_t tramp_addr, struct reloc_out *out, char *err, size_t errn)
+static int build(const uint8_t *code, size_t avail, uint64_t site, size_t need,
+                 const uint8_t *func_code, size_t func_len, uint64_t func_addr,
+                 uint64_t tramp_addr, struct reloc_out *out, char *err, size_t errn, int pic)
 {
 	memset(out, 0, sizeof *out);
 	if (!code || need == 0)
@@ -346,7 +369,7 @@ int reloc_build(const uint8_t *code, size_t avail, uint64_t site, size_t need,
 		            site, func_addr, func_addr + func_len);
 	}
 
-	struct emit e = { out->code, 0, tramp_addr, 0 };
+	struct emit e = { .p = out->code, .at = tramp_addr, .pic = pic };
 	size_t off = 0;
 	int dead = 0; /* past an instruction the trampoline never runs past */
 	while (off < need) {
@@ -407,5 +430,20 @@ int reloc_build(const uint8_t *code, size_t avail, uint64_t site, size_t need,
 	out->code_len = e.n;
 	out->displaced = off;
 	out->ends_flow = dead;
+	out->absolute = e.absolute;
 	return 0;
+}
+
+int reloc_build(const uint8_t *code, size_t avail, uint64_t site, size_t need,
+                const uint8_t *func_code, size_t func_len, uint64_t func_addr,
+                uint64_t tramp_addr, struct reloc_out *out, char *err, size_t errn)
+{
+	return build(code, avail, site, need, func_code, func_len, func_addr, tramp_addr, out, err, errn, 0);
+}
+
+int reloc_build_pic(const uint8_t *code, size_t avail, uint64_t site, size_t need,
+                    const uint8_t *func_code, size_t func_len, uint64_t func_addr,
+                    uint64_t tramp_addr, struct reloc_out *out, char *err, size_t errn)
+{
+	return build(code, avail, site, need, func_code, func_len, func_addr, tramp_addr, out, err, errn, 1);
 }

@@ -47,6 +47,7 @@
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -454,6 +455,13 @@ static int got_patch_new(void)
 	return total;
 }
 
+static void (*_Atomic got_dlopen_fn)(void);
+
+void rt_got_on_dlopen(void (*fn)(void))
+{
+	atomic_store_explicit(&got_dlopen_fn, fn, memory_order_release);
+}
+
 /* After a dlopen of the program returned (got_after_tramp): the new objects. */
 RT_HIDDEN void got_after_dlopen(void *handle)
 {
@@ -461,6 +469,9 @@ RT_HIDDEN void got_after_dlopen(void *handle)
 		return;
 	int saved = errno;
 	got_patch_new();
+	void (*fn)(void) = atomic_load_explicit(&got_dlopen_fn, memory_order_acquire);
+	if (fn)
+		fn();
 	errno = saved;
 }
 

@@ -38,4 +38,9 @@ void rt_got_restore(enum rt_got_group g);
 /* Objects with at least one entry of group g redirected (the agent's answer). */
 int rt_got_objects(enum rt_got_group g);
 
+/* fn is called after each dlopen/dlmopen of the program that returned an
+ * object, once its entries are redirected (instr.c: the libraries of
+ * `record --module` that the program opens late).  No lock of got.c held. */
+void rt_got_on_dlopen(void (*fn)(void));
+
 #endif

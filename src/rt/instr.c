@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <ucontext.h>
 #include <link.h>
+#include <pthread.h>
 #include <linux/futex.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -30,6 +31,7 @@
 
 #include "common/clock.h"
 #include "common/instr_abi.h"
+#include "rt/got.h"
 #include "rt/rt.h"
 
 static int near(uint64_t a, uint64_t b)
@@ -377,6 +379,9 @@ static int busy_inside(const struct sonde_instr *in, uintptr_t at, uint32_t len)
 
 /* Patch the functions of planned module `mi`, loaded with `bias`; r: the
  * request that asked for its plan, or NULL. */
+static uint8_t *wrote_site;          /* patch_module's last module: a byte it wrote */
+static uint8_t wrote_byte;
+
 static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, struct sonde_instr_req *r, uint32_t ri)
 {
 	uint64_t t0 = clock_mono_ns();
@@ -550,6 +555,12 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 		if (pm2 && !rt_patch_live && pm->nrts)
 			retarget(pm, r, pm2, bias, lo, hiw);
 		rt_text_writable(lo, hiw, 0);
+		for (uint32_t i = 0; pm2 && i < n; i++) /* a byte written, for scan_cb */
+			if (pm2->stub[i] != SONDE_INSTR_NOSTUB) {
+				wrote_site = (uint8_t *)(uintptr_t)(fns[i].vaddr + bias);
+				wrote_byte = *wrote_site;
+				break;
+			}
 	}
 	if (ts != MAP_FAILED)
 		munmap(ts, (size_t)n * sizeof *ts);
@@ -583,6 +594,41 @@ struct scan {
 	int first;
 };
 
+/* The objects already looked at (planned or not, patched or not): a scan
+ * after a dlopen takes only the new ones.  A patched one remembers a byte
+ * it wrote: a library closed and opened again at the same address has the
+ * file's byte there, and is new.  Under scan_lock after the start. */
+#define SEEN_MAX 512
+static struct seen {
+	uint64_t dev, ino, bias;
+	uint8_t *site;  /* a byte patch_module wrote (NULL: none) */
+	uint8_t byte;
+} seen[SEEN_MAX];
+static uint32_t nseen;
+static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sonde_instr *scan_in; /* set once the start has scanned */
+
+/* Seen before (and unchanged): 1.  Else remembered now (*slot): 0. */
+static int seen_before(const struct stat *st, uint64_t bias, struct seen **slot)
+{
+	for (uint32_t k = 0; k < nseen; k++)
+		if (seen[k].dev == (uint64_t)st->st_dev && seen[k].ino == (uint64_t)st->st_ino && seen[k].bias == bias) {
+			if (seen[k].site && *seen[k].site != seen[k].byte) { /* loaded again: the file's code */
+				seen[k].site = NULL;
+				*slot = &seen[k];
+				return 0;
+			}
+			return 1;
+		}
+	if (nseen == SEEN_MAX)
+		return 1; /* no room to remember it: left alone rather than looked at again and again */
+	seen[nseen] = (struct seen){ (uint64_t)st->st_dev, (uint64_t)st->st_ino, bias, NULL, 0 };
+	*slot = &seen[nseen++];
+	return 0;
+}
+
+static void scan_one(struct scan *sc, struct dl_phdr_info *info, const char *path, const struct stat *stp, int first);
+
 static int scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
@@ -593,8 +639,19 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	sc->first = 0;
 	if (first && (!path || !path[0]))
 		path = "/proc/self/exe"; /* the executable */
-	if (!path || !path[0] || stat(path, &st) != 0)
+	struct seen *sn = NULL;
+	if (!path || !path[0] || stat(path, &st) != 0 || seen_before(&st, (uint64_t)info->dlpi_addr, &sn))
 		return 0;
+	wrote_site = NULL;
+	scan_one(sc, info, path, &st, first);
+	sn->site = wrote_site;
+	sn->byte = wrote_byte;
+	return 0;
+}
+
+static void scan_one(struct scan *sc, struct dl_phdr_info *info, const char *path, const struct stat *stp, int first)
+{
+	struct stat st = *stp;
 	struct sonde_instr *in = sc->in;
 	uint32_t nm = atomic_load_explicit((_Atomic uint32_t *)&in->nmods, memory_order_acquire);
 	if (nm > SONDE_INSTR_MAX_MODS)
@@ -602,16 +659,16 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	for (uint32_t i = 0; i < nm; i++)
 		if (in->mods[i].dev == (uint64_t)st.st_dev && in->mods[i].ino == (uint64_t)st.st_ino) {
 			patch_module(in, i, (uint64_t)info->dlpi_addr, NULL, 0);
-			return 0;
+			return;
 		}
 	if (first || !glob_match(in, path))
-		return 0;
+		return;
 	/* record --module: sonde plans it now */
 	uint32_t ri;
 	struct sonde_instr_req *r = new_req(in, &ri);
 	size_t n = strlen(path);
 	if (!r || n >= sizeof r->path)
-		return 0;
+		return;
 	memcpy(r->path, path, n + 1);
 	r->dev = (uint64_t)st.st_dev;
 	r->ino = (uint64_t)st.st_ino;
@@ -619,13 +676,27 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	atomic_fetch_add_explicit(&in->asked, 1, memory_order_release);
 	if (await(r, SONDE_IR_PLAN) != SONDE_IR_PLANNED) {
 		rt_log("sonde did not plan a library given with --module; it is not recorded");
-		return 0;
+		return;
 	}
 	uint32_t mi = r->mod;
 	nm = atomic_load_explicit((_Atomic uint32_t *)&in->nmods, memory_order_acquire);
 	if (mi < nm && mi < SONDE_INSTR_MAX_MODS && in->mods[mi].dev == r->dev && in->mods[mi].ino == r->ino)
 		patch_module(in, mi, (uint64_t)info->dlpi_addr, r, ri);
-	return 0;
+}
+
+/* After a dlopen of the program (got.c): the objects not seen yet. */
+static void rescan(void)
+{
+	struct sonde_instr *in = __atomic_load_n(&scan_in, __ATOMIC_ACQUIRE);
+	if (!in)
+		return;
+	uint32_t busy = rt_tls.busy;
+	rt_tls.busy = 1;
+	struct scan sc = { in, 1 };
+	pthread_mutex_lock(&scan_lock);
+	dl_iterate_phdr(scan_cb, &sc);
+	pthread_mutex_unlock(&scan_lock);
+	rt_tls.busy = busy;
 }
 
 RT_HIDDEN void rt_instr_start(void)
@@ -641,6 +712,15 @@ RT_HIDDEN void rt_instr_start(void)
 	/* The libc functions this calls while it patches (memcpy, mprotect...)
 	 * are the runtime's, not the program's: not recorded (hooks.c, enter_first). */
 	rt_tls.busy = 1;
+	pthread_mutex_lock(&scan_lock);
 	dl_iterate_phdr(scan_cb, &sc);
+	pthread_mutex_unlock(&scan_lock);
 	rt_tls.busy = 0;
+	/* record --module: libraries the program opens later, once their
+	 * dlopen returns (got.c redirects the program's dlopen calls) */
+	if (sc.in->nglobs) {
+		__atomic_store_n(&scan_in, sc.in, __ATOMIC_RELEASE);
+		rt_got_on_dlopen(rescan);
+		rt_got_redirect();
+	}
 }

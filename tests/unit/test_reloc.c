@@ -233,6 +233,8 @@ static uint64_t hits(const struct patch *p) { return *(volatile uint64_t *)p->pa
  * site (far = 0) or more than 4 GiB away (far = 1, entered through an absolute
  * jump in a near stub), then redirect the site.  0, or -1 with p->err (nothing
  * changed). */
+static int use_pic; /* install() relocates with reloc_build_pic */
+
 static int install(struct patch *p, const void *site_p, size_t need, const void *f, const void *f_end, int far)
 {
 	uint64_t site = (uint64_t)site_p, fa = (uint64_t)f;
@@ -252,8 +254,8 @@ static int install(struct patch *p, const void *site_p, size_t need, const void 
 	*c++ = 0x9d;
 	memcpy(c, lea_up, 8), c += 8;
 	CHECK(c - pre == PREFIX_LEN);
-	if (reloc_build(site_p, (size_t)(fa + flen - site), site, need, f, flen, fa, (uint64_t)c, &p->ro,
-	                p->err, sizeof p->err) < 0) {
+	if ((use_pic ? reloc_build_pic : reloc_build)(site_p, (size_t)(fa + flen - site), site, need, f, flen, fa,
+	                                              (uint64_t)c, &p->ro, p->err, sizeof p->err) < 0) {
 		munmap(p->page, PAGE);
 		p->page = NULL;
 		return -1;
@@ -352,6 +354,32 @@ static void call_keeps_return_address(void)
 		CHECK_EQ_U(hits(&p), 1);
 		uninstall(&p);
 	}
+}
+
+/* reloc_build_pic: the same calls, run (the callee sees the original return
+ * address); and the code is the same byte for byte when the site and the
+ * trampoline move together, which reloc_build's is not (an immediate). */
+static void pic_calls(void)
+{
+	use_pic = 1;
+	call_keeps_return_address();
+	struct patch p;
+	t_seen_ret = 0;
+	INSTALL(&p, t_callmem_site, 5, t_callmem, 0);
+	CHECK(CALL0(t_callmem) == 42);
+	CHECK_EQ_U(t_seen_ret, (uint64_t)t_callmem_ret);
+	uninstall(&p);
+	use_pic = 0;
+	uint64_t site = (uint64_t)t_call_site, fa = (uint64_t)t_call, flen = (uint64_t)t_call_end - fa;
+	const uint64_t tramp = site + 0x100000, d = 0x123450000ull; /* near: within a lea's reach */
+	struct reloc_out a, b, x;
+	char err[160];
+	CHECK(reloc_build_pic(t_call_site, fa + flen - site, site, 5, t_call, flen, fa, tramp, &a, err, sizeof err) == 0);
+	CHECK(reloc_build_pic(t_call_site, fa + flen - site, site + d, 5, t_call, flen, fa + d, tramp + d, &b, err,
+	                      sizeof err) == 0);
+	CHECK(!a.absolute && a.code_len == b.code_len && !memcmp(a.code, b.code, a.code_len));
+	CHECK(reloc_build(t_call_site, fa + flen - site, site, 5, t_call, flen, fa, tramp, &x, err, sizeof err) == 0);
+	CHECK(x.absolute);
 }
 
 static void call_through_rip_memory(void)
@@ -728,6 +756,7 @@ int main(void)
 	RUN(rip_relative_store_and_imm);
 	RUN(call_keeps_return_address);
 	RUN(call_through_rip_memory);
+	RUN(pic_calls);
 	RUN(jcc_short_taken_and_not);
 	RUN(jmp_short_ends_flow);
 	RUN(jrcxz_and_loop);

@@ -133,7 +133,7 @@ static void emit_push_u64(struct emit *e, uint64_t v)
  * callee's, which a real call would leave as free. */
 static void emit_push_ret(struct emit *e, uint64_t next)
 {
-	if (!e->pic) {
+	if (!e->pic || !fits32((int64_t)(next - (here(e) + 9)))) { /* (out of a lea's reach: an immediate) */
 		emit_push_u64(e, next);
 		return;
 	}

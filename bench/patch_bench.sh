@@ -9,7 +9,8 @@
 #   p:prof      the plain build, patched, under sonde record
 #   p:trace     the plain build, patched, under sonde record --trace
 #   uftrace     uftrace record --no-libcall -P . on the plain build (it patches every function too)
-# Medians of REPS runs.  Per-call figures: (time - plain - sonde's fixed cost) / calls.
+# Medians of REPS runs.  Per-call figures: (time - plain - sonde's fixed cost) / calls; for the
+# patched runs sonde's planning (plan_ms, before the program runs, once) is taken out too.
 # Ratios: p/cc of the per-call profile cost, and of the floor (target: <= 1.5 on Lua and SQLite);
 # p:prof / uftrace whole run (target: <= 0.2 on SQLite).  Then the time the program is held
 # while its functions are patched (sonde info's numbering time), launched and attached, per
@@ -54,14 +55,18 @@ fixed = float(sys.argv[1]); name = sys.argv[2]
 tp, tcf, tcp, tpf, tpp, tpt, tu = (float(x) for x in sys.argv[3:10])
 cc = sum(f["calls"] for f in json.load(open("cc.json"))["functions"])
 pc = sum(f["calls"] for f in json.load(open("p.json"))["functions"])
-per = lambda t, n: (t - tp - fixed) / n * 1e9
 info = json.load(open("pi.json"))
 mod = [m for m in info["modules"] if m["how"] == "patched"]
 pl = info["patched"][0] if info["patched"] else {}
+# per call: sonde's fixed cost out, and for the patched runs its planning too
+# (before the program runs, once per program: plan_ms, not a cost per call)
+plan = pl.get("plan_ms", 0) / 1e3
+per = lambda t, n: (t - tp - fixed) / n * 1e9
+perp = lambda t, n: (t - tp - fixed - plan) / n * 1e9
 hold = mod[0]["numbering_ns"] / 1e6 if mod else float("nan")
 nf = mod[0]["functions"] if mod else 0
-print(f"{name:20} {pc:>11} {tp:7.3f} {per(tcf, cc):8.1f} {per(tcp, cc):8.1f} {per(tpf, pc):8.1f} {per(tpp, pc):8.1f} "
-      f"{per(tpt, pc):8.1f} {per(tpp, pc) / per(tcp, cc):6.2f} {per(tpf, pc) / per(tcf, cc):6.2f} "
+print(f"{name:20} {pc:>11} {tp:7.3f} {per(tcf, cc):8.1f} {per(tcp, cc):8.1f} {perp(tpf, pc):8.1f} {perp(tpp, pc):8.1f} "
+      f"{perp(tpt, pc):8.1f} {perp(tpp, pc) / per(tcp, cc):6.2f} {perp(tpf, pc) / per(tcf, cc):6.2f} "
       f"{tpp / tu if tu == tu else float('nan'):7.3f} {nf:6} {hold:8.2f} {hold / max(nf, 1) * 1e4:8.1f} {pl.get('plan_ms', 0):8.1f}")
 PY
 }
@@ -117,7 +122,8 @@ for label, f in (("launched, lua + libc (--module)", "lc.json"), ("attached (rec
         print(f"#   planned by sonde: {p['path']}: {p['functions_found']} found, {p['plan_ms']:.1f} ms")
 PY
 fi
-echo "# cc:floor cc:prof p:floor p:prof p:trace: ns per call above plain, sonde's fixed cost ($FIXED s) subtracted;"
+echo "# cc:floor cc:prof p:floor p:prof p:trace: ns per call above plain, sonde's fixed cost ($FIXED s) subtracted"
+echo "#   (and from the p: runs sonde's planning, plan_ms: once per program, before it runs);"
 echo "# p/cc: patched profile per call / sonde-cc profile per call; fl:p/cc the same for the floor (target <= 1.5);"
 echo "# p/uf: patched profile whole run / uftrace -P . whole run (target <= 0.2 on SQLite);"
 echo "# hold_ms: the program held while its functions were patched (in-program, sonde's stub building included)"

@@ -15,6 +15,7 @@
 # p:prof / uftrace whole run (target: <= 0.2 on SQLite).  Then the time the program is held
 # while its functions are patched (sonde info's numbering time), launched and attached, per
 # 10,000 functions (target: <= 50 ms), and sonde's planning before the program runs.
+# CLOCK=cpu: user + sys time instead of wall time (bench/lib.sh, median).
 # Never fails on timing.          usage: BUILD=build bash bench/patch_bench.sh
 set -u
 : "${BUILD:?}"
@@ -25,16 +26,9 @@ REPS=${REPS:-5} REPS_UF=${REPS_UF:-3}
 SQSIZE=${SQSIZE:-30} ZMB=${ZMB:-20} LUAN=${LUAN:-20}
 cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
 W=$(mktemp -d /tmp/sonde-bench.XXXXXX); cd "$W" || exit 1
+. "$ROOT/bench/lib.sh"
 have_uf=0; command -v uftrace >/dev/null && have_uf=1
 
-median() { # REPS command... : median wall seconds
-	local n=$1; shift
-	for _ in $(seq "$n"); do
-		local s e
-		s=$(date +%s.%N); "$@" >/dev/null 2>&1; e=$(date +%s.%N)
-		awk -v e="$e" -v s="$s" 'BEGIN { printf "%.6f\n", e - s }'
-	done | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
-}
 
 measure() { # name plainbin sondeccbin args...
 	local name=$1 p=$2 s=$3; shift 3
@@ -72,7 +66,7 @@ PY
 }
 
 FIXED=$(python3 -c "print($(median "$REPS" "$SONDE" record --no-patch -o x.data -- /bin/true) - $(median "$REPS" /bin/true))")
-echo "# machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs; REPS=$REPS (uftrace $REPS_UF), medians"
+echo "# machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs; REPS=$REPS (uftrace $REPS_UF), medians of ${CLOCK:-wall} time; load $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-20s %11s %7s %8s %8s %8s %8s %8s %6s %6s %7s %6s %8s %8s %8s\n' program calls plain_s cc:floor cc:prof \
 	p:floor p:prof p:trace p/cc fl:p/cc p/uf funcs hold_ms ms/10k plan_ms
 

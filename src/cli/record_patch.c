@@ -1,4 +1,5 @@
 /* record_patch.c — see record_patch.h. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,74 +73,66 @@ static int add(struct record_patch *p, size_t *cap, const char *key, const char 
 	return 0;
 }
 
+/* One META line: the key "patched.<i>.<name>" or "module.<i>.<name>" and a
+ * printf-formatted value. */
+static void meta(struct record_patch *p, size_t *cap, const char *scope, uint64_t i, const char *name,
+                 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static void meta(struct record_patch *p, size_t *cap, const char *scope, uint64_t i, const char *name,
+                 const char *fmt, ...)
+{
+	char k[96], v[700];
+	snprintf(k, sizeof k, "%s.%llu.%s", scope, (unsigned long long)i, name);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(v, sizeof v, fmt, ap);
+	va_end(ap);
+	add(p, cap, k, v);
+}
+
 const char *const *record_patch_meta(struct record_patch *p)
 {
 	if (!p->s)
 		return NULL; /* nothing was planned */
 	size_t cap = 0;
-	char k[64], v[700];
 	struct sonde_session_hdr *h = p->s->hdr;
 	for (size_t i = 0; i < p->set.n; i++) {
 		const struct instr_plan *pl = &p->set.plans[i];
-		snprintf(k, sizeof k, "patched.%zu.path", i);
-		add(p, &cap, k, pl->path);
-		snprintf(k, sizeof k, "patched.%zu.found", i);
-		snprintf(v, sizeof v, "%zu", pl->nfound);
-		add(p, &cap, k, v);
-		snprintf(k, sizeof k, "patched.%zu.patchable", i);
-		snprintf(v, sizeof v, "%zu", pl->nfns);
-		add(p, &cap, k, v);
-		snprintf(k, sizeof k, "patched.%zu.int3", i);
-		snprintf(v, sizeof v, "%zu", pl->nint3);
-		add(p, &cap, k, v);
-		snprintf(k, sizeof k, "patched.%zu.retargeted", i);
-		snprintf(v, sizeof v, "%zu", pl->nretarget);
-		add(p, &cap, k, v);
-		snprintf(k, sizeof k, "patched.%zu.left", i);
-		snprintf(v, sizeof v, "%zu", pl->nleft);
-		add(p, &cap, k, v);
-		snprintf(k, sizeof k, "patched.%zu.plan_ms", i);
-		snprintf(v, sizeof v, "%.3f", pl->plan_ms);
-		add(p, &cap, k, v);
+		meta(p, &cap, "patched", i, "path", "%s", pl->path);
+		meta(p, &cap, "patched", i, "found", "%zu", pl->nfound);
+		meta(p, &cap, "patched", i, "patchable", "%zu", pl->nfns);
+		meta(p, &cap, "patched", i, "int3", "%zu", pl->nint3);
+		meta(p, &cap, "patched", i, "retargeted", "%zu", pl->nretarget);
+		meta(p, &cap, "patched", i, "left", "%zu", pl->nleft);
+		meta(p, &cap, "patched", i, "plan_ms", "%.3f", pl->plan_ms);
 		for (size_t j = 0; j < pl->nleft && j < LEFT_MAX; j++) {
-			snprintf(k, sizeof k, "patched.%zu.left.%zu", i, j);
-			snprintf(v, sizeof v, "0x%llx\t%s\t%s", (unsigned long long)pl->left[j].vaddr, pl->left[j].name,
-			         pl->left[j].why);
-			add(p, &cap, k, v);
+			char name[32];
+			snprintf(name, sizeof name, "left.%zu", j);
+			meta(p, &cap, "patched", i, name, "0x%llx\t%s\t%s", (unsigned long long)pl->left[j].vaddr,
+			     pl->left[j].name, pl->left[j].why);
 		}
 	}
 	/* functions whose code was not the file's when the program patched them */
-	if (h->instr_off && sess_inside(p->s->size, h->instr_off, sizeof(struct sonde_instr))) {
-		struct sonde_instr *in = sess_ptr(h, h->instr_off);
-		uint32_t nr = atomic_load(&in->nreqs);
-		for (uint32_t i = 0; i < nr && i < SONDE_INSTR_MAX_REQS; i++) {
-			uint32_t c = in->reqs[i].changed, mod = in->reqs[i].mod;
-			if (!c || mod >= p->set.n)
-				continue;
-			cli_warn("%u function%s of %s not patched: %s code is not the file's (changed by another tool, or "
-			         "by 'sonde probe'); %s not recorded", c, c == 1 ? "" : "s", p->set.plans[mod].path,
-			         c == 1 ? "its" : "their", c == 1 ? "it is" : "they are");
-			snprintf(k, sizeof k, "patched.%u.changed", mod);
-			snprintf(v, sizeof v, "%u", c);
-			add(p, &cap, k, v);
-		}
-	}
-	uint32_t nm = sess_nmodules(h);
 	const struct sonde_instr *in = h->instr_off && sess_inside(p->s->size, h->instr_off, sizeof(struct sonde_instr))
 	                                   ? sess_ptr(h, h->instr_off) : NULL;
+	uint32_t nr = in ? atomic_load((_Atomic uint32_t *)&in->nreqs) : 0;
+	for (uint32_t i = 0; i < nr && i < SONDE_INSTR_MAX_REQS; i++) {
+		uint32_t c = in->reqs[i].changed, mod = in->reqs[i].mod;
+		if (!c || mod >= p->set.n)
+			continue;
+		cli_warn("%u function%s of %s not patched: %s code is not the file's (changed by another tool, or "
+		         "by 'sonde probe'); %s not recorded", c, c == 1 ? "" : "s", p->set.plans[mod].path,
+		         c == 1 ? "its" : "their", c == 1 ? "it is" : "they are");
+		meta(p, &cap, "patched", mod, "changed", "%u", c);
+	}
+	uint32_t nm = sess_nmodules(h);
 	for (uint32_t i = 0; i < nm; i++) {
 		const struct sonde_module *m = &h->modules[i];
 		if (m->how != SONDE_MOD_PATCHED)
 			continue;
-		snprintf(k, sizeof k, "module.%u.how", i);
-		add(p, &cap, k, "patched");
-		if (in && m->instr_req < SONDE_INSTR_MAX_REQS) {
-			snprintf(k, sizeof k, "module.%u.stubs", i);
-			add(p, &cap, k, in->reqs[m->instr_req].prebuilt ? "prebuilt" : "asked");
-		}
-		snprintf(k, sizeof k, "module.%u.unpatched", i);
-		snprintf(v, sizeof v, "%u", m->dormant <= m->nfuncs ? m->dormant : m->nfuncs);
-		add(p, &cap, k, v);
+		meta(p, &cap, "module", i, "how", "patched");
+		if (in && m->instr_req < SONDE_INSTR_MAX_REQS)
+			meta(p, &cap, "module", i, "stubs", "%s", in->reqs[m->instr_req].prebuilt ? "prebuilt" : "asked");
+		meta(p, &cap, "module", i, "unpatched", "%u", m->dormant <= m->nfuncs ? m->dormant : m->nfuncs);
 	}
 	return p->nmeta ? (const char *const *)p->meta : NULL;
 }

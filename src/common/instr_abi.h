@@ -40,6 +40,16 @@
 #define SONDE_INSTR_HOOK_SLOT 56u   /* region offset of the 8-byte address of the module's struct
                                      * sonde_modhook (the common entry reads it) */
 
+/* Whether [lo, hi] and a region [at, at + size) are within reach of each
+ * other's rel32 jumps (±2 GiB, with a margin): what sonde checks of a
+ * region the program mapped, and what the runtime checks of a place. */
+static inline int sonde_instr_near(uint64_t at, uint64_t size, uint64_t lo, uint64_t hi)
+{
+	uint64_t e = at + size, lim = 0x7fff0000ull;
+	return e >= at && (at > lo ? at - lo : lo - at) < lim && (e > lo ? e - lo : lo - e) < lim &&
+	       (at > hi ? at - hi : hi - at) < lim && (e > hi ? e - hi : hi - e) < lim;
+}
+
 /* One function the runtime patches: number i is the i-th of the module's
  * table (sorted by address). */
 struct sonde_instr_fn {

@@ -120,12 +120,6 @@ static void answer(struct sonde_instr_req *r, uint32_t state)
 	syscall(SYS_futex, &r->state, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
-static int near(uint64_t a, uint64_t b)
-{
-	uint64_t d = a > b ? a - b : b - a;
-	return d < 0x7fff0000ull;
-}
-
 /* Does path (or its file name) match a glob of set? */
 static int glob_ok(const struct instr_set *set, const char *path)
 {
@@ -202,8 +196,7 @@ static void serve_one(struct sonde_session_hdr *h, uint64_t size, struct sonde_i
 		return;
 	}
 	uint64_t lo = p->fns[0].vaddr + bias, hi = p->fns[p->nfns - 1].vaddr + bias;
-	if (region + rsize < region || !near(region, lo) || !near(region + rsize, lo) || !near(region, hi) ||
-	    !near(region + rsize, hi)) {
+	if (!sonde_instr_near(region, rsize, lo, hi)) {
 		snprintf(r->msg, sizeof r->msg, "the region at 0x%llx is not within 2 GiB of the module",
 		         (unsigned long long)region);
 		answer(r, SONDE_IR_FAILED);

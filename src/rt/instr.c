@@ -34,12 +34,6 @@
 #include "rt/got.h"
 #include "rt/rt.h"
 
-static int near(uint64_t a, uint64_t b)
-{
-	uint64_t d = a > b ? a - b : b - a;
-	return d < 0x7fff0000ull;
-}
-
 /* SONDE_INSTR_ASK=1 in the program's environment: every region asked of
  * sonde, none taken from those built before the program ran (the tests'
  * way to the request path, which a taken place below the module leads to). */
@@ -49,8 +43,7 @@ static int rt_instr_ask;
  * and hi, if nothing is mapped there: at, or 0. */
 static uint64_t map_at(uint64_t at, uint64_t lo, uint64_t hi, uint64_t size)
 {
-	if (at < 0x10000 || at > (1ull << 47) || !near(at, lo) || !near(at + size, hi) || !near(at, hi) ||
-	    !near(at + size, lo))
+	if (at < 0x10000 || at > (1ull << 47) || !sonde_instr_near(at, size, lo, hi))
 		return 0;
 	void *m = mmap((void *)at, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 	if (m == MAP_FAILED)

@@ -10,7 +10,8 @@
 #   p:trace     the plain build, patched, under sonde record --trace
 #   uftrace     uftrace record --no-libcall -P . on the plain build (it patches every function too)
 # Medians of REPS runs.  Per-call figures: (time - plain - sonde's fixed cost) / calls; for the
-# patched runs sonde's planning (plan_ms, before the program runs, once) is taken out too.
+# patched runs each run's planning (plan_ms, before the program runs, once) is taken out too;
+# the whole-run ratio to uftrace keeps it.
 # Ratios: p/cc of the per-call profile cost, and of the floor (target: <= 1.5 on Lua and SQLite);
 # p:prof / uftrace whole run (target: <= 0.2 on SQLite).  Then the time the program is held
 # while its functions are patched (sonde info's numbering time), launched and attached, per
@@ -36,33 +37,52 @@ measure() { # name plainbin sondeccbin args...
 	tp=$(median "$REPS" "$p" "$@")
 	tcf=$(median "$REPS" env SONDE_BENCH_FLOOR=1 "$SONDE" record -o cf.data -- "$s" "$@")
 	tcp=$(median "$REPS" "$SONDE" record -o cp.data -- "$s" "$@")
-	tpf=$(median "$REPS" env SONDE_BENCH_FLOOR=1 "$SONDE" record -o pf.data -- "$p" "$@")
-	tpp=$(median "$REPS" "$SONDE" record -o pp.data -- "$p" "$@")
-	tpt=$(median "$REPS" "$SONDE" record --trace -o pt.data -- "$p" "$@")
+	tpf=$(median_run "$REPS" pf.data env SONDE_BENCH_FLOOR=1 "$SONDE" record -o pf.data -- "$p" "$@")
+	tpp=$(median_run "$REPS" pp.data "$SONDE" record -o pp.data -- "$p" "$@")
+	tpt=$(median_run "$REPS" pt.data "$SONDE" record --trace -o pt.data -- "$p" "$@")
+	tpw=$(median "$REPS" "$SONDE" record -o pp.data -- "$p" "$@") # the whole run, planning included
 	[ $have_uf = 1 ] && tu=$(median "$REPS_UF" uftrace record --no-libcall -P . -d u.data "$p" "$@")
 	"$SONDE" report -i cp.data --format=json >cc.json
 	"$SONDE" report -i pp.data --format=json >p.json
 	"$SONDE" info -i pp.data --format=json >pi.json
-	python3 - "$FIXED" "$name" "$tp" "$tcf" "$tcp" "$tpf" "$tpp" "$tpt" "$tu" <<'PY'
+	python3 - "$FIXED" "$name" "$tp" "$tcf" "$tcp" "$tpf" "$tpp" "$tpt" "$tu" "$tpw" <<'PY'
 import sys, json
 fixed = float(sys.argv[1]); name = sys.argv[2]
-tp, tcf, tcp, tpf, tpp, tpt, tu = (float(x) for x in sys.argv[3:10])
+tp, tcf, tcp, tpf, tpp, tpt, tu, tpw = (float(x) for x in sys.argv[3:11])
 cc = sum(f["calls"] for f in json.load(open("cc.json"))["functions"])
 pc = sum(f["calls"] for f in json.load(open("p.json"))["functions"])
 info = json.load(open("pi.json"))
 mod = [m for m in info["modules"] if m["how"] == "patched"]
 pl = info["patched"][0] if info["patched"] else {}
-# per call: sonde's fixed cost out, and for the patched runs its planning too
-# (before the program runs, once per program: plan_ms, not a cost per call)
-plan = pl.get("plan_ms", 0) / 1e3
+# per call: sonde's fixed cost out (the patched runs' planning is out already: median_run)
 per = lambda t, n: (t - tp - fixed) / n * 1e9
-perp = lambda t, n: (t - tp - fixed - plan) / n * 1e9
+perp = per
 hold = mod[0]["numbering_ns"] / 1e6 if mod else float("nan")
 nf = mod[0]["functions"] if mod else 0
 print(f"{name:20} {pc:>11} {tp:7.3f} {per(tcf, cc):8.1f} {per(tcp, cc):8.1f} {perp(tpf, pc):8.1f} {perp(tpp, pc):8.1f} "
       f"{perp(tpt, pc):8.1f} {perp(tpp, pc) / per(tcp, cc):6.2f} {perp(tpf, pc) / per(tcf, cc):6.2f} "
-      f"{tpp / tu if tu == tu else float('nan'):7.3f} {nf:6} {hold:8.2f} {hold / max(nf, 1) * 1e4:8.1f} {pl.get('plan_ms', 0):8.1f}")
+      f"{tpw / tu if tu == tu else float('nan'):7.3f} {nf:6} {hold:8.2f} {hold / max(nf, 1) * 1e4:8.1f} {pl.get('plan_ms', 0):8.1f}")
 PY
+}
+
+# median_run N DIR COMMAND...: median's figure for a patched run, each run's
+# planning taken out (sonde info's plan_ms of DIR: once per program, before
+# it runs, not a cost per call; it varies from run to run on a loaded machine)
+median_run() {
+	local n=$1 dir=$2; shift 2
+	for _ in $(seq "$n"); do
+		/usr/bin/time -f "%e %U %S" -o median.t "$@" >/dev/null 2>&1
+		"$SONDE" info -i "$dir" --format=json >median.i 2>/dev/null
+		python3 - "${CLOCK:-wall}" <<'PY'
+import json, sys
+w, u, s = map(float, open("median.t").read().split()[-3:])
+try:
+    plan = sum(p["plan_ms"] for p in json.load(open("median.i"))["patched"]) / 1e3
+except Exception:
+    plan = 0.0
+print("%.6f" % ((u + s if sys.argv[1] == "cpu" else w) - plan))
+PY
+	done | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
 }
 
 FIXED=$(python3 -c "print($(median "$REPS" "$SONDE" record --no-patch -o x.data -- /bin/true) - $(median "$REPS" /bin/true))")

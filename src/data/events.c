@@ -67,7 +67,7 @@ void tr_filter_init(struct tr_filter *f, const struct recording *r, int tid, int
 		f->min_ticks = to_ticks((double)strtoull(m, NULL, 10) * tpn);
 }
 
-static void emit_begin(struct dec *d, uint32_t th, struct tr_thread *ts, uint32_t i)
+static inline __attribute__((always_inline)) void emit_begin(struct dec *d, uint32_t th, struct tr_thread *ts, uint32_t i)
 {
 	struct tr_frame *fr = &ts->stk[i];
 	fr->emitted = 1;
@@ -78,7 +78,7 @@ static void emit_begin(struct dec *d, uint32_t th, struct tr_thread *ts, uint32_
 }
 
 /* Emit the begins of every held-back frame (emitted frames are a prefix). */
-static void flush(struct dec *d, uint32_t th, struct tr_thread *ts)
+static inline __attribute__((always_inline)) void flush(struct dec *d, uint32_t th, struct tr_thread *ts)
 {
 	uint32_t i = ts->n;
 	while (i > 0 && !ts->stk[i - 1].emitted)
@@ -87,7 +87,7 @@ static void flush(struct dec *d, uint32_t th, struct tr_thread *ts)
 		emit_begin(d, th, ts, i);
 }
 
-static void enter(struct dec *d, uint32_t th, struct tr_thread *ts, uint32_t func, uint64_t t, int resumed)
+static inline __attribute__((always_inline)) void enter(struct dec *d, uint32_t th, struct tr_thread *ts, uint32_t func, uint64_t t, int resumed)
 {
 	if (ts->deep || ts->n >= RD_MAX_DEPTH) {
 		/* Deeper than any recording goes (the runtime's shadow stack is
@@ -114,7 +114,7 @@ static void enter(struct dec *d, uint32_t th, struct tr_thread *ts, uint32_t fun
 		flush(d, th, ts);
 }
 
-static void leave(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t t, uint32_t flags)
+static inline __attribute__((always_inline)) void leave(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t t, uint32_t flags)
 {
 	struct tr_frame *fr = &ts->stk[ts->n - 1];
 	const struct tr_filter *f = d->f;

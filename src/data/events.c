@@ -110,8 +110,12 @@ static inline __attribute__((always_inline)) void enter(struct dec *d, uint32_t 
 	}
 	ts->stk[ts->n++] = (struct tr_frame){ func, 0, (uint16_t)(resumed != 0), t };
 	const struct tr_filter *f = d->f;
-	if (!f->min_ticks && (!f->has_range || (t >= f->from && t <= f->to)))
-		flush(d, th, ts);
+	if (!f->min_ticks && (!f->has_range || (t >= f->from && t <= f->to))) {
+		if (ts->n == 1 || ts->stk[ts->n - 2].emitted) /* the frames below are out (no filter: always) */
+			emit_begin(d, th, ts, ts->n - 1);
+		else
+			flush(d, th, ts);
+	}
 }
 
 static inline __attribute__((always_inline)) void leave(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t t, uint32_t flags)
@@ -397,15 +401,18 @@ static int do_chunk(struct dec *d, uint32_t th, struct tr_thread *ts, const stru
 		t = ts->last;
 		goto bad;
 	}
+	/* The last time the thread can have: t0 + maxt (t - t0 <= maxt holds from here on). */
+	const uint64_t tmax = rd_sat_add(ts->t0, d->maxt);
 	while (p < end) {
 		uint64_t v;
 		int n = tr_get_varint(p, end, &v);
 		if (!n)
 			goto bad;
 		p += n;
-		if ((v >> 2) > d->maxt - (t - ts->t0) || t + (v >> 2) < t) /* beyond any recording's length, or wrapping */
+		uint64_t nt = t + (v >> 2);
+		if (nt < t || nt > tmax) /* wrapping, or beyond any recording's length */
 			goto bad;
-		t += v >> 2;
+		t = nt;
 		d->st->records++;
 		switch (v & 3) {
 		case TR_ENTER: {

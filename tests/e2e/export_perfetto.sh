@@ -7,6 +7,7 @@
 # and its deepest nesting: the decoded slices must say the same, and equal
 # the chrome export and `sonde replay`.  Then the size: at most 12 bytes per
 # slice event on a trace of 2M short calls (tests/progs/flight.c).
+# test-timeout: 1200 (the protobuf library decodes a 4M-packet trace in Python: minutes under load)
 . "$ROOT/tests/lib.sh"
 PY=
 for p in python3 /usr/bin/python3; do

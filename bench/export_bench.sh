@@ -7,8 +7,11 @@
 # The chrome row is measured twice: as sonde writes a regular file (O_DIRECT,
 # src/export/bulk_out.c) and with SONDE_EXPORT_DIRECT=0 (through the page
 # cache).  BASE=OTHER_BUILD adds the rows of another build's sonde on the
-# same recording (before/after in one run).
-# Usage: BUILD=build [BASE=../old/build] REPS=3 bash bench/export_bench.sh [SCALE]
+# same recording (before/after in one run).  FORMATS (default "perfetto
+# chrome") picks the rows.  SCALE 40 makes 7.8M events; 514 makes 100M (the
+# issue 28 figure: `FORMATS=perfetto bash bench/export_bench.sh 514`; the
+# chrome export of that is 4.5 GB).
+# Usage: BUILD=build [BASE=../old/build] [FORMATS=perfetto] REPS=3 bash bench/export_bench.sh [SCALE]
 set -u
 BUILD=${BUILD:-$(cd "$(dirname "$0")/.." && pwd)/build}
 BUILD=$(cd "$BUILD" && pwd)
@@ -17,6 +20,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SONDE=$BUILD/bin/sonde
 SCALE=${1:-40}
 REPS=${REPS:-3}
+FORMATS=${FORMATS:-perfetto chrome}
 W=$(mktemp -d /tmp/sonde-export-bench.XXXXXX)
 cd "$W" || exit 1
 "$BUILD/bin/sonde-cc" -O2 -g "$ROOT/bench/trace_calls.c" -o prog -lpthread || exit 1
@@ -62,13 +66,15 @@ PY
 	rm -f "$3"
 }
 rows=()
-rows+=("perfetto|$(run "$SONDE" perfetto out.pftrace)")
-rows+=("chrome|$(run "$SONDE" chrome out.json)")
-rows+=("chrome, page cache|$(run "$SONDE" chrome out.json SONDE_EXPORT_DIRECT=0)")
-if [ -n "$BASE" ]; then
-	rows+=("BASE perfetto|$(run "$BASE/bin/sonde" perfetto out.pftrace)")
-	rows+=("BASE chrome|$(run "$BASE/bin/sonde" chrome out.json)")
-fi
+case " $FORMATS " in *" perfetto "*)
+	rows+=("perfetto|$(run "$SONDE" perfetto out.pftrace)")
+	[ -n "$BASE" ] && rows+=("BASE perfetto|$(run "$BASE/bin/sonde" perfetto out.pftrace)") ;;
+esac
+case " $FORMATS " in *" chrome "*)
+	rows+=("chrome|$(run "$SONDE" chrome out.json)")
+	rows+=("chrome, page cache|$(run "$SONDE" chrome out.json SONDE_EXPORT_DIRECT=0)")
+	[ -n "$BASE" ] && rows+=("BASE chrome|$(run "$BASE/bin/sonde" chrome out.json)") ;;
+esac
 printf '%s\n' "${rows[@]}" | python3 -c "
 import sys
 calls = int(sys.argv[1]); ev = 2 * calls

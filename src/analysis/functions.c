@@ -129,15 +129,6 @@ void fn_table_free(struct fn_table *ft)
 	memset(ft, 0, sizeof *ft);
 }
 
-uint32_t fn_of(const struct fn_table *ft, const struct recording *r, uint32_t func)
-{
-	uint32_t mod = SONDE_FUNC_MOD(func), num = SONDE_FUNC_NUM(func);
-	if (mod >= ft->nslots || !ft->map[mod])
-		return FN_ROOT;
-	uint32_t n = r->modules[mod]->r.nfuncs;
-	return ft->map[mod][num < n ? num : n];
-}
-
 static int ident_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';

@@ -30,7 +30,16 @@ struct fn_table {
 /* Build the table; symbol files that cannot be read give hex names. */
 int fn_table_build(const struct recording *r, struct fn_table *ft);
 void fn_table_free(struct fn_table *ft);
-uint32_t fn_of(const struct fn_table *ft, const struct recording *r, uint32_t func);
+/* The function index of a recorded function id (FN_ROOT for an unknown
+ * module).  Inline: every export calls it once per event. */
+static inline uint32_t fn_of(const struct fn_table *ft, const struct recording *r, uint32_t func)
+{
+	uint32_t mod = SONDE_FUNC_MOD(func), num = SONDE_FUNC_NUM(func);
+	if (mod >= ft->nslots || !ft->map[mod])
+		return FN_ROOT;
+	uint32_t n = r->modules[mod]->r.nfuncs;
+	return ft->map[mod][num < n ? num : n];
+}
 
 /* Functions matching NAME (exact name first; else glob / C++ base name),
  * NAME@FILE (FILE: the source file, its last path components, or the

@@ -67,7 +67,7 @@ void tr_filter_init(struct tr_filter *f, const struct recording *r, int tid, int
 		f->min_ticks = to_ticks((double)strtoull(m, NULL, 10) * tpn);
 }
 
-static void emit_begin(struct dec *d, uint32_t th, struct tr_thread *ts, uint32_t i)
+static inline __attribute__((always_inline)) void emit_begin(struct dec *d, uint32_t th, struct tr_thread *ts, uint32_t i)
 {
 	struct tr_frame *fr = &ts->stk[i];
 	fr->emitted = 1;
@@ -78,7 +78,7 @@ static void emit_begin(struct dec *d, uint32_t th, struct tr_thread *ts, uint32_
 }
 
 /* Emit the begins of every held-back frame (emitted frames are a prefix). */
-static void flush(struct dec *d, uint32_t th, struct tr_thread *ts)
+static inline __attribute__((always_inline)) void flush(struct dec *d, uint32_t th, struct tr_thread *ts)
 {
 	uint32_t i = ts->n;
 	while (i > 0 && !ts->stk[i - 1].emitted)
@@ -87,7 +87,7 @@ static void flush(struct dec *d, uint32_t th, struct tr_thread *ts)
 		emit_begin(d, th, ts, i);
 }
 
-static void enter(struct dec *d, uint32_t th, struct tr_thread *ts, uint32_t func, uint64_t t, int resumed)
+static inline __attribute__((always_inline)) void enter(struct dec *d, uint32_t th, struct tr_thread *ts, uint32_t func, uint64_t t, int resumed)
 {
 	if (ts->deep || ts->n >= RD_MAX_DEPTH) {
 		/* Deeper than any recording goes (the runtime's shadow stack is
@@ -110,11 +110,15 @@ static void enter(struct dec *d, uint32_t th, struct tr_thread *ts, uint32_t fun
 	}
 	ts->stk[ts->n++] = (struct tr_frame){ func, 0, (uint16_t)(resumed != 0), t };
 	const struct tr_filter *f = d->f;
-	if (!f->min_ticks && (!f->has_range || (t >= f->from && t <= f->to)))
-		flush(d, th, ts);
+	if (!f->min_ticks && (!f->has_range || (t >= f->from && t <= f->to))) {
+		if (ts->n == 1 || ts->stk[ts->n - 2].emitted) /* the frames below are out (no filter: always) */
+			emit_begin(d, th, ts, ts->n - 1);
+		else
+			flush(d, th, ts);
+	}
 }
 
-static void leave(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t t, uint32_t flags)
+static inline __attribute__((always_inline)) void leave(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t t, uint32_t flags)
 {
 	struct tr_frame *fr = &ts->stk[ts->n - 1];
 	const struct tr_filter *f = d->f;
@@ -397,15 +401,18 @@ static int do_chunk(struct dec *d, uint32_t th, struct tr_thread *ts, const stru
 		t = ts->last;
 		goto bad;
 	}
+	/* The last time the thread can have: t0 + maxt (t - t0 <= maxt holds from here on). */
+	const uint64_t tmax = rd_sat_add(ts->t0, d->maxt);
 	while (p < end) {
 		uint64_t v;
 		int n = tr_get_varint(p, end, &v);
 		if (!n)
 			goto bad;
 		p += n;
-		if ((v >> 2) > d->maxt - (t - ts->t0) || t + (v >> 2) < t) /* beyond any recording's length, or wrapping */
+		uint64_t nt = t + (v >> 2);
+		if (nt < t || nt > tmax) /* wrapping, or beyond any recording's length */
 			goto bad;
-		t += v >> 2;
+		t = nt;
 		d->st->records++;
 		switch (v & 3) {
 		case TR_ENTER: {

@@ -526,12 +526,6 @@ double rd_ns(const struct recording *r, int64_t ticks)
 	return (double)ticks / r->ticks_per_ns;
 }
 
-int rd_func_valid(const struct recording *r, uint32_t func)
-{
-	uint32_t mod = SONDE_FUNC_MOD(func), num = SONDE_FUNC_NUM(func);
-	return mod < r->nmodule_slots && r->modules[mod] && (num < r->modules[mod]->r.nfuncs || num == SONDE_UNNUMBERED);
-}
-
 struct rec_process *rd_proc(const struct recording *r, uint32_t slot)
 {
 	for (int i = 0; i < r->nprocs; i++)

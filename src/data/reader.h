@@ -70,7 +70,11 @@ static inline uint64_t rd_sat_add(uint64_t a, uint64_t b)
 }
 double rd_ns(const struct recording *r, int64_t ticks);
 /* Is func = SONDE_FUNC(mod, num) a valid function id of this recording? */
-int rd_func_valid(const struct recording *r, uint32_t func);
+static inline int rd_func_valid(const struct recording *r, uint32_t func)
+{
+	uint32_t mod = SONDE_FUNC_MOD(func), num = SONDE_FUNC_NUM(func);
+	return mod < r->nmodule_slots && r->modules[mod] && (num < r->modules[mod]->r.nfuncs || num == SONDE_UNNUMBERED);
+}
 struct rec_process *rd_proc(const struct recording *r, uint32_t slot);
 uint64_t rd_lost_total(const struct recording *r, int include_unnumbered);
 

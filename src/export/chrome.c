@@ -20,21 +20,12 @@
 #include "export/bulk_out.h"
 #include "export/export.h"
 #include "export/lock_slices.h"
+#include "export/tick_ns.h"
 #include "common/json.h"
 #include "common/trace_enc.h"
 
 #define CH_NAME_MAX 8192 /* longer names are written through stdio */
 #define CH_PAD 64        /* slice heads up to this long are copied with one fixed-size memcpy */
-
-/* Ticks to ns in integers, rounded: (d * mul + 2^(shift-1)) >> shift, mul =
- * 2^shift / ticks_per_ns in 63 bits.  The same ns as rounding rd_ns's
- * double division but at a half to within 2^-53 (never seen: the export of
- * bench/export_bench.sh's 3.9M calls is byte for byte the same), and a
- * 128-bit multiplication instead of a division on the export's hot path. */
-struct tick_ns {
-	uint64_t mul;
-	unsigned shift;
-};
 
 struct chrome {
 	struct export_ctx *x;
@@ -68,24 +59,11 @@ static double us(const struct recording *r, uint64_t ticks)
 	return ticks >= r->start_ticks ? rd_ns(r, ticks - r->start_ticks) / 1e3 : -rd_ns(r, r->start_ticks - ticks) / 1e3;
 }
 
-static void tick_ns_init(struct tick_ns *t, double ticks_per_ns) /* the reader keeps it in (0.01, 100) */
-{
-	long double m = 0x1p63L / ticks_per_ns; /* mul for shift 63, halved while too large */
-	unsigned k = 63;
-	while (k > 8 && m >= 0x1p63L) {
-		m /= 2;
-		k--;
-	}
-	t->mul = (uint64_t)(m + 0.5L);
-	t->shift = k;
-}
-
-#define NS_MAX 9000000000000000000ull /* larger (damaged times): 0, as put_us did */
-
+/* ns of d ticks; larger than NS_MAX (damaged times): 0, as put_us did. */
 static uint64_t tick_ns(const struct tick_ns *t, uint64_t d)
 {
-	unsigned __int128 v = ((unsigned __int128)d * t->mul + ((unsigned __int128)1 << (t->shift - 1))) >> t->shift;
-	return v < NS_MAX ? (uint64_t)v : 0;
+	uint64_t v = tick_ns_of(t, d);
+	return v != UINT64_MAX ? v : 0;
 }
 
 /* Copy a string literal to p; the end. */

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #define RELOC_MAX_CODE 128
+#define RELOC_MAX_EXT 16
 struct reloc_out {
 	uint8_t code[RELOC_MAX_CODE]; /* the displaced instructions rewritten to run at tramp_addr */
 	size_t code_len;              /* bytes used in code[] */
@@ -23,6 +24,11 @@ struct reloc_out {
 	/* Where each taken instruction was (offset from site) and where its relocated form starts in
 	 * code[] (RELOC_NOT_COPIED: after a jmp or ret, never reached): the first RELOC_MAP of them. */
 	uint8_t src_off[16], dst_off[16];
+	/* Where in code[] each rel32 is that reaches the original code (a branch's target, a RIP-
+	 * relative operand, a return address's lea): what changes when code[] runs at another
+	 * distance from it.  n_ext > RELOC_MAX_EXT: more than ext_off holds. */
+	uint8_t ext_off[RELOC_MAX_EXT];
+	int n_ext;
 };
 #define RELOC_MAP 16
 #define RELOC_NOT_COPIED 0xff

@@ -386,6 +386,7 @@ static void table_lists(const struct recording *r, const struct info *in, int ea
 			       strcmp(info_module_how(r, i), "patched") ? "" : ", patched without a rebuild",
 			       !info_module_stubs(r, i) ? ""
 			       : !strcmp(info_module_stubs(r, i), "prebuilt") ? ", its stubs built before it ran"
+			       : !strcmp(info_module_stubs(r, i), "moved")    ? ", its stubs built before it ran and moved"
 			                                                      : ", its stubs built when it asked",
 			       r->modules[i]->r.unloaded ? " [unloaded]" : "");
 	info_patched_table(r);

@@ -25,7 +25,7 @@ const char *info_module_how(const struct recording *r, uint32_t slot)
 const char *info_module_stubs(const struct recording *r, uint32_t slot)
 {
 	const char *s = meta_k(r, "module.%u.stubs", slot, 0);
-	return s && (!strcmp(s, "prebuilt") || !strcmp(s, "asked")) ? s : NULL;
+	return s && (!strcmp(s, "prebuilt") || !strcmp(s, "moved") || !strcmp(s, "asked")) ? s : NULL;
 }
 
 /* One left-out line "0xADDR\tNAME\tWHY" split in place into its parts. */

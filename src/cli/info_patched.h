@@ -14,8 +14,9 @@ void info_patched_table(const struct recording *r);
 /* How module slot was instrumented: "sleds" (sonde-cc) or "patched". */
 const char *info_module_how(const struct recording *r, uint32_t slot);
 /* How its stubs came: "prebuilt" (built by sonde before the program ran, for
- * the place just below the module), "asked" (built when the program asked,
- * for the region it mapped), or NULL (not patched, or a recording before this). */
+ * the place just below the module), "moved" (the same, moved by the program
+ * to another place), "asked" (built when the program asked, for the region
+ * it mapped), or NULL (not patched, or a recording before this). */
 const char *info_module_stubs(const struct recording *r, uint32_t slot);
 
 #endif

@@ -131,7 +131,8 @@ const char *const *record_patch_meta(struct record_patch *p)
 			continue;
 		meta(p, &cap, "module", i, "how", "patched");
 		if (in && m->instr_req < SONDE_INSTR_MAX_REQS)
-			meta(p, &cap, "module", i, "stubs", "%s", in->reqs[m->instr_req].prebuilt ? "prebuilt" : "asked");
+			meta(p, &cap, "module", i, "stubs", "%s",
+			     in->reqs[m->instr_req].prebuilt == 2 ? "moved" : in->reqs[m->instr_req].prebuilt ? "prebuilt" : "asked");
 		meta(p, &cap, "module", i, "unpatched", "%u", m->dormant <= m->nfuncs ? m->dormant : m->nfuncs);
 	}
 	return p->nmeta ? (const char *const *)p->meta : NULL;

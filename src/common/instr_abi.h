@@ -18,7 +18,9 @@
  * builds each module's region before the program runs for one place, pre_rel
  * bytes from the module's load bias (just below its first page); the
  * runtime maps the region there if it is free (MAP_FIXED_NOREPLACE), copies
- * that code, writes the hook slot, and asks sonde nothing.
+ * that code, writes the hook slot, and asks sonde nothing.  When the place
+ * is taken it maps the region elsewhere within reach and moves the code:
+ * sonde lists every rel32 of it that reaches the module (pre_fix_off).
  *
  * Trust: the runtime checks every offset and length sonde wrote against the
  * session and the region, and each function's bytes against the plan before
@@ -94,7 +96,14 @@ struct sonde_instr_mod {
 	uint64_t pre_rels_off;          /* int32_t[nrts] (0 when nrts is 0) */
 	uint32_t pre_built;             /* stubs built */
 	uint32_t pre_live;              /* built for a running program (record -p) */
+	uint64_t pre_fix_off;           /* uint32_t[pre_nfix]: the region offsets of every rel32 in the
+	                                 * code that reaches the module: the runtime may map the region
+	                                 * elsewhere and subtract the move from each (and add it to each
+	                                 * re-targeted branch's rel32) */
+	uint32_t pre_nfix;              /* SONDE_INSTR_NOFIX: not listed, the code cannot move */
+	uint32_t pad2;
 };
+#define SONDE_INSTR_NOFIX 0xffffffffu
 
 enum sonde_instr_state {
 	SONDE_IR_FREE = 0,
@@ -120,7 +129,8 @@ struct sonde_instr_req {
 	                                 * region, SONDE_INSTR_NOSTUB when it has none */
 	uint32_t live;                  /* the runtime's: the program runs (record -p): no re-targeting */
 	uint32_t prebuilt;              /* the runtime's: 1 when it took the region built before the program
-	                                 * ran (struct sonde_instr_mod's pre_*), without asking */
+	                                 * ran (struct sonde_instr_mod's pre_*), without asking; 2 when it
+	                                 * moved that code to another place (pre_fix_off) */
 	uint64_t rels_off;              /* sonde's: session offset of int32_t[nrts], each re-targeted
 	                                 * branch's new rel32 (INT32_MIN: leave that function unpatched) */
 	uint32_t built;                 /* stubs built */

@@ -60,10 +60,12 @@ void instr_plan_free(struct instr_plan *p);
  * into the hook slot: the rest of the code depends on region - bias only).
  * moveable: the code must run right wherever region - bias is the same (no
  * address of the module as an immediate, as a relocated call's return
- * address): -1 otherwise.  0, or -1 with err. */
+ * address): -1 otherwise.  fix (fixcap entries, may be NULL): the region
+ * offsets of every rel32 that reaches the module, *nfix of them
+ * (SONDE_INSTR_NOFIX when they do not fit).  0, or -1 with err. */
 int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint64_t size, uint64_t hook, int live,
-                int moveable,
-                uint8_t *code, uint32_t *stubs, int32_t *rels, uint32_t *built, char *err, size_t n);
+                int moveable, uint8_t *code, uint32_t *stubs, int32_t *rels, uint32_t *built, uint32_t *fix,
+                size_t fixcap, uint32_t *nfix, char *err, size_t n);
 
 /* Every module planned in one recording, and the globs of the libraries
  * planned when the program finds them (record --module). */

@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "arch/reloc.h"
 #include "common/session.h"
 #include "instr/instr.h"
 
@@ -38,12 +39,24 @@ static void prebuild(struct sonde_session_hdr *h, struct sonde_instr_mod *m, con
 	if (!code_off || !stubs_off || (p->nrts && !rels_off))
 		return; /* the space stays taken: the program asks instead */
 	int32_t none = 0;
-	uint32_t built = 0;
+	uint32_t built = 0, nfix = SONDE_INSTR_NOFIX;
 	char err[160];
+	size_t fixcap = p->nfns * (RELOC_MAX_EXT + 1);
+	uint32_t *fix = malloc(fixcap * sizeof *fix);
 	if (instr_build(p, 0, rel, rsize, 0, live, 1, sess_ptr(h, code_off), sess_ptr(h, stubs_off),
-	                p->nrts ? sess_ptr(h, rels_off) : &none, &built, err, sizeof err) || !built) {
+	                p->nrts ? sess_ptr(h, rels_off) : &none, &built, fix, fix ? fixcap : 0, &nfix, err,
+	                sizeof err) || !built) {
+		free(fix);
 		return;
 	}
+	uint64_t fix_off = nfix && nfix != SONDE_INSTR_NOFIX ? sess_alloc(h, (uint64_t)nfix * 4) : 0;
+	if (nfix && nfix != SONDE_INSTR_NOFIX && !fix_off)
+		nfix = SONDE_INSTR_NOFIX;
+	if (fix_off)
+		memcpy(sess_ptr(h, fix_off), fix, (size_t)nfix * 4);
+	free(fix);
+	m->pre_fix_off = fix_off;
+	m->pre_nfix = nfix;
 	m->pre_rel = (int64_t)rel;
 	m->pre_code_off = code_off;
 	m->pre_stubs_off = stubs_off;
@@ -219,7 +232,7 @@ static void serve_one(struct sonde_session_hdr *h, uint64_t size, struct sonde_i
 	int32_t none = 0;
 	uint32_t built = 0;
 	if (instr_build(p, bias, region, rsize, r->hook, r->live != 0, 0, sess_ptr(h, code_off), sess_ptr(h, stubs_off),
-	                p->nrts ? sess_ptr(h, rels_off) : &none, &built, r->msg, sizeof r->msg)) {
+	                p->nrts ? sess_ptr(h, rels_off) : &none, &built, NULL, 0, NULL, r->msg, sizeof r->msg)) {
 		answer(r, SONDE_IR_FAILED);
 		return;
 	}

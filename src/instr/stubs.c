@@ -48,10 +48,13 @@ static int fits32(int64_t v)
 }
 
 int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint64_t size, uint64_t hook, int live,
-                int moveable,
-                uint8_t *code, uint32_t *stubs, int32_t *rels, uint32_t *built, char *err, size_t n)
+                int moveable, uint8_t *code, uint32_t *stubs, int32_t *rels, uint32_t *built, uint32_t *fix,
+                size_t fixcap, uint32_t *nfix, char *err, size_t n)
 {
 	*built = 0;
+	size_t nf = 0;
+	int fix_ok = fix != NULL;
+#define FIX(o) do { if (fix_ok && nf < fixcap) fix[nf++] = (uint32_t)(o); else fix_ok = 0; } while (0)
 	for (size_t k = 0; k < p->nrts; k++)
 		rels[k] = INT32_MIN;
 	size_t rk = 0; /* p->rts is sorted by function */
@@ -111,11 +114,16 @@ int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint
 			memcpy(o + 6, &rel, 4);
 		}
 		memcpy(o + head, r.code, r.code_len);
+		if (r.n_ext > RELOC_MAX_EXT)
+			fix_ok = 0;
+		for (int q = 0; q < r.n_ext && q < RELOC_MAX_EXT; q++)
+			FIX(k + head + r.ext_off[q]);
 		if (!r.ends_flow) {
 			size_t j = head + r.code_len;
 			rel = (int32_t)((int64_t)(fn + r.displaced) - (int64_t)(at + j + 5));
 			o[j] = 0xe9;
 			memcpy(o + j + 1, &rel, 4);
+			FIX(k + j + 1);
 		}
 		stubs[i] = (uint32_t)k;
 		(*built)++;
@@ -138,6 +146,9 @@ int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint
 		}
 		k = (k + need + 15) & ~(size_t)15;
 	}
+#undef FIX
+	if (nfix)
+		*nfix = fix_ok ? (uint32_t)nf : SONDE_INSTR_NOFIX;
 	if (!*built && p->nfns) {
 		snprintf(err, n, "no stub could be built for %s at 0x%llx", p->path, (unsigned long long)region);
 		return -1;

@@ -327,7 +327,7 @@ static struct sonde_instr_req *new_req(struct sonde_instr *in, uint32_t *ri)
  * file's, no rel32 from sonde, out of the text written) has its entry put
  * back: it is left out rather than wrong. */
 static void retarget(const struct sonde_instr_mod *pm, const struct sonde_instr_req *r, struct pmod *pmd,
-                     uint64_t bias, uint64_t lo, uint64_t hi)
+                     uint64_t bias, uint64_t lo, uint64_t hi, int64_t shift)
 {
 	struct sonde_session_hdr *S = rt_sess;
 	uint32_t nr = pm->nrts;
@@ -344,12 +344,15 @@ static void retarget(const struct sonde_instr_mod *pm, const struct sonde_instr_
 		int ok = fnum < pmd->n && pmd->stub[fnum] != SONDE_INSTR_NOSTUB;
 		for (uint32_t k = a; ok && k < b; k++) {
 			uint64_t at = rt[k].at + bias;
-			ok = rel[k] != INT32_MIN && rt[k].len <= 16 && rt[k].disp + 4u <= rt[k].len && at >= lo &&
+			int64_t moved = (int64_t)rel[k] + shift; /* the region moved by shift: its targets too */
+			ok = rel[k] != INT32_MIN && moved > INT32_MIN && moved <= INT32_MAX && rt[k].len <= 16 && rt[k].disp + 4u <= rt[k].len && at >= lo &&
 			     at + rt[k].len <= hi && !memcmp((void *)(uintptr_t)at, rt[k].orig, rt[k].len);
 		}
 		if (ok) {
-			for (uint32_t k = a; k < b; k++)
-				memcpy((uint8_t *)(uintptr_t)(rt[k].at + bias + rt[k].disp), &rel[k], 4);
+			for (uint32_t k = a; k < b; k++) {
+				int32_t v = (int32_t)((int64_t)rel[k] + shift);
+				memcpy((uint8_t *)(uintptr_t)(rt[k].at + bias + rt[k].disp), &v, 4);
+			}
 		} else if (fnum < pmd->n && pmd->stub[fnum] != SONDE_INSTR_NOSTUB) {
 			const struct sonde_instr_fn *f = &pmd->fns[fnum];
 			memcpy((void *)(uintptr_t)(f->vaddr + bias), f->orig, 5); /* its entry back: left out */
@@ -375,6 +378,33 @@ static int busy_inside(const struct sonde_instr *in, uintptr_t at, uint32_t len)
 static uint8_t *wrote_site;          /* patch_module's last module: a byte it wrote */
 static uint8_t wrote_byte;
 
+/* The prebuilt code of module pm copied into a region at another distance
+ * from the module than sonde built it for: each rel32 that reaches the
+ * module (sonde's list) less the move.  1, or 0 when one is out of reach or
+ * there is no list (the region then gets sonde's code for its place). */
+static int move_code(struct sonde_session_hdr *S, const struct sonde_instr_mod *pm, uint64_t region, uint64_t rsize,
+                     int64_t shift)
+{
+	uint32_t nf = pm->pre_nfix;
+	if (nf == SONDE_INSTR_NOFIX || (nf && !sess_fits(S->size, pm->pre_fix_off, (uint64_t)nf * 4, 4)))
+		return 0;
+	const uint32_t *fix = nf ? sess_ptr(S, pm->pre_fix_off) : NULL;
+	uint8_t *code = (uint8_t *)(uintptr_t)region;
+	memcpy(code, sess_ptr(S, pm->pre_code_off), rsize);
+	for (uint32_t k = 0; k < nf; k++) {
+		int32_t v;
+		if (fix[k] < SONDE_INSTR_HOOK_SLOT + 8 || fix[k] > rsize - 4)
+			return 0;
+		memcpy(&v, code + fix[k], 4);
+		int64_t w = (int64_t)v - shift;
+		if (w < INT32_MIN || w > INT32_MAX)
+			return 0;
+		v = (int32_t)w;
+		memcpy(code + fix[k], &v, 4);
+	}
+	return 1;
+}
+
 static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, struct sonde_instr_req *r, uint32_t ri)
 {
 	uint64_t t0 = clock_mono_ns();
@@ -394,20 +424,24 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 	struct sonde_modhook *m = mmap(NULL, sizeof *m, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		return;
-	/* the place sonde built a region for before the program ran, if free */
+	/* the place sonde built a region for before the program ran, if free;
+	 * else a place within reach, the prebuilt code moved there (shift) */
 	uint64_t region = 0;
-	int pre = pm->pre_code_off && pm->pre_built && pm->pre_live == (uint32_t)rt_patch_live &&
+	int64_t shift = 0;
+	int pre = !rt_instr_ask && pm->pre_code_off && pm->pre_built && pm->pre_live == (uint32_t)rt_patch_live &&
 	          sess_inside(S->size, pm->pre_code_off, rsize) &&
 	          sess_fits(S->size, pm->pre_stubs_off, (uint64_t)n * 4, 4) &&
-	          (!pm->nrts || sess_fits(S->size, pm->pre_rels_off, (uint64_t)pm->nrts * 4, 4)) &&
-	          (region = map_at(bias + (uint64_t)pm->pre_rel, lo, hi, rsize)) != 0;
-	if (pre && rt_instr_ask) { /* SONDE_INSTR_ASK=1: the request path, as when the place is taken */
-		munmap((void *)(uintptr_t)region, rsize);
-		region = 0;
-		pre = 0;
-	}
+	          (!pm->nrts || sess_fits(S->size, pm->pre_rels_off, (uint64_t)pm->nrts * 4, 4));
+	if (pre)
+		region = map_at(bias + (uint64_t)pm->pre_rel, lo, hi, rsize);
 	if (!region)
 		region = map_near(lo, hi, rsize);
+	int copied = 0;
+	if (pre && region && region != bias + (uint64_t)pm->pre_rel) {
+		shift = (int64_t)(region - bias) - pm->pre_rel;
+		copied = move_code(S, pm, region, rsize, shift);
+		pre = copied; /* a rel32 out of reach, or no list: sonde builds it for this place */
+	}
 	if (!region) {
 		rt_log("no memory within 2 GiB of a module for its stubs; it is not recorded");
 		munmap(m, sizeof *m);
@@ -422,7 +456,7 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 	r->hook = (uint64_t)(uintptr_t)m;
 	r->live = (uint32_t)rt_patch_live;
 	uint32_t st;
-	r->prebuilt = (uint32_t)pre;
+	r->prebuilt = pre ? (shift ? 2u : 1u) : 0u;
 	if (pre) { /* sonde's answer was there before the question */
 		r->code_off = pm->pre_code_off;
 		r->stubs_off = pm->pre_stubs_off;
@@ -442,7 +476,8 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 	if (!sess_inside(S->size, r->code_off, rsize) || !sess_fits(S->size, r->stubs_off, (uint64_t)n * 4, 4))
 		goto undo;
 	const uint32_t *stubs = sess_ptr(S, r->stubs_off);
-	memcpy((void *)(uintptr_t)region, sess_ptr(S, r->code_off), rsize);
+	if (!copied)
+		memcpy((void *)(uintptr_t)region, sess_ptr(S, r->code_off), rsize);
 	memcpy((void *)(uintptr_t)(region + SONDE_INSTR_HOOK_SLOT), &r->hook, 8); /* the common entry reads it */
 	if (mprotect((void *)(uintptr_t)region, rsize, PROT_READ | PROT_EXEC) != 0)
 		goto undo;
@@ -546,7 +581,7 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 				sync_cores();
 		}
 		if (pm2 && !rt_patch_live && pm->nrts)
-			retarget(pm, r, pm2, bias, lo, hiw);
+			retarget(pm, r, pm2, bias, lo, hiw, copied ? shift : 0);
 		rt_text_writable(lo, hiw, 0);
 		for (uint32_t i = 0; pm2 && i < n; i++) /* a byte written, for scan_cb */
 			if (pm2->stub[i] != SONDE_INSTR_NOSTUB) {

@@ -380,6 +380,19 @@ static void pic_calls(void)
 	CHECK(!a.absolute && a.code_len == b.code_len && !memcmp(a.code, b.code, a.code_len));
 	CHECK(reloc_build(t_call_site, fa + flen - site, site, 5, t_call, flen, fa, tramp, &x, err, sizeof err) == 0);
 	CHECK(x.absolute);
+	/* at another distance: the code built there equals this code with each
+	 * rel32 that reaches the original code (ext_off) moved by the distance */
+	const uint64_t m = 0x40000;
+	CHECK(reloc_build_pic(t_call_site, fa + flen - site, site, 5, t_call, flen, fa, tramp + m, &b, err,
+	                      sizeof err) == 0);
+	CHECK(a.n_ext >= 2 && a.n_ext <= RELOC_MAX_EXT && b.code_len == a.code_len); /* the lea, the jmp */
+	for (int q = 0; q < a.n_ext; q++) {
+		int32_t v;
+		memcpy(&v, a.code + a.ext_off[q], 4);
+		v -= (int32_t)m;
+		memcpy(a.code + a.ext_off[q], &v, 4);
+	}
+	CHECK(!memcmp(a.code, b.code, a.code_len));
 }
 
 static void call_through_rip_memory(void)

@@ -56,7 +56,18 @@ struct emit {
 	int full;     /* RELOC_MAX_CODE exceeded */
 	int absolute; /* an address of the original code written as an immediate */
 	int pic;      /* no such immediate: a call's return address stored from a lea */
+	uint8_t ext[RELOC_MAX_EXT]; /* where each rel32 that reaches the original code is */
+	int n_ext;    /* RELOC_MAX_EXT + 1: more than that */
 };
+
+/* The rel32 about to be written at e->n reaches the original code. */
+static void mark_ext(struct emit *e, size_t at)
+{
+	if (e->n_ext < RELOC_MAX_EXT && at < 256)
+		e->ext[e->n_ext++] = (uint8_t)at;
+	else
+		e->n_ext = RELOC_MAX_EXT + 1;
+}
 
 static void put(struct emit *e, const void *b, size_t n)
 {
@@ -87,6 +98,7 @@ static void emit_jmp(struct emit *e, uint64_t target)
 {
 	if (jmp_len(here(e), target) == JMP_REL32_LEN) {
 		put1(e, 0xe9);
+		mark_ext(e, e->n);
 		put4(e, (uint32_t)(int32_t)(int64_t)(target - (here(e) + 4)));
 	} else {
 		static const uint8_t abs_jmp[6] = { 0xff, 0x25, 0, 0, 0, 0 };
@@ -103,6 +115,7 @@ static void emit_jcc(struct emit *e, int cc, uint64_t target)
 	if (fits32(rel)) {
 		put1(e, 0x0f);
 		put1(e, (uint8_t)(0x80 | cc));
+		mark_ext(e, e->n);
 		put4(e, (uint32_t)(int32_t)rel);
 	} else { /* the opposite condition jumps over an absolute jump */
 		put1(e, (uint8_t)(0x70 | (cc ^ 1)));
@@ -140,6 +153,7 @@ static void emit_push_ret(struct emit *e, uint64_t next)
 	static const uint8_t head[] = { 0x50, 0x50, 0x48, 0x8d, 0x05 }; /* push %rax; push %rax; lea rel32(%rip),%rax */
 	static const uint8_t tail[] = { 0x48, 0x89, 0x44, 0x24, 0x08, 0x58 }; /* mov %rax,8(%rsp); pop %rax */
 	put(e, head, sizeof head);
+	mark_ext(e, e->n);
 	put4(e, (uint32_t)(int32_t)(int64_t)(next - (here(e) + 4)));
 	put(e, tail, sizeof tail);
 }
@@ -299,6 +313,8 @@ static int relocate_one(struct emit *e, const struct arch_insn *i, int *ends, co
 		emit_push_ret(e, next);
 		if (reloc_copy_insn(&j, here(e), buf, why) < 0)
 			return -1;
+		if (j.rip_rel)
+			mark_ext(e, e->n + (size_t)j.disp_off);
 		put(e, buf, (size_t)j.len);
 		return 0;
 	}
@@ -311,6 +327,8 @@ static int relocate_one(struct emit *e, const struct arch_insn *i, int *ends, co
 	}
 	if (reloc_copy_insn(i, here(e), buf, why) < 0)
 		return -1;
+	if (i->rip_rel)
+		mark_ext(e, e->n + (size_t)i->disp_off);
 	put(e, buf, (size_t)i->len);
 	return 0;
 }
@@ -431,6 +449,8 @@ static int build(const uint8_t *code, size_t avail, uint64_t site, size_t need,
 	out->displaced = off;
 	out->ends_flow = dead;
 	out->absolute = e.absolute;
+	out->n_ext = e.n_ext;
+	memcpy(out->ext_off, e.ext, sizeof out->ext_off);
 	return 0;
 }
 

@@ -24,7 +24,10 @@ static struct {
 	cs_err (*option)(csh, cs_opt_type, size_t);
 	size_t (*disasm)(csh, const uint8_t *, size_t, uint64_t, size_t, cs_insn **);
 	void (*free)(cs_insn *, size_t);
+	cs_insn *(*malloc)(csh);
+	bool (*iter)(csh, const uint8_t **, size_t *, uint64_t *, cs_insn *);
 } capstone;
+static cs_insn *insn; /* the one instruction arch_decode fills (cs_disasm_iter), with the handle */
 
 static int load_capstone(void)
 {
@@ -37,6 +40,8 @@ static int load_capstone(void)
 	*(void **)&capstone.option = dlsym(lib, "cs_option");
 	*(void **)&capstone.disasm = dlsym(lib, "cs_disasm");
 	*(void **)&capstone.free = dlsym(lib, "cs_free");
+	*(void **)&capstone.malloc = dlsym(lib, "cs_malloc");
+	*(void **)&capstone.iter = dlsym(lib, "cs_disasm_iter");
 	return capstone.open && capstone.option && capstone.disasm && capstone.free ? 0 : -1;
 }
 
@@ -47,8 +52,11 @@ static csh cs_handle(void)
 	if (state == 0) {
 		state = -1;
 		if (load_capstone() == 0 && capstone.open(CS_ARCH_X86, CS_MODE_64, &h) == CS_ERR_OK &&
-		    capstone.option(h, CS_OPT_DETAIL, CS_OPT_ON) == CS_ERR_OK)
+		    capstone.option(h, CS_OPT_DETAIL, CS_OPT_ON) == CS_ERR_OK) {
 			state = 1;
+			if (capstone.malloc && capstone.iter)
+				insn = capstone.malloc(h); /* no allocation per instruction (else cs_disasm's) */
+		}
 	}
 	return state == 1 ? h : 0;
 }
@@ -145,15 +153,36 @@ static void classify(struct arch_insn *o, const cs_detail *d)
 int arch_decode(const uint8_t *buf, size_t n, uint64_t addr, struct arch_insn *o)
 {
 	csh h = cs_handle();
-	cs_insn *ci;
+	cs_insn *ci = insn;
 	memset(o, 0, sizeof *o);
-	if (!h || capstone.disasm(h, buf, n, addr, 1, &ci) != 1)
+	if (!h)
 		return -1;
+	if (ci) {
+		const uint8_t *p = buf;
+		size_t left = n;
+		uint64_t a = addr;
+		if (!capstone.iter(h, &p, &left, &a, ci))
+			return -1;
+	} else if (capstone.disasm(h, buf, n, addr, 1, &ci) != 1) {
+		return -1;
+	}
 	o->addr = addr;
 	o->len = ci->size;
 	memcpy(o->bytes, ci->bytes, ci->size);
 	o->id = (int)ci->id;
-	snprintf(o->text, sizeof o->text, "%s%s%s", ci->mnemonic, ci->op_str[0] ? " " : "", ci->op_str);
+	/* "mnemonic op_str", without printf (every instruction of a module goes through here) */
+	size_t lm = strnlen(ci->mnemonic, sizeof ci->mnemonic), lo = strnlen(ci->op_str, sizeof ci->op_str);
+	if (lm > sizeof o->text - 1)
+		lm = sizeof o->text - 1;
+	memcpy(o->text, ci->mnemonic, lm);
+	if (lo && lm + 1 < sizeof o->text - 1) {
+		o->text[lm++] = ' ';
+		if (lo > sizeof o->text - 1 - lm)
+			lo = sizeof o->text - 1 - lm;
+		memcpy(o->text + lm, ci->op_str, lo);
+		lm += lo;
+	}
+	o->text[lm] = 0;
 	const cs_x86 *x = &ci->detail->x86;
 	o->nops = x->op_count > 4 ? 4 : x->op_count;
 	for (int k = 0; k < o->nops; k++) {
@@ -183,7 +212,8 @@ int arch_decode(const uint8_t *buf, size_t n, uint64_t addr, struct arch_insn *o
 	o->groups = (in_group(ci->detail, CS_GRP_INT) ? ARCH_GRP_INT : 0) |
 	            (in_group(ci->detail, CS_GRP_IRET) ? ARCH_GRP_IRET : 0) |
 	            (in_group(ci->detail, CS_GRP_PRIVILEGE) ? ARCH_GRP_PRIV : 0);
-	capstone.free(ci, 1);
+	if (ci != insn)
+		capstone.free(ci, 1);
 	return 0;
 }
 

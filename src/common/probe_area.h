@@ -385,9 +385,18 @@ struct pa_srec {
 	uint64_t t;                      /* clock ticks */
 	uint64_t pc, sp;                 /* the site's address, the stack pointer there */
 	uint64_t regs[PA_NREGS];         /* enum pa_reg */
-	uint32_t nstack;                 /* stack bytes copied from sp, after this header */
-	uint32_t nframes;                /* or (nstack 0) the frames the agent walked, after this header: the
-	                                  * pc then each caller's return address (at most PA_UT_FRAMES) */
+	uint32_t nstack, pad;            /* stack bytes copied from sp, after this header */
+};
+
+/* A stack the agent walked (the unwind table below): site has PA_SREC_WALK
+ * set, and nframes frames follow, the pc then each caller's return address
+ * (at most PA_UT_FRAMES). */
+#define PA_SREC_WALK 0x40000000u
+struct pa_swalk {
+	uint32_t len;                    /* bytes of the record, its frames included */
+	uint32_t site;                   /* the site record | PA_SREC_WALK */
+	uint64_t t;                      /* clock ticks */
+	uint32_t nframes, pad;
 };
 
 struct pa_sring {

@@ -75,6 +75,17 @@ static uint64_t recorded_ret(uint64_t slot, uint64_t v)
 
 static struct pa_sring *srings;
 static const struct pa_utab *utab;
+
+/* The rows a thread's walks used last, by pc (direct-mapped): one cache per
+ * stack ring, used by the thread that holds the ring (so none is shared),
+ * emptied when the ring is claimed and when the table changes (seq). */
+#define UC_WAYS 128
+struct ucache {
+	uint32_t seq, valid;
+	uint64_t pc[UC_WAYS];
+	struct pa_urow row[UC_WAYS];
+};
+static struct ucache ucaches[PA_STK_RINGS];
 static uint32_t sgen;               /* the session: a thread's claim of an earlier one is stale */
 static pthread_key_t sring_key;
 static int keyed;
@@ -135,7 +146,7 @@ static inline const struct pa_urow *urow(const struct pa_urow *rows, uint32_t n,
  * the thread's stack mapping: the stack is copied then.  Every read is of
  * the thread's own stack, between sp and the end of its mapping; the CFA
  * goes up at every frame, and the loop is bounded by PA_UT_FRAMES. */
-static int walk(uint64_t pc, uint64_t sp, uint64_t rbp, uint64_t *out)
+static int walk(struct ucache *c, uint64_t pc, uint64_t sp, uint64_t rbp, uint64_t *out)
 {
 	const struct pa_utab *u = utab;
 	uint32_t seq = __atomic_load_n(&u->seq, __ATOMIC_ACQUIRE);
@@ -143,15 +154,28 @@ static int walk(uint64_t pc, uint64_t sp, uint64_t rbp, uint64_t *out)
 	uint64_t lo = sp, hi;
 	if ((seq & 1) || !n || n > PA_UT_ROWS || pa_stack_end(sp, &hi) || hi - sp < 8)
 		return -1;
+	if (!c->valid || c->seq != seq) {
+		for (int i = 0; i < UC_WAYS; i++)
+			c->pc[i] = 0;
+		c->seq = seq;
+		c->valid = 1;
+	}
 	int k = 0;
 	out[k++] = pc;
 	uint64_t look = pc; /* a caller's rule: at its call instruction (the byte before the return address) */
 	while (k < (int)PA_UT_FRAMES) {
-		const struct pa_urow *r = urow(u->rows, n, look);
-		if (!r)
-			return -1;
 		struct pa_urow w;
-		__builtin_memcpy(&w, r, sizeof w);
+		uint32_t way = (uint32_t)((look * 0x9e3779b97f4a7c15ull) >> 57) & (UC_WAYS - 1);
+		if (c->pc[way] == look && look)
+			w = c->row[way];
+		else {
+			const struct pa_urow *r = urow(u->rows, n, look);
+			if (!r)
+				return -1;
+			__builtin_memcpy(&w, r, sizeof w);
+			c->pc[way] = look;
+			c->row[way] = w;
+		}
 		if (w.cfa == PA_UR_END)
 			break;
 		if (w.cfa != PA_UR_RSP && w.cfa != PA_UR_RBP)
@@ -197,6 +221,7 @@ static struct pa_sring *my_sring(void)
 		return NULL;
 	}
 	__atomic_store_n(&srings[i].tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	ucaches[i].valid = 0;
 	sring1_tls = (uint32_t)i + 1;
 	pthread_setspecific(sring_key, (void *)(uintptr_t)(i + 1));
 	return &srings[i];
@@ -234,9 +259,9 @@ void pa_stack_put(struct pa_site *s, uint32_t idx, uint64_t sp, const uint64_t *
 	}
 	swriting_tls = 1;
 	uint64_t fr[PA_UT_FRAMES];
-	int nf = utab && __atomic_load_n(&s->stack_walk, __ATOMIC_RELAXED) ? walk(s->addr, sp, regs[PA_RBP], fr) : -1;
+	int nf = utab && __atomic_load_n(&s->stack_walk, __ATOMIC_RELAXED) ? walk(&ucaches[r - srings], s->addr, sp, regs[PA_RBP], fr) : -1;
 	if (nf > 0) { /* the frames, no copy */
-		uint32_t len = (uint32_t)(sizeof(struct pa_srec) + (uint32_t)nf * 8);
+		uint32_t len = (uint32_t)(sizeof(struct pa_swalk) + (uint32_t)nf * 8);
 		uint64_t h = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
 		uint64_t t = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 		uint64_t off = h & (PA_STK_RING - 1), pad = off + len > PA_STK_RING ? PA_STK_RING - off : 0;
@@ -251,14 +276,12 @@ void pa_stack_put(struct pa_site *s, uint32_t idx, uint64_t sp, const uint64_t *
 			p->site = PA_SREC_PAD;
 			off = 0;
 		}
-		struct pa_srec *e = (struct pa_srec *)(r->b + off);
+		struct pa_swalk *e = (struct pa_swalk *)(r->b + off);
 		e->len = len;
-		e->site = idx;
+		e->site = idx | PA_SREC_WALK;
 		e->t = t0;
-		e->pc = s->addr;
-		e->sp = sp;
-		e->nstack = 0;
 		e->nframes = (uint32_t)nf;
+		e->pad = 0;
 		copy_bytes(e + 1, fr, (uint64_t)nf * 8);
 		__atomic_store_n(&r->head, h + pad + len, __ATOMIC_RELEASE);
 		swriting_tls = 0;
@@ -304,7 +327,7 @@ void pa_stack_put(struct pa_site *s, uint32_t idx, uint64_t sp, const uint64_t *
 	e->sp = sp;
 	copy_bytes(e->regs, regs, sizeof e->regs);
 	e->nstack = n;
-	e->nframes = 0;
+	e->pad = 0;
 	__atomic_store_n(&r->head, h + pad + len, __ATOMIC_RELEASE);
 	swriting_tls = 0;
 	__atomic_fetch_add(&s->stack_taken, 1, __ATOMIC_RELAXED);

@@ -53,22 +53,24 @@ static int targets(struct engine *e)
 	return any;
 }
 
-/* One record (copied out of the ring) of thread tid: a stack the agent walked
- * (nframes frames in stack), else a copy to unwind. */
+/* A stack the agent walked, of site record site: n frames. */
+static void deliver_walk(uint32_t site, const uint64_t *pc, int n)
+{
+	struct starget *t = &by_site[site];
+	if (!t->p)
+		return;
+	void *own = t->p->data;
+	t->p->data = t->sdata;
+	stack_account_frames(t->p, pc, n);
+	t->p->data = own;
+}
+
+/* One record (copied out of the ring) of thread tid. */
 static void deliver(const struct pa_srec *r, const uint8_t *stack, uint32_t tid)
 {
 	struct starget *t = &by_site[r->site];
 	if (!t->p)
 		return; /* its probe was removed since: the stack is not counted */
-	if (r->nframes) {
-		uint64_t pc[PA_UT_FRAMES];
-		memcpy(pc, stack, (size_t)r->nframes * 8);
-		void *own = t->p->data;
-		t->p->data = t->sdata;
-		stack_account_frames(t->p, pc, (int)r->nframes);
-		t->p->data = own;
-		return;
-	}
 	struct user_regs_struct regs;
 	memset(&regs, 0, sizeof regs);
 	regs.r15 = r->regs[PA_R15];
@@ -127,6 +129,28 @@ static uint64_t drain_ring(struct pa_sring *r, int i)
 			tail += rec.len;
 			continue;
 		}
+		if (rec.site & PA_SREC_WALK) { /* the frames of a stack the agent walked */
+			struct pa_swalk w;
+			uint64_t pc[PA_UT_FRAMES];
+			uint32_t len = rec.len, site = rec.site & ~PA_SREC_WALK;
+			if (len < sizeof w) {
+				bad++;
+				tail = head;
+				break;
+			}
+			memcpy(&w, r->b + off, sizeof w);
+			if (w.nframes < 1 || w.nframes > PA_UT_FRAMES || w.nframes * 8 > len - sizeof w ||
+			    site >= PA_MAX_SITES) {
+				bad++;
+				tail += len;
+				continue;
+			}
+			memcpy(pc, r->b + off + sizeof w, (size_t)w.nframes * 8);
+			deliver_walk(site, pc, (int)w.nframes);
+			tail += len;
+			taken++;
+			continue;
+		}
 		if (rec.len < sizeof rec) {
 			bad++;
 			tail = head;
@@ -134,9 +158,8 @@ static uint64_t drain_ring(struct pa_sring *r, int i)
 		}
 		memcpy(&rec, r->b + off, sizeof rec);
 		uint32_t len = rec.len; /* as checked: the program may write again */
-		uint32_t n = rec.nframes ? rec.nframes * 8 : rec.nstack;
-		if ((rec.nframes && (rec.nstack || rec.nframes > PA_UT_FRAMES)) || n > PA_STK_COPY_MAX ||
-		    n > len - sizeof rec || rec.site >= PA_MAX_SITES) {
+		uint32_t n = rec.nstack;
+		if (n > PA_STK_COPY_MAX || n > len - sizeof rec || rec.site >= PA_MAX_SITES) {
 			bad++;
 			tail += len;
 			continue;

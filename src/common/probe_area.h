@@ -216,10 +216,10 @@ struct pa_site {
 	uint32_t stack_bytes;            /* sonde's (0: no stack here; the agent bounds it by PA_STK_COPY_MAX) */
 	uint32_t stack_walk;             /* sonde's: 1: the agent walks the stack with the unwind table
 	                                  * (struct pa_utab) first, and copies it only where that fails */
-	uint64_t stack_taken;            /* the agent's: stacks written */
+	uint64_t stack_taken;            /* the agent's: stacks copied and written */
 	uint64_t stack_lost;             /* the agent's: stacks dropped (the ring full, no ring, a nested hit) */
 	uint64_t stack_ticks;            /* the agent's: clock ticks spent copying the stacks written */
-	uint64_t stack_walked;           /* the agent's: of stack_taken, stacks walked in the program (no copy) */
+	uint64_t stack_walked;           /* the agent's: stacks walked in the program and written (no copy) */
 	uint64_t stack_walk_ticks;       /* the agent's: clock ticks spent on those */
 };
 

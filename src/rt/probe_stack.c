@@ -285,7 +285,6 @@ void pa_stack_put(struct pa_site *s, uint32_t idx, uint64_t sp, const uint64_t *
 		copy_bytes(e + 1, fr, (uint64_t)nf * 8);
 		__atomic_store_n(&r->head, h + pad + len, __ATOMIC_RELEASE);
 		swriting_tls = 0;
-		__atomic_fetch_add(&s->stack_taken, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&s->stack_walked, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&s->stack_walk_ticks, clock_ticks() - t0, __ATOMIC_RELAXED);
 		return;

@@ -503,8 +503,7 @@ void agent_collect(struct probe *p)
 		 * site shared with another probe counts on after agent_remove stopped the copies; a copy
 		 * still in a ring is counted once drained). */
 		p->data = d->sdata;
-		uint64_t copies = stk_taken >= stk_walked ? stk_taken - stk_walked : 0;
-		uint64_t hits = stack_set_agent(p, stk_lost, copies, ns_of(stk_ticks), agent_stack_copy);
+		uint64_t hits = stack_set_agent(p, stk_lost, stk_taken, ns_of(stk_ticks), agent_stack_copy);
 		stack_set_walked(p, stk_walked, ns_of(stk_walk_ticks));
 		p->data = d;
 		p->hits = hits;

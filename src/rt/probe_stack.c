@@ -79,7 +79,7 @@ static const struct pa_utab *utab;
 /* The rows a thread's walks used last, by pc (direct-mapped): one cache per
  * stack ring, used by the thread that holds the ring (so none is shared),
  * emptied when the ring is claimed and when the table changes (seq). */
-#define UC_WAYS 128
+#define UC_WAYS 256
 struct ucache {
 	uint32_t seq, valid;
 	uint64_t pc[UC_WAYS];
@@ -165,7 +165,7 @@ static int walk(struct ucache *c, uint64_t pc, uint64_t sp, uint64_t rbp, uint64
 	uint64_t look = pc; /* a caller's rule: at its call instruction (the byte before the return address) */
 	while (k < (int)PA_UT_FRAMES) {
 		struct pa_urow w;
-		uint32_t way = (uint32_t)((look * 0x9e3779b97f4a7c15ull) >> 57) & (UC_WAYS - 1);
+		uint32_t way = (uint32_t)((look * 0x9e3779b97f4a7c15ull) >> 56) & (UC_WAYS - 1);
 		if (c->pc[way] == look && look)
 			w = c->row[way];
 		else {

@@ -14,7 +14,9 @@
 # agent leaves the program's output and status as they were.  Builds with and
 # without frame pointers.  tests/progs/stack_walk.c: a caller whose frame
 # rule the walk does not follow (a DWARF expression) has its stacks copied
-# and unwound by sonde, counted as copied, the same as gdb's bt.
+# and unwound by sonde, counted as copied, the same as gdb's bt; a damaged
+# frame (its CFA rule wrong) is refused by the walk, copied, the program
+# unharmed.
 source "$ROOT/tests/lib.sh"
 
 src="$PROGS/stack_paths.c"
@@ -166,18 +168,21 @@ $engine_ok"
 done
 
 # --- A caller whose frame rule the walk does not follow (stack_walk.c's
-# via_expr, its CFA a DWARF expression): the agent copies those stacks and
-# sonde unwinds them (copied), the others are walked; each chain with the
-# program's count, and the copied one the same as gdb's bt.
+# via_expr, its CFA a DWARF expression), and a damaged frame (via_bad): the
+# agent copies those stacks and sonde unwinds them (copied), the others are
+# walked; each chain with the program's count, the program unharmed, and
+# the copied via_expr one the same as gdb's bt.
 for b in "gcc -O2" "gcc -O0"; do
 	tag=${b// /}
 	$b -g -o "sw$tag" "$PROGS/stack_walk.c" || { notok "$b: build stack_walk" "compiler failed"; continue; }
-	"./sw$tag" 7 5 > "sw$tag.plain"
-	"$SONDE" probe --format=json -o "sw$tag.json" -e stack:leaf -- "./sw$tag" 7 5 > "sw$tag.out" 2> "sw$tag.err"
-	check "stack_walk $b: output unchanged" cmp -s "sw$tag.plain" "sw$tag.out"
-	check "stack_walk $b: 7 stacks walked (plain), 5 copied (via_expr), per stack" jq_py "sw$tag.json" \
+	"./sw$tag" 7 5 3 > "sw$tag.plain"; sw_rc=$?
+	"$SONDE" probe --format=json -o "sw$tag.json" -e stack:leaf -- "./sw$tag" 7 5 3 > "sw$tag.out" 2> "sw$tag.err"
+	rc=$?
+	check "stack_walk $b: output and status unchanged" sh -c "[ $rc -eq 0 ] && [ $sw_rc -eq 0 ] && cmp -s sw$tag.plain sw$tag.out"
+	# via_bad's damaged frame (CFA = rbp + 16, rbp 16): the walk refuses it, the copy unwinds to it
+	check "stack_walk $b: 7 stacks walked (plain), 5 + 3 copied (via_expr, via_bad), per stack" jq_py "sw$tag.json" \
 		"p = d['probes'][0]; got = sorted((s['count'], s['copied'], [f['name'] for f in s['frames']][:3]) for s in p['stacks'])
-assert p['hits'] == 12 and p['walked'] == 7 and p['copied'] == 5 and p['lost'] == 0 and got == [(5, 5, ['leaf', 'via_expr', 'main']), (7, 0, ['leaf', 'plain', 'main'])], (got, p)"
+assert p['hits'] == 15 and p['walked'] == 7 and p['copied'] == 8 and p['lost'] == 0 and got == [(3, 3, ['leaf', 'via_bad']), (5, 5, ['leaf', 'via_expr', 'main']), (7, 0, ['leaf', 'plain', 'main'])], (got, p)"
 done
 if command -v gdb > /dev/null; then
 	gdb -q -batch -ex 'break via_expr' -ex 'run' -ex 'break leaf' -ex 'continue' -ex 'bt' --args ./swgcc-O2 7 5 > sw_gdb.out 2>&1

@@ -43,6 +43,7 @@ per_hit0() { # N command... (the target's N is the last argument)
 }
 plain_full=$(t "$tmp/target" "$NA")
 plain_zero=$(t "$tmp/target" 0)
+if [ -z "${STACK_ONLY:-}" ]; then # STACK_ONLY=1: the stack probe rows only
 echo "== per hit, $NA calls to hot() (gcc -O2); plain run $(python3 -c "print('%.1f' % ($plain_full*1e3))") ms"
 a_line=$(per_hit0 "$NA" "$SONDE" probe -e line:hot -o /dev/null -- "$tmp/target")
 a_func=$(per_hit0 "$NA" "$SONDE" probe -e func:hot -o /dev/null -- "$tmp/target")
@@ -193,36 +194,52 @@ n=$AGENT_N; p=$plain_a
 print('agent var:hot:i (register):  %.0f ns per hit (N=%d)' % (max(0.0, $a_var - p) / n * 1e9, n))
 print('agent func:hot (entry+exit): %.0f ns per call (N=%d)' % (max(0.0, $a_func - p) / n * 1e9, n))"
 
-# Stack probes (issue 12, "record a stack"): on the agent each hit copies the
-# registers and 8 KiB of the stack into the thread's ring and sonde unwinds
-# the copies; on ptrace each hit stops the program and sonde unwinds the
-# stopped thread.  Per hit beside line:hot on the agent, startup removed:
-#  - agent, STACK_N calls in a tight loop: more than sonde unwinds while the
-#    program runs, the rest dropped and counted (lost), as perf does;
-#  - the agent's own time per copy (the JSON's copy_ns_per_hit);
-#  - agent, STACK_FIT calls: every stack fits in the ring (none lost), the
-#    time includes sonde's unwinding of them all at the end (its cost per
-#    stack, mostly);
+fi
+
+# Stack probes (issue 12 "record a stack", issue 28 "stacks unwound inside
+# the program").  On the agent, by default, each hit walks the thread's stack
+# with sonde's unwind table and writes its return addresses into the thread's
+# ring (walked); with --stack-unwind=copy each hit copies the registers and
+# 8 KiB of the stack and sonde unwinds the copies (as before issue 28); on
+# ptrace each hit stops the program and sonde unwinds the stopped thread.
+# Per hit beside line:hot on the agent, startup removed:
+#  - agent walked, STACK_N calls in a tight loop (hot() from main: 5 frames):
+#    per hit, the stacks lost (none, if sonde keeps up), the agent's own time
+#    per walk (walk_ns_per_hit), and stacks a second on the thread;
+#  - agent copied, STACK_CN calls: more than sonde unwinds while the program
+#    runs, the rest dropped and counted (lost), as perf does; the agent's time
+#    per copy (copy_ns_per_hit);
+#  - agent copied, STACK_FIT calls: every stack fits in the ring (none lost),
+#    the time includes sonde's unwinding of them all at the end;
 #  - ptrace, STACK_PT calls.
-STACK_N=${STACK_N:-200000}
+STACK_N=${STACK_N:-2000000}
+STACK_CN=${STACK_CN:-200000}
 STACK_FIT=${STACK_FIT:-400}
 STACK_PT=${STACK_PT:-2000}
 a_line_s=$(per_hit0 "$NA" "$SONDE" probe -e line:hot -o /dev/null -- "$tmp/target")
-a_stack=$(per_hit0 "$STACK_N" "$SONDE" probe -e stack:hot -o /dev/null -- "$tmp/target")
-"$SONDE" probe --format=json -o "$tmp/stk.json" -e stack:hot -- "$tmp/target" "$STACK_N" > /dev/null 2>&1
+a_walk=$(per_hit0 "$STACK_N" "$SONDE" probe -e stack:hot -o /dev/null -- "$tmp/target")
+"$SONDE" probe --format=json -o "$tmp/stkw.json" -e stack:hot -- "$tmp/target" "$STACK_N" > /dev/null 2>&1
+walk_info=$(python3 -c "
+import json; p = json.load(open('$tmp/stkw.json'))['probes'][0]
+print('%d ns per walk (agent), %d walked, %d copied, %d of %d stacks lost' % (p['walk_ns_per_hit'], p['walked'], p['copied'], p['lost'], p['hits']))")
+walk_rate=$(python3 -c "print('%.2f' % (1.0 / ($a_walk + ($plain_full - $plain_zero) / $NA * 1e6)))")
+a_stack=$(per_hit0 "$STACK_CN" "$SONDE" probe --stack-unwind=copy -e stack:hot -o /dev/null -- "$tmp/target")
+"$SONDE" probe --stack-unwind=copy --format=json -o "$tmp/stk.json" -e stack:hot -- "$tmp/target" "$STACK_CN" > /dev/null 2>&1
 stk_info=$(python3 -c "
 import json; p = json.load(open('$tmp/stk.json'))['probes'][0]
 print('%d ns per copy (agent), %d of %d stacks lost' % (p['copy_ns_per_hit'], p['lost'], p['hits']))")
 # (against 1 call rather than 0: the first stack loads the objects' CFI and symbols once)
-fit_full=$(t "$SONDE" probe -e stack:hot -o /dev/null -- "$tmp/target" "$STACK_FIT")
-fit_one=$(t "$SONDE" probe -e stack:hot -o /dev/null -- "$tmp/target" 1)
+fit_full=$(t "$SONDE" probe --stack-unwind=copy -e stack:hot -o /dev/null -- "$tmp/target" "$STACK_FIT")
+fit_one=$(t "$SONDE" probe --stack-unwind=copy -e stack:hot -o /dev/null -- "$tmp/target" 1)
 a_stack_fit=$(python3 -c "print('%.4f' % max(0.0, ($fit_full - $fit_one) / ($STACK_FIT - 1) * 1e6))")
 p_stack=$(per_hit0 "$STACK_PT" "$SONDE" probe --engine=ptrace -e stack:hot -o /dev/null -- "$tmp/target")
 p_line=$(per_hit0 "$STACK_PT" "$SONDE" probe --engine=ptrace -e line:hot -o /dev/null -- "$tmp/target")
 echo "== stack probes (per hit, startup removed)"
 echo "sonde agent   line:hot                $(python3 -c "print('%.1f' % ($a_line_s*1e3))") ns per hit (N=$NA)"
-echo "sonde agent   stack:hot               $(python3 -c "print('%.1f' % ($a_stack*1e3))") ns per hit (N=$STACK_N; $stk_info)"
-echo "sonde agent   stack:hot, none lost    $(python3 -c "print('%.1f' % ($a_stack_fit*1e3))") ns per hit with sonde's unwinding (N=$STACK_FIT)"
+echo "sonde agent   stack:hot walked        $(python3 -c "print('%.1f' % ($a_walk*1e3))") ns per hit (N=$STACK_N; $walk_info; $walk_rate M stacks/s on one thread)"
+echo "sonde agent   stack:hot copied        $(python3 -c "print('%.1f' % ($a_stack*1e3))") ns per hit (N=$STACK_CN, --stack-unwind=copy; $stk_info)"
+echo "sonde agent   stack:hot copied, none lost  $(python3 -c "print('%.1f' % ($a_stack_fit*1e3))") ns per hit with sonde's unwinding (N=$STACK_FIT)"
 echo "sonde ptrace  line:hot                $(python3 -c "print('%.1f' % ($p_line*1e3))") ns per hit (N=$STACK_PT)"
 echo "sonde ptrace  stack:hot               $(python3 -c "print('%.1f' % ($p_stack*1e3))") ns per hit (N=$STACK_PT)"
-python3 -c "print('ratio ptrace / agent per stack hit, every stack unwound: %.0fx' % ($p_stack / $a_stack_fit if $a_stack_fit > 0 else float('inf')))"
+python3 -c "print('ratio copied (none lost) / walked per stack hit: %.0fx' % ($a_stack_fit / $a_walk if $a_walk > 0 else float('inf')))"
+python3 -c "print('ratio ptrace / agent walked per stack hit: %.0fx' % ($p_stack / $a_walk if $a_walk > 0 else float('inf')))"

@@ -52,6 +52,7 @@ struct cli_opts {
 	const char *plugin;     /* --plugin SO */
 	int record_probe;       /* --record */
 	uint64_t stack_copy;    /* --stack-copy BYTES (stack probes on the agent; 0: the default) */
+	int stack_copy_only;    /* --stack-unwind=copy: every stack copied, none walked in the program */
 	const char *target;     /* --target tcp:HOST:PORT | serial:DEV[,BAUD] */
 	const char *engine;     /* --engine agent|ptrace (probe; NULL: agent where it can) */
 	const char *exe;        /* --exe PROGRAM (with --target) */

@@ -14,7 +14,7 @@
 enum {
 	O_FORMAT = 256, O_SORT, O_LIMIT, O_THREADS, O_PER_LOCK, O_TID, O_TIME_RANGE, O_DEPTH, O_MIN_PERCENT,
 	O_TRACE, O_LOCKS, O_LOSSY, O_MIN_TIME, O_DOMAIN, O_BUFFER, O_KEEP_LAST, O_COMPRESS, O_NO_FOLLOW, O_DURATION,
-	O_INTERACTIVE, O_PENDING, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_HW_BREAKPOINTS, O_ENGINE, O_STACK_COPY, O_MODULE, O_NO_PATCH, O_HELP,
+	O_INTERACTIVE, O_PENDING, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_HW_BREAKPOINTS, O_ENGINE, O_STACK_COPY, O_STACK_UNWIND, O_MODULE, O_NO_PATCH, O_HELP,
 };
 
 static const struct cli_option options[] = {
@@ -76,6 +76,9 @@ static const struct cli_option options[] = {
 	{ "record", O_RECORD, no_argument, CMD_PROBE, NULL, "also write the hits into a recording (-o DIR)" },
 	{ "stack-copy", O_STACK_COPY, required_argument, CMD_PROBE, "BYTES",
 	  "stack probes on the agent: bytes of the stack copied at each hit (default 8K, 64 to 64K; suffix K)" },
+	{ "stack-unwind", O_STACK_UNWIND, required_argument, CMD_PROBE, "program|copy",
+	  "stack probes on the agent: walk the stack in the program with sonde's unwind table, copying it only "
+	  "where the table has no rule (program, the default), or copy every stack for sonde to unwind (copy)" },
 	{ "target", O_TARGET, required_argument, CMD_PROBE, "tcp:HOST:PORT|serial:DEV[,BAUD]",
 	  "probe a remote target through its GDB remote protocol stub (gdbserver, QEMU, OpenOCD)" },
 	{ "exe", O_EXE, required_argument, CMD_PROBE, "PROGRAM",
@@ -327,6 +330,11 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 			o->stack_copy = parse_size("stack-copy", optarg, 4ull << 30);
 			if (o->stack_copy < 64 || o->stack_copy > 65536)
 				cli_die(EXIT_USAGE, "invalid value '%s' for --stack-copy (64 to 64K bytes)", optarg);
+			break;
+		case O_STACK_UNWIND:
+			if (strcmp(optarg, "program") && strcmp(optarg, "copy"))
+				cli_die(EXIT_USAGE, "invalid value '%s' for --stack-unwind (program or copy)", optarg);
+			o->stack_copy_only = !strcmp(optarg, "copy");
 			break;
 		case O_TARGET: o->target = optarg; break;
 		case O_EXE: o->exe = optarg; break;

@@ -146,6 +146,7 @@ int cmd_probe(struct cli_opts *o)
 		.hw_breakpoints = o->hw_breakpoints,
 		.in_fd = o->interactive ? STDIN_FILENO : -1, .pending = o->pending,
 		.record_dir = o->record_probe ? o->output : NULL, .stack_copy = (uint32_t)o->stack_copy,
+		.stack_copy_only = o->stack_copy_only,
 		.plugin_abi = o->plugin && e.plugin ? (int)e.plugin->abi : 0, .placed = agent_placed,
 	};
 	/* The agent runs what it can (docs/PROBES.md "Engines"), ptrace the rest. */

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define PA_MAGIC      0x424f52504e4f53ull /* "SONPROB" */
-#define PA_VERSION    9
+#define PA_VERSION    10
 #define PA_MAX_SITES  2048
 #define PA_CODE_MAX   192   /* bytes of slot code per site */
 #define PA_ORIG_MAX   16
@@ -214,10 +214,13 @@ struct pa_site {
 	/* Stack probes: each hit copies the registers and at most stack_bytes of the stack (from the stack
 	 * pointer up, never past the end of its mapping) into the thread's stack ring (struct pa_sring). */
 	uint32_t stack_bytes;            /* sonde's (0: no stack here; the agent bounds it by PA_STK_COPY_MAX) */
-	uint32_t pad_stack;
-	uint64_t stack_taken;            /* the agent's: stacks written */
+	uint32_t stack_walk;             /* sonde's: 1: the agent walks the stack with the unwind table
+	                                  * (struct pa_utab) first, and copies it only where that fails */
+	uint64_t stack_taken;            /* the agent's: stacks copied and written */
 	uint64_t stack_lost;             /* the agent's: stacks dropped (the ring full, no ring, a nested hit) */
 	uint64_t stack_ticks;            /* the agent's: clock ticks spent copying the stacks written */
+	uint64_t stack_walked;           /* the agent's: stacks walked in the program and written (no copy) */
+	uint64_t stack_walk_ticks;       /* the agent's: clock ticks spent on those */
 };
 
 enum pa_rec {
@@ -385,6 +388,17 @@ struct pa_srec {
 	uint32_t nstack, pad;            /* stack bytes copied from sp, after this header */
 };
 
+/* A stack the agent walked (the unwind table below): site has PA_SREC_WALK
+ * set, and nframes frames follow, the pc then each caller's return address
+ * (at most PA_UT_FRAMES). */
+#define PA_SREC_WALK 0x40000000u
+struct pa_swalk {
+	uint32_t len;                    /* bytes of the record, its frames included */
+	uint32_t site;                   /* the site record | PA_SREC_WALK */
+	uint64_t t;                      /* clock ticks */
+	uint32_t nframes, pad;
+};
+
 struct pa_sring {
 	uint32_t state;                  /* 0 free, 1 a thread's, 2 its thread ended */
 	uint32_t tid;
@@ -399,11 +413,48 @@ static inline uint64_t pa_stk_size(void)
 	return (uint64_t)PA_STK_RINGS * sizeof(struct pa_sring);
 }
 
+/* --- the unwind table of stack probes (sonde writes it, agent_stack.c from
+ * the modules' .eh_frame; src/rt/probe_stack.c walks the stack with it) ------
+ * After the stack rings when stk_on.  Rows sorted by address, each one the
+ * rule from its address to the next row's: the canonical frame address
+ * (CFA) is rsp or rbp + cfa_off, the return address is at CFA - 8, rbp is
+ * saved at CFA + rbp_off (PA_UR_RBP_SAVED) or unchanged.  A range whose rule
+ * is none of those (a DWARF expression, a signal frame, no CFI) is a row of
+ * PA_UR_NONE, as is the end of every module's code: there the agent copies
+ * the stack for sonde to unwind.  sonde writes the rows with seq odd, then
+ * n and seq even (a seqlock): a walk that saw seq change is not used. */
+#define PA_UT_ROWS   (1u << 20)
+#define PA_UT_FRAMES 64u               /* frames the agent walks at most */
+
+enum pa_ur_cfa {
+	PA_UR_NONE = 0,                  /* no rule the agent can follow: copy the stack */
+	PA_UR_RSP,                       /* CFA = rsp + cfa_off */
+	PA_UR_RBP,                       /* CFA = rbp + cfa_off */
+	PA_UR_END,                       /* the outermost frame (its return address undefined) */
+};
+#define PA_UR_RBP_SAVED 1            /* flags: rbp's caller value is at CFA + rbp_off */
+
+struct pa_urow {
+	uint64_t addr;                   /* run-time address where the rule starts */
+	int32_t cfa_off;
+	int16_t rbp_off;
+	uint8_t cfa;                     /* enum pa_ur_cfa */
+	uint8_t flags;
+};
+
+struct pa_utab {
+	uint32_t seq;                    /* sonde's: odd while the rows are written */
+	uint32_t n;                      /* sonde's: rows */
+	uint64_t modules;                /* sonde's: modules whose .eh_frame is in (information) */
+	uint8_t pad[48];
+	struct pa_urow rows[PA_UT_ROWS];
+};
+
 /* The size of an area of nsites sites, with the recording rings (rec) and
- * the stack rings (stk): they follow the plugin block in that order. */
+ * the stack rings and unwind table (stk): they follow the plugin block in that order. */
 static inline uint64_t pa_total_size(uint32_t nsites, int rec, int stk)
 {
-	return pa_area_size(nsites) + (rec ? pa_rec_size() : 0) + (stk ? pa_stk_size() : 0);
+	return pa_area_size(nsites) + (rec ? pa_rec_size() : 0) + (stk ? pa_stk_size() + sizeof(struct pa_utab) : 0);
 }
 
 /* Whether header h describes that layout (the agent checks before mapping). */

@@ -158,6 +158,11 @@ int stack_data_new(struct probe *p, char *err, size_t n);
 void stack_account(struct probe *p, pid_t tid, const struct user_regs_struct *regs, const void *stack,
                    uint64_t stack_base, size_t stack_n);
 uint64_t stack_set_agent(struct probe *p, uint64_t lost, uint64_t copies, uint64_t copy_ns, uint32_t bytes);
+/* A stack the agent walked itself (the unwind table, agent_stack.c): its n
+ * frames, the pc then the callers' return addresses; counted as `walked`.
+ * stack_set_walked says how many the agent walked and their time (ns). */
+void stack_account_frames(struct probe *p, const uint64_t *pc, int n);
+void stack_set_walked(struct probe *p, uint64_t walks, uint64_t walk_ns);
 
 /* kind_plugin.c: load the --plugin shared object whose handlers plugin probes run. */
 int plugin_load(struct engine *e, const char *path, char *err, size_t n);

@@ -30,6 +30,7 @@
 
 struct ustack {
 	uint64_t count, hash;
+	uint64_t copied;     /* of count, the agent's stacks unwound here from a copy (the others it walked) */
 	int n;
 	uint64_t pc[STACK_FRAMES]; /* innermost first: the probed pc, then return addresses */
 };
@@ -46,6 +47,7 @@ struct sdata {
 	int agent;
 	uint64_t lost, copied, copy_ns, copy_n;
 	uint32_t copy_bytes;
+	uint64_t walked, walk_ns, walk_n; /* stacks the agent walked with the unwind table (no copy) */
 };
 
 int stack_data_new(struct probe *p, char *err, size_t n)
@@ -88,6 +90,8 @@ static uint64_t hash_of(const uint64_t *pc, int n)
 	return h;
 }
 
+static void count(struct sdata *d, const uint64_t *pc, int n, int copied);
+
 void stack_account(struct probe *p, pid_t tid, const struct user_regs_struct *regs, const void *stack,
                    uint64_t stack_base, size_t stack_n)
 {
@@ -101,6 +105,28 @@ void stack_account(struct probe *p, pid_t tid, const struct user_regs_struct *re
 		pc[0] = regs->rip;
 		n = 1;
 	}
+	count(d, pc, n, stack != NULL);
+}
+
+void stack_account_frames(struct probe *p, const uint64_t *pc, int n)
+{
+	struct sdata *d = p->data;
+	if (n < 1)
+		return;
+	d->walked++;
+	count(d, pc, n, 0);
+}
+
+void stack_set_walked(struct probe *p, uint64_t walks, uint64_t walk_ns)
+{
+	struct sdata *d = p->data;
+	d->walk_n = walks;
+	d->walk_ns = walk_ns;
+}
+
+/* One hit's stack of n frames: counted with the others the same. */
+static void count(struct sdata *d, const uint64_t *pc, int n, int copied)
+{
 	if (n == 1)
 		d->unwound_none++;
 	if (n > STACK_FRAMES) {
@@ -112,6 +138,7 @@ void stack_account(struct probe *p, pid_t tid, const struct user_regs_struct *re
 		struct ustack *s = &d->v[i];
 		if (s->hash == hs && s->n == n && !memcmp(s->pc, pc, (size_t)n * sizeof *pc)) {
 			s->count++;
+			s->copied += copied != 0;
 			return;
 		}
 	}
@@ -121,6 +148,7 @@ void stack_account(struct probe *p, pid_t tid, const struct user_regs_struct *re
 	}
 	struct ustack *s = &d->v[d->nv++];
 	s->count = 1;
+	s->copied = copied != 0;
 	s->hash = hs;
 	s->n = n;
 	memcpy(s->pc, pc, (size_t)n * sizeof *pc);
@@ -134,7 +162,7 @@ uint64_t stack_set_agent(struct probe *p, uint64_t lost, uint64_t copies, uint64
 	d->copy_n = copies;
 	d->copy_ns = copy_ns;
 	d->copy_bytes = bytes;
-	return d->copied + d->lost;
+	return d->copied + d->walked + d->lost;
 }
 
 static void pre(struct probe *p, struct hit *h, int role)
@@ -196,12 +224,16 @@ static void json(struct probe *p, struct json *j)
 		json_int(j, "copy_bytes", d->copy_bytes);
 		json_uint(j, "copied", d->copied);
 		json_uint(j, "copy_ns_per_hit", d->copy_n ? d->copy_ns / d->copy_n : 0);
+		json_uint(j, "walked", d->walked);
+		json_uint(j, "walk_ns_per_hit", d->walk_n ? d->walk_ns / d->walk_n : 0);
 	}
 	json_arr_begin(j, "stacks");
 	const struct ustack **o = sorted(d);
 	for (int k = 0; o && k < d->nv; k++) {
 		json_obj_begin(j, NULL);
 		json_uint(j, "count", o[k]->count);
+		if (d->agent)
+			json_uint(j, "copied", o[k]->copied);
 		json_arr_begin(j, "frames");
 		for (int i = 0; i < o[k]->n; i++) {
 			char name[512], addr[32];
@@ -241,6 +273,8 @@ static void table(struct probe *p, FILE *f)
 		fprintf(f, ", %llu not unwound", (unsigned long long)d->unwound_none);
 	if (d->lost)
 		fprintf(f, ", %llu lost (the agent's ring full)", (unsigned long long)d->lost);
+	if (d->agent && d->copied && d->walked)
+		fprintf(f, ", %llu copied (unwound by sonde)", (unsigned long long)d->copied);
 }
 
 /* Under the probe's row: each stack, its count then its frames one a line. */

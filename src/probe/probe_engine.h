@@ -34,6 +34,7 @@ struct probe_opts {
 	int pending;            /* --pending: a location in no loaded object waits for a library */
 	const char *record_dir; /* --record: the hits go into this recording too, or NULL */
 	uint32_t stack_copy;    /* stack probes: bytes of the stack copied at each hit (0: default) */
+	int stack_copy_only;    /* stack probes on the agent: copy every stack (no walk with the unwind table) */
 	const char *rt_path;    /* libsonde-rt.so (the agent) */
 	int plugin_abi;         /* --plugin's ABI (SONDE_PROBE_ABI or _ABI2), 0: no plugin */
 	void (*placed)(struct engine *e); /* called once the probes are in, or NULL */

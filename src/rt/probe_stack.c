@@ -59,7 +59,33 @@ static void recorded_unpatch(uint64_t sp, uint8_t *copy, uint32_t n)
 	}
 }
 
+/* The real return address of a frame that `sonde record` hooked, whose
+ * slot holds the exit trampoline's address (v read there). */
+static uint64_t recorded_ret(uint64_t slot, uint64_t v)
+{
+	struct rt_tls *L = &rt_tls;
+	if (!rt_is_exit_tramp((uintptr_t)v) || L->state != RT_T_ON)
+		return v;
+	struct sonde_thread *t = L->t;
+	for (uint32_t i = __atomic_load_n(&t->depth, __ATOMIC_ACQUIRE); i-- > 0;)
+		if (t->stack[i].slot == slot)
+			return t->stack[i].site;
+	return v;
+}
+
 static struct pa_sring *srings;
+static const struct pa_utab *utab;
+
+/* The rows a thread's walks used last, by pc (direct-mapped): one cache per
+ * stack ring, used by the thread that holds the ring (so none is shared),
+ * emptied when the ring is claimed and when the table changes (seq). */
+#define UC_WAYS 256
+struct ucache {
+	uint32_t seq, valid;
+	uint64_t pc[UC_WAYS];
+	struct pa_urow row[UC_WAYS];
+};
+static struct ucache ucaches[PA_STK_RINGS];
 static uint32_t sgen;               /* the session: a thread's claim of an earlier one is stale */
 static pthread_key_t sring_key;
 static int keyed;
@@ -95,7 +121,86 @@ void pa_stack_start(struct pa_hdr *h)
 	if (!keyed)
 		return;
 	__atomic_add_fetch(&sgen, 1, __ATOMIC_RELEASE);
+	utab = (const struct pa_utab *)((char *)h + h->stk_off + pa_stk_size());
 	srings = (struct pa_sring *)((char *)h + h->stk_off);
+}
+
+/* The row of the unwind table whose range holds pc (n rows), or NULL. */
+static inline const struct pa_urow *urow(const struct pa_urow *rows, uint32_t n, uint64_t pc)
+{
+	uint32_t a = 0, b = n;
+	while (a < b) { /* at most 21 steps: n <= PA_UT_ROWS */
+		uint32_t m = a + (b - a) / 2;
+		if (rows[m].addr <= pc)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a ? &rows[a - 1] : NULL;
+}
+
+/* The stack of a hit at pc with stack pointer sp and rbp, walked with the
+ * unwind table (struct pa_utab): the pc then each caller's return address
+ * into out (at most PA_UT_FRAMES), their count; -1 where the table has no
+ * rule the walk can follow (or sonde was writing it), or a read would leave
+ * the thread's stack mapping: the stack is copied then.  Every read is of
+ * the thread's own stack, between sp and the end of its mapping; the CFA
+ * goes up at every frame, and the loop is bounded by PA_UT_FRAMES. */
+static int walk(struct ucache *c, uint64_t pc, uint64_t sp, uint64_t rbp, uint64_t *out)
+{
+	const struct pa_utab *u = utab;
+	uint32_t seq = __atomic_load_n(&u->seq, __ATOMIC_ACQUIRE);
+	uint32_t n = __atomic_load_n(&u->n, __ATOMIC_ACQUIRE);
+	uint64_t lo = sp, hi;
+	if ((seq & 1) || !n || n > PA_UT_ROWS || pa_stack_end(sp, &hi) || hi - sp < 8)
+		return -1;
+	if (!c->valid || c->seq != seq) {
+		for (int i = 0; i < UC_WAYS; i++)
+			c->pc[i] = 0;
+		c->seq = seq;
+		c->valid = 1;
+	}
+	int k = 0;
+	out[k++] = pc;
+	uint64_t look = pc; /* a caller's rule: at its call instruction (the byte before the return address) */
+	while (k < (int)PA_UT_FRAMES) {
+		struct pa_urow w;
+		uint32_t way = (uint32_t)((look * 0x9e3779b97f4a7c15ull) >> 56) & (UC_WAYS - 1);
+		if (c->pc[way] == look && look)
+			w = c->row[way];
+		else {
+			const struct pa_urow *r = urow(u->rows, n, look);
+			if (!r)
+				return -1;
+			__builtin_memcpy(&w, r, sizeof w);
+			c->pc[way] = look;
+			c->row[way] = w;
+		}
+		if (w.cfa == PA_UR_END)
+			break;
+		if (w.cfa != PA_UR_RSP && w.cfa != PA_UR_RBP)
+			return -1;
+		uint64_t cfa = (w.cfa == PA_UR_RSP ? sp : rbp) + (uint64_t)(int64_t)w.cfa_off;
+		if (cfa <= sp || cfa > hi || cfa - 8 < lo)
+			return -1;
+		uint64_t ra;
+		__builtin_memcpy(&ra, (const void *)(cfa - 8), 8);
+		if (w.flags & PA_UR_RBP_SAVED) {
+			uint64_t at = cfa + (uint64_t)(int64_t)w.rbp_off;
+			if (at < lo || at > hi - 8)
+				return -1;
+			__builtin_memcpy(&rbp, (const void *)at, 8);
+		}
+		ra = recorded_ret(cfa - 8, pa_shadow_ret(cfa - 8, ra));
+		sp = cfa;
+		if (!ra)
+			break; /* the outermost frame */
+		out[k++] = ra;
+		look = ra - 1;
+	}
+	if (__atomic_load_n(&u->seq, __ATOMIC_ACQUIRE) != seq)
+		return -1;
+	return k;
 }
 
 static struct pa_sring *my_sring(void)
@@ -116,6 +221,7 @@ static struct pa_sring *my_sring(void)
 		return NULL;
 	}
 	__atomic_store_n(&srings[i].tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	ucaches[i].valid = 0;
 	sring1_tls = (uint32_t)i + 1;
 	pthread_setspecific(sring_key, (void *)(uintptr_t)(i + 1));
 	return &srings[i];
@@ -152,6 +258,37 @@ void pa_stack_put(struct pa_site *s, uint32_t idx, uint64_t sp, const uint64_t *
 		return;
 	}
 	swriting_tls = 1;
+	uint64_t fr[PA_UT_FRAMES];
+	int nf = utab && __atomic_load_n(&s->stack_walk, __ATOMIC_RELAXED) ? walk(&ucaches[r - srings], s->addr, sp, regs[PA_RBP], fr) : -1;
+	if (nf > 0) { /* the frames, no copy */
+		uint32_t len = (uint32_t)(sizeof(struct pa_swalk) + (uint32_t)nf * 8);
+		uint64_t h = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+		uint64_t t = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		uint64_t off = h & (PA_STK_RING - 1), pad = off + len > PA_STK_RING ? PA_STK_RING - off : 0;
+		if (h - t > PA_STK_RING || h + pad + len - t > PA_STK_RING) {
+			__atomic_fetch_add(&s->stack_lost, 1, __ATOMIC_RELAXED);
+			swriting_tls = 0;
+			return;
+		}
+		if (pad) {
+			struct pa_srec *p = (struct pa_srec *)(r->b + off);
+			p->len = (uint32_t)pad;
+			p->site = PA_SREC_PAD;
+			off = 0;
+		}
+		struct pa_swalk *e = (struct pa_swalk *)(r->b + off);
+		e->len = len;
+		e->site = idx | PA_SREC_WALK;
+		e->t = t0;
+		e->nframes = (uint32_t)nf;
+		e->pad = 0;
+		copy_bytes(e + 1, fr, (uint64_t)nf * 8);
+		__atomic_store_n(&r->head, h + pad + len, __ATOMIC_RELEASE);
+		swriting_tls = 0;
+		__atomic_fetch_add(&s->stack_walked, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&s->stack_walk_ticks, clock_ticks() - t0, __ATOMIC_RELAXED);
+		return;
+	}
 	uint32_t n = __atomic_load_n(&s->stack_bytes, __ATOMIC_RELAXED);
 	if (n > PA_STK_COPY_MAX)
 		n = PA_STK_COPY_MAX;

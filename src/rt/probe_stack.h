@@ -23,4 +23,8 @@ int pa_stack_end(uint64_t sp, uint64_t *hi);
  * of the stack from sp. */
 void pa_shadow_unpatch(uint64_t sp, uint8_t *copy, uint32_t n);
 
+/* Provided by probes.c: the return address v read at slot, or the real one
+ * when a func probe replaced it there by its exit stub. */
+uint64_t pa_shadow_ret(uint64_t slot, uint64_t v);
+
 #endif

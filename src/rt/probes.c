@@ -230,6 +230,19 @@ RT_HIDDEN void pa_shadow_unpatch(uint64_t sp, uint8_t *copy, uint32_t n)
 	}
 }
 
+/* The return address v read from slot (a stack walk's): the real one when a
+ * followed call of this thread replaced it by the exit stub there. */
+RT_HIDDEN uint64_t pa_shadow_ret(uint64_t slot, uint64_t v)
+{
+	struct shadow *sh = sh_tls;
+	if (!sh || v != (uint64_t)pa_exit_stub)
+		return v;
+	for (uint32_t i = sh->n; i-- > 0;)
+		if (sh->f[i].sp == slot)
+			return sh->f[i].ret;
+	return v;
+}
+
 /* A hit from the SIGTRAP handler: the program's x87/SSE registers at the
  * site are in the signal frame (the handler runs with fresh ones); from a
  * trampoline (NULL) they are still in the registers: nothing before a var

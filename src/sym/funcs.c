@@ -227,3 +227,156 @@ int sym_has_section(struct sym_module *m, const char *name)
 	GElf_Shdr sh;
 	return section_named(m->elf, name, &sh) != NULL;
 }
+
+/* --- sym_cfa_rows: .eh_frame's rules as rows (sym.h) ------------------------ */
+
+struct cfavec {
+	struct sym_cfa_row *v;
+	size_t n, cap;
+};
+
+/* Row r at its address: it replaces a row at the same address, and a rule
+ * the same as the previous row's is not repeated. */
+static int cfa_push(struct cfavec *c, struct sym_cfa_row r)
+{
+	if (c->n && c->v[c->n - 1].addr == r.addr) {
+		c->n--;
+		if (c->n && c->v[c->n - 1].cfa == r.cfa && c->v[c->n - 1].cfa_off == r.cfa_off &&
+		    c->v[c->n - 1].rbp_off == r.rbp_off && c->v[c->n - 1].rbp_saved == r.rbp_saved)
+			return 0;
+	} else if (c->n && c->v[c->n - 1].cfa == r.cfa && c->v[c->n - 1].cfa_off == r.cfa_off &&
+	           c->v[c->n - 1].rbp_off == r.rbp_off && c->v[c->n - 1].rbp_saved == r.rbp_saved)
+		return 0;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 4096;
+		struct sym_cfa_row *v = realloc(c->v, cap * sizeof *v);
+		if (!v)
+			return -1;
+		c->v = v;
+		c->cap = cap;
+	}
+	c->v[c->n++] = r;
+	return 0;
+}
+
+/* Where register reg is saved: 1 at CFA + *off, 0 unchanged, 2 undefined
+ * (also a register .eh_frame says nothing of), -1 another rule. */
+static int cfa_reg_rule(Dwarf_Frame *fr, int reg, int64_t *off)
+{
+	Dwarf_Op mem[3], *ops = NULL;
+	size_t n = 0;
+	if (dwarf_frame_register(fr, reg, mem, &ops, &n) != 0)
+		return -1;
+	if (n == 0) /* libdw: ops NULL for "same value", else undefined */
+		return ops ? 2 : 0;
+	if (ops[0].atom != DW_OP_call_frame_cfa)
+		return -1;
+	if (n == 1) {
+		*off = 0;
+		return 1;
+	}
+	if (n == 2 && ops[1].atom == DW_OP_plus_uconst) {
+		*off = (int64_t)ops[1].number;
+		return 1;
+	}
+	return -1;
+}
+
+/* The row of frame fr (its address not set). */
+static struct sym_cfa_row cfa_row_of(Dwarf_Frame *fr)
+{
+	struct sym_cfa_row r = { 0 };
+	bool signal = false;
+	Dwarf_Addr lo, hi;
+	if (dwarf_frame_info(fr, &lo, &hi, &signal) < 0 || signal)
+		return r;
+	int64_t ra_off = 0, rbp_off = 0;
+	int ra = cfa_reg_rule(fr, 16, &ra_off);
+	if (ra == 2) {
+		r.cfa = SYM_CFA_END;
+		return r;
+	}
+	if (ra != 1 || ra_off != -8)
+		return r;
+	Dwarf_Op *ops = NULL;
+	size_t nops = 0;
+	if (dwarf_frame_cfa(fr, &ops, &nops) != 0 || nops != 1)
+		return r;
+	uint64_t reg;
+	int64_t off;
+	if (ops[0].atom == DW_OP_bregx) {
+		reg = ops[0].number;
+		off = (int64_t)ops[0].number2;
+	} else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+		reg = ops[0].atom - DW_OP_breg0;
+		off = (int64_t)ops[0].number;
+	} else
+		return r;
+	if ((reg != 7 && reg != 6) || off < INT32_MIN || off > INT32_MAX)
+		return r;
+	int rb = cfa_reg_rule(fr, 6, &rbp_off);
+	if (rb == 1 && rbp_off >= INT16_MIN && rbp_off <= INT16_MAX) {
+		r.rbp_saved = 1;
+		r.rbp_off = (int16_t)rbp_off;
+	} else if (rb != 0 && rb != 2)
+		return r; /* (no rule for rbp, a callee-saved register: unchanged) */
+	r.cfa = reg == 7 ? SYM_CFA_RSP : SYM_CFA_RBP;
+	r.cfa_off = (int32_t)off;
+	return r;
+}
+
+ssize_t sym_cfa_rows(struct sym_module *m, struct sym_cfa_row **out)
+{
+	struct cfavec c = { 0 };
+	*out = NULL;
+	GElf_Shdr sh;
+	Elf_Scn *scn = section_named(m->elf, ".eh_frame_hdr", &sh);
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	if (!d || !d->d_buf || d->d_size < 12)
+		return 0;
+	const uint8_t *b = d->d_buf;
+	size_t len = d->d_size;
+	if (b[0] != 1 || b[3] != 0x3b || (b[2] & 0x0f) != 0x03 || (b[1] & 0x0f) != 0x0b)
+		return 0; /* another encoding: no rows (the stacks are copied) */
+	Dwarf_CFI *cfi = dwarf_getcfi_elf(m->elf);
+	if (!cfi)
+		return 0;
+	uint64_t count = (uint32_t)rd32(b + 8);
+	if (count > (len - 12) / 8)
+		count = (len - 12) / 8;
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t start = sh.sh_addr + (uint64_t)(int64_t)rd32(b + 12 + 8 * i);
+		uint64_t next = i + 1 < count ? sh.sh_addr + (uint64_t)(int64_t)rd32(b + 12 + 8 * (i + 1)) : UINT64_MAX;
+		uint64_t a = start;
+		/* each row of the FDE (dwarf_frame_info's range), bounded */
+		for (int k = 0; k < 100000 && a < next; k++) {
+			Dwarf_Frame *fr = NULL;
+			if (dwarf_cfi_addrframe(cfi, a, &fr) != 0 || !fr)
+				break;
+			Dwarf_Addr lo = 0, hi = 0;
+			dwarf_frame_info(fr, &lo, &hi, NULL);
+			struct sym_cfa_row r = cfa_row_of(fr);
+			free(fr);
+			r.addr = a;
+			if (hi <= a)
+				break;
+			if (hi > next)
+				hi = next; /* overlapping FDEs: the rows stay sorted */
+			if (cfa_push(&c, r))
+				goto oom;
+			a = hi;
+		}
+		if (a < next) { /* past the FDE (or none there): no rule until the next one */
+			struct sym_cfa_row r = { .addr = a };
+			if (cfa_push(&c, r))
+				goto oom;
+		}
+	}
+	dwarf_cfi_end(cfi);
+	*out = c.v;
+	return (ssize_t)c.n;
+oom:
+	dwarf_cfi_end(cfi);
+	free(c.v);
+	return -1;
+}

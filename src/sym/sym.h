@@ -66,6 +66,23 @@ struct sym_fn {
 };
 #include <sys/types.h>
 ssize_t sym_functions(struct sym_module *m, struct sym_fn **out);
+/* The call frame rules of .eh_frame as rows an in-program unwinder follows
+ * without DWARF (the stack probes' unwind table, common/probe_area.h struct
+ * pa_urow): sorted by link-time address, each one the rule from its address
+ * to the next row's.  cfa: SYM_CFA_NONE (a rule that is none of the others:
+ * an expression, a signal frame, the end of an FDE's range), SYM_CFA_RSP /
+ * SYM_CFA_RBP (CFA = that register + cfa_off, the return address at CFA - 8,
+ * rbp saved at CFA + rbp_off when rbp_saved, else unchanged), SYM_CFA_END
+ * (the return address undefined: the outermost frame).  x86-64 only.
+ * Returns the count and a malloc'd array in *out (NULL when 0), or -1. */
+enum { SYM_CFA_NONE, SYM_CFA_RSP, SYM_CFA_RBP, SYM_CFA_END };
+struct sym_cfa_row {
+	uint64_t addr;
+	int32_t cfa_off;
+	int16_t rbp_off;
+	uint8_t cfa, rbp_saved;
+};
+ssize_t sym_cfa_rows(struct sym_module *m, struct sym_cfa_row **out);
 /* The file's bytes of the executable section holding vaddr, from vaddr on
  * (*avail of them), or NULL. */
 const uint8_t *sym_code(struct sym_module *m, uint64_t vaddr, size_t *avail);

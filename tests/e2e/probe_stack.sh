@@ -7,9 +7,16 @@
 # unchanged; bounds (frames cut at 32); threads, launched and attached; bad
 # input and remote targets are clear errors.  Every check runs on both
 # engines with the same expected values: the agent (the default: the program
-# copies its stack at each hit, sonde unwinds the copies; none lost here) and
-# --engine=ptrace (the stopped thread unwound); SIGKILL of sonde with a stack
-# probe in on the agent leaves the program's output and status as they were.
+# walks its stack at each hit with sonde's unwind table, every stack here;
+# and with --stack-unwind=copy ("copy" below) it copies its stack at each
+# hit and sonde unwinds the copies; none lost here) and --engine=ptrace (the
+# stopped thread unwound); SIGKILL of sonde with a stack probe in on the
+# agent leaves the program's output and status as they were.  Builds with and
+# without frame pointers.  tests/progs/stack_walk.c: a caller whose frame
+# rule the walk does not follow (a DWARF expression) has its stacks copied
+# and unwound by sonde, counted as copied, the same as gdb's bt; a damaged
+# frame (its CFA rule wrong) is refused by the walk, copied, the program
+# unharmed.
 source "$ROOT/tests/lib.sh"
 
 src="$PROGS/stack_paths.c"
@@ -20,8 +27,8 @@ L_B=$(line_of "return middle(x) + 3;"); L_DEEP=$(line_of "return leaf(x) + 4;")
 L_M2=$(line_of "return deeper(x) + 5;"); L_C=$(line_of "return middle2(x) + 6;")
 L_MA=$(line_of "sum += path_a(i);"); L_MB=$(line_of "sum += path_b(i);"); L_MC=$(line_of "sum += path_c(i);")
 
-builds=("gcc -O0" "gcc -O2")
-if command -v clang > /dev/null; then builds+=("clang -O2"); else skip "clang -O2 build" "clang not installed"; fi
+builds=("gcc -O0" "gcc -O2" "gcc -O2 -fno-omit-frame-pointer")
+if command -v clang > /dev/null; then builds+=("clang -O0" "clang -O2"); else skip "clang builds" "clang not installed"; fi
 for b in "${builds[@]}"; do
 	tag=${b// /}
 	$b -g -I"$PROGS" -o "sp$tag" "$src" || { notok "$b: build" "compiler failed"; continue; }
@@ -30,12 +37,15 @@ gcc -O2 -g -I"$PROGS" -o sp "$src"
 gcc -O2 -g -pthread -o thr "$PROGS/probe_threads.c"
 command -v gdb > /dev/null || skip "same stack as gdb's bt" "gdb not installed"
 
-for E in agent ptrace; do
+for E in agent copy ptrace; do
 EF=()
+ENG=$E
 [ "$E" = ptrace ] && EF=(--engine=ptrace)
-# The engine that ran (the JSON's), and none of the agent's stacks lost.
-engine_ok="t = d['target']; assert t['engine'] == '$E', t"
-lost0="p = d['probes'][0]; assert p['lost'] == 0 and ('$E' == 'ptrace' or p['copied'] == p['hits'] and p['copy_bytes'] == 8192), p"
+[ "$E" = copy ] && EF=(--stack-unwind=copy) && ENG=agent
+# The engine that ran (the JSON's), and none of the agent's stacks lost: on
+# the agent each one walked in the program (copy: each one copied).
+engine_ok="t = d['target']; assert t['engine'] == '$ENG', t"
+lost0="p = d['probes'][0]; assert p['lost'] == 0 and ('$E' == 'ptrace' or p['copy_bytes'] == 8192 and ('$E' == 'copy' and p['copied'] == p['hits'] and p['walked'] == 0 or '$E' == 'agent' and p['walked'] == p['hits'] and p['copied'] == 0)), p"
 
 for b in "${builds[@]}"; do
 	tag=${b// /}
@@ -47,7 +57,7 @@ for b in "${builds[@]}"; do
 	[ "$rc" -eq 0 ] || cat "$E$tag.err"
 	check "$E $b: program output unchanged" cmp -s "plain$tag.out" "$E.probed$tag.out"
 	check "$E $b: exit status kept" jq_py "$E$tag.json" "assert d['target']['exit_status'] == $plain_rc"
-	check "$E $b: ran on the $E engine, no stack lost" jq_py "$E$tag.json" "$engine_ok
+	check "$E $b: ran on the $ENG engine, no stack lost" jq_py "$E$tag.json" "$engine_ok
 $lost0"
 	# The counts the program printed, each on the chain its source calls leaf through.
 	na=$(awk '$1=="path_a"{print $2}' "plain$tag.out"); nb=$(awk '$1=="path_b"{print $2}' "plain$tag.out")
@@ -157,6 +167,39 @@ check "$E attached: hits counted on the stack work <- run" jq_py "$E.thr_p.json"
 $engine_ok"
 done
 
+# --- A caller whose frame rule the walk does not follow (stack_walk.c's
+# via_expr, its CFA a DWARF expression), and a damaged frame (via_bad): the
+# agent copies those stacks and sonde unwinds them (copied), the others are
+# walked; each chain with the program's count, the program unharmed, and
+# the copied via_expr one the same as gdb's bt.
+for b in "gcc -O2" "gcc -O0"; do
+	tag=${b// /}
+	$b -g -o "sw$tag" "$PROGS/stack_walk.c" || { notok "$b: build stack_walk" "compiler failed"; continue; }
+	"./sw$tag" 7 5 3 > "sw$tag.plain"; sw_rc=$?
+	"$SONDE" probe --format=json -o "sw$tag.json" -e stack:leaf -- "./sw$tag" 7 5 3 > "sw$tag.out" 2> "sw$tag.err"
+	rc=$?
+	check "stack_walk $b: output and status unchanged" sh -c "[ $rc -eq 0 ] && [ $sw_rc -eq 0 ] && cmp -s sw$tag.plain sw$tag.out"
+	# via_bad's damaged frame (CFA = rbp + 16, rbp 16): the walk refuses it, the copy unwinds to it
+	check "stack_walk $b: 7 stacks walked (plain), 5 + 3 copied (via_expr, via_bad), per stack" jq_py "sw$tag.json" \
+		"p = d['probes'][0]; got = sorted((s['count'], s['copied'], [f['name'] for f in s['frames']][:3]) for s in p['stacks'])
+assert p['hits'] == 15 and p['walked'] == 7 and p['copied'] == 8 and p['lost'] == 0 and got == [(3, 3, ['leaf', 'via_bad']), (5, 5, ['leaf', 'via_expr', 'main']), (7, 0, ['leaf', 'plain', 'main'])], (got, p)"
+done
+if command -v gdb > /dev/null; then
+	gdb -q -batch -ex 'break via_expr' -ex 'run' -ex 'break leaf' -ex 'continue' -ex 'bt' --args ./swgcc-O2 7 5 > sw_gdb.out 2>&1
+	check "stack_walk: the copied stack the same as gdb's bt" python3 - sw_gdb.out swgcc-O2.json <<'PY'
+import json, re, sys
+bt = []
+for l in open(sys.argv[1]):
+    m = re.match(r'#\d+\s+(?:(0x[0-9a-f]+) in )?(\w+) \(', l)
+    if m:
+        bt.append(m.group(2))
+d = json.load(open(sys.argv[2]))
+s = [s for s in d['probes'][0]['stacks'] if s['copied']][0]
+mine = [f['name'] for f in s['frames']]
+assert bt[:3] == ['leaf', 'via_expr', 'main'] and mine[:len(bt)] == bt, (mine, bt)
+PY
+fi
+
 # --- SIGKILL of sonde with a stack probe in (the agent): the program goes on
 # with its own output and status (its sites removed by the agent), attached
 # and launched, 3 rounds each.
@@ -191,7 +234,7 @@ check "missing location: says so" grep -q "missing location after 'stack:'" bad2
 check "--engine=agent: accepted" test "$rc" -eq 0
 # --stack-copy: the bytes the agent copies at each hit (said in the JSON);
 # 512 still hold the three chains up to main; out of range is a usage error.
-"$SONDE" probe --stack-copy 512 --format=json -o copy.json -e stack:leaf -- ./sp 4 6 9 > copy.out 2> copy.err
+"$SONDE" probe --stack-unwind=copy --stack-copy 512 --format=json -o copy.json -e stack:leaf -- ./sp 4 6 9 > copy.out 2> copy.err
 check "--stack-copy 512: copies of 512 bytes, the three chains" jq_py copy.json \
 	"p = d['probes'][0]; got = sorted([f['name'] for f in s['frames']][:[f['name'] for f in s['frames']].index('main') + 1] for s in p['stacks'])
 assert p['copy_bytes'] == 512 and p['copied'] == 19 and p['lost'] == 0 and got == [['leaf', 'deeper', 'middle2', 'path_c', 'main'], ['leaf', 'middle', 'path_b', 'main'], ['leaf', 'path_a', 'main']], (got, p)"
@@ -200,6 +243,8 @@ for v in 63 65537 1M abc; do
 	check "--stack-copy $v: usage error" test "$rc" -eq 1
 done
 check "--stack-copy 65537: says the range" grep -q "for --stack-copy (64 to 64K bytes)" copybad65537.err
+"$SONDE" probe --stack-unwind=dwarf -e stack:leaf -- ./sp > unwbad.out 2> unwbad.err; rc=$?
+check "--stack-unwind=dwarf: usage error, says the choices" sh -c "[ $rc -eq 1 ] && grep -q 'program or copy' unwbad.err"
 
 # Interactive (the agent): a stack probe added while two threads run, then
 # deleted: the hits in between (at most the program's 2 x 12000 calls) each
@@ -212,7 +257,7 @@ for _ in $(seq 500); do grep -q '^total' thr_i.out && break; sleep 0.02; done
 check "interactive: stack probe added and deleted" grep -q "^deleted 1" inter.err
 check "interactive: program output unchanged" cmp -s thr_i.plain thr_i.out
 check "interactive: each hit's stack counted (work <- run)" jq_py inter.json \
-	"p = d['probes'][0]; s = p['stacks']; assert d['target']['engine'] == 'agent' and 0 < p['hits'] <= 24000 and sum(x['count'] for x in s) == p['copied'] > 0 and all([f['name'] for f in x['frames'][:2]] == ['work', 'run'] for x in s), p"
+	"p = d['probes'][0]; s = p['stacks']; assert d['target']['engine'] == 'agent' and 0 < p['hits'] <= 24000 and sum(x['count'] for x in s) == p['copied'] + p['walked'] > 0 and all([f['name'] for f in x['frames'][:2]] == ['work', 'run'] for x in s), p"
 
 # --record with a stack probe (the agent): each hit an instant in the recording.
 "$SONDE" probe -o rec.d --record -e stack:leaf -- ./sp 4 6 9 > rec.out 2> rec.err

@@ -77,9 +77,11 @@ static int area_new(struct agent_be *b, char *err, size_t n)
 static void init(struct agent_be *b)
 {
 	int record = b->record, stacks = b->stacks, pipe_ignored = b->pipe_ignored; /* the caller's settings */
+	int stack_walk = b->stack_walk;
 	memset(b, 0, sizeof *b);
 	b->record = record;
 	b->stacks = stacks;
+	b->stack_walk = stack_walk;
 	b->pipe_ignored = pipe_ignored;
 	b->memfd = b->area_fd = b->alive_w = -1;
 }
@@ -596,8 +598,10 @@ static int var_chain(struct agent_be *b, uint32_t host, uint32_t kind, char *why
 		s->var = *b->next_var;
 	else if (kind == PA_KIND_TIME)
 		s->time = *b->next_time;
-	else if (kind == PA_KIND_STACK)
+	else if (kind == PA_KIND_STACK) {
 		s->stack_bytes = b->next_stack;
+		s->stack_walk = b->stack_walk != 0;
+	}
 	else
 		s->plugin1 = b->next_plugin1;
 	s->var.next = 0;
@@ -685,6 +689,7 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 	s->plugin1 = kind == PA_KIND_PLUGIN ? b->next_plugin1 : 0;
 	s->post = kind == PA_KIND_PLUGIN && b->next_post;
 	s->stack_bytes = kind == PA_KIND_STACK ? b->next_stack : 0;
+	s->stack_walk = kind == PA_KIND_STACK && b->stack_walk;
 	if (kind == PA_KIND_VAR && b->next_var)
 		s->var = *b->next_var;
 	if (kind == PA_KIND_TIME && b->next_time)

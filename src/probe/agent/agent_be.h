@@ -47,6 +47,7 @@ struct agent_be {
 	int record;             /* --record: the area has rings (set before agent_be_launch / _attach) */
 	int stacks;             /* the area has stack rings (stack probes; set before agent_be_launch / _attach) */
 	uint32_t next_stack;    /* PA_KIND_STACK: the stack bytes of the next site (pa_site.stack_bytes) */
+	int stack_walk;         /* stack sites walk the stack with the unwind table first (pa_site.stack_walk) */
 	int pipe_ignored;       /* SIGPIPE was ignored when sonde started: a launched program inherits that */
 	uint32_t next_plugin1;  /* PA_KIND_PLUGIN: the plugin probe of the next site (pa_site.plugin1) */
 	int next_post;          /* ... whose slot calls the post handler (agent_plugin.c) */

@@ -435,6 +435,8 @@ static void site_counters(const struct pa_site *s, struct abase *o)
 	o->stack_taken = __atomic_load_n(&s->stack_taken, __ATOMIC_RELAXED);
 	o->stack_lost = __atomic_load_n(&s->stack_lost, __ATOMIC_RELAXED);
 	o->stack_ticks = __atomic_load_n(&s->stack_ticks, __ATOMIC_RELAXED);
+	o->stack_walked = __atomic_load_n(&s->stack_walked, __ATOMIC_RELAXED);
+	o->stack_walk_ticks = __atomic_load_n(&s->stack_walk_ticks, __ATOMIC_RELAXED);
 	for (int c = 0; c < PA_CALLERS; c++)
 		o->callers[c] = __atomic_load_n(&s->callers[c].n, __ATOMIC_RELAXED);
 }
@@ -455,7 +457,7 @@ void agent_collect(struct probe *p)
 		var_collect(p, d);
 	if (d->tdata)
 		time_collect(p, d);
-	uint64_t taken = 0, stk_taken = 0, stk_lost = 0, stk_ticks = 0;
+	uint64_t taken = 0, stk_taken = 0, stk_lost = 0, stk_ticks = 0, stk_walked = 0, stk_walk_ticks = 0;
 	for (int i = 0; i < d->nsites; i++) {
 		const struct pa_site *s = &h->sites[d->sites[i]];
 		if (s->mode == PA_MODE_INT3 && !d->nint3++ && !d->why_int3[0])
@@ -472,6 +474,8 @@ void agent_collect(struct probe *p)
 		stk_taken += now.stack_taken - b->stack_taken;
 		stk_lost += now.stack_lost - b->stack_lost;
 		stk_ticks += now.stack_ticks - b->stack_ticks;
+		stk_walked += now.stack_walked - b->stack_walked;
+		stk_walk_ticks += now.stack_walk_ticks - b->stack_walk_ticks;
 		if (p->ops->name[0] != 'f')
 			continue;
 		d->cs.calls += hits;
@@ -500,6 +504,7 @@ void agent_collect(struct probe *p)
 		 * still in a ring is counted once drained). */
 		p->data = d->sdata;
 		uint64_t hits = stack_set_agent(p, stk_lost, stk_taken, ns_of(stk_ticks), agent_stack_copy);
+		stack_set_walked(p, stk_walked, ns_of(stk_walk_ticks));
 		p->data = d;
 		p->hits = hits;
 	}
@@ -806,6 +811,8 @@ static int stack_setup(struct probe *p, char *err, size_t n)
 		d->sdata = p->data;
 		p->data = d;
 	}
+	if (!rc && agent_sess.stack_walk)
+		agent_stack_table(p->e, agent_sess.pa, agent_stk_off(), NULL);
 	agent_sess.next_stack = agent_stack_copy;
 	for (int i = 0; i < nv && !rc; i++)
 		rc = add_site(p, d, v[i].addr, PA_KIND_STACK, fn_start(&v[i]), v[i].fn.size, err, n);
@@ -994,6 +1001,8 @@ int agent_enable(struct engine *e, struct probe *p, int on, char *err, size_t n)
 		b->stack_taken += now.stack_taken - was->stack_taken;
 		b->stack_lost += now.stack_lost - was->stack_lost;
 		b->stack_ticks += now.stack_ticks - was->stack_ticks;
+		b->stack_walked += now.stack_walked - was->stack_walked;
+		b->stack_walk_ticks += now.stack_walk_ticks - was->stack_walk_ticks;
 		for (int c = 0; c < PA_CALLERS; c++)
 			b->callers[c] += now.callers[c] - was->callers[c];
 	}

@@ -29,7 +29,7 @@ struct spec;
  * there (sites are shared, and reused after a removal). */
 struct abase {
 	uint64_t hits, returns, ticks_total, callers_lost, taken;
-	uint64_t stack_taken, stack_lost, stack_ticks;
+	uint64_t stack_taken, stack_lost, stack_ticks, stack_walked, stack_walk_ticks;
 	uint64_t callers[PA_CALLERS];
 };
 

@@ -281,6 +281,7 @@ static int ag_open(struct engine *e, const struct probe_opts *o, char *err, size
 	 * threads that take stacks). */
 	agent_stack_copy = o->stack_copy && o->stack_copy <= PA_STK_COPY_MAX ? o->stack_copy : PA_STK_COPY_DEF;
 	agent_sess.stacks = o->in_fd >= 0;
+	agent_sess.stack_walk = !o->stack_copy_only;
 	for (int i = 0; i < o->nspecs; i++) {
 		const char *sp = o->specs[i][0] == '@' ? library_find(&e->lib, o->specs[i] + 1) : o->specs[i];
 		agent_sess.stacks |= sp && !strncmp(sp, "stack:", 6);

@@ -17,6 +17,8 @@
 #include "probe/engine.h"
 #include "probe/kind.h"
 #include "probe/probe.h"
+#include "proc/modules.h"
+#include "sym/sym.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +51,18 @@ static int targets(struct engine *e)
 			}
 	}
 	return any;
+}
+
+/* A stack the agent walked, of site record site: n frames. */
+static void deliver_walk(uint32_t site, const uint64_t *pc, int n)
+{
+	struct starget *t = &by_site[site];
+	if (!t->p)
+		return;
+	void *own = t->p->data;
+	t->p->data = t->sdata;
+	stack_account_frames(t->p, pc, n);
+	t->p->data = own;
 }
 
 /* One record (copied out of the ring) of thread tid. */
@@ -115,6 +129,28 @@ static uint64_t drain_ring(struct pa_sring *r, int i)
 			tail += rec.len;
 			continue;
 		}
+		if (rec.site & PA_SREC_WALK) { /* the frames of a stack the agent walked */
+			struct pa_swalk w;
+			uint64_t pc[PA_UT_FRAMES];
+			uint32_t len = rec.len, site = rec.site & ~PA_SREC_WALK;
+			if (len < sizeof w) {
+				bad++;
+				tail = head;
+				break;
+			}
+			memcpy(&w, r->b + off, sizeof w);
+			if (w.nframes < 1 || w.nframes > PA_UT_FRAMES || w.nframes * 8 > len - sizeof w ||
+			    site >= PA_MAX_SITES) {
+				bad++;
+				tail += len;
+				continue;
+			}
+			memcpy(pc, r->b + off + sizeof w, (size_t)w.nframes * 8);
+			deliver_walk(site, pc, (int)w.nframes);
+			tail += len;
+			taken++;
+			continue;
+		}
 		if (rec.len < sizeof rec) {
 			bad++;
 			tail = head;
@@ -153,6 +189,82 @@ uint64_t agent_stack_drain(struct engine *e, struct pa_hdr *pa, uint64_t stk_off
 	for (int i = 0; i < PA_STK_RINGS; i++)
 		taken += drain_ring(&rings[i], i);
 	return taken;
+}
+
+/* --- the unwind table (struct pa_utab) -------------------------------------- */
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct pa_urow *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static uint64_t table_sig; /* the modules the table was made of */
+
+int agent_stack_table(struct engine *e, struct pa_hdr *pa, uint64_t stk_off, uint32_t *nrows)
+{
+	if (!pa || !stk_off)
+		return -1;
+	uint64_t sig = 1469598103934665603ull;
+	for (int i = 0; i < e->mods.n; i++)
+		sig = (sig ^ e->mods.m[i].lo ^ (e->mods.m[i].bias << 1)) * 1099511628211ull;
+	sig ^= (uint64_t)(uintptr_t)pa;
+	struct pa_utab *u = (struct pa_utab *)((char *)pa + stk_off + pa_stk_size());
+	if (sig == table_sig && u->n) {
+		if (nrows)
+			*nrows = u->n;
+		return 0;
+	}
+	struct pa_urow *v = NULL;
+	size_t nv = 0, cap = 0;
+	uint64_t nmods = 0;
+	for (int i = 0; i < e->mods.n; i++) {
+		struct module *m = &e->mods.m[i];
+		struct sym_module *sm = module_sym(m);
+		struct sym_cfa_row *r = NULL;
+		ssize_t n = sm ? sym_cfa_rows(sm, &r) : 0;
+		if (n <= 0) {
+			free(r);
+			continue;
+		}
+		if (nv + (size_t)n > cap) {
+			size_t c = (nv + (size_t)n) * 2;
+			struct pa_urow *w = realloc(v, c * sizeof *w);
+			if (!w) {
+				free(r);
+				break;
+			}
+			v = w;
+			cap = c;
+		}
+		for (ssize_t k = 0; k < n; k++)
+			v[nv++] = (struct pa_urow){ .addr = r[k].addr + m->bias, .cfa_off = r[k].cfa_off,
+			                            .rbp_off = r[k].rbp_off,
+			                            .cfa = r[k].cfa == SYM_CFA_RSP ? PA_UR_RSP : r[k].cfa == SYM_CFA_RBP ?
+			                                   PA_UR_RBP : r[k].cfa == SYM_CFA_END ? PA_UR_END : PA_UR_NONE,
+			                            .flags = r[k].rbp_saved ? PA_UR_RBP_SAVED : 0 };
+		free(r);
+		nmods++;
+	}
+	if (nv)
+		qsort(v, nv, sizeof *v, row_cmp);
+	if (nv > PA_UT_ROWS) { /* the rest: no rule (copied) */
+		nv = PA_UT_ROWS;
+		v[nv - 1].cfa = PA_UR_NONE;
+	}
+	uint32_t seq = u->seq;
+	__atomic_store_n(&u->seq, seq | 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&u->n, 0, __ATOMIC_SEQ_CST);
+	if (nv)
+		memcpy(u->rows, v, nv * sizeof *v);
+	u->modules = nmods;
+	__atomic_store_n(&u->n, (uint32_t)nv, __ATOMIC_RELEASE);
+	__atomic_store_n(&u->seq, (seq | 1) + 1, __ATOMIC_RELEASE);
+	free(v);
+	table_sig = sig;
+	if (nrows)
+		*nrows = (uint32_t)nv;
+	return 0;
 }
 
 uint64_t agent_stack_bad(void)

@@ -21,6 +21,11 @@ int agent_probe_stack(struct probe *p, const int **sites, void **sdata);
  * and once more at the end; a ring whose thread ended is freed.  Returns
  * the records taken. */
 uint64_t agent_stack_drain(struct engine *e, struct pa_hdr *pa, uint64_t stk_off);
+/* The unwind table (struct pa_utab, after the stack rings at stk_off) made
+ * of the .eh_frame of every module of e, unless it already is (the same
+ * modules): the agent walks stacks with it.  *nrows (may be NULL): its rows.
+ * -1 when the area has no stack rings. */
+int agent_stack_table(struct engine *e, struct pa_hdr *pa, uint64_t stk_off, uint32_t *nrows);
 /* Records that were not the agent's own (bad lengths, sites): dropped. */
 uint64_t agent_stack_bad(void);
 

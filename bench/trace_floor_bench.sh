@@ -13,6 +13,11 @@
 # load drifts during a run, and interleaving spreads it over every variant.
 # Per-call figures divide the time above plain by the calls the profile
 # counted; "x floor" is the per-call figure over the same build's floor.
+# Two measures: the wall time of `sonde record` (what a user waits for: the
+# recorder's copy and compression included, which runs beside the program on
+# the other CPU), and the CPU time of the recorded program alone (user + sys,
+# from wait4 in a small launcher): the hot path's cost, less disturbed by the
+# other jobs of a shared machine than wall time.
 # Ratios only; never fails on timing.
 #   usage: BUILD=build [BUILD_OLD=build-old] [REPS=7] [UF=0] bash bench/trace_floor_bench.sh
 set -u
@@ -25,51 +30,80 @@ cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
 W=$(mktemp -d /tmp/sonde-tfbench.XXXXXX); cd "$W" || exit 1
 builds="new:$BUILD"; [ -n "${BUILD_OLD:-}" ] && builds="old:$BUILD_OLD $builds"
 
-wall() { # command... : wall seconds of one run
+wall() { # command... : "wall cpu" seconds of one run (cpu: the launcher's child's, see cpu.c)
 	local s e
+	rm -f cpu.txt
 	s=$(date +%s.%N); "$@" >/dev/null 2>&1; e=$(date +%s.%N)
-	awk -v e="$e" -v s="$s" 'BEGIN { printf "%.6f\n", e - s }'
+	awk -v e="$e" -v s="$s" -v c="$(cat cpu.txt 2>/dev/null || echo nan)" 'BEGIN { printf "%.6f %s\n", e - s, c }'
 }
+cat >cpu.c <<'C'
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	(void)argc;
+	pid_t p = fork();
+	if (p == 0) {
+		execv(argv[1], argv + 1);
+		_exit(127);
+	}
+	int st;
+	struct rusage ru;
+	if (p < 0 || wait4(p, &st, 0, &ru) != p)
+		return 1;
+	FILE *f = fopen("cpu.txt", "w");
+	if (f) {
+		fprintf(f, "%.6f\n", ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+		fclose(f);
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+C
+cc -O2 cpu.c -o cpu || exit 1
 
 run_prog() { # name plainbin sondebin pgbin args...
 	local name=$1 p=$2 s=$3 g=$4; shift 4
 	: >times.txt
 	for r in $(seq "$REPS"); do
-		echo "plain $(wall "$p" "$@")" >>times.txt
+		echo "plain $(wall ./cpu "$p" "$@")" >>times.txt
 		for b in $builds; do
 			local tag=${b%%:*} S=${b#*:}/bin/sonde
-			echo "$tag.floor $(wall env SONDE_BENCH_FLOOR=1 "$S" record -o f.data -- "$s" "$@")" >>times.txt
-			echo "$tag.profile $(wall "$S" record -o p.data -- "$s" "$@")" >>times.txt
-			echo "$tag.trace $(wall "$S" record --trace -o t.data -- "$s" "$@")" >>times.txt
-			echo "$tag.fixed $(wall "$S" record -o x.data -- /bin/true)" >>times.txt
+			echo "$tag.floor $(wall env SONDE_BENCH_FLOOR=1 "$S" record -o f.data -- ./cpu "$s" "$@")" >>times.txt
+			echo "$tag.profile $(wall "$S" record -o p.data -- ./cpu "$s" "$@")" >>times.txt
+			echo "$tag.trace $(wall "$S" record --trace -o t.data -- ./cpu "$s" "$@")" >>times.txt
+			echo "$tag.fixed $(wall "$S" record -o x.data -- ./cpu /bin/true)" >>times.txt
 		done
-		echo "true $(wall /bin/true)" >>times.txt
+		echo "true $(wall ./cpu /bin/true)" >>times.txt
 		[ "$UF" = 1 ] && [ -n "$g" ] && [ "$r" -le 3 ] && echo "uftrace $(wall uftrace record --no-libcall -d u.data "$g" "$@")" >>times.txt
+		:
 	done
 	"$BUILD/bin/sonde" report -i p.data --format=json >calls.json
 	local bytes; bytes=$(du -sb t.data | cut -f1)
 	python3 - "$name" "$builds" "$bytes" <<'PY'
 import sys, json, statistics as st
 name, builds, nbytes = sys.argv[1], sys.argv[2].split(), int(sys.argv[3])
-T = {}
+W, C = {}, {}
 for l in open("times.txt"):
-    k, v = l.split(); T.setdefault(k, []).append(float(v))
-med = {k: st.median(v) for k, v in T.items()}
+    k, w, c = l.split(); W.setdefault(k, []).append(float(w)); C.setdefault(k, []).append(float(c))
 calls = sum(f["calls"] for f in json.load(open("calls.json"))["functions"])
-tp = med["plain"]
-for b in builds:
-    tag = b.split(":")[0]
-    fixed = med[tag + ".fixed"] - med["true"]
-    per = {m: (med[f"{tag}.{m}"] - tp - fixed) / calls * 1e9 for m in ("floor", "profile", "trace")}
-    print(f"{name:24} {tag:4} {calls:>10} {tp:7.3f} {per['floor']:8.1f} {per['profile']:8.1f} {per['trace']:8.1f}"
-          f" {per['profile']/per['floor']:7.2f}x {per['trace']/per['floor']:7.2f}x"
-          + (f" {nbytes/calls:6.2f}" if tag == "new" else "       ")
-          + (f" {(med['uftrace']-tp)/calls*1e9:9.1f}" if "uftrace" in med and tag == "new" else ""))
+for what, T in (("wall", W), ("cpu", C)):
+    med = {k: st.median(v) for k, v in T.items()}
+    tp = med["plain"]
+    for b in builds:
+        tag = b.split(":")[0]
+        fixed = med[tag + ".fixed"] - med["true"]
+        per = {m: (med[f"{tag}.{m}"] - tp - fixed) / calls * 1e9 for m in ("floor", "profile", "trace")}
+        print(f"{name:24} {what:4} {tag:4} {calls:>10} {tp:7.3f} {per['floor']:8.1f} {per['profile']:8.1f} {per['trace']:8.1f}"
+              f" {per['profile']/per['floor']:7.2f}x {per['trace']/per['floor']:7.2f}x"
+              + (f" {nbytes/calls:6.2f}" if tag == "new" else "       ")
+              + (f" {(med['uftrace']-tp)/calls*1e9:9.1f}" if what == "wall" and "uftrace" in med and tag == "new" else ""))
 PY
 }
 
 echo "# machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); REPS=$REPS, medians of interleaved rounds; $(date -u +%FT%TZ)"
-printf '%-24s %-4s %10s %7s %8s %8s %8s %8s %8s %6s %9s\n' program bld calls plain_s floor_ns prof_ns trace_ns prof/fl trace/fl B/call uf_ns
+printf '%-24s %-4s %-4s %10s %7s %8s %8s %8s %8s %8s %6s %9s\n' program time bld calls plain_s floor_ns prof_ns trace_ns prof/fl trace/fl B/call uf_ns
 for prog in $PROGS; do
 case $prog in
 lua)
@@ -89,5 +123,6 @@ sqlite)
 	run_prog "speedtest1 --size $SQSIZE" "$cache/sqlite-b-plain/speedtest1" "$cache/sqlite-b-sonde/speedtest1" "$pg" --size "$SQSIZE" ;;
 esac
 done
+echo "# time: wall = sonde record's wall time, cpu = the recorded program's CPU time (user + sys)"
 echo "# *_ns: ns per call above plain (sonde record's fixed cost on /bin/true subtracted); prof/fl, trace/fl: per call over the same build's floor (target <= 1.25); B/call: the trace's sonde.data bytes per call"
 rm -rf "$W"

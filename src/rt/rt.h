@@ -59,6 +59,9 @@ struct rt_tls {
 	uintptr_t first_slot;   /* during a thread's first event from an entry: its call's slot (agent.c) */
 	uintptr_t vfork_ret;    /* vfork (runtime.c): the caller's return address while the child runs */
 	uint32_t vfork_state;   /* vfork: state to give back to the parent */
+	/* trace mode: the chunk of `ring` being filled, as rt_ring_reserve_slow
+	 * last found it (NULL: not known; trace.h's fast path checks it) */
+	struct sonde_chunk *tchunk;
 };
 
 extern RT_HIDDEN struct sonde_session_hdr *rt_sess;
@@ -108,8 +111,17 @@ RT_HIDDEN void rt_enter_num_profile(struct sonde_modhook *m, uintptr_t number, u
 RT_HIDDEN void rt_enter_num_trace(struct sonde_modhook *m, uintptr_t number, uintptr_t *slot);
 RT_HIDDEN void rt_enter_num_any(struct sonde_modhook *m, uintptr_t number, uintptr_t *slot);
 RT_HIDDEN void rt_enter_num_floor(struct sonde_modhook *m, uintptr_t number, uintptr_t *slot);
-/* The entry hook for the session's mode (numbered: a patched module's). */
-RT_HIDDEN sonde_enter_fn rt_enter_hook(int numbered);
+RT_HIDDEN void rt_enter_traceplain(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot);
+RT_HIDDEN void rt_enter_num_traceplain(struct sonde_modhook *m, uintptr_t number, uintptr_t *slot);
+/* The entry hook for the session's mode (numbered: a patched module's) and
+ * module M (a trace without filters, none for M: the plain trace hook). */
+RT_HIDDEN sonde_enter_fn rt_enter_hook(int numbered, const struct sonde_module *M);
+/* The ring writer's slow path (hooks.c): ring_reserve for n bytes (*fresh:
+ * ring_reserve's new_chunk), L->tchunk updated; NULL when the record is dropped (no ring; lossy and full, or the
+ * session stopping: the loss counted). */
+RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t now, int *fresh);
+/* Mark func as having left a trace record (the --domain file, trace.h). */
+RT_HIDDEN void rt_trace_mark(struct rt_tls *L, uint32_t func);
 RT_HIDDEN uintptr_t rt_exit_floor(uintptr_t slot);
 extern RT_HIDDEN int rt_floor; /* bench: floor hooks instead of the session's */
 RT_HIDDEN void rt_exit_tramp(void);

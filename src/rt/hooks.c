@@ -360,7 +360,7 @@ HOOKS(floor, 0)
 RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t now, int *fresh)
 {
 	struct sonde_ring *r = L->ring;
-	L->tchunk = NULL;
+	L->tlim = NULL;
 	if (!r)
 		return NULL; /* no ring (no memory for it, counted then): nothing traced */
 	uint8_t *p = NULL;
@@ -373,7 +373,10 @@ RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t n
 		L->t->lost[SONDE_LOST_RING_EVENTS]++;
 		return NULL;
 	}
-	L->tchunk = ring_chunk(rt_sess, r, r->cur);
+	struct sonde_chunk *c = ring_chunk(rt_sess, r, r->cur);
+	L->tchunk = c;
+	L->twp = p;
+	L->tlim = (uint8_t *)c + RING_CHUNK_SIZE;
 	return p;
 }
 

@@ -129,8 +129,10 @@ static void thread_end(void *arg)
 	/* the name it ends with: set through prctl(PR_SET_NAME), or by another
 	 * thread's pthread_setname_np, neither of which the wrapper below sees */
 	prctl(PR_GET_NAME, L->t->comm, 0, 0, 0);
-	if (L->ring)
+	if (L->ring) {
 		ring_flush(rt_sess, L->ring);
+		rt_ring_forget(L);
+	}
 	atomic_store_explicit(&L->t->state, SONDE_T_EXITED, memory_order_release);
 }
 
@@ -241,8 +243,10 @@ static void note_process_end(void)
 	if (L->state == RT_T_ON) {
 		L->t->end_tsc = now;
 		prctl(PR_GET_NAME, L->t->comm, 0, 0, 0); /* as in thread_end */
-		if (L->ring)
+		if (L->ring) {
 			ring_flush(rt_sess, L->ring);
+			rt_ring_forget(L);
+		}
 	}
 	struct sonde_proc *p = &rt_sess->procs[rt_proc_slot];
 	if (!p->end_tsc)
@@ -306,7 +310,7 @@ static int thread_attach(struct rt_tls *L)
 	L->slot = slot;
 	L->nodes = thread_nodes(S, t);
 	L->ring = t->ring_off ? sess_ptr(S, t->ring_off) : NULL;
-	L->tchunk = NULL; /* a fork child's copy points into its parent's ring */
+	rt_ring_forget(L); /* a fork child's copy points into its parent's ring */
 	memset(L->priv, 0, sizeof *L->priv);
 	L->state = RT_T_ON;
 	return 0;
@@ -419,6 +423,7 @@ static int trace_resume(struct rt_tls *L, uint32_t func, uint64_t now)
 	if (now < prev)
 		now = prev;
 	int h = tr_put_varint(hd, ((now - prev) << 2) | TR_EXT), fresh;
+	rt_ring_forget(L); /* the function records' position (trace.h): the chunk may change */
 	uint8_t *p = ring_reserve(rt_sess, L->ring, (uint32_t)(h + b), now, &L->t->wait_ticks,
 	                          (rt_mode & SONDE_MODE_LOSSY) != 0, &fresh);
 	if (!p) {

@@ -48,36 +48,33 @@ static inline void trace_mark(struct rt_tls *L, uint32_t func)
 	recs[n == SONDE_UNNUMBERED ? rt_sess->modules[slot].nfuncs : n] = 1;
 }
 
-/* The writer's fast path into the thread's ring: the chunk it fills is kept
- * in TLS (L->tchunk), so a record costs a check of that chunk's state and
- * room, the bytes and a store of `used` (ring.h's contract unchanged: the
- * payload before `used`, `used` on every record for crash safety).  NULL
- * tchunk, a chunk that is no longer FILLING (published by another writer of
- * the thread: lock events, a resume record, the thread's end), an empty one
- * (its time base is reset) or one without room: rt_ring_reserve_slow, which
- * also counts the loss when the record cannot be written.  Only the current
- * chunk of a ring is ever FILLING, so a stale tchunk never passes the check. */
+/* The writer's fast path into the thread's ring: where the next record goes
+ * and where its chunk ends are kept in TLS (L->twp, L->tlim), so a record
+ * costs a bound check, its bytes and the store of `used` (ring.h's contract
+ * unchanged: the payload before `used`, `used` on every record for crash
+ * safety).  The position is valid while the chunk stays the ring's current
+ * one, FILLING, with a record in it (else a new record writes absolute
+ * time): rt_ring_reserve_slow sets it from ring_reserve, and every other
+ * writer of the ring, the thread's end and a roll-back forget it
+ * (rt_ring_forget), so that the next record takes the slow path. */
 static inline __attribute__((always_inline)) uint8_t *trace_reserve(struct rt_tls *L, uint32_t n, uint64_t now,
                                                                    int *fresh)
 {
-	struct sonde_chunk *c = L->tchunk;
-	if (__builtin_expect(c != NULL, 1)) {
-		uint32_t used = c->used;
-		if (__builtin_expect(atomic_load_explicit(&c->state, memory_order_relaxed) == RING_FILLING &&
-		                     used - 1u < RING_CHUNK_SIZE - (uint32_t)sizeof *c - n, 1)) {
-			*fresh = 0;
-			return (uint8_t *)(c + 1) + used;
-		}
+	uint8_t *p = L->twp;
+	if (__builtin_expect((uintptr_t)p + n <= (uintptr_t)L->tlim, 1)) {
+		*fresh = 0;
+		return p;
 	}
 	return rt_ring_reserve_slow(L, n, now, fresh);
 }
 
-/* The n bytes reserved last are written (trace_reserve set L->tchunk). */
-static inline __attribute__((always_inline)) void trace_commit(struct rt_tls *L, uint32_t n)
+/* The n bytes reserved last (at p) are written. */
+static inline __attribute__((always_inline)) void trace_commit(struct rt_tls *L, uint8_t *p, uint32_t n)
 {
 	struct sonde_chunk *c = L->tchunk;
+	L->twp = p + n;
 	atomic_signal_fence(memory_order_release); /* payload before `used` (crash safety) */
-	c->used += n;
+	c->used = (uint32_t)(p + n - (uint8_t *)(c + 1));
 }
 
 /* tr_put_varint with the short forms inline (a record's time gap and a
@@ -134,7 +131,7 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 		trace_mark(L, f->func);
 	}
 	f->flags |= SONDE_FRAME_TRACED;
-	trace_commit(L, (uint32_t)n);
+	trace_commit(L, p, (uint32_t)n);
 	L->trace_last = now;
 }
 
@@ -160,6 +157,7 @@ static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, s
 		uint32_t len = (fl >> SONDE_FRAME_ENTRYLEN) & 0xff;
 		if (len && (uint16_t)c->seq == (uint16_t)(fl >> 16) && c->used == f->trace_pos + len) {
 			c->used = f->trace_pos;
+			rt_ring_forget(L);
 			L->trace_last = f->trace_prev;
 			return;
 		}
@@ -170,7 +168,7 @@ static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, s
 		return;
 	uint64_t dt = fresh ? 0 : now - L->trace_last;
 	int n = trace_varint(p, (dt << 2) | (abnormal ? TR_EXIT_ABNORMAL : TR_EXIT));
-	trace_commit(L, (uint32_t)n);
+	trace_commit(L, p, (uint32_t)n);
 	L->trace_last = now;
 	if (rolled && (fl >> SONDE_FRAME_ENTRYLEN) & 0xff)
 		trace_mark(L, f->func); /* --min-time: its entry record stayed */

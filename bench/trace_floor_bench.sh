@@ -19,13 +19,16 @@
 # from wait4 in a small launcher): the hot path's cost, less disturbed by the
 # other jobs of a shared machine than wall time.
 # Ratios only; never fails on timing.
-#   usage: BUILD=build [BUILD_OLD=build-old] [REPS=7] [UF=0] bash bench/trace_floor_bench.sh
+# Also printed: the same from the fastest round of each variant (min), the
+# figure least disturbed by the other jobs of a shared machine.
+#   usage: BUILD=build [BUILD_OLD=build-old] [REPS=7] [UF=0] [PROGS="lua sqlite fib"]
+#          bash bench/trace_floor_bench.sh
 set -u
 : "${BUILD:?}"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 abs() { case $1 in /*) echo "$1" ;; *) echo "$ROOT/$1" ;; esac; }
 BUILD=$(abs "$BUILD"); [ -n "${BUILD_OLD:-}" ] && BUILD_OLD=$(abs "$BUILD_OLD")
-REPS=${REPS:-7} UF=${UF:-0} SQSIZE=${SQSIZE:-25} LUAN=${LUAN:-22} PROGS=${PROGS:-"lua sqlite"}
+REPS=${REPS:-7} UF=${UF:-0} SQSIZE=${SQSIZE:-25} LUAN=${LUAN:-22} FIBN=${FIBN:-30} PROGS=${PROGS:-"lua sqlite"}
 cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
 W=$(mktemp -d /tmp/sonde-tfbench.XXXXXX); cd "$W" || exit 1
 builds="new:$BUILD"; [ -n "${BUILD_OLD:-}" ] && builds="old:$BUILD_OLD $builds"
@@ -72,7 +75,7 @@ run_prog() { # name plainbin sondebin pgbin args...
 			local tag=${b%%:*} S=${b#*:}/bin/sonde
 			echo "$tag.floor $(wall env SONDE_BENCH_FLOOR=1 "$S" record -o f.data -- ./cpu "$s" "$@")" >>times.txt
 			echo "$tag.profile $(wall "$S" record -o p.data -- ./cpu "$s" "$@")" >>times.txt
-			echo "$tag.trace $(wall "$S" record --trace -o t.data -- ./cpu "$s" "$@")" >>times.txt
+			echo "$tag.trace $(wall "$S" record --trace -o t-$tag.data -- ./cpu "$s" "$@")" >>times.txt
 			echo "$tag.fixed $(wall "$S" record -o x.data -- ./cpu /bin/true)" >>times.txt
 		done
 		echo "true $(wall ./cpu /bin/true)" >>times.txt
@@ -80,30 +83,32 @@ run_prog() { # name plainbin sondebin pgbin args...
 		:
 	done
 	"$BUILD/bin/sonde" report -i p.data --format=json >calls.json
-	local bytes; bytes=$(du -sb t.data | cut -f1)
-	python3 - "$name" "$builds" "$bytes" <<'PY'
+	for b in $builds; do du -sb "t-${b%%:*}.data" | cut -f1 >"bytes-${b%%:*}"; done
+	python3 - "$name" "$builds" <<'PY'
 import sys, json, statistics as st
-name, builds, nbytes = sys.argv[1], sys.argv[2].split(), int(sys.argv[3])
+name, builds = sys.argv[1], sys.argv[2].split()
 W, C = {}, {}
 for l in open("times.txt"):
     k, w, c = l.split(); W.setdefault(k, []).append(float(w)); C.setdefault(k, []).append(float(c))
 calls = sum(f["calls"] for f in json.load(open("calls.json"))["functions"])
-for what, T in (("wall", W), ("cpu", C)):
-    med = {k: st.median(v) for k, v in T.items()}
+for what, T, f in (("wall", W, st.median), ("cpu", C, st.median), ("wall", W, min), ("cpu", C, min)):
+    med = {k: f(v) for k, v in T.items()}
+    what = what if f is st.median else what + "/min"
     tp = med["plain"]
     for b in builds:
         tag = b.split(":")[0]
         fixed = med[tag + ".fixed"] - med["true"]
         per = {m: (med[f"{tag}.{m}"] - tp - fixed) / calls * 1e9 for m in ("floor", "profile", "trace")}
-        print(f"{name:24} {what:4} {tag:4} {calls:>10} {tp:7.3f} {per['floor']:8.1f} {per['profile']:8.1f} {per['trace']:8.1f}"
+        nbytes = int(open(f"bytes-{tag}").read())
+        print(f"{name:24} {what:8} {tag:4} {calls:>10} {tp:7.3f} {per['floor']:8.1f} {per['profile']:8.1f} {per['trace']:8.1f}"
               f" {per['profile']/per['floor']:7.2f}x {per['trace']/per['floor']:7.2f}x"
-              + (f" {nbytes/calls:6.2f}" if tag == "new" else "       ")
+              + f" {nbytes/calls:6.2f}"
               + (f" {(med['uftrace']-tp)/calls*1e9:9.1f}" if what == "wall" and "uftrace" in med and tag == "new" else ""))
 PY
 }
 
 echo "# machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); REPS=$REPS, medians of interleaved rounds; $(date -u +%FT%TZ)"
-printf '%-24s %-4s %-4s %10s %7s %8s %8s %8s %8s %8s %6s %9s\n' program time bld calls plain_s floor_ns prof_ns trace_ns prof/fl trace/fl B/call uf_ns
+printf '%-24s %-8s %-4s %10s %7s %8s %8s %8s %8s %8s %6s %9s\n' program time bld calls plain_s floor_ns prof_ns trace_ns prof/fl trace/fl B/call uf_ns
 for prog in $PROGS; do
 case $prog in
 lua)
@@ -121,8 +126,12 @@ sqlite)
 	done
 	pg=; [ "$UF" = 1 ] && pg=$cache/sqlite-b-pg/speedtest1
 	run_prog "speedtest1 --size $SQSIZE" "$cache/sqlite-b-plain/speedtest1" "$cache/sqlite-b-sonde/speedtest1" "$pg" --size "$SQSIZE" ;;
+fib)
+	cc -O2 "$ROOT/bench/fib.c" -o fib-plain && "$BUILD/bin/sonde-cc" -O2 "$ROOT/bench/fib.c" -o fib-sonde || continue
+	pg=; [ "$UF" = 1 ] && cc -O2 -pg "$ROOT/bench/fib.c" -o fib-pg && pg=./fib-pg
+	run_prog "fib $FIBN" ./fib-plain ./fib-sonde "$pg" "$FIBN" ;;
 esac
 done
-echo "# time: wall = sonde record's wall time, cpu = the recorded program's CPU time (user + sys)"
+echo "# time: wall = sonde record's wall time, cpu = the recorded program's CPU time (user + sys); /min: from the fastest round"
 echo "# *_ns: ns per call above plain (sonde record's fixed cost on /bin/true subtracted); prof/fl, trace/fl: per call over the same build's floor (target <= 1.25); B/call: the trace's sonde.data bytes per call"
 rm -rf "$W"

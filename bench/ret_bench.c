@@ -4,15 +4,18 @@
  *   plain    the call and its `ret`
  *   sled     an entry sled's `call` to a hook that returns (sonde-cc's sled,
  *            switched on): call / ret pairs, all predicted
- *   exitsled the same plus an exit sled (a `call` to a hook before the
- *            `ret`): XRay's way, no return address replaced
+ *   exitsled an entry sled whose hook pushes the return address on a
+ *            shadow stack (the bookkeeping both designs have) and an exit
+ *            sled (a `call` before the `ret`) whose hook pops it: XRay's
+ *            way, no return address replaced
  *   replace  sonde's way: the entry hook keeps the return address on a
  *            shadow stack and puts an exit trampoline's in its slot; the
  *            function's `ret` lands in the trampoline (the return-stack
  *            predictor expected the caller: a mispredicted return), which
  *            takes the real address back and jumps there
  * on a leaf called in a loop, and on a recursion 16 deep (the callers'
- * returns too).  ns per call: median of REPS rounds, variants interleaved.
+ * returns too).  ns per call: median of REPS rounds, variants interleaved,
+ * and the fastest round (min: the least disturbed on a shared machine).
  * usage: cc -O2 bench/ret_bench.c -o ret_bench && ./ret_bench [calls] [reps] */
 #include <stdint.h>
 #include <stdio.h>
@@ -37,6 +40,18 @@ __asm__(
 	"	lea rb_exit_tramp(%rip), %rax\n"
 	"	mov %rax, 8(%rsp)\n"
 	"	ret\n"
+	"rb_enter_push:\n"
+	"	mov rb_sp(%rip), %r11\n"
+	"	mov 8(%rsp), %rax\n"
+	"	mov %rax, (%r11)\n"
+	"	add $8, %r11\n"
+	"	mov %r11, rb_sp(%rip)\n"
+	"	ret\n"
+	"rb_exit_pop:\n"
+	"	mov rb_sp(%rip), %r11\n"
+	"	sub $8, %r11\n"
+	"	mov %r11, rb_sp(%rip)\n"
+	"	ret\n"
 	"rb_exit_tramp:\n"
 	"	mov rb_sp(%rip), %r11\n"
 	"	sub $8, %r11\n"
@@ -55,9 +70,9 @@ __asm__(
 	"	ret\n"
 	"	.p2align 4\n"
 	"rb_leaf_exitsled:\n"
-	"	call rb_hook\n"
+	"	call rb_enter_push\n"
 	"	lea 1(%rdi), %rax\n"
-	"	call rb_hook\n"
+	"	call rb_exit_pop\n"
 	"	ret\n"
 	"	.p2align 4\n"
 	"rb_leaf_replace:\n"
@@ -87,14 +102,14 @@ __asm__(
 	"1:	ret\n"
 	"	.p2align 4\n"
 	"rb_rec_exitsled:\n"
-	"	call rb_hook\n"
+	"	call rb_enter_push\n"
 	"	test %edi, %edi\n"
 	"	je 1f\n"
 	"	sub $8, %rsp\n"
 	"	dec %edi\n"
 	"	call rb_rec_exitsled\n"
 	"	add $8, %rsp\n"
-	"1:	call rb_hook\n"
+	"1:	call rb_exit_pop\n"
 	"	ret\n"
 	"	.p2align 4\n"
 	"rb_rec_replace:\n"
@@ -161,17 +176,21 @@ int main(int argc, char **argv)
 			tr[v][r] = run_rec(rec[v], n);
 		}
 	printf("# ns per call, median of %d rounds of %ld calls (variants interleaved)\n", reps, n);
-	printf("%-9s %8s %8s %12s %12s\n", "variant", "leaf", "rec16", "leaf-plain", "rec16-plain");
-	double ml[4], mr[4];
+	printf("%-9s %8s %8s %12s %12s %8s %8s\n", "variant", "leaf", "rec16", "leaf-plain", "rec16-plain", "leaf/min",
+	       "rec/min");
+	double ml[4], mr[4], nl[4], nr[4];
 	for (int v = 0; v < 4; v++) {
 		qsort(tl[v], (size_t)reps, sizeof(double), cmp);
 		qsort(tr[v], (size_t)reps, sizeof(double), cmp);
 		ml[v] = tl[v][reps / 2];
 		mr[v] = tr[v][reps / 2];
+		nl[v] = tl[v][0];
+		nr[v] = tr[v][0];
 	}
 	for (int v = 0; v < 4; v++)
-		printf("%-9s %8.2f %8.2f %12.2f %12.2f\n", name[v], ml[v], mr[v], ml[v] - ml[0], mr[v] - mr[0]);
-	printf("# the replaced return address over the exit sled: %.2f ns a call (leaf), %.2f ns (recursion)\n",
-	       ml[3] - ml[2], mr[3] - mr[2]);
+		printf("%-9s %8.2f %8.2f %12.2f %12.2f %8.2f %8.2f\n", name[v], ml[v], mr[v], ml[v] - ml[0], mr[v] - mr[0],
+		       nl[v], nr[v]);
+	printf("# the replaced return address over the exit sled: %.2f ns a call (leaf), %.2f ns (recursion);"
+	       " fastest rounds: %.2f, %.2f\n", ml[3] - ml[2], mr[3] - mr[2], nl[3] - nl[2], nr[3] - nr[2]);
 	return 0;
 }

@@ -19,7 +19,9 @@
  *    node's parent confirms the context.  Only when the function runs in a
  *    context other than the last one are the current node's children scanned
  *    (move-to-front), and a new context allocated from the thread's pool.
- *  - trace mode: an entry / exit record goes into the thread's ring (trace.h).
+ *  - trace mode: an entry / exit record goes into the thread's ring (trace.h)
+ *    at a write position kept in TLS; a module recorded without any trace
+ *    filter gets the `traceplain` entry hook, which looks at none of them.
  *
  * Rules: O(1) work, no locks, no system calls, no malloc, no stdio; state in
  * initial-exec TLS; errno untouched; compiled with -mgeneral-regs-only so

@@ -19,7 +19,9 @@
  *    node's parent confirms the context.  Only when the function runs in a
  *    context other than the last one are the current node's children scanned
  *    (move-to-front), and a new context allocated from the thread's pool.
- *  - trace mode: an entry / exit record goes into the thread's ring (trace.h).
+ *  - trace mode: an entry / exit record goes into the thread's ring (trace.h)
+ *    at a write position kept in TLS; a module recorded without any trace
+ *    filter gets the `traceplain` entry hook, which looks at none of them.
  *
  * Rules: O(1) work, no locks, no system calls, no malloc, no stdio; state in
  * initial-exec TLS; errno untouched; compiled with -mgeneral-regs-only so
@@ -211,7 +213,7 @@ static __attribute__((noinline, cold)) struct rt_tls *enter_first(uintptr_t *slo
  * trace-only hooks carry none of the other mode's code (the runtime installs
  * the one that matches the session, see runtime.c). */
 static inline __attribute__((always_inline)) void enter_body(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot,
-                                                             uint32_t mode, int numbered)
+                                                             uint32_t mode, int numbered, int plain)
 {
 	struct rt_tls *L = &rt_tls;
 	if (__builtin_expect(L->state != RT_T_ON, 0) && !enter_first(slot))
@@ -262,8 +264,14 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 	uintptr_t tramp = numbered || held == (uintptr_t)rt_exit_tramp_full ? (uintptr_t)rt_exit_tramp_full
 	                                                                  : (uintptr_t)rt_exit_tramp;
 	f->flags = tramp == (uintptr_t)rt_exit_tramp_full ? SONDE_FRAME_FULLSAVE : 0;
-	if (mode & SONDE_MODE_TRACE)
-		trace_enter(L, t, f, d + 1, now);
+	if (mode & SONDE_MODE_TRACE) {
+		/* plain: the function is marked in its records[number] at once */
+		uint32_t *recs = NULL;
+		if (plain && __builtin_expect(m->slot < SONDE_MAX_MODS_PER_THREAD, 1) &&
+		    __builtin_expect(!(recs = L->priv->recs[m->slot]), 0))
+			recs = rt_recs_alloc(L, m->slot);
+		trace_enter(L, t, f, d + 1, now, plain, recs, idx);
+	}
 	atomic_signal_fence(memory_order_release); /* frame complete before depth covers it */
 	t->depth = d + 1;
 	*slot = tramp;
@@ -325,26 +333,59 @@ static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, ui
 	return ra;
 }
 
-#define HOOKS(name, mode)                                                                          \
+#define ENTER_HOOKS(name, mode, plain)                                                             \
 	RT_HIDDEN void rt_enter_##name(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot)          \
 	{                                                                                          \
-		enter_body(m, fn, slot, mode, 0);                                                  \
+		enter_body(m, fn, slot, mode, 0, plain);                                           \
 	}                                                                                          \
 	RT_HIDDEN void rt_enter_num_##name(struct sonde_modhook *m, uintptr_t number, uintptr_t *slot)  \
 	{                                                                                          \
-		enter_body(m, number, slot, mode, 1);                                              \
-	}                                                                                          \
+		enter_body(m, number, slot, mode, 1, plain);                                       \
+	}
+#define HOOKS(name, mode)                                                                          \
+	ENTER_HOOKS(name, mode, 0)                                                                 \
 	RT_HIDDEN uintptr_t rt_exit_##name(uintptr_t slot)                                          \
 	{                                                                                          \
 		return exit_body(slot, mode);                                                      \
 	}
 HOOKS(profile, SONDE_MODE_PROFILE)
 HOOKS(trace, SONDE_MODE_TRACE)
+/* A trace-only session without filters (rt_enter_hook): no filter looked at
+ * per call; their exits are rt_exit_trace's (trace.h's trace_exit). */
+ENTER_HOOKS(traceplain, SONDE_MODE_TRACE, 1)
 HOOKS(any, rt_mode)
 /* The floor (docs/ARCHITECTURE.md, "Hot-path rules and the floor"): control at entry and exit (sled, trampolines,
  * shadow stack) and one TSC read each, nothing recorded.  For bench/ only:
  * installed when SONDE_BENCH_FLOOR=1 is in the environment. */
 HOOKS(floor, 0)
+
+RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t now, int *fresh)
+{
+	struct sonde_ring *r = L->ring;
+	L->tlim = NULL;
+	if (!r)
+		return NULL; /* no ring (no memory for it, counted then): nothing traced */
+	uint8_t *p = NULL;
+	/* trace.h's fast path knows the chunks of RING_CHUNK_SIZE only, the
+	 * only ones the recorder reads (ring_drain) */
+	if (r->chunk_size == RING_CHUNK_SIZE)
+		p = ring_reserve(rt_sess, r, n, now, &L->t->wait_ticks, (rt_mode & SONDE_MODE_LOSSY) != 0, fresh);
+	if (!p) {
+		r->lost_pending++;
+		L->t->lost[SONDE_LOST_RING_EVENTS]++;
+		return NULL;
+	}
+	struct sonde_chunk *c = ring_chunk(rt_sess, r, r->cur);
+	L->tchunk = c;
+	L->twp = p;
+	L->tlim = (uint8_t *)c + RING_CHUNK_SIZE;
+	return p;
+}
+
+RT_HIDDEN void rt_trace_mark(struct rt_tls *L, uint32_t func)
+{
+	trace_mark(L, func);
+}
 
 /* After the agent's end (agent.c): sleds are nops again, but frames hooked
  * before still return through rt_exit_tramp.  Their real return addresses

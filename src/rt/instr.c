@@ -494,7 +494,7 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 	m->slot = slot;
 	m->nfuncs = n;
 	m->anchor = (const void *)(uintptr_t)lo;
-	m->enter = rt_enter_hook(1);
+	m->enter = rt_enter_hook(1, M);
 	if (pmod_begin(m, fns, n, bias, region)) {
 		rt_log("too many modules patched in this process; one is not recorded");
 		atomic_store_explicit(&M->state, SONDE_M_LOADED, memory_order_release);

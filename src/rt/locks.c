@@ -540,6 +540,7 @@ static __attribute__((noinline)) void lk_event_slow(struct rt_tls *L, uint32_t i
 		now = prev; /* keep the per-chunk deltas non-negative */
 	int h = tr_put_varint(hd, ((now - prev) << 2) | TR_EXT);
 	int fresh;
+	rt_ring_forget(L); /* the function records' position (trace.h): the chunk may change */
 	uint8_t *p = ring_reserve(rt_sess, R, (uint32_t)(h + b), now, &L->t->wait_ticks,
 	                          (rt_mode & SONDE_MODE_LOSSY) != 0, &fresh);
 	if (!p) {
@@ -575,6 +576,7 @@ static inline void lk_event(struct rt_tls *L, uint32_t id, uint32_t op, uint64_t
 		*q++ = (uint8_t)op;
 		q += tr_put_varint(q, aux);
 		ring_commit(rt_sess, R, (uint32_t)(q - p));
+		rt_ring_forget(L);
 		L->trace_last = now;
 		return;
 	}

@@ -59,7 +59,20 @@ struct rt_tls {
 	uintptr_t first_slot;   /* during a thread's first event from an entry: its call's slot (agent.c) */
 	uintptr_t vfork_ret;    /* vfork (runtime.c): the caller's return address while the child runs */
 	uint32_t vfork_state;   /* vfork: state to give back to the parent */
+	/* trace mode, the function records' write position (trace.h): the chunk
+	 * of `ring` they fill, where the next record goes (its payload + used)
+	 * and the chunk's end; tlim NULL when not known (rt_ring_forget) */
+	struct sonde_chunk *tchunk;
+	uint8_t *twp, *tlim;
 };
+
+/* Another writer of the thread's ring (lock events, a resume record, the
+ * thread's end, a --min-time roll-back) has moved it: trace.h's next record
+ * takes rt_ring_reserve_slow, which finds the position again. */
+static inline void rt_ring_forget(struct rt_tls *L)
+{
+	L->tlim = NULL;
+}
 
 extern RT_HIDDEN struct sonde_session_hdr *rt_sess;
 extern RT_HIDDEN uint32_t rt_mode;
@@ -108,8 +121,17 @@ RT_HIDDEN void rt_enter_num_profile(struct sonde_modhook *m, uintptr_t number, u
 RT_HIDDEN void rt_enter_num_trace(struct sonde_modhook *m, uintptr_t number, uintptr_t *slot);
 RT_HIDDEN void rt_enter_num_any(struct sonde_modhook *m, uintptr_t number, uintptr_t *slot);
 RT_HIDDEN void rt_enter_num_floor(struct sonde_modhook *m, uintptr_t number, uintptr_t *slot);
-/* The entry hook for the session's mode (numbered: a patched module's). */
-RT_HIDDEN sonde_enter_fn rt_enter_hook(int numbered);
+RT_HIDDEN void rt_enter_traceplain(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot);
+RT_HIDDEN void rt_enter_num_traceplain(struct sonde_modhook *m, uintptr_t number, uintptr_t *slot);
+/* The entry hook for the session's mode (numbered: a patched module's) and
+ * module M (a trace without filters, none for M: the plain trace hook). */
+RT_HIDDEN sonde_enter_fn rt_enter_hook(int numbered, const struct sonde_module *M);
+/* The ring writer's slow path (hooks.c): ring_reserve for n bytes (*fresh:
+ * ring_reserve's new_chunk), the position in L (trace.h) set; NULL when the record is dropped (no ring; lossy and full, or the
+ * session stopping: the loss counted). */
+RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t now, int *fresh);
+/* Mark func as having left a trace record (the --domain file, trace.h). */
+RT_HIDDEN void rt_trace_mark(struct rt_tls *L, uint32_t func);
 RT_HIDDEN uintptr_t rt_exit_floor(uintptr_t slot);
 extern RT_HIDDEN int rt_floor; /* bench: floor hooks instead of the session's */
 RT_HIDDEN void rt_exit_tramp(void);

@@ -129,8 +129,10 @@ static void thread_end(void *arg)
 	/* the name it ends with: set through prctl(PR_SET_NAME), or by another
 	 * thread's pthread_setname_np, neither of which the wrapper below sees */
 	prctl(PR_GET_NAME, L->t->comm, 0, 0, 0);
-	if (L->ring)
+	if (L->ring) {
 		ring_flush(rt_sess, L->ring);
+		rt_ring_forget(L);
+	}
 	atomic_store_explicit(&L->t->state, SONDE_T_EXITED, memory_order_release);
 }
 
@@ -241,8 +243,10 @@ static void note_process_end(void)
 	if (L->state == RT_T_ON) {
 		L->t->end_tsc = now;
 		prctl(PR_GET_NAME, L->t->comm, 0, 0, 0); /* as in thread_end */
-		if (L->ring)
+		if (L->ring) {
 			ring_flush(rt_sess, L->ring);
+			rt_ring_forget(L);
+		}
 	}
 	struct sonde_proc *p = &rt_sess->procs[rt_proc_slot];
 	if (!p->end_tsc)
@@ -306,6 +310,7 @@ static int thread_attach(struct rt_tls *L)
 	L->slot = slot;
 	L->nodes = thread_nodes(S, t);
 	L->ring = t->ring_off ? sess_ptr(S, t->ring_off) : NULL;
+	rt_ring_forget(L); /* a fork child's copy points into its parent's ring */
 	memset(L->priv, 0, sizeof *L->priv);
 	L->state = RT_T_ON;
 	return 0;
@@ -418,6 +423,7 @@ static int trace_resume(struct rt_tls *L, uint32_t func, uint64_t now)
 	if (now < prev)
 		now = prev;
 	int h = tr_put_varint(hd, ((now - prev) << 2) | TR_EXT), fresh;
+	rt_ring_forget(L); /* the function records' position (trace.h): the chunk may change */
 	uint8_t *p = ring_reserve(rt_sess, L->ring, (uint32_t)(h + b), now, &L->t->wait_ticks,
 	                          (rt_mode & SONDE_MODE_LOSSY) != 0, &fresh);
 	if (!p) {
@@ -457,8 +463,10 @@ RT_HIDDEN void rt_resume_frames(struct rt_tls *L, const struct sonde_frame *fram
 		/* No entry record in this process: no exit record either, except in
 		 * a trace, where a TRX_RESUME record opens the frame again. */
 		t->stack[i].flags = flags & (SONDE_FRAME_UNHOOKED | SONDE_FRAME_FULLSAVE);
-		if (L->ring && (flags & SONDE_FRAME_TRACED) && trace_resume(L, t->stack[i].func, now) == 0)
+		if (L->ring && (flags & SONDE_FRAME_TRACED) && trace_resume(L, t->stack[i].func, now) == 0) {
 			t->stack[i].flags |= SONDE_FRAME_TRACED;
+			rt_trace_mark(L, t->stack[i].func); /* its exit does not mark it (trace.h) */
+		}
 	}
 	t->cur_node = cur;
 	atomic_signal_fence(memory_order_release); /* frames complete before depth covers them */
@@ -610,13 +618,19 @@ RT_HIDDEN struct sonde_module *rt_module_new(uintptr_t anchor, uint32_t nfuncs, 
 	return M;
 }
 
-RT_HIDDEN sonde_enter_fn rt_enter_hook(int numbered)
+RT_HIDDEN sonde_enter_fn rt_enter_hook(int numbered, const struct sonde_module *M)
 {
 	if (rt_floor)
 		return numbered ? rt_enter_num_floor : rt_enter_floor;
 	switch (rt_mode & (SONDE_MODE_PROFILE | SONDE_MODE_TRACE)) {
 	case SONDE_MODE_PROFILE: return numbered ? rt_enter_num_profile : rt_enter_profile;
-	case SONDE_MODE_TRACE: return numbered ? rt_enter_num_trace : rt_enter_trace;
+	case SONDE_MODE_TRACE:
+		/* No filter to apply (the session's, the module's -F/-N/--domain
+		 * bitmap): the hook without them (trace.h's `plain`). */
+		if (!rt_sess->trace_max_depth && !rt_sess->filter_has_only && !rt_sess->trace_min_ticks &&
+		    !M->filter_off)
+			return numbered ? rt_enter_num_traceplain : rt_enter_traceplain;
+		return numbered ? rt_enter_num_trace : rt_enter_trace;
 	default: return numbered ? rt_enter_num_any : rt_enter_any;
 	}
 }
@@ -643,7 +657,7 @@ RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m)
 		funcs[i] = m->entries[i] + SONDE_PAD - M->load_bias;
 	rt_filter_module(M); /* trace -F/-N/--domain (filter.c) */
 	m->slot = slot;
-	m->enter = rt_enter_hook(0);
+	m->enter = rt_enter_hook(0, M);
 	/* Functions the trace filters keep out stay dormant (trace-only sessions:
 	 * a profile needs every function). */
 	const uint8_t *skip = M->filter_off && !(rt_mode & SONDE_MODE_PROFILE) ? sess_ptr(rt_sess, M->filter_off) : NULL;

@@ -48,73 +48,130 @@ static inline void trace_mark(struct rt_tls *L, uint32_t func)
 	recs[n == SONDE_UNNUMBERED ? rt_sess->modules[slot].nfuncs : n] = 1;
 }
 
-static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f, uint32_t depth,
-                               uint64_t now)
+/* The writer's fast path into the thread's ring: where the next record goes
+ * and where its chunk ends are kept in TLS (L->twp, L->tlim), so a record
+ * costs a bound check, its bytes and the store of `used` (ring.h's contract
+ * unchanged: the payload before `used`, `used` on every record for crash
+ * safety).  The position is valid while the chunk stays the ring's current
+ * one, FILLING, with a record in it (else a new record writes absolute
+ * time): rt_ring_reserve_slow sets it from ring_reserve, and every other
+ * writer of the ring, the thread's end and a roll-back forget it
+ * (rt_ring_forget), so that the next record takes the slow path. */
+static inline __attribute__((always_inline)) uint8_t *trace_reserve(struct rt_tls *L, uint32_t n, uint64_t now,
+                                                                   int *fresh)
 {
-	if (!L->ring)
-		return;
-	if (!trace_wanted(L, t, f, depth)) {
+	uint8_t *p = L->twp;
+	if (__builtin_expect((uintptr_t)p + n <= (uintptr_t)L->tlim, 1)) {
+		*fresh = 0;
+		return p;
+	}
+	return rt_ring_reserve_slow(L, n, now, fresh);
+}
+
+/* The n bytes reserved last (at p) are written. */
+static inline __attribute__((always_inline)) void trace_commit(struct rt_tls *L, uint8_t *p, uint32_t n)
+{
+	struct sonde_chunk *c = L->tchunk;
+	L->twp = p + n;
+	atomic_signal_fence(memory_order_release); /* payload before `used` (crash safety) */
+	c->used = (uint32_t)(p + n - (uint8_t *)(c + 1));
+}
+
+/* tr_put_varint with the short forms inline (a record's time gap and a
+ * function number take one or two bytes nearly always). */
+static inline __attribute__((always_inline)) int trace_varint(uint8_t *p, uint64_t v)
+{
+	if (__builtin_expect(v < 0x80, 1)) {
+		p[0] = (uint8_t)v;
+		return 1;
+	}
+	if (__builtin_expect(v < 0x4000, 1)) {
+		p[0] = (uint8_t)(v | 0x80);
+		p[1] = (uint8_t)(v >> 7);
+		return 2;
+	}
+	return tr_put_varint(p, v);
+}
+
+/* Longest entry record: varint(gap) + varint(func, < 2^32). */
+#define TRACE_ENTER_MAX (TR_MAX_VARINT + 5)
+
+/* Entry record.  `plain`: the hook of a trace-only session without filters
+ * (no --depth, -F, -N, --domain, --min-time: rt_enter_hook chooses it per
+ * module), which writes the record and marks the function at once. */
+static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f, uint32_t depth,
+                               uint64_t now, int plain, uint32_t *recs, uint32_t idx)
+{
+	if (!plain && !trace_wanted(L, t, f, depth)) {
 		t->trace_filtered++;
 		return;
 	}
 	/* Room for the longest entry record; the varints are written in place. */
 	int fresh;
-	uint8_t *p = ring_reserve(rt_sess, L->ring, TR_MAX_VARINT + 5, now, &t->wait_ticks,
-	                          (rt_mode & SONDE_MODE_LOSSY) != 0, &fresh);
-	if (!p) {
-		L->ring->lost_pending++;
-		t->lost[SONDE_LOST_RING_EVENTS]++;
+	uint8_t *p = trace_reserve(L, TRACE_ENTER_MAX, now, &fresh);
+	if (!p)
 		return;
-	}
 	/* first record of a chunk: time relative to the chunk base (= now) */
 	uint64_t prev = fresh ? now : L->trace_last;
-	int n = tr_put_varint(p, ((now - prev) << 2) | TR_ENTER);
-	n += tr_put_varint(p + n, f->func);
-	f->flags |= SONDE_FRAME_TRACED;
-	if (rt_sess->trace_min_ticks) {
+	int n = trace_varint(p, ((now - prev) << 2) | TR_ENTER);
+	n += trace_varint(p + n, f->func);
+	if (!plain && rt_sess->trace_min_ticks) {
 		/* --min-time may roll this record back at the exit: remember where it is.
-		 * flags: entry length (bits 8..15) and its chunk's seq (low 16 bits, 16..31) */
-		struct sonde_chunk *c = ring_chunk(rt_sess, L->ring, L->ring->cur);
+		 * flags: entry length (bits 8..15) and its chunk's seq (low 16 bits, 16..31);
+		 * the function is marked at the exit, if its record stays */
+		struct sonde_chunk *c = L->tchunk;
 		f->trace_pos = c->used;
 		f->trace_prev = prev;
 		f->flags |= ((uint32_t)n << SONDE_FRAME_ENTRYLEN) | ((uint32_t)c->seq << 16);
 		L->trace_seq = c->seq;
+	} else if (plain) {
+		if (__builtin_expect(recs != NULL, 1))
+			recs[idx] = 1;
+	} else {
+		trace_mark(L, f->func);
 	}
-	ring_commit(rt_sess, L->ring, (uint32_t)n);
+	f->flags |= SONDE_FRAME_TRACED;
+	trace_commit(L, p, (uint32_t)n);
 	L->trace_last = now;
 }
 
+/* Exit record.  A frame without -F's flag nor a --min-time entry length (all
+ * of them in a session without filters) only writes its record: its
+ * function was marked at the entry. */
 static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f, uint32_t depth,
                               uint64_t now, int abnormal)
 {
 	(void)depth;
-	if ((f->flags & SONDE_FRAME_FILTER) && t->filter_depth) /* frames re-created by fork: no underflow */
-		t->filter_depth--;
-	if (!(f->flags & SONDE_FRAME_TRACED))
+	uint32_t fl = f->flags;
+	int rolled = 0;
+	if (__builtin_expect(fl & (SONDE_FRAME_FILTER | (0xffu << SONDE_FRAME_ENTRYLEN)), 0)) {
+		if ((fl & SONDE_FRAME_FILTER) && t->filter_depth) /* frames re-created by fork: no underflow */
+			t->filter_depth--;
+		rolled = 1;
+	}
+	if (!(fl & SONDE_FRAME_TRACED))
 		return;
 	/* --min-time: a short call with no recorded child leaves nothing. */
-	if (now - f->start < rt_sess->trace_min_ticks && !abnormal) {
+	if (rolled && now - f->start < rt_sess->trace_min_ticks && !abnormal) {
 		struct sonde_chunk *c = ring_chunk(rt_sess, L->ring, L->ring->cur);
-		uint32_t len = (f->flags >> SONDE_FRAME_ENTRYLEN) & 0xff;
-		if (len && (uint16_t)c->seq == (uint16_t)(f->flags >> 16) && c->used == f->trace_pos + len) {
+		uint32_t len = (fl >> SONDE_FRAME_ENTRYLEN) & 0xff;
+		if (len && (uint16_t)c->seq == (uint16_t)(fl >> 16) && c->used == f->trace_pos + len) {
 			c->used = f->trace_pos;
+			rt_ring_forget(L);
 			L->trace_last = f->trace_prev;
 			return;
 		}
 	}
 	int fresh;
-	uint8_t *p = ring_reserve(rt_sess, L->ring, TR_MAX_VARINT, now, &t->wait_ticks,
-	                          (rt_mode & SONDE_MODE_LOSSY) != 0, &fresh);
-	if (!p) {
-		L->ring->lost_pending++;
-		t->lost[SONDE_LOST_RING_EVENTS]++;
+	uint8_t *p = trace_reserve(L, TR_MAX_VARINT, now, &fresh);
+	if (!p)
 		return;
-	}
 	uint64_t dt = fresh ? 0 : now - L->trace_last;
-	int n = tr_put_varint(p, (dt << 2) | (abnormal ? TR_EXIT_ABNORMAL : TR_EXIT));
-	ring_commit(rt_sess, L->ring, (uint32_t)n);
+	int n = trace_varint(p, (dt << 2) | (abnormal ? TR_EXIT_ABNORMAL : TR_EXIT));
+	trace_commit(L, p, (uint32_t)n);
 	L->trace_last = now;
-	trace_mark(L, f->func);
+	if (rolled && (fl >> SONDE_FRAME_ENTRYLEN) & 0xff)
+		trace_mark(L, f->func); /* --min-time: its entry record stayed */
 }
 
 #endif

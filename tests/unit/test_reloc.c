@@ -371,19 +371,20 @@ static void pic_calls(void)
 	uninstall(&p);
 	use_pic = 0;
 	uint64_t site = (uint64_t)t_call_site, fa = (uint64_t)t_call, flen = (uint64_t)t_call_end - fa;
+	const uint8_t *sp = (const uint8_t *)t_call_site, *fp = (const uint8_t *)t_call;
 	const uint64_t tramp = site + 0x100000, d = 0x123450000ull; /* near: within a lea's reach */
 	struct reloc_out a, b, x;
 	char err[160];
-	CHECK(reloc_build_pic(t_call_site, fa + flen - site, site, 5, t_call, flen, fa, tramp, &a, err, sizeof err) == 0);
-	CHECK(reloc_build_pic(t_call_site, fa + flen - site, site + d, 5, t_call, flen, fa + d, tramp + d, &b, err,
+	CHECK(reloc_build_pic(sp, fa + flen - site, site, 5, fp, flen, fa, tramp, &a, err, sizeof err) == 0);
+	CHECK(reloc_build_pic(sp, fa + flen - site, site + d, 5, fp, flen, fa + d, tramp + d, &b, err,
 	                      sizeof err) == 0);
 	CHECK(!a.absolute && a.code_len == b.code_len && !memcmp(a.code, b.code, a.code_len));
-	CHECK(reloc_build(t_call_site, fa + flen - site, site, 5, t_call, flen, fa, tramp, &x, err, sizeof err) == 0);
+	CHECK(reloc_build(sp, fa + flen - site, site, 5, fp, flen, fa, tramp, &x, err, sizeof err) == 0);
 	CHECK(x.absolute);
 	/* at another distance: the code built there equals this code with each
 	 * rel32 that reaches the original code (ext_off) moved by the distance */
 	const uint64_t m = 0x40000;
-	CHECK(reloc_build_pic(t_call_site, fa + flen - site, site, 5, t_call, flen, fa, tramp + m, &b, err,
+	CHECK(reloc_build_pic(sp, fa + flen - site, site, 5, fp, flen, fa, tramp + m, &b, err,
 	                      sizeof err) == 0);
 	CHECK(a.n_ext >= 2 && a.n_ext <= RELOC_MAX_EXT && b.code_len == a.code_len); /* the lea, the jmp */
 	for (int q = 0; q < a.n_ext; q++) {

@@ -19,16 +19,25 @@ struct fnvec {
 	size_t n, cap;
 };
 
+/* Room for one more element of size `size` in the array *v of *cap (doubled,
+ * first `first`): 0, or -1 (the array unchanged). */
+static int grow(void **v, size_t n, size_t *cap, size_t size, size_t first)
+{
+	if (n < *cap)
+		return 0;
+	size_t c = *cap ? *cap * 2 : first;
+	void *w = realloc(*v, c * size);
+	if (!w)
+		return -1;
+	*v = w;
+	*cap = c;
+	return 0;
+}
+
 static int push(struct fnvec *f, uint64_t addr, uint64_t size, const char *name)
 {
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 1024;
-		struct sym_fn *v = realloc(f->v, cap * sizeof *v);
-		if (!v)
-			return -1;
-		f->v = v;
-		f->cap = cap;
-	}
+	if (grow((void **)&f->v, f->n, &f->cap, sizeof *f->v, 1024))
+		return -1;
 	f->v[f->n++] = (struct sym_fn){ addr, size, name, 0 };
 	return 0;
 }
@@ -237,24 +246,20 @@ struct cfavec {
 
 /* Row r at its address: it replaces a row at the same address, and a rule
  * the same as the previous row's is not repeated. */
+/* Whether two rows give the same rule (the previous row then covers both). */
+static int same_rule(const struct sym_cfa_row *a, const struct sym_cfa_row *b)
+{
+	return a->cfa == b->cfa && a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off && a->rbp_saved == b->rbp_saved;
+}
+
 static int cfa_push(struct cfavec *c, struct sym_cfa_row r)
 {
-	if (c->n && c->v[c->n - 1].addr == r.addr) {
-		c->n--;
-		if (c->n && c->v[c->n - 1].cfa == r.cfa && c->v[c->n - 1].cfa_off == r.cfa_off &&
-		    c->v[c->n - 1].rbp_off == r.rbp_off && c->v[c->n - 1].rbp_saved == r.rbp_saved)
-			return 0;
-	} else if (c->n && c->v[c->n - 1].cfa == r.cfa && c->v[c->n - 1].cfa_off == r.cfa_off &&
-	           c->v[c->n - 1].rbp_off == r.rbp_off && c->v[c->n - 1].rbp_saved == r.rbp_saved)
+	if (c->n && c->v[c->n - 1].addr == r.addr)
+		c->n--; /* a later rule for the same address replaces the earlier one */
+	if (c->n && same_rule(&c->v[c->n - 1], &r))
 		return 0;
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 4096;
-		struct sym_cfa_row *v = realloc(c->v, cap * sizeof *v);
-		if (!v)
-			return -1;
-		c->v = v;
-		c->cap = cap;
-	}
+	if (grow((void **)&c->v, c->n, &c->cap, sizeof *c->v, 4096))
+		return -1;
 	c->v[c->n++] = r;
 	return 0;
 }

@@ -23,4 +23,7 @@ for f in "$src"/src/*.c; do
 	$cc -std=gnu99 -O2 -DLUA_COMPAT_5_3 -DLUA_USE_LINUX "$@" -c "$f" -o "$o"
 	objs="$objs $o"
 done
-$cc "$@" -o "$out" $objs -lm -ldl
+# The program is put in place by a rename: a test running it meanwhile
+# (another test's rebuild) finds the old file or the new one, never none.
+$cc "$@" -o "$out.tmp" $objs -lm -ldl
+mv -f "$out.tmp" "$out"

@@ -25,4 +25,7 @@ set -- -O2 -g -DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION -I"$am" "$@"
 $cc "$@" -c "$src/test/speedtest1.c" -o "$out/speedtest1.o" & pid=$!
 $cc "$@" -c "$am/sqlite3.c" -o "$out/sqlite3.o"
 wait $pid
-$cc "$@" -o "$out/speedtest1" "$out/speedtest1.o" "$out/sqlite3.o" -lm
+# The program is put in place by a rename: a test running it meanwhile
+# (another test's rebuild) finds the old file or the new one, never none.
+$cc "$@" -o "$out/speedtest1.tmp" "$out/speedtest1.o" "$out/sqlite3.o" -lm
+mv -f "$out/speedtest1.tmp" "$out/speedtest1"

@@ -65,6 +65,22 @@ int arch_decode(const uint8_t *buf, size_t n, uint64_t addr, struct arch_insn *o
 /* Direct target of a relative jmp/jcc/call (0 if indirect). */
 uint64_t arch_branch_target(const struct arch_insn *i);
 
+/* What a linear sweep of code needs of one instruction (src/arch/x86_64/brief.c). */
+struct arch_brief {
+	int len;
+	int kind;           /* AI_NOP, AI_JMP, AI_JCC, AI_CALL, AI_RET, AI_BAD (loop, int3), else AI_OTHER */
+	int terminal;       /* nothing runs on after it: jmp, ret, call (at a function's end, of one
+	                       that does not return), int3, ud2, hlt */
+	uint64_t target;    /* a direct jmp / jcc / call's target, else 0 */
+};
+/* 0 and *out, or -1 (invalid); from the encoding where the quick decoder
+ * knows it, else from arch_decode. */
+int arch_brief(const uint8_t *buf, size_t n, uint64_t addr, struct arch_brief *out);
+/* The quick decoder alone: 0, or 1 when it leaves the instruction to arch_decode. */
+int arch_brief_quick(const uint8_t *buf, size_t n, uint64_t addr, struct arch_brief *out);
+/* The same read off a decoded instruction. */
+void arch_brief_of(const struct arch_insn *in, struct arch_brief *out);
+
 /* Memory access into the target, for the emulator and the variable reader. */
 struct arch_mem {
 	int (*read)(void *ctx, uint64_t addr, void *buf, size_t n);

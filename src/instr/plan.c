@@ -57,15 +57,6 @@ static int tg_cmp(const void *a, const void *b)
 	return x->to < y->to ? -1 : x->to > y->to;
 }
 
-/* Does the instruction end the flow (nothing runs on after it)?  A call
- * counts as one: a call at the end of a function's code is of a function
- * that does not return (abort). */
-static int terminal(const struct arch_insn *i)
-{
-	return i->kind == AI_JMP || i->kind == AI_RET || i->kind == AI_CALL || !strncmp(i->text, "int3", 4) ||
-	       !strncmp(i->text, "ud2", 3) || !strncmp(i->text, "hlt", 3);
-}
-
 /* One linear sweep of each function's bytes up to the next function. */
 static int sweep(struct sym_module *sm, const struct sym_fn *f, size_t nf, struct targets *tg, uint8_t *falls)
 {
@@ -80,15 +71,15 @@ static int sweep(struct sym_module *sm, const struct sym_fn *f, size_t nf, struc
 		int last_terminal = 1, any = 0;
 		size_t off = 0;
 		while (off < end) {
-			struct arch_insn in;
+			struct arch_brief in;
 			size_t k = end - off < ARCH_MAX_INSN ? end - off : ARCH_MAX_INSN;
-			if (arch_decode(code + off, k, f[i].addr + off, &in) < 0) {
+			if (arch_brief(code + off, k, f[i].addr + off, &in) < 0) {
 				off++;
 				last_terminal = 1; /* data, not code that runs on */
 				continue;
 			}
 			any = 1;
-			uint64_t t = arch_branch_target(&in);
+			uint64_t t = in.target;
 			if (t && in.kind != AI_CALL) {
 				if (tg->n == tg->cap) {
 					size_t c = tg->cap ? tg->cap * 2 : 4096;
@@ -101,7 +92,7 @@ static int sweep(struct sym_module *sm, const struct sym_fn *f, size_t nf, struc
 				tg->v[tg->n++] = (struct tg){ t, f[i].addr + off };
 			}
 			if (in.kind != AI_NOP)
-				last_terminal = terminal(&in);
+				last_terminal = in.terminal; /* a call at a function's end: of one that does not return (abort) */
 			off += (size_t)in.len;
 		}
 		/* the next function starts right where this one's code (and its

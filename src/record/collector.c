@@ -110,6 +110,12 @@ int collect(struct session *s, struct launched *l, struct recorder *rec)
 	}
 	uint64_t exited_ns = 0; /* CLOCK_MONOTONIC of the program's exit */
 	int told = 0;
+	/* The nap between looks when nothing came: 1 ms while the rings are
+	 * drained (they must not fill); without rings (only the requests of
+	 * patched modules to serve, src/instr/serve.c) doubled up to 8 ms while
+	 * nothing comes and back to 1 ms after a request: a 1 ms poll through a
+	 * whole profile cost a thousand wake-ups a second. */
+	long nap_ns = 1000000, nap_max = rec ? 1000000 : 8000000;
 	for (;;) {
 		int status;
 		if (l->exited && (l->end_at_exit || int_req)) {
@@ -120,8 +126,8 @@ int collect(struct session *s, struct launched *l, struct recorder *rec)
 			told = 1;
 			l->left_running(l->arg, l->pid);
 		}
-		if (l->serve)
-			l->serve(l->serve_arg);
+		if (l->serve && l->serve(l->serve_arg) > 0)
+			nap_ns = 1000000;
 		pid_t pid = waitpid(-1, &status, rec || l->serve || l->exited ? WNOHANG : 0);
 		if (pid > 0) {
 			uint64_t now = clock_ticks();
@@ -144,8 +150,9 @@ int collect(struct session *s, struct launched *l, struct recorder *rec)
 		if (pid < 0)
 			break; /* ECHILD: the whole tree has ended */
 		if ((!rec || collector_drain(s, rec, 0) == 0) && pid == 0) {
-			struct timespec ts = { 0, 1000000 };
+			struct timespec ts = { 0, nap_ns };
 			nanosleep(&ts, NULL);
+			nap_ns = nap_ns * 2 < nap_max ? nap_ns * 2 : nap_max;
 		}
 	}
 	signal(SIGINT, SIG_IGN);

@@ -50,3 +50,55 @@ sigkill_launched() {
 		notok "$name" "$(tail -3 "$out"; tail -2 "$out.err")"
 	fi
 }
+# ---- real programs from Debian source, built once into the shared test cache ----
+cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
+# build_key PROGRAM ARGS...: what a build's output depends on: its script, its
+# command line ($BUILD written as BUILD, so that the sanitizer pass finds the
+# first pass's builds), SONDE_CC / SONDE_CXX, the version of each compiler
+# named, and for sonde-cc / sonde-c++ the sources of what they put into a
+# program (src/cc, the module object's source and the headers they share).
+build_key() {
+	{
+		cat "$ROOT/tools/build-$1.sh"; shift
+		printf '%s\n' "$@" "${SONDE_CC:-}" "${SONDE_CXX:-}" | sed "s|$BUILD|BUILD|g"
+		local c
+		for c in "$@" ${SONDE_CC:-} ${SONDE_CXX:-}; do
+			case $c in
+			-*) ;;
+			*sonde-cc|*sonde-c++) cat "$ROOT"/src/cc/*.c "$ROOT"/src/rt/module.c "$ROOT"/src/rt/*.h "$ROOT"/src/common/*.h ;;
+			*) command -v "$c" >/dev/null 2>&1 && "$c" --version 2>/dev/null | head -1 ;;
+			esac
+		done
+	} | cksum | cut -d' ' -f1
+}
+# real_build NAME PROGRAM COMPILER... [FLAGS...]: PROGRAM (sqlite, zstd, lua,
+# leveldb, pigz: tools/build-PROGRAM.sh, whose arguments follow) built from
+# Debian's source into $cache/NAME (sqlite, zstd, leveldb, pigz: a directory
+# holding speedtest1, zstd, db_bench, pigz; lua: the interpreter itself), once: every test
+# asking for NAME with the same command shares the build, and a changed script,
+# compiler, flags or sonde-cc builds it again.  Its log: build-NAME.log in the
+# test's directory.  Status 0 built, 1 the build failed, 2 no source (fetch
+# failed: fetch-NAME.log).
+real_build() {
+	local name=$1 prog=$2 src pkg; shift 2
+	mkdir -p "$cache"
+	case $prog in
+	lua) sh "$ROOT/tools/fetch-lua.sh" "$cache" >"fetch-$name.log" 2>&1 || return 2; src=$cache/lua ;;
+	sqlite|zstd|leveldb|pigz)
+		pkg=$prog; [ "$prog" = sqlite ] && pkg=sqlite3
+		sh "$ROOT/tools/fetch-src.sh" "$pkg" "$cache/src" >"fetch-$name.log" 2>&1 || return 2
+		src=$cache/src/$pkg ;;
+	*) echo "real_build: no program $prog" >&2; return 1 ;;
+	esac
+	local out=$cache/$name key
+	key=$(build_key "$prog" "$@")
+	(
+		flock 9
+		[ "$(cat "$out.done" 2>/dev/null)" = "$key" ] && exit 0
+		# afresh: what another key left (a CMake cache naming another
+		# compiler, objects of other flags) must not leak into this build
+		rm -rf "$out.done" "$out" "$out.obj"
+		SONDE_BUILD_LOCK="$out.lock" sh "$ROOT/tools/build-$prog.sh" "$src" "$out" "$@" || exit 1
+		echo "$key" >"$out.done"
+	) 9>"$out.lock" >"build-$name.log" 2>&1
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # attach_realprogs.sh — `sonde record -p` on real programs nobody here wrote,
-# built with sonde-cc from Debian sources (the builds cached in
-# SONDE_TEST_CACHE, keyed by the sonde-cc build that made them): SQLite's
+# built with sonde-cc from Debian sources (tests/lib.sh's real_build: cached
+# in SONDE_TEST_CACHE, shared with the other tests): SQLite's
 # speedtest1, LevelDB's db_bench (C++, a background compaction thread), Lua
 # running tests/progs/bench.lua, pigz (threads) when its source can be
 # fetched.  Each is attached while it runs, after it has printed its first
@@ -14,15 +14,6 @@
 source "$ROOT/tests/lib.sh"
 source "$ROOT/tests/attach_lib.sh"
 need_ptrace "attach to real programs"
-cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
-# The builds are reused while sonde-cc and its runtime are the same.
-stamp=$(cat "$SONDE_CC_BIN" "$BUILD"/lib/sonde/* 2>/dev/null | md5sum | cut -c1-12)
-
-# cached NAME: the directory for NAME's sonde-cc build; 0 if it is built already
-cached() {
-	dir=$cache/attach-$1-$stamp
-	[ -f "$dir/.done" ]
-}
 
 # run_attached NAME PATTERN FUNC CMD...: runs CMD with its output in NAME.out,
 # waits for PATTERN in it (empty: for some output), attaches until the end; checks the exit status
@@ -60,7 +51,7 @@ PY
 
 # ---- SQLite speedtest1 ----
 if sh "$ROOT/tools/fetch-src.sh" sqlite3 "$cache/src" > fetch.log 2>&1; then
-	if cached sqlite || { sh "$ROOT/tools/build-sqlite.sh" "$cache/src/sqlite3" "$dir" "$SONDE_CC_BIN" > b.log 2>&1 && touch "$dir/.done"; }; then
+	if dir=$cache/sqlite-sonde; real_build sqlite-sonde sqlite "$SONDE_CC_BIN"; then
 		st=$dir/speedtest1
 		"$st" --size 10 --testset main > sq-plain.txt 2>&1; echo $? > sq.plainrc
 		run_attached sq '^ *1[0-9][0-9] - ' sqlite3VdbeExec "$st" --size 10 --testset main
@@ -72,7 +63,7 @@ if sh "$ROOT/tools/fetch-src.sh" sqlite3 "$cache/src" > fetch.log 2>&1; then
 		check "sq: the same $(wc -l < sq-plain.tests) tests ran attached" \
 			sh -c "[ $(wc -l < sq-plain.tests) -gt 10 ] && cmp -s sq-plain.tests sq.tests"
 	else
-		notok "SQLite builds with sonde-cc" "$(tail -3 b.log)"
+		notok "SQLite builds with sonde-cc" "$(tail -3 build-sqlite-sonde.log)"
 	fi
 else
 	skip "SQLite speedtest1 attached" "could not fetch sqlite3 ($(tail -1 fetch.log))"
@@ -80,7 +71,7 @@ fi
 
 # ---- LevelDB db_bench (C++) ----
 if sh "$ROOT/tools/fetch-src.sh" leveldb "$cache/src" > fetch.log 2>&1; then
-	if cached leveldb || { sh "$ROOT/tools/build-leveldb.sh" "$cache/src/leveldb" "$dir" "$SONDE_CC_BIN" "$SONDE_CXX_BIN" > b.log 2>&1 && touch "$dir/.done"; }; then
+	if dir=$cache/leveldb-sonde-gcc; SONDE_CC=gcc SONDE_CXX=g++ real_build leveldb-sonde-gcc leveldb "$SONDE_CC_BIN" "$SONDE_CXX_BIN"; then
 		args="--benchmarks=fillseq,readrandom,readrandom --num=100000"
 		"$dir/db_bench" $args --db="$PWD/db-plain" > ldb-plain.txt 2>&1; echo $? > ldb.plainrc
 		run_attached ldb '^fillseq' 'DBImpl::Get' "$dir/db_bench" $args --db="$PWD/db-att"
@@ -90,7 +81,7 @@ if sh "$ROOT/tools/fetch-src.sh" leveldb "$cache/src" > fetch.log 2>&1; then
 		check "ldb: the keys found as without sonde ($(head -1 ldb-plain.found), twice)" \
 			sh -c "[ \$(wc -l < ldb-plain.found) = 2 ] && cmp -s ldb-plain.found ldb.found"
 	else
-		notok "LevelDB builds with sonde-c++" "$(grep -m3 -i error b.log)"
+		notok "LevelDB builds with sonde-c++" "$(grep -m3 -i error build-leveldb-sonde-gcc.log)"
 	fi
 else
 	skip "LevelDB db_bench attached" "could not fetch leveldb ($(tail -1 fetch.log))"
@@ -98,15 +89,16 @@ fi
 
 # ---- Lua ----
 if sh "$ROOT/tools/fetch-lua.sh" "$cache" > fetch.log 2>&1; then
-	if cached lua || { mkdir -p "$dir" && sh "$ROOT/tools/build-lua.sh" "$cache/lua" "$dir/lua" "$SONDE_CC_BIN" -g > b.log 2>&1 && touch "$dir/.done"; }; then
+	LUAFLAGS='-Dluai_makeseed(L)=0u -Dl_randomizePivot()=0u -DSTRCACHE_N=1 -DSTRCACHE_M=1'
+	if lua=$cache/lua-sonde; real_build lua-sonde lua "$SONDE_CC_BIN" -g $LUAFLAGS; then
 		# bench.lua prints its results at the end: attach once it runs
 		# (its first line is printed by a wrapper that then runs it).
 		printf 'print("started") io.stdout:flush()\nlocal f = arg[1]\nfor i = 1, 6 do arg = { [0] = f, "24" } dofile(f) end\n' > wrap.lua
-		"$dir/lua" wrap.lua "$PROGS/bench.lua" > lua-plain.txt 2>&1; echo $? > lua.plainrc
-		run_attached lua '^started' luaV_execute "$dir/lua" wrap.lua "$PROGS/bench.lua"
+		"$lua" wrap.lua "$PROGS/bench.lua" > lua-plain.txt 2>&1; echo $? > lua.plainrc
+		run_attached lua '^started' luaV_execute "$lua" wrap.lua "$PROGS/bench.lua"
 		check "lua: output unchanged attached" cmp -s lua-plain.txt lua.out
 	else
-		notok "Lua builds with sonde-cc" "$(tail -3 b.log)"
+		notok "Lua builds with sonde-cc" "$(tail -3 build-lua-sonde.log)"
 	fi
 else
 	skip "Lua attached" "could not fetch lua5.4 ($(tail -1 fetch.log))"
@@ -114,15 +106,13 @@ fi
 
 # ---- pigz (threads) ----
 if sh "$ROOT/tools/fetch-src.sh" pigz "$cache/src" > fetch.log 2>&1; then
-	src=$cache/src/pigz
-	if cached pigz || { mkdir -p "$dir" && "$SONDE_CC_BIN" -O2 -g -pthread -o "$dir/pigz" "$src"/pigz.c "$src"/yarn.c \
-		"$src"/try.c "$src"/zopfli/src/zopfli/*.c -lz -lm > b.log 2>&1 && touch "$dir/.done"; }; then
+	if dir=$cache/pigz-sonde; real_build pigz-sonde pigz "$SONDE_CC_BIN"; then
 		sh "$ROOT/tools/gen-data.sh" in.txt 64
 		"$dir/pigz" -p 4 -c in.txt > plain.gz; echo $? > pz.plainrc
 		run_attached pz '' get_space "$dir/pigz" -p 4 -c in.txt
 		check "pz: compressed output byte-identical attached" cmp -s plain.gz pz.out
 	else
-		notok "pigz builds with sonde-cc" "$(tail -3 b.log)"
+		notok "pigz builds with sonde-cc" "$(tail -3 build-pigz-sonde.log)"
 	fi
 else
 	skip "pigz attached" "no pigz source package ($(tail -1 fetch.log))"

@@ -8,7 +8,7 @@
 #    and the calls per thread are the program's;
 #  - gzip -t; readelf -n for the build-ids; c++filt for the mangled names;
 #  - tests/protobuf_read.py (written from the .proto text) for the string table.
-# test-timeout: 1500 (builds Lua from its source each run: slow under load)
+# test-timeout: 1500 (the first run builds Lua into the test cache: slow under load)
 . "$ROOT/tests/lib.sh"
 export GOFLAGS=-mod=mod GOCACHE="$T/gocache" HOME="${HOME:-$T}"
 if ! command -v go >/dev/null && [ "$(id -u)" = 0 ]; then
@@ -79,8 +79,8 @@ if ! sh "$ROOT/tools/fetch-lua.sh" "$cache" >fetch.log 2>&1; then
 	skip "pprof of a Lua run" "could not fetch lua5.4 source ($(tail -1 fetch.log))"; exit 0
 fi
 LUAFLAGS='-Dluai_makeseed(L)=0u -Dl_randomizePivot()=0u -DSTRCACHE_N=1 -DSTRCACHE_M=1'
-sh "$ROOT/tools/build-lua.sh" "$cache/lua" lua-sonde "$SONDE_CC_BIN" -g $LUAFLAGS >build.log 2>&1 ||
-	{ notok "build lua with sonde-cc" "$(tail -3 build.log)"; exit 1; }
+real_build lua-sonde lua "$SONDE_CC_BIN" -g $LUAFLAGS || { notok "build lua with sonde-cc" "$(tail -3 build-lua-sonde.log)"; exit 1; }
+ln -sf "$cache/lua-sonde" lua-sonde
 "$SONDE" record -o lua.data -- ./lua-sonde "$PROGS/bench.lua" 16 >/dev/null 2>rec.err || { notok "record lua" "$(tail -2 rec.err)"; exit 1; }
 "$SONDE" report -i lua.data --format=json >so.json
 "$SONDE" export -i lua.data --format=pprof -o lua.pb.gz 2>exp.err || { notok "export lua" "$(cat exp.err)"; exit 1; }

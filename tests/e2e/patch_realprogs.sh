@@ -18,17 +18,7 @@ have_uftrace=1
 command -v uftrace >/dev/null || have_uftrace=0
 sh "$ROOT/tools/gen-data.sh" data.txt 4
 
-# cached NAME COMMAND...: run the build COMMAND unless NAME is in the cache
-# (one build at a time per NAME: tests run in parallel).  A sonde-cc build is
-# done again when sonde-cc or its module object changed (skey).
-skey=$(cat "$SONDE_CC_BIN" "$BUILD/lib/sonde/sonde-module.o" 2>/dev/null | cksum | cut -d' ' -f1)
-cached() {
-	local name=$1; shift
-	local key=plain
-	case $name in *-sonde) key=$skey ;; esac
-	( flock 9; [ "$(cat "$cache/$name.done" 2>/dev/null)" = "$key" ] || { "$@" && echo "$key" >"$cache/$name.done"; } ) \
-		9>"$cache/.$name.lock"
-}
+# The builds: tests/lib.sh's real_build (cached, shared with the other tests).
 
 # compare LABEL PLAIN_JSON SONDECC_JSON [RACY-PREFIX]: every function's count
 # equal (those whose name starts with RACY-PREFIX aside: their count differs
@@ -93,8 +83,8 @@ against_uftrace() {
 }
 
 if sh "$ROOT/tools/fetch-src.sh" zstd "$cache/src" >fetch.log 2>&1; then
-	cached zstd-sonde sh "$ROOT/tools/build-zstd.sh" "$cache/src/zstd" "$cache/zstd-sonde" "$SONDE_CC_BIN" >b1.log 2>&1
-	cached zstd-plain sh "$ROOT/tools/build-zstd.sh" "$cache/src/zstd" "$cache/zstd-plain" cc -g >b2.log 2>&1
+	real_build zstd-sonde zstd "$SONDE_CC_BIN"
+	real_build zstd-plain zstd cc -g
 	zp=$cache/zstd-plain/zstd
 	if [ -x "$zp" ] && [ -x "$cache/zstd-sonde/zstd" ]; then
 		"$zp" -3 -q -c data.txt >plain.zst
@@ -144,15 +134,15 @@ print(("ok" if not bad and unnamed > 50 else "not ok") + f" - zstd stripped: {un
       "each named module+offset" + ("" if not bad else f": not so {bad[:6]}"))
 PY
 	else
-		notok "zstd builds (plain and sonde-cc)" "$(tail -3 b1.log b2.log)"
+		notok "zstd builds (plain and sonde-cc)" "$(tail -3 build-zstd-sonde.log build-zstd-plain.log)"
 	fi
 else
 	skip "zstd from Debian source" "could not fetch zstd ($(tail -1 fetch.log))"
 fi
 
 if sh "$ROOT/tools/fetch-src.sh" sqlite3 "$cache/src" >fetch.log 2>&1; then
-	cached sqlite-sonde sh "$ROOT/tools/build-sqlite.sh" "$cache/src/sqlite3" "$cache/sqlite-sonde" "$SONDE_CC_BIN" >b3.log 2>&1
-	cached sqlite-plain sh "$ROOT/tools/build-sqlite.sh" "$cache/src/sqlite3" "$cache/sqlite-plain" cc >b4.log 2>&1
+	real_build sqlite-sonde sqlite "$SONDE_CC_BIN"
+	real_build sqlite-plain sqlite cc
 	sp=$cache/sqlite-plain/speedtest1
 	if [ -x "$sp" ] && [ -x "$cache/sqlite-sonde/speedtest1" ]; then
 		"$sp" --size 5 --testset main >plain.txt 2>&1; prc=$?
@@ -170,7 +160,7 @@ if sh "$ROOT/tools/fetch-src.sh" sqlite3 "$cache/src" >fetch.log 2>&1; then
 		coverage "speedtest1 (plain build)" sp.data
 		against_uftrace "speedtest1 (plain build)" sp.json "$sp" --size 5 --testset main
 	else
-		notok "SQLite builds (plain and sonde-cc)" "$(tail -3 b3.log b4.log)"
+		notok "SQLite builds (plain and sonde-cc)" "$(tail -3 build-sqlite-sonde.log build-sqlite-plain.log)"
 	fi
 else
 	skip "SQLite from Debian source" "could not fetch sqlite3 ($(tail -1 fetch.log))"
@@ -178,8 +168,8 @@ fi
 
 if sh "$ROOT/tools/fetch-lua.sh" "$cache" >fetch.log 2>&1; then
 	LUAFLAGS='-Dluai_makeseed(L)=0u -Dl_randomizePivot()=0u -DSTRCACHE_N=1 -DSTRCACHE_M=1'
-	cached lua-plain sh "$ROOT/tools/build-lua.sh" "$cache/lua" "$cache/lua-plain" cc -g $LUAFLAGS >b5.log 2>&1
-	cached lua-sonde sh "$ROOT/tools/build-lua.sh" "$cache/lua" "$cache/lua-sonde" "$SONDE_CC_BIN" -g $LUAFLAGS >b6.log 2>&1
+	real_build lua-plain lua cc -g $LUAFLAGS
+	real_build lua-sonde lua "$SONDE_CC_BIN" -g $LUAFLAGS
 	ln -sf "$cache/lua-plain" lua-plain && ln -sf "$cache/lua-sonde" lua-sonde
 	if [ -x lua-plain ] && [ -x lua-sonde ]; then
 		./lua-plain "$PROGS/bench.lua" 16 >plain.txt
@@ -192,7 +182,7 @@ if sh "$ROOT/tools/fetch-lua.sh" "$cache" >fetch.log 2>&1; then
 		coverage "lua (plain build)" lp.data
 		against_uftrace "lua (plain build)" lp.json ./lua-plain "$PROGS/bench.lua" 16
 	else
-		notok "Lua builds (plain and sonde-cc)" "$(tail -3 b5.log b6.log)"
+		notok "Lua builds (plain and sonde-cc)" "$(tail -3 build-lua-plain.log build-lua-sonde.log)"
 	fi
 else
 	skip "Lua from Debian source" "could not fetch lua5.4 ($(tail -1 fetch.log))"
@@ -203,10 +193,8 @@ if sh "$ROOT/tools/fetch-src.sh" leveldb "$cache/src" >fetch.log 2>&1; then
 	for cc in gcc clang; do
 		case $cc in gcc) cxx=g++ ;; clang) cxx=clang++ ;; esac
 		command -v $cxx >/dev/null || { skip "leveldb ($cxx)" "$cxx not installed"; continue; }
-		cached leveldb-plain-$cc sh "$ROOT/tools/build-leveldb.sh" "$cache/src/leveldb" "$cache/leveldb-plain-$cc" $cc $cxx -g \
-			>bl1-$cc.log 2>&1
-		cached leveldb-sonde-$cc env SONDE_CC=$cc SONDE_CXX=$cxx sh "$ROOT/tools/build-leveldb.sh" "$cache/src/leveldb" \
-			"$cache/leveldb-sonde-$cc" "$SONDE_CC_BIN" "$SONDE_CXX_BIN" >bl2-$cc.log 2>&1
+		real_build leveldb-plain-$cc leveldb $cc $cxx -g
+		SONDE_CC=$cc SONDE_CXX=$cxx real_build leveldb-sonde-$cc leveldb "$SONDE_CC_BIN" "$SONDE_CXX_BIN"
 		if [ -x "$cache/leveldb-plain-$cc/db_bench" ] && [ -x "$cache/leveldb-sonde-$cc/db_bench" ]; then
 			args="--benchmarks=fillseq,readrandom --num=20000"
 			"$SONDE" record -o lvp-$cc.data -- "$cache/leveldb-plain-$cc/db_bench" $args --db=$PWD/dbp-$cc >lvp.out 2>&1
@@ -220,7 +208,7 @@ if sh "$ROOT/tools/fetch-src.sh" leveldb "$cache/src" >fetch.log 2>&1; then
 			coverage "db_bench ($cxx, plain build)" lvp-$cc.data "$cache/leveldb-plain-$cc/db_bench"
 
 		else
-			notok "leveldb builds ($cxx, plain and sonde-c++)" "$(tail -3 bl1-$cc.log bl2-$cc.log)"
+			notok "leveldb builds ($cxx, plain and sonde-c++)" "$(tail -3 build-leveldb-plain-$cc.log build-leveldb-sonde-$cc.log)"
 		fi
 	done
 else

@@ -17,9 +17,8 @@ if ! command -v clang >/dev/null; then
 elif ! sh "$ROOT/tools/fetch-lua.sh" "$cache" > fetch.log 2>&1; then
 	skip "lua (clang): agent probes" "no Lua source ($(tail -1 fetch.log))"
 else
-	lua=$cache/probe-lua-clang/lua
-	if [ -x "$lua" ] || { mkdir -p "$cache/probe-lua-clang" &&
-		sh "$ROOT/tools/build-lua.sh" "$cache/lua" "$lua.tmp" clang -g > b.log 2>&1 && mv "$lua.tmp" "$lua"; }; then
+	lua=$cache/lua-clang
+	if real_build lua-clang lua clang -g; then
 		cat > t.lua <<'LUA'
 local n, acc = 0, 0
 local function f(i) local s = tostring(i); n = n + 1; acc = acc + #s end
@@ -48,7 +47,7 @@ LUA
 		check "lua (clang): luaV_execute's calls all return" jq_py lua.json \
 			"p=d['probes'][2]; assert p['calls'] > 0 and p['calls'] == p['returns'], p"
 	else
-		notok "lua builds with clang" "$(tail -3 b.log)"
+		notok "lua builds with clang" "$(tail -3 build-lua-clang.log)"
 	fi
 fi
 
@@ -56,8 +55,8 @@ fi
 if ! sh "$ROOT/tools/fetch-src.sh" leveldb "$cache/src" > fetch.log 2>&1; then
 	skip "leveldb (g++): agent probes" "could not fetch leveldb ($(tail -1 fetch.log))"
 else
-	dir=$cache/probe-leveldb-gcc
-	if [ -f "$dir/.done" ] || { sh "$ROOT/tools/build-leveldb.sh" "$cache/src/leveldb" "$dir" gcc g++ -g > b.log 2>&1 && touch "$dir/.done"; }; then
+	dir=$cache/leveldb-plain-gcc
+	if real_build leveldb-plain-gcc leveldb gcc g++ -g; then
 		rm -rf db1 db2
 		"$dir/db_bench" --benchmarks=fillseq,readrandom --num=3000 --db="$PWD/db1" > ldb.plain 2>&1; prc=$?
 		"$SONDE" probe --format=json -o ldb.json -e 'func:leveldb::DBImpl::Write' -e 'func:leveldb::DBImpl::Get' \
@@ -71,7 +70,7 @@ else
 		check "leveldb (g++): func leveldb::DBImpl::Get: the 3000 reads" jq_py ldb.json \
 			"p=d['probes'][1]; assert p['calls'] == p['returns'] == 3000, p"
 	else
-		notok "leveldb builds with g++" "$(tail -3 b.log)"
+		notok "leveldb builds with g++" "$(tail -3 build-leveldb-plain-gcc.log)"
 	fi
 fi
 
@@ -81,8 +80,8 @@ if ! command -v gdb >/dev/null; then
 elif ! sh "$ROOT/tools/fetch-src.sh" sqlite3 "$cache/src" > fetch.log 2>&1; then
 	skip "sqlite (gcc): agent probes" "could not fetch sqlite3 ($(tail -1 fetch.log))"
 else
-	dir=$cache/probe-sqlite-gcc
-	if [ -f "$dir/.done" ] || { sh "$ROOT/tools/build-sqlite.sh" "$cache/src/sqlite3" "$dir" gcc > b.log 2>&1 && touch "$dir/.done"; }; then
+	dir=$cache/sqlite-plain
+	if real_build sqlite-plain sqlite cc; then
 		st="$dir/speedtest1 --size 2 --testset main"
 		$st > sq.plain 2>&1; prc=$?
 		gdb -q -batch -ex 'break sqlite3_step' -ex 'ignore 1 100000000' -ex run -ex 'info breakpoints' \
@@ -100,6 +99,6 @@ else
 		check "sqlite (gcc): func sqlite3_step counts what gdb counts ($want)" jq_py sq.json \
 			"p=d['probes'][0]; assert d['target']['engine'] == 'agent' and p['calls'] == p['returns'] == int('${want:-0}'), p"
 	else
-		notok "sqlite builds with gcc" "$(tail -3 b.log)"
+		notok "sqlite builds with gcc" "$(tail -3 build-sqlite-plain.log)"
 	fi
 fi

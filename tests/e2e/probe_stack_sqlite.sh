@@ -21,8 +21,8 @@ elif ! command -v setarch >/dev/null; then
 elif ! sh "$ROOT/tools/fetch-src.sh" sqlite3 "$cache/src" > fetch.log 2>&1; then
 	skip "sqlite stacks" "could not fetch sqlite3 ($(tail -1 fetch.log))"
 else
-	dir=$cache/probe-sqlite-gcc
-	if [ -f "$dir/.done" ] || { sh "$ROOT/tools/build-sqlite.sh" "$cache/src/sqlite3" "$dir" gcc > b.log 2>&1 && touch "$dir/.done"; }; then
+	dir=$cache/sqlite-plain
+	if real_build sqlite-plain sqlite cc; then
 		st="$dir/speedtest1 --size 2 --testset main"
 		fn=sqlite3VdbeExec
 		setarch "$(uname -m)" -R $st > sq.plain 2>&1; prc=$?
@@ -56,6 +56,6 @@ for l in open(sys.argv[1]):
 assert n == 13, n
 PY
 	else
-		notok "sqlite builds with gcc" "$(tail -3 b.log)"
+		notok "sqlite builds with gcc" "$(tail -3 build-sqlite-plain.log)"
 	fi
 fi

@@ -5,7 +5,6 @@
 # and nothing lost.  Builds are cached (SONDE_TEST_CACHE).
 # test-timeout: 1500 (the first run builds real programs into the test cache: slow under load)
 . "$ROOT/tests/lib.sh"
-cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
 if ! sh "$ROOT/tools/fetch-src.sh" leveldb "$cache/src" >fetch.log 2>&1; then
 	skip "leveldb from Debian source" "could not fetch leveldb ($(tail -1 fetch.log))"; exit 0
 fi
@@ -13,9 +12,8 @@ for cc in gcc clang; do
 	case $cc in gcc) cxx=g++ ;; clang) cxx=clang++ ;; esac
 	command -v $cxx >/dev/null || { skip "leveldb ($cxx)" "$cxx not installed"; continue; }
 	out=$cache/leveldb-sonde-$cc
-	SONDE_CC=$cc SONDE_CXX=$cxx sh "$ROOT/tools/build-leveldb.sh" "$cache/src/leveldb" "$out" \
-		"$SONDE_CC_BIN" "$SONDE_CXX_BIN" >build-$cc.log 2>&1 ||
-		{ notok "leveldb builds with sonde-c++ on $cxx" "$(grep -m3 -i error build-$cc.log)"; continue; }
+	SONDE_CC=$cc SONDE_CXX=$cxx real_build leveldb-sonde-$cc leveldb "$SONDE_CC_BIN" "$SONDE_CXX_BIN" ||
+		{ notok "leveldb builds with sonde-c++ on $cxx" "$(grep -m3 -i error build-leveldb-sonde-$cc.log)"; continue; }
 	ok "leveldb builds with sonde-c++ on $cxx"
 	args="--benchmarks=fillseq,readrandom --num=20000 --db=$PWD/db-$cc"
 	"$SONDE" record -o l-$cc.data -- "$out/db_bench" $args >out.txt 2>rec.err; rc=$?

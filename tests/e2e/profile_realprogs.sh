@@ -6,23 +6,21 @@
 # inlined copies of the source.  Builds are cached (SONDE_TEST_CACHE).
 # test-timeout: 1500 (the first run builds real programs into the test cache: slow under load)
 . "$ROOT/tests/lib.sh"
-cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
 have_uftrace=1
 command -v uftrace >/dev/null || have_uftrace=0
 sh "$ROOT/tools/gen-data.sh" data.txt 4
 
-# build NAME PKG SCRIPT... : fetch PKG and build the sonde and -pg variants into the cache
+# build NAME: its sonde-cc and -pg builds (tests/lib.sh's real_build: cached)
 build() {
-	local name=$1 pkg=$2 script=$3
-	if ! sh "$ROOT/tools/fetch-src.sh" "$pkg" "$cache/src" >fetch.log 2>&1; then
-		skip "$name from Debian source" "could not fetch $pkg ($(tail -1 fetch.log))"; return 1
+	local name=$1 rc
+	real_build "$name-sonde" "$name" "$SONDE_CC_BIN"; rc=$?
+	if [ $rc = 2 ]; then
+		skip "$name from Debian source" "could not fetch it ($(tail -1 fetch-$name-sonde.log))"; return 1
 	fi
-	sh "$ROOT/tools/$script" "$cache/src/$pkg" "$cache/$name-sonde" "$SONDE_CC_BIN" >build.log 2>&1 ||
-		{ notok "$name builds with sonde-cc" "$(tail -3 build.log)"; return 1; }
+	[ $rc = 0 ] || { notok "$name builds with sonde-cc" "$(tail -3 build-$name-sonde.log)"; return 1; }
 	ok "$name from Debian source builds with sonde-cc"
 	[ $have_uftrace = 1 ] || return 0
-	sh "$ROOT/tools/$script" "$cache/src/$pkg" "$cache/$name-pg" cc -pg >build-pg.log 2>&1 ||
-		{ notok "$name builds with -pg" "$(tail -3 build-pg.log)"; return 1; }
+	real_build "$name-pg" "$name" cc -pg || { notok "$name builds with -pg" "$(tail -3 build-$name-pg.log)"; return 1; }
 }
 
 # against_uftrace SONDE_JSON LABEL MIN_FUNCS COMMAND...: uftrace records the -pg
@@ -42,7 +40,7 @@ against_uftrace() {
 	echo "$out"
 }
 
-if build zstd zstd build-zstd.sh; then
+if build zstd; then
 	zs=$cache/zstd-sonde/zstd
 	"$zs" -3 -q -c data.txt >plain.zst
 	"$SONDE" record -o zstd.data -- "$zs" -3 -q -c data.txt >rec.zst 2>rec.err
@@ -53,7 +51,7 @@ if build zstd zstd build-zstd.sh; then
 	fi
 fi
 
-if build sqlite sqlite3 build-sqlite.sh; then
+if build sqlite; then
 	st=$cache/sqlite-sonde/speedtest1
 	# speedtest1 prints timings; its exit status and the list of tests it ran are what must not change
 	"$st" --size 5 --testset main >plain.txt 2>&1; prc=$?

@@ -56,6 +56,8 @@ struct rsess {
 	int tracing;            /* QTStart done */
 	int no_tracepoints;     /* SONDE_REMOTE_TRACEPOINTS=0: breakpoints only */
 	struct rcount *count;   /* line sites counted inside the target (remote_count.c), or NULL */
+	const char *exe;        /* the program's ELF on this machine */
+	uint64_t ram, ram_len;  /* --target-ram: RAM for the trampolines of a microcontroller, or 0 */
 	/* Displaced instructions executed by sonde (rarch.emulate) instead of
 	 * a single step; SONDE_REMOTE_EMULATE=0: always stepped. */
 	int emulate;

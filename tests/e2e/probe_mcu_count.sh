@@ -8,10 +8,10 @@
 # counted in the target and the log must show the sites written (M) and no
 # breakpoint there.  Then: Ctrl-C on a long M3 run and --duration on a long
 # RV32 run leave the target detached with its code as the ELF has it (read
-# back with gdb-multiarch after sonde left) and running on to the same
+# through QEMU's monitor, `xp`, right after sonde left) and running on to the same
 # output; a stub that vanishes ends the session; code that cannot be
 # written (the proxy's --readonly) and a Cortex-M0 keep breakpoints, exact.
-# A missing toolchain, QEMU or gdb-multiarch is a skip.
+# A missing toolchain or QEMU is a skip.
 source "$ROOT/tests/lib.sh"
 source "$ROOT/tests/remote_lib.sh"
 
@@ -29,10 +29,10 @@ session() {
 	local name=$1 ram=$2 opts=() port pport; shift 2
 	while [ "$1" != -- ]; do opts+=("$1"); shift; done; shift
 	port=$(free_port); pport=$(free_port)
-	timeout 60 "$@" -S -gdb "tcp:127.0.0.1:$port" -pidfile "qemu.$name.pid" > "stub.$name" 2>&1 < /dev/null &
+	timeout 60 "$@" -S -gdb "tcp:127.0.0.1:$port" -pidfile "qemu.$name.pid" -monitor "unix:$PWD/mon.$name,server,nowait" \
+		> "stub.$name" 2>&1 < /dev/null &
 	qpid=$!; stubs+=("$qpid")
 	wait_listen "$port" || { notok "$name: stub listens" "$*"; return 1; }
-	qport=$port
 	python3 "$PROXY" "$pport" "127.0.0.1:$port" --log "px.$name" "${PXOPTS[@]}" &
 	stubs+=($!)
 	wait_listen "$pport"
@@ -112,7 +112,7 @@ else
 	skip "rv32: in-target counting" "riscv64-unknown-elf-gcc or qemu-system-riscv32 missing (apt-get install gcc-riscv64-unknown-elf qemu-system-misc)"
 fi
 
-# --- leaving a long run: the code put back (read with gdb after sonde left), the firmware runs on ---
+# --- leaving a long run: the code put back (read through QEMU's monitor), the firmware runs on ---
 # leave NAME HOW FW QEMU...: HOW = int | duration
 leave() {
 	local name=$1 how=$2 fw=$3 long=$4 ram=$5 od=$6 nm=$7 extra=(); shift 7
@@ -122,51 +122,45 @@ leave() {
 	wait "$spid"; rc=$?
 	check "$name: sonde exits 0, detached, counts read (0 < step's < the firmware's)" jq_py "out.$name.json" \
 		"p=d['probes']; assert $rc == 0 and d['target']['state'].startswith('detached') and 0 < p[1]['hits'] < $long and p[1]['counts_complete'], (d['target'], p[1])"
-	# The code at every site, read from the target now, against the ELF's bytes (gdb reads the file's with
-	# `set trust-readonly-sections`: off by default, so `x` asks the target).
-	local cmd="set pagination off
-set confirm off
-target remote 127.0.0.1:$qport"
-	for a in $(sites "$od" "$nm" "fw.$fw.elf"); do cmd+="
-x/4xb $a"; done
-	cmd+="
-detach"
-	echo "$cmd" > "gdb.$name.cmd"
-	timeout 30 gdb-multiarch -q -batch -ex "file fw.$fw.elf" -x "gdb.$name.cmd" > "gdb.$name" 2>&1
-	check "$name: every site's code is the ELF's again (gdb-multiarch reads the target after sonde left)" python3 - \
-		"gdb.$name" "fw.$fw.elf" "$od" <<'EOF2'
-import re, subprocess, sys
-out = open(sys.argv[1]).read()
-rows = re.findall(r"^(0x[0-9a-f]+)[^:]*:\s+((?:0x[0-9a-f]{2}\s*){4})$", out, re.M)
-assert len(rows) == 5, out[-600:]
+	# The code at every site, read from the running target now through QEMU's monitor (not the gdb
+	# stub), against the ELF's bytes (objdump -s).
+	check "$name: every site's code is the ELF's again (QEMU's monitor reads it after sonde left)" python3 - \
+		"mon.$name" "fw.$fw.elf" "$od" $(sites "$od" "$nm" "fw.$fw.elf") <<'EOF2'
+import re, socket, subprocess, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.settimeout(5)
 dump = subprocess.run([sys.argv[3], "-s", "-j", ".text", sys.argv[2]], capture_output=True, text=True).stdout
 mem = {}
 for line in dump.splitlines():
     m = re.match(r"^ ([0-9a-f]+) ((?:[0-9a-f]{2,8} ?){1,4})", line)
     if m:
-        b = bytes.fromhex(m.group(2).replace(" ", ""))
-        for i, x in enumerate(b):
+        for i, x in enumerate(bytes.fromhex(m.group(2).replace(" ", ""))):
             mem[int(m.group(1), 16) + i] = x
-for a, bs in rows:
-    got = bytes(int(x, 16) for x in bs.split())
+out = b""
+for a in sys.argv[4:]:
+    s.sendall(b"xp /4xb %s\n" % a.encode())
+    t = time.time() + 5
+    while not re.search(rb"%x: (0x[0-9a-f]{2} ?){4}" % int(a, 16), out) and time.time() < t:
+        out += s.recv(4096)
+for a in sys.argv[4:]:
+    m = re.search(rb"%x: ((?:0x[0-9a-f]{2} ?){4})" % int(a, 16), out)
+    assert m, (a, out[-300:])
+    got = bytes(int(x, 16) for x in m.group(1).split())
     want = bytes(mem[int(a, 16) + i] for i in range(4))
     assert got == want, (a, got.hex(), want.hex())
 EOF2
 	timeout 60 tail --pid="$qpid" -f /dev/null
 	check "$name: the firmware runs on to the same output" cmp -s "plain.$fw" "stub.$name"
 }
-# Runs of about 2 s: RV32 is slower on QEMU (its data shares pages with the code: each store is one to translated code).
-if ! command -v gdb-multiarch >/dev/null; then
-	skip "leaving a long run" "gdb-multiarch missing (apt-get install gdb-multiarch)"
-else
-	if [ $have_arm = 1 ] && build_arm m3long -mcpu=cortex-m3 -DN=2000000; then
-		timeout 60 "${QM3[@]}" -kernel fw.m3long.elf > plain.m3long 2>&1 < /dev/null
-		leave m3-int int m3long 2000000 "$ARM_RAM" arm-none-eabi-objdump arm-none-eabi-nm "${QM3[@]}"
-	fi
-	if [ $have_rv = 1 ] && build_rv32 rv32long -DN=40000; then
-		timeout 60 "${QRV[@]}" -kernel fw.rv32long.elf > plain.rv32long 2>&1 < /dev/null
-		leave rv32-duration duration rv32long 40000 "$RV_RAM" riscv64-unknown-elf-objdump riscv64-unknown-elf-nm "${QRV[@]}"
-	fi
+# Runs of a few seconds with a debugger attached: RV32 is slower on QEMU (its data shares pages with the code: each store is one to translated code).
+if [ $have_arm = 1 ] && build_arm m3long -mcpu=cortex-m3 -DN=2000000; then
+	timeout 60 "${QM3[@]}" -kernel fw.m3long.elf > plain.m3long 2>&1 < /dev/null
+	leave m3-int int m3long 2000000 "$ARM_RAM" arm-none-eabi-objdump arm-none-eabi-nm "${QM3[@]}"
+fi
+if [ $have_rv = 1 ] && build_rv32 rv32long -DN=40000; then
+	timeout 60 "${QRV[@]}" -kernel fw.rv32long.elf > plain.rv32long 2>&1 < /dev/null
+	leave rv32-duration duration rv32long 40000 "$RV_RAM" riscv64-unknown-elf-objdump riscv64-unknown-elf-nm "${QRV[@]}"
 fi
 [ $have_arm = 1 ] && [ -f fw.m3.elf ] || exit 0
 

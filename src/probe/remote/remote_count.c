@@ -1,5 +1,8 @@
 /* remote_count.c — line probes counted inside a remote aarch64 or x86-64
- * Linux target (declared in remote_run.h).  The steps below are aarch64's; on x86-64
+ * Linux target, or Cortex-M3/M4 or RV32 firmware (declared in remote_run.h;
+ * on a microcontroller the RAM is --target-ram's, the code
+ * remote_count_mcu.c's, the jumps written with M as on x86-64, and the exit
+ * read at a breakpoint on each semihosting trap: install_mcu).  The steps below are aarch64's; on x86-64
  * the syscall instruction is `syscall`, the trampolines are
  * src/arch/x86_64/remote_tramp.c's (the local relocator's code), the jumps
  * are written with M (gdbserver writes the text) and the exit is caught at

@@ -58,6 +58,7 @@ struct cli_opts {
 	const char *exe;        /* --exe PROGRAM (with --target) */
 	double timeout;         /* --timeout SECONDS (with --target; 0 = default) */
 	int hw_breakpoints;     /* --hw-breakpoints N (with --target; 0 = not given) */
+	uint64_t target_ram, target_ram_len; /* --target-ram ADDR:LEN (len 0 = not given) */
 	/* positional arguments after the options (and after "--") */
 	int argc; char **argv;
 };

@@ -14,7 +14,7 @@
 enum {
 	O_FORMAT = 256, O_SORT, O_LIMIT, O_THREADS, O_PER_LOCK, O_TID, O_TIME_RANGE, O_DEPTH, O_MIN_PERCENT,
 	O_TRACE, O_LOCKS, O_LOSSY, O_MIN_TIME, O_DOMAIN, O_BUFFER, O_KEEP_LAST, O_COMPRESS, O_NO_FOLLOW, O_DURATION,
-	O_INTERACTIVE, O_PENDING, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_HW_BREAKPOINTS, O_ENGINE, O_STACK_COPY, O_STACK_UNWIND, O_MODULE, O_NO_PATCH, O_HELP,
+	O_INTERACTIVE, O_PENDING, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_HW_BREAKPOINTS, O_TARGET_RAM, O_ENGINE, O_STACK_COPY, O_STACK_UNWIND, O_MODULE, O_NO_PATCH, O_HELP,
 };
 
 static const struct cli_option options[] = {
@@ -87,6 +87,9 @@ static const struct cli_option options[] = {
 	  "--target: how long to wait for each reply of the stub (default 5)" },
 	{ "hw-breakpoints", O_HW_BREAKPOINTS, required_argument, CMD_PROBE, "N",
 	  "--target: the core's hardware breakpoint comparators, for code in flash (refused before placing more)" },
+	{ "target-ram", O_TARGET_RAM, required_argument, CMD_PROBE, "ADDR:LEN",
+	  "--target on a microcontroller: RAM the firmware does not use, within a branch's reach of the code, where "
+	  "sonde writes trampolines so that line probes are counted in the target (no stop per hit)" },
 	{ "engine", O_ENGINE, required_argument, CMD_PROBE, "agent|ptrace",
 	  "who runs the probes: the agent inside the program (default for func, line and var probes) or ptrace stops" },
 	{ "help", O_HELP, no_argument, ~0u, NULL, "show this help (also -h)" },
@@ -353,6 +356,17 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 			if (*end || end == optarg || v < 1 || v > 64)
 				cli_die(EXIT_USAGE, "invalid value '%s' for --hw-breakpoints (1 to 64)", optarg);
 			o->hw_breakpoints = (int)v;
+			break;
+		}
+		case O_TARGET_RAM: {
+			char *end, *end2 = NULL;
+			unsigned long long at = strtoull(optarg, &end, 0), len = *end == ':' ? strtoull(end + 1, &end2, 0) : 0;
+			if (end == optarg || *end != ':' || end2 == end + 1 || *end2 || len < 64 || len > (1ull << 32) ||
+			    at > (1ull << 32) - len || optarg[0] == '-' || end[1] == '-')
+				cli_die(EXIT_USAGE, "invalid value '%s' for --target-ram (ADDR:LEN, e.g. 0x20008000:0x2000, "
+				        "inside 32-bit memory)", optarg);
+			o->target_ram = at;
+			o->target_ram_len = len;
 			break;
 		}
 		case 'h':

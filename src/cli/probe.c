@@ -144,6 +144,8 @@ int cmd_probe(struct cli_opts *o)
 		.specs = (const char *const *)o->specs, .nspecs = o->nspecs, .duration = o->duration,
 		.timeout_ms = o->timeout > 0 ? (int)(o->timeout * 1000) : 0,
 		.hw_breakpoints = o->hw_breakpoints,
+		.target_ram = o->target_ram,
+		.target_ram_len = o->target_ram_len,
 		.in_fd = o->interactive ? STDIN_FILENO : -1, .pending = o->pending,
 		.record_dir = o->record_probe ? o->output : NULL, .stack_copy = (uint32_t)o->stack_copy,
 		.stack_copy_only = o->stack_copy_only,

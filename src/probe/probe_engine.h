@@ -30,6 +30,7 @@ struct probe_opts {
 	double duration;        /* seconds, 0 = until the program ends */
 	int timeout_ms;         /* remote: per reply of the stub (0: default) */
 	int hw_breakpoints;     /* remote: the core's comparators (--hw-breakpoints), 0 not given */
+	uint64_t target_ram, target_ram_len; /* remote: RAM for in-target counting on a microcontroller (--target-ram), len 0 not given */
 	int in_fd;              /* interactive commands (manager.c), or -1 */
 	int pending;            /* --pending: a location in no loaded object waits for a library */
 	const char *record_dir; /* --record: the hits go into this recording too, or NULL */

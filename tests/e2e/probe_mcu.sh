@@ -26,19 +26,6 @@ SPECS=(-e func:step -e "line:mcu_counts.c:$L" -e "var:mcu_counts.c:$L:v" -e "var
        -e "assert:mcu_counts.c:$L:v % 7 != 0" -e "branch:mcu_counts.c:$B" -e time:tick -e time:step
        -e func:clamp -e "line:mcu_counts.c:$C" -e var:bump:f)
 
-# build NAME EXTRA-CFLAGS...: fw.NAME.elf
-build_arm() {
-	local name=$1; shift
-	arm-none-eabi-gcc -g -O1 -ffreestanding -nostdlib -nostartfiles -mthumb -I"$PROGS" -T "$PROGS/mcu_cortexm.ld" \
-		"$@" -o "fw.$name.elf" "$PROGS/mcu_start_cortexm.c" "$src" -lgcc 2> "build.$name.err"
-}
-build_rv32() {
-	local name=$1; shift
-	riscv64-unknown-elf-gcc -g -O1 -ffreestanding -nostdlib -nostartfiles -march=rv32imac -mabi=ilp32 \
-		-mcmodel=medany -Wl,--no-warn-rwx-segments -I"$PROGS" -T "$PROGS/mcu_rv32.ld" "$@" -o "fw.$name.elf" \
-		"$PROGS/mcu_start_rv32.S" "$src" -lgcc 2> "build.$name.err"
-}
-
 # check_counts NAME OUT.JSON PLAIN: the probes against the firmware's own line.
 check_counts() {
 	python3 - "$@" <<'EOF2'

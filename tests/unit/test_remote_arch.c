@@ -3,12 +3,18 @@
  * branches, jumps and calls, the delay slot of MIPS branches (a branch not
  * taken goes on at the branch + 8, branch-likely marked), the target
  * addresses, and taken / not taken on given registers.  The encodings are
- * the architecture manuals' (checked against the cross binutils' objdump). */
+ * the architecture manuals' (checked against the cross binutils' objdump).
+ * And the trampolines of in-target counting on microcontrollers
+ * (src/arch/arm/remote_tramp.c, src/arch/riscv/remote_tramp.c): their bytes
+ * as arm-none-eabi-objdump / riscv64-unknown-elf-objdump decode them, and
+ * which sites they refuse. */
 #include "unit.h"
 
 #include <string.h>
 
+#include "arch/arm/remote_tramp.h"
 #include "arch/remote_arch.h"
+#include "arch/riscv/remote_tramp.h"
 
 /* Registers for rarch.taken: r[regno], and a count of the reads. */
 struct regs { uint64_t r[64]; int reads; };
@@ -424,6 +430,134 @@ static void arm_thumb_emulate(void)
 #undef SET
 }
 
+
+/* The counting part of every Thumb-2 trampoline (counter at 0x1000):
+ *   push {r0,r1,r2}; movw r0,#0x1000; movt r0,#0; 1: ldrex r1,[r0]; add.w r1,r1,#1;
+ *   strex r2,r1,[r0]; cbz r2,2f; b 1b; 2: cbnz r1,3f; ldr r1,[r0,#4]; add.w r1,r1,#1;
+ *   str r1,[r0,#4]; 3: pop {r0,r1,r2} */
+static const uint8_t T32_COUNT[38] = {
+	0x07, 0xb4, 0x41, 0xf2, 0x00, 0x00, 0xc0, 0xf2, 0x00, 0x00, 0x50, 0xe8, 0x00, 0x1f, 0x01, 0xf1, 0x01, 0x01,
+	0x40, 0xe8, 0x00, 0x12, 0x02, 0xb1, 0xf7, 0xe7, 0x19, 0xb9, 0x41, 0x68, 0x01, 0xf1, 0x01, 0x01, 0x41, 0x60,
+	0x07, 0xbc,
+};
+
+static int t32(uint64_t at, uint64_t site, const uint8_t *code, int disp, const uint8_t *want, size_t n)
+{
+	uint8_t out[T32_TRAMP_MAX];
+	const char *why = NULL;
+	int m = t32_tramp(out, sizeof out, at, site, code, disp, 0x1000, &why);
+	return m == (int)(sizeof T32_COUNT + n) && !memcmp(out, T32_COUNT, sizeof T32_COUNT) &&
+	       !memcmp(out + sizeof T32_COUNT, want, n);
+}
+
+static void arm_tramp(void)
+{
+	/* ldr r3,[pc,#8] at 0x100 (the literal at 0x10c) and movs r0,#1: movw/movt r3,#0x10c; ldr r3,[r3];
+	 * movs r0,#1; b.w 0x104 (at 0x300032: f500 b867) */
+	static const uint8_t ldr[] = { 0x02, 0x4b, 0x01, 0x20 }, ldr_w[] = { 0x40, 0xf2, 0x0c, 0x13, 0xc0, 0xf2, 0x00,
+		0x03, 0x1b, 0x68, 0x01, 0x20, 0x00, 0xf5, 0x67, 0xb8 };
+	CHECK(t32(0x300000, 0x100, ldr, 4, ldr_w, sizeof ldr_w));
+	/* bne.w 0x40e at 0x200 (f040 8105): beq.n over b.w 0x40e, b.w 0x204 */
+	static const uint8_t bne[] = { 0x40, 0xf0, 0x05, 0x81 }, bne_w[] = { 0x01, 0xd0, 0x00, 0xf5, 0xd1, 0xb9, 0x00,
+		0xf5, 0xca, 0xb8 };
+	CHECK(t32(0x300040, 0x200, bne, 4, bne_w, sizeof bne_w));
+	/* beq.n 0x218 at 0x200 and a nop: bne.n over b.w 0x218, nop, b.w 0x204 */
+	static const uint8_t beq[] = { 0x0a, 0xd0, 0x00, 0xbf }, beq_w[] = { 0x01, 0xd1, 0x00, 0xf5, 0xb6, 0xb8, 0x00,
+		0xbf, 0x00, 0xf5, 0xa9, 0xb8 };
+	CHECK(t32(0x300080, 0x200, beq, 4, beq_w, sizeof beq_w));
+	/* bl 0x200 at 0x200: movw/movt lr,#0x205 (the return, Thumb bit set), b.w 0x200, b.w 0x204 */
+	static const uint8_t bl[] = { 0xff, 0xf7, 0xfe, 0xff }, bl_w[] = { 0x40, 0xf2, 0x05, 0x2e, 0xc0, 0xf2, 0x00,
+		0x0e, 0x00, 0xf5, 0x87, 0xb8, 0x00, 0xf5, 0x87, 0xb8 };
+	CHECK(t32(0x3000c0, 0x200, bl, 4, bl_w, sizeof bl_w));
+	uint8_t b[4];
+	CHECK(t32_branch(b, 0x300032, 0x104) == 0 && b[0] == 0x00 && b[1] == 0xf5 && b[2] == 0x67 && b[3] == 0xb8);
+	CHECK(t32_branch(b, 0x0, 0x1000004) == -1);                               /* beyond ±16 MiB */
+
+	/* Sites: a function of push {r4,lr}; cmp r0,r1; it gt; movgt r0,r1; movs r1,#0; ldrex r2,[r3];
+	 * adds r2,#1; beq.n (to the adds); pop {r4,pc} */
+	static const uint8_t fn[] = { 0x10, 0xb5, 0x88, 0x42, 0xc8, 0xbf, 0x08, 0x46, 0x00, 0x21, 0x53, 0xe8, 0x00, 0x2f,
+		0x01, 0x32, 0xfd, 0xd0, 0x10, 0xbd };
+	int disp = 0;
+	const char *why = NULL;
+	CHECK(t32_site_check(fn, sizeof fn, 0x100, 0x100, &disp, &why) == 0 && disp == 4);   /* push + cmp */
+	CHECK(t32_site_check(fn, sizeof fn, 0x100, 0x104, &disp, &why) == 1 && strstr(why, "IT"));
+	CHECK(t32_site_check(fn, sizeof fn, 0x100, 0x106, &disp, &why) == 1 && strstr(why, "IT block"));
+	CHECK(t32_site_check(fn, sizeof fn, 0x100, 0x102, &disp, &why) == 1);                 /* cmp, then the it */
+	CHECK(t32_site_check(fn, sizeof fn, 0x100, 0x10e, &disp, &why) == 1 && strstr(why, "load-exclusive"));
+	CHECK(t32_site_check(fn, sizeof fn, 0x100, 0x101, &disp, &why) == 1);                 /* not a boundary */
+	CHECK(t32_site_check(fn, 10, 0x100, 0x108, &disp, &why) == 1 && strstr(why, "end of its function"));
+	static const uint8_t fn2[] = { 0x00, 0x21, 0x01, 0x31, 0xfd, 0xd1, 0x70, 0x47 };  /* movs; adds; bne.n (adds); bx lr */
+	CHECK(t32_site_check(fn2, sizeof fn2, 0x200, 0x200, &disp, &why) == 1 && strstr(why, "branch target"));
+	CHECK(t32_site_check(fn2, sizeof fn2, 0x200, 0x202, &disp, &why) == 0 && disp == 4);
+	static const uint8_t tbb[] = { 0xdf, 0xe8, 0x00, 0xf0 }, vldr[] = { 0x9f, 0xed, 0x02, 0x0a }, sv[] = { 0xab, 0xbe };
+	CHECK(t32_reloc_refused(tbb, 4) && t32_reloc_refused(vldr, 4) && t32_reloc_refused(sv, 2));
+	CHECK(t32_reloc_refused(ldr, 2) == NULL && t32_reloc_refused(bne, 4) == NULL);
+
+	/* .ARM.attributes as arm-none-eabi-gcc -mcpu=cortex-m3 writes them (readelf -x), and the same for v6-M. */
+	uint8_t at[] = { 0x41, 0x2c, 0x00, 0x00, 0x00, 0x61, 0x65, 0x61, 0x62, 0x69, 0x00, 0x01, 0x22, 0x00, 0x00, 0x00,
+		0x05, 0x37, 0x2d, 0x4d, 0x00, 0x06, 0x0a, 0x07, 0x4d, 0x09, 0x02, 0x12, 0x04, 0x14, 0x01, 0x15, 0x01, 0x17,
+		0x03, 0x18, 0x01, 0x19, 0x01, 0x1a, 0x01, 0x1e, 0x01, 0x22, 0x01 };
+	CHECK(t32_attrs_thumb2(at, sizeof at) == 1);
+	at[22] = 11;                                                               /* Tag_CPU_arch v6-M */
+	CHECK(t32_attrs_thumb2(at, sizeof at) == 0);
+	CHECK(t32_attrs_thumb2(at, 20) == 0);                                     /* cut short */
+}
+
+/* The counting part of every RV32 trampoline (counter at 0x80001000):
+ *   addi sp,sp,-16; sw t0,0(sp); sw t1,4(sp); lui t0,0x80001; addi t0,t0,0; li t1,1;
+ *   amoadd.w t1,t1,(t0); addi t1,t1,1; bnez t1,1f; addi t0,t0,4; li t1,1; amoadd.w zero,t1,(t0);
+ *   1: lw t0,0(sp); lw t1,4(sp); addi sp,sp,16 */
+static const uint8_t RV_COUNT[60] = {
+	0x13, 0x01, 0x01, 0xff, 0x23, 0x20, 0x51, 0x00, 0x23, 0x22, 0x61, 0x00, 0xb7, 0x12, 0x00, 0x80, 0x93, 0x82,
+	0x02, 0x00, 0x13, 0x03, 0x10, 0x00, 0x2f, 0xa3, 0x62, 0x00, 0x13, 0x03, 0x13, 0x00, 0x63, 0x18, 0x03, 0x00,
+	0x93, 0x82, 0x42, 0x00, 0x13, 0x03, 0x10, 0x00, 0x2f, 0xa0, 0x62, 0x00, 0x83, 0x22, 0x01, 0x00, 0x03, 0x23,
+	0x41, 0x00, 0x13, 0x01, 0x01, 0x01,
+};
+
+static int rv(const uint8_t *code, int disp, const uint8_t *want, size_t n)
+{
+	uint8_t out[RV32_TRAMP_MAX];
+	const char *why = NULL;
+	int m = rv32_tramp(out, sizeof out, 0x80081000, 0x80000200, code, disp, 0x80001000, &why);
+	return m == (int)(sizeof RV_COUNT + n) && !memcmp(out, RV_COUNT, sizeof RV_COUNT) &&
+	       !memcmp(out + sizeof RV_COUNT, want, n);
+}
+
+static void riscv32_tramp(void)
+{
+	/* auipc a0,0x0 at 0x80000200: lui a0,0x80000; addi a0,a0,512; j 0x80000204 */
+	static const uint8_t auipc[] = { 0x17, 0x05, 0x00, 0x00 }, auipc_w[] = { 0x37, 0x05, 0x00, 0x80, 0x13, 0x05,
+		0x05, 0x20, 0x6f, 0xf0, 0x07, 0x9c };
+	CHECK(rv(auipc, 4, auipc_w, sizeof auipc_w));
+	/* c.jal 0x800001da, addi s0,s0,1 (c.addi): lui ra,0x80000; addi ra,ra,514; j 0x800001da; c.addi; j 0x80000204 */
+	static const uint8_t jal[] = { 0xe9, 0x3f, 0x05, 0x04 }, jal_w[] = { 0xb7, 0x00, 0x00, 0x80, 0x93, 0x80, 0x20,
+		0x20, 0x6f, 0xf0, 0x67, 0x99, 0x05, 0x04, 0x6f, 0xf0, 0xa7, 0x9b };
+	CHECK(rv(jal, 4, jal_w, sizeof jal_w));
+	/* beq s0,s1,0x80000218: bne s0,s1,+8; j 0x80000218; j 0x80000204 */
+	static const uint8_t beq[] = { 0x63, 0x0c, 0x94, 0x00 }, beq_w[] = { 0x63, 0x14, 0x94, 0x00, 0x6f, 0xf0, 0x87,
+		0x9d, 0x6f, 0xf0, 0x07, 0x9c };
+	CHECK(rv(beq, 4, beq_w, sizeof beq_w));
+	uint8_t b[4];
+	CHECK(rv32_branch(b, 0x80081044, 0x80000204) == 0 && b[0] == 0x6f && b[1] == 0xf0 && b[2] == 0x07 && b[3] == 0x9c);
+	CHECK(rv32_branch(b, 0x80000000, 0x80100000) == -1);                      /* beyond ±1 MiB */
+
+	/* Sites: mv a5,a0; bge a1,a0,+10 (to the sw); mv a0,a1; jal third (c.jal); li a5,1 (c.li); sw a5,0(a4);
+	 * lr.w a3,(a0); addi a3,a3,1; ret */
+	static const uint8_t fn[] = { 0xaa, 0x87, 0x63, 0xd5, 0xa5, 0x00, 0x2e, 0x85, 0xe9, 0x3f, 0x85, 0x47, 0x1c, 0xc3,
+		0xaf, 0x26, 0x05, 0x10, 0x85, 0x06, 0x82, 0x80 };
+	int disp = 0;
+	const char *why = NULL;
+	CHECK(rv32_site_check(fn, sizeof fn, 0x100, 0x100, &disp, &why) == 0 && disp == 6);  /* c.mv + bge */
+	CHECK(rv32_site_check(fn, sizeof fn, 0x100, 0x108, &disp, &why) == 1 && strstr(why, "call"));
+	CHECK(rv32_site_check(fn, sizeof fn, 0x100, 0x10a, &disp, &why) == 1 && strstr(why, "branch target"));
+	CHECK(rv32_site_check(fn, sizeof fn, 0x100, 0x112, &disp, &why) == 1 && strstr(why, "lr.w"));
+	CHECK(rv32_site_check(fn, sizeof fn, 0x100, 0x103, &disp, &why) == 1);
+	/* The semihosting sequence: slli x0,x0,0x1f; ebreak; srai x0,x0,7 */
+	static const uint8_t sh[] = { 0x13, 0x10, 0xf0, 0x01, 0x73, 0x00, 0x10, 0x00, 0x13, 0x50, 0x70, 0x40 };
+	CHECK(rv32_semihost_at(sh, sizeof sh, 4) && !rv32_semihost_at(sh, sizeof sh, 0) && !rv32_semihost_at(sh, 8, 4));
+	CHECK(rv32_site_check(sh, sizeof sh, 0, 0, &disp, &why) == 1 && rv32_site_check(sh, sizeof sh, 0, 4, &disp, &why) == 1);
+}
+
 int main(void)
 {
 	RUN(mips_branches);
@@ -433,5 +567,7 @@ int main(void)
 	RUN(riscv32_branches);
 	RUN(riscv32_emulate);
 	RUN(arm_thumb_emulate);
+	RUN(arm_tramp);
+	RUN(riscv32_tramp);
 	UNIT_END();
 }

@@ -1,5 +1,8 @@
 /* remote_count.c — line probes counted inside a remote aarch64 or x86-64
- * Linux target (declared in remote_run.h).  The steps below are aarch64's; on x86-64
+ * Linux target, or Cortex-M3/M4 or RV32 firmware (declared in remote_run.h;
+ * on a microcontroller the RAM is --target-ram's, the code
+ * remote_count_mcu.c's, the jumps written with M as on x86-64, and the exit
+ * read at a breakpoint on each semihosting trap: install_mcu).  The steps below are aarch64's; on x86-64
  * the syscall instruction is `syscall`, the trampolines are
  * src/arch/x86_64/remote_tramp.c's (the local relocator's code), the jumps
  * are written with M (gdbserver writes the text) and the exit is caught at
@@ -34,6 +37,7 @@
 #include "arch/x86_64/remote_tramp.h"
 #include "probe/engine.h"
 #include "probe/probe.h"
+#include "probe/remote/remote_count_mcu.h"
 #include "probe/remote/remote_run.h"
 #include "sym/sym.h"
 
@@ -84,16 +88,33 @@ struct rcount {
 	int complete;               /* at the end: every hit was read */
 	int undone;
 	int x64;                    /* x86-64 (gdbserver: patched with M, no routine) */
-	uint8_t *jmp;               /* x86-64: each site's 5-byte jmp to its trampoline */
+	uint8_t *jmp;               /* x86-64, microcontrollers: each site's jump to its trampoline */
 	int catching;               /* the stub stops the target at exit_group (QCatchSyscalls) */
+	int mcu;                    /* a microcontroller (remote_count_mcu.c): --target-ram, jumps written with M */
+	uint64_t code_end;          /* mcu: the trampolines are [page, code_end) */
+	uint64_t *exits;            /* mcu: the semihosting traps, where the exit stops */
+	int nexits;
+	int refused_noted;          /* mcu: the note that the session cannot count in the target was given */
+	int mcu_known, mcu_kind;    /* mcu_count_kind's answer, asked once */
+	const char *mcu_why;
 };
+
+static int allowed(struct rsess *s)
+{
+	const char *v = getenv("SONDE_REMOTE_IN_TARGET");
+	return !s->no_tracepoints && !(v && !strcmp(v, "0")) && !s->c.big_endian;
+}
 
 static int enabled(struct rsess *s)
 {
-	const char *v = getenv("SONDE_REMOTE_IN_TARGET");
 	int m = s->c.arch->elf_machine;
-	return !s->no_tracepoints && !(v && !strcmp(v, "0")) && (m == EM_AARCH64 || m == EM_X86_64) &&
-	       !s->c.big_endian && s->c.has_auxv;
+	return allowed(s) && (m == EM_AARCH64 || m == EM_X86_64) && s->c.has_auxv;
+}
+
+/* The jump that replaces a site: bytes. */
+static int jump_len(const struct rcount *k)
+{
+	return k->mcu ? MCU_JUMP_LEN : X64_JMP_LEN;
 }
 
 #define FUNC_MAX 65536              /* bytes of a function read to check x86-64 branch targets */
@@ -151,12 +172,29 @@ static int after_exclusive(struct rsess *s, uint64_t addr)
 
 int rcount_add(struct rsess *s, struct probe *p, uint64_t addr)
 {
-	if (!enabled(s) || (s->c.arch->elf_machine == EM_AARCH64 && addr % 4))
-		return 1;
+	const char *why = NULL;
 	struct rcount *k = s->count;
 	if (!k && !(k = s->count = calloc(1, sizeof *k)))
 		return -1;
+	if (!k->mcu_known) {  /* once: it reads the ELF's attributes */
+		k->mcu_known = 1;
+		k->mcu_kind = allowed(s) ? mcu_count_kind(s, &k->mcu_why) : 0;
+	}
+	int mcu = k->mcu_kind;
+	why = k->mcu_why;
+	if (mcu < 0) {
+		if (s->ram_len && !k->refused_noted && s->e->warn) {
+			char msg[300];
+			snprintf(msg, sizeof msg, "not counted in the target (%s): breakpoints", why);
+			s->e->warn(p, msg);
+		}
+		k->refused_noted = 1;
+		return 1;
+	}
+	if (!mcu && (!enabled(s) || (s->c.arch->elf_machine == EM_AARCH64 && addr % 4)))
+		return 1;
 	k->x64 = s->c.arch->elf_machine == EM_X86_64;
+	k->mcu = mcu;
 	int site;
 	for (site = 0; site < k->n && k->v[site].addr != addr; site++)
 		;
@@ -164,7 +202,20 @@ int rcount_add(struct rsess *s, struct probe *p, uint64_t addr)
 		struct csite t = { .addr = addr };
 		if (k->n >= MAX_SITES)
 			return 1;
-		if (k->x64) {
+		if (k->mcu) {
+			if (mcu_site(s, addr, t.orig, &t.olen, &why)) {
+				if (s->e->warn) {
+					char msg[300];
+					snprintf(msg, sizeof msg, "line site 0x%llx not counted in the target (%s): a breakpoint there",
+					         (unsigned long long)addr, why);
+					s->e->warn(p, msg);
+				}
+				return 1;
+			}
+			for (int i = 0; i < k->n; i++)  /* the displaced bytes of two sites must not overlap */
+				if (addr < k->v[i].addr + (uint64_t)k->v[i].olen && k->v[i].addr < addr + (uint64_t)t.olen)
+					return 1;
+		} else if (k->x64) {
 			if (x64_site(s, addr, &t))
 				return 1;
 			for (int i = 0; i < k->n; i++)  /* the displaced bytes of two sites must not overlap */
@@ -432,19 +483,20 @@ static int build_x64(struct rsess *s, uint64_t page, uint8_t *buf, size_t *len, 
 	return 0;
 }
 
-/* x86-64: the sites patched (on: each one's jmp written with M, every
- * thread being stopped) or put back.  0, 1 the stub refused a write when
- * patching (those written are put back), -1 error. */
-static int patch_x64(struct rsess *s, int on)
+/* x86-64, microcontrollers: the sites patched (on: each one's jump
+ * written with M, every thread being stopped) or put back.  0, 1 the stub
+ * refused a write when patching (those written are put back), -1 error. */
+static int patch_m(struct rsess *s, int on)
 {
 	struct rcount *k = s->count;
+	size_t jl = (size_t)jump_len(k);
 	for (int i = 0; i < k->n; i++) {
-		if (remote_write(&s->c, k->v[i].addr, on ? k->jmp + X64_JMP_LEN * i : k->v[i].orig, X64_JMP_LEN) == 0)
+		if (remote_write(&s->c, k->v[i].addr, on ? k->jmp + jl * (size_t)i : k->v[i].orig, jl) == 0)
 			continue;
 		if (!on)
 			return -1;
 		while (i-- > 0)
-			if (remote_write(&s->c, k->v[i].addr, k->v[i].orig, X64_JMP_LEN))
+			if (remote_write(&s->c, k->v[i].addr, k->v[i].orig, jl))
 				return -1;
 		return 1;
 	}
@@ -464,6 +516,98 @@ static int fall_back(struct rsess *s, const char *why, char *err, size_t n)
 		if (site_to_bp(s, i, err, n))
 			return -1;
 	k->n = k->nu = 0;
+	return 0;
+}
+
+/* The sites are in: each probe says how many of its sites count in the target. */
+static void mark_installed(struct rcount *k)
+{
+	k->installed = 1;
+	k->fresh = 1;
+	for (int i = 0; i < k->nu; i++)
+		k->u[i].p->in_target++;
+	for (int i = 0; i < k->nu; i++) {
+		struct probe *p = k->u[i].p;
+		char *w = NULL;
+		if (p->where && !strstr(p->where, "; counted in the target") &&
+		    asprintf(&w, "%s; counted in the target (%d site%s)", p->where, p->in_target, p->in_target > 1 ? "s" : "") > 0) {
+			free(p->where);
+			p->where = w;
+		}
+	}
+}
+
+/* A microcontroller (remote_count_mcu.c): the counters and trampolines
+ * written into --target-ram, the sites patched with M, a breakpoint on
+ * each semihosting trap (the exit: the counters read there).  0, -1. */
+static int install_mcu(struct rsess *s, char *err, size_t n)
+{
+	struct rcount *k = s->count;
+	uint64_t pc = 0;
+	if (remote_reg(&s->c, s->c.arch->pc, &pc)) {
+		snprintf(err, n, "%s", s->c.err);
+		return -1;
+	}
+	for (int i = 0; i < k->n; i++)  /* the pc inside a displaced pair: that site stays a breakpoint */
+		if (pc > k->v[i].addr && pc < k->v[i].addr + (uint64_t)k->v[i].olen) {
+			if (site_to_bp(s, i, err, n))
+				return -1;
+			site_drop(k, i--);
+		}
+	if (!k->n)
+		return 0;
+	size_t max = s->ram_len < CODE_LEN ? (size_t)s->ram_len : CODE_LEN;
+	uint8_t *buf = malloc(max), *zero = calloc((size_t)k->n, 8);
+	uint64_t *addrs = malloc((size_t)k->n * sizeof *addrs);
+	uint8_t (*orig)[16] = malloc((size_t)k->n * sizeof *orig);
+	int *olen = malloc((size_t)k->n * sizeof *olen);
+	free(k->jmp);
+	k->jmp = malloc((size_t)k->n * MCU_JUMP_LEN);
+	const char *why = "out of memory";
+	size_t len = 0;
+	uint64_t code = 0;
+	int rc = 1;
+	if (buf && zero && addrs && orig && olen && k->jmp) {
+		for (int i = 0; i < k->n; i++) {
+			addrs[i] = k->v[i].addr;
+			memcpy(orig[i], k->v[i].orig, sizeof orig[i]);
+			olen[i] = k->v[i].olen;
+		}
+		rc = mcu_build(s, k->n, addrs, (const uint8_t (*)[16])orig, olen, buf, max, &code, &len, &k->counters,
+		               k->jmp, &why);
+		if (!rc && (remote_write(&s->c, k->counters, zero, 8 * (size_t)k->n) || remote_write(&s->c, code, buf, len))) {
+			why = "the stub refused writes to --target-ram";
+			rc = 1;
+		}
+	}
+	free(buf);
+	free(zero);
+	free(addrs);
+	free(orig);
+	free(olen);
+	if (rc)
+		return fall_back(s, why, err, n);
+	k->page = code;
+	k->code_end = code + len;
+	if (!(k->vals = calloc((size_t)k->n, sizeof *k->vals))) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	int r = patch_m(s, 1);
+	if (r < 0) {
+		snprintf(err, n, "%s", s->c.err);
+		return -1;
+	}
+	if (r == 1)
+		return fall_back(s, "the stub refused writes to the program's code", err, n);
+	mark_installed(k);
+	if ((k->nexits = mcu_exit_sites(s, &k->exits)) < 0) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < k->nexits; i++)
+		if (rs_site_add(s, NULL, k->exits[i], 0, err, n))
+			return -1;
 	return 0;
 }
 
@@ -487,6 +631,8 @@ int rcount_install(struct rsess *s, char *err, size_t n)
 	}
 	if (!k->n)
 		return 0;
+	if (k->mcu)
+		return install_mcu(s, err, n);
 	uint64_t lo = k->v[0].addr, hi = lo, svc = 0;
 	for (int i = 1; i < k->n; i++) {
 		lo = k->v[i].addr < lo ? k->v[i].addr : lo;
@@ -535,7 +681,7 @@ int rcount_install(struct rsess *s, char *err, size_t n)
 	static const uint64_t one = 1;
 	if (!k->x64 && remote_write(c, page + BEAT_OFF, &one, sizeof one))
 		return fall_back(s, "the stub refused writes to the page the target mapped", err, n);
-	int r = k->x64 ? patch_x64(s, 1) : run_routine(s, patch_at, ok, fail);
+	int r = k->x64 ? patch_m(s, 1) : run_routine(s, patch_at, ok, fail);
 	if (r < 0) {
 		snprintf(err, n, "%s", c->err);
 		return -1;
@@ -543,19 +689,7 @@ int rcount_install(struct rsess *s, char *err, size_t n)
 	if (r == 1)
 		return fall_back(s, k->x64 ? "the stub refused writes to the program's text"
 		                           : "the target's mprotect of its text failed", err, n);
-	k->installed = 1;
-	k->fresh = 1;
-	for (int i = 0; i < k->nu; i++)
-		k->u[i].p->in_target++;
-	for (int i = 0; i < k->nu; i++) {
-		struct probe *p = k->u[i].p;
-		char *w = NULL;
-		if (p->where && !strstr(p->where, "; counted in the target") &&
-		    asprintf(&w, "%s; counted in the target (%d site%s)", p->where, p->in_target, p->in_target > 1 ? "s" : "") > 0) {
-			free(p->where);
-			p->where = w;
-		}
-	}
+	mark_installed(k);
 	/* The exit: where the stub can stop the target at exit_group
 	 * (gdbserver), there; else at the program's _fini (QEMU). */
 	int cr = remote_catch_syscall(c, k->x64 ? X64_NR_EXIT_GROUP : 94);
@@ -605,6 +739,10 @@ void rcount_stop(struct rsess *s, const struct remote_stop *st)
 		if (st->syscall || (st->code == GDB_SIGTRAP && k->fini && remote_reg(&s->c, s->c.arch->pc, &pc) == 0 &&
 		                    pc == k->fini))
 			k->final = 1;  /* exit_group's entry, or _fini */
+		if (k->nexits && st->code == GDB_SIGTRAP && remote_reg(&s->c, s->c.arch->pc, &pc) == 0)
+			for (int i = 0; i < k->nexits; i++)
+				if (pc == k->exits[i] && mcu_exit_call(s))
+					k->final = 1;  /* the semihosting exit */
 		return;
 	}
 	/* The end: an exit after _fini was read there; a death by the signal
@@ -622,6 +760,30 @@ void rcount_resume(struct rsess *s, int sig)
 	k->fresh = 0;
 }
 
+#define STEPS_OUT 64    /* single steps that bring the pc out of a trampoline, at most */
+
+/* mcu: a target stopped inside a trampoline stepped out of it, so that the
+ * last read sees its hit and no relocated instruction is half done.  0, -1. */
+static int leave_trampolines(struct rsess *s)
+{
+	struct rcount *k = s->count;
+	uint64_t pc;
+	for (int i = 0; i < STEPS_OUT; i++) {
+		struct remote_stop st;
+		if (remote_reg(&s->c, s->c.arch->pc, &pc))
+			return -1;
+		if (pc < k->page || pc >= k->code_end)
+			return 0;
+		if (remote_step(&s->c, &st))
+			return -1;
+		if (st.kind != REMOTE_STOPPED) {
+			snprintf(s->c.err, sizeof s->c.err, "the target ended while sonde stepped it out of a trampoline");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int rcount_undo(struct rsess *s)
 {
 	struct rcount *k = s->count;
@@ -630,10 +792,12 @@ int rcount_undo(struct rsess *s)
 	k->undone = 1;
 	if (k->catching && remote_catch_syscall(&s->c, -1) < 0)
 		return -1;
-	static const uint64_t zero = 0; /* no heartbeat stops once sonde is gone (the trampolines stay) */
-	if (!k->x64 && remote_write(&s->c, k->page + BEAT_OFF, &zero, sizeof zero))
+	if (k->mcu && leave_trampolines(s))
 		return -1;
-	int r = k->x64 ? patch_x64(s, 0) : run_routine(s, k->undo_at, k->undo_ok, k->undo_fail);
+	static const uint64_t zero = 0; /* no heartbeat stops once sonde is gone (the trampolines stay) */
+	if (!k->x64 && !k->mcu && remote_write(&s->c, k->page + BEAT_OFF, &zero, sizeof zero))
+		return -1;
+	int r = k->x64 || k->mcu ? patch_m(s, 0) : run_routine(s, k->undo_at, k->undo_ok, k->undo_fail);
 	if (r < 0 || read_counters(s))
 		return -1;
 	if (r == 1) {
@@ -647,7 +811,7 @@ int rcount_undo(struct rsess *s)
 int rcount_heartbeat(struct rsess *s, uint64_t pc)
 {
 	struct rcount *k = s->count;
-	if (!k || !k->installed || k->x64 || pc < k->page || pc >= k->page + CODE_LEN)
+	if (!k || !k->installed || k->x64 || k->mcu || pc < k->page || pc >= k->page + CODE_LEN)
 		return 0;
 	for (int i = 0; i < k->n; i++)
 		if (k->v[i].beat == pc)
@@ -680,6 +844,7 @@ void rcount_free(struct rsess *s)
 	free(s->count->v);
 	free(s->count->u);
 	free(s->count->jmp);
+	free(s->count->exits);
 	free(s->count->vals);
 	free(s->count);
 	s->count = NULL;

@@ -907,6 +907,9 @@ static int rm_open(struct engine *e, const struct probe_opts *o, char *err, size
 	e->priv = &sess;
 	if (read_elf_id(o->exe, &id, err, n))
 		return -1;
+	sess.exe = o->exe;
+	sess.ram = o->target_ram;
+	sess.ram_len = o->target_ram_len;
 	if ((id.machine == EM_RISCV || id.machine == EM_ARM) && id.is64) {
 		snprintf(err, n, "%s: a 64-bit %s program: only RV32 and 32-bit ARM (Cortex-M) are supported", o->exe,
 		         id.machine == EM_RISCV ? "RISC-V" : "ARM");

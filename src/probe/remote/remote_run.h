@@ -56,6 +56,8 @@ struct rsess {
 	int tracing;            /* QTStart done */
 	int no_tracepoints;     /* SONDE_REMOTE_TRACEPOINTS=0: breakpoints only */
 	struct rcount *count;   /* line sites counted inside the target (remote_count.c), or NULL */
+	const char *exe;        /* the program's ELF on this machine */
+	uint64_t ram, ram_len;  /* --target-ram: RAM for the trampolines of a microcontroller, or 0 */
 	/* Displaced instructions executed by sonde (rarch.emulate) instead of
 	 * a single step; SONDE_REMOTE_EMULATE=0: always stepped. */
 	int emulate;
@@ -118,7 +120,9 @@ const char *rs_func_name(struct rsess *s, uint64_t addr);
  * remote_run.c calls it and it uses the session): on aarch64 and x86-64 Linux
  * (qemu-aarch64 -g, gdbserver), each site's instruction is replaced by a
  * branch to a trampoline, in a page sonde maps in the target, that adds 1 to
- * a counter there, runs the displaced instruction(s) and branches back.  On
+ * a counter there, runs the displaced instruction(s) and branches back
+ * (on Cortex-M3/M4 and RV32 firmware, in the RAM given by --target-ram:
+ * remote_count_mcu.h).  On
  * aarch64 the target patches its own text (QEMU's stub refuses writes to
  * it): sonde has it run a routine written into that page; on x86-64 the
  * jumps are written with M (gdbserver).  The counters are read with `m` at

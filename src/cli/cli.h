@@ -58,6 +58,7 @@ struct cli_opts {
 	const char *exe;        /* --exe PROGRAM (with --target) */
 	double timeout;         /* --timeout SECONDS (with --target; 0 = default) */
 	int hw_breakpoints;     /* --hw-breakpoints N (with --target; 0 = not given) */
+	const char *target_clock; /* record --target-clock SOURCE@HZ */
 	/* positional arguments after the options (and after "--") */
 	int argc; char **argv;
 };
@@ -73,6 +74,8 @@ struct cli_command {
 /* The commands, one file each (record.c, report.c, ...): main.c's table
  * runs them, the reader fuzzer (tests/fuzz) some of them.  The exit code. */
 int cmd_record(struct cli_opts *o);
+/* record --target (record_remote.c) */
+int cmd_record_remote(struct cli_opts *o);
 int cmd_report(struct cli_opts *o);
 int cmd_callers(struct cli_opts *o);
 int cmd_tree(struct cli_opts *o);

@@ -11,6 +11,7 @@
  * program runs on; when the program exits, or the stub closes the
  * connection, the session just ends. */
 #include "probe/remote/remote_run.h"
+#include "probe/remote/remote_record.h"
 #include "probe/probe_engine.h"
 
 #include "probe/engine.h"
@@ -34,7 +35,6 @@
 
 #define GDB_SIGTRAP 5
 /* A wait status that is neither an exit nor a signal: output.c says "gone". */
-#define STATUS_GONE 0xffff
 
 static volatile sig_atomic_t stop_flag;
 
@@ -768,6 +768,7 @@ static int run_loop(struct rsess *s, uint64_t deadline, char *err, size_t n)
 	int sig = 0;
 	for (;;) {
 		rcount_resume(s, sig);
+		rrec_resume(s);
 		if (put_back(s, 1, sig)) {
 			snprintf(err, n, "%s", s->c.err);
 			return -1;
@@ -885,6 +886,7 @@ static void abandon(void)
 		remote_trace_stop(&sess.c);
 	if (!remove_all(&sess) && !rcount_undo(&sess))
 		remote_detach(&sess.c);
+	rrec_abandon(&sess);
 	rcount_free(&sess);
 	free(sess.tps);
 	free_sites(&sess);
@@ -942,6 +944,26 @@ static int rm_open(struct engine *e, const struct probe_opts *o, char *err, size
 	return 0;
 }
 
+/* record --target: a func probe at every function the recording takes
+ * (remote_record.c), by address, so that functions of one name are apart. */
+static int record_functions(struct rsess *s, const struct probe_opts *o, char *err, size_t n)
+{
+	uint64_t *v;
+	int nv;
+	if (rrec_open(s, o, &v, &nv, err, n))
+		return -1;
+	for (int i = 0; i < nv; i++) {
+		char spec[40];
+		snprintf(spec, sizeof spec, "func:0x%llx", (unsigned long long)v[i]);
+		if (add_probe(s, spec, err, n)) {
+			free(v);
+			return -1;
+		}
+	}
+	free(v);
+	return 0;
+}
+
 static int rm_place(struct engine *e, const struct probe_opts *o, char *err, size_t n)
 {
 	(void)e;
@@ -950,6 +972,8 @@ static int rm_place(struct engine *e, const struct probe_opts *o, char *err, siz
 	for (int i = 0; i < o->nspecs; i++)
 		if (add_probe(&sess, o->specs[i], err, n))
 			goto fail;
+	if (o->remote_record && record_functions(&sess, o, err, n))
+		goto fail;
 	sess.defer = 0;
 	if (place_pending(&sess, err, n))
 		goto fail;
@@ -1001,7 +1025,7 @@ static int rm_run(struct engine *e, const struct probe_opts *o, char *err, size_
 		/* Ctrl-C, --duration or our error: leave the program running as it
 		 * was (the breakpoints out before the target runs sonde's routine
 		 * that puts the counted sites back). */
-		if (remove_all(&sess) || rcount_undo(&sess) || remote_detach(&sess.c)) {
+		if (remove_all(&sess) || rcount_undo(&sess) || rrec_leave(&sess) || remote_detach(&sess.c)) {
 			if (!rc)
 				snprintf(err, n, "%s: %s", o->target, sess.c.err);
 			rc = -1;
@@ -1010,6 +1034,8 @@ static int rm_run(struct engine *e, const struct probe_opts *o, char *err, size_
 		}
 	}
 	rcount_finish(&sess);
+	if (sess.rec && rrec_close(&sess, rc ? NULL : err, rc ? 0 : n))
+		rc = -1;
 	rcount_free(&sess);
 	free_sites(&sess);
 	free(sess.tps);

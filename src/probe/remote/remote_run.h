@@ -66,7 +66,15 @@ struct rsess {
 	 * SIGTRAP (run_loop resumes it; remote_run.c, stale_hit). */
 	struct rgone { uint64_t addr; int written; } *gone;
 	int ngone, capgone;
+	/* record --target (remote_record.c): the recording, or NULL; its
+	 * figures once written. */
+	struct rrec *rec;
+	uint64_t rec_calls, rec_untimed;
+	int rec_nfuncs;
 };
+
+/* The status of a target whose stub vanished (e->t.status). */
+#define STATUS_GONE 0xffff
 
 /* A remote probe kind: the output half is its kind_ops (name, json, table,
  * free: what output.c and cleanup call); setup places breakpoints through

@@ -28,6 +28,9 @@ int cmd_record_remote(struct cli_opts *o)
 		cli_die(EXIT_USAGE, "record --target takes -o, -F, -N, --duration, --timeout, --hw-breakpoints and "
 		        "--target-clock (not --locks, --keep-last, --domain, --depth, --min-time, --module, --no-patch, "
 		        "--lossy, --buffer-size)");
+	char err[700];
+	if (o->target_clock && rrec_clock_valid(o->target_clock, err, sizeof err))
+		cli_die(EXIT_USAGE, "%s", err);
 	const char *dir = o->output ? o->output : "sonde.data";
 	static struct engine e;
 	e.warn = warn_probe;
@@ -38,7 +41,6 @@ int cmd_record_remote(struct cli_opts *o)
 		.in_fd = -1, .remote_record = dir, .filters = (const char *const *)o->filters, .nfilters = o->nfilters,
 		.target_clock = o->target_clock,
 	};
-	char err[700];
 	int code = 0;
 	if (probe_session_run(&e, &remote_engine, &po, err, sizeof err)) {
 		cli_error("%s", err);

@@ -130,6 +130,14 @@ assert sum(1 for t in D['threads'].values() for sl in t['slices'] if sl[0] == 'f
 	fi
 }
 
+# --- usage errors, before any connection --------------------------------------------------
+"$SONDE" record --target tcp:127.0.0.1:1 2> use1.err; u1=$?
+"$SONDE" record --target tcp:127.0.0.1:1 --exe /bin/true --target-clock 0x40028018 2> use2.err; u2=$?
+"$SONDE" record --exe /bin/true -- true 2> use3.err; u3=$?
+check "usage: no --exe, --target-clock without @HZ, --exe without --target: exit 1 with the reason" bash -c \
+	"[ $u1 -eq 1 ] && grep -q 'needs --exe' use1.err && [ $u2 -eq 1 ] && grep -q 'invalid --target-clock' use2.err && \
+	 [ $u3 -eq 1 ] && grep -q 'go with --target' use3.err"
+
 PB= PBPY=   # the protobuf library decodes the perfetto export (as in export_perfetto.sh)
 for p in python3 /usr/bin/python3; do "$p" -c "import google.protobuf" 2>/dev/null && { PBPY=$p; break; }; done
 [ -n "$PBPY" ] && command -v protoc >/dev/null && mkdir pb &&

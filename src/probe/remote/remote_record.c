@@ -167,6 +167,13 @@ bad:
 	return -1;
 }
 
+int rrec_clock_valid(const char *spec, char *err, size_t n)
+{
+	struct rrec r;
+	memset(&r, 0, sizeof r);
+	return parse_clock(&r, spec, err, n);
+}
+
 /* Start the clock chosen: check it, switch it on for the session if it is
  * off (what was there is put back by rrec_leave), take the first reading. */
 static int clock_start(struct rsess *s, struct rrec *r, const char *target, char *err, size_t n)

@@ -22,6 +22,8 @@ struct probe_opts;
  * addresses in *addrs (malloc'd), *n of them, for the caller's func probes.
  * 0, or -1 with err (nothing left changed in the target). */
 int rrec_open(struct rsess *s, const struct probe_opts *o, uint64_t **addrs, int *n, char *err, size_t en);
+/* Whether spec is a --target-clock value: 0, or -1 with err. */
+int rrec_clock_valid(const char *spec, char *err, size_t n);
 /* A call of the function at entry pc, its frame (sp, return address ret)
  * pending; or a call whose return cannot be caught (lost). */
 void rrec_enter(struct rsess *s, uint64_t pc, uint64_t sp, uint64_t ret);

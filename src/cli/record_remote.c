@@ -6,7 +6,7 @@
 #include "probe/engine.h"
 #include "probe/probe.h"
 #include "probe/probe_engine.h"
-#include "probe/remote/remote_record.h"
+#include "probe/remote/remote_run.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

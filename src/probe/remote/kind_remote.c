@@ -10,7 +10,6 @@
  * (read from the link register on aarch64 and MIPS, from the stack on
  * x86-64) while a call is pending, matched to its call by stack pointer. */
 #include "probe/remote/remote_run.h"
-#include "probe/remote/remote_record.h"
 
 #include "common/json.h"
 #include "probe/callstats.h"

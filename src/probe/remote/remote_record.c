@@ -26,11 +26,10 @@
  * Counters are unwrapped between stops (one wrap at most between two reads).
  * Recorded ticks are counter ticks times an integer k that brings them near
  * 1 per ns, since the readers want 0.01 < ticks_per_ns < 100. */
-#include "probe/remote/remote_record.h"
+#include "probe/remote/remote_run.h"
 
 #include "probe/engine.h"
 #include "probe/probe_engine.h"
-#include "probe/remote/remote_run.h"
 
 #include <fnmatch.h>
 #include <limits.h>

@@ -11,7 +11,6 @@
  * program runs on; when the program exits, or the stub closes the
  * connection, the session just ends. */
 #include "probe/remote/remote_run.h"
-#include "probe/remote/remote_record.h"
 #include "probe/probe_engine.h"
 
 #include "probe/engine.h"

@@ -185,6 +185,35 @@ check "m3 without --target-clock: exit 2 naming the option, nothing placed, the 
 	"[ $rc -eq 2 ] && grep -q -- '--target-clock' err.noclk && ! grep -q '^Z' px.noclk && grep -q '^D' px.noclk && \
 	 grep -q '^leaf_calls' stub.noclk && [ ! -e rec.noclk/profile.sonde ]"
 
+# --- code in flash (the proxy plays OpenOCD: read-only code, a memory map): hardware breakpoints
+flash() {   # NAME SONDE-OPTIONS...
+	local name=$1 port pport; shift
+	port=$(free_port); pport=$(free_port)
+	timeout 60 qemu-system-arm -M mps2-an385 -nographic -semihosting -kernel fw.m3.elf "${ICOUNT[@]}" \
+		-S -gdb "tcp:127.0.0.1:$port" > "stub.$name" 2>&1 < /dev/null &
+	local qpid=$!; stubs+=("$qpid")
+	wait_listen "$port"
+	python3 "$PROXY" "$pport" "127.0.0.1:$port" --log "px.$name" --readonly 0-0x40000 --flash 0-0x40000 &
+	stubs+=($!)
+	wait_listen "$pport"
+	timeout 60 "$SONDE" record --target "tcp:127.0.0.1:$pport" --exe fw.m3.elf --target-clock 0x40028018@25000000 \
+		"$@" -o "rec.$name" 2> "err.$name"
+	frc=$?
+	timeout 60 tail --pid="$qpid" -f /dev/null
+}
+flash fl4 -F leaf -F shared --hw-breakpoints 4
+read -r _ leafc _ sharedc _ < own.m3
+check "flash, -F leaf -F shared, 4 comparators: Z1 only, leaf $leafc and shared $sharedc calls, none untimed" bash -c \
+	"[ $frc -eq 0 ] && grep -q '^Z1,' px.fl4 && ! grep -q '^Z0,' px.fl4 && ! grep -q 'could not be timed' err.fl4 && \
+	 SONDE='$SONDE' PYTHONPATH='$ROOT/tests' python3 -c \"
+from profile_check import report
+r = report(data='rec.fl4')
+assert {n: f['calls'] for n, f in r.items()} == {'leaf': $leafc, 'shared': $sharedc}, r\""
+flash fl3 -F leaf -F shared --hw-breakpoints 3
+check "flash, 4 comparators needed, --hw-breakpoints 3: refused before anything is placed, naming the limit" bash -c \
+	"[ $frc -eq 2 ] && grep -q 'need 4 hardware breakpoints.*the target has 3 comparators.*nothing placed' err.fl3 && \
+	 ! grep -q '^Z' px.fl3 && grep -q '^D' px.fl3 && [ ! -e rec.fl3/profile.sonde ] && grep -q '^leaf_calls' stub.fl3"
+
 # --- leaving early on a long run: --duration and Ctrl-C ----------------------------------------
 build_arm long -DROUNDS=100000 "$PROGS/mcu_profile.c" || { notok "long: build" "$(head -c 300 build.long.err)"; exit 0; }
 QLONG=(qemu-system-arm -M mps2-an385 -nographic -semihosting -kernel fw.long.elf)

@@ -88,6 +88,10 @@ say((got["leaf"], got["shared"], got["fib"], got["spin"]) ==
 rep = sonde_json("report", data=data)
 excl = sum(f["exclusive_ns"] for f in rep["functions"])
 say(excl == rep["total_ns"], f"{name}: exclusive times sum to the total ({rep['total_ns']} ns)", f"{excl}")
+info = sonde_json("info", data=data)
+# the recording spans the firmware's time from the first call to its exit: the total of its trees
+say(rep["total_ns"] <= info["duration_ns"] <= rep["total_ns"] + 2000,
+    f"{name}: the recording's duration is its calls' total ({info['duration_ns']} ns)", info["duration_ns"])
 check_invariants(list(r), data=data, label=f"{name}: ")
 cc = sonde_json("callers-callees", "shared", data=data)
 callers = sorted((c["name"], c["calls"]) for c in cc["callers"])

@@ -77,6 +77,7 @@ struct rrec {
 	uint32_t modulus;      /* SysTick: reload + 1 */
 	uint64_t total;        /* counter ticks since the first read */
 	int fresh;             /* total is this stop's time */
+	int based;             /* last holds a reading taken after the target ran */
 	int restore;           /* registers to put back: 1 DWT, 2 SysTick */
 	uint32_t saved[3];
 	/* the events */
@@ -125,6 +126,9 @@ static uint64_t rrec_now(struct rsess *s, struct rrec *r)
 		uint32_t v;
 		if (raw_read(s, r, &v)) {
 			r->read_failed++;  /* the time of the last read stands */
+		} else if (!r->based) {
+			r->last = v;       /* the first stop after the target ran: time 0 */
+			r->based = 1;
 		} else {
 			uint64_t d = r->src == SRC_SYSTICK ? (uint64_t)((r->last + r->modulus - v) % r->modulus)
 			                                   : (uint64_t)(uint32_t)(v - r->last);
@@ -219,9 +223,11 @@ static int clock_start(struct rsess *s, struct rrec *r, const char *target, char
 		}
 		r->modulus = (rvr & 0xffffff) + 1;
 	}
+	/* Readable now; the base is taken at the first stop after the target
+	 * ran (rrec_now), since a counter may not run before the machine has
+	 * (QEMU's mps2 FPGA counter reads 0 before it starts, -1 just after). */
 	if (raw_read(s, r, &r->last))
 		goto fail;
-	r->fresh = 1;
 	return 0;
 fail:
 	snprintf(err, n, "%s: cannot read the target's clock (%s)", target, s->c.err);

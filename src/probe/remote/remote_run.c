@@ -876,11 +876,22 @@ static void console(void *arg, const char *text, size_t len)
 /* One session per run of sonde; its symbols stay open for the output. */
 static struct rsess sess;
 static struct sigaction old_int, old_term;
+static int handlers_set;
+
+static void handlers_restore(void)
+{
+	if (handlers_set) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+		handlers_set = 0;
+	}
+}
 
 /* A session that ends before the target ran: every breakpoint out, the
  * target detached, the connection closed. */
 static void abandon(void)
 {
+	handlers_restore();
 	if (sess.tracing)
 		remote_trace_stop(&sess.c);
 	if (!remove_all(&sess) && !rcount_undo(&sess))
@@ -940,6 +951,14 @@ static int rm_open(struct engine *e, const struct probe_opts *o, char *err, size
 	/* No stop reply gives the pc (QEMU): `g` reads it with what the
 	 * emulator needs, in one round trip. */
 	sess.c.fetch_all = sess.emulate;
+	/* Ctrl-C / SIGTERM from here on end the session cleanly: one that
+	 * comes while the probes are placed is acted on as soon as the run
+	 * starts (run_loop interrupts at once), never with breakpoints left in. */
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	handlers_set = 1;
 	return 0;
 }
 
@@ -993,10 +1012,6 @@ fail:
 
 static int rm_run(struct engine *e, const struct probe_opts *o, char *err, size_t n)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
 	e->start_ns = now_ns();
 	uint64_t deadline = o->duration > 0 ? e->start_ns + (uint64_t)(o->duration * 1e9) : 0;
 	int rc = run_loop(&sess, deadline, err, n);
@@ -1008,8 +1023,7 @@ static int rm_run(struct engine *e, const struct probe_opts *o, char *err, size_
 		e->t.status = STATUS_GONE;
 		rc = 0;
 	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
+	handlers_restore();
 	/* The stub's counts: after an exit it still answers (gdbserver); a
 	 * closed connection loses them. */
 	if (sess.tracing && !(e->t.gone && e->t.status == STATUS_GONE) && trace_collect(&sess) && !rc) {

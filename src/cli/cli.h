@@ -59,6 +59,7 @@ struct cli_opts {
 	double timeout;         /* --timeout SECONDS (with --target; 0 = default) */
 	int hw_breakpoints;     /* --hw-breakpoints N (with --target; 0 = not given) */
 	uint64_t target_ram, target_ram_len; /* --target-ram ADDR:LEN (len 0 = not given) */
+	const char *target_clock; /* record --target-clock SOURCE@HZ */
 	/* positional arguments after the options (and after "--") */
 	int argc; char **argv;
 };
@@ -74,6 +75,8 @@ struct cli_command {
 /* The commands, one file each (record.c, report.c, ...): main.c's table
  * runs them, the reader fuzzer (tests/fuzz) some of them.  The exit code. */
 int cmd_record(struct cli_opts *o);
+/* record --target (record_remote.c) */
+int cmd_record_remote(struct cli_opts *o);
 int cmd_report(struct cli_opts *o);
 int cmd_callers(struct cli_opts *o);
 int cmd_tree(struct cli_opts *o);

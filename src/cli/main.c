@@ -7,7 +7,8 @@
 
 static const struct cli_command commands[] = {
 	{ "record", CMD_RECORD, cmd_record, "[options] -- PROGRAM [ARGS...]",
-	  "Run PROGRAM and record its profile (and with --trace a timeline, with --locks its locks)." },
+	  "Run PROGRAM and record its profile (and with --trace a timeline, with --locks its locks); "
+	  "with --target --exe FW.elf, the functions of a remote target's firmware." },
 	{ "report", CMD_REPORT, cmd_report, "[options]",
 	  "Flat profile: calls, exclusive and inclusive time per function." },
 	{ "callers-callees", CMD_CALLERS, cmd_callers, "[options] FUNC",

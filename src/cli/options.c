@@ -14,7 +14,7 @@
 enum {
 	O_FORMAT = 256, O_SORT, O_LIMIT, O_THREADS, O_PER_LOCK, O_TID, O_TIME_RANGE, O_DEPTH, O_MIN_PERCENT,
 	O_TRACE, O_LOCKS, O_LOSSY, O_MIN_TIME, O_DOMAIN, O_BUFFER, O_KEEP_LAST, O_COMPRESS, O_NO_FOLLOW, O_DURATION,
-	O_INTERACTIVE, O_PENDING, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_HW_BREAKPOINTS, O_TARGET_RAM, O_ENGINE, O_STACK_COPY, O_STACK_UNWIND, O_MODULE, O_NO_PATCH, O_HELP,
+	O_INTERACTIVE, O_PENDING, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_HW_BREAKPOINTS, O_TARGET_RAM, O_TARGET_CLOCK, O_ENGINE, O_STACK_COPY, O_STACK_UNWIND, O_MODULE, O_NO_PATCH, O_HELP,
 };
 
 static const struct cli_option options[] = {
@@ -79,17 +79,21 @@ static const struct cli_option options[] = {
 	{ "stack-unwind", O_STACK_UNWIND, required_argument, CMD_PROBE, "program|copy",
 	  "stack probes on the agent: walk the stack in the program with sonde's unwind table, copying it only "
 	  "where the table has no rule (program, the default), or copy every stack for sonde to unwind (copy)" },
-	{ "target", O_TARGET, required_argument, CMD_PROBE, "tcp:HOST:PORT|serial:DEV[,BAUD]",
-	  "probe a remote target through its GDB remote protocol stub (gdbserver, QEMU, OpenOCD)" },
-	{ "exe", O_EXE, required_argument, CMD_PROBE, "PROGRAM",
+	{ "target", O_TARGET, required_argument, CMD_PROBE | CMD_RECORD, "tcp:HOST:PORT|serial:DEV[,BAUD]",
+	  "probe (or record the functions of) a remote target through its GDB remote protocol stub (gdbserver, QEMU, "
+	  "OpenOCD)" },
+	{ "exe", O_EXE, required_argument, CMD_PROBE | CMD_RECORD, "PROGRAM",
 	  "--target: the program's ELF on this machine (symbols, lines, DWARF)" },
-	{ "timeout", O_TIMEOUT, required_argument, CMD_PROBE, "SECONDS",
+	{ "timeout", O_TIMEOUT, required_argument, CMD_PROBE | CMD_RECORD, "SECONDS",
 	  "--target: how long to wait for each reply of the stub (default 5)" },
-	{ "hw-breakpoints", O_HW_BREAKPOINTS, required_argument, CMD_PROBE, "N",
+	{ "hw-breakpoints", O_HW_BREAKPOINTS, required_argument, CMD_PROBE | CMD_RECORD, "N",
 	  "--target: the core's hardware breakpoint comparators, for code in flash (refused before placing more)" },
 	{ "target-ram", O_TARGET_RAM, required_argument, CMD_PROBE, "ADDR:LEN",
 	  "--target on a microcontroller: RAM the firmware does not use, within a branch's reach of the code, where "
 	  "sonde writes trampolines so that line probes are counted in the target (no stop per hit)" },
+	{ "target-clock", O_TARGET_CLOCK, required_argument, CMD_RECORD, "ADDR@HZ|dwt@HZ|systick@HZ",
+	  "record --target: the target's time source and its frequency: a 32-bit up counter in its memory, or a "
+	  "Cortex-M's DWT cycle counter or SysTick (default on RV32: mtime, 0x0200bff8@10000000)" },
 	{ "engine", O_ENGINE, required_argument, CMD_PROBE, "agent|ptrace",
 	  "who runs the probes: the agent inside the program (default for func, line and var probes) or ptrace stops" },
 	{ "help", O_HELP, no_argument, ~0u, NULL, "show this help (also -h)" },
@@ -341,6 +345,7 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 			break;
 		case O_TARGET: o->target = optarg; break;
 		case O_EXE: o->exe = optarg; break;
+		case O_TARGET_CLOCK: o->target_clock = optarg; break;
 		case O_ENGINE:
 			if (strcmp(optarg, "agent") && strcmp(optarg, "ptrace"))
 				cli_die(EXIT_USAGE, "invalid value '%s' for --engine (agent or ptrace)", optarg);

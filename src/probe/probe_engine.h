@@ -39,6 +39,14 @@ struct probe_opts {
 	const char *rt_path;    /* libsonde-rt.so (the agent) */
 	int plugin_abi;         /* --plugin's ABI (SONDE_PROBE_ABI or _ABI2), 0: no plugin */
 	void (*placed)(struct engine *e); /* called once the probes are in, or NULL */
+	/* record --target (remote engine): a function profile into this
+	 * recording directory instead of specs, the functions chosen by the
+	 * filters ("+GLOB" / "-GLOB"), timed by target_clock (NULL: the
+	 * architecture's default) */
+	const char *remote_record;
+	const char *const *filters;
+	int nfilters;
+	const char *target_clock;
 };
 
 /* What an engine can do besides running probes (probe_engine_ops.modes). */

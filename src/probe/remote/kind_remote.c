@@ -308,7 +308,9 @@ struct rfunc {
 
 static int func_setup(struct rsess *s, struct probe *p, char *err, size_t n)
 {
-	if (p->sp.loc != LOC_FUNC || p->sp.off) {
+	/* func:0xADDR: the function at that address (record --target names
+	 * functions so, remote_run.c's record_functions) */
+	if ((p->sp.loc != LOC_FUNC && p->sp.loc != LOC_ADDR) || p->sp.off) {
 		snprintf(err, n, "func probes take a function name");
 		return -1;
 	}
@@ -348,15 +350,17 @@ static int read_ptr(struct rsess *s, uint64_t addr, uint64_t *v)
 	return 0;
 }
 
-static void func_entry(struct rsess *s, struct probe *p, struct rfunc *d, uint64_t now)
+static void func_entry(struct rsess *s, struct probe *p, struct rfunc *d, uint64_t pc, uint64_t now)
 {
 	const struct rarch *a = s->c.arch;
 	uint64_t sp, ret;
 	p->hits++;
 	callstats_call(&d->cs);
 	if (remote_reg(&s->c, a->sp, &sp) ||
-	    (a->ra >= 0 ? remote_reg(&s->c, a->ra, &ret) : read_ptr(s, sp, &ret)))
+	    (a->ra >= 0 ? remote_reg(&s->c, a->ra, &ret) : read_ptr(s, sp, &ret))) {
+		rrec_untimed(s);
 		return; /* no return address: the call is counted, its return is not timed */
+	}
 	if (a->thumb_bit)
 		ret &= ~(uint64_t)1;    /* lr holds the return address | 1 (Thumb state) */
 	callstats_caller(&d->cs, ret);
@@ -364,17 +368,22 @@ static void func_entry(struct rsess *s, struct probe *p, struct rfunc *d, uint64
 	for (int i = 0; i < d->nf; i++)
 		pending |= d->f[i].ret == ret;
 	char err[200];
-	if (!pending && rs_site_add_return(s, p, ret, ROLE_RETURN, err, sizeof err))
+	if (!pending && rs_site_add_return(s, p, ret, ROLE_RETURN, err, sizeof err)) {
+		rrec_untimed(s);  /* e.g. an exception's EXC_RETURN, or no comparator left */
 		return;
+	}
 	if (d->nf == d->capf) {
 		int cap = d->capf ? d->capf * 2 : 16;
 		struct rframe *v = realloc(d->f, (size_t)cap * sizeof *v);
-		if (!v)
+		if (!v) {
+			rrec_untimed(s);
 			return;
+		}
 		d->f = v;
 		d->capf = cap;
 	}
 	d->f[d->nf++] = (struct rframe){ s->c.thread, sp, ret, now };
+	rrec_enter(s, pc, sp, ret);
 }
 
 static void func_return(struct rsess *s, struct probe *p, struct rfunc *d, uint64_t pc, uint64_t now)
@@ -391,6 +400,7 @@ static void func_return(struct rsess *s, struct probe *p, struct rfunc *d, uint6
 		if (f->thread != s->c.thread || f->ret != pc || f->sp + (uint64_t)s->c.arch->ret_sp_adj != sp)
 			continue;
 		callstats_return(&d->cs, now - f->t);
+		rrec_return(s, pc, sp);
 		int k = 0;
 		for (int j = 0; j < d->nf; j++)
 			if (j != i && !(d->f[j].thread == f->thread && d->f[j].sp < f->sp))
@@ -409,7 +419,7 @@ static void func_hit(struct rsess *s, struct probe *p, int role, uint64_t pc, ui
 {
 	struct rfunc *d = p->data;
 	if (role == ROLE_ENTRY)
-		func_entry(s, p, d, now);
+		func_entry(s, p, d, pc, now);
 	else
 		func_return(s, p, d, pc, now);
 }

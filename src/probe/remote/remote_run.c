@@ -34,7 +34,6 @@
 
 #define GDB_SIGTRAP 5
 /* A wait status that is neither an exit nor a signal: output.c says "gone". */
-#define STATUS_GONE 0xffff
 
 static volatile sig_atomic_t stop_flag;
 
@@ -768,6 +767,7 @@ static int run_loop(struct rsess *s, uint64_t deadline, char *err, size_t n)
 	int sig = 0;
 	for (;;) {
 		rcount_resume(s, sig);
+		rrec_resume(s);
 		if (put_back(s, 1, sig)) {
 			snprintf(err, n, "%s", s->c.err);
 			return -1;
@@ -876,15 +876,27 @@ static void console(void *arg, const char *text, size_t len)
 /* One session per run of sonde; its symbols stay open for the output. */
 static struct rsess sess;
 static struct sigaction old_int, old_term;
+static int handlers_set;
+
+static void handlers_restore(void)
+{
+	if (handlers_set) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+		handlers_set = 0;
+	}
+}
 
 /* A session that ends before the target ran: every breakpoint out, the
  * target detached, the connection closed. */
 static void abandon(void)
 {
+	handlers_restore();
 	if (sess.tracing)
 		remote_trace_stop(&sess.c);
 	if (!remove_all(&sess) && !rcount_undo(&sess))
 		remote_detach(&sess.c);
+	rrec_abandon(&sess);
 	rcount_free(&sess);
 	free(sess.tps);
 	free_sites(&sess);
@@ -942,6 +954,34 @@ static int rm_open(struct engine *e, const struct probe_opts *o, char *err, size
 	/* No stop reply gives the pc (QEMU): `g` reads it with what the
 	 * emulator needs, in one round trip. */
 	sess.c.fetch_all = sess.emulate;
+	/* Ctrl-C / SIGTERM from here on end the session cleanly: one that
+	 * comes while the probes are placed is acted on as soon as the run
+	 * starts (run_loop interrupts at once), never with breakpoints left in. */
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	handlers_set = 1;
+	return 0;
+}
+
+/* record --target: a func probe at every function the recording takes
+ * (remote_record.c), by address, so that functions of one name are apart. */
+static int record_functions(struct rsess *s, const struct probe_opts *o, char *err, size_t n)
+{
+	uint64_t *v;
+	int nv;
+	if (rrec_open(s, o, &v, &nv, err, n))
+		return -1;
+	for (int i = 0; i < nv; i++) {
+		char spec[40];
+		snprintf(spec, sizeof spec, "func:0x%llx", (unsigned long long)v[i]);
+		if (add_probe(s, spec, err, n)) {
+			free(v);
+			return -1;
+		}
+	}
+	free(v);
 	return 0;
 }
 
@@ -953,6 +993,8 @@ static int rm_place(struct engine *e, const struct probe_opts *o, char *err, siz
 	for (int i = 0; i < o->nspecs; i++)
 		if (add_probe(&sess, o->specs[i], err, n))
 			goto fail;
+	if (o->remote_record && record_functions(&sess, o, err, n))
+		goto fail;
 	sess.defer = 0;
 	if (place_pending(&sess, err, n))
 		goto fail;
@@ -973,10 +1015,6 @@ fail:
 
 static int rm_run(struct engine *e, const struct probe_opts *o, char *err, size_t n)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
 	e->start_ns = now_ns();
 	uint64_t deadline = o->duration > 0 ? e->start_ns + (uint64_t)(o->duration * 1e9) : 0;
 	int rc = run_loop(&sess, deadline, err, n);
@@ -988,8 +1026,7 @@ static int rm_run(struct engine *e, const struct probe_opts *o, char *err, size_
 		e->t.status = STATUS_GONE;
 		rc = 0;
 	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
+	handlers_restore();
 	/* The stub's counts: after an exit it still answers (gdbserver); a
 	 * closed connection loses them. */
 	if (sess.tracing && !(e->t.gone && e->t.status == STATUS_GONE) && trace_collect(&sess) && !rc) {
@@ -1004,7 +1041,7 @@ static int rm_run(struct engine *e, const struct probe_opts *o, char *err, size_
 		/* Ctrl-C, --duration or our error: leave the program running as it
 		 * was (the breakpoints out before the target runs sonde's routine
 		 * that puts the counted sites back). */
-		if (remove_all(&sess) || rcount_undo(&sess) || remote_detach(&sess.c)) {
+		if (remove_all(&sess) || rcount_undo(&sess) || rrec_leave(&sess) || remote_detach(&sess.c)) {
 			if (!rc)
 				snprintf(err, n, "%s: %s", o->target, sess.c.err);
 			rc = -1;
@@ -1013,6 +1050,8 @@ static int rm_run(struct engine *e, const struct probe_opts *o, char *err, size_
 		}
 	}
 	rcount_finish(&sess);
+	if (sess.rec && rrec_close(&sess, rc ? NULL : err, rc ? 0 : n))
+		rc = -1;
 	rcount_free(&sess);
 	free_sites(&sess);
 	free(sess.tps);

@@ -1,0 +1,573 @@
+/* remote_record.c — `sonde record --target`: the calls of a remote target's
+ * functions, timed by the target's own clock, written as a trace recording
+ * through the one recording writer (record/recorder.h), so that `report`,
+ * `tree`, `callers-callees`, `flamegraph` and the exports read it as a local
+ * `record --trace` recording (mode REC_MODE_TRACE: the readers build the
+ * calling-context trees from the timeline, analysis/trace_cct.c).
+ *
+ * The calls come from the remote engine's func probes (kind_remote.c), one per
+ * chosen function: rrec_enter at each entry whose return can be caught,
+ * rrec_return at each matched return.  This file keeps its own stack of the
+ * frames it wrote (function, sp, return address), so that the events nest
+ * whatever order the probes of one stop run in (a tail call returns two
+ * frames at one address).
+ *
+ * Time: a counter of the target read with `m` once per stop (rrec_now), never
+ * sonde's clock, so the round trips of the stops are not in it as long as
+ * the counter stops with the core (QEMU's virtual clock does; a real core's
+ * DWT and SysTick do when the debugger halts it; docs/REMOTE.md).  Sources:
+ *   ADDR@HZ     a free-running 32-bit up counter in memory (the low word of
+ *               RISC-V's mtime, a board timer; RV32's default is the CLINT
+ *               mtime of QEMU's virt board, 0x0200bff8@10000000)
+ *   dwt@HZ      Cortex-M DWT_CYCCNT (enabled for the session if the core has
+ *               one and it is off; put back at the end)
+ *   systick@HZ  Cortex-M SysTick, a 24-bit down counter (enabled with the full
+ *               reload if off, its registers put back at the end)
+ * Counters are unwrapped between stops (one wrap at most between two reads).
+ * Recorded ticks are counter ticks times an integer k that brings them near
+ * 1 per ns, since the readers want 0.01 < ticks_per_ns < 100. */
+#include "probe/remote/remote_run.h"
+
+#include "probe/engine.h"
+#include "probe/probe_engine.h"
+
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "common/clock.h"
+#include "common/format.h"
+#include "common/func_id.h"
+#include "common/trace_enc.h"
+#include "record/record.h"
+#include "record/recorder.h"
+#include "sym/sym.h"
+
+#define RR_CHUNK 16384u
+#define RR_PAYLOAD (RR_CHUNK - sizeof(struct rec_chunk))
+#define RR_MAX_DEPTH 4096          /* frames kept; deeper calls are counted, not recorded */
+
+/* Cortex-M system registers (ARMv7-M ARM, C1.6 and B3.3). */
+#define DWT_CTRL 0xE0001000u
+#define DWT_CYCCNT 0xE0001004u
+#define DEMCR 0xE000EDFCu
+#define SYST_CSR 0xE000E010u
+#define SYST_RVR 0xE000E014u
+#define SYST_CVR 0xE000E018u
+
+enum { SRC_MMIO, SRC_DWT, SRC_SYSTICK };
+
+struct rrec {
+	struct recorder rec;
+	char exe[REC_PATH_MAX];
+	char dir[PATH_MAX];
+	/* the functions, by run-time entry address (sorted) */
+	uint64_t *fn;          /* run-time addresses */
+	int nfn;
+	uint64_t bias;
+	/* the clock */
+	int src;
+	uint32_t addr;         /* SRC_MMIO */
+	uint64_t hz, k;
+	uint32_t last;         /* the counter at the last read */
+	uint32_t modulus;      /* SysTick: reload + 1 */
+	uint64_t total;        /* counter ticks since the first read */
+	int fresh;             /* total is this stop's time */
+	int based;             /* last holds a reading taken after the target ran */
+	int restore;           /* registers to put back: 1 DWT, 2 SysTick */
+	uint32_t saved[3];
+	/* the events */
+	uint8_t *buf;
+	uint32_t used;
+	uint64_t seq, base, lastt;
+	uint64_t t0, tend;
+	struct rrframe { uint32_t func; uint64_t sp, ret; } *st;
+	int depth;
+	uint64_t calls, untimed, too_deep, abnormal;
+	int read_failed;
+};
+
+static int rd32(struct rsess *s, uint32_t addr, uint32_t *v)
+{
+	uint8_t b[4];
+	if (remote_read(&s->c, addr, b, 4))
+		return -1;
+	*v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+	return 0;
+}
+
+static int wr32(struct rsess *s, uint32_t addr, uint32_t v)
+{
+	uint8_t b[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24) };
+	return remote_write(&s->c, addr, b, 4);
+}
+
+static int raw_read(struct rsess *s, struct rrec *r, uint32_t *v)
+{
+	switch (r->src) {
+	case SRC_DWT: return rd32(s, DWT_CYCCNT, v);
+	case SRC_SYSTICK:
+		if (rd32(s, SYST_CVR, v))
+			return -1;
+		*v &= 0xffffff;
+		return 0;
+	default: return rd32(s, r->addr, v);
+	}
+}
+
+/* The target's time now, in recorded ticks (once per stop). */
+static uint64_t rrec_now(struct rsess *s, struct rrec *r)
+{
+	if (!r->fresh) {
+		uint32_t v;
+		if (raw_read(s, r, &v)) {
+			r->read_failed++;  /* the time of the last read stands */
+		} else if (!r->based) {
+			r->last = v;       /* the first stop after the target ran: time 0 */
+			r->based = 1;
+		} else {
+			uint64_t d = r->src == SRC_SYSTICK ? (uint64_t)((r->last + r->modulus - v) % r->modulus)
+			                                   : (uint64_t)(uint32_t)(v - r->last);
+			r->total += d;
+			r->last = v;
+		}
+		r->fresh = 1;
+	}
+	return r->t0 + r->total * r->k;
+}
+
+/* --target-clock: "ADDR@HZ", "dwt@HZ", "systick@HZ". */
+static int parse_clock(struct rrec *r, const char *spec, char *err, size_t n)
+{
+	const char *at = strchr(spec, '@');
+	char *end;
+	if (!at || !at[1])
+		goto bad;
+	unsigned long long hz = strtoull(at + 1, &end, 0);
+	if (*end || hz < 1000 || hz > 10000000000ull)
+		goto bad;
+	r->hz = hz;
+	size_t len = (size_t)(at - spec);
+	if (len == 3 && !strncmp(spec, "dwt", 3)) {
+		r->src = SRC_DWT;
+	} else if (len == 7 && !strncmp(spec, "systick", 7)) {
+		r->src = SRC_SYSTICK;
+	} else {
+		unsigned long long a = strtoull(spec, &end, 0);
+		if (end != at || a > 0xfffffffcull || (a & 3))
+			goto bad;
+		r->src = SRC_MMIO;
+		r->addr = (uint32_t)a;
+	}
+	return 0;
+bad:
+	snprintf(err, n, "invalid --target-clock '%s' (ADDR@HZ: a 32-bit up counter in the target's memory, "
+	         "dwt@HZ or systick@HZ on a Cortex-M; HZ its frequency, at least 1000)", spec);
+	return -1;
+}
+
+int rrec_clock_valid(const char *spec, char *err, size_t n)
+{
+	struct rrec r;
+	memset(&r, 0, sizeof r);
+	return parse_clock(&r, spec, err, n);
+}
+
+/* Start the clock chosen: check it, switch it on for the session if it is
+ * off (what was there is put back by rrec_leave), take the first reading. */
+static int clock_start(struct rsess *s, struct rrec *r, const char *target, char *err, size_t n)
+{
+	uint32_t v = 0, w;
+	if (r->src == SRC_DWT) {
+		if (rd32(s, DWT_CTRL, &v) || !v || (v & (1u << 25))) {
+			snprintf(err, n, "%s: the core has no DWT cycle counter (DWT_CTRL reads 0x%08x); give "
+			         "--target-clock systick@HZ or ADDR@HZ", target, v);
+			return -1;
+		}
+		if (!(v & 1)) {
+			if (rd32(s, DEMCR, &w))
+				goto fail;
+			r->saved[0] = v;
+			r->saved[1] = w;
+			r->restore = 1;
+			if (wr32(s, DEMCR, w | 1u << 24) || wr32(s, DWT_CTRL, v | 1) || rd32(s, DWT_CTRL, &v))
+				goto fail;
+			if (!(v & 1)) {
+				snprintf(err, n, "%s: the stub did not switch the DWT cycle counter on (its writes to the "
+				         "core's registers were ignored); give --target-clock ADDR@HZ", target);
+				return -1;
+			}
+		}
+	} else if (r->src == SRC_SYSTICK) {
+		uint32_t csr, rvr;
+		if (rd32(s, SYST_CSR, &csr) || rd32(s, SYST_RVR, &rvr))
+			goto fail;
+		if (!(csr & 1)) {
+			r->saved[0] = csr;
+			r->saved[1] = rvr;
+			r->restore = 2;
+			rvr = 0xffffff;
+			/* the full reload, the core clock, no interrupt */
+			if (wr32(s, SYST_RVR, rvr) || wr32(s, SYST_CVR, 0) || wr32(s, SYST_CSR, 5) || rd32(s, SYST_CSR, &csr))
+				goto fail;
+			if (!(csr & 1)) {
+				snprintf(err, n, "%s: the stub did not switch SysTick on (its writes to the core's registers "
+				         "were ignored: QEMU's stub ignores writes to devices); give --target-clock ADDR@HZ",
+				         target);
+				return -1;
+			}
+		}
+		r->modulus = (rvr & 0xffffff) + 1;
+	}
+	/* Readable now; the base is taken at the first stop after the target
+	 * ran (rrec_now), since a counter may not run before the machine has
+	 * (QEMU's mps2 FPGA counter reads 0 before it starts, -1 just after). */
+	if (raw_read(s, r, &r->last))
+		goto fail;
+	return 0;
+fail:
+	snprintf(err, n, "%s: cannot read the target's clock (%s)", target, s->c.err);
+	return -1;
+}
+
+static int clock_put_back(struct rsess *s, struct rrec *r)
+{
+	int rc = 0;
+	if (r->restore == 1)
+		rc = wr32(s, DWT_CTRL, r->saved[0]) || wr32(s, DEMCR, r->saved[1]);
+	else if (r->restore == 2)
+		rc = wr32(s, SYST_CSR, r->saved[0]) || wr32(s, SYST_RVR, r->saved[1]);
+	r->restore = 0;
+	return rc ? -1 : 0;
+}
+
+/* Whether name is chosen by the filters: "+GLOB" (-F: only those matching
+ * one), "-GLOB" (-N: not those matching one). */
+static int chosen(const char *name, const char *const *filters, int nfilters)
+{
+	int only = 0, in = 0;
+	for (int i = 0; i < nfilters; i++) {
+		int m = fnmatch(filters[i] + 1, name, 0) == 0;
+		if (filters[i][0] == '-' && m)
+			return 0;
+		if (filters[i][0] == '+') {
+			only = 1;
+			in |= m;
+		}
+	}
+	return !only || in;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int rrec_open(struct rsess *s, const struct probe_opts *o, uint64_t **addrs, int *n, char *err, size_t en)
+{
+	const struct rarch *a = s->c.arch;
+	if (a != &rarch_arm && a != &rarch_riscv32) {
+		snprintf(err, en, "%s: record --target profiles Cortex-M and RV32 firmware (the target's own clock is "
+		         "read at each stop); this target is %s: use sonde probe --target -e func:NAME", o->target, a->name);
+		return -1;
+	}
+	struct rrec *r = calloc(1, sizeof *r);
+	if (!r || !(r->buf = malloc(RR_PAYLOAD)) || !(r->st = malloc(sizeof *r->st * RR_MAX_DEPTH))) {
+		if (r)
+			free(r->buf);
+		free(r);
+		snprintf(err, en, "out of memory");
+		return -1;
+	}
+	s->rec = r;
+	const char *clk = o->target_clock;
+	if (!clk && a == &rarch_riscv32)
+		clk = "0x0200bff8@10000000";
+	if (!clk) {
+		snprintf(err, en, "%s: give the target's time source and its frequency: --target-clock dwt@HZ (the "
+		         "DWT cycle counter), systick@HZ or ADDR@HZ (a 32-bit up counter; QEMU's mps2 boards: "
+		         "0x40028018@25000000, the FPGA counter)", o->target);
+		goto fail;
+	}
+	if (parse_clock(r, clk, err, en))
+		goto fail;
+	r->k = r->hz >= 1000000000ull ? 1 : 1000000000ull / r->hz;
+	if (!realpath(o->exe, r->exe))
+		snprintf(r->exe, sizeof r->exe, "%s", o->exe);
+	/* The functions: every named one the symbol table gives (sorted, one
+	 * per address), but those not entered by a call (the reset handler). */
+	struct sym_fn *f;
+	ssize_t nf = sym_functions(s->sym, &f);
+	if (nf < 0) {
+		snprintf(err, en, "out of memory");
+		goto fail;
+	}
+	r->fn = malloc(sizeof *r->fn * (size_t)(nf ? nf : 1));
+	for (ssize_t i = 0; r->fn && i < nf; i++)
+		if (f[i].name && !f[i].not_entry && chosen(f[i].name, o->filters, o->nfilters))
+			r->fn[r->nfn++] = f[i].addr + s->bias;
+	free(f);
+	if (!r->fn) {
+		snprintf(err, en, "out of memory");
+		goto fail;
+	}
+	if (!r->nfn) {
+		snprintf(err, en, "%s: no function to record%s", o->exe, o->nfilters ? " (none matches the -F/-N filters)"
+		         : " (no function symbols)");
+		goto fail;
+	}
+	qsort(r->fn, (size_t)r->nfn, sizeof *r->fn, cmp_u64);
+	r->bias = s->bias;
+	if (clock_start(s, r, o->target, err, en))
+		goto fail;
+	int rc = recorder_open(&r->rec, o->remote_record, RECORDER_EVENTS, err, en);
+	if (rc) {
+		clock_put_back(s, r);
+		goto fail;
+	}
+	snprintf(r->dir, sizeof r->dir, "%s", o->remote_record);
+	r->rec.zstd_level = 1;
+	r->t0 = r->base = r->lastt = r->tend = r->rec.c0.ticks;
+	if (!(*addrs = malloc(sizeof **addrs * (size_t)r->nfn))) {
+		recorder_abort(&r->rec);
+		clock_put_back(s, r);
+		snprintf(err, en, "out of memory");
+		goto fail;
+	}
+	memcpy(*addrs, r->fn, sizeof **addrs * (size_t)r->nfn);
+	*n = r->nfn;
+	return 0;
+fail:
+	free(r->fn);
+	free(r->buf);
+	free(r->st);
+	free(r);
+	s->rec = NULL;
+	return -1;
+}
+
+static void flush_chunk(struct rrec *r)
+{
+	if (!r->used)
+		return;
+	struct rec_chunk c;
+	memset(&c, 0, sizeof c);
+	c.used = r->used;
+	c.seq = r->seq++;
+	c.base_tsc = r->base;
+	c.thread = 0;
+	recorder_chunk(&r->rec, &c, r->buf);
+	r->used = 0;
+}
+
+/* One record: kind (TR_*) at time t, with the function for TR_ENTER. */
+static void put_event(struct rrec *r, int kind, uint64_t t, uint32_t func)
+{
+	if (r->used + 2 * TR_MAX_VARINT > RR_PAYLOAD)
+		flush_chunk(r);
+	if (!r->used)
+		r->base = r->lastt = t;
+	r->used += (uint32_t)tr_put_varint(r->buf + r->used, (t - r->lastt) << 2 | (uint64_t)kind);
+	if (kind == TR_ENTER)
+		r->used += (uint32_t)tr_put_varint(r->buf + r->used, func);
+	r->lastt = t;
+	r->tend = t;
+}
+
+void rrec_enter(struct rsess *s, uint64_t pc, uint64_t sp, uint64_t ret)
+{
+	struct rrec *r = s->rec;
+	if (!r)
+		return;
+	int lo = 0, hi = r->nfn - 1, at = -1;
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+		if (r->fn[mid] == pc) {
+			at = mid;
+			break;
+		}
+		if (r->fn[mid] < pc)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	if (at < 0)
+		return;
+	if (r->depth == RR_MAX_DEPTH) {
+		r->too_deep++;
+		return;
+	}
+	uint64_t t = rrec_now(s, r);
+	put_event(r, TR_ENTER, t, SONDE_FUNC(0, (uint32_t)at));
+	r->st[r->depth++] = (struct rrframe){ (uint32_t)at, sp, ret };
+	r->calls++;
+}
+
+void rrec_untimed(struct rsess *s)
+{
+	if (s->rec)
+		s->rec->untimed++;
+}
+
+void rrec_return(struct rsess *s, uint64_t pc, uint64_t sp)
+{
+	struct rrec *r = s->rec;
+	if (!r)
+		return;
+	int i = r->depth - 1;
+	while (i >= 0 && !(r->st[i].ret == pc && r->st[i].sp + (uint64_t)s->c.arch->ret_sp_adj == sp))
+		i--;
+	if (i < 0)
+		return;  /* already closed at this stop (another probe's frame of the same return) */
+	uint64_t t = rrec_now(s, r);
+	while (r->depth > i + 1) {  /* frames that never returned (longjmp): closed now */
+		put_event(r, TR_EXIT_ABNORMAL, t, 0);
+		r->depth--;
+		r->abnormal++;
+	}
+	put_event(r, TR_EXIT, t, 0);
+	r->depth--;
+}
+
+void rrec_resume(struct rsess *s)
+{
+	if (s->rec)
+		s->rec->fresh = 0;
+}
+
+int rrec_leave(struct rsess *s)
+{
+	struct rrec *r = s->rec;
+	if (!r)
+		return 0;
+	r->tend = rrec_now(s, r);
+	return clock_put_back(s, r);
+}
+
+void rrec_counts(const struct rsess *s, uint64_t *calls, uint64_t *untimed, int *nfuncs)
+{
+	*calls = s->rec_calls;
+	*untimed = s->rec_untimed;
+	*nfuncs = s->rec_nfuncs;
+}
+
+static void free_rec(struct rsess *s)
+{
+	struct rrec *r = s->rec;
+	s->rec = NULL;
+	free(r->fn);
+	free(r->buf);
+	free(r->st);
+	free(r);
+}
+
+void rrec_abandon(struct rsess *s)
+{
+	struct rrec *r = s->rec;
+	if (!r)
+		return;
+	clock_put_back(s, r);
+	recorder_abort(&r->rec);
+	free_rec(s);
+}
+
+static void meta_num(struct meta_buf *mb, const char *key, uint64_t v)
+{
+	char num[32];
+	snprintf(num, sizeof num, "%llu", (unsigned long long)v);
+	meta_add(mb, key, num);
+}
+
+int rrec_close(struct rsess *s, char *err, size_t n)
+{
+	struct rrec *r = s->rec;
+	if (!r)
+		return 0;
+	struct engine *e = s->e;
+	if (n)
+		err[0] = 0;
+	/* Frames open at the end (the firmware exited from inside them, or
+	 * sonde left it running) are closed at the last time read. */
+	uint64_t tend = r->tend;
+	int open = r->depth;
+	while (r->depth > 0) {
+		put_event(r, TR_EXIT_ABNORMAL, tend, 0);
+		r->depth--;
+	}
+	flush_chunk(r);
+	s->rec_calls = r->calls;
+	s->rec_untimed = r->untimed + r->too_deep;
+	s->rec_nfuncs = r->nfn;
+	/* The clock of the recording is the target's: ticks are counter ticks
+	 * times k, and the nanoseconds between start and end follow from HZ.
+	 * The calibration needs more than 1 us between the two points. */
+	struct recorder *rec = &r->rec;
+	double tpn = (double)r->hz * (double)r->k / 1e9;
+	if (tend < r->t0 + (uint64_t)(2000 * tpn) + 1)
+		tend = r->t0 + (uint64_t)(2000 * tpn) + 1;
+	rec->c1.ticks = tend;
+	rec->c1.mono_ns = rec->c0.mono_ns + (uint64_t)((double)(tend - r->t0) / tpn);
+	rec->c1_given = 1;
+	int status = INT32_MIN;
+	if (e->t.gone && e->t.status != STATUS_GONE)
+		status = WIFEXITED(e->t.status) ? WEXITSTATUS(e->t.status) : -WTERMSIG(e->t.status);
+	recorder_meta_common(rec, r->exe, r->exe, strlen(r->exe), "sonde record --target", REC_MODE_TRACE, status);
+	struct meta_buf *mb = &rec->meta;
+	meta_add(mb, "target_clock", r->src == SRC_DWT ? "dwt" : r->src == SRC_SYSTICK ? "systick" : "memory");
+	meta_num(mb, "target_clock_hz", r->hz);
+	if (r->src == SRC_MMIO) {
+		char a[24];
+		snprintf(a, sizeof a, "0x%08x", r->addr);
+		meta_add(mb, "target_clock_addr", a);
+	}
+	meta_num(mb, "remote_functions", (uint64_t)r->nfn);
+	if (r->untimed || r->too_deep)
+		meta_num(mb, "remote_untimed_calls", r->untimed + r->too_deep);
+	if (r->read_failed)
+		meta_num(mb, "remote_clock_read_failures", (uint64_t)r->read_failed);
+	if (r->abnormal)
+		meta_num(mb, "remote_frames_not_returned", r->abnormal);
+	int rc = recorder_profile(rec, err, n);
+	if (rec->prof.f) {
+		struct rec_process pr;
+		memset(&pr, 0, sizeof pr);
+		snprintf(pr.exe, sizeof pr.exe, "%s", r->exe);
+		size_t cl = strlen(r->exe);
+		memcpy(pr.cmdline, r->exe, cl);
+		pr.cmdline_len = (uint32_t)cl;
+		pr.pid = e->t.pid;
+		pr.exit_status = status;
+		if (status != INT32_MIN)
+			pr.flags |= status >= 0 ? REC_PROC_ENDED_BY_EXIT : REC_PROC_KILLED;
+		pr.start_tsc = r->t0;
+		pr.end_tsc = tend;
+		writer_put(&rec->prof, REC_PROCESS, &pr, sizeof pr, NULL, 0);
+		struct rec_module m;
+		memset(&m, 0, sizeof m);
+		m.nfuncs = (uint32_t)r->nfn;
+		m.load_bias = r->bias;
+		snprintf(m.path, sizeof m.path, "%s", r->exe);
+		for (int i = 0; i < r->nfn; i++)
+			r->fn[i] -= r->bias;  /* link-time addresses */
+		writer_put(&rec->prof, REC_MODULE, &m, sizeof m, r->fn, sizeof *r->fn * (size_t)r->nfn);
+		struct rec_thread th;
+		memset(&th, 0, sizeof th);
+		th.tid = e->t.pid;
+		const char *base = strrchr(r->exe, '/');
+		snprintf(th.comm, sizeof th.comm, "%s", base ? base + 1 : r->exe);
+		th.flags = status != INT32_MIN ? REC_THREAD_EXITED : 0;
+		th.start_tsc = r->t0;
+		th.end_tsc = tend;
+		th.open_frames = (uint32_t)open;
+		writer_put(&rec->prof, REC_THREAD, &th, sizeof th, NULL, 0);
+		if (recorder_close(rec, rc ? NULL : err, rc ? 0 : n))
+			rc = -1;
+	}
+	free_rec(s);
+	return rc ? -1 : 0;
+}

@@ -139,8 +139,14 @@ check "interactive: list's counts are not added twice" jq_py int.json \
 # by itself, so the counts are exact
 calls_s=$($pt 2 600000 2> /dev/null | awk '$1 == "mark_b" {print $2}')
 for del in 1 3; do
-	(sleep 0.3; echo "del $del"; sleep 60) | timeout 120 "$SONDE" probe --interactive --format=json -o sh$del.json \
-		-e func:mark_b -e time:mark_a -e time:mark_b -e 'assert:mark_b:i >= 0' -- $pt 2 600000 > sh$del.out 2> sh$del.err
+	# stdin stays open until the program has ended (sonde ends with it); a
+	# pipeline would wait for the writer's whole 60 s
+	exec {feed}< <(sleep 0.3; echo "del $del"; exec sleep 60)
+	feeder=$!
+	timeout 120 "$SONDE" probe --interactive --format=json -o sh$del.json \
+		-e func:mark_b -e time:mark_a -e time:mark_b -e 'assert:mark_b:i >= 0' -- $pt 2 600000 > sh$del.out 2> sh$del.err <&$feed
+	exec {feed}<&-
+	kill "$feeder" 2>/dev/null
 	check "shared site, del $del: every other probe counts all $calls_s calls" jq_py sh$del.json \
 		"ps=d['probes']; gone=ps[$del - 1]; rest=[p for p in ps if p is not gone]; assert gone['state'] == 'deleted' and gone['hits'] < $calls_s, gone; assert all(p['hits'] == $calls_s for p in rest), rest; assert ps[3]['evaluated'] == ps[3]['passes'] == $calls_s, ps[3]"
 done

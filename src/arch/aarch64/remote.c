@@ -6,6 +6,7 @@
  * register); register 31 in those is the zero register, not sp.
  * Instructions are little-endian in memory on every AArch64. */
 #include "arch/remote_arch.h"
+#include "arch/bits.h"
 #include "arch/aarch64/brk.h"
 
 #include <elf.h>
@@ -29,11 +30,6 @@ static const char *dwarf_name(int dw)
 }
 
 enum { AC_CBZ = 16, AC_CBNZ, AC_TBZ, AC_TBNZ };
-
-static int64_t sext(uint32_t v, int bits)
-{
-	return (int64_t)((uint64_t)v << (64 - bits)) >> (64 - bits);
-}
 
 static void reg_text(char *buf, size_t n, int r, int wide)
 {

@@ -17,15 +17,11 @@
  * pc = 32, cpsr = 33.  In an instruction, register 31 is sp or the zero
  * register depending on the operand, as the Arm ARM says per field. */
 #include "arch/remote_arch.h"
+#include "arch/bits.h"
 
 #include <string.h>
 
 enum { R_SP = 31, R_PC = 32, R_CPSR = 33 };
-
-static int64_t sext(uint64_t v, int bits)
-{
-	return (int64_t)(v << (64 - bits)) >> (64 - bits);
-}
 
 /* Register r of an operand: 31 is sp when sp_ok, else the zero register.
  * A 32-bit operand reads the low half. */

@@ -2,15 +2,9 @@
  * in-target counting (remote_tramp.h).  Encodings from the Arm ARM (DDI
  * 0487), checked against aarch64-linux-gnu-as (tests/unit/test_remote_tramp.c). */
 #include "arch/aarch64/remote_tramp.h"
+#include "arch/bits.h"
 
 #define PAGE 4096ull
-
-static int64_t sext(uint64_t v, int bits)
-{
-	uint64_t m = 1ull << (bits - 1);
-	v &= (1ull << bits) - 1;
-	return (int64_t)((v ^ m) - m);
-}
 
 int a64_is_load_exclusive(uint32_t insn)
 {

@@ -20,6 +20,7 @@
  * site inside an IT block goes on the IT instruction (gdb's
  * arm_adjust_breakpoint_address does the same). */
 #include "arch/remote_arch.h"
+#include "arch/bits.h"
 
 #include <elf.h>
 #include <stdio.h>
@@ -59,11 +60,6 @@ static int bp_kind(const uint8_t *code, size_t n, int big_endian)
 }
 
 enum { TC_CBZ = 16, TC_CBNZ };
-
-static int64_t sext(uint32_t v, int bits)
-{
-	return (int64_t)((uint64_t)v << (64 - bits)) >> (64 - bits);
-}
 
 static int decode(const uint8_t *code, size_t n, uint64_t addr, int big_endian, struct rbranch *o)
 {

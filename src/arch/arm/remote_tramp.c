@@ -3,6 +3,8 @@
  * against arm-none-eabi-objdump (tests/unit/test_remote_arch.c). */
 #include "arch/arm/remote_tramp.h"
 
+#include "arch/bits.h"
+#include "arch/emit.h"
 #include "arch/remote_arch.h"
 
 #define EXCL_BACK 16    /* instructions after a load-exclusive where no site is moved */
@@ -10,13 +12,6 @@
 static unsigned h16(const uint8_t *c)
 {
 	return (unsigned)c[0] | (unsigned)c[1] << 8;
-}
-
-static int64_t sext(uint64_t v, int bits)
-{
-	uint64_t m = 1ull << (bits - 1);
-	v &= (1ull << bits) - 1;
-	return (int64_t)((v ^ m) - m);
 }
 
 /* The target of a direct branch at pc (b, b<c>, cbz, cbnz, b.w, b<c>.w,
@@ -160,30 +155,10 @@ int t32_site_check(const uint8_t *fn, size_t n, uint64_t fn_start, uint64_t site
 
 /* --- emitting --------------------------------------------------------------- */
 
-struct em {
-	uint8_t *o;
-	size_t max, k;
-	uint64_t at;
-};
-
-static void e16(struct em *e, unsigned h)
-{
-	if (e->k + 2 <= e->max) {
-		e->o[e->k] = (uint8_t)h;
-		e->o[e->k + 1] = (uint8_t)(h >> 8);
-	}
-	e->k += 2;
-}
-
 static void e32(struct em *e, unsigned h, unsigned h2)
 {
 	e16(e, h);
 	e16(e, h2);
-}
-
-static uint64_t here(const struct em *e)
-{
-	return e->at + e->k;
 }
 
 /* movw rd, #lo; movt rd, #hi */

@@ -12,6 +12,7 @@
  * on the registers (x0 reads 0).  Straight-line code ends at jal/c.j with
  * rd = x0 and jalr/c.jr with rd = x0 (ret). */
 #include "arch/remote_arch.h"
+#include "arch/bits.h"
 
 #include <elf.h>
 #include <stdio.h>
@@ -50,11 +51,6 @@ static int bp_kind(const uint8_t *code, size_t n, int big_endian)
 }
 
 enum { RC_EQ, RC_NE, RC_LT = 4, RC_GE, RC_LTU, RC_GEU };
-
-static int64_t sext(uint32_t v, int bits)
-{
-	return (int64_t)((uint64_t)v << (64 - bits)) >> (64 - bits);
-}
 
 static int decode(const uint8_t *code, size_t n, uint64_t addr, int big_endian, struct rbranch *o)
 {

@@ -4,6 +4,8 @@
  * (tests/unit/test_remote_arch.c). */
 #include "arch/riscv/remote_tramp.h"
 
+#include "arch/bits.h"
+#include "arch/emit.h"
 #include "arch/remote_arch.h"
 
 #define EXCL_BACK 16    /* instructions after an lr.w where no site is moved */
@@ -15,13 +17,6 @@ static uint32_t w32(const uint8_t *c, int len)
 {
 	uint32_t v = (uint32_t)c[0] | (uint32_t)c[1] << 8;
 	return len == 4 ? v | (uint32_t)c[2] << 16 | (uint32_t)c[3] << 24 : v;
-}
-
-static int64_t sext(uint64_t v, int bits)
-{
-	uint64_t m = 1ull << (bits - 1);
-	v &= (1ull << bits) - 1;
-	return (int64_t)((v ^ m) - m);
 }
 
 static uint64_t bit(uint32_t w, int from, int to)
@@ -153,21 +148,6 @@ int rv32_site_check(const uint8_t *fn, size_t n, uint64_t fn_start, uint64_t sit
 }
 
 /* --- emitting --------------------------------------------------------------- */
-
-struct em {
-	uint8_t *o;
-	size_t max, k;
-	uint64_t at;
-};
-
-static void e16(struct em *e, uint32_t h)
-{
-	if (e->k + 2 <= e->max) {
-		e->o[e->k] = (uint8_t)h;
-		e->o[e->k + 1] = (uint8_t)(h >> 8);
-	}
-	e->k += 2;
-}
 
 static void e32(struct em *e, uint32_t w)
 {

@@ -36,6 +36,7 @@
 
 #include "common/trace_enc.h"
 #include "data/events.h"
+#include "data/events_dec.h"
 #include "export/export.h"
 #include "export/lock_slices.h"
 #include "export/protobuf.h"
@@ -252,7 +253,7 @@ static void slice_packet(struct pf *f, const struct tr_slice *s, int type)
 /* The common cases first, the function's name already interned on a
  * started sequence, and an END without annotation (no name to look up),
  * each with its own copy of the fast encoding. */
-static void on_begin(void *arg, const struct tr_slice *s)
+static inline __attribute__((always_inline)) void on_begin(void *arg, const struct tr_slice *s)
 {
 	struct pf *f = arg;
 	const struct pf_thread *t = &f->th[s->thread];
@@ -266,7 +267,7 @@ static void on_begin(void *arg, const struct tr_slice *s)
 	slice_packet(f, s, TYPE_BEGIN);
 }
 
-static void on_end(void *arg, const struct tr_slice *s)
+static inline __attribute__((always_inline)) void on_end(void *arg, const struct tr_slice *s)
 {
 	struct pf *f = arg;
 	if (!s->flags && f->th[s->thread].started) {
@@ -407,6 +408,12 @@ static void on_lock_slice(void *arg, const struct lks_slice *s)
 	}
 }
 
+/* The decoder with on_begin and on_end compiled into its record loop (no
+ * call per event); on_lock and on_loss do nothing without lock slices. */
+static const struct rd_event_ops pf_ops = { .call = on_begin, .ret = on_end, .lock = on_lock, .probe = on_probe,
+                                            .loss = on_loss };
+RD_DECODER(pf_chunk, pf_ops)
+
 static int write_perfetto(struct export_ctx *x)
 {
 	const struct recording *r = x->r;
@@ -468,10 +475,8 @@ static int write_perfetto(struct export_ctx *x)
 	tr_filter_init(&flt, r, x->tid, x->has_range, x->from_s, x->to_s);
 	static const struct lks_ops lops = { on_lane, on_lock_slice };
 	f.lks = lks_open(r, &flt, &lops, &f);
-	const struct rd_event_ops ops = { .call = on_begin, .ret = on_end, .lock = f.lks ? on_lock : NULL,
-	                                  .probe = on_probe, .loss = f.lks ? on_loss : NULL };
 	struct tr_stats st;
-	int rc = rd_each_event(r, &flt, &ops, &f, &st, x->err, sizeof x->err);
+	int rc = rd_each_event_with(r, &flt, &pf_ops, &f, &st, x->err, sizeof x->err, pf_chunk);
 	lks_close(f.lks, NULL);
 	out_flush(&f);
 	free(f.out);

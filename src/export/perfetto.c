@@ -31,12 +31,14 @@
  * sequence need not be in time order, trace_processor sorts them (stably, so
  * a wait ending at T still closes before the hold that begins at T).  Its
  * name is interned on sequence 1 (iids after the functions'). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/trace_enc.h"
 #include "data/events.h"
 #include "data/events_dec.h"
+#include "export/bulk_out.h"
 #include "export/export.h"
 #include "export/lock_slices.h"
 #include "export/protobuf.h"
@@ -80,19 +82,9 @@ struct pf {
 	struct lks *lks;
 	uint8_t *lk_interned;  /* by lks_slice.name_id */
 	uint32_t lk_cap;
-	uint8_t *out;          /* packets batched for one fwrite per OUT_SIZE bytes */
-	size_t nout;
+	struct bulk_out *bo;   /* the output, written in large blocks (O_DIRECT to a file) */
 	struct tick_ns tn;     /* ticks to ns: a multiplication per event, the same ns as the chrome export */
 };
-
-#define OUT_SIZE (1u << 20)
-
-static void out_flush(struct pf *f)
-{
-	if (f->nout)
-		fwrite(f->out, 1, f->nout, f->x->out);
-	f->nout = 0;
-}
 
 #define LOCK_TRACK_UUID(thread, lane) (0x300000000ull + (uint64_t)(thread) * LKS_MAX_LANES + (lane))
 
@@ -116,15 +108,15 @@ static void flush_packet(struct pf *f)
 		v >>= 7;
 	}
 	hdr[n++] = (uint8_t)v;
-	if (f->nout + (size_t)n + f->b.n > OUT_SIZE)
-		out_flush(f);
-	if ((size_t)n + f->b.n > OUT_SIZE) { /* a packet larger than the batch */
-		fwrite(hdr, 1, (size_t)n, f->x->out);
-		fwrite(f->b.p, 1, f->b.n, f->x->out);
-	} else {
-		memcpy(f->out + f->nout, hdr, (size_t)n);
-		memcpy(f->out + f->nout + n, f->b.p, f->b.n);
-		f->nout += (size_t)n + f->b.n;
+	char *o = bo_room(f->bo);
+	memcpy(o, hdr, (size_t)n);
+	bo_put(f->bo, o + n);
+	for (size_t at = 0; at < f->b.n;) { /* BO_ROOM_MAX at a time (a packet may be larger) */
+		size_t k = f->b.n - at < BO_ROOM_MAX ? f->b.n - at : BO_ROOM_MAX;
+		o = bo_room(f->bo);
+		memcpy(o, f->b.p + at, k);
+		bo_put(f->bo, o + k);
+		at += k;
 	}
 	f->b.n = 0;
 }
@@ -183,9 +175,7 @@ static inline __attribute__((always_inline)) void slice_packet_fast(struct pf *f
 {
 	/* Worst case 2 + 11 + 6 + 2 + 2 + 6 bytes: well under 128, so both
 	 * lengths fit in one byte, written once the sizes are known. */
-	if (f->nout + 64 > OUT_SIZE)
-		out_flush(f);
-	uint8_t *o = f->out + f->nout, *p = o;
+	uint8_t *p = (uint8_t *)bo_room(f->bo); /* BO_ROOM_MAX bytes at least */
 	*p++ = TRACE_PACKET << 3 | 2;
 	uint8_t *pklen = p++;
 	uint8_t *pk = p;
@@ -204,7 +194,7 @@ static inline __attribute__((always_inline)) void slice_packet_fast(struct pf *f
 	}
 	*telen = (uint8_t)(p - te);
 	*pklen = (uint8_t)(p - pk);
-	f->nout += (size_t)(p - o);
+	bo_put(f->bo, (char *)p);
 }
 
 static void slice_packet(struct pf *f, const struct tr_slice *s, int type)
@@ -418,13 +408,14 @@ static int write_perfetto(struct export_ctx *x)
 {
 	const struct recording *r = x->r;
 	struct pf f = { .x = x, .th = calloc(r->nthreads + 1, sizeof(struct pf_thread)),
-	                .thread_uuid = calloc(r->nthreads + 1, sizeof(uint64_t)), .out = malloc(OUT_SIZE),
+	                .thread_uuid = calloc(r->nthreads + 1, sizeof(uint64_t)), .bo = bo_open(x->out),
 	                };
 	tick_ns_init(&f.tn, r->ticks_per_ns);
-	if (!f.th || !f.thread_uuid || !f.out) {
+	if (!f.th || !f.thread_uuid || !f.bo) {
 		free(f.th);
 		free(f.thread_uuid);
-		free(f.out);
+		if (f.bo)
+			bo_close(f.bo);
 		snprintf(x->err, sizeof x->err, "out of memory");
 		return -1;
 	}
@@ -478,8 +469,7 @@ static int write_perfetto(struct export_ctx *x)
 	struct tr_stats st;
 	int rc = rd_each_event_with(r, &flt, &pf_ops, &f, &st, x->err, sizeof x->err, pf_chunk);
 	lks_close(f.lks, NULL);
-	out_flush(&f);
-	free(f.out);
+	int werr = bo_close(f.bo) ? errno : 0;
 	free(f.lk_interned);
 	int oom = b->oom;
 	pb_free(b);
@@ -491,8 +481,8 @@ static int write_perfetto(struct export_ctx *x)
 		snprintf(x->err, sizeof x->err, "out of memory");
 		return -1;
 	}
-	if (ferror(x->out)) {
-		snprintf(x->err, sizeof x->err, "write error");
+	if (werr || ferror(x->out)) {
+		snprintf(x->err, sizeof x->err, "write error (%s)", strerror(werr ? werr : EIO));
 		return -1;
 	}
 	return rc;

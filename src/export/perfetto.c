@@ -71,6 +71,12 @@ struct pf_thread {
 	uint64_t last_ns;   /* the sequence's last timestamp */
 	uint8_t *sent;      /* names interned on the sequence, a bit per function */
 	int started;        /* the sequence's first packet is written */
+	/* What the common packets write after their timestamp, the same for
+	 * every packet of the sequence (slice_packet_fast): the sequence id and
+	 * the TrackEvent's tag (nbegin bytes), and for an END the whole rest
+	 * (nend bytes): TrackEvent { type: END }. */
+	uint8_t begin[8], nbegin;
+	uint8_t end[16], nend;
 };
 
 struct pf {
@@ -84,16 +90,18 @@ struct pf {
 	uint32_t lk_cap;
 	struct bulk_out *bo;   /* the output, written in large blocks (O_DIRECT to a file) */
 	struct tick_ns tn;     /* ticks to ns: a multiplication per event, the same ns as the chrome export */
+	uint64_t start_ticks;  /* the recording's start: ns 0 */
+	const struct fn_table *ft;
+	const struct recording *r;
 };
 
 #define LOCK_TRACK_UUID(thread, lane) (0x300000000ull + (uint64_t)(thread) * LKS_MAX_LANES + (lane))
 
-static uint64_t ns_of(const struct pf *f, uint64_t ticks)
+static inline uint64_t ns_of(const struct pf *f, uint64_t ticks)
 {
-	const struct recording *r = f->x->r;
-	if (ticks <= r->start_ticks)
+	if (ticks <= f->start_ticks)
 		return 0;
-	return tick_ns_of(&f->tn, ticks - r->start_ticks); /* a time no clock reaches (damaged): UINT64_MAX */
+	return tick_ns_of(&f->tn, ticks - f->start_ticks); /* a time no clock reaches (damaged): UINT64_MAX */
 }
 
 static void flush_packet(struct pf *f)
@@ -153,6 +161,17 @@ static void thread_sequence(struct pf *f, uint32_t thread)
 	pb_close(b, ted);
 	pb_close(b, d);
 	flush_packet(f);
+	uint8_t *p = t->begin;
+	*p++ = PKT_SEQ_ID << 3;
+	p += tr_put_varint(p, 2 + (uint64_t)thread); /* at most 5 bytes: thread < 2^32 */
+	*p++ = PKT_TRACK_EVENT << 3 | 2;
+	t->nbegin = (uint8_t)(p - t->begin);
+	memcpy(t->end, t->begin, t->nbegin);
+	p = t->end + t->nbegin;
+	*p++ = 2; /* the TrackEvent's length */
+	*p++ = TE_TYPE << 3;
+	*p++ = TYPE_END;
+	t->nend = (uint8_t)(p - t->end);
 }
 
 /* The delta to the thread sequence's previous timestamp (times of one
@@ -168,32 +187,37 @@ static inline uint64_t thread_delta(struct pf *f, uint32_t thread, uint64_t tick
 
 /* The common event: a BEGIN whose name is already interned on the thread's
  * sequence, or an END without annotation.  Encoded straight into the output
- * batch (packet and TrackEvent both under 128 bytes: one-byte lengths), no
- * intermediate copy.  Byte for byte what the general path below writes. */
+ * (packet and TrackEvent both under 128 bytes: one-byte lengths), what
+ * follows the timestamp copied from the thread's precomputed bytes.  Byte
+ * for byte what the general path below writes. */
 static inline __attribute__((always_inline)) void slice_packet_fast(struct pf *f, const struct tr_slice *s, int type,
                                                                     uint32_t fn)
 {
-	/* Worst case 2 + 11 + 6 + 2 + 2 + 6 bytes: well under 128, so both
-	 * lengths fit in one byte, written once the sizes are known. */
-	uint8_t *p = (uint8_t *)bo_room(f->bo); /* BO_ROOM_MAX bytes at least */
-	*p++ = TRACE_PACKET << 3 | 2;
-	uint8_t *pklen = p++;
-	uint8_t *pk = p;
+	/* At most 2 + 11 + 16 + 3 + 6 bytes: well under BO_ROOM_MAX, and under
+	 * 128, so both lengths fit in one byte, written once the sizes are known. */
+	struct pf_thread *t = &f->th[s->thread];
+	uint64_t ns = ns_of(f, type == TYPE_BEGIN ? s->start : s->end);
+	uint64_t delta = ns > t->last_ns ? ns - t->last_ns : 0; /* thread_delta */
+	if (ns > t->last_ns)
+		t->last_ns = ns;
+	uint8_t *o = (uint8_t *)bo_room(f->bo), *p = o + 2;
 	*p++ = PKT_TIMESTAMP << 3;
-	p += tr_put_varint(p, thread_delta(f, s->thread, type == TYPE_BEGIN ? s->start : s->end));
-	*p++ = PKT_SEQ_ID << 3;
-	p += tr_put_varint(p, 2 + (uint64_t)s->thread);
-	*p++ = PKT_TRACK_EVENT << 3 | 2;
-	uint8_t *telen = p++;
-	uint8_t *te = p;
-	*p++ = TE_TYPE << 3;
-	*p++ = (uint8_t)type;
+	p += tr_put_varint(p, delta);
 	if (type == TYPE_BEGIN) {
+		memcpy(p, t->begin, sizeof t->begin);
+		p += t->nbegin;
+		uint8_t *te = p++;
+		*p++ = TE_TYPE << 3;
+		*p++ = TYPE_BEGIN;
 		*p++ = TE_NAME_IID << 3;
 		p += tr_put_varint(p, fn + 1);
+		*te = (uint8_t)(p - te - 1);
+	} else {
+		memcpy(p, t->end, sizeof t->end);
+		p += t->nend;
 	}
-	*telen = (uint8_t)(p - te);
-	*pklen = (uint8_t)(p - pk);
+	o[0] = TRACE_PACKET << 3 | 2;
+	o[1] = (uint8_t)(p - o - 2);
 	bo_put(f->bo, (char *)p);
 }
 
@@ -248,7 +272,7 @@ static inline __attribute__((always_inline)) void on_begin(void *arg, const stru
 	struct pf *f = arg;
 	const struct pf_thread *t = &f->th[s->thread];
 	if (t->sent) {
-		uint32_t fn = fn_of(f->x->ft, f->x->r, s->func);
+		uint32_t fn = fn_of(f->ft, f->r, s->func);
 		if (t->sent[fn >> 3] >> (fn & 7) & 1) {
 			slice_packet_fast(f, s, TYPE_BEGIN, fn);
 			return;
@@ -411,6 +435,9 @@ static int write_perfetto(struct export_ctx *x)
 	                .thread_uuid = calloc(r->nthreads + 1, sizeof(uint64_t)), .bo = bo_open(x->out),
 	                };
 	tick_ns_init(&f.tn, r->ticks_per_ns);
+	f.start_ticks = r->start_ticks;
+	f.ft = x->ft;
+	f.r = r;
 	if (!f.th || !f.thread_uuid || !f.bo) {
 		free(f.th);
 		free(f.thread_uuid);

@@ -79,6 +79,13 @@ struct pf_thread {
 	uint8_t end[16], nend;
 };
 
+/* A module slot's function map (fn_table.map) and its module's number of
+ * functions: one load each instead of fn_of's pointer chain per call. */
+struct pf_mod {
+	const uint32_t *map; /* NULL: no functions (FN_ROOT) */
+	uint32_t n;
+};
+
 struct pf {
 	struct export_ctx *x;
 	struct pb_buf b;
@@ -91,8 +98,8 @@ struct pf {
 	struct bulk_out *bo;   /* the output, written in large blocks (O_DIRECT to a file) */
 	struct tick_ns tn;     /* ticks to ns: a multiplication per event, the same ns as the chrome export */
 	uint64_t start_ticks;  /* the recording's start: ns 0 */
-	const struct fn_table *ft;
-	const struct recording *r;
+	struct pf_mod *mods;   /* fn_of's lookups flattened, by module slot */
+	uint32_t nmods;
 };
 
 #define LOCK_TRACK_UUID(thread, lane) (0x300000000ull + (uint64_t)(thread) * LKS_MAX_LANES + (lane))
@@ -264,6 +271,24 @@ static void slice_packet(struct pf *f, const struct tr_slice *s, int type)
 	flush_packet(f);
 }
 
+/* slice_packet with a copy of the slice: the decoder's (inlined) slice is
+ * then never in memory on the fast paths. */
+static __attribute__((noinline)) void slice_packet_copy(struct pf *f, uint32_t thread, uint32_t func, uint32_t flags,
+                                                        uint64_t start, uint64_t end, int type)
+{
+	struct tr_slice s = { .thread = thread, .func = func, .flags = flags, .start = start, .end = end };
+	slice_packet(f, &s, type);
+}
+
+/* fn_of(ft, r, func) from the flattened table. */
+static inline uint32_t pf_fn(const struct pf *f, uint32_t func)
+{
+	uint32_t mod = SONDE_FUNC_MOD(func), num = SONDE_FUNC_NUM(func);
+	if (mod >= f->nmods || !f->mods[mod].map)
+		return FN_ROOT;
+	return f->mods[mod].map[num < f->mods[mod].n ? num : f->mods[mod].n];
+}
+
 /* The common cases first, the function's name already interned on a
  * started sequence, and an END without annotation (no name to look up),
  * each with its own copy of the fast encoding. */
@@ -272,13 +297,13 @@ static inline __attribute__((always_inline)) void on_begin(void *arg, const stru
 	struct pf *f = arg;
 	const struct pf_thread *t = &f->th[s->thread];
 	if (t->sent) {
-		uint32_t fn = fn_of(f->ft, f->r, s->func);
+		uint32_t fn = pf_fn(f, s->func);
 		if (t->sent[fn >> 3] >> (fn & 7) & 1) {
 			slice_packet_fast(f, s, TYPE_BEGIN, fn);
 			return;
 		}
 	}
-	slice_packet(f, s, TYPE_BEGIN);
+	slice_packet_copy(f, s->thread, s->func, s->flags, s->start, s->end, TYPE_BEGIN);
 }
 
 static inline __attribute__((always_inline)) void on_end(void *arg, const struct tr_slice *s)
@@ -288,7 +313,7 @@ static inline __attribute__((always_inline)) void on_end(void *arg, const struct
 		slice_packet_fast(f, s, TYPE_END, 0);
 		return;
 	}
-	slice_packet(f, s, TYPE_END);
+	slice_packet_copy(f, s->thread, s->func, s->flags, s->start, s->end, TYPE_END);
 }
 
 /* Probe hits (sonde probe --record): TYPE_INSTANT on the hit thread's track
@@ -436,10 +461,14 @@ static int write_perfetto(struct export_ctx *x)
 	                };
 	tick_ns_init(&f.tn, r->ticks_per_ns);
 	f.start_ticks = r->start_ticks;
-	f.ft = x->ft;
-	f.r = r;
-	if (!f.th || !f.thread_uuid || !f.bo) {
+	f.nmods = x->ft->nslots;
+	f.mods = calloc(f.nmods + 1, sizeof *f.mods);
+	for (uint32_t m = 0; f.mods && m < f.nmods; m++)
+		if (x->ft->map[m]) /* fn_of: a mapped slot has its module */
+			f.mods[m] = (struct pf_mod){ x->ft->map[m], r->modules[m]->r.nfuncs };
+	if (!f.th || !f.thread_uuid || !f.bo || !f.mods) {
 		free(f.th);
+		free(f.mods);
 		free(f.thread_uuid);
 		if (f.bo)
 			bo_close(f.bo);
@@ -504,6 +533,7 @@ static int write_perfetto(struct export_ctx *x)
 		free(f.th[i].sent);
 	free(f.th);
 	free(f.thread_uuid);
+	free(f.mods);
 	if (oom && !rc) {
 		snprintf(x->err, sizeof x->err, "out of memory");
 		return -1;

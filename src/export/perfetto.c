@@ -207,7 +207,8 @@ static inline __attribute__((always_inline)) void slice_packet_fast(struct pf *f
 	uint64_t delta = ns > t->last_ns ? ns - t->last_ns : 0; /* thread_delta */
 	if (ns > t->last_ns)
 		t->last_ns = ns;
-	uint8_t *o = (uint8_t *)bo_room(f->bo), *p = o + 2;
+	struct bulk_out *bo = f->bo; /* once: the byte stores below may alias f's fields */
+	uint8_t *o = (uint8_t *)bo_room(bo), *p = o + 2;
 	*p++ = PKT_TIMESTAMP << 3;
 	p += tr_put_varint(p, delta);
 	if (type == TYPE_BEGIN) {
@@ -225,7 +226,7 @@ static inline __attribute__((always_inline)) void slice_packet_fast(struct pf *f
 	}
 	o[0] = TRACE_PACKET << 3 | 2;
 	o[1] = (uint8_t)(p - o - 2);
-	bo_put(f->bo, (char *)p);
+	bo_put(bo, (char *)p);
 }
 
 static void slice_packet(struct pf *f, const struct tr_slice *s, int type)

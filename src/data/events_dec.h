@@ -160,13 +160,16 @@ RD_INLINE void rd_dec_leave(struct rd_dec *d, const struct rd_event_ops *ops, ui
 
 /* Decode one chunk of thread th.  Returns 0, or -1 if a record is malformed
  * (the rest of the chunk is skipped). */
-RD_INLINE int rd_dec_chunk(struct rd_dec *d, const struct rd_event_ops *ops, uint32_t th, struct rd_dthread *ts,
+RD_INLINE int rd_dec_chunk(struct rd_dec *dp, const struct rd_event_ops *ops, uint32_t th, struct rd_dthread *ts,
                            const struct rec_chunk *c, const uint8_t *p)
 {
 	const uint8_t *end = p + c->used;
 	uint64_t t;
-	if (rd_dec_chunk_start(d, th, ts, c, &t))
+	if (rd_dec_chunk_start(dp, th, ts, c, &t))
 		return -1;
+	/* A copy that nothing else can reach (the cold paths get dp): its
+	 * fields stay in registers across the callbacks' stores. */
+	struct rd_dec dl = *dp, *d = &dl;
 	/* The last time the thread can have: t0 + maxt (t - t0 <= maxt holds from here on). */
 	const uint64_t tmax = rd_sat_add(ts->t0, d->maxt);
 	const struct recording *r = d->r;
@@ -210,7 +213,7 @@ RD_INLINE int rd_dec_chunk(struct rd_dec *d, const struct rd_event_ops *ops, uin
 			if (k < 0)
 				goto bad;
 			d->st->ext++;
-			if (rd_dec_ext(d, th, ts, t, type, p, k))
+			if (rd_dec_ext(dp, th, ts, t, type, p, k))
 				goto bad;
 			p += k;
 			break;
@@ -222,7 +225,7 @@ RD_INLINE int rd_dec_chunk(struct rd_dec *d, const struct rd_event_ops *ops, uin
 	return 0;
 bad:
 	d->st->records += records;
-	rd_dec_chunk_bad(d, th, ts, t);
+	rd_dec_chunk_bad(dp, th, ts, t);
 	return -1;
 }
 

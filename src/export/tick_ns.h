@@ -22,7 +22,7 @@ struct tick_ns {
 static inline unsigned __int128 tick_ns_raw(const struct tick_ns *t, uint64_t d)
 {
 	unsigned __int128 m = (unsigned __int128)d * t->mul;
-	if (t->shift == 63) /* every clock faster than 1 GHz (the TSC): a constant shift, a few instructions */
+	if (__builtin_expect(t->shift == 63, 1)) /* every clock faster than 1 GHz (the TSC): a constant shift, a few instructions */
 		return (m + ((unsigned __int128)1 << 62)) >> 63;
 	return (m + ((unsigned __int128)1 << (t->shift - 1))) >> t->shift;
 }

@@ -11,7 +11,11 @@
 # chrome") picks the rows.  SCALE 40 makes 7.8M events; 514 makes 100M (the
 # issue 28 figure: `FORMATS=perfetto bash bench/export_bench.sh 514`; the
 # chrome export of that is 4.5 GB).
-# Usage: BUILD=build [BASE=../old/build] [FORMATS=perfetto] REPS=3 bash bench/export_bench.sh [SCALE]
+# VERIFY=1 also reads sonde's Perfetto export back with the protobuf library
+# (bench/perfetto_verify.py: Perfetto's schema, not sonde's reader) and
+# checks its slices against the recording's calls (a 100M-event file takes
+# tens of minutes of Python).
+# Usage: BUILD=build [BASE=../old/build] [FORMATS=perfetto] [VERIFY=1] REPS=3 bash bench/export_bench.sh [SCALE]
 set -u
 BUILD=${BUILD:-$(cd "$(dirname "$0")/.." && pwd)/build}
 BUILD=$(cd "$BUILD" && pwd)
@@ -86,4 +90,18 @@ for line in sys.stdin:
     print(f'  {name:19} {w*1e3:7.0f}ms {c*1e3:7.0f}ms {ev/c/1e6:12.1f}M {ev/w/1e6:12.1f}M {size/ev:8.2f} {m/1024:7.1f}MB')
 " "$calls"
 [ -n "$BASE" ] && echo "  BASE = $BASE"
+if [ -n "${VERIFY:-}" ]; then
+	mkdir pb && protoc -I "$ROOT/tests/proto" --python_out=pb "$ROOT/tests/proto/perfetto_trace_subset.proto" &&
+		"$SONDE" export -i tr --format=perfetto -o v.pftrace &&
+		/usr/bin/python3 "$ROOT/bench/perfetto_verify.py" pb v.pftrace >v.json &&
+		python3 - "$calls" <<'PY' || echo "  independent decoder: FAILED ($(tail -1 v.json 2>/dev/null))"
+import json, sys
+v, calls = json.load(open("v.json")), int(sys.argv[1])
+ok = not v["errors"] and v["slices"] == calls and not v["unknown_fields"]
+print(f"  independent decoder (protobuf library, bench/perfetto_verify.py): {v['packets']} packets, "
+      f"{v['slices']} slices for {calls} calls, {v['sequences']} sequences, errors {v['errors'] or 'none'}, "
+      f"{v['seconds']} s: {'ok' if ok else 'NOT OK'}")
+sys.exit(0 if ok else 1)
+PY
+fi
 rm -rf "$W"

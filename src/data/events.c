@@ -5,45 +5,9 @@
 #include <string.h>
 
 #include "common/trace_enc.h"
-
-struct tr_frame {
-	uint32_t func;
-	uint16_t emitted;
-	uint16_t resumed;     /* TRX_RESUME: not a call */
-	uint64_t start;
-};
-
-struct tr_pframe {
-	uint32_t probe;
-	uint32_t emitted;     /* its begin was passed on */
-	uint64_t start;
-};
+#include "data/events_dec.h"
 
 #define TR_MAX_PROBE_DEPTH 4096 /* open probe slices per thread (deeper: counted as bad) */
-
-struct tr_thread {
-	struct tr_pframe *pstk; /* open probe slices (func probes) */
-	uint32_t pn, pcap;
-	int selected;
-	int seen;
-	uint64_t next_seq;
-	uint64_t t0;          /* time of the thread's first chunk: its records lie in [t0, t0 + rd_max_ticks] */
-	uint64_t last;        /* time of the last record decoded */
-	struct tr_frame *stk;
-	uint32_t n, cap;
-	uint32_t deep;        /* open calls beyond RD_MAX_DEPTH: not slices, only matched with their exits */
-	int started;          /* thread_start() was called */
-};
-
-struct dec {
-	const struct recording *r;
-	const struct tr_filter *f;
-	const struct rd_event_ops *ops;
-	void *arg;
-	struct tr_stats *st;
-	uint64_t maxt;        /* rd_max_ticks(r) */
-	uint8_t *pstarted;    /* per r->procs entry: process_start() was called */
-};
 
 /* Ticks as a u64: 0 below zero (or NaN), UINT64_MAX beyond its range. */
 static uint64_t to_ticks(double t)
@@ -67,88 +31,15 @@ void tr_filter_init(struct tr_filter *f, const struct recording *r, int tid, int
 		f->min_ticks = to_ticks((double)strtoull(m, NULL, 10) * tpn);
 }
 
-static inline __attribute__((always_inline)) void emit_begin(struct dec *d, uint32_t th, struct tr_thread *ts, uint32_t i)
+int rd_dec_grow(struct rd_dthread *ts)
 {
-	struct tr_frame *fr = &ts->stk[i];
-	fr->emitted = 1;
-	if (d->ops->call) {
-		struct tr_slice s = { th, fr->func, i + 1, fr->resumed ? TRS_RESUMED : 0, fr->start, 0 };
-		d->ops->call(d->arg, &s);
-	}
-}
-
-/* Emit the begins of every held-back frame (emitted frames are a prefix). */
-static inline __attribute__((always_inline)) void flush(struct dec *d, uint32_t th, struct tr_thread *ts)
-{
-	uint32_t i = ts->n;
-	while (i > 0 && !ts->stk[i - 1].emitted)
-		i--;
-	for (; i < ts->n; i++)
-		emit_begin(d, th, ts, i);
-}
-
-static inline __attribute__((always_inline)) void enter(struct dec *d, uint32_t th, struct tr_thread *ts, uint32_t func, uint64_t t, int resumed)
-{
-	if (ts->deep || ts->n >= RD_MAX_DEPTH) {
-		/* Deeper than any recording goes (the runtime's shadow stack is
-		 * shallower): damaged.  Counted, and kept only as a level to pop, so
-		 * that the exits still pair with the right calls. */
-		ts->deep++;
-		d->st->bad++;
-		return;
-	}
-	if (ts->n == ts->cap) {
-		uint32_t cap = ts->cap ? ts->cap * 2 : 64;
-		struct tr_frame *stk = realloc(ts->stk, sizeof *ts->stk * cap);
-		if (!stk) {
-			ts->deep++;
-			d->st->bad++;
-			return;
-		}
-		ts->stk = stk;
-		ts->cap = cap;
-	}
-	ts->stk[ts->n++] = (struct tr_frame){ func, 0, (uint16_t)(resumed != 0), t };
-	const struct tr_filter *f = d->f;
-	if (!f->min_ticks && (!f->has_range || (t >= f->from && t <= f->to))) {
-		if (ts->n == 1 || ts->stk[ts->n - 2].emitted) /* the frames below are out (no filter: always) */
-			emit_begin(d, th, ts, ts->n - 1);
-		else
-			flush(d, th, ts);
-	}
-}
-
-static inline __attribute__((always_inline)) void leave(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t t, uint32_t flags)
-{
-	struct tr_frame *fr = &ts->stk[ts->n - 1];
-	const struct tr_filter *f = d->f;
-	if (t < fr->start)
-		t = fr->start;
-	if (!fr->emitted) {
-		int keep = !f->has_range || (t >= f->from && fr->start <= f->to);
-		if (keep && f->min_ticks && t - fr->start < f->min_ticks && !flags) {
-			d->st->dropped_short++;
-			keep = 0;
-		}
-		if (!keep) {
-			ts->n--;
-			return;
-		}
-		flush(d, th, ts);
-	}
-	if (fr->resumed)
-		flags |= TRS_RESUMED;
-	else
-		d->st->calls++;
-	if (flags & TRS_ABNORMAL)
-		d->st->abnormal++;
-	if (flags & TRS_AT_END)
-		d->st->closed_at_end++;
-	if (d->ops->ret) {
-		struct tr_slice s = { th, fr->func, ts->n, flags, fr->start, t };
-		d->ops->ret(d->arg, &s);
-	}
-	ts->n--;
+	uint32_t cap = ts->cap ? ts->cap * 2 : 64;
+	struct rd_frame *stk = realloc(ts->stk, sizeof *ts->stk * cap);
+	if (!stk)
+		return -1;
+	ts->stk = stk;
+	ts->cap = cap;
+	return 0;
 }
 
 static int in_range(const struct tr_filter *f, uint64_t t)
@@ -156,9 +47,9 @@ static int in_range(const struct tr_filter *f, uint64_t t)
 	return !f->has_range || (t >= f->from && t <= f->to);
 }
 
-static void probe_leave(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t t, uint32_t flags)
+static void probe_leave(struct rd_dec *d, uint32_t th, struct rd_dthread *ts, uint64_t t, uint32_t flags)
 {
-	struct tr_pframe *fr = &ts->pstk[--ts->pn];
+	struct rd_pframe *fr = &ts->pstk[--ts->pn];
 	if (!fr->emitted)
 		return;
 	if (t < fr->start)
@@ -171,11 +62,11 @@ static void probe_leave(struct dec *d, uint32_t th, struct tr_thread *ts, uint64
 	}
 }
 
-static void close_all(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t t, uint32_t flags)
+static void close_all(struct rd_dec *d, uint32_t th, struct rd_dthread *ts, uint64_t t, uint32_t flags)
 {
 	ts->deep = 0;
 	while (ts->n)
-		leave(d, th, ts, t, flags);
+		rd_dec_leave(d, d->ops, th, ts, t, flags);
 	while (ts->pn)
 		probe_leave(d, th, ts, t, flags);
 }
@@ -243,7 +134,7 @@ const char *tr_probe_name(const struct recording *r, uint32_t id, char *buf, siz
 }
 
 /* One TRX_PROBE record of thread th at time t.  -1 if malformed. */
-static int probe_event(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t t, const uint8_t *p, int len)
+static int probe_event(struct rd_dec *d, uint32_t th, struct rd_dthread *ts, uint64_t t, const uint8_t *p, int len)
 {
 	struct tr_probe h;
 	memset(&h, 0, sizeof h);
@@ -264,7 +155,7 @@ static int probe_event(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_
 		}
 		if (ts->pn == ts->pcap) {
 			uint32_t cap = ts->pcap ? ts->pcap * 2 : 16;
-			struct tr_pframe *pstk = realloc(ts->pstk, sizeof *ts->pstk * cap);
+			struct rd_pframe *pstk = realloc(ts->pstk, sizeof *ts->pstk * cap);
 			if (!pstk) {
 				d->st->bad++;
 				return 0;
@@ -273,7 +164,7 @@ static int probe_event(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_
 			ts->pcap = cap;
 		}
 		int pass = in_range(d->f, t);
-		ts->pstk[ts->pn++] = (struct tr_pframe){ h.probe, (uint32_t)pass, t };
+		ts->pstk[ts->pn++] = (struct rd_pframe){ h.probe, (uint32_t)pass, t };
 		if (pass && d->ops->probe)
 			d->ops->probe(d->arg, &h);
 		return 0;
@@ -293,7 +184,7 @@ static int probe_event(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_
 	}
 }
 
-static void loss(struct dec *d, uint32_t th, int cause, uint64_t t, uint64_t count)
+static void loss(struct rd_dec *d, uint32_t th, int cause, uint64_t t, uint64_t count)
 {
 	if (d->ops->loss) {
 		struct rd_loss l = { th, cause, t, count };
@@ -310,7 +201,7 @@ static int proc_of(const struct recording *r, uint32_t th)
 
 /* Before the first event of thread th (at time t): its process's start, if
  * this is the first thread of it seen, then its own. */
-static void start_thread(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t t)
+static void start_thread(struct rd_dec *d, uint32_t th, struct rd_dthread *ts, uint64_t t)
 {
 	int pi = proc_of(d->r, th);
 	if (pi >= 0 && !d->pstarted[pi]) {
@@ -325,9 +216,8 @@ static void start_thread(struct dec *d, uint32_t th, struct tr_thread *ts, uint6
 		d->ops->thread_start(d->arg, th, st && st <= t ? st : t);
 }
 
-/* One EXT record of type `type` (fields p, len).  -1 if malformed. */
-static int ext_event(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t t, uint8_t type, const uint8_t *p,
-                     int len)
+int rd_dec_ext(struct rd_dec *d, uint32_t th, struct rd_dthread *ts, uint64_t t, uint8_t type, const uint8_t *p,
+               int len)
 {
 	const uint8_t *end = p + len;
 	switch (type) {
@@ -356,7 +246,7 @@ static int ext_event(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t 
 			return -1;
 		if (!rd_func_valid(d->r, (uint32_t)func))
 			d->st->bad++;
-		enter(d, th, ts, (uint32_t)func, t, 1);
+		rd_dec_enter(d, d->ops, th, ts, (uint32_t)func, t, 1);
 		return 0;
 	}
 	case TRX_NAME: /* byte(len), bytes */
@@ -368,12 +258,8 @@ static int ext_event(struct dec *d, uint32_t th, struct tr_thread *ts, uint64_t 
 	}
 }
 
-/* Decode one chunk of thread th.  Returns 0, or -1 if a record is malformed
- * (the rest of the chunk is skipped). */
-static int do_chunk(struct dec *d, uint32_t th, struct tr_thread *ts, const struct rec_chunk *c,
-                    const uint8_t *p)
+int rd_dec_chunk_start(struct rd_dec *d, uint32_t th, struct rd_dthread *ts, const struct rec_chunk *c, uint64_t *tp)
 {
-	const uint8_t *end = p + c->used;
 	uint64_t t = c->base_tsc;
 	if (!ts->seen) {
 		ts->t0 = t;
@@ -398,71 +284,30 @@ static int do_chunk(struct dec *d, uint32_t th, struct tr_thread *ts, const stru
 	if (t < ts->last) /* clocks are per CPU; never let a thread go backwards */
 		t = ts->last;
 	if (t - ts->t0 > d->maxt) { /* a time base no recording has: damaged */
-		t = ts->last;
-		goto bad;
+		rd_dec_chunk_bad(d, th, ts, ts->last);
+		return -1;
 	}
-	/* The last time the thread can have: t0 + maxt (t - t0 <= maxt holds from here on). */
-	const uint64_t tmax = rd_sat_add(ts->t0, d->maxt);
-	while (p < end) {
-		uint64_t v;
-		int n = tr_get_varint(p, end, &v);
-		if (!n)
-			goto bad;
-		p += n;
-		uint64_t nt = t + (v >> 2);
-		if (nt < t || nt > tmax) /* wrapping, or beyond any recording's length */
-			goto bad;
-		t = nt;
-		d->st->records++;
-		switch (v & 3) {
-		case TR_ENTER: {
-			uint64_t func;
-			if (!(n = tr_get_varint(p, end, &func)) || func > 0xffffffffu)
-				goto bad;
-			p += n;
-			if (!rd_func_valid(d->r, (uint32_t)func))
-				d->st->bad++; /* kept: the nesting stays right, the name says unknown */
-			enter(d, th, ts, (uint32_t)func, t, 0);
-			break;
-		}
-		case TR_EXIT:
-		case TR_EXIT_ABNORMAL:
-			if (ts->deep)
-				ts->deep--;
-			else if (!ts->n)
-				d->st->unmatched++;
-			else
-				leave(d, th, ts, t, (v & 3) == TR_EXIT_ABNORMAL ? TRS_ABNORMAL : 0);
-			break;
-		case TR_EXT: {
-			if (p >= end)
-				goto bad;
-			uint8_t type = *p++;
-			int k = tr_skip_ext(type, p, end);
-			if (k < 0)
-				goto bad;
-			d->st->ext++;
-			if (ext_event(d, th, ts, t, type, p, k))
-				goto bad;
-			p += k;
-			break;
-		}
-		}
-		ts->last = t;
-	}
-	ts->last = t;
+	*tp = t;
 	return 0;
-bad:
+}
+
+void rd_dec_chunk_bad(struct rd_dec *d, uint32_t th, struct rd_dthread *ts, uint64_t t)
+{
 	d->st->bad++;
 	ts->last = t;
 	close_all(d, th, ts, t, TRS_LOST);
 	loss(d, th, RDL_DAMAGED, t, 1);
-	return -1;
+}
+
+/* The generic chunk decoder: the callbacks read from d->ops. */
+static int do_chunk(struct rd_dec *d, uint32_t th, struct rd_dthread *ts, const struct rec_chunk *c, const uint8_t *p)
+{
+	return rd_dec_chunk(d, d->ops, th, ts, c, p);
 }
 
 /* The end of thread th: what is still open is closed at the end of the
  * thread (or its process), or before the damage when the file ended in it. */
-static void end_thread(struct dec *d, uint32_t th, struct tr_thread *ts, int damaged)
+static void end_thread(struct rd_dec *d, uint32_t th, struct rd_dthread *ts, int damaged)
 {
 	const struct recording *r = d->r;
 	uint64_t end = r->threads[th].r.end_tsc;
@@ -482,6 +327,12 @@ static void end_thread(struct dec *d, uint32_t th, struct tr_thread *ts, int dam
 int rd_each_event(const struct recording *r, const struct tr_filter *flt, const struct rd_event_ops *ops,
                   void *arg, struct tr_stats *st, char *err, size_t errlen)
 {
+	return rd_each_event_with(r, flt, ops, arg, st, err, errlen, do_chunk);
+}
+
+int rd_each_event_with(const struct recording *r, const struct tr_filter *flt, const struct rd_event_ops *ops,
+                       void *arg, struct tr_stats *st, char *err, size_t errlen, rd_chunk_fn chunk)
+{
 	static const struct tr_filter all;
 	static const struct rd_event_ops none;
 	if (!flt)
@@ -492,9 +343,9 @@ int rd_each_event(const struct recording *r, const struct tr_filter *flt, const 
 	struct rd_events ev;
 	if (rd_events_open(r, &ev, err, errlen) != 0)
 		return -1;
-	struct dec d = { r, flt, ops, arg, st, rd_max_ticks(r), NULL };
+	struct rd_dec d = { r, flt, ops, arg, st, rd_max_ticks(r), NULL, !flt->min_ticks && !flt->has_range };
 	int nt = r->nthreads;
-	struct tr_thread *ts = calloc(nt ? nt : 1, sizeof *ts);
+	struct rd_dthread *ts = calloc(nt ? nt : 1, sizeof *ts);
 	int32_t *by_slot = malloc(sizeof *by_slot * REC_MAX_THREADS);
 	d.pstarted = calloc(r->nprocs ? r->nprocs : 1, 1);
 	if (!ts || !by_slot || !d.pstarted) {
@@ -525,7 +376,7 @@ int rd_each_event(const struct recording *r, const struct tr_filter *flt, const 
 		}
 		if (!ts[th].selected)
 			continue;
-		do_chunk(&d, (uint32_t)th, &ts[th], &ev.chunk, ev.data);
+		chunk(&d, (uint32_t)th, &ts[th], &ev.chunk, ev.data);
 		if (r->progress)
 			r->progress(r->progress_arg, ev.off, ev.size);
 	}

@@ -31,11 +31,14 @@
  * sequence need not be in time order, trace_processor sorts them (stably, so
  * a wait ending at T still closes before the hold that begins at T).  Its
  * name is interned on sequence 1 (iids after the functions'). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/trace_enc.h"
 #include "data/events.h"
+#include "data/events_dec.h"
+#include "export/bulk_out.h"
 #include "export/export.h"
 #include "export/lock_slices.h"
 #include "export/protobuf.h"
@@ -68,6 +71,19 @@ struct pf_thread {
 	uint64_t last_ns;   /* the sequence's last timestamp */
 	uint8_t *sent;      /* names interned on the sequence, a bit per function */
 	int started;        /* the sequence's first packet is written */
+	/* What the common packets write after their timestamp, the same for
+	 * every packet of the sequence (slice_packet_fast): the sequence id and
+	 * the TrackEvent's tag (nbegin bytes), and for an END the whole rest
+	 * (nend bytes): TrackEvent { type: END }. */
+	uint8_t begin[8], nbegin;
+	uint8_t end[16], nend;
+};
+
+/* A module slot's function map (fn_table.map) and its module's number of
+ * functions: one load each instead of fn_of's pointer chain per call. */
+struct pf_mod {
+	const uint32_t *map; /* NULL: no functions (FN_ROOT) */
+	uint32_t n;
 };
 
 struct pf {
@@ -79,28 +95,20 @@ struct pf {
 	struct lks *lks;
 	uint8_t *lk_interned;  /* by lks_slice.name_id */
 	uint32_t lk_cap;
-	uint8_t *out;          /* packets batched for one fwrite per OUT_SIZE bytes */
-	size_t nout;
+	struct bulk_out *bo;   /* the output, written in large blocks (O_DIRECT to a file) */
 	struct tick_ns tn;     /* ticks to ns: a multiplication per event, the same ns as the chrome export */
+	uint64_t start_ticks;  /* the recording's start: ns 0 */
+	struct pf_mod *mods;   /* fn_of's lookups flattened, by module slot */
+	uint32_t nmods;
 };
-
-#define OUT_SIZE (1u << 20)
-
-static void out_flush(struct pf *f)
-{
-	if (f->nout)
-		fwrite(f->out, 1, f->nout, f->x->out);
-	f->nout = 0;
-}
 
 #define LOCK_TRACK_UUID(thread, lane) (0x300000000ull + (uint64_t)(thread) * LKS_MAX_LANES + (lane))
 
-static uint64_t ns_of(const struct pf *f, uint64_t ticks)
+static inline uint64_t ns_of(const struct pf *f, uint64_t ticks)
 {
-	const struct recording *r = f->x->r;
-	if (ticks <= r->start_ticks)
+	if (ticks <= f->start_ticks)
 		return 0;
-	return tick_ns_of(&f->tn, ticks - r->start_ticks); /* a time no clock reaches (damaged): UINT64_MAX */
+	return tick_ns_of(&f->tn, ticks - f->start_ticks); /* a time no clock reaches (damaged): UINT64_MAX */
 }
 
 static void flush_packet(struct pf *f)
@@ -115,15 +123,15 @@ static void flush_packet(struct pf *f)
 		v >>= 7;
 	}
 	hdr[n++] = (uint8_t)v;
-	if (f->nout + (size_t)n + f->b.n > OUT_SIZE)
-		out_flush(f);
-	if ((size_t)n + f->b.n > OUT_SIZE) { /* a packet larger than the batch */
-		fwrite(hdr, 1, (size_t)n, f->x->out);
-		fwrite(f->b.p, 1, f->b.n, f->x->out);
-	} else {
-		memcpy(f->out + f->nout, hdr, (size_t)n);
-		memcpy(f->out + f->nout + n, f->b.p, f->b.n);
-		f->nout += (size_t)n + f->b.n;
+	char *o = bo_room(f->bo);
+	memcpy(o, hdr, (size_t)n);
+	bo_put(f->bo, o + n);
+	for (size_t at = 0; at < f->b.n;) { /* BO_ROOM_MAX at a time (a packet may be larger) */
+		size_t k = f->b.n - at < BO_ROOM_MAX ? f->b.n - at : BO_ROOM_MAX;
+		o = bo_room(f->bo);
+		memcpy(o, f->b.p + at, k);
+		bo_put(f->bo, o + k);
+		at += k;
 	}
 	f->b.n = 0;
 }
@@ -160,6 +168,17 @@ static void thread_sequence(struct pf *f, uint32_t thread)
 	pb_close(b, ted);
 	pb_close(b, d);
 	flush_packet(f);
+	uint8_t *p = t->begin;
+	*p++ = PKT_SEQ_ID << 3;
+	p += tr_put_varint(p, 2 + (uint64_t)thread); /* at most 5 bytes: thread < 2^32 */
+	*p++ = PKT_TRACK_EVENT << 3 | 2;
+	t->nbegin = (uint8_t)(p - t->begin);
+	memcpy(t->end, t->begin, t->nbegin);
+	p = t->end + t->nbegin;
+	*p++ = 2; /* the TrackEvent's length */
+	*p++ = TE_TYPE << 3;
+	*p++ = TYPE_END;
+	t->nend = (uint8_t)(p - t->end);
 }
 
 /* The delta to the thread sequence's previous timestamp (times of one
@@ -175,35 +194,39 @@ static inline uint64_t thread_delta(struct pf *f, uint32_t thread, uint64_t tick
 
 /* The common event: a BEGIN whose name is already interned on the thread's
  * sequence, or an END without annotation.  Encoded straight into the output
- * batch (packet and TrackEvent both under 128 bytes: one-byte lengths), no
- * intermediate copy.  Byte for byte what the general path below writes. */
+ * (packet and TrackEvent both under 128 bytes: one-byte lengths), what
+ * follows the timestamp copied from the thread's precomputed bytes.  Byte
+ * for byte what the general path below writes. */
 static inline __attribute__((always_inline)) void slice_packet_fast(struct pf *f, const struct tr_slice *s, int type,
                                                                     uint32_t fn)
 {
-	/* Worst case 2 + 11 + 6 + 2 + 2 + 6 bytes: well under 128, so both
-	 * lengths fit in one byte, written once the sizes are known. */
-	if (f->nout + 64 > OUT_SIZE)
-		out_flush(f);
-	uint8_t *o = f->out + f->nout, *p = o;
-	*p++ = TRACE_PACKET << 3 | 2;
-	uint8_t *pklen = p++;
-	uint8_t *pk = p;
+	/* At most 2 + 11 + 16 + 3 + 6 bytes: well under BO_ROOM_MAX, and under
+	 * 128, so both lengths fit in one byte, written once the sizes are known. */
+	struct pf_thread *t = &f->th[s->thread];
+	uint64_t ns = ns_of(f, type == TYPE_BEGIN ? s->start : s->end);
+	uint64_t delta = ns > t->last_ns ? ns - t->last_ns : 0; /* thread_delta */
+	if (ns > t->last_ns)
+		t->last_ns = ns;
+	struct bulk_out *bo = f->bo; /* once: the byte stores below may alias f's fields */
+	uint8_t *o = (uint8_t *)bo_room(bo), *p = o + 2;
 	*p++ = PKT_TIMESTAMP << 3;
-	p += tr_put_varint(p, thread_delta(f, s->thread, type == TYPE_BEGIN ? s->start : s->end));
-	*p++ = PKT_SEQ_ID << 3;
-	p += tr_put_varint(p, 2 + (uint64_t)s->thread);
-	*p++ = PKT_TRACK_EVENT << 3 | 2;
-	uint8_t *telen = p++;
-	uint8_t *te = p;
-	*p++ = TE_TYPE << 3;
-	*p++ = (uint8_t)type;
+	p += tr_put_varint(p, delta);
 	if (type == TYPE_BEGIN) {
+		memcpy(p, t->begin, sizeof t->begin);
+		p += t->nbegin;
+		uint8_t *te = p++;
+		*p++ = TE_TYPE << 3;
+		*p++ = TYPE_BEGIN;
 		*p++ = TE_NAME_IID << 3;
 		p += tr_put_varint(p, fn + 1);
+		*te = (uint8_t)(p - te - 1);
+	} else {
+		memcpy(p, t->end, sizeof t->end);
+		p += t->nend;
 	}
-	*telen = (uint8_t)(p - te);
-	*pklen = (uint8_t)(p - pk);
-	f->nout += (size_t)(p - o);
+	o[0] = TRACE_PACKET << 3 | 2;
+	o[1] = (uint8_t)(p - o - 2);
+	bo_put(bo, (char *)p);
 }
 
 static void slice_packet(struct pf *f, const struct tr_slice *s, int type)
@@ -249,31 +272,49 @@ static void slice_packet(struct pf *f, const struct tr_slice *s, int type)
 	flush_packet(f);
 }
 
+/* slice_packet with a copy of the slice: the decoder's (inlined) slice is
+ * then never in memory on the fast paths. */
+static __attribute__((noinline)) void slice_packet_copy(struct pf *f, uint32_t thread, uint32_t func, uint32_t flags,
+                                                        uint64_t start, uint64_t end, int type)
+{
+	struct tr_slice s = { .thread = thread, .func = func, .flags = flags, .start = start, .end = end };
+	slice_packet(f, &s, type);
+}
+
+/* fn_of(ft, r, func) from the flattened table. */
+static inline uint32_t pf_fn(const struct pf *f, uint32_t func)
+{
+	uint32_t mod = SONDE_FUNC_MOD(func), num = SONDE_FUNC_NUM(func);
+	if (mod >= f->nmods || !f->mods[mod].map)
+		return FN_ROOT;
+	return f->mods[mod].map[num < f->mods[mod].n ? num : f->mods[mod].n];
+}
+
 /* The common cases first, the function's name already interned on a
  * started sequence, and an END without annotation (no name to look up),
  * each with its own copy of the fast encoding. */
-static void on_begin(void *arg, const struct tr_slice *s)
+static inline __attribute__((always_inline)) void on_begin(void *arg, const struct tr_slice *s)
 {
 	struct pf *f = arg;
 	const struct pf_thread *t = &f->th[s->thread];
 	if (t->sent) {
-		uint32_t fn = fn_of(f->x->ft, f->x->r, s->func);
+		uint32_t fn = pf_fn(f, s->func);
 		if (t->sent[fn >> 3] >> (fn & 7) & 1) {
 			slice_packet_fast(f, s, TYPE_BEGIN, fn);
 			return;
 		}
 	}
-	slice_packet(f, s, TYPE_BEGIN);
+	slice_packet_copy(f, s->thread, s->func, s->flags, s->start, s->end, TYPE_BEGIN);
 }
 
-static void on_end(void *arg, const struct tr_slice *s)
+static inline __attribute__((always_inline)) void on_end(void *arg, const struct tr_slice *s)
 {
 	struct pf *f = arg;
 	if (!s->flags && f->th[s->thread].started) {
 		slice_packet_fast(f, s, TYPE_END, 0);
 		return;
 	}
-	slice_packet(f, s, TYPE_END);
+	slice_packet_copy(f, s->thread, s->func, s->flags, s->start, s->end, TYPE_END);
 }
 
 /* Probe hits (sonde probe --record): TYPE_INSTANT on the hit thread's track
@@ -407,17 +448,31 @@ static void on_lock_slice(void *arg, const struct lks_slice *s)
 	}
 }
 
+/* The decoder with on_begin and on_end compiled into its record loop (no
+ * call per event); on_lock and on_loss do nothing without lock slices. */
+static const struct rd_event_ops pf_ops = { .call = on_begin, .ret = on_end, .lock = on_lock, .probe = on_probe,
+                                            .loss = on_loss };
+RD_DECODER(pf_chunk, pf_ops)
+
 static int write_perfetto(struct export_ctx *x)
 {
 	const struct recording *r = x->r;
 	struct pf f = { .x = x, .th = calloc(r->nthreads + 1, sizeof(struct pf_thread)),
-	                .thread_uuid = calloc(r->nthreads + 1, sizeof(uint64_t)), .out = malloc(OUT_SIZE),
+	                .thread_uuid = calloc(r->nthreads + 1, sizeof(uint64_t)), .bo = bo_open(x->out),
 	                };
 	tick_ns_init(&f.tn, r->ticks_per_ns);
-	if (!f.th || !f.thread_uuid || !f.out) {
+	f.start_ticks = r->start_ticks;
+	f.nmods = x->ft->nslots;
+	f.mods = calloc(f.nmods + 1, sizeof *f.mods);
+	for (uint32_t m = 0; f.mods && m < f.nmods; m++)
+		if (x->ft->map[m]) /* fn_of: a mapped slot has its module */
+			f.mods[m] = (struct pf_mod){ x->ft->map[m], r->modules[m]->r.nfuncs };
+	if (!f.th || !f.thread_uuid || !f.bo || !f.mods) {
 		free(f.th);
+		free(f.mods);
 		free(f.thread_uuid);
-		free(f.out);
+		if (f.bo)
+			bo_close(f.bo);
 		snprintf(x->err, sizeof x->err, "out of memory");
 		return -1;
 	}
@@ -468,13 +523,10 @@ static int write_perfetto(struct export_ctx *x)
 	tr_filter_init(&flt, r, x->tid, x->has_range, x->from_s, x->to_s);
 	static const struct lks_ops lops = { on_lane, on_lock_slice };
 	f.lks = lks_open(r, &flt, &lops, &f);
-	const struct rd_event_ops ops = { .call = on_begin, .ret = on_end, .lock = f.lks ? on_lock : NULL,
-	                                  .probe = on_probe, .loss = f.lks ? on_loss : NULL };
 	struct tr_stats st;
-	int rc = rd_each_event(r, &flt, &ops, &f, &st, x->err, sizeof x->err);
+	int rc = rd_each_event_with(r, &flt, &pf_ops, &f, &st, x->err, sizeof x->err, pf_chunk);
 	lks_close(f.lks, NULL);
-	out_flush(&f);
-	free(f.out);
+	int werr = bo_close(f.bo) ? errno : 0;
 	free(f.lk_interned);
 	int oom = b->oom;
 	pb_free(b);
@@ -482,12 +534,13 @@ static int write_perfetto(struct export_ctx *x)
 		free(f.th[i].sent);
 	free(f.th);
 	free(f.thread_uuid);
+	free(f.mods);
 	if (oom && !rc) {
 		snprintf(x->err, sizeof x->err, "out of memory");
 		return -1;
 	}
-	if (ferror(x->out)) {
-		snprintf(x->err, sizeof x->err, "write error");
+	if (werr || ferror(x->out)) {
+		snprintf(x->err, sizeof x->err, "write error (%s)", strerror(werr ? werr : EIO));
 		return -1;
 	}
 	return rc;

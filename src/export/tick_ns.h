@@ -13,7 +13,19 @@
 struct tick_ns {
 	uint64_t mul;
 	unsigned shift;
+	uint64_t dmax;  /* the largest d whose ns is below NS_MAX (beyond: UINT64_MAX) */
 };
+
+#define NS_MAX 9000000000000000000ull /* larger: damaged times */
+
+/* The rounded product, in 128 bits (d * mul < 2^127: no overflow). */
+static inline unsigned __int128 tick_ns_raw(const struct tick_ns *t, uint64_t d)
+{
+	unsigned __int128 m = (unsigned __int128)d * t->mul;
+	if (__builtin_expect(t->shift == 63, 1)) /* every clock faster than 1 GHz (the TSC): a constant shift, a few instructions */
+		return (m + ((unsigned __int128)1 << 62)) >> 63;
+	return (m + ((unsigned __int128)1 << (t->shift - 1))) >> t->shift;
+}
 
 static inline void tick_ns_init(struct tick_ns *t, double ticks_per_ns) /* the reader keeps it in (0.01, 100) */
 {
@@ -25,19 +37,25 @@ static inline void tick_ns_init(struct tick_ns *t, double ticks_per_ns) /* the r
 	}
 	t->mul = (uint64_t)(m + 0.5L);
 	t->shift = k;
+	/* The ns grow with d: the bound on d found once, by bisection, so that
+	 * each conversion compares d instead of its 128-bit result. */
+	uint64_t lo = 0, hi = UINT64_MAX; /* tick_ns_raw(lo) < NS_MAX; tick_ns_raw(hi) >= NS_MAX unless lo == hi */
+	if (tick_ns_raw(t, hi) < NS_MAX)
+		lo = hi;
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (tick_ns_raw(t, mid) < NS_MAX)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	t->dmax = lo;
 }
-
-#define NS_MAX 9000000000000000000ull /* larger: damaged times */
 
 /* d ticks in ns, or UINT64_MAX past NS_MAX. */
 static inline uint64_t tick_ns_of(const struct tick_ns *t, uint64_t d)
 {
-	unsigned __int128 m = (unsigned __int128)d * t->mul, v;
-	if (t->shift == 63) /* every clock faster than 1 GHz (the TSC): a constant shift, a few instructions */
-		v = (m + ((unsigned __int128)1 << 62)) >> 63;
-	else
-		v = (m + ((unsigned __int128)1 << (t->shift - 1))) >> t->shift;
-	return v < NS_MAX ? (uint64_t)v : UINT64_MAX;
+	return d <= t->dmax ? (uint64_t)tick_ns_raw(t, d) : UINT64_MAX;
 }
 
 #endif

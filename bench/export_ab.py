@@ -1,0 +1,46 @@
+"""export_ab.py — one recording exported by several sonde builds (or
+settings), alternated round after round, so that a shared machine's load
+falls on all of them alike; never pass/fail.  Per variant: the fastest and
+the median CPU (user + sys of the export, from wait4), its user/sys split,
+and events/s per core when EVENTS is given (2 per call).  A new output file
+each run.
+
+Usage: EVENTS=N python3 bench/export_ab.py REC FORMAT ROUNDS NAME=BUILD[,ENV=VALUE] ...
+e.g.   python3 bench/export_ab.py tr perfetto 5 before=../old/build after=build \\
+           after,pagecache=build,SONDE_EXPORT_DIRECT=0"""
+import os
+import statistics
+import sys
+import tempfile
+
+rec, fmt, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+variants = []
+for a in sys.argv[4:]:
+    name, spec = a.split("=", 1)
+    build, *envs = spec.split(",")
+    variants.append((name, os.path.join(build, "bin", "sonde"), dict(e.split("=", 1) for e in envs)))
+out = os.path.join(tempfile.mkdtemp(prefix="sonde-export-ab."), "out")
+res = {v[0]: [] for v in variants}
+for _ in range(rounds):
+    for name, sonde, env in variants:
+        if os.path.exists(out):
+            os.unlink(out)
+        pid = os.fork()
+        if pid == 0:
+            os.execve(sonde, ["sonde", "export", "-i", rec, "--format=" + fmt, "-o", out], {**os.environ, **env})
+        _, st, ru = os.wait4(pid, 0)
+        if st:
+            sys.exit(f"{name}: {sonde} export failed (status {st})")
+        res[name].append((ru.ru_utime, ru.ru_stime))
+os.unlink(out)
+os.rmdir(os.path.dirname(out))
+ev = int(os.environ.get("EVENTS", "0"))
+for name, runs in res.items():
+    runs.sort(key=lambda r: r[0] + r[1])
+    tot = [u + s for u, s in runs]
+    line = (f"{name:16} fastest {tot[0] * 1e3:6.0f} ms (user {runs[0][0] * 1e3:5.0f}, sys {runs[0][1] * 1e3:4.0f})"
+            f"  median {statistics.median(tot) * 1e3:6.0f} ms")
+    if ev:
+        line += f"  events/s per core: {ev / tot[0] / 1e6:5.1f}M fastest, {ev / statistics.median(tot) / 1e6:5.1f}M median"
+    print(line)
+print("load average", " ".join(open("/proc/loadavg").read().split()[:3]))

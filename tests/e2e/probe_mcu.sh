@@ -2,7 +2,7 @@
 # probe_mcu.sh — sonde probe --target on microcontroller firmware (issue 26):
 # tests/progs/mcu_counts.c bare metal on QEMU's Cortex-M0 (microbit), M3
 # (mps2-an385), M4F (mps2-an386, hard float) and RV32IMAC (riscv32 virt),
-# over TCP, and the M3 and RV32 over a serial line (a socat pty pair).  The firmware
+# over TCP and over a serial line (a socat pty pair).  The firmware
 # prints its own counts (semihosting) and exits (semihosting SYS_EXIT):
 # func, line, branch, var (int in a register, float in memory and in a
 # register: an FPU register on the M4F), assert and
@@ -195,7 +195,9 @@ serial() {
 if ! command -v socat >/dev/null; then
 	skip "serial: remote probes" "socat missing (apt-get install socat)"
 else
+	serial m0 qemu-system-arm -M microbit -nographic -semihosting -kernel fw.m0.elf
 	serial m3 qemu-system-arm -M mps2-an385 -nographic -semihosting -kernel fw.m3.elf
+	serial m4f qemu-system-arm -M mps2-an386 -nographic -semihosting -kernel fw.m4f.elf
 	serial rv32 qemu-system-riscv32 -M virt -bios none -nographic -semihosting -kernel fw.rv32.elf
 fi
 

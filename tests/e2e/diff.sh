@@ -31,7 +31,14 @@ say(g and abs(g["exclusive_ns_delta"] - want) <= 0.1 * want + 2e6,
 fw = n[("ns", "fixed")] - b[("ns", "fixed")]
 say(f and abs(f["exclusive_ns_delta"] - fw) <= 0.1 * b[("ns", "fixed")] + 2e6,
     "fixed: exclusive time delta as small as the program measured", f"{f and f['exclusive_ns_delta']} vs {fw}")
-say(d["functions"][0]["name"] == "grows", "the biggest change comes first", str([r["name"] for r in d["functions"][:3]]))
+# the biggest change by the program's own measures (it spins on the wall clock:
+# a run preempted at the end of a spin measures more; under load fixed()'s
+# change can outgrow grows()'s); too close to call: either of the two
+dg, df = abs(want), abs(fw)
+first = "grows" if dg > df * 1.1 + 2e6 else "fixed" if df > dg * 1.1 + 2e6 else None
+top = d["functions"][0]["name"]
+say(top == first if first else top in ("grows", "fixed"), "the biggest change comes first (as the program measured: "
+    f"grows {dg/1e6:.1f} ms, fixed {df/1e6:.1f} ms)", str([r["name"] for r in d["functions"][:3]]))
 P = {tuple(r["path"]): r for r in d["paths"]}
 gp = P.get(("main", "grows"))
 say(gp and gp["calls_delta"] == 100 and gp["calls_base"] == 50, "call path main > grows: calls delta 100", str(gp))

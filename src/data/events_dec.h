@@ -13,12 +13,16 @@
  *
  * Only for consumers that measured the difference (the Perfetto export:
  * about a third of its instructions were the call per event); everyone
- * else calls rd_each_event(). */
+ * else calls rd_each_event().
+ *
+ * Part of events.c's unit (its loop, written out for the includer): it
+ * includes nothing of data/ itself, so data/events.h comes first in the file
+ * that includes it (events.c and the export), and the layer check sees no
+ * cycle between the two halves of one decoder. */
 #ifndef SONDE_DATA_EVENTS_DEC_H
 #define SONDE_DATA_EVENTS_DEC_H
 
 #include "common/trace_enc.h"
-#include "data/events.h"
 
 struct rd_frame {
 	uint32_t func;

@@ -3,16 +3,18 @@
 # --target ... --plugin x.so -e plugin:account:DELTA`, issue 26): the plugin
 # tests/progs/probe_plugin_remote.c, built for this machine, runs its pre and
 # post handlers in sonde at every hit of account() in remote_counts.c under
-# qemu-aarch64 -g, and in mcu_counts.c on a Cortex-M3 (qemu-system-arm -M
-# mps2-an385), an RV32 board (qemu-system-riscv32 -M virt) and x86-64 under
-# gdbserver (where regs is filled too).  pre and post
-# must run once per call (the program prints its call count, line_runs), the
-# first argument read from the registers must sum to the program's sum_v, the
-# counter line_runs read from memory through the stub must be the calls so
-# far at every hit; sonde exits 0, the program's output unchanged; on aarch64
-# also with every displaced instruction stepped (SONDE_REMOTE_EMULATE=0).  Then
-# --duration on a long aarch64 run: detached, pre == post.  A missing
-# toolchain or QEMU is a skip.
+# qemu-aarch64 -g and qemu-mips -g (big-endian) and under gdbserver (x86-64,
+# where regs is filled too), and in mcu_counts.c on a Cortex-M3
+# (qemu-system-arm -M mps2-an385) and an RV32 board (qemu-system-riscv32 -M
+# virt).  pre and post must run once per call (the program prints its call
+# count, line_runs), the first argument read from the registers must sum to
+# the program's sum_v, the counter line_runs read from memory through the
+# stub must be the calls so far at every hit; sonde exits 0, the program's
+# output unchanged; on aarch64 also with every displaced instruction stepped
+# (SONDE_REMOTE_EMULATE=0).  --duration on a long aarch64 run: detached,
+# pre == post.  tests/progs/probe_plugin.c, an ABI-1 plugin written for local
+# x86-64 processes, works unchanged under gdbserver.  A missing toolchain or
+# QEMU is a skip.
 source "$ROOT/tests/lib.sh"
 source "$ROOT/tests/remote_lib.sh"
 
@@ -114,6 +116,19 @@ else
 	notok "aarch64: build" "aarch64-linux-gnu-gcc failed"
 fi
 
+if ! command -v qemu-mips >/dev/null || ! command -v mips-linux-gnu-gcc >/dev/null || [ ! -d /usr/mips-linux-gnu ]; then
+	skip "mips: plugin probes" "qemu-mips or mips-linux-gnu-gcc missing (apt-get install qemu-user gcc-mips-linux-gnu)"
+elif mips-linux-gnu-gcc -g -O1 -I"$PROGS" -o prog.mips "$PROGS/remote_counts.c"; then
+	NM=mips-linux-gnu-nm; command -v $NM >/dev/null || NM=nm
+	qemu-mips -L /usr/mips-linux-gnu ./prog.mips $N > plain.mips
+	port=$(free_port)
+	qemu-mips -g "$port" -L /usr/mips-linux-gnu ./prog.mips $N > stub.mips 2>&1 &
+	qpid=$!; stubs+=("$qpid")
+	probe_run mips prog.mips $NM "$port" "$qpid"    # big-endian: line_runs read as the target's bytes
+else
+	notok "mips: build" "mips-linux-gnu-gcc failed"
+fi
+
 if ! command -v arm-none-eabi-gcc >/dev/null || ! command -v qemu-system-arm >/dev/null; then
 	skip "m3: plugin probes" "arm-none-eabi-gcc or qemu-system-arm missing (apt-get install gcc-arm-none-eabi qemu-system-arm)"
 elif build_arm m3 -mcpu=cortex-m3; then
@@ -148,6 +163,30 @@ else
 	gdbserver --once "127.0.0.1:$port" ./prog.x86 $N > stub.x86 2> gdbserver.err &
 	qpid=$!; stubs+=("$qpid")
 	probe_run x86 prog.x86 nm "$port" "$qpid"
+
+	# An ABI-1 plugin written for local x86-64 processes (tests/progs/probe_plugin.c,
+	# its regs and read) works unchanged on an x86-64 remote target.
+	if gcc -O2 -g -o loop "$PROGS/probe_loop.c" && cc -shared -fPIC -I"$ROOT/include" -o plug1.so "$PROGS/probe_plugin.c"; then
+		./loop > plain.loop
+		d=$(nm loop | python3 -c "import sys; s={f[2]: int(f[0], 16) for f in (l.split() for l in sys.stdin) if len(f) == 3}; print(s['g_count'] - s['work'])")
+		port=$(free_port)
+		gdbserver --once "127.0.0.1:$port" ./loop > stub.loop 2> gdbserver.loop.err &
+		qpid=$!; stubs+=("$qpid")
+		wait_listen "$port"
+		timeout 60 "$SONDE" probe --target "tcp:127.0.0.1:$port" --exe loop --plugin ./plug1.so -e "plugin:work:$d" \
+			--format=json -o out.abi1.json 2> err.abi1
+		rc=$?
+		wait "$qpid"
+		check "x86 ABI 1: sonde exits 0, program output unchanged" bash -c "[ $rc -eq 0 ] && cmp -s plain.loop stub.loop"
+		# probe_loop.c: work(i) for i = 0..999, g_count == i at work's entry.
+		check "x86 ABI 1: pre and post 1000 times, rdi and the global sum to 499500, address 0 unreadable" jq_py out.abi1.json "
+r = dict(f.split('=', 1) for f in d['probes'][0]['report'].split() if '=' in f)
+want = dict(pre='1000', post='1000', sum_arg='499500', sum_global='499500', read_fail='0', null_unreadable='1000',
+            hits_ok='1000', pc_ok='1000', post_rsp_ok='1000', errors='0')
+assert all(r.get(k) == v for k, v in want.items()), r"
+	else
+		notok "x86 ABI 1: build" "gcc or cc failed"
+	fi
 fi
 
 # A plugin probe without --plugin: a usage error before anything is reached.

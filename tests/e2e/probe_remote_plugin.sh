@@ -97,6 +97,18 @@ import json
 a = json.load(open('out.aarch64.json'))['target']; b = json.load(open('out.aarch64-step.json'))['target']
 assert a['emulated_hits'] > 0 and b['emulated_hits'] == 0 and b['stepped_hits'] > 0, (a, b)"
 
+	# init refusing (no DELTA): exit 2 with the plugin's name, the program runs on unchanged.
+	port=$(free_port)
+	qemu-aarch64 -g "$port" -L /usr/aarch64-linux-gnu ./prog.aarch64 $N > stub.refused 2>&1 &
+	qpid=$!; stubs+=("$qpid")
+	wait_listen "$port"
+	timeout 60 "$SONDE" probe --target "tcp:127.0.0.1:$port" --exe prog.aarch64 --plugin ./plug.so \
+		-e func:account -e plugin:account > /dev/null 2> err.refused
+	rc=$?
+	timeout 60 tail --pid="$qpid" -f /dev/null
+	check "aarch64: init refusing the probe: exit 2, the program ran on unchanged" \
+		bash -c "[ $rc -eq 2 ] && grep -q 'plugin remote refused the probe' err.refused && cmp -s plain.aarch64 stub.refused"
+
 	# --duration on a long run: detached while running, every pre with its post.
 	BIG=3000000
 	port=$(free_port)

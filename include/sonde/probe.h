@@ -10,16 +10,25 @@
  * pre runs before the probed instruction, post after it (registers then
  * show its effect), error when the instruction faulted (ptrace engine only).
  *
+ * On a remote target (`--target`, a GDB stub) every handler runs in sonde,
+ * whatever the ABI, at the stop on the probe's breakpoint (pre) and once
+ * the displaced instruction has run (post: emulated by sonde or
+ * single-stepped); error is never called there.  The registers are the
+ * target's: arch, nregs and gregs below (regs is filled too on an x86-64
+ * target, else zero); read reads the target's memory through the stub
+ * (`m` packets, at most 64 KiB a call); pid and tid are the stub's process
+ * and thread ids; time_ns is sonde's clock when the stop arrived.
+ *
  * Two ABIs; the abi field says which:
  *
- * SONDE_PROBE_ABI (1): every handler runs inside sonde, on the ptrace engine,
- *   while the thread that hit the probe is stopped.  Handlers may keep state
+ * SONDE_PROBE_ABI (1): every handler runs inside sonde, on the ptrace engine
+ *   (or on a remote target), while the thread that hit the probe is stopped.  Handlers may keep state
  *   anywhere (c->user, set in init).  An ABI-1 plugin always runs on ptrace.
  *
  * SONDE_PROBE_ABI2 (2): pre and post run INSIDE THE PROBED PROGRAM, in the
  *   thread that hit the probe, called by sonde's agent from the probe site
- *   (the agent engine, the default; with --engine=ptrace they run in sonde
- *   as in ABI 1, and the same code works on both).  sonde loads the same .so
+ *   (the agent engine, the default; with --engine=ptrace, and on a remote
+ *   target, they run in sonde as in ABI 1, and the same code works on all).  sonde loads the same .so
  *   into the program (dlopen, absolute path) and into itself.  State goes in
  *   c->result: a block of result_size bytes (at most SONDE_PROBE_RESULT_MAX)
  *   per probe, zeroed at the start, in memory that sonde and the program
@@ -81,6 +90,18 @@ struct sonde_probe_ctx {
 	void *result;           /* this probe's result area: result_size bytes, zeroed at the start */
 	size_t result_size;
 	int in_target;          /* 1: this handler runs inside the probed program */
+	/* Remote targets (sonde probe --target), both ABIs; on a local process
+	 * arch is NULL, gregs NULL and nregs 0.  (A sonde older than these
+	 * fields does not have them: a plugin that reads them needs this one.) */
+	const char *arch;       /* "x86-64", "aarch64", "arm", "mips" or "riscv32" */
+	int big_endian;         /* the target's byte order (read gives its bytes as they are) */
+	int reg_size;           /* bytes of a general register: 8 or 4 */
+	int nregs;              /* registers in gregs */
+	const uint64_t *gregs;  /* the general registers, zero-extended, in the GDB stub's
+	                         * `g` order: see docs/PROBES.md, "plugin" (x86-64: rax rbx rcx
+	                         * rdx rsi rdi rbp rsp r8..r15 rip; aarch64: x0..x30 sp pc;
+	                         * arm: r0..r12 sp lr pc; mips: zero..ra sr lo hi bad cause pc;
+	                         * riscv32: x0..x31 pc); valid during the call only */
 };
 
 struct sonde_probe_plugin {

@@ -57,12 +57,15 @@ static void check_remote(struct cli_opts *o, struct engine *e)
 		cli_die(EXIT_USAGE, "--target needs --exe PROGRAM (the program's ELF on this machine)");
 	if (o->pid || o->argc)
 		cli_die(EXIT_USAGE, "--target probes the stub's program: give no -p PID and no program to launch");
-	if (o->interactive || o->plugin || o->record_probe || o->pending)
-		cli_die(EXIT_USAGE, "--interactive, --pending, --plugin and --record are not available with --target");
+	if (o->interactive || o->record_probe || o->pending)
+		cli_die(EXIT_USAGE, "--interactive, --pending and --record are not available with --target");
 	if (!o->nspecs)
 		cli_die(EXIT_USAGE, "no probes (give -e SPEC)");
 	char err[700];
 	if (o->library && library_load(&e->lib, o->library, err, sizeof err))
+		cli_die(EXIT_USAGE, "%s", err);
+	/* The handlers run in sonde, both ABIs (kind_remote.c). */
+	if (o->plugin && plugin_load(e, o->plugin, err, sizeof err))
 		cli_die(EXIT_USAGE, "%s", err);
 	for (int i = 0; i < o->nspecs; i++) {
 		struct spec sp;
@@ -76,7 +79,10 @@ static void check_remote(struct cli_opts *o, struct engine *e)
 		}
 		if (spec_parse(o->specs[i], &sp, err, sizeof err))
 			cli_die(EXIT_USAGE, "bad probe '%s' (%s)", o->specs[i], err);
+		int plugin_less = !strcmp(sp.kind, "plugin") && !o->plugin;
 		spec_free(&sp);
+		if (plugin_less)
+			cli_die(EXIT_USAGE, "probe '%s': plugin probes need --plugin FILE.so", o->specs[i]);
 	}
 }
 

@@ -178,5 +178,14 @@ struct sonde_probe_ctx;
 int plugin_ctx_new(struct probe *p, uint64_t addr, void *result,
                    int (*rd)(const struct sonde_probe_ctx *c, uint64_t addr, void *buf, size_t len),
                    char *err, size_t n);
+/* plugin_ctx_new in two: the context without running init, and init
+ * (the remote engine fills in the target's description between them). */
+int plugin_ctx_alloc(struct probe *p, uint64_t addr, void *result,
+                     int (*rd)(const struct sonde_probe_ctx *c, uint64_t addr, void *buf, size_t len),
+                     char *err, size_t n);
+int plugin_ctx_init(struct probe *p, char *err, size_t n);
+/* The context plugin_ctx_new made for p (NULL before): the remote engine
+ * fills it and calls the handlers itself (kind_remote.c). */
+struct sonde_probe_ctx *plugin_ctx(struct probe *p);
 
 #endif

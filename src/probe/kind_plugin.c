@@ -73,6 +73,13 @@ int plugin_ctx_new(struct probe *p, uint64_t addr, void *result,
                    int (*rd)(const struct sonde_probe_ctx *c, uint64_t addr, void *buf, size_t len),
                    char *err, size_t n)
 {
+	return plugin_ctx_alloc(p, addr, result, rd, err, n) || plugin_ctx_init(p, err, n) ? -1 : 0;
+}
+
+int plugin_ctx_alloc(struct probe *p, uint64_t addr, void *result,
+                     int (*rd)(const struct sonde_probe_ctx *c, uint64_t addr, void *buf, size_t len),
+                     char *err, size_t n)
+{
 	const struct sonde_probe_plugin *pl = p->e->plugin;
 	if (!pl) {
 		snprintf(err, n, "plugin probes need --plugin FILE.so");
@@ -101,11 +108,24 @@ int plugin_ctx_new(struct probe *p, uint64_t addr, void *result,
 		}
 		d->c.result = result;
 	}
+	return 0;
+}
+
+int plugin_ctx_init(struct probe *p, char *err, size_t n)
+{
+	const struct sonde_probe_plugin *pl = p->e->plugin;
+	struct pdata *d = p->data;
 	if (pl->init && pl->init(&d->c)) {
 		snprintf(err, n, "plugin %s refused the probe", pl->name ? pl->name : "?");
 		return -1;
 	}
 	return 0;
+}
+
+struct sonde_probe_ctx *plugin_ctx(struct probe *p)
+{
+	struct pdata *d = p->data;
+	return d ? &d->c : NULL;
 }
 
 int plugin_locate(struct probe *p, struct loc_addr **v, int *nv, char *err, size_t n)

@@ -8,7 +8,10 @@
  * pending calls here, because a remote
  * func probe catches returns differently: a breakpoint at the return address
  * (read from the link register on aarch64 and MIPS, from the stack on
- * x86-64) while a call is pending, matched to its call by stack pointer. */
+ * x86-64) while a call is pending, matched to its call by stack pointer.
+ * plugin runs the --plugin handlers in sonde (both ABIs) with the target's
+ * registers and memory read through the stub; its output half is
+ * kind_plugin.c's. */
 #include "probe/remote/remote_run.h"
 
 #include "common/json.h"
@@ -22,7 +25,9 @@
 #include "probe/spec.h"
 #include "sym/sym.h"
 #include "sym/vars.h"
+#include "sonde/probe.h"
 
+#include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -458,13 +463,152 @@ static const struct kind_ops rfunc_ops = {
 	.name = "func", .needs_location = 1, .json = func_json, .table = func_table, .free = func_free,
 };
 
+/* --- plugin ---------------------------------------------------------------- */
+
+/* A handler's reads go through the stub only while the target is stopped
+ * for it (init, pre, post): report and fini run after the session. */
+#define PLUGIN_READ_MAX 65536
+static int plug_live;
+static uint64_t plug_regs[REMOTE_MAX_REGS];
+
+static int plugin_read(const struct sonde_probe_ctx *c, uint64_t addr, void *buf, size_t len)
+{
+	struct probe *p = c->sonde_private;
+	struct rsess *s = p->e->priv;
+	if (!plug_live || !s || len > PLUGIN_READ_MAX)
+		return -1;
+	if (!len)
+		return 0;
+	char err[sizeof s->c.err];
+	memcpy(err, s->c.err, sizeof err);  /* an unreadable address is the plugin's -1, not sonde's error */
+	int rc = remote_read(&s->c, addr, buf, len) ? -1 : 0;
+	memcpy(s->c.err, err, sizeof err);
+	return rc;
+}
+
+static const char *plugin_arch(int machine)
+{
+	switch (machine) {
+	case EM_X86_64: return "x86-64";
+	case EM_AARCH64: return "aarch64";
+	case EM_ARM: return "arm";
+	case EM_MIPS: return "mips";
+	case EM_RISCV: return "riscv32";
+	default: return "?";
+	}
+}
+
+static void plugin_ctx_set(struct rsess *s, struct sonde_probe_ctx *c)
+{
+	const struct rarch *a = s->c.arch;
+	c->arch = plugin_arch(a->elf_machine);
+	c->big_endian = s->c.big_endian;
+	c->reg_size = a->ptr_size;
+	c->nregs = a->ncore;
+	c->gregs = plug_regs;
+	c->tid = (int)s->c.thread;
+}
+
+static int plugin_setup(struct rsess *s, struct probe *p, char *err, size_t n)
+{
+	uint64_t *v;
+	int nv;
+	if (!p->e->plugin) {
+		snprintf(err, n, "plugin probes need --plugin FILE.so");
+		return -1;
+	}
+	if (rs_resolve(s, &p->sp, &v, &nv, err, n))
+		return -1;
+	/* init sees the architecture and may read the target (stopped now);
+	 * no registers yet (nregs 0). */
+	int rc = plugin_ctx_alloc(p, v[0], NULL, plugin_read, err, n);
+	if (!rc) {
+		plugin_ctx_set(s, plugin_ctx(p));
+		plugin_ctx(p)->nregs = 0;
+		plug_live = 1;
+		rc = plugin_ctx_init(p, err, n);
+		plug_live = 0;
+	}
+	for (int i = 0; i < nv && !rc; i++)
+		rc = rs_site_add(s, p, v[i], i, err, n);
+	if (!rc)
+		set_where(s, p, v[0], nv);
+	free(v);
+	return rc;
+}
+
+/* The context of a hit: the thread's core registers (one `g`, or what this
+ * stop already read), regs too on x86-64.  -1: the stub gave no registers
+ * (the handler is not called). */
+static int plugin_fill(struct rsess *s, struct probe *p, struct sonde_probe_ctx *c, uint64_t pc, uint64_t now)
+{
+	const struct rarch *a = s->c.arch;
+	for (int i = 0; i < a->ncore; i++)
+		if (remote_reg(&s->c, i, &plug_regs[i]))
+			return -1;
+	plugin_ctx_set(s, c);
+	c->addr = pc;
+	c->time_ns = now;
+	c->hits = p->hits;
+	memset(&c->regs, 0, sizeof c->regs);
+	if (a->elf_machine == EM_X86_64 && a->ncore >= 17) {
+		const uint64_t *g = plug_regs;
+		struct sonde_regs *r = &c->regs;
+		r->rax = g[0]; r->rbx = g[1]; r->rcx = g[2]; r->rdx = g[3];
+		r->rsi = g[4]; r->rdi = g[5]; r->rbp = g[6]; r->rsp = g[7];
+		r->r8 = g[8]; r->r9 = g[9]; r->r10 = g[10]; r->r11 = g[11];
+		r->r12 = g[12]; r->r13 = g[13]; r->r14 = g[14]; r->r15 = g[15];
+		r->rip = g[16];
+		uint64_t fl;
+		if (a->flags >= 0 && !remote_reg(&s->c, a->flags, &fl))
+			r->eflags = fl;
+	}
+	return 0;
+}
+
+static void plugin_call(struct rsess *s, struct probe *p, void (*fn)(struct sonde_probe_ctx *), uint64_t pc,
+                        uint64_t now)
+{
+	struct sonde_probe_ctx *c = plugin_ctx(p);
+	if (!fn || !c)
+		return;
+	static int warned;
+	if (plugin_fill(s, p, c, pc, now)) {
+		if (!warned++ && p->e->warn)
+			p->e->warn(p, "the stub gave no registers: handler not called");
+		return;
+	}
+	plug_live = 1;
+	fn(c);
+	plug_live = 0;
+}
+
+static void plugin_hit(struct rsess *s, struct probe *p, int role, uint64_t pc, uint64_t now)
+{
+	(void)role;
+	p->hits++;
+	plugin_call(s, p, p->e->plugin->pre, pc, now);
+}
+
+/* After the instruction: registers show its effect; addr is still the
+ * probed instruction's (as locally). */
+static void plugin_post(struct rsess *s, struct probe *p, int role, uint64_t pc, uint64_t now)
+{
+	(void)role;
+	struct sonde_probe_ctx *c = plugin_ctx(p);
+	if (!p->e->plugin->post || !c)
+		return;
+	plugin_call(s, p, p->e->plugin->post, pc, now);
+}
+
 static const struct rkind kinds[] = {
-	{ "func", &rfunc_ops, func_setup, func_hit },
-	{ "line", &kind_line, line_setup, line_hit },
-	{ "branch", &kind_branch, branch_setup, branch_hit },
-	{ "time", &kind_time, line_setup, time_hit },
-	{ "var", &kind_var, var_setup, var_hit },
-	{ "assert", &kind_assert, var_setup, assert_hit },
+	{ "func", &rfunc_ops, func_setup, func_hit, NULL },
+	{ "line", &kind_line, line_setup, line_hit, NULL },
+	{ "branch", &kind_branch, branch_setup, branch_hit, NULL },
+	{ "time", &kind_time, line_setup, time_hit, NULL },
+	{ "var", &kind_var, var_setup, var_hit, NULL },
+	{ "assert", &kind_assert, var_setup, assert_hit, NULL },
+	{ "plugin", &kind_plugin, plugin_setup, plugin_hit, plugin_post },
 };
 
 const struct rkind *rkind_find(const char *name)

@@ -556,12 +556,12 @@ static int add_probe(struct rsess *s, const char *text, char *err, size_t n)
 	}
 	const struct rkind *k = rkind_find(sp.kind);
 	if (!k) {
-		int agent = !strcmp(sp.kind, "sys") || !strcmp(sp.kind, "plugin");
+		int sys = !strcmp(sp.kind, "sys");
 		int stack = !strcmp(sp.kind, "stack");
 		snprintf(err, n, "probe '%s': %s probes are not available on remote targets (%s)", text, sp.kind,
-		         agent ? "they need the local engine: /proc sampling, handlers loaded into sonde"
+		         sys ? "they need the local engine: /proc sampling"
 		         : stack ? "they need the local engine: the stopped thread's stack unwound through ptrace"
-		               : "remote targets have func, line, branch, time, var and assert");
+		               : "remote targets have func, line, branch, time, var, assert and plugin");
 		spec_free(&sp);
 		return -1;
 	}
@@ -579,6 +579,7 @@ static int add_probe(struct rsess *s, const char *text, char *err, size_t n)
 	p->ops = k->ops;
 	p->e = e;
 	e->probes[e->nprobes++] = p;
+	s->has_post |= k->post != NULL;
 	if (k->setup(s, p, why, sizeof why)) {
 		snprintf(err, n, "probe '%s': %s", text, why);
 		return -1;
@@ -607,6 +608,20 @@ static void dispatch(struct rsess *s, uint64_t pc)
 	}
 	if (uv != u)
 		free(uv);
+}
+
+/* The post handlers of the site at pc, its instruction just run. */
+static void dispatch_post(struct rsess *s, uint64_t pc)
+{
+	struct rsite *t = site_at(s, pc);
+	if (!t || !s->has_post)
+		return;
+	uint64_t now = now_ns();
+	for (int i = 0; i < t->nu; i++) {
+		const struct rkind *k = t->u[i].p ? rkind_find(t->u[i].p->ops->name) : NULL;
+		if (k && k->post)
+			k->post(s, t->u[i].p, t->u[i].role, pc, now);
+	}
 }
 
 /* Put back the breakpoint lifted by the last step over, now (before
@@ -721,6 +736,7 @@ static int handle_hit(struct rsess *s, uint64_t pc, struct remote_stop *st)
 		if (em < 0)
 			return -1;
 		if (em == 0) {
+			dispatch_post(s, pc);
 			if (!site_at(s, epc))
 				return 0;
 			pc = epc;  /* on another of our breakpoints: a hit now */
@@ -737,6 +753,7 @@ static int handle_hit(struct rsess *s, uint64_t pc, struct remote_stop *st)
 		}
 		if (st->kind != REMOTE_STOPPED || st->code != GDB_SIGTRAP)
 			return 1;
+		dispatch_post(s, pc);
 		/* A step that lands on another of our breakpoints: when the stub
 		 * gave the pc (gdbserver does), that one is a hit now; else the
 		 * resume reports it at once (neither QEMU nor gdbserver lets a
@@ -1061,9 +1078,9 @@ static int rm_run(struct engine *e, const struct probe_opts *o, char *err, size_
 
 const struct probe_engine_ops remote_engine = {
 	.name = "remote",
-	.kinds = "func line branch var assert time",
-	.runs = "func, line, branch, var, assert and time probes",
-	.modes = PE_REMOTE,
+	.kinds = "func line branch var assert time plugin",
+	.runs = "func, line, branch, var, assert, time and plugin probes",
+	.modes = PE_REMOTE | PE_PLUGIN,
 	.open = rm_open,
 	.place = rm_place,
 	.run = rm_run,

@@ -47,6 +47,7 @@ struct rsess {
 	uint64_t bias;
 	struct rsite *sites;
 	int nsites;
+	int has_post;           /* a probe's kind has a post handler (plugin): called after each hit's instruction */
 	int defer;              /* during the probes' setup: sites recorded, placed after it (place_pending) */
 	int has_lifted;         /* lifted_addr's breakpoint goes back with the next resume */
 	uint64_t lifted_addr;
@@ -80,12 +81,16 @@ struct rsess {
 
 /* A remote probe kind: the output half is its kind_ops (name, json, table,
  * free: what output.c and cleanup call); setup places breakpoints through
- * rs_site_add; hit runs on each stop at one of them. */
+ * rs_site_add; hit runs on each stop at one of them, post (if any) once its
+ * instruction has run. */
 struct rkind {
 	const char *name;
 	const struct kind_ops *ops;
 	int (*setup)(struct rsess *s, struct probe *p, char *err, size_t n);
 	void (*hit)(struct rsess *s, struct probe *p, int role, uint64_t pc, uint64_t now);
+	/* After the displaced instruction of the hit at pc has run (emulated or
+	 * stepped; not when it faulted or the program ended), or NULL. */
+	void (*post)(struct rsess *s, struct probe *p, int role, uint64_t pc, uint64_t now);
 };
 const struct rkind *rkind_find(const char *name);
 /* Free what the kinds keep beside p->data (after the output). */

@@ -43,32 +43,33 @@ jobs="${J:-}"
 # The tests see none of the runner's own settings (lib.sh has a T of its own).
 unset T TESTS J
 
-# Seconds of a whole run (J=2 on 2 cores that other jobs loaded too, the test
-# cache empty at first): the order of a first run, before $BUILD/test-durations exists.
+# Seconds of a whole run (a clean clone's first pass, J=2 on 2 cores, the
+# test cache empty at first; 2026-11-27): the order of a first run, before
+# $BUILD/test-durations exists.
 known_slow() {
 	case $1 in
-	e2e/profile_realprogs) echo 850 ;;
-	e2e/patch_realprogs) echo 600 ;;
-	e2e/probe_mcu) echo 110 ;;
-	e2e/patch_matrix) echo 90 ;;
-	e2e/selfsame) echo 60 ;;
-	e2e/patch_attach) echo 40 ;;
-	e2e/probe_agent_realprogs) echo 430 ;;
-	e2e/attach_realprogs) echo 420 ;;
-	e2e/profile_leveldb) echo 400 ;;
-	e2e/export_perfetto) echo 215 ;;
-	e2e/probe_agent_time) echo 160 ;;
-	e2e/record_scribble) echo 160 ;;
-	e2e/profile_lua) echo 150 ;;
-	e2e/reloc_survey) echo 110 ;;
-	e2e/fuzz_reader) echo 95 ;;
-	e2e/matrix_nonlocal) echo 85 ;;
-	e2e/probe_remote_count) echo 75 ;;
-	e2e/record_survive) echo 75 ;;
-	e2e/attach_cxx) echo 55 ;;
-	e2e/export_pprof) echo 55 ;;
-	e2e/probe_stack) echo 53 ;;
-	e2e/probe_remote) echo 50 ;;
+	e2e/profile_realprogs) echo 340 ;;
+	e2e/patch_leveldb) echo 300 ;;
+	e2e/export_perfetto) echo 180 ;;
+	e2e/record_scribble) echo 175 ;;
+	e2e/fuzz_reader) echo 165 ;;
+	e2e/patch_zstd) echo 150 ;;
+	e2e/patch_sqlite) echo 150 ;;
+	e2e/probe_agent_realprogs) echo 105 ;;
+	e2e/probe_stack) echo 86 ;;
+	e2e/profile_leveldb) echo 65 ;;
+	e2e/patch_lua) echo 60 ;;
+	e2e/locks_trace) echo 56 ;;
+	e2e/record_survive) echo 48 ;;
+	e2e/probe_remote_count) echo 47 ;;
+	e2e/attach_realprogs) echo 45 ;;
+	e2e/probe_mcu) echo 43 ;;
+	e2e/probe_agent_time) echo 41 ;;
+	e2e/profile_lua) echo 41 ;;
+	e2e/attach_cxx) echo 39 ;;
+	e2e/matrix_nonlocal) echo 35 ;;
+	e2e/probe_remote) echo 35 ;;
+	e2e/probe_agent_var) echo 32 ;;
 	unit/*) echo 2 ;;
 	*) echo 15 ;;
 	esac

@@ -118,15 +118,12 @@ leave() {
 	local name=$1 how=$2 fw=$3 long=$4 ram=$5 od=$6 nm=$7 extra=(); shift 7
 	[ "$how" = duration ] && extra=(--duration 0.3)
 	FW=$fw session "$name" "$ram" "${SPECS[@]}" "${extra[@]}" -- "$@" -kernel "fw.$fw.elf" || return
-	[ "$how" = int ] && { sleep 0.8; kill -INT "$spid"; }
-	wait "$spid"; rc=$?
-	check "$name: sonde exits 0, detached, counts read (0 < step's < the firmware's)" jq_py "out.$name.json" \
-		"p=d['probes']; assert $rc == 0 and d['target']['state'].startswith('detached') and 0 < p[1]['hits'] < $long and p[1]['counts_complete'], (d['target'], p[1])"
-	# The code at every site, read from the running target now through QEMU's monitor (not the gdb
-	# stub), against the ELF's bytes (objdump -s).
-	check "$name: every site's code is the ELF's again (QEMU's monitor reads it after sonde left)" python3 - \
-		"mon.$name" "fw.$fw.elf" "$od" $(sites "$od" "$nm" "fw.$fw.elf") <<'EOF2'
-import re, socket, subprocess, sys, time
+	# The code at every site, read through QEMU's monitor (not the gdb stub) against the ELF's
+	# bytes (objdump -s): the reader connects now and, the moment sonde has ended (its process a
+	# zombie or gone), stops the machine, reads, and lets it run on (else a fast machine could
+	# finish the firmware, and QEMU with it, before a reader started after sonde could connect).
+	python3 - "mon.$name" "fw.$fw.elf" "$od" "$spid" $(sites "$od" "$nm" "fw.$fw.elf") > "mon.$name.out" 2>&1 <<'EOF2' &
+import os, re, socket, subprocess, sys, time
 s = socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])
 s.settimeout(5)
@@ -137,19 +134,39 @@ for line in dump.splitlines():
     if m:
         for i, x in enumerate(bytes.fromhex(m.group(2).replace(" ", ""))):
             mem[int(m.group(1), 16) + i] = x
+def ended(pid):
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+t = time.time() + 60
+while not ended(sys.argv[4]) and time.time() < t:
+    time.sleep(0.005)
+s.sendall(b"stop\n")
 out = b""
-for a in sys.argv[4:]:
+for a in sys.argv[5:]:
     s.sendall(b"xp /4xb %s\n" % a.encode())
     t = time.time() + 5
     while not re.search(rb"%x: (0x[0-9a-f]{2} ?){4}" % int(a, 16), out) and time.time() < t:
         out += s.recv(4096)
-for a in sys.argv[4:]:
+s.sendall(b"cont\n")
+for a in sys.argv[5:]:
     m = re.search(rb"%x: ((?:0x[0-9a-f]{2} ?){4})" % int(a, 16), out)
     assert m, (a, out[-300:])
     got = bytes(int(x, 16) for x in m.group(1).split())
     want = bytes(mem[int(a, 16) + i] for i in range(4))
     assert got == want, (a, got.hex(), want.hex())
 EOF2
+	local mpid=$!
+	[ "$how" = int ] && { sleep 0.8; kill -INT "$spid"; }
+	wait "$spid"; rc=$?
+	check "$name: sonde exits 0, detached, counts read (0 < step's < the firmware's)" jq_py "out.$name.json" \
+		"p=d['probes']; assert $rc == 0 and d['target']['state'].startswith('detached') and 0 < p[1]['hits'] < $long and p[1]['counts_complete'], (d['target'], p[1])"
+	if wait "$mpid"; then
+		ok "$name: every site's code is the ELF's again (QEMU's monitor reads it after sonde left)"
+	else
+		notok "$name: every site's code is the ELF's again (QEMU's monitor reads it after sonde left)" "$(tail -c 400 "mon.$name.out")"
+	fi
 	timeout 60 tail --pid="$qpid" -f /dev/null
 	check "$name: the firmware runs on to the same output" cmp -s "plain.$fw" "stub.$name"
 }

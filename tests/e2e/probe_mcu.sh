@@ -221,7 +221,12 @@ leave() {   # NAME HOW [PROXY-OPTIONS...]
 		-e "line:mcu_counts.c:$L" -e "branch:mcu_counts.c:$B" "${extra[@]}" --format=json -o "out.$name.json" 2> "err.$name" &
 	local spid=$!
 	case $how in
-	int) sleep 0.7; kill -INT "$spid" ;;
+	int)   # Ctrl-C once the run has begun (the first c / vCont;c through the
+	       # proxy): before the connection sonde has no handler yet, and under
+	       # the sanitizers its start can outlast a fixed sleep.
+		local w=0
+		until grep -qE '^(c|C|vCont;[cC])' "px.$name" 2>/dev/null || [ $w -ge 300 ]; do sleep 0.1; w=$((w + 1)); done
+		sleep 0.3; kill -INT "$spid" ;;
 	vanish) sleep 0.7; kill -KILL "$(cat "qemu.$name.pid")" ;;   # no goodbye (SIGTERM makes QEMU send W00)
 	esac
 	wait "$spid"

@@ -21,9 +21,12 @@ Usage: /usr/bin/python3 bench/perfetto_verify.py PB2_DIR TRACE
 Prints one JSON line: packets, slices, sequences, threads, max_depth,
 unknown_fields, errors (the first 20), seconds."""
 import json
+import os
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from perfetto_pb_fields import count_unknown  # noqa: E402
 sys.path.insert(0, sys.argv[1])
 import perfetto_trace_subset_pb2 as pb  # noqa: E402
 from google.protobuf.internal.decoder import _DecodeVarint  # noqa: E402
@@ -35,18 +38,6 @@ seqs, tracks, open_ = {}, {}, {}
 packets = slices = max_depth = 0
 BEGIN, END = pb.TrackEvent.TYPE_SLICE_BEGIN, pb.TrackEvent.TYPE_SLICE_END
 CLEARED = pb.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED
-
-
-def count_unknown(m):
-    global unknown
-    try:
-        unknown += len(m.UnknownFields())
-    except (AttributeError, NotImplementedError):
-        pass
-    for fd, v in m.ListFields():
-        if fd.type == fd.TYPE_MESSAGE:
-            for x in (v if fd.label == fd.LABEL_REPEATED else [v]):
-                count_unknown(x)
 
 
 def err(msg):
@@ -68,7 +59,7 @@ while pos < len(data):
     trace.ParseFromString(data[pos:min(end, len(data))])
     pos = end
     if first:
-        count_unknown(trace)
+        unknown += count_unknown(trace)
         first = False
     for p in trace.packet:
         i = packets

@@ -12,29 +12,20 @@ Prints {"packets", "sequences", "unknown_fields", "errors": [...],
 "threads": {tid: {"name", "slices": [[name, begin_ns, end_ns, depth]]}}}:
 slices in the order they end, depth 1 = outermost."""
 import json
+import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from perfetto_pb_fields import count_unknown  # noqa: E402
 sys.path.insert(0, sys.argv[1])
 import perfetto_trace_subset_pb2 as pb  # noqa: E402
 
 trace = pb.Trace()
 trace.ParseFromString(open(sys.argv[2], "rb").read())
-errors, unknown = [], 0
+errors = []
 
 
-def count_unknown(m):
-    global unknown
-    try:
-        unknown += len(m.UnknownFields())
-    except (AttributeError, NotImplementedError):
-        pass
-    for fd, v in m.ListFields():
-        if fd.type == fd.TYPE_MESSAGE:
-            for x in (v if fd.label == fd.LABEL_REPEATED else [v]):
-                count_unknown(x)
-
-
-count_unknown(trace)
+unknown = count_unknown(trace)
 seqs, tracks, open_, threads = {}, {}, {}, {}
 for i, p in enumerate(trace.packet):
     sid = p.trusted_packet_sequence_id

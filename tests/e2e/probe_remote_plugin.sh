@@ -5,8 +5,8 @@
 # post handlers in sonde at every hit of account() in remote_counts.c under
 # qemu-aarch64 -g and qemu-mips -g (big-endian) and under gdbserver (x86-64,
 # where regs is filled too), and in mcu_counts.c on a Cortex-M3
-# (qemu-system-arm -M mps2-an385) and an RV32 board (qemu-system-riscv32 -M
-# virt).  pre and post must run once per call (the program prints its call
+# (qemu-system-arm -M mps2-an385, over TCP and over a serial line: a socat
+# pty pair) and an RV32 board (qemu-system-riscv32 -M virt).  pre and post must run once per call (the program prints its call
 # count, line_runs), the first argument read from the registers must sum to
 # the program's sum_v, the counter line_runs read from memory through the
 # stub must be the calls so far at every hit; sonde exits 0, the program's
@@ -57,12 +57,16 @@ EOF2
 }
 
 # probe_run NAME ELF NM PORT QPID: the plugin probe on the stub at port (QEMU's pid qpid).
-probe_run() {
-	local name=$1 elf=$2 nm=$3 port=$4 qpid=$5
+probe_run() {   # NAME ELF NM PORT|serial:PTY QEMU-PID
+	local name=$1 elf=$2 nm=$3 port=$4 qpid=$5 target
 	local d; d=$(delta "$nm" "$elf")
 	[ -n "$d" ] || { notok "$name: symbols" "account / line_runs not found by $nm"; kill "$qpid"; return; }
-	wait_listen "$port" || { notok "$name: stub listens" "port $port"; return; }
-	timeout 60 "$SONDE" probe --target "tcp:127.0.0.1:$port" --exe "$elf" --plugin ./plug.so \
+	case $port in
+	serial:*) target="$port,115200" ;;
+	*) target="tcp:127.0.0.1:$port"
+	   wait_listen "$port" || { notok "$name: stub listens" "port $port"; return; } ;;
+	esac
+	timeout 60 "$SONDE" probe --target "$target" --exe "$elf" --plugin ./plug.so \
 		-e "plugin:account:$d" --format=json -o "out.$name.json" 2> "err.$name"
 	local rc=$?
 	wait "$qpid"
@@ -150,6 +154,24 @@ elif build_arm m3 -mcpu=cortex-m3; then
 	timeout 60 "${Q[@]}" -S -gdb "tcp:127.0.0.1:$port" > stub.m3 2>&1 < /dev/null &
 	qpid=$!; stubs+=("$qpid")
 	probe_run m3 fw.m3.elf arm-none-eabi-nm "$port" "$qpid"
+	# The same over a serial line (a socat pty pair): the stub on one end, sonde on the other.
+	if command -v socat >/dev/null; then
+		socat -d -d pty,raw,echo=0 pty,raw,echo=0 2> socat.err &
+		stubs+=($!)
+		for _ in $(seq 100); do [ "$(grep -c 'PTY is' socat.err)" -ge 2 ] && break; sleep 0.05; done
+		mapfile -t ptys < <(sed -n 's/.*PTY is //p' socat.err)
+		if [ "${#ptys[@]}" -lt 2 ]; then
+			notok "m3 serial: socat pty pair" "$(head -c 300 socat.err)"
+		else
+			cp plain.m3 plain.m3-serial
+			timeout 60 "${Q[@]}" -S -gdb "${ptys[0]}" > stub.m3-serial 2>&1 < /dev/null &
+			qpid=$!; stubs+=("$qpid")
+			sleep 0.3
+			probe_run m3-serial fw.m3.elf arm-none-eabi-nm "serial:${ptys[1]}" "$qpid"
+		fi
+	else
+		skip "m3 serial: plugin probes" "socat missing (apt-get install socat)"
+	fi
 else
 	notok "m3: build" "$(head -c 300 build.m3.err)"
 fi

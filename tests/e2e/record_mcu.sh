@@ -24,6 +24,7 @@ PROXY="$ROOT/tests/tools/rsp_proxy.py"
 ICOUNT=(-icount shift=0,sleep=off)
 FNS="leaf shared from_a from_b fib spin put_num main"
 ARM_RAM=0x300000:0x4000     # --target-ram: the MPS2 code SRAM above the firmware, within b.w's reach
+RV_RAM=0x80080000:0x4000    # virt's RAM 512 KiB above the firmware, within jal's reach
 
 build_arm() {   # NAME EXTRA-CFLAGS...
 	local name=$1; shift
@@ -191,7 +192,10 @@ else
 	if build_rv32 rv32 "$PROGS/mcu_profile.c" &&
 	   build_rv32 rv32.cyg -finstrument-functions "$PROGS/mcu_profile.c" "$PROGS/mcu_cyg.c"; then
 		# the default clock on RV32: mtime of the CLINT at 0x0200bff8, 10 MHz
-		board rv32 rv32 riscv64-unknown-elf-nm 10000000 breakpoints -- qemu-system-riscv32 -M virt -bios none -nographic -semihosting
+		QRV=(qemu-system-riscv32 -M virt -bios none -nographic -semihosting)
+		board rv32 rv32 riscv64-unknown-elf-nm 10000000 breakpoints -- "${QRV[@]}"
+		board rv32t rv32 riscv64-unknown-elf-nm 10000000 in_target --target-ram "$RV_RAM" -- "${QRV[@]}"
+		RING=16 board rv32ring rv32 riscv64-unknown-elf-nm 10000000 in_target --target-ram "$RV_RAM" -- "${QRV[@]}"
 	else
 		notok "rv32: build" "$(head -c 300 build.rv32.err build.rv32.cyg.err)"
 	fi

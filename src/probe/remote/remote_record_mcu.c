@@ -1,10 +1,11 @@
 /* remote_record_mcu.c — `sonde record --target` timed inside a Cortex-M3/M4
- * target (declared in remote_run.h): each function whose entry can be
- * patched (code in RAM, a site the trampoline builder takes, --target-ram
- * given) gets an entry trampoline in that RAM (src/arch/arm/remote_tramp.c,
- * t32_rec_entry) that reads the target's clock, pushes a shadow frame,
- * writes an event into a ring in target RAM and points lr at the one exit
- * trampoline, which writes the return's event and returns to the saved lr.
+ * or RV32 target (declared in remote_run.h): each function whose entry can
+ * be patched (code in RAM, a site the trampoline builder takes, --target-ram
+ * given) gets an entry trampoline in that RAM (t32_rec_entry,
+ * src/arch/arm/remote_tramp.c; rv32_rec_entry, src/arch/riscv/) that reads
+ * the target's clock, pushes a shadow frame, writes an event into a ring in
+ * target RAM and points lr / ra at the one exit trampoline, which writes
+ * the return's event and returns to the saved lr / ra.
  * No stop per call: sonde drains the ring at every stop the target makes
  * (so that the events of functions kept on breakpoints, remote_record.c,
  * stay in time order), at the ring writer's breakpoint when the ring is
@@ -14,6 +15,7 @@
  * boundary the code (a store must not hit a page of translated code on
  * QEMU).  See docs/REMOTE.md. */
 #include "arch/arm/remote_tramp.h"
+#include "arch/riscv/remote_tramp.h"
 #include "arch/emit.h"
 #include "probe/engine.h"
 #include "probe/remote/remote_count_mcu.h"
@@ -88,16 +90,16 @@ int rrm_add(struct rsess *s, int id, uint64_t addr)
 		k->kind = v && !strcmp(v, "0") ? -1 : mcu_count_kind(s, &k->kind_why);
 		if (v && !strcmp(v, "0"))
 			k->kind_why = "SONDE_REMOTE_IN_TARGET=0";
-		if (k->kind > 0 && s->c.arch->elf_machine != EM_ARM) {
-			k->kind = -1;
-			k->kind_why = "calls are timed in the target on Cortex-M3/M4 only (RV32: not yet)";
-		}
 	}
 	if (k->kind <= 0) {
 		set_why(k, id, k->kind < 0 ? k->kind_why : "not a microcontroller");
 		return 1;
 	}
 	struct rrfn t = { .id = id, .addr = addr };
+	if (id > (s->c.arch->elf_machine == EM_ARM ? 0xffff : 0x7ff)) {
+		set_why(k, id, "past the function ids a trampoline holds (65535 on Thumb-2, 2047 on RV32: choose with -F)");
+		return 1;
+	}
 	if (mcu_site(s, addr, t.orig, &t.olen, &why)) {
 		set_why(k, id, why);
 		return 1;
@@ -121,16 +123,14 @@ const char *rrm_path(const struct rsess *s, int id)
 	return k->why[id];
 }
 
-/* Every candidate to breakpoints (the caller adds their func probes). */
-static int give_back(struct rrm *k, const char *why, uint64_t **fb, int *nfb)
+/* Every candidate left to breakpoints (the caller adds their func probes),
+ * after those already in *fb. */
+static int give_back(struct rrm *k, const char *why, uint64_t *fb, int *nfb)
 {
-	if (!(*fb = malloc((size_t)(k->n ? k->n : 1) * sizeof **fb)))
-		return -1;
 	for (int i = 0; i < k->n; i++) {
-		(*fb)[i] = k->f[i].addr;
+		fb[(*nfb)++] = k->f[i].addr;
 		set_why(k, k->f[i].id, why);
 	}
-	*nfb = k->n;
 	k->n = 0;
 	return 0;
 }
@@ -153,6 +153,10 @@ int rrm_install(struct rsess *s, uint64_t **fb, int *nfb, char *err, size_t n)
 	*nfb = 0;
 	if (!k || !k->n)
 		return 0;
+	if (!(*fb = malloc((size_t)k->n * sizeof **fb))) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
 	uint64_t pc = 0;
 	if (remote_reg(&s->c, s->c.arch->pc, &pc)) {
 		snprintf(err, n, "%s", s->c.err);
@@ -160,14 +164,16 @@ int rrm_install(struct rsess *s, uint64_t **fb, int *nfb, char *err, size_t n)
 	}
 	struct rec_addrs a;
 	if (rrec_clock_addr(s, &a.clock))
-		return give_back(k, "the clock cannot be read by the target", fb, nfb);
+		return give_back(k, "the clock cannot be read by the target", *fb, nfb);
 	uint64_t ram = (s->ram + 7) & ~7ull, end = s->ram + s->ram_len;
-	size_t est = (size_t)k->n * T32_REC_ENTRY_MAX + T32_REC_EXIT_MAX + T32_REC_PUT_MAX;
+	int arm = s->c.arch->elf_machine == EM_ARM;
+	size_t est = arm ? (size_t)k->n * T32_REC_ENTRY_MAX + T32_REC_EXIT_MAX + T32_REC_PUT_MAX
+	                 : (size_t)k->n * RV32_REC_ENTRY_MAX + RV32_REC_EXIT_MAX + RV32_REC_PUT_MAX;
 	uint64_t sbase = ram + REC_CTL_LEN, send = sbase + (uint64_t)FRAMES * REC_FRAME;
 	uint64_t code = end > est ? (end - est) & ~(CODE_ALIGN - 1) : 0;
 	if (code < send + MIN_EVENTS * REC_EVENT)
 		return give_back(k, "no room in --target-ram (control block, 256 shadow frames, the ring, then from a 4 KiB "
-		                 "boundary the trampolines)", fb, nfb);
+		                 "boundary the trampolines)", *fb, nfb);
 	uint64_t events = (code - send) / REC_EVENT;
 	const char *env = getenv("SONDE_REMOTE_RING");
 	if (env && strtoull(env, NULL, 0) >= MIN_EVENTS && strtoull(env, NULL, 0) < events)
@@ -183,27 +189,45 @@ int rrm_install(struct rsess *s, uint64_t **fb, int *nfb, char *err, size_t n)
 	}
 	const char *why = NULL;
 	size_t at = 0;
-	int m = t32_rec_exit(buf, est, a.exit, &a);
+	a.put = code;   /* for the exit's size; built again once the writer's place is known */
+	int m = arm ? t32_rec_exit(buf, est, a.exit, &a) : rv32_rec_exit(buf, est, a.exit, &a);
 	at = ((size_t)(m > 0 ? m : 0) + 3) & ~(size_t)3;
 	a.put = code + at;
 	uint64_t full = 0;
-	m = t32_rec_put(buf + at, est - at, a.put, &full);
+	m = arm ? t32_rec_put(buf + at, est - at, a.put, &full) : rv32_rec_put(buf + at, est - at, a.put, &full);
 	at += ((size_t)m + 3) & ~(size_t)3;
-	/* the exit's bl to the writer: built again now that its place is known */
-	t32_rec_exit(buf, est, a.exit, &a);
-	for (int i = 0; i < k->n && !why; i++) {
+	if (arm)
+		t32_rec_exit(buf, est, a.exit, &a);
+	else
+		rv32_rec_exit(buf, est, a.exit, &a);
+	/* A function whose trampoline cannot be built goes to breakpoints alone. */
+	int keep = 0;
+	for (int i = 0; i < k->n; i++) {
 		struct rrfn *f = &k->f[i];
-		if (pc > f->addr && pc < f->addr + (uint64_t)f->olen) {
-			why = "the pc is inside its displaced instructions";
-			break;
-		}
+		const char *w = NULL;
 		f->tramp = code + at;
-		m = t32_rec_entry(buf + at, est - at, f->tramp, f->addr, f->orig, f->olen, (unsigned)f->id, &a, &why);
-		if (m < 0)
-			break;
-		if (t32_branch(k->jmp + MCU_JUMP_LEN * i, f->addr, f->tramp))
-			why = "--target-ram is out of a b.w's reach (±16 MiB) of the function";
+		m = -1;
+		if (pc > f->addr && pc < f->addr + (uint64_t)f->olen)
+			w = "the pc is inside its displaced instructions";
+		else if ((m = arm ? t32_rec_entry(buf + at, est - at, f->tramp, f->addr, f->orig, f->olen, (unsigned)f->id, &a, &w)
+		                  : rv32_rec_entry(buf + at, est - at, f->tramp, f->addr, f->orig, f->olen, (unsigned)f->id, &a,
+		                                   &w)) >= 0 &&
+		         (arm ? t32_branch(k->jmp + MCU_JUMP_LEN * keep, f->addr, f->tramp)
+		              : rv32_branch(k->jmp + MCU_JUMP_LEN * keep, f->addr, f->tramp)))
+			w = arm ? "--target-ram is out of a b.w's reach (±16 MiB) of the function"
+			        : "--target-ram is out of a jal's reach (±1 MiB) of the function";
+		if (w) {
+			(*fb)[(*nfb)++] = f->addr;
+			set_why(k, f->id, w);
+			continue;
+		}
+		k->f[keep++] = *f;
 		at += ((size_t)m + 3) & ~(size_t)3;
+	}
+	k->n = keep;
+	if (!keep) {
+		free(buf);
+		return 0;
 	}
 	if (!why && code + at > end)
 		why = "no room for the trampolines in --target-ram";
@@ -218,7 +242,7 @@ int rrm_install(struct rsess *s, uint64_t **fb, int *nfb, char *err, size_t n)
 		why = "the stub refused writes to --target-ram";
 	free(buf);
 	if (why)
-		return give_back(k, why, fb, nfb);
+		return give_back(k, why, *fb, nfb);
 	/* The sites: each one's b.w written with M; a refusal puts back those written. */
 	for (int i = 0; i < k->n; i++) {
 		if (remote_write(&s->c, k->f[i].addr, k->jmp + MCU_JUMP_LEN * i, MCU_JUMP_LEN) == 0)
@@ -228,7 +252,7 @@ int rrm_install(struct rsess *s, uint64_t **fb, int *nfb, char *err, size_t n)
 				snprintf(err, n, "%s", s->c.err);
 				return -1;
 			}
-		return give_back(k, "the stub refused writes to the program's code", fb, nfb);
+		return give_back(k, "the stub refused writes to the program's code", *fb, nfb);
 	}
 	k->installed = 1;
 	k->ctl = ram;
@@ -315,8 +339,12 @@ int rrm_undo(struct rsess *s)
 	    drain(s))
 		return -1;
 	k->undone = 1;
-	static const uint8_t bx_lr[2] = { 0x70, 0x47 };   /* the writer returns at once: no event after this */
-	if (remote_write(&s->c, k->put, bx_lr, 2))
+	/* the writer returns at once: no event after this (bx lr; jr t5) */
+	static const uint8_t bx_lr[2] = { 0x70, 0x47 };
+	static const uint8_t jr_t5[4] = { RV32_REC_RETURN & 0xff, (RV32_REC_RETURN >> 8) & 0xff,
+	                                  (RV32_REC_RETURN >> 16) & 0xff, RV32_REC_RETURN >> 24 };
+	int arm = s->c.arch->elf_machine == EM_ARM;
+	if (remote_write(&s->c, k->put, arm ? bx_lr : jr_t5, arm ? 2 : 4))
 		return -1;
 	for (int i = 0; i < STEPS_OUT; i++) {
 		struct remote_stop st;

@@ -219,7 +219,7 @@ void rrec_counts(const struct rsess *s, uint64_t *calls, uint64_t *untimed, int 
 int rrec_clock_addr(struct rsess *s, uint64_t *addr);
 void rrec_ring_event(struct rsess *s, uint32_t w, uint32_t t);
 
-/* --- record --target timed inside a Cortex-M3/M4 target, no stop per call
+/* --- record --target timed inside a Cortex-M3/M4 or RV32 target, no stop per call
  * (remote_record_mcu.c): entry trampolines in --target-ram, a shadow stack
  * and a ring of events there, drained by sonde at every stop, at the full
  * ring's breakpoint, at the exit and when it leaves. */

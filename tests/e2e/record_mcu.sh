@@ -42,6 +42,10 @@ build_rv32() {
 		"$@" -o "fw.$name.elf" "$PROGS/mcu_start_rv32.S" -lgcc 2> "build.$name.err"
 }
 
+# wait_closed LOG: until the proxy has logged the end of the connection (it may not have read sonde's
+# last packets yet when QEMU, detached, has already run the firmware to its end), 10 s at most
+wait_closed() { for _ in $(seq 100); do grep -q '^(closed' "$1" 2>/dev/null && return; sleep 0.1; done; }
+
 # the firmware's output without QEMU's warnings and without the time it measured
 untimed() { grep -v '^qemu-system' "$1" | sed 's/ spin_ticks [0-9]*//'; }
 
@@ -63,6 +67,13 @@ board() {
 	timeout 60 "$@" -kernel "fw.$fw.elf" "${ICOUNT[@]}" -S -gdb "tcp:127.0.0.1:$port" > "stub.$name" 2>&1 < /dev/null &
 	local qpid=$!; stubs+=("$qpid")
 	wait_listen "$port" || { notok "$name: stub listens" "$*"; return; }
+	if [ -n "${PXOPTS:-}" ]; then   # the proxy in between (PXOPTS: its options)
+		local pport; pport=$(free_port)
+		python3 "$PROXY" "$pport" "127.0.0.1:$port" --log "px.$name" $PXOPTS &
+		stubs+=($!)
+		wait_listen "$pport"
+		port=$pport
+	fi
 	SONDE_REMOTE_RING=${RING:-} timeout 60 "$SONDE" record --target "tcp:127.0.0.1:$port" --exe "fw.$fw.elf" \
 		"${clk[@]}" -o "rec.$name" 2> "err.$name"
 	local rc=$?
@@ -78,7 +89,9 @@ d = json.load(open(sys.argv[1]))
 err = open(sys.argv[2]).read()
 path, ring, fns = sys.argv[3], int(sys.argv[4]), sys.argv[5].split()
 by = {f["name"]: f["path"] for f in d["functions"]}
-assert all(by.get(n) == path for n in fns), by
+path, _, bp = path.partition(":")   # in_target:F,G: F and G on breakpoints
+bp = bp.split(",") if bp else []
+assert all(by.get(n) == ("breakpoints" if n in bp else path) for n in fns), by
 m = re.search(r"sonde: (\d+) functions timed in the target \(no stop a call\), (\d+) by breakpoints", err)
 assert m and int(m.group(1)) == d["functions_in_target"] == sum(1 for f in d["functions"] if f["path"] == "in_target"), m
 assert int(m.group(2)) == d["functions_on_breakpoints"] == len(d["functions"]) - d["functions_in_target"]
@@ -182,6 +195,15 @@ else
 		board m3 m3 arm-none-eabi-nm 25000000 breakpoints "${M3CLK[@]}" -- "${QM3[@]}"
 		board m3t m3 arm-none-eabi-nm 25000000 in_target "${M3CLK[@]}" --target-ram "$ARM_RAM" -- "${QM3[@]}"
 		RING=16 board m3ring m3 arm-none-eabi-nm 25000000 in_target "${M3CLK[@]}" --target-ram "$ARM_RAM" -- "${QM3[@]}"
+		# both paths in one recording: leaf and shared in flash (the proxy's memory map, read-only), on
+		# breakpoints, their callers timed in the target; the ring's events and the stops' merged in time
+		read -r lo hi < <(arm-none-eabi-nm fw.m3.elf | python3 -c '
+import sys; f = {w[2]: int(w[0], 16) & ~1 for w in map(str.split, sys.stdin) if len(w) == 3}
+print(hex(min(f["leaf"], f["shared"])), hex(max(f["leaf"], f["shared"]) + 4))')
+		PXOPTS="--readonly $lo-$hi --flash $lo-$hi" RING=16 board m3mix m3 arm-none-eabi-nm 25000000 \
+			in_target:leaf,shared "${M3CLK[@]}" --target-ram "$ARM_RAM" -- "${QM3[@]}"
+		check "m3mix: leaf and shared on breakpoints because they are in flash" jq_py rec.m3mix/remote.json \
+			"w = {f['name']: f.get('why', '') for f in d['functions']}; assert 'cannot be written' in w['leaf'] and 'cannot be written' in w['shared'], w"
 	else
 		notok "m3: build" "$(head -c 300 build.m3.err build.m3.cyg.err)"
 	fi
@@ -214,6 +236,7 @@ wait_listen "$pport"
 timeout 60 "$SONDE" record --target "tcp:127.0.0.1:$pport" --exe fw.m3.elf -o rec.noclk 2> err.noclk
 rc=$?
 timeout 60 tail --pid="$qpid" -f /dev/null
+wait_closed px.noclk
 check "m3 without --target-clock: exit 2 naming the option, nothing placed, the firmware runs" bash -c \
 	"[ $rc -eq 2 ] && grep -q -- '--target-clock' err.noclk && ! grep -q '^Z' px.noclk && grep -q '^D' px.noclk && \
 	 grep -q '^leaf_calls' stub.noclk && [ ! -e rec.noclk/profile.sonde ]"
@@ -233,6 +256,7 @@ flash() {   # NAME SONDE-OPTIONS...
 		"$@" -o "rec.$name" 2> "err.$name"
 	frc=$?
 	timeout 60 tail --pid="$qpid" -f /dev/null
+	wait_closed "px.$name"
 }
 flash fl4 -F leaf -F shared --hw-breakpoints 4
 read -r _ leafc _ sharedc _ < own.m3
@@ -285,6 +309,7 @@ for n in sys.argv[1:]: print(hex(f[n]))' $FNS) \
 			"$(tail -c 400 "mon.$name.out")"
 	fi
 	timeout 90 tail --pid="$qpid" -f /dev/null
+	wait_closed "px.$name"
 	check "$name: every breakpoint taken out (z for each Z), then D" python3 - "px.$name" <<'EOF2'
 import collections, sys
 pk = [l.rstrip("\n") for l in open(sys.argv[1])]

@@ -554,7 +554,7 @@ static void write_paths(struct rsess *s, struct rrec *r, int in_target, uint64_t
                         uint64_t lost, int complete)
 {
 	char path[PATH_MAX + 16];
-	snprintf(path, sizeof path, "%s/remote.json", r->dir);
+	snprintf(path, sizeof path, "%s/" SONDE_FILE_REMOTE, r->dir);
 	FILE *f = fopen(path, "w");
 	if (!f)
 		return;

@@ -12,9 +12,14 @@
 # tick per call of the firmware's own measure; report, tree,
 # callers-callees, flamegraph and export --format=perfetto|pprof read the
 # recording (go tool pprof reads the pprof when go is installed); the
-# firmware's output unchanged.  Then, on a long M3 run behind
+# firmware's output unchanged.  The same with --target-ram (every function timed inside the
+# target, no stop per call: m3t, rv32t), with a ring of 16 events that fills many times (m3ring,
+# rv32ring), and with both paths in one recording (m3mix: two functions in flash behind the
+# proxy's memory map, on breakpoints); remote.json and stderr say which path each function took.
+# Then, on a long M3 run behind
 # tests/tools/rsp_proxy.py: --duration and Ctrl-C leave every breakpoint out
-# and the target detached, running on to the same output; a target with no
+# and the target detached, running on to the same output (with --target-ram too, every
+# function's first bytes the ELF's again, read through QEMU's monitor); a target with no
 # usable clock is refused before anything is placed.  A missing toolchain or
 # QEMU is a skip.
 source "$ROOT/tests/lib.sh"

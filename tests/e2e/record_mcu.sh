@@ -173,6 +173,61 @@ assert sum(1 for t in D['threads'].values() for sl in t['slices'] if sl[0] == 'f
 	fi
 }
 
+# leave NAME HOW [SONDE-OPTIONS...]: HOW = duration | int, on the long firmware of L_FW (its QEMU
+# command in L_QEMU, its plain output in plain.L_FW, L_TOOLS the cross binutils' prefix, L_DUR the
+# --duration, L_CLK the clock's options).
+leave() {
+	local name=$1 how=$2 port pport; shift 2
+	port=$(free_port); pport=$(free_port)
+	timeout 90 "${L_QEMU[@]}" -S -gdb "tcp:127.0.0.1:$port" -monitor "unix:$PWD/mon.$name,server,nowait" \
+		> "stub.$name" 2>&1 < /dev/null &
+	local qpid=$!; stubs+=("$qpid")
+	wait_listen "$port"
+	python3 "$PROXY" "$pport" "127.0.0.1:$port" --log "px.$name" &
+	stubs+=($!)
+	wait_listen "$pport"
+	local extra=()
+	[ "$how" = duration ] && extra=(--duration "$L_DUR")
+	timeout 60 "$SONDE" record --target "tcp:127.0.0.1:$pport" --exe "fw.$L_FW.elf" --timeout 2 -F 'leaf' -F 'fib' \
+		"${L_CLK[@]}" "${extra[@]}" "$@" -o "rec.$name" 2> "err.$name" &
+	local spid=$!
+	# every function's first 4 bytes, read through QEMU's monitor the moment sonde has ended
+	mon_sites "mon.$name" "fw.$L_FW.elf" "${L_TOOLS}objdump" "$spid" $("${L_TOOLS}nm" "fw.$L_FW.elf" | python3 -c '
+import sys; f = {w[2]: int(w[0], 16) & ~1 for w in map(str.split, sys.stdin) if len(w) == 3 and w[1] in "tT"}
+for n in sys.argv[1:]: print(hex(f[n]))' $FNS) \
+		> "mon.$name.out" 2>&1 &
+	local mpid=$!
+	[ "$how" = int ] && { sleep 1.5; kill -INT "$spid"; }
+	wait "$spid"
+	local rc=$?
+	check "$name: sonde exits 0, says the target was left running" bash -c \
+		"[ $rc -eq 0 ] && grep -q 'left running' err.$name"
+	if wait "$mpid"; then
+		ok "$name: every function's first 4 bytes are the ELF's again (QEMU's monitor reads them after sonde left)"
+	else
+		notok "$name: every function's first 4 bytes are the ELF's again (QEMU's monitor reads them after sonde left)" \
+			"$(tail -c 400 "mon.$name.out")"
+	fi
+	timeout 90 tail --pid="$qpid" -f /dev/null
+	wait_closed "px.$name"
+	check "$name: every breakpoint taken out (z for each Z), then D" python3 - "px.$name" <<'EOF2'
+import collections, sys
+pk = [l.rstrip("\n") for l in open(sys.argv[1])]
+ins = collections.Counter(p[:2].lower() + p.split(",")[1] for p in pk if p.startswith(("Z0,", "Z1,")))
+out = collections.Counter(p[:2] + p.split(",")[1] for p in pk if p.startswith(("z0,", "z1,")))
+last = [p for p in pk if not p.startswith("(")][-1]
+assert ins and ins == out and last.startswith("D"), (ins - out, out - ins, last)
+EOF2
+	check "$name: the firmware runs on to the same output" cmp -s <(untimed "plain.$L_FW") <(untimed "stub.$name")
+	check "$name: the recording reads: -F leaf -F fib only, invariants" env SONDE="$SONDE" PYTHONPATH="$ROOT/tests" \
+		python3 -c "
+from profile_check import report, check_invariants, failures
+r = report(data='rec.$name')
+assert set(r) == {'leaf', 'fib'} and r['leaf']['calls'] > 0, r
+check_invariants(list(r), data='rec.$name', label='$name: ')
+import profile_check; assert profile_check.failures == 0"
+}
+
 # --- usage errors, before any connection --------------------------------------------------
 "$SONDE" record --target tcp:127.0.0.1:1 2> use1.err; u1=$?
 "$SONDE" record --target tcp:127.0.0.1:1 --exe /bin/true --target-clock 0x40028018 2> use2.err; u2=$?
@@ -223,6 +278,16 @@ else
 		board rv32 rv32 riscv64-unknown-elf-nm 10000000 breakpoints -- "${QRV[@]}"
 		board rv32t rv32 riscv64-unknown-elf-nm 10000000 in_target --target-ram "$RV_RAM" -- "${QRV[@]}"
 		RING=16 board rv32ring rv32 riscv64-unknown-elf-nm 10000000 in_target --target-ram "$RV_RAM" -- "${QRV[@]}"
+		# --duration on a long run timed in the target: the sites put back (QEMU's monitor), running on
+		if build_rv32 rvlong -DROUNDS=4000 "$PROGS/mcu_profile.c"; then
+			L_FW=rvlong L_QEMU=("${QRV[@]}" -kernel fw.rvlong.elf) L_TOOLS=riscv64-unknown-elf- L_DUR=0.5 L_CLK=()
+			timeout 60 "${L_QEMU[@]}" > plain.rvlong 2>&1 < /dev/null
+			leave rv32-duration-t duration --target-ram "$RV_RAM"
+			check "rv32-duration-t: leaf and fib were timed in the target" jq_py rec.rv32-duration-t/remote.json \
+				"assert {f['name']: f['path'] for f in d['functions']} == {'leaf': 'in_target', 'fib': 'in_target'}, d"
+		else
+			notok "rvlong: build" "$(head -c 300 build.rvlong.err)"
+		fi
 	else
 		notok "rv32: build" "$(head -c 300 build.rv32.err build.rv32.cyg.err)"
 	fi
@@ -278,60 +343,9 @@ check "flash, 4 comparators needed, --hw-breakpoints 3: refused before anything 
 
 # --- leaving early on a long run: --duration and Ctrl-C ----------------------------------------
 build_arm long -DROUNDS=100000 "$PROGS/mcu_profile.c" || { notok "long: build" "$(head -c 300 build.long.err)"; exit 0; }
-QLONG=(qemu-system-arm -M mps2-an385 -nographic -semihosting -kernel fw.long.elf)
-timeout 60 "${QLONG[@]}" > plain.long 2>&1 < /dev/null
-# leave NAME HOW [SONDE-OPTIONS...]: HOW = duration | int
-leave() {
-	local name=$1 how=$2 port pport; shift 2
-	port=$(free_port); pport=$(free_port)
-	timeout 90 "${QLONG[@]}" -S -gdb "tcp:127.0.0.1:$port" -monitor "unix:$PWD/mon.$name,server,nowait" \
-		> "stub.$name" 2>&1 < /dev/null &
-	local qpid=$!; stubs+=("$qpid")
-	wait_listen "$port"
-	python3 "$PROXY" "$pport" "127.0.0.1:$port" --log "px.$name" &
-	stubs+=($!)
-	wait_listen "$pport"
-	local extra=()
-	[ "$how" = duration ] && extra=(--duration 1)
-	timeout 60 "$SONDE" record --target "tcp:127.0.0.1:$pport" --exe fw.long.elf --timeout 2 -F 'leaf' -F 'fib' \
-		--target-clock 0x40028018@25000000 "${extra[@]}" "$@" -o "rec.$name" 2> "err.$name" &
-	local spid=$!
-	# every function's first 4 bytes, read through QEMU's monitor the moment sonde has ended
-	mon_sites "mon.$name" fw.long.elf arm-none-eabi-objdump "$spid" $(arm-none-eabi-nm fw.long.elf | python3 -c '
-import sys; f = {w[2]: int(w[0], 16) & ~1 for w in map(str.split, sys.stdin) if len(w) == 3 and w[1] in "tT"}
-for n in sys.argv[1:]: print(hex(f[n]))' $FNS) \
-		> "mon.$name.out" 2>&1 &
-	local mpid=$!
-	[ "$how" = int ] && { sleep 1.5; kill -INT "$spid"; }
-	wait "$spid"
-	local rc=$?
-	check "$name: sonde exits 0, says the target was left running" bash -c \
-		"[ $rc -eq 0 ] && grep -q 'left running' err.$name"
-	if wait "$mpid"; then
-		ok "$name: every function's first 4 bytes are the ELF's again (QEMU's monitor reads them after sonde left)"
-	else
-		notok "$name: every function's first 4 bytes are the ELF's again (QEMU's monitor reads them after sonde left)" \
-			"$(tail -c 400 "mon.$name.out")"
-	fi
-	timeout 90 tail --pid="$qpid" -f /dev/null
-	wait_closed "px.$name"
-	check "$name: every breakpoint taken out (z for each Z), then D" python3 - "px.$name" <<'EOF2'
-import collections, sys
-pk = [l.rstrip("\n") for l in open(sys.argv[1])]
-ins = collections.Counter(p[:2].lower() + p.split(",")[1] for p in pk if p.startswith(("Z0,", "Z1,")))
-out = collections.Counter(p[:2] + p.split(",")[1] for p in pk if p.startswith(("z0,", "z1,")))
-last = [p for p in pk if not p.startswith("(")][-1]
-assert ins and ins == out and last.startswith("D"), (ins - out, out - ins, last)
-EOF2
-	check "$name: the firmware runs on to the same output" cmp -s <(untimed plain.long) <(untimed "stub.$name")
-	check "$name: the recording reads: -F leaf -F fib only, invariants" env SONDE="$SONDE" PYTHONPATH="$ROOT/tests" \
-		python3 -c "
-from profile_check import report, check_invariants, failures
-r = report(data='rec.$name')
-assert set(r) == {'leaf', 'fib'} and r['leaf']['calls'] > 0, r
-check_invariants(list(r), data='rec.$name', label='$name: ')
-import profile_check; assert profile_check.failures == 0"
-}
+L_FW=long L_QEMU=(qemu-system-arm -M mps2-an385 -nographic -semihosting -kernel fw.long.elf) L_TOOLS=arm-none-eabi-
+L_DUR=1 L_CLK=(--target-clock 0x40028018@25000000)
+timeout 60 "${L_QEMU[@]}" > plain.long 2>&1 < /dev/null
 leave duration duration
 leave int int
 # timed in the target: the sites put back (and the ring writer disabled) before sonde detaches

@@ -41,3 +41,47 @@ build_rv32() {
 		-mcmodel=medany -Wl,--no-warn-rwx-segments -I"$PROGS" -T "$PROGS/mcu_rv32.ld" "$@" -o "fw.$name.elf" \
 		"$PROGS/mcu_start_rv32.S" "$PROGS/mcu_counts.c" -lgcc 2> "build.$name.err"
 }
+
+# mon_sites MON-SOCKET ELF OBJDUMP PID ADDR...: connected now to QEMU's monitor (-monitor
+# unix:MON-SOCKET,server,nowait), and the moment process PID (sonde) has ended (a zombie or gone),
+# the machine stopped, the 4 bytes at each ADDR read through the monitor (`xp`, not the gdb stub)
+# and compared with the ELF's (objdump -s), the machine let run on: exit 0 when every one is the
+# ELF's.  Run in the background before sonde ends (a fast machine could finish the firmware, and
+# QEMU with it, before a reader started after sonde could connect).
+mon_sites() {
+	python3 - "$@" <<'EOF2'
+import os, re, socket, subprocess, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.settimeout(5)
+dump = subprocess.run([sys.argv[3], "-s", "-j", ".text", sys.argv[2]], capture_output=True, text=True).stdout
+mem = {}
+for line in dump.splitlines():
+    m = re.match(r"^ ([0-9a-f]+) ((?:[0-9a-f]{2,8} ?){1,4})", line)
+    if m:
+        for i, x in enumerate(bytes.fromhex(m.group(2).replace(" ", ""))):
+            mem[int(m.group(1), 16) + i] = x
+def ended(pid):
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+t = time.time() + 60
+while not ended(sys.argv[4]) and time.time() < t:
+    time.sleep(0.005)
+s.sendall(b"stop\n")
+out = b""
+for a in sys.argv[5:]:
+    s.sendall(b"xp /4xb %s\n" % a.encode())
+    t = time.time() + 5
+    while not re.search(rb"%x: (0x[0-9a-f]{2} ?){4}" % int(a, 16), out) and time.time() < t:
+        out += s.recv(4096)
+s.sendall(b"cont\n")
+for a in sys.argv[5:]:
+    m = re.search(rb"%x: ((?:0x[0-9a-f]{2} ?){4})" % int(a, 16), out)
+    assert m, (a, out[-300:])
+    got = bytes(int(x, 16) for x in m.group(1).split())
+    want = bytes(mem[int(a, 16) + i] for i in range(4))
+    assert got == want, (a, got.hex(), want.hex())
+EOF2
+}

@@ -88,9 +88,10 @@ static const struct cli_option options[] = {
 	  "--target: how long to wait for each reply of the stub (default 5)" },
 	{ "hw-breakpoints", O_HW_BREAKPOINTS, required_argument, CMD_PROBE | CMD_RECORD, "N",
 	  "--target: the core's hardware breakpoint comparators, for code in flash (refused before placing more)" },
-	{ "target-ram", O_TARGET_RAM, required_argument, CMD_PROBE, "ADDR:LEN",
+	{ "target-ram", O_TARGET_RAM, required_argument, CMD_PROBE | CMD_RECORD, "ADDR:LEN",
 	  "--target on a microcontroller: RAM the firmware does not use, within a branch's reach of the code, where "
-	  "sonde writes trampolines so that line probes are counted in the target (no stop per hit)" },
+	  "sonde writes trampolines so that line probes are counted and (record) calls timed in the target (no stop "
+	  "per hit)" },
 	{ "target-clock", O_TARGET_CLOCK, required_argument, CMD_RECORD, "ADDR@HZ|dwt@HZ|systick@HZ",
 	  "record --target: the target's time source and its frequency: a 32-bit up counter in its memory, or a "
 	  "Cortex-M's DWT cycle counter or SysTick (default on RV32: mtime, 0x0200bff8@10000000)" },

@@ -390,8 +390,8 @@ int cmd_record(struct cli_opts *o)
 {
 	if (o->target)
 		return cmd_record_remote(o);
-	if (o->exe || o->timeout || o->hw_breakpoints || o->target_clock)
-		cli_die(EXIT_USAGE, "--exe, --timeout, --hw-breakpoints and --target-clock go with --target");
+	if (o->exe || o->timeout || o->hw_breakpoints || o->target_clock || o->target_ram_len)
+		cli_die(EXIT_USAGE, "--exe, --timeout, --hw-breakpoints, --target-clock and --target-ram go with --target");
 	if (o->argc < 1 && !o->pid)
 		cli_die(EXIT_USAGE, "no program to record (usage: sonde record [options] -- PROGRAM [ARGS...], or "
 		        "sonde record -p PID)");

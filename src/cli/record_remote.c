@@ -25,8 +25,8 @@ int cmd_record_remote(struct cli_opts *o)
 		cli_die(EXIT_USAGE, "record --target records the stub's program: give no -p PID and no program to launch");
 	if (o->locks || o->lock_events || o->keep_last || o->domain || o->depth || o->min_time_ns || o->nmodules ||
 	    o->no_patch || o->lossy || o->buffer_size)
-		cli_die(EXIT_USAGE, "record --target takes -o, -F, -N, --duration, --timeout, --hw-breakpoints and "
-		        "--target-clock (not --locks, --keep-last, --domain, --depth, --min-time, --module, --no-patch, "
+		cli_die(EXIT_USAGE, "record --target takes -o, -F, -N, --duration, --timeout, --hw-breakpoints, "
+		        "--target-clock and --target-ram (not --locks, --keep-last, --domain, --depth, --min-time, --module, --no-patch, "
 		        "--lossy, --buffer-size)");
 	char err[700];
 	if (o->target_clock && rrec_clock_valid(o->target_clock, err, sizeof err))
@@ -39,7 +39,7 @@ int cmd_record_remote(struct cli_opts *o)
 		.target = o->target, .exe = o->exe, .duration = o->duration,
 		.timeout_ms = o->timeout > 0 ? (int)(o->timeout * 1000) : 0, .hw_breakpoints = o->hw_breakpoints,
 		.in_fd = -1, .remote_record = dir, .filters = (const char *const *)o->filters, .nfilters = o->nfilters,
-		.target_clock = o->target_clock,
+		.target_clock = o->target_clock, .target_ram = o->target_ram, .target_ram_len = o->target_ram_len,
 	};
 	int code = 0;
 	if (probe_session_run(&e, &remote_engine, &po, err, sizeof err)) {
@@ -48,8 +48,10 @@ int cmd_record_remote(struct cli_opts *o)
 	}
 	if (e.start_ns && e.priv) {
 		uint64_t calls, untimed;
-		int nf;
-		rrec_counts(e.priv, &calls, &untimed, &nf);
+		int nf, nin;
+		rrec_counts(e.priv, &calls, &untimed, &nf, &nin);
+		fprintf(stderr, "sonde: %d functions timed in the target (no stop a call), %d by breakpoints (two stops a "
+		        "call); which and why in %s/remote.json\n", nin, nf - nin, dir);
 		fprintf(stderr, "sonde: %" PRIu64 " calls of %d functions recorded in %s/ (target time)%s", calls, nf, dir,
 		        e.detached ? "; the target was left running\n" : "\n");
 		if (untimed)

@@ -33,6 +33,7 @@
 #define SONDE_FILE_PROFILE "profile.sonde"  /* meta, processes, threads, modules, CCTs, locks */
 #define SONDE_FILE_EVENTS  "events.sonde"   /* ring chunks (trace / lock events), streamed */
 #define SONDE_FILE_DOMAIN  "domain.txt"     /* --domain auto: functions that left records */
+#define SONDE_FILE_REMOTE  "remote.json"    /* record --target: how each function was timed (in the target or by breakpoints) */
 #define SONDE_FILE_SESSION_REF "session.ref" /* while recording: the path of the session file (tmpfs); left only by a killed recorder */
 
 /* sonde_file_hdr.kind */

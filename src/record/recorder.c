@@ -18,8 +18,9 @@
 #include "data/reader.h"
 
 
-static const char *const rec_files[] = { SONDE_FILE_PROFILE, SONDE_FILE_EVENTS, SONDE_FILE_DOMAIN, SONDE_FILE_SESSION_REF };
-#define NREC_FILES 4
+static const char *const rec_files[] = { SONDE_FILE_PROFILE, SONDE_FILE_EVENTS, SONDE_FILE_DOMAIN, SONDE_FILE_SESSION_REF,
+	                                  SONDE_FILE_REMOTE };
+#define NREC_FILES 5
 
 /* A recording's file, or one of their temporary names ("NAME.PID.tmp",
  * left by a recorder that was killed): returns its index, or -1. */
@@ -103,6 +104,8 @@ static int prepare_dir(const char *dir, int flags, char *err, size_t n)
 	snprintf(p, sizeof p, "%s/%s", dir, SONDE_FILE_PROFILE);
 	unlink(p);
 	snprintf(p, sizeof p, "%s/%s", dir, SONDE_FILE_EVENTS);
+	unlink(p);
+	snprintf(p, sizeof p, "%s/%s", dir, SONDE_FILE_REMOTE);   /* a former record --target's */
 	unlink(p);
 	/* A killed recording's, never recovered: its session goes with it. */
 	char sess[4200];

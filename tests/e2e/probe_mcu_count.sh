@@ -122,41 +122,7 @@ leave() {
 	# bytes (objdump -s): the reader connects now and, the moment sonde has ended (its process a
 	# zombie or gone), stops the machine, reads, and lets it run on (else a fast machine could
 	# finish the firmware, and QEMU with it, before a reader started after sonde could connect).
-	python3 - "mon.$name" "fw.$fw.elf" "$od" "$spid" $(sites "$od" "$nm" "fw.$fw.elf") > "mon.$name.out" 2>&1 <<'EOF2' &
-import os, re, socket, subprocess, sys, time
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-s.settimeout(5)
-dump = subprocess.run([sys.argv[3], "-s", "-j", ".text", sys.argv[2]], capture_output=True, text=True).stdout
-mem = {}
-for line in dump.splitlines():
-    m = re.match(r"^ ([0-9a-f]+) ((?:[0-9a-f]{2,8} ?){1,4})", line)
-    if m:
-        for i, x in enumerate(bytes.fromhex(m.group(2).replace(" ", ""))):
-            mem[int(m.group(1), 16) + i] = x
-def ended(pid):
-    try:
-        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
-t = time.time() + 60
-while not ended(sys.argv[4]) and time.time() < t:
-    time.sleep(0.005)
-s.sendall(b"stop\n")
-out = b""
-for a in sys.argv[5:]:
-    s.sendall(b"xp /4xb %s\n" % a.encode())
-    t = time.time() + 5
-    while not re.search(rb"%x: (0x[0-9a-f]{2} ?){4}" % int(a, 16), out) and time.time() < t:
-        out += s.recv(4096)
-s.sendall(b"cont\n")
-for a in sys.argv[5:]:
-    m = re.search(rb"%x: ((?:0x[0-9a-f]{2} ?){4})" % int(a, 16), out)
-    assert m, (a, out[-300:])
-    got = bytes(int(x, 16) for x in m.group(1).split())
-    want = bytes(mem[int(a, 16) + i] for i in range(4))
-    assert got == want, (a, got.hex(), want.hex())
-EOF2
+	mon_sites "mon.$name" "fw.$fw.elf" "$od" "$spid" $(sites "$od" "$nm" "fw.$fw.elf") > "mon.$name.out" 2>&1 &
 	local mpid=$!
 	[ "$how" = int ] && { sleep 0.8; kill -INT "$spid"; }
 	wait "$spid"; rc=$?

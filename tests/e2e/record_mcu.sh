@@ -12,9 +12,14 @@
 # tick per call of the firmware's own measure; report, tree,
 # callers-callees, flamegraph and export --format=perfetto|pprof read the
 # recording (go tool pprof reads the pprof when go is installed); the
-# firmware's output unchanged.  Then, on a long M3 run behind
+# firmware's output unchanged.  The same with --target-ram (every function timed inside the
+# target, no stop per call: m3t, rv32t), with a ring of 16 events that fills many times (m3ring,
+# rv32ring), and with both paths in one recording (m3mix: two functions in flash behind the
+# proxy's memory map, on breakpoints); remote.json and stderr say which path each function took.
+# Then, on a long M3 run behind
 # tests/tools/rsp_proxy.py: --duration and Ctrl-C leave every breakpoint out
-# and the target detached, running on to the same output; a target with no
+# and the target detached, running on to the same output (with --target-ram too, every
+# function's first bytes the ELF's again, read through QEMU's monitor); a target with no
 # usable clock is refused before anything is placed.  A missing toolchain or
 # QEMU is a skip.
 source "$ROOT/tests/lib.sh"
@@ -23,6 +28,8 @@ source "$ROOT/tests/remote_lib.sh"
 PROXY="$ROOT/tests/tools/rsp_proxy.py"
 ICOUNT=(-icount shift=0,sleep=off)
 FNS="leaf shared from_a from_b fib spin put_num main"
+ARM_RAM=0x300000:0x4000     # --target-ram: the MPS2 code SRAM above the firmware, within b.w's reach
+RV_RAM=0x80080000:0x4000    # virt's RAM 512 KiB above the firmware, within jal's reach
 
 build_arm() {   # NAME EXTRA-CFLAGS...
 	local name=$1; shift
@@ -40,32 +47,64 @@ build_rv32() {
 		"$@" -o "fw.$name.elf" "$PROGS/mcu_start_rv32.S" -lgcc 2> "build.$name.err"
 }
 
+# wait_closed LOG: until the proxy has logged the end of the connection (it may not have read sonde's
+# last packets yet when QEMU, detached, has already run the firmware to its end), 10 s at most
+wait_closed() { for _ in $(seq 100); do grep -q '^(closed' "$1" 2>/dev/null && return; sleep 0.1; done; }
+
 # the firmware's output without QEMU's warnings and without the time it measured
 untimed() { grep -v '^qemu-system' "$1" | sed 's/ spin_ticks [0-9]*//'; }
 
-# board NAME NM HZ CLOCK-OPTIONS -- QEMU-CMD...: plain and oracle runs, then the recording.
+# board NAME FW NM HZ PATH SONDE-OPTIONS -- QEMU-CMD...: plain and oracle runs of fw.FW.elf (once),
+# then the recording; PATH is how remote.json must say the functions of FNS were timed (in_target or
+# breakpoints); RING in the environment: the ring's size in events (SONDE_REMOTE_RING), which must
+# then fill at least 3 times.
 board() {
-	local name=$1 nm=$2 hz=$3; shift 3
+	local name=$1 fw=$2 nm=$3 hz=$4 path=$5; shift 5
 	local clk=(); while [ "$1" != -- ]; do clk+=("$1"); shift; done; shift
-	timeout 30 "$@" -kernel "fw.$name.elf" "${ICOUNT[@]}" > "plain.$name" 2>&1 < /dev/null
-	timeout 30 "$@" -kernel "fw.$name.cyg.elf" "${ICOUNT[@]}" > "cyg.$name" 2>&1 < /dev/null
-	grep -q '^leaf_calls' "plain.$name" && grep -q '^cyg ' "cyg.$name" ||
-		{ notok "$name: plain and oracle runs" "$(head -c 300 "plain.$name" "cyg.$name")"; return; }
-	"$nm" fw."$name".cyg.elf > "nm.$name"
+	if [ ! -f "plain.$fw" ]; then
+		timeout 30 "$@" -kernel "fw.$fw.elf" "${ICOUNT[@]}" > "plain.$fw" 2>&1 < /dev/null
+		timeout 30 "$@" -kernel "fw.$fw.cyg.elf" "${ICOUNT[@]}" > "cyg.$fw" 2>&1 < /dev/null
+		"$nm" fw."$fw".cyg.elf > "nm.$fw"
+	fi
+	grep -q '^leaf_calls' "plain.$fw" && grep -q '^cyg ' "cyg.$fw" ||
+		{ notok "$name: plain and oracle runs" "$(head -c 300 "plain.$fw" "cyg.$fw")"; return; }
 	local port; port=$(free_port)
-	timeout 60 "$@" -kernel "fw.$name.elf" "${ICOUNT[@]}" -S -gdb "tcp:127.0.0.1:$port" > "stub.$name" 2>&1 < /dev/null &
+	timeout 60 "$@" -kernel "fw.$fw.elf" "${ICOUNT[@]}" -S -gdb "tcp:127.0.0.1:$port" > "stub.$name" 2>&1 < /dev/null &
 	local qpid=$!; stubs+=("$qpid")
 	wait_listen "$port" || { notok "$name: stub listens" "$*"; return; }
-	timeout 60 "$SONDE" record --target "tcp:127.0.0.1:$port" --exe "fw.$name.elf" "${clk[@]}" -o "rec.$name" \
-		2> "err.$name"
+	if [ -n "${PXOPTS:-}" ]; then   # the proxy in between (PXOPTS: its options)
+		local pport; pport=$(free_port)
+		python3 "$PROXY" "$pport" "127.0.0.1:$port" --log "px.$name" $PXOPTS &
+		stubs+=($!)
+		wait_listen "$pport"
+		port=$pport
+	fi
+	SONDE_REMOTE_RING=${RING:-} timeout 60 "$SONDE" record --target "tcp:127.0.0.1:$port" --exe "fw.$fw.elf" \
+		"${clk[@]}" -o "rec.$name" 2> "err.$name"
 	local rc=$?
 	wait "$qpid"
 	check "$name: sonde record --target exits 0" test "$rc" -eq 0
 	[ "$rc" -eq 0 ] || { head -c 600 "err.$name"; return; }
 	# spin_ticks is a time: the counter's phase at the start differs by a tick between runs
-	check "$name: firmware output unchanged (but spin_ticks, a time)" cmp -s <(untimed "plain.$name") <(untimed "stub.$name")
+	check "$name: firmware output unchanged (but spin_ticks, a time)" cmp -s <(untimed "plain.$fw") <(untimed "stub.$name")
+	check "$name: remote.json and stderr say $FNS were timed: $path${RING:+, the ring of $RING events filled and drained 3 times or more, nothing lost}" \
+		python3 - "rec.$name/remote.json" "err.$name" "$path" "${RING:-0}" "$FNS" <<'EOF2'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+err = open(sys.argv[2]).read()
+path, ring, fns = sys.argv[3], int(sys.argv[4]), sys.argv[5].split()
+by = {f["name"]: f["path"] for f in d["functions"]}
+path, _, bp = path.partition(":")   # in_target:F,G: F and G on breakpoints
+bp = bp.split(",") if bp else []
+assert all(by.get(n) == ("breakpoints" if n in bp else path) for n in fns), by
+m = re.search(r"sonde: (\d+) functions timed in the target \(no stop a call\), (\d+) by breakpoints", err)
+assert m and int(m.group(1)) == d["functions_in_target"] == sum(1 for f in d["functions"] if f["path"] == "in_target"), m
+assert int(m.group(2)) == d["functions_on_breakpoints"] == len(d["functions"]) - d["functions_in_target"]
+assert d["ring_complete"] and (d["ring_fills"] >= 3 if ring else True), d
+assert all(f.get("why") for f in d["functions"] if f["path"] == "breakpoints"), d["functions"]
+EOF2
 	grep -v '^qemu-system' "stub.$name" > "own.$name"
-	SONDE="$SONDE" PYTHONPATH="$ROOT/tests" python3 - "$name" "rec.$name" "own.$name" "cyg.$name" "nm.$name" "$hz" <<'EOF2'
+	SONDE="$SONDE" PYTHONPATH="$ROOT/tests" python3 - "$name" "rec.$name" "own.$name" "cyg.$fw" "nm.$fw" "$hz" <<'EOF2'
 import sys
 from profile_check import say, report, check_invariants, sonde_json, done
 name, data, plain, cyg, nmf, hz = sys.argv[1:7]
@@ -134,6 +173,61 @@ assert sum(1 for t in D['threads'].values() for sl in t['slices'] if sl[0] == 'f
 	fi
 }
 
+# leave NAME HOW [SONDE-OPTIONS...]: HOW = duration | int, on the long firmware of L_FW (its QEMU
+# command in L_QEMU, its plain output in plain.L_FW, L_TOOLS the cross binutils' prefix, L_DUR the
+# --duration, L_CLK the clock's options).
+leave() {
+	local name=$1 how=$2 port pport; shift 2
+	port=$(free_port); pport=$(free_port)
+	timeout 90 "${L_QEMU[@]}" -S -gdb "tcp:127.0.0.1:$port" -monitor "unix:$PWD/mon.$name,server,nowait" \
+		> "stub.$name" 2>&1 < /dev/null &
+	local qpid=$!; stubs+=("$qpid")
+	wait_listen "$port"
+	python3 "$PROXY" "$pport" "127.0.0.1:$port" --log "px.$name" &
+	stubs+=($!)
+	wait_listen "$pport"
+	local extra=()
+	[ "$how" = duration ] && extra=(--duration "$L_DUR")
+	timeout 60 "$SONDE" record --target "tcp:127.0.0.1:$pport" --exe "fw.$L_FW.elf" --timeout 2 -F 'leaf' -F 'fib' \
+		"${L_CLK[@]}" "${extra[@]}" "$@" -o "rec.$name" 2> "err.$name" &
+	local spid=$!
+	# every function's first 4 bytes, read through QEMU's monitor the moment sonde has ended
+	mon_sites "mon.$name" "fw.$L_FW.elf" "${L_TOOLS}objdump" "$spid" $("${L_TOOLS}nm" "fw.$L_FW.elf" | python3 -c '
+import sys; f = {w[2]: int(w[0], 16) & ~1 for w in map(str.split, sys.stdin) if len(w) == 3 and w[1] in "tT"}
+for n in sys.argv[1:]: print(hex(f[n]))' $FNS) \
+		> "mon.$name.out" 2>&1 &
+	local mpid=$!
+	[ "$how" = int ] && { sleep 1.5; kill -INT "$spid"; }
+	wait "$spid"
+	local rc=$?
+	check "$name: sonde exits 0, says the target was left running" bash -c \
+		"[ $rc -eq 0 ] && grep -q 'left running' err.$name"
+	if wait "$mpid"; then
+		ok "$name: every function's first 4 bytes are the ELF's again (QEMU's monitor reads them after sonde left)"
+	else
+		notok "$name: every function's first 4 bytes are the ELF's again (QEMU's monitor reads them after sonde left)" \
+			"$(tail -c 400 "mon.$name.out")"
+	fi
+	timeout 90 tail --pid="$qpid" -f /dev/null
+	wait_closed "px.$name"
+	check "$name: every breakpoint taken out (z for each Z), then D" python3 - "px.$name" <<'EOF2'
+import collections, sys
+pk = [l.rstrip("\n") for l in open(sys.argv[1])]
+ins = collections.Counter(p[:2].lower() + p.split(",")[1] for p in pk if p.startswith(("Z0,", "Z1,")))
+out = collections.Counter(p[:2] + p.split(",")[1] for p in pk if p.startswith(("z0,", "z1,")))
+last = [p for p in pk if not p.startswith("(")][-1]
+assert ins and ins == out and last.startswith("D"), (ins - out, out - ins, last)
+EOF2
+	check "$name: the firmware runs on to the same output" cmp -s <(untimed "plain.$L_FW") <(untimed "stub.$name")
+	check "$name: the recording reads: -F leaf -F fib only, invariants" env SONDE="$SONDE" PYTHONPATH="$ROOT/tests" \
+		python3 -c "
+from profile_check import report, check_invariants, failures
+r = report(data='rec.$name')
+assert set(r) == {'leaf', 'fib'} and r['leaf']['calls'] > 0, r
+check_invariants(list(r), data='rec.$name', label='$name: ')
+import profile_check; assert profile_check.failures == 0"
+}
+
 # --- usage errors, before any connection --------------------------------------------------
 "$SONDE" record --target tcp:127.0.0.1:1 2> use1.err; u1=$?
 "$SONDE" record --target tcp:127.0.0.1:1 --exe /bin/true --target-clock 0x40028018 2> use2.err; u2=$?
@@ -154,8 +248,22 @@ if ! command -v arm-none-eabi-gcc >/dev/null || ! command -v qemu-system-arm >/d
 else
 	if build_arm m3 "$PROGS/mcu_profile.c" &&
 	   build_arm m3.cyg -finstrument-functions "$PROGS/mcu_profile.c" "$PROGS/mcu_cyg.c"; then
-		board m3 arm-none-eabi-nm 25000000 --target-clock 0x40028018@25000000 -- \
-			qemu-system-arm -M mps2-an385 -nographic -semihosting
+		QM3=(qemu-system-arm -M mps2-an385 -nographic -semihosting)
+		M3CLK=(--target-clock 0x40028018@25000000)
+		# two stops a call (no --target-ram), then timed in the target (trampolines in the MPS2
+		# code SRAM above the firmware), then with a ring of 16 events that fills 35 times
+		board m3 m3 arm-none-eabi-nm 25000000 breakpoints "${M3CLK[@]}" -- "${QM3[@]}"
+		board m3t m3 arm-none-eabi-nm 25000000 in_target "${M3CLK[@]}" --target-ram "$ARM_RAM" -- "${QM3[@]}"
+		RING=16 board m3ring m3 arm-none-eabi-nm 25000000 in_target "${M3CLK[@]}" --target-ram "$ARM_RAM" -- "${QM3[@]}"
+		# both paths in one recording: leaf and shared in flash (the proxy's memory map, read-only), on
+		# breakpoints, their callers timed in the target; the ring's events and the stops' merged in time
+		read -r lo hi < <(arm-none-eabi-nm fw.m3.elf | python3 -c '
+import sys; f = {w[2]: int(w[0], 16) & ~1 for w in map(str.split, sys.stdin) if len(w) == 3}
+print(hex(min(f["leaf"], f["shared"])), hex(max(f["leaf"], f["shared"]) + 4))')
+		PXOPTS="--readonly $lo-$hi --flash $lo-$hi" RING=16 board m3mix m3 arm-none-eabi-nm 25000000 \
+			in_target:leaf,shared "${M3CLK[@]}" --target-ram "$ARM_RAM" -- "${QM3[@]}"
+		check "m3mix: leaf and shared on breakpoints because they are in flash" jq_py rec.m3mix/remote.json \
+			"w = {f['name']: f.get('why', '') for f in d['functions']}; assert 'cannot be written' in w['leaf'] and 'cannot be written' in w['shared'], w"
 	else
 		notok "m3: build" "$(head -c 300 build.m3.err build.m3.cyg.err)"
 	fi
@@ -166,7 +274,20 @@ else
 	if build_rv32 rv32 "$PROGS/mcu_profile.c" &&
 	   build_rv32 rv32.cyg -finstrument-functions "$PROGS/mcu_profile.c" "$PROGS/mcu_cyg.c"; then
 		# the default clock on RV32: mtime of the CLINT at 0x0200bff8, 10 MHz
-		board rv32 riscv64-unknown-elf-nm 10000000 -- qemu-system-riscv32 -M virt -bios none -nographic -semihosting
+		QRV=(qemu-system-riscv32 -M virt -bios none -nographic -semihosting)
+		board rv32 rv32 riscv64-unknown-elf-nm 10000000 breakpoints -- "${QRV[@]}"
+		board rv32t rv32 riscv64-unknown-elf-nm 10000000 in_target --target-ram "$RV_RAM" -- "${QRV[@]}"
+		RING=16 board rv32ring rv32 riscv64-unknown-elf-nm 10000000 in_target --target-ram "$RV_RAM" -- "${QRV[@]}"
+		# --duration on a long run timed in the target: the sites put back (QEMU's monitor), running on
+		if build_rv32 rvlong -DROUNDS=4000 "$PROGS/mcu_profile.c"; then
+			L_FW=rvlong L_QEMU=("${QRV[@]}" -kernel fw.rvlong.elf) L_TOOLS=riscv64-unknown-elf- L_DUR=0.5 L_CLK=()
+			timeout 60 "${L_QEMU[@]}" > plain.rvlong 2>&1 < /dev/null
+			leave rv32-duration-t duration --target-ram "$RV_RAM"
+			check "rv32-duration-t: leaf and fib were timed in the target" jq_py rec.rv32-duration-t/remote.json \
+				"assert {f['name']: f['path'] for f in d['functions']} == {'leaf': 'in_target', 'fib': 'in_target'}, d"
+		else
+			notok "rvlong: build" "$(head -c 300 build.rvlong.err)"
+		fi
 	else
 		notok "rv32: build" "$(head -c 300 build.rv32.err build.rv32.cyg.err)"
 	fi
@@ -185,6 +306,7 @@ wait_listen "$pport"
 timeout 60 "$SONDE" record --target "tcp:127.0.0.1:$pport" --exe fw.m3.elf -o rec.noclk 2> err.noclk
 rc=$?
 timeout 60 tail --pid="$qpid" -f /dev/null
+wait_closed px.noclk
 check "m3 without --target-clock: exit 2 naming the option, nothing placed, the firmware runs" bash -c \
 	"[ $rc -eq 2 ] && grep -q -- '--target-clock' err.noclk && ! grep -q '^Z' px.noclk && grep -q '^D' px.noclk && \
 	 grep -q '^leaf_calls' stub.noclk && [ ! -e rec.noclk/profile.sonde ]"
@@ -204,6 +326,7 @@ flash() {   # NAME SONDE-OPTIONS...
 		"$@" -o "rec.$name" 2> "err.$name"
 	frc=$?
 	timeout 60 tail --pid="$qpid" -f /dev/null
+	wait_closed "px.$name"
 }
 flash fl4 -F leaf -F shared --hw-breakpoints 4
 read -r _ leafc _ sharedc _ < own.m3
@@ -220,44 +343,13 @@ check "flash, 4 comparators needed, --hw-breakpoints 3: refused before anything 
 
 # --- leaving early on a long run: --duration and Ctrl-C ----------------------------------------
 build_arm long -DROUNDS=100000 "$PROGS/mcu_profile.c" || { notok "long: build" "$(head -c 300 build.long.err)"; exit 0; }
-QLONG=(qemu-system-arm -M mps2-an385 -nographic -semihosting -kernel fw.long.elf)
-timeout 60 "${QLONG[@]}" > plain.long 2>&1 < /dev/null
-leave() {   # NAME HOW
-	local name=$1 how=$2 port pport
-	port=$(free_port); pport=$(free_port)
-	timeout 90 "${QLONG[@]}" -S -gdb "tcp:127.0.0.1:$port" > "stub.$name" 2>&1 < /dev/null &
-	local qpid=$!; stubs+=("$qpid")
-	wait_listen "$port"
-	python3 "$PROXY" "$pport" "127.0.0.1:$port" --log "px.$name" &
-	stubs+=($!)
-	wait_listen "$pport"
-	local extra=()
-	[ "$how" = duration ] && extra=(--duration 1)
-	timeout 60 "$SONDE" record --target "tcp:127.0.0.1:$pport" --exe fw.long.elf --timeout 2 -F 'leaf' -F 'fib' \
-		--target-clock 0x40028018@25000000 "${extra[@]}" -o "rec.$name" 2> "err.$name" &
-	local spid=$!
-	[ "$how" = int ] && { sleep 1.5; kill -INT "$spid"; }
-	wait "$spid"
-	local rc=$?
-	timeout 90 tail --pid="$qpid" -f /dev/null
-	check "$name: sonde exits 0, says the target was left running" bash -c \
-		"[ $rc -eq 0 ] && grep -q 'left running' err.$name"
-	check "$name: every breakpoint taken out (z for each Z), then D" python3 - "px.$name" <<'EOF2'
-import collections, sys
-pk = [l.rstrip("\n") for l in open(sys.argv[1])]
-ins = collections.Counter(p[:2].lower() + p.split(",")[1] for p in pk if p.startswith(("Z0,", "Z1,")))
-out = collections.Counter(p[:2] + p.split(",")[1] for p in pk if p.startswith(("z0,", "z1,")))
-last = [p for p in pk if not p.startswith("(")][-1]
-assert ins and ins == out and last.startswith("D"), (ins - out, out - ins, last)
-EOF2
-	check "$name: the firmware runs on to the same output" cmp -s <(untimed plain.long) <(untimed "stub.$name")
-	check "$name: the recording reads: -F leaf -F fib only, invariants" env SONDE="$SONDE" PYTHONPATH="$ROOT/tests" \
-		python3 -c "
-from profile_check import report, check_invariants, failures
-r = report(data='rec.$name')
-assert set(r) == {'leaf', 'fib'} and r['leaf']['calls'] > 0, r
-check_invariants(list(r), data='rec.$name', label='$name: ')
-import profile_check; assert profile_check.failures == 0"
-}
+L_FW=long L_QEMU=(qemu-system-arm -M mps2-an385 -nographic -semihosting -kernel fw.long.elf) L_TOOLS=arm-none-eabi-
+L_DUR=1 L_CLK=(--target-clock 0x40028018@25000000)
+timeout 60 "${L_QEMU[@]}" > plain.long 2>&1 < /dev/null
 leave duration duration
 leave int int
+# timed in the target: the sites put back (and the ring writer disabled) before sonde detaches
+leave duration-t duration --target-ram "$ARM_RAM"
+check "duration-t: leaf and fib were timed in the target" jq_py rec.duration-t/remote.json \
+	"assert {f['name']: f['path'] for f in d['functions']} == {'leaf': 'in_target', 'fib': 'in_target'}, d"
+leave int-t int --target-ram "$ARM_RAM"

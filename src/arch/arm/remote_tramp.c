@@ -257,6 +257,30 @@ static int relocate(struct em *e, uint64_t pc, const uint8_t *c, int len)
 	return 0;
 }
 
+/* The displaced instructions code[0..disp) of site relocated, then `b.w`
+ * back to what follows them: the end of a trampoline.  Its length, or -1
+ * with *why. */
+static int displaced(struct em *e, uint64_t site, const uint8_t *code, int disp, const char **why)
+{
+	for (int off = 0; off < disp;) {
+		int len = rarch_arm_insn_len(code + off, (size_t)(disp - off));
+		if (len < 0 || relocate(e, site + (uint64_t)off, code + off, len)) {
+			*why = len < 0 ? "an instruction cut short" : "a branch target out of the trampoline's reach";
+			return -1;
+		}
+		off += len;
+	}
+	if (bw(e, site + (uint64_t)disp)) {
+		*why = "the site is out of the trampoline's reach (b.w: ±16 MiB)";
+		return -1;
+	}
+	if (e->k > e->max) {
+		*why = "no room for the trampoline";
+		return -1;
+	}
+	return (int)e->k;
+}
+
 int t32_tramp(uint8_t *out, size_t max, uint64_t at, uint64_t site, const uint8_t *code, int disp,
               uint64_t counter, const char **why)
 {
@@ -277,22 +301,149 @@ int t32_tramp(uint8_t *out, size_t max, uint64_t at, uint64_t site, const uint8_
 	e32(&e, 0xf101, 0x0101);            /*    add.w r1, r1, #1 */
 	e16(&e, 0x6041);                    /*    str r1, [r0, #4] */
 	e16(&e, 0xbc07);                    /* 3: pop {r0, r1, r2} */
-	for (int off = 0; off < disp;) {
-		int len = rarch_arm_insn_len(code + off, (size_t)(disp - off));
-		if (len < 0 || relocate(&e, site + (uint64_t)off, code + off, len)) {
-			*why = len < 0 ? "an instruction cut short" : "a branch target out of the trampoline's reach";
-			return -1;
-		}
-		off += len;
+	return displaced(&e, site, code, disp, why);
+}
+
+/* --- timing calls in the target (record --target) ---------------------------- */
+
+/* A 16-bit b<cond> (cond < 14) or b (cond 14) at out offset `from` to
+ * offset `to` of the same trampoline, both emitted. */
+static void patch_b16(struct em *e, size_t from, size_t to, unsigned cond)
+{
+	int off = ((int)to - (int)from - 4) / 2;
+	unsigned h = cond == 14 ? 0xe000u | ((unsigned)off & 0x7ff) : 0xd000u | cond << 8 | ((unsigned)off & 0xff);
+	if (from + 2 <= e->max) {
+		e->o[from] = (uint8_t)h;
+		e->o[from + 1] = (uint8_t)(h >> 8);
 	}
-	if (bw(&e, site + (uint64_t)disp)) {
-		*why = "the site is out of the trampoline's reach (b.w: ±16 MiB)";
+}
+
+enum { C_HS = 2, C_LO = 3, C_LS = 9, C_AL = 14 };
+
+/* The registers of a trampoline that times a call saved, the flags and
+ * PRIMASK with them (r4 = APSR | PRIMASK), interrupts off. */
+static void rec_save(struct em *e)
+{
+	e32(e, 0xe92d, 0x101f);             /* push.w {r0-r4, r12} */
+	e32(e, 0xf3ef, 0x8400);             /* mrs r4, APSR */
+	e32(e, 0xf3ef, 0x8c10);             /* mrs r12, PRIMASK */
+	e32(e, 0xea44, 0x040c);             /* orr.w r4, r4, r12 */
+	e16(e, 0xb672);                     /* cpsid i */
+}
+
+static void rec_restore(struct em *e)
+{
+	e32(e, 0xf384, 0x8800);             /* msr APSR_nzcvq, r4 */
+	e32(e, 0xf384, 0x8810);             /* msr PRIMASK, r4 */
+	e32(e, 0xe8bd, 0x101f);             /* pop.w {r0-r4, r12} */
+}
+
+static int bl_to(struct em *e, uint64_t to)
+{
+	unsigned h, h2;
+	if (bw_enc(here(e), to, 1, &h, &h2))
+		return -1;
+	e32(e, h, h2);
+	return 0;
+}
+
+int t32_rec_entry(uint8_t *out, size_t max, uint64_t at, uint64_t site, const uint8_t *code, int disp, unsigned id,
+                  const struct rec_addrs *a, const char **why)
+{
+	struct em e = { out, max, 0, at };
+	if (at & 1 || a->ctl & 3 || a->ctl >> 32 || a->clock >> 32 || a->exit >> 32 || id > 0xffff) {
+		*why = "a misaligned trampoline or control block";
 		return -1;
 	}
-	if (e.k > max) {
-		*why = "no room for the trampoline";
+	rec_save(&e);
+	mov32(&e, 1, (uint32_t)a->ctl);     /* r1 = the control block */
+	e32(&e, 0xf1be, 0x4f70);            /* cmp.w lr, #0xf0000000 */
+	size_t exc = e.k;
+	e16(&e, 0);                         /* bhs lost: an exception's entry (EXC_RETURN in lr) */
+	e16(&e, 0x680a);                    /* ldr r2, [r1, #SSP] */
+	e16(&e, 0x684b);                    /* ldr r3, [r1, #SEND] */
+	e16(&e, 0x429a);                    /* cmp r2, r3 */
+	size_t full = e.k;
+	e16(&e, 0);                         /* bhs lost: the shadow stack is full */
+	e32(&e, 0xf8c2, 0xe000);            /* str.w lr, [r2]: the return address */
+	e32(&e, 0xf240 | ((id >> 11) & 1) << 10 | (id >> 12), ((id >> 8) & 7) << 12 | 3 << 8 | (id & 0xff)); /* movw r3, #id */
+	e16(&e, 0x6053);                    /* str r3, [r2, #4] */
+	e16(&e, 0x4668);                    /* mov r0, sp */
+	e16(&e, 0x6090);                    /* str r0, [r2, #8] */
+	e16(&e, 0x320c);                    /* adds r2, #12 */
+	e16(&e, 0x600a);                    /* str r2, [r1, #SSP] */
+	mov32(&e, 0, (uint32_t)a->clock);
+	e16(&e, 0x6800);                    /* ldr r0, [r0]: the time */
+	e16(&e, 0x005b);                    /* lsls r3, r3, #1: an entry */
+	if (bl_to(&e, a->put))
+		goto reach;
+	mov32(&e, 14, (uint32_t)a->exit | 1); /* lr = the exit trampoline (Thumb) */
+	size_t skip = e.k;
+	e16(&e, 0);                         /* b out */
+	size_t lost = e.k;
+	e16(&e, 0x690b);                    /* lost: ldr r3, [r1, #LOST] */
+	e16(&e, 0x3301);                    /*       adds r3, #1 */
+	e16(&e, 0x610b);                    /*       str r3, [r1, #LOST] */
+	patch_b16(&e, exc, lost, C_HS);
+	patch_b16(&e, full, lost, C_HS);
+	patch_b16(&e, skip, e.k, C_AL);
+	rec_restore(&e);                    /* out: */
+	return displaced(&e, site, code, disp, why);
+reach:
+	*why = "the ring writer is out of a bl's reach";
+	return -1;
+}
+
+int t32_rec_exit(uint8_t *out, size_t max, uint64_t at, const struct rec_addrs *a)
+{
+	struct em e = { out, max, 0, at };
+	rec_save(&e);
+	mov32(&e, 0, (uint32_t)a->clock);
+	e16(&e, 0x6800);                    /* ldr r0, [r0]: the time, first */
+	mov32(&e, 1, (uint32_t)a->ctl);
+	e16(&e, 0x680a);                    /* ldr r2, [r1, #SSP] */
+	e32(&e, 0xf8d1, 0xc014);            /* ldr.w r12, [r1, #SBASE] */
+	size_t loop = e.k;
+	e16(&e, 0x3a0c);                    /* 1: subs r2, #12 */
+	e16(&e, 0x4562);                    /*    cmp r2, r12 */
+	size_t bottom = e.k;
+	e16(&e, 0);                         /*    bls 2f: the first frame (never below it) */
+	e16(&e, 0x6893);                    /*    ldr r3, [r2, #8]: its stack pointer */
+	e16(&e, 0x46ee);                    /*    mov lr, sp */
+	e16(&e, 0x4573);                    /*    cmp r3, lr */
+	size_t back = e.k;
+	e16(&e, 0);                         /*    blo 1b: deeper than ours, a frame longjmp left */
+	patch_b16(&e, back, loop, C_LO);
+	patch_b16(&e, bottom, e.k, C_LS);
+	e16(&e, 0x600a);                    /* 2: str r2, [r1, #SSP]: popped */
+	e16(&e, 0x6853);                    /*    ldr r3, [r2, #4]: the id */
+	e16(&e, 0x005b);                    /*    lsls r3, r3, #1 */
+	e16(&e, 0x3301);                    /*    adds r3, #1: a return */
+	if (bl_to(&e, a->put))
 		return -1;
-	}
+	e16(&e, 0x680a);                    /* ldr r2, [r1, #SSP] */
+	e32(&e, 0xf8d2, 0xe000);            /* ldr.w lr, [r2]: the return address */
+	rec_restore(&e);
+	e16(&e, 0x4770);                    /* bx lr */
+	return (int)e.k;
+}
+
+int t32_rec_put(uint8_t *out, size_t max, uint64_t at, uint64_t *full)
+{
+	struct em e = { out, max, 0, at };
+	e16(&e, 0x688a);                    /* ldr r2, [r1, #WP] */
+	e32(&e, 0xf8d1, 0xc00c);            /* ldr.w r12, [r1, #REND] */
+	e16(&e, 0x4562);                    /* cmp r2, r12 */
+	size_t b = e.k;
+	e16(&e, 0);                         /* bhs full */
+	e16(&e, 0x6013);                    /* str r3, [r2] */
+	e16(&e, 0x6050);                    /* str r0, [r2, #4] */
+	e16(&e, 0x3208);                    /* adds r2, #8 */
+	e16(&e, 0x608a);                    /* str r2, [r1, #WP] */
+	e16(&e, 0x4770);                    /* bx lr */
+	patch_b16(&e, b, e.k, C_HS);
+	*full = here(&e);
+	e16(&e, 0xbe5d);                    /* full: bkpt #0x5d (sonde drains the ring, then resumes at put) */
 	return (int)e.k;
 }
 

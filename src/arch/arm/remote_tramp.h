@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/emit.h"
+
 #define T32_TRAMP_MAX 96        /* bytes of one trampoline, at most */
 
 /* Whether the site at `site`, in the function fn[0..n) at fn_start, can be
@@ -37,6 +39,34 @@ const char *t32_reloc_refused(const uint8_t *code, size_t n);
  * their number, or -1 with *why. */
 int t32_tramp(uint8_t *out, size_t max, uint64_t at, uint64_t site, const uint8_t *code, int disp,
               uint64_t counter, const char **why);
+
+/* Timing calls in the target (record --target, remote_record_mcu.c; the
+ * control block and its words in arch/emit.h).  A function's entry
+ * trampoline at `at`, for the function at `site` whose displaced bytes are
+ * code[0..disp): r0-r4, r12, the flags and PRIMASK saved, interrupts off;
+ * unless lr is an EXC_RETURN (an exception's entry) or the shadow stack is
+ * full (both counted in the block's LOST word), a shadow frame pushed (lr,
+ * id, sp), the event (id << 1, the clock's value) written by the ring
+ * writer, lr set to the exit trampoline (Thumb bit); all put back, the
+ * displaced instructions relocated, `b.w site+disp`.  Its length, or -1
+ * with *why. */
+#define T32_REC_ENTRY_MAX 160
+int t32_rec_entry(uint8_t *out, size_t max, uint64_t at, uint64_t site, const uint8_t *code, int disp, unsigned id,
+                  const struct rec_addrs *a, const char **why);
+/* The exit trampoline (one for all): the same registers saved, the clock
+ * read, frames popped down to the one whose sp is ours (those deeper were
+ * left by a longjmp; never below the first), the event (id << 1 | 1, the
+ * time) written, and a return to the frame's lr with r0-r3 intact.  Its
+ * length, or -1 (the ring writer out of reach). */
+#define T32_REC_EXIT_MAX 96
+int t32_rec_exit(uint8_t *out, size_t max, uint64_t at, const struct rec_addrs *a);
+/* The ring writer (r0 the time, r1 the block, r3 the first word; r2 and
+ * r12 clobbered; called with bl): the event at WP, WP moved on; a full
+ * ring stops at its `bkpt` (*full), where sonde drains it and resumes the
+ * writer from its start.  Its length.  Disabled when sonde leaves by a
+ * `bx lr` written over its first instruction. */
+#define T32_REC_PUT_MAX 32
+int t32_rec_put(uint8_t *out, size_t max, uint64_t at, uint64_t *full);
 
 /* `b.w to` placed at `from` into out[4]: 0, or -1 out of reach (±16 MiB). */
 int t32_branch(uint8_t out[4], uint64_t from, uint64_t to);

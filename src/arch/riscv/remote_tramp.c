@@ -242,6 +242,30 @@ static int relocate(struct em *e, uint64_t pc, const uint8_t *c, int len)
 	return 0;
 }
 
+/* The displaced instructions code[0..disp) of site relocated, then `jal
+ * x0` back to what follows them: the end of a trampoline.  Its length, or
+ * -1 with *why. */
+static int displaced(struct em *e, uint64_t site, const uint8_t *code, int disp, const char **why)
+{
+	for (int off = 0; off < disp;) {
+		int len = rarch_riscv_insn_len(code + off, (size_t)(disp - off));
+		if (len < 0 || relocate(e, site + (uint64_t)off, code + off, len)) {
+			*why = len < 0 ? "an instruction cut short" : "a jump target out of the trampoline's reach (±1 MiB)";
+			return -1;
+		}
+		off += len;
+	}
+	if (jump(e, site + (uint64_t)disp)) {
+		*why = "the site is out of the trampoline's reach (jal: ±1 MiB)";
+		return -1;
+	}
+	if (e->k > e->max) {
+		*why = "no room for the trampoline";
+		return -1;
+	}
+	return (int)e->k;
+}
+
 int rv32_tramp(uint8_t *out, size_t max, uint64_t at, uint64_t site, const uint8_t *code, int disp,
                uint64_t counter, const char **why)
 {
@@ -265,21 +289,154 @@ int rv32_tramp(uint8_t *out, size_t max, uint64_t at, uint64_t site, const uint8
 	e32(&e, 0x00012283u);                          /* 1: lw t0, 0(sp) */
 	e32(&e, 0x00412303u);                          /* lw t1, 4(sp) */
 	e32(&e, itype(16, SP, 0, SP, 0x13));           /* addi sp, sp, 16 */
-	for (int off = 0; off < disp;) {
-		int len = rarch_riscv_insn_len(code + off, (size_t)(disp - off));
-		if (len < 0 || relocate(&e, site + (uint64_t)off, code + off, len)) {
-			*why = len < 0 ? "an instruction cut short" : "a jump target out of the trampoline's reach (±1 MiB)";
-			return -1;
-		}
-		off += len;
-	}
-	if (jump(&e, site + (uint64_t)disp)) {
-		*why = "the site is out of the trampoline's reach (jal: ±1 MiB)";
+	return displaced(&e, site, code, disp, why);
+}
+
+/* --- timing calls in the target (record --target) ---------------------------- */
+
+enum { RA = 1, SP_ = 2, T0_ = 5, T1_ = 6, T2 = 7, T3 = 28, T4 = 29, T5 = 30, T6 = 31 };
+
+static uint32_t lw(unsigned rd, int off, unsigned rs1)
+{
+	return itype(off, rs1, 2, rd, 0x03);
+}
+
+static uint32_t sw(unsigned rs2, int off, unsigned rs1)
+{
+	return (uint32_t)((off >> 5) & 0x7f) << 25 | rs2 << 20 | rs1 << 15 | 2u << 12 | (uint32_t)(off & 31) << 7 | 0x23;
+}
+
+/* b<f3> rs1, rs2 from out offset `from` to offset `to` (±4 KiB), both emitted. */
+static void patch_b(struct em *e, size_t from, size_t to, unsigned f3, unsigned rs1, unsigned rs2)
+{
+	uint32_t u = (uint32_t)((int)to - (int)from);
+	uint32_t w = ((u >> 12) & 1) << 31 | ((u >> 5) & 0x3f) << 25 | rs2 << 20 | rs1 << 15 | f3 << 12 |
+	             ((u >> 1) & 15) << 8 | ((u >> 11) & 1) << 7 | 0x63;
+	for (int i = 0; i < 4 && from + (size_t)i < e->max; i++)
+		e->o[from + (size_t)i] = (uint8_t)(w >> (8 * i));
+}
+
+enum { F_BLTU = 6, F_BGEU = 7 };
+
+/* t0-t6 saved in a 32-byte frame, machine interrupts off (t6 = the old mstatus). */
+static void rec_save(struct em *e)
+{
+	e32(e, itype(-32, SP_, 0, SP_, 0x13));           /* addi sp, sp, -32 */
+	static const unsigned r[7] = { T0_, T1_, T2, T3, T4, T5, T6 };
+	for (int i = 0; i < 7; i++)
+		e32(e, sw(r[i], 4 * i, SP_));
+	e32(e, 0x300u << 20 | 8u << 15 | 7u << 12 | T6 << 7 | 0x73);   /* csrrci t6, mstatus, 8 (MIE) */
+}
+
+static void rec_restore(struct em *e)
+{
+	e32(e, itype(8, T6, 7, T6, 0x13));               /* andi t6, t6, 8 */
+	e32(e, 0x300u << 20 | T6 << 15 | 2u << 12 | 0x73);   /* csrs mstatus, t6: MIE back as it was */
+	static const unsigned r[7] = { T0_, T1_, T2, T3, T4, T5, T6 };
+	for (int i = 0; i < 7; i++)
+		e32(e, lw(r[i], 4 * i, SP_));
+	e32(e, itype(32, SP_, 0, SP_, 0x13));            /* addi sp, sp, 32 */
+}
+
+static int jal_to(struct em *e, unsigned rd, uint64_t to)
+{
+	uint32_t w;
+	if (jal_enc(here(e), to, rd, &w))
+		return -1;
+	e32(e, w);
+	return 0;
+}
+
+int rv32_rec_entry(uint8_t *out, size_t max, uint64_t at, uint64_t site, const uint8_t *code, int disp, unsigned id,
+                   const struct rec_addrs *a, const char **why)
+{
+	struct em e = { out, max, 0, at };
+	if (at & 1 || a->ctl & 3 || a->ctl >> 32 || a->clock >> 32 || a->exit >> 32 || id > 0x7ff) {
+		*why = "a misaligned trampoline or control block, or too many functions (2047 at most)";
 		return -1;
 	}
-	if (e.k > max) {
-		*why = "no room for the trampoline";
+	rec_save(&e);
+	li32(&e, T0_, (uint32_t)a->ctl);
+	e32(&e, lw(T1_, REC_CTL_SSP, T0_));
+	e32(&e, lw(T2, REC_CTL_SEND, T0_));
+	size_t full = e.k;
+	e32(&e, 0);                                      /* bgeu t1, t2, lost: the shadow stack is full */
+	e32(&e, sw(RA, 0, T1_));                         /* the return address */
+	e32(&e, itype((int)id, 0, 0, T2, 0x13));         /* li t2, id */
+	e32(&e, sw(T2, 4, T1_));
+	e32(&e, sw(SP_, 8, T1_));
+	e32(&e, itype(REC_FRAME, T1_, 0, T1_, 0x13));    /* addi t1, t1, 12 */
+	e32(&e, sw(T1_, REC_CTL_SSP, T0_));
+	e32(&e, itype(1, T2, 1, T1_, 0x13));             /* slli t1, t2, 1: an entry */
+	li32(&e, T2, (uint32_t)a->clock);
+	e32(&e, lw(T2, 0, T2));                          /* the time */
+	if (jal_to(&e, T5, a->put))
+		goto reach;
+	li32(&e, RA, (uint32_t)a->exit);                 /* ra = the exit trampoline */
+	size_t skip = e.k;
+	e32(&e, 0);                                      /* j out */
+	size_t lost = e.k;
+	e32(&e, lw(T1_, REC_CTL_LOST, T0_));
+	e32(&e, itype(1, T1_, 0, T1_, 0x13));
+	e32(&e, sw(T1_, REC_CTL_LOST, T0_));
+	patch_b(&e, full, lost, F_BGEU, T1_, T2);
+	uint32_t j;
+	if (jal_enc(at + skip, at + e.k, 0, &j))
+		goto reach;
+	for (int i = 0; i < 4 && skip + (size_t)i < max; i++)
+		out[skip + (size_t)i] = (uint8_t)(j >> (8 * i));
+	rec_restore(&e);                                 /* out: */
+	return displaced(&e, site, code, disp, why);
+reach:
+	*why = "the ring writer is out of a jal's reach";
+	return -1;
+}
+
+int rv32_rec_exit(uint8_t *out, size_t max, uint64_t at, const struct rec_addrs *a)
+{
+	struct em e = { out, max, 0, at };
+	rec_save(&e);
+	li32(&e, T2, (uint32_t)a->clock);
+	e32(&e, lw(T2, 0, T2));                          /* the time, first */
+	li32(&e, T0_, (uint32_t)a->ctl);
+	e32(&e, lw(T1_, REC_CTL_SSP, T0_));
+	e32(&e, lw(T3, REC_CTL_SBASE, T0_));
+	size_t loop = e.k;
+	e32(&e, itype(-REC_FRAME, T1_, 0, T1_, 0x13));   /* 1: addi t1, t1, -12 */
+	size_t bottom = e.k;
+	e32(&e, 0);                                      /*    bgeu t3, t1, 2f: the first frame (never below it) */
+	e32(&e, lw(T4, 8, T1_));                         /*    its sp */
+	size_t back = e.k;
+	e32(&e, 0);                                      /*    bltu t4, sp, 1b: deeper than ours, left by a longjmp */
+	patch_b(&e, back, loop, F_BLTU, T4, SP_);
+	patch_b(&e, bottom, e.k, F_BGEU, T3, T1_);
+	e32(&e, sw(T1_, REC_CTL_SSP, T0_));              /* 2: popped */
+	e32(&e, lw(T1_, 4, T1_));                        /*    the id */
+	e32(&e, itype(1, T1_, 1, T1_, 0x13));            /*    slli t1, t1, 1 */
+	e32(&e, itype(1, T1_, 6, T1_, 0x13));            /*    ori t1, t1, 1: a return */
+	if (jal_to(&e, T5, a->put))
 		return -1;
-	}
+	e32(&e, lw(T1_, REC_CTL_SSP, T0_));
+	e32(&e, lw(RA, 0, T1_));                         /* the return address */
+	rec_restore(&e);
+	e32(&e, itype(0, RA, 0, 0, 0x67));               /* ret */
+	return (int)e.k;
+}
+
+int rv32_rec_put(uint8_t *out, size_t max, uint64_t at, uint64_t *full)
+{
+	struct em e = { out, max, 0, at };
+	e32(&e, lw(T3, REC_CTL_WP, T0_));
+	e32(&e, lw(T4, REC_CTL_REND, T0_));
+	size_t b = e.k;
+	e32(&e, 0);                                      /* bgeu t3, t4, full */
+	e32(&e, sw(T1_, 0, T3));
+	e32(&e, sw(T2, 4, T3));
+	e32(&e, itype(REC_EVENT, T3, 0, T3, 0x13));      /* addi t3, t3, 8 */
+	e32(&e, sw(T3, REC_CTL_WP, T0_));
+	e32(&e, RV32_REC_RETURN);                        /* jr t5 */
+	patch_b(&e, b, e.k, F_BGEU, T3, T4);
+	*full = here(&e);
+	e32(&e, SH_EBREAK);                              /* full: sonde drains the ring, then resumes at put */
 	return (int)e.k;
 }

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/emit.h"
+
 #define RV32_TRAMP_MAX 112      /* bytes of one trampoline, at most */
 
 /* Whether the site at `site`, in the function fn[0..n) at fn_start, can be
@@ -34,6 +36,23 @@ const char *rv32_reloc_refused(const uint8_t *code, size_t n);
  * (max of them); their number, or -1 with *why. */
 int rv32_tramp(uint8_t *out, size_t max, uint64_t at, uint64_t site, const uint8_t *code, int disp,
                uint64_t counter, const char **why);
+
+/* Timing calls in the target (record --target, remote_record_mcu.c; the
+ * control block in arch/emit.h), as t32_rec_entry / t32_rec_exit /
+ * t32_rec_put do on Thumb-2: t0-t6 saved in a 32-byte frame below sp, MIE
+ * off (csrrci mstatus: firmware in machine mode), a shadow frame (ra, id,
+ * sp) pushed unless the shadow stack is full (counted in LOST), the event
+ * written, ra set to the exit trampoline; the writer is called with `jal
+ * t5` (t0 the block, t1 the first word, t2 the time; t3, t4 clobbered) and
+ * ends on `ebreak` when the ring is full.  Lengths, or -1 (*why). */
+#define RV32_REC_ENTRY_MAX 200
+#define RV32_REC_EXIT_MAX 160
+#define RV32_REC_PUT_MAX 40
+#define RV32_REC_RETURN 0x000f0067u     /* jr t5: the writer's return, also written over its start when sonde leaves */
+int rv32_rec_entry(uint8_t *out, size_t max, uint64_t at, uint64_t site, const uint8_t *code, int disp, unsigned id,
+                   const struct rec_addrs *a, const char **why);
+int rv32_rec_exit(uint8_t *out, size_t max, uint64_t at, const struct rec_addrs *a);
+int rv32_rec_put(uint8_t *out, size_t max, uint64_t at, uint64_t *full);
 
 /* `jal x0, to` placed at `from` into out[4]: 0, or -1 out of reach (±1 MiB). */
 int rv32_branch(uint8_t out[4], uint64_t from, uint64_t to);

@@ -41,6 +41,7 @@
 
 #include "common/clock.h"
 #include "common/format.h"
+#include "common/json.h"
 #include "common/func_id.h"
 #include "common/trace_enc.h"
 #include "record/record.h"
@@ -119,22 +120,40 @@ static int raw_read(struct rsess *s, struct rrec *r, uint32_t *v)
 	}
 }
 
+/* A reading v of the counter after the last one: the ticks between them
+ * added (one wrap at most; a reading a little before the last one, which
+ * a trampoline's event and a stop's read may give, adds nothing). */
+static void advance(struct rrec *r, uint32_t v)
+{
+	if (!r->based) {
+		r->last = v;       /* the first reading after the target ran: time 0 */
+		r->based = 1;
+		return;
+	}
+	uint64_t d;
+	if (r->src == SRC_SYSTICK) {
+		v &= 0xffffff;
+		d = (uint64_t)((r->last + r->modulus - v) % r->modulus);
+		if (d > r->modulus - r->modulus / 16)
+			return;
+	} else {
+		d = (uint32_t)(v - r->last);
+		if (d > 0xf0000000u)
+			return;
+	}
+	r->total += d;
+	r->last = v;
+}
+
 /* The target's time now, in recorded ticks (once per stop). */
 static uint64_t rrec_now(struct rsess *s, struct rrec *r)
 {
 	if (!r->fresh) {
 		uint32_t v;
-		if (raw_read(s, r, &v)) {
+		if (raw_read(s, r, &v))
 			r->read_failed++;  /* the time of the last read stands */
-		} else if (!r->based) {
-			r->last = v;       /* the first stop after the target ran: time 0 */
-			r->based = 1;
-		} else {
-			uint64_t d = r->src == SRC_SYSTICK ? (uint64_t)((r->last + r->modulus - v) % r->modulus)
-			                                   : (uint64_t)(uint32_t)(v - r->last);
-			r->total += d;
-			r->last = v;
-		}
+		else
+			advance(r, v);
 		r->fresh = 1;
 	}
 	return r->t0 + r->total * r->k;
@@ -408,6 +427,51 @@ void rrec_enter(struct rsess *s, uint64_t pc, uint64_t sp, uint64_t ret)
 	r->calls++;
 }
 
+int rrec_clock_addr(struct rsess *s, uint64_t *addr)
+{
+	struct rrec *r = s->rec;
+	if (!r)
+		return -1;
+	*addr = r->src == SRC_DWT ? DWT_CYCCNT : r->src == SRC_SYSTICK ? SYST_CVR : r->addr;
+	return 0;
+}
+
+#define RING_FRAME UINT64_MAX   /* rrframe.ret of a frame whose entry came from the target's ring */
+
+void rrec_ring_event(struct rsess *s, uint32_t w, uint32_t v)
+{
+	struct rrec *r = s->rec;
+	uint32_t id = w >> 1;
+	if (!r || id >= (uint32_t)r->nfn)
+		return;
+	advance(r, v);
+	uint64_t t = r->t0 + r->total * r->k;
+	if (!(w & 1)) {
+		if (r->depth == RR_MAX_DEPTH) {
+			r->too_deep++;
+			return;
+		}
+		put_event(r, TR_ENTER, t, SONDE_FUNC(0, id));
+		r->st[r->depth++] = (struct rrframe){ id, 0, RING_FRAME };
+		r->calls++;
+		return;
+	}
+	/* The innermost frame of that function entered in the target; frames
+	 * above it never returned (a longjmp): closed now. */
+	int i = r->depth - 1;
+	while (i >= 0 && !(r->st[i].ret == RING_FRAME && r->st[i].func == id))
+		i--;
+	if (i < 0)
+		return;
+	while (r->depth > i + 1) {
+		put_event(r, TR_EXIT_ABNORMAL, t, 0);
+		r->depth--;
+		r->abnormal++;
+	}
+	put_event(r, TR_EXIT, t, 0);
+	r->depth--;
+}
+
 void rrec_untimed(struct rsess *s)
 {
 	if (s->rec)
@@ -449,11 +513,12 @@ int rrec_leave(struct rsess *s)
 	return clock_put_back(s, r);
 }
 
-void rrec_counts(const struct rsess *s, uint64_t *calls, uint64_t *untimed, int *nfuncs)
+void rrec_counts(const struct rsess *s, uint64_t *calls, uint64_t *untimed, int *nfuncs, int *in_target)
 {
 	*calls = s->rec_calls;
 	*untimed = s->rec_untimed;
 	*nfuncs = s->rec_nfuncs;
+	*in_target = s->rec_in_target;
 }
 
 static void free_rec(struct rsess *s)
@@ -483,6 +548,44 @@ static void meta_num(struct meta_buf *mb, const char *key, uint64_t v)
 	meta_add(mb, key, num);
 }
 
+/* DIR/remote.json: how each function was timed (in the target, or by
+ * breakpoints and why) and the ring's figures. */
+static void write_paths(struct rsess *s, struct rrec *r, int in_target, uint64_t events, uint64_t fills,
+                        uint64_t lost, int complete)
+{
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof path, "%s/" SONDE_FILE_REMOTE, r->dir);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return;
+	struct json j;
+	json_init(&j, f, 1);
+	json_obj_begin(&j, NULL);
+	json_int(&j, "functions_in_target", in_target);
+	json_int(&j, "functions_on_breakpoints", r->nfn - in_target);
+	json_uint(&j, "ring_events", events);
+	json_uint(&j, "ring_fills", fills);
+	json_uint(&j, "calls_not_hooked", lost);
+	json_bool(&j, "ring_complete", complete);
+	json_arr_begin(&j, "functions");
+	for (int i = 0; i < r->nfn; i++) {
+		const char *why = rrm_path(s, i);
+		char a[24];
+		snprintf(a, sizeof a, "0x%llx", (unsigned long long)(r->fn[i] - r->bias));
+		json_obj_begin(&j, NULL);
+		json_str(&j, "name", rs_func_name(s, r->fn[i]));
+		json_str(&j, "addr", a);
+		json_str(&j, "path", why ? "breakpoints" : "in_target");
+		if (why)
+			json_str(&j, "why", why);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_obj_end(&j);
+	json_end(&j);
+	fclose(f);
+}
+
 int rrec_close(struct rsess *s, char *err, size_t n)
 {
 	struct rrec *r = s->rec;
@@ -500,9 +603,14 @@ int rrec_close(struct rsess *s, char *err, size_t n)
 		r->depth--;
 	}
 	flush_chunk(r);
+	int in_target, complete;
+	uint64_t events, fills, lost;
+	rrm_figures(s, &in_target, &events, &fills, &lost, &complete);
 	s->rec_calls = r->calls;
-	s->rec_untimed = r->untimed + r->too_deep;
+	s->rec_untimed = r->untimed + r->too_deep + lost;
 	s->rec_nfuncs = r->nfn;
+	s->rec_in_target = in_target;
+	write_paths(s, r, in_target, events, fills, lost, complete);
 	/* The clock of the recording is the target's: ticks are counter ticks
 	 * times k, and the nanoseconds between start and end follow from HZ.
 	 * The calibration needs more than 1 us between the two points. */
@@ -532,6 +640,13 @@ int rrec_close(struct rsess *s, char *err, size_t n)
 		meta_num(mb, "remote_clock_read_failures", (uint64_t)r->read_failed);
 	if (r->abnormal)
 		meta_num(mb, "remote_frames_not_returned", r->abnormal);
+	meta_num(mb, "remote_functions_in_target", (uint64_t)in_target);
+	if (in_target) {
+		meta_num(mb, "remote_ring_events", events);
+		meta_num(mb, "remote_ring_fills", fills);
+		if (!complete)
+			meta_add(mb, "remote_ring_complete", "0");
+	}
 	int rc = recorder_profile(rec, err, n);
 	if (rec->prof.f) {
 		struct rec_process pr;

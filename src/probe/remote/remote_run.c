@@ -826,6 +826,7 @@ static int run_loop(struct rsess *s, uint64_t deadline, char *err, size_t n)
 				st = extra;
 		for (;;) {
 			rcount_stop(s, &st);
+			rrm_stop(s, &st);
 			if (st.kind != REMOTE_STOPPED) {
 				set_gone(e, &st);
 				return 0;
@@ -837,6 +838,16 @@ static int run_loop(struct rsess *s, uint64_t deadline, char *err, size_t n)
 				if (remote_reg(&s->c, s->c.arch->pc, &pc)) {
 					snprintf(err, n, "%s", s->c.err);
 					return -1;
+				}
+				int full = rrm_full(s, pc);  /* the target's ring of calls was full: drained, on */
+				if (full < 0) {
+					snprintf(err, n, "%s", s->c.err);
+					return -1;
+				}
+				if (full) {
+					if (interrupted || stop_flag)
+						return 0;
+					break;
 				}
 				if (rcount_heartbeat(s, pc)) { /* a counted site's stop for sonde: on past the brk */
 					if (remote_set_reg(&s->c, s->c.arch->pc, pc + 4)) {
@@ -911,9 +922,10 @@ static void abandon(void)
 	handlers_restore();
 	if (sess.tracing)
 		remote_trace_stop(&sess.c);
-	if (!remove_all(&sess) && !rcount_undo(&sess))
+	if (!remove_all(&sess) && !rcount_undo(&sess) && !rrm_undo(&sess))
 		remote_detach(&sess.c);
 	rrec_abandon(&sess);
+	rrm_free(&sess);
 	rcount_free(&sess);
 	free(sess.tps);
 	free_sites(&sess);
@@ -982,6 +994,13 @@ static int rm_open(struct engine *e, const struct probe_opts *o, char *err, size
 	return 0;
 }
 
+static int add_func(struct rsess *s, uint64_t addr, char *err, size_t n)
+{
+	char spec[40];
+	snprintf(spec, sizeof spec, "func:0x%llx", (unsigned long long)addr);
+	return add_probe(s, spec, err, n);
+}
+
 /* record --target: a func probe at every function the recording takes
  * (remote_record.c), by address, so that functions of one name are apart. */
 static int record_functions(struct rsess *s, const struct probe_opts *o, char *err, size_t n)
@@ -991,9 +1010,15 @@ static int record_functions(struct rsess *s, const struct probe_opts *o, char *e
 	if (rrec_open(s, o, &v, &nv, err, n))
 		return -1;
 	for (int i = 0; i < nv; i++) {
-		char spec[40];
-		snprintf(spec, sizeof spec, "func:0x%llx", (unsigned long long)v[i]);
-		if (add_probe(s, spec, err, n)) {
+		int t = rrm_add(s, i, v[i]);  /* timed inside the target: no probe */
+		if (t < 0) {
+			free(v);
+			snprintf(err, n, "out of memory");
+			return -1;
+		}
+		if (t == 0)
+			continue;
+		if (add_func(s, v[i], err, n)) {
 			free(v);
 			return -1;
 		}
@@ -1017,6 +1042,20 @@ static int rm_place(struct engine *e, const struct probe_opts *o, char *err, siz
 		goto fail;
 	if (rcount_install(&sess, err, n))
 		goto fail;
+	if (o->remote_record) {
+		/* the functions the target times itself; those it cannot after
+		 * all go to breakpoints now */
+		uint64_t *fb;
+		int nfb;
+		if (rrm_install(&sess, &fb, &nfb, err, n))
+			goto fail;
+		for (int i = 0; i < nfb; i++)
+			if (add_func(&sess, fb[i], err, n)) {
+				free(fb);
+				goto fail;
+			}
+		free(fb);
+	}
 	if (sess.ntps) {
 		if (remote_trace_start(&sess.c)) {
 			snprintf(err, n, "%s: %s", o->target, sess.c.err);
@@ -1058,7 +1097,8 @@ static int rm_run(struct engine *e, const struct probe_opts *o, char *err, size_
 		/* Ctrl-C, --duration or our error: leave the program running as it
 		 * was (the breakpoints out before the target runs sonde's routine
 		 * that puts the counted sites back). */
-		if (remove_all(&sess) || rcount_undo(&sess) || rrec_leave(&sess) || remote_detach(&sess.c)) {
+		if (remove_all(&sess) || rcount_undo(&sess) || rrm_undo(&sess) || rrec_leave(&sess) ||
+		    remote_detach(&sess.c)) {
 			if (!rc)
 				snprintf(err, n, "%s: %s", o->target, sess.c.err);
 			rc = -1;
@@ -1069,6 +1109,7 @@ static int rm_run(struct engine *e, const struct probe_opts *o, char *err, size_
 	rcount_finish(&sess);
 	if (sess.rec && rrec_close(&sess, rc ? NULL : err, rc ? 0 : n))
 		rc = -1;
+	rrm_free(&sess);
 	rcount_free(&sess);
 	free_sites(&sess);
 	free(sess.tps);

@@ -73,7 +73,8 @@ struct rsess {
 	 * figures once written. */
 	struct rrec *rec;
 	uint64_t rec_calls, rec_untimed;
-	int rec_nfuncs;
+	int rec_nfuncs, rec_in_target;
+	struct rrm *recmcu;     /* its calls timed inside the target (remote_record_mcu.c), or NULL */
 };
 
 /* The status of a target whose stub vanished (e->t.status). */
@@ -209,7 +210,39 @@ int rrec_close(struct rsess *s, char *err, size_t n);
 /* The session failed before it ran: the recording removed, the clock put
  * back when the target is still reachable. */
 void rrec_abandon(struct rsess *s);
-/* Figures for the command's last line. */
-void rrec_counts(const struct rsess *s, uint64_t *calls, uint64_t *untimed, int *nfuncs);
+/* Figures for the command's last line: calls recorded, calls left out,
+ * functions, and of them those timed inside the target. */
+void rrec_counts(const struct rsess *s, uint64_t *calls, uint64_t *untimed, int *nfuncs, int *in_target);
+/* For remote_record_mcu.c: the address of the 32-bit counter the target
+ * reads itself (0, or -1 no such address); one event drained from the
+ * target's ring (w = id << 1 | 1 for a return, t the counter's value). */
+int rrec_clock_addr(struct rsess *s, uint64_t *addr);
+void rrec_ring_event(struct rsess *s, uint32_t w, uint32_t t);
+
+/* --- record --target timed inside a Cortex-M3/M4 or RV32 target, no stop per call
+ * (remote_record_mcu.c): entry trampolines in --target-ram, a shadow stack
+ * and a ring of events there, drained by sonde at every stop, at the full
+ * ring's breakpoint, at the exit and when it leaves. */
+/* Function id (its index in remote_record.c's table) at addr: 0 it will be
+ * timed in the target, 1 not (a func probe: breakpoints), -1 out of memory. */
+int rrm_add(struct rsess *s, int id, uint64_t addr);
+/* After the breakpoints are placed: the code, block and ring written, the
+ * sites patched, sonde's breakpoints (full ring, semihosting exits)
+ * placed.  Functions that end up on breakpoints after all (the stub
+ * refused a write...) in *fb (malloc'd), *nfb of them.  0, -1 with err. */
+int rrm_install(struct rsess *s, uint64_t **fb, int *nfb, char *err, size_t n);
+/* At every stop reply: the ring drained (before the stop's own events). */
+void rrm_stop(struct rsess *s, const struct remote_stop *st);
+/* Whether pc is the full ring's breakpoint: 1 (drained by rrm_stop; the pc
+ * moved back to the writer, resume without a signal), 0 no, -1 error. */
+int rrm_full(struct rsess *s, uint64_t pc);
+/* Leaving a live target: drained, the writer disabled, the pc stepped out
+ * of the trampolines, every site's bytes put back.  0, -1. */
+int rrm_undo(struct rsess *s);
+/* Why function id is not timed in the target, or NULL when it is. */
+const char *rrm_path(const struct rsess *s, int id);
+void rrm_figures(const struct rsess *s, int *in_target, uint64_t *events, uint64_t *fills, uint64_t *lost,
+                 int *complete);
+void rrm_free(struct rsess *s);
 
 #endif

@@ -152,6 +152,10 @@ static void pop_frame(struct rt_tls *L, struct sonde_thread *t, uint32_t i, uint
 static void bury(struct rt_tls *L, struct sonde_thread *t, uint32_t i, uint64_t now)
 {
 	struct sonde_frame *f = &t->stack[i];
+	if (f->flags & SONDE_FRAME_SLED) { /* its slot never held the trampoline */
+		pop_frame(L, t, i, now, 1);
+		return;
+	}
 	uint32_t g = L->grave_next++ % RT_GRAVES;
 	L->priv->grave[g].slot = f->slot;
 	L->priv->grave[g].ra = f->site;
@@ -213,7 +217,7 @@ static __attribute__((noinline, cold)) struct rt_tls *enter_first(uintptr_t *slo
  * trace-only hooks carry none of the other mode's code (the runtime installs
  * the one that matches the session, see runtime.c). */
 static inline __attribute__((always_inline)) void enter_body(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot,
-                                                             uint32_t mode, int numbered, int plain)
+                                                             uint32_t mode, int numbered, int plain, int keep)
 {
 	struct rt_tls *L = &rt_tls;
 	if (__builtin_expect(L->state != RT_T_ON, 0) && !enter_first(slot))
@@ -259,11 +263,14 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 	f->site = ra;
 	f->func = func;
 	/* A tail call keeps the slot's trampoline: the full one of a patched
-	 * caller must stay, whoever was called. */
+	 * caller must stay, whoever was called.  keep: a function with exit
+	 * sleds, its slot left as it is (a tail caller's trampoline, if any,
+	 * closes the tail caller after it). */
 	uintptr_t held = *slot;
-	uintptr_t tramp = numbered || held == (uintptr_t)rt_exit_tramp_full ? (uintptr_t)rt_exit_tramp_full
-	                                                                  : (uintptr_t)rt_exit_tramp;
-	f->flags = tramp == (uintptr_t)rt_exit_tramp_full ? SONDE_FRAME_FULLSAVE : 0;
+	uintptr_t tramp = keep ? held
+	                  : numbered || held == (uintptr_t)rt_exit_tramp_full ? (uintptr_t)rt_exit_tramp_full
+	                                                                   : (uintptr_t)rt_exit_tramp;
+	f->flags = keep ? SONDE_FRAME_SLED : tramp == (uintptr_t)rt_exit_tramp_full ? SONDE_FRAME_FULLSAVE : 0;
 	if (mode & SONDE_MODE_TRACE) {
 		/* plain: the function is marked in its records[number] at once */
 		uint32_t *recs = NULL;
@@ -274,7 +281,8 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 	}
 	atomic_signal_fence(memory_order_release); /* frame complete before depth covers it */
 	t->depth = d + 1;
-	*slot = tramp;
+	if (!keep)
+		*slot = tramp;
 	t->last_tsc = now;
 out:
 	atomic_signal_fence(memory_order_seq_cst);
@@ -333,20 +341,66 @@ static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, ui
 	return ra;
 }
 
+/* Exit sleds (sonde-as builds, modabi.h): the function is returning, its
+ * frame is the top one with its slot and the SLED flag; frames above it (a
+ * lower slot) were left by a non-local exit and end now.  Nothing else is
+ * touched: an entry that was not recorded (re-entry, a full shadow stack)
+ * finds no frame of its own here, and a tail caller sharing the slot is
+ * closed by the trampoline in the slot after this function's `ret`. */
+static __attribute__((noinline, cold)) void exit_sled_slow(struct rt_tls *L, struct sonde_thread *t, uintptr_t s,
+                                                           uint64_t now)
+{
+	while (t->depth && t->stack[t->depth - 1].slot < s && s - t->stack[t->depth - 1].slot < STALE_WINDOW)
+		bury(L, t, t->depth - 1, now);
+	uint32_t d = t->depth;
+	if (d && t->stack[d - 1].slot == s && (t->stack[d - 1].flags & SONDE_FRAME_SLED))
+		pop_frame(L, t, d - 1, now, 0);
+}
+
+static inline __attribute__((always_inline)) void exit_sled_body(uintptr_t *slot, uint32_t mode)
+{
+	struct rt_tls *L = &rt_tls;
+	/* busy: a hook interrupted (a signal), whose nested entries were
+	 * left unhooked */
+	if (__builtin_expect(L->state != RT_T_ON || L->busy, 0))
+		return;
+	struct sonde_thread *t = L->t;
+	L->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	uint64_t now = clock_ticks();
+	uint32_t d = t->depth;
+	uintptr_t s = (uintptr_t)slot;
+	if (__builtin_expect(d && t->stack[d - 1].slot == s && (t->stack[d - 1].flags & SONDE_FRAME_SLED), 1))
+		pop_frame_mode(L, t, d - 1, now, 0, mode);
+	else
+		exit_sled_slow(L, t, s, now);
+	t->last_tsc = now;
+	atomic_signal_fence(memory_order_seq_cst);
+	L->busy = 0;
+}
+
 #define ENTER_HOOKS(name, mode, plain)                                                             \
 	RT_HIDDEN void rt_enter_##name(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot)          \
 	{                                                                                          \
-		enter_body(m, fn, slot, mode, 0, plain);                                           \
+		enter_body(m, fn, slot, mode, 0, plain, 0);                                        \
 	}                                                                                          \
 	RT_HIDDEN void rt_enter_num_##name(struct sonde_modhook *m, uintptr_t number, uintptr_t *slot)  \
 	{                                                                                          \
-		enter_body(m, number, slot, mode, 1, plain);                                       \
+		enter_body(m, number, slot, mode, 1, plain, 0);                                    \
+	}                                                                                          \
+	RT_HIDDEN void rt_enter_sled_##name(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot)     \
+	{                                                                                          \
+		enter_body(m, fn, slot, mode, 0, plain, 1);                                        \
 	}
 #define HOOKS(name, mode)                                                                          \
 	ENTER_HOOKS(name, mode, 0)                                                                 \
 	RT_HIDDEN uintptr_t rt_exit_##name(uintptr_t slot)                                          \
 	{                                                                                          \
 		return exit_body(slot, mode);                                                      \
+	}                                                                                          \
+	RT_HIDDEN void rt_exit_sled_##name(uintptr_t *slot)                                         \
+	{                                                                                          \
+		exit_sled_body(slot, mode);                                                        \
 	}
 HOOKS(profile, SONDE_MODE_PROFILE)
 HOOKS(trace, SONDE_MODE_TRACE)

@@ -119,6 +119,57 @@ static int sled_is_call(const uint8_t *at, const void *tramp)
 	return at[0] == 0xe8 && (uintptr_t)(at + SONDE_SLED) + (intptr_t)rel == (uintptr_t)tramp;
 }
 
+/* Exit sleds (modabi.h; sonde-as): at load time only (rt_patch_live = 0),
+ * for each function of __sonde_exit_sleds whose entry sled was switched on
+ * just now, every exit sled becomes `call exit_tramp` and then the entry
+ * sled `call tramp_sled` (its return address is kept).  A record that does
+ * not check out (its padding not a numbered entry of this module, a sled not
+ * the nop sonde-as wrote) leaves the function on return-address replacement.
+ * The text is writable from lo to hi (rt_patch_module); sleds outside it
+ * (a cold part elsewhere) get it for the duration.  Returns how many
+ * functions use their exit sleds. */
+static const uint8_t nop5[SONDE_SLED] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+
+static uint32_t patch_exits(struct sonde_modhook *m, uintptr_t lo, uintptr_t hi)
+{
+	const uint64_t *r = m->exits, *end = m->exits_end;
+	if (!r || end <= r || !m->enter_sled || !m->exit_sled || !m->tramp_sled || !m->exit_tramp)
+		return 0;
+	uintptr_t xlo = lo, xhi = hi;
+	for (const uint64_t *p = r; end - p >= 2 && (uint64_t)(end - p - 2) >= p[1]; p += 2 + p[1])
+		for (uint64_t k = 0; k < p[1]; k++) {
+			if (p[2 + k] < xlo) xlo = p[2 + k];
+			if (p[2 + k] + SONDE_SLED > xhi) xhi = p[2 + k] + SONDE_SLED;
+		}
+	int wider = xlo < lo || xhi > hi;
+	if (wider && rt_text_writable(xlo, xhi, 1) != 0)
+		return 0;
+	uint32_t nf = 0;
+	for (const uint64_t *p = r; end - p >= 2; p += 2 + p[1]) {
+		uint64_t pad = p[0], n = p[1];
+		if ((uint64_t)(end - p - 2) < n)
+			break; /* not a record sonde-as wrote */
+		if (pad < m->lo || pad - m->lo > m->span)
+			continue;
+		uint32_t num = *(const uint32_t *)(uintptr_t)pad;
+		uint8_t *entry = (uint8_t *)(uintptr_t)(pad + SONDE_PAD);
+		if (num >= m->nfuncs || m->entries[num] != pad || !sled_is_call(entry, m->tramp))
+			continue; /* not numbered here, or kept dormant (filters) */
+		uint64_t k;
+		for (k = 0; k < n && !memcmp((const void *)(uintptr_t)p[2 + k], nop5, SONDE_SLED); k++)
+			;
+		if (k < n)
+			continue;
+		for (k = 0; k < n; k++)
+			write_sled((uint8_t *)(uintptr_t)p[2 + k], m->exit_tramp, 1);
+		write_sled(entry, m->tramp_sled, 1);
+		nf++;
+	}
+	if (wider)
+		rt_text_writable(xlo, xhi, 0);
+	return nf;
+}
+
 /* Returns how many functions stay dormant (skip), or -1. */
 RT_HIDDEN int rt_patch_module(struct sonde_modhook *m, const uint8_t *skip)
 {
@@ -151,6 +202,7 @@ RT_HIDDEN int rt_patch_module(struct sonde_modhook *m, const uint8_t *skip)
 		if ((skip && (skip[i >> 2] >> ((i & 3) * 2)) & 2u) || write_sled(sled, m->tramp, 1))
 			dormant++;
 	}
+	m->nsled_funcs = rt_patch_live ? 0 : patch_exits(m, lo, hi + SONDE_PAD + SONDE_SLED);
 	rt_text_writable(lo, hi + SONDE_PAD + SONDE_SLED, 0);
 	m->numbered = 1;
 	m->patched = 1;
@@ -172,7 +224,7 @@ RT_HIDDEN int rt_unpatch_module(struct sonde_modhook *m)
 		return -1;
 	for (uint32_t i = 0; i < m->nfuncs; i++) {
 		uint8_t *sled = (uint8_t *)(uintptr_t)(m->entries[i] + SONDE_PAD);
-		if (sled_is_call(sled, m->tramp))
+		if (sled_is_call(sled, m->tramp) || (m->tramp_sled && sled_is_call(sled, m->tramp_sled)))
 			write_sled(sled, m->tramp, 0);
 	}
 	rt_text_writable(lo, hi + SONDE_PAD + SONDE_SLED, 0);

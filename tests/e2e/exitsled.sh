@@ -1,0 +1,79 @@
+# exitsled.sh — exit sleds (docs/INSTRUMENTATION.md "Exit sleds"): a GCC
+# build through sonde-cc has a five-byte nop before each `ret` of its
+# functions (sonde-as) and records them in __sonde_exit_sleds; while
+# recording they call the module's exit trampoline and the return address is
+# never replaced.  Checked on tests/progs/exitsled.c and exitsled_cxx.cpp,
+# sonde-cc -O2:
+#  - the build has the sleds (the section, and a nop before c()'s `ret`);
+#  - gdb's bt at a breakpoint in c() (called by b, a, main) is the plain
+#    run's, frame for frame: no exit trampoline in the stack;
+#  - the program's own output (backtrace() names, return values in rax:rdx,
+#    xmm0, xmm0:xmm1, st0, st0:st1, counts after longjmp) is the plain
+#    build's under `sonde record` and `--trace`, and the recording's call
+#    counts are the program's;
+#  - longjmp out of 9 recorded frames and a C++ exception through 8: the
+#    calls after them are under the right callers (the dead frames closed at
+#    the next entry or exit, by comparing stack slots).
+. "$ROOT/tests/lib.sh"
+command -v gcc >/dev/null && command -v g++ >/dev/null || { skip "exitsled" "gcc/g++ not installed"; exit 0; }
+SONDE_CC=gcc "$SONDE_CC_BIN" -O2 -rdynamic "$PROGS/exitsled.c" -o ex &&
+	gcc -O2 -rdynamic "$PROGS/exitsled.c" -o ex-plain &&
+	SONDE_CXX=g++ "$SONDE_CXX_BIN" -O2 "$PROGS/exitsled_cxx.cpp" -o exx &&
+	g++ -O2 "$PROGS/exitsled_cxx.cpp" -o exx-plain || { notok "build" "sonde-cc or gcc failed"; exit 0; }
+
+check "the sonde-cc build has a __sonde_exit_sleds section" sh -c "readelf -SW ex | grep -q ' __sonde_exit_sleds '"
+check "c() has a five-byte nop right before its ret" \
+	sh -c "objdump -d ex | awk '/<c>:/,/^\$/' | grep -B1 -E '\\sret' | grep -q '0f 1f 44 00 00'"
+
+# the program's own observations, plain build against sonde-cc build
+./ex-plain >plain.out
+./exx-plain >plainx.out
+check "dormant: output of the plain build" cmp -s plain.out <(./ex)
+for mode in profile trace; do
+	opt=; [ $mode = trace ] && opt=--trace
+	"$SONDE" record $opt -o $mode.data -- ./ex >$mode.out 2>$mode.err
+	"$SONDE" record $opt -o x$mode.data -- ./exx >x$mode.out 2>x$mode.err
+	check "$mode: output of the plain build (backtrace, return registers, longjmp)" cmp -s plain.out $mode.out
+	check "$mode: C++ output of the plain build (exceptions through exit sleds)" cmp -s plainx.out x$mode.out
+	"$SONDE" export -i $mode.data --format folded >$mode.folded 2>/dev/null
+	"$SONDE" export -i x$mode.data --format folded >x$mode.folded 2>/dev/null
+	"$SONDE" report -i $mode.data --format json >$mode.json 2>/dev/null
+	"$SONDE" report -i x$mode.data --format json >x$mode.json 2>/dev/null
+	for p in "$mode:ex:plain.out" "x$mode:exx:plainx.out"; do
+		IFS=: read -r d prog ref <<<"$p"
+		python3 - "$d.json" "$ref" <<'PY' && ok "$mode/$prog: calls recorded = the program's own counts" || notok "$mode/$prog: calls" "see $PWD/$d.json"
+import json, re, sys
+rec = {}
+for f in json.load(open(sys.argv[1]))["functions"]:
+    rec[re.sub(r"\(.*", "", f["name"])] = rec.get(re.sub(r"\(.*", "", f["name"]), 0) + f["calls"]
+own = dict((m.group(1), int(m.group(2))) for m in re.finditer(r"^calls (\w+) (\d+)$", open(sys.argv[2]).read(), re.M))
+own.pop("r_", None)
+bad = [(k, v, rec.get(k)) for k, v in own.items() if rec.get(k) != v]
+if bad or not own:
+    print(bad, file=sys.stderr); sys.exit(1)
+PY
+	done
+	# after the longjmp out of down() x 9, after() is main's callee, never down's
+	check "$mode: after the longjmp, after() is called by main" \
+		sh -c "grep -q '^main;after ' $mode.folded && ! grep -q 'down;after' $mode.folded"
+	check "$mode: after the exception, after() is called by catcher() and main" \
+		sh -c "grep -q '^main;catcher(int);after(int) ' x$mode.folded && grep -q '^main;after(int) ' x$mode.folded && ! grep -q 'deep(int);after' x$mode.folded"
+done
+
+# gdb's bt at a breakpoint in c(): the plain run's frames, no trampoline
+gdb=$(command -v gdb || command -v gdb-multiarch)
+if [ -n "$gdb" ]; then
+	printf 'set pagination off\nbreak c\nrun\nbt\n' >bt.gdb
+	frames() { sed -nE 's/^#[0-9]+ +(0x[0-9a-f]+ in )?([^ ]+) .*/\2/p' "$1"; }
+	"$gdb" -q -batch -x bt.gdb --args ./ex bt >bt.plain 2>&1
+	"$SONDE" record --no-patch -o bt.data -- "$gdb" -q -batch -x bt.gdb --args ./ex bt >bt.rec 2>&1
+	if [ "$(frames bt.plain | head -4 | tr '\n' ' ')" = "c b a main " ] && cmp -s <(frames bt.plain) <(frames bt.rec); then
+		ok "gdb bt in a recorded -O2 function: the plain run's frames ($(frames bt.rec | tr '\n' ' '))"
+	else
+		notok "gdb bt in a recorded -O2 function" "$(frames bt.plain | tr '\n' ' ') / $(frames bt.rec | tr '\n' ' ')"
+	fi
+	# and the run under gdb was recorded (c() entered once before the break)
+	check "gdb bt: the program under gdb was recorded" sh -c "'$SONDE' info -i bt.data 2>&1 | grep -q 'instrumented'"
+else
+	skip "gdb bt" "gdb not installed"
+fi

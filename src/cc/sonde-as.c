@@ -20,10 +20,12 @@
  * Exit sleds (docs/INSTRUMENTATION.md, "Exit sleds"): in each function that
  * has a patchable entry, a five-byte nop before every `ret`, and a record of
  * them in a section of sonde's own, __sonde_exit_sleds, linked (SHF_LINK_ORDER)
- * to the function's entry as __patchable_function_entries is:
- *     .quad .LPFEn          the function's padding (its entry's record)
- *     .quad COUNT
- *     .quad .Lsonde_xK ...  each sled's address
+ * to the function's entry as __patchable_function_entries is, read-only and
+ * position independent (offsets from each field's own address, resolved by
+ * the linker: no dynamic relocation, nothing written at load):
+ *     .long .LPFEn - .          the function's padding (its entry's record)
+ *     .long COUNT
+ *     .long .Lsonde_xK - . ...  each sled
  * While sonde records, the runtime turns them into calls of the module's exit
  * trampoline, and the function's entry keeps its return address.  A function
  * whose every exit the filter cannot classify as a plain `ret` (a tail call
@@ -117,11 +119,13 @@ static void fn_flush(struct fn *f, FILE *out)
 		p += l;
 	}
 	if (sleds) { /* the record, in the entry record's section but sonde's */
-		const char *name = strstr(f->sect, "__patchable_function_entries");
-		fprintf(out, "\t.pushsection\t__sonde_exit_sleds%s", name + strlen("__patchable_function_entries"));
-		fprintf(out, "\t.p2align 3\n\t.quad\t%s\n\t.quad\t%lu\n", f->pfe, n);
+		const char *flags = strstr(f->sect, ",\"awo\",");
+		if (!flags)
+			flags = ",\"awo\",@progbits,"; /* (checked when the function began) */
+		fprintf(out, "\t.pushsection\t__sonde_exit_sleds,\"ao\",%s", flags + strlen(",\"awo\","));
+		fprintf(out, "\t.p2align 2\n\t.long\t%s - .\n\t.long\t%lu\n", f->pfe, n);
 		for (unsigned long k = first; k < nsleds; k++)
-			fprintf(out, "\t.quad\t.Lsonde_x%lu\n", k);
+			fprintf(out, "\t.long\t.Lsonde_x%lu - .\n", k);
 		fputs("\t.popsection\n", out);
 	}
 	free(f->text);
@@ -195,7 +199,8 @@ static int filter(FILE *in, FILE *out0)
 			f.sect = sect; /* the entry section line names this label */
 			sect = NULL;
 			size_t sl = f.sect ? strlen(f.sect) : 0, pl = strlen(f.pfe);
-			if (!f.sect || sl < pl + 2 || f.sect[sl - pl - 2] != ',' || strncmp(f.sect + sl - pl - 1, f.pfe, pl))
+			if (!f.sect || sl < pl + 2 || f.sect[sl - pl - 2] != ',' || strncmp(f.sect + sl - pl - 1, f.pfe, pl) ||
+			    !strstr(f.sect, ",\"awo\",@progbits,"))
 				f.bad = 1; /* the entry section line does not name this label */
 		} else if (sled == SLED_PAD && is_nop) {
 			if (++nops == SONDE_PAD_NOPS)

@@ -60,7 +60,8 @@ struct sonde_modhook {
 	/* version 4: exit sleds (offsets fixed: module.c's trampolines read them) */
 	sonde_enter_fn enter_sled;       /* +80: entry of a function with exit sleds */
 	sonde_exit_sled_fn exit_sled;    /* +88: what its exit sleds reach */
-	const uint64_t *exits, *exits_end; /* __sonde_exit_sleds: per function {padding, n, n sled addresses} */
+	const int32_t *exits, *exits_end; /* __sonde_exit_sleds: per function {padding, n, n sleds}, each
+	                                   * address an offset from its own field (sonde-as.c) */
 	const void *tramp_sled;          /* the entry trampoline calling enter_sled */
 	const void *exit_tramp;          /* what the exit sleds call */
 	uint32_t nsled_funcs;            /* functions whose exit sleds are switched on */

@@ -37,8 +37,8 @@
 extern const uint64_t __start___patchable_function_entries[] __attribute__((weak, visibility("hidden")));
 extern const uint64_t __stop___patchable_function_entries[] __attribute__((weak, visibility("hidden")));
 /* sonde-as's records of the exit sleds (GCC builds; none with Clang) */
-extern const uint64_t __start___sonde_exit_sleds[] __attribute__((weak, visibility("hidden")));
-extern const uint64_t __stop___sonde_exit_sleds[] __attribute__((weak, visibility("hidden")));
+extern const int32_t __start___sonde_exit_sleds[] __attribute__((weak, visibility("hidden")));
+extern const int32_t __stop___sonde_exit_sleds[] __attribute__((weak, visibility("hidden")));
 
 HIDDEN struct sonde_modhook sonde_module_hook;
 HIDDEN void sonde_module_tramp(void);

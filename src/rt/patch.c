@@ -130,38 +130,46 @@ static int sled_is_call(const uint8_t *at, const void *tramp)
  * functions use their exit sleds. */
 static const uint8_t nop5[SONDE_SLED] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 
+/* The address a field of __sonde_exit_sleds names: an offset from itself. */
+static uintptr_t exit_at(const int32_t *field)
+{
+	return (uintptr_t)field + (intptr_t)*field;
+}
+
 static uint32_t patch_exits(struct sonde_modhook *m, uintptr_t lo, uintptr_t hi)
 {
-	const uint64_t *r = m->exits, *end = m->exits_end;
+	const int32_t *r = m->exits, *end = m->exits_end;
 	if (!r || end <= r || !m->enter_sled || !m->exit_sled || !m->tramp_sled || !m->exit_tramp)
 		return 0;
 	uintptr_t xlo = lo, xhi = hi;
-	for (const uint64_t *p = r; end - p >= 2 && (uint64_t)(end - p - 2) >= p[1]; p += 2 + p[1])
-		for (uint64_t k = 0; k < p[1]; k++) {
-			if (p[2 + k] < xlo) xlo = p[2 + k];
-			if (p[2 + k] + SONDE_SLED > xhi) xhi = p[2 + k] + SONDE_SLED;
+	for (const int32_t *p = r; end - p >= 2 && p[1] >= 0 && end - p - 2 >= p[1]; p += 2 + p[1])
+		for (int32_t k = 0; k < p[1]; k++) {
+			uintptr_t x = exit_at(&p[2 + k]);
+			if (x < xlo) xlo = x;
+			if (x + SONDE_SLED > xhi) xhi = x + SONDE_SLED;
 		}
 	int wider = xlo < lo || xhi > hi;
 	if (wider && rt_text_writable(xlo, xhi, 1) != 0)
 		return 0;
 	uint32_t nf = 0;
-	for (const uint64_t *p = r; end - p >= 2; p += 2 + p[1]) {
-		uint64_t pad = p[0], n = p[1];
-		if ((uint64_t)(end - p - 2) < n)
+	for (const int32_t *p = r; end - p >= 2; p += 2 + p[1]) {
+		uintptr_t pad = exit_at(p);
+		int32_t n = p[1];
+		if (n < 0 || end - p - 2 < n)
 			break; /* not a record sonde-as wrote */
 		if (pad < m->lo || pad - m->lo > m->span)
 			continue;
-		uint32_t num = *(const uint32_t *)(uintptr_t)pad;
-		uint8_t *entry = (uint8_t *)(uintptr_t)(pad + SONDE_PAD);
+		uint32_t num = *(const uint32_t *)pad;
+		uint8_t *entry = (uint8_t *)(pad + SONDE_PAD);
 		if (num >= m->nfuncs || m->entries[num] != pad || !sled_is_call(entry, m->tramp))
 			continue; /* not numbered here, or kept dormant (filters) */
-		uint64_t k;
-		for (k = 0; k < n && !memcmp((const void *)(uintptr_t)p[2 + k], nop5, SONDE_SLED); k++)
+		int32_t k;
+		for (k = 0; k < n && !memcmp((const void *)exit_at(&p[2 + k]), nop5, SONDE_SLED); k++)
 			;
 		if (k < n)
 			continue;
 		for (k = 0; k < n; k++)
-			write_sled((uint8_t *)(uintptr_t)p[2 + k], m->exit_tramp, 1);
+			write_sled((uint8_t *)exit_at(&p[2 + k]), m->exit_tramp, 1);
 		write_sled(entry, m->tramp_sled, 1);
 		nf++;
 	}

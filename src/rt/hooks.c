@@ -10,7 +10,10 @@
  * lands in rt_exit_tramp, which calls rt_exit_hook(slot) for the real return
  * address and jumps there.  So only functions that exist in the machine code
  * are seen (inlined calls are part of their caller, as in uftrace and perf),
- * and a function that is not recorded costs its nops only.
+ * and a function that is not recorded costs its nops only.  Functions with
+ * exit sleds (GCC builds through sonde-cc; modabi.h) are entered through
+ * rt_enter_sled_*, which leaves the slot alone, and closed by rt_exit_sled_*
+ * from the sled before their `ret` (exit_sled_body below).
  *
  *  - profile mode: the calling-context tree (CCT) of the thread is extended
  *    and its node's calls / inclusive ticks updated.  The node of the callee

@@ -6,7 +6,9 @@
 # sonde-cc -O2:
 #  - the build has the sleds (the section, and a nop before c()'s `ret`);
 #  - gdb's bt at a breakpoint in c() (called by b, a, main) is the plain
-#    run's, frame for frame: no exit trampoline in the stack;
+#    run's, frame for frame: no exit trampoline in the stack; so are the
+#    stacks of `perf record --call-graph=dwarf` samples in c() (if perf can
+#    sample here);
 #  - the program's own output (backtrace() names, return values in rax:rdx,
 #    xmm0, xmm0:xmm1, st0, st0:st1, counts after longjmp) is the plain
 #    build's under `sonde record` and `--trace`, and the recording's call
@@ -76,4 +78,22 @@ if [ -n "$gdb" ]; then
 	check "gdb bt: the program under gdb was recorded" sh -c "'$SONDE' info -i bt.data 2>&1 | grep -q 'instrumented'"
 else
 	skip "gdb bt" "gdb not installed"
+fi
+
+# perf --call-graph=dwarf (unwinds a copy of the stack after the fact): the
+# first sample in c() has the plain run's callers
+if command -v perf >/dev/null && perf record -q -e cpu-clock -o perf.try true >/dev/null 2>&1; then
+	pstack() { # the first sample in c: its frames' names
+		perf script -i "$1" 2>/dev/null | awk '/^ex/ { getline; if ($2 ~ /^c\+/) { s = ""; while ($0 != "") { sub(/\+.*/, "", $2); s = s " " $2; getline } print s; exit } }'
+	}
+	perf record -q -e cpu-clock --call-graph=dwarf -o perf.plain ./ex-plain spin >/dev/null 2>&1
+	"$SONDE" record --no-patch -o perf.data -- perf record -q -e cpu-clock --call-graph=dwarf -o perf.rec ./ex spin >/dev/null 2>&1
+	sp=$(pstack perf.plain) sr=$(pstack perf.rec)
+	if [ "$(echo $sp | cut -d' ' -f1-4)" = "c b a main" ] && [ "$sp" = "$sr" ]; then
+		ok "perf --call-graph=dwarf in a recorded -O2 function: the plain run's frames ($sr)"
+	else
+		notok "perf --call-graph=dwarf" "plain:$sp / recorded:$sr"
+	fi
+else
+	skip "perf --call-graph=dwarf" "perf cannot sample here"
 fi

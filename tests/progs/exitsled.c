@@ -8,7 +8,8 @@
  *  - longjmp out of recorded frames (down(), 8 deep) to main, then calls
  *    again: their counts;
  *  - its own call counts, "calls NAME N", for the recording to match.
- * `exitsled bt` stops after the backtrace part (gdb's bt test breaks in c). */
+ * `exitsled bt` stops after the backtrace part (gdb's bt test breaks in c);
+ * `exitsled spin` spins in c() under b(), a(), main() (perf's test). */
 #include <complex.h>
 #include <execinfo.h>
 #include <setjmp.h>
@@ -38,6 +39,8 @@ NOINLINE int c(int x)
 	n_c++;
 	if (x == 1)
 		names();
+	for (long i = 0; x == 99 && i < 300000000; i++) /* `exitsled spin`: a sampled profile's time */
+		sink = (int)i;
 	sink = x;
 	return x + 1;
 }
@@ -65,6 +68,8 @@ NOINLINE int after(int x) { n_after++; sink = x; return x ^ 5; }
 int main(int argc, char **argv)
 {
 	int bt = argc > 1 && !strcmp(argv[1], "bt");
+	if (argc > 1 && !strcmp(argv[1], "spin"))
+		return a(99) == 0;
 	int s = 0;
 	for (int i = 1; i <= 3; i++)
 		s += a(i);

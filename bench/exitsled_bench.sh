@@ -7,9 +7,12 @@
 #   (SONDE_BENCH_FLOOR=1: sleds, trampolines, shadow stack, two TSC reads),
 #   profile (sonde record) and trace (sonde record --trace),
 # each with its own build's sonde, rounds interleaved (every variant once per
-# round), median wall time of REPS rounds.  ns per call: time above plain,
-# less sonde record's fixed cost (/bin/true recorded), over the calls the
-# profile counted (machine_bench.sh's method).  Ratios only; never fails.
+# round), median of REPS rounds, wall time and CPU time (the program's, and
+# for the recordings sonde's and its recorder's too: wait4).  ns per call: time
+# above plain, less sonde record's fixed cost (/bin/true recorded), over the
+# calls the profile counted (machine_bench.sh's method).  The dormant row is
+# best read in CPU time (a few ns a call; wall time moves more on a shared
+# machine).  Ratios only; never fails.
 #   usage: OLD=/path/to/old/build BUILD=build bash bench/exitsled_bench.sh
 set -u
 : "${BUILD:?}" "${OLD:?}"
@@ -17,7 +20,15 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 REPS=${REPS:-7} LUAN=${LUAN:-22} FIBN=${FIBN:-32}
 cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
 W=$(mktemp -d /tmp/sonde-exitsled.XXXXXX); cd "$W" || exit 1
-once() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1; e=$(date +%s.%N); echo "$e - $s" | bc; }
+once() { # COMMAND...: its wall time and CPU time (user + sys of it and its children, wait4), seconds
+	python3 -c '
+import os, sys, time
+t = time.monotonic(); pid = os.fork()
+if pid == 0:
+    fd = os.open("/dev/null", os.O_WRONLY); os.dup2(fd, 1); os.dup2(fd, 2); os.execvp(sys.argv[1], sys.argv[1:])
+_, _, ru = os.wait4(pid, 0)
+print(f"{time.monotonic() - t:.6f} {ru.ru_utime + ru.ru_stime:.6f}")' "$@"
+}
 
 bench() { # name calls-binary-args: runs every variant REPS times, interleaved
 	local name=$1; shift
@@ -48,21 +59,22 @@ import sys, json, statistics as st
 name, times, calls_json, sleds = sys.argv[1:5]
 t = {}
 for l in open(times):
-    v, x = l.split(); t.setdefault(v, []).append(float(x))
-m = {v: st.median(x) for v, x in t.items()}
+    v, w, c = l.split(); t.setdefault(v, []).append((float(w), float(c)))
 calls = sum(f["calls"] for f in json.load(open(calls_json))["functions"])
-tp = m["plain"]
-per = lambda v, fixed: (m[v] - tp - fixed) / calls * 1e9
-fo, fn = m["true_old"] - m["true"], m["true_new"] - m["true"]
-print(f"{name}: {calls} calls; plain {tp*1e3:.1f} ms; {sleds}")
-print(f"  {'':8} {'old (replace)':>14} {'new (sleds)':>12} {'new - old':>10}   ns a call above plain")
-print(f"  {'dormant':8} {per('dorm_old', 0):14.2f} {per('dorm_new', 0):12.2f} {per('dorm_new', 0) - per('dorm_old', 0):10.2f}"
-      f"   ({m['dorm_old']/tp:.3f}x / {m['dorm_new']/tp:.3f}x plain)")
-for v in ("floor", "prof", "trace"):
-    o, n = per(v + "_old", fo), per(v + "_new", fn)
-    print(f"  {v:8} {o:14.2f} {n:12.2f} {n - o:10.2f}   (new/old {n/o:.3f})")
-print(f"  profile/floor: old {per('prof_old', fo)/per('floor_old', fo):.2f}, new {per('prof_new', fn)/per('floor_new', fn):.2f};"
-      f" trace/floor: old {per('trace_old', fo)/per('floor_old', fo):.2f}, new {per('trace_new', fn)/per('floor_new', fn):.2f}")
+print(f"{name}: {calls} calls; plain {st.median(x[0] for x in t['plain'])*1e3:.1f} ms wall; {sleds}")
+for col, what in ((0, "wall"), (1, "CPU")):
+    m = {v: st.median(x[col] for x in xs) for v, xs in t.items()}
+    tp = m["plain"]
+    per = lambda v, fixed: (m[v] - tp - fixed) / calls * 1e9
+    fo, fn = m["true_old"] - m["true"], m["true_new"] - m["true"]
+    print(f"  {what:8} {'old (replace)':>14} {'new (sleds)':>12} {'new - old':>10}   ns a call above plain")
+    print(f"  {'dormant':8} {per('dorm_old', 0):14.2f} {per('dorm_new', 0):12.2f} {per('dorm_new', 0) - per('dorm_old', 0):10.2f}"
+          f"   ({m['dorm_old']/tp:.3f}x / {m['dorm_new']/tp:.3f}x plain)")
+    for v in ("floor", "prof", "trace"):
+        o, n = per(v + "_old", fo), per(v + "_new", fn)
+        print(f"  {v:8} {o:14.2f} {n:12.2f} {n - o:10.2f}   (new/old {n/o:.3f})")
+    print(f"  profile/floor: old {per('prof_old', fo)/per('floor_old', fo):.2f}, new {per('prof_new', fn)/per('floor_new', fn):.2f};"
+          f" trace/floor: old {per('trace_old', fo)/per('floor_old', fo):.2f}, new {per('trace_new', fn)/per('floor_new', fn):.2f}")
 PY
 }
 

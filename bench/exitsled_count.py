@@ -14,10 +14,11 @@ for path in sys.argv[1:]:
     sx = sec("__sonde_exit_sleds")
     nf = pfe[1] // 8 if pfe else 0
     data = open(path, "rb").read()
-    fns = sleds = 0
+    fns = sleds = tails = 0
     if sx:
         w = struct.unpack("<%di" % (sx[1] // 4), data[sx[0]:sx[0] + sx[1]])
         i = 0
         while i + 2 <= len(w):
-            fns += 1; sleds += w[i + 1]; i += 2 + w[i + 1]
-    print(f"{path.split('/')[-1]}: {nf} functions, {fns} with exit sleds ({100.0*fns/max(nf,1):.0f}%), {sleds} sleds")
+            nret, ntail = w[i + 1] & 0xffff, (w[i + 1] >> 16) & 0xffff
+            fns += 1; sleds += nret; tails += ntail; i += 2 + nret + ntail
+    print(f"{path.split('/')[-1]}: {nf} functions, {fns} with exit sleds ({100.0*fns/max(nf,1):.0f}%), {sleds} before a ret, {tails} before a tail call")

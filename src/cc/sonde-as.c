@@ -24,14 +24,17 @@
  * position independent (offsets from each field's own address, resolved by
  * the linker: no dynamic relocation, nothing written at load):
  *     .long .LPFEn - .          the function's padding (its entry's record)
- *     .long COUNT
- *     .long .Lsonde_xK - . ...  each sled
+ *     .long NRET | NTAIL << 16
+ *     .long .Lsonde_xK - . ...  each sled before a `ret`, then each before a
+ *                               tail call `jmp symbol`
  * While sonde records, the runtime turns them into calls of the module's exit
- * trampoline, and the function's entry keeps its return address.  A function
- * whose every exit the filter cannot classify as a plain `ret` (a tail call
- * `jmp symbol`, an indirect `jmp *` that may be one, a `ret` of another form,
- * a branch in inline assembly) gets no sled and no record: sonde replaces its
- * return address, as for every function of a binary built without sonde-as.
+ * trampolines, and the function's entry keeps its return address; a tail
+ * call's sled replaces it just before the jump (the callee returns through
+ * sonde's exit trampoline, which closes both).  A function with an exit the
+ * filter cannot classify (an indirect `jmp *` that may be a tail call, a
+ * `ret` of another form, a conditional jump to a symbol, a branch in inline
+ * assembly) gets no sled and no record: sonde replaces its return address at
+ * the entry, as for every function of a binary built without sonde-as.
  * Every other line passes through untouched.
  *
  * Input: the .s files on the command line, or standard input (gcc -pipe).
@@ -89,8 +92,16 @@ static void classify(struct fn *f, const char *line)
 		f->bad = 1; /* `ret $n`, `rep ret`, `notrack jmp *`: not classified */
 		return;
 	}
+	if (ml == 3 && !strncmp(mn, "jmp", 3) && *op != '*' && strncmp(op, ".L", 2))
+		return; /* a tail call: a sled goes before it */
 	if (mn[0] == 'j' && (*op == '*' || strncmp(op, ".L", 2)))
-		f->bad = 1; /* indirect, or to a symbol: may be a tail call */
+		f->bad = 1; /* indirect (a switch, or a tail call), or a conditional one to a symbol */
+}
+
+/* Is this line a tail call, `jmp symbol` (not a local label, not indirect)? */
+static int is_tail_jmp(const char *p, size_t l)
+{
+	return l > 6 && !memcmp(p, "\tjmp\t", 5) && p[5] != '*' && strncmp(p + 5, ".L", 2) && !memchr(p + 5, ' ', l - 6);
 }
 
 static unsigned long nsleds; /* labels .Lsonde_xK, unique in the file */
@@ -102,7 +113,12 @@ static void fn_flush(struct fn *f, FILE *out)
 	fclose(f->buf);
 	f->buf = NULL;
 	int sleds = !f->bad && f->sect && f->pfe[0];
-	unsigned long first = nsleds, n = 0;
+	unsigned long nret = 0, ntail = 0;
+	char *rets = NULL, *tails = NULL; /* the record's lines: the ret sleds, then the tail ones */
+	size_t rlen = 0, tlen = 0;
+	FILE *rl = sleds ? open_memstream(&rets, &rlen) : NULL, *tl = sleds ? open_memstream(&tails, &tlen) : NULL;
+	if (sleds && (!rl || !tl))
+		sleds = 0;
 	int in_app = 0;
 	for (char *p = f->text, *end = f->text + f->len; p < end;) {
 		char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -112,22 +128,33 @@ static void fn_flush(struct fn *f, FILE *out)
 		else if (!strncmp(p, "#NO_APP", 7))
 			in_app = 0;
 		else if (sleds && !in_app && l == 5 && !memcmp(p, "\tret\n", 5)) {
-			fprintf(out, ".Lsonde_x%lu:\n\t.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n", nsleds++);
-			n++;
+			fprintf(out, ".Lsonde_x%lu:\n\t.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n", nsleds);
+			fprintf(rl, "\t.long\t.Lsonde_x%lu - .\n", nsleds++);
+			nret++;
+		} else if (sleds && !in_app && is_tail_jmp(p, l)) {
+			fprintf(out, ".Lsonde_x%lu:\n\t.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n", nsleds);
+			fprintf(tl, "\t.long\t.Lsonde_x%lu - .\n", nsleds++);
+			ntail++;
 		}
 		fwrite(p, 1, l, out);
 		p += l;
 	}
-	if (sleds) { /* the record, in the entry record's section but sonde's */
+	if (rl)
+		fclose(rl);
+	if (tl)
+		fclose(tl);
+	if (sleds && nret < 0x10000 && ntail < 0x10000) { /* the record, in the entry record's section but sonde's */
 		const char *flags = strstr(f->sect, ",\"awo\",");
 		if (!flags)
 			flags = ",\"awo\",@progbits,"; /* (checked when the function began) */
 		fprintf(out, "\t.pushsection\t__sonde_exit_sleds,\"ao\",%s", flags + strlen(",\"awo\","));
-		fprintf(out, "\t.p2align 2\n\t.long\t%s - .\n\t.long\t%lu\n", f->pfe, n);
-		for (unsigned long k = first; k < nsleds; k++)
-			fprintf(out, "\t.long\t.Lsonde_x%lu - .\n", k);
+		fprintf(out, "\t.p2align 2\n\t.long\t%s - .\n\t.long\t%lu\n", f->pfe, nret | ntail << 16);
+		fwrite(rets, 1, rlen, out);
+		fwrite(tails, 1, tlen, out);
 		fputs("\t.popsection\n", out);
 	}
+	free(rets);
+	free(tails);
 	free(f->text);
 	f->text = NULL;
 	f->pfe[0] = 0;

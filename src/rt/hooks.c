@@ -382,6 +382,37 @@ static inline __attribute__((always_inline)) void exit_sled_body(uintptr_t *slot
 	L->busy = 0;
 }
 
+/* A tail call's sled (sonde-as builds): the function is about to jump to
+ * another with its own return address in the slot.  From here on the frame
+ * is an ordinary replaced one: the exit trampoline goes into the slot, so
+ * the callee (instrumented or not) returns through it, which closes the
+ * callee's frame if it has one (pushed above, same slot) and this one: the
+ * callee is nested in the function that jumped to it, as for replaced
+ * frames.  An entry that was not recorded finds no frame here: nothing. */
+static inline __attribute__((always_inline)) void tail_sled_body(uintptr_t *slot)
+{
+	struct rt_tls *L = &rt_tls;
+	if (__builtin_expect(L->state != RT_T_ON || L->busy, 0))
+		return;
+	struct sonde_thread *t = L->t;
+	L->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	uintptr_t s = (uintptr_t)slot;
+	uint32_t d = t->depth;
+	if (__builtin_expect(!(d && t->stack[d - 1].slot == s), 0)) {
+		while (t->depth && t->stack[t->depth - 1].slot < s && s - t->stack[t->depth - 1].slot < STALE_WINDOW)
+			bury(L, t, t->depth - 1, clock_ticks());
+		d = t->depth;
+	}
+	struct sonde_frame *f = d ? &t->stack[d - 1] : NULL;
+	if (f && f->slot == s && (f->flags & SONDE_FRAME_SLED) && *slot == f->site) {
+		f->flags &= ~SONDE_FRAME_SLED;
+		*slot = (uintptr_t)rt_exit_tramp;
+	}
+	atomic_signal_fence(memory_order_seq_cst);
+	L->busy = 0;
+}
+
 #define ENTER_HOOKS(name, mode, plain)                                                             \
 	RT_HIDDEN void rt_enter_##name(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot)          \
 	{                                                                                          \
@@ -415,6 +446,11 @@ HOOKS(any, rt_mode)
  * shadow stack) and one TSC read each, nothing recorded.  For bench/ only:
  * installed when SONDE_BENCH_FLOOR=1 is in the environment. */
 HOOKS(floor, 0)
+
+RT_HIDDEN void rt_tail_sled(uintptr_t *slot)
+{
+	tail_sled_body(slot);
+}
 
 RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t now, int *fresh)
 {

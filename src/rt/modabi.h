@@ -15,10 +15,12 @@
  * runtime's exit trampoline (hooks.c). See docs/INSTRUMENTATION.md.
  *
  * Exit sleds (version 4; GCC builds through sonde-as): a function listed in
- * __sonde_exit_sleds has a five-byte nop before each of its `ret`s.  While
- * recording, each becomes a `call` to the module's exit trampoline, which
- * calls exit_sled(slot), and the function's entry sled calls tramp_sled,
- * which calls enter_sled: the return address is kept.
+ * __sonde_exit_sleds has a five-byte nop before each of its `ret`s and tail
+ * calls.  While recording, each before a `ret` becomes a `call` to the
+ * module's exit trampoline, which calls exit_sled(slot); each before a tail
+ * call a `call` to its tail trampoline, which calls tail_sled(slot); and the
+ * function's entry sled calls tramp_sled, which calls enter_sled: the return
+ * address is kept (until a tail call).
  */
 #ifndef SONDE_RT_MODABI_H
 #define SONDE_RT_MODABI_H
@@ -60,12 +62,15 @@ struct sonde_modhook {
 	/* version 4: exit sleds (offsets fixed: module.c's trampolines read them) */
 	sonde_enter_fn enter_sled;       /* +80: entry of a function with exit sleds */
 	sonde_exit_sled_fn exit_sled;    /* +88: what its exit sleds reach */
-	const int32_t *exits, *exits_end; /* __sonde_exit_sleds: per function {padding, n, n sleds}, each
-	                                   * address an offset from its own field (sonde-as.c) */
+	const int32_t *exits, *exits_end; /* __sonde_exit_sleds: per function {padding, nret | ntail << 16,
+	                                   * ret sleds, tail sleds}, each address an offset from its
+	                                   * own field (sonde-as.c) */
 	const void *tramp_sled;          /* the entry trampoline calling enter_sled */
 	const void *exit_tramp;          /* what the exit sleds call */
 	uint32_t nsled_funcs;            /* functions whose exit sleds are switched on */
 	uint32_t pad4;
+	sonde_exit_sled_fn tail_sled;    /* +136: what a tail call's sled reaches */
+	const void *tail_tramp;          /* what the tail calls' sleds call */
 };
 
 /* The ELF note each module carries, so that an agent loaded into a running

@@ -111,7 +111,41 @@ __asm__(
 	"	ret\n"
 	"	.cfi_endproc\n"
 	"	.size sonde_module_exit_tramp, .-sonde_module_exit_tramp\n");
-HIDDEN void sonde_module_tramp_sled(void), sonde_module_exit_tramp(void);
+/* The tail trampoline: a patched sled just before a tail call (`jmp f`, the
+ * stack as at the function's entry) calls it, so (%rsp) is the jump's
+ * address and 8(%rsp) the slot.  The callee's arguments are in the argument
+ * registers: it keeps them, as the entry trampoline does. */
+__asm__(
+	"	.text\n"
+	"	.p2align 4\n"
+	"	.globl sonde_module_tail_tramp\n"
+	"	.hidden sonde_module_tail_tramp\n"
+	"	.type sonde_module_tail_tramp,@function\n"
+	"sonde_module_tail_tramp:\n"
+	"	.cfi_startproc\n"
+	"	push %rdi\n	.cfi_adjust_cfa_offset 8\n"
+	"	push %rsi\n	.cfi_adjust_cfa_offset 8\n"
+	"	push %rdx\n	.cfi_adjust_cfa_offset 8\n"
+	"	push %rcx\n	.cfi_adjust_cfa_offset 8\n"
+	"	push %r8\n	.cfi_adjust_cfa_offset 8\n"
+	"	push %r9\n	.cfi_adjust_cfa_offset 8\n"
+	"	push %rax\n	.cfi_adjust_cfa_offset 8\n"
+	"	push %r10\n	.cfi_adjust_cfa_offset 8\n"
+	"	lea 72(%rsp), %rdi\n"
+	"	call *sonde_module_hook+136(%rip)\n"
+	"	pop %r10\n	.cfi_adjust_cfa_offset -8\n"
+	"	pop %rax\n	.cfi_adjust_cfa_offset -8\n"
+	"	pop %r9\n	.cfi_adjust_cfa_offset -8\n"
+	"	pop %r8\n	.cfi_adjust_cfa_offset -8\n"
+	"	pop %rcx\n	.cfi_adjust_cfa_offset -8\n"
+	"	pop %rdx\n	.cfi_adjust_cfa_offset -8\n"
+	"	pop %rsi\n	.cfi_adjust_cfa_offset -8\n"
+	"	pop %rdi\n	.cfi_adjust_cfa_offset -8\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	"	.size sonde_module_tail_tramp, .-sonde_module_tail_tramp\n");
+_Static_assert(offsetof(struct sonde_modhook, tail_sled) == 136, "sonde_module_tail_tramp reads tail_sled at +136");
+HIDDEN void sonde_module_tramp_sled(void), sonde_module_exit_tramp(void), sonde_module_tail_tramp(void);
 
 /* The note the agent finds (see the top comment and SONDE_NOTE_* in
  * modabi.h): name "sonde", descriptor { u32 version, u32 0, i64 offset of
@@ -151,6 +185,7 @@ __attribute__((constructor(101))) static void sonde_module_init(void)
 	m->exits_end = __stop___sonde_exit_sleds;
 	m->tramp_sled = (const void *)sonde_module_tramp_sled;
 	m->exit_tramp = (const void *)sonde_module_exit_tramp;
+	m->tail_tramp = (const void *)sonde_module_tail_tramp;
 	sonde_register_fn reg = (sonde_register_fn)dlsym(RTLD_DEFAULT, SONDE_REGISTER_SYM);
 	if (reg)
 		reg(m); /* sonde record: the runtime is preloaded */

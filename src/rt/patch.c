@@ -121,14 +121,18 @@ static int sled_is_call(const uint8_t *at, const void *tramp)
 
 /* Exit sleds (modabi.h; sonde-as): at load time only (rt_patch_live = 0),
  * for each function of __sonde_exit_sleds whose entry sled was switched on
- * just now, every exit sled becomes `call exit_tramp` and then the entry
- * sled `call tramp_sled` (its return address is kept).  A record that does
+ * just now, every sled before a `ret` becomes `call exit_tramp`, every one
+ * before a tail call `call tail_tramp`, and then the entry sled `call
+ * tramp_sled` (its return address is kept).  A record that does
  * not check out (its padding not a numbered entry of this module, a sled not
  * the nop sonde-as wrote) leaves the function on return-address replacement.
  * The text is writable from lo to hi (rt_patch_module); sleds outside it
  * (a cold part elsewhere) get it for the duration.  Returns how many
  * functions use their exit sleds. */
 static const uint8_t nop5[SONDE_SLED] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+
+/* How many sleds a record lists: its ret sleds and its tail sleds. */
+#define SLEDS(w) ((int32_t)(((uint32_t)(w) & 0xffff) + ((uint32_t)(w) >> 16)))
 
 /* The address a field of __sonde_exit_sleds names: an offset from itself. */
 static uintptr_t exit_at(const int32_t *field)
@@ -139,11 +143,12 @@ static uintptr_t exit_at(const int32_t *field)
 static uint32_t patch_exits(struct sonde_modhook *m, uintptr_t lo, uintptr_t hi)
 {
 	const int32_t *r = m->exits, *end = m->exits_end;
-	if (!r || end <= r || !m->enter_sled || !m->exit_sled || !m->tramp_sled || !m->exit_tramp)
+	if (!r || end <= r || !m->enter_sled || !m->exit_sled || !m->tramp_sled || !m->exit_tramp || !m->tail_sled ||
+	    !m->tail_tramp)
 		return 0;
 	uintptr_t xlo = lo, xhi = hi;
-	for (const int32_t *p = r; end - p >= 2 && p[1] >= 0 && end - p - 2 >= p[1]; p += 2 + p[1])
-		for (int32_t k = 0; k < p[1]; k++) {
+	for (const int32_t *p = r; end - p >= 2 && end - p - 2 >= SLEDS(p[1]); p += 2 + SLEDS(p[1]))
+		for (int32_t k = 0; k < SLEDS(p[1]); k++) {
 			uintptr_t x = exit_at(&p[2 + k]);
 			if (x < xlo) xlo = x;
 			if (x + SONDE_SLED > xhi) xhi = x + SONDE_SLED;
@@ -152,10 +157,10 @@ static uint32_t patch_exits(struct sonde_modhook *m, uintptr_t lo, uintptr_t hi)
 	if (wider && rt_text_writable(xlo, xhi, 1) != 0)
 		return 0;
 	uint32_t nf = 0;
-	for (const int32_t *p = r; end - p >= 2; p += 2 + p[1]) {
+	for (const int32_t *p = r; end - p >= 2; p += 2 + SLEDS(p[1])) {
 		uintptr_t pad = exit_at(p);
-		int32_t n = p[1];
-		if (n < 0 || end - p - 2 < n)
+		int32_t n = SLEDS(p[1]), nret = p[1] & 0xffff;
+		if (end - p - 2 < n)
 			break; /* not a record sonde-as wrote */
 		if (pad < m->lo || pad - m->lo > m->span)
 			continue;
@@ -169,7 +174,7 @@ static uint32_t patch_exits(struct sonde_modhook *m, uintptr_t lo, uintptr_t hi)
 		if (k < n)
 			continue;
 		for (k = 0; k < n; k++)
-			write_sled((uint8_t *)exit_at(&p[2 + k]), m->exit_tramp, 1);
+			write_sled((uint8_t *)exit_at(&p[2 + k]), k < nret ? m->exit_tramp : m->tail_tramp, 1);
 		write_sled(entry, m->tramp_sled, 1);
 		nf++;
 	}

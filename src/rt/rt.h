@@ -137,6 +137,8 @@ RT_SLED_HOOKS(any)
 RT_SLED_HOOKS(floor)
 RT_HIDDEN void rt_enter_sled_traceplain(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot);
 RT_HIDDEN void rt_sled_hooks(const struct sonde_module *M, sonde_enter_fn *enter, sonde_exit_sled_fn *exit);
+/* A tail call's sled: the frame's return address replaced from here on (any mode). */
+RT_HIDDEN void rt_tail_sled(uintptr_t *slot);
 /* The ring writer's slow path (hooks.c): ring_reserve for n bytes (*fresh:
  * ring_reserve's new_chunk), the position in L (trace.h) set; NULL when the record is dropped (no ring; lossy and full, or the
  * session stopping: the loss counted). */

@@ -671,6 +671,7 @@ RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m)
 	m->slot = slot;
 	m->enter = rt_enter_hook(0, M);
 	rt_sled_hooks(M, &m->enter_sled, &m->exit_sled);
+	m->tail_sled = rt_tail_sled;
 	/* Functions the trace filters keep out stay dormant (trace-only sessions:
 	 * a profile needs every function). */
 	const uint8_t *skip = M->filter_off && !(rt_mode & SONDE_MODE_PROFILE) ? sess_ptr(rt_sess, M->filter_off) : NULL;

@@ -15,7 +15,9 @@
 #    counts are the program's;
 #  - longjmp out of 9 recorded frames and a C++ exception through 8: the
 #    calls after them are under the right callers (the dead frames closed at
-#    the next entry or exit, by comparing stack slots).
+#    the next entry or exit, by comparing stack slots);
+#  - a tail call to a function sonde does not record (usleep): the caller's
+#    time includes it (its tail sled replaced the return address).
 . "$ROOT/tests/lib.sh"
 command -v gcc >/dev/null && command -v g++ >/dev/null || { skip "exitsled" "gcc/g++ not installed"; exit 0; }
 SONDE_CC=gcc "$SONDE_CC_BIN" -O2 -rdynamic "$PROGS/exitsled.c" -o ex &&
@@ -55,6 +57,18 @@ if bad or not own:
     print(bad, file=sys.stderr); sys.exit(1)
 PY
 	done
+	# a tail call (tailer jumps to usleep, which sonde does not record): the
+	# frame lasts until usleep returns, so tailer's time has the sleeps, and
+	# ends there: not with main's own sleep after it (half of it is margin)
+	python3 - "$mode.json" "$mode.out" <<'PY' && ok "$mode: a tail call's frame ends when the callee returns (tailer's time: its sleeps, not main's)" || notok "$mode: tail call" "see $PWD/$mode.json"
+import json, re, sys
+m = re.search(r"tailer slept at least (\d+) us, then main (\d+) us", open(sys.argv[2]).read())
+us, main_us = int(m.group(1)), int(m.group(2))
+f = [f for f in json.load(open(sys.argv[1]))["functions"] if f["name"] == "tailer"][0]
+print("tailer", f["inclusive_ns"], "ns; slept", us, "us, then main", main_us, "us", file=sys.stderr)
+sys.exit(0 if f["calls"] == 4 and us * 1000 <= f["inclusive_ns"] < (us + main_us / 2) * 1000 else 1)
+PY
+	check "$mode: after tailer(), after() is main's" sh -c "grep -q '^main;after ' $mode.folded && ! grep -q 'tailer;after' $mode.folded"
 	# after the longjmp out of down() x 9, after() is main's callee, never down's
 	check "$mode: after the longjmp, after() is called by main" \
 		sh -c "grep -q '^main;after ' $mode.folded && ! grep -q 'down;after' $mode.folded"

@@ -7,6 +7,8 @@
  *    st0:st1 (complex long double);
  *  - longjmp out of recorded frames (down(), 8 deep) to main, then calls
  *    again: their counts;
+ *  - a tail call to usleep (not recorded): how long tailer() took at least,
+ *    and how long main slept after it returned (not tailer's time);
  *  - its own call counts, "calls NAME N", for the recording to match.
  * `exitsled bt` stops after the backtrace part (gdb's bt test breaks in c);
  * `exitsled spin` spins in c() under b(), a(), main() (perf's test). */
@@ -15,6 +17,7 @@
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define NOINLINE __attribute__((noinline, noclone))
 static volatile int sink;
@@ -64,6 +67,10 @@ NOINLINE int down(int d)
 	return r + 1;
 }
 NOINLINE int after(int x) { n_after++; sink = x; return x ^ 5; }
+/* a tail call to a function sonde does not record (GCC: `jmp usleep@PLT`):
+ * tailer's time includes the sleep */
+static long n_tailer;
+NOINLINE int tailer(unsigned us) { n_tailer++; sink = (int)us; return usleep(us); }
 
 int main(int argc, char **argv)
 {
@@ -88,7 +95,13 @@ int main(int argc, char **argv)
 			s += after(i + k);
 	}
 	printf("after longjmp: %d\n", s);
+	for (int k = 0; k < 4; k++) {
+		s += tailer(5000);
+		usleep(50000); /* main's own time, not tailer's (a call sonde does not record) */
+		s += after(k);
+	}
+	printf("tailer slept at least %d us, then main %d us\n", 4 * 5000, 4 * 50000);
 	printf("calls a %ld\ncalls b %ld\ncalls c %ld\ncalls down %ld\ncalls after %ld\n", n_a, n_b, n_c, n_down, n_after);
-	printf("calls r_* %ld\n", n_ret);
+	printf("calls r_* %ld\ncalls tailer %ld\n", n_ret, n_tailer);
 	return 0;
 }

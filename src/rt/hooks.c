@@ -13,7 +13,8 @@
  * and a function that is not recorded costs its nops only.  Functions with
  * exit sleds (GCC builds through sonde-cc; modabi.h) are entered through
  * rt_enter_sled_*, which leaves the slot alone, and closed by rt_exit_sled_*
- * from the sled before their `ret` (exit_sled_body below).
+ * from the sled before their `ret` (exit_sled_body below); the sled before a
+ * tail call replaces the return address there (tail_sled_body).
  *
  *  - profile mode: the calling-context tree (CCT) of the thread is extended
  *    and its node's calls / inclusive ticks updated.  The node of the callee

@@ -346,19 +346,26 @@ static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, ui
 }
 
 /* Exit sleds (sonde-as builds, modabi.h): the function is returning, its
- * frame is the top one with its slot and the SLED flag; frames above it (a
- * lower slot) were left by a non-local exit and end now.  Nothing else is
- * touched: an entry that was not recorded (re-entry, a full shadow stack)
- * finds no frame of its own here, and a tail caller sharing the slot is
- * closed by the trampoline in the slot after this function's `ret`. */
+ * frame is the topmost one with its slot and the SLED flag; the frames above
+ * it were left by a non-local exit (a longjmp; a coroutine switched away
+ * from, its stack anywhere) and end now, as exit_slow does for replaced
+ * ones.  No such frame: its entry was not recorded (re-entry, a full shadow
+ * stack); only frames whose slots show them dead (below this one's, on the
+ * same stack) are closed.  A tail caller sharing the slot is closed by the
+ * trampoline in the slot after this function's `ret`. */
 static __attribute__((noinline, cold)) void exit_sled_slow(struct rt_tls *L, struct sonde_thread *t, uintptr_t s,
                                                            uint64_t now)
 {
+	for (uint32_t i = t->depth; i-- > 0;) {
+		if (t->stack[i].slot != s || !(t->stack[i].flags & SONDE_FRAME_SLED))
+			continue;
+		while (t->depth > i + 1)
+			bury(L, t, t->depth - 1, now);
+		pop_frame(L, t, i, now, 0);
+		return;
+	}
 	while (t->depth && t->stack[t->depth - 1].slot < s && s - t->stack[t->depth - 1].slot < STALE_WINDOW)
 		bury(L, t, t->depth - 1, now);
-	uint32_t d = t->depth;
-	if (d && t->stack[d - 1].slot == s && (t->stack[d - 1].flags & SONDE_FRAME_SLED))
-		pop_frame(L, t, d - 1, now, 0);
 }
 
 static inline __attribute__((always_inline)) void exit_sled_body(uintptr_t *slot, uint32_t mode)

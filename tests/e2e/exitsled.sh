@@ -17,7 +17,9 @@
 #    calls after them are under the right callers (the dead frames closed at
 #    the next entry or exit, by comparing stack slots);
 #  - a tail call to a function sonde does not record (usleep): the caller's
-#    time includes it (its tail sled replaced the return address).
+#    time includes it (its tail sled replaced the return address);
+#  - a coroutine switched away from inside recorded frames (exitsled_co.c):
+#    output and counts the program's.
 . "$ROOT/tests/lib.sh"
 command -v gcc >/dev/null && command -v g++ >/dev/null || { skip "exitsled" "gcc/g++ not installed"; exit 0; }
 SONDE_CC=gcc "$SONDE_CC_BIN" -O2 -rdynamic "$PROGS/exitsled.c" -o ex &&
@@ -74,6 +76,24 @@ PY
 		sh -c "grep -q '^main;after ' $mode.folded && ! grep -q 'down;after' $mode.folded"
 	check "$mode: after the exception, after() is called by catcher() and main" \
 		sh -c "grep -q '^main;catcher(int);after(int) ' x$mode.folded && grep -q '^main;after(int) ' x$mode.folded && ! grep -q 'deep(int);after' x$mode.folded"
+done
+
+# a coroutine switched away from inside recorded frames (exitsled_co.c): the
+# program's output and its own counts, profile and trace
+SONDE_CC=gcc "$SONDE_CC_BIN" -O2 "$PROGS/exitsled_co.c" -o co && gcc -O2 "$PROGS/exitsled_co.c" -o co-plain &&
+	./co-plain >co.plain || notok "coroutine: build" "sonde-cc or gcc failed"
+for mode in profile trace; do
+	opt=; [ $mode = trace ] && opt=--trace
+	[ -s co.plain ] || break
+	"$SONDE" record $opt -o co-$mode.data -- ./co >co-$mode.out 2>co-$mode.err
+	check "coroutine ($mode): output of the plain build" cmp -s co.plain co-$mode.out
+	"$SONDE" report -i co-$mode.data --format json >co-$mode.json 2>/dev/null
+	python3 - co-$mode.json co.plain <<'PY' && ok "coroutine ($mode): calls recorded = the program's own counts" || notok "coroutine ($mode): calls" "see $PWD/co-$mode.json"
+import json, re, sys
+rec = dict((f["name"], f["calls"]) for f in json.load(open(sys.argv[1]))["functions"])
+own = dict((m.group(1), int(m.group(2))) for m in re.finditer(r"^calls (\w+) (\d+)$", open(sys.argv[2]).read(), re.M))
+sys.exit(0 if own and all(rec.get(k) == v for k, v in own.items()) else 1)
+PY
 done
 
 # gdb's bt at a breakpoint in c(): the plain run's frames, no trampoline

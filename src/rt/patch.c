@@ -12,6 +12,7 @@
  * rt_unpatch_module switches sleds back to the five-byte nop 0f 1f 44 00 00
  * while the program runs (the agent, docs/ATTACH.md); see write_sled for
  * what is safe to write into code that other threads execute. */
+#include <link.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -127,7 +128,9 @@ static int sled_is_call(const uint8_t *at, const void *tramp)
  * not check out (its padding not a numbered entry of this module, a sled not
  * the nop sonde-as wrote) leaves the function on return-address replacement.
  * The text is writable from lo to hi (rt_patch_module); sleds outside it
- * (a cold part elsewhere) get it for the duration.  Returns how many
+ * (a cold part elsewhere) get it for the duration, as long as they are in
+ * the executable segment of the entries (a function with one elsewhere is
+ * left on replacement).  Returns how many
  * functions use their exit sleds. */
 static const uint8_t nop5[SONDE_SLED] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 
@@ -140,16 +143,40 @@ static uintptr_t exit_at(const int32_t *field)
 	return (uintptr_t)field + (intptr_t)*field;
 }
 
+/* The executable segment that holds `at`: [*lo, *hi). */
+struct seg_find { uintptr_t at, lo, hi; };
+static int seg_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct seg_find *f = arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && f->at >= a && f->at < a + ph->p_memsz) {
+			f->lo = a;
+			f->hi = a + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static uint32_t patch_exits(struct sonde_modhook *m, uintptr_t lo, uintptr_t hi)
 {
 	const int32_t *r = m->exits, *end = m->exits_end;
 	if (!r || end <= r || !m->enter_sled || !m->exit_sled || !m->tramp_sled || !m->exit_tramp || !m->tail_sled ||
 	    !m->tail_tramp)
 		return 0;
+	/* every sled must be in the module's code: the segment of its entries */
+	struct seg_find seg = { lo, 0, 0 };
+	if (!dl_iterate_phdr(seg_cb, &seg) || hi > seg.hi)
+		return 0;
 	uintptr_t xlo = lo, xhi = hi;
 	for (const int32_t *p = r; end - p >= 2 && end - p - 2 >= SLEDS(p[1]); p += 2 + SLEDS(p[1]))
 		for (int32_t k = 0; k < SLEDS(p[1]); k++) {
 			uintptr_t x = exit_at(&p[2 + k]);
+			if (x < seg.lo || x + SONDE_SLED > seg.hi)
+				continue; /* not in the code: its function is left alone below */
 			if (x < xlo) xlo = x;
 			if (x + SONDE_SLED > xhi) xhi = x + SONDE_SLED;
 		}
@@ -169,8 +196,11 @@ static uint32_t patch_exits(struct sonde_modhook *m, uintptr_t lo, uintptr_t hi)
 		if (num >= m->nfuncs || m->entries[num] != pad || !sled_is_call(entry, m->tramp))
 			continue; /* not numbered here, or kept dormant (filters) */
 		int32_t k;
-		for (k = 0; k < n && !memcmp((const void *)exit_at(&p[2 + k]), nop5, SONDE_SLED); k++)
-			;
+		for (k = 0; k < n; k++) {
+			uintptr_t x = exit_at(&p[2 + k]);
+			if (x < seg.lo || x + SONDE_SLED > seg.hi || memcmp((const void *)x, nop5, SONDE_SLED))
+				break;
+		}
 		if (k < n)
 			continue;
 		for (k = 0; k < n; k++)

@@ -82,13 +82,14 @@ struct sonde_frame {
 	uint32_t trace_pos; /* trace mode: ring offset of the entry record, for roll-back */
 	uint32_t flags;     /* SONDE_FRAME_* */
 	uint64_t trace_prev;/* trace mode: time of the record before the entry record */
-	uint64_t site;      /* its real return address (the slot holds the exit trampoline's) */
+	uint64_t site;      /* its real return address (the slot holds the exit trampoline's, but with SONDE_FRAME_SLED) */
 };
 enum {
 	SONDE_FRAME_TRACED   = 1u << 0, /* an entry record was written */
 	SONDE_FRAME_FILTER   = 1u << 1, /* this frame matched -F: callees are traced */
 	SONDE_FRAME_UNHOOKED = 1u << 2, /* real return address put back (an exception is unwinding) */
 	SONDE_FRAME_FULLSAVE = 1u << 3, /* hooked with rt_exit_tramp_full (a function patched without a rebuild) */
+	SONDE_FRAME_SLED     = 1u << 4, /* its return address kept: its exit sleds close it (sonde-as builds) */
 	SONDE_FRAME_ENTRYLEN = 8,       /* bits 8..15: length of the entry record */
 };
 

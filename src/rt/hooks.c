@@ -10,7 +10,11 @@
  * lands in rt_exit_tramp, which calls rt_exit_hook(slot) for the real return
  * address and jumps there.  So only functions that exist in the machine code
  * are seen (inlined calls are part of their caller, as in uftrace and perf),
- * and a function that is not recorded costs its nops only.
+ * and a function that is not recorded costs its nops only.  Functions with
+ * exit sleds (GCC builds through sonde-cc; modabi.h) are entered through
+ * rt_enter_sled_*, which leaves the slot alone, and closed by rt_exit_sled_*
+ * from the sled before their `ret` (exit_sled_body below); the sled before a
+ * tail call replaces the return address there (tail_sled_body).
  *
  *  - profile mode: the calling-context tree (CCT) of the thread is extended
  *    and its node's calls / inclusive ticks updated.  The node of the callee
@@ -152,6 +156,10 @@ static void pop_frame(struct rt_tls *L, struct sonde_thread *t, uint32_t i, uint
 static void bury(struct rt_tls *L, struct sonde_thread *t, uint32_t i, uint64_t now)
 {
 	struct sonde_frame *f = &t->stack[i];
+	if (f->flags & SONDE_FRAME_SLED) { /* its slot never held the trampoline */
+		pop_frame(L, t, i, now, 1);
+		return;
+	}
 	uint32_t g = L->grave_next++ % RT_GRAVES;
 	L->priv->grave[g].slot = f->slot;
 	L->priv->grave[g].ra = f->site;
@@ -213,7 +221,7 @@ static __attribute__((noinline, cold)) struct rt_tls *enter_first(uintptr_t *slo
  * trace-only hooks carry none of the other mode's code (the runtime installs
  * the one that matches the session, see runtime.c). */
 static inline __attribute__((always_inline)) void enter_body(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot,
-                                                             uint32_t mode, int numbered, int plain)
+                                                             uint32_t mode, int numbered, int plain, int keep)
 {
 	struct rt_tls *L = &rt_tls;
 	if (__builtin_expect(L->state != RT_T_ON, 0) && !enter_first(slot))
@@ -259,11 +267,14 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 	f->site = ra;
 	f->func = func;
 	/* A tail call keeps the slot's trampoline: the full one of a patched
-	 * caller must stay, whoever was called. */
+	 * caller must stay, whoever was called.  keep: a function with exit
+	 * sleds, its slot left as it is (a tail caller's trampoline, if any,
+	 * closes the tail caller after it). */
 	uintptr_t held = *slot;
-	uintptr_t tramp = numbered || held == (uintptr_t)rt_exit_tramp_full ? (uintptr_t)rt_exit_tramp_full
-	                                                                  : (uintptr_t)rt_exit_tramp;
-	f->flags = tramp == (uintptr_t)rt_exit_tramp_full ? SONDE_FRAME_FULLSAVE : 0;
+	uintptr_t tramp = keep ? held
+	                  : numbered || held == (uintptr_t)rt_exit_tramp_full ? (uintptr_t)rt_exit_tramp_full
+	                                                                   : (uintptr_t)rt_exit_tramp;
+	f->flags = keep ? SONDE_FRAME_SLED : tramp == (uintptr_t)rt_exit_tramp_full ? SONDE_FRAME_FULLSAVE : 0;
 	if (mode & SONDE_MODE_TRACE) {
 		/* plain: the function is marked in its records[number] at once */
 		uint32_t *recs = NULL;
@@ -274,7 +285,8 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 	}
 	atomic_signal_fence(memory_order_release); /* frame complete before depth covers it */
 	t->depth = d + 1;
-	*slot = tramp;
+	if (!keep)
+		*slot = tramp;
 	t->last_tsc = now;
 out:
 	atomic_signal_fence(memory_order_seq_cst);
@@ -333,20 +345,104 @@ static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, ui
 	return ra;
 }
 
+/* Exit sleds (sonde-as builds, modabi.h): the function is returning, its
+ * frame is the topmost one with its slot and the SLED flag; the frames above
+ * it were left by a non-local exit (a longjmp; a coroutine switched away
+ * from, its stack anywhere) and end now, as exit_slow does for replaced
+ * ones.  No such frame: its entry was not recorded (re-entry, a full shadow
+ * stack); only frames whose slots show them dead (below this one's, on the
+ * same stack) are closed.  A tail caller sharing the slot is closed by the
+ * trampoline in the slot after this function's `ret`. */
+static __attribute__((noinline, cold)) void exit_sled_slow(struct rt_tls *L, struct sonde_thread *t, uintptr_t s,
+                                                           uint64_t now)
+{
+	for (uint32_t i = t->depth; i-- > 0;) {
+		if (t->stack[i].slot != s || !(t->stack[i].flags & SONDE_FRAME_SLED))
+			continue;
+		while (t->depth > i + 1)
+			bury(L, t, t->depth - 1, now);
+		pop_frame(L, t, i, now, 0);
+		return;
+	}
+	while (t->depth && t->stack[t->depth - 1].slot < s && s - t->stack[t->depth - 1].slot < STALE_WINDOW)
+		bury(L, t, t->depth - 1, now);
+}
+
+static inline __attribute__((always_inline)) void exit_sled_body(uintptr_t *slot, uint32_t mode)
+{
+	struct rt_tls *L = &rt_tls;
+	/* busy: a hook interrupted (a signal), whose nested entries were
+	 * left unhooked */
+	if (__builtin_expect(L->state != RT_T_ON || L->busy, 0))
+		return;
+	struct sonde_thread *t = L->t;
+	L->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	uint64_t now = clock_ticks();
+	uint32_t d = t->depth;
+	uintptr_t s = (uintptr_t)slot;
+	if (__builtin_expect(d && t->stack[d - 1].slot == s && (t->stack[d - 1].flags & SONDE_FRAME_SLED), 1))
+		pop_frame_mode(L, t, d - 1, now, 0, mode);
+	else
+		exit_sled_slow(L, t, s, now);
+	t->last_tsc = now;
+	atomic_signal_fence(memory_order_seq_cst);
+	L->busy = 0;
+}
+
+/* A tail call's sled (sonde-as builds): the function is about to jump to
+ * another with its own return address in the slot.  From here on the frame
+ * is an ordinary replaced one: the exit trampoline goes into the slot, so
+ * the callee (instrumented or not) returns through it, which closes the
+ * callee's frame if it has one (pushed above, same slot) and this one: the
+ * callee is nested in the function that jumped to it, as for replaced
+ * frames.  An entry that was not recorded finds no frame here: nothing. */
+static inline __attribute__((always_inline)) void tail_sled_body(uintptr_t *slot)
+{
+	struct rt_tls *L = &rt_tls;
+	if (__builtin_expect(L->state != RT_T_ON || L->busy, 0))
+		return;
+	struct sonde_thread *t = L->t;
+	L->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	uintptr_t s = (uintptr_t)slot;
+	uint32_t d = t->depth;
+	if (__builtin_expect(!(d && t->stack[d - 1].slot == s), 0)) {
+		while (t->depth && t->stack[t->depth - 1].slot < s && s - t->stack[t->depth - 1].slot < STALE_WINDOW)
+			bury(L, t, t->depth - 1, clock_ticks());
+		d = t->depth;
+	}
+	struct sonde_frame *f = d ? &t->stack[d - 1] : NULL;
+	if (f && f->slot == s && (f->flags & SONDE_FRAME_SLED) && *slot == f->site) {
+		f->flags &= ~SONDE_FRAME_SLED;
+		*slot = (uintptr_t)rt_exit_tramp;
+	}
+	atomic_signal_fence(memory_order_seq_cst);
+	L->busy = 0;
+}
+
 #define ENTER_HOOKS(name, mode, plain)                                                             \
 	RT_HIDDEN void rt_enter_##name(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot)          \
 	{                                                                                          \
-		enter_body(m, fn, slot, mode, 0, plain);                                           \
+		enter_body(m, fn, slot, mode, 0, plain, 0);                                        \
 	}                                                                                          \
 	RT_HIDDEN void rt_enter_num_##name(struct sonde_modhook *m, uintptr_t number, uintptr_t *slot)  \
 	{                                                                                          \
-		enter_body(m, number, slot, mode, 1, plain);                                       \
+		enter_body(m, number, slot, mode, 1, plain, 0);                                    \
+	}                                                                                          \
+	RT_HIDDEN void rt_enter_sled_##name(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot)     \
+	{                                                                                          \
+		enter_body(m, fn, slot, mode, 0, plain, 1);                                        \
 	}
 #define HOOKS(name, mode)                                                                          \
 	ENTER_HOOKS(name, mode, 0)                                                                 \
 	RT_HIDDEN uintptr_t rt_exit_##name(uintptr_t slot)                                          \
 	{                                                                                          \
 		return exit_body(slot, mode);                                                      \
+	}                                                                                          \
+	RT_HIDDEN void rt_exit_sled_##name(uintptr_t *slot)                                         \
+	{                                                                                          \
+		exit_sled_body(slot, mode);                                                        \
 	}
 HOOKS(profile, SONDE_MODE_PROFILE)
 HOOKS(trace, SONDE_MODE_TRACE)
@@ -358,6 +454,11 @@ HOOKS(any, rt_mode)
  * shadow stack) and one TSC read each, nothing recorded.  For bench/ only:
  * installed when SONDE_BENCH_FLOOR=1 is in the environment. */
 HOOKS(floor, 0)
+
+RT_HIDDEN void rt_tail_sled(uintptr_t *slot)
+{
+	tail_sled_body(slot);
+}
 
 RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t now, int *fresh)
 {

@@ -12,6 +12,7 @@
  * rt_unpatch_module switches sleds back to the five-byte nop 0f 1f 44 00 00
  * while the program runs (the agent, docs/ATTACH.md); see write_sled for
  * what is safe to write into code that other threads execute. */
+#include <link.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -119,6 +120,99 @@ static int sled_is_call(const uint8_t *at, const void *tramp)
 	return at[0] == 0xe8 && (uintptr_t)(at + SONDE_SLED) + (intptr_t)rel == (uintptr_t)tramp;
 }
 
+/* Exit sleds (modabi.h; sonde-as): at load time only (rt_patch_live = 0),
+ * for each function of __sonde_exit_sleds whose entry sled was switched on
+ * just now, every sled before a `ret` becomes `call exit_tramp`, every one
+ * before a tail call `call tail_tramp`, and then the entry sled `call
+ * tramp_sled` (its return address is kept).  A record that does
+ * not check out (its padding not a numbered entry of this module, a sled not
+ * the nop sonde-as wrote) leaves the function on return-address replacement.
+ * The text is writable from lo to hi (rt_patch_module); sleds outside it
+ * (a cold part elsewhere) get it for the duration, as long as they are in
+ * the executable segment of the entries (a function with one elsewhere is
+ * left on replacement).  Returns how many
+ * functions use their exit sleds. */
+static const uint8_t nop5[SONDE_SLED] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+
+/* How many sleds a record lists: its ret sleds and its tail sleds. */
+#define SLEDS(w) ((int32_t)(((uint32_t)(w) & 0xffff) + ((uint32_t)(w) >> 16)))
+
+/* The address a field of __sonde_exit_sleds names: an offset from itself. */
+static uintptr_t exit_at(const int32_t *field)
+{
+	return (uintptr_t)field + (intptr_t)*field;
+}
+
+/* The executable segment that holds `at`: [*lo, *hi). */
+struct seg_find { uintptr_t at, lo, hi; };
+static int seg_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct seg_find *f = arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && f->at >= a && f->at < a + ph->p_memsz) {
+			f->lo = a;
+			f->hi = a + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static uint32_t patch_exits(struct sonde_modhook *m, uintptr_t lo, uintptr_t hi)
+{
+	const int32_t *r = m->exits, *end = m->exits_end;
+	if (!r || end <= r || !m->enter_sled || !m->exit_sled || !m->tramp_sled || !m->exit_tramp || !m->tail_sled ||
+	    !m->tail_tramp)
+		return 0;
+	/* every sled must be in the module's code: the segment of its entries */
+	struct seg_find seg = { lo, 0, 0 };
+	if (!dl_iterate_phdr(seg_cb, &seg) || hi > seg.hi)
+		return 0;
+	uintptr_t xlo = lo, xhi = hi;
+	for (const int32_t *p = r; end - p >= 2 && end - p - 2 >= SLEDS(p[1]); p += 2 + SLEDS(p[1]))
+		for (int32_t k = 0; k < SLEDS(p[1]); k++) {
+			uintptr_t x = exit_at(&p[2 + k]);
+			if (x < seg.lo || x + SONDE_SLED > seg.hi)
+				continue; /* not in the code: its function is left alone below */
+			if (x < xlo) xlo = x;
+			if (x + SONDE_SLED > xhi) xhi = x + SONDE_SLED;
+		}
+	int wider = xlo < lo || xhi > hi;
+	if (wider && rt_text_writable(xlo, xhi, 1) != 0)
+		return 0;
+	uint32_t nf = 0;
+	for (const int32_t *p = r; end - p >= 2; p += 2 + SLEDS(p[1])) {
+		uintptr_t pad = exit_at(p);
+		int32_t n = SLEDS(p[1]), nret = p[1] & 0xffff;
+		if (end - p - 2 < n)
+			break; /* not a record sonde-as wrote */
+		if (pad < m->lo || pad - m->lo > m->span)
+			continue;
+		uint32_t num = *(const uint32_t *)pad;
+		uint8_t *entry = (uint8_t *)(pad + SONDE_PAD);
+		if (num >= m->nfuncs || m->entries[num] != pad || !sled_is_call(entry, m->tramp))
+			continue; /* not numbered here, or kept dormant (filters) */
+		int32_t k;
+		for (k = 0; k < n; k++) {
+			uintptr_t x = exit_at(&p[2 + k]);
+			if (x < seg.lo || x + SONDE_SLED > seg.hi || memcmp((const void *)x, nop5, SONDE_SLED))
+				break;
+		}
+		if (k < n)
+			continue;
+		for (k = 0; k < n; k++)
+			write_sled((uint8_t *)exit_at(&p[2 + k]), k < nret ? m->exit_tramp : m->tail_tramp, 1);
+		write_sled(entry, m->tramp_sled, 1);
+		nf++;
+	}
+	if (wider)
+		rt_text_writable(xlo, xhi, 0);
+	return nf;
+}
+
 /* Returns how many functions stay dormant (skip), or -1. */
 RT_HIDDEN int rt_patch_module(struct sonde_modhook *m, const uint8_t *skip)
 {
@@ -151,6 +245,7 @@ RT_HIDDEN int rt_patch_module(struct sonde_modhook *m, const uint8_t *skip)
 		if ((skip && (skip[i >> 2] >> ((i & 3) * 2)) & 2u) || write_sled(sled, m->tramp, 1))
 			dormant++;
 	}
+	m->nsled_funcs = rt_patch_live ? 0 : patch_exits(m, lo, hi + SONDE_PAD + SONDE_SLED);
 	rt_text_writable(lo, hi + SONDE_PAD + SONDE_SLED, 0);
 	m->numbered = 1;
 	m->patched = 1;
@@ -172,7 +267,7 @@ RT_HIDDEN int rt_unpatch_module(struct sonde_modhook *m)
 		return -1;
 	for (uint32_t i = 0; i < m->nfuncs; i++) {
 		uint8_t *sled = (uint8_t *)(uintptr_t)(m->entries[i] + SONDE_PAD);
-		if (sled_is_call(sled, m->tramp))
+		if (sled_is_call(sled, m->tramp) || (m->tramp_sled && sled_is_call(sled, m->tramp_sled)))
 			write_sled(sled, m->tramp, 0);
 	}
 	rt_text_writable(lo, hi + SONDE_PAD + SONDE_SLED, 0);

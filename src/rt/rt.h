@@ -126,6 +126,19 @@ RT_HIDDEN void rt_enter_num_traceplain(struct sonde_modhook *m, uintptr_t number
 /* The entry hook for the session's mode (numbered: a patched module's) and
  * module M (a trace without filters, none for M: the plain trace hook). */
 RT_HIDDEN sonde_enter_fn rt_enter_hook(int numbered, const struct sonde_module *M);
+/* The same for functions with exit sleds (sonde-as builds): entry hooks
+ * that keep the return address, and the exit sleds' hook. */
+#define RT_SLED_HOOKS(name)                                                                        \
+	RT_HIDDEN void rt_enter_sled_##name(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot);    \
+	RT_HIDDEN void rt_exit_sled_##name(uintptr_t *slot);
+RT_SLED_HOOKS(profile)
+RT_SLED_HOOKS(trace)
+RT_SLED_HOOKS(any)
+RT_SLED_HOOKS(floor)
+RT_HIDDEN void rt_enter_sled_traceplain(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot);
+RT_HIDDEN void rt_sled_hooks(const struct sonde_module *M, sonde_enter_fn *enter, sonde_exit_sled_fn *exit);
+/* A tail call's sled: the frame's return address replaced from here on (any mode). */
+RT_HIDDEN void rt_tail_sled(uintptr_t *slot);
 /* The ring writer's slow path (hooks.c): ring_reserve for n bytes (*fresh:
  * ring_reserve's new_chunk), the position in L (trace.h) set; NULL when the record is dropped (no ring; lossy and full, or the
  * session stopping: the loss counted). */

@@ -462,7 +462,7 @@ RT_HIDDEN void rt_resume_frames(struct rt_tls *L, const struct sonde_frame *fram
 		t->stack[i].trace_pos = 0;
 		/* No entry record in this process: no exit record either, except in
 		 * a trace, where a TRX_RESUME record opens the frame again. */
-		t->stack[i].flags = flags & (SONDE_FRAME_UNHOOKED | SONDE_FRAME_FULLSAVE);
+		t->stack[i].flags = flags & (SONDE_FRAME_UNHOOKED | SONDE_FRAME_FULLSAVE | SONDE_FRAME_SLED);
 		if (L->ring && (flags & SONDE_FRAME_TRACED) && trace_resume(L, t->stack[i].func, now) == 0) {
 			t->stack[i].flags |= SONDE_FRAME_TRACED;
 			rt_trace_mark(L, t->stack[i].func); /* its exit does not mark it (trace.h) */
@@ -635,6 +635,18 @@ RT_HIDDEN sonde_enter_fn rt_enter_hook(int numbered, const struct sonde_module *
 	}
 }
 
+RT_HIDDEN void rt_sled_hooks(const struct sonde_module *M, sonde_enter_fn *enter, sonde_exit_sled_fn *exit)
+{
+	sonde_enter_fn e = rt_enter_hook(0, M); /* the same choice, for the function with exit sleds */
+	*enter = e == rt_enter_floor ? rt_enter_sled_floor
+	       : e == rt_enter_profile ? rt_enter_sled_profile
+	       : e == rt_enter_traceplain ? rt_enter_sled_traceplain
+	       : e == rt_enter_trace ? rt_enter_sled_trace : rt_enter_sled_any;
+	*exit = e == rt_enter_floor ? rt_exit_sled_floor
+	      : e == rt_enter_profile ? rt_exit_sled_profile
+	      : e == rt_enter_traceplain || e == rt_enter_trace ? rt_exit_sled_trace : rt_exit_sled_any;
+}
+
 RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m)
 {
 	int saved = errno;
@@ -658,6 +670,8 @@ RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m)
 	rt_filter_module(M); /* trace -F/-N/--domain (filter.c) */
 	m->slot = slot;
 	m->enter = rt_enter_hook(0, M);
+	rt_sled_hooks(M, &m->enter_sled, &m->exit_sled);
+	m->tail_sled = rt_tail_sled;
 	/* Functions the trace filters keep out stay dormant (trace-only sessions:
 	 * a profile needs every function). */
 	const uint8_t *skip = M->filter_off && !(rt_mode & SONDE_MODE_PROFILE) ? sess_ptr(rt_sess, M->filter_off) : NULL;

@@ -1,0 +1,133 @@
+# exitsled.sh — exit sleds (docs/INSTRUMENTATION.md "Exit sleds"): a GCC
+# build through sonde-cc has a five-byte nop before each `ret` of its
+# functions (sonde-as) and records them in __sonde_exit_sleds; while
+# recording they call the module's exit trampoline and the return address is
+# never replaced.  Checked on tests/progs/exitsled.c and exitsled_cxx.cpp,
+# sonde-cc -O2:
+#  - the build has the sleds (the section, and a nop before c()'s `ret`);
+#  - gdb's bt at a breakpoint in c() (called by b, a, main) is the plain
+#    run's, frame for frame: no exit trampoline in the stack; so are the
+#    stacks of `perf record --call-graph=dwarf` samples in c() (if perf can
+#    sample here);
+#  - the program's own output (backtrace() names, return values in rax:rdx,
+#    xmm0, xmm0:xmm1, st0, st0:st1, counts after longjmp) is the plain
+#    build's under `sonde record` and `--trace`, and the recording's call
+#    counts are the program's;
+#  - longjmp out of 9 recorded frames and a C++ exception through 8: the
+#    calls after them are under the right callers (the dead frames closed at
+#    the next entry or exit, by comparing stack slots);
+#  - a tail call to a function sonde does not record (usleep): the caller's
+#    time includes it (its tail sled replaced the return address);
+#  - a coroutine switched away from inside recorded frames (exitsled_co.c):
+#    output and counts the program's.
+. "$ROOT/tests/lib.sh"
+command -v gcc >/dev/null && command -v g++ >/dev/null || { skip "exitsled" "gcc/g++ not installed"; exit 0; }
+SONDE_CC=gcc "$SONDE_CC_BIN" -O2 -rdynamic "$PROGS/exitsled.c" -o ex &&
+	gcc -O2 -rdynamic "$PROGS/exitsled.c" -o ex-plain &&
+	SONDE_CXX=g++ "$SONDE_CXX_BIN" -O2 "$PROGS/exitsled_cxx.cpp" -o exx &&
+	g++ -O2 "$PROGS/exitsled_cxx.cpp" -o exx-plain || { notok "build" "sonde-cc or gcc failed"; exit 0; }
+
+check "the sonde-cc build has a __sonde_exit_sleds section" sh -c "readelf -SW ex | grep -q ' __sonde_exit_sleds '"
+check "c() has a five-byte nop right before its ret" \
+	sh -c "objdump -d ex | awk '/<c>:/,/^\$/' | grep -B1 -E '\\sret' | grep -q '0f 1f 44 00 00'"
+
+# the program's own observations, plain build against sonde-cc build
+./ex-plain >plain.out
+./exx-plain >plainx.out
+check "dormant: output of the plain build" cmp -s plain.out <(./ex)
+for mode in profile trace; do
+	opt=; [ $mode = trace ] && opt=--trace
+	"$SONDE" record $opt -o $mode.data -- ./ex >$mode.out 2>$mode.err
+	"$SONDE" record $opt -o x$mode.data -- ./exx >x$mode.out 2>x$mode.err
+	check "$mode: output of the plain build (backtrace, return registers, longjmp)" cmp -s plain.out $mode.out
+	check "$mode: C++ output of the plain build (exceptions through exit sleds)" cmp -s plainx.out x$mode.out
+	"$SONDE" export -i $mode.data --format folded >$mode.folded 2>/dev/null
+	"$SONDE" export -i x$mode.data --format folded >x$mode.folded 2>/dev/null
+	"$SONDE" report -i $mode.data --format json >$mode.json 2>/dev/null
+	"$SONDE" report -i x$mode.data --format json >x$mode.json 2>/dev/null
+	for p in "$mode:ex:plain.out" "x$mode:exx:plainx.out"; do
+		IFS=: read -r d prog ref <<<"$p"
+		python3 - "$d.json" "$ref" <<'PY' && ok "$mode/$prog: calls recorded = the program's own counts" || notok "$mode/$prog: calls" "see $PWD/$d.json"
+import json, re, sys
+rec = {}
+for f in json.load(open(sys.argv[1]))["functions"]:
+    rec[re.sub(r"\(.*", "", f["name"])] = rec.get(re.sub(r"\(.*", "", f["name"]), 0) + f["calls"]
+own = dict((m.group(1), int(m.group(2))) for m in re.finditer(r"^calls (\w+) (\d+)$", open(sys.argv[2]).read(), re.M))
+own.pop("r_", None)
+bad = [(k, v, rec.get(k)) for k, v in own.items() if rec.get(k) != v]
+if bad or not own:
+    print(bad, file=sys.stderr); sys.exit(1)
+PY
+	done
+	# a tail call (tailer jumps to usleep, which sonde does not record): the
+	# frame lasts until usleep returns, so tailer's time has the sleeps, and
+	# ends there: not with main's own sleep after it (half of it is margin)
+	python3 - "$mode.json" "$mode.out" <<'PY' && ok "$mode: a tail call's frame ends when the callee returns (tailer's time: its sleeps, not main's)" || notok "$mode: tail call" "see $PWD/$mode.json"
+import json, re, sys
+m = re.search(r"tailer slept at least (\d+) us, then main (\d+) us", open(sys.argv[2]).read())
+us, main_us = int(m.group(1)), int(m.group(2))
+f = [f for f in json.load(open(sys.argv[1]))["functions"] if f["name"] == "tailer"][0]
+print("tailer", f["inclusive_ns"], "ns; slept", us, "us, then main", main_us, "us", file=sys.stderr)
+sys.exit(0 if f["calls"] == 4 and us * 1000 <= f["inclusive_ns"] < (us + main_us / 2) * 1000 else 1)
+PY
+	check "$mode: after tailer(), after() is main's" sh -c "grep -q '^main;after ' $mode.folded && ! grep -q 'tailer;after' $mode.folded"
+	# after the longjmp out of down() x 9, after() is main's callee, never down's
+	check "$mode: after the longjmp, after() is called by main" \
+		sh -c "grep -q '^main;after ' $mode.folded && ! grep -q 'down;after' $mode.folded"
+	check "$mode: after the exception, after() is called by catcher() and main" \
+		sh -c "grep -q '^main;catcher(int);after(int) ' x$mode.folded && grep -q '^main;after(int) ' x$mode.folded && ! grep -q 'deep(int);after' x$mode.folded"
+done
+
+# a coroutine switched away from inside recorded frames (exitsled_co.c): the
+# program's output and its own counts, profile and trace
+SONDE_CC=gcc "$SONDE_CC_BIN" -O2 "$PROGS/exitsled_co.c" -o co && gcc -O2 "$PROGS/exitsled_co.c" -o co-plain &&
+	./co-plain >co.plain || notok "coroutine: build" "sonde-cc or gcc failed"
+for mode in profile trace; do
+	opt=; [ $mode = trace ] && opt=--trace
+	[ -s co.plain ] || break
+	"$SONDE" record $opt -o co-$mode.data -- ./co >co-$mode.out 2>co-$mode.err
+	check "coroutine ($mode): output of the plain build" cmp -s co.plain co-$mode.out
+	"$SONDE" report -i co-$mode.data --format json >co-$mode.json 2>/dev/null
+	python3 - co-$mode.json co.plain <<'PY' && ok "coroutine ($mode): calls recorded = the program's own counts" || notok "coroutine ($mode): calls" "see $PWD/co-$mode.json"
+import json, re, sys
+rec = dict((f["name"], f["calls"]) for f in json.load(open(sys.argv[1]))["functions"])
+own = dict((m.group(1), int(m.group(2))) for m in re.finditer(r"^calls (\w+) (\d+)$", open(sys.argv[2]).read(), re.M))
+sys.exit(0 if own and all(rec.get(k) == v for k, v in own.items()) else 1)
+PY
+done
+
+# gdb's bt at a breakpoint in c(): the plain run's frames, no trampoline
+gdb=$(command -v gdb || command -v gdb-multiarch)
+if [ -n "$gdb" ]; then
+	printf 'set pagination off\nbreak c\nrun\nbt\n' >bt.gdb
+	frames() { sed -nE 's/^#[0-9]+ +(0x[0-9a-f]+ in )?([^ ]+) .*/\2/p' "$1"; }
+	"$gdb" -q -batch -x bt.gdb --args ./ex bt >bt.plain 2>&1
+	"$SONDE" record --no-patch -o bt.data -- "$gdb" -q -batch -x bt.gdb --args ./ex bt >bt.rec 2>&1
+	if [ "$(frames bt.plain | head -4 | tr '\n' ' ')" = "c b a main " ] && cmp -s <(frames bt.plain) <(frames bt.rec); then
+		ok "gdb bt in a recorded -O2 function: the plain run's frames ($(frames bt.rec | tr '\n' ' '))"
+	else
+		notok "gdb bt in a recorded -O2 function" "$(frames bt.plain | tr '\n' ' ') / $(frames bt.rec | tr '\n' ' ')"
+	fi
+	# and the run under gdb was recorded (c() entered once before the break)
+	check "gdb bt: the program under gdb was recorded" sh -c "'$SONDE' info -i bt.data 2>&1 | grep -q 'instrumented'"
+else
+	skip "gdb bt" "gdb not installed"
+fi
+
+# perf --call-graph=dwarf (unwinds a copy of the stack after the fact): the
+# first sample in c() has the plain run's callers
+if command -v perf >/dev/null && perf record -q -e cpu-clock -o perf.try true >/dev/null 2>&1; then
+	pstack() { # the first sample in c: its frames' names
+		perf script -i "$1" 2>/dev/null | awk '/^ex/ { getline; if ($2 ~ /^c\+/) { s = ""; while ($0 != "") { sub(/\+.*/, "", $2); s = s " " $2; getline } print s; exit } }'
+	}
+	perf record -q -e cpu-clock --call-graph=dwarf -o perf.plain ./ex-plain spin >/dev/null 2>&1
+	"$SONDE" record --no-patch -o perf.data -- perf record -q -e cpu-clock --call-graph=dwarf -o perf.rec ./ex spin >/dev/null 2>&1
+	sp=$(pstack perf.plain) sr=$(pstack perf.rec)
+	if [ "$(echo $sp | cut -d' ' -f1-4)" = "c b a main" ] && [ "$sp" = "$sr" ]; then
+		ok "perf --call-graph=dwarf in a recorded -O2 function: the plain run's frames ($sr)"
+	else
+		notok "perf --call-graph=dwarf" "plain:$sp / recorded:$sr"
+	fi
+else
+	skip "perf --call-graph=dwarf" "perf cannot sample here"
+fi

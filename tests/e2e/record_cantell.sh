@@ -1,0 +1,79 @@
+# record_cantell.sh — a recorded C program cannot tell (issue 27): what
+# tests/progs/cantell.c observes of itself (backtrace and _Unwind_Backtrace
+# from main and 11 frames deep; threads ended by pthread_exit and
+# pthread_cancel six frames deep, with their cleanup handlers, cleanup
+# variables, TSD and thread_local destructors that call recorded functions
+# and backtrace; atexit handlers and a destructor function after main; a
+# signal handler on an alternate stack in main's own frame, left once by
+# siglongjmp; two swapcontext coroutines on neighbouring stacks in main's
+# frame; longjmp across 40 frames and back into a live chain; vfork and fork
+# children ending with _exit) is byte for byte the same plain, under `sonde
+# record` and under `sonde record --trace`, for gcc and clang at -O0
+# (pthread_cleanup_push's setjmp form) and -O2 -fexceptions (its unwinding
+# form, and the cleanup variables run).  The recordings' call counts and the
+# callers the program's own stack gives (tests/matrix_check.py) are the
+# program's; the fork child's exit status is in `sonde info`.  Attached
+# (`sonde record -p`, the GOT redirections), gcc -O2: the same output.
+# selfsame.sh is its C++ twin.
+. "$ROOT/tests/matrix_lib.sh"
+trap '' PIPE
+
+# The plain run shows what the cases are about (else a case that observes
+# nothing would pass recorded too): the frames of the deep walks, the
+# handlers and destructors that ran.
+plain_sane() {
+	local f=$1
+	grep -q '^backtrace 11 deep: 1[0-9] frames:\( deep\)\{11\} main ' <(sed 's/ show_into ?\?//' "$f") &&
+		[ "$(grep -c '^  \(TSD\|thread_local\) destructor: [0-9]* frames: show_into t[sl][ds]_end' "$f")" = 4 ] &&
+		[ "$(grep -c '^pthread_\(exit\|cancel\): [a-z]*, 6 cleanup handlers' "$f")" = 2 ] &&
+		[ "$(grep '^signal handler on the alternate stack' "$f" | grep -o ' sig_deep' | wc -l)" = 11 ] &&
+		[ "$(grep '^coroutine 0, 21 frames deep' "$f" | grep -o ' co_rec' | wc -l)" = 21 ] &&
+		grep -q '^atexit handler 4 deep: .*\( at_exit_work\)\{4\}' "$f" &&
+		grep -q '^fork child: exit 7$' "$f" && grep -q '^vfork child: exit 3$' "$f"
+}
+
+for cc in gcc clang; do
+	if ! command -v $cc >/dev/null; then
+		skip "cantell/$cc" "$cc not installed"; continue
+	fi
+	cxx=$cc
+	for opt in O0 O2; do
+		m=cantell/$cc/$opt
+		x=
+		[ $opt = O2 ] && x=-fexceptions
+		mkdir -p "$T/$cc-$opt" && cd "$T/$cc-$opt" || exit 1
+		if build cantell "$SONDE_CC_BIN" $x -rdynamic -pthread "$PROGS/cantell.c" -o cantell; then
+			record cantell -- ./cantell
+			check "$m/cantell/the plain run observes every case" plain_sane cantell.plain
+			record cantell.trace --trace -- ./cantell
+			if [ -s cantell.out ]; then
+				# the fork child: the main process's child, ended by _exit(7)
+				check "$m/cantell/the forked child's exit status (_exit 7)" jq_py \
+					<("$SONDE" info -i cantell.data --format=json) \
+					'p = d["processes"]; sys.exit(not any(c["ppid"] == p[0]["pid"] and c["exit_status"] == 7 for c in p[1:]))'
+			fi
+		fi
+		cd "$T" || exit 1
+	done
+done
+
+# Attached (`sonde record -p`: swapcontext, the unwinder's entry points and
+# thread_local destructors reached through the GOT, got.c): gcc -O2.
+cd "$T/gcc-O2" 2>/dev/null && [ -x cantell ] && {
+	m=cantell/gcc/O2
+	rm -f go.fifo pidf
+	mkfifo go.fifo
+	./cantell go.fifo pidf >attached.out 2>attached.perr &
+	prog=$!
+	for _ in $(seq 250); do [ -s pidf ] && break; sleep 0.02; done
+	"$SONDE" record -p "$(cat pidf)" -o attached.data 2>attached.err &
+	sp=$!
+	for _ in $(seq 1000); do grep -q "recording process" attached.err 2>/dev/null && break; sleep 0.02; done
+	echo go >go.fifo
+	wait $prog
+	wait $sp
+	check "$m/attached/output unchanged" cmp -s cantell.plain attached.out
+	echo "$m/attached $PWD/attached.data $PWD/attached.out" >>"$jobs"
+}
+cd "$T" || exit 1
+python3 "$ROOT/tests/matrix_check.py" "$jobs"

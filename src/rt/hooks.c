@@ -49,9 +49,7 @@
 #include "rt/rt.h"
 #include "rt/trace.h"
 
-/* Frames of one stack lie within this distance: a slot further away (a
- * signal handler on an alternate stack) is never taken for a dead frame. */
-#define STALE_WINDOW ((uintptr_t)1 << 20)
+#define STALE_WINDOW RT_STACK_WINDOW
 
 /* Find or create the child of `cur` for `func`. */
 static __attribute__((noinline, cold)) uint32_t cct_child_slow(struct rt_tls *L, struct sonde_thread *t, uint32_t cur, uint32_t func)
@@ -158,10 +156,88 @@ static void bury(struct rt_tls *L, struct sonde_thread *t, uint32_t i, uint64_t 
 	pop_frame(L, t, i, now, 1);
 }
 
+/* sigaltstack(NULL, &ss) without libc: the entry hook's slow path runs with
+ * the instrumented function's arguments in the vector registers. */
+struct rt_kstack {
+	void *sp;
+	int flags;
+	size_t size;
+};
+static long sys_sigaltstack_get(struct rt_kstack *ss)
+{
+#if defined(__x86_64__)
+	long r;
+	__asm__ volatile("syscall" : "=a"(r) : "0"(131L /* SYS_sigaltstack */), "D"(0L), "S"(ss)
+	                 : "rcx", "r11", "memory");
+	return r;
+#else
+	(void)ss;
+	return -1;
+#endif
+}
+
+RT_HIDDEN int rt_slot_dead(struct rt_altstack *alt, uintptr_t sp, uintptr_t slot)
+{
+	if (slot > sp || sp - slot >= STALE_WINDOW)
+		return 0;
+	if (!alt->asked) {
+		struct rt_kstack ss;
+		alt->asked = 1;
+		if (sys_sigaltstack_get(&ss) == 0 && (ss.flags & 1 /* SS_ONSTACK */)) {
+			alt->on = 1;
+			alt->lo = (uintptr_t)ss.sp;
+			alt->hi = alt->lo + ss.size;
+		}
+	}
+	/* on the alternate stack: dead if the slot is on it too */
+	return !alt->on || (slot >= alt->lo && slot < alt->hi);
+}
+
 RT_HIDDEN void rt_close_below(struct rt_tls *L, struct sonde_thread *t, uintptr_t sp, uint64_t now)
 {
-	while (t->depth && t->stack[t->depth - 1].slot < sp && sp - t->stack[t->depth - 1].slot < STALE_WINDOW)
+	struct rt_altstack alt = { 0 };
+	while (t->depth && t->stack[t->depth - 1].slot < sp && rt_slot_dead(&alt, sp, t->stack[t->depth - 1].slot))
 		bury(L, t, t->depth - 1, now);
+}
+
+RT_HIDDEN void rt_close_all(struct rt_tls *L, struct sonde_thread *t, uint64_t now)
+{
+	while (t->depth)
+		bury(L, t, t->depth - 1, now);
+}
+
+RT_HIDDEN void rt_close_dead(struct rt_tls *L, struct sonde_thread *t, uintptr_t sp, uint64_t now)
+{
+	struct rt_altstack alt = { 0 };
+	uint32_t d = t->depth, i;
+	for (i = 0; i < d; i++) {
+		const struct sonde_frame *f = &t->stack[i];
+		if (f->slot < sp) {
+			if (rt_slot_dead(&alt, sp, f->slot))
+				break;
+			continue;
+		}
+		if (f->slot - sp >= STALE_WINDOW)
+			continue; /* another stack's: not read */
+		uintptr_t v = *(const uintptr_t *)(uintptr_t)f->slot;
+		if (v != ((f->flags & SONDE_FRAME_UNHOOKED) ? f->site : rt_exit_tramp_for(f->flags)))
+			break;
+	}
+	while (t->depth > i)
+		bury(L, t, t->depth - 1, now);
+}
+
+RT_HIDDEN uint32_t rt_suspend_frames(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *out, uint32_t max,
+                                     uint64_t now)
+{
+	uint32_t d = t->depth;
+	if (d > max)
+		return UINT32_MAX;
+	/* copied first: a --min-time roll-back at the pop changes nothing of them */
+	__builtin_memcpy(out, t->stack, d * sizeof *out);
+	while (t->depth)
+		pop_frame(L, t, t->depth - 1, now, 0);
+	return d;
 }
 
 /* Entry of a call whose slot is at or above the top frame's: close the dead
@@ -175,12 +251,15 @@ static __attribute__((noinline, cold)) uintptr_t close_stale(struct rt_tls *L, s
 {
 	uintptr_t s = (uintptr_t)slot, ra = *slot;
 	uint32_t d = t->depth;
+	struct rt_altstack alt = { 0 };
 	while (d) {
 		struct sonde_frame *top = &t->stack[d - 1];
 		if (top->slot > s || s - top->slot >= STALE_WINDOW)
 			break;
 		if (top->slot == s && rt_is_exit_tramp(ra)) /* tail call */
 			return top->site;
+		if (!rt_slot_dead(&alt, s, top->slot))
+			break; /* interrupted by the signal handler this call is part of */
 		bury(L, t, --d, now);
 	}
 	if (rt_is_exit_tramp(ra)) { /* hooked by a frame closed before */

@@ -14,8 +14,9 @@
  *  - _Unwind_Backtrace (libstdc++'s <stacktrace>, libbacktrace, abseil):
  *    the same, the callback never seeing this wrapper's frame.
  *  - pthread_exit and _Unwind_ForcedUnwind: the thread unwinds to its end;
- *    the return addresses are put back for good (the frames are closed at
- *    the thread's end, as after an exception).
+ *    the return addresses are put back for good (the frames the unwinding
+ *    left are closed at the thread's first thread-local or TSD destructor:
+ *    context.c, runtime.c's thread_end).
  *  - _Unwind_Find_FDE, which libgcc_s calls through its PLT for every frame
  *    of every walk (and so whoever entered it: pthread_cancel's unwinding,
  *    which glibc starts from its own code through a pointer, is reached by
@@ -25,8 +26,9 @@
  *    just below the frame's CFA).  The walk then shows one more frame, the
  *    trampoline's, and goes on to the real caller.
  * Frames whose slot lies below the caller's stack pointer are dead (a
- * longjmp left them); their slots may be live memory now and are not
- * written.
+ * longjmp left them; rt_slot_dead: not those a signal handler on an
+ * alternate stack interrupted); their slots may be live memory now and are
+ * not written.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -38,12 +40,8 @@
 #include "rt/got.h"
 #include "rt/rt.h"
 
-/* As hooks.c: a slot further than this from the stack pointer is on another
- * stack (an alternate signal stack), never taken for a dead frame. */
-#define NEAR_WINDOW ((uintptr_t)1 << 20)
-
 /* Put back the real return address of every live hooked frame of this
- * thread (slot at or above sp, or on another stack).  Returns 1 if some
+ * thread (slot at or above sp, or on another stack: rt_slot_dead).  Returns 1 if some
  * frame was unhooked (show_hooks puts them back), 0 otherwise. */
 static int show_real(uintptr_t sp)
 {
@@ -52,12 +50,13 @@ static int show_real(uintptr_t sp)
 		return 0;
 	struct sonde_thread *t = L->t;
 	int ended = __atomic_load_n(&rt_agent_ended, __ATOMIC_ACQUIRE), any = 0;
+	struct rt_altstack alt = { 0 };
 	uint32_t busy = L->busy;
 	L->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
 	for (uint32_t i = t->depth; i-- > 0;) {
 		struct sonde_frame *f = &t->stack[i];
-		if (f->slot < sp && sp - f->slot < NEAR_WINDOW)
+		if (f->slot < sp && rt_slot_dead(&alt, sp, f->slot))
 			continue; /* dead */
 		uintptr_t *slot = (uintptr_t *)(uintptr_t)f->slot;
 		if (ended) { /* as unwind.c's unhook_ended: for good, hooking nothing again */
@@ -214,7 +213,8 @@ RT_EXPORT __attribute__((noreturn)) void pthread_exit(void *ret)
 	typedef void (*pe_fn)(void *);
 	pe_fn pe = (pe_fn)rt_real_sym(&real_pexit, "pthread_exit", NULL, "libc.so.6");
 	/* The thread unwinds to its end: the real return addresses for good
-	 * (its frames close at its end, thread_end in runtime.c). */
+	 * (its frames close when the unwinding is over: context.c's tls_marker,
+	 * runtime.c's thread_end). */
 	show_real((uintptr_t)__builtin_frame_address(0));
 	if (pe)
 		pe(ret);

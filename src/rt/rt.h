@@ -150,8 +150,43 @@ static inline uintptr_t rt_exit_tramp_for(uint32_t frame_flags)
 	return frame_flags & SONDE_FRAME_FULLSAVE ? (uintptr_t)rt_exit_tramp_full : (uintptr_t)rt_exit_tramp;
 }
 extern RT_HIDDEN uintptr_t (*rt_exit_hook)(uintptr_t slot);
+/* Frames of one stack lie within this distance of each other: a slot
+ * further from the stack pointer (another thread's stack, a coroutine's, an
+ * alternate signal stack elsewhere) is never taken for a dead frame because
+ * of its address alone. */
+#define RT_STACK_WINDOW ((uintptr_t)1 << 20)
+/* Whether a frame whose slot lies at or below `sp` is dead (a non-local exit
+ * left it), as the slow paths decide: it is when the two are within the
+ * window, unless `sp` is on the thread's alternate signal stack and the slot
+ * is not: a handler interrupted that frame, and a handler's stack may lie
+ * above the frames it interrupted (an array in main's frame, say).  The
+ * alternate stack is asked of the kernel (sigaltstack) once per `alt`, only
+ * when a frame would be dead by its address: zero *alt before the first use. */
+struct rt_altstack {
+	int asked, on;
+	uintptr_t lo, hi;
+};
+RT_HIDDEN int rt_slot_dead(struct rt_altstack *alt, uintptr_t sp, uintptr_t slot);
 /* Close the frames of t whose slot lies below sp (dead after a non-local exit). */
 RT_HIDDEN void rt_close_below(struct rt_tls *L, struct sonde_thread *t, uintptr_t sp, uint64_t now);
+/* Close every open frame of t as dead (abnormal, a graveyard entry each):
+ * its thread has ended its start routine (runtime.c, thread_end), or they
+ * belong to a context that ended (context.c). */
+RT_HIDDEN void rt_close_all(struct rt_tls *L, struct sonde_thread *t, uint64_t now);
+/* Close the frames of t that are dead although their slots may lie above sp:
+ * those whose slot no longer holds what a live frame's holds (the exit
+ * trampoline, or its real return address once unhooked), and every frame
+ * above the first such one.  A thread's TLS destructors run after its
+ * unwinding (pthread_exit, pthread_cancel) from a frame of start_thread
+ * that lies below its first recorded frame's slot (context.c).  Only slots
+ * within the window of sp are read. */
+RT_HIDDEN void rt_close_dead(struct rt_tls *L, struct sonde_thread *t, uintptr_t sp, uint64_t now);
+/* Coroutines (context.c): take every frame of t off its shadow stack, as if
+ * they returned now (their time stops; in a trace, their slices end), into
+ * out (outermost first; at most max, else nothing is done).  The count, or
+ * UINT32_MAX if there are more than max. */
+RT_HIDDEN uint32_t rt_suspend_frames(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *out, uint32_t max,
+                                     uint64_t now);
 /* Per-module record array of this thread (slow path, once per thread and module). */
 RT_HIDDEN uint32_t *rt_recs_alloc(struct rt_tls *L, uint32_t mod_slot);
 /* fork: snapshot the open frames (prepare), re-create them in the child. */
@@ -163,6 +198,9 @@ RT_HIDDEN void rt_thread_after_fork(int child);
  * UNHOOKED) become the shadow stack, outermost first, starting at `now`,
  * their CCT nodes made without a call counted.  frames may be t->stack. */
 RT_HIDDEN void rt_resume_frames(struct rt_tls *L, const struct sonde_frame *frames, uint32_t depth, uint64_t now);
+/* The same for frames that rt_suspend_frames took off this thread's shadow
+ * stack (a coroutine resumed, context.c): their CCT nodes are theirs again. */
+RT_HIDDEN void rt_resume_suspended(struct rt_tls *L, const struct sonde_frame *frames, uint32_t depth, uint64_t now);
 /* The agent (agent.c): at a thread's first event, take the calls it was in
  * at the attach (the session's attach table), checked against its stack,
  * as resumed frames, and hook their return addresses. */
@@ -224,6 +262,8 @@ RT_HIDDEN void *rt_real_sym(void **cache, const char *name, void *self, const ch
 /* observe.c: the wrappers that keep the program's view of its own stack
  * (backtrace, _Unwind_Backtrace, pthread_exit, ...) for got.c. */
 RT_HIDDEN int rt_observe_wrappers(const struct rt_got_sym **out);
+/* context.c: swapcontext and __cxa_thread_atexit_impl, for got.c. */
+RT_HIDDEN int rt_context_wrappers(const struct rt_got_sym **out);
 /* probes.c: the probe agent's replaced return addresses of this thread put back (an exception unwinds). */
 RT_HIDDEN void rt_probes_unhook(void);
 /* probe_exec.c / probes.c: following exec.  rt_exec_wrappers gives the

@@ -521,11 +521,18 @@ __asm__(
 	"	push %rdx\n"                     /* +1 */
 	"	lea 8(%rsp), %rdi\n"             /* +2 */
 	"	call *rt_exit_hook(%rip)\n"      /* +7 */
+	".Lrt_exit_tramp_called:\n"
 	"	mov %rax, %r11\n"                /* +13 */
 	"	pop %rdx\n"                      /* +16 */
 	"	pop %rax\n"                      /* +17 */
 	"	jmp *%r11\n"                     /* +18 */
 	".Lrt_exit_tramp_end:\n"
+	"	.if .Lrt_exit_tramp_called - rt_exit_tramp - " RT_STR(RT_TRAMP_CALLED) "\n"
+	"	.error \"rt_exit_tramp's layout is not rt.h's (observe.c's unwind information)\"\n"
+	"	.endif\n"
+	"	.if .Lrt_exit_tramp_end - rt_exit_tramp - " RT_STR(RT_TRAMP_LEN) "\n"
+	"	.error \"rt_exit_tramp's layout is not rt.h's (observe.c's unwind information)\"\n"
+	"	.endif\n"
 	"	.size rt_exit_tramp, .-rt_exit_tramp\n"
 	"	.size sonde_exit_trampoline, .-sonde_exit_trampoline\n"
 	"	.section .debug_frame,\"\",@progbits\n"
@@ -600,8 +607,19 @@ __asm__(
 	"	push %r8\n	push %r9\n	push %r10\n	push %r11\n"
 	"	lea 72(%rsp), %rdi\n"
 	"	call *rt_exit_hook(%rip)\n"
+	".Lrt_exit_tramp_full_called:\n"
 	"	mov %rax, 72(%rsp)\n"
+	".Lrt_exit_tramp_full_stored:\n"
 	"	pop %r11\n	pop %r10\n	pop %r9\n	pop %r8\n"
 	"	pop %rdi\n	pop %rsi\n	pop %rcx\n	pop %rdx\n	pop %rax\n"
 	"	ret\n"
+	"	.if .Lrt_exit_tramp_full_called - rt_exit_tramp_full - " RT_STR(RT_TRAMP_FULL_CALLED) "\n"
+	"	.error \"rt_exit_tramp_full's layout is not rt.h's\"\n"
+	"	.endif\n"
+	"	.if .Lrt_exit_tramp_full_stored - rt_exit_tramp_full - " RT_STR(RT_TRAMP_FULL_STORED) "\n"
+	"	.error \"rt_exit_tramp_full's layout is not rt.h's\"\n"
+	"	.endif\n"
+	"	.if . - rt_exit_tramp_full - " RT_STR(RT_TRAMP_FULL_LEN) "\n"
+	"	.error \"rt_exit_tramp_full's layout is not rt.h's\"\n"
+	"	.endif\n"
 	"	.size rt_exit_tramp_full, .-rt_exit_tramp_full\n");

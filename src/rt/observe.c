@@ -20,11 +20,14 @@
  *  - _Unwind_Find_FDE, which libgcc_s calls through its PLT for every frame
  *    of every walk (and so whoever entered it: pthread_cancel's unwinding,
  *    which glibc starts from its own code through a pointer, is reached by
- *    nothing else): for a pc that is rt_exit_tramp's, an FDE made for the
+ *    nothing else): for a pc in an exit trampoline, an FDE made for the
  *    calling thread whose return address rule finds the real one in the
  *    thread's shadow stack (a DWARF expression searching it for the slot
  *    just below the frame's CFA).  The walk then shows one more frame, the
- *    trampoline's, and goes on to the real caller.
+ *    trampoline's, and goes on to the real caller.  At every instruction
+ *    of the trampolines, and so from a signal handler that interrupted
+ *    them or the exit hook they call (a sampling profiler's backtrace, an
+ *    asynchronous cancellation).
  * Frames whose slot lies below the caller's stack pointer are dead (a
  * longjmp left them; rt_slot_dead: not those a signal handler on an
  * alternate stack interrupted); their slots may be live memory now and are
@@ -222,11 +225,13 @@ RT_EXPORT __attribute__((noreturn)) void pthread_exit(void *ret)
 }
 
 /* _Unwind_Find_FDE.  libgcc asks for the FDE of pc = return address - 1
- * (the byte before rt_exit_tramp: hooks.c keeps it padding) or, for a
- * signal frame stopped at the trampoline's first instruction, of its first
- * byte.  In both cases the trampoline has pushed nothing: the frame's CFA is
- * the stack pointer, one past the slot, and the real return address is
- * found in this thread's shadow stack:
+ * (the byte before rt_exit_tramp: hooks.c keeps it padding; or the call of
+ * the exit hook, a signal having interrupted the hook) or, for a frame a
+ * signal interrupted, of the instruction it stopped at.  Every instruction
+ * of both trampolines has its rules (tramp_steps below: the frame's CFA is
+ * one past the slot, the stack pointer plus what the trampoline pushed);
+ * until the exit hook has returned it, the real return address is found in
+ * this thread's shadow stack:
  *
  *	[cfa] dup lit8 minus                           [c s]      s = the slot
  *	      const8u &t->depth deref_size 4           [c s d]
@@ -321,27 +326,91 @@ _Static_assert(offsetof(struct sonde_frame, slot) < 128 && offsetof(struct sonde
 
 #define CIE_SIZE 24 /* 18 bytes, padded */
 
-/* Both exit trampolines' first bytes (and what lies between them: the FDE
- * is only ever handed out for those pcs, where the rule holds). */
-static uintptr_t tramps_lo(void)
+/* Where an exit trampoline's frame is, instruction by instruction: from
+ * `at` bytes into it, the CFA is the stack pointer + cfa (its slot + 8
+ * always), and the real return address is found by the expression in the
+ * shadow stack (RA_SHADOW: the frame is still open there), or is in rax or
+ * r11 (the exit hook returned it), or in the slot again (RA_SLOT: the full
+ * trampoline wrote it back for its `ret`).  The byte before each trampoline
+ * (a return address - 1) has the entry's rules.  A signal can interrupt any
+ * of these instructions, or the exit hook they call (whose return address is
+ * the byte after its call): a walk from the handler (a sampling profiler's
+ * backtrace) or an asynchronous cancellation passes the frame.  While the
+ * hook runs, the expression finds the frame until the hook has closed it
+ * (a few instructions before it returns: there the walk ends). */
+enum { RA_SHADOW, RA_RAX, RA_R11, RA_SLOT };
+struct tramp_step {
+	uint8_t at, cfa, ra;
+};
+static const struct tramp_step tramp_steps[] = {
+	{ 0, 0, RA_SHADOW }, { 1, 8, RA_SHADOW }, { 2, 16, RA_SHADOW }, /* push rax, push rdx */
+	{ RT_TRAMP_CALLED, 16, RA_RAX }, { RT_TRAMP_CALLED + 3, 16, RA_R11 }, /* mov %rax, %r11 */
+	{ RT_TRAMP_CALLED + 4, 8, RA_R11 }, { RT_TRAMP_CALLED + 5, 0, RA_R11 }, /* pop rdx, pop rax; jmp */
+};
+static const struct tramp_step tramp_full_steps[] = {
+	{ 0, 0, RA_SHADOW }, { 4, 8, RA_SHADOW }, /* sub $8 */
+	{ 5, 16, RA_SHADOW }, { 6, 24, RA_SHADOW }, { 7, 32, RA_SHADOW }, { 8, 40, RA_SHADOW }, { 9, 48, RA_SHADOW },
+	{ 11, 56, RA_SHADOW }, { 13, 64, RA_SHADOW }, { 15, 72, RA_SHADOW }, { 17, 80, RA_SHADOW }, /* 9 pushes */
+	{ RT_TRAMP_FULL_STORED, 80, RA_SLOT }, /* mov %rax, 72(%rsp) */
+	{ 35, 72, RA_SLOT }, { 37, 64, RA_SLOT }, { 39, 56, RA_SLOT }, { 41, 48, RA_SLOT }, { 42, 40, RA_SLOT },
+	{ 43, 32, RA_SLOT }, { 44, 24, RA_SLOT }, { 45, 16, RA_SLOT }, { 46, 8, RA_SLOT }, /* 9 pops; ret */
+};
+_Static_assert(RT_TRAMP_CALLED + 8 == RT_TRAMP_LEN && RT_TRAMP_FULL_STORED + 14 == RT_TRAMP_FULL_LEN,
+               "observe.c's steps cover the trampolines (hooks.c checks their layout)");
+
+enum { CFA_advance_loc1 = 0x02, CFA_def_cfa_offset = 0x0e, CFA_register = 0x09, CFA_offset_ra = 0x80 | REG_RA };
+
+/* One FDE for the trampoline at `start` (its steps), after the CIE at c. */
+static uint8_t *tramp_fde_at(uint8_t *p, const uint8_t *c, struct sonde_thread *t, uintptr_t start, size_t len,
+                             const struct tramp_step *st, size_t nst)
 {
-	uintptr_t a = (uintptr_t)rt_exit_tramp, b = (uintptr_t)rt_exit_tramp_full;
-	return (a < b ? a : b) - 1;
-}
-static uintptr_t tramps_hi(void)
-{
-	uintptr_t a = (uintptr_t)rt_exit_tramp, b = (uintptr_t)rt_exit_tramp_full;
-	return (a > b ? a : b) + 1;
+	uint8_t *f = p, *e;
+	p = put_u32(p, 0);       /* length, below */
+	p = put_u32(p, (uint32_t)(p - c)); /* CIE pointer: from this field back to the CIE */
+	p = put_u64(p, start - 1);
+	p = put_u64(p, len + 1);
+	p = put_u8(p, 0);        /* augmentation data length */
+	uint32_t at = 0; /* bytes from start - 1 */
+	for (size_t i = 0; i < nst; i++) {
+		if (i) {
+			p = put_u8(p, CFA_advance_loc1);
+			p = put_u8(p, (uint8_t)(st[i].at + 1 - at));
+			at = st[i].at + 1u;
+			p = put_u8(p, CFA_def_cfa_offset), p = put_u8(p, st[i].cfa);
+		} else {
+			p = put_u8(p, CFA_def_cfa), p = put_u8(p, REG_RSP), p = put_u8(p, st[i].cfa);
+		}
+		if (i && st[i].ra == st[i - 1].ra)
+			continue;
+		switch (st[i].ra) {
+		case RA_SHADOW:
+			p = put_u8(p, CFA_val_expression), p = put_u8(p, REG_RA);
+			e = p++; /* its length, one ULEB128 byte */
+			*e = (uint8_t)ra_expr(p, t);
+			p += *e;
+			break;
+		case RA_RAX:
+		case RA_R11:
+			p = put_u8(p, CFA_register), p = put_u8(p, REG_RA), p = put_u8(p, st[i].ra == RA_RAX ? 0 : 11);
+			break;
+		case RA_SLOT: /* at CFA - 8 (data alignment -8) */
+			p = put_u8(p, CFA_offset_ra), p = put_u8(p, 1);
+			break;
+		}
+	}
+	while ((p - f) % 8 != 4) /* length excludes itself: padded to 8 */
+		p = put_u8(p, 0);
+	put_u32(f, (uint32_t)(p - f - 4));
+	return p;
 }
 
-/* This thread's CIE + FDE covering [rt_exit_tramp - 1, rt_exit_tramp + 1)
- * and the same of rt_exit_tramp_full (tramps_lo .. tramps_hi), in its
- * private tables (rt.h).  The FDE, or NULL. */
-static const uint8_t *tramp_fde(struct rt_priv *pv, struct sonde_thread *t)
+/* This thread's CIE and the FDEs of both trampolines (and the byte before
+ * each), in its private tables (rt.h): 0, or -1 if they do not fit. */
+static int tramp_fdes(struct rt_priv *pv, struct sonde_thread *t)
 {
 	if (pv->fde_for == t)
-		return pv->fde + CIE_SIZE;
-	uint8_t tmp[RT_FDE_BYTES + 64], *c = tmp, *p = c;
+		return 0;
+	uint8_t tmp[RT_FDE_BYTES + 256], *c = tmp, *p = c;
 	p = put_u32(p, CIE_SIZE - 4); /* length */
 	p = put_u32(p, 0);       /* CIE id */
 	p = put_u8(p, 1);        /* version */
@@ -353,41 +422,32 @@ static const uint8_t *tramp_fde(struct rt_priv *pv, struct sonde_thread *t)
 	p = put_u8(p, 0x00);     /* FDE pointers absolute */
 	while (p < c + CIE_SIZE) /* DW_CFA_nop */
 		p = put_u8(p, 0);
-	uint8_t *f = p, *e;
-	p = put_u32(p, 0);       /* length, below */
-	p = put_u32(p, (uint32_t)(p - c)); /* CIE pointer: from this field back to the CIE */
-	p = put_u64(p, tramps_lo());
-	p = put_u64(p, tramps_hi() - tramps_lo());
-	p = put_u8(p, 0);        /* augmentation data length */
-	p = put_u8(p, CFA_def_cfa), p = put_u8(p, REG_RSP), p = put_u8(p, 0);
-	p = put_u8(p, CFA_val_expression), p = put_u8(p, REG_RA);
-	e = p++; /* its length, one ULEB128 byte */
-	*e = (uint8_t)ra_expr(p, t);
-	p += *e;
-	while ((p - f) % 8 != 4) /* length excludes itself: padded to 8 */
-		p = put_u8(p, 0);
-	put_u32(f, (uint32_t)(p - f - 4));
+	p = tramp_fde_at(p, c, t, (uintptr_t)rt_exit_tramp, RT_TRAMP_LEN, tramp_steps,
+	                 sizeof tramp_steps / sizeof tramp_steps[0]);
+	pv->fde_full = (uint16_t)(p - c);
+	p = tramp_fde_at(p, c, t, (uintptr_t)rt_exit_tramp_full, RT_TRAMP_FULL_LEN, tramp_full_steps,
+	                 sizeof tramp_full_steps / sizeof tramp_full_steps[0]);
 	p = put_u32(p, 0); /* a terminator, as after an .eh_frame */
 	if (p - c > RT_FDE_BYTES)
-		return NULL;
+		return -1;
 	memcpy(pv->fde, tmp, (size_t)(p - c));
 	pv->fde_for = t;
-	return pv->fde + CIE_SIZE;
+	return 0;
 }
 
 RT_EXPORT const void *_Unwind_Find_FDE(void *pc, void *bases)
 {
 	typedef const void *(*ff_fn)(void *, void *);
 	uintptr_t a = (uintptr_t)pc, tr = (uintptr_t)rt_exit_tramp, tf = (uintptr_t)rt_exit_tramp_full;
-	if (__builtin_expect(a == tr - 1 || a == tr || a == tf - 1 || a == tf, 0)) {
+	int in_tr = a + 1 - tr <= RT_TRAMP_LEN, in_tf = a + 1 - tf <= RT_TRAMP_FULL_LEN; /* [start - 1, end) */
+	if (__builtin_expect(in_tr || in_tf, 0)) {
 		struct rt_tls *L = &rt_tls;
-		const uint8_t *f = L->state == RT_T_ON ? tramp_fde(L->priv, L->t) : NULL;
-		if (f) {
+		if (L->state == RT_T_ON && tramp_fdes(L->priv, L->t) == 0) {
 			struct eh_bases *eb = bases;
 			eb->tbase = NULL;
 			eb->dbase = NULL;
-			eb->func = (void *)tramps_lo();
-			return f;
+			eb->func = (void *)((in_tr ? tr : tf) - 1);
+			return L->priv->fde + (in_tr ? CIE_SIZE : L->priv->fde_full);
 		}
 	}
 	ff_fn ff = (ff_fn)gcc_sym(&real_find, "_Unwind_Find_FDE", (void *)obs_find_fde);

@@ -15,7 +15,7 @@
 #define RT_EXPORT __attribute__((visibility("default")))
 #define RT_NO_NODE 0xffffffffu
 #define RT_GRAVES  16
-#define RT_FDE_BYTES 128
+#define RT_FDE_BYTES 384
 
 enum { RT_T_NEW = 0, RT_T_ON = 1, RT_T_OFF = 2 };
 /* For vfork's assembly (runtime.c; checked there against the struct). */
@@ -35,6 +35,7 @@ struct rt_priv {
 	 * made for this thread's shadow stack at its first unwinding through a
 	 * hooked frame (fde_for: the thread state it was made for). */
 	struct sonde_thread *fde_for;
+	uint16_t fde_full; /* offset of rt_exit_tramp_full's FDE in fde (rt_exit_tramp's follows the CIE) */
 	uint8_t fde[RT_FDE_BYTES];
 };
 
@@ -135,6 +136,15 @@ RT_HIDDEN void rt_trace_mark(struct rt_tls *L, uint32_t func);
 RT_HIDDEN uintptr_t rt_exit_floor(uintptr_t slot);
 extern RT_HIDDEN int rt_floor; /* bench: floor hooks instead of the session's */
 RT_HIDDEN void rt_exit_tramp(void);
+/* Their layouts, which observe.c's unwind information for libgcc describes
+ * instruction by instruction (checked in hooks.c's assembly): the byte
+ * after the exit hook's call, after the real return address is where the
+ * `ret` or `jmp` takes it from, and the end. */
+#define RT_TRAMP_CALLED 13
+#define RT_TRAMP_LEN 21
+#define RT_TRAMP_FULL_CALLED 28
+#define RT_TRAMP_FULL_STORED 33
+#define RT_TRAMP_FULL_LEN 47
 /* The exit trampoline of functions patched without a rebuild: it keeps every
  * general register, not only the return value's (their callers may keep
  * values in caller-saved registers across the call: GCC's -fipa-ra, which

@@ -13,8 +13,11 @@
 # form, and the cleanup variables run).  The recordings' call counts and the
 # callers the program's own stack gives (tests/matrix_check.py) are the
 # program's; the fork child's exit status is in `sonde info`.  Attached
-# (`sonde record -p`, the GOT redirections), gcc -O2: the same output.
-# selfsame.sh is its C++ twin.
+# (`sonde record -p`, the GOT redirections), gcc -O2: the same output.  A
+# sampling profiler inside the program (tests/progs/cantell_sample.c: a
+# SIGPROF handler that walks the stack while recorded calls run, landing in
+# sonde's hooks and trampolines too): its walks reach main.  selfsame.sh is
+# its C++ twin.
 . "$ROOT/tests/matrix_lib.sh"
 trap '' PIPE
 
@@ -74,6 +77,28 @@ cd "$T/gcc-O2" 2>/dev/null && [ -x cantell ] && {
 	wait $sp
 	check "$m/attached/output unchanged" cmp -s cantell.plain attached.out
 	echo "$m/attached $PWD/attached.data $PWD/attached.out" >>"$jobs"
+}
+cd "$T" || exit 1
+
+# The sampling profiler: every walk of the plain run reaches main, and at
+# least 90% of the recorded run's (a signal that lands in the exit hook's
+# last instructions, after it closed the frame, ends the walk there: about
+# 2%; before the exit trampoline had unwind information at every
+# instruction, half of them).  Samples are CPU time: the recorded run makes
+# enough of them.
+mkdir -p "$T/sample" && cd "$T/sample" && {
+	m=cantell/sample cc=gcc cxx=gcc opt=O2
+	if build cantell_sample "$SONDE_CC_BIN" "$PROGS/cantell_sample.c" -o cantell_sample; then
+		./cantell_sample >plain.out
+		"$SONDE" record -o sample.data -- ./cantell_sample >rec.out 2>rec.err
+		read -r _ ps _ _ pr <plain.out
+		read -r _ rs _ _ rr <rec.out
+		if [ "${ps:-0}" -gt 0 ] && [ "$pr" = "$ps" ]; then ok "$m/every plain walk reaches main"
+		else notok "$m/every plain walk reaches main" "$(cat plain.out)"; fi
+		echo "# $m: $rr of $rs recorded walks reached main"
+		if [ "${rs:-0}" -ge 20 ] && [ $((rr * 10)) -ge $((rs * 9)) ]; then ok "$m/recorded walks reach main (90%)"
+		else notok "$m/recorded walks reach main (90%)" "$(cat rec.out) $(tail -1 rec.err)"; fi
+	fi
 }
 cd "$T" || exit 1
 python3 "$ROOT/tests/matrix_check.py" "$jobs"

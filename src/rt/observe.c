@@ -231,7 +231,8 @@ RT_EXPORT __attribute__((noreturn)) void pthread_exit(void *ret)
  * of both trampolines has its rules (tramp_steps below: the frame's CFA is
  * one past the slot, the stack pointer plus what the trampoline pushed);
  * until the exit hook has returned it, the real return address is found in
- * this thread's shadow stack:
+ * this thread's shadow stack (around the hook's call, also in the entry
+ * just past its top: ra_expr_at's fallback):
  *
  *	[cfa] dup lit8 minus                           [c s]      s = the slot
  *	      const8u &t->depth deref_size 4           [c s d]
@@ -270,9 +271,15 @@ static uint8_t *put_rel(uint8_t *p, uint8_t op, const uint8_t *target)
 	return put_u16(p, (uint16_t)(int16_t)(target - (p + 2)));
 }
 
-/* The expression into b; found / end: the offsets of those labels (a first
- * pass with zeros measures them).  Its length. */
-static size_t ra_expr_at(uint8_t *b, struct sonde_thread *t, size_t *found_at, size_t *end_at)
+/* The expression into b; found / end / fb: the offsets of those labels (a
+ * first pass with zeros measures them).  With `fallback`, a slot found
+ * nowhere in the shadow stack is looked for in the entry just past its top:
+ * the frame the exit hook has just closed, while it has not returned yet
+ * (it only lowers the depth; tail callers that close with it have the same
+ * slot and return address).  Only for the instructions around the hook's
+ * call.  Its length. */
+static size_t ra_expr_at(uint8_t *b, struct sonde_thread *t, int fallback, size_t *found_at, size_t *end_at,
+                         size_t *fb_at)
 {
 	uint8_t *p = b, *loop;
 	p = put_u8(p, OP_dup); /* libgcc's DW_OP_pick never reaches the bottom entry */
@@ -285,8 +292,8 @@ static size_t ra_expr_at(uint8_t *b, struct sonde_thread *t, size_t *found_at, s
 	loop = p;
 	p = put_u8(p, OP_dup);
 	p = put_rel(p, OP_bra, p + 3 + 1 + 3);
-	p = put_u8(p, OP_lit0);
-	p = put_rel(p, OP_skip, b + *end_at);
+	p = put_u8(p, OP_lit0); /* not found: 0, or (fallback) below */
+	p = put_rel(p, OP_skip, b + (fallback ? *fb_at : *end_at));
 	p = put_u8(p, OP_lit(1));
 	p = put_u8(p, OP_minus);
 	p = put_u8(p, OP_dup);
@@ -306,6 +313,31 @@ static size_t ra_expr_at(uint8_t *b, struct sonde_thread *t, size_t *found_at, s
 	p = put_rel(p, OP_bra, b + *found_at);
 	p = put_u8(p, OP_drop);
 	p = put_rel(p, OP_skip, loop);
+	if (fallback) { /* [c s 0 0] */
+		*fb_at = (size_t)(p - b);
+		p = put_u8(p, OP_drop);
+		p = put_u8(p, OP_drop); /* [c s] */
+		p = put_u8(p, OP_const8u);
+		p = put_u64(p, (uintptr_t)&t->depth);
+		p = put_u8(p, OP_deref_size);
+		p = put_u8(p, 4);
+		p = put_u8(p, OP_const2u);
+		p = put_u16(p, (uint16_t)sizeof(struct sonde_frame));
+		p = put_u8(p, OP_mul);
+		p = put_u8(p, OP_const8u);
+		p = put_u64(p, (uintptr_t)&t->stack[0]);
+		p = put_u8(p, OP_plus); /* [c s p] p = &stack[depth] */
+		p = put_u8(p, OP_dup);
+		p = put_u8(p, OP_plus_uconst);
+		p = put_u8(p, (uint8_t)offsetof(struct sonde_frame, slot));
+		p = put_u8(p, OP_deref);
+		p = put_u8(p, OP_pick);
+		p = put_u8(p, 2);
+		p = put_u8(p, OP_eq);
+		p = put_rel(p, OP_bra, b + *found_at);
+		p = put_u8(p, OP_lit0);
+		p = put_rel(p, OP_skip, b + *end_at);
+	}
 	*found_at = (size_t)(p - b);
 	p = put_u8(p, OP_plus_uconst);
 	p = put_u8(p, (uint8_t)offsetof(struct sonde_frame, site));
@@ -314,11 +346,11 @@ static size_t ra_expr_at(uint8_t *b, struct sonde_thread *t, size_t *found_at, s
 	return (size_t)(p - b);
 }
 
-static size_t ra_expr(uint8_t *b, struct sonde_thread *t)
+static size_t ra_expr(uint8_t *b, struct sonde_thread *t, int fallback)
 {
-	size_t found = 0, end = 0;
-	ra_expr_at(b, t, &found, &end);
-	return ra_expr_at(b, t, &found, &end);
+	size_t found = 0, end = 0, fb = 0;
+	ra_expr_at(b, t, fallback, &found, &end, &fb);
+	return ra_expr_at(b, t, fallback, &found, &end, &fb);
 }
 
 _Static_assert(offsetof(struct sonde_frame, slot) < 128 && offsetof(struct sonde_frame, site) < 128,
@@ -336,21 +368,24 @@ _Static_assert(offsetof(struct sonde_frame, slot) < 128 && offsetof(struct sonde
  * of these instructions, or the exit hook they call (whose return address is
  * the byte after its call): a walk from the handler (a sampling profiler's
  * backtrace) or an asynchronous cancellation passes the frame.  While the
- * hook runs, the expression finds the frame until the hook has closed it
- * (a few instructions before it returns: there the walk ends). */
-enum { RA_SHADOW, RA_RAX, RA_R11, RA_SLOT };
+ * hook runs, the expression finds the frame on the shadow stack, and once
+ * the hook has closed it (its last instructions), in the entry just past
+ * the top, which it leaves as it was: unless the handler itself entered a
+ * recorded function before walking, which took that entry (there the walk
+ * ends). */
+enum { RA_SHADOW, RA_HOOK, RA_RAX, RA_R11, RA_SLOT }; /* RA_HOOK: RA_SHADOW, with ra_expr's fallback */
 struct tramp_step {
 	uint8_t at, cfa, ra;
 };
 static const struct tramp_step tramp_steps[] = {
-	{ 0, 0, RA_SHADOW }, { 1, 8, RA_SHADOW }, { 2, 16, RA_SHADOW }, /* push rax, push rdx */
+	{ 0, 0, RA_SHADOW }, { 1, 8, RA_SHADOW }, { 2, 16, RA_HOOK }, /* push rax, push rdx; the hook's call */
 	{ RT_TRAMP_CALLED, 16, RA_RAX }, { RT_TRAMP_CALLED + 3, 16, RA_R11 }, /* mov %rax, %r11 */
 	{ RT_TRAMP_CALLED + 4, 8, RA_R11 }, { RT_TRAMP_CALLED + 5, 0, RA_R11 }, /* pop rdx, pop rax; jmp */
 };
 static const struct tramp_step tramp_full_steps[] = {
 	{ 0, 0, RA_SHADOW }, { 4, 8, RA_SHADOW }, /* sub $8 */
 	{ 5, 16, RA_SHADOW }, { 6, 24, RA_SHADOW }, { 7, 32, RA_SHADOW }, { 8, 40, RA_SHADOW }, { 9, 48, RA_SHADOW },
-	{ 11, 56, RA_SHADOW }, { 13, 64, RA_SHADOW }, { 15, 72, RA_SHADOW }, { 17, 80, RA_SHADOW }, /* 9 pushes */
+	{ 11, 56, RA_SHADOW }, { 13, 64, RA_SHADOW }, { 15, 72, RA_SHADOW }, { 17, 80, RA_HOOK }, /* 9 pushes */
 	{ RT_TRAMP_FULL_STORED, 80, RA_SLOT }, /* mov %rax, 72(%rsp) */
 	{ 35, 72, RA_SLOT }, { 37, 64, RA_SLOT }, { 39, 56, RA_SLOT }, { 41, 48, RA_SLOT }, { 42, 40, RA_SLOT },
 	{ 43, 32, RA_SLOT }, { 44, 24, RA_SLOT }, { 45, 16, RA_SLOT }, { 46, 8, RA_SLOT }, /* 9 pops; ret */
@@ -384,9 +419,10 @@ static uint8_t *tramp_fde_at(uint8_t *p, const uint8_t *c, struct sonde_thread *
 			continue;
 		switch (st[i].ra) {
 		case RA_SHADOW:
+		case RA_HOOK:
 			p = put_u8(p, CFA_val_expression), p = put_u8(p, REG_RA);
 			e = p++; /* its length, one ULEB128 byte */
-			*e = (uint8_t)ra_expr(p, t);
+			*e = (uint8_t)ra_expr(p, t, st[i].ra == RA_HOOK);
 			p += *e;
 			break;
 		case RA_RAX:

@@ -15,7 +15,7 @@
 #define RT_EXPORT __attribute__((visibility("default")))
 #define RT_NO_NODE 0xffffffffu
 #define RT_GRAVES  16
-#define RT_FDE_BYTES 384
+#define RT_FDE_BYTES 640
 
 enum { RT_T_NEW = 0, RT_T_ON = 1, RT_T_OFF = 2 };
 /* For vfork's assembly (runtime.c; checked there against the struct). */

@@ -84,6 +84,11 @@ static void ctx_lock_give(void)
 	atomic_flag_clear_explicit(&ctx_lock, memory_order_release);
 }
 
+RT_HIDDEN void rt_context_after_fork(void)
+{
+	atomic_flag_clear_explicit(&ctx_lock, memory_order_relaxed);
+}
+
 static uint32_t ctx_hash(uintptr_t key)
 {
 	return (uint32_t)((key >> 4) * 0x9e3779b97f4a7c15ull >> 40) & (CTX_MAX - 1);

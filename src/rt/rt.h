@@ -272,8 +272,11 @@ RT_HIDDEN void *rt_real_sym(void **cache, const char *name, void *self, const ch
 /* observe.c: the wrappers that keep the program's view of its own stack
  * (backtrace, _Unwind_Backtrace, pthread_exit, ...) for got.c. */
 RT_HIDDEN int rt_observe_wrappers(const struct rt_got_sym **out);
-/* context.c: swapcontext and __cxa_thread_atexit_impl, for got.c. */
+/* context.c: swapcontext and __cxa_thread_atexit_impl, for got.c; in a
+ * fork child, the table of suspended contexts unlocked (another thread of
+ * the parent may have held it). */
 RT_HIDDEN int rt_context_wrappers(const struct rt_got_sym **out);
+RT_HIDDEN void rt_context_after_fork(void);
 /* probes.c: the probe agent's replaced return addresses of this thread put back (an exception unwinds). */
 RT_HIDDEN void rt_probes_unhook(void);
 /* probe_exec.c / probes.c: following exec.  rt_exec_wrappers gives the

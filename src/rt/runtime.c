@@ -137,7 +137,8 @@ static void thread_end(void *arg)
 	if (L->state != RT_T_ON)
 		return;
 	uint64_t now = clock_ticks();
-	if (L->t->depth) {
+	/* (after the agent's end the shadow stack is only read: rt_exit_ended) */
+	if (L->t->depth && !__atomic_load_n(&rt_agent_ended, __ATOMIC_ACQUIRE)) {
 		uint32_t busy = L->busy;
 		L->busy = 1;
 		atomic_signal_fence(memory_order_seq_cst);
@@ -181,6 +182,7 @@ static void after_fork_parent(void)
 
 static void after_fork_child(void)
 {
+	rt_context_after_fork();
 	if (!rt_sess)
 		return;
 	register_process();

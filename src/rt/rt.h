@@ -277,6 +277,13 @@ RT_HIDDEN int rt_observe_wrappers(const struct rt_got_sym **out);
  * the parent may have held it). */
 RT_HIDDEN int rt_context_wrappers(const struct rt_got_sym **out);
 RT_HIDDEN void rt_context_after_fork(void);
+/* dlcall.c: dlsym for got.c; and for a dlopen, dlmopen or dlsym entered
+ * with its return address in *slot: if that is an exit trampoline's (a
+ * recorded function's tail call), a `ret` byte in the real caller's object
+ * to enter libc's with instead, or 0 (the real return address is then back
+ * in *slot, under a CET shadow stack, or nothing is done). */
+RT_HIDDEN int rt_dlcall_wrappers(const struct rt_got_sym **out);
+RT_HIDDEN uintptr_t rt_dl_gadget(uintptr_t *slot);
 /* probes.c: the probe agent's replaced return addresses of this thread put back (an exception unwinds). */
 RT_HIDDEN void rt_probes_unhook(void);
 /* probe_exec.c / probes.c: following exec.  rt_exec_wrappers gives the

@@ -204,13 +204,14 @@ RT_HIDDEN int rt_unwind_wrappers(const struct rt_got_sym **out)
 	REAL(void *, real_resume, "_Unwind_Resume", uw_resume, "libgcc_s.so.1");
 	REAL(void *, real_catch, "__cxa_begin_catch", uw_catch, "libstdc++.so.6");
 	/* and those of observe.c (backtrace, pthread_exit, libgcc_s's FDE
-	 * lookup) and context.c (swapcontext, thread_local destructors) */
+	 * lookup), context.c (swapcontext, thread_local destructors) and
+	 * dlcall.c (dlsym) */
 	static struct rt_got_sym all[sizeof unwind_wrappers / sizeof unwind_wrappers[0] + 12];
 	int n = (int)(sizeof unwind_wrappers / sizeof unwind_wrappers[0]);
-	const struct rt_got_sym *more[2];
-	int nmore[2] = { rt_observe_wrappers(&more[0]), rt_context_wrappers(&more[1]) };
+	const struct rt_got_sym *more[3];
+	int nmore[3] = { rt_observe_wrappers(&more[0]), rt_context_wrappers(&more[1]), rt_dlcall_wrappers(&more[2]) };
 	memcpy(all, unwind_wrappers, sizeof unwind_wrappers);
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < 3; k++)
 		for (int i = 0; i < nmore[k] && n < (int)(sizeof all / sizeof all[0]); i++)
 			all[n++] = more[k][i];
 	*out = all;

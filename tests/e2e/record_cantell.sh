@@ -7,7 +7,8 @@
 # signal handler on an alternate stack in main's own frame, left once by
 # siglongjmp; two swapcontext coroutines on neighbouring stacks in main's
 # frame; longjmp across 40 frames and back into a live chain; vfork and fork
-# children ending with _exit) is byte for byte the same plain, under `sonde
+# children ending with _exit; dlopen through a recorded function's tail call
+# of a library only the program's RUNPATH finds) is byte for byte the same plain, under `sonde
 # record` and under `sonde record --trace`, for gcc and clang at -O0
 # (pthread_cleanup_push's setjmp form) and -O2 -fexceptions (its unwinding
 # form, and the cleanup variables run).  The recordings' call counts and the
@@ -32,7 +33,8 @@ plain_sane() {
 		[ "$(grep '^signal handler on the alternate stack' "$f" | grep -o ' sig_deep' | wc -l)" = 11 ] &&
 		[ "$(grep '^coroutine 0, 21 frames deep' "$f" | grep -o ' co_rec' | wc -l)" = 21 ] &&
 		grep -q '^atexit handler 4 deep: .*\( at_exit_work\)\{4\}' "$f" &&
-		grep -q '^fork child: exit 7$' "$f" && grep -q '^vfork child: exit 3$' "$f"
+		grep -q '^fork child: exit 7$' "$f" && grep -q '^vfork child: exit 3$' "$f" &&
+		grep -q '^dlopen through a tail call: found, value 42$' "$f"
 }
 
 for cc in gcc clang; do
@@ -44,8 +46,10 @@ for cc in gcc clang; do
 		m=cantell/$cc/$opt
 		x=
 		[ $opt = O2 ] && x=-fexceptions
-		mkdir -p "$T/$cc-$opt" && cd "$T/$cc-$opt" || exit 1
-		if build cantell "$SONDE_CC_BIN" $x -rdynamic -pthread "$PROGS/cantell.c" -o cantell; then
+		mkdir -p "$T/$cc-$opt/lib" && cd "$T/$cc-$opt" || exit 1
+		$cc -shared -fPIC "$PROGS/cantell_dl.c" -o lib/libcantell_dl.so || notok "$m/cantell_dl" "$cc -shared failed"
+		if build cantell "$SONDE_CC_BIN" $x -rdynamic -pthread "$PROGS/cantell.c" -o cantell -ldl \
+			-Wl,-rpath,'$ORIGIN/lib'; then
 			record cantell -- ./cantell
 			check "$m/cantell/the plain run observes every case" plain_sane cantell.plain
 			record cantell.trace --trace -- ./cantell

@@ -23,6 +23,9 @@
  *    recorded frames after;
  *  - a vfork child and a fork child (which walks its copied stack) ending
  *    with _exit;
+ *  - dlopen through a tail call (`return dlopen(...)`: its caller is the
+ *    recorded function's caller) of a library only the program's RUNPATH
+ *    finds (libcantell_dl.so, tests/progs/cantell_dl.c);
  * and last its own call counts ("calls F N", tests/matrix_check.py) and the
  * callers its stack gives some of them ("calls A->B N").  With two
  * arguments, it waits for an attach first (wait_for_attach). */
@@ -64,6 +67,7 @@ COUNTED(jmid);
 COUNTED(child_work);
 COUNTED(cleanup);
 COUNTED(cleanup_var);
+COUNTED(load_lib);
 static volatile int cleanups, cleanup_vars;
 
 /* "WHAT: N frames: a b c ..." from backtrace_symbols (the name between '('
@@ -397,6 +401,23 @@ NOIPA void jmid(int n)
 	TOUCH();
 }
 
+/* ---- dlopen ---- */
+
+/* A tail call at -O2: dlopen's return address is this function's, and
+ * glibc looks the library up in the RUNPATH of the object it is in. */
+NOIPA void *load_lib(const char *name)
+{
+	n_load_lib++;
+	return dlopen(name, RTLD_NOW);
+}
+
+static void dlopen_case(void)
+{
+	void *h = load_lib("libcantell_dl.so");
+	int (*value)(void) = h ? (int (*)(void))dlsym(h, "cantell_dl_value") : NULL;
+	printf("dlopen through a tail call: %s, value %d\n", h ? "found" : "not found", value ? value() : -1);
+}
+
 /* ---- children ---- */
 
 NOIPA void child_work(int n)
@@ -461,6 +482,7 @@ int main(int argc, char **argv)
 		jdeep(39, 0);
 	show("after longjmp across 40 frames");
 	jmid(9);
+	dlopen_case();
 
 	fflush(stdout);
 	pid_t p = vfork();
@@ -486,7 +508,8 @@ int main(int argc, char **argv)
 	printf("calls late_work %ld\ncalls tsd_end %ld\ncalls tls_end %ld\n", n_late_work, n_tsd_end, n_tls_end);
 	printf("calls sig_deep %ld\ncalls on_signal %ld\ncalls sig_rec %ld\n", n_sig_deep, n_on_signal, n_sig_rec);
 	printf("calls co_rec %ld\ncalls co_body %ld\ncalls drive %ld\n", n_co_rec, n_co_body, n_drive);
-	printf("calls jdeep %ld\ncalls jmid %ld\ncalls signal_case 1\n", n_jdeep, n_jmid);
+	printf("calls jdeep %ld\ncalls jmid %ld\ncalls signal_case 1\ncalls load_lib %ld\n", n_jdeep, n_jmid,
+	       n_load_lib);
 	printf("calls child_work 3\n");
 	printf("calls at_exit_work 4\ncalls show_into %ld\n", n_show + 1 /* fork child */ + 2 /* after main */);
 	printf("calls cleanup %ld\ncalls level->cleanup %ld\n", n_cleanup, n_cleanup);

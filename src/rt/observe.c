@@ -40,6 +40,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/instr_abi.h"
 #include "rt/got.h"
 #include "rt/rt.h"
 
@@ -353,6 +354,33 @@ static size_t ra_expr(uint8_t *b, struct sonde_thread *t, int fallback)
 	return ra_expr_at(b, t, fallback, &found, &end, &fb);
 }
 
+/* The value in the slot (CFA - 8), unless it is an exit trampoline's (the
+ * entry hook has hooked the frame): then ra_expr's.
+ *	[c] dup lit8 minus deref                       [c v]
+ *	    dup const8u tramp eq bra(L)
+ *	    dup const8u tramp_full eq bra(L) skip(end) v
+ *	L:  drop                                       [c] ra_expr
+ *	end: */
+static size_t ra_expr_slot(uint8_t *b, struct sonde_thread *t)
+{
+	uint8_t *p = b, *L = b + 4 + 2 * 14 + 3;
+	p = put_u8(p, OP_dup);
+	p = put_u8(p, OP_lit(8));
+	p = put_u8(p, OP_minus);
+	p = put_u8(p, OP_deref);
+	for (int k = 0; k < 2; k++) {
+		p = put_u8(p, OP_dup);
+		p = put_u8(p, OP_const8u);
+		p = put_u64(p, k ? (uintptr_t)rt_exit_tramp_full : (uintptr_t)rt_exit_tramp);
+		p = put_u8(p, OP_eq);
+		p = put_rel(p, OP_bra, L);
+	}
+	size_t n = ra_expr(L + 1, t, 0);
+	p = put_rel(p, OP_skip, L + 1 + n);
+	p = put_u8(p, OP_drop); /* at L */
+	return (size_t)(p - b) + n;
+}
+
 _Static_assert(offsetof(struct sonde_frame, slot) < 128 && offsetof(struct sonde_frame, site) < 128,
                "plus_uconst takes one ULEB128 byte");
 
@@ -373,7 +401,8 @@ _Static_assert(offsetof(struct sonde_frame, slot) < 128 && offsetof(struct sonde
  * the top, which it leaves as it was: unless the handler itself entered a
  * recorded function before walking, which took that entry (there the walk
  * ends). */
-enum { RA_SHADOW, RA_HOOK, RA_RAX, RA_R11, RA_SLOT }; /* RA_HOOK: RA_SHADOW, with ra_expr's fallback */
+/* RA_HOOK: RA_SHADOW, with ra_expr's fallback; RA_SLOTVAL: ra_expr_slot's */
+enum { RA_SHADOW, RA_HOOK, RA_RAX, RA_R11, RA_SLOT, RA_SLOTVAL };
 struct tramp_step {
 	uint8_t at, cfa, ra;
 };
@@ -392,25 +421,47 @@ static const struct tramp_step tramp_full_steps[] = {
 };
 _Static_assert(RT_TRAMP_CALLED + 8 == RT_TRAMP_LEN && RT_TRAMP_FULL_STORED + 14 == RT_TRAMP_FULL_LEN,
                "observe.c's steps cover the trampolines (hooks.c checks their layout)");
+/* The common entry of a module patched without a rebuild (instr_abi.h,
+ * src/instr/stubs.c), entered by a call from the function's stub, which
+ * pushed the function's number; nine pushes, the entry hook's call, nine
+ * pops, `ret $8`.  Its frame stands for the function's, whose prologue has
+ * not run: the CFA is one past the function's slot, where the return
+ * address is, or, once the hook has hooked it, on the shadow stack.  The
+ * walk goes from it to the function's caller (the stub's own frame, and the
+ * function's, are that one frame). */
+static const struct tramp_step common_steps[] = {
+	{ 0, 24, RA_SLOTVAL }, { 1, 32, RA_SLOTVAL }, { 2, 40, RA_SLOTVAL }, { 3, 48, RA_SLOTVAL },
+	{ 4, 56, RA_SLOTVAL }, { 6, 64, RA_SLOTVAL }, { 8, 72, RA_SLOTVAL }, { 9, 80, RA_SLOTVAL },
+	{ 11, 88, RA_SLOTVAL }, { 13, 96, RA_SLOTVAL }, /* push rdi ... r11 */
+	{ SONDE_INSTR_COMMON_CALLED + 2, 88, RA_SLOTVAL }, { SONDE_INSTR_COMMON_CALLED + 4, 80, RA_SLOTVAL },
+	{ SONDE_INSTR_COMMON_CALLED + 5, 72, RA_SLOTVAL }, { SONDE_INSTR_COMMON_CALLED + 7, 64, RA_SLOTVAL },
+	{ SONDE_INSTR_COMMON_CALLED + 9, 56, RA_SLOTVAL }, { SONDE_INSTR_COMMON_CALLED + 10, 48, RA_SLOTVAL },
+	{ SONDE_INSTR_COMMON_CALLED + 11, 40, RA_SLOTVAL }, { SONDE_INSTR_COMMON_CALLED + 12, 32, RA_SLOTVAL },
+	{ SONDE_INSTR_COMMON_CALLED + 13, 24, RA_SLOTVAL }, /* pop r11 ... rdi; ret $8 */
+};
+_Static_assert(SONDE_INSTR_COMMON_CALLED + 13 + 3 == SONDE_INSTR_COMMON_LEN, "observe.c's steps cover the common entry");
 
 enum { CFA_advance_loc1 = 0x02, CFA_def_cfa_offset = 0x0e, CFA_register = 0x09, CFA_offset_ra = 0x80 | REG_RA };
 
-/* One FDE for the trampoline at `start` (its steps), after the CIE at c. */
+/* One FDE for the code at `start` (its steps), after the CIE at c; from
+ * start - 1 (a return address - 1) with `before`, else from start.  Its
+ * location is only ever handed to libgcc as bases->func (_Unwind_Find_FDE
+ * below), which is what libgcc's rules start from. */
 static uint8_t *tramp_fde_at(uint8_t *p, const uint8_t *c, struct sonde_thread *t, uintptr_t start, size_t len,
-                             const struct tramp_step *st, size_t nst)
+                             const struct tramp_step *st, size_t nst, int before)
 {
 	uint8_t *f = p, *e;
 	p = put_u32(p, 0);       /* length, below */
 	p = put_u32(p, (uint32_t)(p - c)); /* CIE pointer: from this field back to the CIE */
-	p = put_u64(p, start - 1);
-	p = put_u64(p, len + 1);
+	p = put_u64(p, start - (uintptr_t)before);
+	p = put_u64(p, len + (size_t)before);
 	p = put_u8(p, 0);        /* augmentation data length */
-	uint32_t at = 0; /* bytes from start - 1 */
+	uint32_t at = 0; /* bytes from start - before */
 	for (size_t i = 0; i < nst; i++) {
 		if (i) {
 			p = put_u8(p, CFA_advance_loc1);
-			p = put_u8(p, (uint8_t)(st[i].at + 1 - at));
-			at = st[i].at + 1u;
+			p = put_u8(p, (uint8_t)(st[i].at + (uint32_t)before - at));
+			at = st[i].at + (uint32_t)before;
 			p = put_u8(p, CFA_def_cfa_offset), p = put_u8(p, st[i].cfa);
 		} else {
 			p = put_u8(p, CFA_def_cfa), p = put_u8(p, REG_RSP), p = put_u8(p, st[i].cfa);
@@ -431,6 +482,12 @@ static uint8_t *tramp_fde_at(uint8_t *p, const uint8_t *c, struct sonde_thread *
 			break;
 		case RA_SLOT: /* at CFA - 8 (data alignment -8) */
 			p = put_u8(p, CFA_offset_ra), p = put_u8(p, 1);
+			break;
+		case RA_SLOTVAL:
+			p = put_u8(p, CFA_val_expression), p = put_u8(p, REG_RA);
+			e = p++;
+			*e = (uint8_t)ra_expr_slot(p, t);
+			p += *e;
 			break;
 		}
 	}
@@ -459,10 +516,13 @@ static int tramp_fdes(struct rt_priv *pv, struct sonde_thread *t)
 	while (p < c + CIE_SIZE) /* DW_CFA_nop */
 		p = put_u8(p, 0);
 	p = tramp_fde_at(p, c, t, (uintptr_t)rt_exit_tramp, RT_TRAMP_LEN, tramp_steps,
-	                 sizeof tramp_steps / sizeof tramp_steps[0]);
+	                 sizeof tramp_steps / sizeof tramp_steps[0], 1);
 	pv->fde_full = (uint16_t)(p - c);
 	p = tramp_fde_at(p, c, t, (uintptr_t)rt_exit_tramp_full, RT_TRAMP_FULL_LEN, tramp_full_steps,
-	                 sizeof tramp_full_steps / sizeof tramp_full_steps[0]);
+	                 sizeof tramp_full_steps / sizeof tramp_full_steps[0], 1);
+	pv->fde_common = (uint16_t)(p - c); /* for every region: its place is bases->func */
+	p = tramp_fde_at(p, c, t, 0, SONDE_INSTR_COMMON_LEN, common_steps, sizeof common_steps / sizeof common_steps[0],
+	                 0);
 	p = put_u32(p, 0); /* a terminator, as after an .eh_frame */
 	if (p - c > RT_FDE_BYTES)
 		return -1;
@@ -476,14 +536,15 @@ RT_EXPORT const void *_Unwind_Find_FDE(void *pc, void *bases)
 	typedef const void *(*ff_fn)(void *, void *);
 	uintptr_t a = (uintptr_t)pc, tr = (uintptr_t)rt_exit_tramp, tf = (uintptr_t)rt_exit_tramp_full;
 	int in_tr = a + 1 - tr <= RT_TRAMP_LEN, in_tf = a + 1 - tf <= RT_TRAMP_FULL_LEN; /* [start - 1, end) */
-	if (__builtin_expect(in_tr || in_tf, 0)) {
+	uintptr_t common = 0;
+	if (__builtin_expect(in_tr || in_tf || (common = rt_instr_common_at(a)) != 0, 0)) {
 		struct rt_tls *L = &rt_tls;
 		if (L->state == RT_T_ON && tramp_fdes(L->priv, L->t) == 0) {
 			struct eh_bases *eb = bases;
 			eb->tbase = NULL;
 			eb->dbase = NULL;
-			eb->func = (void *)((in_tr ? tr : tf) - 1);
-			return L->priv->fde + (in_tr ? CIE_SIZE : L->priv->fde_full);
+			eb->func = (void *)(common ? common : (in_tr ? tr : tf) - 1);
+			return L->priv->fde + (common ? L->priv->fde_common : in_tr ? CIE_SIZE : L->priv->fde_full);
 		}
 	}
 	ff_fn ff = (ff_fn)gcc_sym(&real_find, "_Unwind_Find_FDE", (void *)obs_find_fde);

@@ -15,7 +15,7 @@
 #define RT_EXPORT __attribute__((visibility("default")))
 #define RT_NO_NODE 0xffffffffu
 #define RT_GRAVES  16
-#define RT_FDE_BYTES 640
+#define RT_FDE_BYTES 1024
 
 enum { RT_T_NEW = 0, RT_T_ON = 1, RT_T_OFF = 2 };
 /* For vfork's assembly (runtime.c; checked there against the struct). */
@@ -36,6 +36,7 @@ struct rt_priv {
 	 * hooked frame (fde_for: the thread state it was made for). */
 	struct sonde_thread *fde_for;
 	uint16_t fde_full; /* offset of rt_exit_tramp_full's FDE in fde (rt_exit_tramp's follows the CIE) */
+	uint16_t fde_common; /* offset of the FDE of a patched module's common entry (instr_abi.h) */
 	uint8_t fde[RT_FDE_BYTES];
 };
 
@@ -250,6 +251,9 @@ RT_HIDDEN void rt_instr_start(void);
 /* instr.c: the SONDE_FUNC id of the patched function whose entry is fn, or
  * SONDE_UNNUMBERED (the calls running at an attach). */
 RT_HIDDEN uint32_t rt_instr_func_at(uintptr_t fn);
+/* instr.c: the region whose common entry (instr_abi.h) pc is in, or 0
+ * (observe.c's unwind information for it). */
+RT_HIDDEN uintptr_t rt_instr_common_at(uintptr_t pc);
 /* instr.c: the end of an attached recording: every patched byte back while
  * the program runs. */
 RT_HIDDEN void rt_instr_end(void);

@@ -42,6 +42,9 @@
  * thread that calls exit() are live and stay.  TSD destructors come after
  * (runtime.c's thread_end).
  *
+ * For the agent's GOT redirections (attached), this file also lists
+ * runtime.c's _exit and _Exit.
+ *
  * Neither is on a hot path: a swapcontext costs a system call already
  * (sigprocmask); the bookkeeping here is a lock, a hash look-up and a copy
  * of the frames.
@@ -284,6 +287,10 @@ RT_HIDDEN int ctx_tls_atexit(void (*)(void *), void *, void *) __attribute__((al
 static const struct rt_got_sym context_wrappers[] = {
 	{ "swapcontext", (void *)ctx_swapcontext },
 	{ "__cxa_thread_atexit_impl", (void *)ctx_tls_atexit },
+	/* and the ends of processes (runtime.c): a child that forks and ends
+	 * with _exit has its end and status in the recording attached too */
+	{ "_exit", (void *)rt_exit_now },
+	{ "_Exit", (void *)rt_exit_now2 },
 };
 
 RT_HIDDEN int rt_context_wrappers(const struct rt_got_sym **out)

@@ -280,6 +280,9 @@ RT_HIDDEN int rt_observe_wrappers(const struct rt_got_sym **out);
  * fork child, the table of suspended contexts unlocked (another thread of
  * the parent may have held it). */
 RT_HIDDEN int rt_context_wrappers(const struct rt_got_sym **out);
+/* runtime.c's _exit and _Exit (a forked child's end and status). */
+RT_HIDDEN __attribute__((noreturn, nothrow, leaf)) void rt_exit_now(int status);
+RT_HIDDEN __attribute__((noreturn, nothrow, leaf)) void rt_exit_now2(int status);
 RT_HIDDEN void rt_context_after_fork(void);
 /* dlcall.c: dlsym for got.c; and for a dlopen, dlmopen or dlsym entered
  * with its return address in *slot: if that is an exit trampoline's (a

@@ -14,7 +14,8 @@
 # form, and the cleanup variables run).  The recordings' call counts and the
 # callers the program's own stack gives (tests/matrix_check.py) are the
 # program's; the fork child's exit status is in `sonde info`.  Attached
-# (`sonde record -p`, the GOT redirections), gcc -O2: the same output.  A
+# (`sonde record -p`, the GOT redirections), gcc -O2: the same output, and
+# the fork child's status.  A
 # sampling profiler inside the program (tests/progs/cantell_sample.c: a
 # SIGPROF handler that walks the stack while recorded calls run, landing in
 # sonde's hooks and trampolines too): its walks reach main.  selfsame.sh is
@@ -93,6 +94,9 @@ cd "$T/gcc-O2" 2>/dev/null && [ -x cantell ] && {
 	wait $prog
 	wait $sp
 	check "$m/attached/output unchanged" cmp -s cantell.plain attached.out
+	check "$m/attached/the forked child's exit status (_exit 7)" jq_py \
+		<("$SONDE" info -i attached.data --format=json) \
+		'p = d["processes"]; sys.exit(not any(c["ppid"] == p[0]["pid"] and c["exit_status"] == 7 for c in p[1:]))'
 	echo "$m/attached $PWD/attached.data $PWD/attached.out" >>"$jobs"
 }
 cd "$T" || exit 1

@@ -64,10 +64,9 @@
 
 #define CTX_MAX 4096 /* suspended contexts at once (a power of two) */
 #define CTX_FREE 0
-#define CTX_GONE 1 /* a tombstone: the probe goes on */
 
 struct ctx_rec {
-	uintptr_t key;             /* the suspended wrapper's frame address, or CTX_FREE / CTX_GONE */
+	uintptr_t key;             /* the suspended wrapper's frame address, or CTX_FREE */
 	struct sonde_thread *owner; /* whose CCT nodes the frames hold */
 	uint32_t n, cap;
 	struct sonde_frame *frames; /* cap frames, mapped at the first use of the entry, kept */
@@ -97,23 +96,41 @@ static uint32_t ctx_hash(uintptr_t key)
 	return (uint32_t)((key >> 4) * 0x9e3779b97f4a7c15ull >> 40) & (CTX_MAX - 1);
 }
 
-/* The entry of key, or NULL; with `add`, a free one taken for it. */
+/* The entry of key (open addressing, linear probing), or NULL; with `add`,
+ * the free one where it goes (NULL: the table is full). */
 static struct ctx_rec *ctx_find(uintptr_t key, int add)
 {
-	struct ctx_rec *gone = NULL;
 	for (uint32_t i = 0, h = ctx_hash(key); i < CTX_MAX; i++, h = (h + 1) & (CTX_MAX - 1)) {
 		struct ctx_rec *r = &ctx_tab[h];
 		if (r->key == key)
 			return r;
-		if (r->key == CTX_GONE && !gone)
-			gone = r;
-		if (r->key == CTX_FREE) {
-			if (!add)
-				return NULL;
-			return gone ? gone : r;
-		}
+		if (r->key == CTX_FREE)
+			return add ? r : NULL;
 	}
-	return add ? gone : NULL;
+	return NULL;
+}
+
+/* Free entry r: the entries after it in its run move back over it (no
+ * tombstones: a look-up stops at the first free entry, and stays short
+ * however many contexts came and went).  Entries are swapped, not copied:
+ * each keeps a frame buffer. */
+static void ctx_drop(struct ctx_rec *r)
+{
+	uint32_t i = (uint32_t)(r - ctx_tab), j = i;
+	for (;;) {
+		j = (j + 1) & (CTX_MAX - 1);
+		if (ctx_tab[j].key == CTX_FREE)
+			break;
+		uint32_t k = ctx_hash(ctx_tab[j].key); /* where entry j would be */
+		/* it may move to i unless its place k lies cyclically in (i, j] */
+		if (i <= j ? (k > i && k <= j) : (k > i || k <= j))
+			continue;
+		struct ctx_rec tmp = ctx_tab[i];
+		ctx_tab[i] = ctx_tab[j];
+		ctx_tab[j] = tmp;
+		i = j;
+	}
+	ctx_tab[i].key = CTX_FREE;
 }
 
 /* Room for n frames in r (its buffer grows, page by page): 0, or -1. */
@@ -151,8 +168,16 @@ static void ctx_suspend(struct rt_tls *L, uintptr_t key)
 {
 	struct sonde_thread *t = L->t;
 	uint64_t now = clock_ticks();
-	if (!t->depth)
+	if (!t->depth) { /* nothing to keep; an entry left under this key is a dead context's */
+		if (ctx_tab) {
+			ctx_lock_take();
+			struct ctx_rec *r = ctx_find(key, 0);
+			if (r)
+				ctx_drop(r);
+			ctx_lock_give();
+		}
 		return;
+	}
 	if (!ctx_tab) {
 		void *p = mmap(NULL, CTX_MAX * sizeof *ctx_tab, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		struct ctx_rec *none = NULL;
@@ -171,7 +196,7 @@ static void ctx_suspend(struct rt_tls *L, uintptr_t key)
 			r->owner = t;
 			r->n = n;
 		} else if (r && r->key == key) {
-			r->key = CTX_GONE;
+			ctx_drop(r);
 		}
 		ctx_lock_give();
 	}
@@ -200,7 +225,7 @@ static void ctx_resume(struct rt_tls *L, uintptr_t key, int ended)
 			rt_resume_suspended(L, r->frames, r->n, now);
 		else /* resumed in another thread: its CCT nodes are not this one's */
 			rt_resume_frames(L, r->frames, r->n, now);
-		r->key = CTX_GONE;
+		ctx_drop(r);
 	}
 	ctx_lock_give();
 }
@@ -209,21 +234,19 @@ typedef int (*swap_fn)(ucontext_t *, const ucontext_t *);
 static void *real_swap;
 RT_HIDDEN int ctx_swapcontext(ucontext_t *, const ucontext_t *) __attribute__((nothrow));
 
-RT_EXPORT __attribute__((noinline)) int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
+/* The two halves of the wrapper's bookkeeping, each in a function of its
+ * own: a compiler takes a thread-local variable's address (and errno's) for
+ * the same all through one function, and the wrapper's second half may run
+ * in another thread than its first.  The first returns whether the second
+ * has anything to do. */
+static __attribute__((noinline)) int ctx_leave(uintptr_t key)
 {
-	swap_fn real = (swap_fn)rt_real_sym(&real_swap, "swapcontext", (void *)ctx_swapcontext, "libc.so.6");
-	if (!real) {
-		errno = ENOSYS;
-		return -1;
-	}
 	struct rt_tls *L = &rt_tls;
 	/* a signal handler interrupting the bookkeeping: passed through */
 	if (L->state != RT_T_ON || L->busy)
-		return real(oucp, ucp);
-	uintptr_t key = (uintptr_t)__builtin_frame_address(0);
+		return 0;
 	int saved = errno;
-	int ended = __atomic_load_n(&rt_agent_ended, __ATOMIC_ACQUIRE);
-	if (!ended) {
+	if (!__atomic_load_n(&rt_agent_ended, __ATOMIC_ACQUIRE)) {
 		L->busy = 1;
 		atomic_signal_fence(memory_order_seq_cst);
 		ctx_suspend(L, key);
@@ -231,18 +254,36 @@ RT_EXPORT __attribute__((noinline)) int swapcontext(ucontext_t *oucp, const ucon
 		L->busy = 0;
 	}
 	errno = saved;
-	int rc = real(oucp, ucp);
-	saved = errno;
-	/* here again: in this context, maybe in another thread */
-	L = &rt_tls;
-	if (L->state == RT_T_ON && !L->busy) {
-		L->busy = 1;
-		atomic_signal_fence(memory_order_seq_cst);
-		ctx_resume(L, key, __atomic_load_n(&rt_agent_ended, __ATOMIC_ACQUIRE));
-		atomic_signal_fence(memory_order_seq_cst);
-		L->busy = 0;
-	}
+	return 1;
+}
+
+static __attribute__((noinline)) void ctx_back(uintptr_t key)
+{
+	struct rt_tls *L = &rt_tls; /* this context's thread now */
+	if (L->state != RT_T_ON || L->busy)
+		return;
+	int saved = errno;
+	L->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	ctx_resume(L, key, __atomic_load_n(&rt_agent_ended, __ATOMIC_ACQUIRE));
+	atomic_signal_fence(memory_order_seq_cst);
+	L->busy = 0;
 	errno = saved;
+}
+
+RT_EXPORT __attribute__((noinline)) int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
+{
+	swap_fn real = (swap_fn)rt_real_sym(&real_swap, "swapcontext", (void *)ctx_swapcontext, "libc.so.6");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	uintptr_t key = (uintptr_t)__builtin_frame_address(0);
+	int keep = ctx_leave(key);
+	int rc = real(oucp, ucp);
+	/* here again: in this context, maybe in another thread */
+	if (keep)
+		ctx_back(key);
 	return rc;
 }
 

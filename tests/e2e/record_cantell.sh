@@ -6,7 +6,7 @@
 # and backtrace; atexit handlers and a destructor function after main; a
 # signal handler on an alternate stack in main's own frame, left once by
 # siglongjmp; two swapcontext coroutines on neighbouring stacks in main's
-# frame; longjmp across 40 frames and back into a live chain; vfork and fork
+# frame (and, in cantell_coro.c, 120 that move between threads); longjmp across 40 frames and back into a live chain; vfork and fork
 # children ending with _exit; dlopen through a recorded function's tail call
 # of a library only the program's RUNPATH finds) is byte for byte the same plain, under `sonde
 # record` and under `sonde record --trace`, for gcc and clang at -O0
@@ -64,6 +64,18 @@ for cc in gcc clang; do
 		cd "$T" || exit 1
 	done
 done
+
+# Coroutines that move between threads while another thread switches its
+# own (tests/progs/cantell_coro.c): the calls, and their callers (a
+# coroutine's first function is nobody's call).
+mkdir -p "$T/coro" && cd "$T/coro" && {
+	m=cantell/coro cc=gcc cxx=gcc opt=O2
+	if build cantell_coro "$SONDE_CC_BIN" -pthread "$PROGS/cantell_coro.c" -o cantell_coro; then
+		record cantell_coro -- ./cantell_coro
+		record cantell_coro.trace --trace -- ./cantell_coro
+	fi
+}
+cd "$T" || exit 1
 
 # Never built for sonde (its functions patched at the start: they return
 # through rt_exit_tramp_full and enter through their stubs' common entry): a

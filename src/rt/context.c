@@ -42,6 +42,9 @@
  * thread that calls exit() are live and stay.  TSD destructors come after
  * (runtime.c's thread_end).
  *
+ * Alternate signal stacks (sigaltstack): the thread's, as it sets them, for
+ * the slow paths that decide whether a frame is dead (rt_slot_dead).
+ *
  * For the agent's GOT redirections (attached), this file also lists
  * runtime.c's _exit and _Exit.
  *
@@ -51,6 +54,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -287,6 +291,39 @@ RT_EXPORT __attribute__((noinline)) int swapcontext(ucontext_t *oucp, const ucon
 	return rc;
 }
 
+/* ---- alternate signal stacks ---- */
+
+/* The thread's alternate signal stack as it sets it, for rt_slot_dead
+ * (rt.h): a handler's calls must not take the frames it interrupted for
+ * dead, and asking the kernel at every frame that looks dead (after each
+ * longjmp) would cost a system call each.  Written around a handler that
+ * may read it: unknown first, then known. */
+typedef int (*sas_fn)(const stack_t *, stack_t *);
+static void *real_sas;
+RT_HIDDEN int ctx_sigaltstack(const stack_t *, stack_t *) __attribute__((nothrow, leaf));
+
+RT_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
+{
+	sas_fn real = (sas_fn)rt_real_sym(&real_sas, "sigaltstack", (void *)ctx_sigaltstack, "libc.so.6");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	int rc = real(ss, old);
+	if (rc == 0 && ss) {
+		int saved = errno;
+		struct rt_tls *L = &rt_tls;
+		L->alt_known = 0;
+		atomic_signal_fence(memory_order_seq_cst);
+		L->alt_lo = ss->ss_flags & SS_DISABLE ? 0 : (uintptr_t)ss->ss_sp;
+		L->alt_hi = ss->ss_flags & SS_DISABLE ? 0 : (uintptr_t)ss->ss_sp + ss->ss_size;
+		atomic_signal_fence(memory_order_seq_cst);
+		L->alt_known = 1;
+		errno = saved;
+	}
+	return rc;
+}
+
 /* ---- thread-local destructors ---- */
 
 extern void *__dso_handle;
@@ -324,10 +361,12 @@ RT_EXPORT int __cxa_thread_atexit_impl(void (*fn)(void *), void *obj, void *dso)
 
 RT_HIDDEN int ctx_swapcontext(ucontext_t *, const ucontext_t *) __attribute__((nothrow, alias("swapcontext")));
 RT_HIDDEN int ctx_tls_atexit(void (*)(void *), void *, void *) __attribute__((alias("__cxa_thread_atexit_impl")));
+RT_HIDDEN int ctx_sigaltstack(const stack_t *, stack_t *) __attribute__((nothrow, leaf, alias("sigaltstack")));
 
 static const struct rt_got_sym context_wrappers[] = {
 	{ "swapcontext", (void *)ctx_swapcontext },
 	{ "__cxa_thread_atexit_impl", (void *)ctx_tls_atexit },
+	{ "sigaltstack", (void *)ctx_sigaltstack },
 	/* and the ends of processes (runtime.c): a child that forks and ends
 	 * with _exit has its end and status in the recording attached too */
 	{ "_exit", (void *)rt_exit_now },
@@ -338,6 +377,7 @@ RT_HIDDEN int rt_context_wrappers(const struct rt_got_sym **out)
 {
 	rt_real_sym(&real_swap, "swapcontext", (void *)ctx_swapcontext, "libc.so.6");
 	rt_real_sym(&real_tls_atexit, "__cxa_thread_atexit_impl", (void *)ctx_tls_atexit, "libc.so.6");
+	rt_real_sym(&real_sas, "sigaltstack", (void *)ctx_sigaltstack, "libc.so.6");
 	*out = context_wrappers;
 	return (int)(sizeof context_wrappers / sizeof context_wrappers[0]);
 }

@@ -181,12 +181,24 @@ RT_HIDDEN int rt_slot_dead(struct rt_altstack *alt, uintptr_t sp, uintptr_t slot
 	if (slot > sp || sp - slot >= STALE_WINDOW)
 		return 0;
 	if (!alt->asked) {
-		struct rt_kstack ss;
+		struct rt_tls *L = &rt_tls;
 		alt->asked = 1;
-		if (sys_sigaltstack_get(&ss) == 0 && (ss.flags & 1 /* SS_ONSTACK */)) {
+		if (!L->alt_known) { /* set before the runtime saw it (an attach), or by a system call of its own */
+			struct rt_kstack ss;
+			L->alt_lo = L->alt_hi = 0;
+			if (sys_sigaltstack_get(&ss) == 0 && !(ss.flags & 2 /* SS_DISABLE */)) {
+				L->alt_lo = (uintptr_t)ss.sp;
+				L->alt_hi = L->alt_lo + ss.size;
+			}
+			L->alt_known = 1;
+		}
+		/* on it while a handler runs there (sigaltstack's SS_ONSTACK: the
+		 * same test; the kernel's answer would say "disabled" in a
+		 * handler of an SS_AUTODISARM stack) */
+		if (sp - L->alt_lo < L->alt_hi - L->alt_lo) {
 			alt->on = 1;
-			alt->lo = (uintptr_t)ss.sp;
-			alt->hi = alt->lo + ss.size;
+			alt->lo = L->alt_lo;
+			alt->hi = L->alt_hi;
 		}
 	}
 	/* on the alternate stack: dead if the slot is on it too */

@@ -61,11 +61,13 @@ struct rt_tls {
 	uintptr_t first_slot;   /* during a thread's first event from an entry: its call's slot (agent.c) */
 	uintptr_t vfork_ret;    /* vfork (runtime.c): the caller's return address while the child runs */
 	uint32_t vfork_state;   /* vfork: state to give back to the parent */
+	uint32_t alt_known;     /* alt_lo/alt_hi hold this thread's alternate signal stack (rt_slot_dead) */
 	/* trace mode, the function records' write position (trace.h): the chunk
 	 * of `ring` they fill, where the next record goes (its payload + used)
 	 * and the chunk's end; tlim NULL when not known (rt_ring_forget) */
 	struct sonde_chunk *tchunk;
 	uint8_t *twp, *tlim;
+	uintptr_t alt_lo, alt_hi; /* [lo, hi), or 0, 0: none (set by sigaltstack, context.c) */
 };
 
 /* Another writer of the thread's ring (lock events, a resume record, the
@@ -171,8 +173,10 @@ extern RT_HIDDEN uintptr_t (*rt_exit_hook)(uintptr_t slot);
  * window, unless `sp` is on the thread's alternate signal stack and the slot
  * is not: a handler interrupted that frame, and a handler's stack may lie
  * above the frames it interrupted (an array in main's frame, say).  The
- * alternate stack is asked of the kernel (sigaltstack) once per `alt`, only
- * when a frame would be dead by its address: zero *alt before the first use. */
+ * thread's alternate stack is what its sigaltstack calls set (interposed,
+ * context.c), or, before the first, what the kernel says (one system call
+ * per thread, at the first frame that would be dead by its address); `alt`
+ * caches it for one decision: zero *alt before the first use. */
 struct rt_altstack {
 	int asked, on;
 	uintptr_t lo, hi;

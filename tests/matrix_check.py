@@ -124,8 +124,8 @@ def check_trace(label, data, p):
     total = collections.Counter()
     for e in ev:
         if e["ph"] == "X":
-            if plain(e["name"]) in IGNORE:
-                continue
+            if plain(e["name"]) in IGNORE or "begun" in e.get("args", {}):
+                continue  # a frame open before its slice (fork, attach, a coroutine resumed): not a call
             slices[names.get((e["pid"], e["tid"]), "?")][plain(e["name"])] += 1
             total[plain(e["name"])] += 1
     for f, n in p["calls"].items():

@@ -81,12 +81,13 @@ static void on_begin(void *arg, const struct tr_slice *s)
 }
 
 /* How a slice ended, if not by its return; a resumed frame (TRS_RESUMED:
- * begun before this recording or this process) says so too. */
+ * begun before this recording or this process, or a coroutine's frame
+ * resumed) says so too. */
 static const char *note_of(uint32_t flags)
 {
 	if (flags & TRS_RESUMED)
-		return flags & TRS_AT_END ? "begun before the recording, closed at thread end"
-		                          : "begun before the recording";
+		return flags & TRS_AT_END ? "begun before this slice, closed at thread end"
+		                          : "begun before this slice";
 	return !flags ? NULL : flags & TRS_ABNORMAL ? "non-local exit" : flags & TRS_AT_END ? "closed at thread end"
 	                                                                                   : "closed at lost events";
 }

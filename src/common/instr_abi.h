@@ -41,6 +41,11 @@
 #define SONDE_INSTR_MAX_BUSY 256u   /* threads whose pc at an attach sonde passes on */
 #define SONDE_INSTR_HOOK_SLOT 56u   /* region offset of the 8-byte address of the module's struct
                                      * sonde_modhook (the common entry reads it) */
+/* The common entry at region + 0 (src/instr/stubs.c): the byte after its
+ * call of the entry hook and its end.  The runtime's unwind information
+ * for it (src/rt/observe.c) describes it instruction by instruction. */
+#define SONDE_INSTR_COMMON_CALLED 31u
+#define SONDE_INSTR_COMMON_LEN 47u
 
 /* Whether [lo, hi] and a region [at, at + size) are within reach of each
  * other's rel32 jumps (±2 GiB, with a margin): what sonde checks of a

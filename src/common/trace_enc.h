@@ -42,9 +42,11 @@ enum {
 	                 * Fields after the value (a later version's) are skipped. */
 	TRX_RESUME = 65, /* sized form, fields: varint(func).  A frame that is open
 	                  * but was not entered here: the forked child's copies of
-	                  * its parent's frames, written at the fork, outermost
-	                  * first.  A slice for the nesting and the callers, not a
-	                  * call; it ends with an EXIT record like any other. */
+	                  * its parent's frames, written at the fork, the calls
+	                  * running at an attach, a coroutine's frames when it runs
+	                  * again (swapcontext, rt/context.c); outermost first.
+	                  * A slice for the nesting and the callers, not a call; it
+	                  * ends with an EXIT record like any other. */
 };
 
 /* TRX_PROBE events and value kinds. */

@@ -41,7 +41,8 @@ enum {
 	TRS_AT_END   = 2, /* still open at the end of its thread / process: closed there */
 	TRS_LOST     = 4, /* closed at the last known time before lost events */
 	TRS_RESUMED  = 8, /* on begin and end: a frame the thread did not enter here (TRX_RESUME:
-	                   * a forked child's copy of its parent's frame), not a call */
+	                   * a forked child's copy of its parent's frame, a call running at an
+	                   * attach, a coroutine's frame running again), not a call */
 };
 
 struct tr_slice {

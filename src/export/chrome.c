@@ -197,8 +197,8 @@ static void on_end(void *arg, const struct tr_slice *s)
 		if (f)
 			p += snprintf(p, 64, "\"end\":\"%s\"%s", f & TRS_ABNORMAL ? "non-local exit" : f & TRS_AT_END
 			              ? "closed at thread end" : "closed at lost events", f != s->flags ? "," : "");
-		if (f != s->flags) /* a frame that was open when the recording began (fork, attach) */
-			p = PUT_LIT(p, "\"begun\":\"before the recording\"");
+		if (f != s->flags) /* a frame open before its slice: fork, attach, a coroutine resumed */
+			p = PUT_LIT(p, "\"begun\":\"before this slice\"");
 		*p++ = '}';
 	}
 	*p++ = '}';

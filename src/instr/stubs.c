@@ -67,6 +67,9 @@ int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint
 	k += 4;
 	memcpy(code + k, common_tail, sizeof common_tail);
 	_Static_assert(sizeof common_head + 4 + sizeof common_tail <= SONDE_INSTR_HOOK_SLOT, "the common entry is short");
+	_Static_assert(sizeof common_head + 4 + 2 == SONDE_INSTR_COMMON_CALLED &&
+	               sizeof common_head + 4 + sizeof common_tail == SONDE_INSTR_COMMON_LEN,
+	               "the common entry's layout is instr_abi.h's (the runtime's unwind information for it)");
 	memcpy(code + SONDE_INSTR_HOOK_SLOT, &hook, 8);
 	k = 64;
 	for (size_t i = 0; i < p->nfns; i++) {

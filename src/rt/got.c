@@ -102,7 +102,7 @@ static pthread_mutex_t got_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Used by the trampolines below. */
 RT_HIDDEN uintptr_t got_real_dlopen, got_real_dlmopen;
-RT_HIDDEN uintptr_t got_gadget(uintptr_t ret);
+RT_HIDDEN uintptr_t got_gadget(uintptr_t ret, uintptr_t *slot);
 RT_HIDDEN void got_after_dlopen(void *handle);
 RT_HIDDEN void got_dlopen_tramp(void);
 RT_HIDDEN void got_dlmopen_tramp(void);
@@ -110,7 +110,8 @@ static void got_fork_child(void);
 
 #if defined(__x86_64__)
 /* Entered from the caller's PLT with [rsp] = R, its return address (rsp = 8
- * mod 16).  With a gadget G of R's object: dlopen is entered with [rsp] = G,
+ * mod 16).  With a gadget G of R's object (R an exit trampoline, a recorded
+ * function's tail call: of the real caller's, dlcall.c's rt_dl_gadget): dlopen is entered with [rsp] = G,
  * [rsp+8] = got_after_tramp, [rsp+16] = R (still 8 mod 16); it returns to G,
  * whose `ret` goes to got_after_tramp with [rsp] = R.  Without one, a plain
  * tail call (the new objects are then redirected at a later dlopen). */
@@ -125,6 +126,7 @@ static void got_fork_child(void);
 	"	push %rsi\n"                                      \
 	"	push %rdx\n"                                      \
 	"	mov 24(%rsp), %rdi\n"                             \
+	"	lea 24(%rsp), %rsi\n"                             \
 	"	call got_gadget\n"                                \
 	"	pop %rdx\n"                                       \
 	"	pop %rsi\n"                                       \
@@ -158,8 +160,10 @@ void got_dlmopen_tramp(void) {}
  * range reused after a dlclose belongs to the later object). */
 static int got_no_gadget; /* a shadow stack would refuse the gadget's return */
 
-RT_HIDDEN uintptr_t got_gadget(uintptr_t ret)
+RT_HIDDEN uintptr_t got_gadget(uintptr_t ret, uintptr_t *slot)
 {
+	if (rt_is_exit_tramp(ret)) /* a recorded function's tail call: its caller's object (dlcall.c) */
+		return rt_dl_gadget(slot);
 	if (!__atomic_load_n(&got_on, __ATOMIC_ACQUIRE) || got_no_gadget)
 		return 0;
 	for (int i = __atomic_load_n(&got_nobjs, __ATOMIC_ACQUIRE) - 1; i >= 0; i--)

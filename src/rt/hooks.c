@@ -53,9 +53,7 @@
 #include "rt/rt.h"
 #include "rt/trace.h"
 
-/* Frames of one stack lie within this distance: a slot further away (a
- * signal handler on an alternate stack) is never taken for a dead frame. */
-#define STALE_WINDOW ((uintptr_t)1 << 20)
+#define STALE_WINDOW RT_STACK_WINDOW
 
 /* Find or create the child of `cur` for `func`. */
 static __attribute__((noinline, cold)) uint32_t cct_child_slow(struct rt_tls *L, struct sonde_thread *t, uint32_t cur, uint32_t func)
@@ -166,10 +164,100 @@ static void bury(struct rt_tls *L, struct sonde_thread *t, uint32_t i, uint64_t 
 	pop_frame(L, t, i, now, 1);
 }
 
+/* sigaltstack(NULL, &ss) without libc: the entry hook's slow path runs with
+ * the instrumented function's arguments in the vector registers. */
+struct rt_kstack {
+	void *sp;
+	int flags;
+	size_t size;
+};
+static long sys_sigaltstack_get(struct rt_kstack *ss)
+{
+#if defined(__x86_64__)
+	long r;
+	__asm__ volatile("syscall" : "=a"(r) : "0"(131L /* SYS_sigaltstack */), "D"(0L), "S"(ss)
+	                 : "rcx", "r11", "memory");
+	return r;
+#else
+	(void)ss;
+	return -1;
+#endif
+}
+
+RT_HIDDEN int rt_slot_dead(struct rt_altstack *alt, uintptr_t sp, uintptr_t slot)
+{
+	if (slot > sp || sp - slot >= STALE_WINDOW)
+		return 0;
+	if (!alt->asked) {
+		struct rt_tls *L = &rt_tls;
+		alt->asked = 1;
+		if (!L->alt_known) { /* set before the runtime saw it (an attach), or by a system call of its own */
+			struct rt_kstack ss;
+			L->alt_lo = L->alt_hi = 0;
+			if (sys_sigaltstack_get(&ss) == 0 && !(ss.flags & 2 /* SS_DISABLE */)) {
+				L->alt_lo = (uintptr_t)ss.sp;
+				L->alt_hi = L->alt_lo + ss.size;
+			}
+			L->alt_known = 1;
+		}
+		/* on it while a handler runs there (sigaltstack's SS_ONSTACK: the
+		 * same test; the kernel's answer would say "disabled" in a
+		 * handler of an SS_AUTODISARM stack) */
+		if (sp - L->alt_lo < L->alt_hi - L->alt_lo) {
+			alt->on = 1;
+			alt->lo = L->alt_lo;
+			alt->hi = L->alt_hi;
+		}
+	}
+	/* on the alternate stack: dead if the slot is on it too */
+	return !alt->on || (slot >= alt->lo && slot < alt->hi);
+}
+
 RT_HIDDEN void rt_close_below(struct rt_tls *L, struct sonde_thread *t, uintptr_t sp, uint64_t now)
 {
-	while (t->depth && t->stack[t->depth - 1].slot < sp && sp - t->stack[t->depth - 1].slot < STALE_WINDOW)
+	struct rt_altstack alt = { 0 };
+	while (t->depth && t->stack[t->depth - 1].slot < sp && rt_slot_dead(&alt, sp, t->stack[t->depth - 1].slot))
 		bury(L, t, t->depth - 1, now);
+}
+
+RT_HIDDEN void rt_close_all(struct rt_tls *L, struct sonde_thread *t, uint64_t now)
+{
+	while (t->depth)
+		bury(L, t, t->depth - 1, now);
+}
+
+RT_HIDDEN void rt_close_dead(struct rt_tls *L, struct sonde_thread *t, uintptr_t sp, uint64_t now)
+{
+	struct rt_altstack alt = { 0 };
+	uint32_t d = t->depth, i;
+	for (i = 0; i < d; i++) {
+		const struct sonde_frame *f = &t->stack[i];
+		if (f->slot < sp) {
+			if (rt_slot_dead(&alt, sp, f->slot))
+				break;
+			continue;
+		}
+		if (f->slot - sp >= STALE_WINDOW)
+			continue; /* another stack's: not read */
+		uintptr_t v = *(const uintptr_t *)(uintptr_t)f->slot;
+		if (v != ((f->flags & SONDE_FRAME_UNHOOKED) ? f->site : rt_exit_tramp_for(f->flags)))
+			break;
+	}
+	while (t->depth > i)
+		bury(L, t, t->depth - 1, now);
+}
+
+RT_HIDDEN uint32_t rt_suspend_frames(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *out, uint32_t max,
+                                     uint64_t now)
+{
+	uint32_t d = t->depth;
+	if (d > max)
+		return UINT32_MAX;
+	/* copied first: a --min-time roll-back at the pop changes nothing of them */
+	__builtin_memcpy(out, t->stack, d * sizeof *out);
+	while (t->depth)
+		pop_frame(L, t, t->depth - 1, now, 0);
+	return d;
 }
 
 /* Entry of a call whose slot is at or above the top frame's: close the dead
@@ -183,12 +271,15 @@ static __attribute__((noinline, cold)) uintptr_t close_stale(struct rt_tls *L, s
 {
 	uintptr_t s = (uintptr_t)slot, ra = *slot;
 	uint32_t d = t->depth;
+	struct rt_altstack alt = { 0 };
 	while (d) {
 		struct sonde_frame *top = &t->stack[d - 1];
 		if (top->slot > s || s - top->slot >= STALE_WINDOW)
 			break;
 		if (top->slot == s && rt_is_exit_tramp(ra)) /* tail call */
 			return top->site;
+		if (!rt_slot_dead(&alt, s, top->slot))
+			break; /* interrupted by the signal handler this call is part of */
 		bury(L, t, --d, now);
 	}
 	if (rt_is_exit_tramp(ra)) { /* hooked by a frame closed before */
@@ -543,11 +634,18 @@ __asm__(
 	"	push %rdx\n"                     /* +1 */
 	"	lea 8(%rsp), %rdi\n"             /* +2 */
 	"	call *rt_exit_hook(%rip)\n"      /* +7 */
+	".Lrt_exit_tramp_called:\n"
 	"	mov %rax, %r11\n"                /* +13 */
 	"	pop %rdx\n"                      /* +16 */
 	"	pop %rax\n"                      /* +17 */
 	"	jmp *%r11\n"                     /* +18 */
 	".Lrt_exit_tramp_end:\n"
+	"	.if .Lrt_exit_tramp_called - rt_exit_tramp - " RT_STR(RT_TRAMP_CALLED) "\n"
+	"	.error \"rt_exit_tramp's layout is not rt.h's (observe.c's unwind information)\"\n"
+	"	.endif\n"
+	"	.if .Lrt_exit_tramp_end - rt_exit_tramp - " RT_STR(RT_TRAMP_LEN) "\n"
+	"	.error \"rt_exit_tramp's layout is not rt.h's (observe.c's unwind information)\"\n"
+	"	.endif\n"
 	"	.size rt_exit_tramp, .-rt_exit_tramp\n"
 	"	.size sonde_exit_trampoline, .-sonde_exit_trampoline\n"
 	"	.section .debug_frame,\"\",@progbits\n"
@@ -622,8 +720,19 @@ __asm__(
 	"	push %r8\n	push %r9\n	push %r10\n	push %r11\n"
 	"	lea 72(%rsp), %rdi\n"
 	"	call *rt_exit_hook(%rip)\n"
+	".Lrt_exit_tramp_full_called:\n"
 	"	mov %rax, 72(%rsp)\n"
+	".Lrt_exit_tramp_full_stored:\n"
 	"	pop %r11\n	pop %r10\n	pop %r9\n	pop %r8\n"
 	"	pop %rdi\n	pop %rsi\n	pop %rcx\n	pop %rdx\n	pop %rax\n"
 	"	ret\n"
+	"	.if .Lrt_exit_tramp_full_called - rt_exit_tramp_full - " RT_STR(RT_TRAMP_FULL_CALLED) "\n"
+	"	.error \"rt_exit_tramp_full's layout is not rt.h's\"\n"
+	"	.endif\n"
+	"	.if .Lrt_exit_tramp_full_stored - rt_exit_tramp_full - " RT_STR(RT_TRAMP_FULL_STORED) "\n"
+	"	.error \"rt_exit_tramp_full's layout is not rt.h's\"\n"
+	"	.endif\n"
+	"	.if . - rt_exit_tramp_full - " RT_STR(RT_TRAMP_FULL_LEN) "\n"
+	"	.error \"rt_exit_tramp_full's layout is not rt.h's\"\n"
+	"	.endif\n"
 	"	.size rt_exit_tramp_full, .-rt_exit_tramp_full\n");

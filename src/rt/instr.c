@@ -267,6 +267,15 @@ RT_HIDDEN uint32_t rt_instr_func_at(uintptr_t fn)
 	return SONDE_UNNUMBERED;
 }
 
+RT_HIDDEN uintptr_t rt_instr_common_at(uintptr_t pc)
+{
+	int k = atomic_load_explicit(&npmods, memory_order_acquire);
+	for (int p = 0; p < k; p++)
+		if (pc - pmods[p].region < SONDE_INSTR_COMMON_LEN)
+			return pmods[p].region;
+	return 0;
+}
+
 RT_HIDDEN void rt_instr_end(void)
 {
 	int k = atomic_load_explicit(&npmods, memory_order_acquire);

@@ -15,7 +15,7 @@
 #define RT_EXPORT __attribute__((visibility("default")))
 #define RT_NO_NODE 0xffffffffu
 #define RT_GRAVES  16
-#define RT_FDE_BYTES 128
+#define RT_FDE_BYTES 1024
 
 enum { RT_T_NEW = 0, RT_T_ON = 1, RT_T_OFF = 2 };
 /* For vfork's assembly (runtime.c; checked there against the struct). */
@@ -35,6 +35,8 @@ struct rt_priv {
 	 * made for this thread's shadow stack at its first unwinding through a
 	 * hooked frame (fde_for: the thread state it was made for). */
 	struct sonde_thread *fde_for;
+	uint16_t fde_full; /* offset of rt_exit_tramp_full's FDE in fde (rt_exit_tramp's follows the CIE) */
+	uint16_t fde_common; /* offset of the FDE of a patched module's common entry (instr_abi.h) */
 	uint8_t fde[RT_FDE_BYTES];
 };
 
@@ -59,11 +61,13 @@ struct rt_tls {
 	uintptr_t first_slot;   /* during a thread's first event from an entry: its call's slot (agent.c) */
 	uintptr_t vfork_ret;    /* vfork (runtime.c): the caller's return address while the child runs */
 	uint32_t vfork_state;   /* vfork: state to give back to the parent */
+	uint32_t alt_known;     /* alt_lo/alt_hi hold this thread's alternate signal stack (rt_slot_dead) */
 	/* trace mode, the function records' write position (trace.h): the chunk
 	 * of `ring` they fill, where the next record goes (its payload + used)
 	 * and the chunk's end; tlim NULL when not known (rt_ring_forget) */
 	struct sonde_chunk *tchunk;
 	uint8_t *twp, *tlim;
+	uintptr_t alt_lo, alt_hi; /* [lo, hi), or 0, 0: none (set by sigaltstack, context.c) */
 };
 
 /* Another writer of the thread's ring (lock events, a resume record, the
@@ -148,6 +152,15 @@ RT_HIDDEN void rt_trace_mark(struct rt_tls *L, uint32_t func);
 RT_HIDDEN uintptr_t rt_exit_floor(uintptr_t slot);
 extern RT_HIDDEN int rt_floor; /* bench: floor hooks instead of the session's */
 RT_HIDDEN void rt_exit_tramp(void);
+/* Their layouts, which observe.c's unwind information for libgcc describes
+ * instruction by instruction (checked in hooks.c's assembly): the byte
+ * after the exit hook's call, after the real return address is where the
+ * `ret` or `jmp` takes it from, and the end. */
+#define RT_TRAMP_CALLED 13
+#define RT_TRAMP_LEN 21
+#define RT_TRAMP_FULL_CALLED 28
+#define RT_TRAMP_FULL_STORED 33
+#define RT_TRAMP_FULL_LEN 47
 /* The exit trampoline of functions patched without a rebuild: it keeps every
  * general register, not only the return value's (their callers may keep
  * values in caller-saved registers across the call: GCC's -fipa-ra, which
@@ -163,8 +176,45 @@ static inline uintptr_t rt_exit_tramp_for(uint32_t frame_flags)
 	return frame_flags & SONDE_FRAME_FULLSAVE ? (uintptr_t)rt_exit_tramp_full : (uintptr_t)rt_exit_tramp;
 }
 extern RT_HIDDEN uintptr_t (*rt_exit_hook)(uintptr_t slot);
+/* Frames of one stack lie within this distance of each other: a slot
+ * further from the stack pointer (another thread's stack, a coroutine's, an
+ * alternate signal stack elsewhere) is never taken for a dead frame because
+ * of its address alone. */
+#define RT_STACK_WINDOW ((uintptr_t)1 << 20)
+/* Whether a frame whose slot lies at or below `sp` is dead (a non-local exit
+ * left it), as the slow paths decide: it is when the two are within the
+ * window, unless `sp` is on the thread's alternate signal stack and the slot
+ * is not: a handler interrupted that frame, and a handler's stack may lie
+ * above the frames it interrupted (an array in main's frame, say).  The
+ * thread's alternate stack is what its sigaltstack calls set (interposed,
+ * context.c), or, before the first, what the kernel says (one system call
+ * per thread, at the first frame that would be dead by its address); `alt`
+ * caches it for one decision: zero *alt before the first use. */
+struct rt_altstack {
+	int asked, on;
+	uintptr_t lo, hi;
+};
+RT_HIDDEN int rt_slot_dead(struct rt_altstack *alt, uintptr_t sp, uintptr_t slot);
 /* Close the frames of t whose slot lies below sp (dead after a non-local exit). */
 RT_HIDDEN void rt_close_below(struct rt_tls *L, struct sonde_thread *t, uintptr_t sp, uint64_t now);
+/* Close every open frame of t as dead (abnormal, a graveyard entry each):
+ * its thread has ended its start routine (runtime.c, thread_end), or they
+ * belong to a context that ended (context.c). */
+RT_HIDDEN void rt_close_all(struct rt_tls *L, struct sonde_thread *t, uint64_t now);
+/* Close the frames of t that are dead although their slots may lie above sp:
+ * those whose slot no longer holds what a live frame's holds (the exit
+ * trampoline, or its real return address once unhooked), and every frame
+ * above the first such one.  A thread's TLS destructors run after its
+ * unwinding (pthread_exit, pthread_cancel) from a frame of start_thread
+ * that lies below its first recorded frame's slot (context.c).  Only slots
+ * within the window of sp are read. */
+RT_HIDDEN void rt_close_dead(struct rt_tls *L, struct sonde_thread *t, uintptr_t sp, uint64_t now);
+/* Coroutines (context.c): take every frame of t off its shadow stack, as if
+ * they returned now (their time stops; in a trace, their slices end), into
+ * out (outermost first; at most max, else nothing is done).  The count, or
+ * UINT32_MAX if there are more than max. */
+RT_HIDDEN uint32_t rt_suspend_frames(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *out, uint32_t max,
+                                     uint64_t now);
 /* Per-module record array of this thread (slow path, once per thread and module). */
 RT_HIDDEN uint32_t *rt_recs_alloc(struct rt_tls *L, uint32_t mod_slot);
 /* fork: snapshot the open frames (prepare), re-create them in the child. */
@@ -176,6 +226,9 @@ RT_HIDDEN void rt_thread_after_fork(int child);
  * UNHOOKED) become the shadow stack, outermost first, starting at `now`,
  * their CCT nodes made without a call counted.  frames may be t->stack. */
 RT_HIDDEN void rt_resume_frames(struct rt_tls *L, const struct sonde_frame *frames, uint32_t depth, uint64_t now);
+/* The same for frames that rt_suspend_frames took off this thread's shadow
+ * stack (a coroutine resumed, context.c): their CCT nodes are theirs again. */
+RT_HIDDEN void rt_resume_suspended(struct rt_tls *L, const struct sonde_frame *frames, uint32_t depth, uint64_t now);
 /* The agent (agent.c): at a thread's first event, take the calls it was in
  * at the attach (the session's attach table), checked against its stack,
  * as resumed frames, and hook their return addresses. */
@@ -215,6 +268,9 @@ RT_HIDDEN void rt_instr_start(void);
 /* instr.c: the SONDE_FUNC id of the patched function whose entry is fn, or
  * SONDE_UNNUMBERED (the calls running at an attach). */
 RT_HIDDEN uint32_t rt_instr_func_at(uintptr_t fn);
+/* instr.c: the region whose common entry (instr_abi.h) pc is in, or 0
+ * (observe.c's unwind information for it). */
+RT_HIDDEN uintptr_t rt_instr_common_at(uintptr_t pc);
 /* instr.c: the end of an attached recording: every patched byte back while
  * the program runs. */
 RT_HIDDEN void rt_instr_end(void);
@@ -237,6 +293,21 @@ RT_HIDDEN void *rt_real_sym(void **cache, const char *name, void *self, const ch
 /* observe.c: the wrappers that keep the program's view of its own stack
  * (backtrace, _Unwind_Backtrace, pthread_exit, ...) for got.c. */
 RT_HIDDEN int rt_observe_wrappers(const struct rt_got_sym **out);
+/* context.c: swapcontext and __cxa_thread_atexit_impl, for got.c; in a
+ * fork child, the table of suspended contexts unlocked (another thread of
+ * the parent may have held it). */
+RT_HIDDEN int rt_context_wrappers(const struct rt_got_sym **out);
+/* runtime.c's _exit and _Exit (a forked child's end and status). */
+RT_HIDDEN __attribute__((noreturn, nothrow, leaf)) void rt_exit_now(int status);
+RT_HIDDEN __attribute__((noreturn, nothrow, leaf)) void rt_exit_now2(int status);
+RT_HIDDEN void rt_context_after_fork(void);
+/* dlcall.c: dlsym for got.c; and for a dlopen, dlmopen or dlsym entered
+ * with its return address in *slot: if that is an exit trampoline's (a
+ * recorded function's tail call), a `ret` byte in the real caller's object
+ * to enter libc's with instead, or 0 (the real return address is then back
+ * in *slot, under a CET shadow stack, or nothing is done). */
+RT_HIDDEN int rt_dlcall_wrappers(const struct rt_got_sym **out);
+RT_HIDDEN uintptr_t rt_dl_gadget(uintptr_t *slot);
 /* probes.c: the probe agent's replaced return addresses of this thread put back (an exception unwinds). */
 RT_HIDDEN void rt_probes_unhook(void);
 /* probe_exec.c / probes.c: following exec.  rt_exec_wrappers gives the

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
@@ -119,13 +120,35 @@ static void register_process(void)
 	rt_proc_slot = slot;
 }
 
+/* The thread's end: a TSD destructor, so it runs after the thread's start
+ * routine has returned or unwound (pthread_exit, pthread_cancel) and after
+ * its thread_local destructors.  The frames still open are dead then (an
+ * unwinding does not return through the exit trampoline): they close now,
+ * not at the thread's end, and what the destructors of the program's own
+ * keys call is a call of nobody's.  Those run after this one (the
+ * runtime's key comes first: it was made before main), so it asks to be
+ * called again (glibc calls the destructors of the keys given a value
+ * meanwhile again, up to PTHREAD_DESTRUCTOR_ITERATIONS rounds) and notes the
+ * end each time: the last is the thread's. */
 static void thread_end(void *arg)
 {
-	(void)arg;
+	uintptr_t round = (uintptr_t)arg;
 	struct rt_tls *L = &rt_tls;
 	if (L->state != RT_T_ON)
 		return;
-	L->t->end_tsc = clock_ticks();
+	uint64_t now = clock_ticks();
+	/* (after the agent's end the shadow stack is only read: rt_exit_ended) */
+	if (L->t->depth && !__atomic_load_n(&rt_agent_ended, __ATOMIC_ACQUIRE)) {
+		uint32_t busy = L->busy;
+		L->busy = 1;
+		atomic_signal_fence(memory_order_seq_cst);
+		rt_close_all(L, L->t, now);
+		atomic_signal_fence(memory_order_seq_cst);
+		L->busy = busy;
+	}
+	if (round < PTHREAD_DESTRUCTOR_ITERATIONS)
+		pthread_setspecific(thread_key, (void *)(round + 1));
+	L->t->end_tsc = now;
 	/* the name it ends with: set through prctl(PR_SET_NAME), or by another
 	 * thread's pthread_setname_np, neither of which the wrapper below sees */
 	prctl(PR_GET_NAME, L->t->comm, 0, 0, 0);
@@ -159,6 +182,7 @@ static void after_fork_parent(void)
 
 static void after_fork_child(void)
 {
+	rt_context_after_fork();
 	if (!rt_sess)
 		return;
 	register_process();
@@ -473,6 +497,34 @@ RT_HIDDEN void rt_resume_frames(struct rt_tls *L, const struct sonde_frame *fram
 	t->depth = depth;
 }
 
+RT_HIDDEN void rt_resume_suspended(struct rt_tls *L, const struct sonde_frame *frames, uint32_t depth, uint64_t now)
+{
+	struct sonde_thread *t = L->t;
+	for (uint32_t i = 0; i < depth; i++) {
+		uint32_t flags = frames[i].flags;
+		struct sonde_frame *f = &t->stack[i];
+		*f = frames[i];
+		f->start = now;
+		f->trace_pos = 0;
+		f->flags = flags & (SONDE_FRAME_UNHOOKED | SONDE_FRAME_FULLSAVE | SONDE_FRAME_FILTER);
+		if (flags & SONDE_FRAME_FILTER)
+			t->filter_depth++; /* as at its entry: its exit takes it back */
+		if (L->ring && (flags & SONDE_FRAME_TRACED) && trace_resume(L, f->func, now) == 0) {
+			f->flags |= SONDE_FRAME_TRACED;
+			rt_trace_mark(L, f->func);
+		}
+	}
+	uint32_t cur = 0; /* the innermost frame's node (none: the pool was full at its entry) */
+	for (uint32_t i = depth; i-- > 0;)
+		if (t->stack[i].node != RT_NO_NODE) {
+			cur = t->stack[i].node;
+			break;
+		}
+	t->cur_node = cur;
+	atomic_signal_fence(memory_order_release); /* frames complete before depth covers them */
+	t->depth = depth;
+}
+
 RT_HIDDEN void rt_thread_after_fork(int child)
 {
 	struct rt_tls *L = &rt_tls;
@@ -730,3 +782,7 @@ RT_EXPORT __attribute__((noreturn)) void _Exit(int status)
 {
 	_exit(status);
 }
+
+/* Their addresses here, for the agent's GOT redirections (context.c). */
+RT_HIDDEN __attribute__((noreturn, nothrow, leaf)) void rt_exit_now(int) __attribute__((alias("_exit")));
+RT_HIDDEN __attribute__((noreturn, nothrow, leaf)) void rt_exit_now2(int) __attribute__((alias("_Exit")));

@@ -32,11 +32,10 @@
  * same way before each of these (rt_probes_unhook): those calls' returns
  * are then not timed.
  *
- * Not covered: unwinding that does not call these entry points through the
- * PLT — glibc's pthread_exit / pthread_cancel reach libgcc_s directly, so
- * their forced unwind stops at the first hooked frame (the thread still
- * exits; cleanup handlers above that frame do not run) — and backtrace(),
- * which stops at the first hooked frame. */
+ * The other walks of the program's own stack (backtrace, _Unwind_Backtrace,
+ * pthread_exit's and pthread_cancel's forced unwinding, which reach libgcc_s
+ * without these entry points) are observe.c's; the frames a thread's
+ * unwinding leaves, and coroutines' stacks, context.c's. */
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -71,7 +70,6 @@ static void unhook_ended(struct sonde_thread *t)
  * unwinding at the same cleanup again.  hook = 1: the catching
  * frame's stack pointer is above `sp`: close the frames below it, and hook
  * the survivors again. */
-#define DEAD_WINDOW ((uintptr_t)1 << 20) /* as hooks.c's STALE_WINDOW */
 static void set_hooks(int hook, uintptr_t sp)
 {
 	struct rt_tls *L = &rt_tls;
@@ -83,6 +81,7 @@ static void set_hooks(int hook, uintptr_t sp)
 			unhook_ended(t);
 		return; /* a catch hooks nothing again */
 	}
+	struct rt_altstack alt = { 0 };
 	uint32_t busy = L->busy;
 	L->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
@@ -91,7 +90,7 @@ static void set_hooks(int hook, uintptr_t sp)
 	for (uint32_t i = t->depth; i-- > 0;) {
 		struct sonde_frame *f = &t->stack[i];
 		uintptr_t *slot = (uintptr_t *)(uintptr_t)f->slot;
-		if (!hook && ((f->slot < sp && sp - f->slot < DEAD_WINDOW) || !rt_is_exit_tramp(*slot)))
+		if (!hook && ((f->slot < sp && rt_slot_dead(&alt, sp, f->slot)) || !rt_is_exit_tramp(*slot)))
 			continue; /* dead, its slot maybe reused (the wrapper's own return address) */
 		if (!hook && !(f->flags & SONDE_FRAME_UNHOOKED)) {
 			*slot = f->site;
@@ -204,14 +203,17 @@ RT_HIDDEN int rt_unwind_wrappers(const struct rt_got_sym **out)
 	REAL(void *, real_rethrow, "_Unwind_Resume_or_Rethrow", uw_rethrow, "libgcc_s.so.1");
 	REAL(void *, real_resume, "_Unwind_Resume", uw_resume, "libgcc_s.so.1");
 	REAL(void *, real_catch, "__cxa_begin_catch", uw_catch, "libstdc++.so.6");
-	/* and those of observe.c: backtrace, pthread_exit, libgcc_s's FDE lookup */
-	static struct rt_got_sym all[sizeof unwind_wrappers / sizeof unwind_wrappers[0] + 8];
+	/* and those of observe.c (backtrace, pthread_exit, libgcc_s's FDE
+	 * lookup), context.c (swapcontext, thread_local destructors) and
+	 * dlcall.c (dlsym) */
+	static struct rt_got_sym all[sizeof unwind_wrappers / sizeof unwind_wrappers[0] + 12];
 	int n = (int)(sizeof unwind_wrappers / sizeof unwind_wrappers[0]);
-	const struct rt_got_sym *obs;
-	int nobs = rt_observe_wrappers(&obs);
+	const struct rt_got_sym *more[3];
+	int nmore[3] = { rt_observe_wrappers(&more[0]), rt_context_wrappers(&more[1]), rt_dlcall_wrappers(&more[2]) };
 	memcpy(all, unwind_wrappers, sizeof unwind_wrappers);
-	for (int i = 0; i < nobs && n < (int)(sizeof all / sizeof all[0]); i++)
-		all[n++] = obs[i];
+	for (int k = 0; k < 3; k++)
+		for (int i = 0; i < nmore[k] && n < (int)(sizeof all / sizeof all[0]); i++)
+			all[n++] = more[k][i];
 	*out = all;
 	return n;
 }

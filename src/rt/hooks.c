@@ -240,7 +240,8 @@ RT_HIDDEN void rt_close_dead(struct rt_tls *L, struct sonde_thread *t, uintptr_t
 		if (f->slot - sp >= STALE_WINDOW)
 			continue; /* another stack's: not read */
 		uintptr_t v = *(const uintptr_t *)(uintptr_t)f->slot;
-		if (v != ((f->flags & SONDE_FRAME_UNHOOKED) ? f->site : rt_exit_tramp_for(f->flags)))
+		/* a frame closed by exit sleds keeps its real return address */
+		if (v != ((f->flags & (SONDE_FRAME_UNHOOKED | SONDE_FRAME_SLED)) ? f->site : rt_exit_tramp_for(f->flags)))
 			break;
 	}
 	while (t->depth > i)

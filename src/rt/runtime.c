@@ -506,7 +506,7 @@ RT_HIDDEN void rt_resume_suspended(struct rt_tls *L, const struct sonde_frame *f
 		*f = frames[i];
 		f->start = now;
 		f->trace_pos = 0;
-		f->flags = flags & (SONDE_FRAME_UNHOOKED | SONDE_FRAME_FULLSAVE | SONDE_FRAME_FILTER);
+		f->flags = flags & (SONDE_FRAME_UNHOOKED | SONDE_FRAME_FULLSAVE | SONDE_FRAME_FILTER | SONDE_FRAME_SLED);
 		if (flags & SONDE_FRAME_FILTER)
 			t->filter_depth++; /* as at its entry: its exit takes it back */
 		if (L->ring && (flags & SONDE_FRAME_TRACED) && trace_resume(L, f->func, now) == 0) {

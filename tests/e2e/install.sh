@@ -51,7 +51,7 @@ ok "make install PREFIX=..."
 BIN=$P/bin
 missing=""
 for f in bin/sonde bin/sonde-cc bin/sonde-c++ bin/sonde-config lib/sonde/libsonde-rt.so lib/sonde/sonde-module.o \
-	lib/sonde/as/as lib/pkgconfig/sonde.pc include/sonde/probe.h share/man/man1/sonde.1 share/man/man1/sonde-cc.1 \
+	lib/sonde/as/as lib/sonde/sonde_unwind.py lib/sonde/libsonde-rt.so-gdb.py lib/pkgconfig/sonde.pc include/sonde/probe.h share/man/man1/sonde.1 share/man/man1/sonde-cc.1 \
 	share/man/man1/sonde-c++.1 share/man/man1/sonde-config.1 share/bash-completion/completions/sonde \
 	share/zsh/site-functions/_sonde share/doc/sonde/README.md share/doc/sonde/docs/cli.md; do
 	[ -e "$P/$f" ] || missing="$missing $f"

@@ -11,7 +11,9 @@
 #    sleds) under `sonde record`.
 # With the unwinder sourced (and auto-loaded where safe-path allows), bt's
 # function names from c down are the plain run's; without it they are not
-# (?? frames from libsonde-rt.so), which shows the check can fail.  Needs gdb
+# (?? frames from libsonde-rt.so), which shows the check can fail; also
+# without libthread_db (the session's thread table instead of TLS), and at
+# breakpoints inside the trampolines (the callers below them).  Needs gdb
 # and ptrace of a non-child.
 source "$ROOT/tests/lib.sh"
 source "$ROOT/tests/attach_lib.sh"
@@ -54,6 +56,19 @@ if [ "$(echo $want | cut -d' ' -f1-4)" != "c b a main" ]; then
 fi
 ok "plain run under gdb: $want"
 
+# inside NAME PID TRAMP+OFF: stopped at a breakpoint inside an exit
+# trampoline (frame #0): the frames below it are the plain run's below c()
+inside() {
+	"$gdb" -q -nx -batch -iex "source $UNW" -p "$2" -ex "break *($3)" -ex continue -ex 'bt 30' >"$1.in" 2>&1 </dev/null
+	local got
+	got=$(sed -nE 's/^#[0-9]+ +(0x[0-9a-f]+ in )?([^ ]+) .*/\2/p' "$1.in" | tr '\n' ' ')
+	if [ "$got" = "${3%%+*} ${want#c }" ]; then
+		ok "$1: stopped at $3, bt shows the trampoline, then the plain run's callers of c()"
+	else
+		notok "$1: stopped at $3" "got '$got', want '${3%%+*} ${want#c }' (see $PWD/$1.in)"
+	fi
+}
+
 # compare NAME PID: bt with the unwinder sourced, auto-loaded, and without it
 compare() {
 	local name=$1 p=$2
@@ -68,6 +83,14 @@ compare() {
 		ok "$name: bt with libsonde-rt.so-gdb.py auto-loaded has the plain run's frames"
 	else
 		notok "$name: bt with the unwinder auto-loaded" "got '$(cat $name.auto.names)' (see $PWD/$name.auto)"
+	fi
+	# no libthread_db: gdb cannot read TLS; the unwinder finds the thread's
+	# shadow stack in the session's thread table
+	bt "$p" "$name.nothreaddb" -iex 'set libthread-db-search-path /nonexistent' -iex "source $UNW"
+	if [ "$(cat $name.nothreaddb.names)" = "$want" ]; then
+		ok "$name: bt without libthread_db (no TLS in gdb) has the plain run's frames"
+	else
+		notok "$name: bt without libthread_db" "got '$(cat $name.nothreaddb.names)' (see $PWD/$name.nothreaddb)"
 	fi
 	[ "${3:-}" = sleds ] && { skip "$name: bt without the unwinder differs" "the build has exit sleds"; return; }
 	bt "$p" "$name.without"
@@ -85,6 +108,8 @@ p=$(wait_pid pat.pid)
 if [ -n "$p" ]; then
 	sleep 0.3
 	compare patched "$p"
+	inside patched "$p" 'rt_exit_tramp_full+9'
+	inside patched "$p" 'rt_exit_tramp_full+33'
 	stop_prog "$p"
 else
 	notok "patched: start" "$(tail -3 pat.err)"
@@ -99,6 +124,7 @@ pid=$(wait_pid att.pid)
 if record_attached att; then
 	sleep 0.3 # a() called again through the patched code
 	compare attached "$pid"
+	inside attached "$pid" 'rt_exit_tramp_full+28'
 	kill -INT $sp
 	wait $sp
 	check "attached: sonde ends on SIGINT with status 0" test $? -eq 0
@@ -119,6 +145,7 @@ if command -v clang >/dev/null && SONDE_CC=clang "$SONDE_CC_BIN" -O2 -g -o cl "$
 	p=$(wait_pid cl.pid)
 	if [ -n "$p" ]; then
 		compare clang "$p" $sleds
+		[ -z "$sleds" ] && inside clang "$p" 'rt_exit_tramp+16'
 		stop_prog "$p"
 	else
 		notok "clang: start" "$(tail -3 cl.err)"

@@ -228,7 +228,8 @@ class SondeUnwinder(Unwinder):
 
 class _SondeFilter:
     """Hides the exit trampolines' frames from bt: each stands between a
-    recorded function and its real caller."""
+    recorded function and its real caller.  Not the innermost frame (a stop
+    inside a trampoline shows where it is)."""
 
     def __init__(self):
         self.name = "sonde"
@@ -240,7 +241,7 @@ class _SondeFilter:
         for fd in frames:
             try:
                 f = fd.inferior_frame()
-                if f.unwind_stop_reason() == gdb.FRAME_UNWIND_NO_REASON and find_tramp(f.pc()):
+                if f.level() > 0 and f.unwind_stop_reason() == gdb.FRAME_UNWIND_NO_REASON and find_tramp(f.pc()):
                     continue
             except (gdb.error, gdb.MemoryError, RuntimeError):
                 pass

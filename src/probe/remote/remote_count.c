@@ -601,14 +601,7 @@ static int install_mcu(struct rsess *s, char *err, size_t n)
 	if (r == 1)
 		return fall_back(s, "the stub refused writes to the program's code", err, n);
 	mark_installed(k);
-	if ((k->nexits = mcu_exit_sites(s, &k->exits)) < 0) {
-		snprintf(err, n, "out of memory");
-		return -1;
-	}
-	for (int i = 0; i < k->nexits; i++)
-		if (rs_site_add(s, NULL, k->exits[i], 0, err, n))
-			return -1;
-	return 0;
+	return mcu_exit_breakpoints(s, &k->exits, &k->nexits, err, n);
 }
 
 int rcount_install(struct rsess *s, char *err, size_t n)

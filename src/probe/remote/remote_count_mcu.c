@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -203,6 +204,18 @@ int mcu_exit_sites(struct rsess *s, uint64_t **out)
 	if (!arm && s->exe && rv32_exit_sites(s, out, &n, &cap))
 		return -1;
 	return n;
+}
+
+int mcu_exit_breakpoints(struct rsess *s, uint64_t **sites, int *nsites, char *err, size_t n)
+{
+	if ((*nsites = mcu_exit_sites(s, sites)) < 0) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < *nsites; i++)
+		if (rs_site_add(s, NULL, (*sites)[i], 0, err, n))
+			return -1;
+	return 0;
 }
 
 int mcu_exit_call(struct rsess *s)

@@ -39,6 +39,10 @@ int mcu_build(struct rsess *s, int n, const uint64_t *addrs, const uint8_t (*ori
  * slli and srai), run-time addresses, malloc'd into *out: their count, or
  * -1 out of memory. */
 int mcu_exit_sites(struct rsess *s, uint64_t **out);
+/* A breakpoint of sonde's at each of them (the stop where the target's
+ * counts or events are read for the last time): *sites and *nsites as
+ * mcu_exit_sites gives them.  0, or -1 with err. */
+int mcu_exit_breakpoints(struct rsess *s, uint64_t **sites, int *nsites, char *err, size_t n);
 /* At a stop on one of them: whether the call is the exit (SYS_EXIT,
  * SYS_EXIT_EXTENDED). */
 int mcu_exit_call(struct rsess *s);

@@ -267,14 +267,7 @@ int rrm_install(struct rsess *s, uint64_t **fb, int *nfb, char *err, size_t n)
 	 * exit: the last drain). */
 	if (rs_site_add(s, NULL, full, 0, err, n))
 		return -1;
-	if ((k->nexits = mcu_exit_sites(s, &k->exits)) < 0) {
-		snprintf(err, n, "out of memory");
-		return -1;
-	}
-	for (int i = 0; i < k->nexits; i++)
-		if (rs_site_add(s, NULL, k->exits[i], 0, err, n))
-			return -1;
-	return 0;
+	return mcu_exit_breakpoints(s, &k->exits, &k->nexits, err, n);
 }
 
 /* The events in the ring to the recording, the ring emptied.  0, -1. */

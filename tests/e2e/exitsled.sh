@@ -1,9 +1,10 @@
 # exitsled.sh — exit sleds (docs/INSTRUMENTATION.md "Exit sleds"): a GCC
-# build through sonde-cc has a five-byte nop before each `ret` of its
-# functions (sonde-as) and records them in __sonde_exit_sleds; while
-# recording they call the module's exit trampoline and the return address is
-# never replaced.  Checked on tests/progs/exitsled.c and exitsled_cxx.cpp,
-# sonde-cc -O2:
+# or Clang build through sonde-cc has a five-byte nop before each `ret` of
+# its functions (sonde-as; Clang through -fno-integrated-as) and records them
+# in __sonde_exit_sleds; while recording they call the module's exit
+# trampoline and the return address is never replaced.  Checked on
+# tests/progs/exitsled.c and exitsled_cxx.cpp, sonde-cc -O2, with gcc/g++
+# and with clang/clang++ (each check's name starts with the compiler):
 #  - the build has the sleds (the section, and a nop before c()'s `ret`);
 #  - gdb's bt at a breakpoint in c() (called by b, a, main) is the plain
 #    run's, frame for frame: no exit trampoline in the stack; so are the
@@ -21,11 +22,18 @@
 #  - a coroutine switched away from inside recorded frames (exitsled_co.c):
 #    output and counts the program's.
 . "$ROOT/tests/lib.sh"
-command -v gcc >/dev/null && command -v g++ >/dev/null || { skip "exitsled" "gcc/g++ not installed"; exit 0; }
-SONDE_CC=gcc "$SONDE_CC_BIN" -O2 -rdynamic "$PROGS/exitsled.c" -o ex &&
-	gcc -O2 -rdynamic "$PROGS/exitsled.c" -o ex-plain &&
-	SONDE_CXX=g++ "$SONDE_CXX_BIN" -O2 "$PROGS/exitsled_cxx.cpp" -o exx &&
-	g++ -O2 "$PROGS/exitsled_cxx.cpp" -o exx-plain || { notok "build" "sonde-cc or gcc failed"; exit 0; }
+# every check's name starts with the compiler ($cc)
+eval "lib_$(declare -f ok)"; eval "lib_$(declare -f notok)"; eval "lib_$(declare -f skip)"
+ok() { lib_ok "$cc: $1"; }
+notok() { lib_notok "$cc: $1" "$2"; }
+skip() { lib_skip "$cc: $1" "$2"; }
+sleds() { # CC CXX: every check below, in the directory CC
+cc=$1 cxx=$2
+mkdir -p "$cc" && cd "$cc" || return
+SONDE_CC=$cc "$SONDE_CC_BIN" -O2 -rdynamic "$PROGS/exitsled.c" -o ex &&
+	$cc -O2 -rdynamic "$PROGS/exitsled.c" -o ex-plain &&
+	SONDE_CXX=$cxx "$SONDE_CXX_BIN" -O2 "$PROGS/exitsled_cxx.cpp" -o exx &&
+	$cxx -O2 "$PROGS/exitsled_cxx.cpp" -o exx-plain || { notok "build" "sonde-cc or $cc failed"; cd ..; return; }
 
 check "the sonde-cc build has a __sonde_exit_sleds section" sh -c "readelf -SW ex | grep -q ' __sonde_exit_sleds '"
 check "c() has a five-byte nop right before its ret" \
@@ -80,8 +88,8 @@ done
 
 # a coroutine switched away from inside recorded frames (exitsled_co.c): the
 # program's output and its own counts, profile and trace
-SONDE_CC=gcc "$SONDE_CC_BIN" -O2 "$PROGS/exitsled_co.c" -o co && gcc -O2 "$PROGS/exitsled_co.c" -o co-plain &&
-	./co-plain >co.plain || notok "coroutine: build" "sonde-cc or gcc failed"
+SONDE_CC=$cc "$SONDE_CC_BIN" -O2 "$PROGS/exitsled_co.c" -o co && $cc -O2 "$PROGS/exitsled_co.c" -o co-plain &&
+	./co-plain >co.plain || notok "coroutine: build" "sonde-cc or $cc failed"
 for mode in profile trace; do
 	opt=; [ $mode = trace ] && opt=--trace
 	[ -s co.plain ] || break
@@ -131,3 +139,16 @@ if command -v perf >/dev/null && perf record -q -e cpu-clock -o perf.try true >/
 else
 	skip "perf --call-graph=dwarf" "perf cannot sample here"
 fi
+cd ..
+}
+found=0
+for pair in gcc:g++ clang:clang++; do
+	IFS=: read -r cc cxx <<<"$pair"
+	if command -v "$cc" >/dev/null && command -v "$cxx" >/dev/null; then
+		found=1
+		sleds "$cc" "$cxx"
+	else
+		lib_skip "exitsled $cc" "$cc/$cxx not installed"
+	fi
+done
+[ $found = 1 ] || exit 0

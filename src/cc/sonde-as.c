@@ -36,6 +36,8 @@
  * assembly) gets no sled and no record: sonde replaces its return address at
  * the entry, as for every function of a binary built without sonde-as.
  * Every other line passes through untouched.
+ * Clang's assembly (sonde-cc gives Clang -fno-integrated-as) has another
+ * shape and is read by filter_clang below: the same records, the same rules.
  *
  * Input: the .s files on the command line, or standard input (gcc -pipe).
  * Output: a rewritten temporary file handed to the real `as`, the first one
@@ -65,7 +67,7 @@ struct fn {
 	int bad, in_app;    /* an exit not classified; inside #APP */
 };
 
-/* Classify one line of a function's body (x86-64, GCC's AT&T output). */
+/* Classify one line of a function's body (x86-64, GCC's AT&T output; Clang's: classify_clang). */
 static void classify(struct fn *f, const char *line)
 {
 	if (!strncmp(line, "#APP", 4)) {

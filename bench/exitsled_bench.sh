@@ -14,7 +14,10 @@
 # best read in CPU time (a few ns a call; wall time moves more on a shared
 # machine).  Ratios only; never fails.
 #   usage: OLD=/path/to/old/build BUILD=build bash bench/exitsled_bench.sh
+#   CC=clang: every build with clang (plain, and sonde-cc's through SONDE_CC)
 set -u
+CC=${CC:-cc}
+export SONDE_CC=${SONDE_CC:-$CC}
 : "${BUILD:?}" "${OLD:?}"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 REPS=${REPS:-7} LUAN=${LUAN:-22} FIBN=${FIBN:-32}
@@ -81,11 +84,11 @@ PY
 echo "# machine: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) CPUs; load $(cut -d' ' -f1-3 /proc/loadavg); REPS=$REPS, medians, rounds interleaved"
 if sh "$ROOT/tools/fetch-lua.sh" "$cache" >/dev/null 2>&1; then
 	LUAFLAGS='-Dluai_makeseed(L)=0u -Dl_randomizePivot()=0u -DSTRCACHE_N=1 -DSTRCACHE_M=1'
-	sh "$ROOT/tools/build-lua.sh" "$cache/lua" lua-plain cc $LUAFLAGS >/dev/null 2>&1
+	sh "$ROOT/tools/build-lua.sh" "$cache/lua" lua-plain "$CC" $LUAFLAGS >/dev/null 2>&1
 	sh "$ROOT/tools/build-lua.sh" "$cache/lua" lua-old "$OLD/bin/sonde-cc" $LUAFLAGS >/dev/null 2>&1
 	sh "$ROOT/tools/build-lua.sh" "$cache/lua" lua-new "$BUILD/bin/sonde-cc" $LUAFLAGS >/dev/null 2>&1
 	bench lua "$ROOT/tests/progs/bench.lua" "$LUAN"
 fi
-cc -O2 "$ROOT/bench/fib.c" -o fib-plain && "$OLD/bin/sonde-cc" -O2 "$ROOT/bench/fib.c" -o fib-old &&
+"$CC" -O2 "$ROOT/bench/fib.c" -o fib-plain && "$OLD/bin/sonde-cc" -O2 "$ROOT/bench/fib.c" -o fib-old &&
 	"$BUILD/bin/sonde-cc" -O2 "$ROOT/bench/fib.c" -o fib-new && bench fib "$FIBN"
 rm -rf "$W"

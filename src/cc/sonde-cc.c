@@ -18,9 +18,11 @@
  * padding before each function (its number, written at load time) and 5 bytes
  * of nops at its entry (a call into the module's trampoline while recording).
  * Placed by the compiler's last pass, so only functions that exist in the
- * machine code get one: inlined copies are part of their caller.  With GCC,
- * `-B` puts sonde's assembler filter in front of `as` (it mends the
- * __patchable_function_entries sections of COMDAT functions, see sonde-as.c). */
+ * machine code get one: inlined copies are part of their caller.  `-B` puts
+ * sonde's assembler filter in front of `as` (it mends the
+ * __patchable_function_entries sections of COMDAT functions and inserts the
+ * exit sleds, see sonde-as.c); Clang is also given -fno-integrated-as, so
+ * that it runs `as` at all. */
 static const char *const flags[] = { "-fpatchable-function-entry=13,8" };
 #define NFLAGS (int)(sizeof flags / sizeof flags[0])
 
@@ -60,6 +62,32 @@ static int is_compiler(const char *a)
 	return 0;
 }
 
+/* Is the real compiler Clang?  Its name, or the file it resolves to (cc and
+ * c++ may be Clang through alternatives), has "clang" in its last part. */
+static int is_clang(const char *real)
+{
+	const char *b = strrchr(real, '/');
+	if (strstr(b ? b + 1 : real, "clang"))
+		return 1;
+	char buf[PATH_MAX], res[PATH_MAX];
+	const char *path = getenv("PATH");
+	for (const char *p = strchr(real, '/') ? "" : path ? path : "/usr/bin:/bin";;) {
+		const char *e = strchr(p, ':');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		int ok = strchr(real, '/') ? snprintf(buf, sizeof buf, "%s", real) < (int)sizeof buf
+		                          : n && snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, real) < (int)sizeof buf;
+		if (ok && access(buf, X_OK) == 0) {
+			if (!realpath(buf, res))
+				return 0;
+			b = strrchr(res, '/');
+			return strstr(b ? b + 1 : res, "clang") != NULL;
+		}
+		if (strchr(real, '/') || !e)
+			return 0;
+		p = e + 1;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *base = strrchr(argv[0], '/');
@@ -96,7 +124,7 @@ int main(int argc, char **argv)
 			inputs++;
 	}
 
-	char **nargv = calloc((size_t)argc + NFLAGS + 4, sizeof *nargv);
+	char **nargv = calloc((size_t)argc + NFLAGS + 5, sizeof *nargv);
 	if (!nargv)
 		return 1;
 	char self[PATH_MAX];
@@ -115,6 +143,12 @@ int main(int argc, char **argv)
 		for (int i = 0; i < NFLAGS; i++)
 			nargv[n++] = (char *)flags[i];
 		nargv[n++] = asdir;
+		/* Clang assembles itself unless told not to: its assembly then goes
+		 * to `as` in the -B directory too, which gives its functions exit
+		 * sleds (sonde-as.c, "Clang").  The program's own options come
+		 * after, so an -fintegrated-as there wins (and its build has none). */
+		if (is_clang(real))
+			nargv[n++] = (char *)"-fno-integrated-as";
 	}
 	for (int i = 1; i < argc; i++)
 		nargv[n++] = argv[i];

@@ -1,9 +1,10 @@
 # exitsled.sh — exit sleds (docs/INSTRUMENTATION.md "Exit sleds"): a GCC
-# build through sonde-cc has a five-byte nop before each `ret` of its
-# functions (sonde-as) and records them in __sonde_exit_sleds; while
-# recording they call the module's exit trampoline and the return address is
-# never replaced.  Checked on tests/progs/exitsled.c and exitsled_cxx.cpp,
-# sonde-cc -O2:
+# or Clang build through sonde-cc has a five-byte nop before each `ret` of
+# its functions (sonde-as; Clang through -fno-integrated-as) and records them
+# in __sonde_exit_sleds; while recording they call the module's exit
+# trampoline and the return address is never replaced.  Checked on
+# tests/progs/exitsled.c and exitsled_cxx.cpp, sonde-cc -O2, with gcc/g++
+# and with clang/clang++ (each check's name starts with the compiler):
 #  - the build has the sleds (the section, and a nop before c()'s `ret`);
 #  - gdb's bt at a breakpoint in c() (called by b, a, main) is the plain
 #    run's, frame for frame: no exit trampoline in the stack; so are the
@@ -19,13 +20,22 @@
 #  - a tail call to a function sonde does not record (usleep): the caller's
 #    time includes it (its tail sled replaced the return address);
 #  - a coroutine switched away from inside recorded frames (exitsled_co.c):
-#    output and counts the program's.
+#    output and counts the program's;
+#  - Lua 5.4 built with clang through sonde-cc (at the end).
+# test-timeout: 1500 (the first run builds Lua with clang into the test cache)
 . "$ROOT/tests/lib.sh"
-command -v gcc >/dev/null && command -v g++ >/dev/null || { skip "exitsled" "gcc/g++ not installed"; exit 0; }
-SONDE_CC=gcc "$SONDE_CC_BIN" -O2 -rdynamic "$PROGS/exitsled.c" -o ex &&
-	gcc -O2 -rdynamic "$PROGS/exitsled.c" -o ex-plain &&
-	SONDE_CXX=g++ "$SONDE_CXX_BIN" -O2 "$PROGS/exitsled_cxx.cpp" -o exx &&
-	g++ -O2 "$PROGS/exitsled_cxx.cpp" -o exx-plain || { notok "build" "sonde-cc or gcc failed"; exit 0; }
+# every check's name starts with the compiler ($cc)
+eval "lib_$(declare -f ok)"; eval "lib_$(declare -f notok)"; eval "lib_$(declare -f skip)"
+ok() { lib_ok "$cc: $1"; }
+notok() { lib_notok "$cc: $1" "$2"; }
+skip() { lib_skip "$cc: $1" "$2"; }
+sleds() { # CC CXX: every check below, in the directory CC
+cc=$1 cxx=$2
+mkdir -p "$cc" && cd "$cc" || return
+SONDE_CC=$cc "$SONDE_CC_BIN" -O2 -rdynamic "$PROGS/exitsled.c" -o ex &&
+	$cc -O2 -rdynamic "$PROGS/exitsled.c" -o ex-plain &&
+	SONDE_CXX=$cxx "$SONDE_CXX_BIN" -O2 "$PROGS/exitsled_cxx.cpp" -o exx &&
+	$cxx -O2 "$PROGS/exitsled_cxx.cpp" -o exx-plain || { notok "build" "sonde-cc or $cc failed"; cd ..; return; }
 
 check "the sonde-cc build has a __sonde_exit_sleds section" sh -c "readelf -SW ex | grep -q ' __sonde_exit_sleds '"
 check "c() has a five-byte nop right before its ret" \
@@ -80,8 +90,8 @@ done
 
 # a coroutine switched away from inside recorded frames (exitsled_co.c): the
 # program's output and its own counts, profile and trace
-SONDE_CC=gcc "$SONDE_CC_BIN" -O2 "$PROGS/exitsled_co.c" -o co && gcc -O2 "$PROGS/exitsled_co.c" -o co-plain &&
-	./co-plain >co.plain || notok "coroutine: build" "sonde-cc or gcc failed"
+SONDE_CC=$cc "$SONDE_CC_BIN" -O2 "$PROGS/exitsled_co.c" -o co && $cc -O2 "$PROGS/exitsled_co.c" -o co-plain &&
+	./co-plain >co.plain || notok "coroutine: build" "sonde-cc or $cc failed"
 for mode in profile trace; do
 	opt=; [ $mode = trace ] && opt=--trace
 	[ -s co.plain ] || break
@@ -130,4 +140,96 @@ if command -v perf >/dev/null && perf record -q -e cpu-clock -o perf.try true >/
 	fi
 else
 	skip "perf --call-graph=dwarf" "perf cannot sample here"
+fi
+cd ..
+}
+found=0
+for pair in gcc:g++ clang:clang++; do
+	IFS=: read -r cc cxx <<<"$pair"
+	if command -v "$cc" >/dev/null && command -v "$cxx" >/dev/null; then
+		found=1
+		sleds "$cc" "$cxx"
+	else
+		lib_skip "exitsled $cc" "$cc/$cxx not installed"
+	fi
+done
+[ $found = 1 ] || exit 0
+
+# A real program built with Clang through sonde-cc: Debian's Lua 5.4.  Its
+# functions have exit sleds (most of them: the others end in an indirect tail
+# call); recorded, its output is the plain run's, luaB_tostring's calls are
+# the script's own count, and gdb's bt in luaB_tostring is the plain run's.
+cc=clang # (the checks below: "clang: ...")
+cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
+gdb=$(command -v gdb || command -v gdb-multiarch)
+if ! command -v clang >/dev/null; then
+	lib_skip "clang: lua" "clang not installed"
+elif ! sh "$ROOT/tools/fetch-lua.sh" "$cache" >fetch.log 2>&1; then
+	lib_skip "clang: lua" "no Lua source ($(tail -1 fetch.log))"
+elif ! SONDE_CC=clang real_build lua-sonde-clang lua "$SONDE_CC_BIN" -g; then
+	lib_notok "clang: lua builds with sonde-cc" "$(tail -3 build-lua-sonde-clang.log)"
+else
+	lua=$cache/lua-sonde-clang
+	cat >t.lua <<'LUA'
+local n, acc = 0, 0
+local function f(i) local s = tostring(i); n = n + 1; acc = acc + #s end
+for i = 1, 20000 do f(i) end
+local t = {}
+for i = 1, 3000 do t[#t + 1] = tostring(i * 7) ; n = n + 1 end
+table.sort(t)
+print("tostring", n, acc, t[1], t[#t])
+LUA
+	python3 - "$lua" <<'PY' && lib_ok "clang: lua: $(cat share.txt)" || lib_notok "clang: lua: 90% of the functions with exit sleds" "$(cat share.txt)"
+import struct, subprocess, sys
+path = sys.argv[1]
+out = subprocess.run(["readelf", "-SW", path], capture_output=True, text=True).stdout
+sec = {}
+for l in out.splitlines():
+    f = l.split("]")[1].split() if "]" in l else []
+    if len(f) > 4 and all(c in "0123456789abcdef" for c in f[3] + f[4]):
+        sec[f[0]] = (int(f[3], 16), int(f[4], 16))
+nf = sec.get("__patchable_function_entries", (0, 0))[1] // 8
+data = open(path, "rb").read()
+fns = 0
+if "__sonde_exit_sleds" in sec:
+    o, n = sec["__sonde_exit_sleds"]
+    w = struct.unpack("<%di" % (n // 4), data[o:o + n])
+    i = 0
+    while i + 2 <= len(w):
+        fns += 1; i += 2 + (w[i + 1] & 0xffff) + ((w[i + 1] >> 16) & 0xffff)
+open("share.txt", "w").write(f"{fns} of {nf} functions with exit sleds")
+sys.exit(0 if nf > 500 and fns >= 0.9 * nf else 1)
+PY
+	"$lua" t.lua >lua.plain; prc=$?
+	n=$(awk '$1 == "tostring" {print $2}' lua.plain)
+	for mode in profile trace; do
+		opt=; [ $mode = trace ] && opt=--trace
+		"$SONDE" record $opt -o lua-$mode.data -- "$lua" t.lua >lua-$mode.out 2>lua-$mode.err; rc=$?
+		check "lua ($mode): exit status and output of the plain run" sh -c "[ $rc = $prc ] && cmp -s lua.plain lua-$mode.out"
+		"$SONDE" report -i lua-$mode.data --format json >lua-$mode.json 2>/dev/null
+		check "lua ($mode): luaB_tostring's calls are the script's $n" jq_py lua-$mode.json \
+			"c=[f['calls'] for f in d['functions'] if f['name'] == 'luaB_tostring']; assert c == [$n], c"
+	done
+	if [ -n "$gdb" ]; then
+		printf 'set pagination off\nbreak luaB_tostring\nrun\nbt\n' >lbt.gdb
+		frames() { sed -nE 's/^#[0-9]+ +(0x[0-9a-f]+ in )?([^ ]+) .*/\2/p' "$1"; }
+		"$gdb" -q -batch -x lbt.gdb --args "$lua" t.lua >lbt.plain 2>&1
+		"$SONDE" record --no-patch -o lbt.data -- "$gdb" -q -batch -x lbt.gdb --args "$lua" t.lua >lbt.rec 2>&1
+		# A tail call's callee runs with its return address replaced (its tail
+		# caller's sled did it: INSTRUMENTATION.md "Exit sleds"), and gdb
+		# shows the exit trampoline as one more frame above it: here only
+		# above luaD_callnoyield, which f_call (elided in both) tail-calls;
+		# every other frame has exit sleds and shows nothing.  Without them,
+		# a trampoline would follow every recorded frame.
+		tramps=$(frames lbt.rec | grep -c '^sonde_exit_trampoline$')
+		others=$(frames lbt.rec | grep -B1 '^sonde_exit_trampoline$' | grep -v -e '^sonde_exit_trampoline$' -e '^--$' | sort -u | tr '\n' ' ')
+		if [ "$(frames lbt.plain | head -1)" = luaB_tostring ] && [ "$(frames lbt.plain | wc -l)" -gt 4 ] &&
+			cmp -s <(frames lbt.plain) <(frames lbt.rec | grep -v '^sonde_exit_trampoline$') &&
+			{ [ "$tramps" = 0 ] || [ "$others" = "luaD_callnoyield " ]; } &&
+			grep -q instrumented <("$SONDE" info -i lbt.data 2>&1); then
+			lib_ok "clang: lua: gdb bt in recorded luaB_tostring: the plain run's frames, and $tramps exit trampoline(s), above luaD_callnoyield (f_call's tail callee) only ($(frames lbt.rec | tr '\n' ' '))"
+		else
+			lib_notok "clang: lua: gdb bt in luaB_tostring" "$(frames lbt.plain | tr '\n' ' ') / $(frames lbt.rec | tr '\n' ' ')"
+		fi
+	fi
 fi

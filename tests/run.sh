@@ -6,8 +6,9 @@
 #
 # Environment: BUILD (required), T or TESTS (a filter: the tests whose name,
 # unit/NAME or e2e/NAME, contains one of its space-separated words; shell
-# patterns allowed), J (how many tests run at once; default the number of
-# cores), TEST_TIMEOUT (seconds per test; default 600, or the script's own
+# patterns allowed), J (how many tests run at once; default one more than the
+# number of cores: the tests wait for programs, sockets and stubs a tenth of
+# their time, and the one more keeps the cores busy meanwhile), TEST_TIMEOUT (seconds per test; default 600, or the script's own
 # "# test-timeout: SECONDS" line).  `make check`, `make unit`, `make e2e` and
 # `make check-list` call it.
 #
@@ -48,28 +49,26 @@ unset T TESTS J
 # $BUILD/test-durations exists.
 known_slow() {
 	case $1 in
-	e2e/profile_realprogs) echo 340 ;;
-	e2e/patch_leveldb) echo 300 ;;
-	e2e/export_perfetto) echo 180 ;;
-	e2e/record_scribble) echo 175 ;;
-	e2e/fuzz_reader) echo 165 ;;
-	e2e/patch_zstd) echo 150 ;;
-	e2e/patch_sqlite) echo 150 ;;
-	e2e/probe_agent_realprogs) echo 105 ;;
-	e2e/probe_stack) echo 86 ;;
-	e2e/profile_leveldb) echo 65 ;;
-	e2e/patch_lua) echo 60 ;;
-	e2e/locks_trace) echo 56 ;;
-	e2e/record_survive) echo 48 ;;
-	e2e/probe_remote_count) echo 47 ;;
-	e2e/attach_realprogs) echo 45 ;;
-	e2e/probe_mcu) echo 43 ;;
-	e2e/probe_agent_time) echo 41 ;;
-	e2e/profile_lua) echo 41 ;;
-	e2e/attach_cxx) echo 39 ;;
-	e2e/matrix_nonlocal) echo 35 ;;
+	e2e/profile_realprogs) echo 270 ;;
+	e2e/patch_leveldb) echo 200 ;;
+	e2e/fuzz_reader) echo 145 ;;
+	e2e/record_scribble) echo 75 ;;
+	e2e/probe_stack) echo 56 ;;
+	e2e/record_mcu) echo 53 ;;
+	e2e/patch_zstd) echo 52 ;;
+	e2e/locks_trace) echo 46 ;;
+	e2e/record_survive) echo 45 ;;
+	e2e/exitsled) echo 42 ;;
+	e2e/probe_agent_var) echo 41 ;;
+	e2e/export_perfetto) echo 40 ;;
+	e2e/profile_lua) echo 37 ;;
+	e2e/patch_lua) echo 36 ;;
+	e2e/probe_mcu) echo 36 ;;
 	e2e/probe_remote) echo 35 ;;
-	e2e/probe_agent_var) echo 32 ;;
+	e2e/attach_cxx) echo 34 ;;
+	e2e/probe_remote_count) echo 31 ;;
+	e2e/probe_agent_realprogs) echo 27 ;;
+	e2e/probe_agent) echo 25 ;;
 	unit/*) echo 2 ;;
 	*) echo 15 ;;
 	esac
@@ -105,7 +104,7 @@ if [ "$n" -eq 0 ]; then
 	echo "no test matches '$filter' (make check-list lists them)" >&2
 	exit 1
 fi
-[ -n "$jobs" ] || jobs=$(nproc 2>/dev/null || echo 2)
+[ -n "$jobs" ] || jobs=$(($(nproc 2>/dev/null || echo 2) + 1))
 [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "J must be a positive number, not '$jobs'" >&2; exit 2; }
 
 export BUILD SONDE="$BUILD/bin/sonde" SONDE_CC="${SONDE_CC_REAL:-cc}" ROOT="$root"

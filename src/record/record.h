@@ -58,6 +58,9 @@ void session_note_recorder(struct session *s, const struct clock_point *c0, int 
 int session_open(struct session *s, const char *path, char *err, size_t n);
 /* Is process pid alive and the one that started at start_time (0: any)? */
 int proc_alive(int pid, uint64_t start_time);
+/* Does process pid map the file of inode ino?  `unreadable` when its maps
+ * cannot be read. */
+int maps_inode(int pid, unsigned long long ino, int unreadable);
 /* A process of the program that still runs with the session mapped: its pid, or 0. */
 int session_program_running(struct session *s);
 /* Unmap, close and remove the file and DIR/session.ref. */
@@ -145,7 +148,9 @@ int collector_drain(struct session *s, struct recorder *rec, int final);
 /* sweep.c: remove the session files in sdir that nobody will recover: of
  * this user, their recorder dead, no process of their program left, and
  * their recording directory's session.ref not naming them (the directory
- * gone, or recorded again). */
+ * gone, or recorded again); and those this sonde cannot read (another
+ * version's, or damaged) that no process maps and that have not changed for
+ * an hour. */
 void session_sweep(const char *sdir);
 
 /* recover.c: a recording whose recorder was killed (docs/FORMAT.md,

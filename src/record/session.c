@@ -59,15 +59,15 @@ int proc_alive(int pid, uint64_t start_time)
 	return !start_time || !st || st == start_time;
 }
 
-/* Does process pid map the file of inode ino (the session)?  1 also when
- * its maps cannot be read (it may). */
-static int maps_inode(int pid, unsigned long long ino)
+/* Does process pid map the file of inode ino (the session)?  `unreadable`
+ * when its maps cannot be read. */
+int maps_inode(int pid, unsigned long long ino, int unreadable)
 {
 	char path[64], line[4608];
 	snprintf(path, sizeof path, "/proc/%d/maps", pid);
 	FILE *f = fopen(path, "re");
 	if (!f)
-		return errno != ENOENT;
+		return errno != ENOENT && unreadable;
 	int found = 0;
 	while (!found && fgets(line, sizeof line, f)) {
 		unsigned long long i = 0;
@@ -88,7 +88,7 @@ int session_program_running(struct session *s)
 	for (uint32_t i = 0; i < n; i++) {
 		struct sonde_proc *p = &h->procs[i];
 		if (p->pid > 0 && p->pid != getpid() && (kill(p->pid, 0) == 0 || errno == EPERM) &&
-		    maps_inode(p->pid, (unsigned long long)st.st_ino))
+		    maps_inode(p->pid, (unsigned long long)st.st_ino, 1)) /* unreadable: it may */
 			return p->pid;
 	}
 	return 0;

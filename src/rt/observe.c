@@ -272,6 +272,25 @@ static uint8_t *put_rel(uint8_t *p, uint8_t op, const uint8_t *target)
 	return put_u16(p, (uint16_t)(int16_t)(target - (p + 2)));
 }
 
+/* [.. i] -> [.. &stack[i] (slot == the entry `pick` deep below)]: the
+ * address of shadow-stack entry i, and whether its slot is the one sought. */
+static uint8_t *put_frame_slot_eq(uint8_t *p, struct sonde_thread *t, uint8_t pick)
+{
+	p = put_u8(p, OP_const2u);
+	p = put_u16(p, (uint16_t)sizeof(struct sonde_frame));
+	p = put_u8(p, OP_mul);
+	p = put_u8(p, OP_const8u);
+	p = put_u64(p, (uintptr_t)&t->stack[0]);
+	p = put_u8(p, OP_plus);
+	p = put_u8(p, OP_dup);
+	p = put_u8(p, OP_plus_uconst);
+	p = put_u8(p, (uint8_t)offsetof(struct sonde_frame, slot));
+	p = put_u8(p, OP_deref);
+	p = put_u8(p, OP_pick);
+	p = put_u8(p, pick);
+	return put_u8(p, OP_eq);
+}
+
 /* The expression into b; found / end / fb: the offsets of those labels (a
  * first pass with zeros measures them).  With `fallback`, a slot found
  * nowhere in the shadow stack is looked for in the entry just past its top:
@@ -298,19 +317,7 @@ static size_t ra_expr_at(uint8_t *b, struct sonde_thread *t, int fallback, size_
 	p = put_u8(p, OP_lit(1));
 	p = put_u8(p, OP_minus);
 	p = put_u8(p, OP_dup);
-	p = put_u8(p, OP_const2u);
-	p = put_u16(p, (uint16_t)sizeof(struct sonde_frame));
-	p = put_u8(p, OP_mul);
-	p = put_u8(p, OP_const8u);
-	p = put_u64(p, (uintptr_t)&t->stack[0]);
-	p = put_u8(p, OP_plus);
-	p = put_u8(p, OP_dup);
-	p = put_u8(p, OP_plus_uconst);
-	p = put_u8(p, (uint8_t)offsetof(struct sonde_frame, slot));
-	p = put_u8(p, OP_deref);
-	p = put_u8(p, OP_pick);
-	p = put_u8(p, 3);
-	p = put_u8(p, OP_eq);
+	p = put_frame_slot_eq(p, t, 3);
 	p = put_rel(p, OP_bra, b + *found_at);
 	p = put_u8(p, OP_drop);
 	p = put_rel(p, OP_skip, loop);
@@ -322,19 +329,7 @@ static size_t ra_expr_at(uint8_t *b, struct sonde_thread *t, int fallback, size_
 		p = put_u64(p, (uintptr_t)&t->depth);
 		p = put_u8(p, OP_deref_size);
 		p = put_u8(p, 4);
-		p = put_u8(p, OP_const2u);
-		p = put_u16(p, (uint16_t)sizeof(struct sonde_frame));
-		p = put_u8(p, OP_mul);
-		p = put_u8(p, OP_const8u);
-		p = put_u64(p, (uintptr_t)&t->stack[0]);
-		p = put_u8(p, OP_plus); /* [c s p] p = &stack[depth] */
-		p = put_u8(p, OP_dup);
-		p = put_u8(p, OP_plus_uconst);
-		p = put_u8(p, (uint8_t)offsetof(struct sonde_frame, slot));
-		p = put_u8(p, OP_deref);
-		p = put_u8(p, OP_pick);
-		p = put_u8(p, 2);
-		p = put_u8(p, OP_eq);
+		p = put_frame_slot_eq(p, t, 2); /* p = &stack[depth] */
 		p = put_rel(p, OP_bra, b + *found_at);
 		p = put_u8(p, OP_lit0);
 		p = put_rel(p, OP_skip, b + *end_at);

@@ -170,15 +170,7 @@ elif ! SONDE_CC=clang real_build lua-sonde-clang lua "$SONDE_CC_BIN" -g; then
 	lib_notok "clang: lua builds with sonde-cc" "$(tail -3 build-lua-sonde-clang.log)"
 else
 	lua=$cache/lua-sonde-clang
-	cat >t.lua <<'LUA'
-local n, acc = 0, 0
-local function f(i) local s = tostring(i); n = n + 1; acc = acc + #s end
-for i = 1, 20000 do f(i) end
-local t = {}
-for i = 1, 3000 do t[#t + 1] = tostring(i * 7) ; n = n + 1 end
-table.sort(t)
-print("tostring", n, acc, t[1], t[#t])
-LUA
+	cp "$PROGS/tostring.lua" t.lua
 	python3 - "$lua" <<'PY' && lib_ok "clang: lua: $(cat share.txt)" || lib_notok "clang: lua: 90% of the functions with exit sleds" "$(cat share.txt)"
 import struct, subprocess, sys
 path = sys.argv[1]

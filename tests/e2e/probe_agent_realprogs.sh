@@ -19,15 +19,7 @@ elif ! sh "$ROOT/tools/fetch-lua.sh" "$cache" > fetch.log 2>&1; then
 else
 	lua=$cache/lua-clang
 	if real_build lua-clang lua clang -g; then
-		cat > t.lua <<'LUA'
-local n, acc = 0, 0
-local function f(i) local s = tostring(i); n = n + 1; acc = acc + #s end
-for i = 1, 20000 do f(i) end
-local t = {}
-for i = 1, 3000 do t[#t + 1] = tostring(i * 7) ; n = n + 1 end
-table.sort(t)
-print("tostring", n, acc, t[1], t[#t])
-LUA
+		cp "$PROGS/tostring.lua" t.lua
 		"$lua" t.lua > lua.plain; prc=$?
 		n=$(awk '$1 == "tostring" {print $2}' lua.plain)
 		L=$(grep -n '^static int luaB_tostring' "$cache/lua/src/lbaselib.c" | cut -d: -f1)

@@ -25,14 +25,36 @@ record() {
 	while [ "$1" != -- ]; do opts+=("$1"); shift; done
 	shift
 	"$@" >"$p.plain" 2>/dev/null
-	if ! "$SONDE" record "${opts[@]}" -o "$p.data" -- "$@" >"$p.out" 2>"$p.err"; then
-		notok "$m/$p/record" "status $?: $(tail -1 "$p.err")"
+	"$SONDE" record "${opts[@]}" -o "$p.data" -- "$@" >"$p.out" 2>"$p.err"
+	local rc=$?
+	if [ $rc -ne 0 ]; then
+		notok "$m/$p/record" "status $rc: $(tail -1 "$p.err")"
 		return
 	fi
 	check "$m/$p/output unchanged" cmp -s "$p.plain" "$p.out"
 	local plain=
 	[ "${MATRIX_PLAIN:-}" = 1 ] && plain=plain
 	echo "$m/$p $PWD/$p.data $PWD/$p.out ${opts[*]/--trace/trace} $plain" >>"$jobs"
+}
+
+# record_attached PROG: ./PROG go.fifo pidf (it writes its pid to pidf, then
+# waits for a line on go.fifo) recorded by `sonde record -p` from its start
+# into attached.data: its output must be PROG.plain's; queued for the checker.
+record_attached() {
+	local p=$1 prog sp
+	rm -f go.fifo pidf
+	mkfifo go.fifo
+	./"$p" go.fifo pidf >attached.out 2>attached.perr &
+	prog=$!
+	for _ in $(seq 250); do [ -s pidf ] && break; sleep 0.02; done
+	"$SONDE" record -p "$(cat pidf)" -o attached.data 2>attached.err &
+	sp=$!
+	for _ in $(seq 1000); do grep -q "recording process" attached.err 2>/dev/null && break; sleep 0.02; done
+	echo go >go.fifo
+	wait $prog
+	wait $sp
+	check "$m/attached/output unchanged" cmp -s "$p.plain" attached.out
+	echo "$m/attached $PWD/attached.data $PWD/attached.out" >>"$jobs"
 }
 
 matrix() { # FUNCTION: build and record, for each compiler and level

@@ -94,22 +94,10 @@ cd "$T" || exit 1
 # thread_local destructors reached through the GOT, got.c): gcc -O2.
 cd "$T/gcc-O2" 2>/dev/null && [ -x cantell ] && {
 	m=cantell/gcc/O2
-	rm -f go.fifo pidf
-	mkfifo go.fifo
-	./cantell go.fifo pidf >attached.out 2>attached.perr &
-	prog=$!
-	for _ in $(seq 250); do [ -s pidf ] && break; sleep 0.02; done
-	"$SONDE" record -p "$(cat pidf)" -o attached.data 2>attached.err &
-	sp=$!
-	for _ in $(seq 1000); do grep -q "recording process" attached.err 2>/dev/null && break; sleep 0.02; done
-	echo go >go.fifo
-	wait $prog
-	wait $sp
-	check "$m/attached/output unchanged" cmp -s cantell.plain attached.out
+	record_attached cantell
 	check "$m/attached/the forked child's exit status (_exit 7)" jq_py \
 		<("$SONDE" info -i attached.data --format=json) \
 		'p = d["processes"]; sys.exit(not any(c["ppid"] == p[0]["pid"] and c["exit_status"] == 7 for c in p[1:]))'
-	echo "$m/attached $PWD/attached.data $PWD/attached.out" >>"$jobs"
 }
 cd "$T" || exit 1
 

@@ -50,19 +50,7 @@ cd "$T" || exit 1
 # Attached (`sonde record -p`, the GOT redirections of got.c): gcc -O2.
 cd "$T/gcc-O2" 2>/dev/null && [ -x selfsame ] && {
 	m=selfsame/gcc/O2
-	rm -f go.fifo pidf
-	mkfifo go.fifo
-	./selfsame go.fifo pidf >attached.out 2>attached.perr &
-	prog=$!
-	for _ in $(seq 250); do [ -s pidf ] && break; sleep 0.02; done
-	"$SONDE" record -p "$(cat pidf)" -o attached.data 2>attached.err &
-	sp=$!
-	for _ in $(seq 1000); do grep -q "recording process" attached.err 2>/dev/null && break; sleep 0.02; done
-	echo go >go.fifo
-	wait $prog
-	wait $sp
-	check "$m/attached/output unchanged" cmp -s selfsame.plain attached.out
-	echo "$m/attached $PWD/attached.data $PWD/attached.out" >>"$jobs"
+	record_attached selfsame
 }
 cd "$T" || exit 1
 

@@ -105,16 +105,7 @@ int precorder_open(struct engine *e, const char *dir, char *err, size_t n)
 
 static void flush_chunk(struct precorder *r, struct pr_thread *t)
 {
-	if (!t->used)
-		return;
-	struct rec_chunk c;
-	memset(&c, 0, sizeof c);
-	c.used = t->used;
-	c.seq = t->seq++;
-	c.base_tsc = t->base_tsc;
-	c.thread = t->slot;
-	recorder_chunk(&r->rec, &c, t->buf);
-	t->used = 0;
+	recorder_chunk_buf(&r->rec, t->slot, t->base_tsc, &t->seq, t->buf, &t->used);
 }
 
 static void read_comm(pid_t pid, pid_t tid, char *out)

@@ -346,6 +346,21 @@ int recorder_chunk(struct recorder *r, const struct rec_chunk *c, const void *da
 	return rc;
 }
 
+void recorder_chunk_buf(struct recorder *r, uint32_t thread, uint64_t base, uint64_t *seq, const void *data,
+                        uint32_t *used)
+{
+	if (!*used)
+		return;
+	struct rec_chunk c;
+	memset(&c, 0, sizeof c);
+	c.used = *used;
+	c.seq = (*seq)++;
+	c.base_tsc = base;
+	c.thread = thread;
+	recorder_chunk(r, &c, data);
+	*used = 0;
+}
+
 static void free_zstd(struct recorder *r)
 {
 	ZSTD_freeCCtx(r->zctx);

@@ -90,6 +90,13 @@ int recorder_resume(struct recorder *r, const char *dir, const struct clock_poin
  * data, encoded as common/trace_enc.h says). */
 int recorder_chunk(struct recorder *r, const struct rec_chunk *c, const void *data);
 
+/* The records a writer buffered for thread (its *used bytes at data, times
+ * from base), as that thread's next chunk (*seq, then incremented); *used
+ * back to 0.  Nothing when *used is 0.  The probe engines' --record
+ * (probe/record.c, probe/remote/remote_record.c). */
+void recorder_chunk_buf(struct recorder *r, uint32_t thread, uint64_t base, uint64_t *seq, const void *data,
+                        uint32_t *used);
+
 /* Into to's events.sonde (open, without keep_last of its own), the chunks
  * `from` keeps now, oldest first; to's META will say what `from` let go.
  * 0, or -1 (write error). */

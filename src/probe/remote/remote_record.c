@@ -372,16 +372,7 @@ fail:
 
 static void flush_chunk(struct rrec *r)
 {
-	if (!r->used)
-		return;
-	struct rec_chunk c;
-	memset(&c, 0, sizeof c);
-	c.used = r->used;
-	c.seq = r->seq++;
-	c.base_tsc = r->base;
-	c.thread = 0;
-	recorder_chunk(&r->rec, &c, r->buf);
-	r->used = 0;
+	recorder_chunk_buf(&r->rec, 0, r->base, &r->seq, r->buf, &r->used);
 }
 
 /* One record: kind (TR_*) at time t, with the function for TR_ENTER. */

@@ -57,6 +57,20 @@ static struct adata *adata_new(struct probe *p)
 	return d;
 }
 
+/* A probe at a location: its addresses (*v, *nv: the caller frees them)
+ * and its adata; NULL with err set (nothing to free). */
+static struct adata *adata_at_locations(struct probe *p, struct loc_addr **v, int *nv, char *err, size_t n)
+{
+	if (resolve_location(p->e, &p->sp, v, nv, err, n))
+		return NULL;
+	struct adata *d = adata_new(p);
+	if (!d) {
+		snprintf(err, n, "out of memory");
+		free(*v);
+	}
+	return d;
+}
+
 static int add_site(struct probe *p, struct adata *d, uint64_t addr, uint32_t kind, uint64_t fn, uint64_t fn_size,
                     char *err, size_t n)
 {
@@ -155,12 +169,10 @@ static int line_setup(struct probe *p, char *err, size_t n)
 {
 	struct loc_addr *v;
 	int nv;
-	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
-		return -1;
-	struct adata *d = adata_new(p);
-	int rc = d ? 0 : -1;
+	struct adata *d = adata_at_locations(p, &v, &nv, err, n);
 	if (!d)
-		snprintf(err, n, "out of memory");
+		return -1;
+	int rc = 0;
 	for (int i = 0; i < nv && !rc; i++)
 		rc = add_site(p, d, v[i].addr, PA_KIND_COUNT, fn_start(&v[i]), v[i].fn.size, err, n);
 	if (!rc) {
@@ -615,12 +627,10 @@ static int branch_setup(struct probe *p, char *err, size_t n)
 {
 	struct loc_addr *v;
 	int nv;
-	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
-		return -1;
-	struct adata *d = adata_new(p);
-	int rc = d ? 0 : -1;
+	struct adata *d = adata_at_locations(p, &v, &nv, err, n);
 	if (!d)
-		snprintf(err, n, "out of memory");
+		return -1;
+	int rc = 0;
 	/* kind_line.c's counts and output, under d. */
 	if (!rc) {
 		p->data = NULL;
@@ -683,12 +693,10 @@ static int time_setup(struct probe *p, char *err, size_t n)
 {
 	struct loc_addr *v;
 	int nv;
-	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
-		return -1;
-	struct adata *d = adata_new(p);
-	int rc = d ? 0 : -1;
+	struct adata *d = adata_at_locations(p, &v, &nv, err, n);
 	if (!d)
-		snprintf(err, n, "out of memory");
+		return -1;
+	int rc = 0;
 	if (!rc && agent_time_slots >= PA_TIME_MAX) {
 		snprintf(err, n, "at most %d time probes in a session on the agent engine (use --engine=ptrace)",
 		         PA_TIME_MAX);
@@ -799,12 +807,10 @@ static int stack_setup(struct probe *p, char *err, size_t n)
 	}
 	struct loc_addr *v;
 	int nv;
-	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
-		return -1;
-	struct adata *d = adata_new(p);
-	int rc = d ? 0 : -1;
+	struct adata *d = adata_at_locations(p, &v, &nv, err, n);
 	if (!d)
-		snprintf(err, n, "out of memory");
+		return -1;
+	int rc = 0;
 	if (!rc) {
 		p->data = NULL;
 		rc = stack_data_new(p, err, n);

@@ -366,7 +366,8 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 	uintptr_t tramp = keep ? held
 	                  : numbered || held == (uintptr_t)rt_exit_tramp_full ? (uintptr_t)rt_exit_tramp_full
 	                                                                   : (uintptr_t)rt_exit_tramp;
-	f->flags = keep ? SONDE_FRAME_SLED : tramp == (uintptr_t)rt_exit_tramp_full ? SONDE_FRAME_FULLSAVE : 0;
+	f->flags = (keep ? SONDE_FRAME_SLED : tramp == (uintptr_t)rt_exit_tramp_full ? SONDE_FRAME_FULLSAVE : 0) |
+	           ((mode & SONDE_MODE_TRACE) && plain ? SONDE_FRAME_TRACED : 0); /* trace_enter clears it if need be */
 	if (mode & SONDE_MODE_TRACE) {
 		/* plain: the function is marked in its records[number] at once */
 		uint32_t *recs = NULL;
@@ -552,8 +553,9 @@ RT_HIDDEN void rt_tail_sled(uintptr_t *slot)
 	tail_sled_body(slot);
 }
 
-RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t now, int *fresh)
+RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t now)
 {
+	int fresh;
 	struct sonde_ring *r = L->ring;
 	L->tlim = NULL;
 	if (!r)
@@ -562,7 +564,7 @@ RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t n
 	/* trace.h's fast path knows the chunks of RING_CHUNK_SIZE only, the
 	 * only ones the recorder reads (ring_drain) */
 	if (r->chunk_size == RING_CHUNK_SIZE)
-		p = ring_reserve(rt_sess, r, n, now, &L->t->wait_ticks, (rt_mode & SONDE_MODE_LOSSY) != 0, fresh);
+		p = ring_reserve(rt_sess, r, n, now, &L->t->wait_ticks, (rt_mode & SONDE_MODE_LOSSY) != 0, &fresh);
 	if (!p) {
 		r->lost_pending++;
 		L->t->lost[SONDE_LOST_RING_EVENTS]++;
@@ -572,6 +574,8 @@ RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t n
 	L->tchunk = c;
 	L->twp = p;
 	L->tlim = (uint8_t *)c + RING_CHUNK_SIZE;
+	if (fresh) /* the chunk's first record: its time is relative to the chunk's base, now */
+		L->trace_last = now;
 	return p;
 }
 

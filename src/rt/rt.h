@@ -143,10 +143,12 @@ RT_HIDDEN void rt_enter_sled_traceplain(struct sonde_modhook *m, uintptr_t fn, u
 RT_HIDDEN void rt_sled_hooks(const struct sonde_module *M, sonde_enter_fn *enter, sonde_exit_sled_fn *exit);
 /* A tail call's sled: the frame's return address replaced from here on (any mode). */
 RT_HIDDEN void rt_tail_sled(uintptr_t *slot);
-/* The ring writer's slow path (hooks.c): ring_reserve for n bytes (*fresh:
- * ring_reserve's new_chunk), the position in L (trace.h) set; NULL when the record is dropped (no ring; lossy and full, or the
- * session stopping: the loss counted). */
-RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t now, int *fresh);
+/* The ring writer's slow path (hooks.c): ring_reserve for n bytes, the
+ * position in L (trace.h) set, and L->trace_last = now when the record starts
+ * a chunk (its time is relative to the chunk's base); NULL when the record is
+ * dropped (no ring; lossy and full, or the session stopping: the loss
+ * counted). */
+RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t now);
 /* Mark func as having left a trace record (the --domain file, trace.h). */
 RT_HIDDEN void rt_trace_mark(struct rt_tls *L, uint32_t func);
 RT_HIDDEN uintptr_t rt_exit_floor(uintptr_t slot);

@@ -57,24 +57,12 @@ static inline void trace_mark(struct rt_tls *L, uint32_t func)
  * time): rt_ring_reserve_slow sets it from ring_reserve, and every other
  * writer of the ring, the thread's end and a roll-back forget it
  * (rt_ring_forget), so that the next record takes the slow path. */
-static inline __attribute__((always_inline)) uint8_t *trace_reserve(struct rt_tls *L, uint32_t n, uint64_t now,
-                                                                   int *fresh)
+static inline __attribute__((always_inline)) uint8_t *trace_reserve(struct rt_tls *L, uint32_t n, uint64_t now)
 {
 	uint8_t *p = L->twp;
-	if (__builtin_expect((uintptr_t)p + n <= (uintptr_t)L->tlim, 1)) {
-		*fresh = 0;
+	if (__builtin_expect((uintptr_t)p + n <= (uintptr_t)L->tlim, 1))
 		return p;
-	}
-	return rt_ring_reserve_slow(L, n, now, fresh);
-}
-
-/* The n bytes reserved last (at p) are written. */
-static inline __attribute__((always_inline)) void trace_commit(struct rt_tls *L, uint8_t *p, uint32_t n)
-{
-	struct sonde_chunk *c = L->tchunk;
-	L->twp = p + n;
-	atomic_signal_fence(memory_order_release); /* payload before `used` (crash safety) */
-	c->used = (uint32_t)(p + n - (uint8_t *)(c + 1));
+	return rt_ring_reserve_slow(L, n, now);
 }
 
 /* tr_put_varint with the short forms inline (a record's time gap and a
@@ -93,12 +81,40 @@ static inline __attribute__((always_inline)) int trace_varint(uint8_t *p, uint64
 	return tr_put_varint(p, v);
 }
 
+/* varint(v) for v < 2^14 in the low bytes of the result, its length (1 or 2)
+ * in *len, without a branch: a time gap's length follows the program's
+ * timing, which a branch would mispredict. */
+static inline __attribute__((always_inline)) uint32_t trace_enc14(uint32_t v, uint32_t *len)
+{
+	uint32_t hi = v >> 7, big = hi != 0;
+	*len = 1 + big;
+	return (v & 0x7f) | (big << 7) | (hi << 8);
+}
+
+/* A trace-only module without filters keeps, in the thread's
+ * records[number], its function's varint(func) with TRACE_FENC_MARK set
+ * (non-zero: the --domain file's mark; the varint of a func < 2^28 fits in
+ * 31 bits).  Another mark (rt_trace_mark's 1) lacks the bit: computed again. */
+#define TRACE_FENC_MARK 0x80000000u
+static __attribute__((noinline, cold)) uint32_t trace_fenc(uint32_t *recs, uint32_t idx, uint32_t func)
+{
+	uint8_t b[TR_MAX_VARINT] = { 0 };
+	tr_put_varint(b, func);
+	uint32_t w = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+	w |= TRACE_FENC_MARK;
+	if (recs)
+		recs[idx] = w;
+	return w;
+}
+
 /* Longest entry record: varint(gap) + varint(func, < 2^32). */
 #define TRACE_ENTER_MAX (TR_MAX_VARINT + 5)
 
 /* Entry record.  `plain`: the hook of a trace-only session without filters
  * (no --depth, -F, -N, --domain, --min-time: rt_enter_hook chooses it per
- * module), which writes the record and marks the function at once. */
+ * module), which writes the record with the function's varint kept in its
+ * records[number] (which marks it too), and whose frame comes with
+ * SONDE_FRAME_TRACED already set (cleared here if nothing is written). */
 static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f, uint32_t depth,
                                uint64_t now, int plain, uint32_t *recs, uint32_t idx)
 {
@@ -106,33 +122,60 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 		t->trace_filtered++;
 		return;
 	}
-	/* Room for the longest entry record; the varints are written in place. */
-	int fresh;
-	uint8_t *p = trace_reserve(L, TRACE_ENTER_MAX, now, &fresh);
-	if (!p)
+	uint32_t func = f->func;
+	/* Room for the longest entry record (and the 8-byte store below); the
+	 * varints are written in place. */
+	uint8_t *p = trace_reserve(L, TRACE_ENTER_MAX, now);
+	if (!p) {
+		if (plain)
+			f->flags &= ~SONDE_FRAME_TRACED;
 		return;
-	/* first record of a chunk: time relative to the chunk base (= now) */
-	uint64_t prev = fresh ? now : L->trace_last;
-	int n = trace_varint(p, ((now - prev) << 2) | TR_ENTER);
-	n += trace_varint(p + n, f->func);
+	}
+	/* the first record of a chunk: time relative to the chunk base (= now,
+	 * which rt_ring_reserve_slow put in trace_last) */
+	uint64_t prev = L->trace_last;
+	uint64_t g = (now - prev) << 2 | TR_ENTER;
+	struct sonde_chunk *c = L->tchunk;
+	int n;
+	if (plain) {
+		uint32_t fe = __builtin_expect(recs != NULL, 1) ? recs[idx] : 0;
+		if (__builtin_expect(!(fe & TRACE_FENC_MARK), 0))
+			fe = trace_fenc(recs, idx, func);
+		fe &= ~TRACE_FENC_MARK;
+		uint32_t flen = ((31u ^ (uint32_t)__builtin_clz(fe | 1u)) >> 3) + 1;
+		if (__builtin_expect(g < 0x4000, 1)) {
+			/* gap and function in one store: no branch on either length */
+			uint32_t glen;
+			uint64_t w = trace_enc14((uint32_t)g, &glen);
+			w |= (uint64_t)fe << (8 * glen);
+			__builtin_memcpy(p, &w, 8);
+			n = (int)(glen + flen);
+		} else {
+			n = tr_put_varint(p, g);
+			__builtin_memcpy(p + n, &fe, 4);
+			n += (int)flen;
+		}
+	} else {
+		n = trace_varint(p, g);
+		n += trace_varint(p + n, func);
+	}
 	if (!plain && rt_sess->trace_min_ticks) {
 		/* --min-time may roll this record back at the exit: remember where it is.
 		 * flags: entry length (bits 8..15) and its chunk's seq (low 16 bits, 16..31);
 		 * the function is marked at the exit, if its record stays */
-		struct sonde_chunk *c = L->tchunk;
 		f->trace_pos = c->used;
 		f->trace_prev = prev;
 		f->flags |= ((uint32_t)n << SONDE_FRAME_ENTRYLEN) | ((uint32_t)c->seq << 16);
 		L->trace_seq = c->seq;
-	} else if (plain) {
-		if (__builtin_expect(recs != NULL, 1))
-			recs[idx] = 1;
-	} else {
-		trace_mark(L, f->func);
+	} else if (!plain) {
+		trace_mark(L, func);
 	}
-	f->flags |= SONDE_FRAME_TRACED;
-	trace_commit(L, p, (uint32_t)n);
+	if (!plain)
+		f->flags |= SONDE_FRAME_TRACED;
+	L->twp = p + n;
 	L->trace_last = now;
+	atomic_signal_fence(memory_order_release); /* payload before `used` (crash safety) */
+	c->used = (uint32_t)(p + n - (uint8_t *)(c + 1));
 }
 
 /* Exit record.  A frame without -F's flag nor a --min-time entry length (all
@@ -162,14 +205,25 @@ static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, s
 			return;
 		}
 	}
-	int fresh;
-	uint8_t *p = trace_reserve(L, TR_MAX_VARINT, now, &fresh);
+	uint8_t *p = trace_reserve(L, TR_MAX_VARINT, now);
 	if (!p)
 		return;
-	uint64_t dt = fresh ? 0 : now - L->trace_last;
-	int n = trace_varint(p, (dt << 2) | (abnormal ? TR_EXIT_ABNORMAL : TR_EXIT));
-	trace_commit(L, p, (uint32_t)n);
+	/* first record of a chunk: trace_last is its base (rt_ring_reserve_slow) */
+	uint64_t g = (now - L->trace_last) << 2 | (abnormal ? TR_EXIT_ABNORMAL : TR_EXIT);
+	struct sonde_chunk *c = L->tchunk;
+	int n;
+	if (__builtin_expect(g < 0x4000, 1)) {
+		uint32_t len;
+		uint16_t w = (uint16_t)trace_enc14((uint32_t)g, &len);
+		__builtin_memcpy(p, &w, 2);
+		n = (int)len;
+	} else {
+		n = tr_put_varint(p, g);
+	}
+	L->twp = p + n;
 	L->trace_last = now;
+	atomic_signal_fence(memory_order_release); /* payload before `used` (crash safety) */
+	c->used = (uint32_t)(p + n - (uint8_t *)(c + 1));
 	if (rolled && (fl >> SONDE_FRAME_ENTRYLEN) & 0xff)
 		trace_mark(L, f->func); /* --min-time: its entry record stayed */
 }

@@ -557,7 +557,7 @@ RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t n
 {
 	int fresh;
 	struct sonde_ring *r = L->ring;
-	L->tlim = NULL;
+	L->tchunk = NULL;
 	if (!r)
 		return NULL; /* no ring (no memory for it, counted then): nothing traced */
 	uint8_t *p = NULL;
@@ -571,9 +571,7 @@ RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t n
 		return NULL;
 	}
 	struct sonde_chunk *c = ring_chunk(rt_sess, r, r->cur);
-	L->tchunk = c;
-	L->twp = p;
-	L->tlim = (uint8_t *)c + RING_CHUNK_SIZE;
+	L->tchunk = c; /* p is its payload + used */
 	if (fresh) /* the chunk's first record: its time is relative to the chunk's base, now */
 		L->trace_last = now;
 	return p;

@@ -62,11 +62,9 @@ struct rt_tls {
 	uintptr_t vfork_ret;    /* vfork (runtime.c): the caller's return address while the child runs */
 	uint32_t vfork_state;   /* vfork: state to give back to the parent */
 	uint32_t alt_known;     /* alt_lo/alt_hi hold this thread's alternate signal stack (rt_slot_dead) */
-	/* trace mode, the function records' write position (trace.h): the chunk
-	 * of `ring` they fill, where the next record goes (its payload + used)
-	 * and the chunk's end; tlim NULL when not known (rt_ring_forget) */
+	/* trace mode, the chunk of `ring` the function records fill (trace.h),
+	 * their write position its `used`; NULL when not known (rt_ring_forget) */
 	struct sonde_chunk *tchunk;
-	uint8_t *twp, *tlim;
 	uintptr_t alt_lo, alt_hi; /* [lo, hi), or 0, 0: none (set by sigaltstack, context.c) */
 };
 
@@ -75,7 +73,7 @@ struct rt_tls {
  * takes rt_ring_reserve_slow, which finds the position again. */
 static inline void rt_ring_forget(struct rt_tls *L)
 {
-	L->tlim = NULL;
+	L->tchunk = NULL;
 }
 
 extern RT_HIDDEN struct sonde_session_hdr *rt_sess;

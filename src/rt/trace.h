@@ -48,21 +48,41 @@ static inline void trace_mark(struct rt_tls *L, uint32_t func)
 	recs[n == SONDE_UNNUMBERED ? rt_sess->modules[slot].nfuncs : n] = 1;
 }
 
-/* The writer's fast path into the thread's ring: where the next record goes
- * and where its chunk ends are kept in TLS (L->twp, L->tlim), so a record
- * costs a bound check, its bytes and the store of `used` (ring.h's contract
- * unchanged: the payload before `used`, `used` on every record for crash
- * safety).  The position is valid while the chunk stays the ring's current
- * one, FILLING, with a record in it (else a new record writes absolute
- * time): rt_ring_reserve_slow sets it from ring_reserve, and every other
- * writer of the ring, the thread's end and a roll-back forget it
- * (rt_ring_forget), so that the next record takes the slow path. */
-static inline __attribute__((always_inline)) uint8_t *trace_reserve(struct rt_tls *L, uint32_t n, uint64_t now)
+/* The writer's fast path into the thread's ring: the chunk being filled is
+ * kept in TLS (L->tchunk), the write position is its `used`, so a record costs
+ * a bound check, its bytes and the store of the new `used` (ring.h's
+ * contract unchanged: the payload before `used`, `used` on every record for
+ * crash safety).  The chunk is valid while it stays the ring's current one,
+ * FILLING, with a record in it (else a new record writes absolute time):
+ * rt_ring_reserve_slow sets it from ring_reserve, and every other writer of
+ * the ring that may change the chunk, the thread's end and a roll-back
+ * forget it (rt_ring_forget), so that the next record takes the slow path.
+ * Returns where the n bytes go, *cp their chunk and *up its `used`. */
+static inline __attribute__((always_inline)) uint8_t *trace_reserve(struct rt_tls *L, uint32_t n, uint64_t now,
+                                                                   struct sonde_chunk **cp, uint32_t *up)
 {
-	uint8_t *p = L->twp;
-	if (__builtin_expect((uintptr_t)p + n <= (uintptr_t)L->tlim, 1))
-		return p;
-	return rt_ring_reserve_slow(L, n, now);
+	struct sonde_chunk *c = L->tchunk;
+	if (__builtin_expect(c != NULL, 1)) {
+		uint32_t u = c->used;
+		if (__builtin_expect(u + n <= RING_CHUNK_SIZE - sizeof *c, 1)) {
+			*cp = c;
+			*up = u;
+			return (uint8_t *)(c + 1) + u;
+		}
+	}
+	uint8_t *p = rt_ring_reserve_slow(L, n, now);
+	if (p) {
+		*cp = L->tchunk;
+		*up = (uint32_t)(p - (uint8_t *)(L->tchunk + 1));
+	}
+	return p;
+}
+
+/* The record of n bytes at the chunk's position u is written. */
+static inline __attribute__((always_inline)) void trace_commit(struct sonde_chunk *c, uint32_t u, uint32_t n)
+{
+	atomic_signal_fence(memory_order_release); /* payload before `used` (crash safety) */
+	c->used = u + n;
 }
 
 /* tr_put_varint with the short forms inline (a record's time gap and a
@@ -86,9 +106,10 @@ static inline __attribute__((always_inline)) int trace_varint(uint8_t *p, uint64
  * timing, which a branch would mispredict. */
 static inline __attribute__((always_inline)) uint32_t trace_enc14(uint32_t v, uint32_t *len)
 {
-	uint32_t hi = v >> 7, big = hi != 0;
+	/* two bytes: (v & 0x7f) | 0x80, v >> 7, which is v + (v & ~0x7f) + 0x80 */
+	uint32_t hi = v & ~0x7fu, big = hi != 0;
 	*len = 1 + big;
-	return (v & 0x7f) | (big << 7) | (hi << 8);
+	return v + hi + (big << 7);
 }
 
 /* A trace-only module without filters keeps, in the thread's
@@ -125,7 +146,9 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 	uint32_t func = f->func;
 	/* Room for the longest entry record (and the 8-byte store below); the
 	 * varints are written in place. */
-	uint8_t *p = trace_reserve(L, TRACE_ENTER_MAX, now);
+	struct sonde_chunk *c;
+	uint32_t u;
+	uint8_t *p = trace_reserve(L, TRACE_ENTER_MAX, now, &c, &u);
 	if (!p) {
 		if (plain)
 			f->flags &= ~SONDE_FRAME_TRACED;
@@ -135,7 +158,6 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 	 * which rt_ring_reserve_slow put in trace_last) */
 	uint64_t prev = L->trace_last;
 	uint64_t g = (now - prev) << 2 | TR_ENTER;
-	struct sonde_chunk *c = L->tchunk;
 	int n;
 	if (plain) {
 		uint32_t fe = __builtin_expect(recs != NULL, 1) ? recs[idx] : 0;
@@ -163,7 +185,7 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 		/* --min-time may roll this record back at the exit: remember where it is.
 		 * flags: entry length (bits 8..15) and its chunk's seq (low 16 bits, 16..31);
 		 * the function is marked at the exit, if its record stays */
-		f->trace_pos = c->used;
+		f->trace_pos = u;
 		f->trace_prev = prev;
 		f->flags |= ((uint32_t)n << SONDE_FRAME_ENTRYLEN) | ((uint32_t)c->seq << 16);
 		L->trace_seq = c->seq;
@@ -172,10 +194,8 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 	}
 	if (!plain)
 		f->flags |= SONDE_FRAME_TRACED;
-	L->twp = p + n;
 	L->trace_last = now;
-	atomic_signal_fence(memory_order_release); /* payload before `used` (crash safety) */
-	c->used = (uint32_t)(p + n - (uint8_t *)(c + 1));
+	trace_commit(c, u, (uint32_t)n);
 }
 
 /* Exit record.  A frame without -F's flag nor a --min-time entry length (all
@@ -205,12 +225,13 @@ static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, s
 			return;
 		}
 	}
-	uint8_t *p = trace_reserve(L, TR_MAX_VARINT, now);
+	struct sonde_chunk *c;
+	uint32_t u;
+	uint8_t *p = trace_reserve(L, TR_MAX_VARINT, now, &c, &u);
 	if (!p)
 		return;
 	/* first record of a chunk: trace_last is its base (rt_ring_reserve_slow) */
 	uint64_t g = (now - L->trace_last) << 2 | (abnormal ? TR_EXIT_ABNORMAL : TR_EXIT);
-	struct sonde_chunk *c = L->tchunk;
 	int n;
 	if (__builtin_expect(g < 0x4000, 1)) {
 		uint32_t len;
@@ -220,10 +241,8 @@ static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, s
 	} else {
 		n = tr_put_varint(p, g);
 	}
-	L->twp = p + n;
 	L->trace_last = now;
-	atomic_signal_fence(memory_order_release); /* payload before `used` (crash safety) */
-	c->used = (uint32_t)(p + n - (uint8_t *)(c + 1));
+	trace_commit(c, u, (uint32_t)n);
 	if (rolled && (fl >> SONDE_FRAME_ENTRYLEN) & 0xff)
 		trace_mark(L, f->func); /* --min-time: its entry record stayed */
 }

@@ -131,7 +131,7 @@ RT_HIDDEN uint32_t *rt_recs_alloc(struct rt_tls *L, uint32_t mod_slot)
 
 /* Close frame i (the top) at `now`. */
 static inline __attribute__((always_inline)) void pop_frame_mode(struct rt_tls *L, struct sonde_thread *t, uint32_t i,
-                                                                 uint64_t now, int abnormal, uint32_t mode)
+                                                                 uint64_t now, int abnormal, uint32_t mode, int plain)
 {
 	struct sonde_frame *f = &t->stack[i];
 	if (f->node != RT_NO_NODE) {
@@ -139,7 +139,7 @@ static inline __attribute__((always_inline)) void pop_frame_mode(struct rt_tls *
 		t->cur_node = L->nodes[f->node].parent;
 	}
 	if (mode & SONDE_MODE_TRACE)
-		trace_exit(L, t, f, i + 1, now, abnormal);
+		trace_exit(L, t, f, now, abnormal, plain);
 	atomic_signal_fence(memory_order_release);
 	t->depth = i;
 }
@@ -147,7 +147,7 @@ static inline __attribute__((always_inline)) void pop_frame_mode(struct rt_tls *
 /* The slow paths use the session's mode. */
 static void pop_frame(struct rt_tls *L, struct sonde_thread *t, uint32_t i, uint64_t now, int abnormal)
 {
-	pop_frame_mode(L, t, i, now, abnormal, rt_mode);
+	pop_frame_mode(L, t, i, now, abnormal, rt_mode, 0);
 }
 
 /* Close frame i as dead, remembering its return address. */
@@ -369,12 +369,10 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 	f->flags = (keep ? SONDE_FRAME_SLED : tramp == (uintptr_t)rt_exit_tramp_full ? SONDE_FRAME_FULLSAVE : 0) |
 	           ((mode & SONDE_MODE_TRACE) && plain ? SONDE_FRAME_TRACED : 0); /* trace_enter clears it if need be */
 	if (mode & SONDE_MODE_TRACE) {
-		/* plain: the function is marked in its records[number] at once */
-		uint32_t *recs = NULL;
-		if (plain && __builtin_expect(m->slot < SONDE_MAX_MODS_PER_THREAD, 1) &&
-		    __builtin_expect(!(recs = L->priv->recs[m->slot]), 0))
-			recs = rt_recs_alloc(L, m->slot);
-		trace_enter(L, t, f, d + 1, now, plain, recs, idx);
+		/* plain: the function's varint is kept (and the function marked)
+		 * in its records[number] (trace_fenc allocates them) */
+		uint32_t *recs = plain && __builtin_expect(m->slot < SONDE_MAX_MODS_PER_THREAD, 1) ? L->priv->recs[m->slot] : NULL;
+		trace_enter(L, t, f, func, d + 1, now, plain, recs, idx);
 	}
 	atomic_signal_fence(memory_order_release); /* frame complete before depth covers it */
 	t->depth = d + 1;
@@ -426,9 +424,9 @@ static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, ui
 	uintptr_t ra;
 	if (__builtin_expect(d && t->stack[d - 1].slot == s, 1)) {
 		ra = t->stack[d - 1].site;
-		pop_frame_mode(L, t, d - 1, now, 0, mode);
+		pop_frame_mode(L, t, d - 1, now, 0, mode, 0);
 		while (__builtin_expect(--d && t->stack[d - 1].slot == s, 0)) /* tail callers end too */
-			pop_frame_mode(L, t, d - 1, now, 0, mode);
+			pop_frame_mode(L, t, d - 1, now, 0, mode, 0);
 	} else {
 		ra = exit_slow(L, t, s, now);
 	}
@@ -461,7 +459,7 @@ static __attribute__((noinline, cold)) void exit_sled_slow(struct rt_tls *L, str
 		bury(L, t, t->depth - 1, now);
 }
 
-static inline __attribute__((always_inline)) void exit_sled_body(uintptr_t *slot, uint32_t mode)
+static inline __attribute__((always_inline)) void exit_sled_body(uintptr_t *slot, uint32_t mode, int plain)
 {
 	struct rt_tls *L = &rt_tls;
 	/* busy: a hook interrupted (a signal), whose nested entries were
@@ -475,7 +473,7 @@ static inline __attribute__((always_inline)) void exit_sled_body(uintptr_t *slot
 	uint32_t d = t->depth;
 	uintptr_t s = (uintptr_t)slot;
 	if (__builtin_expect(d && t->stack[d - 1].slot == s && (t->stack[d - 1].flags & SONDE_FRAME_SLED), 1))
-		pop_frame_mode(L, t, d - 1, now, 0, mode);
+		pop_frame_mode(L, t, d - 1, now, 0, mode, plain);
 	else
 		exit_sled_slow(L, t, s, now);
 	t->last_tsc = now;
@@ -535,13 +533,19 @@ static inline __attribute__((always_inline)) void tail_sled_body(uintptr_t *slot
 	}                                                                                          \
 	RT_HIDDEN void rt_exit_sled_##name(uintptr_t *slot)                                         \
 	{                                                                                          \
-		exit_sled_body(slot, mode);                                                        \
+		exit_sled_body(slot, mode, 0);                                                     \
 	}
 HOOKS(profile, SONDE_MODE_PROFILE)
 HOOKS(trace, SONDE_MODE_TRACE)
 /* A trace-only session without filters (rt_enter_hook): no filter looked at
- * per call; their exits are rt_exit_trace's (trace.h's trace_exit). */
+ * per call; their exits are rt_exit_trace's (trace.h's trace_exit), and
+ * rt_exit_sled_traceplain's for the functions with exit sleds (whose frames
+ * the plain hooks entered: no -F flag, no --min-time entry to roll back). */
 ENTER_HOOKS(traceplain, SONDE_MODE_TRACE, 1)
+RT_HIDDEN void rt_exit_sled_traceplain(uintptr_t *slot)
+{
+	exit_sled_body(slot, SONDE_MODE_TRACE, 1);
+}
 HOOKS(any, rt_mode)
 /* The floor (docs/ARCHITECTURE.md, "Hot-path rules and the floor"): control at entry and exit (sled, trampolines,
  * shadow stack) and one TSC read each, nothing recorded.  For bench/ only:

@@ -138,6 +138,7 @@ RT_SLED_HOOKS(trace)
 RT_SLED_HOOKS(any)
 RT_SLED_HOOKS(floor)
 RT_HIDDEN void rt_enter_sled_traceplain(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot);
+RT_HIDDEN void rt_exit_sled_traceplain(uintptr_t *slot);
 RT_HIDDEN void rt_sled_hooks(const struct sonde_module *M, sonde_enter_fn *enter, sonde_exit_sled_fn *exit);
 /* A tail call's sled: the frame's return address replaced from here on (any mode). */
 RT_HIDDEN void rt_tail_sled(uintptr_t *slot);

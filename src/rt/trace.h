@@ -117,8 +117,11 @@ static inline __attribute__((always_inline)) uint32_t trace_enc14(uint32_t v, ui
  * (non-zero: the --domain file's mark; the varint of a func < 2^28 fits in
  * 31 bits).  Another mark (rt_trace_mark's 1) lacks the bit: computed again. */
 #define TRACE_FENC_MARK 0x80000000u
-static __attribute__((noinline, cold)) uint32_t trace_fenc(uint32_t *recs, uint32_t idx, uint32_t func)
+static __attribute__((noinline, cold)) uint32_t trace_fenc(struct rt_tls *L, uint32_t *recs, uint32_t idx, uint32_t func)
 {
+	uint32_t slot = SONDE_FUNC_MOD(func);
+	if (!recs && slot < SONDE_MAX_MODS_PER_THREAD && !(recs = L->priv->recs[slot]))
+		recs = rt_recs_alloc(L, slot);
 	uint8_t b[TR_MAX_VARINT] = { 0 };
 	tr_put_varint(b, func);
 	uint32_t w = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
@@ -136,14 +139,14 @@ static __attribute__((noinline, cold)) uint32_t trace_fenc(uint32_t *recs, uint3
  * module), which writes the record with the function's varint kept in its
  * records[number] (which marks it too), and whose frame comes with
  * SONDE_FRAME_TRACED already set (cleared here if nothing is written). */
-static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f, uint32_t depth,
-                               uint64_t now, int plain, uint32_t *recs, uint32_t idx)
+static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f,
+                                                              uint32_t func, uint32_t depth, uint64_t now, int plain,
+                                                              uint32_t *recs, uint32_t idx)
 {
 	if (!plain && !trace_wanted(L, t, f, depth)) {
 		t->trace_filtered++;
 		return;
 	}
-	uint32_t func = f->func;
 	/* Room for the longest entry record (and the 8-byte store below); the
 	 * varints are written in place. */
 	struct sonde_chunk *c;
@@ -160,9 +163,9 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 	uint64_t g = (now - prev) << 2 | TR_ENTER;
 	int n;
 	if (plain) {
-		uint32_t fe = __builtin_expect(recs != NULL, 1) ? recs[idx] : 0;
-		if (__builtin_expect(!(fe & TRACE_FENC_MARK), 0))
-			fe = trace_fenc(recs, idx, func);
+		uint32_t fe;
+		if (__builtin_expect(!recs || !((fe = recs[idx]) & TRACE_FENC_MARK), 0))
+			fe = trace_fenc(L, recs, idx, func);
 		fe &= ~TRACE_FENC_MARK;
 		uint32_t flen = ((31u ^ (uint32_t)__builtin_clz(fe | 1u)) >> 3) + 1;
 		if (__builtin_expect(g < 0x4000, 1)) {
@@ -200,14 +203,14 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 
 /* Exit record.  A frame without -F's flag nor a --min-time entry length (all
  * of them in a session without filters) only writes its record: its
- * function was marked at the entry. */
-static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f, uint32_t depth,
-                              uint64_t now, int abnormal)
+ * function was marked at the entry.  `plain`: the exit sled of a module
+ * entered by the plain hook, whose frames have neither. */
+static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f,
+                                                             uint64_t now, int abnormal, int plain)
 {
-	(void)depth;
 	uint32_t fl = f->flags;
 	int rolled = 0;
-	if (__builtin_expect(fl & (SONDE_FRAME_FILTER | (0xffu << SONDE_FRAME_ENTRYLEN)), 0)) {
+	if (!plain && __builtin_expect(fl & (SONDE_FRAME_FILTER | (0xffu << SONDE_FRAME_ENTRYLEN)), 0)) {
 		if ((fl & SONDE_FRAME_FILTER) && t->filter_depth) /* frames re-created by fork: no underflow */
 			t->filter_depth--;
 		rolled = 1;

@@ -24,8 +24,10 @@
  *    context other than the last one are the current node's children scanned
  *    (move-to-front), and a new context allocated from the thread's pool.
  *  - trace mode: an entry / exit record goes into the thread's ring (trace.h)
- *    at a write position kept in TLS; a module recorded without any trace
- *    filter gets the `traceplain` entry hook, which looks at none of them.
+ *    at the `used` of the chunk kept in TLS; a module recorded without any
+ *    trace filter gets the `traceplain` entry and exit-sled hooks, which look
+ *    at none of them and keep each function's encoded number in its
+ *    records[number].
  *
  * Rules: O(1) work, no locks, no system calls, no malloc, no stdio; state in
  * initial-exec TLS; errno untouched; compiled with -mgeneral-regs-only so

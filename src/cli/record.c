@@ -437,6 +437,12 @@ int cmd_record(struct cli_opts *o)
 		cfg.ring_size = o->keep_last / 16 < (256u << 10) ? 256u << 10 : o->keep_last / 16 > cfg.ring_size
 		                ? cfg.ring_size : o->keep_last / 16 / RING_CHUNK_SIZE * RING_CHUNK_SIZE;
 	cfg.session_size = 256ull << 30;
+	/* bench/trace_insns.sh: valgrind, which it runs the program under, maps
+	 * no 256 GiB; the threads' regions and rings are allocated in the
+	 * session as they come, so a small program records into far less */
+	const char *bs = getenv("SONDE_BENCH_SESSION");
+	if (bs && strtoull(bs, NULL, 0) >= (64ull << 20))
+		cfg.session_size = strtoull(bs, NULL, 0);
 
 	char *rt = cli_lib_path("libsonde-rt.so");
 	if (!rt)

@@ -24,8 +24,10 @@
  *    context other than the last one are the current node's children scanned
  *    (move-to-front), and a new context allocated from the thread's pool.
  *  - trace mode: an entry / exit record goes into the thread's ring (trace.h)
- *    at a write position kept in TLS; a module recorded without any trace
- *    filter gets the `traceplain` entry hook, which looks at none of them.
+ *    at the `used` of the chunk kept in TLS; a module recorded without any
+ *    trace filter gets the `traceplain` entry and exit-sled hooks, which look
+ *    at none of them and keep each function's encoded number in its
+ *    records[number].
  *
  * Rules: O(1) work, no locks, no system calls, no malloc, no stdio; state in
  * initial-exec TLS; errno untouched; compiled with -mgeneral-regs-only so
@@ -131,7 +133,7 @@ RT_HIDDEN uint32_t *rt_recs_alloc(struct rt_tls *L, uint32_t mod_slot)
 
 /* Close frame i (the top) at `now`. */
 static inline __attribute__((always_inline)) void pop_frame_mode(struct rt_tls *L, struct sonde_thread *t, uint32_t i,
-                                                                 uint64_t now, int abnormal, uint32_t mode)
+                                                                 uint64_t now, int abnormal, uint32_t mode, int plain)
 {
 	struct sonde_frame *f = &t->stack[i];
 	if (f->node != RT_NO_NODE) {
@@ -139,7 +141,7 @@ static inline __attribute__((always_inline)) void pop_frame_mode(struct rt_tls *
 		t->cur_node = L->nodes[f->node].parent;
 	}
 	if (mode & SONDE_MODE_TRACE)
-		trace_exit(L, t, f, i + 1, now, abnormal);
+		trace_exit(L, t, f, now, abnormal, plain);
 	atomic_signal_fence(memory_order_release);
 	t->depth = i;
 }
@@ -147,7 +149,7 @@ static inline __attribute__((always_inline)) void pop_frame_mode(struct rt_tls *
 /* The slow paths use the session's mode. */
 static void pop_frame(struct rt_tls *L, struct sonde_thread *t, uint32_t i, uint64_t now, int abnormal)
 {
-	pop_frame_mode(L, t, i, now, abnormal, rt_mode);
+	pop_frame_mode(L, t, i, now, abnormal, rt_mode, 0);
 }
 
 /* Close frame i as dead, remembering its return address. */
@@ -366,14 +368,13 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 	uintptr_t tramp = keep ? held
 	                  : numbered || held == (uintptr_t)rt_exit_tramp_full ? (uintptr_t)rt_exit_tramp_full
 	                                                                   : (uintptr_t)rt_exit_tramp;
-	f->flags = keep ? SONDE_FRAME_SLED : tramp == (uintptr_t)rt_exit_tramp_full ? SONDE_FRAME_FULLSAVE : 0;
+	f->flags = (keep ? SONDE_FRAME_SLED : tramp == (uintptr_t)rt_exit_tramp_full ? SONDE_FRAME_FULLSAVE : 0) |
+	           ((mode & SONDE_MODE_TRACE) && plain ? SONDE_FRAME_TRACED : 0); /* trace_enter clears it if need be */
 	if (mode & SONDE_MODE_TRACE) {
-		/* plain: the function is marked in its records[number] at once */
-		uint32_t *recs = NULL;
-		if (plain && __builtin_expect(m->slot < SONDE_MAX_MODS_PER_THREAD, 1) &&
-		    __builtin_expect(!(recs = L->priv->recs[m->slot]), 0))
-			recs = rt_recs_alloc(L, m->slot);
-		trace_enter(L, t, f, d + 1, now, plain, recs, idx);
+		/* plain: the function's varint is kept (and the function marked)
+		 * in its records[number] (trace_fenc allocates them) */
+		uint32_t *recs = plain && __builtin_expect(m->slot < SONDE_MAX_MODS_PER_THREAD, 1) ? L->priv->recs[m->slot] : NULL;
+		trace_enter(L, t, f, func, d + 1, now, plain, recs, idx);
 	}
 	atomic_signal_fence(memory_order_release); /* frame complete before depth covers it */
 	t->depth = d + 1;
@@ -425,9 +426,9 @@ static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, ui
 	uintptr_t ra;
 	if (__builtin_expect(d && t->stack[d - 1].slot == s, 1)) {
 		ra = t->stack[d - 1].site;
-		pop_frame_mode(L, t, d - 1, now, 0, mode);
+		pop_frame_mode(L, t, d - 1, now, 0, mode, 0);
 		while (__builtin_expect(--d && t->stack[d - 1].slot == s, 0)) /* tail callers end too */
-			pop_frame_mode(L, t, d - 1, now, 0, mode);
+			pop_frame_mode(L, t, d - 1, now, 0, mode, 0);
 	} else {
 		ra = exit_slow(L, t, s, now);
 	}
@@ -460,7 +461,7 @@ static __attribute__((noinline, cold)) void exit_sled_slow(struct rt_tls *L, str
 		bury(L, t, t->depth - 1, now);
 }
 
-static inline __attribute__((always_inline)) void exit_sled_body(uintptr_t *slot, uint32_t mode)
+static inline __attribute__((always_inline)) void exit_sled_body(uintptr_t *slot, uint32_t mode, int plain)
 {
 	struct rt_tls *L = &rt_tls;
 	/* busy: a hook interrupted (a signal), whose nested entries were
@@ -474,7 +475,7 @@ static inline __attribute__((always_inline)) void exit_sled_body(uintptr_t *slot
 	uint32_t d = t->depth;
 	uintptr_t s = (uintptr_t)slot;
 	if (__builtin_expect(d && t->stack[d - 1].slot == s && (t->stack[d - 1].flags & SONDE_FRAME_SLED), 1))
-		pop_frame_mode(L, t, d - 1, now, 0, mode);
+		pop_frame_mode(L, t, d - 1, now, 0, mode, plain);
 	else
 		exit_sled_slow(L, t, s, now);
 	t->last_tsc = now;
@@ -534,13 +535,19 @@ static inline __attribute__((always_inline)) void tail_sled_body(uintptr_t *slot
 	}                                                                                          \
 	RT_HIDDEN void rt_exit_sled_##name(uintptr_t *slot)                                         \
 	{                                                                                          \
-		exit_sled_body(slot, mode);                                                        \
+		exit_sled_body(slot, mode, 0);                                                     \
 	}
 HOOKS(profile, SONDE_MODE_PROFILE)
 HOOKS(trace, SONDE_MODE_TRACE)
 /* A trace-only session without filters (rt_enter_hook): no filter looked at
- * per call; their exits are rt_exit_trace's (trace.h's trace_exit). */
+ * per call; their exits are rt_exit_trace's (trace.h's trace_exit), and
+ * rt_exit_sled_traceplain's for the functions with exit sleds (whose frames
+ * the plain hooks entered: no -F flag, no --min-time entry to roll back). */
 ENTER_HOOKS(traceplain, SONDE_MODE_TRACE, 1)
+RT_HIDDEN void rt_exit_sled_traceplain(uintptr_t *slot)
+{
+	exit_sled_body(slot, SONDE_MODE_TRACE, 1);
+}
 HOOKS(any, rt_mode)
 /* The floor (docs/ARCHITECTURE.md, "Hot-path rules and the floor"): control at entry and exit (sled, trampolines,
  * shadow stack) and one TSC read each, nothing recorded.  For bench/ only:
@@ -552,26 +559,27 @@ RT_HIDDEN void rt_tail_sled(uintptr_t *slot)
 	tail_sled_body(slot);
 }
 
-RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t now, int *fresh)
+RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t now)
 {
+	int fresh;
 	struct sonde_ring *r = L->ring;
-	L->tlim = NULL;
+	L->tchunk = NULL;
 	if (!r)
 		return NULL; /* no ring (no memory for it, counted then): nothing traced */
 	uint8_t *p = NULL;
 	/* trace.h's fast path knows the chunks of RING_CHUNK_SIZE only, the
 	 * only ones the recorder reads (ring_drain) */
 	if (r->chunk_size == RING_CHUNK_SIZE)
-		p = ring_reserve(rt_sess, r, n, now, &L->t->wait_ticks, (rt_mode & SONDE_MODE_LOSSY) != 0, fresh);
+		p = ring_reserve(rt_sess, r, n, now, &L->t->wait_ticks, (rt_mode & SONDE_MODE_LOSSY) != 0, &fresh);
 	if (!p) {
 		r->lost_pending++;
 		L->t->lost[SONDE_LOST_RING_EVENTS]++;
 		return NULL;
 	}
 	struct sonde_chunk *c = ring_chunk(rt_sess, r, r->cur);
-	L->tchunk = c;
-	L->twp = p;
-	L->tlim = (uint8_t *)c + RING_CHUNK_SIZE;
+	L->tchunk = c; /* p is its payload + used */
+	if (fresh) /* the chunk's first record: its time is relative to the chunk's base, now */
+		L->trace_last = now;
 	return p;
 }
 

@@ -62,11 +62,9 @@ struct rt_tls {
 	uintptr_t vfork_ret;    /* vfork (runtime.c): the caller's return address while the child runs */
 	uint32_t vfork_state;   /* vfork: state to give back to the parent */
 	uint32_t alt_known;     /* alt_lo/alt_hi hold this thread's alternate signal stack (rt_slot_dead) */
-	/* trace mode, the function records' write position (trace.h): the chunk
-	 * of `ring` they fill, where the next record goes (its payload + used)
-	 * and the chunk's end; tlim NULL when not known (rt_ring_forget) */
+	/* trace mode, the chunk of `ring` the function records fill (trace.h),
+	 * their write position its `used`; NULL when not known (rt_ring_forget) */
 	struct sonde_chunk *tchunk;
-	uint8_t *twp, *tlim;
 	uintptr_t alt_lo, alt_hi; /* [lo, hi), or 0, 0: none (set by sigaltstack, context.c) */
 };
 
@@ -75,7 +73,7 @@ struct rt_tls {
  * takes rt_ring_reserve_slow, which finds the position again. */
 static inline void rt_ring_forget(struct rt_tls *L)
 {
-	L->tlim = NULL;
+	L->tchunk = NULL;
 }
 
 extern RT_HIDDEN struct sonde_session_hdr *rt_sess;
@@ -140,13 +138,16 @@ RT_SLED_HOOKS(trace)
 RT_SLED_HOOKS(any)
 RT_SLED_HOOKS(floor)
 RT_HIDDEN void rt_enter_sled_traceplain(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot);
+RT_HIDDEN void rt_exit_sled_traceplain(uintptr_t *slot);
 RT_HIDDEN void rt_sled_hooks(const struct sonde_module *M, sonde_enter_fn *enter, sonde_exit_sled_fn *exit);
 /* A tail call's sled: the frame's return address replaced from here on (any mode). */
 RT_HIDDEN void rt_tail_sled(uintptr_t *slot);
-/* The ring writer's slow path (hooks.c): ring_reserve for n bytes (*fresh:
- * ring_reserve's new_chunk), the position in L (trace.h) set; NULL when the record is dropped (no ring; lossy and full, or the
- * session stopping: the loss counted). */
-RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t now, int *fresh);
+/* The ring writer's slow path (hooks.c): ring_reserve for n bytes, the
+ * position in L (trace.h) set, and L->trace_last = now when the record starts
+ * a chunk (its time is relative to the chunk's base); NULL when the record is
+ * dropped (no ring; lossy and full, or the session stopping: the loss
+ * counted). */
+RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t now);
 /* Mark func as having left a trace record (the --domain file, trace.h). */
 RT_HIDDEN void rt_trace_mark(struct rt_tls *L, uint32_t func);
 RT_HIDDEN uintptr_t rt_exit_floor(uintptr_t slot);

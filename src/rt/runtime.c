@@ -696,7 +696,8 @@ RT_HIDDEN void rt_sled_hooks(const struct sonde_module *M, sonde_enter_fn *enter
 	       : e == rt_enter_trace ? rt_enter_sled_trace : rt_enter_sled_any;
 	*exit = e == rt_enter_floor ? rt_exit_sled_floor
 	      : e == rt_enter_profile ? rt_exit_sled_profile
-	      : e == rt_enter_traceplain || e == rt_enter_trace ? rt_exit_sled_trace : rt_exit_sled_any;
+	      : e == rt_enter_traceplain ? rt_exit_sled_traceplain
+	      : e == rt_enter_trace ? rt_exit_sled_trace : rt_exit_sled_any;
 }
 
 RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m)

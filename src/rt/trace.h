@@ -48,33 +48,41 @@ static inline void trace_mark(struct rt_tls *L, uint32_t func)
 	recs[n == SONDE_UNNUMBERED ? rt_sess->modules[slot].nfuncs : n] = 1;
 }
 
-/* The writer's fast path into the thread's ring: where the next record goes
- * and where its chunk ends are kept in TLS (L->twp, L->tlim), so a record
- * costs a bound check, its bytes and the store of `used` (ring.h's contract
- * unchanged: the payload before `used`, `used` on every record for crash
- * safety).  The position is valid while the chunk stays the ring's current
- * one, FILLING, with a record in it (else a new record writes absolute
- * time): rt_ring_reserve_slow sets it from ring_reserve, and every other
- * writer of the ring, the thread's end and a roll-back forget it
- * (rt_ring_forget), so that the next record takes the slow path. */
+/* The writer's fast path into the thread's ring: the chunk being filled is
+ * kept in TLS (L->tchunk), the write position is its `used`, so a record costs
+ * a bound check, its bytes and the store of the new `used` (ring.h's
+ * contract unchanged: the payload before `used`, `used` on every record for
+ * crash safety).  The chunk is valid while it stays the ring's current one,
+ * FILLING, with a record in it (else a new record writes absolute time):
+ * rt_ring_reserve_slow sets it from ring_reserve, and every other writer of
+ * the ring that may change the chunk, the thread's end and a roll-back
+ * forget it (rt_ring_forget), so that the next record takes the slow path.
+ * Returns where the n bytes go, *cp their chunk and *up its `used`. */
 static inline __attribute__((always_inline)) uint8_t *trace_reserve(struct rt_tls *L, uint32_t n, uint64_t now,
-                                                                   int *fresh)
-{
-	uint8_t *p = L->twp;
-	if (__builtin_expect((uintptr_t)p + n <= (uintptr_t)L->tlim, 1)) {
-		*fresh = 0;
-		return p;
-	}
-	return rt_ring_reserve_slow(L, n, now, fresh);
-}
-
-/* The n bytes reserved last (at p) are written. */
-static inline __attribute__((always_inline)) void trace_commit(struct rt_tls *L, uint8_t *p, uint32_t n)
+                                                                   struct sonde_chunk **cp, uint32_t *up)
 {
 	struct sonde_chunk *c = L->tchunk;
-	L->twp = p + n;
+	if (__builtin_expect(c != NULL, 1)) {
+		uint32_t u = c->used;
+		if (__builtin_expect(u + n <= RING_CHUNK_SIZE - sizeof *c, 1)) {
+			*cp = c;
+			*up = u;
+			return (uint8_t *)(c + 1) + u;
+		}
+	}
+	uint8_t *p = rt_ring_reserve_slow(L, n, now);
+	if (p) {
+		*cp = L->tchunk;
+		*up = (uint32_t)(p - (uint8_t *)(L->tchunk + 1));
+	}
+	return p;
+}
+
+/* The record of n bytes at the chunk's position u is written. */
+static inline __attribute__((always_inline)) void trace_commit(struct sonde_chunk *c, uint32_t u, uint32_t n)
+{
 	atomic_signal_fence(memory_order_release); /* payload before `used` (crash safety) */
-	c->used = (uint32_t)(p + n - (uint8_t *)(c + 1));
+	c->used = u + n;
 }
 
 /* tr_put_varint with the short forms inline (a record's time gap and a
@@ -93,58 +101,116 @@ static inline __attribute__((always_inline)) int trace_varint(uint8_t *p, uint64
 	return tr_put_varint(p, v);
 }
 
+/* varint(v) for v < 2^14 in the low bytes of the result, its length (1 or 2)
+ * in *len, without a branch: a time gap's length follows the program's
+ * timing, which a branch would mispredict. */
+static inline __attribute__((always_inline)) uint32_t trace_enc14(uint32_t v, uint32_t *len)
+{
+	/* two bytes: (v & 0x7f) | 0x80, v >> 7, which is v + (v & ~0x7f) + 0x80 */
+	uint32_t hi = v & ~0x7fu, big = hi != 0;
+	*len = 1 + big;
+	return v + hi + (big << 7);
+}
+
+/* A trace-only module without filters keeps, in the thread's
+ * records[number], its function's varint(func) with TRACE_FENC_MARK set
+ * (non-zero: the --domain file's mark; the varint of a func < 2^28 fits in
+ * 31 bits).  Another mark (rt_trace_mark's 1) lacks the bit: computed again. */
+#define TRACE_FENC_MARK 0x80000000u
+static __attribute__((noinline, cold)) uint32_t trace_fenc(struct rt_tls *L, uint32_t *recs, uint32_t idx, uint32_t func)
+{
+	uint32_t slot = SONDE_FUNC_MOD(func);
+	if (!recs && slot < SONDE_MAX_MODS_PER_THREAD && !(recs = L->priv->recs[slot]))
+		recs = rt_recs_alloc(L, slot);
+	uint8_t b[TR_MAX_VARINT] = { 0 };
+	tr_put_varint(b, func);
+	uint32_t w = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+	w |= TRACE_FENC_MARK;
+	if (recs)
+		recs[idx] = w;
+	return w;
+}
+
 /* Longest entry record: varint(gap) + varint(func, < 2^32). */
 #define TRACE_ENTER_MAX (TR_MAX_VARINT + 5)
 
 /* Entry record.  `plain`: the hook of a trace-only session without filters
  * (no --depth, -F, -N, --domain, --min-time: rt_enter_hook chooses it per
- * module), which writes the record and marks the function at once. */
-static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f, uint32_t depth,
-                               uint64_t now, int plain, uint32_t *recs, uint32_t idx)
+ * module), which writes the record with the function's varint kept in its
+ * records[number] (which marks it too), and whose frame comes with
+ * SONDE_FRAME_TRACED already set (cleared here if nothing is written). */
+static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f,
+                                                              uint32_t func, uint32_t depth, uint64_t now, int plain,
+                                                              uint32_t *recs, uint32_t idx)
 {
 	if (!plain && !trace_wanted(L, t, f, depth)) {
 		t->trace_filtered++;
 		return;
 	}
-	/* Room for the longest entry record; the varints are written in place. */
-	int fresh;
-	uint8_t *p = trace_reserve(L, TRACE_ENTER_MAX, now, &fresh);
-	if (!p)
+	/* Room for the longest entry record (and the 8-byte store below); the
+	 * varints are written in place. */
+	struct sonde_chunk *c;
+	uint32_t u;
+	uint8_t *p = trace_reserve(L, TRACE_ENTER_MAX, now, &c, &u);
+	if (!p) {
+		if (plain)
+			f->flags &= ~SONDE_FRAME_TRACED;
 		return;
-	/* first record of a chunk: time relative to the chunk base (= now) */
-	uint64_t prev = fresh ? now : L->trace_last;
-	int n = trace_varint(p, ((now - prev) << 2) | TR_ENTER);
-	n += trace_varint(p + n, f->func);
+	}
+	/* the first record of a chunk: time relative to the chunk base (= now,
+	 * which rt_ring_reserve_slow put in trace_last) */
+	uint64_t prev = L->trace_last;
+	uint64_t g = (now - prev) << 2 | TR_ENTER;
+	int n;
+	if (plain) {
+		uint32_t fe;
+		if (__builtin_expect(!recs || !((fe = recs[idx]) & TRACE_FENC_MARK), 0))
+			fe = trace_fenc(L, recs, idx, func);
+		fe &= ~TRACE_FENC_MARK;
+		uint32_t flen = ((31u ^ (uint32_t)__builtin_clz(fe | 1u)) >> 3) + 1;
+		if (__builtin_expect(g < 0x4000, 1)) {
+			/* gap and function in one store: no branch on either length */
+			uint32_t glen;
+			uint64_t w = trace_enc14((uint32_t)g, &glen);
+			w |= (uint64_t)fe << (8 * glen);
+			__builtin_memcpy(p, &w, 8);
+			n = (int)(glen + flen);
+		} else {
+			n = tr_put_varint(p, g);
+			__builtin_memcpy(p + n, &fe, 4);
+			n += (int)flen;
+		}
+	} else {
+		n = trace_varint(p, g);
+		n += trace_varint(p + n, func);
+	}
 	if (!plain && rt_sess->trace_min_ticks) {
 		/* --min-time may roll this record back at the exit: remember where it is.
 		 * flags: entry length (bits 8..15) and its chunk's seq (low 16 bits, 16..31);
 		 * the function is marked at the exit, if its record stays */
-		struct sonde_chunk *c = L->tchunk;
-		f->trace_pos = c->used;
+		f->trace_pos = u;
 		f->trace_prev = prev;
 		f->flags |= ((uint32_t)n << SONDE_FRAME_ENTRYLEN) | ((uint32_t)c->seq << 16);
 		L->trace_seq = c->seq;
-	} else if (plain) {
-		if (__builtin_expect(recs != NULL, 1))
-			recs[idx] = 1;
-	} else {
-		trace_mark(L, f->func);
+	} else if (!plain) {
+		trace_mark(L, func);
 	}
-	f->flags |= SONDE_FRAME_TRACED;
-	trace_commit(L, p, (uint32_t)n);
+	if (!plain)
+		f->flags |= SONDE_FRAME_TRACED;
 	L->trace_last = now;
+	trace_commit(c, u, (uint32_t)n);
 }
 
 /* Exit record.  A frame without -F's flag nor a --min-time entry length (all
  * of them in a session without filters) only writes its record: its
- * function was marked at the entry. */
-static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f, uint32_t depth,
-                              uint64_t now, int abnormal)
+ * function was marked at the entry.  `plain`: the exit sled of a module
+ * entered by the plain hook, whose frames have neither. */
+static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f,
+                                                             uint64_t now, int abnormal, int plain)
 {
-	(void)depth;
 	uint32_t fl = f->flags;
 	int rolled = 0;
-	if (__builtin_expect(fl & (SONDE_FRAME_FILTER | (0xffu << SONDE_FRAME_ENTRYLEN)), 0)) {
+	if (!plain && __builtin_expect(fl & (SONDE_FRAME_FILTER | (0xffu << SONDE_FRAME_ENTRYLEN)), 0)) {
 		if ((fl & SONDE_FRAME_FILTER) && t->filter_depth) /* frames re-created by fork: no underflow */
 			t->filter_depth--;
 		rolled = 1;
@@ -162,14 +228,24 @@ static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, s
 			return;
 		}
 	}
-	int fresh;
-	uint8_t *p = trace_reserve(L, TR_MAX_VARINT, now, &fresh);
+	struct sonde_chunk *c;
+	uint32_t u;
+	uint8_t *p = trace_reserve(L, TR_MAX_VARINT, now, &c, &u);
 	if (!p)
 		return;
-	uint64_t dt = fresh ? 0 : now - L->trace_last;
-	int n = trace_varint(p, (dt << 2) | (abnormal ? TR_EXIT_ABNORMAL : TR_EXIT));
-	trace_commit(L, p, (uint32_t)n);
+	/* first record of a chunk: trace_last is its base (rt_ring_reserve_slow) */
+	uint64_t g = (now - L->trace_last) << 2 | (abnormal ? TR_EXIT_ABNORMAL : TR_EXIT);
+	int n;
+	if (__builtin_expect(g < 0x4000, 1)) {
+		uint32_t len;
+		uint16_t w = (uint16_t)trace_enc14((uint32_t)g, &len);
+		__builtin_memcpy(p, &w, 2);
+		n = (int)len;
+	} else {
+		n = tr_put_varint(p, g);
+	}
 	L->trace_last = now;
+	trace_commit(c, u, (uint32_t)n);
 	if (rolled && (fl >> SONDE_FRAME_ENTRYLEN) & 0xff)
 		trace_mark(L, f->func); /* --min-time: its entry record stayed */
 }

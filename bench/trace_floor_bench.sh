@@ -122,7 +122,14 @@ sqlite)
 	sh "$ROOT/tools/fetch-src.sh" sqlite3 "$cache/src" >/dev/null 2>&1 || continue
 	for v in plain:cc sonde:$BUILD/bin/sonde-cc pg:cc; do
 		n=${v%%:*} c=${v#*:} extra=; [ $n = pg ] && { [ "$UF" = 1 ] || continue; extra=-pg; }
-		[ -x "$cache/sqlite-b-$n/speedtest1" ] || sh "$ROOT/tools/build-sqlite.sh" "$cache/src/sqlite3" "$cache/sqlite-b-$n" "$c" $extra >/dev/null 2>&1
+		# rebuilt when the compiler changed (a build of an older sonde-cc is
+		# refused by the runtime: it would record nothing and say so only on stderr)
+		key=$({ cat "$ROOT/tools/build-sqlite.sh"; echo "$extra"; case $c in */*) cat "$c" ;; *) "$c" --version ;; esac; } | cksum)
+		if [ ! -x "$cache/sqlite-b-$n/speedtest1" ] || [ "$(cat "$cache/sqlite-b-$n.key" 2>/dev/null)" != "$key" ]; then
+			rm -rf "$cache/sqlite-b-$n"
+			sh "$ROOT/tools/build-sqlite.sh" "$cache/src/sqlite3" "$cache/sqlite-b-$n" "$c" $extra >/dev/null 2>&1 &&
+				echo "$key" >"$cache/sqlite-b-$n.key"
+		fi
 	done
 	pg=; [ "$UF" = 1 ] && pg=$cache/sqlite-b-pg/speedtest1
 	run_prog "speedtest1 --size $SQSIZE" "$cache/sqlite-b-plain/speedtest1" "$cache/sqlite-b-sonde/speedtest1" "$pg" --size "$SQSIZE" ;;

@@ -163,7 +163,14 @@ RD_INLINE void rd_dec_leave(struct rd_dec *d, const struct rd_event_ops *ops, ui
 }
 
 /* Decode one chunk of thread th.  Returns 0, or -1 if a record is malformed
- * (the rest of the chunk is skipped). */
+ * (the rest of the chunk is skipped).
+ *
+ * The common records (a call's entry, its exit, no filter) are decoded on
+ * local copies of the thread's stack state (n, deep, stk, cap) and of the
+ * call count, so that they stay in registers across the callbacks' byte
+ * stores; the copies are written back (RD_SYNC) before every path that
+ * reads or changes ts (rd_dec_enter/leave for the rest, EXT records,
+ * damage, a full stack) and read again after it (RD_LOAD). */
 RD_INLINE int rd_dec_chunk(struct rd_dec *dp, const struct rd_event_ops *ops, uint32_t th, struct rd_dthread *ts,
                            const struct rec_chunk *c, const uint8_t *p)
 {
@@ -177,13 +184,19 @@ RD_INLINE int rd_dec_chunk(struct rd_dec *dp, const struct rd_event_ops *ops, ui
 	/* The last time the thread can have: t0 + maxt (t - t0 <= maxt holds from here on). */
 	const uint64_t tmax = rd_sat_add(ts->t0, d->maxt);
 	const struct recording *r = d->r;
-	uint64_t records = 0; /* added to the stats at the chunk's end */
+	const int plain = d->plain;
+	uint64_t records = 0, calls = 0; /* added to the stats at the chunk's end */
+	struct rd_frame *stk;
+	uint32_t n, deep, cap;
+#define RD_LOAD() (stk = ts->stk, n = ts->n, deep = ts->deep, cap = ts->cap)
+#define RD_SYNC() (ts->n = n, ts->deep = deep, d->st->calls += calls, calls = 0)
+	RD_LOAD();
 	while (p < end) {
 		uint64_t v;
-		int n = tr_get_varint(p, end, &v);
-		if (!n)
+		int k = tr_get_varint(p, end, &v);
+		if (!k)
 			goto bad;
-		p += n;
+		p += k;
 		uint64_t nt = t + (v >> 2);
 		if (nt < t || nt > tmax) /* wrapping, or beyond any recording's length */
 			goto bad;
@@ -192,45 +205,83 @@ RD_INLINE int rd_dec_chunk(struct rd_dec *dp, const struct rd_event_ops *ops, ui
 		switch (v & 3) {
 		case TR_ENTER: {
 			uint64_t func;
-			if (!(n = tr_get_varint(p, end, &func)) || func > 0xffffffffu)
+			if (!(k = tr_get_varint(p, end, &func)) || func > 0xffffffffu)
 				goto bad;
-			p += n;
+			p += k;
 			if (!rd_func_valid(r, (uint32_t)func))
 				d->st->bad++; /* kept: the nesting stays right, the name says unknown */
-			rd_dec_enter(d, ops, th, ts, (uint32_t)func, t, 0);
+			if (plain && !deep && n < cap && n < RD_MAX_DEPTH) {
+				/* rd_dec_enter without a filter: pushed and emitted (the
+				 * frames below are, always without a filter) */
+				stk[n++] = (struct rd_frame){ (uint32_t)func, 1, 0, t };
+				if (ops->call) {
+					struct tr_slice s = { th, (uint32_t)func, n, 0, t, 0 };
+					ops->call(d->arg, &s);
+				}
+			} else {
+				RD_SYNC();
+				rd_dec_enter(d, ops, th, ts, (uint32_t)func, t, 0);
+				RD_LOAD();
+			}
 			break;
 		}
 		case TR_EXIT:
 		case TR_EXIT_ABNORMAL:
-			if (ts->deep)
-				ts->deep--;
-			else if (!ts->n)
+			if (deep) {
+				deep--;
+			} else if (!n) {
 				d->st->unmatched++;
-			else
+			} else if (stk[n - 1].emitted) {
+				/* rd_dec_leave of an emitted frame */
+				const struct rd_frame *fr = &stk[n - 1];
+				uint32_t flags = (v & 3) == TR_EXIT_ABNORMAL ? TRS_ABNORMAL : 0;
+				uint64_t te = t < fr->start ? fr->start : t;
+				if (fr->resumed)
+					flags |= TRS_RESUMED;
+				else
+					calls++;
+				if (flags & TRS_ABNORMAL)
+					d->st->abnormal++;
+				if (ops->ret) {
+					struct tr_slice s = { th, fr->func, n, flags, fr->start, te };
+					ops->ret(d->arg, &s);
+				}
+				n--;
+			} else {
+				RD_SYNC();
 				rd_dec_leave(d, ops, th, ts, t, (v & 3) == TR_EXIT_ABNORMAL ? TRS_ABNORMAL : 0);
+				RD_LOAD();
+			}
 			break;
 		case TR_EXT: {
 			if (p >= end)
 				goto bad;
 			uint8_t type = *p++;
-			int k = tr_skip_ext(type, p, end);
-			if (k < 0)
+			int len = tr_skip_ext(type, p, end);
+			if (len < 0)
 				goto bad;
 			d->st->ext++;
-			if (rd_dec_ext(dp, th, ts, t, type, p, k))
-				goto bad;
-			p += k;
+			RD_SYNC();
+			if (rd_dec_ext(dp, th, ts, t, type, p, len))
+				goto bad_synced;
+			RD_LOAD();
+			p += len;
 			break;
 		}
 		}
 	}
+	RD_SYNC();
 	d->st->records += records;
 	ts->last = t;
 	return 0;
 bad:
+	RD_SYNC();
+bad_synced:
 	d->st->records += records;
 	rd_dec_chunk_bad(dp, th, ts, t);
 	return -1;
+#undef RD_LOAD
+#undef RD_SYNC
 }
 
 /* A chunk decoder `name` with the callbacks of OPS (a static const struct

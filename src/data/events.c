@@ -302,7 +302,7 @@ void rd_dec_chunk_bad(struct rd_dec *d, uint32_t th, struct rd_dthread *ts, uint
 /* The generic chunk decoder: the callbacks read from d->ops. */
 static int do_chunk(struct rd_dec *d, uint32_t th, struct rd_dthread *ts, const struct rec_chunk *c, const uint8_t *p)
 {
-	return rd_dec_chunk(d, d->ops, th, ts, c, p);
+	return rd_dec_chunk(d, d->ops, NULL, NULL, th, ts, c, p);
 }
 
 /* The end of thread th: what is still open is closed at the end of the

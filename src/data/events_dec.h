@@ -66,6 +66,18 @@ struct rd_dec {
 typedef int (*rd_chunk_fn)(struct rd_dec *d, uint32_t th, struct rd_dthread *ts, const struct rec_chunk *c,
                            const uint8_t *p);
 
+/* A consumer's state for one chunk, kept in registers (RD_DECODER_HOT):
+ * `load` fills it before the chunk's records and after each cold path,
+ * `save` writes it back before each cold path and after the records (the
+ * cold paths call the run-time ops with arg, which must then see it).
+ * `call` and `ret` take it in place of arg on the common records. */
+struct rd_hot_ops {
+	void (*load)(void *arg, uint32_t th, void *hot);
+	void (*save)(void *arg, const void *hot);
+	void (*call)(void *hot, const struct tr_slice *s);
+	void (*ret)(void *hot, const struct tr_slice *s);
+};
+
 /* rd_each_event() with the chunks decoded by `chunk`, which must be made by
  * RD_DECODER with the same ops. */
 int rd_each_event_with(const struct recording *r, const struct tr_filter *flt, const struct rd_event_ops *ops,
@@ -171,8 +183,8 @@ RD_INLINE void rd_dec_leave(struct rd_dec *d, const struct rd_event_ops *ops, ui
  * stores; the copies are written back (RD_SYNC) before every path that
  * reads or changes ts (rd_dec_enter/leave for the rest, EXT records,
  * damage, a full stack) and read again after it (RD_LOAD). */
-RD_INLINE int rd_dec_chunk(struct rd_dec *dp, const struct rd_event_ops *ops, uint32_t th, struct rd_dthread *ts,
-                           const struct rec_chunk *c, const uint8_t *p)
+RD_INLINE int rd_dec_chunk(struct rd_dec *dp, const struct rd_event_ops *ops, const struct rd_hot_ops *hops,
+                           void *hot, uint32_t th, struct rd_dthread *ts, const struct rec_chunk *c, const uint8_t *p)
 {
 	const uint8_t *end = p + c->used;
 	uint64_t t;
@@ -188,8 +200,18 @@ RD_INLINE int rd_dec_chunk(struct rd_dec *dp, const struct rd_event_ops *ops, ui
 	uint64_t records = 0, calls = 0; /* added to the stats at the chunk's end */
 	struct rd_frame *stk;
 	uint32_t n, deep, cap;
-#define RD_LOAD() (stk = ts->stk, n = ts->n, deep = ts->deep, cap = ts->cap)
-#define RD_SYNC() (ts->n = n, ts->deep = deep, d->st->calls += calls, calls = 0)
+#define RD_LOAD()                                                                                                \
+	do {                                                                                                     \
+		stk = ts->stk, n = ts->n, deep = ts->deep, cap = ts->cap;                                        \
+		if (hops)                                                                                        \
+			hops->load(d->arg, th, hot);                                                             \
+	} while (0)
+#define RD_SYNC()                                                                                                \
+	do {                                                                                                     \
+		ts->n = n, ts->deep = deep, d->st->calls += calls, calls = 0;                                    \
+		if (hops)                                                                                        \
+			hops->save(d->arg, hot);                                                                 \
+	} while (0)
 	RD_LOAD();
 	while (p < end) {
 		uint64_t v;
@@ -214,10 +236,11 @@ RD_INLINE int rd_dec_chunk(struct rd_dec *dp, const struct rd_event_ops *ops, ui
 				/* rd_dec_enter without a filter: pushed and emitted (the
 				 * frames below are, always without a filter) */
 				stk[n++] = (struct rd_frame){ (uint32_t)func, 1, 0, t };
-				if (ops->call) {
-					struct tr_slice s = { th, (uint32_t)func, n, 0, t, 0 };
+				struct tr_slice s = { th, (uint32_t)func, n, 0, t, 0 };
+				if (hops)
+					hops->call(hot, &s);
+				else if (ops->call)
 					ops->call(d->arg, &s);
-				}
 			} else {
 				RD_SYNC();
 				rd_dec_enter(d, ops, th, ts, (uint32_t)func, t, 0);
@@ -242,10 +265,11 @@ RD_INLINE int rd_dec_chunk(struct rd_dec *dp, const struct rd_event_ops *ops, ui
 					calls++;
 				if (flags & TRS_ABNORMAL)
 					d->st->abnormal++;
-				if (ops->ret) {
-					struct tr_slice s = { th, fr->func, n, flags, fr->start, te };
+				struct tr_slice s = { th, fr->func, n, flags, fr->start, te };
+				if (hops)
+					hops->ret(hot, &s);
+				else if (ops->ret)
 					ops->ret(d->arg, &s);
-				}
 				n--;
 			} else {
 				RD_SYNC();
@@ -290,7 +314,17 @@ bad_synced:
 	static int name(struct rd_dec *d, uint32_t th, struct rd_dthread *ts, const struct rec_chunk *c,          \
 	                const uint8_t *p)                                                                         \
 	{                                                                                                         \
-		return rd_dec_chunk(d, &(OPS), th, ts, c, p);                                                      \
+		return rd_dec_chunk(d, &(OPS), NULL, NULL, th, ts, c, p);                                          \
+	}
+
+/* The same with the common records' begins and ends passed to HOPS (a
+ * static const struct rd_hot_ops) on a local HOT_TYPE, the rest to OPS. */
+#define RD_DECODER_HOT(name, OPS, HOPS, HOT_TYPE)                                                                \
+	static int name(struct rd_dec *d, uint32_t th, struct rd_dthread *ts, const struct rec_chunk *c,          \
+	                const uint8_t *p)                                                                         \
+	{                                                                                                         \
+		HOT_TYPE hot;                                                                                     \
+		return rd_dec_chunk(d, &(OPS), &(HOPS), &hot, th, ts, c, p);                                       \
 	}
 
 #endif

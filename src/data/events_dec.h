@@ -60,6 +60,7 @@ struct rd_dec {
 	uint64_t maxt;        /* rd_max_ticks(r) */
 	uint8_t *pstarted;    /* per r->procs entry: process_start() was called */
 	int plain;            /* no filter on slices: every call's begin is passed on when it is read */
+	const uint32_t *nfuncs; /* by module slot, all 2^12 of them: its functions (0: no module) */
 };
 
 /* A chunk decoder: rd_dec_chunk() with some ops (RD_DECODER). */
@@ -178,7 +179,7 @@ RD_INLINE void rd_dec_leave(struct rd_dec *d, const struct rd_event_ops *ops, ui
  * (the rest of the chunk is skipped).
  *
  * The common records (a call's entry, its exit, no filter) are decoded on
- * local copies of the thread's stack state (n, deep, stk, cap) and of the
+ * local copies of the thread's stack state (n, deep, stk, and lim from cap) and of the
  * call count, so that they stay in registers across the callbacks' byte
  * stores; the copies are written back (RD_SYNC) before every path that
  * reads or changes ts (rd_dec_enter/leave for the rest, EXT records,
@@ -196,13 +197,13 @@ RD_INLINE int rd_dec_chunk(struct rd_dec *dp, const struct rd_event_ops *ops, co
 	/* The last time the thread can have: t0 + maxt (t - t0 <= maxt holds from here on). */
 	const uint64_t tmax = rd_sat_add(ts->t0, d->maxt);
 	const struct recording *r = d->r;
-	const int plain = d->plain;
 	uint64_t records = 0, calls = 0; /* added to the stats at the chunk's end */
 	struct rd_frame *stk;
-	uint32_t n, deep, cap;
+	uint32_t n, deep, lim; /* lim: n below it, a call is pushed and emitted here (rd_dec_enter without a filter) */
+#define RD_LIM() (lim = d->plain && !deep ? (ts->cap < RD_MAX_DEPTH ? ts->cap : RD_MAX_DEPTH) : 0)
 #define RD_LOAD()                                                                                                \
 	do {                                                                                                     \
-		stk = ts->stk, n = ts->n, deep = ts->deep, cap = ts->cap;                                        \
+		stk = ts->stk, n = ts->n, deep = ts->deep, RD_LIM();                                              \
 		if (hops)                                                                                        \
 			hops->load(d->arg, th, hot);                                                             \
 	} while (0)
@@ -230,9 +231,10 @@ RD_INLINE int rd_dec_chunk(struct rd_dec *dp, const struct rd_event_ops *ops, co
 			if (!(k = tr_get_varint(p, end, &func)) || func > 0xffffffffu)
 				goto bad;
 			p += k;
-			if (!rd_func_valid(r, (uint32_t)func))
+			if ((uint32_t)SONDE_FUNC_NUM(func) >= d->nfuncs[SONDE_FUNC_MOD((uint32_t)func)] && /* rd_func_valid: */
+			    !rd_func_valid(r, (uint32_t)func))                                       /* the rest */
 				d->st->bad++; /* kept: the nesting stays right, the name says unknown */
-			if (plain && !deep && n < cap && n < RD_MAX_DEPTH) {
+			if (n < lim) {
 				/* rd_dec_enter without a filter: pushed and emitted (the
 				 * frames below are, always without a filter) */
 				stk[n++] = (struct rd_frame){ (uint32_t)func, 1, 0, t };
@@ -252,6 +254,7 @@ RD_INLINE int rd_dec_chunk(struct rd_dec *dp, const struct rd_event_ops *ops, co
 		case TR_EXIT_ABNORMAL:
 			if (deep) {
 				deep--;
+				RD_LIM();
 			} else if (!n) {
 				d->st->unmatched++;
 			} else if (stk[n - 1].emitted) {
@@ -304,6 +307,7 @@ bad_synced:
 	d->st->records += records;
 	rd_dec_chunk_bad(dp, th, ts, t);
 	return -1;
+#undef RD_LIM
 #undef RD_LOAD
 #undef RD_SYNC
 }

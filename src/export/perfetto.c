@@ -82,7 +82,7 @@ struct pf_thread {
 /* A module slot's function map (fn_table.map) and its module's number of
  * functions: one load each instead of fn_of's pointer chain per call. */
 struct pf_mod {
-	const uint32_t *map; /* NULL: no functions (FN_ROOT) */
+	const uint32_t *map; /* { FN_ROOT } with n 0: no functions */
 	uint32_t n;
 };
 
@@ -98,8 +98,7 @@ struct pf {
 	struct bulk_out *bo;   /* the output, written in large blocks (O_DIRECT to a file) */
 	struct tick_ns tn;     /* ticks to ns: a multiplication per event, the same ns as the chrome export */
 	uint64_t start_ticks;  /* the recording's start: ns 0 */
-	struct pf_mod *mods;   /* fn_of's lookups flattened, by module slot */
-	uint32_t nmods;
+	struct pf_mod *mods;   /* fn_of's lookups flattened, by module slot: all 2^12 of them (no bound to check) */
 };
 
 #define LOCK_TRACK_UUID(thread, lane) (0x300000000ull + (uint64_t)(thread) * LKS_MAX_LANES + (lane))
@@ -317,7 +316,6 @@ struct pf_hot {
 	uint64_t start_ticks;
 	struct tick_ns tn;
 	const struct pf_mod *mods;
-	uint32_t nmods;
 	uint32_t thread;
 };
 
@@ -340,7 +338,6 @@ static inline __attribute__((always_inline)) void hot_load(void *arg, uint32_t t
 	h->start_ticks = f->start_ticks;
 	h->tn = f->tn;
 	h->mods = f->mods;
-	h->nmods = f->nmods;
 	h->thread = thread;
 }
 
@@ -379,12 +376,11 @@ static inline __attribute__((always_inline)) void hot_slow(struct pf_hot *h, con
 }
 
 /* fn_of(ft, r, func) from the flattened table. */
-static inline uint32_t pf_fn(const struct pf_mod *mods, uint32_t nmods, uint32_t func)
+static inline uint32_t pf_fn(const struct pf_mod *mods, uint32_t func)
 {
-	uint32_t mod = SONDE_FUNC_MOD(func), num = SONDE_FUNC_NUM(func);
-	if (mod >= nmods || !mods[mod].map)
-		return FN_ROOT;
-	return mods[mod].map[num < mods[mod].n ? num : mods[mod].n];
+	const struct pf_mod *m = &mods[SONDE_FUNC_MOD(func)];
+	uint32_t num = SONDE_FUNC_NUM(func);
+	return m->map[num < m->n ? num : m->n];
 }
 
 /* The common cases first, the function's name already interned on a
@@ -393,7 +389,7 @@ static inline __attribute__((always_inline)) void hot_begin(void *hot, const str
 {
 	struct pf_hot *h = hot;
 	if (h->sent) {
-		uint32_t fn = pf_fn(h->mods, h->nmods, s->func);
+		uint32_t fn = pf_fn(h->mods, s->func);
 		if (h->sent[fn >> 3] >> (fn & 7) & 1) {
 			hot_fast(h, s->start, TYPE_BEGIN, fn);
 			return;
@@ -559,11 +555,13 @@ static int write_perfetto(struct export_ctx *x)
 	                };
 	tick_ns_init(&f.tn, r->ticks_per_ns);
 	f.start_ticks = r->start_ticks;
-	f.nmods = x->ft->nslots;
-	f.mods = calloc(f.nmods + 1, sizeof *f.mods);
-	for (uint32_t m = 0; f.mods && m < f.nmods; m++)
-		if (x->ft->map[m]) /* fn_of: a mapped slot has its module */
+	static const uint32_t root[1] = { FN_ROOT }; /* fn_of of a slot without functions: map[min(num, 0)] */
+	f.mods = malloc((SONDE_FUNC_MOD(UINT32_MAX) + 1) * sizeof *f.mods);
+	for (uint32_t m = 0; f.mods && m <= SONDE_FUNC_MOD(UINT32_MAX); m++)
+		if (m < x->ft->nslots && x->ft->map[m]) /* fn_of: a mapped slot has its module */
 			f.mods[m] = (struct pf_mod){ x->ft->map[m], r->modules[m]->r.nfuncs };
+		else
+			f.mods[m] = (struct pf_mod){ root, 0 };
 	if (!f.th || !f.thread_uuid || !f.bo || !f.mods) {
 		free(f.th);
 		free(f.mods);

@@ -257,18 +257,12 @@ RD_INLINE int rd_dec_chunk(struct rd_dec *dp, const struct rd_event_ops *ops, co
 				RD_LIM();
 			} else if (!n) {
 				d->st->unmatched++;
-			} else if (stk[n - 1].emitted) {
-				/* rd_dec_leave of an emitted frame */
+			} else if (stk[n - 1].emitted && !stk[n - 1].resumed && (v & 3) == TR_EXIT) {
+				/* rd_dec_leave of an emitted call, a normal return */
 				const struct rd_frame *fr = &stk[n - 1];
-				uint32_t flags = (v & 3) == TR_EXIT_ABNORMAL ? TRS_ABNORMAL : 0;
 				uint64_t te = t < fr->start ? fr->start : t;
-				if (fr->resumed)
-					flags |= TRS_RESUMED;
-				else
-					calls++;
-				if (flags & TRS_ABNORMAL)
-					d->st->abnormal++;
-				struct tr_slice s = { th, fr->func, n, flags, fr->start, te };
+				calls++;
+				struct tr_slice s = { th, fr->func, n, 0, fr->start, te };
 				if (hops)
 					hops->ret(hot, &s);
 				else if (ops->ret)

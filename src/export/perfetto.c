@@ -99,6 +99,7 @@ struct pf {
 	struct tick_ns tn;     /* ticks to ns: a multiplication per event, the same ns as the chrome export */
 	uint64_t start_ticks;  /* the recording's start: ns 0 */
 	struct pf_mod *mods;   /* fn_of's lookups flattened, by module slot: all 2^12 of them (no bound to check) */
+	uint8_t *unsent;       /* a bitmap of no names, for the threads without one (pf_hot.sent) */
 };
 
 #define LOCK_TRACK_UUID(thread, lane) (0x300000000ull + (uint64_t)(thread) * LKS_MAX_LANES + (lane))
@@ -309,7 +310,7 @@ struct pf_hot {
 	struct pf *f;
 	uint8_t *at, *full;      /* the output (bulk_out_at) */
 	uint64_t last_ns;        /* the thread's */
-	const uint8_t *sent;     /* its interned names; NULL: every BEGIN takes the general path */
+	const uint8_t *sent;     /* its interned names (pf.unsent if it has none: every BEGIN takes the general path) */
 	int started;             /* its sequence is written (else every event takes the general path) */
 	uint8_t begin[8], end[16];
 	unsigned nbegin, nend;
@@ -329,7 +330,7 @@ static inline __attribute__((always_inline)) void hot_load(void *arg, uint32_t t
 	h->at = (uint8_t *)a->at;
 	h->full = (uint8_t *)a->full;
 	h->last_ns = t->last_ns;
-	h->sent = t->sent;
+	h->sent = t->sent ? t->sent : f->unsent;
 	h->started = t->started;
 	memcpy(h->begin, t->begin, sizeof h->begin);
 	memcpy(h->end, t->end, sizeof h->end);
@@ -388,12 +389,10 @@ static inline uint32_t pf_fn(const struct pf_mod *mods, uint32_t func)
 static inline __attribute__((always_inline)) void hot_begin(void *hot, const struct tr_slice *s)
 {
 	struct pf_hot *h = hot;
-	if (h->sent) {
-		uint32_t fn = pf_fn(h->mods, s->func);
-		if (h->sent[fn >> 3] >> (fn & 7) & 1) {
-			hot_fast(h, s->start, TYPE_BEGIN, fn);
-			return;
-		}
+	uint32_t fn = pf_fn(h->mods, s->func);
+	if (h->sent[fn >> 3] >> (fn & 7) & 1) {
+		hot_fast(h, s->start, TYPE_BEGIN, fn);
+		return;
 	}
 	hot_slow(h, s, TYPE_BEGIN);
 }
@@ -562,9 +561,11 @@ static int write_perfetto(struct export_ctx *x)
 			f.mods[m] = (struct pf_mod){ x->ft->map[m], r->modules[m]->r.nfuncs };
 		else
 			f.mods[m] = (struct pf_mod){ root, 0 };
-	if (!f.th || !f.thread_uuid || !f.bo || !f.mods) {
+	f.unsent = calloc(((size_t)x->ft->n + 1 + 7) / 8, 1); /* as thread_sequence's bitmaps */
+	if (!f.th || !f.thread_uuid || !f.bo || !f.mods || !f.unsent) {
 		free(f.th);
 		free(f.mods);
+		free(f.unsent);
 		free(f.thread_uuid);
 		if (f.bo)
 			bo_close(f.bo);
@@ -630,6 +631,7 @@ static int write_perfetto(struct export_ctx *x)
 	free(f.th);
 	free(f.thread_uuid);
 	free(f.mods);
+	free(f.unsent);
 	if (oom && !rc) {
 		snprintf(x->err, sizeof x->err, "out of memory");
 		return -1;

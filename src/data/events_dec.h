@@ -5,7 +5,13 @@
  * same loop with ops a compile-time constant (a `static const struct
  * rd_event_ops`), so that the calls of ops->call and ops->ret are direct
  * (and inlined) instead of an indirect call and a struct tr_slice in memory
- * per event; rd_each_event_with() walks the recording with it.  The same
+ * per event; rd_each_event_with() walks the recording with it.
+ * RD_DECODER_HOT(name, ops, hot_ops, type) goes one step further: the
+ * common begins and ends go to hot_ops->call/ret with a local `type` (the
+ * consumer's per-chunk state: its output pointer, the thread's last time,
+ * ...) that hot_ops->load fills and hot_ops->save writes back around every
+ * cold path, so that it stays in registers across the output's byte
+ * stores (the Perfetto export).  The same
  * checks either way (every varint bounded by the chunk's end, every time
  * by the thread's bound, every function id checked, the depth bounded);
  * the cold paths (a chunk's start, EXT records, damage) are events.c's

@@ -263,7 +263,8 @@ RD_INLINE int rd_dec_chunk(struct rd_dec *dp, const struct rd_event_ops *ops, co
 				RD_LIM();
 			} else if (!n) {
 				d->st->unmatched++;
-			} else if (stk[n - 1].emitted && !stk[n - 1].resumed && (v & 3) == TR_EXIT) {
+			} else if (((uint32_t)stk[n - 1].emitted | (uint32_t)stk[n - 1].resumed << 16) == 1 && /* emitted, not resumed */
+			           (v & 3) == TR_EXIT) {
 				/* rd_dec_leave of an emitted call, a normal return */
 				const struct rd_frame *fr = &stk[n - 1];
 				uint64_t te = t < fr->start ? fr->start : t;

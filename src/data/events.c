@@ -302,7 +302,7 @@ void rd_dec_chunk_bad(struct rd_dec *d, uint32_t th, struct rd_dthread *ts, uint
 /* The generic chunk decoder: the callbacks read from d->ops. */
 static int do_chunk(struct rd_dec *d, uint32_t th, struct rd_dthread *ts, const struct rec_chunk *c, const uint8_t *p)
 {
-	return rd_dec_chunk(d, d->ops, th, ts, c, p);
+	return rd_dec_chunk(d, d->ops, NULL, NULL, th, ts, c, p);
 }
 
 /* The end of thread th: what is still open is closed at the end of the
@@ -343,12 +343,18 @@ int rd_each_event_with(const struct recording *r, const struct tr_filter *flt, c
 	struct rd_events ev;
 	if (rd_events_open(r, &ev, err, errlen) != 0)
 		return -1;
-	struct rd_dec d = { r, flt, ops, arg, st, rd_max_ticks(r), NULL, !flt->min_ticks && !flt->has_range };
+	struct rd_dec d = { r, flt, ops, arg, st, rd_max_ticks(r), NULL, !flt->min_ticks && !flt->has_range, NULL };
 	int nt = r->nthreads;
 	struct rd_dthread *ts = calloc(nt ? nt : 1, sizeof *ts);
 	int32_t *by_slot = malloc(sizeof *by_slot * REC_MAX_THREADS);
 	d.pstarted = calloc(r->nprocs ? r->nprocs : 1, 1);
-	if (!ts || !by_slot || !d.pstarted) {
+	uint32_t *nfuncs = calloc(SONDE_FUNC_MOD(UINT32_MAX) + 1, sizeof *nfuncs);
+	d.nfuncs = nfuncs;
+	for (uint32_t m = 0; nfuncs && m < r->nmodule_slots && m <= SONDE_FUNC_MOD(UINT32_MAX); m++)
+		if (r->modules[m]) /* rd_func_valid's numbered functions: num < nfuncs */
+			nfuncs[m] = r->modules[m]->r.nfuncs;
+	if (!ts || !by_slot || !d.pstarted || !nfuncs) {
+		free(nfuncs);
 		free(ts);
 		free(by_slot);
 		free(d.pstarted);
@@ -404,6 +410,7 @@ int rd_each_event_with(const struct recording *r, const struct tr_filter *flt, c
 	free(ts);
 	free(by_slot);
 	free(d.pstarted);
+	free(nfuncs);
 	rd_events_close(&ev);
 	return rc < 0 ? -1 : 0;
 }

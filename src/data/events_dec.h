@@ -5,7 +5,13 @@
  * same loop with ops a compile-time constant (a `static const struct
  * rd_event_ops`), so that the calls of ops->call and ops->ret are direct
  * (and inlined) instead of an indirect call and a struct tr_slice in memory
- * per event; rd_each_event_with() walks the recording with it.  The same
+ * per event; rd_each_event_with() walks the recording with it.
+ * RD_DECODER_HOT(name, ops, hot_ops, type) goes one step further: the
+ * common begins and ends go to hot_ops->call/ret with a local `type` (the
+ * consumer's per-chunk state: its output pointer, the thread's last time,
+ * ...) that hot_ops->load fills and hot_ops->save writes back around every
+ * cold path, so that it stays in registers across the output's byte
+ * stores (the Perfetto export).  The same
  * checks either way (every varint bounded by the chunk's end, every time
  * by the thread's bound, every function id checked, the depth bounded);
  * the cold paths (a chunk's start, EXT records, damage) are events.c's
@@ -60,11 +66,24 @@ struct rd_dec {
 	uint64_t maxt;        /* rd_max_ticks(r) */
 	uint8_t *pstarted;    /* per r->procs entry: process_start() was called */
 	int plain;            /* no filter on slices: every call's begin is passed on when it is read */
+	const uint32_t *nfuncs; /* by module slot, all 2^12 of them: its functions (0: no module) */
 };
 
 /* A chunk decoder: rd_dec_chunk() with some ops (RD_DECODER). */
 typedef int (*rd_chunk_fn)(struct rd_dec *d, uint32_t th, struct rd_dthread *ts, const struct rec_chunk *c,
                            const uint8_t *p);
+
+/* A consumer's state for one chunk, kept in registers (RD_DECODER_HOT):
+ * `load` fills it before the chunk's records and after each cold path,
+ * `save` writes it back before each cold path and after the records (the
+ * cold paths call the run-time ops with arg, which must then see it).
+ * `call` and `ret` take it in place of arg on the common records. */
+struct rd_hot_ops {
+	void (*load)(void *arg, uint32_t th, void *hot);
+	void (*save)(void *arg, const void *hot);
+	void (*call)(void *hot, const struct tr_slice *s);
+	void (*ret)(void *hot, const struct tr_slice *s);
+};
 
 /* rd_each_event() with the chunks decoded by `chunk`, which must be made by
  * RD_DECODER with the same ops. */
@@ -163,9 +182,16 @@ RD_INLINE void rd_dec_leave(struct rd_dec *d, const struct rd_event_ops *ops, ui
 }
 
 /* Decode one chunk of thread th.  Returns 0, or -1 if a record is malformed
- * (the rest of the chunk is skipped). */
-RD_INLINE int rd_dec_chunk(struct rd_dec *dp, const struct rd_event_ops *ops, uint32_t th, struct rd_dthread *ts,
-                           const struct rec_chunk *c, const uint8_t *p)
+ * (the rest of the chunk is skipped).
+ *
+ * The common records (a call's entry, its exit, no filter) are decoded on
+ * local copies of the thread's stack state (n, deep, stk, and lim from cap) and of the
+ * call count, so that they stay in registers across the callbacks' byte
+ * stores; the copies are written back (RD_SYNC) before every path that
+ * reads or changes ts (rd_dec_enter/leave for the rest, EXT records,
+ * damage, a full stack) and read again after it (RD_LOAD). */
+RD_INLINE int rd_dec_chunk(struct rd_dec *dp, const struct rd_event_ops *ops, const struct rd_hot_ops *hops,
+                           void *hot, uint32_t th, struct rd_dthread *ts, const struct rec_chunk *c, const uint8_t *p)
 {
 	const uint8_t *end = p + c->used;
 	uint64_t t;
@@ -177,13 +203,29 @@ RD_INLINE int rd_dec_chunk(struct rd_dec *dp, const struct rd_event_ops *ops, ui
 	/* The last time the thread can have: t0 + maxt (t - t0 <= maxt holds from here on). */
 	const uint64_t tmax = rd_sat_add(ts->t0, d->maxt);
 	const struct recording *r = d->r;
-	uint64_t records = 0; /* added to the stats at the chunk's end */
+	uint64_t records = 0, calls = 0; /* added to the stats at the chunk's end */
+	struct rd_frame *stk;
+	uint32_t n, deep, lim; /* lim: n below it, a call is pushed and emitted here (rd_dec_enter without a filter) */
+#define RD_LIM() (lim = d->plain && !deep ? (ts->cap < RD_MAX_DEPTH ? ts->cap : RD_MAX_DEPTH) : 0)
+#define RD_LOAD()                                                                                                \
+	do {                                                                                                     \
+		stk = ts->stk, n = ts->n, deep = ts->deep, RD_LIM();                                              \
+		if (hops)                                                                                        \
+			hops->load(d->arg, th, hot);                                                             \
+	} while (0)
+#define RD_SYNC()                                                                                                \
+	do {                                                                                                     \
+		ts->n = n, ts->deep = deep, d->st->calls += calls, calls = 0;                                    \
+		if (hops)                                                                                        \
+			hops->save(d->arg, hot);                                                                 \
+	} while (0)
+	RD_LOAD();
 	while (p < end) {
 		uint64_t v;
-		int n = tr_get_varint(p, end, &v);
-		if (!n)
+		int k = tr_get_varint(p, end, &v);
+		if (!k)
 			goto bad;
-		p += n;
+		p += k;
 		uint64_t nt = t + (v >> 2);
 		if (nt < t || nt > tmax) /* wrapping, or beyond any recording's length */
 			goto bad;
@@ -192,45 +234,83 @@ RD_INLINE int rd_dec_chunk(struct rd_dec *dp, const struct rd_event_ops *ops, ui
 		switch (v & 3) {
 		case TR_ENTER: {
 			uint64_t func;
-			if (!(n = tr_get_varint(p, end, &func)) || func > 0xffffffffu)
+			if (!(k = tr_get_varint(p, end, &func)) || func > 0xffffffffu)
 				goto bad;
-			p += n;
-			if (!rd_func_valid(r, (uint32_t)func))
+			p += k;
+			if ((uint32_t)SONDE_FUNC_NUM(func) >= d->nfuncs[SONDE_FUNC_MOD((uint32_t)func)] && /* rd_func_valid: */
+			    !rd_func_valid(r, (uint32_t)func))                                       /* the rest */
 				d->st->bad++; /* kept: the nesting stays right, the name says unknown */
-			rd_dec_enter(d, ops, th, ts, (uint32_t)func, t, 0);
+			if (n < lim) {
+				/* rd_dec_enter without a filter: pushed and emitted (the
+				 * frames below are, always without a filter) */
+				stk[n++] = (struct rd_frame){ (uint32_t)func, 1, 0, t };
+				struct tr_slice s = { th, (uint32_t)func, n, 0, t, 0 };
+				if (hops)
+					hops->call(hot, &s);
+				else if (ops->call)
+					ops->call(d->arg, &s);
+			} else {
+				RD_SYNC();
+				rd_dec_enter(d, ops, th, ts, (uint32_t)func, t, 0);
+				RD_LOAD();
+			}
 			break;
 		}
 		case TR_EXIT:
 		case TR_EXIT_ABNORMAL:
-			if (ts->deep)
-				ts->deep--;
-			else if (!ts->n)
+			if (deep) {
+				deep--;
+				RD_LIM();
+			} else if (!n) {
 				d->st->unmatched++;
-			else
+			} else if (((uint32_t)stk[n - 1].emitted | (uint32_t)stk[n - 1].resumed << 16) == 1 && /* emitted, not resumed */
+			           (v & 3) == TR_EXIT) {
+				/* rd_dec_leave of an emitted call, a normal return */
+				const struct rd_frame *fr = &stk[n - 1];
+				uint64_t te = t < fr->start ? fr->start : t;
+				calls++;
+				struct tr_slice s = { th, fr->func, n, 0, fr->start, te };
+				if (hops)
+					hops->ret(hot, &s);
+				else if (ops->ret)
+					ops->ret(d->arg, &s);
+				n--;
+			} else {
+				RD_SYNC();
 				rd_dec_leave(d, ops, th, ts, t, (v & 3) == TR_EXIT_ABNORMAL ? TRS_ABNORMAL : 0);
+				RD_LOAD();
+			}
 			break;
 		case TR_EXT: {
 			if (p >= end)
 				goto bad;
 			uint8_t type = *p++;
-			int k = tr_skip_ext(type, p, end);
-			if (k < 0)
+			int len = tr_skip_ext(type, p, end);
+			if (len < 0)
 				goto bad;
 			d->st->ext++;
-			if (rd_dec_ext(dp, th, ts, t, type, p, k))
-				goto bad;
-			p += k;
+			RD_SYNC();
+			if (rd_dec_ext(dp, th, ts, t, type, p, len))
+				goto bad_synced;
+			RD_LOAD();
+			p += len;
 			break;
 		}
 		}
 	}
+	RD_SYNC();
 	d->st->records += records;
 	ts->last = t;
 	return 0;
 bad:
+	RD_SYNC();
+bad_synced:
 	d->st->records += records;
 	rd_dec_chunk_bad(dp, th, ts, t);
 	return -1;
+#undef RD_LIM
+#undef RD_LOAD
+#undef RD_SYNC
 }
 
 /* A chunk decoder `name` with the callbacks of OPS (a static const struct
@@ -239,7 +319,17 @@ bad:
 	static int name(struct rd_dec *d, uint32_t th, struct rd_dthread *ts, const struct rec_chunk *c,          \
 	                const uint8_t *p)                                                                         \
 	{                                                                                                         \
-		return rd_dec_chunk(d, &(OPS), th, ts, c, p);                                                      \
+		return rd_dec_chunk(d, &(OPS), NULL, NULL, th, ts, c, p);                                          \
+	}
+
+/* The same with the common records' begins and ends passed to HOPS (a
+ * static const struct rd_hot_ops) on a local HOT_TYPE, the rest to OPS. */
+#define RD_DECODER_HOT(name, OPS, HOPS, HOT_TYPE)                                                                \
+	static int name(struct rd_dec *d, uint32_t th, struct rd_dthread *ts, const struct rec_chunk *c,          \
+	                const uint8_t *p)                                                                         \
+	{                                                                                                         \
+		HOT_TYPE hot;                                                                                     \
+		return rd_dec_chunk(d, &(OPS), &(HOPS), &hot, th, ts, c, p);                                       \
 	}
 
 #endif

@@ -82,7 +82,7 @@ struct pf_thread {
 /* A module slot's function map (fn_table.map) and its module's number of
  * functions: one load each instead of fn_of's pointer chain per call. */
 struct pf_mod {
-	const uint32_t *map; /* NULL: no functions (FN_ROOT) */
+	const uint32_t *map; /* { FN_ROOT } with n 0: no functions */
 	uint32_t n;
 };
 
@@ -98,8 +98,8 @@ struct pf {
 	struct bulk_out *bo;   /* the output, written in large blocks (O_DIRECT to a file) */
 	struct tick_ns tn;     /* ticks to ns: a multiplication per event, the same ns as the chrome export */
 	uint64_t start_ticks;  /* the recording's start: ns 0 */
-	struct pf_mod *mods;   /* fn_of's lookups flattened, by module slot */
-	uint32_t nmods;
+	struct pf_mod *mods;   /* fn_of's lookups flattened, by module slot: all 2^12 of them (no bound to check) */
+	uint8_t *unsent;       /* a bitmap of no names, for the threads without one (pf_hot.sent) */
 };
 
 #define LOCK_TRACK_UUID(thread, lane) (0x300000000ull + (uint64_t)(thread) * LKS_MAX_LANES + (lane))
@@ -192,28 +192,24 @@ static inline uint64_t thread_delta(struct pf *f, uint32_t thread, uint64_t tick
 	return d;
 }
 
-/* The common event: a BEGIN whose name is already interned on the thread's
- * sequence, or an END without annotation.  Encoded straight into the output
- * (packet and TrackEvent both under 128 bytes: one-byte lengths), what
- * follows the timestamp copied from the thread's precomputed bytes.  Byte
- * for byte what the general path below writes. */
-static inline __attribute__((always_inline)) void slice_packet_fast(struct pf *f, const struct tr_slice *s, int type,
-                                                                    uint32_t fn)
+/* The common event's bytes at o: a BEGIN whose name is already interned on
+ * the thread's sequence (type TYPE_BEGIN, its function fn), or an END
+ * without annotation, `delta` ns after the sequence's previous packet; what
+ * follows the timestamp copied from the thread's precomputed bytes (begin:
+ * 8 bytes of which nbegin count, end: 16 of which nend).  Returns the end of
+ * the packet.  At most 2 + 11 + 16 + 3 + 6 bytes: well under BO_ROOM_MAX,
+ * and under 128, so both lengths fit in one byte, written once the sizes
+ * are known.  Byte for byte what the general path below writes. */
+static inline __attribute__((always_inline)) uint8_t *pf_encode(uint8_t *o, uint64_t delta, int type, uint32_t fn,
+                                                                const uint8_t *begin, unsigned nbegin,
+                                                                const uint8_t *end, unsigned nend)
 {
-	/* At most 2 + 11 + 16 + 3 + 6 bytes: well under BO_ROOM_MAX, and under
-	 * 128, so both lengths fit in one byte, written once the sizes are known. */
-	struct pf_thread *t = &f->th[s->thread];
-	uint64_t ns = ns_of(f, type == TYPE_BEGIN ? s->start : s->end);
-	uint64_t delta = ns > t->last_ns ? ns - t->last_ns : 0; /* thread_delta */
-	if (ns > t->last_ns)
-		t->last_ns = ns;
-	struct bulk_out *bo = f->bo; /* once: the byte stores below may alias f's fields */
-	uint8_t *o = (uint8_t *)bo_room(bo), *p = o + 2;
+	uint8_t *p = o + 2;
 	*p++ = PKT_TIMESTAMP << 3;
 	p += tr_put_varint(p, delta);
 	if (type == TYPE_BEGIN) {
-		memcpy(p, t->begin, sizeof t->begin);
-		p += t->nbegin;
+		memcpy(p, begin, 8);
+		p += nbegin;
 		uint8_t *te = p++;
 		*p++ = TE_TYPE << 3;
 		*p++ = TYPE_BEGIN;
@@ -221,12 +217,24 @@ static inline __attribute__((always_inline)) void slice_packet_fast(struct pf *f
 		p += tr_put_varint(p, fn + 1);
 		*te = (uint8_t)(p - te - 1);
 	} else {
-		memcpy(p, t->end, sizeof t->end);
-		p += t->nend;
+		memcpy(p, end, 16);
+		p += nend;
 	}
 	o[0] = TRACE_PACKET << 3 | 2;
 	o[1] = (uint8_t)(p - o - 2);
-	bo_put(bo, (char *)p);
+	return p;
+}
+
+/* The common event (see pf_encode) encoded straight into the output. */
+static void slice_packet_fast(struct pf *f, const struct tr_slice *s, int type, uint32_t fn)
+{
+	struct pf_thread *t = &f->th[s->thread];
+	uint64_t ns = ns_of(f, type == TYPE_BEGIN ? s->start : s->end);
+	uint64_t delta = ns > t->last_ns ? ns - t->last_ns : 0; /* thread_delta */
+	if (ns > t->last_ns)
+		t->last_ns = ns;
+	uint8_t *o = (uint8_t *)bo_room(f->bo);
+	bo_put(f->bo, (char *)pf_encode(o, delta, type, fn, t->begin, t->nbegin, t->end, t->nend));
 }
 
 static void slice_packet(struct pf *f, const struct tr_slice *s, int type)
@@ -281,40 +289,122 @@ static __attribute__((noinline)) void slice_packet_copy(struct pf *f, uint32_t t
 	slice_packet(f, &s, type);
 }
 
-/* fn_of(ft, r, func) from the flattened table. */
-static inline uint32_t pf_fn(const struct pf *f, uint32_t func)
+/* The run-time callbacks (the decoder's cold paths: a thread's end,
+ * damage, filters): the general path. */
+static void on_begin(void *arg, const struct tr_slice *s)
 {
-	uint32_t mod = SONDE_FUNC_MOD(func), num = SONDE_FUNC_NUM(func);
-	if (mod >= f->nmods || !f->mods[mod].map)
-		return FN_ROOT;
-	return f->mods[mod].map[num < f->mods[mod].n ? num : f->mods[mod].n];
+	slice_packet(arg, s, TYPE_BEGIN);
+}
+
+static void on_end(void *arg, const struct tr_slice *s)
+{
+	slice_packet(arg, s, TYPE_END);
+}
+
+/* What the common events of one thread's chunk read and write, in locals
+ * of the decoder's loop (RD_DECODER_HOT), so that the packets' byte stores
+ * make the compiler reload none of it: the output's pointers, the
+ * sequence's last time and precomputed bytes, the conversion to ns, the
+ * function map. */
+struct pf_hot {
+	struct pf *f;
+	uint8_t *at, *full;      /* the output (bulk_out_at) */
+	uint64_t last_ns;        /* the thread's */
+	const uint8_t *sent;     /* its interned names (pf.unsent if it has none: every BEGIN takes the general path) */
+	int started;             /* its sequence is written (else every event takes the general path) */
+	uint8_t begin[8], end[16];
+	unsigned nbegin, nend;
+	uint64_t start_ticks;
+	struct tick_ns tn;
+	const struct pf_mod *mods;
+	uint32_t thread;
+};
+
+static inline __attribute__((always_inline)) void hot_load(void *arg, uint32_t thread, void *hot)
+{
+	struct pf *f = arg;
+	struct pf_hot *h = hot;
+	const struct pf_thread *t = &f->th[thread];
+	const struct bulk_out_at *a = (const struct bulk_out_at *)f->bo;
+	h->f = f;
+	h->at = (uint8_t *)a->at;
+	h->full = (uint8_t *)a->full;
+	h->last_ns = t->last_ns;
+	h->sent = t->sent ? t->sent : f->unsent;
+	h->started = t->started;
+	memcpy(h->begin, t->begin, sizeof h->begin);
+	memcpy(h->end, t->end, sizeof h->end);
+	h->nbegin = t->nbegin;
+	h->nend = t->nend;
+	h->start_ticks = f->start_ticks;
+	h->tn = f->tn;
+	h->mods = f->mods;
+	h->thread = thread;
+}
+
+static inline __attribute__((always_inline)) void hot_save(void *arg, const void *hot)
+{
+	struct pf *f = arg;
+	const struct pf_hot *h = hot;
+	((struct bulk_out_at *)f->bo)->at = (char *)h->at; /* bo_put without the flush: at < full holds */
+	f->th[h->thread].last_ns = h->last_ns;
+}
+
+/* slice_packet_fast on the hot state. */
+static inline __attribute__((always_inline)) void hot_fast(struct pf_hot *h, uint64_t ticks, int type, uint32_t fn)
+{
+	uint64_t ns = ticks <= h->start_ticks ? 0 : tick_ns_of(&h->tn, ticks - h->start_ticks); /* ns_of */
+	uint64_t delta = ns > h->last_ns ? ns - h->last_ns : 0;                                 /* thread_delta */
+	if (ns > h->last_ns)
+		h->last_ns = ns;
+	h->at = pf_encode(h->at, delta, type, fn, h->begin, h->nbegin, h->end, h->nend);
+	if (__builtin_expect(h->at >= h->full, 0)) { /* bo_put's flush */
+		struct bulk_out_at *a = (struct bulk_out_at *)h->f->bo;
+		a->at = (char *)h->at;
+		bo_flush(h->f->bo);
+		h->at = (uint8_t *)a->at;
+		h->full = (uint8_t *)a->full;
+	}
+}
+
+/* The rest through the general path, the hot state written back first and
+ * read again after. */
+static inline __attribute__((always_inline)) void hot_slow(struct pf_hot *h, const struct tr_slice *s, int type)
+{
+	hot_save(h->f, h);
+	slice_packet_copy(h->f, s->thread, s->func, s->flags, s->start, s->end, type);
+	hot_load(h->f, s->thread, h);
+}
+
+/* fn_of(ft, r, func) from the flattened table. */
+static inline uint32_t pf_fn(const struct pf_mod *mods, uint32_t func)
+{
+	const struct pf_mod *m = &mods[SONDE_FUNC_MOD(func)];
+	uint32_t num = SONDE_FUNC_NUM(func);
+	return m->map[num < m->n ? num : m->n];
 }
 
 /* The common cases first, the function's name already interned on a
- * started sequence, and an END without annotation (no name to look up),
- * each with its own copy of the fast encoding. */
-static inline __attribute__((always_inline)) void on_begin(void *arg, const struct tr_slice *s)
+ * started sequence, and an END without annotation (no name to look up). */
+static inline __attribute__((always_inline)) void hot_begin(void *hot, const struct tr_slice *s)
 {
-	struct pf *f = arg;
-	const struct pf_thread *t = &f->th[s->thread];
-	if (t->sent) {
-		uint32_t fn = pf_fn(f, s->func);
-		if (t->sent[fn >> 3] >> (fn & 7) & 1) {
-			slice_packet_fast(f, s, TYPE_BEGIN, fn);
-			return;
-		}
-	}
-	slice_packet_copy(f, s->thread, s->func, s->flags, s->start, s->end, TYPE_BEGIN);
-}
-
-static inline __attribute__((always_inline)) void on_end(void *arg, const struct tr_slice *s)
-{
-	struct pf *f = arg;
-	if (!s->flags && f->th[s->thread].started) {
-		slice_packet_fast(f, s, TYPE_END, 0);
+	struct pf_hot *h = hot;
+	uint32_t fn = pf_fn(h->mods, s->func);
+	if (h->sent[fn >> 3] >> (fn & 7) & 1) {
+		hot_fast(h, s->start, TYPE_BEGIN, fn);
 		return;
 	}
-	slice_packet_copy(f, s->thread, s->func, s->flags, s->start, s->end, TYPE_END);
+	hot_slow(h, s, TYPE_BEGIN);
+}
+
+static inline __attribute__((always_inline)) void hot_end(void *hot, const struct tr_slice *s)
+{
+	struct pf_hot *h = hot;
+	if (!s->flags && h->started) {
+		hot_fast(h, s->end, TYPE_END, 0);
+		return;
+	}
+	hot_slow(h, s, TYPE_END);
 }
 
 /* Probe hits (sonde probe --record): TYPE_INSTANT on the hit thread's track
@@ -448,11 +538,13 @@ static void on_lock_slice(void *arg, const struct lks_slice *s)
 	}
 }
 
-/* The decoder with on_begin and on_end compiled into its record loop (no
- * call per event); on_lock and on_loss do nothing without lock slices. */
+/* The decoder with hot_begin and hot_end compiled into its record loop (no
+ * call per event, the state they use in registers); on_lock and on_loss do
+ * nothing without lock slices. */
 static const struct rd_event_ops pf_ops = { .call = on_begin, .ret = on_end, .lock = on_lock, .probe = on_probe,
                                             .loss = on_loss };
-RD_DECODER(pf_chunk, pf_ops)
+static const struct rd_hot_ops pf_hot_ops = { hot_load, hot_save, hot_begin, hot_end };
+RD_DECODER_HOT(pf_chunk, pf_ops, pf_hot_ops, struct pf_hot)
 
 static int write_perfetto(struct export_ctx *x)
 {
@@ -462,14 +554,18 @@ static int write_perfetto(struct export_ctx *x)
 	                };
 	tick_ns_init(&f.tn, r->ticks_per_ns);
 	f.start_ticks = r->start_ticks;
-	f.nmods = x->ft->nslots;
-	f.mods = calloc(f.nmods + 1, sizeof *f.mods);
-	for (uint32_t m = 0; f.mods && m < f.nmods; m++)
-		if (x->ft->map[m]) /* fn_of: a mapped slot has its module */
+	static const uint32_t root[1] = { FN_ROOT }; /* fn_of of a slot without functions: map[min(num, 0)] */
+	f.mods = malloc((SONDE_FUNC_MOD(UINT32_MAX) + 1) * sizeof *f.mods);
+	for (uint32_t m = 0; f.mods && m <= SONDE_FUNC_MOD(UINT32_MAX); m++)
+		if (m < x->ft->nslots && x->ft->map[m]) /* fn_of: a mapped slot has its module */
 			f.mods[m] = (struct pf_mod){ x->ft->map[m], r->modules[m]->r.nfuncs };
-	if (!f.th || !f.thread_uuid || !f.bo || !f.mods) {
+		else
+			f.mods[m] = (struct pf_mod){ root, 0 };
+	f.unsent = calloc(((size_t)x->ft->n + 1 + 7) / 8, 1); /* as thread_sequence's bitmaps */
+	if (!f.th || !f.thread_uuid || !f.bo || !f.mods || !f.unsent) {
 		free(f.th);
 		free(f.mods);
+		free(f.unsent);
 		free(f.thread_uuid);
 		if (f.bo)
 			bo_close(f.bo);
@@ -535,6 +631,7 @@ static int write_perfetto(struct export_ctx *x)
 	free(f.th);
 	free(f.thread_uuid);
 	free(f.mods);
+	free(f.unsent);
 	if (oom && !rc) {
 		snprintf(x->err, sizeof x->err, "out of memory");
 		return -1;

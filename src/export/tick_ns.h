@@ -55,7 +55,17 @@ static inline void tick_ns_init(struct tick_ns *t, double ticks_per_ns) /* the r
 /* d ticks in ns, or UINT64_MAX past NS_MAX. */
 static inline uint64_t tick_ns_of(const struct tick_ns *t, uint64_t d)
 {
-	return d <= t->dmax ? (uint64_t)tick_ns_raw(t, d) : UINT64_MAX;
+	if (d > t->dmax)
+		return UINT64_MAX;
+	if (__builtin_expect(t->shift == 63, 1)) {
+		/* tick_ns_raw in 64-bit halves (it is below NS_MAX): with the
+		 * product's low half lo = a 2^62 + b (b < 2^62), (lo + 2^62) >> 63
+		 * is (a + 1) >> 1.  gcc 12 kept the 128-bit sum in memory. */
+		unsigned __int128 m = (unsigned __int128)d * t->mul;
+		uint64_t hi = (uint64_t)(m >> 64), lo = (uint64_t)m;
+		return (hi << 1) + (((lo >> 62) + 1) >> 1);
+	}
+	return (uint64_t)tick_ns_raw(t, d);
 }
 
 #endif

@@ -421,9 +421,11 @@ static int save_bytes(struct inject *in, uint64_t addr, size_t len)
 int inject_push(struct inject *in, const void *data, size_t len, uint64_t *addr, char *err, size_t n)
 {
 	uint64_t a = (in->lo - len) & ~(uint64_t)(ARCH_STACK_ALIGN - 1);
+	errno = 0;
 	if (len > 1 << 20 || a > in->lo || save_bytes(in, a, in->lo - a) || target_write(&in->t, a, data, len)) {
-		snprintf(err, n, "cannot write %zu bytes below the stack pointer of thread %d in process %d",
-		         len, (int)in->tid, (int)in->t.pid);
+		snprintf(err, n, "cannot write %zu bytes below the stack pointer (0x%llx) of thread %d in process %d (%s)",
+		         len, (unsigned long long)in->lo, (int)in->tid, (int)in->t.pid,
+		         errno ? strerror(errno) : "a short write: its memory changed, an exec?");
 		return -1;
 	}
 	in->lo = a;

@@ -301,17 +301,6 @@ static int stop_safely(struct inject *in, char *err, size_t n)
 			snprintf(err, n, "cannot read the registers of thread %d (%s)", (int)in->tid, strerror(errno));
 			return -1;
 		}
-		/* The thread ran since its maps and /proc/PID/mem were read (from
-		 * the attach, or from the last try): an exec meanwhile (a program
-		 * that execs itself while sonde follows it) leaves them naming the
-		 * old image, whose addresses the call would use.  Both again, now
-		 * that it is stopped. */
-		modules_free(&in->mods);
-		if (modules_load(&in->mods, in->t.pid) || target_reopen(&in->t)) {
-			snprintf(err, n, "cannot read the maps or open the memory of process %d (%s)", (int)in->t.pid,
-			         strerror(errno));
-			return -1;
-		}
 		struct module *m = modules_at(&in->mods, arch_pc(&in->regs));
 		if (arch_in_syscall(&in->regs) || !m || !dl_is_runtime_lib(m->path))
 			return 0;
@@ -392,7 +381,10 @@ struct inject *inject_attach(pid_t pid, pid_t tid, char *err, size_t n)
 		         "faults)", (int)pid);
 		goto fail;
 	}
-	/* its maps: read by stop_safely, once the thread is stopped */
+	if (modules_load(&in->mods, pid)) {
+		snprintf(err, n, "cannot attach to process %d (cannot read /proc/%d/maps)", (int)pid, (int)pid);
+		goto fail;
+	}
 	if (stop_safely(in, err, n) || save_vector_regs(in, err, n))
 		goto fail;
 	if (ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof in->sigmask, &in->sigmask) < 0) {
@@ -620,16 +612,11 @@ int inject_dlopen_with(struct inject *in, const struct dl_funcs *funcs, const ch
 		snprintf(err, n, "cannot load %s (%s)", lib_path, strerror(errno));
 		return -1;
 	}
-	/* From the maps read once the thread stopped (stop_safely): funcs, found
-	 * by the caller while the process ran, may name an image an exec has
-	 * replaced since (a call there would crash). */
 	struct dl_funcs f;
-	if (dl_funcs_find(pid, &in->mods, &f, err, n)) {
-		if (funcs)
-			snprintf(err, n, "process %d changed its program (an exec) while sonde attached: no dlopen in "
-			         "the new one yet; attach again", (int)pid);
+	if (funcs)
+		f = *funcs;
+	else if (dl_funcs_find(pid, &in->mods, &f, err, n))
 		return -1;
-	}
 	uint64_t at = 0, h = 0;
 	int rc = inject_push(in, path, strlen(path) + 1, &at, err, n);
 	if (rc == 0) {

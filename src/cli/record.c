@@ -441,8 +441,9 @@ int cmd_record(struct cli_opts *o)
 	 * no 256 GiB; the threads' regions and rings are allocated in the
 	 * session as they come, so a small program records into far less */
 	const char *bs = getenv("SONDE_BENCH_SESSION");
-	if (bs && strtoull(bs, NULL, 0) >= (64ull << 20))
-		cfg.session_size = strtoull(bs, NULL, 0);
+	unsigned long long bsz = bs ? strtoull(bs, NULL, 0) : 0;
+	if (bsz >= (64ull << 20))
+		cfg.session_size = bsz;
 
 	char *rt = cli_lib_path("libsonde-rt.so");
 	if (!rt)

@@ -140,12 +140,15 @@ RT_HIDDEN void pa_plugin_end(void)
 static void call(void (*fn)(struct sonde_probe_ctx *), struct pa_pprobe *pp, const struct pa_site *s, uint64_t sp,
                  const uint64_t *regs, uint64_t pc, uint64_t hits);
 
-static void run(const struct pa_site *s, int post, uint64_t sp, const uint64_t *regs, uint64_t pc)
+/* plugin1: the site's plugin probe + 1 as the hit found it before the hit was
+ * counted (pa_hit's plugin_of), so that a hit counted before a deletion read
+ * the counters runs its pre handler: a probe's pre calls are never fewer than
+ * its hits. */
+static void run(const struct pa_site *s, uint32_t plugin1, int post, uint64_t sp, const uint64_t *regs, uint64_t pc)
 {
 	const struct sonde_probe_plugin *pl = __atomic_load_n(&plug, __ATOMIC_ACQUIRE);
-	uint32_t k = __atomic_load_n(&s->plugin1, __ATOMIC_ACQUIRE) - 1;
-	if (!pl || !__atomic_load_n(&live, __ATOMIC_ACQUIRE) || k >= PA_PLUGIN_MAX ||
-	    __atomic_load_n(&s->off, __ATOMIC_RELAXED)) /* disabled (`disable ID`) */
+	uint32_t k = plugin1 - 1;
+	if (!pl || !__atomic_load_n(&live, __ATOMIC_ACQUIRE) || k >= PA_PLUGIN_MAX)
 		return;
 	void (*fn)(struct sonde_probe_ctx *) = post ? pl->post : pl->pre;
 	if (!fn)
@@ -198,9 +201,9 @@ static void call(void (*fn)(struct sonde_probe_ctx *), struct pa_pprobe *pp, con
 	errno = saved_errno;
 }
 
-RT_HIDDEN void pa_plugin_pre(const struct pa_site *s, uint64_t sp, const uint64_t *regs)
+RT_HIDDEN void pa_plugin_pre(const struct pa_site *s, uint32_t plugin1, uint64_t sp, const uint64_t *regs)
 {
-	run(s, 0, sp, regs, s->addr);
+	run(s, plugin1, 0, sp, regs, s->addr);
 }
 
 RT_HIDDEN void pa_post(uint32_t idx, uint64_t sp, const uint64_t *regs)
@@ -209,6 +212,6 @@ RT_HIDDEN void pa_post(uint32_t idx, uint64_t sp, const uint64_t *regs)
 		return;
 	const struct pa_site *s = &hdr->sites[idx];
 	uint32_t len = __atomic_load_n(&s->post, __ATOMIC_ACQUIRE);
-	if (len)
-		run(s, 1, sp, regs, s->addr + len);
+	if (len && !__atomic_load_n(&s->off, __ATOMIC_RELAXED)) /* not disabled (`disable ID`) */
+		run(s, __atomic_load_n(&s->plugin1, __ATOMIC_ACQUIRE), 1, sp, regs, s->addr + len);
 }

@@ -15,7 +15,7 @@
 RT_HIDDEN int pa_plugin_load(struct pa_hdr *h, uint32_t nsites, char *msg, size_t n);
 /* Site s was hit (pre; regs as the trampoline saved them, sp and pc the
  * thread's at the site): its plugin probe's pre handler. */
-RT_HIDDEN void pa_plugin_pre(const struct pa_site *s, uint64_t sp, const uint64_t *regs);
+RT_HIDDEN void pa_plugin_pre(const struct pa_site *s, uint32_t plugin1, uint64_t sp, const uint64_t *regs);
 /* sonde is gone: no handler is called any more. */
 RT_HIDDEN void pa_plugin_end(void);
 

@@ -641,10 +641,21 @@ static inline int rec_off(const struct pa_site *s)
 	return __atomic_load_n(&s->off, __ATOMIC_RELAXED) != 0;
 }
 
+/* The plugin probe + 1 whose pre handler this hit runs (0: none, or the
+ * probe disabled), read before the hit is counted: sonde reads a deleted
+ * probe's hits before it clears plugin1 (agent_remove), so every hit it
+ * counts runs the handler (one in flight may run it after the reading:
+ * never fewer pre calls than hits). */
+static inline uint32_t plugin_of(const struct pa_site *s)
+{
+	uint32_t pl1 = __atomic_load_n(&s->plugin1, __ATOMIC_ACQUIRE);
+	return pl1 && !rec_off(s) ? pl1 : 0;
+}
+
 /* The hit, for pa_hit: rec is the site's PA_REC_* (--record), a constant 0
  * in the unrecorded copy, where the compiler leaves every recording step out. */
 static inline __attribute__((always_inline)) void hit(uint32_t idx, uint64_t *sp, const uint64_t *regs,
-                                                      struct pa_site *s, uint32_t rec)
+                                                      struct pa_site *s, uint32_t rec, uint32_t pl1)
 {
 	uint64_t rec_t = rec ? clock_ticks() | 1 : 0;
 	int taken = 0;
@@ -661,13 +672,14 @@ static inline __attribute__((always_inline)) void hit(uint32_t idx, uint64_t *sp
 		if (rec_t)
 			pa_rec_put(idx, PA_EV_TIME, dt, rec_t);
 	}
-	if (s->plugin1)
-		pa_plugin_pre(s, (uint64_t)sp, regs);
+	if (pl1)
+		pa_plugin_pre(s, pl1, (uint64_t)sp, regs);
 	if (s->stack_bytes && !rec_off(s)) /* before a func site's return address is replaced below */
 		pa_stack_put(s, idx, (uint64_t)sp, regs);
 	uint32_t nx = __atomic_load_n(&s->var.next, __ATOMIC_ACQUIRE);
 	for (int guard = 0; nx && nx <= pa_n && guard < 64; guard++) {
 		struct pa_site *o = &pa->sites[nx - 1];
+		uint32_t opl1 = plugin_of(o);
 		__atomic_fetch_add(&o->hits, 1, __ATOMIC_RELAXED);
 		if (o->var.nprog && !rec_off(o))
 			var_hit(o, nx - 1, regs, (uint64_t)sp, rec_t);
@@ -676,10 +688,10 @@ static inline __attribute__((always_inline)) void hit(uint32_t idx, uint64_t *sp
 			if (rec_t)
 				pa_rec_put(nx - 1, PA_EV_TIME, dt, rec_t);
 		}
-		if (o->plugin1 && !rec_off(o)) {
+		if (opl1) {
 			if (rec_t) /* a plugin probe's hit on the timeline, as on ptrace */
 				pa_rec_put(nx - 1, PA_EV_SITE, taken, rec_t);
-			pa_plugin_pre(o, (uint64_t)sp, regs);
+			pa_plugin_pre(o, opl1, (uint64_t)sp, regs);
 		}
 		if (o->stack_bytes && !rec_off(o)) {
 			if (rec_t)
@@ -710,21 +722,22 @@ static inline __attribute__((always_inline)) void hit(uint32_t idx, uint64_t *sp
 }
 
 static __attribute__((noinline, cold)) void hit_recorded(uint32_t idx, uint64_t *sp, const uint64_t *regs,
-                                                         struct pa_site *s, uint32_t rec)
+                                                         struct pa_site *s, uint32_t rec, uint32_t pl1)
 {
-	hit(idx, sp, regs, s, rec);
+	hit(idx, sp, regs, s, rec, pl1);
 }
 
 RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs)
 {
 	struct pa_site *s = &pa->sites[idx];
+	uint32_t pl1 = plugin_of(s);
 	__atomic_fetch_add(&s->hits, 1, __ATOMIC_RELAXED);
 	/* --record: the one test of the hot path, in the site's own line (0: not recording) */
 	uint32_t rec = __atomic_load_n(&s->rec, __ATOMIC_RELAXED);
 	if (__builtin_expect(rec != 0, 0))
-		hit_recorded(idx, sp, regs, s, rec);
+		hit_recorded(idx, sp, regs, s, rec, pl1);
 	else
-		hit(idx, sp, regs, s, 0);
+		hit(idx, sp, regs, s, 0, pl1);
 }
 
 

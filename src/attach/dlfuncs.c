@@ -35,11 +35,16 @@ static int is_libdl(const char *b)
 	return !strncmp(b, "libdl.so", 8) || !strncmp(b, "libdl-", 6);
 }
 
+int dl_is_loader(const char *path)
+{
+	const char *b = base(path);
+	return !strncmp(b, "ld-linux", 8) || !strncmp(b, "ld-2.", 5);
+}
+
 int dl_is_runtime_lib(const char *path)
 {
 	const char *b = base(path);
-	return is_libc(b) || is_libdl(b) || !strncmp(b, "ld-linux", 8) || !strncmp(b, "ld-2.", 5) ||
-	       !strncmp(b, "libpthread", 10);
+	return is_libc(b) || is_libdl(b) || dl_is_loader(path) || !strncmp(b, "libpthread", 10);
 }
 
 static int open_in_target(pid_t pid, const char *path)

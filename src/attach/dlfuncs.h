@@ -31,6 +31,9 @@ int dl_funcs_find_wait(pid_t pid, struct modules *ms, struct dl_funcs *f, char *
 /* Whether path names the C library, the dynamic loader, libpthread or
  * libdl: code that may hold the locks dlopen takes. */
 int dl_is_runtime_lib(const char *path);
+/* Whether path names the dynamic loader (ld-linux*.so, ld-2.*): a thread in
+ * it may be loading the program before its TLS exists. */
+int dl_is_loader(const char *path);
 
 /* Link-time values of names in the .dynsym of the target's object at path
  * (vals[i] 0 when not defined).  0, or -1 unreadable, -2 an IFUNC. */

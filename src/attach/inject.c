@@ -88,6 +88,7 @@ struct inject {
 	int held[MAX_HELD];     /* signals to re-send at detach */
 	int nheld;
 	int gone;               /* the thread or process has ended */
+	int execd;              /* it ran an exec after sonde read its maps */
 	struct inject_stop stop;
 };
 
@@ -291,7 +292,34 @@ static int interrupt(struct inject *in, char *err, size_t n)
 	return inject_interrupt(in->t.pid, in->tid, &in->gone, err, n);
 }
 
-/* Stops the thread where a call into libc is safe (see the top comment). */
+/* The thread is stopped: the maps again if it ran since they were read (ran),
+ * and /proc/PID/mem too if it execed meanwhile (a program that execs itself
+ * while sonde attaches): the old file then reads nothing of the new image,
+ * and the old maps name addresses the call must not use.  Now that the
+ * thread is stopped, no exec comes between these and the call. */
+static int refresh(struct inject *in, int ran, char *err, size_t n)
+{
+	uint8_t b;
+	int execd = pread(in->t.memfd, &b, 1, (off_t)arch_pc(&in->regs)) != 1;
+	if (!execd && !ran)
+		return 0;
+	if (execd && target_reopen(&in->t)) {
+		snprintf(err, n, "cannot open the memory of process %d (%s)", (int)in->t.pid, strerror(errno));
+		return -1;
+	}
+	in->execd |= execd;
+	modules_free(&in->mods);
+	if (modules_load(&in->mods, in->t.pid)) {
+		snprintf(err, n, "cannot read /proc/%d/maps", (int)in->t.pid);
+		return -1;
+	}
+	return 0;
+}
+
+/* Stops the thread where a call into libc is safe (see the top comment).
+ * Never inside the dynamic loader, not even in a system call: it may be
+ * loading the program (an early attach, or just after an exec), before
+ * the TLS that dlopen needs exists. */
 static int stop_safely(struct inject *in, char *err, size_t n)
 {
 	for (int try = 0;; try++) {
@@ -301,8 +329,11 @@ static int stop_safely(struct inject *in, char *err, size_t n)
 			snprintf(err, n, "cannot read the registers of thread %d (%s)", (int)in->tid, strerror(errno));
 			return -1;
 		}
+		if (refresh(in, try > 0, err, n))
+			return -1;
 		struct module *m = modules_at(&in->mods, arch_pc(&in->regs));
-		if (arch_in_syscall(&in->regs) || !m || !dl_is_runtime_lib(m->path))
+		if (!(m && dl_is_loader(m->path)) &&
+		    (arch_in_syscall(&in->regs) || !m || !dl_is_runtime_lib(m->path)))
 			return 0;
 		if (try == SAFE_TRIES) {
 			snprintf(err, n, "thread %d of process %d stays inside %s (stopped there %d times): calling "
@@ -612,8 +643,12 @@ int inject_dlopen_with(struct inject *in, const struct dl_funcs *funcs, const ch
 		snprintf(err, n, "cannot load %s (%s)", lib_path, strerror(errno));
 		return -1;
 	}
+	/* funcs were found while the process ran: an exec since (in->execd, or
+	 * an exec before the attach that leaves dlopen outside the C library
+	 * of the maps read once the thread stopped) replaced them. */
 	struct dl_funcs f;
-	if (funcs)
+	const struct module *lib = funcs ? modules_at(&in->mods, funcs->dlopen) : NULL;
+	if (funcs && !in->execd && lib && dl_is_runtime_lib(lib->path))
 		f = *funcs;
 	else if (dl_funcs_find(pid, &in->mods, &f, err, n))
 		return -1;
@@ -638,8 +673,8 @@ int inject_dlopen_with(struct inject *in, const struct dl_funcs *funcs, const ch
 	return rc;
 }
 
-int inject_dlopen(pid_t pid, pid_t tid, const char *lib_path, uint64_t *handle, struct inject_stop *stop,
-                  char *err, size_t n)
+struct inject *inject_dlopen_attach(pid_t pid, pid_t tid, const char *lib_path, uint64_t *handle, char *err,
+                                    size_t n)
 {
 	/* dlopen is looked for before the process is touched: a static binary
 	 * is refused without being stopped. */
@@ -650,17 +685,27 @@ int inject_dlopen(pid_t pid, pid_t tid, const char *lib_path, uint64_t *handle, 
 		int rc = dl_funcs_find_wait(pid, &ms, &f, err, n);
 		modules_free(&ms);
 		if (rc)
-			return -1;
+			return NULL;
 		have = 1;
 	} else {
 		modules_free(&ms); /* not readable: inject_attach says why */
 	}
 	struct inject *in = inject_attach(pid, tid, err, n);
+	if (in && inject_dlopen_with(in, have ? &f : NULL, lib_path, handle, err, n)) {
+		inject_detach(in);
+		return NULL;
+	}
+	return in;
+}
+
+int inject_dlopen(pid_t pid, pid_t tid, const char *lib_path, uint64_t *handle, struct inject_stop *stop,
+                  char *err, size_t n)
+{
+	struct inject *in = inject_dlopen_attach(pid, tid, lib_path, handle, err, n);
 	if (!in)
 		return -1;
-	int rc = inject_dlopen_with(in, have ? &f : NULL, lib_path, handle, err, n);
 	if (stop)
 		*stop = in->stop;
 	inject_detach(in);
-	return rc;
+	return 0;
 }

@@ -57,6 +57,11 @@ int inject_call(pid_t pid, uint64_t func, const uint64_t args[6], uint64_t *ret,
  * the target's dlerror().  stop, if not NULL, says where the thread was. */
 int inject_dlopen(pid_t pid, pid_t tid, const char *lib_path, uint64_t *handle, struct inject_stop *stop,
                   char *err, size_t n);
+/* inject_dlopen without the detach: the thread stays stopped where dlopen
+ * ran, for the calls into the library (the process cannot exec between
+ * them); NULL with err on failure.  The caller detaches (inject_detach). */
+struct inject *inject_dlopen_attach(pid_t pid, pid_t tid, const char *lib_path, uint64_t *handle, char *err,
+                                    size_t n);
 
 struct dl_funcs;
 /* inject_dlopen's call on a thread stopped already (inject_attach): funcs,

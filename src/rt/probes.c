@@ -1429,11 +1429,14 @@ __attribute__((constructor(102))) static void probes_ctor(void)
 	}
 	if (rejoin) {
 		/* An exec of the probed program: sonde places the probes again in
-		 * this image (or is gone: the server lets us go). */
+		 * this image (or is gone: the server lets us go).  The server may
+		 * have found sonde gone, and set exec_go, before the count below:
+		 * the wait ends with it (running is 0 once it has ended). */
 		uint32_t n = __atomic_add_fetch(&pa->execs, 1, __ATOMIC_SEQ_CST);
 		uint32_t g;
-		while ((int32_t)((g = __atomic_load_n(&pa->exec_go, __ATOMIC_ACQUIRE)) - n) < 0)
-			syscall(SYS_futex, &pa->exec_go, FUTEX_WAIT, g, NULL, NULL, 0);
+		while ((int32_t)((g = __atomic_load_n(&pa->exec_go, __ATOMIC_ACQUIRE)) - n) < 0 &&
+		       __atomic_load_n(&running, __ATOMIC_ACQUIRE))
+			futex_wait_ms(&pa->exec_go, g, 20);
 		return;
 	}
 	while (!__atomic_load_n(&pa->go, __ATOMIC_ACQUIRE))

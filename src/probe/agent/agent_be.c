@@ -256,8 +256,12 @@ int agent_be_attach(struct agent_be *b, pid_t pid, const char *rt_path, char *er
 		snprintf(err, n, "cannot create a pipe (%s)", strerror(errno));
 		return -1;
 	}
+	/* dlopen, the start's address in the maps and its call on one stop of
+	 * the thread: between two stops the program could exec, and the start
+	 * found in the old image would be called in the new one. */
 	uint64_t handle, ret = 0;
-	int rc = inject_dlopen(pid, 0, rt, &handle, NULL, err, n);
+	struct inject *in = inject_dlopen_attach(pid, 0, rt, &handle, err, n);
+	int rc = in ? 0 : -1;
 	uint64_t start = rc ? 0 : agent_target_sym(pid, rt, "sonde_probe_agent_start");
 	if (!rc && !start) {
 		snprintf(err, n, "the runtime loaded into process %d has no probe agent (another sonde version?)",
@@ -268,20 +272,17 @@ int agent_be_attach(struct agent_be *b, pid_t pid, const char *rt_path, char *er
 		char area[64], alive[64];
 		snprintf(area, sizeof area, "/proc/%d/fd/%d", (int)getpid(), b->area_fd);
 		snprintf(alive, sizeof alive, "/proc/%d/fd/%d", (int)getpid(), pfd[0]);
-		struct inject *in = inject_attach(pid, 0, err, n);
 		uint64_t a_at = 0, p_at = 0;
-		rc = in ? 0 : -1;
-		if (!rc)
-			rc = inject_push(in, area, strlen(area) + 1, &a_at, err, n);
+		rc = inject_push(in, area, strlen(area) + 1, &a_at, err, n);
 		if (!rc)
 			rc = inject_push(in, alive, strlen(alive) + 1, &p_at, err, n);
 		if (!rc) {
 			uint64_t args[6] = { a_at, p_at };
 			rc = inject_call_at(in, start, args, &ret, START_TIMEOUT_MS, err, n);
 		}
-		if (in)
-			inject_detach(in);
 	}
+	if (in)
+		inject_detach(in);
 	close(pfd[0]);
 	if (rc) {
 		close(pfd[1]);

@@ -102,7 +102,7 @@ int dl_funcs_find(pid_t pid, struct modules *ms, struct dl_funcs *f, char *err, 
 /* Whether the dynamic loader is mapped and no C library yet: a process in
  * its first milliseconds (an attach right after its exec), not a static
  * binary. */
-static int loader_only(const struct modules *ms)
+int dl_loader_only(const struct modules *ms)
 {
 	int loader = 0;
 	for (int i = 0; i < ms->n; i++) {
@@ -119,7 +119,7 @@ int dl_funcs_find_wait(pid_t pid, struct modules *ms, struct dl_funcs *f, char *
 	uint64_t end = clock_mono_ms() + DL_STARTUP_WAIT_MS; /* wall time: a loaded machine slows the loader */
 	for (;;) {
 		int rc = dl_funcs_find(pid, ms, f, err, n);
-		if (!rc || clock_mono_ms() >= end || !loader_only(ms))
+		if (!rc || clock_mono_ms() >= end || !dl_loader_only(ms))
 			return rc;
 		struct timespec ts = { 0, DL_STARTUP_POLL_MS * 1000000L };
 		nanosleep(&ts, NULL);

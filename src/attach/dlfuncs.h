@@ -34,6 +34,9 @@ int dl_is_runtime_lib(const char *path);
 /* Whether path names the dynamic loader (ld-linux*.so, ld-2.*): a thread in
  * it may be loading the program before its TLS exists. */
 int dl_is_loader(const char *path);
+/* Whether ms has the dynamic loader mapped and no C library yet: a program
+ * that ld.so is still loading. */
+int dl_loader_only(const struct modules *ms);
 
 /* Link-time values of names in the .dynsym of the target's object at path
  * (vals[i] 0 when not defined).  0, or -1 unreadable, -2 an IFUNC. */

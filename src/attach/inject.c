@@ -317,9 +317,9 @@ static int refresh(struct inject *in, int ran, char *err, size_t n)
 }
 
 /* Stops the thread where a call into libc is safe (see the top comment).
- * Never inside the dynamic loader, not even in a system call: it may be
- * loading the program (an early attach, or just after an exec), before
- * the TLS that dlopen needs exists. */
+ * Never inside the dynamic loader, not even in a system call, nor before
+ * the C library is mapped: the loader may be loading the program (an early
+ * attach, or just after an exec), before the TLS that dlopen needs exists. */
 static int stop_safely(struct inject *in, char *err, size_t n)
 {
 	for (int try = 0;; try++) {
@@ -332,12 +332,16 @@ static int stop_safely(struct inject *in, char *err, size_t n)
 		if (refresh(in, try > 0, err, n))
 			return -1;
 		struct module *m = modules_at(&in->mods, arch_pc(&in->regs));
-		if (!(m && dl_is_loader(m->path)) &&
+		if (!(m && dl_is_loader(m->path)) && !dl_loader_only(&in->mods) &&
 		    (arch_in_syscall(&in->regs) || !m || !dl_is_runtime_lib(m->path)))
 			return 0;
 		if (try == SAFE_TRIES) {
-			snprintf(err, n, "thread %d of process %d stays inside %s (stopped there %d times): calling "
-			         "dlopen there could deadlock", (int)in->tid, (int)in->t.pid, m->path, SAFE_TRIES + 1);
+			if (m)
+				snprintf(err, n, "thread %d of process %d stays inside %s (stopped there %d times): calling "
+				         "dlopen there could deadlock", (int)in->tid, (int)in->t.pid, m->path, SAFE_TRIES + 1);
+			else
+				snprintf(err, n, "process %d stays without its C library (stopped %d times): the dynamic "
+				         "loader has not loaded it", (int)in->t.pid, SAFE_TRIES + 1);
 			return -1;
 		}
 		ptrace(PTRACE_CONT, in->tid, 0, 0);

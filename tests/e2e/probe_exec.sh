@@ -67,6 +67,39 @@ check "attach, sh then exec: pending in the shell, then 1000 and 3000 calls" jq_
 check "attach: the exit status the program's exit() gave (4)" jq_py att.json \
 	"t=d['target']; assert t['launched'] is False and t['exit_status'] == 4 and t['state'] == 'exited with status 4', t"
 
+# --- attached while the program execs itself over and over: the attach
+# meets an exec at any step (the maps read, the thread stopped, dlopen, the
+# agent's start, the first placement, the detach at --duration); the
+# program runs to its end with its own output and status every time, and
+# sonde attaches or says why (an error, never a crash or a hang)
+gcc -O2 -g -o exec_storm "$PROGS/exec_storm.c" || { notok build "gcc exec_storm failed"; exit 0; }
+storm_ok=0 storm_err=0 storm_bad=""
+for i in 1 2 3 4 5 6; do
+	./exec_storm 1500 > storm.out 2>&1 &
+	sp=$!
+	sleep "0.0$((i * 13 % 9 + 1))"
+	timeout 60 "$SONDE" probe -p "$sp" --pending --duration 0.2 --format=json -o storm.json -e func:work \
+		> storm.sout 2> storm.err
+	src=$?
+	for _ in $(seq 600); do # until it ends (a zombie, ours to wait for)
+		case $(awk '{print $3}' "/proc/$sp/stat" 2> /dev/null) in Z | "") break ;; esac
+		sleep 0.1
+	done
+	kill -9 "$sp" 2> /dev/null # a program left waiting after 60 s: status 137
+	wait "$sp"
+	prc=$?
+	[ "$prc" -eq 3 ] && grep -qx 'calls 300200' storm.out || storm_bad="$storm_bad [$i: status $prc, $(head -c 80 storm.out)]"
+	case $src in
+	0) storm_ok=$((storm_ok + 1)) ;;
+	2) grep -q '^sonde: error: ' storm.err && storm_err=$((storm_err + 1)) ||
+		storm_bad="$storm_bad [$i: sonde 2 without an error line]" ;;
+	*) storm_bad="$storm_bad [$i: sonde exited $src: $(tail -c 160 storm.err)]" ;;
+	esac
+done
+check "exec storm: 6 attaches, the program's output (1501 images' 300200 calls) and status (3) every time, sonde 0 or a clean error ($storm_ok attached, $storm_err refused)" \
+	test -z "$storm_bad"
+[ -z "$storm_bad" ] || echo "# $storm_bad"
+
 # --- an exec of a static program: not followed, left as without sonde
 if gcc -O2 -static -o print_env "$PROGS/print_env.c" 2>/dev/null; then
 	env -i PATH=/usr/bin:/bin A=1 sh -c './exec_self 10 20 > /dev/null; exec ./print_env' > env.plain

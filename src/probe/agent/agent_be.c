@@ -759,6 +759,17 @@ int agent_be_unref(struct agent_be *b, int idx, char *err, size_t n)
  * anew. */
 int agent_be_exec_reset(struct agent_be *b, char *err, size_t n)
 {
+	/* The new image's agent marked the old image's sites removed when it
+	 * joined (probes.c start): a site still in is one placed in the new
+	 * image by a request that raced the exec (the program exec'd between
+	 * sonde's reading of its maps and the placement).  It goes out now,
+	 * through the new image's agent (its bytes only, op_remove), before
+	 * its record is reused: else its int3 would stay with no site. */
+	for (uint32_t i = 0; i < b->nused; i++) {
+		uint32_t st = __atomic_load_n(&b->pa->sites[i].state, __ATOMIC_ACQUIRE);
+		if ((st == PA_ACTIVE || st == PA_PREPARED) && request(b, PA_OP_REMOVE, i, err, n))
+			return -1;
+	}
 	b->nused = 0;
 	memset(b->refs, 0, sizeof b->refs);
 	free(b->slots);

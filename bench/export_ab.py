@@ -5,7 +5,8 @@ the median CPU (user + sys of the export, from wait4), their user/sys split
 (the median's: each one's median),
 the median wall time, and events/s per core (and per second of wall time:
 what a user waits) when EVENTS is given (2 per call).  A new output file
-each run.
+each run.  SYNC=1 waits for the disk (sync(2), not timed) before each run,
+so that no run pays for the previous one's writeback.
 
 Usage: EVENTS=N python3 bench/export_ab.py REC FORMAT ROUNDS NAME=BUILD[,ENV=VALUE] ...
 e.g.   python3 bench/export_ab.py tr perfetto 5 before=../old/build after=build \\
@@ -29,6 +30,8 @@ for _ in range(rounds):
     for name, sonde, env in variants:
         if os.path.exists(out):
             os.unlink(out)
+        if os.environ.get("SYNC") == "1":
+            os.sync()
         t0 = time.monotonic()
         pid = os.fork()
         if pid == 0:

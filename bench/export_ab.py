@@ -6,7 +6,8 @@ the median CPU (user + sys of the export, from wait4), their user/sys split
 the median wall time, and events/s per core (and per second of wall time:
 what a user waits) when EVENTS is given (2 per call).  A new output file
 each run.  SYNC=1 waits for the disk (sync(2), not timed) before each run,
-so that no run pays for the previous one's writeback.
+so that no run pays for the previous one's writeback.  OUT=/dev/null writes
+there instead of a file (the export's own work, without the writing's).
 
 Usage: EVENTS=N python3 bench/export_ab.py REC FORMAT ROUNDS NAME=BUILD[,ENV=VALUE] ...
 e.g.   python3 bench/export_ab.py tr perfetto 5 before=../old/build after=build \\
@@ -23,12 +24,13 @@ for a in sys.argv[4:]:
     name, spec = a.split("=", 1)
     build, *envs = spec.split(",")
     variants.append((name, os.path.join(build, "bin", "sonde"), dict(e.split("=", 1) for e in envs)))
-out = os.path.join(tempfile.mkdtemp(prefix="sonde-export-ab."), "out")
+out = os.environ.get("OUT") or os.path.join(tempfile.mkdtemp(prefix="sonde-export-ab."), "out")
+is_file = not os.environ.get("OUT")
 res = {v[0]: [] for v in variants}
 load0 = " ".join(open("/proc/loadavg").read().split()[:3])
 for _ in range(rounds):
     for name, sonde, env in variants:
-        if os.path.exists(out):
+        if is_file and os.path.exists(out):
             os.unlink(out)
         if os.environ.get("SYNC") == "1":
             os.sync()
@@ -41,8 +43,9 @@ for _ in range(rounds):
         if st:
             sys.exit(f"{name}: {sonde} export failed (status {st})")
         res[name].append((ru.ru_utime, ru.ru_stime, wall))
-os.unlink(out)
-os.rmdir(os.path.dirname(out))
+if is_file:
+    os.unlink(out)
+    os.rmdir(os.path.dirname(out))
 ev = int(os.environ.get("EVENTS", "0"))
 for name, runs in res.items():
     runs.sort(key=lambda r: r[0] + r[1])

@@ -585,7 +585,9 @@ static int unzstd_chunk(struct rd_events *ev, uint64_t len, char *err, size_t er
 		ev->zdata = nb;
 		ev->zcap = used;
 	}
-	size_t n = ZSTD_decompress(ev->zdata, used, ev->data + sizeof ev->chunk, len - sizeof ev->chunk);
+	if (!ev->zdctx && !(ev->zdctx = ZSTD_createDCtx()))
+		return ERR("%s: out of memory", ev->path);
+	size_t n = ZSTD_decompressDCtx(ev->zdctx, ev->zdata, used, ev->data + sizeof ev->chunk, len - sizeof ev->chunk);
 	if (ZSTD_isError(n) || n != used)
 		return ERR("%s: damaged chunk at byte %llu (%s)", ev->path, (unsigned long long)at,
 		           ZSTD_isError(n) ? ZSTD_getErrorName(n) : "length mismatch");
@@ -650,6 +652,8 @@ void rd_events_close(struct rd_events *ev)
 		fclose(ev->f);
 	free(ev->data);
 	free(ev->zdata);
+	ZSTD_freeDCtx(ev->zdctx);
+	ev->zdctx = NULL;
 	ev->f = NULL;
 	ev->data = ev->zdata = NULL;
 }

@@ -89,6 +89,7 @@ struct rd_events {
 	uint64_t cap;
 	uint8_t *zdata;           /* the other buffer of a compressed chunk */
 	uint64_t zcap;
+	void *zdctx;              /* ZSTD_DCtx, made at the first compressed chunk, kept until close */
 };
 int rd_events_open(const struct recording *r, struct rd_events *ev, char *err, size_t errlen);
 /* 1: a chunk is in ev->chunk / ev->data; 0: end; -1: damaged (err set). */

@@ -22,6 +22,7 @@
 #define BO_BLOCK (1u << 20) /* handed out when this much is buffered */
 #define BO_SLOW_NS 50000000ull /* see finish_job */
 #define BO_ALIGN 4096u      /* O_DIRECT: memory, offsets and lengths (covers 512 and 4096-byte sectors) */
+#define BO_PREALLOC (64 << 20) /* ordinary writes at a file's end: its blocks allocated this much at a time */
 
 struct bulk_out {
 	struct bulk_out_at w; /* first: bo_room and bo_put in the header */
@@ -29,6 +30,13 @@ struct bulk_out {
 	int dfd;       /* the same file opened with O_DIRECT; -1: none (any more) */
 	off_t off;     /* with dfd: the file offset of the next block */
 	int err;       /* errno of the first failed write; later output is dropped */
+	/* Ordinary writes at the end of a regular file: its blocks allocated
+	 * ahead (fallocate, the size kept), BO_PREALLOC at a time, so that the
+	 * page cache's writes find them (ext4's delayed allocation costs more
+	 * per block); what lies past the end is given back at bo_close. */
+	int prealloc;  /* 0: not a file written at its end, or fallocate refused */
+	off_t wpos;    /* with prealloc: the file offset of the next ordinary write */
+	off_t pre_end; /* allocated up to here */
 	char *buf[2];  /* BO_ALIGN-aligned, BO_BLOCK + BO_ROOM_MAX bytes each */
 	int cur;       /* the one being filled, up to w.at */
 	FILE *stream;
@@ -92,6 +100,13 @@ static void *writer(void *arg)
 
 static void write_all(struct bulk_out *b, const char *p, size_t len)
 {
+	if (b->prealloc && len && b->wpos + (off_t)len > b->pre_end) {
+		off_t from = b->pre_end > b->wpos ? b->pre_end : b->wpos;
+		if (fallocate(b->fd, FALLOC_FL_KEEP_SIZE, from, BO_PREALLOC)) /* not here (EOPNOTSUPP, ENOSPC...): the writes say */
+			b->prealloc = 0;
+		else
+			b->pre_end = from + BO_PREALLOC;
+	}
 	while (len && !b->err) {
 		ssize_t w = write(b->fd, p, len);
 		if (w < 0 && errno == EINTR)
@@ -102,6 +117,7 @@ static void write_all(struct bulk_out *b, const char *p, size_t len)
 		}
 		p += w;
 		len -= (size_t)w;
+		b->wpos += w;
 	}
 }
 
@@ -121,6 +137,7 @@ static void drop_direct(struct bulk_out *b, off_t at)
 	b->dfd = -1;
 	if (lseek(b->fd, at, SEEK_SET) < 0 && !b->err)
 		b->err = errno;
+	b->wpos = at; /* the direct writes ended the file there */
 }
 
 /* Wait for the block in flight.  If the writer stopped short because the
@@ -242,6 +259,10 @@ struct bulk_out *bo_open(FILE *f)
 	b->fd = fileno(f);
 	set_used(b, 0);
 	b->t0 = clock_mono_ns();
+	struct stat st;
+	b->wpos = lseek(b->fd, 0, SEEK_CUR);
+	b->prealloc = !fstat(b->fd, &st) && S_ISREG(st.st_mode) && b->wpos == st.st_size && !(fcntl(b->fd, F_GETFL) & O_APPEND);
+	b->pre_end = b->wpos;
 	b->dfd = open_direct(b->fd, &b->off);
 	if (b->dfd >= 0) {
 		pthread_mutex_init(&b->mu, NULL);
@@ -269,6 +290,9 @@ int bo_close(struct bulk_out *b)
 			drop_direct(b, b->off);
 	}
 	bo_flush(b);
+	struct stat st; /* the blocks allocated past the end given back (a size that did not change frees them) */
+	if (b->prealloc && b->pre_end > b->wpos && !fstat(b->fd, &st) && st.st_size == b->wpos)
+		(void)!ftruncate(b->fd, b->wpos);
 	int err = b->err;
 	if (b->mu_made) {
 		pthread_mutex_destroy(&b->mu);

@@ -13,7 +13,11 @@
  * SONDE_EXPORT_DIRECT=0 says not to, and the rest of it when the export has
  * spent more than a quarter of its time waiting for a disk that does not
  * keep up (the page cache then takes the data, as for any file).  A pipe, a terminal or /dev/null get
- * ordinary write(2)s of the whole buffer.
+ * ordinary write(2)s of the whole buffer.  Ordinary writes at the end of a
+ * regular file allocate its blocks 64 MiB ahead (fallocate, the size kept),
+ * so that the page cache's writes skip ext4's per-block delayed allocation
+ * (sys time of the 1.1 GB Perfetto export through the page cache: 0.40 ->
+ * 0.28 s); bo_close gives back what lies past the end.
  *
  * bo_stream is a stdio stream that appends to the same buffer, for the
  * format's rarer, printf-made text. */

@@ -3,7 +3,9 @@
  * (each one aligned: memory, offset, length), ordinary writes at an unaligned
  * offset, to a pipe, and after the file system refuses O_DIRECT in the
  * middle (EINVAL), after a short O_DIRECT write, on a disk too slow to keep
- * up (the page cache takes over), and a full disk reported.
+ * up (the page cache takes over), and a full disk reported; the blocks
+ * allocated ahead of ordinary writes at a file's end given back at the end,
+ * and a file written inside (not at its end) keeps what follows.
  * The bytes are generated here (pseudo-random pieces of random length, some
  * through bo_stream's printf); pwrite is this file's, passing through to the
  * system call but able to fail or come back short on the Nth O_DIRECT call. */
@@ -132,6 +134,8 @@ static void check_file(const char *name, const char *prefix, const char *want, s
 	CHECK(f && fseeko(f, (off_t)(skip + n), SEEK_SET) == 0 && fread(tail, 1, 4, f) == 4);
 	fclose(f);
 	CHECK(!strcmp(tail, "|end"));
+	/* nothing allocated past the end is left (BO_PREALLOC at a time ahead of ordinary writes) */
+	CHECK((unsigned long long)st.st_blocks * 512 <= (unsigned long long)st.st_size + (1u << 20));
 }
 
 static void regular_file_direct(void)
@@ -223,6 +227,43 @@ static void slow_disk(void)
 	CHECK(direct_calls >= 1 && direct_calls <= 3);
 }
 
+/* A file written inside (the descriptor's offset below its end): no block
+ * allocated ahead, and what follows the written bytes is kept. */
+static void inside_file(void)
+{
+	char path[128];
+	snprintf(path, sizeof path, "%s/h", dir);
+	FILE *f = fopen(path, "wb");
+	CHECK(f);
+	size_t total = 12u << 20;
+	for (size_t i = 0; i < total; i++)
+		putc('z', f);
+	CHECK(fclose(f) == 0);
+	f = fopen(path, "r+b");
+	CHECK(f && fseeko(f, 5, SEEK_SET) == 0);
+	struct bulk_out *b = bo_open(f);
+	CHECK(b);
+	char *want;
+	size_t n = generate(b, &want, 5u << 20);
+	CHECK(bo_close(b) == 0);
+	CHECK(fclose(f) == 0);
+	CHECK(same_file(path, 5, want, n, 0));
+	struct stat st;
+	CHECK(stat(path, &st) == 0);
+	CHECK_EQ_U((unsigned long long)st.st_size, total);
+	f = fopen(path, "rb");
+	CHECK(f && fseeko(f, (off_t)(5 + n), SEEK_SET) == 0);
+	int c, rest = 0, all_z = 1;
+	while ((c = getc(f)) != EOF) {
+		rest++;
+		all_z &= c == 'z';
+	}
+	fclose(f);
+	CHECK_EQ_U((unsigned)rest, total - 5 - n);
+	CHECK(all_z);
+	free(want);
+}
+
 static void to_pipe(void)
 {
 	int p[2];
@@ -272,8 +313,9 @@ int main(void)
 	RUN(short_direct_write);
 	RUN(disk_full);
 	RUN(slow_disk);
+	RUN(inside_file);
 	RUN(to_pipe);
-	const char *names[] = { "a", "b", "c", "d", "e", "f", "g", "pipe" };
+	const char *names[] = { "a", "b", "c", "d", "e", "f", "g", "h", "pipe" };
 	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
 		char p[128];
 		snprintf(p, sizeof p, "%s/%s", dir, names[i]);

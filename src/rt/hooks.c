@@ -136,7 +136,7 @@ static inline __attribute__((always_inline)) void pop_frame_mode(struct rt_tls *
                                                                  uint64_t now, int abnormal, uint32_t mode, int plain)
 {
 	struct sonde_frame *f = &t->stack[i];
-	if (f->node != RT_NO_NODE) {
+if (f->node != RT_NO_NODE) {
 		L->nodes[f->node].ticks += now - f->start;
 		t->cur_node = L->nodes[f->node].parent;
 	}
@@ -559,11 +559,16 @@ RT_HIDDEN void rt_tail_sled(uintptr_t *slot)
 	tail_sled_body(slot);
 }
 
+/* The chunk trace.h's fast path finds when it knows none (rt_ring_forget):
+ * always full, so the bound check sends every record to the slow path;
+ * read-only, never written (a record is only written after that check). */
+RT_HIDDEN const struct sonde_chunk rt_chunk_full = { .used = RING_CHUNK_SIZE };
+
 RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t now)
 {
 	int fresh;
 	struct sonde_ring *r = L->ring;
-	L->tchunk = NULL;
+	rt_ring_forget(L);
 	if (!r)
 		return NULL; /* no ring (no memory for it, counted then): nothing traced */
 	uint8_t *p = NULL;

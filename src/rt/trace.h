@@ -53,7 +53,8 @@ static inline void trace_mark(struct rt_tls *L, uint32_t func)
  * a bound check, its bytes and the store of the new `used` (ring.h's
  * contract unchanged: the payload before `used`, `used` on every record for
  * crash safety).  The chunk is valid while it stays the ring's current one,
- * FILLING, with a record in it (else a new record writes absolute time):
+ * FILLING, with a record in it (else a new record writes absolute time);
+ * otherwise it is rt_chunk_full, whose `used` fails the bound check:
  * rt_ring_reserve_slow sets it from ring_reserve, and every other writer of
  * the ring that may change the chunk, the thread's end and a roll-back
  * forget it (rt_ring_forget), so that the next record takes the slow path.
@@ -61,14 +62,12 @@ static inline void trace_mark(struct rt_tls *L, uint32_t func)
 static inline __attribute__((always_inline)) uint8_t *trace_reserve(struct rt_tls *L, uint32_t n, uint64_t now,
                                                                    struct sonde_chunk **cp, uint32_t *up)
 {
-	struct sonde_chunk *c = L->tchunk;
-	if (__builtin_expect(c != NULL, 1)) {
-		uint32_t u = c->used;
-		if (__builtin_expect(u + n <= RING_CHUNK_SIZE - sizeof *c, 1)) {
-			*cp = c;
-			*up = u;
-			return (uint8_t *)(c + 1) + u;
-		}
+	struct sonde_chunk *c = L->tchunk; /* rt_chunk_full when not known: fails the test */
+	uint32_t u = c->used;
+	if (__builtin_expect(u + n <= RING_CHUNK_SIZE - sizeof *c, 1)) {
+		*cp = c;
+		*up = u;
+		return (uint8_t *)(c + 1) + u;
 	}
 	uint8_t *p = rt_ring_reserve_slow(L, n, now);
 	if (p) {

@@ -136,7 +136,9 @@ static inline __attribute__((always_inline)) void pop_frame_mode(struct rt_tls *
                                                                  uint64_t now, int abnormal, uint32_t mode, int plain)
 {
 	struct sonde_frame *f = &t->stack[i];
-if (f->node != RT_NO_NODE) {
+	/* A session without profile writes no CCT (record/profile_out.c): the
+	 * nodes rt_resume_frames gives its frames are never read. */
+	if ((mode & SONDE_MODE_PROFILE) && f->node != RT_NO_NODE) {
 		L->nodes[f->node].ticks += now - f->start;
 		t->cur_node = L->nodes[f->node].parent;
 	}

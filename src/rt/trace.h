@@ -112,19 +112,28 @@ static inline __attribute__((always_inline)) uint32_t trace_enc14(uint32_t v, ui
 }
 
 /* A trace-only module without filters keeps, in the thread's
- * records[number], its function's varint(func) with TRACE_FENC_MARK set
- * (non-zero: the --domain file's mark; the varint of a func < 2^28 fits in
- * 31 bits).  Another mark (rt_trace_mark's 1) lacks the bit: computed again. */
-#define TRACE_FENC_MARK 0x80000000u
+ * records[number], its function's varint(func) with the varint's length
+ * (1..4) in bits 29..31 (TRACE_FENC_LEN_SHIFT): non-zero, so the --domain
+ * file's mark, and at least TRACE_FENC_MIN, which another mark
+ * (rt_trace_mark's 1) is not: computed again.  The varint of a func < 2^26
+ * (module slots below 64) fits in bits 0..28; for a func above, its slot
+ * is marked 1 and 0 returned: the caller writes its varint itself. */
+#define TRACE_FENC_LEN_SHIFT 29
+#define TRACE_FENC_MIN (1u << TRACE_FENC_LEN_SHIFT)
 static __attribute__((noinline, cold)) uint32_t trace_fenc(struct rt_tls *L, uint32_t *recs, uint32_t idx, uint32_t func)
 {
 	uint32_t slot = SONDE_FUNC_MOD(func);
 	if (!recs && slot < SONDE_MAX_MODS_PER_THREAD && !(recs = L->priv->recs[slot]))
 		recs = rt_recs_alloc(L, slot);
+	if (func >= 1u << 26) { /* no room for the length: the caller encodes it */
+		if (recs)
+			recs[idx] = 1u;
+		return 0;
+	}
 	uint8_t b[TR_MAX_VARINT] = { 0 };
-	tr_put_varint(b, func);
+	uint32_t len = (uint32_t)tr_put_varint(b, func);
 	uint32_t w = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-	w |= TRACE_FENC_MARK;
+	w |= len << TRACE_FENC_LEN_SHIFT;
 	if (recs)
 		recs[idx] = w;
 	return w;
@@ -163,10 +172,14 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 	int n;
 	if (plain) {
 		uint32_t fe;
-		if (__builtin_expect(!recs || !((fe = recs[idx]) & TRACE_FENC_MARK), 0))
-			fe = trace_fenc(L, recs, idx, func);
-		fe &= ~TRACE_FENC_MARK;
-		uint32_t flen = ((31u ^ (uint32_t)__builtin_clz(fe | 1u)) >> 3) + 1;
+		if (__builtin_expect(!recs || (fe = recs[idx]) < TRACE_FENC_MIN, 0) &&
+		    !(fe = trace_fenc(L, recs, idx, func))) {
+			n = tr_put_varint(p, g);
+			n += tr_put_varint(p + n, func);
+			goto written;
+		}
+		uint32_t flen = fe >> TRACE_FENC_LEN_SHIFT;
+		fe &= TRACE_FENC_MIN - 1;
 		if (__builtin_expect(g < 0x4000, 1)) {
 			/* gap and function in one store: no branch on either length */
 			uint32_t glen;
@@ -183,6 +196,7 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 		n = trace_varint(p, g);
 		n += trace_varint(p + n, func);
 	}
+written:
 	if (!plain && rt_sess->trace_min_ticks) {
 		/* --min-time may roll this record back at the exit: remember where it is.
 		 * flags: entry length (bits 8..15) and its chunk's seq (low 16 bits, 16..31);

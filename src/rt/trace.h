@@ -181,11 +181,13 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 		uint32_t flen = fe >> TRACE_FENC_LEN_SHIFT;
 		fe &= TRACE_FENC_MIN - 1;
 		if (__builtin_expect(g < 0x4000, 1)) {
-			/* gap and function in one store: no branch on either length */
+			/* the gap in two bytes, the function's four after the gap's
+			 * length (over its second byte if it has one): no branch
+			 * on either length */
 			uint32_t glen;
-			uint64_t w = trace_enc14((uint32_t)g, &glen);
-			w |= (uint64_t)fe << (8 * glen);
-			__builtin_memcpy(p, &w, 8);
+			uint16_t w = (uint16_t)trace_enc14((uint32_t)g, &glen);
+			__builtin_memcpy(p, &w, 2);
+			__builtin_memcpy(p + glen, &fe, 4);
 			n = (int)(glen + flen);
 		} else {
 			n = tr_put_varint(p, g);

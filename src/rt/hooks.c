@@ -374,8 +374,9 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 	           ((mode & SONDE_MODE_TRACE) && plain ? SONDE_FRAME_TRACED : 0); /* trace_enter clears it if need be */
 	if (mode & SONDE_MODE_TRACE) {
 		/* plain: the function's varint is kept (and the function marked)
-		 * in its records[number] (trace_fenc allocates them) */
-		uint32_t *recs = plain && __builtin_expect(m->slot < SONDE_MAX_MODS_PER_THREAD, 1) ? L->priv->recs[m->slot] : NULL;
+		 * in its records[number] (trace_fenc allocates them); a module
+		 * slot below TRACE_PLAIN_SLOTS (rt_enter_hook's choice) */
+		uint32_t *recs = plain ? L->priv->recs[m->slot] : NULL;
 		trace_enter(L, t, f, func, d + 1, now, plain, recs, idx);
 	}
 	atomic_signal_fence(memory_order_release); /* frame complete before depth covers it */

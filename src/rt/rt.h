@@ -69,6 +69,12 @@ struct rt_tls {
 	uintptr_t alt_lo, alt_hi; /* [lo, hi), or 0, 0: none (set by sigaltstack, context.c) */
 };
 
+/* trace.h's plain hook (rt_enter_hook) is given to the modules of these
+ * slots only: it keeps a function's varint and its length in the 32 bits of
+ * its records[number] (func < 2^26), and indexes L->priv->recs unchecked. */
+#define TRACE_PLAIN_SLOTS 64u
+_Static_assert(TRACE_PLAIN_SLOTS <= SONDE_MAX_MODS_PER_THREAD, "plain slots have records[number]");
+
 /* Another writer of the thread's ring (lock events, a resume record, the
  * thread's end, a --min-time roll-back) has moved it: trace.h's next record
  * takes rt_ring_reserve_slow, which finds the position again.  The chunk

@@ -678,9 +678,10 @@ RT_HIDDEN sonde_enter_fn rt_enter_hook(int numbered, const struct sonde_module *
 	case SONDE_MODE_PROFILE: return numbered ? rt_enter_num_profile : rt_enter_profile;
 	case SONDE_MODE_TRACE:
 		/* No filter to apply (the session's, the module's -F/-N/--domain
-		 * bitmap): the hook without them (trace.h's `plain`). */
+		 * bitmap): the hook without them (trace.h's `plain`), for the
+		 * module slots whose functions' varints it keeps (rt.h). */
 		if (!rt_sess->trace_max_depth && !rt_sess->filter_has_only && !rt_sess->trace_min_ticks &&
-		    !M->filter_off)
+		    !M->filter_off && (uint32_t)(M - rt_sess->modules) < TRACE_PLAIN_SLOTS)
 			return numbered ? rt_enter_num_traceplain : rt_enter_traceplain;
 		return numbered ? rt_enter_num_trace : rt_enter_trace;
 	default: return numbered ? rt_enter_num_any : rt_enter_any;

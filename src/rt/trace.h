@@ -116,8 +116,9 @@ static inline __attribute__((always_inline)) uint32_t trace_enc14(uint32_t v, ui
  * (1..4) in bits 29..31 (TRACE_FENC_LEN_SHIFT): non-zero, so the --domain
  * file's mark, and at least TRACE_FENC_MIN, which another mark
  * (rt_trace_mark's 1) is not: computed again.  The varint of a func < 2^26
- * (module slots below 64) fits in bits 0..28; for a func above, its slot
- * is marked 1 and 0 returned: the caller writes its varint itself. */
+ * (module slots below 64, TRACE_PLAIN_SLOTS: the plain hook's) fits in bits
+ * 0..28; for a func above (not from the plain hook), its slot is marked 1
+ * and 0 returned: the caller writes its varint itself. */
 #define TRACE_FENC_LEN_SHIFT 29
 #define TRACE_FENC_MIN (1u << TRACE_FENC_LEN_SHIFT)
 static __attribute__((noinline, cold)) uint32_t trace_fenc(struct rt_tls *L, uint32_t *recs, uint32_t idx, uint32_t func)

@@ -64,7 +64,8 @@ static inline __attribute__((always_inline)) uint8_t *trace_reserve(struct rt_tl
 {
 	struct sonde_chunk *c = L->tchunk; /* rt_chunk_full when not known: fails the test */
 	uint32_t u = c->used;
-	if (__builtin_expect(u + n <= RING_CHUNK_SIZE - sizeof *c, 1)) {
+	/* u against a constant (n is one in every caller): no addition */
+	if (__builtin_expect(u <= RING_CHUNK_SIZE - sizeof *c - n, 1)) {
 		*cp = c;
 		*up = u;
 		return (uint8_t *)(c + 1) + u;

@@ -417,7 +417,9 @@ static __attribute__((noinline, cold)) uintptr_t exit_slow(struct rt_tls *L, str
 	__builtin_trap();
 }
 
-static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, uint32_t mode)
+/* plain: a trace-only session without any filter (rt_exit_traceplain), whose
+ * frames carry neither -F's flag nor a --min-time entry length. */
+static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, uint32_t mode, int plain)
 {
 	struct rt_tls *L = &rt_tls;
 	struct sonde_thread *t = L->t;
@@ -429,9 +431,9 @@ static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, ui
 	uintptr_t ra;
 	if (__builtin_expect(d && t->stack[d - 1].slot == s, 1)) {
 		ra = t->stack[d - 1].site;
-		pop_frame_mode(L, t, d - 1, now, 0, mode, 0);
+		pop_frame_mode(L, t, d - 1, now, 0, mode, plain);
 		while (__builtin_expect(--d && t->stack[d - 1].slot == s, 0)) /* tail callers end too */
-			pop_frame_mode(L, t, d - 1, now, 0, mode, 0);
+			pop_frame_mode(L, t, d - 1, now, 0, mode, plain);
 	} else {
 		ra = exit_slow(L, t, s, now);
 	}
@@ -534,7 +536,7 @@ static inline __attribute__((always_inline)) void tail_sled_body(uintptr_t *slot
 	ENTER_HOOKS(name, mode, 0)                                                                 \
 	RT_HIDDEN uintptr_t rt_exit_##name(uintptr_t slot)                                          \
 	{                                                                                          \
-		return exit_body(slot, mode);                                                      \
+		return exit_body(slot, mode, 0);                                                   \
 	}                                                                                          \
 	RT_HIDDEN void rt_exit_sled_##name(uintptr_t *slot)                                         \
 	{                                                                                          \
@@ -550,6 +552,13 @@ ENTER_HOOKS(traceplain, SONDE_MODE_TRACE, 1)
 RT_HIDDEN void rt_exit_sled_traceplain(uintptr_t *slot)
 {
 	exit_sled_body(slot, SONDE_MODE_TRACE, 1);
+}
+/* The replaced return address's exit in a trace-only session without any
+ * filter (runtime.c): its frames, whichever hook entered them, carry no -F
+ * flag and no --min-time entry to roll back. */
+RT_HIDDEN uintptr_t rt_exit_traceplain(uintptr_t slot)
+{
+	return exit_body(slot, SONDE_MODE_TRACE, 1);
 }
 HOOKS(any, rt_mode)
 /* The floor (docs/ARCHITECTURE.md, "Hot-path rules and the floor"): control at entry and exit (sled, trampolines,

@@ -125,6 +125,7 @@ RT_HIDDEN void rt_enter_trace(struct sonde_modhook *m, uintptr_t fn, uintptr_t *
 RT_HIDDEN void rt_enter_any(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot);
 RT_HIDDEN uintptr_t rt_exit_profile(uintptr_t slot);
 RT_HIDDEN uintptr_t rt_exit_trace(uintptr_t slot);
+RT_HIDDEN uintptr_t rt_exit_traceplain(uintptr_t slot);
 RT_HIDDEN uintptr_t rt_exit_any(uintptr_t slot);
 RT_HIDDEN void rt_enter_floor(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot);
 /* The same for functions patched without a rebuild (instr.c): the stub

@@ -211,7 +211,13 @@ static int map_session(int fd)
 	rt_mode = h->mode;
 	switch (rt_mode & (SONDE_MODE_PROFILE | SONDE_MODE_TRACE)) {
 	case SONDE_MODE_PROFILE: rt_exit_hook = rt_exit_profile; break;
-	case SONDE_MODE_TRACE: rt_exit_hook = rt_exit_trace; break;
+	case SONDE_MODE_TRACE:
+		/* no filter of any kind: no frame has -F's flag or a --min-time entry */
+		rt_exit_hook = !h->trace_max_depth && !h->filter_has_only && !h->trace_min_ticks &&
+		                       (!h->filter_spec_off || !h->filter_spec_len)
+		                   ? rt_exit_traceplain
+		                   : rt_exit_trace;
+		break;
 	default: rt_exit_hook = rt_exit_any; break;
 	}
 	const char *fl = getenv("SONDE_BENCH_FLOOR");

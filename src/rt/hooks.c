@@ -136,7 +136,9 @@ static inline __attribute__((always_inline)) void pop_frame_mode(struct rt_tls *
                                                                  uint64_t now, int abnormal, uint32_t mode, int plain)
 {
 	struct sonde_frame *f = &t->stack[i];
-	if (f->node != RT_NO_NODE) {
+	/* A session without profile writes no CCT (record/profile_out.c): the
+	 * nodes rt_resume_frames gives its frames are never read. */
+	if ((mode & SONDE_MODE_PROFILE) && f->node != RT_NO_NODE) {
 		L->nodes[f->node].ticks += now - f->start;
 		t->cur_node = L->nodes[f->node].parent;
 	}
@@ -372,8 +374,9 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 	           ((mode & SONDE_MODE_TRACE) && plain ? SONDE_FRAME_TRACED : 0); /* trace_enter clears it if need be */
 	if (mode & SONDE_MODE_TRACE) {
 		/* plain: the function's varint is kept (and the function marked)
-		 * in its records[number] (trace_fenc allocates them) */
-		uint32_t *recs = plain && __builtin_expect(m->slot < SONDE_MAX_MODS_PER_THREAD, 1) ? L->priv->recs[m->slot] : NULL;
+		 * in its records[number] (trace_fenc allocates them); a module
+		 * slot below TRACE_PLAIN_SLOTS (rt_enter_hook's choice) */
+		uint32_t *recs = plain ? L->priv->recs[m->slot] : NULL;
 		trace_enter(L, t, f, func, d + 1, now, plain, recs, idx);
 	}
 	atomic_signal_fence(memory_order_release); /* frame complete before depth covers it */
@@ -414,7 +417,9 @@ static __attribute__((noinline, cold)) uintptr_t exit_slow(struct rt_tls *L, str
 	__builtin_trap();
 }
 
-static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, uint32_t mode)
+/* plain: a trace-only session without any filter (rt_exit_traceplain), whose
+ * frames carry neither -F's flag nor a --min-time entry length. */
+static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, uint32_t mode, int plain)
 {
 	struct rt_tls *L = &rt_tls;
 	struct sonde_thread *t = L->t;
@@ -426,9 +431,9 @@ static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, ui
 	uintptr_t ra;
 	if (__builtin_expect(d && t->stack[d - 1].slot == s, 1)) {
 		ra = t->stack[d - 1].site;
-		pop_frame_mode(L, t, d - 1, now, 0, mode, 0);
+		pop_frame_mode(L, t, d - 1, now, 0, mode, plain);
 		while (__builtin_expect(--d && t->stack[d - 1].slot == s, 0)) /* tail callers end too */
-			pop_frame_mode(L, t, d - 1, now, 0, mode, 0);
+			pop_frame_mode(L, t, d - 1, now, 0, mode, plain);
 	} else {
 		ra = exit_slow(L, t, s, now);
 	}
@@ -531,7 +536,7 @@ static inline __attribute__((always_inline)) void tail_sled_body(uintptr_t *slot
 	ENTER_HOOKS(name, mode, 0)                                                                 \
 	RT_HIDDEN uintptr_t rt_exit_##name(uintptr_t slot)                                          \
 	{                                                                                          \
-		return exit_body(slot, mode);                                                      \
+		return exit_body(slot, mode, 0);                                                   \
 	}                                                                                          \
 	RT_HIDDEN void rt_exit_sled_##name(uintptr_t *slot)                                         \
 	{                                                                                          \
@@ -548,6 +553,13 @@ RT_HIDDEN void rt_exit_sled_traceplain(uintptr_t *slot)
 {
 	exit_sled_body(slot, SONDE_MODE_TRACE, 1);
 }
+/* The replaced return address's exit in a trace-only session without any
+ * filter (runtime.c): its frames, whichever hook entered them, carry no -F
+ * flag and no --min-time entry to roll back. */
+RT_HIDDEN uintptr_t rt_exit_traceplain(uintptr_t slot)
+{
+	return exit_body(slot, SONDE_MODE_TRACE, 1);
+}
 HOOKS(any, rt_mode)
 /* The floor (docs/ARCHITECTURE.md, "Hot-path rules and the floor"): control at entry and exit (sled, trampolines,
  * shadow stack) and one TSC read each, nothing recorded.  For bench/ only:
@@ -559,11 +571,16 @@ RT_HIDDEN void rt_tail_sled(uintptr_t *slot)
 	tail_sled_body(slot);
 }
 
+/* The chunk trace.h's fast path finds when it knows none (rt_ring_forget):
+ * always full, so the bound check sends every record to the slow path;
+ * read-only, never written (a record is only written after that check). */
+RT_HIDDEN const struct sonde_chunk rt_chunk_full = { .used = RING_CHUNK_SIZE };
+
 RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t now)
 {
 	int fresh;
 	struct sonde_ring *r = L->ring;
-	L->tchunk = NULL;
+	rt_ring_forget(L);
 	if (!r)
 		return NULL; /* no ring (no memory for it, counted then): nothing traced */
 	uint8_t *p = NULL;

@@ -63,17 +63,27 @@ struct rt_tls {
 	uint32_t vfork_state;   /* vfork: state to give back to the parent */
 	uint32_t alt_known;     /* alt_lo/alt_hi hold this thread's alternate signal stack (rt_slot_dead) */
 	/* trace mode, the chunk of `ring` the function records fill (trace.h),
-	 * their write position its `used`; NULL when not known (rt_ring_forget) */
+	 * their write position its `used`; &rt_chunk_full when not known
+	 * (rt_ring_forget, thread_attach), never NULL while state == RT_T_ON */
 	struct sonde_chunk *tchunk;
 	uintptr_t alt_lo, alt_hi; /* [lo, hi), or 0, 0: none (set by sigaltstack, context.c) */
 };
 
+/* trace.h's plain hook (rt_enter_hook) is given to the modules of these
+ * slots only: it keeps a function's varint and its length in the 32 bits of
+ * its records[number] (func < 2^26), and indexes L->priv->recs unchecked. */
+#define TRACE_PLAIN_SLOTS 64u
+_Static_assert(TRACE_PLAIN_SLOTS <= SONDE_MAX_MODS_PER_THREAD, "plain slots have records[number]");
+
 /* Another writer of the thread's ring (lock events, a resume record, the
  * thread's end, a --min-time roll-back) has moved it: trace.h's next record
- * takes rt_ring_reserve_slow, which finds the position again. */
+ * takes rt_ring_reserve_slow, which finds the position again.  The chunk
+ * kept is then rt_chunk_full (hooks.c), read-only and always full, so that
+ * the fast path's one test of `used` sends it there (no NULL test). */
+extern RT_HIDDEN const struct sonde_chunk rt_chunk_full;
 static inline void rt_ring_forget(struct rt_tls *L)
 {
-	L->tchunk = NULL;
+	L->tchunk = (struct sonde_chunk *)&rt_chunk_full;
 }
 
 extern RT_HIDDEN struct sonde_session_hdr *rt_sess;
@@ -115,6 +125,7 @@ RT_HIDDEN void rt_enter_trace(struct sonde_modhook *m, uintptr_t fn, uintptr_t *
 RT_HIDDEN void rt_enter_any(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot);
 RT_HIDDEN uintptr_t rt_exit_profile(uintptr_t slot);
 RT_HIDDEN uintptr_t rt_exit_trace(uintptr_t slot);
+RT_HIDDEN uintptr_t rt_exit_traceplain(uintptr_t slot);
 RT_HIDDEN uintptr_t rt_exit_any(uintptr_t slot);
 RT_HIDDEN void rt_enter_floor(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot);
 /* The same for functions patched without a rebuild (instr.c): the stub

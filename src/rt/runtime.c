@@ -211,7 +211,13 @@ static int map_session(int fd)
 	rt_mode = h->mode;
 	switch (rt_mode & (SONDE_MODE_PROFILE | SONDE_MODE_TRACE)) {
 	case SONDE_MODE_PROFILE: rt_exit_hook = rt_exit_profile; break;
-	case SONDE_MODE_TRACE: rt_exit_hook = rt_exit_trace; break;
+	case SONDE_MODE_TRACE:
+		/* no filter of any kind: no frame has -F's flag or a --min-time entry */
+		rt_exit_hook = !h->trace_max_depth && !h->filter_has_only && !h->trace_min_ticks &&
+		                       (!h->filter_spec_off || !h->filter_spec_len)
+		                   ? rt_exit_traceplain
+		                   : rt_exit_trace;
+		break;
 	default: rt_exit_hook = rt_exit_any; break;
 	}
 	const char *fl = getenv("SONDE_BENCH_FLOOR");
@@ -678,9 +684,10 @@ RT_HIDDEN sonde_enter_fn rt_enter_hook(int numbered, const struct sonde_module *
 	case SONDE_MODE_PROFILE: return numbered ? rt_enter_num_profile : rt_enter_profile;
 	case SONDE_MODE_TRACE:
 		/* No filter to apply (the session's, the module's -F/-N/--domain
-		 * bitmap): the hook without them (trace.h's `plain`). */
+		 * bitmap): the hook without them (trace.h's `plain`), for the
+		 * module slots whose functions' varints it keeps (rt.h). */
 		if (!rt_sess->trace_max_depth && !rt_sess->filter_has_only && !rt_sess->trace_min_ticks &&
-		    !M->filter_off)
+		    !M->filter_off && (uint32_t)(M - rt_sess->modules) < TRACE_PLAIN_SLOTS)
 			return numbered ? rt_enter_num_traceplain : rt_enter_traceplain;
 		return numbered ? rt_enter_num_trace : rt_enter_trace;
 	default: return numbered ? rt_enter_num_any : rt_enter_any;

@@ -53,7 +53,8 @@ static inline void trace_mark(struct rt_tls *L, uint32_t func)
  * a bound check, its bytes and the store of the new `used` (ring.h's
  * contract unchanged: the payload before `used`, `used` on every record for
  * crash safety).  The chunk is valid while it stays the ring's current one,
- * FILLING, with a record in it (else a new record writes absolute time):
+ * FILLING, with a record in it (else a new record writes absolute time);
+ * otherwise it is rt_chunk_full, whose `used` fails the bound check:
  * rt_ring_reserve_slow sets it from ring_reserve, and every other writer of
  * the ring that may change the chunk, the thread's end and a roll-back
  * forget it (rt_ring_forget), so that the next record takes the slow path.
@@ -61,14 +62,13 @@ static inline void trace_mark(struct rt_tls *L, uint32_t func)
 static inline __attribute__((always_inline)) uint8_t *trace_reserve(struct rt_tls *L, uint32_t n, uint64_t now,
                                                                    struct sonde_chunk **cp, uint32_t *up)
 {
-	struct sonde_chunk *c = L->tchunk;
-	if (__builtin_expect(c != NULL, 1)) {
-		uint32_t u = c->used;
-		if (__builtin_expect(u + n <= RING_CHUNK_SIZE - sizeof *c, 1)) {
-			*cp = c;
-			*up = u;
-			return (uint8_t *)(c + 1) + u;
-		}
+	struct sonde_chunk *c = L->tchunk; /* rt_chunk_full when not known: fails the test */
+	uint32_t u = c->used;
+	/* u against a constant (n is one in every caller): no addition */
+	if (__builtin_expect(u <= RING_CHUNK_SIZE - sizeof *c - n, 1)) {
+		*cp = c;
+		*up = u;
+		return (uint8_t *)(c + 1) + u;
 	}
 	uint8_t *p = rt_ring_reserve_slow(L, n, now);
 	if (p) {
@@ -113,19 +113,29 @@ static inline __attribute__((always_inline)) uint32_t trace_enc14(uint32_t v, ui
 }
 
 /* A trace-only module without filters keeps, in the thread's
- * records[number], its function's varint(func) with TRACE_FENC_MARK set
- * (non-zero: the --domain file's mark; the varint of a func < 2^28 fits in
- * 31 bits).  Another mark (rt_trace_mark's 1) lacks the bit: computed again. */
-#define TRACE_FENC_MARK 0x80000000u
+ * records[number], its function's varint(func) with the varint's length
+ * (1..4) in bits 29..31 (TRACE_FENC_LEN_SHIFT): non-zero, so the --domain
+ * file's mark, and at least TRACE_FENC_MIN, which another mark
+ * (rt_trace_mark's 1) is not: computed again.  The varint of a func < 2^26
+ * (module slots below 64, TRACE_PLAIN_SLOTS: the plain hook's) fits in bits
+ * 0..28; for a func above (not from the plain hook), its slot is marked 1
+ * and 0 returned: the caller writes its varint itself. */
+#define TRACE_FENC_LEN_SHIFT 29
+#define TRACE_FENC_MIN (1u << TRACE_FENC_LEN_SHIFT)
 static __attribute__((noinline, cold)) uint32_t trace_fenc(struct rt_tls *L, uint32_t *recs, uint32_t idx, uint32_t func)
 {
 	uint32_t slot = SONDE_FUNC_MOD(func);
 	if (!recs && slot < SONDE_MAX_MODS_PER_THREAD && !(recs = L->priv->recs[slot]))
 		recs = rt_recs_alloc(L, slot);
+	if (func >= 1u << 26) { /* no room for the length: the caller encodes it */
+		if (recs)
+			recs[idx] = 1u;
+		return 0;
+	}
 	uint8_t b[TR_MAX_VARINT] = { 0 };
-	tr_put_varint(b, func);
+	uint32_t len = (uint32_t)tr_put_varint(b, func);
 	uint32_t w = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-	w |= TRACE_FENC_MARK;
+	w |= len << TRACE_FENC_LEN_SHIFT;
 	if (recs)
 		recs[idx] = w;
 	return w;
@@ -164,16 +174,22 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 	int n;
 	if (plain) {
 		uint32_t fe;
-		if (__builtin_expect(!recs || !((fe = recs[idx]) & TRACE_FENC_MARK), 0))
-			fe = trace_fenc(L, recs, idx, func);
-		fe &= ~TRACE_FENC_MARK;
-		uint32_t flen = ((31u ^ (uint32_t)__builtin_clz(fe | 1u)) >> 3) + 1;
+		if (__builtin_expect(!recs || (fe = recs[idx]) < TRACE_FENC_MIN, 0) &&
+		    !(fe = trace_fenc(L, recs, idx, func))) {
+			n = tr_put_varint(p, g);
+			n += tr_put_varint(p + n, func);
+			goto written;
+		}
+		uint32_t flen = fe >> TRACE_FENC_LEN_SHIFT;
+		fe &= TRACE_FENC_MIN - 1;
 		if (__builtin_expect(g < 0x4000, 1)) {
-			/* gap and function in one store: no branch on either length */
+			/* the gap in two bytes, the function's four after the gap's
+			 * length (over its second byte if it has one): no branch
+			 * on either length */
 			uint32_t glen;
-			uint64_t w = trace_enc14((uint32_t)g, &glen);
-			w |= (uint64_t)fe << (8 * glen);
-			__builtin_memcpy(p, &w, 8);
+			uint16_t w = (uint16_t)trace_enc14((uint32_t)g, &glen);
+			__builtin_memcpy(p, &w, 2);
+			__builtin_memcpy(p + glen, &fe, 4);
 			n = (int)(glen + flen);
 		} else {
 			n = tr_put_varint(p, g);
@@ -184,6 +200,7 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 		n = trace_varint(p, g);
 		n += trace_varint(p + n, func);
 	}
+written:
 	if (!plain && rt_sess->trace_min_ticks) {
 		/* --min-time may roll this record back at the exit: remember where it is.
 		 * flags: entry length (bits 8..15) and its chunk's seq (low 16 bits, 16..31);

@@ -39,32 +39,7 @@ wall() { # command... : "wall cpu" seconds of one run (cpu: the launcher's child
 	s=$(date +%s.%N); "$@" >/dev/null 2>&1; e=$(date +%s.%N)
 	awk -v e="$e" -v s="$s" -v c="$(cat cpu.txt 2>/dev/null || echo nan)" 'BEGIN { printf "%.6f %s\n", e - s, c }'
 }
-cat >cpu.c <<'C'
-#include <stdio.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-int main(int argc, char **argv)
-{
-	(void)argc;
-	pid_t p = fork();
-	if (p == 0) {
-		execv(argv[1], argv + 1);
-		_exit(127);
-	}
-	int st;
-	struct rusage ru;
-	if (p < 0 || wait4(p, &st, 0, &ru) != p)
-		return 1;
-	FILE *f = fopen("cpu.txt", "w");
-	if (f) {
-		fprintf(f, "%.6f\n", ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
-		fclose(f);
-	}
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
-}
-C
-cc -O2 cpu.c -o cpu || exit 1
+cc -O2 "$ROOT/bench/cputime.c" -o cpu || exit 1
 
 run_prog() { # name plainbin sondebin pgbin args...
 	local name=$1 p=$2 s=$3 g=$4; shift 4

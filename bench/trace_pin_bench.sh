@@ -19,32 +19,7 @@ REPS=${REPS:-7} SQSIZE=${SQSIZE:-25} LUAN=${LUAN:-22} PROGS=${PROGS:-"sqlite lua
 cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
 command -v taskset >/dev/null || { echo "trace_pin_bench: no taskset" >&2; exit 1; }
 W=$(mktemp -d /tmp/sonde-pinbench.XXXXXX); cd "$W" || exit 1
-cat >cpu.c <<'C'
-#include <stdio.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-int main(int argc, char **argv)
-{
-	(void)argc;
-	pid_t p = fork();
-	if (p == 0) {
-		execv(argv[1], argv + 1);
-		_exit(127);
-	}
-	int st;
-	struct rusage ru;
-	if (p < 0 || wait4(p, &st, 0, &ru) != p)
-		return 1;
-	FILE *f = fopen("cpu.txt", "w");
-	if (f) {
-		fprintf(f, "%.6f\n", ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
-		fclose(f);
-	}
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
-}
-C
-cc -O2 cpu.c -o cpu || exit 1
+cc -O2 "$ROOT/bench/cputime.c" -o cpu || exit 1
 cputime() { rm -f cpu.txt; "$@" >/dev/null 2>&1; cat cpu.txt 2>/dev/null || echo nan; }
 S=$BUILD/bin/sonde
 run_prog() { # name plainbin sondebin args...

@@ -219,11 +219,12 @@ last = [p for p in pk if not p.startswith("(")][-1]
 assert ins and ins == out and last.startswith("D"), (ins - out, out - ins, last)
 EOF2
 	check "$name: the firmware runs on to the same output" cmp -s <(untimed "plain.$L_FW") <(untimed "stub.$name")
+	# (fib comes after a round's 58 leaf calls: a loaded machine's --duration 1 may end before it)
 	check "$name: the recording reads: -F leaf -F fib only, invariants" env SONDE="$SONDE" PYTHONPATH="$ROOT/tests" \
 		python3 -c "
 from profile_check import report, check_invariants, failures
 r = report(data='rec.$name')
-assert set(r) == {'leaf', 'fib'} and r['leaf']['calls'] > 0, r
+assert set(r) <= {'leaf', 'fib'} and r['leaf']['calls'] > 0 and ('fib' in r or r['leaf']['calls'] < 58), r
 check_invariants(list(r), data='rec.$name', label='$name: ')
 import profile_check; assert profile_check.failures == 0"
 }

@@ -106,10 +106,9 @@ int dl_loader_only(const struct modules *ms)
 {
 	int loader = 0;
 	for (int i = 0; i < ms->n; i++) {
-		const char *b = base(ms->m[i].path);
-		if (is_libc(b))
+		if (is_libc(base(ms->m[i].path)))
 			return 0;
-		loader |= !strncmp(b, "ld-linux", 8) || !strncmp(b, "ld-2.", 5);
+		loader |= dl_is_loader(ms->m[i].path);
 	}
 	return loader;
 }

@@ -1086,6 +1086,64 @@ static void trap_leave(struct pa_hdr *h)
 		__atomic_fetch_sub(&h->trapping_full, 1, __ATOMIC_RELEASE);
 }
 
+/* How many times on_trap looks through the sites for an int3 that a
+ * placement took again under it (trap_site): each look after the first
+ * follows a placement made while the handler ran, so a few are enough; the
+ * bound keeps a foreign int3 at a removed site's address from holding the
+ * handler. */
+#define TRAP_LOOKS 64
+
+enum trap_verdict { TRAP_NONE, TRAP_DONE, TRAP_AGAIN };
+
+/* The int3 at `at` of the thread whose context is uc: run the site it
+ * belongs to (TRAP_DONE, uc resumes in its slot or at the original
+ * instruction), or none of ours (TRAP_NONE), or TRAP_AGAIN: a removed
+ * site's record is there and so is an int3, which a placement at `at`
+ * (that record taken again, or another) put in between the state read and
+ * the byte read; the placement said PREPARED before its int3 went in
+ * (op_place), so the next look finds it. */
+static enum trap_verdict trap_site(struct pa_hdr *h, uint64_t at, ucontext_t *uc)
+{
+	enum trap_verdict v = TRAP_NONE;
+	for (uint32_t i = 0; i < pa_n; i++) {
+		struct pa_site *s = &h->sites[i];
+		uint32_t state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+		if (s->addr != at || state == PA_FREE)
+			continue;
+		if (state == PA_REMOVED) {
+			/* Its int3 was taken just before it went: run the original. */
+			uint8_t b;
+			if (peek(at, &b, 1) == 0 && b != 0xcc) {
+				uc->uc_mcontext.gregs[REG_RIP] = (greg_t)at;
+				return TRAP_DONE;
+			}
+			v = TRAP_AGAIN;
+			continue;
+		}
+		/* Read once: a record taken again for a new placement gets
+		 * its new resume only when the new slot's code is in. */
+		uint64_t resume = __atomic_load_n(&s->resume, __ATOMIC_ACQUIRE);
+		const greg_t *g = uc->uc_mcontext.gregs;
+		uint64_t regs[PA_NREGS] = {
+			[PA_R15] = (uint64_t)g[REG_R15], [PA_R14] = (uint64_t)g[REG_R14],
+			[PA_R13] = (uint64_t)g[REG_R13], [PA_R12] = (uint64_t)g[REG_R12],
+			[PA_RBP] = (uint64_t)g[REG_RBP], [PA_RBX] = (uint64_t)g[REG_RBX],
+			[PA_R11] = (uint64_t)g[REG_R11], [PA_R10] = (uint64_t)g[REG_R10],
+			[PA_R9] = (uint64_t)g[REG_R9], [PA_R8] = (uint64_t)g[REG_R8],
+			[PA_RDI] = (uint64_t)g[REG_RDI], [PA_RSI] = (uint64_t)g[REG_RSI],
+			[PA_RDX] = (uint64_t)g[REG_RDX], [PA_RCX] = (uint64_t)g[REG_RCX],
+			[PA_RAX] = (uint64_t)g[REG_RAX], [PA_FLAGS] = (uint64_t)g[REG_EFL],
+		};
+		const struct _libc_fpstate *fp_was = trap_fp;
+		trap_fp = uc->uc_mcontext.fpregs;
+		pa_hit(i, (uint64_t *)g[REG_RSP], regs);
+		trap_fp = fp_was;
+		uc->uc_mcontext.gregs[REG_RIP] = (greg_t)resume;
+		return TRAP_DONE;
+	}
+	return v;
+}
+
 static void on_trap(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
@@ -1093,44 +1151,12 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 	struct pa_hdr *h = pa;
 	if (h && si->si_code == SI_KERNEL) {
 		trap_enter(h);
-		for (uint32_t i = 0; i < pa_n; i++) {
-			struct pa_site *s = &h->sites[i];
-			uint32_t state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
-			if (s->addr != at || state == PA_FREE)
-				continue;
-			if (state == PA_REMOVED) {
-				/* Its int3 was taken just before it went: run the original. */
-				uint8_t b;
-				if (peek(at, &b, 1) == 0 && b != 0xcc) {
-					uc->uc_mcontext.gregs[REG_RIP] = (greg_t)at;
-					trap_leave(h);
-					return;
-				}
-				continue;
-			}
-			/* Read once: a record taken again for a new placement gets
-			 * its new resume only when the new slot's code is in. */
-			uint64_t resume = __atomic_load_n(&s->resume, __ATOMIC_ACQUIRE);
-			const greg_t *g = uc->uc_mcontext.gregs;
-			uint64_t regs[PA_NREGS] = {
-				[PA_R15] = (uint64_t)g[REG_R15], [PA_R14] = (uint64_t)g[REG_R14],
-				[PA_R13] = (uint64_t)g[REG_R13], [PA_R12] = (uint64_t)g[REG_R12],
-				[PA_RBP] = (uint64_t)g[REG_RBP], [PA_RBX] = (uint64_t)g[REG_RBX],
-				[PA_R11] = (uint64_t)g[REG_R11], [PA_R10] = (uint64_t)g[REG_R10],
-				[PA_R9] = (uint64_t)g[REG_R9], [PA_R8] = (uint64_t)g[REG_R8],
-				[PA_RDI] = (uint64_t)g[REG_RDI], [PA_RSI] = (uint64_t)g[REG_RSI],
-				[PA_RDX] = (uint64_t)g[REG_RDX], [PA_RCX] = (uint64_t)g[REG_RCX],
-				[PA_RAX] = (uint64_t)g[REG_RAX], [PA_FLAGS] = (uint64_t)g[REG_EFL],
-			};
-			const struct _libc_fpstate *fp_was = trap_fp;
-			trap_fp = uc->uc_mcontext.fpregs;
-			pa_hit(i, (uint64_t *)g[REG_RSP], regs);
-			trap_fp = fp_was;
-			uc->uc_mcontext.gregs[REG_RIP] = (greg_t)resume;
-			trap_leave(h);
-			return;
-		}
+		enum trap_verdict v = TRAP_AGAIN;
+		for (int look = 0; look < TRAP_LOOKS && v == TRAP_AGAIN; look++)
+			v = trap_site(h, at, uc);
 		trap_leave(h);
+		if (v == TRAP_DONE)
+			return;
 	}
 	chain(sig, si, ucv);
 }

@@ -112,16 +112,23 @@ for _ in $(seq 500); do grep -q '^deleted 1' i.err && break; sleep 0.02; done
 echo "add plugin:spin" >&3
 for _ in $(seq 500); do grep -q '^added 2' i.err && break; sleep 0.02; done
 sleep 0.3
+echo "disable 2" >&3
+for _ in $(seq 500); do grep -q '^disabled 2' i.err && break; sleep 0.02; done
+sleep 0.2
+echo "enable 2" >&3
+for _ in $(seq 500); do grep -q '^enabled 2' i.err && break; sleep 0.02; done
+sleep 0.3
 touch stop.i
 for _ in $(seq 1000); do grep -q '^expect' i.out && break; sleep 0.02; done
 exec 3>&-
 wait "$sonde_pid"
 check "interactive: the program's results right" \
 	test "$(awk '$1 == "total" {print $2}' i.out)" = "$(awk '$1 == "expect" {print $2}' i.out)"
-# (a thread inside the hit when a probe is deleted may still reach its
-# handler: at most one per thread more than the deleted probe's hits)
-check "interactive: pre counted every hit of each probe" jq_py i.json \
-	"import re; p=d['probes']; pre=[int(re.search(r' pre=(\\d+) ', q['report']).group(1)) for q in p]; assert len(p)==2 and p[0]['state']=='deleted' and p[0]['hits']>0 and 0 <= pre[0]-p[0]['hits'] <= 2 and pre[1]==p[1]['hits']>0, p"
+# (a thread inside the hit when a probe is deleted, disabled or enabled may
+# still reach its handler: at most one per thread more than the probe's hits
+# at each: probe 2 was disabled and enabled again)
+check "interactive: pre counted every hit of each probe, across a disable" jq_py i.json \
+	"import re; p=d['probes']; pre=[int(re.search(r' pre=(\\d+) ', q['report']).group(1)) for q in p]; assert len(p)==2 and p[0]['state']=='deleted' and p[0]['hits']>0 and 0 <= pre[0]-p[0]['hits'] <= 2 and 0 <= pre[1]-p[1]['hits'] <= 4 and p[1]['hits'] > 0, p"
 
 # --- attached: the agent loads the plugin into the running process
 attach_run() { # tag specs...

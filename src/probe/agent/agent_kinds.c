@@ -970,7 +970,12 @@ void agent_remove(struct engine *e, struct probe *p)
  * enable's.  Var, assert, time and plugin probes' own numbers are made in
  * the target by their records' programs: the records are marked off
  * (struct pa_site.off) first, so those stop with the hits that ran before;
- * the enable marks them on after the bases moved. */
+ * the enable marks them on after the bases moved.  A plugin probe the other
+ * way round (read, then off; on, then read): a hit takes its plugin before
+ * it counts (probes.c's plugin_of), so one that found the probe off and
+ * counted before the disable's reading (or after the enable's) would be a
+ * hit without its pre call; this way there is never a pre call fewer than
+ * hits, at most one in flight more. */
 int agent_enable(struct engine *e, struct probe *p, int on, char *err, size_t n)
 {
 	(void)e;
@@ -982,19 +987,24 @@ int agent_enable(struct engine *e, struct probe *p, int on, char *err, size_t n)
 	}
 	void *inner;
 	int own = borrowed_kind(p, &inner) != NULL; /* the records run this probe's programs */
+	int plugin = own && d->pdata;
 	if (!on) {
 		struct abase *v = calloc((size_t)(d->nsites ? d->nsites : 1), sizeof *v);
 		if (!v) {
 			snprintf(err, n, "out of memory");
 			return -1;
 		}
-		for (int i = 0; own && i < d->nsites; i++)
+		for (int i = 0; own && !plugin && i < d->nsites; i++)
 			__atomic_store_n(&agent_sess.pa->sites[d->sites[i]].off, 1, __ATOMIC_SEQ_CST);
 		for (int i = 0; i < d->nsites; i++)
 			site_counters(&agent_sess.pa->sites[d->sites[i]], &v[i]);
+		for (int i = 0; plugin && i < d->nsites; i++)
+			__atomic_store_n(&agent_sess.pa->sites[d->sites[i]].off, 1, __ATOMIC_SEQ_CST);
 		d->paused = v;
 		return 0;
 	}
+	for (int i = 0; plugin && i < d->nsites; i++)
+		__atomic_store_n(&agent_sess.pa->sites[d->sites[i]].off, 0, __ATOMIC_SEQ_CST);
 	for (int i = 0; i < d->nsites; i++) {
 		struct abase now, *b = &d->base[i];
 		const struct abase *was = &d->paused[i];
@@ -1012,7 +1022,7 @@ int agent_enable(struct engine *e, struct probe *p, int on, char *err, size_t n)
 		for (int c = 0; c < PA_CALLERS; c++)
 			b->callers[c] += now.callers[c] - was->callers[c];
 	}
-	for (int i = 0; own && i < d->nsites; i++)
+	for (int i = 0; own && !plugin && i < d->nsites; i++)
 		__atomic_store_n(&agent_sess.pa->sites[d->sites[i]].off, 0, __ATOMIC_SEQ_CST);
 	free(d->paused);
 	d->paused = NULL;

@@ -29,6 +29,7 @@ struct bulk_out {
 	int fd;        /* the caller's: ordinary writes */
 	int dfd;       /* the same file opened with O_DIRECT; -1: none (any more) */
 	off_t off;     /* with dfd: the file offset of the next block */
+	int always;    /* SONDE_EXPORT_DIRECT=always: no page cache for a slow disk */
 	int err;       /* errno of the first failed write; later output is dropped */
 	/* Ordinary writes at the end of a regular file: its blocks allocated
 	 * ahead (fallocate, the size kept), BO_PREALLOC at a time, so that the
@@ -156,7 +157,8 @@ static void finish_job(struct bulk_out *b)
 		b->waited += clock_mono_ns() - t;
 	}
 	pthread_mutex_unlock(&b->mu);
-	if (b->jdone == b->jlen && b->jlen && b->waited > BO_SLOW_NS && b->waited > (clock_mono_ns() - b->t0) / 4) {
+	if (b->jdone == b->jlen && b->jlen && !b->always && b->waited > BO_SLOW_NS &&
+	    b->waited > (clock_mono_ns() - b->t0) / 4) {
 		/* The disk does not keep up: the page cache takes the rest and the
 		 * kernel writes it back, as for any file (while memory lasts). */
 		drop_direct(b, b->off);
@@ -215,7 +217,8 @@ static ssize_t stream_write(void *cookie, const char *data, size_t size)
 
 /* A second description of fd's file with O_DIRECT, or -1 when fd is not a
  * regular file at an aligned offset opened for plain writing, the file
- * system refuses O_DIRECT, or SONDE_EXPORT_DIRECT=0 says not to. */
+ * system refuses O_DIRECT, or SONDE_EXPORT_DIRECT=0 says not to
+ * (`always`: finish_job keeps O_DIRECT for a slow disk too). */
 static int open_direct(int fd, off_t *off)
 {
 	struct stat st;
@@ -264,6 +267,8 @@ struct bulk_out *bo_open(FILE *f)
 	b->prealloc = !fstat(b->fd, &st) && S_ISREG(st.st_mode) && b->wpos == st.st_size && !(fcntl(b->fd, F_GETFL) & O_APPEND);
 	b->pre_end = b->wpos;
 	b->dfd = open_direct(b->fd, &b->off);
+	const char *env = getenv("SONDE_EXPORT_DIRECT");
+	b->always = env && !strcmp(env, "always");
 	if (b->dfd >= 0) {
 		pthread_mutex_init(&b->mu, NULL);
 		pthread_cond_init(&b->cv, NULL);

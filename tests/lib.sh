@@ -31,15 +31,29 @@ check() { local n=$1; shift; if "$@"; then ok "$n"; else notok "$n" "command fai
 # jq-like queries are done with python3's json module (always on Debian images here).
 jq_py() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); $2" "$1"; }
 # sigkill_launched NAME OUT DELAY MARK REF -- SONDE-PROBE-ARGS...: `sonde probe
-# ARGS` (a launched program) in the background, output in OUT, SIGKILLed after
-# DELAY seconds; then, once OUT has a line starting with MARK (the program's
-# last; 20 s at most), ok NAME if OUT equals REF (the program's run without
-# sonde): killing sonde must not harm the program.
+# ARGS` (a launched program) in the background, output in OUT, SIGKILLed
+# DELAY seconds after the program started (its exec done: a child of sonde's
+# named as it is; a slow start, as under ASan on a loaded machine, would
+# otherwise see sonde killed before there is any program); then, once OUT has
+# a line starting with MARK (the program's last; 20 s at most), ok NAME if OUT
+# equals REF (the program's run without sonde): killing sonde must not harm
+# the program.
 sigkill_launched() {
 	local name=$1 out=$2 delay=$3 mark=$4 ref=$5
 	shift 6
+	local a prog=
+	for a in "$@"; do [ "$a" = -- ] && prog=next || { [ "$prog" = next ] && prog=$(basename "$a"); }; done
 	"$SONDE" probe "$@" > "$out" 2> "$out.err" &
-	local sp=$!
+	local sp=$! c started=
+	for _ in $(seq 1000); do
+		for c in $(pgrep -P "$sp"); do
+			[ "$(cat "/proc/$c/comm" 2>/dev/null)" = "${prog:0:15}" ] && started=1
+		done
+		[ -n "$started" ] && break
+		kill -0 "$sp" 2>/dev/null || break
+		sleep 0.01
+	done
+	[ -n "$started" ] || { notok "$name" "the program ($prog) never started under sonde"; kill -KILL "$sp"; wait "$sp" 2>/dev/null; return; }
 	sleep "$delay"
 	kill -KILL "$sp"
 	wait "$sp" 2>/dev/null

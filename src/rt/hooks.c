@@ -26,8 +26,8 @@
  *  - trace mode: an entry / exit record goes into the thread's ring (trace.h)
  *    at the `used` of the chunk kept in TLS; a module recorded without any
  *    trace filter gets the `traceplain` entry and exit-sled hooks, which look
- *    at none of them and keep each function's encoded number in its
- *    records[number].
+ *    at none of them and find each function's encoded number in a table
+ *    of its module shared by the process's threads (rt_fenc).
  *
  * Rules: O(1) work, no locks, no system calls, no malloc, no stdio; state in
  * initial-exec TLS; errno untouched; compiled with -mgeneral-regs-only so
@@ -373,11 +373,10 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 	f->flags = (keep ? SONDE_FRAME_SLED : tramp == (uintptr_t)rt_exit_tramp_full ? SONDE_FRAME_FULLSAVE : 0) |
 	           ((mode & SONDE_MODE_TRACE) && plain ? SONDE_FRAME_TRACED : 0); /* trace_enter clears it if need be */
 	if (mode & SONDE_MODE_TRACE) {
-		/* plain: the function's varint is kept (and the function marked)
-		 * in its records[number] (trace_fenc allocates them); a module
-		 * slot below TRACE_PLAIN_SLOTS (rt_enter_hook's choice) */
-		uint32_t *recs = plain ? L->priv->recs[m->slot] : NULL;
-		trace_enter(L, t, f, func, d + 1, now, plain, recs, idx);
+		/* plain: the function's varint is kept in the process's table of
+		 * its module (rt_fenc, rt.h); a module slot below
+		 * TRACE_PLAIN_SLOTS whose table exists (rt_enter_hook's choice) */
+		trace_enter(L, t, f, func, d + 1, now, plain, m->slot, idx);
 	}
 	atomic_signal_fence(memory_order_release); /* frame complete before depth covers it */
 	t->depth = d + 1;

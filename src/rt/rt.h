@@ -70,10 +70,17 @@ struct rt_tls {
 };
 
 /* trace.h's plain hook (rt_enter_hook) is given to the modules of these
- * slots only: it keeps a function's varint and its length in the 32 bits of
- * its records[number] (func < 2^26), and indexes L->priv->recs unchecked. */
+ * slots only, whose functions' varints (func < 2^26: four bytes at most)
+ * rt_fenc keeps. */
 #define TRACE_PLAIN_SLOTS 64u
-_Static_assert(TRACE_PLAIN_SLOTS <= SONDE_MAX_MODS_PER_THREAD, "plain slots have records[number]");
+/* Per module slot below TRACE_PLAIN_SLOTS, shared by the process's threads:
+ * for each function (by records[number] index, the unnumbered bucket last)
+ * 0 until a thread of the process first records it, then varint(func) in the
+ * low 32 bits and its length (1..4) in the high 32 (trace.h, trace_fenc).
+ * Process-private memory, mapped when the module is given the plain hook
+ * (rt_enter_hook), never freed; NULL: no plain hook for that slot. */
+extern RT_HIDDEN uint64_t *rt_fenc[TRACE_PLAIN_SLOTS];
+_Static_assert(TRACE_PLAIN_SLOTS <= SONDE_MAX_MODS_PER_THREAD, "plain slots have records[number] for their marks");
 
 /* Another writer of the thread's ring (lock events, a resume record, the
  * thread's end, a --min-time roll-back) has moved it: trace.h's next record

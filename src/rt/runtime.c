@@ -676,6 +676,26 @@ RT_HIDDEN struct sonde_module *rt_module_new(uintptr_t anchor, uint32_t nfuncs, 
 	return M;
 }
 
+RT_HIDDEN uint64_t *rt_fenc[TRACE_PLAIN_SLOTS];
+
+/* rt_fenc[slot] for a module of nfuncs functions (and the unnumbered
+ * bucket): mapped at the first module of that slot in this process (a slot
+ * is the session's: a module of the same slot in a forked child is the one
+ * the parent had, with the same numbers); 0 when there is no memory for it. */
+static int fenc_table(uint32_t slot, uint32_t nfuncs)
+{
+	if (slot >= TRACE_PLAIN_SLOTS)
+		return 0;
+	if (rt_fenc[slot])
+		return 1;
+	size_t size = ((size_t)nfuncs + 1) * sizeof(uint64_t);
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return 0;
+	rt_fenc[slot] = p;
+	return 1;
+}
+
 RT_HIDDEN sonde_enter_fn rt_enter_hook(int numbered, const struct sonde_module *M)
 {
 	if (rt_floor)
@@ -687,7 +707,7 @@ RT_HIDDEN sonde_enter_fn rt_enter_hook(int numbered, const struct sonde_module *
 		 * bitmap): the hook without them (trace.h's `plain`), for the
 		 * module slots whose functions' varints it keeps (rt.h). */
 		if (!rt_sess->trace_max_depth && !rt_sess->filter_has_only && !rt_sess->trace_min_ticks &&
-		    !M->filter_off && (uint32_t)(M - rt_sess->modules) < TRACE_PLAIN_SLOTS)
+		    !M->filter_off && fenc_table((uint32_t)(M - rt_sess->modules), M->nfuncs))
 			return numbered ? rt_enter_num_traceplain : rt_enter_traceplain;
 		return numbered ? rt_enter_num_trace : rt_enter_trace;
 	default: return numbered ? rt_enter_num_any : rt_enter_any;

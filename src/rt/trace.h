@@ -112,32 +112,22 @@ static inline __attribute__((always_inline)) uint32_t trace_enc14(uint32_t v, ui
 	return v + hi + (big << 7);
 }
 
-/* A trace-only module without filters keeps, in the thread's
- * records[number], its function's varint(func) with the varint's length
- * (1..4) in bits 29..31 (TRACE_FENC_LEN_SHIFT): non-zero, so the --domain
- * file's mark, and at least TRACE_FENC_MIN, which another mark
- * (rt_trace_mark's 1) is not: computed again.  The varint of a func < 2^26
- * (module slots below 64, TRACE_PLAIN_SLOTS: the plain hook's) fits in bits
- * 0..28; for a func above (not from the plain hook), its slot is marked 1
- * and 0 returned: the caller writes its varint itself. */
-#define TRACE_FENC_LEN_SHIFT 29
-#define TRACE_FENC_MIN (1u << TRACE_FENC_LEN_SHIFT)
-static __attribute__((noinline, cold)) uint32_t trace_fenc(struct rt_tls *L, uint32_t *recs, uint32_t idx, uint32_t func)
+/* The first record of a function in a process of a trace-only session
+ * without filters (the plain hook): its varint and length into the shared
+ * rt_fenc[slot][idx] (rt.h), after the function is marked in this thread's
+ * records[number] for the --domain file (domain_out.c takes the union of
+ * the threads' marks: the other threads of the process, which find the
+ * entry set, need not mark it).  func < 2^26 (a plain slot): four bytes at
+ * most. */
+static __attribute__((noinline, cold)) uint64_t trace_fenc(struct rt_tls *L, uint32_t slot, uint32_t idx)
 {
-	uint32_t slot = SONDE_FUNC_MOD(func);
-	if (!recs && slot < SONDE_MAX_MODS_PER_THREAD && !(recs = L->priv->recs[slot]))
-		recs = rt_recs_alloc(L, slot);
-	if (func >= 1u << 26) { /* no room for the length: the caller encodes it */
-		if (recs)
-			recs[idx] = 1u;
-		return 0;
-	}
+	/* the function from its index (the hot path keeps no register for it) */
+	uint32_t func = SONDE_FUNC(slot, idx < rt_sess->modules[slot].nfuncs ? idx : SONDE_UNNUMBERED);
+	trace_mark(L, func);
 	uint8_t b[TR_MAX_VARINT] = { 0 };
-	uint32_t len = (uint32_t)tr_put_varint(b, func);
-	uint32_t w = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-	w |= len << TRACE_FENC_LEN_SHIFT;
-	if (recs)
-		recs[idx] = w;
+	uint64_t len = (uint64_t)tr_put_varint(b, func);
+	uint64_t w = (uint64_t)b[0] | (uint64_t)b[1] << 8 | (uint64_t)b[2] << 16 | (uint64_t)b[3] << 24 | len << 32;
+	__atomic_store_n(&rt_fenc[slot][idx], w, __ATOMIC_RELEASE); /* after the mark */
 	return w;
 }
 
@@ -146,12 +136,13 @@ static __attribute__((noinline, cold)) uint32_t trace_fenc(struct rt_tls *L, uin
 
 /* Entry record.  `plain`: the hook of a trace-only session without filters
  * (no --depth, -F, -N, --domain, --min-time: rt_enter_hook chooses it per
- * module), which writes the record with the function's varint kept in its
- * records[number] (which marks it too), and whose frame comes with
+ * module), which writes the record with the function's varint kept in the
+ * process's fenc[idx] (rt_fenc[slot], which trace_fenc fills and marks the
+ * function at its first record), and whose frame comes with
  * SONDE_FRAME_TRACED already set (cleared here if nothing is written). */
 static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f,
                                                               uint32_t func, uint32_t depth, uint64_t now, int plain,
-                                                              uint32_t *recs, uint32_t idx)
+                                                              uint32_t slot, uint32_t idx)
 {
 	if (!plain && !trace_wanted(L, t, f, depth)) {
 		t->trace_filtered++;
@@ -173,15 +164,11 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 	uint64_t g = (now - prev) << 2 | TR_ENTER;
 	int n;
 	if (plain) {
-		uint32_t fe;
-		if (__builtin_expect(!recs || (fe = recs[idx]) < TRACE_FENC_MIN, 0) &&
-		    !(fe = trace_fenc(L, recs, idx, func))) {
-			n = tr_put_varint(p, g);
-			n += tr_put_varint(p + n, func);
-			goto written;
-		}
-		uint32_t flen = fe >> TRACE_FENC_LEN_SHIFT;
-		fe &= TRACE_FENC_MIN - 1;
+		uint64_t *fenc = rt_fenc[slot];
+		uint64_t fv = fenc[idx];
+		if (__builtin_expect(!fv, 0))
+			fv = trace_fenc(L, slot, idx);
+		uint32_t fe = (uint32_t)fv, flen = (uint32_t)(fv >> 32);
 		if (__builtin_expect(g < 0x4000, 1)) {
 			/* the gap in two bytes, the function's four after the gap's
 			 * length (over its second byte if it has one): no branch
@@ -200,7 +187,6 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 		n = trace_varint(p, g);
 		n += trace_varint(p + n, func);
 	}
-written:
 	if (!plain && rt_sess->trace_min_ticks) {
 		/* --min-time may roll this record back at the exit: remember where it is.
 		 * flags: entry length (bits 8..15) and its chunk's seq (low 16 bits, 16..31);

@@ -382,7 +382,8 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 	t->depth = d + 1;
 	if (!keep)
 		*slot = tramp;
-	t->last_tsc = now;
+	if (!(mode & SONDE_MODE_TRACE)) /* a trace's: its records' time (rt_ring_last) */
+		t->last_tsc = now;
 out:
 	atomic_signal_fence(memory_order_seq_cst);
 	L->busy = 0;
@@ -436,7 +437,8 @@ static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, ui
 	} else {
 		ra = exit_slow(L, t, s, now);
 	}
-	t->last_tsc = now;
+	if (!(mode & SONDE_MODE_TRACE)) /* a trace's: its records' time (rt_ring_last) */
+		t->last_tsc = now;
 	atomic_signal_fence(memory_order_seq_cst);
 	L->busy = busy;
 	return ra;
@@ -482,7 +484,8 @@ static inline __attribute__((always_inline)) void exit_sled_body(uintptr_t *slot
 		pop_frame_mode(L, t, d - 1, now, 0, mode, plain);
 	else
 		exit_sled_slow(L, t, s, now);
-	t->last_tsc = now;
+	if (!(mode & SONDE_MODE_TRACE)) /* a trace's: its records' time (rt_ring_last) */
+		t->last_tsc = now;
 	atomic_signal_fence(memory_order_seq_cst);
 	L->busy = 0;
 }
@@ -595,7 +598,7 @@ RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t n
 	struct sonde_chunk *c = ring_chunk(rt_sess, r, r->cur);
 	L->tchunk = c; /* p is its payload + used */
 	if (fresh) /* the chunk's first record: its time is relative to the chunk's base, now */
-		L->trace_last = now;
+		L->t->last_tsc = now; /* rt_ring_last: in a trace */
 	return p;
 }
 

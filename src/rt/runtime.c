@@ -449,7 +449,7 @@ static int trace_resume(struct rt_tls *L, uint32_t func, uint64_t now)
 	b += tr_put_varint(body + b, (uint64_t)k);
 	__builtin_memcpy(body + b, f, (size_t)k);
 	b += k;
-	uint64_t prev = L->trace_last;
+	uint64_t *last = rt_ring_last(L), prev = *last;
 	if (now < prev)
 		now = prev;
 	int h = tr_put_varint(hd, ((now - prev) << 2) | TR_EXT), fresh;
@@ -466,7 +466,7 @@ static int trace_resume(struct rt_tls *L, uint32_t func, uint64_t now)
 	__builtin_memcpy(p, hd, (size_t)h);
 	__builtin_memcpy(p + h, body, (size_t)b);
 	ring_commit(rt_sess, L->ring, (uint32_t)(h + b));
-	L->trace_last = now;
+	*last = now;
 	return 0;
 }
 

@@ -159,8 +159,8 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 		return;
 	}
 	/* the first record of a chunk: time relative to the chunk base (= now,
-	 * which rt_ring_reserve_slow put in trace_last) */
-	uint64_t prev = L->trace_last;
+	 * which rt_ring_reserve_slow put in last_tsc: rt_ring_last) */
+	uint64_t prev = t->last_tsc;
 	uint64_t g = (now - prev) << 2 | TR_ENTER;
 	int n;
 	if (plain) {
@@ -200,7 +200,7 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 	}
 	if (!plain)
 		f->flags |= SONDE_FRAME_TRACED;
-	L->trace_last = now;
+	t->last_tsc = now;
 	trace_commit(c, u, (uint32_t)n);
 }
 
@@ -227,7 +227,7 @@ static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, s
 		if (len && (uint16_t)c->seq == (uint16_t)(fl >> 16) && c->used == f->trace_pos + len) {
 			c->used = f->trace_pos;
 			rt_ring_forget(L);
-			L->trace_last = f->trace_prev;
+			t->last_tsc = f->trace_prev;
 			return;
 		}
 	}
@@ -236,8 +236,8 @@ static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, s
 	uint8_t *p = trace_reserve(L, TR_MAX_VARINT, now, &c, &u);
 	if (!p)
 		return;
-	/* first record of a chunk: trace_last is its base (rt_ring_reserve_slow) */
-	uint64_t g = (now - L->trace_last) << 2 | (abnormal ? TR_EXIT_ABNORMAL : TR_EXIT);
+	/* first record of a chunk: last_tsc is its base (rt_ring_reserve_slow) */
+	uint64_t g = (now - t->last_tsc) << 2 | (abnormal ? TR_EXIT_ABNORMAL : TR_EXIT);
 	int n;
 	if (__builtin_expect(g < 0x4000, 1)) {
 		uint32_t len;
@@ -247,7 +247,7 @@ static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, s
 	} else {
 		n = tr_put_varint(p, g);
 	}
-	L->trace_last = now;
+	t->last_tsc = now;
 	trace_commit(c, u, (uint32_t)n);
 	if (rolled && (fl >> SONDE_FRAME_ENTRYLEN) & 0xff)
 		trace_mark(L, f->func); /* --min-time: its entry record stayed */

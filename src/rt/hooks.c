@@ -480,8 +480,15 @@ static inline __attribute__((always_inline)) void exit_sled_body(uintptr_t *slot
 	uint64_t now = clock_ticks();
 	uint32_t d = t->depth;
 	uintptr_t s = (uintptr_t)slot;
-	if (__builtin_expect(d && t->stack[d - 1].slot == s && (t->stack[d - 1].flags & SONDE_FRAME_SLED), 1))
-		pop_frame_mode(L, t, d - 1, now, 0, mode, plain);
+	/* plain: the fast path takes only the frames the plain sled hook leaves
+	 * (SLED and TRACED, nothing else in the low byte: not unhooked for an
+	 * exception, not a resumed frame without its TRX_RESUME record), whose
+	 * exit record need not look at TRACED; exit_sled_slow closes the others
+	 * as the hook of any trace session does */
+	if (__builtin_expect(d && t->stack[d - 1].slot == s &&
+	                     (plain ? (uint8_t)t->stack[d - 1].flags == (SONDE_FRAME_SLED | SONDE_FRAME_TRACED)
+	                            : (t->stack[d - 1].flags & SONDE_FRAME_SLED) != 0), 1))
+		pop_frame_mode(L, t, d - 1, now, 0, mode, plain ? TRACE_PLAIN_TRACED : 0);
 	else
 		exit_sled_slow(L, t, s, now);
 	if (!(mode & SONDE_MODE_TRACE)) /* a trace's: its records' time (rt_ring_last) */

@@ -206,8 +206,12 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 
 /* Exit record.  A frame without -F's flag nor a --min-time entry length (all
  * of them in a session without filters) only writes its record: its
- * function was marked at the entry.  `plain`: the exit sled of a module
- * entered by the plain hook, whose frames have neither. */
+ * function was marked at the entry.  `plain` (TRACE_PLAIN): the exit of a
+ * session without filters, whose frames have neither; TRACE_PLAIN_TRACED:
+ * and the frame is known to have its entry record (the plain exit sled's
+ * fast path, which takes no other frame). */
+#define TRACE_PLAIN 1
+#define TRACE_PLAIN_TRACED 2
 static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f,
                                                              uint64_t now, int abnormal, int plain)
 {
@@ -218,7 +222,7 @@ static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, s
 			t->filter_depth--;
 		rolled = 1;
 	}
-	if (!(fl & SONDE_FRAME_TRACED))
+	if (plain != TRACE_PLAIN_TRACED && !(fl & SONDE_FRAME_TRACED))
 		return;
 	/* --min-time: a short call with no recorded child leaves nothing. */
 	if (rolled && now - f->start < rt_sess->trace_min_ticks && !abnormal) {

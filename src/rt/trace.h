@@ -131,6 +131,16 @@ static __attribute__((noinline, cold)) uint64_t trace_fenc(struct rt_tls *L, uin
 	return w;
 }
 
+/* A time gap of 2^12 ticks or more (a varint of three bytes or more), then
+ * the function's varint (fv: rt_fenc's): out of the hook's registers. */
+static __attribute__((noinline, cold)) int trace_put_far(uint8_t *p, uint64_t g, uint64_t fv)
+{
+	int n = tr_put_varint(p, g);
+	uint32_t fe = (uint32_t)fv;
+	__builtin_memcpy(p + n, &fe, 4);
+	return n + (int)(fv >> 32);
+}
+
 /* Longest entry record: varint(gap) + varint(func, < 2^32). */
 #define TRACE_ENTER_MAX (TR_MAX_VARINT + 5)
 
@@ -168,8 +178,8 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 		uint64_t fv = fenc[idx];
 		if (__builtin_expect(!fv, 0))
 			fv = trace_fenc(L, slot, idx);
-		uint32_t fe = (uint32_t)fv, flen = (uint32_t)(fv >> 32);
 		if (__builtin_expect(g < 0x4000, 1)) {
+			uint32_t fe = (uint32_t)fv, flen = (uint32_t)(fv >> 32);
 			/* the gap in two bytes, the function's four after the gap's
 			 * length (over its second byte if it has one): no branch
 			 * on either length */
@@ -179,9 +189,7 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 			__builtin_memcpy(p + glen, &fe, 4);
 			n = (int)(glen + flen);
 		} else {
-			n = tr_put_varint(p, g);
-			__builtin_memcpy(p + n, &fe, 4);
-			n += (int)flen;
+			n = trace_put_far(p, g, fv);
 		}
 	} else {
 		n = trace_varint(p, g);

@@ -78,11 +78,15 @@ static inline __attribute__((always_inline)) uint8_t *trace_reserve(struct rt_tl
 	return p;
 }
 
-/* The record of n bytes at the chunk's position u is written. */
-static inline __attribute__((always_inline)) void trace_commit(struct sonde_chunk *c, uint32_t u, uint32_t n)
+/* The record of n bytes at the chunk's `used` (trace_reserve's position:
+ * nothing else moved it since, this thread being the only writer and the
+ * hook not re-entered) is written.  An `add` to `used` in memory, one
+ * instruction, rather than the position kept in a register and its sum
+ * stored; `used` is still stored once, after the payload. */
+static inline __attribute__((always_inline)) void trace_commit(struct sonde_chunk *c, uint32_t n)
 {
 	atomic_signal_fence(memory_order_release); /* payload before `used` (crash safety) */
-	c->used = u + n;
+	c->used += n;
 }
 
 /* tr_put_varint with the short forms inline (a record's time gap and a
@@ -209,7 +213,7 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 	if (!plain)
 		f->flags |= SONDE_FRAME_TRACED;
 	t->last_tsc = now;
-	trace_commit(c, u, (uint32_t)n);
+	trace_commit(c, (uint32_t)n);
 }
 
 /* Exit record.  A frame without -F's flag nor a --min-time entry length (all
@@ -260,7 +264,7 @@ static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, s
 		n = tr_put_varint(p, g);
 	}
 	t->last_tsc = now;
-	trace_commit(c, u, (uint32_t)n);
+	trace_commit(c, (uint32_t)n);
 	if (rolled && (fl >> SONDE_FRAME_ENTRYLEN) & 0xff)
 		trace_mark(L, f->func); /* --min-time: its entry record stayed */
 }

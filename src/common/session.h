@@ -114,7 +114,8 @@ struct sonde_thread {
 	int32_t  tid;
 	uint32_t depth;           /* frames in use in stack[] */
 	char     comm[SONDE_COMM_MAX];
-	uint64_t start_tsc, end_tsc, last_tsc;
+	uint64_t start_tsc, end_tsc, last_tsc; /* last_tsc: its last hook's time; in a trace, its last
+	                                        * record's (rt.h, rt_ring_last) */
 	uint64_t region_off, region_size;  /* this region in the session */
 	uint64_t nodes_off;       /* node pool: session offset */
 	uint32_t nodes_used, nodes_cap;

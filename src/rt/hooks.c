@@ -26,8 +26,8 @@
  *  - trace mode: an entry / exit record goes into the thread's ring (trace.h)
  *    at the `used` of the chunk kept in TLS; a module recorded without any
  *    trace filter gets the `traceplain` entry and exit-sled hooks, which look
- *    at none of them and keep each function's encoded number in its
- *    records[number].
+ *    at none of them and find each function's encoded number in a table
+ *    of its module shared by the process's threads (rt_fenc).
  *
  * Rules: O(1) work, no locks, no system calls, no malloc, no stdio; state in
  * initial-exec TLS; errno untouched; compiled with -mgeneral-regs-only so
@@ -373,17 +373,17 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 	f->flags = (keep ? SONDE_FRAME_SLED : tramp == (uintptr_t)rt_exit_tramp_full ? SONDE_FRAME_FULLSAVE : 0) |
 	           ((mode & SONDE_MODE_TRACE) && plain ? SONDE_FRAME_TRACED : 0); /* trace_enter clears it if need be */
 	if (mode & SONDE_MODE_TRACE) {
-		/* plain: the function's varint is kept (and the function marked)
-		 * in its records[number] (trace_fenc allocates them); a module
-		 * slot below TRACE_PLAIN_SLOTS (rt_enter_hook's choice) */
-		uint32_t *recs = plain ? L->priv->recs[m->slot] : NULL;
-		trace_enter(L, t, f, func, d + 1, now, plain, recs, idx);
+		/* plain: the function's varint is kept in the process's table of
+		 * its module (rt_fenc, rt.h); a module slot below
+		 * TRACE_PLAIN_SLOTS whose table exists (rt_enter_hook's choice) */
+		trace_enter(L, t, f, func, d + 1, now, plain, m->slot, idx);
 	}
 	atomic_signal_fence(memory_order_release); /* frame complete before depth covers it */
 	t->depth = d + 1;
 	if (!keep)
 		*slot = tramp;
-	t->last_tsc = now;
+	if (!(mode & SONDE_MODE_TRACE)) /* a trace's: its records' time (rt_ring_last) */
+		t->last_tsc = now;
 out:
 	atomic_signal_fence(memory_order_seq_cst);
 	L->busy = 0;
@@ -437,7 +437,8 @@ static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, ui
 	} else {
 		ra = exit_slow(L, t, s, now);
 	}
-	t->last_tsc = now;
+	if (!(mode & SONDE_MODE_TRACE)) /* a trace's: its records' time (rt_ring_last) */
+		t->last_tsc = now;
 	atomic_signal_fence(memory_order_seq_cst);
 	L->busy = busy;
 	return ra;
@@ -479,11 +480,19 @@ static inline __attribute__((always_inline)) void exit_sled_body(uintptr_t *slot
 	uint64_t now = clock_ticks();
 	uint32_t d = t->depth;
 	uintptr_t s = (uintptr_t)slot;
-	if (__builtin_expect(d && t->stack[d - 1].slot == s && (t->stack[d - 1].flags & SONDE_FRAME_SLED), 1))
-		pop_frame_mode(L, t, d - 1, now, 0, mode, plain);
+	/* plain: the fast path takes only the frames the plain sled hook leaves
+	 * (SLED and TRACED, nothing else in the low byte: not unhooked for an
+	 * exception, not a resumed frame without its TRX_RESUME record), whose
+	 * exit record need not look at TRACED; exit_sled_slow closes the others
+	 * as the hook of any trace session does */
+	if (__builtin_expect(d && t->stack[d - 1].slot == s &&
+	                     (plain ? (uint8_t)t->stack[d - 1].flags == (SONDE_FRAME_SLED | SONDE_FRAME_TRACED)
+	                            : (t->stack[d - 1].flags & SONDE_FRAME_SLED) != 0), 1))
+		pop_frame_mode(L, t, d - 1, now, 0, mode, plain ? TRACE_PLAIN_TRACED : 0);
 	else
 		exit_sled_slow(L, t, s, now);
-	t->last_tsc = now;
+	if (!(mode & SONDE_MODE_TRACE)) /* a trace's: its records' time (rt_ring_last) */
+		t->last_tsc = now;
 	atomic_signal_fence(memory_order_seq_cst);
 	L->busy = 0;
 }
@@ -596,7 +605,7 @@ RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t n
 	struct sonde_chunk *c = ring_chunk(rt_sess, r, r->cur);
 	L->tchunk = c; /* p is its payload + used */
 	if (fresh) /* the chunk's first record: its time is relative to the chunk's base, now */
-		L->trace_last = now;
+		L->t->last_tsc = now; /* rt_ring_last: in a trace */
 	return p;
 }
 

@@ -535,7 +535,7 @@ static __attribute__((noinline)) void lk_event_slow(struct rt_tls *L, uint32_t i
 	b += tr_put_varint(body + b, id);
 	body[b++] = (uint8_t)op;
 	b += tr_put_varint(body + b, aux);
-	uint64_t prev = L->trace_last;
+	uint64_t *last = rt_ring_last(L), prev = *last;
 	if (now < prev)
 		now = prev; /* keep the per-chunk deltas non-negative */
 	int h = tr_put_varint(hd, ((now - prev) << 2) | TR_EXT);
@@ -553,7 +553,7 @@ static __attribute__((noinline)) void lk_event_slow(struct rt_tls *L, uint32_t i
 	__builtin_memcpy(p, hd, (size_t)h);
 	__builtin_memcpy(p + h, body, (size_t)b);
 	ring_commit(rt_sess, R, (uint32_t)(h + b));
-	L->trace_last = now;
+	*last = now;
 }
 
 #define LK_EV_MAX (3 * TR_MAX_VARINT + 2)
@@ -565,7 +565,7 @@ static inline void lk_event(struct rt_tls *L, uint32_t id, uint32_t op, uint64_t
 		return;
 	struct sonde_ring *R = L->ring;
 	struct sonde_chunk *c = ring_chunk(rt_sess, R, R->cur);
-	uint64_t prev = L->trace_last;
+	uint64_t *last = rt_ring_last(L), prev = *last;
 	if (__builtin_expect(atomic_load_explicit(&c->state, memory_order_relaxed) == RING_FILLING && c->used &&
 	                     sizeof *c + c->used + LK_EV_MAX <= R->chunk_size && now >= prev, 1)) {
 		uint8_t *p = (uint8_t *)(c + 1) + c->used, *q = p;
@@ -577,7 +577,7 @@ static inline void lk_event(struct rt_tls *L, uint32_t id, uint32_t op, uint64_t
 		q += tr_put_varint(q, aux);
 		ring_commit(rt_sess, R, (uint32_t)(q - p));
 		rt_ring_forget(L);
-		L->trace_last = now;
+		*last = now;
 		return;
 	}
 	lk_event_slow(L, id, op, aux, now);

@@ -56,7 +56,8 @@ struct rt_tls {
 	struct sonde_node *nodes;
 	struct sonde_ring *ring;
 	uint64_t trace_seq;     /* trace mode: chunk seq of the last entry record */
-	uint64_t trace_last;    /* trace mode: time of the last record written */
+	uint64_t trace_last;    /* without a trace (lock events of a profile): time of the last record
+	                         * written to `ring` (rt_ring_last; in a trace, t->last_tsc) */
 	struct rt_priv *priv;   /* never NULL while state == RT_T_ON */
 	uintptr_t first_slot;   /* during a thread's first event from an entry: its call's slot (agent.c) */
 	uintptr_t vfork_ret;    /* vfork (runtime.c): the caller's return address while the child runs */
@@ -70,10 +71,17 @@ struct rt_tls {
 };
 
 /* trace.h's plain hook (rt_enter_hook) is given to the modules of these
- * slots only: it keeps a function's varint and its length in the 32 bits of
- * its records[number] (func < 2^26), and indexes L->priv->recs unchecked. */
+ * slots only, whose functions' varints (func < 2^26: four bytes at most)
+ * rt_fenc keeps. */
 #define TRACE_PLAIN_SLOTS 64u
-_Static_assert(TRACE_PLAIN_SLOTS <= SONDE_MAX_MODS_PER_THREAD, "plain slots have records[number]");
+/* Per module slot below TRACE_PLAIN_SLOTS, shared by the process's threads:
+ * for each function (by records[number] index, the unnumbered bucket last)
+ * 0 until a thread of the process first records it, then varint(func) in the
+ * low 32 bits and its length (1..4) in the high 32 (trace.h, trace_fenc).
+ * Process-private memory, mapped when the module is given the plain hook
+ * (rt_enter_hook), never freed; NULL: no plain hook for that slot. */
+extern RT_HIDDEN uint64_t *rt_fenc[TRACE_PLAIN_SLOTS];
+_Static_assert(TRACE_PLAIN_SLOTS <= SONDE_MAX_MODS_PER_THREAD, "plain slots have records[number] for their marks");
 
 /* Another writer of the thread's ring (lock events, a resume record, the
  * thread's end, a --min-time roll-back) has moved it: trace.h's next record
@@ -90,6 +98,19 @@ extern RT_HIDDEN struct sonde_session_hdr *rt_sess;
 extern RT_HIDDEN uint32_t rt_mode;
 extern RT_HIDDEN uint32_t rt_proc_slot;
 extern RT_HIDDEN __thread struct rt_tls rt_tls;
+extern RT_HIDDEN int rt_floor; /* bench: floor hooks instead of the session's */
+
+/* The time of the last record in the thread's ring, the base of the next
+ * record's time gap (0 at a chunk's first record: its base).  In a trace,
+ * the thread's last_tsc in the session, which the trace hooks store with
+ * their records and not otherwise (hooks.c: the hooks of other modes store
+ * it at every call), so that a record stores one time, not two; without a
+ * trace (lock events of a profile, whose hooks write no record; the
+ * floor's hooks, bench/), trace_last in L. */
+static inline uint64_t *rt_ring_last(struct rt_tls *L)
+{
+	return (rt_mode & SONDE_MODE_TRACE) && !rt_floor ? &L->t->last_tsc : &L->trace_last;
+}
 
 /* Attach to the session if this process has one (idempotent). 0 if attached. */
 RT_HIDDEN int rt_init(void);
@@ -154,7 +175,7 @@ RT_HIDDEN void rt_sled_hooks(const struct sonde_module *M, sonde_enter_fn *enter
 /* A tail call's sled: the frame's return address replaced from here on (any mode). */
 RT_HIDDEN void rt_tail_sled(uintptr_t *slot);
 /* The ring writer's slow path (hooks.c): ring_reserve for n bytes, the
- * position in L (trace.h) set, and L->trace_last = now when the record starts
+ * position in L (trace.h) set, and t->last_tsc = now when the record starts
  * a chunk (its time is relative to the chunk's base); NULL when the record is
  * dropped (no ring; lossy and full, or the session stopping: the loss
  * counted). */
@@ -162,7 +183,6 @@ RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t n
 /* Mark func as having left a trace record (the --domain file, trace.h). */
 RT_HIDDEN void rt_trace_mark(struct rt_tls *L, uint32_t func);
 RT_HIDDEN uintptr_t rt_exit_floor(uintptr_t slot);
-extern RT_HIDDEN int rt_floor; /* bench: floor hooks instead of the session's */
 RT_HIDDEN void rt_exit_tramp(void);
 /* Their layouts, which observe.c's unwind information for libgcc describes
  * instruction by instruction (checked in hooks.c's assembly): the byte

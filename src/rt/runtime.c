@@ -449,7 +449,7 @@ static int trace_resume(struct rt_tls *L, uint32_t func, uint64_t now)
 	b += tr_put_varint(body + b, (uint64_t)k);
 	__builtin_memcpy(body + b, f, (size_t)k);
 	b += k;
-	uint64_t prev = L->trace_last;
+	uint64_t *last = rt_ring_last(L), prev = *last;
 	if (now < prev)
 		now = prev;
 	int h = tr_put_varint(hd, ((now - prev) << 2) | TR_EXT), fresh;
@@ -466,7 +466,7 @@ static int trace_resume(struct rt_tls *L, uint32_t func, uint64_t now)
 	__builtin_memcpy(p, hd, (size_t)h);
 	__builtin_memcpy(p + h, body, (size_t)b);
 	ring_commit(rt_sess, L->ring, (uint32_t)(h + b));
-	L->trace_last = now;
+	*last = now;
 	return 0;
 }
 
@@ -676,6 +676,26 @@ RT_HIDDEN struct sonde_module *rt_module_new(uintptr_t anchor, uint32_t nfuncs, 
 	return M;
 }
 
+RT_HIDDEN uint64_t *rt_fenc[TRACE_PLAIN_SLOTS];
+
+/* rt_fenc[slot] for a module of nfuncs functions (and the unnumbered
+ * bucket): mapped at the first module of that slot in this process (a slot
+ * is the session's: a module of the same slot in a forked child is the one
+ * the parent had, with the same numbers); 0 when there is no memory for it. */
+static int fenc_table(uint32_t slot, uint32_t nfuncs)
+{
+	if (slot >= TRACE_PLAIN_SLOTS)
+		return 0;
+	if (rt_fenc[slot])
+		return 1;
+	size_t size = ((size_t)nfuncs + 1) * sizeof(uint64_t);
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return 0;
+	rt_fenc[slot] = p;
+	return 1;
+}
+
 RT_HIDDEN sonde_enter_fn rt_enter_hook(int numbered, const struct sonde_module *M)
 {
 	if (rt_floor)
@@ -687,7 +707,7 @@ RT_HIDDEN sonde_enter_fn rt_enter_hook(int numbered, const struct sonde_module *
 		 * bitmap): the hook without them (trace.h's `plain`), for the
 		 * module slots whose functions' varints it keeps (rt.h). */
 		if (!rt_sess->trace_max_depth && !rt_sess->filter_has_only && !rt_sess->trace_min_ticks &&
-		    !M->filter_off && (uint32_t)(M - rt_sess->modules) < TRACE_PLAIN_SLOTS)
+		    !M->filter_off && fenc_table((uint32_t)(M - rt_sess->modules), M->nfuncs))
 			return numbered ? rt_enter_num_traceplain : rt_enter_traceplain;
 		return numbered ? rt_enter_num_trace : rt_enter_trace;
 	default: return numbered ? rt_enter_num_any : rt_enter_any;

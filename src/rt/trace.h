@@ -78,11 +78,15 @@ static inline __attribute__((always_inline)) uint8_t *trace_reserve(struct rt_tl
 	return p;
 }
 
-/* The record of n bytes at the chunk's position u is written. */
-static inline __attribute__((always_inline)) void trace_commit(struct sonde_chunk *c, uint32_t u, uint32_t n)
+/* The record of n bytes at the chunk's `used` (trace_reserve's position:
+ * nothing else moved it since, this thread being the only writer and the
+ * hook not re-entered) is written.  An `add` to `used` in memory, one
+ * instruction, rather than the position kept in a register and its sum
+ * stored; `used` is still stored once, after the payload. */
+static inline __attribute__((always_inline)) void trace_commit(struct sonde_chunk *c, uint32_t n)
 {
 	atomic_signal_fence(memory_order_release); /* payload before `used` (crash safety) */
-	c->used = u + n;
+	c->used += n;
 }
 
 /* tr_put_varint with the short forms inline (a record's time gap and a
@@ -112,33 +116,33 @@ static inline __attribute__((always_inline)) uint32_t trace_enc14(uint32_t v, ui
 	return v + hi + (big << 7);
 }
 
-/* A trace-only module without filters keeps, in the thread's
- * records[number], its function's varint(func) with the varint's length
- * (1..4) in bits 29..31 (TRACE_FENC_LEN_SHIFT): non-zero, so the --domain
- * file's mark, and at least TRACE_FENC_MIN, which another mark
- * (rt_trace_mark's 1) is not: computed again.  The varint of a func < 2^26
- * (module slots below 64, TRACE_PLAIN_SLOTS: the plain hook's) fits in bits
- * 0..28; for a func above (not from the plain hook), its slot is marked 1
- * and 0 returned: the caller writes its varint itself. */
-#define TRACE_FENC_LEN_SHIFT 29
-#define TRACE_FENC_MIN (1u << TRACE_FENC_LEN_SHIFT)
-static __attribute__((noinline, cold)) uint32_t trace_fenc(struct rt_tls *L, uint32_t *recs, uint32_t idx, uint32_t func)
+/* The first record of a function in a process of a trace-only session
+ * without filters (the plain hook): its varint and length into the shared
+ * rt_fenc[slot][idx] (rt.h), after the function is marked in this thread's
+ * records[number] for the --domain file (domain_out.c takes the union of
+ * the threads' marks: the other threads of the process, which find the
+ * entry set, need not mark it).  func < 2^26 (a plain slot): four bytes at
+ * most. */
+static __attribute__((noinline, cold)) uint64_t trace_fenc(struct rt_tls *L, uint32_t slot, uint32_t idx)
 {
-	uint32_t slot = SONDE_FUNC_MOD(func);
-	if (!recs && slot < SONDE_MAX_MODS_PER_THREAD && !(recs = L->priv->recs[slot]))
-		recs = rt_recs_alloc(L, slot);
-	if (func >= 1u << 26) { /* no room for the length: the caller encodes it */
-		if (recs)
-			recs[idx] = 1u;
-		return 0;
-	}
+	/* the function from its index (the hot path keeps no register for it) */
+	uint32_t func = SONDE_FUNC(slot, idx < rt_sess->modules[slot].nfuncs ? idx : SONDE_UNNUMBERED);
+	trace_mark(L, func);
 	uint8_t b[TR_MAX_VARINT] = { 0 };
-	uint32_t len = (uint32_t)tr_put_varint(b, func);
-	uint32_t w = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-	w |= len << TRACE_FENC_LEN_SHIFT;
-	if (recs)
-		recs[idx] = w;
+	uint64_t len = (uint64_t)tr_put_varint(b, func);
+	uint64_t w = (uint64_t)b[0] | (uint64_t)b[1] << 8 | (uint64_t)b[2] << 16 | (uint64_t)b[3] << 24 | len << 32;
+	__atomic_store_n(&rt_fenc[slot][idx], w, __ATOMIC_RELEASE); /* after the mark */
 	return w;
+}
+
+/* A time gap of 2^12 ticks or more (a varint of three bytes or more), then
+ * the function's varint (fv: rt_fenc's): out of the hook's registers. */
+static __attribute__((noinline, cold)) int trace_put_far(uint8_t *p, uint64_t g, uint64_t fv)
+{
+	int n = tr_put_varint(p, g);
+	uint32_t fe = (uint32_t)fv;
+	__builtin_memcpy(p + n, &fe, 4);
+	return n + (int)(fv >> 32);
 }
 
 /* Longest entry record: varint(gap) + varint(func, < 2^32). */
@@ -146,12 +150,13 @@ static __attribute__((noinline, cold)) uint32_t trace_fenc(struct rt_tls *L, uin
 
 /* Entry record.  `plain`: the hook of a trace-only session without filters
  * (no --depth, -F, -N, --domain, --min-time: rt_enter_hook chooses it per
- * module), which writes the record with the function's varint kept in its
- * records[number] (which marks it too), and whose frame comes with
+ * module), which writes the record with the function's varint kept in the
+ * process's fenc[idx] (rt_fenc[slot], which trace_fenc fills and marks the
+ * function at its first record), and whose frame comes with
  * SONDE_FRAME_TRACED already set (cleared here if nothing is written). */
 static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f,
                                                               uint32_t func, uint32_t depth, uint64_t now, int plain,
-                                                              uint32_t *recs, uint32_t idx)
+                                                              uint32_t slot, uint32_t idx)
 {
 	if (!plain && !trace_wanted(L, t, f, depth)) {
 		t->trace_filtered++;
@@ -168,21 +173,17 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 		return;
 	}
 	/* the first record of a chunk: time relative to the chunk base (= now,
-	 * which rt_ring_reserve_slow put in trace_last) */
-	uint64_t prev = L->trace_last;
+	 * which rt_ring_reserve_slow put in last_tsc: rt_ring_last) */
+	uint64_t prev = t->last_tsc;
 	uint64_t g = (now - prev) << 2 | TR_ENTER;
 	int n;
 	if (plain) {
-		uint32_t fe;
-		if (__builtin_expect(!recs || (fe = recs[idx]) < TRACE_FENC_MIN, 0) &&
-		    !(fe = trace_fenc(L, recs, idx, func))) {
-			n = tr_put_varint(p, g);
-			n += tr_put_varint(p + n, func);
-			goto written;
-		}
-		uint32_t flen = fe >> TRACE_FENC_LEN_SHIFT;
-		fe &= TRACE_FENC_MIN - 1;
+		uint64_t *fenc = rt_fenc[slot];
+		uint64_t fv = fenc[idx];
+		if (__builtin_expect(!fv, 0))
+			fv = trace_fenc(L, slot, idx);
 		if (__builtin_expect(g < 0x4000, 1)) {
+			uint32_t fe = (uint32_t)fv, flen = (uint32_t)(fv >> 32);
 			/* the gap in two bytes, the function's four after the gap's
 			 * length (over its second byte if it has one): no branch
 			 * on either length */
@@ -192,15 +193,12 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 			__builtin_memcpy(p + glen, &fe, 4);
 			n = (int)(glen + flen);
 		} else {
-			n = tr_put_varint(p, g);
-			__builtin_memcpy(p + n, &fe, 4);
-			n += (int)flen;
+			n = trace_put_far(p, g, fv);
 		}
 	} else {
 		n = trace_varint(p, g);
 		n += trace_varint(p + n, func);
 	}
-written:
 	if (!plain && rt_sess->trace_min_ticks) {
 		/* --min-time may roll this record back at the exit: remember where it is.
 		 * flags: entry length (bits 8..15) and its chunk's seq (low 16 bits, 16..31);
@@ -214,14 +212,18 @@ written:
 	}
 	if (!plain)
 		f->flags |= SONDE_FRAME_TRACED;
-	L->trace_last = now;
-	trace_commit(c, u, (uint32_t)n);
+	t->last_tsc = now;
+	trace_commit(c, (uint32_t)n);
 }
 
 /* Exit record.  A frame without -F's flag nor a --min-time entry length (all
  * of them in a session without filters) only writes its record: its
- * function was marked at the entry.  `plain`: the exit sled of a module
- * entered by the plain hook, whose frames have neither. */
+ * function was marked at the entry.  `plain` (TRACE_PLAIN): the exit of a
+ * session without filters, whose frames have neither; TRACE_PLAIN_TRACED:
+ * and the frame is known to have its entry record (the plain exit sled's
+ * fast path, which takes no other frame). */
+#define TRACE_PLAIN 1
+#define TRACE_PLAIN_TRACED 2
 static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f,
                                                              uint64_t now, int abnormal, int plain)
 {
@@ -232,7 +234,7 @@ static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, s
 			t->filter_depth--;
 		rolled = 1;
 	}
-	if (!(fl & SONDE_FRAME_TRACED))
+	if (plain != TRACE_PLAIN_TRACED && !(fl & SONDE_FRAME_TRACED))
 		return;
 	/* --min-time: a short call with no recorded child leaves nothing. */
 	if (rolled && now - f->start < rt_sess->trace_min_ticks && !abnormal) {
@@ -241,7 +243,7 @@ static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, s
 		if (len && (uint16_t)c->seq == (uint16_t)(fl >> 16) && c->used == f->trace_pos + len) {
 			c->used = f->trace_pos;
 			rt_ring_forget(L);
-			L->trace_last = f->trace_prev;
+			t->last_tsc = f->trace_prev;
 			return;
 		}
 	}
@@ -250,8 +252,8 @@ static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, s
 	uint8_t *p = trace_reserve(L, TR_MAX_VARINT, now, &c, &u);
 	if (!p)
 		return;
-	/* first record of a chunk: trace_last is its base (rt_ring_reserve_slow) */
-	uint64_t g = (now - L->trace_last) << 2 | (abnormal ? TR_EXIT_ABNORMAL : TR_EXIT);
+	/* first record of a chunk: last_tsc is its base (rt_ring_reserve_slow) */
+	uint64_t g = (now - t->last_tsc) << 2 | (abnormal ? TR_EXIT_ABNORMAL : TR_EXIT);
 	int n;
 	if (__builtin_expect(g < 0x4000, 1)) {
 		uint32_t len;
@@ -261,8 +263,8 @@ static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, s
 	} else {
 		n = tr_put_varint(p, g);
 	}
-	L->trace_last = now;
-	trace_commit(c, u, (uint32_t)n);
+	t->last_tsc = now;
+	trace_commit(c, (uint32_t)n);
 	if (rolled && (fl >> SONDE_FRAME_ENTRYLEN) & 0xff)
 		trace_mark(L, f->func); /* --min-time: its entry record stayed */
 }

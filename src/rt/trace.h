@@ -105,15 +105,15 @@ static inline __attribute__((always_inline)) int trace_varint(uint8_t *p, uint64
 	return tr_put_varint(p, v);
 }
 
-/* varint(v) for v < 2^14 in the low bytes of the result, its length (1 or 2)
- * in *len, without a branch: a time gap's length follows the program's
- * timing, which a branch would mispredict. */
-static inline __attribute__((always_inline)) uint32_t trace_enc14(uint32_t v, uint32_t *len)
+/* varint(v) for v < 2^14 in the two low bytes of the result, always two
+ * bytes: (v & 0x7f) | 0x80, v >> 7, which is v + (v & ~0x7f) + 0x80.  A v
+ * below 2^7 (a gap of fewer than 32 ticks: about 5% of a Lua trace's) so
+ * takes a byte more than its shortest varint, 0x80 | v, 0x00, which every
+ * reader takes (tr_get_varint; FORMAT.md); in exchange no length is
+ * computed and no branch follows the program's timing. */
+static inline __attribute__((always_inline)) uint32_t trace_enc14(uint32_t v)
 {
-	/* two bytes: (v & 0x7f) | 0x80, v >> 7, which is v + (v & ~0x7f) + 0x80 */
-	uint32_t hi = v & ~0x7fu, big = hi != 0;
-	*len = 1 + big;
-	return v + hi + (big << 7);
+	return v + (v & ~0x7fu) + 0x80;
 }
 
 /* The first record of a function in a process of a trace-only session
@@ -179,19 +179,17 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 	int n;
 	if (plain) {
 		uint64_t *fenc = rt_fenc[slot];
-		uint64_t fv = fenc[idx];
+		uint64_t fv = __atomic_load_n(&fenc[idx], __ATOMIC_RELAXED); /* trace_fenc's, any thread's */
 		if (__builtin_expect(!fv, 0))
 			fv = trace_fenc(L, slot, idx);
 		if (__builtin_expect(g < 0x4000, 1)) {
 			uint32_t fe = (uint32_t)fv, flen = (uint32_t)(fv >> 32);
-			/* the gap in two bytes, the function's four after the gap's
-			 * length (over its second byte if it has one): no branch
-			 * on either length */
-			uint32_t glen;
-			uint16_t w = (uint16_t)trace_enc14((uint32_t)g, &glen);
+			/* the gap in two bytes (trace_enc14), then the function's
+			 * four (of which flen count): no branch on either length */
+			uint16_t w = (uint16_t)trace_enc14((uint32_t)g);
 			__builtin_memcpy(p, &w, 2);
-			__builtin_memcpy(p + glen, &fe, 4);
-			n = (int)(glen + flen);
+			__builtin_memcpy(p + 2, &fe, 4);
+			n = (int)(2 + flen);
 		} else {
 			n = trace_put_far(p, g, fv);
 		}
@@ -256,10 +254,9 @@ static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, s
 	uint64_t g = (now - t->last_tsc) << 2 | (abnormal ? TR_EXIT_ABNORMAL : TR_EXIT);
 	int n;
 	if (__builtin_expect(g < 0x4000, 1)) {
-		uint32_t len;
-		uint16_t w = (uint16_t)trace_enc14((uint32_t)g, &len);
+		uint16_t w = (uint16_t)trace_enc14((uint32_t)g);
 		__builtin_memcpy(p, &w, 2);
-		n = (int)len;
+		n = 2;
 	} else {
 		n = tr_put_varint(p, g);
 	}

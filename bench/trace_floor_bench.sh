@@ -62,9 +62,12 @@ run_prog() { # name plainbin sondebin pgbin args...
 	python3 - "$name" "$builds" <<'PY'
 import sys, json, statistics as st
 name, builds = sys.argv[1], sys.argv[2].split()
-W, C = {}, {}
+W, C, rounds = {}, {}, []
 for l in open("times.txt"):
     k, w, c = l.split(); W.setdefault(k, []).append(float(w)); C.setdefault(k, []).append(float(c))
+    if k == "plain":
+        rounds.append({})
+    rounds[-1][k] = float(c)
 calls = sum(f["calls"] for f in json.load(open("calls.json"))["functions"])
 for what, T, f in (("wall", W, st.median), ("cpu", C, st.median), ("wall", W, min), ("cpu", C, min)):
     med = {k: f(v) for k, v in T.items()}
@@ -79,6 +82,20 @@ for what, T, f in (("wall", W, st.median), ("cpu", C, st.median), ("wall", W, mi
               f" {per['profile']/per['floor']:7.2f}x {per['trace']/per['floor']:7.2f}x"
               + f" {nbytes/calls:6.2f}"
               + (f" {(med['uftrace']-tp)/calls*1e9:9.1f}" if what == "wall" and "uftrace" in med and tag == "new" else ""))
+# Paired: each round's own figures (its plain, its fixed cost, its floor) over
+# the same round's floor, then the median of the rounds' ratios: a drift of the
+# machine between rounds cancels, which the medians of each variant above do not.
+for b in builds:
+    tag = b.split(":")[0]
+    pr = {m: [] for m in ("floor", "profile", "trace")}
+    for R in rounds:
+        fixed = R[tag + ".fixed"] - R["true"]
+        for m in pr:
+            pr[m].append((R[f"{tag}.{m}"] - R["plain"] - fixed) / calls * 1e9)
+    rp = st.median([p / f for p, f in zip(pr["profile"], pr["floor"])])
+    rt = st.median([t / f for t, f in zip(pr["trace"], pr["floor"])])
+    print(f"{name:24} {'cpu/pair':8} {tag:4} {calls:>10} {'':7} {st.median(pr['floor']):8.1f} {st.median(pr['profile']):8.1f} {st.median(pr['trace']):8.1f}"
+          f" {rp:7.2f}x {rt:7.2f}x")
 PY
 }
 
@@ -114,6 +131,6 @@ fib)
 	run_prog "fib $FIBN" ./fib-plain ./fib-sonde "$pg" "$FIBN" ;;
 esac
 done
-echo "# time: wall = sonde record's wall time, cpu = the recorded program's CPU time (user + sys); /min: from the fastest round"
+echo "# time: wall = sonde record's wall time, cpu = the recorded program's CPU time (user + sys); /min: from the fastest round; cpu/pair: medians of each round's own figures and ratios (the round's plain, fixed cost and floor)"
 echo "# *_ns: ns per call above plain (sonde record's fixed cost on /bin/true subtracted); prof/fl, trace/fl: per call over the same build's floor (target <= 1.25); B/call: the trace's sonde.data bytes per call"
 rm -rf "$W"

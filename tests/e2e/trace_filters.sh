@@ -49,7 +49,9 @@ s = slices("mintime"); c = counts("mintime")
 short = [e for e in s if e["dur"] < 1000.0]
 say(not short, "--min-time 1ms: no slice shorter than 1 ms", str(short[:3]))
 say(c.get("slow") == 3 and c.get("medium") == 2 and c.get("main") == 1, "--min-time 1ms: every 3 ms call remains", str(c))
-say("fast" not in c, "--min-time 1ms: sub-microsecond calls leave nothing", str(c))
+# (a fast() call the scheduler preempted for over 1 ms lasts over 1 ms and
+# stays, as it should: seen once at load 7-8; a handful of the 5,020 at most)
+say(c.get("fast", 0) <= 5, "--min-time 1ms: sub-microsecond calls leave nothing (but a preempted one)", str(c))
 # -F / -N
 say(counts("only") == {"parse_a": 2, "parse_b": 3, "helper": 6}, "-F 'parse_*': the matches and what they call", str(counts("only")))
 say(counts("never") == {"main": 1, "parse_a": 2, "parse_b": 3, "helper": 11, "other": 5}, "-N 'log_*': all but log_*", str(counts("never")))

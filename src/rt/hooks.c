@@ -27,7 +27,7 @@
  *    at the `used` of the chunk kept in TLS; a module recorded without any
  *    trace filter gets the `traceplain` entry and exit-sled hooks, which look
  *    at none of them and find each function's encoded number in a table
- *    of its module shared by the process's threads (rt_fenc).
+ *    shared by the process's threads, indexed by the function (rt_fenc).
  *
  * Rules: O(1) work, no locks, no system calls, no malloc, no stdio; state in
  * initial-exec TLS; errno untouched; compiled with -mgeneral-regs-only so
@@ -355,13 +355,16 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 		t->lost[SONDE_LOST_UNNUMBERED]++;
 		idx = m->nfuncs; /* the module's unnumbered bucket */
 	}
-	uint32_t func = SONDE_FUNC(m->slot, number);
+	/* plain: computed in 64 bits, trace_enter indexes rt_fenc with it (no
+	 * zero-extension); the frame keeps its 32 (the other hooks compute it
+	 * in 32: one instruction fewer there) */
+	uint64_t func = plain ? (uint64_t)m->slot << 20 | number : SONDE_FUNC(m->slot, number);
 	struct sonde_frame *f = &t->stack[d];
-	f->node = (mode & SONDE_MODE_PROFILE) ? cct_enter(L, t, m, idx, func) : RT_NO_NODE;
+	f->node = (mode & SONDE_MODE_PROFILE) ? cct_enter(L, t, m, idx, (uint32_t)func) : RT_NO_NODE;
 	f->start = now;
 	f->slot = (uintptr_t)slot;
 	f->site = ra;
-	f->func = func;
+	f->func = (uint32_t)func;
 	/* A tail call keeps the slot's trampoline: the full one of a patched
 	 * caller must stay, whoever was called.  keep: a function with exit
 	 * sleds, its slot left as it is (a tail caller's trampoline, if any,
@@ -373,10 +376,10 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 	f->flags = (keep ? SONDE_FRAME_SLED : tramp == (uintptr_t)rt_exit_tramp_full ? SONDE_FRAME_FULLSAVE : 0) |
 	           ((mode & SONDE_MODE_TRACE) && plain ? SONDE_FRAME_TRACED : 0); /* trace_enter clears it if need be */
 	if (mode & SONDE_MODE_TRACE) {
-		/* plain: the function's varint is kept in the process's table of
-		 * its module (rt_fenc, rt.h); a module slot below
-		 * TRACE_PLAIN_SLOTS whose table exists (rt_enter_hook's choice) */
-		trace_enter(L, t, f, func, d + 1, now, plain, m->slot, idx);
+		/* plain: the function's bytes are kept in the process's
+		 * rt_fenc[func] (rt.h); a module slot below TRACE_PLAIN_SLOTS
+		 * whose entries are writable (rt_enter_hook's choice) */
+		trace_enter(L, t, f, func, d + 1, now, plain);
 	}
 	atomic_signal_fence(memory_order_release); /* frame complete before depth covers it */
 	t->depth = d + 1;

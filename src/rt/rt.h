@@ -74,13 +74,18 @@ struct rt_tls {
  * slots only, whose functions' varints (func < 2^26: four bytes at most)
  * rt_fenc keeps. */
 #define TRACE_PLAIN_SLOTS 64u
-/* Per module slot below TRACE_PLAIN_SLOTS, shared by the process's threads:
- * for each function (by records[number] index, the unnumbered bucket last)
- * 0 until a thread of the process first records it, then varint(func) in the
- * low 32 bits and its length (1..4) in the high 32 (trace.h, trace_fenc).
- * Process-private memory, mapped when the module is given the plain hook
- * (rt_enter_hook), never freed; NULL: no plain hook for that slot. */
-extern RT_HIDDEN uint64_t *rt_fenc[TRACE_PLAIN_SLOTS];
+/* Shared by the process's threads, indexed by func = SONDE_FUNC(slot,
+ * number) itself (the unnumbered bucket at number SONDE_UNNUMBERED), which
+ * the hook has in a register: one load from one base, no per-slot table to
+ * find first.  An entry is 0 until a thread of the process first records
+ * the function, then the record's bytes as the hook stores them
+ * (trace_fenc, trace.h): 0x80 (the two-byte gap's first byte, before the
+ * gap is added), varint(func) in bytes 2..5, 2 + its length in byte 6.
+ * Process-private memory: TRACE_PLAIN_SLOTS << 20 entries reserved
+ * PROT_NONE at the first module given the plain hook, a slot's [0, nfuncs)
+ * and its unnumbered entry made writable as its module is (rt_enter_hook),
+ * never freed; NULL: no plain hook in this process. */
+extern RT_HIDDEN uint64_t *rt_fenc;
 _Static_assert(TRACE_PLAIN_SLOTS <= SONDE_MAX_MODS_PER_THREAD, "plain slots have records[number] for their marks");
 
 /* Another writer of the thread's ring (lock events, a resume record, the

@@ -676,23 +676,47 @@ RT_HIDDEN struct sonde_module *rt_module_new(uintptr_t anchor, uint32_t nfuncs, 
 	return M;
 }
 
-RT_HIDDEN uint64_t *rt_fenc[TRACE_PLAIN_SLOTS];
+RT_HIDDEN uint64_t *rt_fenc;
+static uint64_t fenc_slots; /* bit per slot: its entries writable */
 
-/* rt_fenc[slot] for a module of nfuncs functions (and the unnumbered
- * bucket): mapped at the first module of that slot in this process (a slot
- * is the session's: a module of the same slot in a forked child is the one
- * the parent had, with the same numbers); 0 when there is no memory for it. */
+/* Entries [from, to) of rt_fenc made writable (page-rounded). */
+static int fenc_open(uint64_t from, uint64_t to)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = (uintptr_t)(rt_fenc + from) & ~(pg - 1);
+	uintptr_t hi = ((uintptr_t)(rt_fenc + to) + pg - 1) & ~(pg - 1);
+	return mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) == 0;
+}
+
+/* rt_fenc's entries of a module slot of nfuncs functions (and its
+ * unnumbered bucket), made writable at the first module of that slot in
+ * this process (a slot is the session's: a module of the same slot in a
+ * forked child is the one the parent had, with the same numbers); the
+ * table's address space reserved at the first.  0 when there is no memory
+ * for it (that module gets the hook with filters, which needs no table). */
 static int fenc_table(uint32_t slot, uint32_t nfuncs)
 {
-	if (slot >= TRACE_PLAIN_SLOTS)
+	if (slot >= TRACE_PLAIN_SLOTS || nfuncs >= SONDE_UNNUMBERED)
 		return 0;
-	if (rt_fenc[slot])
+	if (__atomic_load_n(&fenc_slots, __ATOMIC_ACQUIRE) >> slot & 1)
 		return 1;
-	size_t size = ((size_t)nfuncs + 1) * sizeof(uint64_t);
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
+	if (!__atomic_load_n(&rt_fenc, __ATOMIC_ACQUIRE)) {
+		/* 64 slots of 2^20 entries: 512 MiB of address space, no memory
+		 * (PROT_NONE, MAP_NORESERVE) until a slot's pages are made
+		 * writable and touched; the first of two registering threads
+		 * keeps its reservation */
+		size_t size = (size_t)TRACE_PLAIN_SLOTS << 20 << 3;
+		void *p = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED)
+			return 0;
+		uint64_t *none = NULL;
+		if (!__atomic_compare_exchange_n(&rt_fenc, &none, (uint64_t *)p, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			munmap(p, size);
+	}
+	uint64_t base = (uint64_t)slot << 20;
+	if (!fenc_open(base, base + nfuncs) || !fenc_open(base + SONDE_UNNUMBERED, base + SONDE_UNNUMBERED + 1))
 		return 0;
-	rt_fenc[slot] = p;
+	__atomic_fetch_or(&fenc_slots, 1ull << slot, __ATOMIC_RELEASE);
 	return 1;
 }
 

@@ -58,9 +58,12 @@ static inline void trace_mark(struct rt_tls *L, uint32_t func)
  * rt_ring_reserve_slow sets it from ring_reserve, and every other writer of
  * the ring that may change the chunk, the thread's end and a roll-back
  * forget it (rt_ring_forget), so that the next record takes the slow path.
- * Returns where the n bytes go, *cp their chunk and *up its `used`. */
-static inline __attribute__((always_inline)) uint8_t *trace_reserve(struct rt_tls *L, uint32_t n, uint64_t now,
-                                                                   struct sonde_chunk **cp, uint32_t *up)
+ * Returns 0 when there is no room (the record is lost, counted), else 1 with
+ * *cp the chunk and *up its `used`: the n bytes go at trace_at(*cp, *up),
+ * computed where they are stored so that the fast path's stores address the
+ * chunk and `used` directly. */
+static inline __attribute__((always_inline)) int trace_reserve(struct rt_tls *L, uint32_t n, uint64_t now,
+                                                              struct sonde_chunk **cp, uint32_t *up)
 {
 	struct sonde_chunk *c = L->tchunk; /* rt_chunk_full when not known: fails the test */
 	uint32_t u = c->used;
@@ -68,14 +71,19 @@ static inline __attribute__((always_inline)) uint8_t *trace_reserve(struct rt_tl
 	if (__builtin_expect(u <= RING_CHUNK_SIZE - sizeof *c - n, 1)) {
 		*cp = c;
 		*up = u;
-		return (uint8_t *)(c + 1) + u;
+		return 1;
 	}
 	uint8_t *p = rt_ring_reserve_slow(L, n, now);
-	if (p) {
-		*cp = L->tchunk;
-		*up = (uint32_t)(p - (uint8_t *)(L->tchunk + 1));
-	}
-	return p;
+	if (!p)
+		return 0;
+	*cp = L->tchunk;
+	*up = (uint32_t)(p - (uint8_t *)(L->tchunk + 1));
+	return 1;
+}
+
+static inline __attribute__((always_inline)) uint8_t *trace_at(struct sonde_chunk *c, uint64_t u)
+{
+	return (uint8_t *)(c + 1) + u;
 }
 
 /* The record of n bytes at the chunk's `used` (trace_reserve's position:
@@ -105,44 +113,48 @@ static inline __attribute__((always_inline)) int trace_varint(uint8_t *p, uint64
 	return tr_put_varint(p, v);
 }
 
-/* varint(v) for v < 2^14 in the two low bytes of the result, always two
- * bytes: (v & 0x7f) | 0x80, v >> 7, which is v + (v & ~0x7f) + 0x80.  A v
+/* The record's first two bytes for a gap of d < 2^12 ticks and a kind k:
+ * varint(v = d << 2 | k) always in two bytes, (v & 0x7f) | 0x80, v >> 7,
+ * which as a little-endian word is v + (v & ~0x7f) + 0x80, that is
+ * 4 * (d + (d & ~0x1f)) + 0x80 + k: an `and`, an `add` and one `lea`.  A v
  * below 2^7 (a gap of fewer than 32 ticks: about 5% of a Lua trace's) so
  * takes a byte more than its shortest varint, 0x80 | v, 0x00, which every
  * reader takes (tr_get_varint; FORMAT.md); in exchange no length is
- * computed and no branch follows the program's timing. */
-static inline __attribute__((always_inline)) uint32_t trace_enc14(uint32_t v)
+ * computed and no branch follows the program's timing.  The entry adds the
+ * 0x80 with the function's bytes (rt_fenc). */
+static inline __attribute__((always_inline)) uint64_t trace_gap14(uint64_t d)
 {
-	return v + (v & ~0x7fu) + 0x80;
+	return 4 * (d + (d & ~(uint64_t)0x1f));
 }
 
 /* The first record of a function in a process of a trace-only session
- * without filters (the plain hook): its varint and length into the shared
- * rt_fenc[slot][idx] (rt.h), after the function is marked in this thread's
- * records[number] for the --domain file (domain_out.c takes the union of
- * the threads' marks: the other threads of the process, which find the
- * entry set, need not mark it).  func < 2^26 (a plain slot): four bytes at
- * most. */
-static __attribute__((noinline, cold)) uint64_t trace_fenc(struct rt_tls *L, uint32_t slot, uint32_t idx)
+ * without filters (the plain hook): its rt_fenc entry (rt.h), stored after
+ * the function is marked in this thread's records[number] for the --domain
+ * file (domain_out.c takes the union of the threads' marks: the other
+ * threads of the process, which find the entry set, need not mark it).
+ * func < 2^26 (a plain slot): four bytes at most. */
+static __attribute__((noinline, cold)) uint64_t trace_fenc(struct rt_tls *L, uint64_t func)
 {
-	/* the function from its index (the hot path keeps no register for it) */
-	uint32_t func = SONDE_FUNC(slot, idx < rt_sess->modules[slot].nfuncs ? idx : SONDE_UNNUMBERED);
-	trace_mark(L, func);
+	trace_mark(L, (uint32_t)func);
 	uint8_t b[TR_MAX_VARINT] = { 0 };
 	uint64_t len = (uint64_t)tr_put_varint(b, func);
-	uint64_t w = (uint64_t)b[0] | (uint64_t)b[1] << 8 | (uint64_t)b[2] << 16 | (uint64_t)b[3] << 24 | len << 32;
-	__atomic_store_n(&rt_fenc[slot][idx], w, __ATOMIC_RELEASE); /* after the mark */
+	uint64_t w = 0x80 | (uint64_t)b[0] << 16 | (uint64_t)b[1] << 24 | (uint64_t)b[2] << 32 |
+	             (uint64_t)b[3] << 40 | (len + 2) << 48;
+	__atomic_store_n(&rt_fenc[func], w, __ATOMIC_RELEASE); /* after the mark */
 	return w;
 }
 
 /* A time gap of 2^12 ticks or more (a varint of three bytes or more), then
- * the function's varint (fv: rt_fenc's): out of the hook's registers. */
-static __attribute__((noinline, cold)) int trace_put_far(uint8_t *p, uint64_t g, uint64_t fv)
+ * the function's varint (fv: its rt_fenc entry): out of the hook's
+ * registers.  Returns the record's length. */
+static __attribute__((noinline, cold)) uint32_t trace_put_far(struct sonde_chunk *c, uint32_t u, uint64_t g,
+                                                               uint64_t fv)
 {
+	uint8_t *p = (uint8_t *)(c + 1) + u;
 	int n = tr_put_varint(p, g);
-	uint32_t fe = (uint32_t)fv;
+	uint32_t fe = (uint32_t)(fv >> 16);
 	__builtin_memcpy(p + n, &fe, 4);
-	return n + (int)(fv >> 32);
+	return (uint32_t)n + (uint32_t)(fv >> 48) - 2;
 }
 
 /* Longest entry record: varint(gap) + varint(func, < 2^32). */
@@ -150,13 +162,12 @@ static __attribute__((noinline, cold)) int trace_put_far(uint8_t *p, uint64_t g,
 
 /* Entry record.  `plain`: the hook of a trace-only session without filters
  * (no --depth, -F, -N, --domain, --min-time: rt_enter_hook chooses it per
- * module), which writes the record with the function's varint kept in the
- * process's fenc[idx] (rt_fenc[slot], which trace_fenc fills and marks the
- * function at its first record), and whose frame comes with
+ * module), which writes the record with the function's bytes kept in the
+ * process's rt_fenc[func] (which trace_fenc fills and marks the function
+ * at its first record), and whose frame comes with
  * SONDE_FRAME_TRACED already set (cleared here if nothing is written). */
 static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *f,
-                                                              uint32_t func, uint32_t depth, uint64_t now, int plain,
-                                                              uint32_t slot, uint32_t idx)
+                                                              uint64_t func, uint32_t depth, uint64_t now, int plain)
 {
 	if (!plain && !trace_wanted(L, t, f, depth)) {
 		t->trace_filtered++;
@@ -166,35 +177,32 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 	 * varints are written in place. */
 	struct sonde_chunk *c;
 	uint32_t u;
-	uint8_t *p = trace_reserve(L, TRACE_ENTER_MAX, now, &c, &u);
-	if (!p) {
+	if (!trace_reserve(L, TRACE_ENTER_MAX, now, &c, &u)) {
 		if (plain)
 			f->flags &= ~SONDE_FRAME_TRACED;
 		return;
 	}
 	/* the first record of a chunk: time relative to the chunk base (= now,
 	 * which rt_ring_reserve_slow put in last_tsc: rt_ring_last) */
-	uint64_t prev = t->last_tsc;
-	uint64_t g = (now - prev) << 2 | TR_ENTER;
 	int n;
 	if (plain) {
-		uint64_t *fenc = rt_fenc[slot];
-		uint64_t fv = __atomic_load_n(&fenc[idx], __ATOMIC_RELAXED); /* trace_fenc's, any thread's */
+		uint64_t fv = __atomic_load_n(&rt_fenc[func], __ATOMIC_RELAXED); /* trace_fenc's, any thread's */
 		if (__builtin_expect(!fv, 0))
-			fv = trace_fenc(L, slot, idx);
-		if (__builtin_expect(g < 0x4000, 1)) {
-			uint32_t fe = (uint32_t)fv, flen = (uint32_t)(fv >> 32);
-			/* the gap in two bytes (trace_enc14), then the function's
-			 * four (of which flen count): no branch on either length */
-			uint16_t w = (uint16_t)trace_enc14((uint32_t)g);
-			__builtin_memcpy(p, &w, 2);
-			__builtin_memcpy(p + 2, &fe, 4);
-			n = (int)(2 + flen);
+			fv = trace_fenc(L, func);
+		uint64_t d = now - t->last_tsc;
+		if (__builtin_expect(d < 0x1000, 1)) {
+			/* the gap's two bytes added to the entry's (its 0x80), then the
+			 * function's four (of which 2 + length count) in one store: no
+			 * branch on either length */
+			uint64_t w = fv + trace_gap14(d);
+			__builtin_memcpy(trace_at(c, u), &w, 8);
+			n = (int)(w >> 48);
 		} else {
-			n = trace_put_far(p, g, fv);
+			n = (int)trace_put_far(c, u, d << 2 | TR_ENTER, fv);
 		}
 	} else {
-		n = trace_varint(p, g);
+		uint8_t *p = trace_at(c, u);
+		n = trace_varint(p, (now - t->last_tsc) << 2 | TR_ENTER);
 		n += trace_varint(p + n, func);
 	}
 	if (!plain && rt_sess->trace_min_ticks) {
@@ -202,14 +210,31 @@ static inline __attribute__((always_inline)) void trace_enter(struct rt_tls *L, 
 		 * flags: entry length (bits 8..15) and its chunk's seq (low 16 bits, 16..31);
 		 * the function is marked at the exit, if its record stays */
 		f->trace_pos = u;
-		f->trace_prev = prev;
+		f->trace_prev = t->last_tsc;
 		f->flags |= ((uint32_t)n << SONDE_FRAME_ENTRYLEN) | ((uint32_t)c->seq << 16);
 		L->trace_seq = c->seq;
 	} else if (!plain) {
-		trace_mark(L, func);
+		trace_mark(L, (uint32_t)func);
 	}
 	if (!plain)
 		f->flags |= SONDE_FRAME_TRACED;
+	t->last_tsc = now;
+	trace_commit(c, (uint32_t)n);
+}
+
+/* An exit record that the fast path does not write (no room in the chunk
+ * known, or a gap of 2^12 ticks or more): reserved, written and committed
+ * here, out of the hook's registers (nothing the hook keeps lives across
+ * this call but the frame and the thread).  The gap is taken after the
+ * reservation: a new chunk's first record is relative to its base. */
+static __attribute__((noinline, cold)) void trace_exit_slow(struct rt_tls *L, struct sonde_thread *t, uint64_t now,
+                                                            uint32_t kind)
+{
+	struct sonde_chunk *c;
+	uint32_t u;
+	if (!trace_reserve(L, TR_MAX_VARINT, now, &c, &u))
+		return;
+	int n = tr_put_varint(trace_at(c, u), (now - t->last_tsc) << 2 | kind);
 	t->last_tsc = now;
 	trace_commit(c, (uint32_t)n);
 }
@@ -245,23 +270,20 @@ static inline __attribute__((always_inline)) void trace_exit(struct rt_tls *L, s
 			return;
 		}
 	}
-	struct sonde_chunk *c;
-	uint32_t u;
-	uint8_t *p = trace_reserve(L, TR_MAX_VARINT, now, &c, &u);
-	if (!p)
-		return;
-	/* first record of a chunk: last_tsc is its base (rt_ring_reserve_slow) */
-	uint64_t g = (now - t->last_tsc) << 2 | (abnormal ? TR_EXIT_ABNORMAL : TR_EXIT);
-	int n;
-	if (__builtin_expect(g < 0x4000, 1)) {
-		uint16_t w = (uint16_t)trace_enc14((uint32_t)g);
-		__builtin_memcpy(p, &w, 2);
-		n = 2;
+	/* trace_reserve's fast test and a gap under 2^12 ticks: the record's
+	 * two bytes (trace_gap14); anything else trace_exit_slow */
+	struct sonde_chunk *c = L->tchunk; /* rt_chunk_full when not known: fails the test */
+	uint64_t u = c->used;
+	uint64_t d = now - t->last_tsc;
+	uint32_t kind = abnormal ? TR_EXIT_ABNORMAL : TR_EXIT;
+	if (__builtin_expect(u <= RING_CHUNK_SIZE - sizeof *c - TR_MAX_VARINT && d < 0x1000, 1)) {
+		uint16_t w = (uint16_t)(trace_gap14(d) + 0x80 + kind);
+		__builtin_memcpy(trace_at(c, u), &w, 2);
+		t->last_tsc = now;
+		trace_commit(c, 2);
 	} else {
-		n = tr_put_varint(p, g);
+		trace_exit_slow(L, t, now, kind);
 	}
-	t->last_tsc = now;
-	trace_commit(c, (uint32_t)n);
 	if (rolled && (fl >> SONDE_FRAME_ENTRYLEN) & 0xff)
 		trace_mark(L, f->func); /* --min-time: its entry record stayed */
 }

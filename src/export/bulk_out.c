@@ -217,13 +217,12 @@ static ssize_t stream_write(void *cookie, const char *data, size_t size)
 
 /* A second description of fd's file with O_DIRECT, or -1 when fd is not a
  * regular file at an aligned offset opened for plain writing, the file
- * system refuses O_DIRECT, or SONDE_EXPORT_DIRECT=0 says not to
+ * system refuses O_DIRECT, or SONDE_EXPORT_DIRECT=0 (env) says not to
  * (`always`: finish_job keeps O_DIRECT for a slow disk too). */
-static int open_direct(int fd, off_t *off)
+static int open_direct(int fd, off_t *off, const char *env)
 {
 	struct stat st;
 	int fl = fcntl(fd, F_GETFL);
-	const char *env = getenv("SONDE_EXPORT_DIRECT");
 	if ((env && !strcmp(env, "0")) || fl < 0 || (fl & O_APPEND) || fstat(fd, &st) || !S_ISREG(st.st_mode))
 		return -1;
 	*off = lseek(fd, 0, SEEK_CUR);
@@ -266,8 +265,8 @@ struct bulk_out *bo_open(FILE *f)
 	b->wpos = lseek(b->fd, 0, SEEK_CUR);
 	b->prealloc = !fstat(b->fd, &st) && S_ISREG(st.st_mode) && b->wpos == st.st_size && !(fcntl(b->fd, F_GETFL) & O_APPEND);
 	b->pre_end = b->wpos;
-	b->dfd = open_direct(b->fd, &b->off);
 	const char *env = getenv("SONDE_EXPORT_DIRECT");
+	b->dfd = open_direct(b->fd, &b->off, env);
 	b->always = env && !strcmp(env, "always");
 	if (b->dfd >= 0) {
 		pthread_mutex_init(&b->mu, NULL);

@@ -30,6 +30,7 @@ abs() { case $1 in /*) echo "$1" ;; *) echo "$ROOT/$1" ;; esac; }
 BUILD=$(abs "$BUILD"); [ -n "${BUILD_OLD:-}" ] && BUILD_OLD=$(abs "$BUILD_OLD")
 REPS=${REPS:-7} UF=${UF:-0} SQSIZE=${SQSIZE:-25} LUAN=${LUAN:-22} FIBN=${FIBN:-30} PROGS=${PROGS:-"lua sqlite"}
 cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
+. "$ROOT/bench/lib.sh"
 W=$(mktemp -d /tmp/sonde-tfbench.XXXXXX); cd "$W" || exit 1
 builds="new:$BUILD"; [ -n "${BUILD_OLD:-}" ] && builds="old:$BUILD_OLD $builds"
 
@@ -111,18 +112,7 @@ lua)
 	pg=; [ "$UF" = 1 ] && sh "$ROOT/tools/build-lua.sh" "$cache/lua" lua-pg cc -pg $LUAFLAGS >/dev/null 2>&1 && pg=./lua-pg
 	run_prog "lua bench.lua $LUAN" ./lua-plain ./lua-sonde "$pg" "$ROOT/tests/progs/bench.lua" "$LUAN" ;;
 sqlite)
-	sh "$ROOT/tools/fetch-src.sh" sqlite3 "$cache/src" >/dev/null 2>&1 || continue
-	for v in plain:cc sonde:$BUILD/bin/sonde-cc pg:cc; do
-		n=${v%%:*} c=${v#*:} extra=; [ $n = pg ] && { [ "$UF" = 1 ] || continue; extra=-pg; }
-		# rebuilt when the compiler changed (a build of an older sonde-cc is
-		# refused by the runtime: it would record nothing and say so only on stderr)
-		key=$({ cat "$ROOT/tools/build-sqlite.sh"; echo "$extra"; case $c in */*) cat "$c" ;; *) "$c" --version ;; esac; } | cksum)
-		if [ ! -x "$cache/sqlite-b-$n/speedtest1" ] || [ "$(cat "$cache/sqlite-b-$n.key" 2>/dev/null)" != "$key" ]; then
-			rm -rf "$cache/sqlite-b-$n"
-			sh "$ROOT/tools/build-sqlite.sh" "$cache/src/sqlite3" "$cache/sqlite-b-$n" "$c" $extra >/dev/null 2>&1 &&
-				echo "$key" >"$cache/sqlite-b-$n.key"
-		fi
-	done
+	sqlite_builds "$cache" "$BUILD/bin/sonde-cc" "$([ "$UF" = 1 ] && echo pg)" || continue
 	pg=; [ "$UF" = 1 ] && pg=$cache/sqlite-b-pg/speedtest1
 	run_prog "speedtest1 --size $SQSIZE" "$cache/sqlite-b-plain/speedtest1" "$cache/sqlite-b-sonde/speedtest1" "$pg" --size "$SQSIZE" ;;
 fib)

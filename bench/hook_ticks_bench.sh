@@ -9,9 +9,9 @@
 # resolve on such a machine); the median is printed beside it.  Programs:
 #   loop  mid() calling leaf() twice, ROUNDS rounds of N loops, the TSC read
 #         around each round: ticks
-#   lua   Lua 5.4 running tests/progs/bench.lua's body (size LUAN) LUAROUNDS
-#         times, a full garbage collection first in each round, os.clock()
-#         around it (CPU time): ns; the calls a round makes are counted by a
+#   lua   Lua 5.4 running tests/progs/bench.lua (size LUAN) LUAROUNDS times
+#         in one interpreter, a full garbage collection first in each round,
+#         os.clock() around it (CPU time): ns; the calls a round makes are counted by a
 #         profile of 10 and of 20 rounds (the difference over 10)
 #   sqlite bench/sqlite_rounds.c linked with SQLite's amalgamation (the
 #         objects of trace_floor_bench.sh's speedtest1 builds), SQROUNDS
@@ -65,30 +65,20 @@ int main(int argc, char **argv)
 }
 C
 cat >rounds.lua <<'L'
--- tests/progs/bench.lua's body, run R times, each round timed (os.clock)
-local R = tonumber(arg[1]) or 100
-local N = tonumber(arg[2]) or 4
-local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
-local function work(N)
-	local t = {}
-	for i = 1, N * 1000 do t[i] = { id = i, name = "k" .. i } end
-	table.sort(t, function(a, b) return a.name < b.name end)
-	local parts = {}
-	for i = 1, N * 200 do parts[#parts + 1] = string.format("%d:%s", i, t[i % #t + 1].name) end
-	local s = table.concat(parts, ",")
-	local count = 0
-	for _ in s:gmatch("k1") do count = count + 1 end
-	return fib(N + 8) + #t + #s + count
-end
-local ts, sink = {}, 0
+-- rounds.lua SCRIPT R N: SCRIPT (tests/progs/bench.lua) with arg[1] = N, run R
+-- times, each round timed (os.clock, in ns), its print() kept quiet
+local path, R, N = arg[1], tonumber(arg[2]) or 100, arg[3] or "4"
+local env = setmetatable({ arg = { N }, print = function() end }, { __index = _G })
+local body = assert(loadfile(path, "t", env))
+local ts = {}
 for r = 1, R do
 	local c0 = os.clock()
 	collectgarbage("collect") -- inside the round: every round the same work, its calls counted
-	sink = sink + work(N)
+	body()
 	ts[r] = (os.clock() - c0) * 1e9
 end
 table.sort(ts)
-print(string.format("%.1f %.1f %d", ts[1], ts[R // 2 + 1], sink % 7))
+print(string.format("%.1f %.1f", ts[1], ts[R // 2 + 1]))
 L
 builds="new:$BUILD"; [ -n "${BUILD_OLD:-}" ] && builds="old:$BUILD_OLD $builds"
 : >all.txt
@@ -130,9 +120,10 @@ lua)
 	sh "$ROOT/tools/build-lua.sh" "$cache/lua" lua-plain cc $LUAFLAGS >/dev/null 2>&1 &&
 		sh "$ROOT/tools/build-lua.sh" "$cache/lua" lua-sonde "$BUILD/bin/sonde-cc" $LUAFLAGS >/dev/null 2>&1 ||
 		{ echo "# lua: build failed" >&2; continue; }
-	c10=$(calls ./lua-sonde rounds.lua 10 "$LUAN") c20=$(calls ./lua-sonde rounds.lua 20 "$LUAN")
+	bl=$ROOT/tests/progs/bench.lua
+	c10=$(calls ./lua-sonde rounds.lua "$bl" 10 "$LUAN") c20=$(calls ./lua-sonde rounds.lua "$bl" 20 "$LUAN")
 	per=$(( (c20 - c10) / 10 ))
-	measure "lua-$LUAN" ns "$per" "./lua-plain rounds.lua $LUAROUNDS $LUAN" ./lua-sonde rounds.lua "$LUAROUNDS" "$LUAN" ;;
+	measure "lua-$LUAN" ns "$per" "./lua-plain rounds.lua $bl $LUAROUNDS $LUAN" ./lua-sonde rounds.lua "$bl" "$LUAROUNDS" "$LUAN" ;;
 sqlite)
 	sqlite_builds "$cache" "$BUILD/bin/sonde-cc" || { echo "# sqlite: no source" >&2; continue; }
 	am=$cache/src/sqlite3.amalg

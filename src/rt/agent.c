@@ -136,7 +136,7 @@ RT_HIDDEN void rt_agent_adopt(struct rt_tls *L)
 	 * the snapshot at that very slot has returned (this call reuses it). */
 	uintptr_t sp = L->first_slot ? L->first_slot : (uintptr_t)__builtin_frame_address(0), prev = UINTPTR_MAX;
 	uint32_t k = 0;
-	L->busy = 1; /* a signal handler's calls are not hooked meanwhile */
+	rt_busy_in(L); /* a signal handler's calls wait meanwhile (signals.c) */
 	for (uint64_t i = 0; i < nf && k < SONDE_STACK_MAX / 2; i++) {
 		struct sonde_attach_frame *f = &a->f[i];
 		if (f->tid != tid)
@@ -172,7 +172,7 @@ RT_HIDDEN void rt_agent_adopt(struct rt_tls *L)
 		for (uint32_t i = 0; i < k; i++)
 			*(uintptr_t *)(uintptr_t)t->stack[i].slot = rt_exit_tramp_for(t->stack[i].flags);
 	}
-	L->busy = 0;
+	rt_busy_out(L);
 }
 
 /* Once, from sonde's call or the watcher, whichever comes first; no lock
@@ -192,6 +192,8 @@ static void end_recording(void)
 			rt_got_restore(RT_GOT_LOCKS);
 			rt_locks_end();
 		}
+		rt_got_restore(RT_GOT_SIGNALS); /* the program's handlers back (signals.c) */
+		rt_signals_end();
 		/* New calls stop first (a call already in its sled does nothing),
 		 * then returns stop recording, then the sleds go back to nops. */
 		for (int i = 0; i < agent_nmods; i++)
@@ -295,7 +297,10 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive)
 		rt_got_add(RT_GOT_LOCKS, syms, nsyms);
 		agent_locks = 1;
 	}
+	nsyms = rt_signal_wrappers(&syms); /* handlers' calls recorded, also inside a hook */
+	rt_got_add(RT_GOT_SIGNALS, syms, nsyms);
 	rt_got_redirect();
+	rt_signals_adopt(); /* the handlers installed before, after the redirection */
 	if (locks)
 		nobjs = rt_got_objects(RT_GOT_LOCKS);
 	rt_patch_live = 1;

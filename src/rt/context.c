@@ -255,7 +255,7 @@ static __attribute__((noinline)) int ctx_leave(uintptr_t key)
 		atomic_signal_fence(memory_order_seq_cst);
 		ctx_suspend(L, key);
 		atomic_signal_fence(memory_order_seq_cst);
-		L->busy = 0;
+		rt_busy_out(L);
 	}
 	errno = saved;
 	return 1;
@@ -271,7 +271,7 @@ static __attribute__((noinline)) void ctx_back(uintptr_t key)
 	atomic_signal_fence(memory_order_seq_cst);
 	ctx_resume(L, key, __atomic_load_n(&rt_agent_ended, __ATOMIC_ACQUIRE));
 	atomic_signal_fence(memory_order_seq_cst);
-	L->busy = 0;
+	rt_busy_out(L);
 	errno = saved;
 }
 
@@ -342,7 +342,7 @@ static void tls_marker(void *arg)
 	atomic_signal_fence(memory_order_seq_cst);
 	rt_close_dead(L, L->t, (uintptr_t)__builtin_frame_address(0), clock_ticks());
 	atomic_signal_fence(memory_order_seq_cst);
-	L->busy = 0;
+	rt_busy_out(L);
 	errno = saved;
 }
 

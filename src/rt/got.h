@@ -15,6 +15,7 @@ enum rt_got_group {
 	RT_GOT_UNWIND, /* the C++ unwinder's entry points (unwind.c): kept after the end */
 	RT_GOT_LOCKS,  /* the lock functions (locks.c), --locks */
 	RT_GOT_EXEC,   /* the exec functions, while a probe session runs (probe_exec.c) */
+	RT_GOT_SIGNALS, /* sigaction and signal (signals.c), while a recording runs */
 	RT_GOT_NGROUPS
 };
 

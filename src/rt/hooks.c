@@ -188,10 +188,9 @@ static long sys_sigaltstack_get(struct rt_kstack *ss)
 #endif
 }
 
-RT_HIDDEN int rt_slot_dead(struct rt_altstack *alt, uintptr_t sp, uintptr_t slot)
+/* Fill alt: whether sp is on the thread's alternate signal stack. */
+static void alt_ask(struct rt_altstack *alt, uintptr_t sp)
 {
-	if (slot > sp || sp - slot >= STALE_WINDOW)
-		return 0;
 	if (!alt->asked) {
 		struct rt_tls *L = &rt_tls;
 		alt->asked = 1;
@@ -213,8 +212,25 @@ RT_HIDDEN int rt_slot_dead(struct rt_altstack *alt, uintptr_t sp, uintptr_t slot
 			alt->hi = L->alt_hi;
 		}
 	}
+}
+
+RT_HIDDEN int rt_slot_dead(struct rt_altstack *alt, uintptr_t sp, uintptr_t slot)
+{
+	if (slot > sp || sp - slot >= STALE_WINDOW)
+		return 0;
+	alt_ask(alt, sp);
 	/* on the alternate stack: dead if the slot is on it too */
 	return !alt->on || (slot >= alt->lo && slot < alt->hi);
+}
+
+RT_HIDDEN void rt_close_alt(struct rt_tls *L, struct sonde_thread *t, uintptr_t sp, uint64_t now)
+{
+	struct rt_altstack alt = { 0 };
+	alt_ask(&alt, sp);
+	if (!alt.on)
+		return;
+	while (t->depth && t->stack[t->depth - 1].slot - alt.lo < alt.hi - alt.lo)
+		bury(L, t, t->depth - 1, now);
 }
 
 RT_HIDDEN void rt_close_below(struct rt_tls *L, struct sonde_thread *t, uintptr_t sp, uint64_t now)
@@ -308,8 +324,31 @@ static __attribute__((noinline, cold)) struct rt_tls *enter_first(uintptr_t *slo
 	rt_tls.first_slot = (uintptr_t)slot;
 	struct rt_tls *L = rt_thread_slow_saving();
 	rt_tls.first_slot = 0;
-	rt_tls.busy = 0;
+	rt_busy_out(&rt_tls);
 	return L;
+}
+
+/* An entry whose thread is not recording yet, or that interrupted a section
+ * of the runtime (a signal whose handler signals.c does not hold back). */
+static __attribute__((noinline, cold)) struct rt_tls *enter_slow(uintptr_t *slot)
+{
+	struct rt_tls *L = &rt_tls;
+	if (L->busy) {
+		if (L->state == RT_T_ON)
+			L->t->lost[SONDE_LOST_REENTRY]++;
+		return NULL; /* left unhooked: its exit does not come here either */
+	}
+	return enter_first(slot);
+}
+
+/* Whether the thread records and is inside no section of the runtime: state
+ * and busy, adjacent, in one comparison. */
+_Static_assert(offsetof(struct rt_tls, busy) == offsetof(struct rt_tls, state) + 4, "rt_idle: state, busy");
+static inline __attribute__((always_inline)) int rt_idle(const struct rt_tls *L)
+{
+	uint64_t sb;
+	__builtin_memcpy(&sb, &L->state, sizeof sb);
+	return sb == RT_T_ON; /* little-endian: state in the low word, busy 0 */
 }
 
 /* The hooks' bodies take the session mode as a parameter; the entry points
@@ -320,14 +359,10 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
                                                              uint32_t mode, int numbered, int plain, int keep)
 {
 	struct rt_tls *L = &rt_tls;
-	if (__builtin_expect(L->state != RT_T_ON, 0) && !enter_first(slot))
+	if (__builtin_expect(!rt_idle(L), 0) && !(L = enter_slow(slot)))
 		return;
 	struct sonde_thread *t = L->t;
-	if (L->busy) {
-		t->lost[SONDE_LOST_REENTRY]++;
-		return; /* left unhooked: its exit does not come here either */
-	}
-	L->busy = 1;
+	L->busy = 1; /* was 0: nothing pending */
 	atomic_signal_fence(memory_order_seq_cst);
 	uint64_t now = clock_ticks();
 	uint32_t d = t->depth;
@@ -389,7 +424,7 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 		t->last_tsc = now;
 out:
 	atomic_signal_fence(memory_order_seq_cst);
-	L->busy = 0;
+	rt_busy_out(L); /* a signal held back meanwhile comes in now */
 }
 
 /* An exit whose slot is not the top frame's: the frames above it were left
@@ -426,8 +461,7 @@ static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, ui
 {
 	struct rt_tls *L = &rt_tls;
 	struct sonde_thread *t = L->t;
-	uint32_t busy = L->busy;
-	L->busy = 1;
+	rt_busy_in(L); /* maybe inside a section of the runtime that a hooked frame returns into */
 	atomic_signal_fence(memory_order_seq_cst);
 	uint64_t now = clock_ticks();
 	uint32_t d = t->depth;
@@ -443,7 +477,7 @@ static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, ui
 	if (!(mode & SONDE_MODE_TRACE)) /* a trace's: its records' time (rt_ring_last) */
 		t->last_tsc = now;
 	atomic_signal_fence(memory_order_seq_cst);
-	L->busy = busy;
+	rt_busy_out(L);
 	return ra;
 }
 
@@ -475,7 +509,7 @@ static inline __attribute__((always_inline)) void exit_sled_body(uintptr_t *slot
 	struct rt_tls *L = &rt_tls;
 	/* busy: a hook interrupted (a signal), whose nested entries were
 	 * left unhooked */
-	if (__builtin_expect(L->state != RT_T_ON || L->busy, 0))
+	if (__builtin_expect(!rt_idle(L), 0))
 		return;
 	struct sonde_thread *t = L->t;
 	L->busy = 1;
@@ -497,7 +531,7 @@ static inline __attribute__((always_inline)) void exit_sled_body(uintptr_t *slot
 	if (!(mode & SONDE_MODE_TRACE)) /* a trace's: its records' time (rt_ring_last) */
 		t->last_tsc = now;
 	atomic_signal_fence(memory_order_seq_cst);
-	L->busy = 0;
+	rt_busy_out(L);
 }
 
 /* A tail call's sled (sonde-as builds): the function is about to jump to
@@ -510,7 +544,7 @@ static inline __attribute__((always_inline)) void exit_sled_body(uintptr_t *slot
 static inline __attribute__((always_inline)) void tail_sled_body(uintptr_t *slot)
 {
 	struct rt_tls *L = &rt_tls;
-	if (__builtin_expect(L->state != RT_T_ON || L->busy, 0))
+	if (__builtin_expect(!rt_idle(L), 0))
 		return;
 	struct sonde_thread *t = L->t;
 	L->busy = 1;
@@ -528,7 +562,7 @@ static inline __attribute__((always_inline)) void tail_sled_body(uintptr_t *slot
 		*slot = (uintptr_t)rt_exit_tramp;
 	}
 	atomic_signal_fence(memory_order_seq_cst);
-	L->busy = 0;
+	rt_busy_out(L);
 }
 
 #define ENTER_HOOKS(name, mode, plain)                                                             \

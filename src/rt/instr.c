@@ -727,13 +727,12 @@ static void rescan(void)
 	struct sonde_instr *in = __atomic_load_n(&scan_in, __ATOMIC_ACQUIRE);
 	if (!in)
 		return;
-	uint32_t busy = rt_tls.busy;
-	rt_tls.busy = 1;
+	rt_busy_in(&rt_tls);
 	struct scan sc = { in, 1 };
 	pthread_mutex_lock(&scan_lock);
 	dl_iterate_phdr(scan_cb, &sc);
 	pthread_mutex_unlock(&scan_lock);
-	rt_tls.busy = busy;
+	rt_busy_out(&rt_tls);
 }
 
 RT_HIDDEN void rt_instr_start(void)
@@ -748,11 +747,11 @@ RT_HIDDEN void rt_instr_start(void)
 	struct scan sc = { sess_ptr(S, S->instr_off), 1 };
 	/* The libc functions this calls while it patches (memcpy, mprotect...)
 	 * are the runtime's, not the program's: not recorded (hooks.c, enter_first). */
-	rt_tls.busy = 1;
+	rt_busy_in(&rt_tls);
 	pthread_mutex_lock(&scan_lock);
 	dl_iterate_phdr(scan_cb, &sc);
 	pthread_mutex_unlock(&scan_lock);
-	rt_tls.busy = 0;
+	rt_busy_out(&rt_tls);
 	/* record --module: libraries the program opens later, once their
 	 * dlopen returns (got.c redirects the program's dlopen calls) */
 	if (sc.in->nglobs) {

@@ -493,8 +493,20 @@ static int lk_thread_init(struct rt_tls *L)
 	return 0;
 }
 
-/* Enter a wrapper: the thread state, or NULL for a plain pass-through. */
-static inline struct rt_tls *lk_begin(void)
+/* The runtime's own code (the linker's bounds of its text): a section of it
+ * that takes a mutex of its own (instr.c's scan_lock) is not a program's
+ * lock call interrupted; it passes through without being counted lost. */
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+extern const char __etext[] __attribute__((visibility("hidden")));
+static __attribute__((noinline, cold)) void lk_reentered(struct rt_tls *L, uintptr_t site)
+{
+	if (site - (uintptr_t)__ehdr_start >= (uintptr_t)__etext - (uintptr_t)__ehdr_start)
+		L->t->lost[SONDE_LOST_REENTRY]++;
+}
+
+/* Enter a wrapper: the thread state, or NULL for a plain pass-through.
+ * site: the call's return address (0: not known). */
+static inline struct rt_tls *lk_begin(uintptr_t site)
 {
 	if (__builtin_expect(__atomic_load_n(&lk_state, __ATOMIC_RELAXED) != 1, 0) && !lk_boot())
 		return NULL;
@@ -502,7 +514,7 @@ static inline struct rt_tls *lk_begin(void)
 	if (__builtin_expect(L->state != RT_T_ON, 0) && !(L = rt_thread_slow()))
 		return NULL;
 	if (__builtin_expect(L->busy, 0)) {
-		L->t->lost[SONDE_LOST_REENTRY]++;
+		lk_reentered(L, site);
 		return NULL;
 	}
 	if (__builtin_expect(lk_tls.t != L->t, 0))
@@ -521,7 +533,7 @@ static inline void lk_busy(struct rt_tls *L)
 static inline void lk_idle(struct rt_tls *L)
 {
 	atomic_signal_fence(memory_order_seq_cst);
-	L->busy = 0;
+	rt_busy_out(L); /* a signal held back meanwhile comes in now (signals.c) */
 }
 
 /* ---- events (--locks=events, --trace) ---- */
@@ -827,7 +839,7 @@ static inline int do_block(int op, void *l, clockid_t clk, const struct timespec
 static inline __attribute__((always_inline)) int lk_lock_op(int op, void *l, clockid_t clk,
                                                             const struct timespec *ts, uintptr_t site)
 {
-	struct rt_tls *L = lk_begin();
+	struct rt_tls *L = lk_begin(site);
 	if (!L)
 		return do_block(op, l, clk, ts);
 	int kind = op_kind(op);
@@ -885,7 +897,7 @@ static inline __attribute__((always_inline)) int lk_lock_op(int op, void *l, clo
 /* trylock / tryrdlock / trywait called by the program. */
 static inline __attribute__((always_inline)) int lk_try_op(int op, void *l, uintptr_t site)
 {
-	struct rt_tls *L = lk_begin();
+	struct rt_tls *L = lk_begin(site);
 	if (!L)
 		return do_try(op, l);
 	int kind = op_kind(op);
@@ -916,7 +928,7 @@ static inline __attribute__((always_inline)) int lk_try_op(int op, void *l, uint
 static inline __attribute__((always_inline)) int lk_unlock_op(int kind, void *l, int rc_real_fn(void *),
                                                               uintptr_t site)
 {
-	struct rt_tls *L = lk_begin();
+	struct rt_tls *L = lk_begin(site);
 	if (!L)
 		return rc_real_fn(l);
 	int e0 = ERRNO_GET(kind);
@@ -948,7 +960,7 @@ static inline __attribute__((always_inline)) int lk_unlock_op(int kind, void *l,
 /* init / destroy: a new generation of the address; a dead id until reuse. */
 static void lk_init_op(int kind, void *l, uintptr_t site)
 {
-	struct rt_tls *L = lk_begin();
+	struct rt_tls *L = lk_begin(site);
 	if (!L)
 		return;
 	int e0 = errno;
@@ -960,7 +972,7 @@ static void lk_init_op(int kind, void *l, uintptr_t site)
 
 static void lk_destroy_op(void *l)
 {
-	struct rt_tls *L = lk_begin();
+	struct rt_tls *L = lk_begin(0);
 	if (!L)
 		return;
 	uint64_t key = lk_key(l);
@@ -987,7 +999,7 @@ static inline __attribute__((always_inline)) int lk_cond_op(int ckind, int mkind
                                                             clockid_t clk, const struct timespec *ts,
                                                             uintptr_t site)
 {
-	struct rt_tls *L = lk_begin();
+	struct rt_tls *L = lk_begin(site);
 #define LK_COND_CALL()                                                                             \
 	(which == 0 ? R(cond_wait)(c, m)                                                           \
 	 : which == 1 ? R(cond_timedwait)(c, m, ts)                                                \

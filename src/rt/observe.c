@@ -55,8 +55,7 @@ static int show_real(uintptr_t sp)
 	struct sonde_thread *t = L->t;
 	int ended = __atomic_load_n(&rt_agent_ended, __ATOMIC_ACQUIRE), any = 0;
 	struct rt_altstack alt = { 0 };
-	uint32_t busy = L->busy;
-	L->busy = 1;
+	rt_busy_in(L);
 	atomic_signal_fence(memory_order_seq_cst);
 	for (uint32_t i = t->depth; i-- > 0;) {
 		struct sonde_frame *f = &t->stack[i];
@@ -75,7 +74,7 @@ static int show_real(uintptr_t sp)
 		}
 	}
 	atomic_signal_fence(memory_order_seq_cst);
-	L->busy = busy;
+	rt_busy_out(L);
 	return any;
 }
 
@@ -87,8 +86,7 @@ static void show_hooks(void)
 	if (L->state != RT_T_ON || __atomic_load_n(&rt_agent_ended, __ATOMIC_ACQUIRE))
 		return;
 	struct sonde_thread *t = L->t;
-	uint32_t busy = L->busy;
-	L->busy = 1;
+	rt_busy_in(L);
 	atomic_signal_fence(memory_order_seq_cst);
 	for (uint32_t i = t->depth; i-- > 0;) {
 		struct sonde_frame *f = &t->stack[i];
@@ -100,7 +98,7 @@ static void show_hooks(void)
 		f->flags &= ~SONDE_FRAME_UNHOOKED;
 	}
 	atomic_signal_fence(memory_order_seq_cst);
-	L->busy = busy;
+	rt_busy_out(L);
 }
 
 /* libgcc_s's entry points.  glibc loads it on demand too (RTLD_LOCAL); so

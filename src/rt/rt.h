@@ -49,7 +49,7 @@ struct rt_priv {
  * per-thread tables are behind `priv`. */
 struct rt_tls {
 	uint32_t state;         /* RT_T_* */
-	uint32_t busy;          /* re-entry guard (signal inside a hook) */
+	uint32_t busy;          /* runtime sections this thread is inside (+ RT_BUSY_PENDING: signals.c) */
 	uint32_t grave_next;    /* next graveyard entry to reuse */
 	uint32_t slot;          /* thread slot */
 	struct sonde_thread *t;
@@ -68,7 +68,33 @@ struct rt_tls {
 	 * (rt_ring_forget, thread_attach), never NULL while state == RT_T_ON */
 	struct sonde_chunk *tchunk;
 	uintptr_t alt_lo, alt_hi; /* [lo, hi), or 0, 0: none (set by sigaltstack, context.c) */
+	uint64_t sig_deferred;  /* signals.c: the signals held back while busy (bit sig - 1) */
 };
+
+/* The runtime's sections on a thread (the hooks, the lock wrappers, the
+ * slow paths that change the shadow stack): rt_busy_in / rt_busy_out around
+ * them, one read-modify-write instruction each (a signal lands between two
+ * instructions of this thread, never inside one).  A signal whose handler
+ * the program installed (signals.c wraps it) that lands while busy is held
+ * back: queued again to this thread and blocked, RT_BUSY_PENDING set; the
+ * outermost section's rt_busy_out sees it and lets the signal in
+ * (rt_sig_release), so the handler runs on committed state only, its calls
+ * recorded as any others.  A hook entered with busy 0 may store 1 instead
+ * of rt_busy_in: nothing was pending. */
+#define RT_BUSY_PENDING 0x80000000u
+RT_HIDDEN void rt_sig_release(struct rt_tls *L);
+static inline __attribute__((always_inline)) void rt_busy_in(struct rt_tls *L)
+{
+	__asm__ volatile("addl $1, %0" : "+m"(L->busy) : : "cc");
+}
+static inline __attribute__((always_inline)) void rt_busy_out(struct rt_tls *L)
+{
+	/* busy - 1 and its test in one instruction: no signal between them */
+	__asm__ goto("subl $1, %0\n\tjnz %l[more]" : : "m"(L->busy) : "cc", "memory" : more);
+	return;
+more:
+	rt_sig_release(L);
+}
 
 /* trace.h's plain hook (rt_enter_hook) is given to the modules of these
  * slots only, whose functions' varints (func < 2^26: four bytes at most)
@@ -232,6 +258,10 @@ struct rt_altstack {
 	uintptr_t lo, hi;
 };
 RT_HIDDEN int rt_slot_dead(struct rt_altstack *alt, uintptr_t sp, uintptr_t slot);
+/* A non-local exit from sp (signals.c's longjmp): if sp is on the thread's
+ * alternate signal stack, close the frames on top whose slots are on it (a
+ * handler's there, left for a stack the window does not see). */
+RT_HIDDEN void rt_close_alt(struct rt_tls *L, struct sonde_thread *t, uintptr_t sp, uint64_t now);
 /* Close the frames of t whose slot lies below sp (dead after a non-local exit). */
 RT_HIDDEN void rt_close_below(struct rt_tls *L, struct sonde_thread *t, uintptr_t sp, uint64_t now);
 /* Close every open frame of t as dead (abnormal, a graveyard entry each):
@@ -338,6 +368,11 @@ RT_HIDDEN int rt_context_wrappers(const struct rt_got_sym **out);
 RT_HIDDEN __attribute__((noreturn, nothrow, leaf)) void rt_exit_now(int status);
 RT_HIDDEN __attribute__((noreturn, nothrow, leaf)) void rt_exit_now2(int status);
 RT_HIDDEN void rt_context_after_fork(void);
+/* signals.c: sigaction and signal for got.c; the handlers the program
+ * installed before an attach wrapped, and put back at its end. */
+RT_HIDDEN int rt_signal_wrappers(const struct rt_got_sym **out);
+RT_HIDDEN void rt_signals_adopt(void);
+RT_HIDDEN void rt_signals_end(void);
 /* dlcall.c: dlsym for got.c; and for a dlopen, dlmopen or dlsym entered
  * with its return address in *slot: if that is an exit trampoline's (a
  * recorded function's tail call), a `ret` byte in the real caller's object

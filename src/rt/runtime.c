@@ -139,12 +139,11 @@ static void thread_end(void *arg)
 	uint64_t now = clock_ticks();
 	/* (after the agent's end the shadow stack is only read: rt_exit_ended) */
 	if (L->t->depth && !__atomic_load_n(&rt_agent_ended, __ATOMIC_ACQUIRE)) {
-		uint32_t busy = L->busy;
-		L->busy = 1;
+		rt_busy_in(L);
 		atomic_signal_fence(memory_order_seq_cst);
 		rt_close_all(L, L->t, now);
 		atomic_signal_fence(memory_order_seq_cst);
-		L->busy = busy;
+		rt_busy_out(L);
 	}
 	if (round < PTHREAD_DESTRUCTOR_ITERATIONS)
 		pthread_setspecific(thread_key, (void *)(round + 1));
@@ -429,7 +428,7 @@ RT_HIDDEN void rt_thread_before_fork(void)
 	fork_frames = NULL;
 	if (L->state != RT_T_ON || !L->t->depth)
 		return;
-	L->busy = 1; /* no hook of this thread changes the frames until the fork is done */
+	rt_busy_in(L); /* no hook of this thread changes the frames until the fork is done */
 	uint32_t depth = L->t->depth;
 	void *p = mmap(NULL, depth * sizeof(struct sonde_frame), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
@@ -534,13 +533,16 @@ RT_HIDDEN void rt_resume_suspended(struct rt_tls *L, const struct sonde_frame *f
 RT_HIDDEN void rt_thread_after_fork(int child)
 {
 	struct rt_tls *L = &rt_tls;
+	/* rt_thread_before_fork's section (the hooks changed no depth meanwhile) */
+	int held = L->state == RT_T_ON && L->t->depth;
 	struct sonde_frame *frames = fork_frames;
 	uint32_t depth = frames ? fork_depth : 0;
 	fork_frames = NULL;
 	if (!child) {
 		if (frames)
 			munmap(frames, depth * sizeof *frames);
-		L->busy = 0;
+		if (held)
+			rt_busy_out(L);
 		return;
 	}
 	if (L->state != RT_T_ON) {
@@ -559,7 +561,8 @@ RT_HIDDEN void rt_thread_after_fork(int child)
 done:
 	if (frames)
 		munmap(frames, depth * sizeof *frames);
-	L->busy = 0;
+	if (held)
+		rt_busy_out(L); /* signals held back before the fork: the child's copy of them is not pending, only blocked */
 }
 
 /* rt_thread_slow behind xsave / xrstor of every state component the OS

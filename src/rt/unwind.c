@@ -82,8 +82,7 @@ static void set_hooks(int hook, uintptr_t sp)
 		return; /* a catch hooks nothing again */
 	}
 	struct rt_altstack alt = { 0 };
-	uint32_t busy = L->busy;
-	L->busy = 1;
+	rt_busy_in(L);
 	atomic_signal_fence(memory_order_seq_cst);
 	if (hook)
 		rt_close_below(L, t, sp, clock_ticks());
@@ -102,7 +101,7 @@ static void set_hooks(int hook, uintptr_t sp)
 		}
 	}
 	atomic_signal_fence(memory_order_seq_cst);
-	L->busy = busy;
+	rt_busy_out(L);
 }
 
 /* The real entry point: the next definition after the runtime's (a

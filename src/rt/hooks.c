@@ -455,6 +455,39 @@ static __attribute__((noinline, cold)) uintptr_t exit_slow(struct rt_tls *L, str
 	__builtin_trap();
 }
 
+/* The exit hook's end when a signal was held back meanwhile (rt_sig_release
+ * lets it in here).  The frame is closed, and the exit trampoline's unwind
+ * rule (hooks.c's assembly, observe.c: the topmost frame with the slot)
+ * would give a walk from the handler (a sampling profiler's backtrace) no
+ * return address: the closed frame, still in the entry past the top, stands
+ * on the shadow stack while the handler runs, without a node, unhooked (no
+ * slow path reads or writes its slot, which holds the trampoline's saved
+ * rax now), and goes when the handler returns; if it leaves by siglongjmp,
+ * the frame is closed as dead later, which records nothing. */
+static __attribute__((noinline, cold)) void exit_release(struct rt_tls *L, struct sonde_thread *t, uintptr_t s,
+                                                         uintptr_t ra)
+{
+	if (__atomic_load_n(&L->busy, __ATOMIC_RELAXED) != RT_BUSY_PENDING)
+		return; /* inside an outer section still */
+	uint32_t d = t->depth;
+	struct sonde_frame *f = &t->stack[d];
+	int ghost = d < SONDE_STACK_MAX && f->slot == s && f->site == ra;
+	if (ghost) {
+		f->node = RT_NO_NODE;
+		f->flags = SONDE_FRAME_UNHOOKED | (f->flags & SONDE_FRAME_FULLSAVE);
+		atomic_signal_fence(memory_order_release);
+		t->depth = d + 1;
+	}
+	rt_sig_release(L); /* the handler runs here */
+	if (ghost) {
+		L->busy = 1; /* 0 since the release: nothing pending */
+		atomic_signal_fence(memory_order_seq_cst);
+		if (t->depth == d + 1 && t->stack[d].slot == s)
+			t->depth = d;
+		rt_busy_out(L);
+	}
+}
+
 /* plain: a trace-only session without any filter (rt_exit_traceplain), whose
  * frames carry neither -F's flag nor a --min-time entry length. */
 static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, uint32_t mode, int plain)
@@ -477,7 +510,8 @@ static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, ui
 	if (!(mode & SONDE_MODE_TRACE)) /* a trace's: its records' time (rt_ring_last) */
 		t->last_tsc = now;
 	atomic_signal_fence(memory_order_seq_cst);
-	rt_busy_out(L);
+	if (__builtin_expect(rt_busy_dec(L), 0))
+		exit_release(L, t, s, ra);
 	return ra;
 }
 

@@ -87,13 +87,19 @@ static inline __attribute__((always_inline)) void rt_busy_in(struct rt_tls *L)
 {
 	__asm__ volatile("addl $1, %0" : "+m"(L->busy) : : "cc");
 }
+/* busy - 1 and its test in one instruction (no signal between them):
+ * nonzero when still inside an outer section or a signal is held back. */
+static inline __attribute__((always_inline)) int rt_busy_dec(struct rt_tls *L)
+{
+	__asm__ goto("subl $1, %0\n\tjnz %l[more]" : : "m"(L->busy) : "cc", "memory" : more);
+	return 0;
+more:
+	return 1;
+}
 static inline __attribute__((always_inline)) void rt_busy_out(struct rt_tls *L)
 {
-	/* busy - 1 and its test in one instruction: no signal between them */
-	__asm__ goto("subl $1, %0\n\tjnz %l[more]" : : "m"(L->busy) : "cc", "memory" : more);
-	return;
-more:
-	rt_sig_release(L);
+	if (__builtin_expect(rt_busy_dec(L), 0))
+		rt_sig_release(L);
 }
 
 /* trace.h's plain hook (rt_enter_hook) is given to the modules of these

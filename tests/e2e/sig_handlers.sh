@@ -96,7 +96,8 @@ done()
 PY
 done
 
-# --locks, launched (plain gcc): the semaphores' posts and waits as the
+# --locks, launched (plain gcc) and attached (plain gcc, the handlers
+# installed before the attach): the semaphores' posts and waits as the
 # program counted them
 locks_check() { # NAME
 	"$SONDE" locks -i $1.data --format=json >$1.locks.json 2>$1.locks.err ||
@@ -124,4 +125,21 @@ if [ -x plain-gcc ]; then
 	"$SONDE" record --locks -o plain-gcc.locks.data -- ./plain-gcc locks >plain-gcc.locks.out 2>plain-gcc.locks.err ||
 		notok "plain-gcc.locks: record" "$(tail -1 plain-gcc.locks.err)"
 	ran plain-gcc.locks && locks_check plain-gcc.locks
+fi
+if [ -x plain-gcc ] && { [ "$(id -u)" = 0 ] || [ "$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)" = 0 ]; }; then
+	n=plain-gcc.att-locks
+	SIG_CALLS_LOCKS=1 ATTACH_PROG=./plain-gcc start $n
+	if record_attached $n --locks; then
+		echo go >&3
+		exec 3>&-
+		wait "$runner"
+		wait "$sp"
+		check "$n: sonde ended with status 0" test $? = 0
+		ran $n && locks_check $n
+	else
+		notok "$n: attach" "sonde did not start: $(tail -2 $n.err)"
+		kill "$pid" 2>/dev/null
+		exec 3>&-
+		wait "$runner" "$sp"
+	fi
 fi

@@ -15,7 +15,8 @@
  *  - a known time: in phase 3, victim() waits (no call) until on_alrm has
  *    spun SPIN_NS in spin_fn: victim's inclusive time includes it.
  * The main loop's work() calls leaf() and, with an argument "locks", posts
- * and waits main_sem once (uncontended).  argv: [locks] [go-fifo pidfile]:
+ * and waits main_sem once (uncontended).  argv: [locks] [go-fifo pidfile]
+ * (or SIG_CALLS_LOCKS=1 in the environment for "locks"):
  * with a fifo, the program writes its pid, installs its handlers and waits
  * for a line (an attach).  Prints "spin_ns N" (the spin it measured) and
  * "lock sig_sem posts N", "lock main_sem posts N". */
@@ -160,6 +161,8 @@ int main(int argc, char **argv)
 		use_locks = 1;
 		a++;
 	}
+	if (getenv("SIG_CALLS_LOCKS")) /* the same, for a start by tests/attach_lib.sh */
+		use_locks = 1;
 	sem_init(&sig_sem, 0, 0);
 	sem_init(&main_sem, 0, 0);
 	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof altstack };

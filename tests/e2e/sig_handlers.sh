@@ -46,7 +46,7 @@ done
 # attached: the program installs its handlers, writes its pid and waits on
 # its FIFO; sonde attaches; then the run
 if [ "$(id -u)" = 0 ] || [ "$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)" = 0 ]; then
-	for p in sc-gcc plain-clang; do
+	for p in sc-gcc plain-gcc sc-clang plain-clang; do
 		[ -x $p ] || continue
 		for mode in profile trace; do
 			opt=()

@@ -49,8 +49,12 @@ const struct inject_stop *inject_where(const struct inject *in);
  * the signals held back during calls, detaches and frees. */
 void inject_detach(struct inject *in);
 
-/* attach + one call + detach. */
-int inject_call(pid_t pid, uint64_t func, const uint64_t args[6], uint64_t *ret, char *err, size_t n);
+/* attach + one call + detach.  lib, if not NULL, is the file name (no
+ * directory) of the object func must be in at the stop: otherwise the
+ * process has exec'd since func was found, and nothing is called (-1, err
+ * says so). */
+int inject_call(pid_t pid, const char *lib, uint64_t func, const uint64_t args[6], uint64_t *ret, char *err,
+                size_t n);
 
 /* Makes process pid call dlopen(lib_path, RTLD_NOW) on thread tid (0: its
  * choice); *handle gets the result.  On failure of dlopen itself err holds

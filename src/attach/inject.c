@@ -23,6 +23,10 @@
  * A thread stopped in user mode inside libc or the dynamic loader may hold
  * one of their locks (malloc's arena, the loader's): dlopen on it could
  * deadlock.  Such a thread is let go and stopped again a moment later.
+ * While the loader loads the program (just after its start or an exec) no
+ * stop is safe, in a system call or not: no TLS yet, or its lists of
+ * objects half made (stop_safely's rules, docs/ATTACH.md); the thread is
+ * then run to the program's entry under a breakpoint (run_to_entry).
  *
  * Signals.  During the call the thread blocks every signal but the faults:
  * signals for the process go to other threads or wait, as they would for a
@@ -441,8 +445,12 @@ static int run_to_entry(struct inject *in, char *err, size_t n)
 		if (s == SIGTRAP && placed && target_getregs(tid, &r) == 0 && arch_pc(&r) == at + ARCH_TRAP_PC_ADJ &&
 		    ptrace(PTRACE_GETSIGINFO, tid, 0, &si) == 0 && si.si_code == SI_KERNEL) {
 			arch_set_pc(&r, at);
-			if (target_setregs(tid, &r) == 0)
-				rc = 0;
+			rc = 0;
+			if (target_setregs(tid, &r)) {
+				snprintf(err, n, "cannot set the registers of thread %d of process %d (%s)", (int)tid,
+				         (int)in->t.pid, strerror(errno));
+				rc = -1;
+			}
 			break;
 		}
 		sig = s; /* the program's own signal: delivered as without sonde */
@@ -472,7 +480,11 @@ static int stop_safely(struct inject *in, char *err, size_t n)
 			snprintf(err, n, "cannot read the registers of thread %d (%s)", (int)in->tid, strerror(errno));
 			return -1;
 		}
-		if (refresh(in, try > 0, err, n))
+		/* Read again at every stop, the first too: the maps read before
+		 * it may be of an image in the middle of its exec (the executable
+		 * alone: no loader, no _r_debug), which would make the loader's
+		 * start-up look safe. */
+		if (refresh(in, 1, err, n))
 			return -1;
 		struct module *m = modules_at(&in->mods, arch_pc(&in->regs));
 		int why = unsafe(in, m);

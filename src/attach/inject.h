@@ -23,7 +23,9 @@ struct inject;
 
 /* Stops thread tid of process pid (tid 0: the main thread, or another one if
  * it has exited) at a point where calling into the C library is safe: in a
- * system call, or in code outside libc and the dynamic loader.  NULL with
+ * system call, or in code outside libc and the dynamic loader, and never
+ * while the loader loads objects (a program starting or just exec'd is run
+ * to its entry point first).  NULL with
  * err set when ptrace is refused (with the reason), the process is gone or
  * stopped, or no safe point came. */
 struct inject *inject_attach(pid_t pid, pid_t tid, char *err, size_t n);

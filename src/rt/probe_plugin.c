@@ -141,9 +141,9 @@ static void call(void (*fn)(struct sonde_probe_ctx *), struct pa_pprobe *pp, con
                  const uint64_t *regs, uint64_t pc, uint64_t hits);
 
 /* plugin1: the site's plugin probe + 1 as the hit found it before the hit was
- * counted (pa_hit's plugin_of), so that a hit counted before a deletion read
- * the counters runs its pre handler: a probe's pre calls are never fewer than
- * its hits. */
+ * counted (pa_hit's plugin_of).  The probe's hits are counted here, by that
+ * probe, just before its pre handler runs: a probe's pre calls are never
+ * fewer than its hits, also while it is deleted (agent_kinds.c). */
 static void run(const struct pa_site *s, uint32_t plugin1, int post, uint64_t sp, const uint64_t *regs, uint64_t pc)
 {
 	const struct sonde_probe_plugin *pl = __atomic_load_n(&plug, __ATOMIC_ACQUIRE);

@@ -6,10 +6,10 @@
  * loader, ld-musl-*.so.1.  The object's .dynsym is read with libelf; the
  * default version of a symbol wins over a compat one. */
 #include "attach/dlfuncs.h"
-#include "attach/inject.h"
 #include "common/clock.h"
 
 #include "proc/modules.h"
+#include "proc/target.h"
 #include "sym/peek.h"
 
 #include <fcntl.h>
@@ -181,7 +181,7 @@ int dl_funcs_find_wait(pid_t pid, struct modules *ms, struct dl_funcs *f, char *
 		if (modules_load(ms, pid) != 0)
 			return rc; /* gone, or maps unreadable: the caller's attach says why */
 		/* No maps at all: between two images of an exec, or ended. */
-		char st = ms->n ? 'R' : inject_thread_state(pid, pid);
+		char st = ms->n ? 'R' : target_thread_state(pid, pid);
 		if (!st || st == 'Z' || st == 'X')
 			return rc;
 	}

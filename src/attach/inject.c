@@ -94,6 +94,7 @@ struct inject {
 	int gone;               /* the thread or process has ended */
 	int execd;              /* it ran an exec after sonde read its maps */
 	uint64_t r_debug;       /* the loader's struct r_debug, or 0 (dlfuncs.h) */
+	uint64_t start_stack;   /* argc's address on the main thread's stack */
 	struct inject_stop stop;
 };
 
@@ -293,7 +294,28 @@ static int load_maps(struct inject *in)
 	if (modules_load(&in->mods, in->t.pid))
 		return -1;
 	in->r_debug = dl_loader_debug(in->t.pid, &in->mods);
+	in->start_stack = target_start_stack(in->t.pid);
 	return 0;
+}
+
+/* Whether the program has not reached its entry yet (a stop at the entry
+ * itself is past the loader): until then the word
+ * below argc (the kernel aligns it to 16) is the return address of the
+ * loader's call into _dl_start, then of its call into _dl_init, which runs
+ * the libraries' constructors; the program's _start overwrites it (push
+ * %rax) and keeps that frame to the end.  A call injected inside _dl_init
+ * (a constructor waiting in a system call) crashed the program when the
+ * loader went on with its constructors. */
+static int before_entry(struct inject *in)
+{
+	const struct module *ld = NULL;
+	for (int i = 0; i < in->mods.n && !ld; i++)
+		if (dl_is_loader(in->mods.m[i].path))
+			ld = &in->mods.m[i];
+	uint64_t w = 0;
+	return ld && in->start_stack >= 16 &&
+	       target_read(&in->t, (in->start_stack & ~(uint64_t)15) - 8, &w, sizeof w) == 0 && w >= ld->lo &&
+	       w < ld->hi;
 }
 
 /* The thread is stopped: the maps again if it ran since they were read (ran),
@@ -323,7 +345,8 @@ static int refresh(struct inject *in, int ran, char *err, size_t n)
 enum { SAFE, IN_LOADER, LOADER_BUSY, IN_LIBC };
 static int unsafe(struct inject *in, const struct module *m)
 {
-	if ((m && dl_is_loader(m->path)) || dl_loader_only(&in->mods) || !arch_tls_base(&in->regs))
+	if ((m && dl_is_loader(m->path)) || dl_loader_only(&in->mods) || !arch_tls_base(&in->regs) ||
+	    (arch_pc(&in->regs) != in->t.entry && before_entry(in)))
 		return IN_LOADER;
 	if (in->r_debug) {
 		uint64_t map = 0;

@@ -74,6 +74,23 @@ char target_thread_state(pid_t pid, pid_t tid)
 	return p && p[1] == ' ' && p[2] ? p[2] : 0;
 }
 
+uint64_t target_start_stack(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t len = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[len] = 0;
+	char *p = strrchr(buf, ')');
+	/* Field 28; the fields after the command name begin with the 3rd. */
+	for (int field = 2; p && field < 28; field++)
+		p = strchr(p + 1, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
 static void read_entry(struct target *t)
 {
 	char path[64];

@@ -23,6 +23,9 @@ extern const uint8_t arch_bp_insn[ARCH_BP_LEN];
 static inline uint64_t arch_pc(const arch_regs *r) { return r->rip; }
 static inline void arch_set_pc(arch_regs *r, uint64_t pc) { r->rip = pc; }
 static inline uint64_t arch_sp(const arch_regs *r) { return r->rsp; }
+/* The thread pointer (fs base): 0 until the dynamic loader has set up the
+ * thread's TLS (src/attach/inject.c, "a safe stop"). */
+static inline uint64_t arch_tls_base(const arch_regs *r) { return r->fs_base; }
 
 /* What the engine needs to know about one instruction. */
 enum arch_kind {

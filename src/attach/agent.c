@@ -386,16 +386,17 @@ void agent_free(struct agent *a)
  * sonde is killed while the agent ends (its grace period makes that call
  * last some 20 ms), the helper still puts the thread back.  Without fork,
  * the call is made here. */
+#define RT_FILE_NAME "libsonde-rt.so" /* an exec since the start leaves none at stop_fn */
 static int stop_by_helper(struct agent *a, char *err, size_t n)
 {
 	uint64_t args[6] = { 0 }, ret;
 	int res[2];
 	pid_t c = fork_helper(res, a->alive_w);
 	if (c < 0)
-		return inject_call(a->pid, a->stop_fn, args, &ret, err, n);
+		return inject_call(a->pid, RT_FILE_NAME, a->stop_fn, args, &ret, err, n);
 	if (c == 0) {
 		static char msg[512];
-		int rc = inject_call(a->pid, a->stop_fn, args, &ret, msg, sizeof msg);
+		int rc = inject_call(a->pid, RT_FILE_NAME, a->stop_fn, args, &ret, msg, sizeof msg);
 		if (rc)
 			write_all(res[1], msg, strlen(msg));
 		_exit(rc ? 1 : 0);

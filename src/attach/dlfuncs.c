@@ -9,6 +9,7 @@
 #include "common/clock.h"
 
 #include "proc/modules.h"
+#include "proc/target.h"
 #include "sym/peek.h"
 
 #include <fcntl.h>
@@ -113,19 +114,76 @@ int dl_loader_only(const struct modules *ms)
 	return loader;
 }
 
+uint64_t dl_loader_debug(pid_t pid, const struct modules *ms)
+{
+	for (int i = 0; i < ms->n; i++) {
+		if (!dl_is_loader(ms->m[i].path))
+			continue;
+		static const char *const names[] = { "_r_debug" };
+		uint64_t v = 0;
+		if (dl_file_syms(pid, ms->m[i].path, names, &v, 1) == 0 && v)
+			return v + ms->m[i].bias;
+		return 0;
+	}
+	return 0;
+}
+
+/* Whether the main executable of ms names a dynamic loader (PT_INTERP). */
+static int main_has_interp(pid_t pid, const struct modules *ms)
+{
+	int found = 0;
+	for (int i = 0; i < ms->n && !found; i++) {
+		if (!ms->m[i].is_main)
+			continue;
+		int fd = open_in_target(pid, ms->m[i].path);
+		Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+		size_t np = 0;
+		if (e && elf_getphdrnum(e, &np) == 0)
+			for (size_t k = 0; k < np && !found; k++) {
+				GElf_Phdr ph;
+				found = gelf_getphdr(e, (int)k, &ph) && ph.p_type == PT_INTERP;
+			}
+		if (e)
+			elf_end(e);
+		if (fd >= 0)
+			close(fd);
+		break;
+	}
+	return found;
+}
+
+/* A process caught in the middle of its exec: its new maps may hold the
+ * executable alone for a moment, before the kernel maps its loader, or no
+ * executable yet (/proc/PID/exe not the file mapped). */
+static int starting(pid_t pid, const struct modules *ms)
+{
+	int main = 0;
+	for (int i = 0; i < ms->n; i++) {
+		if (is_libc(base(ms->m[i].path)))
+			return 0;
+		main |= ms->m[i].is_main;
+	}
+	return !main || dl_loader_only(ms) || main_has_interp(pid, ms);
+}
+
 int dl_funcs_find_wait(pid_t pid, struct modules *ms, struct dl_funcs *f, char *err, size_t n)
 {
 	uint64_t end = clock_mono_ms() + DL_STARTUP_WAIT_MS; /* wall time: a loaded machine slows the loader */
+	elf_version(EV_CURRENT);
 	for (;;) {
 		int rc = dl_funcs_find(pid, ms, f, err, n);
-		if (!rc || clock_mono_ms() >= end || !dl_loader_only(ms))
+		if (!rc || clock_mono_ms() >= end || !starting(pid, ms))
 			return rc;
 		struct timespec ts = { 0, DL_STARTUP_POLL_MS * 1000000L };
 		nanosleep(&ts, NULL);
 		modules_free(ms);
 		memset(ms, 0, sizeof *ms);
-		if (modules_load(ms, pid) != 0 || ms->n == 0)
+		if (modules_load(ms, pid) != 0)
 			return rc; /* gone, or maps unreadable: the caller's attach says why */
+		/* No maps at all: between two images of an exec, or ended. */
+		char st = ms->n ? 'R' : target_thread_state(pid, pid);
+		if (!st || st == 'Z' || st == 'X')
+			return rc;
 	}
 }
 

@@ -38,6 +38,13 @@ int dl_is_loader(const char *path);
  * that ld.so is still loading. */
 int dl_loader_only(const struct modules *ms);
 
+/* The run-time address of the dynamic loader's struct r_debug (glibc's
+ * _r_debug: r_map at +8, r_state at +24, RT_CONSISTENT 0 once the loader
+ * is done loading), or 0 when ms has no glibc loader that defines it. */
+#define DL_R_MAP_OFF 8
+#define DL_R_STATE_OFF 24
+uint64_t dl_loader_debug(pid_t pid, const struct modules *ms);
+
 /* Link-time values of names in the .dynsym of the target's object at path
  * (vals[i] 0 when not defined).  0, or -1 unreadable, -2 an IFUNC. */
 int dl_file_syms(pid_t pid, const char *path, const char *const *names, uint64_t *vals, int nnames);

@@ -23,6 +23,10 @@
  * A thread stopped in user mode inside libc or the dynamic loader may hold
  * one of their locks (malloc's arena, the loader's): dlopen on it could
  * deadlock.  Such a thread is let go and stopped again a moment later.
+ * While the loader loads the program (just after its start or an exec) no
+ * stop is safe, in a system call or not: no TLS yet, or its lists of
+ * objects half made (stop_safely's rules, docs/ATTACH.md); the thread is
+ * then run to the program's entry under a breakpoint (run_to_entry).
  *
  * Signals.  During the call the thread blocks every signal but the faults:
  * signals for the process go to other threads or wait, as they would for a
@@ -89,6 +93,8 @@ struct inject {
 	int nheld;
 	int gone;               /* the thread or process has ended */
 	int execd;              /* it ran an exec after sonde read its maps */
+	uint64_t r_debug;       /* the loader's struct r_debug, or 0 (dlfuncs.h) */
+	uint64_t start_stack;   /* argc's address on the main thread's stack */
 	struct inject_stop stop;
 };
 
@@ -108,20 +114,9 @@ static int is_fault_sig(int sig)
 	return sig > 0 && sig <= 64 && (sigbit(sig) & fault_sigs_bits());
 }
 
-/* State letter of /proc/PID/task/TID/stat (after the command name, which
- * may hold spaces and parentheses), or 0 when the thread does not exist. */
 char inject_thread_state(pid_t pid, pid_t tid)
 {
-	char path[96], buf[512];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	size_t len = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[len] = 0;
-	char *p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] ? p[2] : 0;
+	return target_thread_state(pid, tid);
 }
 
 /* Whether the page CALL_RET_ADDR is in is mapped in the process (root may
@@ -292,6 +287,37 @@ static int interrupt(struct inject *in, char *err, size_t n)
 	return inject_interrupt(in->t.pid, in->tid, &in->gone, err, n);
 }
 
+/* The maps of the process as it is now, and the loader's r_debug in them. */
+static int load_maps(struct inject *in)
+{
+	modules_free(&in->mods);
+	if (modules_load(&in->mods, in->t.pid))
+		return -1;
+	in->r_debug = dl_loader_debug(in->t.pid, &in->mods);
+	in->start_stack = target_start_stack(in->t.pid);
+	return 0;
+}
+
+/* Whether the program has not reached its entry yet (a stop at the entry
+ * itself is past the loader): until then the word
+ * below argc (the kernel aligns it to 16) is the return address of the
+ * loader's call into _dl_start, then of its call into _dl_init, which runs
+ * the libraries' constructors; the program's _start overwrites it (push
+ * %rax) and keeps that frame to the end.  A call injected inside _dl_init
+ * (a constructor waiting in a system call) crashed the program when the
+ * loader went on with its constructors. */
+static int before_entry(struct inject *in)
+{
+	const struct module *ld = NULL;
+	for (int i = 0; i < in->mods.n && !ld; i++)
+		if (dl_is_loader(in->mods.m[i].path))
+			ld = &in->mods.m[i];
+	uint64_t w = 0;
+	return ld && in->start_stack >= 16 &&
+	       target_read(&in->t, (in->start_stack & ~(uint64_t)15) - 8, &w, sizeof w) == 0 && w >= ld->lo &&
+	       w < ld->hi;
+}
+
 /* The thread is stopped: the maps again if it ran since they were read (ran),
  * and /proc/PID/mem too if it execed meanwhile (a program that execs itself
  * while sonde attaches): the old file then reads nothing of the new image,
@@ -308,40 +334,196 @@ static int refresh(struct inject *in, int ran, char *err, size_t n)
 		return -1;
 	}
 	in->execd |= execd;
-	modules_free(&in->mods);
-	if (modules_load(&in->mods, in->t.pid)) {
+	if (load_maps(in)) {
 		snprintf(err, n, "cannot read /proc/%d/maps", (int)in->t.pid);
 		return -1;
 	}
 	return 0;
 }
 
+/* Why the stop is not a safe one (see the top comment), or SAFE. */
+enum { SAFE, IN_LOADER, LOADER_BUSY, IN_LIBC };
+static int unsafe(struct inject *in, const struct module *m)
+{
+	if ((m && dl_is_loader(m->path)) || dl_loader_only(&in->mods) || !arch_tls_base(&in->regs) ||
+	    (arch_pc(&in->regs) != in->t.entry && before_entry(in)))
+		return IN_LOADER;
+	if (in->r_debug) {
+		uint64_t map = 0;
+		int32_t state = -1;
+		if (target_read(&in->t, in->r_debug + DL_R_MAP_OFF, &map, sizeof map) ||
+		    target_read(&in->t, in->r_debug + DL_R_STATE_OFF, &state, sizeof state) || !map || state != 0)
+			return LOADER_BUSY;
+	}
+	if (!arch_in_syscall(&in->regs) && m && dl_is_runtime_lib(m->path))
+		return IN_LIBC;
+	return SAFE;
+}
+
+/* The loader is loading the program (an attach right after its start or an
+ * exec): rather than stopping it again and again until it is done (a program
+ * that execs itself is inside ld.so nearly all the time), a breakpoint at the
+ * program's entry (AT_ENTRY), where the loader has finished (every object
+ * relocated, TLS set up, the libraries' constructors run) and the program's
+ * own code has not begun.  Exec events are reported meanwhile
+ * (PTRACE_O_TRACEEXEC, for this wait only): an exec takes the breakpoint
+ * away with the old image, and one is placed at the new image's entry.  The
+ * breakpoint is never left behind: it is taken out at the trap, at the
+ * interrupt that ends the wait (ENTRY_WAIT_MS: the thread was not starting
+ * after all, or its constructors are slow) and on an error.  0 stopped at
+ * the entry, 1 stopped elsewhere (the caller looks again), -1 with err. */
+#define ENTRY_WAIT_MS 1000
+#define ENTRY_EXECS 64
+static int run_to_entry(struct inject *in, char *err, size_t n)
+{
+	pid_t tid = in->tid;
+	if (ptrace(PTRACE_SETOPTIONS, tid, 0, (void *)(long)PTRACE_O_TRACEEXEC) < 0)
+		return 1;
+	/* Read in the middle of an exec: the auxv empty, the maps without the
+	 * executable yet. */
+	if (!in->t.entry || !modules_at(&in->mods, in->t.entry)) {
+		if (target_reopen(&in->t) || load_maps(in))
+			return 1;
+	}
+	long end = (long)clock_mono_ms() + ENTRY_WAIT_MS;
+	uint64_t at = 0;
+	uint8_t old = 0;
+	int placed = 0, interrupted = 0, execs = 0, sig = 0, rc = 1;
+	for (;;) {
+		if (!placed) {
+			const struct module *m = modules_at(&in->mods, in->t.entry);
+			at = in->t.entry;
+			if (!at || !m || !m->is_main || target_read(&in->t, at, &old, 1) || old == arch_bp_insn[0] ||
+			    target_write(&in->t, at, arch_bp_insn, ARCH_BP_LEN))
+				break; /* no entry to stop at: stopped here */
+			placed = 1;
+		}
+		if (ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig) < 0) {
+			snprintf(err, n, "cannot resume thread %d of process %d (%s)", (int)tid, (int)in->t.pid,
+			         strerror(errno));
+			rc = -1;
+			break;
+		}
+		sig = 0;
+		int st, w;
+		for (;;) {
+			long left = end - (long)clock_mono_ms();
+			w = wait_tid(tid, &st, interrupted ? STOP_TIMEOUT_MS : (left > 0 ? (int)left : 1));
+			if (w <= 0 || interrupted)
+				break;
+			ptrace(PTRACE_INTERRUPT, tid, 0, 0); /* not starting after all: stop it where it is */
+			interrupted = 1;
+		}
+		if (w) {
+			snprintf(err, n, "cannot stop thread %d of process %d (%s)", (int)tid, (int)in->t.pid,
+			         w > 0 ? "no stop within 5 s" : strerror(errno));
+			rc = -1;
+			break;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			in->gone = 1;
+			say_ended(in->t.pid, st, "while sonde attached", err, n);
+			return -1;
+		}
+		int event = st >> 16, s = WSTOPSIG(st);
+		if (event == PTRACE_EVENT_EXEC) {
+			/* The new image has none of our bytes; the thread stands at
+			 * the new loader's first instruction. */
+			placed = 0;
+			in->execd = 1;
+			if (target_reopen(&in->t) || load_maps(in)) {
+				snprintf(err, n, "cannot read the memory or maps of process %d after its exec",
+				         (int)in->t.pid);
+				rc = -1;
+				break;
+			}
+			if (++execs == ENTRY_EXECS || interrupted)
+				break; /* stopped (at the exec) */
+			continue;
+		}
+		if (event == PTRACE_EVENT_STOP) {
+			if (is_stop_sig(s)) {
+				snprintf(err, n, "process %d was stopped by %s while sonde attached", (int)in->t.pid,
+				         strsignal(s));
+				rc = -1;
+				break;
+			}
+			if (interrupted)
+				break; /* our interrupt's stop */
+			continue;
+		}
+		arch_regs r;
+		siginfo_t si;
+		if (s == SIGTRAP && placed && target_getregs(tid, &r) == 0 && arch_pc(&r) == at + ARCH_TRAP_PC_ADJ &&
+		    ptrace(PTRACE_GETSIGINFO, tid, 0, &si) == 0 && si.si_code == SI_KERNEL) {
+			arch_set_pc(&r, at);
+			rc = 0;
+			if (target_setregs(tid, &r)) {
+				snprintf(err, n, "cannot set the registers of thread %d of process %d (%s)", (int)tid,
+				         (int)in->t.pid, strerror(errno));
+				rc = -1;
+			}
+			break;
+		}
+		sig = s; /* the program's own signal: delivered as without sonde */
+	}
+	if (placed && !in->gone)
+		target_write(&in->t, at, &old, 1);
+	ptrace(PTRACE_SETOPTIONS, tid, 0, 0);
+	return rc;
+}
+
 /* Stops the thread where a call into libc is safe (see the top comment).
- * Never inside the dynamic loader, not even in a system call, nor before
- * the C library is mapped: the loader may be loading the program (an early
- * attach, or just after an exec), before the TLS that dlopen needs exists. */
+ * Never inside the dynamic loader, not even in a system call, nor while it
+ * loads objects (glibc's _r_debug.r_state not RT_CONSISTENT, or no r_map
+ * yet), nor before the thread has its TLS (fs base 0) or the C library is
+ * mapped: the loader may be loading the program (an early attach, or just
+ * after an exec), and a call from a system call made inside libc during that
+ * time (its early initialisation, before the libraries' constructors) runs
+ * dlopen before the loader's own lists are complete. */
+#define ENTRY_TRIES 3
 static int stop_safely(struct inject *in, char *err, size_t n)
 {
+	int entry_tries = 0, stopped = 0;
 	for (int try = 0;; try++) {
-		if (interrupt(in, err, n))
+		if (!stopped && interrupt(in, err, n))
 			return -1;
 		if (target_getregs(in->tid, &in->regs)) {
 			snprintf(err, n, "cannot read the registers of thread %d (%s)", (int)in->tid, strerror(errno));
 			return -1;
 		}
-		if (refresh(in, try > 0, err, n))
+		/* Read again at every stop, the first too: the maps read before
+		 * it may be of an image in the middle of its exec (the executable
+		 * alone: no loader, no _r_debug), which would make the loader's
+		 * start-up look safe. */
+		if (refresh(in, 1, err, n))
 			return -1;
 		struct module *m = modules_at(&in->mods, arch_pc(&in->regs));
-		if (!(m && dl_is_loader(m->path)) && !dl_loader_only(&in->mods) &&
-		    (arch_in_syscall(&in->regs) || !m || !dl_is_runtime_lib(m->path)))
+		int why = unsafe(in, m);
+		if (why == SAFE)
 			return 0;
-		if (try == SAFE_TRIES) {
-			if (m)
+		stopped = 0;
+		if (why != IN_LIBC && entry_tries < ENTRY_TRIES) {
+			entry_tries++;
+			if (run_to_entry(in, err, n) < 0)
+				return -1;
+			stopped = 1;
+			continue;
+		}
+		if (try >= SAFE_TRIES) {
+			if (why == LOADER_BUSY)
+				snprintf(err, n, "the dynamic loader of process %d stays busy loading objects (stopped %d "
+				         "times): a call into it could run before they are ready", (int)in->t.pid, try + 1);
+			else if (m && why != IN_LOADER)
 				snprintf(err, n, "thread %d of process %d stays inside %s (stopped there %d times): calling "
-				         "dlopen there could deadlock", (int)in->tid, (int)in->t.pid, m->path, SAFE_TRIES + 1);
+				         "dlopen there could deadlock", (int)in->tid, (int)in->t.pid, m->path, try + 1);
+			else if (m)
+				snprintf(err, n, "thread %d of process %d stays inside the dynamic loader %s (stopped there "
+				         "%d times): it is loading the program", (int)in->tid, (int)in->t.pid, m->path,
+				         try + 1);
 			else
-				snprintf(err, n, "process %d stays without its C library (stopped %d times): the dynamic "
-				         "loader has not loaded it", (int)in->t.pid, SAFE_TRIES + 1);
+				snprintf(err, n, "process %d stays without its C library or TLS (stopped %d times): the "
+				         "dynamic loader has not loaded it", (int)in->t.pid, try + 1);
 			return -1;
 		}
 		ptrace(PTRACE_CONT, in->tid, 0, 0);
@@ -416,7 +598,7 @@ struct inject *inject_attach(pid_t pid, pid_t tid, char *err, size_t n)
 		         "faults)", (int)pid);
 		goto fail;
 	}
-	if (modules_load(&in->mods, pid)) {
+	if (load_maps(in)) {
 		snprintf(err, n, "cannot attach to process %d (cannot read /proc/%d/maps)", (int)pid, (int)pid);
 		goto fail;
 	}
@@ -617,11 +799,22 @@ void inject_detach(struct inject *in)
 	free(in);
 }
 
-int inject_call(pid_t pid, uint64_t func, const uint64_t args[6], uint64_t *ret, char *err, size_t n)
+int inject_call(pid_t pid, const char *lib, uint64_t func, const uint64_t args[6], uint64_t *ret, char *err,
+                size_t n)
 {
 	struct inject *in = inject_attach(pid, 0, err, n);
 	if (!in)
 		return -1;
+	/* func was found in an image the process may have left by an exec
+	 * since: the maps read at this stop must still have lib there. */
+	const struct module *m = lib ? modules_at(&in->mods, func) : NULL;
+	const char *b = m ? strrchr(m->path, '/') : NULL;
+	if (lib && (!m || strcmp(b ? b + 1 : m->path, lib))) {
+		snprintf(err, n, "process %d has exec'd since (its new image has no %s at 0x%llx): nothing of sonde's "
+		         "is left in it", (int)pid, lib, (unsigned long long)func);
+		inject_detach(in);
+		return -1;
+	}
 	int rc = inject_call_at(in, func, args, ret, 0, err, n);
 	inject_detach(in);
 	return rc;

@@ -23,7 +23,9 @@ struct inject;
 
 /* Stops thread tid of process pid (tid 0: the main thread, or another one if
  * it has exited) at a point where calling into the C library is safe: in a
- * system call, or in code outside libc and the dynamic loader.  NULL with
+ * system call, or in code outside libc and the dynamic loader, and never
+ * while the loader loads objects (a program starting or just exec'd is run
+ * to its entry point first).  NULL with
  * err set when ptrace is refused (with the reason), the process is gone or
  * stopped, or no safe point came. */
 struct inject *inject_attach(pid_t pid, pid_t tid, char *err, size_t n);
@@ -49,8 +51,12 @@ const struct inject_stop *inject_where(const struct inject *in);
  * the signals held back during calls, detaches and frees. */
 void inject_detach(struct inject *in);
 
-/* attach + one call + detach. */
-int inject_call(pid_t pid, uint64_t func, const uint64_t args[6], uint64_t *ret, char *err, size_t n);
+/* attach + one call + detach.  lib, if not NULL, is the file name (no
+ * directory) of the object func must be in at the stop: otherwise the
+ * process has exec'd since func was found, and nothing is called (-1, err
+ * says so). */
+int inject_call(pid_t pid, const char *lib, uint64_t func, const uint64_t args[6], uint64_t *ret, char *err,
+                size_t n);
 
 /* Makes process pid call dlopen(lib_path, RTLD_NOW) on thread tid (0: its
  * choice); *handle gets the result.  On failure of dlopen itself err holds

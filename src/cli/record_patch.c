@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attach/agent.h"
 #include "cli/cli.h"
 #include "cli/record_patch.h"
 #include "common/session.h"
@@ -34,8 +35,8 @@ int record_patch_plan(const struct cli_opts *o, const char *prog_path, struct se
 	p->set.live = o->pid > 0; /* record -p: the regions built now are for a running program */
 	char why[600];
 	int rc = instr_plan(prog_path, &p->set.plans[0], why, sizeof why);
-	if (rc < 0)
-		cli_warn("%s", why);
+	if (rc < 0 && (o->pid <= 0 || agent_target_alive(o->pid)))
+		cli_warn("%s", why); /* (an attached process gone already: the attach says so, in one line) */
 	else if (rc == 0)
 		p->set.n = 1;
 	/* rc > 0: built with sonde-cc, its sleds are the way */

@@ -58,6 +58,39 @@ void target_del_thr(struct target *t, pid_t tid)
 		}
 }
 
+/* State letter of /proc/PID/task/TID/stat (after the command name, which
+ * may hold spaces and parentheses), or 0 when the thread does not exist. */
+char target_thread_state(pid_t pid, pid_t tid)
+{
+	char path[96], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t len = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[len] = 0;
+	char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] ? p[2] : 0;
+}
+
+uint64_t target_start_stack(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t len = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[len] = 0;
+	char *p = strrchr(buf, ')');
+	/* Field 28; the fields after the command name begin with the 3rd. */
+	for (int field = 2; p && field < 28; field++)
+		p = strchr(p + 1, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
 static void read_entry(struct target *t)
 {
 	char path[64];

@@ -31,6 +31,12 @@ struct target {
 int target_launch(struct target *t, char **argv, char *err, size_t n);
 int target_attach(struct target *t, pid_t pid, char *err, size_t n);
 int target_reopen(struct target *t);
+/* State letter of /proc/PID/task/TID/stat ('R', 'S', 'Z', ...), or 0 when
+ * the thread does not exist. */
+char target_thread_state(pid_t pid, pid_t tid);
+/* The address of argc on the main thread's stack as the kernel made it
+ * (field 28 of /proc/PID/stat), or 0. */
+uint64_t target_start_stack(pid_t pid);
 struct thr *target_thr(struct target *t, pid_t tid);
 struct thr *target_add_thr(struct target *t, pid_t tid, int stopped);
 void target_del_thr(struct target *t, pid_t tid);

@@ -141,9 +141,9 @@ static void call(void (*fn)(struct sonde_probe_ctx *), struct pa_pprobe *pp, con
                  const uint64_t *regs, uint64_t pc, uint64_t hits);
 
 /* plugin1: the site's plugin probe + 1 as the hit found it before the hit was
- * counted (pa_hit's plugin_of), so that a hit counted before a deletion read
- * the counters runs its pre handler: a probe's pre calls are never fewer than
- * its hits. */
+ * counted (pa_hit's plugin_of).  The probe's hits are counted here, by that
+ * probe, just before its pre handler runs: a probe's pre calls are never
+ * fewer than its hits, also while it is deleted (agent_kinds.c). */
 static void run(const struct pa_site *s, uint32_t plugin1, int post, uint64_t sp, const uint64_t *regs, uint64_t pc)
 {
 	const struct sonde_probe_plugin *pl = __atomic_load_n(&plug, __ATOMIC_ACQUIRE);
@@ -151,12 +151,15 @@ static void run(const struct pa_site *s, uint32_t plugin1, int post, uint64_t sp
 	if (!pl || !__atomic_load_n(&live, __ATOMIC_ACQUIRE) || k >= PA_PLUGIN_MAX)
 		return;
 	void (*fn)(struct sonde_probe_ctx *) = post ? pl->post : pl->pre;
-	if (!fn)
-		return;
 	struct pa_pprobe *pp = &blk->probes[k];
-	uint64_t hits = post ? post_hits : __atomic_add_fetch(&pp->hits, 1, __ATOMIC_RELAXED);
+	/* The probe's hits (sonde's count of it, agent_kinds.c), a plugin
+	 * without a pre handler's too; counted just before the handler runs, so
+	 * that a reading never has a hit whose pre call is not under way. */
+	uint64_t hits = post ? post_hits : __atomic_add_fetch(&pp->hits, 1, __ATOMIC_RELEASE);
 	if (!post)
 		post_hits = hits;
+	if (!fn)
+		return;
 	if (pl->flags & SONDE_PROBE_GENERAL_REGS_ONLY) {
 		call(fn, pp, s, sp, regs, pc, hits);
 		return;

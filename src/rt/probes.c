@@ -642,10 +642,12 @@ static inline int rec_off(const struct pa_site *s)
 }
 
 /* The plugin probe + 1 whose pre handler this hit runs (0: none, or the
- * probe disabled), read before the hit is counted: sonde reads a deleted
- * probe's hits before it clears plugin1 (agent_remove), so every hit it
- * counts runs the handler (one in flight may run it after the reading:
- * never fewer pre calls than hits). */
+ * probe disabled), read before the hit is counted.  A plugin probe's hits
+ * are counted per probe by this value, just before its pre handler runs
+ * (probe_plugin.c), not by the site's counter: a site record taken again
+ * after a deletion counts hits of threads still inside the old placement
+ * (agent_kinds.c's agent_collect).  So pre calls are never fewer than
+ * hits; one in flight at a deletion's reading may run after it. */
 static inline uint32_t plugin_of(const struct pa_site *s)
 {
 	uint32_t pl1 = __atomic_load_n(&s->plugin1, __ATOMIC_ACQUIRE);

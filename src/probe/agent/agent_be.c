@@ -455,6 +455,26 @@ static void slot_built(struct agent_be *b, uint64_t lo, const struct tramp *t, u
 
 /* --- requests -------------------------------------------------------------- */
 
+/* Whether the image sonde opened the memory of is gone: the process exec'd
+ * (its old mm reads nothing).  The agent went with it, unless the new image
+ * joins (exec follow, probes.c), which takes the loader's start-up. */
+static int image_gone(struct agent_be *b)
+{
+	uint8_t c;
+	return b->memfd >= 0 && b->pa && pread(b->memfd, &c, 1, (off_t)b->pa->hit_fn) != 1;
+}
+
+/* A wait for the agent: its deadline, cut to EXEC_WAIT_MS once the image
+ * the agent was in is gone and no new one has joined (b->pa->execs). */
+#define EXEC_WAIT_MS 1000
+static uint64_t agent_deadline(struct agent_be *b, uint64_t end, uint32_t execs0)
+{
+	if (!image_gone(b) || __atomic_load_n(&b->pa->execs, __ATOMIC_ACQUIRE) != execs0)
+		return end;
+	uint64_t cut = clock_mono_ms() + EXEC_WAIT_MS;
+	return cut < end ? cut : end;
+}
+
 static int request(struct agent_be *b, uint32_t op, uint32_t site, char *err, size_t n)
 {
 	struct pa_hdr *h = b->pa;
@@ -468,6 +488,8 @@ static int request(struct agent_be *b, uint32_t op, uint32_t site, char *err, si
 		return -1;
 	}
 	uint64_t end = clock_mono_ms() + REQUEST_TIMEOUT_MS;
+	uint32_t execs0 = __atomic_load_n(&h->execs, __ATOMIC_ACQUIRE);
+	int cut = 0;
 	for (;;) {
 		uint32_t d = __atomic_load_n(&h->done, __ATOMIC_ACQUIRE);
 		if (d == want)
@@ -476,8 +498,11 @@ static int request(struct agent_be *b, uint32_t op, uint32_t site, char *err, si
 			snprintf(err, n, "process %d ended", (int)b->pid);
 			return -1;
 		}
+		if (!cut && (end = agent_deadline(b, end, execs0)) < clock_mono_ms() + REQUEST_TIMEOUT_MS)
+			cut = 1;
 		if (clock_mono_ms() > end) {
-			snprintf(err, n, "the probe agent in process %d does not answer", (int)b->pid);
+			snprintf(err, n, cut ? "process %d exec'd: no probe agent answers in its new image"
+			                     : "the probe agent in process %d does not answer", (int)b->pid);
 			return -1;
 		}
 		futex_wait_ms(&h->done, d, 20);

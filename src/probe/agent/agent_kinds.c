@@ -152,6 +152,8 @@ static int plugin_setup(struct probe *p, char *err, size_t n)
 	if (!rc && (k = agent_plugin_start(p, &agent_sess, v[0].addr, &d->pdata, err, n)) < 0)
 		rc = -1;
 	agent_sess.next_plugin1 = (uint32_t)(k + 1);
+	if (d)
+		d->plugin1 = k + 1;
 	agent_sess.next_post = p->e->plugin->post != NULL;
 	for (int i = 0; i < nv && !rc; i++)
 		rc = add_site(p, d, v[i].addr, PA_KIND_PLUGIN, fn_start(&v[i]), v[i].fn.size, err, n);
@@ -505,6 +507,16 @@ void agent_collect(struct probe *p)
 				callstats_caller_n(&d->cs, s->callers[c].ret, now.callers[c] - b->callers[c]);
 		d->cs.lost += now.callers_lost - b->callers_lost;
 	}
+	if (d->pdata && d->plugin1)
+		/* Its hits are its pre handler's runs, which the agent counts per
+		 * probe (src/rt/probe_plugin.c), by the plugin the hit took before
+		 * anything was counted: the site's counter is not the probe's
+		 * alone.  A site record taken again after a deletion (agent_be.c)
+		 * still counts a hit of the probe before, from a thread that was
+		 * inside the old placement; to the new probe it would be a hit
+		 * without its pre call.  While the probe is disabled nothing runs
+		 * its handlers: its hits stop there, as the other kinds'. */
+		p->hits = __atomic_load_n(&agent_be_plugins(&agent_sess)->probes[d->plugin1 - 1].hits, __ATOMIC_ACQUIRE);
 	if (d->ldata) {
 		p->data = d->ldata;
 		branch_set(p, taken, p->hits >= taken ? p->hits - taken : 0);

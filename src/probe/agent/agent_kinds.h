@@ -51,6 +51,7 @@ struct adata {
 	int tslot, tprev_id;    /* time: its number + 1 in the agent (pa_time.slot1), tprev's id */
 	const char *no_value;   /* var: why a site has no value (vars.c's static text) */
 	void *pdata;            /* plugin: kind_plugin.c's context (its p->data), agent_plugin.c */
+	int plugin1;            /* plugin: its number in the agent's struct pa_plugins + 1 */
 	void *sdata;            /* stack: kind_stack.c's table (its p->data), filled by agent_stack.c */
 };
 

@@ -103,3 +103,23 @@ say(info["cct_nodes"] >= min(m, 12) * per, f"killed ({which}): every context mad
 done()
 PY
 done
+
+# ---- the cap: past it, calls are charged to their callers and counted ----
+# 3.26M contexts in one thread (104 MB of nodes) under a 16 MiB cap
+"$SONDE" record -o capped --max-memory 16M -- ./contexts 1 6 >capped.out 2>capped.err
+check "capped: sonde says the cap was reached and which option raises it" grep -q "cap .* was reached.*--max-memory" capped.err
+"$SONDE" report -i capped --format=json >capped.json
+"$SONDE" info -i capped --format=json >capped.info.json
+python3 - <<'PY'
+import json, sys, os; sys.path.insert(0, os.environ["ROOT"] + "/tests")
+from profile_check import *
+rep = json.load(open("capped.json")); info = json.load(open("capped.info.json"))
+f = {x["name"]: x["calls"] for x in rep["functions"]}
+own = sum(int(l.split()[2]) for l in open("capped.out") if l.startswith("calls "))
+lost = info["lost"].get("calls_without_cct_node", 0)
+got = sum(f.get(f"f{i}", 0) for i in range(12))
+say(lost > 0 and got + lost == own, "capped: the calls without a node plus those recorded are the program's",
+    f"{got} recorded + {lost} without a node, the program made {own}")
+say(info["cct_nodes"] * 32 < 16 << 20, "capped: the nodes fit in the cap", str(info["cct_nodes"]))
+done()
+PY

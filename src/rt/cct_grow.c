@@ -20,8 +20,15 @@
  * nodes take.  A thread killed anywhere in here leaves a complete pool
  * named in its header: the old one until step 3 (the copy is not yet
  * published), the new one after (the old one is only punched once the new
- * one is named).  The recorder reads the tree after the program's end, so
- * no reader races with the writer.
+ * one is named).
+ *
+ * The recorder reads the trees after the program's end, except when it
+ * ends a recording while the program runs on (`sonde record -p`'s end, a
+ * launched program's daemons left running): it sets the session's `stop`
+ * first, and reads after a grace period (rt/agent.c).  A growth is not
+ * begun once `stop` is set (the call is charged to its caller and counted),
+ * and the old pool is not given back if `stop` came during the copy: a
+ * reader that took the old pool's offset still finds it whole.
  *
  * It runs inside an entry hook: the instrumented function's arguments are in
  * the vector registers (this file is built with -mgeneral-regs-only, and the
@@ -63,6 +70,8 @@ RT_HIDDEN __attribute__((noinline, cold)) int rt_cct_grow(struct rt_tls *L, stru
 {
 	struct sonde_session_hdr *S = rt_sess;
 	uint64_t cap = t->nodes_cap, used = t->nodes_used;
+	if (atomic_load_explicit(&S->stop, memory_order_acquire))
+		return 0; /* the recorder may be reading: no pool moves */
 	if (cap >= SONDE_NODES_MAX || used > cap)
 		goto refused;
 	uint64_t ncap = cap < 1024 ? 2048 : cap * 2;
@@ -94,8 +103,9 @@ RT_HIDDEN __attribute__((noinline, cold)) int rt_cct_grow(struct rt_tls *L, stru
 	atomic_thread_fence(memory_order_release);
 	t->nodes_cap = (uint32_t)ncap;
 	L->nodes = (struct sonde_node *)(void *)to;
-	atomic_signal_fence(memory_order_seq_cst);
-	give_back(S, ooff, cap * sizeof(struct sonde_node));
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!atomic_load_explicit(&S->stop, memory_order_relaxed))
+		give_back(S, ooff, cap * sizeof(struct sonde_node));
 	atomic_fetch_add_explicit(&S->grow_steps, 1, memory_order_relaxed);
 	return 1;
 refused:

@@ -6,8 +6,9 @@
  *                                   once; prints "contexts N" (the distinct
  *                                   contexts made: THREADS x (12 + ... + 12^DEPTH))
  *                                   and "calls fI N" (fI's calls, counted where
- *                                   they happen); then, with FIFO, waits for a
- *                                   line on it before it exits.
+ *                                   they happen), "cpu_ns N" (the CPU time the
+ *                                   process took until then, bench/cct_grow_bench.sh);
+ *                                   then, with FIFO, waits for a line on it.
  *   contexts forever DEPTH          one thread walks the twelve top-level subtrees
  *                                   again and again (new contexts in the first
  *                                   twelve, the same ones after), printing
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "noipa.h"
 
@@ -84,7 +86,10 @@ int main(int argc, char **argv)
 		pthread_create(&t[i], NULL, worker, NULL);
 	for (int i = 0; i < nt; i++)
 		pthread_join(t[i], NULL);
-	snprintf(line, sizeof line, "contexts %ld\n", (long)nt * K * per);
+	struct timespec cpu;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+	snprintf(line, sizeof line, "contexts %ld\ncpu_ns %lld\n", (long)nt * K * per,
+	         (long long)cpu.tv_sec * 1000000000 + cpu.tv_nsec);
 	say(line);
 	for (int i = 0; i < K; i++) {
 		snprintf(line, sizeof line, "calls f%d %ld\n", i, calls[i]);

@@ -32,7 +32,7 @@
  *
  * It runs inside an entry hook: the instrumented function's arguments are in
  * the vector registers (this file is built with -mgeneral-regs-only, and the
- * copy is a loop, not libc's memcpy), errno is the program's (the system
+ * copy is `rep movsq`, not libc's memcpy), errno is the program's (the system
  * call is made directly), and the hook's re-entry guard is held (a signal's
  * instrumented handler does not come in). */
 #include <stdatomic.h>
@@ -53,6 +53,18 @@ static long sys_madvise_remove(void *addr, uint64_t len)
 #else
 	(void)addr, (void)len;
 	return -1;
+#endif
+}
+
+/* n 8-byte words from `from` to `to` (not overlapping) with general
+ * registers only: `rep movsq`, which the CPU runs as a block copy. */
+static void copy_words(uint64_t *to, const uint64_t *from, uint64_t n)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("rep movsq" : "+D"(to), "+S"(from), "+c"(n) : : "memory");
+#else
+	for (uint64_t i = 0; i < n; i++)
+		to[i] = from[i];
 #endif
 }
 
@@ -93,8 +105,7 @@ RT_HIDDEN __attribute__((noinline, cold)) int rt_cct_grow(struct rt_tls *L, stru
 	const uint64_t *from = (const uint64_t *)L->nodes;
 	uint64_t *to = sess_ptr(S, noff);
 	_Static_assert(sizeof(struct sonde_node) % 8 == 0, "the copy moves 8 bytes at a time");
-	for (uint64_t i = 0, n = used * (sizeof(struct sonde_node) / 8); i < n; i++)
-		to[i] = from[i];
+	copy_words(to, from, used * (sizeof(struct sonde_node) / 8));
 	uint64_t ooff = t->nodes_off;
 	/* the copy complete before the header names it; the new offset before
 	 * the larger capacity (a reader checks nodes_used against both) */

@@ -93,9 +93,13 @@ RT_HIDDEN __attribute__((noinline, cold)) int rt_cct_grow(struct rt_tls *L, stru
 	/* The cap counts what the allocator handed out less what was given
 	 * back: the regions and rings of every thread, used or not, and the
 	 * pools (an upper bound of the memory the session can take). */
-	uint64_t inuse = atomic_load_explicit(&S->alloc, memory_order_relaxed) -
-	                 atomic_load_explicit(&S->mem_freed, memory_order_relaxed);
+	uint64_t a = atomic_load_explicit(&S->alloc, memory_order_relaxed);
+	uint64_t inuse = a - atomic_load_explicit(&S->mem_freed, memory_order_relaxed);
 	if (S->mem_cap && (inuse > S->mem_cap || bytes > S->mem_cap - inuse))
+		goto refused;
+	/* nor past the session's end: a refused sess_alloc would still move
+	 * `alloc` past it, and no thread that starts later would get a region */
+	if (a > S->size || bytes + GROW_PAGE > S->size - a)
 		goto refused;
 	/* page-aligned, so that the pool is given back whole when it grows again */
 	uint64_t off = sess_alloc(S, bytes + GROW_PAGE);

@@ -9,7 +9,8 @@
 # Counted: the program's instructions (the hooks, trampolines and sleds are
 # the program's), not the recorder's.  The session mapping is made small
 # (SONDE_BENCH_SESSION), as valgrind maps no 256 GiB; each build's runtime
-# and sonde-cc are measured under BUILD's sonde (same session layout).
+# and sonde-cc are measured under its own sonde (BUILD's if that one does not
+# know SONDE_BENCH_SESSION).
 #   usage: BUILD=build [BUILD_OLD=build-old] [N=100000] bash bench/trace_insns.sh
 set -u
 : "${BUILD:?}"
@@ -50,11 +51,13 @@ tag=plain; plain=$(per $vg)
 echo "# instructions a call (cachegrind, slope between $N and $((2 * N)) loops of 3 calls); plain build: $plain"
 printf '%-4s %8s %8s %8s %9s %9s\n' bld floor profile trace prof/fl trace/fl
 for b in $builds; do
-	# each build's runtime under BUILD's sonde (which knows SONDE_BENCH_SESSION;
-	# an older build's does not): sonde finds the runtime beside itself
-	t=${b%%:*} S=$W/$t/bin/sonde
+	# each build's runtime under its own sonde when that one knows
+	# SONDE_BENCH_SESSION (a runtime reads only its own session version),
+	# else under BUILD's: sonde finds the runtime beside itself
+	t=${b%%:*} S=$W/$t/bin/sonde own=$BUILD/bin/sonde
+	grep -q SONDE_BENCH_SESSION "${b#*:}/bin/sonde" && own=${b#*:}/bin/sonde
 	mkdir -p "$W/$t/bin" "$W/$t/lib/sonde"
-	cp "$BUILD/bin/sonde" "$W/$t/bin/" && cp "${b#*:}/lib/sonde/libsonde-rt.so" "$W/$t/lib/sonde/" || continue
+	cp "$own" "$W/$t/bin/" && cp "${b#*:}/lib/sonde/libsonde-rt.so" "$W/$t/lib/sonde/" || continue
 	"${b#*:}/bin/sonde-cc" -O2 loop.c -o "loop-$t" || continue
 	tag=$t
 	fl=$(per env SONDE_BENCH_SESSION=$((1 << 30)) SONDE_BENCH_FLOOR=1 "$S" record -o f.data -- $vg)

@@ -37,6 +37,7 @@ struct cli_opts {
 	const char *domain;     /* --domain auto|FILE */
 	const char *filters[CLI_MAX_LIST]; int nfilters; /* "+glob" (-F) / "-glob" (-N) */
 	uint64_t buffer_size;   /* --buffer-size BYTES per thread */
+	uint64_t max_memory;    /* --max-memory BYTES: the session's cap (0: the default) */
 	uint64_t keep_last;     /* --keep-last SIZE (0: keep everything) */
 	int compress_none;      /* --compress=none */
 	int no_follow_daemons;  /* --no-follow-daemons */

@@ -272,6 +272,14 @@ static void info_json(const struct recording *r, const struct info *in)
 	}
 	json_uint(&j, "functions", in->functions);
 	json_uint(&j, "cct_nodes", in->cct_nodes);
+	if (rd_meta(r, "mem_cap")) { /* the node pools' growth (record/growth.c) */
+		json_obj_begin(&j, "session");
+		json_uint(&j, "mem_cap", meta_u64(r, "mem_cap"));
+		json_uint(&j, "cct_grow_steps", meta_u64(r, "cct_grow_steps"));
+		json_uint(&j, "cct_grow_refused", meta_u64(r, "cct_grow_refused"));
+		json_uint(&j, "cct_pool_max_nodes", meta_u64(r, "cct_pool_max_nodes"));
+		json_obj_end(&j);
+	}
 	json_double(&j, "numbering_ns", (double)in->numbering_ns);
 	json_uint(&j, "event_bytes", meta_u64(r, "event_bytes"));
 	json_uint(&j, "events_file_bytes", in->events_file_bytes);
@@ -390,7 +398,12 @@ static void table_lists(const struct recording *r, const struct info *in, int ea
 			                                                      : ", its stubs built when it asked",
 			       r->modules[i]->r.unloaded ? " [unloaded]" : "");
 	info_patched_table(r);
-	printf("contexts:     %llu calling-context nodes\n", (unsigned long long)in->cct_nodes);
+	printf("contexts:     %llu calling-context nodes", (unsigned long long)in->cct_nodes);
+	if (meta_u64(r, "cct_grow_steps"))
+		printf(" (the pools grew %llu times, the largest to %llu nodes; cap %llu MiB)",
+		       (unsigned long long)meta_u64(r, "cct_grow_steps"), (unsigned long long)meta_u64(r, "cct_pool_max_nodes"),
+		       (unsigned long long)(meta_u64(r, "mem_cap") >> 20));
+	putchar('\n');
 }
 
 /* events, --keep-last, losses */

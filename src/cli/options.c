@@ -13,7 +13,7 @@
 
 enum {
 	O_FORMAT = 256, O_SORT, O_LIMIT, O_THREADS, O_PER_LOCK, O_TID, O_TIME_RANGE, O_DEPTH, O_MIN_PERCENT,
-	O_TRACE, O_LOCKS, O_LOSSY, O_MIN_TIME, O_DOMAIN, O_BUFFER, O_KEEP_LAST, O_COMPRESS, O_NO_FOLLOW, O_DURATION,
+	O_TRACE, O_LOCKS, O_LOSSY, O_MIN_TIME, O_DOMAIN, O_BUFFER, O_MAX_MEMORY, O_KEEP_LAST, O_COMPRESS, O_NO_FOLLOW, O_DURATION,
 	O_INTERACTIVE, O_PENDING, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_HW_BREAKPOINTS, O_TARGET_RAM, O_TARGET_CLOCK, O_ENGINE, O_STACK_COPY, O_STACK_UNWIND, O_MODULE, O_NO_PATCH, O_HELP,
 };
 
@@ -53,7 +53,9 @@ static const struct cli_option options[] = {
 	{ "domain", O_DOMAIN, required_argument, CMD_RECORD, "auto",
 	  "trace only the functions that left records in the previous recording" },
 	{ "buffer-size", O_BUFFER, required_argument, CMD_RECORD, "BYTES",
-	  "session memory per thread (default 16M; suffixes K, M, G)" },
+	  "session memory a thread starts with (default 16M; suffixes K, M, G); its calling-context tree grows past it" },
+	{ "max-memory", O_MAX_MEMORY, required_argument, CMD_RECORD, "BYTES",
+	  "cap on the session memory the calling-context trees may grow to (default: a quarter of RAM; suffixes K, M, G)" },
 	{ "keep-last", O_KEEP_LAST, required_argument, CMD_RECORD, "SIZE",
 	  "flight recorder: keep only the newest SIZE of events (at least 1M; suffixes K, M, G)" },
 	{ "no-follow-daemons", O_NO_FOLLOW, no_argument, CMD_RECORD, NULL,
@@ -305,6 +307,7 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 			break;
 		case O_DOMAIN: o->domain = optarg; break;
 		case O_BUFFER: o->buffer_size = parse_size("buffer-size", optarg, 4ull << 30); break;
+		case O_MAX_MEMORY: o->max_memory = parse_size("max-memory", optarg, 256ull << 30); break;
 		case O_KEEP_LAST: o->keep_last = parse_size("keep-last", optarg, 1ull << 40); break;
 		case O_NO_FOLLOW: o->no_follow_daemons = 1; break;
 		case O_MODULE:

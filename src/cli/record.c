@@ -111,6 +111,9 @@ static uint32_t print_summary(struct session *s, const char *dir)
 	if (lost)
 		fprintf(stderr, " (%llu events lost: see 'sonde info')", (unsigned long long)lost);
 	fputc('\n', stderr);
+	char grew[512];
+	if (session_growth_line(s, grew, sizeof grew))
+		fprintf(stderr, "sonde: %s\n", grew);
 	return nmods;
 }
 
@@ -419,6 +422,9 @@ int cmd_record(struct cli_opts *o)
 	cfg.min_time_ns = o->min_time_ns;
 	cfg.filters = o->filters;
 	cfg.nfilters = o->nfilters;
+	cfg.mem_cap = o->max_memory;
+	if (o->max_memory && o->max_memory < (16u << 20))
+		cli_die(EXIT_USAGE, "--max-memory must be at least 16M");
 	if (o->pid) {
 		cfg.thread_region = o->buffer_size ? o->buffer_size : 16ull << 20;
 		cfg.session_size = 256ull << 30;

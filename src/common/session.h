@@ -18,8 +18,11 @@
  *  - The memory holds offsets from the session base, never pointers: each
  *    process maps it at its own address.
  *  - Space is handed out by one atomic bump allocator (sess_alloc) in regions
- *    that are never freed during the recording.  Memory is bounded and known
- *    in advance; when it runs out the loss is counted, never silent.
+ *    that are never reused during the recording.  Memory is bounded: a
+ *    thread's calling-context node pool starts in its region and grows on
+ *    demand into larger pools (rt/cct_grow.c), the old one's pages given
+ *    back (a hole punched: mem_freed), while the session's memory in use
+ *    stays within mem_cap; past it the loss is counted, never silent.
  *  - Writers are the profiled threads, each to its own thread region.  The
  *    recorder reads thread regions after the processes have ended (profile
  *    data) or drains ring chunks while they run (events, see ring.h).
@@ -35,7 +38,7 @@
 #include "common/func_id.h" /* SONDE_FUNC(): module slot and number */
 
 #define SONDE_SESSION_MAGIC   0x534f4e4445534553ull /* "SESEDNOS" */
-#define SONDE_SESSION_VERSION 5u
+#define SONDE_SESSION_VERSION 6u
 #define SONDE_ENV_FD          "SONDE_SESSION_FD"
 
 #define SONDE_MAX_PROCS    1024u
@@ -46,6 +49,7 @@
 #define SONDE_COMM_MAX     16u
 #define SONDE_STACK_MAX    2048u   /* shadow-stack frames per thread */
 #define SONDE_MAX_MODS_PER_THREAD 256u
+#define SONDE_NODES_MAX    0xfffffff0u /* nodes of one thread's pool (uint32_t indices, RT_NO_NODE kept out) */
 
 /* Session modes (hdr.mode bits). */
 enum {
@@ -117,7 +121,8 @@ struct sonde_thread {
 	uint64_t start_tsc, end_tsc, last_tsc; /* last_tsc: its last hook's time; in a trace, its last
 	                                        * record's (rt.h, rt_ring_last) */
 	uint64_t region_off, region_size;  /* this region in the session */
-	uint64_t nodes_off;       /* node pool: session offset */
+	uint64_t nodes_off;       /* node pool: session offset (in the region, or a pool grown since:
+	                           * rt/cct_grow.c; nodes_cap nodes there, always the pool's whole size) */
 	uint32_t nodes_used, nodes_cap;
 	uint32_t cur_node;        /* CCT node on top of the stack (0 = root) */
 	uint32_t filter_depth;    /* trace mode: open frames that matched -F */
@@ -237,6 +242,14 @@ struct sonde_session_hdr {
 	/* ---- functions patched without a rebuild (common/instr_abi.h; written by
 	 * sonde, src/instr/serve.c; requests by src/rt/instr.c) ---- */
 	uint64_t instr_off;          /* session offset of struct sonde_instr, 0: none */
+
+	/* ---- growth of the node pools (rt/cct_grow.c; docs/FORMAT.md "Session memory") ---- */
+	uint64_t mem_cap;            /* written by the recorder: a pool grows only while
+	                              * alloc - mem_freed + its new size <= mem_cap (0: no cap) */
+	_Atomic uint64_t mem_freed;  /* bytes of old pools given back (holes punched) */
+	_Atomic uint64_t grow_steps; /* pools grown, over all threads */
+	_Atomic uint64_t grow_refused; /* growths refused: the cap (or the session) reached */
+	/* ---- end growth ---- */
 
 	struct sonde_proc   procs[SONDE_MAX_PROCS];
 	uint64_t            threads_off[SONDE_MAX_THREADS]; /* thread region offsets */

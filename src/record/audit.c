@@ -141,7 +141,9 @@ uint64_t session_audit(struct session *s)
 			bad++;
 		}
 		clamp32(&t->depth, SONDE_STACK_MAX, &bad);
-		if ((uint64_t)t->nodes_cap * sizeof(struct sonde_node) > s->thread_region ||
+		/* the pool may have grown past the thread's region (rt/cct_grow.c):
+		 * bounded by the session, wherever it lies */
+		if (t->nodes_cap > SONDE_NODES_MAX ||
 		    !sess_fits(size, t->nodes_off, (uint64_t)t->nodes_cap * sizeof(struct sonde_node), _Alignof(struct sonde_node))) {
 			t->nodes_cap = t->nodes_used = 0;
 			bad++;

@@ -155,6 +155,11 @@ int collect(struct session *s, struct launched *l, struct recorder *rec)
 			nap_ns = nap_ns * 2 < nap_max ? nap_ns * 2 : nap_max;
 		}
 	}
+	/* Processes left running (daemons, --no-follow-daemons, Ctrl-C after the
+	 * program's exit) go on writing while the session is read: no node pool
+	 * moves from now on (rt/cct_grow.c). */
+	if (l->left)
+		atomic_store_explicit(&s->hdr->stop, 1, memory_order_release);
 	signal(SIGINT, SIG_IGN);
 	if (l->snapshot && rec)
 		signal(SIGUSR2, SIG_IGN); /* too late for a snapshot: the recording itself is written next */

@@ -16,6 +16,8 @@ struct record_config {
 	uint64_t thread_region;    /* bytes per thread region */
 	uint64_t ring_size;        /* bytes per thread ring */
 	uint64_t session_size;     /* bytes of session memory (sparse) */
+	uint64_t mem_cap;          /* --max-memory: cap on the session's memory in use (0: the default,
+	                            * session_default_cap) */
 	uint32_t max_depth;
 	uint64_t min_time_ns;
 	const char **filters; int nfilters;   /* "+glob" / "-glob" */
@@ -40,6 +42,16 @@ struct session {
  * cfg->session_size bytes, mapped.  Stale session files of this user are
  * swept first.  0, or -errno. */
 int session_create(struct session *s, const struct record_config *cfg, double ticks_per_ns_guess, const char *dir);
+/* The default cap on the session's memory in use: a quarter of the RAM,
+ * and at most half of what the tmpfs directory sdir (NULL: a memfd) has
+ * free (a full tmpfs would SIGBUS the program at its next new page). */
+uint64_t session_default_cap(const char *sdir);
+/* The line `sonde record` ends with when the node pools grew, or when
+ * the cap stopped them (growth.c): 0 and nothing written when neither. */
+int session_growth_line(struct session *s, char *buf, size_t n);
+struct meta_buf;
+/* The same as META lines: mem_cap, cct_grow_steps, cct_grow_refused, cct_pool_max_nodes. */
+void session_growth_meta(struct session *s, struct meta_buf *mb);
 /* Where session files go: $SONDE_SESSION_DIR ("memfd": none), else /dev/shm
  * or $XDG_RUNTIME_DIR if a tmpfs with 1 GiB free; NULL: a memfd. */
 const char *session_dir(void);

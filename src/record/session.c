@@ -191,6 +191,16 @@ static int write_ref(struct session *s, const char *dir)
 	return rc;
 }
 
+uint64_t session_default_cap(const char *sdir)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+	uint64_t cap = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize / 4 : 1ull << 30;
+	struct statfs f;
+	if (sdir && statfs(sdir, &f) == 0 && (uint64_t)f.f_bavail * (uint64_t)f.f_bsize / 2 < cap)
+		cap = (uint64_t)f.f_bavail * (uint64_t)f.f_bsize / 2;
+	return cap;
+}
+
 int session_create(struct session *s, const struct record_config *cfg, double tpn, const char *dir)
 {
 	memset(s, 0, sizeof *s);
@@ -234,6 +244,7 @@ int session_create(struct session *s, const struct record_config *cfg, double tp
 	h->size = s->size;
 	h->thread_region_size = cfg->thread_region;
 	h->ring_size = cfg->ring_size;
+	h->mem_cap = cfg->mem_cap ? cfg->mem_cap : session_default_cap(s->path[0] ? sdir : NULL);
 	h->trace_max_depth = cfg->max_depth;
 	h->trace_min_ticks = (uint64_t)((double)cfg->min_time_ns * tpn);
 	atomic_store(&h->alloc, (sizeof *h + 4095) & ~(uint64_t)4095);

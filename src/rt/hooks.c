@@ -73,8 +73,11 @@ static __attribute__((noinline, cold)) uint32_t cct_child_slow(struct rt_tls *L,
 		return n;
 	}
 	if (t->nodes_used >= t->nodes_cap) {
-		t->lost[SONDE_LOST_CCT_NODES]++;
-		return RT_NO_NODE;
+		if (!rt_cct_grow(L, t)) { /* the pool grows (cct_grow.c), same indices */
+			t->lost[SONDE_LOST_CCT_NODES]++;
+			return RT_NO_NODE;
+		}
+		nodes = L->nodes;
 	}
 	uint32_t n = t->nodes_used;
 	struct sonde_node *nd = &nodes[n];

@@ -288,6 +288,10 @@ RT_HIDDEN void rt_close_dead(struct rt_tls *L, struct sonde_thread *t, uintptr_t
  * UINT32_MAX if there are more than max. */
 RT_HIDDEN uint32_t rt_suspend_frames(struct rt_tls *L, struct sonde_thread *t, struct sonde_frame *out, uint32_t max,
                                      uint64_t now);
+/* The thread's node pool is full: grow it (cct_grow.c; cold).  1 when
+ * L->nodes and t->nodes_cap name a larger pool holding the same nodes, 0
+ * when refused (the session's memory cap, or the largest pool, reached). */
+RT_HIDDEN int rt_cct_grow(struct rt_tls *L, struct sonde_thread *t);
 /* Per-module record array of this thread (slow path, once per thread and module). */
 RT_HIDDEN uint32_t *rt_recs_alloc(struct rt_tls *L, uint32_t mod_slot);
 /* fork: snapshot the open frames (prepare), re-create them in the child. */

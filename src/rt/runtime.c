@@ -323,8 +323,8 @@ static int thread_attach(struct rt_tls *L)
 	t->region_off = off;
 	t->region_size = size;
 	t->nodes_off = off + hdr;
-	t->nodes_cap = (uint32_t)((size - hdr) / sizeof(struct sonde_node) > 0xfffffff0u
-	                          ? 0xfffffff0u : (size - hdr) / sizeof(struct sonde_node));
+	t->nodes_cap = (uint32_t)((size - hdr) / sizeof(struct sonde_node) > SONDE_NODES_MAX
+	                          ? SONDE_NODES_MAX : (size - hdr) / sizeof(struct sonde_node)); /* grows: cct_grow.c */
 	t->nodes_used = 1; /* node 0: the root */
 	t->cur_node = 0;
 	if (rt_mode & (SONDE_MODE_TRACE | SONDE_MODE_LOCK_EVENTS)) {

@@ -78,6 +78,8 @@ expect_err "empty --format (export)" 1 "unknown export format" timeout 10 "$SOND
 expect_err "--buffer-size overflowing 64 bits" 1 "invalid size" "$SONDE" record --buffer-size=99999999999999999999 -- ./seed002 0.1
 expect_err "negative --buffer-size" 1 "invalid size" "$SONDE" record --buffer-size=-5 -- ./seed002 0.1
 expect_err "--buffer-size beyond 4G" 1 "invalid size" "$SONDE" record --buffer-size=5G -- ./seed002 0.1
+expect_err "--max-memory below 16M" 1 "at least 16M" "$SONDE" record --max-memory=1M -- ./seed002 0.1
+expect_err "--max-memory beyond 256G" 1 "invalid size" "$SONDE" record --max-memory=300G -- ./seed002 0.1
 expect_err "--min-time nan" 1 "invalid duration" "$SONDE" record --trace --min-time=nan -- ./seed002 0.1
 expect_err "--min-time inf" 1 "invalid duration" "$SONDE" record --trace --min-time=inf -- ./seed002 0.1
 expect_err "--min-percent nan" 1 "invalid value" "$SONDE" tree --min-percent=nan

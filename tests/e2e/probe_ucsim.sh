@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# probe_ucsim.sh — sonde probe --target ucsim:HOST:PORT on 8051 firmware
+# (issue 43): tests/progs/mcs51_fw.c built with Debian's sdcc --debug in the
+# small and the large memory model, run by ucsim (s51 -Z PORT, its command
+# console).  The firmware counts its own calls and values into xdata and
+# stops itself (ucsim's simulator interface); the test reads those through
+# the console with its own client (tests/tools/ucsim_console.py), from a
+# run without sonde and from the run under sonde: func (calls, returns,
+# callers; the timer 0 interrupt handler's call of tick), line and var
+# (char, int, long, float in data, idata and xdata) must give exactly the
+# firmware's figures, the firmware's figures must be the same with and
+# without sonde, no breakpoint may be left in the simulator and code memory
+# must equal the .ihx.  Then --duration ends a session while the firmware
+# runs: the breakpoints out, and the firmware, let run on, ends with the
+# same figures.
+# test-timeout: 240
+source "$ROOT/tests/lib.sh"
+source "$ROOT/tests/remote_lib.sh"
+
+CON="$ROOT/tests/tools/ucsim_console.py"
+src="$PROGS/mcs51_fw.c"
+if ! command -v sdcc >/dev/null || ! command -v s51 >/dev/null; then
+	notok "sdcc and s51" "not installed (Debian packages sdcc, sdcc-ucsim; .ci/run installs them)"
+	exit 0
+fi
+ODD=$(grep -n "own.odd++;" "$src" | cut -d: -f1)
+LSUM=$(grep -n "own.lsum += l_xdata;" "$src" | cut -d: -f1)
+
+# start_sim FW.ihx: s51 on a free port ($port), its pid in $sim
+start_sim() {
+	port=$(free_port)
+	s51 -P -b -I 'if=xram[0xffff]' -Z "$port" "$1" >"sim.$port.log" 2>&1 &
+	sim=$!
+	stubs+=("$sim")
+	wait_listen "$port"
+}
+stop_sim() { kill "$sim" 2>/dev/null; wait "$sim" 2>/dev/null; }
+
+for model in small large; do
+	mkdir -p "$model"
+	if ! sdcc --debug -mmcs51 "--model-$model" -o "$model/" "$src" >"$model/build.err" 2>&1; then
+		notok "$model: sdcc builds the firmware" "$(head -3 "$model/build.err")"
+		continue
+	fi
+	fw="$model/mcs51_fw.ihx"
+
+	# the firmware's figures without sonde
+	start_sim "$fw"
+	python3 "$CON" "$port" run && python3 "$CON" "$port" own "$model/plain.json"
+	check "$model: the firmware runs to its end without sonde" test -s "$model/plain.json"
+	stop_sim
+
+	start_sim "$fw"
+	timeout 120 "$SONDE" probe --target "ucsim:127.0.0.1:$port" --exe "$fw" --format=json \
+		-e func:work -e func:tick -e "line:mcs51_fw.c:$ODD" \
+		-e "var:mcs51_fw.c:$LSUM:c_data" -e "var:mcs51_fw.c:$LSUM:i_idata" -e "var:mcs51_fw.c:$LSUM:l_xdata" \
+		-e "var:mcs51_fw.c:$LSUM:f_data" -e "var:mcs51_fw.c:$LSUM:l_idata" -e "var:mcs51_fw.c:$LSUM:f_xdata" \
+		>"$model/out.json" 2>"$model/err"
+	rc=$?
+	check "$model: sonde exits 0" test "$rc" -eq 0
+	[ "$rc" -eq 0 ] || sed 's/^/# /' "$model/err"
+	python3 "$CON" "$port" own "$model/probed.json"
+	nbp=$(python3 "$CON" "$port" breakpoints)
+	check "$model: no breakpoint left in the simulator" test "$nbp" = 0
+	check "$model: code memory equals the .ihx" python3 "$CON" "$port" code "$fw"
+	stop_sim
+	python3 - "$model" "$model/plain.json" "$model/probed.json" "$model/out.json" <<'EOF'
+import json, sys
+model, plain, probed, out = sys.argv[1:5]
+c = json.load(open(plain))
+d = json.load(open(out))
+p = {q["id"]: q for q in d["probes"]}
+n = c["work_calls"]
+checks = [
+    ("the firmware's own figures are the same with and without sonde", json.load(open(probed)) == c, (c, probed)),
+    ("the firmware finished (done = 0x5a5a) and stopped itself", c["done"] == 0x5A5A and d["target"].get("exit_status") == 0, d["target"]),
+    (f"func:work {n} calls and returns, called from main",
+     (p[1]["calls"], p[1]["returns"], p[1]["callers"]) == (n, n, [{"name": "main", "calls": n}]), p[1]),
+    (f"func:work timed by the cycle counter", 0 < p[1]["min_ns"] <= p[1]["max_ns"], p[1]),
+    (f"func:tick (from timer 0's handler) {c['tick_calls']} calls and returns, called from timer0_isr",
+     c["tick_calls"] > 0 and (p[2]["calls"], p[2]["returns"], p[2]["callers"]) ==
+     (c["tick_calls"], c["tick_calls"], [{"name": "timer0_isr", "calls": c["tick_calls"]}]), p[2]),
+    (f"line own.odd++ {c['odd']} hits", p[3]["hits"] == c["odd"], p[3]),
+    (f"var c_data (char, data) last {c['cfinal']}", (p[4]["count"], p[4]["last"], p[4]["unavailable"]) == (n, c["cfinal"], 0), p[4]),
+    (f"var i_idata (int, idata) sums to ifinal - 7 x calls = {c['ifinal'] - 7 * n}",
+     (p[5]["count"], p[5]["sum"]) == (n, c["ifinal"] - 7 * n), p[5]),
+    (f"var l_xdata (long, xdata) sums to lsum {c['lsum']}", (p[6]["count"], p[6]["sum"]) == (n, c["lsum"]), p[6]),
+    (f"var f_data (float, data) sums to fsum {c['fsum']}",
+     p[7]["count"] == n and p[7]["type"] == "float" and abs(p[7]["sum"] - c["fsum"]) < 1e-3, p[7]),
+    (f"var l_idata (long, idata) ends at ifinal / 3 = {c['ifinal'] // 3}", (p[8]["count"], p[8]["last"]) == (n, c["ifinal"] // 3), p[8]),
+    (f"var f_xdata (float, xdata) ends at calls / 4 = {n / 4}", p[9]["count"] == n and abs(p[9]["last"] - n / 4) < 1e-6, p[9]),
+]
+for what, good, detail in checks:
+    print(("ok - " if good else "not ok - ") + model + ": " + what + ("" if good else ": " + json.dumps(detail)[:600]))
+EOF
+done
+
+# --duration: the session ends while the firmware runs; the simulator is
+# left stopped with no breakpoint, and the firmware let run on ends with
+# the figures it has without sonde.
+fw=small/mcs51_fw.ihx
+if [ -s small/plain.json ]; then
+	start_sim "$fw"
+	timeout 60 "$SONDE" probe --target "ucsim:127.0.0.1:$port" --exe "$fw" --format=json --duration=1 \
+		-e func:work -e "line:mcs51_fw.c:$ODD" >dur.json 2>dur.err
+	rc=$?
+	check "--duration: sonde exits 0" test "$rc" -eq 0
+	check "--duration: the firmware was left running (detached)" \
+		jq_py dur.json 'sys.exit(0 if d["target"]["state"].startswith("detached") and "exit_status" not in d["target"] else 1)'
+	nbp=$(python3 "$CON" "$port" breakpoints)
+	check "--duration: no breakpoint left in the simulator" test "$nbp" = 0
+	check "--duration: code memory equals the .ihx" python3 "$CON" "$port" code "$fw"
+	python3 "$CON" "$port" run && python3 "$CON" "$port" own dur.own.json
+	check "--duration: the firmware, run on, ends with its figures without sonde" cmp -s <(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])))' small/plain.json) \
+		<(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])))' dur.own.json)
+	stop_sim
+fi
+
+# bad input: a firmware without its .cdb, a port with no simulator
+cp "$fw" nocdb.ihx
+timeout 20 "$SONDE" probe --target "ucsim:127.0.0.1:1" --exe nocdb.ihx -e func:work >bad1.out 2>bad1.err
+rc=$?
+check "no .cdb beside the .ihx: exit 2 with a clear error" sh -c "[ $rc -eq 2 ] && grep -q 'no SDCC debug file' bad1.err"
+timeout 20 "$SONDE" probe --target "ucsim:127.0.0.1:1" --exe "$fw" -e func:work >bad2.out 2>bad2.err
+rc=$?
+check "no simulator on the port: exit 2 with a clear error" sh -c "[ $rc -eq 2 ] && grep -q 'cannot connect' bad2.err"

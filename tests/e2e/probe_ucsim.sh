@@ -25,6 +25,8 @@ if ! command -v sdcc >/dev/null || ! command -v s51 >/dev/null; then
 fi
 ODD=$(grep -n "own.odd++;" "$src" | cut -d: -f1)
 LSUM=$(grep -n "own.lsum += l_xdata;" "$src" | cut -d: -f1)
+IFODD=$(grep -n "if (x & 1)" "$src" | cut -d: -f1)
+IFR=$(grep -n "if (r > 20)" "$src" | cut -d: -f1)
 
 # start_sim FW.ihx: s51 on a free port ($port), its pid in $sim
 start_sim() {
@@ -55,6 +57,7 @@ for model in small large; do
 		-e func:work -e func:tick -e "line:mcs51_fw.c:$ODD" \
 		-e "var:mcs51_fw.c:$LSUM:c_data" -e "var:mcs51_fw.c:$LSUM:i_idata" -e "var:mcs51_fw.c:$LSUM:l_xdata" \
 		-e "var:mcs51_fw.c:$LSUM:f_data" -e "var:mcs51_fw.c:$LSUM:l_idata" -e "var:mcs51_fw.c:$LSUM:f_xdata" \
+		-e "branch:mcs51_fw.c:$IFODD" -e "branch:mcs51_fw.c:$IFR" -e time:work -e time:tick \
 		>"$model/out.json" 2>"$model/err"
 	rc=$?
 	check "$model: sonde exits 0" test "$rc" -eq 0
@@ -89,6 +92,13 @@ checks = [
      p[7]["count"] == n and p[7]["type"] == "float" and abs(p[7]["sum"] - c["fsum"]) < 1e-3, p[7]),
     (f"var l_idata (long, idata) ends at ifinal / 3 = {c['ifinal'] // 3}", (p[8]["count"], p[8]["last"]) == (n, c["ifinal"] // 3), p[8]),
     (f"var f_xdata (float, xdata) ends at calls / 4 = {n / 4}", p[9]["count"] == n and abs(p[9]["last"] - n / 4) < 1e-6, p[9]),
+    (f"branch if (x & 1): taken / not taken are {c['odd']} and {n - c['odd']} (in some order)",
+     p[10]["hits"] == n and sorted((p[10]["taken"], p[10]["not_taken"])) == sorted((c["odd"], n - c["odd"])), p[10]),
+    (f"branch if (r > 20): taken / not taken are {c['taken']} and {n - c['taken']} (in some order)",
+     c["taken"] not in (0, n) and p[11]["hits"] == n and sorted((p[11]["taken"], p[11]["not_taken"])) == sorted((c["taken"], n - c["taken"])), p[11]),
+    (f"time:work {n} hits, time:tick {c['tick_calls']} with intervals from work in simulated time",
+     (p[12]["hits"], p[13]["hits"], p[13]["interval_from"]) == (n, c["tick_calls"], 12)
+     and p[13]["intervals"] == c["tick_calls"] and 0 < p[13]["min_ns"] <= p[13]["max_ns"], p[13]),
 ]
 for what, good, detail in checks:
     print(("ok - " if good else "not ok - ") + model + ": " + what + ("" if good else ": " + json.dumps(detail)[:600]))

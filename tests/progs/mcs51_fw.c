@@ -8,7 +8,7 @@
  * Variables of every probed type live in data, idata and xdata. */
 #include <8051.h>
 
-#define N_WORK 12
+#define N_WORK 8
 
 /* What the firmware counted itself, read by the tests at the end. */
 struct own {
@@ -50,7 +50,7 @@ int work(int x)
 	own.work_calls++;
 	if (x & 1)
 		own.odd++;
-	if (r > 60)
+	if (r > 20)
 		own.taken++;
 	c_data = (unsigned char)(x + 1);
 	i_idata = r - 7;

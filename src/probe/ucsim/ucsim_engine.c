@@ -7,10 +7,12 @@
  * simulation continues (ucsim passes over a breakpoint at the pc itself).
  * Kinds: func (calls; entry and exit, the exit caught by a breakpoint at
  * the return address the call pushed, matched to its call by the stack
- * pointer; time from the simulator's cycle counter), line (hits) and var
- * (char, int, long, float; in data, idata, xdata, registers).  Their
- * output halves are the shared ones (callstats.c, kind_line.c,
- * kind_var.c).  The session ends when the program stops itself (ucsim's
+ * pointer; time from the simulator's cycle counter), line (hits), branch
+ * (the line's conditional jump found by kind_line.c's branch_scan with the
+ * 8051's decoder, src/arch/mcs51/, decided on the state before it runs),
+ * time (intervals of the simulator's cycle counter) and var (char, int,
+ * long, float; in data, idata, xdata, registers).  Their output halves are
+ * the shared ones (callstats.c, kind_line.c, kind_time.c, kind_var.c).  The session ends when the program stops itself (ucsim's
  * simulator interface), at Ctrl-C / SIGTERM / --duration (the simulation
  * stopped, every breakpoint deleted, the simulator left as it was), or
  * when the simulator vanishes.  See docs/REMOTE.md, "The 8051". */
@@ -25,6 +27,7 @@
 #include "probe/spec.h"
 #include "probe/ucsim/ulink.h"
 #include "sym/cdb.h"
+#include "arch/remote_arch.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -47,10 +50,11 @@ struct ufunc {
 	uint64_t lost;                   /* calls deeper than f[] holds: counted, not timed */
 };
 
-/* Each var probe's variable (p->data is kind_var's). */
+/* What a var or branch probe keeps beside p->data (kind_var's, kind_line's). */
 struct uvar {
 	struct probe *p;
-	const struct cdb_var *v;
+	const struct cdb_var *v;        /* var: its variable */
+	struct rbranch *b;              /* branch: the jump at each site */
 };
 
 struct usess {
@@ -332,12 +336,29 @@ static int var_read(const struct cdb_var *v, struct expr_val *out, char *why, si
 	return 0;
 }
 
+static struct uvar *side_of(struct probe *p)
+{
+	for (int i = 0; i < us.nvars; i++)
+		if (us.vars[i].p == p)
+			return &us.vars[i];
+	return NULL;
+}
+
+static struct uvar *side_new(struct probe *p)
+{
+	struct uvar *uv = realloc(us.vars, (size_t)(us.nvars + 1) * sizeof *uv);
+	if (!uv)
+		return NULL;
+	us.vars = uv;
+	uv = &us.vars[us.nvars++];
+	*uv = (struct uvar){ .p = p };
+	return uv;
+}
+
 static void var_hit(struct probe *p)
 {
-	const struct cdb_var *v = NULL;
-	for (int i = 0; i < us.nvars && !v; i++)
-		if (us.vars[i].p == p)
-			v = us.vars[i].v;
+	struct uvar *side = side_of(p);
+	const struct cdb_var *v = side ? side->v : NULL;
 	struct expr_val x;
 	char why[200];
 	p->hits++;
@@ -347,6 +368,83 @@ static void var_hit(struct probe *p)
 		var_unavailable(p, v ? why : "no variable");
 }
 
+/* --- branch, time --------------------------------------------------------- */
+
+/* rarch.taken's registers and memory, from the stop's snapshot (ulink.h). */
+static int mcs51_reg(void *ctx, int r, uint64_t *v)
+{
+	(void)ctx;
+	uint8_t b, psw;
+	int rc;
+	if (r >= MCS51_R0 && r < MCS51_R0 + 8)
+		rc = ulink_read(&us.l, US_SFR, 0xd0, &psw, 1) || ulink_read(&us.l, US_IRAM, (uint32_t)((psw & 0x18) + r), &b, 1);
+	else if (r == MCS51_A)
+		rc = ulink_read(&us.l, US_SFR, 0xe0, &b, 1);
+	else if (r == MCS51_PSW)
+		rc = ulink_read(&us.l, US_SFR, 0xd0, &b, 1);
+	else if (r == MCS51_SP)
+		rc = ulink_read(&us.l, US_SFR, 0x81, &b, 1);
+	else if (r >= MCS51_DIRECT(0) && r < MCS51_DIRECT(0x100)) {
+		uint32_t d = (uint32_t)(r - MCS51_DIRECT(0));
+		rc = ulink_read(&us.l, d < 0x80 ? US_IRAM : US_SFR, d, &b, 1);
+	} else if (r >= MCS51_BIT(0) && r < MCS51_BIT(0x100)) {
+		uint32_t k = (uint32_t)(r - MCS51_BIT(0));
+		rc = k < 0x80 ? ulink_read(&us.l, US_IRAM, 0x20 + k / 8, &b, 1) : ulink_read(&us.l, US_SFR, k & 0xf8, &b, 1);
+		b = (uint8_t)(b >> (k & 7) & 1);
+	} else if (r >= MCS51_IND(0) && r < MCS51_IND(0x100)) {
+		rc = ulink_read(&us.l, US_IRAM, (uint32_t)(r - MCS51_IND(0)), &b, 1);
+	} else {
+		return -1;
+	}
+	if (rc)
+		return -1;
+	*v = b;
+	return 0;
+}
+
+/* branch_scan's step (kind_line.c) on the 8051's instructions. */
+static int mstep(void *ctx, const uint8_t *code, size_t n, uint64_t addr, int *len)
+{
+	struct rbranch *b = ctx;
+	if (rarch_mcs51.decode(code, n, addr, 0, b))
+		return -1;
+	*len = b->len;
+	return b->kind == RB_COND ? BRANCH_COND : b->kind == RB_END ? BRANCH_END : BRANCH_OTHER;
+}
+
+/* The conditional jump of the line at addr: the first one of the block
+ * that starts there (to the end of its function). */
+static int find_branch(struct probe *p, uint32_t addr, struct rbranch *out, char *err, size_t n)
+{
+	const struct cdb_func *f = cdb_func_at(us.cdb, addr);
+	uint32_t end = f ? f->hi + 1 : addr + 256;
+	if (end > 0x10000)
+		end = 0x10000;
+	if (end - addr > 4096)
+		end = addr + 4096;
+	uint8_t code[4096];
+	if (ulink_read(&us.l, US_ROM, addr, code, end - addr)) {
+		snprintf(err, n, "cannot read the code at 0x%04x (%s)", addr, us.l.err);
+		return -1;
+	}
+	struct rbranch st;
+	uint64_t at;
+	if (branch_scan(code, addr, end, NULL, 0, p->sp.line, mstep, &st, &at) ||
+	    rarch_mcs51.decode(code + (at - addr), (size_t)(end - at), at, 0, out)) {
+		snprintf(err, n, "no conditional jump at %s:%d", p->sp.file ? p->sp.file : "?", p->sp.line);
+		return -1;
+	}
+	return 0;
+}
+
+static void branch_hit(struct probe *p, int role)
+{
+	struct uvar *side = side_of(p);
+	int t = side ? rarch_mcs51.taken(&side->b[role], mcs51_reg, NULL) : -1;
+	if (t >= 0)
+		branch_account(p, t);
+}
+
 /* --- the kinds ------------------------------------------------------------ */
 
 static int setup(struct probe *p, char *err, size_t n)
@@ -354,8 +452,14 @@ static int setup(struct probe *p, char *err, size_t n)
 	uint32_t a[16];
 	int nv;
 	const char *kind = p->sp.kind;
-	if (strcmp(kind, "func") && strcmp(kind, "line") && strcmp(kind, "var")) {
-		snprintf(err, n, "%s probes are not available on the 8051 (ucsim has func, line and var)", kind);
+	if (strcmp(kind, "func") && strcmp(kind, "line") && strcmp(kind, "var") && strcmp(kind, "branch") &&
+	    strcmp(kind, "time")) {
+		snprintf(err, n, "%s probes are not available on the 8051 (ucsim has func, line, branch, time and var)",
+		         kind);
+		return -1;
+	}
+	if (!strcmp(kind, "branch") && p->sp.loc != LOC_LINE) {
+		snprintf(err, n, "branch probes take a source line (branch:FILE:LINE)");
 		return -1;
 	}
 	if (resolve(p, a, 16, &nv, err, n))
@@ -383,6 +487,27 @@ static int setup(struct probe *p, char *err, size_t n)
 			snprintf(err, n, "out of memory");
 			return -1;
 		}
+	} else if (!strcmp(kind, "time")) {
+		if (time_data_new(p)) {
+			snprintf(err, n, "out of memory");
+			return -1;
+		}
+	} else if (!strcmp(kind, "branch")) {
+		struct uvar *uv = side_new(p);
+		if (!uv || !(uv->b = calloc((size_t)nv, sizeof *uv->b)) || line_data_new(p, nv)) {
+			snprintf(err, n, "out of memory");
+			return -1;
+		}
+		for (int i = 0; i < nv; i++) {
+			if (find_branch(p, a[i], &uv->b[i], err, n))
+				return -1;
+			a[i] = (uint32_t)uv->b[i].addr;
+		}
+		if (branch_set_insn(p, uv->b[0].text)) {
+			snprintf(err, n, "out of memory");
+			return -1;
+		}
+		describe(a[0], w, sizeof w);
 	} else {
 		const char *name = p->sp.args;
 		const struct cdb_func *f = cdb_func_at(us.cdb, a[0]);
@@ -392,15 +517,12 @@ static int setup(struct probe *p, char *err, size_t n)
 			                      : "var probes take a variable (var:LOCATION:NAME)", name);
 			return -1;
 		}
-		struct uvar *uv = realloc(us.vars, (size_t)(us.nvars + 1) * sizeof *uv);
+		struct uvar *uv = side_new(p);
 		if (!uv || var_data_new(p, 1)) {
-			if (uv)
-				us.vars = uv;
 			snprintf(err, n, "out of memory");
 			return -1;
 		}
-		us.vars = uv;
-		us.vars[us.nvars++] = (struct uvar){ p, v };
+		uv->v = v;
 		size_t l = strlen(w);
 		snprintf(w + l, sizeof w - l, "; %s (%s)", name, cdb_space_name(v->space));
 	}
@@ -436,7 +558,8 @@ static int add_probe(const char *text, char *err, size_t n)
 	}
 	p->id = ++e->next_id;
 	p->sp = sp;
-	p->ops = !strcmp(sp.kind, "func") ? &ufunc_ops : !strcmp(sp.kind, "line") ? &kind_line : &kind_var;
+	p->ops = !strcmp(sp.kind, "func") ? &ufunc_ops : !strcmp(sp.kind, "line") ? &kind_line
+	       : !strcmp(sp.kind, "branch") ? &kind_branch : !strcmp(sp.kind, "time") ? &kind_time : &kind_var;
 	p->e = e;
 	e->probes[e->nprobes++] = p;
 	if (setup(p, why, sizeof why)) {
@@ -462,6 +585,10 @@ static void dispatch(uint32_t pc)
 			func_hit(p, u[i].role, pc);
 		else if (p->ops == &kind_line)
 			p->hits++;
+		else if (p->ops == &kind_branch)
+			branch_hit(p, u[i].role);
+		else if (p->ops == &kind_time)
+			time_account(p, 0, ticks_ns(us.l.ticks));
 		else
 			var_hit(p);
 	}
@@ -625,6 +752,8 @@ static int uc_run(struct engine *e, const struct probe_opts *o, char *err, size_
 static void uc_close(struct engine *e)
 {
 	e->priv = NULL;
+	for (int i = 0; i < us.nvars; i++)
+		free(us.vars[i].b);
 	free(us.vars);
 	us.vars = NULL;
 	us.nvars = 0;
@@ -635,8 +764,8 @@ static void uc_close(struct engine *e)
 
 const struct probe_engine_ops ucsim_engine = {
 	.name = "ucsim",
-	.kinds = "func line var",
-	.runs = "func, line and var probes",
+	.kinds = "func line branch time var",
+	.runs = "func, line, branch, time and var probes",
 	.modes = PE_REMOTE,
 	.can_run = uc_can_run,
 	.open = uc_open,

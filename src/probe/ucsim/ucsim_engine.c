@@ -25,6 +25,7 @@
 #include "probe/kind.h"
 #include "probe/probe.h"
 #include "probe/spec.h"
+#include "probe/ucsim/ucount.h"
 #include "probe/ucsim/ulink.h"
 #include "sym/cdb.h"
 #include "arch/remote_arch.h"
@@ -65,6 +66,7 @@ struct usess {
 	int nsites;
 	struct uvar *vars;
 	int nvars;
+	struct ucount *count;            /* line probes counted in the chip (--target-ram), or NULL */
 	double hz;                       /* the simulated chip's clock (state's "frequency=") */
 };
 
@@ -531,9 +533,51 @@ static int setup(struct probe *p, char *err, size_t n)
 		snprintf(w + l, sizeof w - l, " and %d more", nv - 1);
 	}
 	p->where = strdup(w);
-	for (int i = 0; i < nv; i++)
-		if (site_add(p, a[i], i, err, n))
+	for (int i = 0; i < nv; i++) {
+		int rc = us.count && !strcmp(kind, "line") ? ucount_add(us.count, p, i, a[i]) : site_add(p, a[i], i, err, n);
+		if (rc && us.count && !strcmp(kind, "line"))
+			snprintf(err, n, "out of memory");
+		if (rc)
 			return -1;
+	}
+	return 0;
+}
+
+static int placed_at(uint32_t a)
+{
+	return site_at(a) != NULL;
+}
+
+static void where_add(struct probe *p, const char *what)
+{
+	char *w = NULL;
+	if (asprintf(&w, "%s; %s", p->where ? p->where : "", what) > 0) {
+		free(p->where);
+		p->where = w;
+	}
+}
+
+/* The line sites counted in the chip patched; those that cannot be get
+ * breakpoints, and each probe says which it has. */
+static int count_install(char *err, size_t n)
+{
+	struct ucount_fb *fb;
+	int nfb;
+	if (ucount_install(us.count, placed_at, &fb, &nfb, err, n))
+		return -1;
+	for (int i = 0; i < nfb; i++) {
+		char w[200];
+		snprintf(w, sizeof w, "0x%04x on a breakpoint (%s)", fb[i].addr, fb[i].why);
+		where_add(fb[i].p, w);
+		if (site_add(fb[i].p, fb[i].addr, fb[i].role, err, n)) {
+			free(fb);
+			return -1;
+		}
+	}
+	free(fb);
+	for (int i = 0; i < us.e->nprobes; i++)
+		if (us.e->probes[i]->in_target)
+			where_add(us.e->probes[i], "counted in the chip (an LCALL to a stub in --target-ram)");
 	return 0;
 }
 
@@ -651,6 +695,13 @@ static int uc_open(struct engine *e, const struct probe_opts *o, char *err, size
 		return -1;
 	}
 	us.hz = hz;
+	if (o->target_ram_len && !(us.count = ucount_new(&us.l, us.cdb, o->exe, (uint32_t)o->target_ram,
+	                                                 (uint32_t)o->target_ram_len, err, n))) {
+		ulink_close(&us.l);
+		cdb_free(us.cdb);
+		us.cdb = NULL;
+		return -1;
+	}
 	handlers(1);
 	return 0;
 }
@@ -658,6 +709,11 @@ static int uc_open(struct engine *e, const struct probe_opts *o, char *err, size
 static void leave(void)
 {
 	handlers(0);
+	if (us.count) {
+		ucount_undo(us.count, 0x10000);
+		ucount_free(us.count);
+		us.count = NULL;
+	}
 	remove_all();
 	ulink_close(&us.l);
 }
@@ -675,6 +731,10 @@ static int uc_place(struct engine *e, const struct probe_opts *o, char *err, siz
 			leave();
 			return -1;
 		}
+	if (us.count && count_install(err, n)) {
+		leave();
+		return -1;
+	}
 	return 0;
 }
 
@@ -683,6 +743,7 @@ static int uc_run(struct engine *e, const struct probe_opts *o, char *err, size_
 	e->start_ns = now_ns();
 	uint64_t deadline = o->duration > 0 ? e->start_ns + (uint64_t)(o->duration * 1e9) : 0;
 	int rc = 0, running = 0, interrupted = 0;
+	uint32_t pc = 0x10000;   /* where the simulation stopped last, unknown yet */
 	for (;;) {
 		if (!running) {
 			if (stop_flag || (deadline && now_ns() >= deadline))
@@ -710,6 +771,7 @@ static int uc_run(struct engine *e, const struct probe_opts *o, char *err, size_
 			continue;
 		}
 		running = 0;
+		pc = st.pc;
 		if (st.kind == ULS_BREAK) {
 			dispatch(st.pc);
 			continue;
@@ -736,8 +798,13 @@ static int uc_run(struct engine *e, const struct probe_opts *o, char *err, size_
 		snprintf(err, n, "%s: %s", o->target, us.l.err);
 	}
 	if (!us.l.closed) {
-		/* every breakpoint out; a live program is left stopped where it
-		 * was (the console's `run` continues it) */
+		/* the counted sites' bytes back (the pc out of the stubs), every
+		 * breakpoint out; a live program is left stopped where it was (the
+		 * console's `run` continues it) */
+		if (us.count && ucount_undo(us.count, pc) && !rc) {
+			snprintf(err, n, "%s: %s", o->target, us.l.err);
+			rc = -1;
+		}
 		if (remove_all() && !rc) {
 			snprintf(err, n, "%s: %s", o->target, us.l.err);
 			rc = -1;
@@ -745,6 +812,8 @@ static int uc_run(struct engine *e, const struct probe_opts *o, char *err, size_
 		if (!e->t.gone)
 			e->detached = 1;
 	}
+	ucount_free(us.count);
+	us.count = NULL;
 	ulink_close(&us.l);
 	return rc;
 }

@@ -340,6 +340,24 @@ int ulink_run(struct ulink *l)
 	return send_line(l, "run\n");
 }
 
+int ulink_step(struct ulink *l, uint32_t *pc)
+{
+	l->snap = 0;
+	if (ulink_cmd(l, "step"))
+		return -1;
+	/* "Stop at 0x000065: (109) stepped 24 ticks" */
+	const char *p = strstr(l->reply, "Stop at 0x");
+	char *q;
+	unsigned long a = p ? strtoul(p + 10, &q, 16) : 0;
+	if (!p || a > 0xffff || strncmp(q, ": (109)", 7))
+		return fail(l, "step: the simulator said '%.60s'", l->reply);
+	unsigned long long t;
+	if (sscanf(q + 7, " stepped %llu ticks", &t) == 1 && t < 1000)
+		l->ticks += t;
+	*pc = (uint32_t)a;
+	return 0;
+}
+
 int ulink_interrupt(struct ulink *l)
 {
 	return send_line(l, "stop\n");

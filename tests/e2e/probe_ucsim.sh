@@ -10,9 +10,12 @@
 # (char, int, long, float in data, idata and xdata) must give exactly the
 # firmware's figures, the firmware's figures must be the same with and
 # without sonde, no breakpoint may be left in the simulator and code memory
-# must equal the .ihx.  Then --duration ends a session while the firmware
-# runs: the breakpoints out, and the firmware, let run on, ends with the
-# same figures.
+# must equal the .ihx.  Line probes counted in the chip (--target-ram:
+# an LCALL into a stub) give the same counts with the bytes restored.  Then
+# --duration ends a session while the firmware runs: the breakpoints and
+# patched bytes out, and the firmware, let run on, ends with the same
+# figures.  (Each console command waits for ucsim's ~100 ms poll: the
+# firmware is small, 8 calls of work.)
 # test-timeout: 240
 source "$ROOT/tests/lib.sh"
 source "$ROOT/tests/remote_lib.sh"
@@ -57,7 +60,7 @@ for model in small large; do
 		-e func:work -e func:tick -e "line:mcs51_fw.c:$ODD" \
 		-e "var:mcs51_fw.c:$LSUM:c_data" -e "var:mcs51_fw.c:$LSUM:i_idata" -e "var:mcs51_fw.c:$LSUM:l_xdata" \
 		-e "var:mcs51_fw.c:$LSUM:f_data" -e "var:mcs51_fw.c:$LSUM:l_idata" -e "var:mcs51_fw.c:$LSUM:f_xdata" \
-		-e "branch:mcs51_fw.c:$IFODD" -e "branch:mcs51_fw.c:$IFR" -e time:work -e time:tick \
+		$([ "$model" = small ] && echo "-e branch:mcs51_fw.c:$IFODD -e branch:mcs51_fw.c:$IFR -e time:work -e time:tick") \
 		>"$model/out.json" 2>"$model/err"
 	rc=$?
 	check "$model: sonde exits 0" test "$rc" -eq 0
@@ -67,7 +70,7 @@ for model in small large; do
 	check "$model: no breakpoint left in the simulator" test "$nbp" = 0
 	check "$model: code memory equals the .ihx" python3 "$CON" "$port" code "$fw"
 	stop_sim
-	python3 - "$model" "$model/plain.json" "$model/probed.json" "$model/out.json" <<'EOF'
+	python3 - "$model" "$model/plain.json" "$model/probed.json" "$model/out.json" <<'EOF' || notok "$model: the checks of the output ran" "python failed"
 import json, sys
 model, plain, probed, out = sys.argv[1:5]
 c = json.load(open(plain))
@@ -92,6 +95,9 @@ checks = [
      p[7]["count"] == n and p[7]["type"] == "float" and abs(p[7]["sum"] - c["fsum"]) < 1e-3, p[7]),
     (f"var l_idata (long, idata) ends at ifinal / 3 = {c['ifinal'] // 3}", (p[8]["count"], p[8]["last"]) == (n, c["ifinal"] // 3), p[8]),
     (f"var f_xdata (float, xdata) ends at calls / 4 = {n / 4}", p[9]["count"] == n and abs(p[9]["last"] - n / 4) < 1e-6, p[9]),
+]
+if model == "small":   # branch and time: the small model's run has them
+  checks += [
     (f"branch if (x & 1): taken / not taken are {c['odd']} and {n - c['odd']} (in some order)",
      p[10]["hits"] == n and sorted((p[10]["taken"], p[10]["not_taken"])) == sorted((c["odd"], n - c["odd"])), p[10]),
     (f"branch if (r > 20): taken / not taken are {c['taken']} and {n - c['taken']} (in some order)",
@@ -105,14 +111,56 @@ for what, good, detail in checks:
 EOF
 done
 
-# --duration: the session ends while the firmware runs; the simulator is
-# left stopped with no breakpoint, and the firmware let run on ends with
-# the figures it has without sonde.
+# Line probes counted in the chip (--target-ram: an LCALL to a stub that
+# counts in xdata): the firmware's counts, no stop per hit, the sites, the
+# stubs and the counters as they were at the end.  The stubs take cycles
+# (the timer's interrupts may come elsewhere): tick is checked against the
+# firmware's own count of that run.
 fw=small/mcs51_fw.ihx
+RAM=0x4000:0x400
+TICKL=$(grep -n "own.tick_calls++;" "$src" | cut -d: -f1)
+CDATA=$(grep -n "c_data = (unsigned char)" "$src" | cut -d: -f1)
 if [ -s small/plain.json ]; then
 	start_sim "$fw"
+	before=$(python3 "$CON" "$port" mem rom 0x4000 0x43ff; python3 "$CON" "$port" mem xram 0x4000 0x43ff)
+	timeout 60 "$SONDE" probe --target "ucsim:127.0.0.1:$port" --exe "$fw" --format=json --target-ram "$RAM" \
+		-e "line:mcs51_fw.c:$ODD" -e "line:mcs51_fw.c:$TICKL" -e "line:mcs51_fw.c:$CDATA" >cnt.json 2>cnt.err
+	rc=$?
+	check "counted: sonde exits 0" test "$rc" -eq 0
+	[ "$rc" -eq 0 ] || sed 's/^/# /' cnt.err
+	python3 "$CON" "$port" own cnt.own.json
+	check "counted: code memory equals the .ihx" python3 "$CON" "$port" code "$fw"
+	after=$(python3 "$CON" "$port" mem rom 0x4000 0x43ff; python3 "$CON" "$port" mem xram 0x4000 0x43ff)
+	check "counted: the stubs' code memory and the counters' xdata as they were" test "$before" = "$after"
+	stop_sim
+	python3 - small/plain.json cnt.own.json cnt.json <<'EOF' || notok "counted: the checks of the output ran" "python failed"
+import json, sys
+c, own, d = (json.load(open(f)) for f in sys.argv[1:4])
+p = {q["id"]: q for q in d["probes"]}
+n = c["work_calls"]
+strip = lambda d: {k: v for k, v in d.items() if k not in ("tick_calls", "isr_calls")}
+checks = [
+    ("the firmware's figures but the timer's the same as without sonde", strip(own) == strip(c), own),
+    (f"line own.odd++ {c['odd']} hits, counted in the chip",
+     p[1]["hits"] == c["odd"] and p[1].get("counted_in_target") and "counted in the chip" in p[1]["where"], p[1]),
+    (f"line in tick (timer 0's handler calls it) {own['tick_calls']} hits, counted in the chip",
+     own["tick_calls"] > 0 and p[2]["hits"] == own["tick_calls"] and p[2].get("counted_in_target"), p[2]),
+    (f"line c_data = ... {n} hits, counted in the chip", p[3]["hits"] == n and p[3].get("counted_in_target"), p[3]),
+]
+for what, good, detail in checks:
+    print(("ok - counted: " if good else "not ok - counted: ") + what + ("" if good else ": " + json.dumps(detail)[:600]))
+EOF
+fi
+
+# --duration: the session ends while the firmware runs (breakpoints and
+# counted sites in); the simulator is left stopped with no breakpoint, its
+# code as it was, and the firmware let run on ends with the figures it has
+# without sonde (but its timer's: counting stubs ran).
+if [ -s small/plain.json ]; then
+	start_sim "$fw"
+	before=$(python3 "$CON" "$port" mem rom 0x4000 0x43ff)
 	timeout 60 "$SONDE" probe --target "ucsim:127.0.0.1:$port" --exe "$fw" --format=json --duration=1 \
-		-e func:work -e "line:mcs51_fw.c:$ODD" >dur.json 2>dur.err
+		--target-ram "$RAM" -e func:work -e "line:mcs51_fw.c:$ODD" >dur.json 2>dur.err
 	rc=$?
 	check "--duration: sonde exits 0" test "$rc" -eq 0
 	check "--duration: the firmware was left running (detached)" \
@@ -120,9 +168,13 @@ if [ -s small/plain.json ]; then
 	nbp=$(python3 "$CON" "$port" breakpoints)
 	check "--duration: no breakpoint left in the simulator" test "$nbp" = 0
 	check "--duration: code memory equals the .ihx" python3 "$CON" "$port" code "$fw"
+	check "--duration: the stubs' code memory as it was" test "$before" = "$(python3 "$CON" "$port" mem rom 0x4000 0x43ff)"
 	python3 "$CON" "$port" run && python3 "$CON" "$port" own dur.own.json
-	check "--duration: the firmware, run on, ends with its figures without sonde" cmp -s <(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])))' small/plain.json) \
-		<(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])))' dur.own.json)
+	check "--duration: the firmware, run on, ends with its figures without sonde" python3 -c '
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+strip = lambda d: {k: v for k, v in d.items() if k not in ("tick_calls", "isr_calls")}
+sys.exit(0 if strip(a) == strip(b) and b["tick_calls"] == b["isr_calls"] > 0 else 1)' small/plain.json dur.own.json
 	stop_sim
 fi
 

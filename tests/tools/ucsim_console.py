@@ -7,6 +7,7 @@
     ucsim_console.py PORT own OUT.json    the firmware's own counters (struct own at xdata 0x7f00)
     ucsim_console.py PORT code IHX        0 when code memory equals the .ihx, else the differences
     ucsim_console.py PORT breakpoints     the number of breakpoints set in the simulator
+    ucsim_console.py PORT mem SPACE LO HI the bytes of rom/xram LO..HI, in hex
     ucsim_console.py PORT quit            end the simulator
 
 Every reply ends with the NUL prompt; a reply that does not come in 60 s is
@@ -108,6 +109,9 @@ def main():
         if diff:
             print("code differs at", ", ".join("0x%04x" % a for a in diff[:10]))
             return 1
+        return 0
+    if what == "mem":
+        print(dump(s, sys.argv[3], int(sys.argv[4], 0), int(sys.argv[5], 0)).hex())
         return 0
     if what == "breakpoints":
         lines = [ln for ln in cmd(s, "info breakpoints").splitlines() if ln[:1].isdigit()]

@@ -126,23 +126,6 @@ static int site_add(struct probe *p, uint32_t addr, int role, char *err, size_t 
 	return 0;
 }
 
-static int site_del(struct probe *p, uint32_t addr, int role)
-{
-	struct usite *t = site_at(addr);
-	if (!t)
-		return 0;
-	int k = 0;
-	for (int i = 0; i < t->nu; i++)
-		if (!(t->u[i].p == p && t->u[i].role == role))
-			t->u[k++] = t->u[i];
-	t->nu = k;
-	if (k)
-		return 0;
-	int rc = ulink_delete(&us.l, t->id);
-	*t = us.sites[--us.nsites];
-	return rc;
-}
-
 static int remove_all(void)
 {
 	int rc = 0;
@@ -270,11 +253,10 @@ static void func_hit(struct probe *p, int role, uint32_t pc)
 		d->nf = i;   /* and the deeper ones that never returned */
 		break;
 	}
-	int pending = 0;
-	for (int i = 0; i < d->nf; i++)
-		pending |= d->f[i].ret == pc;
-	if (!pending)
-		site_del(p, pc, ROLE_RETURN);
+	/* The return's breakpoint stays until the end: the next call from
+	 * there (a loop's) needs it again, and each `break` or `delete` costs a
+	 * round trip of the console (~100 ms); a stop there without a pending
+	 * call matches nothing. */
 }
 
 /* --- var ------------------------------------------------------------------ */
@@ -789,6 +771,11 @@ static int uc_run(struct engine *e, const struct probe_opts *o, char *err, size_
 	}
 	e->end_ns = now_ns();
 	handlers(0);
+	/* our `stop` has a reply of its own besides the run's stop */
+	if (interrupted && !rc && ulink_sync(&us.l)) {
+		snprintf(err, n, "%s: %s", o->target, us.l.err);
+		rc = -1;
+	}
 	if (rc && us.l.closed) {
 		/* the simulator vanished: nothing of ours is left in it */
 		e->t.gone = 1;

@@ -340,6 +340,23 @@ int ulink_run(struct ulink *l)
 	return send_line(l, "run\n");
 }
 
+int ulink_sync(struct ulink *l)
+{
+	l->snap = 0;
+	if (send_line(l, "state\n"))
+		return -1;
+	for (int k = 0; k < 4; k++) {
+		int r = read_reply(l, l->timeout_ms);
+		if (r)
+			return r < 0 ? -1 : fail(l, "no reply from the simulator to 'state' in %d ms", l->timeout_ms);
+		if (take_reply(l))
+			return -1;
+		if (strstr(l->reply, "CPU state="))
+			return 0;
+	}
+	return fail(l, "the simulator's replies do not end with the one to 'state'");
+}
+
 int ulink_step(struct ulink *l, uint32_t *pc)
 {
 	l->snap = 0;

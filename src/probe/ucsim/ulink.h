@@ -66,6 +66,10 @@ int ulink_run(struct ulink *l);
 /* Wait up to timeout_ms (-1: forever) for the stop of a run: 1 nothing
  * yet, 0 *st filled, -1 error. */
 int ulink_wait(struct ulink *l, int timeout_ms, struct ulink_stop *st);
+/* After ulink_interrupt, once the run's stop is read: the reply of the
+ * `stop` command itself (and any other left) read and dropped, up to the
+ * reply of a `state` sent after it.  0, or -1. */
+int ulink_sync(struct ulink *l);
 /* One instruction (the console's `step`): the pc after it in *pc. */
 int ulink_step(struct ulink *l, uint32_t *pc);
 /* Stop a running simulation (its stop is then ulink_wait's, ULS_USER). */

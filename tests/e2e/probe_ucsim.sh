@@ -178,6 +178,36 @@ sys.exit(0 if strip(a) == strip(b) and b["tick_calls"] == b["isr_calls"] > 0 els
 	stop_sim
 fi
 
+# A simulator that vanishes: killed the moment sonde's connection is
+# established (sonde is then connecting, placing or running): sonde ends by
+# itself, with the simulator "gone" or a clear error, never a hang or a
+# crash.
+if [ -f "$fw" ]; then
+	start_sim "$fw"
+	timeout 60 "$SONDE" probe --target "ucsim:127.0.0.1:$port" --exe "$fw" --format=json \
+		-e func:work -e "line:mcs51_fw.c:$ODD" >gone.json 2>gone.err &
+	sp=$!
+	python3 - "$port" <<'EOF'
+import sys, time
+port = int(sys.argv[1])
+for _ in range(2000):
+    for line in open("/proc/net/tcp").readlines()[1:]:
+        a = line.split()
+        if a[3] == "01" and int(a[2].split(":")[1], 16) == port:   # ESTABLISHED, to the simulator
+            sys.exit(0)
+    time.sleep(0.005)
+sys.exit(1)
+EOF
+	kill -9 "$sim"
+	wait "$sim" 2>/dev/null
+	wait "$sp"
+	rc=$?
+	check "a simulator that vanishes: sonde ends (gone, or exit 2 with the reason)" sh -c "
+		{ [ $rc -eq 0 ] && grep -q '\"state\": *\"gone\"' gone.json; } ||
+		{ [ $rc -eq 2 ] && grep -q 'closed the connection\|cannot connect\|no ucsim console' gone.err; }"
+	[ "$rc" -eq 0 ] || [ "$rc" -eq 2 ] || sed 's/^/# /' gone.err
+fi
+
 # bad input: a firmware without its .cdb, a port with no simulator
 cp "$fw" nocdb.ihx
 timeout 20 "$SONDE" probe --target "ucsim:127.0.0.1:1" --exe nocdb.ihx -e func:work >bad1.out 2>bad1.err

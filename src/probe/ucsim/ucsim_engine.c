@@ -779,7 +779,7 @@ static int uc_run(struct engine *e, const struct probe_opts *o, char *err, size_
 	if (rc && us.l.closed) {
 		/* the simulator vanished: nothing of ours is left in it */
 		e->t.gone = 1;
-		e->t.status_unknown = 1;
+		e->t.status = 0xffff;   /* neither an exit nor a signal: output.c says "gone" */
 		rc = 0;
 	} else if (rc && !err[0]) {
 		snprintf(err, n, "%s: %s", o->target, us.l.err);

@@ -12,8 +12,8 @@
 # without sonde, no breakpoint may be left in the simulator and code memory
 # must equal the .ihx.  Line probes counted in the chip (--target-ram:
 # an LCALL into a stub) give the same counts with the bytes restored.  Then
-# --duration ends a session while the firmware runs: the breakpoints and
-# patched bytes out, and the firmware, let run on, ends with the same
+# --duration and Ctrl-C end a session while the firmware runs: the
+# breakpoints and patched bytes out, and the firmware, let run on, ends with the same
 # figures.  (Each console command waits for ucsim's ~100 ms poll: the
 # firmware is small, 8 calls of work.)
 # test-timeout: 240
@@ -175,6 +175,43 @@ import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:3])
 strip = lambda d: {k: v for k, v in d.items() if k not in ("tick_calls", "isr_calls")}
 sys.exit(0 if strip(a) == strip(b) and b["tick_calls"] == b["isr_calls"] > 0 else 1)' small/plain.json dur.own.json
+	stop_sim
+fi
+
+# Ctrl-C (SIGINT) the moment sonde's connection is established (it is then
+# connecting, placing or running, breakpoints and counted sites going in):
+# whatever the phase, the simulator is left with no breakpoint and its code
+# as it was, and the firmware, run on, ends with its figures.
+if [ -s small/plain.json ]; then
+	start_sim "$fw"
+	timeout 60 "$SONDE" probe --target "ucsim:127.0.0.1:$port" --exe "$fw" --format=json --target-ram "$RAM" \
+		-e func:work -e "line:mcs51_fw.c:$ODD" >int.json 2>int.err &
+	sp=$!
+	python3 - "$port" <<'EOF'
+import sys, time
+port = int(sys.argv[1])
+for _ in range(2000):
+    for line in open("/proc/net/tcp").readlines()[1:]:
+        a = line.split()
+        if a[3] == "01" and int(a[2].split(":")[1], 16) == port:
+            sys.exit(0)
+    time.sleep(0.005)
+sys.exit(1)
+EOF
+	kill -INT "$sp"
+	wait "$sp"
+	rc=$?
+	check "Ctrl-C: sonde ends (exit 0, or by the signal before its handler was set)" sh -c "[ $rc -eq 0 ] || [ $rc -eq 130 ]"
+	[ "$rc" -eq 0 ] || [ "$rc" -eq 130 ] || sed 's/^/# /' int.err
+	nbp=$(python3 "$CON" "$port" breakpoints)
+	check "Ctrl-C: no breakpoint left in the simulator" test "$nbp" = 0
+	check "Ctrl-C: code memory equals the .ihx" python3 "$CON" "$port" code "$fw"
+	python3 "$CON" "$port" run && python3 "$CON" "$port" own int.own.json
+	check "Ctrl-C: the firmware, run on, ends with its figures without sonde" python3 -c '
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+strip = lambda d: {k: v for k, v in d.items() if k not in ("tick_calls", "isr_calls")}
+sys.exit(0 if strip(a) == strip(b) else 1)' small/plain.json int.own.json
 	stop_sim
 fi
 

@@ -39,8 +39,11 @@ static uint64_t mono_ms(void)
 }
 
 /* Read until the NUL prompt: 0 (l->in holds the reply), 1 timed out with
- * nothing complete (only when timeout_ms >= 0), -1 error / closed. */
-static int read_reply(struct ulink *l, int timeout_ms)
+ * nothing complete (only when timeout_ms >= 0) or, with wake, a signal
+ * came (Ctrl-C: the run loop decides), -1 error / closed.  A command's
+ * wait goes on through signals: its reply must be read, or the next
+ * reply would be taken for it. */
+static int read_reply_w(struct ulink *l, int timeout_ms, int wake)
 {
 	uint64_t end = timeout_ms >= 0 ? mono_ms() + (uint64_t)timeout_ms : 0;
 	for (;;) {
@@ -58,8 +61,11 @@ static int read_reply(struct ulink *l, int timeout_ms)
 		}
 		struct pollfd pf = { .fd = l->fd, .events = POLLIN };
 		int r = poll(&pf, 1, wait);
-		if (r < 0 && errno == EINTR)
-			return 1;   /* a signal (Ctrl-C): the caller decides */
+		if (r < 0 && errno == EINTR) {
+			if (wake)
+				return 1;   /* a signal (Ctrl-C): the caller decides */
+			continue;
+		}
 		if (r < 0)
 			return fail(l, "poll: %s", strerror(errno));
 		if (r == 0)
@@ -81,6 +87,11 @@ static int read_reply(struct ulink *l, int timeout_ms)
 		}
 		l->len += (size_t)k;
 	}
+}
+
+static int read_reply(struct ulink *l, int timeout_ms)
+{
+	return read_reply_w(l, timeout_ms, 0);
 }
 
 /* The reply up to the prompt becomes l->in (the rest, if any, kept for
@@ -382,7 +393,7 @@ int ulink_interrupt(struct ulink *l)
 
 int ulink_wait(struct ulink *l, int timeout_ms, struct ulink_stop *st)
 {
-	int r = read_reply(l, timeout_ms);
+	int r = read_reply_w(l, timeout_ms, 1);
 	if (r)
 		return r;
 	if (take_reply(l))

@@ -102,7 +102,21 @@ struct rarch {
 	int (*it_start)(const uint8_t *code, size_t n, uint64_t start, uint64_t addr, uint64_t *it);
 };
 
-extern const struct rarch rarch_x86_64, rarch_aarch64, rarch_mips, rarch_arm, rarch_riscv32;
+extern const struct rarch rarch_x86_64, rarch_aarch64, rarch_mips, rarch_arm, rarch_riscv32, rarch_mcs51;
+
+/* The 8051 (src/arch/mcs51/remote.c), for the ucsim engine: what its
+ * rarch.taken reads through reg — r0..r7 of the current bank, A, PSW, SP,
+ * the pc, a direct address (below 0x80 internal RAM, above the SFRs), a
+ * bit address, internal RAM read indirectly (0..0xff). */
+enum { MCS51_R0 = 0, MCS51_A = 8, MCS51_PSW, MCS51_SP, MCS51_PC };
+#define MCS51_DIRECT(d) (0x100 + (d))
+#define MCS51_BIT(b)    (0x200 + (b))
+#define MCS51_IND(a)    (0x300 + (int)(a))
+/* Bytes of the instruction at code (-1 fewer than it needs); an LCALL /
+ * LJMP to target written into out (3 bytes, the count returned). */
+int rarch_mcs51_insn_len(const uint8_t *code, size_t n);
+int rarch_mcs51_lcall(uint16_t target, uint8_t out[3]);
+int rarch_mcs51_ljmp(uint16_t target, uint8_t out[3]);
 
 /* Instruction lengths (2 or 4; -1 fewer bytes than the instruction needs). */
 int rarch_arm_insn_len(const uint8_t *code, size_t n);

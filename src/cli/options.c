@@ -81,11 +81,12 @@ static const struct cli_option options[] = {
 	{ "stack-unwind", O_STACK_UNWIND, required_argument, CMD_PROBE, "program|copy",
 	  "stack probes on the agent: walk the stack in the program with sonde's unwind table, copying it only "
 	  "where the table has no rule (program, the default), or copy every stack for sonde to unwind (copy)" },
-	{ "target", O_TARGET, required_argument, CMD_PROBE | CMD_RECORD, "tcp:HOST:PORT|serial:DEV[,BAUD]",
+	{ "target", O_TARGET, required_argument, CMD_PROBE | CMD_RECORD, "tcp:HOST:PORT|serial:DEV[,BAUD]|ucsim:HOST:PORT",
 	  "probe (or record the functions of) a remote target through its GDB remote protocol stub (gdbserver, QEMU, "
-	  "OpenOCD)" },
+	  "OpenOCD); ucsim:HOST:PORT: 8051 firmware through the ucsim simulator's console (s51 -P -b -Z PORT)" },
 	{ "exe", O_EXE, required_argument, CMD_PROBE | CMD_RECORD, "PROGRAM",
-	  "--target: the program's ELF on this machine (symbols, lines, DWARF)" },
+	  "--target: the program's ELF on this machine (symbols, lines, DWARF); ucsim: the firmware's .ihx, SDCC's "
+	  ".cdb beside it" },
 	{ "timeout", O_TIMEOUT, required_argument, CMD_PROBE | CMD_RECORD, "SECONDS",
 	  "--target: how long to wait for each reply of the stub (default 5)" },
 	{ "hw-breakpoints", O_HW_BREAKPOINTS, required_argument, CMD_PROBE | CMD_RECORD, "N",
@@ -93,7 +94,7 @@ static const struct cli_option options[] = {
 	{ "target-ram", O_TARGET_RAM, required_argument, CMD_PROBE | CMD_RECORD, "ADDR:LEN",
 	  "--target on a microcontroller: RAM the firmware does not use, within a branch's reach of the code, where "
 	  "sonde writes trampolines so that line probes are counted and (record) calls timed in the target (no stop "
-	  "per hit)" },
+	  "per hit); on the 8051 (ucsim): code memory and xdata the firmware does not use, for the counting stubs" },
 	{ "target-clock", O_TARGET_CLOCK, required_argument, CMD_RECORD, "ADDR@HZ|dwt@HZ|systick@HZ",
 	  "record --target: the target's time source and its frequency: a 32-bit up counter in its memory, or a "
 	  "Cortex-M's DWT cycle counter or SysTick (default on RV32: mtime, 0x0200bff8@10000000)" },

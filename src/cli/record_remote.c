@@ -10,6 +10,7 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static void warn_probe(const struct probe *p, const char *msg)
@@ -28,6 +29,9 @@ int cmd_record_remote(struct cli_opts *o)
 		cli_die(EXIT_USAGE, "record --target takes -o, -F, -N, --duration, --timeout, --hw-breakpoints, "
 		        "--target-clock and --target-ram (not --locks, --keep-last, --domain, --depth, --min-time, --module, --no-patch, "
 		        "--lossy, --buffer-size)");
+	if (!strncmp(o->target, "ucsim:", 6))
+		cli_die(EXIT_DATA, "record --target ucsim: (8051 firmware) is not available yet: sonde probe --target ucsim: "
+		        "runs func probes on it (docs/REMOTE.md, \"The 8051 through ucsim's console\")");
 	char err[700];
 	if (o->target_clock && rrec_clock_valid(o->target_clock, err, sizeof err))
 		cli_die(EXIT_USAGE, "%s", err);

@@ -8,8 +8,10 @@
 #include <string.h>
 
 /* Local engines in the order of preference: the agent runs in the program
- * (no stop per hit), ptrace runs everything. */
-static const struct probe_engine_ops *const engines[] = { &agent_engine, &ptrace_engine, &remote_engine };
+ * (no stop per hit), ptrace runs everything; remote targets: ucsim's
+ * console (ucsim:HOST:PORT, it runs nothing else), else the GDB protocol. */
+static const struct probe_engine_ops *const engines[] = { &agent_engine, &ptrace_engine, &ucsim_engine,
+                                                          &remote_engine };
 #define NENGINES (int)(sizeof engines / sizeof engines[0])
 
 const struct probe_engine_ops *probe_engine_find(const char *name)

@@ -99,7 +99,7 @@ struct probe_engine_ops {
 };
 
 /* The engines (engines.c), in the order --engine's default tries them. */
-extern const struct probe_engine_ops ptrace_engine, agent_engine, remote_engine;
+extern const struct probe_engine_ops ptrace_engine, agent_engine, ucsim_engine, remote_engine;
 /* The engine named name, NULL if none. */
 const struct probe_engine_ops *probe_engine_find(const char *name);
 /* The engine for o: a remote target's, the one named (NULL: the first

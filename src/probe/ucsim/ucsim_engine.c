@@ -1,0 +1,831 @@
+/* ucsim_engine.c — the probe engine of 8051 firmware run by ucsim (s51),
+ * through its command console (ulink.h), beside the GDB-protocol engine
+ * (src/probe/remote/): `sonde probe --target ucsim:HOST:PORT --exe fw.ihx`.
+ * The program's symbols, lines and variables come from SDCC's .cdb beside
+ * the .ihx (sym/cdb.h).  The probes are the simulator's own fetch
+ * breakpoints ("break ADDR"); at each stop the hit's probes run, then the
+ * simulation continues (ucsim passes over a breakpoint at the pc itself).
+ * Kinds: func (calls; entry and exit, the exit caught by a breakpoint at
+ * the return address the call pushed, matched to its call by the stack
+ * pointer; time from the simulator's cycle counter), line (hits), branch
+ * (the line's conditional jump found by kind_line.c's branch_scan with the
+ * 8051's decoder, src/arch/mcs51/, decided on the state before it runs),
+ * time (intervals of the simulator's cycle counter) and var (char, int,
+ * long, float; in data, idata, xdata, registers).  Their output halves are
+ * the shared ones (callstats.c, kind_line.c, kind_time.c, kind_var.c).  The session ends when the program stops itself (ucsim's
+ * simulator interface), at Ctrl-C / SIGTERM / --duration (the simulation
+ * stopped, every breakpoint deleted, the simulator left as it was), or
+ * when the simulator vanishes.  See docs/REMOTE.md, "The 8051". */
+#include "probe/probe_engine.h"
+
+#include "common/json.h"
+#include "probe/callstats.h"
+#include "probe/engine.h"
+#include "probe/expr.h"
+#include "probe/kind.h"
+#include "probe/probe.h"
+#include "probe/spec.h"
+#include "probe/ucsim/ucount.h"
+#include "probe/ucsim/ulink.h"
+#include "sym/cdb.h"
+#include "arch/remote_arch.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define UC_MAX_SITES 256     /* ucsim's breakpoints are a list; bound ours */
+
+struct usite {
+	uint32_t addr;
+	int id;                          /* ucsim's breakpoint number */
+	struct { struct probe *p; int role; } u[8];
+	int nu;
+};
+
+struct ufunc {
+	struct call_stats cs;
+	struct uframe { uint16_t ret; uint8_t sp; uint64_t t; } f[64];   /* pending calls (the 8051's stack is < 256 bytes) */
+	int nf;
+	uint64_t lost;                   /* calls deeper than f[] holds: counted, not timed */
+};
+
+/* What a var or branch probe keeps beside p->data (kind_var's, kind_line's). */
+struct uvar {
+	struct probe *p;
+	const struct cdb_var *v;        /* var: its variable */
+	struct rbranch *b;              /* branch: the jump at each site */
+};
+
+struct usess {
+	struct ulink l;
+	struct cdb *cdb;
+	struct engine *e;
+	struct usite sites[UC_MAX_SITES];
+	int nsites;
+	struct uvar *vars;
+	int nvars;
+	struct ucount *count;            /* line probes counted in the chip (--target-ram), or NULL */
+	double hz;                       /* the simulated chip's clock (state's "frequency=") */
+};
+
+static struct usess us;
+static volatile sig_atomic_t stop_flag;
+static struct sigaction old_int, old_term;
+
+enum { ROLE_ENTRY, ROLE_RETURN };
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+static uint64_t ticks_ns(uint64_t ticks)
+{
+	return (uint64_t)((double)ticks * 1e9 / us.hz);
+}
+
+/* --- sites ------------------------------------------------------------- */
+
+static struct usite *site_at(uint32_t addr)
+{
+	for (int i = 0; i < us.nsites; i++)
+		if (us.sites[i].addr == addr)
+			return &us.sites[i];
+	return NULL;
+}
+
+static int site_add(struct probe *p, uint32_t addr, int role, char *err, size_t n)
+{
+	struct usite *t = site_at(addr);
+	if (!t) {
+		if (us.nsites == UC_MAX_SITES) {
+			snprintf(err, n, "more than %d breakpoints", UC_MAX_SITES);
+			return -1;
+		}
+		t = &us.sites[us.nsites];
+		memset(t, 0, sizeof *t);
+		t->addr = addr;
+		if (ulink_break(&us.l, addr, &t->id)) {
+			snprintf(err, n, "%s", us.l.err);
+			return -1;
+		}
+		us.nsites++;
+	}
+	for (int i = 0; i < t->nu; i++)
+		if (t->u[i].p == p && t->u[i].role == role)
+			return 0;
+	if (t->nu == (int)(sizeof t->u / sizeof t->u[0])) {
+		snprintf(err, n, "more than %d probes at 0x%04x", t->nu, addr);
+		return -1;
+	}
+	t->u[t->nu].p = p;
+	t->u[t->nu++].role = role;
+	return 0;
+}
+
+static int remove_all(void)
+{
+	int rc = 0;
+	while (us.nsites)
+		if (ulink_delete(&us.l, us.sites[--us.nsites].id))
+			rc = -1;
+	return rc;
+}
+
+static void describe(uint32_t addr, char *buf, size_t n)
+{
+	const struct cdb_func *f = cdb_func_at(us.cdb, addr);
+	const char *file;
+	int line;
+	size_t l = f ? (size_t)snprintf(buf, n, "%s+0x%x", f->name, addr - f->lo) : (size_t)snprintf(buf, n, "0x%04x", addr);
+	if (l < n && !cdb_addr_line(us.cdb, addr, &file, &line))
+		snprintf(buf + l, n - l, " (%s:%d)", file, line);
+}
+
+/* A location of the CDB: func:NAME, line:FILE:LINE, addr:0xADDR. */
+static int resolve(struct probe *p, uint32_t *addrs, int max, int *nv, char *err, size_t n)
+{
+	const struct spec *sp = &p->sp;
+	if (sp->loc == LOC_FUNC) {
+		const struct cdb_func *f = cdb_func_named(us.cdb, sp->func);
+		if (!f || !f->has_lo) {
+			snprintf(err, n, "no function '%s' in the firmware's debug information", sp->func);
+			return -1;
+		}
+		addrs[0] = f->lo + (uint32_t)sp->off;
+		*nv = 1;
+		return 0;
+	}
+	if (sp->loc == LOC_ADDR) {
+		if (sp->addr > 0xffff) {
+			snprintf(err, n, "0x%llx is beyond the 8051's code memory", (unsigned long long)sp->addr);
+			return -1;
+		}
+		addrs[0] = (uint32_t)sp->addr;
+		*nv = 1;
+		return 0;
+	}
+	if (sp->loc == LOC_LINE) {
+		int k = cdb_line_addrs(us.cdb, sp->file, sp->line, addrs, max);
+		if (k <= 0) {
+			snprintf(err, n, k < 0 ? "no file '%s' in the firmware's debug information" : "no code at %s:%d",
+			         sp->file, sp->line);
+			return -1;
+		}
+		*nv = k < max ? k : max;
+		return 0;
+	}
+	snprintf(err, n, "a location is needed");
+	return -1;
+}
+
+/* --- func ---------------------------------------------------------------- */
+
+static const char *name_of(void *arg, uint64_t ret, char *buf, size_t n)
+{
+	(void)arg;
+	const struct cdb_func *f = us.cdb ? cdb_func_at(us.cdb, (uint32_t)ret) : NULL;
+	snprintf(buf, n, "%s", f ? f->name : "?");
+	return buf;
+}
+
+static void func_json(struct probe *p, struct json *j)
+{
+	struct ufunc *d = p->data;
+	if (d) {
+		callstats_json(&d->cs, j, name_of, NULL);
+		json_uint(j, "untimed", d->lost);
+	}
+}
+
+static void func_table(struct probe *p, FILE *f)
+{
+	struct ufunc *d = p->data;
+	if (d)
+		callstats_table(&d->cs, f, name_of, NULL);
+}
+
+static void func_free(struct probe *p)
+{
+	struct ufunc *d = p->data;
+	if (d)
+		callstats_free(&d->cs);
+	free(d);
+	p->data = NULL;
+}
+
+static const struct kind_ops ufunc_ops = {
+	.name = "func", .needs_location = 1, .json = func_json, .table = func_table, .free = func_free,
+};
+
+static void func_hit(struct probe *p, int role, uint32_t pc)
+{
+	struct ufunc *d = p->data;
+	uint16_t ret;
+	uint8_t sp;
+	char err[200];
+	if (role == ROLE_ENTRY) {
+		p->hits++;
+		callstats_call(&d->cs);
+		if (ulink_ret_addr(&us.l, &ret, &sp)) {
+			d->lost++;
+			return;
+		}
+		callstats_caller(&d->cs, ret);
+		if (d->nf == (int)(sizeof d->f / sizeof d->f[0]) || site_add(p, ret, ROLE_RETURN, err, sizeof err)) {
+			d->lost++;
+			return;
+		}
+		d->f[d->nf++] = (struct uframe){ ret, sp, us.l.ticks };
+		return;
+	}
+	if (ulink_sp(&us.l, &sp))
+		return;
+	/* the innermost pending call returning here with the stack pointer
+	 * below its return address (RET pops two bytes) */
+	for (int i = d->nf - 1; i >= 0; i--) {
+		if (d->f[i].ret != pc || (uint8_t)(d->f[i].sp - 2) != sp)
+			continue;
+		callstats_return(&d->cs, ticks_ns(us.l.ticks - d->f[i].t));
+		d->nf = i;   /* and the deeper ones that never returned */
+		break;
+	}
+	/* The return's breakpoint stays until the end: the next call from
+	 * there (a loop's) needs it again, and each `break` or `delete` costs a
+	 * round trip of the console (~100 ms); a stop there without a pending
+	 * call matches nothing. */
+}
+
+/* --- var ------------------------------------------------------------------ */
+
+/* The value of v now: 0, or -1 with why. */
+static int var_read(const struct cdb_var *v, struct expr_val *out, char *why, size_t n)
+{
+	uint8_t b[4] = { 0 };
+	int size = v->type.size;
+	if (v->type.ptr || v->type.ptr_generic || v->type.array || size < 1 || size > 4 ||
+	    !(v->type.base == CDB_T_CHAR || v->type.base == CDB_T_SHORT || v->type.base == CDB_T_INT ||
+	      v->type.base == CDB_T_LONG || v->type.base == CDB_T_FLOAT)) {
+		snprintf(why, n, "%s: not a char, int, long or float", v->name);
+		return -1;
+	}
+	int rc;
+	switch (v->space) {
+	case CDB_DATA: case CDB_IDATA:
+		rc = v->has_addr ? ulink_read(&us.l, US_IRAM, v->addr, b, (size_t)size) : -1;
+		break;
+	case CDB_XDATA:
+		rc = v->has_addr ? ulink_read(&us.l, US_XRAM, v->addr, b, (size_t)size) : -1;
+		break;
+	case CDB_CODE:
+		rc = v->has_addr ? ulink_read(&us.l, US_ROM, v->addr, b, (size_t)size) : -1;
+		break;
+	case CDB_REG: {
+		/* r0..r7 of the register bank PSW selects */
+		uint8_t psw, r[8];
+		rc = v->nregs != size || ulink_read(&us.l, US_SFR, 0xd0, &psw, 1) ||
+		     ulink_read(&us.l, US_IRAM, (uint32_t)(psw & 0x18), r, 8) ? -1 : 0;
+		for (int i = 0; i < v->nregs && !rc; i++) {
+			if (v->regs[i][0] != 'r' || v->regs[i][1] < '0' || v->regs[i][1] > '7' || v->regs[i][2])
+				rc = -1;   /* a, b, dpl, dph: not read */
+			else
+				b[i] = r[v->regs[i][1] - '0'];
+		}
+		break;
+	}
+	default:
+		rc = -1;
+	}
+	if (rc) {
+		snprintf(why, n, "%s: unavailable (%s%s%.120s)", v->name, cdb_space_name(v->space),
+		         us.l.err[0] ? ": " : "", us.l.err);
+		return -1;
+	}
+	uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+	memset(out, 0, sizeof *out);
+	if (v->type.base == CDB_T_FLOAT) {
+		float f;
+		memcpy(&f, &u, sizeof f);   /* SDCC's float: IEEE 754 single, little-endian */
+		out->is_float = 1;
+		out->f = f;
+	} else if (v->type.is_unsigned) {
+		out->i = (int64_t)u;
+	} else {
+		int sh = 32 - 8 * size;
+		out->i = (int64_t)((int32_t)(u << sh) >> sh);
+	}
+	return 0;
+}
+
+static struct uvar *side_of(struct probe *p)
+{
+	for (int i = 0; i < us.nvars; i++)
+		if (us.vars[i].p == p)
+			return &us.vars[i];
+	return NULL;
+}
+
+static struct uvar *side_new(struct probe *p)
+{
+	struct uvar *uv = realloc(us.vars, (size_t)(us.nvars + 1) * sizeof *uv);
+	if (!uv)
+		return NULL;
+	us.vars = uv;
+	uv = &us.vars[us.nvars++];
+	*uv = (struct uvar){ .p = p };
+	return uv;
+}
+
+static void var_hit(struct probe *p)
+{
+	struct uvar *side = side_of(p);
+	const struct cdb_var *v = side ? side->v : NULL;
+	struct expr_val x;
+	char why[200];
+	p->hits++;
+	if (v && !var_read(v, &x, why, sizeof why))
+		var_account(p, &x);
+	else
+		var_unavailable(p, v ? why : "no variable");
+}
+
+/* --- branch, time --------------------------------------------------------- */
+
+/* rarch.taken's registers and memory, from the stop's snapshot (ulink.h). */
+static int mcs51_reg(void *ctx, int r, uint64_t *v)
+{
+	(void)ctx;
+	uint8_t b, psw;
+	int rc;
+	if (r >= MCS51_R0 && r < MCS51_R0 + 8)
+		rc = ulink_read(&us.l, US_SFR, 0xd0, &psw, 1) || ulink_read(&us.l, US_IRAM, (uint32_t)((psw & 0x18) + r), &b, 1);
+	else if (r == MCS51_A)
+		rc = ulink_read(&us.l, US_SFR, 0xe0, &b, 1);
+	else if (r == MCS51_PSW)
+		rc = ulink_read(&us.l, US_SFR, 0xd0, &b, 1);
+	else if (r == MCS51_SP)
+		rc = ulink_read(&us.l, US_SFR, 0x81, &b, 1);
+	else if (r >= MCS51_DIRECT(0) && r < MCS51_DIRECT(0x100)) {
+		uint32_t d = (uint32_t)(r - MCS51_DIRECT(0));
+		rc = ulink_read(&us.l, d < 0x80 ? US_IRAM : US_SFR, d, &b, 1);
+	} else if (r >= MCS51_BIT(0) && r < MCS51_BIT(0x100)) {
+		uint32_t k = (uint32_t)(r - MCS51_BIT(0));
+		rc = k < 0x80 ? ulink_read(&us.l, US_IRAM, 0x20 + k / 8, &b, 1) : ulink_read(&us.l, US_SFR, k & 0xf8, &b, 1);
+		b = (uint8_t)(b >> (k & 7) & 1);
+	} else if (r >= MCS51_IND(0) && r < MCS51_IND(0x100)) {
+		rc = ulink_read(&us.l, US_IRAM, (uint32_t)(r - MCS51_IND(0)), &b, 1);
+	} else {
+		return -1;
+	}
+	if (rc)
+		return -1;
+	*v = b;
+	return 0;
+}
+
+/* branch_scan's step (kind_line.c) on the 8051's instructions. */
+static int mstep(void *ctx, const uint8_t *code, size_t n, uint64_t addr, int *len)
+{
+	struct rbranch *b = ctx;
+	if (rarch_mcs51.decode(code, n, addr, 0, b))
+		return -1;
+	*len = b->len;
+	return b->kind == RB_COND ? BRANCH_COND : b->kind == RB_END ? BRANCH_END : BRANCH_OTHER;
+}
+
+/* The conditional jump of the line at addr: the first one of the block
+ * that starts there (to the end of its function). */
+static int find_branch(struct probe *p, uint32_t addr, struct rbranch *out, char *err, size_t n)
+{
+	const struct cdb_func *f = cdb_func_at(us.cdb, addr);
+	uint32_t end = f ? f->hi + 1 : addr + 256;
+	if (end > 0x10000)
+		end = 0x10000;
+	if (end - addr > 4096)
+		end = addr + 4096;
+	uint8_t code[4096];
+	if (ulink_read(&us.l, US_ROM, addr, code, end - addr)) {
+		snprintf(err, n, "cannot read the code at 0x%04x (%s)", addr, us.l.err);
+		return -1;
+	}
+	struct rbranch st;
+	uint64_t at;
+	if (branch_scan(code, addr, end, NULL, 0, p->sp.line, mstep, &st, &at) ||
+	    rarch_mcs51.decode(code + (at - addr), (size_t)(end - at), at, 0, out)) {
+		snprintf(err, n, "no conditional jump at %s:%d", p->sp.file ? p->sp.file : "?", p->sp.line);
+		return -1;
+	}
+	return 0;
+}
+
+static void branch_hit(struct probe *p, int role)
+{
+	struct uvar *side = side_of(p);
+	int t = side ? rarch_mcs51.taken(&side->b[role], mcs51_reg, NULL) : -1;
+	if (t >= 0)
+		branch_account(p, t);
+}
+
+/* --- the kinds ------------------------------------------------------------ */
+
+static int setup(struct probe *p, char *err, size_t n)
+{
+	uint32_t a[16];
+	int nv;
+	const char *kind = p->sp.kind;
+	if (strcmp(kind, "func") && strcmp(kind, "line") && strcmp(kind, "var") && strcmp(kind, "branch") &&
+	    strcmp(kind, "time")) {
+		snprintf(err, n, "%s probes are not available on the 8051 (ucsim has func, line, branch, time and var)",
+		         kind);
+		return -1;
+	}
+	if (!strcmp(kind, "branch") && p->sp.loc != LOC_LINE) {
+		snprintf(err, n, "branch probes take a source line (branch:FILE:LINE)");
+		return -1;
+	}
+	if (resolve(p, a, 16, &nv, err, n))
+		return -1;
+	char w[400];
+	describe(a[0], w, sizeof w);
+	if (!strcmp(kind, "func")) {
+		if (p->sp.loc == LOC_LINE || p->sp.off) {
+			snprintf(err, n, "func probes take a function name");
+			return -1;
+		}
+		struct ufunc *d = calloc(1, sizeof *d);
+		if (!(p->data = d)) {
+			snprintf(err, n, "out of memory");
+			return -1;
+		}
+		callstats_init(&d->cs);
+		size_t l = strlen(w);
+		snprintf(w + l, sizeof w - l, ", returns at the return address (stack)");
+		p->where = strdup(w);
+		return site_add(p, a[0], ROLE_ENTRY, err, n);
+	}
+	if (!strcmp(kind, "line")) {
+		if (line_data_new(p, nv)) {
+			snprintf(err, n, "out of memory");
+			return -1;
+		}
+	} else if (!strcmp(kind, "time")) {
+		if (time_data_new(p)) {
+			snprintf(err, n, "out of memory");
+			return -1;
+		}
+	} else if (!strcmp(kind, "branch")) {
+		struct uvar *uv = side_new(p);
+		if (!uv || !(uv->b = calloc((size_t)nv, sizeof *uv->b)) || line_data_new(p, nv)) {
+			snprintf(err, n, "out of memory");
+			return -1;
+		}
+		for (int i = 0; i < nv; i++) {
+			if (find_branch(p, a[i], &uv->b[i], err, n))
+				return -1;
+			a[i] = (uint32_t)uv->b[i].addr;
+		}
+		if (branch_set_insn(p, uv->b[0].text)) {
+			snprintf(err, n, "out of memory");
+			return -1;
+		}
+		describe(a[0], w, sizeof w);
+	} else {
+		const char *name = p->sp.args;
+		const struct cdb_func *f = cdb_func_at(us.cdb, a[0]);
+		const struct cdb_var *v = name ? cdb_var_named(us.cdb, f ? f->name : NULL, name) : NULL;
+		if (!v) {
+			snprintf(err, n, name ? "no variable '%s' in the firmware's debug information"
+			                      : "var probes take a variable (var:LOCATION:NAME)", name);
+			return -1;
+		}
+		struct uvar *uv = side_new(p);
+		if (!uv || var_data_new(p, 1)) {
+			snprintf(err, n, "out of memory");
+			return -1;
+		}
+		uv->v = v;
+		size_t l = strlen(w);
+		snprintf(w + l, sizeof w - l, "; %s (%s)", name, cdb_space_name(v->space));
+	}
+	if (nv > 1) {
+		size_t l = strlen(w);
+		snprintf(w + l, sizeof w - l, " and %d more", nv - 1);
+	}
+	p->where = strdup(w);
+	for (int i = 0; i < nv; i++) {
+		int rc = us.count && !strcmp(kind, "line") ? ucount_add(us.count, p, i, a[i]) : site_add(p, a[i], i, err, n);
+		if (rc && us.count && !strcmp(kind, "line"))
+			snprintf(err, n, "out of memory");
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
+static int placed_at(uint32_t a)
+{
+	return site_at(a) != NULL;
+}
+
+static void where_add(struct probe *p, const char *what)
+{
+	char *w = NULL;
+	if (asprintf(&w, "%s; %s", p->where ? p->where : "", what) > 0) {
+		free(p->where);
+		p->where = w;
+	}
+}
+
+/* The line sites counted in the chip patched; those that cannot be get
+ * breakpoints, and each probe says which it has. */
+static int count_install(char *err, size_t n)
+{
+	struct ucount_fb *fb;
+	int nfb;
+	if (ucount_install(us.count, placed_at, &fb, &nfb, err, n))
+		return -1;
+	for (int i = 0; i < nfb; i++) {
+		char w[200];
+		snprintf(w, sizeof w, "0x%04x on a breakpoint (%s)", fb[i].addr, fb[i].why);
+		where_add(fb[i].p, w);
+		if (site_add(fb[i].p, fb[i].addr, fb[i].role, err, n)) {
+			free(fb);
+			return -1;
+		}
+	}
+	free(fb);
+	for (int i = 0; i < us.e->nprobes; i++)
+		if (us.e->probes[i]->in_target)
+			where_add(us.e->probes[i], "counted in the chip (an LCALL to a stub in --target-ram)");
+	return 0;
+}
+
+static int add_probe(const char *text, char *err, size_t n)
+{
+	struct engine *e = us.e;
+	struct spec sp;
+	char why[400];
+	if (spec_parse(text, &sp, why, sizeof why)) {
+		snprintf(err, n, "bad probe '%s' (%s)", text, why);
+		return -1;
+	}
+	struct probe *p = calloc(1, sizeof *p);
+	struct probe **v = realloc(e->probes, (size_t)(e->nprobes + 1) * sizeof *v);
+	if (v)
+		e->probes = v;
+	if (!p || !v || !(p->spec = strdup(text))) {
+		free(p);
+		spec_free(&sp);
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	p->id = ++e->next_id;
+	p->sp = sp;
+	p->ops = !strcmp(sp.kind, "func") ? &ufunc_ops : !strcmp(sp.kind, "line") ? &kind_line
+	       : !strcmp(sp.kind, "branch") ? &kind_branch : !strcmp(sp.kind, "time") ? &kind_time : &kind_var;
+	p->e = e;
+	e->probes[e->nprobes++] = p;
+	if (setup(p, why, sizeof why)) {
+		snprintf(err, n, "probe '%s': %s", text, why);
+		return -1;
+	}
+	return 0;
+}
+
+static void dispatch(uint32_t pc)
+{
+	struct usite *t = site_at(pc);
+	if (!t)
+		return;
+	/* func returns add and delete sites: a copy */
+	int nu = t->nu;
+	struct { struct probe *p; int role; } u[8];
+	memcpy(u, t->u, (size_t)nu * sizeof u[0]);
+	for (int i = 0; i < nu; i++) {
+		struct probe *p = u[i].p;
+		us.e->total_hits++;
+		if (p->ops == &ufunc_ops)
+			func_hit(p, u[i].role, pc);
+		else if (p->ops == &kind_line)
+			p->hits++;
+		else if (p->ops == &kind_branch)
+			branch_hit(p, u[i].role);
+		else if (p->ops == &kind_time)
+			time_account(p, 0, ticks_ns(us.l.ticks));
+		else
+			var_hit(p);
+	}
+}
+
+/* --- the engine's operations ---------------------------------------------- */
+
+static void handlers(int on)
+{
+	if (on) {
+		struct sigaction sa = { .sa_handler = on_signal };
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, &old_int);
+		sigaction(SIGTERM, &sa, &old_term);
+	} else {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+	}
+}
+
+static int uc_can_run(struct engine *e, const struct probe_opts *o, char *why, size_t wn)
+{
+	(void)e;
+	if (o->target && !strncmp(o->target, "ucsim:", 6))
+		return 1;
+	snprintf(why, wn, "the ucsim engine takes --target ucsim:HOST:PORT");
+	return 0;
+}
+
+static int uc_open(struct engine *e, const struct probe_opts *o, char *err, size_t n)
+{
+	char cdbpath[4096];
+	memset(&us, 0, sizeof us);
+	us.e = e;
+	e->priv = &us;
+	e->foreign_code = 1;
+	stop_flag = 0;
+	if (cdb_beside(o->exe, cdbpath, sizeof cdbpath)) {
+		snprintf(err, n, "%s: no SDCC debug file (%s) beside it (build with sdcc --debug)", o->exe, cdbpath);
+		return -1;
+	}
+	if (!(us.cdb = cdb_open(cdbpath, err, n)))
+		return -1;
+	if (ulink_open(&us.l, o->target + 6, o->timeout_ms)) {
+		snprintf(err, n, "%s: %s", o->target, us.l.err);
+		ulink_close(&us.l);
+		cdb_free(us.cdb);
+		us.cdb = NULL;
+		return -1;
+	}
+	/* the chip's clock, for the cycle counter's times: "frequency= 11059200 HZ" */
+	double hz = 0;
+	const char *f;
+	if (ulink_cmd(&us.l, "state") || !(f = strstr(us.l.reply, "frequency=")) || sscanf(f, "frequency= %lf", &hz) != 1 ||
+	    hz < 1000 || hz > 1e10) {
+		snprintf(err, n, "%s: %s", o->target, us.l.err[0] ? us.l.err : "no clock frequency in the simulator's state");
+		ulink_close(&us.l);
+		cdb_free(us.cdb);
+		us.cdb = NULL;
+		return -1;
+	}
+	us.hz = hz;
+	if (o->target_ram_len && !(us.count = ucount_new(&us.l, us.cdb, o->exe, (uint32_t)o->target_ram,
+	                                                 (uint32_t)o->target_ram_len, err, n))) {
+		ulink_close(&us.l);
+		cdb_free(us.cdb);
+		us.cdb = NULL;
+		return -1;
+	}
+	handlers(1);
+	return 0;
+}
+
+static void leave(void)
+{
+	handlers(0);
+	if (us.count) {
+		ucount_undo(us.count, 0x10000);
+		ucount_free(us.count);
+		us.count = NULL;
+	}
+	remove_all();
+	ulink_close(&us.l);
+}
+
+static int uc_place(struct engine *e, const struct probe_opts *o, char *err, size_t n)
+{
+	(void)e;
+	if (o->remote_record) {
+		snprintf(err, n, "record --target ucsim: is not available yet (docs/REMOTE.md, \"The 8051\")");
+		leave();
+		return -1;
+	}
+	for (int i = 0; i < o->nspecs; i++)
+		if (add_probe(o->specs[i], err, n)) {
+			leave();
+			return -1;
+		}
+	if (us.count && count_install(err, n)) {
+		leave();
+		return -1;
+	}
+	return 0;
+}
+
+static int uc_run(struct engine *e, const struct probe_opts *o, char *err, size_t n)
+{
+	e->start_ns = now_ns();
+	uint64_t deadline = o->duration > 0 ? e->start_ns + (uint64_t)(o->duration * 1e9) : 0;
+	int rc = 0, running = 0, interrupted = 0;
+	uint32_t pc = 0x10000;   /* where the simulation stopped last, unknown yet */
+	for (;;) {
+		if (!running) {
+			if (stop_flag || (deadline && now_ns() >= deadline))
+				break;
+			if (ulink_run(&us.l)) {
+				rc = -1;
+				break;
+			}
+			running = 1;
+		}
+		struct ulink_stop st;
+		int w = ulink_wait(&us.l, 100, &st);
+		if (w < 0) {
+			rc = -1;
+			break;
+		}
+		if (w == 1) {
+			if ((stop_flag || (deadline && now_ns() >= deadline)) && !interrupted) {
+				if (ulink_interrupt(&us.l)) {
+					rc = -1;
+					break;
+				}
+				interrupted = 1;
+			}
+			continue;
+		}
+		running = 0;
+		pc = st.pc;
+		if (st.kind == ULS_BREAK) {
+			dispatch(st.pc);
+			continue;
+		}
+		if (st.kind == ULS_USER && interrupted)
+			break;
+		if (st.kind == ULS_SELF) {
+			e->t.gone = 1;
+			e->t.status = 0;   /* exited with status 0: the program stopped itself */
+			break;
+		}
+		snprintf(err, n, "%s: the simulation stopped at 0x%04x: (%d) %s", o->target, st.pc, st.code, st.reason);
+		rc = -1;
+		break;
+	}
+	e->end_ns = now_ns();
+	handlers(0);
+	/* our `stop` has a reply of its own besides the run's stop */
+	if (interrupted && !rc && ulink_sync(&us.l)) {
+		snprintf(err, n, "%s: %s", o->target, us.l.err);
+		rc = -1;
+	}
+	if (rc && us.l.closed) {
+		/* the simulator vanished: nothing of ours is left in it */
+		e->t.gone = 1;
+		e->t.status = 0xffff;   /* neither an exit nor a signal: output.c says "gone" */
+		rc = 0;
+	} else if (rc && !err[0]) {
+		snprintf(err, n, "%s: %s", o->target, us.l.err);
+	}
+	if (!us.l.closed) {
+		/* the counted sites' bytes back (the pc out of the stubs), every
+		 * breakpoint out; a live program is left stopped where it was (the
+		 * console's `run` continues it) */
+		if (us.count && ucount_undo(us.count, pc) && !rc) {
+			snprintf(err, n, "%s: %s", o->target, us.l.err);
+			rc = -1;
+		}
+		if (remove_all() && !rc) {
+			snprintf(err, n, "%s: %s", o->target, us.l.err);
+			rc = -1;
+		}
+		if (!e->t.gone)
+			e->detached = 1;
+	}
+	ucount_free(us.count);
+	us.count = NULL;
+	ulink_close(&us.l);
+	return rc;
+}
+
+static void uc_close(struct engine *e)
+{
+	e->priv = NULL;
+	for (int i = 0; i < us.nvars; i++)
+		free(us.vars[i].b);
+	free(us.vars);
+	us.vars = NULL;
+	us.nvars = 0;
+	/* the probes' output names functions through the CDB: it goes last */
+	cdb_free(us.cdb);
+	us.cdb = NULL;
+}
+
+const struct probe_engine_ops ucsim_engine = {
+	.name = "ucsim",
+	.kinds = "func line branch time var",
+	.runs = "func, line, branch, time and var probes",
+	.modes = PE_REMOTE,
+	.can_run = uc_can_run,
+	.open = uc_open,
+	.place = uc_place,
+	.run = uc_run,
+	.close = uc_close,
+};

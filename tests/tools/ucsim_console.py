@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""ucsim_console.py — the tests' own client of ucsim's command console
+(s51 -Z PORT -P -b), independent of sonde's (src/probe/ucsim/ulink.c).
+
+    ucsim_console.py PORT wait            wait until the console answers
+    ucsim_console.py PORT run             run the firmware until it stops itself
+    ucsim_console.py PORT own OUT.json    the firmware's own counters (struct own at xdata 0x7f00)
+    ucsim_console.py PORT code IHX        0 when code memory equals the .ihx, else the differences
+    ucsim_console.py PORT breakpoints     the number of breakpoints set in the simulator
+    ucsim_console.py PORT mem SPACE LO HI the bytes of rom/xram LO..HI, in hex
+    ucsim_console.py PORT quit            end the simulator
+
+Every reply ends with the NUL prompt; a reply that does not come in 60 s is
+an error (exit 2)."""
+import json
+import socket
+import struct
+import sys
+import time
+
+
+def connect(port):
+    end = time.time() + 30
+    while True:
+        try:
+            s = socket.create_connection(("127.0.0.1", port), timeout=60)
+            break
+        except OSError:
+            if time.time() > end:
+                sys.exit("ucsim_console: no console on port %d" % port)
+            time.sleep(0.05)
+    buf = b""
+    # the telnet options, then the banner, each ended by the prompt
+    while buf.count(b"\0") < 2 or b"uCsim" not in buf:
+        d = s.recv(65536)
+        if not d:
+            sys.exit("ucsim_console: closed")
+        buf += d
+    return s
+
+
+def cmd(s, line):
+    s.sendall(line.encode() + b"\n")
+    buf = b""
+    while not buf.endswith(b"\0"):
+        d = s.recv(65536)
+        if not d:
+            sys.exit("ucsim_console: closed during '%s'" % line)
+        buf += d
+    text = buf[:-1].decode(errors="replace").replace("\r", "")
+    first, _, rest = text.partition("\n")
+    return rest if first.strip() == line else text
+
+
+def dump(s, space, lo, hi):
+    out = bytearray()
+    for ln in cmd(s, "dump /h %s 0x%x 0x%x 16" % (space, lo, hi)).splitlines():
+        if not ln.startswith("0x"):
+            continue
+        w = ln.split()
+        a = int(w[0], 16)
+        assert a == lo + len(out), (a, lo, len(out))
+        want = min(16, hi + 1 - a)
+        out += bytes(int(x, 16) for x in w[1:1 + want])
+    assert len(out) == hi + 1 - lo
+    return bytes(out)
+
+
+def ihx(path):
+    mem = {}
+    for ln in open(path):
+        ln = ln.strip()
+        if not ln.startswith(":"):
+            continue
+        n, a, t = int(ln[1:3], 16), int(ln[3:7], 16), int(ln[7:9], 16)
+        if t == 0:
+            for i in range(n):
+                mem[a + i] = int(ln[9 + 2 * i:11 + 2 * i], 16)
+    return mem
+
+
+def main():
+    port, what = int(sys.argv[1]), sys.argv[2]
+    s = connect(port)
+    if what == "wait":
+        return 0
+    if what == "run":
+        r = cmd(s, "run")
+        if "Program stopped itself" not in r:
+            print(r)
+            return 1
+        return 0
+    if what == "own":
+        b = dump(s, "xram", 0x7F00, 0x7F00 + 22)
+        names = ["work_calls", "tick_calls", "isr_calls", "odd", "taken"]
+        v = dict(zip(names, struct.unpack("<5H", b[0:10])))
+        v["lsum"], = struct.unpack("<i", b[10:14])
+        v["fsum"], = struct.unpack("<f", b[14:18])
+        v["cfinal"] = b[18]
+        v["ifinal"], = struct.unpack("<h", b[19:21])
+        v["done"], = struct.unpack("<H", b[21:23])
+        json.dump(v, open(sys.argv[3], "w"))
+        return 0
+    if what == "code":
+        mem = ihx(sys.argv[3])
+        hi = max(mem)
+        got = dump(s, "rom", 0, hi)
+        diff = [a for a, v in mem.items() if got[a] != v]
+        if diff:
+            print("code differs at", ", ".join("0x%04x" % a for a in diff[:10]))
+            return 1
+        return 0
+    if what == "mem":
+        print(dump(s, sys.argv[3], int(sys.argv[4], 0), int(sys.argv[5], 0)).hex())
+        return 0
+    if what == "breakpoints":
+        lines = [ln for ln in cmd(s, "info breakpoints").splitlines() if ln[:1].isdigit()]
+        print(len(lines))
+        return 0
+    if what == "quit":
+        s.sendall(b"kill\n")
+        return 0
+    sys.exit("ucsim_console: unknown request " + what)
+
+
+sys.exit(main())

@@ -55,13 +55,30 @@ uint64_t agent_target_sym(pid_t pid, const char *path, const char *sym)
 static const char *start_error(int rc)
 {
 	switch (rc) {
-	case -EBUSY: return "it is already recorded: started under 'sonde record', or attached before (sonde "
-	                    "attaches once per process; the agent of the earlier attach stays loaded, inert)";
+	case -EBUSY: return "it is being recorded now: started under 'sonde record', or attached by another "
+	                    "'sonde record -p' that has not ended";
+	case -EAGAIN: return "what an earlier attach left could not be taken back now (its threads could not "
+	                     "all be held still); try again";
+	case -EALREADY: return "an earlier attach patched functions of a program never built for sonde (or a "
+	                       "probe session holds its GOT entries); it cannot be recorded again until it restarts";
+	case -ENOSPC: return "a thread's state from an earlier attach cannot be reached (more than 4096 threads)";
 	case -ENOENT: return "no loaded module was built by sonde-cc (for its locks use 'sonde record --locks -p')";
 	case -ENOEXEC: return "its modules were built by another sonde version: relink them";
 	case -EINVAL: return "the session memory could not be mapped";
 	default: return strerror(-rc);
 	}
+}
+
+/* Whether a stopped thread's pc is in [lo, hi) (the runtime's mappings), or
+ * not known for every thread. */
+static int frames_inside(const struct attach_frames *fr, uint64_t lo, uint64_t hi)
+{
+	if (fr->npcs < fr->nthreads)
+		return 0; /* more threads than pcs kept: the others are not known (docs/ATTACH.md) */
+	for (int i = 0; i < fr->npcs; i++)
+		if (fr->pcs[i] >= lo && fr->pcs[i] < hi)
+			return 1;
+	return 0;
 }
 
 /* The start proper, by the tracer (sonde, or its helper process): one stop
@@ -103,8 +120,21 @@ static int start_in_target(pid_t pid, pid_t self, const char *rt, const uint64_t
 	 * for a lock one of them holds (the loader's, malloc's): after
 	 * HOLD_MS they are let go and the start goes on. */
 	a->frames.any_module = h->instr_off != 0; /* functions patched without a rebuild: any module */
-	int held = sonde_build && inject_put_back(in) == 0 &&
+	/* The runtime loaded before (an earlier attach): its state is taken
+	 * back in the agent's start, which needs every thread held, none of
+	 * them inside the runtime's code (an exit trampoline, a hook): those
+	 * are let go and stopped again, a few times. */
+	int again = a->rt_hi > a->rt_lo;
+	int held = (sonde_build || again) && inject_put_back(in) == 0 &&
 	           frames_take(pid, inject_where(in)->tid, 1, &a->frames, a->frames_err, sizeof a->frames_err) == 0;
+	for (int tries = 0; held && again && frames_inside(&a->frames, a->rt_lo, a->rt_hi); tries++) {
+		frames_let_go();
+		int any = a->frames.any_module;
+		frames_free(&a->frames);
+		a->frames.any_module = any;
+		held = tries < 50 && frames_take(pid, inject_where(in)->tid, 1, &a->frames, a->frames_err,
+		                                 sizeof a->frames_err) == 0;
+	}
 	if (held) {
 		frames_to_session(&a->frames, h);
 		frames_busy_to_session(&a->frames, h, h->size);
@@ -118,7 +148,7 @@ static int start_in_target(pid_t pid, pid_t self, const char *rt, const uint64_t
 	if (!rc)
 		rc = inject_push(in, alive, strlen(alive) + 1, &a_at, err, n);
 	if (!rc) {
-		uint64_t args[6] = { s_at, a_at };
+		uint64_t args[6] = { s_at, a_at, (uint64_t)held };
 		rc = inject_call_begin(in, start, args, err, n);
 	}
 	if (!rc && held)
@@ -334,15 +364,21 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 		return AGENT_NOT_SONDE;
 	}
 	int rc = dl_funcs_find_wait(pid, &ms, &dlf, err, n);
+	char rt[PATH_MAX];
+	if (!rc && !realpath(rt_path, rt)) {
+		snprintf(err, n, "cannot find the runtime %s (%s)", rt_path, strerror(errno));
+		rc = -1;
+	}
+	/* Loaded already (an earlier attach, or launched under sonde)? */
+	for (int i = 0; !rc && i < ms.n; i++)
+		if (ms.m[i].path && !strcmp(ms.m[i].path, rt)) {
+			a->rt_lo = ms.m[i].lo;
+			a->rt_hi = ms.m[i].hi;
+		}
 	modules_free(&ms);
 	if (rc)
 		return -1;
 	attach_time("sonde build checked");
-	char rt[PATH_MAX];
-	if (!realpath(rt_path, rt)) {
-		snprintf(err, n, "cannot find the runtime %s (%s)", rt_path, strerror(errno));
-		return -1;
-	}
 	/* The agent's entry points: offsets in our own file of the runtime. */
 	const char *names[2] = { "sonde_agent_start", "sonde_agent_stop" };
 	uint64_t off[2] = { 0, 0 };

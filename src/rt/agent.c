@@ -51,6 +51,7 @@
 static struct sonde_modhook *agent_mods[AGENT_MAX_MODS];
 static int agent_nmods;
 static int agent_state; /* 0 never started, 1 recording, 2 ended */
+static uint32_t agent_gen; /* which attach: a watcher ends its own only */
 static int agent_locks; /* --locks: lock functions redirected (got.c) */
 static pthread_mutex_t agent_lock = PTHREAD_MUTEX_INITIALIZER; /* start against start */
 
@@ -177,10 +178,10 @@ RT_HIDDEN void rt_agent_adopt(struct rt_tls *L)
 
 /* Once, from sonde's call or the watcher, whichever comes first; no lock
  * (the watcher may be the thread sonde's call runs on, see inject.c). */
-static void end_recording(void)
+static void end_recording(uint32_t gen)
 {
 	int one = 1;
-	if (__atomic_compare_exchange_n(&agent_state, &one, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+	if (gen == __atomic_load_n(&agent_gen, __ATOMIC_ACQUIRE) && __atomic_compare_exchange_n(&agent_state, &one, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		__atomic_store_n(&rt_agent_ended, 1, __ATOMIC_RELEASE);
 		/* A trace: a hook waiting for room in a full ring gives up (the
 		 * event is counted as lost) instead of waiting for a sonde that may
@@ -213,7 +214,8 @@ static void end_recording(void)
 /* Sees sonde's end: the only writer of the pipe is sonde. */
 static void *watcher(void *arg)
 {
-	int fd = (int)(intptr_t)arg;
+	int fd = (int)((uintptr_t)arg & 0xffffffffu);
+	uint32_t gen = (uint32_t)((uintptr_t)arg >> 32);
 	char buf[64];
 	prctl(PR_SET_NAME, "sonde-agent", 0, 0, 0);
 	for (;;) {
@@ -222,24 +224,52 @@ static void *watcher(void *arg)
 			break;
 	}
 	close(fd);
-	end_recording();
+	end_recording(gen);
 	return NULL;
 }
 
 /* Called by sonde in the running program.  session: a path to open the
  * session memory at; alive: a path of a pipe whose write end only sonde
- * holds.  Returns how many modules record in bits 0-15 and, in a --locks
- * session, how many objects had lock functions redirected in bits 16-30
- * (>= 0); or -errno: -EBUSY this process records already or was attached
- * before, -ENOENT no module built by sonde-cc (or only by an older one:
- * -ENOEXEC) in a session without --locks, -EINVAL a bad session. */
-RT_EXPORT int sonde_agent_start(const char *session, const char *alive)
+ * holds; held: sonde holds every other thread stopped, none inside the
+ * runtime (attach/agent.c), so that what an earlier session left can be
+ * taken back (rt_session_retire).  Returns how many modules record in bits
+ * 0-15 and, in a --locks session, how many objects had lock functions
+ * redirected in bits 16-30 (>= 0); or -errno: -EBUSY this process records
+ * already (launched under sonde, or attached and not ended), -EAGAIN an
+ * earlier session's state cannot be taken back now (threads not held, one
+ * starting or ending), -ENOENT no module built by sonde-cc (or only by an
+ * older one: -ENOEXEC) in a session without --locks, -EINVAL a bad session,
+ * -EALREADY functions patched without a rebuild by an earlier session. */
+RT_EXPORT int sonde_agent_start(const char *session, const char *alive, long held)
 {
 	int saved = errno, rc;
 	pthread_mutex_lock(&agent_lock);
-	if (agent_state) {
+	if (agent_state == 1 || (!agent_state && rt_sess)) {
 		rc = -EBUSY;
 		goto out;
+	}
+	if (agent_state == 2) { /* an earlier attach ended: its state goes, the runtime stays */
+		if (!held) {
+			rc = -EAGAIN;
+			goto out;
+		}
+		if (rt_instr_retire() != 0) {
+			rc = -EALREADY;
+			goto out;
+		}
+		rc = rt_session_retire();
+		if (rc)
+			goto out;
+		/* every frame is unhooked now: the unwinder's GOT entries can go
+		 * back too, and the objects are redirected afresh below */
+		if (rt_got_reset() != 0) {
+			rc = -EALREADY;
+			goto out;
+		}
+		rt_locks_reset();
+		agent_state = 0;
+		agent_nmods = 0;
+		agent_locks = 0;
 	}
 	int afd = open(alive, O_RDONLY | O_CLOEXEC);
 	if (afd < 0) {
@@ -280,6 +310,8 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive)
 	Dl_info di;
 	if ((w.n || instr_off) && dladdr((void *)sonde_agent_start, &di) && di.dli_fname)
 		dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
+	/* a new attach: the watcher of an earlier one, if it still runs, ends nothing */
+	uint32_t gen = __atomic_add_fetch(&agent_gen, 1, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&agent_state, 1, __ATOMIC_RELEASE);
 	/* Through the GOT of every object (got.c), before any sled is on: the
 	 * unwinder's entry points if a module records, the lock functions with
@@ -306,12 +338,12 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive)
 	int before = atomic_load(&rt_sess->nmodules);
 	rt_instr_start();
 	int patched = (int)atomic_load(&rt_sess->nmodules) - before;
-	int prc = rt_thread_start(watcher, (void *)(intptr_t)afd, 64 * 1024);
+	int prc = rt_thread_start(watcher, (void *)((uintptr_t)(uint32_t)afd | (uintptr_t)gen << 32), 64 * 1024);
 	rc = (agent_nmods + patched < 0xffff ? agent_nmods + patched : 0xffff) | (nobjs < 0x7fff ? nobjs : 0x7fff) << 16;
 	if (prc) { /* without a watcher, sonde's death could not be seen */
 		close(afd);
 		pthread_mutex_unlock(&agent_lock);
-		end_recording();
+		end_recording(gen);
 		errno = saved;
 		return -prc;
 	}
@@ -329,7 +361,7 @@ out:
 RT_EXPORT int sonde_agent_stop(void)
 {
 	int saved = errno;
-	end_recording();
+	end_recording(__atomic_load_n(&agent_gen, __ATOMIC_ACQUIRE));
 	errno = saved;
 	return 0;
 }

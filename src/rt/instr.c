@@ -736,9 +736,22 @@ static void rescan(void)
 	rt_tls.busy = busy;
 }
 
+static int done;
+
+RT_HIDDEN int rt_instr_retire(void)
+{
+	if (atomic_load(&npmods))
+		return -1;
+	pthread_mutex_lock(&scan_lock);
+	__atomic_store_n(&scan_in, NULL, __ATOMIC_RELEASE);
+	nseen = 0;
+	done = 0;
+	pthread_mutex_unlock(&scan_lock);
+	return 0;
+}
+
 RT_HIDDEN void rt_instr_start(void)
 {
-	static int done;
 	struct sonde_session_hdr *S = rt_sess;
 	if (done || !S || !S->instr_off || !sess_fits(S->size, S->instr_off, sizeof(struct sonde_instr), 8))
 		return;

@@ -122,6 +122,15 @@ RT_HIDDEN int rt_init(void);
 /* The agent: map the session at fd in a process that has none (-EBUSY: it
  * records already, -EINVAL: not a session of this version). */
 RT_HIDDEN int rt_init_late(int fd);
+/* The agent, at an attach after an earlier session of this process ended,
+ * every other thread held stopped by sonde (none inside the runtime): each
+ * frame still hooked by that session gets its real return address back,
+ * every thread's state is reset (its next event takes a slot of the next
+ * session) and the session's memory is given back.  0 (also when there was
+ * none); -EBUSY a session is recording (launched, or attached and not
+ * ended); -ENOSPC a thread's state cannot be reached; -EAGAIN a thread is
+ * taking its slot or ending, try again. */
+RT_HIDDEN int rt_session_retire(void);
 /* Set when the agent has ended its recording: no module registers after. */
 extern RT_HIDDEN int rt_agent_ended;
 /* The exit hook once the agent has ended: the real return address of a
@@ -311,16 +320,21 @@ RT_HIDDEN uintptr_t rt_instr_common_at(uintptr_t pc);
 /* instr.c: the end of an attached recording: every patched byte back while
  * the program runs. */
 RT_HIDDEN void rt_instr_end(void);
+/* instr.c: a later session of the agent: 0 and its state reset when no
+ * function was patched without a rebuild; -1 when some were (their stubs and
+ * regions are not taken back: that session cannot be followed by another). */
+RT_HIDDEN int rt_instr_retire(void);
 
 /* Register a module (runtime.c; exported: module constructors call it). */
 RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m);
-RT_EXPORT int sonde_agent_start(const char *session, const char *alive);
+RT_EXPORT int sonde_agent_start(const char *session, const char *alive, long held);
 
 /* The agent's --locks (locks.c): the wrappers for got.c (the real functions
  * resolved first), and their end (pass-through from then on). */
 struct rt_got_sym;
 RT_HIDDEN int rt_locks_wrappers(const struct rt_got_sym **out);
 RT_HIDDEN void rt_locks_end(void);
+RT_HIDDEN void rt_locks_reset(void);
 /* The agent: the C++ unwinder's wrappers for got.c (unwind.c; the real
  * entry points resolved first). */
 RT_HIDDEN int rt_unwind_wrappers(const struct rt_got_sym **out);

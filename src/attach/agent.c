@@ -59,8 +59,8 @@ static const char *start_error(int rc)
 	                    "'sonde record -p' that has not ended";
 	case -EAGAIN: return "what an earlier attach left could not be taken back now (its threads could not "
 	                     "all be held still); try again";
-	case -EALREADY: return "an earlier attach patched functions of a program never built for sonde (or a "
-	                       "probe session holds its GOT entries); it cannot be recorded again until it restarts";
+	case -EALREADY: return "a 'sonde probe -p' session of this process holds GOT entries an earlier recording "
+	                       "left; record it once that probe session has ended";
 	case -ENOSPC: return "a thread's state from an earlier attach cannot be reached (more than 4096 threads)";
 	case -ENOENT: return "no loaded module was built by sonde-cc (for its locks use 'sonde record --locks -p')";
 	case -ENOEXEC: return "its modules were built by another sonde version: relink them";

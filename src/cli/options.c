@@ -66,7 +66,7 @@ static const struct cli_option options[] = {
 	  "how events.sonde stores the events (default zstd: chunks compressed where it pays)" },
 	{ "event", 'e', required_argument, CMD_PROBE, "SPEC", "probe spec KIND:LOCATION[:ARGS] or @name (repeatable)" },
 	{ "pid", 'p', required_argument, CMD_PROBE | CMD_RECORD, "PID",
-	  "attach to a running process (record: profile of a sonde-cc build; with --locks, the locks of any dynamically linked program)" },
+	  "attach to a running process (record: its profile, --trace or --locks, a sonde-cc build by its sleds, any other dynamically linked program patched without a rebuild; as often as you like, one recording at a time)" },
 	{ "duration", O_DURATION, required_argument, CMD_PROBE | CMD_RECORD, "SECONDS", "detach after SECONDS" },
 	{ "interactive", O_INTERACTIVE, no_argument, CMD_PROBE, NULL, "read add/list/del commands on stdin" },
 	{ "pending", O_PENDING, no_argument, CMD_PROBE, NULL,

@@ -239,10 +239,11 @@ static void *watcher(void *arg)
  * earlier session's state cannot be taken back now (threads not held, one
  * starting or ending), -ENOENT no module built by sonde-cc (or only by an
  * older one: -ENOEXEC) in a session without --locks, -EINVAL a bad session,
- * -EALREADY functions patched without a rebuild by an earlier session. */
+ * -EALREADY a probe session holds GOT entries (an earlier session could not
+ * be taken back whole). */
 RT_EXPORT int sonde_agent_start(const char *session, const char *alive, long held)
 {
-	int saved = errno, rc;
+	int saved = errno, rc, again = 0;
 	pthread_mutex_lock(&agent_lock);
 	if (agent_state == 1 || (!agent_state && rt_sess)) {
 		rc = -EBUSY;
@@ -251,10 +252,6 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive, long hel
 	if (agent_state == 2) { /* an earlier attach ended: its state goes, the runtime stays */
 		if (!held) {
 			rc = -EAGAIN;
-			goto out;
-		}
-		if (rt_instr_retire() != 0) {
-			rc = -EALREADY;
 			goto out;
 		}
 		rc = rt_session_retire();
@@ -267,6 +264,7 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive, long hel
 			goto out;
 		}
 		rt_locks_reset();
+		again = 1;
 		agent_state = 0;
 		agent_nmods = 0;
 		agent_locks = 0;
@@ -301,6 +299,8 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive, long hel
 		goto out_fds;
 	}
 	rc = rt_init_late(fd);
+	if (again) /* the earlier session's patched functions (the new one's list of busy pcs, if mapped) */
+		rt_instr_retire();
 	if (rc)
 		goto out_fds;
 	close(fd); /* the mapping stays */

@@ -1338,5 +1338,7 @@ RT_HIDDEN void rt_locks_end(void)
 RT_HIDDEN void rt_locks_reset(void)
 {
 	lk_S = NULL;
+	lk_local_proc = UINT32_MAX; /* the objects are listed again in the new session's maps */
+	atomic_store(&lk_nlocal, 0);
 	__atomic_store_n(&lk_state, 0, __ATOMIC_RELEASE);
 }

@@ -320,10 +320,12 @@ RT_HIDDEN uintptr_t rt_instr_common_at(uintptr_t pc);
 /* instr.c: the end of an attached recording: every patched byte back while
  * the program runs. */
 RT_HIDDEN void rt_instr_end(void);
-/* instr.c: a later session of the agent: 0 and its state reset when no
- * function was patched without a rebuild; -1 when some were (their stubs and
- * regions are not taken back: that session cannot be followed by another). */
-RT_HIDDEN int rt_instr_retire(void);
+/* instr.c: a later session of the agent, mapped already, every other thread
+ * held (rt_session_retire): what an earlier one patched without a rebuild
+ * (its bytes are back since its end) is forgotten, its stubs and regions
+ * unmapped, except a region that a held thread is inside, or every region
+ * when the new session does not list them all (sonde's busy pcs): those stay. */
+RT_HIDDEN void rt_instr_retire(void);
 
 /* Register a module (runtime.c; exported: module constructors call it). */
 RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m);

@@ -18,7 +18,7 @@
 
 static atomic_long n_leaf, n_middle, n_round, n_lock;
 static long per_round = 20000;
-static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER, hot = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER, hot_lock = PTHREAD_MUTEX_INITIALIZER; /* named in sonde locks */
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int asked, done, quit;
 
@@ -64,9 +64,9 @@ NOIPA static void *worker_loop(void *arg)
 		pthread_mutex_unlock(&m);
 		s += work();
 		for (long i = 0; i < per_round; i++) {
-			pthread_mutex_lock(&hot);
+			pthread_mutex_lock(&hot_lock);
 			atomic_fetch_add_explicit(&n_lock, 1, memory_order_relaxed);
-			pthread_mutex_unlock(&hot);
+			pthread_mutex_unlock(&hot_lock);
 		}
 		pthread_mutex_lock(&m);
 		done = 1;

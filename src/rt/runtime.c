@@ -365,6 +365,7 @@ RT_HIDDEN int rt_session_retire(void)
 		used = size;
 	used = (used + pg - 1) & ~(uint64_t)(pg - 1);
 	void *base = S;
+	int locks = (rt_mode & (SONDE_MODE_LOCKS | SONDE_MODE_LOCK_EVENTS)) != 0;
 	rt_sess = NULL;
 	rt_proc_slot = 0;
 	init_state = 0;
@@ -375,6 +376,21 @@ RT_HIDDEN int rt_session_retire(void)
 		rt_log("could not release an earlier session's memory");
 	if (size > used)
 		munmap((char *)base + used, size - used);
+	/* The zero pages of the sessions before: a whole session later, no
+	 * hook of theirs runs any more, they go; those of --locks sessions stay
+	 * (a thread may sit in a lock wrapper's wait for as long as it likes). */
+	static struct { void *base; uint64_t len; int locks; } old[64];
+	static uint32_t nold;
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < nold; i++) {
+		if (old[i].locks)
+			old[k++] = old[i];
+		else
+			munmap(old[i].base, old[i].len);
+	}
+	nold = k;
+	if (used && nold < sizeof old / sizeof old[0])
+		old[nold++] = (__typeof__(old[0])){ base, used, locks };
 	return 0;
 }
 

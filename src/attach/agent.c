@@ -61,6 +61,9 @@ static const char *start_error(int rc)
 	                     "all be held still); try again";
 	case -EALREADY: return "a 'sonde probe -p' session of this process holds GOT entries an earlier recording "
 	                       "left; record it once that probe session has ended";
+	case -EADDRINUSE: return "a 'sonde probe -p' session runs in it: its probes hold the entries of the functions "
+	                         "they probe, which a recording started after them would not see; end that probe "
+	                         "session first, or start the probes during the recording";
 	case -ENOSPC: return "a thread's state from an earlier attach cannot be reached (more than 4096 threads)";
 	case -ENOENT: return "no loaded module was built by sonde-cc (for its locks use 'sonde record --locks -p')";
 	case -ENOEXEC: return "its modules were built by another sonde version: relink them";

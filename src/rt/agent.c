@@ -239,7 +239,8 @@ static void *watcher(void *arg)
  * earlier session's state cannot be taken back now (threads not held, one
  * starting or ending), -ENOENT no module built by sonde-cc (or only by an
  * older one: -ENOEXEC) in a session without --locks, -EINVAL a bad session,
- * -EALREADY a probe session holds GOT entries (an earlier session could not
+ * -EADDRINUSE a `sonde probe -p` session runs (its probes hold the functions'
+ * entries), -EALREADY a probe session holds GOT entries (an earlier session could not
  * be taken back whole). */
 RT_EXPORT int sonde_agent_start(const char *session, const char *alive, long held)
 {
@@ -247,6 +248,13 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive, long hel
 	pthread_mutex_lock(&agent_lock);
 	if (agent_state == 1 || (!agent_state && rt_sess)) {
 		rc = -EBUSY;
+		goto out;
+	}
+	/* A probe session's code at the functions' entries: the sleds and the
+	 * patches of a recording would not reach the functions it probes (a
+	 * probe added during a recording is fine: it relocates what is there). */
+	if (rt_probe_running()) {
+		rc = -EADDRINUSE;
 		goto out;
 	}
 	if (agent_state == 2) { /* an earlier attach ended: its state goes, the runtime stays */

@@ -337,6 +337,9 @@ struct rt_got_sym;
 RT_HIDDEN int rt_locks_wrappers(const struct rt_got_sym **out);
 RT_HIDDEN void rt_locks_end(void);
 RT_HIDDEN void rt_locks_reset(void);
+/* probes.c: a `sonde probe -p` session runs in this process (its server
+ * thread serves sonde). */
+RT_HIDDEN int rt_probe_running(void);
 /* The agent: the C++ unwinder's wrappers for got.c (unwind.c; the real
  * entry points resolved first). */
 RT_HIDDEN int rt_unwind_wrappers(const struct rt_got_sym **out);

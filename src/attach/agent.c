@@ -90,7 +90,7 @@ static int frames_inside(const struct attach_frames *fr, uint64_t lo, uint64_t h
  * descriptors session_fd and alive_fd are.  by_exit: the other threads are
  * let go by the caller's exit (start_by_helper), unless the start waits.
  * 0 with *ret the start's return value; -1 with err. */
-static int start_in_target(pid_t pid, pid_t self, const char *rt, const uint64_t off[2],
+static int start_in_target(pid_t pid, pid_t self, const char *rt, const uint64_t off[3],
                            const struct dl_funcs *dlf, int sonde_build, int session_fd, int alive_fd,
                            struct sonde_session_hdr *h, int by_exit, struct agent *a, uint64_t *ret, char *err,
                            size_t n)
@@ -138,15 +138,39 @@ static int start_in_target(pid_t pid, pid_t self, const char *rt, const uint64_t
 		held = tries < 50 && frames_take(pid, inject_where(in)->tid, 1, &a->frames, a->frames_err,
 		                                 sizeof a->frames_err) == 0;
 	}
+	char sess[64], alive[64];
+	snprintf(sess, sizeof sess, "/proc/%d/fd/%d", (int)self, session_fd);
+	snprintf(alive, sizeof alive, "/proc/%d/fd/%d", (int)self, alive_fd);
+	uint64_t s_at, a_at;
+	/* What the earlier attach left is taken back first (its hooked frames'
+	 * return addresses among them), then the stacks are read again: the
+	 * calls running under those frames are found too. */
+	if (held && again) {
+		frames_busy_to_session(&a->frames, h, h->size); /* the agent frees no region a thread is in */
+		uint64_t r = 0, args[6] = { 0, 1 };
+		if (inject_push(in, sess, strlen(sess) + 1, &args[0], err, n) ||
+		    inject_call_at(in, bias + off[2], args, &r, START_TIMEOUT_MS, err, n)) {
+			frames_let_go();
+			inject_detach(in);
+			return -1;
+		}
+		frames_let_go();
+		int any = a->frames.any_module;
+		frames_free(&a->frames);
+		a->frames.any_module = any;
+		if ((int)(int32_t)(uint32_t)r < 0) { /* refused: the start says why, the threads not held */
+			*ret = r;
+			inject_detach(in);
+			return 0;
+		}
+		held = inject_put_back(in) == 0 &&
+		       frames_take(pid, inject_where(in)->tid, 1, &a->frames, a->frames_err, sizeof a->frames_err) == 0;
+	}
 	if (held) {
 		frames_to_session(&a->frames, h);
 		frames_busy_to_session(&a->frames, h, h->size);
 	}
 	attach_time("running calls found");
-	char sess[64], alive[64];
-	snprintf(sess, sizeof sess, "/proc/%d/fd/%d", (int)self, session_fd);
-	snprintf(alive, sizeof alive, "/proc/%d/fd/%d", (int)self, alive_fd);
-	uint64_t s_at, a_at;
 	int rc = inject_push(in, sess, strlen(sess) + 1, &s_at, err, n);
 	if (!rc)
 		rc = inject_push(in, alive, strlen(alive) + 1, &a_at, err, n);
@@ -259,7 +283,7 @@ struct frame_msg {
  * target.  So it has its own process group (a kill of sonde's group spares
  * it) and none of the pipe's write end: then the agent, if it started,
  * sees sonde's end at once (the pipe's EOF) and ends too. */
-static int start_by_helper(pid_t pid, const char *rt, const uint64_t off[2], const struct dl_funcs *dlf,
+static int start_by_helper(pid_t pid, const char *rt, const uint64_t off[3], const struct dl_funcs *dlf,
                            int sonde_build, int session_fd, int alive_fd, int alive_w, struct sonde_session_hdr *h,
                            struct agent *a, uint64_t *ret, char *err, size_t n)
 {
@@ -383,9 +407,9 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 		return -1;
 	attach_time("sonde build checked");
 	/* The agent's entry points: offsets in our own file of the runtime. */
-	const char *names[2] = { "sonde_agent_start", "sonde_agent_stop" };
-	uint64_t off[2] = { 0, 0 };
-	if (dl_file_syms(getpid(), rt, names, off, 2) != 0 || !off[0] || !off[1]) {
+	const char *names[3] = { "sonde_agent_start", "sonde_agent_stop", "sonde_agent_retire" };
+	uint64_t off[3] = { 0, 0, 0 };
+	if (dl_file_syms(getpid(), rt, names, off, 3) != 0 || !off[0] || !off[1] || !off[2]) {
 		snprintf(err, n, "the runtime %s has no sonde_agent_start (a broken build?)", rt);
 		return -1;
 	}

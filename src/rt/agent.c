@@ -43,6 +43,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include "common/instr_abi.h"
 #include "rt/got.h"
 #include "rt/rt.h"
 
@@ -228,6 +231,74 @@ static void *watcher(void *arg)
 	return NULL;
 }
 
+/* Where sonde's held threads are, from the session file at path (sonde
+ * writes them there when it plans functions to patch: instr_abi.h's busy):
+ * *n of them, or SONDE_INSTR_MAX_BUSY + 1 when not known whole. */
+static void read_busy(const char *path, uint64_t *busy, uint32_t *n)
+{
+	*n = SONDE_INSTR_MAX_BUSY + 1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct stat st;
+	uint64_t off = 0;
+	uint32_t nb = 0;
+	if (fstat(fd, &st) == 0 &&
+	    pread(fd, &off, sizeof off, offsetof(struct sonde_session_hdr, instr_off)) == (ssize_t)sizeof off && off &&
+	    sess_fits((uint64_t)st.st_size, off, sizeof(struct sonde_instr), 8) &&
+	    pread(fd, &nb, sizeof nb, (off_t)(off + offsetof(struct sonde_instr, nbusy))) == (ssize_t)sizeof nb &&
+	    nb <= SONDE_INSTR_MAX_BUSY &&
+	    pread(fd, busy, nb * sizeof *busy, (off_t)(off + offsetof(struct sonde_instr, busy))) == (ssize_t)(nb * sizeof *busy))
+		*n = nb;
+	close(fd);
+}
+
+/* What an ended attach left, taken back (agent_lock held; every other
+ * thread held by sonde, none inside the runtime, when held): its frames
+ * unhooked, threads reset, memory given back (rt_session_retire), the GOT
+ * entries back and forgotten, the lock wrappers and the functions patched
+ * without a rebuild forgotten.  0 (also when nothing was left); -errno. */
+static int retire_earlier(const char *session, long held)
+{
+	if (agent_state != 2)
+		return 0;
+	if (!held)
+		return -EAGAIN;
+	int rc = rt_session_retire();
+	if (rc)
+		return rc;
+	/* every frame is unhooked now: the unwinder's GOT entries can go back
+	 * too, and the objects are redirected afresh by the next start */
+	if (rt_got_reset() != 0)
+		return -EALREADY;
+	rt_locks_reset();
+	static uint64_t busy[SONDE_INSTR_MAX_BUSY];
+	uint32_t nbusy;
+	read_busy(session, busy, &nbusy);
+	rt_instr_retire(busy, nbusy);
+	agent_state = 0;
+	agent_nmods = 0;
+	agent_locks = 0;
+	return 0;
+}
+
+/* Called by sonde before it reads the threads' stacks for a later attach
+ * (every other thread held, none inside the runtime): what an earlier
+ * attach left is taken back, so that the stacks hold no exit trampoline's
+ * address and the calls running under its frames are found.  session: the
+ * new session's path (its list of where the threads are).  0; or -errno as
+ * sonde_agent_start. */
+RT_EXPORT int sonde_agent_retire(const char *session, long held)
+{
+	int saved = errno, rc = -EBUSY;
+	pthread_mutex_lock(&agent_lock);
+	if (agent_state != 1 && (agent_state || !rt_sess))
+		rc = rt_probe_running() ? -EADDRINUSE : retire_earlier(session, held);
+	pthread_mutex_unlock(&agent_lock);
+	errno = saved;
+	return rc;
+}
+
 /* Called by sonde in the running program.  session: a path to open the
  * session memory at; alive: a path of a pipe whose write end only sonde
  * holds; held: sonde holds every other thread stopped, none inside the
@@ -244,7 +315,7 @@ static void *watcher(void *arg)
  * be taken back whole). */
 RT_EXPORT int sonde_agent_start(const char *session, const char *alive, long held)
 {
-	int saved = errno, rc, again = 0;
+	int saved = errno, rc;
 	pthread_mutex_lock(&agent_lock);
 	if (agent_state == 1 || (!agent_state && rt_sess)) {
 		rc = -EBUSY;
@@ -257,26 +328,9 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive, long hel
 		rc = -EADDRINUSE;
 		goto out;
 	}
-	if (agent_state == 2) { /* an earlier attach ended: its state goes, the runtime stays */
-		if (!held) {
-			rc = -EAGAIN;
-			goto out;
-		}
-		rc = rt_session_retire();
-		if (rc)
-			goto out;
-		/* every frame is unhooked now: the unwinder's GOT entries can go
-		 * back too, and the objects are redirected afresh below */
-		if (rt_got_reset() != 0) {
-			rc = -EALREADY;
-			goto out;
-		}
-		rt_locks_reset();
-		again = 1;
-		agent_state = 0;
-		agent_nmods = 0;
-		agent_locks = 0;
-	}
+	rc = retire_earlier(session, held);
+	if (rc)
+		goto out;
 	int afd = open(alive, O_RDONLY | O_CLOEXEC);
 	if (afd < 0) {
 		rc = -errno;
@@ -307,8 +361,6 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive, long hel
 		goto out_fds;
 	}
 	rc = rt_init_late(fd);
-	if (again) /* the earlier session's patched functions (the new one's list of busy pcs, if mapped) */
-		rt_instr_retire();
 	if (rc)
 		goto out_fds;
 	close(fd); /* the mapping stays */

@@ -738,20 +738,17 @@ static void rescan(void)
 
 static int done;
 
-RT_HIDDEN void rt_instr_retire(void)
+RT_HIDDEN void rt_instr_retire(const uint64_t *busy, uint32_t nbusy)
 {
-	/* The new session's list of where the held threads are (sonde's, when
-	 * it plans functions to patch): a region with none inside is freed. */
-	struct sonde_session_hdr *S = rt_sess;
-	const struct sonde_instr *in = S && S->instr_off && sess_fits(S->size, S->instr_off, sizeof *in, 8)
-	                                   ? sess_ptr(S, S->instr_off) : NULL;
-	int whole = in && in->nbusy <= SONDE_INSTR_MAX_BUSY;
+	/* Where the held threads are (sonde's list): a region with none inside
+	 * is freed. */
+	int whole = nbusy <= SONDE_INSTR_MAX_BUSY;
 	int k = atomic_load(&npmods);
 	for (int p = 0; p < k; p++) {
 		struct pmod *pm = &pmods[p];
 		int inside = !whole;
-		for (uint32_t b = 0; !inside && b < in->nbusy; b++)
-			inside = in->busy[b] - pm->region < pm->rsize;
+		for (uint32_t b = 0; !inside && b < nbusy; b++)
+			inside = busy[b] - pm->region < pm->rsize;
 		if (!inside) { /* nothing jumps to it any more (rt_instr_end), no thread is in it */
 			munmap((void *)(uintptr_t)pm->region, pm->rsize);
 			munmap(pm->m, sizeof *pm->m);

@@ -320,16 +320,17 @@ RT_HIDDEN uintptr_t rt_instr_common_at(uintptr_t pc);
 /* instr.c: the end of an attached recording: every patched byte back while
  * the program runs. */
 RT_HIDDEN void rt_instr_end(void);
-/* instr.c: a later session of the agent, mapped already, every other thread
- * held (rt_session_retire): what an earlier one patched without a rebuild
- * (its bytes are back since its end) is forgotten, its stubs and regions
- * unmapped, except a region that a held thread is inside, or every region
- * when the new session does not list them all (sonde's busy pcs): those stay. */
-RT_HIDDEN void rt_instr_retire(void);
+/* instr.c: a later attach, every other thread held (rt_session_retire):
+ * what an earlier one patched without a rebuild (its bytes are back since
+ * its end) is forgotten, its stubs and regions unmapped, except a region
+ * one of the nbusy pcs of the held threads is inside, or every region when
+ * nbusy > SONDE_INSTR_MAX_BUSY (not known whole): those stay. */
+RT_HIDDEN void rt_instr_retire(const uint64_t *busy, uint32_t nbusy);
 
 /* Register a module (runtime.c; exported: module constructors call it). */
 RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m);
 RT_EXPORT int sonde_agent_start(const char *session, const char *alive, long held);
+RT_EXPORT int sonde_agent_retire(const char *session, long held);
 
 /* The agent's --locks (locks.c): the wrappers for got.c (the real functions
  * resolved first), and their end (pass-through from then on). */

@@ -11,7 +11,8 @@
 # once; an ended session's memory is gone at the next attach (one session
 # mapping at a time, resident memory after the last cycle within 1 MiB of
 # after the first); the program's output and exit status equal a run
-# without sonde.  Then a launched `sonde record` refuses an attach, saying
+# without sonde; in every recording, the calls running at its attach (serve
+# and worker_loop, under frames an earlier recording hooked) are found.  Then a launched `sonde record` refuses an attach, saying
 # why.  Needs ptrace of a non-child: root, or kernel.yama.ptrace_scope 0.
 source "$ROOT/tests/lib.sh"
 source "$ROOT/tests/attach_lib.sh"
@@ -100,6 +101,9 @@ if mode == "trace-N":
     ok("leaf" not in f, f"{B}: cycle {i} (trace -N leaf): no leaf", str(f.get("leaf")))
 ok(d["lost_events"] == 0, f"{B}: cycle {i} ({mode}): nothing lost", str(d["lost_events"]))
 PY
+			"$SONDE" info -i "$name.data" --format=json > "$name.info" 2>&1
+			check "$B: cycle $i ($mode): the calls running at the attach are found (serve, worker_loop: under frames an earlier session hooked)" \
+				jq_py "$name.info" "r=d['attached_running']; assert any('serve' in t['calls'] for t in r) and any(t['calls'] == ['worker_loop'] for t in r), r"
 			if [ "$mode" = locks ]; then
 				"$SONDE" locks -i "$name.data" --format=json > "$name.locks" 2>&1
 				check "$B: cycle $i (locks): hot_lock's acquisitions are the round's ($own)" jq_py "$name.locks" \

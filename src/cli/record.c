@@ -510,7 +510,10 @@ int cmd_record(struct cli_opts *o)
 		cfg.thread_region = o->buffer_size ? o->buffer_size : 16ull << 20;
 		cfg.session_size = 256ull << 30;
 		cfg.ring_size = 8ull << 20;
-		return o->every > 0 ? record_windows(o, &cfg, dir) : record_attached(o, &cfg, dir);
+		int rc = o->every > 0 ? record_windows(o, &cfg, dir) : record_attached(o, &cfg, dir);
+		for (int i = 0; i < o->nfilters; i++)
+			free((char *)o->filters[i]); /* allocated by cli_parse */
+		return rc;
 	}
 	char prog_path[PATH_MAX];
 	if (!program_find(o->argv[0], prog_path, sizeof prog_path))

@@ -404,6 +404,11 @@ static int record_windows(struct cli_opts *o, struct record_config *cfg, const c
 			if (end_requested)
 				kill(c, SIGINT); /* a signal for us alone: the window ends, as with Ctrl-C */
 		}
+		if (WIFSIGNALED(st)) {
+			cli_error("window %ld: its recording process was killed by signal %d (%s is incomplete)", n + 1,
+			          WTERMSIG(st), name);
+			return EXIT_DATA;
+		}
 		if (!WIFEXITED(st) || WEXITSTATUS(st)) /* its error was said */
 			return WIFEXITED(st) ? WEXITSTATUS(st) : EXIT_DATA;
 		fprintf(stderr, "sonde: window %ld: %s%s%s\n", n + 1, name, o->format ? ", " : "", o->format ? pb : "");

@@ -55,13 +55,33 @@ uint64_t agent_target_sym(pid_t pid, const char *path, const char *sym)
 static const char *start_error(int rc)
 {
 	switch (rc) {
-	case -EBUSY: return "it is already recorded: started under 'sonde record', or attached before (sonde "
-	                    "attaches once per process; the agent of the earlier attach stays loaded, inert)";
+	case -EBUSY: return "it is being recorded now: started under 'sonde record', or attached by another "
+	                    "'sonde record -p' that has not ended";
+	case -EAGAIN: return "what an earlier attach left could not be taken back now (its threads could not "
+	                     "all be held still); try again";
+	case -EALREADY: return "a 'sonde probe -p' session of this process holds GOT entries an earlier recording "
+	                       "left; record it once that probe session has ended";
+	case -EADDRINUSE: return "a 'sonde probe -p' session runs in it: its probes hold the entries of the functions "
+	                         "they probe, which a recording started after them would not see; end that probe "
+	                         "session first, or start the probes during the recording";
+	case -ENOSPC: return "a thread's state from an earlier attach cannot be reached (more than 4096 threads)";
 	case -ENOENT: return "no loaded module was built by sonde-cc (for its locks use 'sonde record --locks -p')";
 	case -ENOEXEC: return "its modules were built by another sonde version: relink them";
 	case -EINVAL: return "the session memory could not be mapped";
 	default: return strerror(-rc);
 	}
+}
+
+/* Whether a stopped thread's pc is in [lo, hi) (the runtime's mappings), or
+ * not known for every thread. */
+static int frames_inside(const struct attach_frames *fr, uint64_t lo, uint64_t hi)
+{
+	if (fr->npcs < fr->nthreads)
+		return 0; /* more threads than pcs kept: the others are not known (docs/ATTACH.md) */
+	for (int i = 0; i < fr->npcs; i++)
+		if (fr->pcs[i] >= lo && fr->pcs[i] < hi)
+			return 1;
+	return 0;
 }
 
 /* The start proper, by the tracer (sonde, or its helper process): one stop
@@ -70,7 +90,7 @@ static const char *start_error(int rc)
  * descriptors session_fd and alive_fd are.  by_exit: the other threads are
  * let go by the caller's exit (start_by_helper), unless the start waits.
  * 0 with *ret the start's return value; -1 with err. */
-static int start_in_target(pid_t pid, pid_t self, const char *rt, const uint64_t off[2],
+static int start_in_target(pid_t pid, pid_t self, const char *rt, const uint64_t off[3],
                            const struct dl_funcs *dlf, int sonde_build, int session_fd, int alive_fd,
                            struct sonde_session_hdr *h, int by_exit, struct agent *a, uint64_t *ret, char *err,
                            size_t n)
@@ -103,22 +123,59 @@ static int start_in_target(pid_t pid, pid_t self, const char *rt, const uint64_t
 	 * for a lock one of them holds (the loader's, malloc's): after
 	 * HOLD_MS they are let go and the start goes on. */
 	a->frames.any_module = h->instr_off != 0; /* functions patched without a rebuild: any module */
-	int held = sonde_build && inject_put_back(in) == 0 &&
+	/* The runtime loaded before (an earlier attach): its state is taken
+	 * back in the agent's start, which needs every thread held, none of
+	 * them inside the runtime's code (an exit trampoline, a hook): those
+	 * are let go and stopped again, a few times. */
+	int again = a->rt_hi > a->rt_lo;
+	int held = (sonde_build || again) && inject_put_back(in) == 0 &&
 	           frames_take(pid, inject_where(in)->tid, 1, &a->frames, a->frames_err, sizeof a->frames_err) == 0;
+	for (int tries = 0; held && again && frames_inside(&a->frames, a->rt_lo, a->rt_hi); tries++) {
+		frames_let_go();
+		int any = a->frames.any_module;
+		frames_free(&a->frames);
+		a->frames.any_module = any;
+		held = tries < 50 && frames_take(pid, inject_where(in)->tid, 1, &a->frames, a->frames_err,
+		                                 sizeof a->frames_err) == 0;
+	}
+	char sess[64], alive[64];
+	snprintf(sess, sizeof sess, "/proc/%d/fd/%d", (int)self, session_fd);
+	snprintf(alive, sizeof alive, "/proc/%d/fd/%d", (int)self, alive_fd);
+	uint64_t s_at, a_at;
+	/* What the earlier attach left is taken back first (its hooked frames'
+	 * return addresses among them), then the stacks are read again: the
+	 * calls running under those frames are found too. */
+	if (held && again) {
+		frames_busy_to_session(&a->frames, h, h->size); /* the agent frees no region a thread is in */
+		uint64_t r = 0, args[6] = { 0, 1 };
+		if (inject_push(in, sess, strlen(sess) + 1, &args[0], err, n) ||
+		    inject_call_at(in, bias + off[2], args, &r, START_TIMEOUT_MS, err, n)) {
+			frames_let_go();
+			inject_detach(in);
+			return -1;
+		}
+		frames_let_go();
+		int any = a->frames.any_module;
+		frames_free(&a->frames);
+		a->frames.any_module = any;
+		if ((int)(int32_t)(uint32_t)r < 0) { /* refused: the start says why, the threads not held */
+			*ret = r;
+			inject_detach(in);
+			return 0;
+		}
+		held = inject_put_back(in) == 0 &&
+		       frames_take(pid, inject_where(in)->tid, 1, &a->frames, a->frames_err, sizeof a->frames_err) == 0;
+	}
 	if (held) {
 		frames_to_session(&a->frames, h);
 		frames_busy_to_session(&a->frames, h, h->size);
 	}
 	attach_time("running calls found");
-	char sess[64], alive[64];
-	snprintf(sess, sizeof sess, "/proc/%d/fd/%d", (int)self, session_fd);
-	snprintf(alive, sizeof alive, "/proc/%d/fd/%d", (int)self, alive_fd);
-	uint64_t s_at, a_at;
 	int rc = inject_push(in, sess, strlen(sess) + 1, &s_at, err, n);
 	if (!rc)
 		rc = inject_push(in, alive, strlen(alive) + 1, &a_at, err, n);
 	if (!rc) {
-		uint64_t args[6] = { s_at, a_at };
+		uint64_t args[6] = { s_at, a_at, (uint64_t)held };
 		rc = inject_call_begin(in, start, args, err, n);
 	}
 	if (!rc && held)
@@ -226,7 +283,7 @@ struct frame_msg {
  * target.  So it has its own process group (a kill of sonde's group spares
  * it) and none of the pipe's write end: then the agent, if it started,
  * sees sonde's end at once (the pipe's EOF) and ends too. */
-static int start_by_helper(pid_t pid, const char *rt, const uint64_t off[2], const struct dl_funcs *dlf,
+static int start_by_helper(pid_t pid, const char *rt, const uint64_t off[3], const struct dl_funcs *dlf,
                            int sonde_build, int session_fd, int alive_fd, int alive_w, struct sonde_session_hdr *h,
                            struct agent *a, uint64_t *ret, char *err, size_t n)
 {
@@ -334,19 +391,25 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 		return AGENT_NOT_SONDE;
 	}
 	int rc = dl_funcs_find_wait(pid, &ms, &dlf, err, n);
+	char rt[PATH_MAX];
+	if (!rc && !realpath(rt_path, rt)) {
+		snprintf(err, n, "cannot find the runtime %s (%s)", rt_path, strerror(errno));
+		rc = -1;
+	}
+	/* Loaded already (an earlier attach, or launched under sonde)? */
+	for (int i = 0; !rc && i < ms.n; i++)
+		if (ms.m[i].path && !strcmp(ms.m[i].path, rt)) {
+			a->rt_lo = ms.m[i].lo;
+			a->rt_hi = ms.m[i].hi;
+		}
 	modules_free(&ms);
 	if (rc)
 		return -1;
 	attach_time("sonde build checked");
-	char rt[PATH_MAX];
-	if (!realpath(rt_path, rt)) {
-		snprintf(err, n, "cannot find the runtime %s (%s)", rt_path, strerror(errno));
-		return -1;
-	}
 	/* The agent's entry points: offsets in our own file of the runtime. */
-	const char *names[2] = { "sonde_agent_start", "sonde_agent_stop" };
-	uint64_t off[2] = { 0, 0 };
-	if (dl_file_syms(getpid(), rt, names, off, 2) != 0 || !off[0] || !off[1]) {
+	const char *names[3] = { "sonde_agent_start", "sonde_agent_stop", "sonde_agent_retire" };
+	uint64_t off[3] = { 0, 0, 0 };
+	if (dl_file_syms(getpid(), rt, names, off, 3) != 0 || !off[0] || !off[1] || !off[2]) {
 		snprintf(err, n, "the runtime %s has no sonde_agent_start (a broken build?)", rt);
 		return -1;
 	}

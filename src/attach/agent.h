@@ -21,6 +21,7 @@ struct agent {
 	uint64_t start_ns;    /* CLOCK_MONOTONIC when the sleds were on */
 	struct attach_frames frames; /* the calls running at the attach (frames.c) */
 	char frames_err[256]; /* why there are none, if finding them failed ("" otherwise) */
+	uint64_t rt_lo, rt_hi; /* the runtime's mappings, when it was loaded before this attach (else 0, 0) */
 };
 
 /* Not a sonde build: the CLI suggests --locks or probe. */

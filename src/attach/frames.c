@@ -294,7 +294,9 @@ void frames_busy_to_session(const struct attach_frames *fr, struct sonde_session
 	int n = fr->npcs < (int)SONDE_INSTR_MAX_BUSY ? fr->npcs : (int)SONDE_INSTR_MAX_BUSY;
 	for (int i = 0; i < n; i++)
 		in->busy[i] = fr->pcs[i];
-	in->nbusy = (uint32_t)n;
+	/* more threads than pcs kept: SONDE_INSTR_MAX_BUSY + 1 says the list is
+	 * not whole (the agent then frees no region of an earlier session) */
+	in->nbusy = fr->nthreads > n ? SONDE_INSTR_MAX_BUSY + 1 : (uint32_t)n;
 }
 
 void frames_to_session(const struct attach_frames *fr, struct sonde_session_hdr *h)

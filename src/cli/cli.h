@@ -47,6 +47,8 @@ struct cli_opts {
 	const char *specs[CLI_MAX_LIST]; int nspecs;     /* -e SPEC */
 	int pid;                /* -p PID */
 	double duration;        /* --duration SECONDS */
+	double every;           /* --every SECONDS (record -p: windows) */
+	long count;             /* --count N (with --every; 0: until Ctrl-C) */
 	int interactive;        /* --interactive */
 	int pending;            /* --pending */
 	const char *library;    /* --library FILE */

@@ -14,15 +14,16 @@
 enum {
 	O_FORMAT = 256, O_SORT, O_LIMIT, O_THREADS, O_PER_LOCK, O_TID, O_TIME_RANGE, O_DEPTH, O_MIN_PERCENT,
 	O_TRACE, O_LOCKS, O_LOSSY, O_MIN_TIME, O_DOMAIN, O_BUFFER, O_MAX_MEMORY, O_KEEP_LAST, O_COMPRESS, O_NO_FOLLOW, O_DURATION,
-	O_INTERACTIVE, O_PENDING, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_HW_BREAKPOINTS, O_TARGET_RAM, O_TARGET_CLOCK, O_ENGINE, O_STACK_COPY, O_STACK_UNWIND, O_MODULE, O_NO_PATCH, O_HELP,
+	O_INTERACTIVE, O_PENDING, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_HW_BREAKPOINTS, O_TARGET_RAM, O_TARGET_CLOCK, O_ENGINE, O_STACK_COPY, O_STACK_UNWIND, O_MODULE, O_NO_PATCH, O_EVERY, O_COUNT, O_HELP,
 };
 
 static const struct cli_option options[] = {
 	{ "input", 'i', required_argument, CMD_READERS, "DIR", "recording to read (default sonde.data); report: repeat to add up several runs of one program" },
 	{ "output", 'o', required_argument, CMD_RECORD | CMD_EXPORT | CMD_FLAME | CMD_PROBE, "PATH",
 	  "recording directory (record) or output file" },
-	{ "format", O_FORMAT, required_argument, (CMD_READERS & ~CMD_FLAME) | CMD_PROBE | CMD_DIFF, "FMT",
-	  "output format: table (default) or json; export: callgrind, folded, pprof, chrome, perfetto" },
+	{ "format", O_FORMAT, required_argument, (CMD_READERS & ~CMD_FLAME) | CMD_PROBE | CMD_DIFF | CMD_RECORD, "FMT",
+	  "output format: table (default) or json; export: callgrind, folded, pprof, chrome, perfetto; "
+	  "record --every: pprof (a profile file per window)" },
 	{ "sort", O_SORT, required_argument, CMD_REPORT | CMD_LOCKS, "KEY",
 	  "report: excl (default), incl, calls, name; locks: wait (default), hold, acquisitions, contended, name" },
 	{ "limit", O_LIMIT, required_argument, CMD_REPORT | CMD_LOCKS | CMD_CALLERS | CMD_DIFF, "N",
@@ -68,8 +69,12 @@ static const struct cli_option options[] = {
 	  "how events.sonde stores the events (default zstd: chunks compressed where it pays)" },
 	{ "event", 'e', required_argument, CMD_PROBE, "SPEC", "probe spec KIND:LOCATION[:ARGS] or @name (repeatable)" },
 	{ "pid", 'p', required_argument, CMD_PROBE | CMD_RECORD, "PID",
-	  "attach to a running process (record: profile of a sonde-cc build; with --locks, the locks of any dynamically linked program)" },
+	  "attach to a running process (record: its profile, --trace or --locks, a sonde-cc build by its sleds, any other dynamically linked program patched without a rebuild; as often as you like, one recording at a time)" },
 	{ "duration", O_DURATION, required_argument, CMD_PROBE | CMD_RECORD, "SECONDS", "detach after SECONDS" },
+	{ "every", O_EVERY, required_argument, CMD_RECORD, "SECONDS",
+	  "record -p in windows: one of --duration every SECONDS, each into -o DIR/START (its UTC start time); "
+	  "with --format=pprof, also DIR/START.pb.gz" },
+	{ "count", O_COUNT, required_argument, CMD_RECORD, "N", "with --every: stop after N windows (default: until Ctrl-C)" },
 	{ "interactive", O_INTERACTIVE, no_argument, CMD_PROBE, NULL, "read add/list/del commands on stdin" },
 	{ "pending", O_PENDING, no_argument, CMD_PROBE, NULL,
 	  "a func or line location in no loaded object waits for a library that has it (dlopen; agent engine)" },
@@ -333,6 +338,11 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 				cli_die(EXIT_USAGE, "invalid value '%s' for --duration (seconds, > 0)", optarg);
 			break;
 		}
+		case O_EVERY:
+			if (!parse_real(optarg, &o->every) || o->every <= 0 || o->every > 1e9)
+				cli_die(EXIT_USAGE, "invalid value '%s' for --every (seconds, > 0)", optarg);
+			break;
+		case O_COUNT: o->count = parse_int("count", optarg, 1, 1L << 40); break;
 		case O_INTERACTIVE: o->interactive = 1; break;
 		case O_PENDING: o->pending = 1; break;
 		case O_LIBRARY: o->library = optarg; break;

@@ -344,6 +344,92 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 	return 0;
 }
 
+/* `sonde record -p PID --duration S --every T [--count N] [--format=pprof]`:
+ * one attached recording of S seconds every T seconds, each into DIR/START
+ * (its start, UTC, to the millisecond), with pprof also DIR/START.pb.gz.
+ * Each window is an attach of its own (docs/ATTACH.md, "Windows"): between
+ * windows nothing of sonde's is patched in the process.  A window runs in a
+ * child of ours (record_attached ends with cli_die on an error, and its
+ * state is per recording); Ctrl-C ends the window under way, which is
+ * written, and the series. */
+static int record_windows(struct cli_opts *o, struct record_config *cfg, const char *dir)
+{
+	if (o->duration <= 0)
+		cli_die(EXIT_USAGE, "--every needs --duration (the length of each window)");
+	if (o->duration > o->every)
+		cli_die(EXIT_USAGE, "--duration (%g s) is longer than --every (%g s)", o->duration, o->every);
+	if (o->format && strcmp(o->format, "pprof"))
+		cli_die(EXIT_USAGE, "record --every writes recordings, and with --format=pprof a pprof file per window "
+		        "(not '%s')", o->format);
+	if (!o->pid)
+		cli_die(EXIT_USAGE, "--every goes with -p PID (windows of a running process)");
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+		cli_die(EXIT_DATA, "cannot create %s (%s)", dir, strerror(errno));
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = request_end;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	uint64_t every_ns = (uint64_t)(o->every * 1e9), next = clock_mono_ns();
+	for (long n = 0; !end_requested && (!o->count || n < o->count); n++) {
+		struct timespec now;
+		clock_gettime(CLOCK_REALTIME, &now);
+		struct tm tm;
+		gmtime_r(&now.tv_sec, &tm);
+		char stamp[32], name[PATH_MAX], pb[PATH_MAX + 8];
+		strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", &tm);
+		if (snprintf(name, sizeof name, "%s/%s.%03ldZ", dir, stamp, now.tv_nsec / 1000000) >= (int)sizeof name)
+			cli_die(EXIT_USAGE, "-o %s: the path is too long", dir);
+		snprintf(pb, sizeof pb, "%s.pb.gz", name);
+		fflush(NULL);
+		pid_t c = fork();
+		if (c < 0)
+			cli_die(EXIT_DATA, "cannot fork (%s)", strerror(errno));
+		if (c == 0) {
+			int rc = record_attached(o, cfg, name);
+			if (!rc && o->format) {
+				struct cli_opts eo = *o;
+				eo.input = name;
+				eo.inputs[0] = name;
+				eo.ninputs = 1;
+				eo.output = pb;
+				eo.format = "pprof";
+				rc = cmd_export(&eo);
+			}
+			fflush(NULL);
+			_exit(rc);
+		}
+		int st = 0;
+		while (waitpid(c, &st, 0) < 0) {
+			if (errno != EINTR)
+				break;
+			if (end_requested)
+				kill(c, SIGINT); /* a signal for us alone: the window ends, as with Ctrl-C */
+		}
+		if (WIFSIGNALED(st)) {
+			cli_error("window %ld: its recording process was killed by signal %d (%s is incomplete)", n + 1,
+			          WTERMSIG(st), name);
+			return EXIT_DATA;
+		}
+		if (!WIFEXITED(st) || WEXITSTATUS(st)) /* its error was said */
+			return WIFEXITED(st) ? WEXITSTATUS(st) : EXIT_DATA;
+		fprintf(stderr, "sonde: window %ld: %s%s%s\n", n + 1, name, o->format ? ", " : "", o->format ? pb : "");
+		if (!agent_target_alive(o->pid))
+			break;
+		next += every_ns;
+		while (!end_requested && (!o->count || n + 1 < o->count)) {
+			uint64_t t = clock_mono_ns();
+			if (t >= next)
+				break;
+			uint64_t left = next - t < 100000000u ? next - t : 100000000u;
+			struct timespec nap = { 0, (long)left };
+			nanosleep(&nap, NULL); /* a signal wakes it */
+		}
+	}
+	return 0;
+}
+
 /* The program exited a second ago and processes it started still run. */
 static void tell_left_running(void *arg, int pid)
 {
@@ -395,6 +481,12 @@ int cmd_record(struct cli_opts *o)
 		return cmd_record_remote(o);
 	if (o->exe || o->timeout || o->hw_breakpoints || o->target_clock || o->target_ram_len)
 		cli_die(EXIT_USAGE, "--exe, --timeout, --hw-breakpoints, --target-clock and --target-ram go with --target");
+	if ((o->every > 0 || o->count) && !o->pid)
+		cli_die(EXIT_USAGE, "--every and --count go with -p PID (windows of a running process)");
+	if (o->count && !(o->every > 0))
+		cli_die(EXIT_USAGE, "--count goes with --every");
+	if (o->format && !(o->every > 0))
+		cli_die(EXIT_USAGE, "record --format goes with --every (write a pprof file per window: --format=pprof)");
 	if (o->argc < 1 && !o->pid)
 		cli_die(EXIT_USAGE, "no program to record (usage: sonde record [options] -- PROGRAM [ARGS...], or "
 		        "sonde record -p PID)");
@@ -429,7 +521,10 @@ int cmd_record(struct cli_opts *o)
 		cfg.thread_region = o->buffer_size ? o->buffer_size : 16ull << 20;
 		cfg.session_size = 256ull << 30;
 		cfg.ring_size = 8ull << 20;
-		return record_attached(o, &cfg, dir);
+		int rc = o->every > 0 ? record_windows(o, &cfg, dir) : record_attached(o, &cfg, dir);
+		for (int i = 0; i < o->nfilters; i++)
+			free((char *)o->filters[i]); /* allocated by cli_parse */
+		return rc;
 	}
 	char prog_path[PATH_MAX];
 	if (!program_find(o->argv[0], prog_path, sizeof prog_path))

@@ -101,6 +101,15 @@ int resolve_check_boundary(struct engine *e, const struct loc_addr *la, char *er
 	}
 	while (len > (size_t)(la->addr - start) && engine_read_code(e, start, code, len))
 		len--;
+	/* Where the instructions begin is the file's: a recording of the
+	 * process may hold the function's first bytes (a jump into its stub,
+	 * src/rt/instr.c), which leave the rest of the bytes they displaced
+	 * undecodable in place. */
+	struct sym_module *sm = la->mod ? module_sym(la->mod) : NULL;
+	size_t avail = 0;
+	const uint8_t *fc = sm ? sym_code(sm, la->fn.start, &avail) : NULL;
+	if (fc && avail >= len)
+		memcpy(code, fc, len);
 	uint64_t a = start;
 	int rc = -1;
 	struct arch_insn in;

@@ -43,6 +43,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include "common/instr_abi.h"
 #include "rt/got.h"
 #include "rt/rt.h"
 
@@ -51,6 +54,7 @@
 static struct sonde_modhook *agent_mods[AGENT_MAX_MODS];
 static int agent_nmods;
 static int agent_state; /* 0 never started, 1 recording, 2 ended */
+static uint32_t agent_gen; /* which attach: a watcher ends its own only */
 static int agent_locks; /* --locks: lock functions redirected (got.c) */
 static pthread_mutex_t agent_lock = PTHREAD_MUTEX_INITIALIZER; /* start against start */
 
@@ -177,10 +181,10 @@ RT_HIDDEN void rt_agent_adopt(struct rt_tls *L)
 
 /* Once, from sonde's call or the watcher, whichever comes first; no lock
  * (the watcher may be the thread sonde's call runs on, see inject.c). */
-static void end_recording(void)
+static void end_recording(uint32_t gen)
 {
 	int one = 1;
-	if (__atomic_compare_exchange_n(&agent_state, &one, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+	if (gen == __atomic_load_n(&agent_gen, __ATOMIC_ACQUIRE) && __atomic_compare_exchange_n(&agent_state, &one, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		__atomic_store_n(&rt_agent_ended, 1, __ATOMIC_RELEASE);
 		/* A trace: a hook waiting for room in a full ring gives up (the
 		 * event is counted as lost) instead of waiting for a sonde that may
@@ -215,7 +219,8 @@ static void end_recording(void)
 /* Sees sonde's end: the only writer of the pipe is sonde. */
 static void *watcher(void *arg)
 {
-	int fd = (int)(intptr_t)arg;
+	int fd = (int)((uintptr_t)arg & 0xffffffffu);
+	uint32_t gen = (uint32_t)((uintptr_t)arg >> 32);
 	char buf[64];
 	prctl(PR_SET_NAME, "sonde-agent", 0, 0, 0);
 	for (;;) {
@@ -224,25 +229,110 @@ static void *watcher(void *arg)
 			break;
 	}
 	close(fd);
-	end_recording();
+	end_recording(gen);
 	return NULL;
+}
+
+/* Where sonde's held threads are, from the session file at path (sonde
+ * writes them there when it plans functions to patch: instr_abi.h's busy):
+ * *n of them, or SONDE_INSTR_MAX_BUSY + 1 when not known whole. */
+static void read_busy(const char *path, uint64_t *busy, uint32_t *n)
+{
+	*n = SONDE_INSTR_MAX_BUSY + 1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct stat st;
+	uint64_t off = 0;
+	uint32_t nb = 0;
+	if (fstat(fd, &st) == 0 &&
+	    pread(fd, &off, sizeof off, offsetof(struct sonde_session_hdr, instr_off)) == (ssize_t)sizeof off && off &&
+	    sess_fits((uint64_t)st.st_size, off, sizeof(struct sonde_instr), 8) &&
+	    pread(fd, &nb, sizeof nb, (off_t)(off + offsetof(struct sonde_instr, nbusy))) == (ssize_t)sizeof nb &&
+	    nb <= SONDE_INSTR_MAX_BUSY &&
+	    pread(fd, busy, nb * sizeof *busy, (off_t)(off + offsetof(struct sonde_instr, busy))) == (ssize_t)(nb * sizeof *busy))
+		*n = nb;
+	close(fd);
+}
+
+/* What an ended attach left, taken back (agent_lock held; every other
+ * thread held by sonde, none inside the runtime, when held): its frames
+ * unhooked, threads reset, memory given back (rt_session_retire), the GOT
+ * entries back and forgotten, the lock wrappers and the functions patched
+ * without a rebuild forgotten.  0 (also when nothing was left); -errno. */
+static int retire_earlier(const char *session, long held)
+{
+	if (agent_state != 2)
+		return 0;
+	if (!held)
+		return -EAGAIN;
+	int rc = rt_session_retire();
+	if (rc)
+		return rc;
+	/* every frame is unhooked now: the unwinder's GOT entries can go back
+	 * too, and the objects are redirected afresh by the next start */
+	if (rt_got_reset() != 0)
+		return -EALREADY;
+	rt_locks_reset();
+	static uint64_t busy[SONDE_INSTR_MAX_BUSY];
+	uint32_t nbusy;
+	read_busy(session, busy, &nbusy);
+	rt_instr_retire(busy, nbusy);
+	agent_state = 0;
+	agent_nmods = 0;
+	agent_locks = 0;
+	return 0;
+}
+
+/* Called by sonde before it reads the threads' stacks for a later attach
+ * (every other thread held, none inside the runtime): what an earlier
+ * attach left is taken back, so that the stacks hold no exit trampoline's
+ * address and the calls running under its frames are found.  session: the
+ * new session's path (its list of where the threads are).  0; or -errno as
+ * sonde_agent_start. */
+RT_EXPORT int sonde_agent_retire(const char *session, long held)
+{
+	int saved = errno, rc = -EBUSY;
+	pthread_mutex_lock(&agent_lock);
+	if (agent_state != 1 && (agent_state || !rt_sess))
+		rc = rt_probe_running() ? -EADDRINUSE : retire_earlier(session, held);
+	pthread_mutex_unlock(&agent_lock);
+	errno = saved;
+	return rc;
 }
 
 /* Called by sonde in the running program.  session: a path to open the
  * session memory at; alive: a path of a pipe whose write end only sonde
- * holds.  Returns how many modules record in bits 0-15 and, in a --locks
- * session, how many objects had lock functions redirected in bits 16-30
- * (>= 0); or -errno: -EBUSY this process records already or was attached
- * before, -ENOENT no module built by sonde-cc (or only by an older one:
- * -ENOEXEC) in a session without --locks, -EINVAL a bad session. */
-RT_EXPORT int sonde_agent_start(const char *session, const char *alive)
+ * holds; held: sonde holds every other thread stopped, none inside the
+ * runtime (attach/agent.c), so that what an earlier session left can be
+ * taken back (rt_session_retire).  Returns how many modules record in bits
+ * 0-15 and, in a --locks session, how many objects had lock functions
+ * redirected in bits 16-30 (>= 0); or -errno: -EBUSY this process records
+ * already (launched under sonde, or attached and not ended), -EAGAIN an
+ * earlier session's state cannot be taken back now (threads not held, one
+ * starting or ending), -ENOENT no module built by sonde-cc (or only by an
+ * older one: -ENOEXEC) in a session without --locks, -EINVAL a bad session,
+ * -EADDRINUSE a `sonde probe -p` session runs (its probes hold the functions'
+ * entries), -EALREADY a probe session holds GOT entries (an earlier session could not
+ * be taken back whole). */
+RT_EXPORT int sonde_agent_start(const char *session, const char *alive, long held)
 {
 	int saved = errno, rc;
 	pthread_mutex_lock(&agent_lock);
-	if (agent_state) {
+	if (agent_state == 1 || (!agent_state && rt_sess)) {
 		rc = -EBUSY;
 		goto out;
 	}
+	/* A probe session's code at the functions' entries: the sleds and the
+	 * patches of a recording would not reach the functions it probes (a
+	 * probe added during a recording is fine: it relocates what is there). */
+	if (rt_probe_running()) {
+		rc = -EADDRINUSE;
+		goto out;
+	}
+	rc = retire_earlier(session, held);
+	if (rc)
+		goto out;
 	int afd = open(alive, O_RDONLY | O_CLOEXEC);
 	if (afd < 0) {
 		rc = -errno;
@@ -282,6 +372,8 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive)
 	Dl_info di;
 	if ((w.n || instr_off) && dladdr((void *)sonde_agent_start, &di) && di.dli_fname)
 		dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
+	/* a new attach: the watcher of an earlier one, if it still runs, ends nothing */
+	uint32_t gen = __atomic_add_fetch(&agent_gen, 1, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&agent_state, 1, __ATOMIC_RELEASE);
 	/* Through the GOT of every object (got.c), before any sled is on: the
 	 * unwinder's entry points if a module records, the lock functions with
@@ -311,12 +403,12 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive)
 	int before = atomic_load(&rt_sess->nmodules);
 	rt_instr_start();
 	int patched = (int)atomic_load(&rt_sess->nmodules) - before;
-	int prc = rt_thread_start(watcher, (void *)(intptr_t)afd, 64 * 1024);
+	int prc = rt_thread_start(watcher, (void *)((uintptr_t)(uint32_t)afd | (uintptr_t)gen << 32), 64 * 1024);
 	rc = (agent_nmods + patched < 0xffff ? agent_nmods + patched : 0xffff) | (nobjs < 0x7fff ? nobjs : 0x7fff) << 16;
 	if (prc) { /* without a watcher, sonde's death could not be seen */
 		close(afd);
 		pthread_mutex_unlock(&agent_lock);
-		end_recording();
+		end_recording(gen);
 		errno = saved;
 		return -prc;
 	}
@@ -334,7 +426,7 @@ out:
 RT_EXPORT int sonde_agent_stop(void)
 {
 	int saved = errno;
-	end_recording();
+	end_recording(__atomic_load_n(&agent_gen, __ATOMIC_ACQUIRE));
 	errno = saved;
 	return 0;
 }

@@ -508,7 +508,9 @@ int rt_got_redirect(void)
 	got_real_dlopen = (uintptr_t)dlsym(RTLD_NEXT, "dlopen");
 	got_real_dlmopen = (uintptr_t)dlsym(RTLD_NEXT, "dlmopen");
 	__atomic_store_n(&got_on, 1, __ATOMIC_RELEASE);
-	pthread_atfork(NULL, NULL, got_fork_child);
+	static int atfork;
+	if (!atfork++)
+		pthread_atfork(NULL, NULL, got_fork_child);
 	pthread_mutex_unlock(&got_lock);
 	int k = got_patch_new();
 	dlerror();
@@ -612,6 +614,21 @@ void rt_got_restore(enum rt_got_group g)
 		dl_iterate_phdr(got_restore_cb, &ra);
 	}
 	pthread_mutex_unlock(&got_lock);
+}
+
+int rt_got_reset(void)
+{
+	rt_got_restore(RT_GOT_UNWIND);
+	rt_got_restore(RT_GOT_LOCKS);
+	pthread_mutex_lock(&got_lock);
+	int rc = got_on ? -1 : 0;
+	if (!rc) { /* every entry is back: the objects are read afresh at the next redirect */
+		__atomic_store_n(&got_nobjs, 0, __ATOMIC_RELEASE);
+		got_nslots = 0;
+		got_lost = 0;
+	}
+	pthread_mutex_unlock(&got_lock);
+	return rc;
 }
 
 int rt_got_objects(enum rt_got_group g)

@@ -36,6 +36,13 @@ int rt_got_redirect(void);
  * RT_GOT_UNWIND (its stacks keep the frames the unwinder must not meet). */
 void rt_got_restore(enum rt_got_group g);
 
+/* A later session of the agent (agent.c), once no frame is hooked any more
+ * (rt_session_retire): the unwinder's and the lock functions' entries put
+ * back, and, when no group is left (a probe session's RT_GOT_EXEC may be),
+ * every object forgotten so that rt_got_add and rt_got_redirect work again.
+ * 0, or -1 when a group is still redirected (nothing can be added now). */
+int rt_got_reset(void);
+
 /* Objects with at least one entry of group g redirected (the agent's answer). */
 int rt_got_objects(enum rt_got_group g);
 

@@ -195,7 +195,7 @@ struct pmod {
 	const struct sonde_instr_fn *fns;
 	uint32_t *stub;            /* each function's stub offset (SONDE_INSTR_NOSTUB: not written) */
 	uint32_t n;
-	uint64_t bias, region;
+	uint64_t bias, region, rsize;
 };
 #define PMOD_MAX SONDE_INSTR_MAX_REQS
 static struct pmod pmods[PMOD_MAX];
@@ -203,7 +203,7 @@ static _Atomic int npmods;
 static int pmod_open = -1; /* the one being patched */
 
 static int pmod_begin(struct sonde_modhook *m, const struct sonde_instr_fn *fns, uint32_t n, uint64_t bias,
-                      uint64_t region)
+                      uint64_t region, uint64_t rsize)
 {
 	int k = atomic_load(&npmods);
 	if (k >= (int)PMOD_MAX)
@@ -212,7 +212,7 @@ static int pmod_begin(struct sonde_modhook *m, const struct sonde_instr_fn *fns,
 	if (stub == MAP_FAILED)
 		return -1;
 	memset(stub, 0xff, (size_t)n * 4);
-	pmods[k] = (struct pmod){ m, fns, stub, n, bias, region };
+	pmods[k] = (struct pmod){ m, fns, stub, n, bias, region, rsize };
 	pmod_open = k;
 	atomic_store_explicit(&npmods, k + 1, memory_order_release);
 	return 0;
@@ -504,7 +504,7 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 	m->nfuncs = n;
 	m->anchor = (const void *)(uintptr_t)lo;
 	m->enter = rt_enter_hook(1, M);
-	if (pmod_begin(m, fns, n, bias, region)) {
+	if (pmod_begin(m, fns, n, bias, region, rsize)) {
 		rt_log("too many modules patched in this process; one is not recorded");
 		atomic_store_explicit(&M->state, SONDE_M_LOADED, memory_order_release);
 		return;
@@ -735,9 +735,38 @@ static void rescan(void)
 	rt_busy_out(&rt_tls);
 }
 
+static int done;
+
+RT_HIDDEN void rt_instr_retire(const uint64_t *busy, uint32_t nbusy)
+{
+	/* Where the held threads are (sonde's list): a region with none inside
+	 * is freed. */
+	int whole = nbusy <= SONDE_INSTR_MAX_BUSY;
+	int k = atomic_load(&npmods);
+	for (int p = 0; p < k; p++) {
+		struct pmod *pm = &pmods[p];
+		int inside = !whole;
+		for (uint32_t b = 0; !inside && b < nbusy; b++)
+			inside = busy[b] - pm->region < pm->rsize;
+		if (!inside) { /* nothing jumps to it any more (rt_instr_end), no thread is in it */
+			munmap((void *)(uintptr_t)pm->region, pm->rsize);
+			munmap(pm->m, sizeof *pm->m);
+		}
+		munmap(pm->stub, (size_t)pm->n * 4);
+	}
+	atomic_store(&npmods, 0);
+	pmod_open = -1;
+	/* the trap sites were the earlier session's (their bytes are back) */
+	atomic_store_explicit(&traps, NULL, memory_order_release);
+	pthread_mutex_lock(&scan_lock);
+	__atomic_store_n(&scan_in, NULL, __ATOMIC_RELEASE);
+	nseen = 0;
+	done = 0;
+	pthread_mutex_unlock(&scan_lock);
+}
+
 RT_HIDDEN void rt_instr_start(void)
 {
-	static int done;
 	struct sonde_session_hdr *S = rt_sess;
 	if (done || !S || !S->instr_off || !sess_fits(S->size, S->instr_off, sizeof(struct sonde_instr), 8))
 		return;

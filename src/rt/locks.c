@@ -229,7 +229,9 @@ static int lk_boot(void)
 			off = mine;
 	}
 	lk_S = sess_ptr(S, off);
-	pthread_atfork(lk_prepare_fork, NULL, NULL);
+	static int atfork;
+	if (!atfork++)
+		pthread_atfork(lk_prepare_fork, NULL, NULL);
 	lk_state = 1;
 	if (__atomic_load_n(&rt_agent_ended, __ATOMIC_ACQUIRE)) { /* raced with the agent's end */
 		__atomic_store_n(&lk_state, -1, __ATOMIC_RELAXED);
@@ -1341,4 +1343,14 @@ RT_HIDDEN int rt_locks_wrappers(const struct rt_got_sym **out)
 RT_HIDDEN void rt_locks_end(void)
 {
 	__atomic_store_n(&lk_state, -1, __ATOMIC_RELEASE);
+}
+
+/* A later session (the agent's, after rt_session_retire): the next wrapper
+ * call boots again on the new session's memory. */
+RT_HIDDEN void rt_locks_reset(void)
+{
+	lk_S = NULL;
+	lk_local_proc = UINT32_MAX; /* the objects are listed again in the new session's maps */
+	atomic_store(&lk_nlocal, 0);
+	__atomic_store_n(&lk_state, 0, __ATOMIC_RELEASE);
 }

@@ -1301,6 +1301,11 @@ static int start(int area_fd, int pipe_fd, int rejoin)
 	return 0;
 }
 
+RT_HIDDEN int rt_probe_running(void)
+{
+	return __atomic_load_n(&running, __ATOMIC_ACQUIRE);
+}
+
 /* Attach (`sonde probe -p`, called through ptrace by src/probe/agent/agent_be.c):
  * area and alive name sonde's memfd and the read end of its pipe
  * (/proc/SONDE/fd/N).  0, -EBUSY when another sonde probes this process, or

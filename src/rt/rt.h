@@ -154,6 +154,15 @@ RT_HIDDEN int rt_init(void);
 /* The agent: map the session at fd in a process that has none (-EBUSY: it
  * records already, -EINVAL: not a session of this version). */
 RT_HIDDEN int rt_init_late(int fd);
+/* The agent, at an attach after an earlier session of this process ended,
+ * every other thread held stopped by sonde (none inside the runtime): each
+ * frame still hooked by that session gets its real return address back,
+ * every thread's state is reset (its next event takes a slot of the next
+ * session) and the session's memory is given back.  0 (also when there was
+ * none); -EBUSY a session is recording (launched, or attached and not
+ * ended); -ENOSPC a thread's state cannot be reached; -EAGAIN a thread is
+ * taking its slot or ending, try again. */
+RT_HIDDEN int rt_session_retire(void);
 /* Set when the agent has ended its recording: no module registers after. */
 extern RT_HIDDEN int rt_agent_ended;
 /* The exit hook once the agent has ended: the real return address of a
@@ -351,16 +360,27 @@ RT_HIDDEN uintptr_t rt_instr_common_at(uintptr_t pc);
 /* instr.c: the end of an attached recording: every patched byte back while
  * the program runs. */
 RT_HIDDEN void rt_instr_end(void);
+/* instr.c: a later attach, every other thread held (rt_session_retire):
+ * what an earlier one patched without a rebuild (its bytes are back since
+ * its end) is forgotten, its stubs and regions unmapped, except a region
+ * one of the nbusy pcs of the held threads is inside, or every region when
+ * nbusy > SONDE_INSTR_MAX_BUSY (not known whole): those stay. */
+RT_HIDDEN void rt_instr_retire(const uint64_t *busy, uint32_t nbusy);
 
 /* Register a module (runtime.c; exported: module constructors call it). */
 RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m);
-RT_EXPORT int sonde_agent_start(const char *session, const char *alive);
+RT_EXPORT int sonde_agent_start(const char *session, const char *alive, long held);
+RT_EXPORT int sonde_agent_retire(const char *session, long held);
 
 /* The agent's --locks (locks.c): the wrappers for got.c (the real functions
  * resolved first), and their end (pass-through from then on). */
 struct rt_got_sym;
 RT_HIDDEN int rt_locks_wrappers(const struct rt_got_sym **out);
 RT_HIDDEN void rt_locks_end(void);
+RT_HIDDEN void rt_locks_reset(void);
+/* probes.c: a `sonde probe -p` session runs in this process (its server
+ * thread serves sonde). */
+RT_HIDDEN int rt_probe_running(void);
 /* The agent: the C++ unwinder's wrappers for got.c (unwind.c; the real
  * entry points resolved first). */
 RT_HIDDEN int rt_unwind_wrappers(const struct rt_got_sym **out);

@@ -21,6 +21,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "common/clock.h"
@@ -39,6 +40,38 @@ RT_HIDDEN int rt_agent_ended;
 
 static int init_state; /* 0 not tried, 1 attached, -1 no session */
 static pthread_key_t thread_key;
+static int proc_hooks; /* thread_key, the fork handlers, on_exit: once per process */
+
+/* Every thread that ever took a thread slot in this process, by its state
+ * (added at its first slot, dropped at its last TSD destructor round): a
+ * later `sonde record -p` resets them all (rt_session_retire), which other
+ * threads' initial-exec TLS cannot otherwise be reached for.  reg_full: a
+ * thread could not be added (its state cannot be reset: retire refuses). */
+static struct rt_tls *reg[SONDE_MAX_THREADS];
+static uint32_t nreg;
+static int reg_full;
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void reg_add(struct rt_tls *L)
+{
+	pthread_mutex_lock(&reg_lock);
+	if (nreg < SONDE_MAX_THREADS)
+		reg[nreg++] = L;
+	else
+		reg_full = 1;
+	pthread_mutex_unlock(&reg_lock);
+}
+
+static void reg_drop(struct rt_tls *L)
+{
+	pthread_mutex_lock(&reg_lock);
+	for (uint32_t i = 0; i < nreg; i++)
+		if (reg[i] == L) {
+			reg[i] = reg[--nreg];
+			break;
+		}
+	pthread_mutex_unlock(&reg_lock);
+}
 
 RT_HIDDEN void rt_log(const char *msg)
 {
@@ -134,8 +167,10 @@ static void thread_end(void *arg)
 {
 	uintptr_t round = (uintptr_t)arg;
 	struct rt_tls *L = &rt_tls;
-	if (L->state != RT_T_ON)
+	if (L->state != RT_T_ON) {
+		reg_drop(L); /* not called again: the thread ends */
 		return;
+	}
 	uint64_t now = clock_ticks();
 	/* (after the agent's end the shadow stack is only read: rt_exit_ended) */
 	if (L->t->depth && !__atomic_load_n(&rt_agent_ended, __ATOMIC_ACQUIRE)) {
@@ -147,6 +182,8 @@ static void thread_end(void *arg)
 	}
 	if (round < PTHREAD_DESTRUCTOR_ITERATIONS)
 		pthread_setspecific(thread_key, (void *)(round + 1));
+	else
+		reg_drop(L); /* the last round: the thread ends */
 	L->t->end_tsc = now;
 	/* the name it ends with: set through prctl(PR_SET_NAME), or by another
 	 * thread's pthread_setname_np, neither of which the wrapper below sees */
@@ -182,6 +219,11 @@ static void after_fork_parent(void)
 static void after_fork_child(void)
 {
 	rt_context_after_fork();
+	/* one thread now (the lock may have been held by another at the fork) */
+	reg_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	nreg = 0;
+	if (rt_tls.priv)
+		reg[nreg++] = &rt_tls;
 	if (!rt_sess)
 		return;
 	register_process();
@@ -226,7 +268,8 @@ static int map_session(int fd)
 	}
 	init_state = 1;
 	register_process();
-	if (init_state > 0) {
+	if (init_state > 0 && !proc_hooks) {
+		proc_hooks = 1;
 		pthread_key_create(&thread_key, thread_end);
 		pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 		on_exit(note_exit_status, NULL);
@@ -255,6 +298,99 @@ RT_HIDDEN int rt_init_late(int fd)
 		return -EBUSY;
 	init_state = 0;
 	return map_session(fd) == 0 ? 0 : -EINVAL;
+}
+
+/* A word of this process's memory that may no longer be mapped (a stack
+ * that was freed): read and written through the kernel, which says EFAULT
+ * instead of faulting.  0 on success. */
+static int peek_word(uintptr_t at, uintptr_t *v)
+{
+	struct iovec l = { v, sizeof *v }, r = { (void *)at, sizeof *v };
+	return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)sizeof *v ? 0 : -1;
+}
+
+static void poke_word(uintptr_t at, uintptr_t v)
+{
+	struct iovec l = { &v, sizeof v }, r = { (void *)at, sizeof v };
+	ssize_t w = process_vm_writev(getpid(), &l, 1, &r, 1, 0);
+	(void)w;
+}
+
+/* A slot that still holds an exit trampoline gets its real return address. */
+static void unhook_slot(uintptr_t slot, uintptr_t ra)
+{
+	uintptr_t v;
+	if (slot && !(slot & 7) && peek_word(slot, &v) == 0 && rt_is_exit_tramp(v))
+		poke_word(slot, ra);
+}
+
+RT_HIDDEN int rt_session_retire(void)
+{
+	struct sonde_session_hdr *S = rt_sess;
+	if (!S)
+		return 0;
+	if (!__atomic_load_n(&rt_agent_ended, __ATOMIC_ACQUIRE))
+		return -EBUSY; /* recording: launched under sonde, or attached and not ended */
+	if (reg_full)
+		return -ENOSPC;
+	if (pthread_mutex_trylock(&reg_lock) != 0)
+		return -EAGAIN; /* a held thread is starting or ending */
+	for (uint32_t i = 0; i < nreg; i++) {
+		struct rt_tls *L = reg[i];
+		if (L->state == RT_T_ON && L->t) {
+			struct sonde_thread *t = L->t;
+			uint32_t depth = t->depth < SONDE_STACK_MAX ? t->depth : SONDE_STACK_MAX;
+			for (uint32_t k = depth; k-- > 0;)
+				unhook_slot((uintptr_t)t->stack[k].slot, (uintptr_t)t->stack[k].site);
+			for (uint32_t g = 0; L->priv && g < RT_GRAVES; g++)
+				unhook_slot(L->priv->grave[g].slot, L->priv->grave[g].ra);
+		}
+		if (L->state != RT_T_NEW)
+			L->state = RT_T_NEW; /* its next event takes a slot of the next session */
+		if (L->vfork_state == RT_T_ON)
+			L->vfork_state = RT_T_NEW;
+		L->ring = NULL;
+		rt_ring_forget(L);
+	}
+	pthread_mutex_unlock(&reg_lock);
+	/* The memory goes: what the session used (the bump allocator's part) is
+	 * replaced by fresh zero pages, reserved but not committed, so that a
+	 * late writer (a thread that was blocked in a lock wrapper, a hook
+	 * preempted past the end's grace period) writes into nothing instead of
+	 * faulting; the rest, which nothing points into, is unmapped. */
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uint64_t size = S->size, used = atomic_load_explicit(&S->alloc, memory_order_relaxed);
+	if (used > size)
+		used = size;
+	used = (used + pg - 1) & ~(uint64_t)(pg - 1);
+	void *base = S;
+	int locks = (rt_mode & (SONDE_MODE_LOCKS | SONDE_MODE_LOCK_EVENTS)) != 0;
+	rt_sess = NULL;
+	rt_proc_slot = 0;
+	init_state = 0;
+	rt_exit_hook = rt_exit_any;
+	__atomic_store_n(&rt_agent_ended, 0, __ATOMIC_RELEASE);
+	if (used && mmap(base, used, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
+	                 -1, 0) == MAP_FAILED)
+		rt_log("could not release an earlier session's memory");
+	if (size > used)
+		munmap((char *)base + used, size - used);
+	/* The zero pages of the sessions before: a whole session later, no
+	 * hook of theirs runs any more, they go; those of --locks sessions stay
+	 * (a thread may sit in a lock wrapper's wait for as long as it likes). */
+	static struct { void *base; uint64_t len; int locks; } old[64];
+	static uint32_t nold;
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < nold; i++) {
+		if (old[i].locks)
+			old[k++] = old[i];
+		else
+			munmap(old[i].base, old[i].len);
+	}
+	nold = k;
+	if (used && nold < sizeof old / sizeof old[0])
+		old[nold++] = (__typeof__(old[0])){ base, used, locks };
+	return 0;
 }
 
 __attribute__((constructor(101))) static void rt_ctor(void)
@@ -302,6 +438,7 @@ static int thread_attach(struct rt_tls *L)
 			return -1;
 		}
 		L->priv = pv;
+		reg_add(L); /* once per thread: its state is reset by a later session (rt_session_retire) */
 	}
 	uint32_t slot = atomic_fetch_add_explicit(&S->nthreads, 1, memory_order_relaxed);
 	if (slot >= SONDE_MAX_THREADS) {

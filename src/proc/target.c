@@ -58,19 +58,27 @@ void target_del_thr(struct target *t, pid_t tid)
 		}
 }
 
-/* State letter of /proc/PID/task/TID/stat (after the command name, which
- * may hold spaces and parentheses), or 0 when the thread does not exist. */
+/* The fields of a /proc stat file after the command name (which may hold
+ * spaces and parentheses), read into buf: they start at the returned ')',
+ * NULL when the file cannot be read. */
+static char *stat_fields(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	size_t len = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[len] = 0;
+	return strrchr(buf, ')');
+}
+
+/* State letter of /proc/PID/task/TID/stat, or 0 when the thread does not
+ * exist. */
 char target_thread_state(pid_t pid, pid_t tid)
 {
 	char path[96], buf[512];
 	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	size_t len = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[len] = 0;
-	char *p = strrchr(buf, ')');
+	char *p = stat_fields(path, buf, sizeof buf);
 	return p && p[1] == ' ' && p[2] ? p[2] : 0;
 }
 
@@ -78,13 +86,7 @@ uint64_t target_start_stack(pid_t pid)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	size_t len = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[len] = 0;
-	char *p = strrchr(buf, ')');
+	char *p = stat_fields(path, buf, sizeof buf);
 	/* Field 28; the fields after the command name begin with the 3rd. */
 	for (int field = 2; p && field < 28; field++)
 		p = strchr(p + 1, ' ');

@@ -41,6 +41,7 @@ struct cli_opts {
 	int compress_none;      /* --compress=none */
 	int no_follow_daemons;  /* --no-follow-daemons */
 	const char *modules[CLI_MAX_LIST]; int nmodules; /* --module GLOB: libraries to patch */
+	const char *execs[CLI_MAX_LIST]; int nexecs;     /* --exec GLOB: the programs of the tree to patch */
 	int no_patch;           /* --no-patch: sonde-cc code only */
 	/* probe */
 	const char *specs[CLI_MAX_LIST]; int nspecs;     /* -e SPEC */

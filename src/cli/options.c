@@ -14,7 +14,7 @@
 enum {
 	O_FORMAT = 256, O_SORT, O_LIMIT, O_THREADS, O_PER_LOCK, O_TID, O_TIME_RANGE, O_DEPTH, O_MIN_PERCENT,
 	O_TRACE, O_LOCKS, O_LOSSY, O_MIN_TIME, O_DOMAIN, O_BUFFER, O_KEEP_LAST, O_COMPRESS, O_NO_FOLLOW, O_DURATION,
-	O_INTERACTIVE, O_PENDING, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_HW_BREAKPOINTS, O_TARGET_RAM, O_TARGET_CLOCK, O_ENGINE, O_STACK_COPY, O_STACK_UNWIND, O_MODULE, O_NO_PATCH, O_HELP,
+	O_INTERACTIVE, O_PENDING, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_HW_BREAKPOINTS, O_TARGET_RAM, O_TARGET_CLOCK, O_ENGINE, O_STACK_COPY, O_STACK_UNWIND, O_MODULE, O_EXEC, O_NO_PATCH, O_HELP,
 };
 
 static const struct cli_option options[] = {
@@ -60,6 +60,8 @@ static const struct cli_option options[] = {
 	  "end the recording when the program exits, leaving the processes it started running" },
 	{ "module", O_MODULE, required_argument, CMD_RECORD, "GLOB",
 	  "also patch the functions of the shared libraries whose path or file name matches GLOB (repeatable)" },
+	{ "exec", O_EXEC, required_argument, CMD_RECORD, "GLOB",
+	  "patch only the programs of the tree (the launched one and those it execs) whose path or file name matches GLOB (repeatable)" },
 	{ "no-patch", O_NO_PATCH, no_argument, CMD_RECORD, NULL,
 	  "record only code built with sonde-cc (do not patch the functions of other modules)" },
 	{ "compress", O_COMPRESS, required_argument, CMD_RECORD, "zstd|none",
@@ -311,6 +313,11 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 			if (o->nmodules == CLI_MAX_LIST)
 				cli_die(EXIT_USAGE, "too many --module globs (at most %d)", CLI_MAX_LIST);
 			o->modules[o->nmodules++] = optarg;
+			break;
+		case O_EXEC:
+			if (o->nexecs == CLI_MAX_LIST)
+				cli_die(EXIT_USAGE, "too many --exec globs (at most %d)", CLI_MAX_LIST);
+			o->execs[o->nexecs++] = optarg;
 			break;
 		case O_NO_PATCH: o->no_patch = 1; break;
 		case O_COMPRESS:

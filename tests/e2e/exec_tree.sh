@@ -1,0 +1,59 @@
+# Programs exec'd in a recorded tree (issue 40, docs/INSTRUMENTATION.md
+# "Programs exec'd in the tree"): Debian's own gzip and xz (never rebuilt)
+# run by a shell are patched as the launched program is, each planned once
+# per recording; every call count of gzip's and of xz's functions equals a
+# recording of that program run directly on the same input (the reference
+# is another recording of the program alone, where the count is what the
+# program's own calls made: the two runs are the same computation).
+# --exec limits which programs of the tree are patched.
+. "$ROOT/tests/lib.sh"
+for p in gzip xz; do
+	command -v $p >/dev/null || { notok "$p installed" "no $p (apt-get install gzip xz-utils)"; exit 1; }
+done
+seq 1 120000 > F
+cmd='gzip -c F > /dev/null; xz -c -T1 F | wc -c; gzip -c F | wc -c'
+sh -c "$cmd" > plain.txt; echo "exit $?" >> plain.txt
+"$SONDE" record -o t.data -- sh -c "$cmd" > rec.txt 2> rec.err; echo "exit $?" >> rec.txt
+check "the tree's output and exit status unchanged" cmp -s plain.txt rec.txt
+"$SONDE" record -o g.data -- gzip -c F > /dev/null 2> g.err
+"$SONDE" record -o x.data -- xz -c -T1 F > /dev/null 2> x.err
+for d in t g x; do "$SONDE" report -i $d.data --format=json > $d.json; done
+"$SONDE" info -i t.data --format=json > ti.json
+python3 - "$(command -v gzip)" "$(command -v xz)" <<'PY'
+import json, os, sys
+def say(good, name, why=""):
+    print(("ok - " if good else "not ok - ") + name + ("" if good else ": " + why))
+gz, xz = (os.path.realpath(p) for p in sys.argv[1:3])
+def calls(f, mod):
+    return {x["address"]: x["calls"] for x in json.load(open(f))["functions"] if os.path.realpath(x["module"]) == mod}
+t = calls("t.json", gz); g = calls("g.json", gz)
+# gzip ran twice in the tree on the same input: every count twice the direct run's
+bad = {k: (t.get(k), 2 * g.get(k, 0)) for k in set(t) | set(g) if t.get(k) != 2 * g.get(k, 0)}
+say(len(g) > 20 and not bad, f"gzip exec'd twice by sh: its {len(g)} functions called twice as often as in gzip "
+    f"recorded alone ({sum(g.values())} calls)", str(sorted(bad.items())[:6]))
+t = calls("t.json", xz); x = calls("x.json", xz)
+bad = {k: (t.get(k), x.get(k)) for k in set(t) | set(x) if t.get(k) != x.get(k)}
+say(len(x) > 20 and not bad, f"xz exec'd by sh: its {len(x)} functions called as often as in xz recorded alone "
+    f"({sum(x.values())} calls)", str(sorted(bad.items())[:6]))
+info = json.load(open("ti.json"))
+pat = [os.path.realpath(m["path"]) for m in info["modules"] if m["how"] == "patched"]
+say(pat.count(gz) == 2 and pat.count(xz) == 1, "gzip patched in both its processes, xz in its one", str(pat))
+planned = [os.path.realpath(p["path"]) for p in info.get("patched", [])]
+say(planned.count(gz) == 1 and planned.count(xz) == 1, "each program planned once for the recording", str(planned))
+PY
+# --exec: only the programs matching are patched, the shell and the others not
+"$SONDE" record --exec 'xz' -o e.data -- sh -c "$cmd" > rece.txt 2> rece.err; echo "exit $?" >> rece.txt
+check "--exec xz: output and exit status unchanged" cmp -s plain.txt rece.txt
+"$SONDE" report -i e.data --format=json > e.json
+"$SONDE" info -i e.data --format=json > ei.json
+python3 - "$(command -v xz)" <<'PY'
+import json, os, sys
+def say(good, name, why=""):
+    print(("ok - " if good else "not ok - ") + name + ("" if good else ": " + why))
+xz = os.path.realpath(sys.argv[1])
+mods = {os.path.realpath(m["path"]) for m in json.load(open("ei.json"))["modules"] if m["how"] == "patched"}
+say(mods == {xz}, "--exec xz: xz alone patched (not sh, gzip, wc)", str(mods))
+e = {x["address"]: x["calls"] for x in json.load(open("e.json"))["functions"]}
+x = {x["address"]: x["calls"] for x in json.load(open("x.json"))["functions"]}
+say(e == x, "--exec xz: xz's counts those of xz recorded alone", str(sorted(set(e.items()) ^ set(x.items()))[:6]))
+PY

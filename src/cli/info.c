@@ -206,6 +206,9 @@ static void json_lists(struct json *j, const struct recording *r)
 		if (r->procs[i].exit_status != INT32_MIN)
 			json_int(j, "exit_status", r->procs[i].exit_status);
 		json_bool(j, "killed", (r->procs[i].flags & REC_PROC_KILLED) != 0);
+		if (r->procs[i].flags & (REC_PROC_NO_RUNTIME_STATIC | REC_PROC_NO_RUNTIME_SETID))
+			json_str(j, "no_functions", r->procs[i].flags & REC_PROC_NO_RUNTIME_STATIC ? "statically linked"
+			                                : "set-uid or set-gid: the loader ignores LD_PRELOAD");
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -363,6 +366,8 @@ static void table_lists(const struct recording *r, const struct info *in, int ea
 	for (int i = 0; i < r->nprocs; i++) {
 		const struct rec_process *p = &r->procs[i];
 		printf("  pid %-7d %s", p->pid, p->exe);
+		if (p->flags & REC_PROC_NO_RUNTIME_STATIC) printf("  [no functions: statically linked]");
+		else if (p->flags & REC_PROC_NO_RUNTIME_SETID) printf("  [no functions: set-uid, the loader ignores LD_PRELOAD]");
 		if (p->exit_status == INT32_MIN) printf("  (end unknown)\n");
 		else if (p->exit_status < 0 && p->exit_status > -65)
 			printf("  (killed by SIG%s, signal %d)\n", sigabbrev_np(-p->exit_status) ? sigabbrev_np(-p->exit_status) : "?",

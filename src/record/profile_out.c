@@ -82,6 +82,8 @@ int write_profile(struct session *s, struct recorder *rec, const struct launched
 	uint32_t nprocs = sess_nprocs(h);
 	for (uint32_t i = 0; i < nprocs; i++) {
 		struct rec_process r;
+		if (atomic_load(&h->procs[i].state) == SONDE_P_FREE)
+			continue; /* a slot given back (an exec noted before it failed, rt/exec_env.c) */
 		conv_process(&r, &h->procs[i], i, l->end_tsc);
 		writer_put(w, REC_PROCESS, &r, sizeof r, NULL, 0);
 	}

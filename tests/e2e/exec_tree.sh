@@ -57,3 +57,51 @@ e = {x["address"]: x["calls"] for x in json.load(open("e.json"))["functions"]}
 x = {x["address"]: x["calls"] for x in json.load(open("x.json"))["functions"]}
 say(e == x, "--exec xz: xz's counts those of xz recorded alone", str(sorted(set(e.items()) ^ set(x.items()))[:6]))
 PY
+# Environments that drop the runtime: env -i, a shell clearing LD_PRELOAD, a
+# shell unsetting sonde's variables: the exec-family calls put sonde's part
+# back, and the programs are recorded as the first run's.
+drop='env -i PATH=/usr/bin gzip -c F > /dev/null; LD_PRELOAD= xz -c -T1 F | wc -c; unset LD_PRELOAD SONDE_SESSION_FD; gzip -c F | wc -c'
+sh -c "$drop" > dplain.txt; echo "exit $?" >> dplain.txt
+"$SONDE" record -o d.data -- sh -c "$drop" > drec.txt 2> drec.err; echo "exit $?" >> drec.txt
+check "env -i, LD_PRELOAD= and unset: output and exit status unchanged" cmp -s dplain.txt drec.txt
+"$SONDE" report -i d.data --format=json > d.json
+python3 - "$(command -v gzip)" "$(command -v xz)" <<'PY'
+import json, os, sys
+def say(good, name, why=""):
+    print(("ok - " if good else "not ok - ") + name + ("" if good else ": " + why))
+gz, xz = (os.path.realpath(p) for p in sys.argv[1:3])
+def calls(f, mod):
+    return {x["address"]: x["calls"] for x in json.load(open(f))["functions"] if os.path.realpath(x["module"]) == mod}
+t = calls("d.json", gz); g = calls("g.json", gz)
+bad = {k: (t.get(k), 2 * g.get(k, 0)) for k in set(t) | set(g) if t.get(k) != 2 * g.get(k, 0)}
+say(len(g) > 20 and not bad, "gzip run through env -i and after unset LD_PRELOAD SONDE_SESSION_FD: "
+    "every count twice gzip's alone", str(sorted(bad.items())[:6]))
+t = calls("d.json", xz); x = calls("x.json", xz)
+bad = {k: (t.get(k), x.get(k)) for k in set(t) | set(x) if t.get(k) != x.get(k)}
+say(len(x) > 20 and not bad, "xz run with LD_PRELOAD= : every count xz's alone", str(sorted(bad.items())[:6]))
+PY
+# A static program and a set-uid one exec'd in the tree: processes without
+# functions, and sonde info says why
+printf '#include <stdio.h>\nint main(void) { puts("static ran"); return 3; }\n' > st.c
+gcc -O2 -static st.c -o st || { notok build "gcc -static failed (libc6-dev's libc.a)"; exit 1; }
+setuid=
+if [ "$(id -u)" = 0 ] && cp "$(command -v gzip)" sgzip && chown nobody sgzip && chmod u+s sgzip; then setuid=1; fi
+plainrun='./st; echo "st $?"; [ -x ./sgzip ] && ./sgzip -c < F | wc -c; true'
+sh -c "$plainrun" > splain.txt; echo "exit $?" >> splain.txt
+"$SONDE" record -o s.data -- sh -c "$plainrun" > srec.txt 2> srec.err; echo "exit $?" >> srec.txt
+check "static and set-uid programs: output and exit status unchanged" cmp -s splain.txt srec.txt
+"$SONDE" info -i s.data --format=json > si.json
+python3 - "$setuid" <<'PY'
+import json, sys
+def say(good, name, why=""):
+    print(("ok - " if good else "not ok - ") + name + ("" if good else ": " + why))
+ps = json.load(open("si.json"))["processes"]
+why = {p["exe"].rsplit("/", 1)[-1]: p.get("no_functions") for p in ps}
+say(why.get("st") == "statically linked", "the static program: a process without functions, sonde info says why", str(why))
+if sys.argv[1]:
+    say((why.get("sgzip") or "").startswith("set-uid"), "the set-uid program: a process without functions, "
+        "sonde info says why", str(why))
+else:
+    print("skip - the set-uid program: not root, no set-uid copy could be made")
+say(all(why[k] is None for k in ("dash",) if k in why), "the shell itself: functions recorded, no reason given", str(why))
+PY

@@ -28,6 +28,9 @@ struct cli_opts {
 	int threads;            /* --threads */
 	int per_lock;           /* locks --per-lock */
 	int tid;                /* --tid T (0 = all) */
+	int sel_pid;            /* readers' --pid P (0 = all): the processes of that pid */
+	int processes;          /* report --processes: one section per process */
+	const char *sel_comm;   /* readers' --comm NAME (NULL = all): the processes running that program */
 	int has_time_range; double time_from, time_to; /* --time-range A,B (seconds) */
 	int depth;              /* --depth N */
 	double min_percent;     /* --min-percent P */

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 enum {
-	O_FORMAT = 256, O_SORT, O_LIMIT, O_THREADS, O_PER_LOCK, O_TID, O_TIME_RANGE, O_DEPTH, O_MIN_PERCENT,
+	O_FORMAT = 256, O_SORT, O_LIMIT, O_THREADS, O_PER_LOCK, O_TID, O_SEL_PID, O_COMM, O_PROCESSES, O_TIME_RANGE, O_DEPTH, O_MIN_PERCENT,
 	O_TRACE, O_LOCKS, O_LOSSY, O_MIN_TIME, O_DOMAIN, O_BUFFER, O_KEEP_LAST, O_COMPRESS, O_NO_FOLLOW, O_DURATION,
 	O_INTERACTIVE, O_PENDING, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_HW_BREAKPOINTS, O_TARGET_RAM, O_TARGET_CLOCK, O_ENGINE, O_STACK_COPY, O_STACK_UNWIND, O_MODULE, O_EXEC, O_NO_PATCH, O_HELP,
 };
@@ -33,6 +33,12 @@ static const struct cli_option options[] = {
 	  "one section per thread" },
 	{ "tid", O_TID, required_argument, CMD_REPORT | CMD_TREE | CMD_EXPORT | CMD_REPLAY | CMD_FLAME | CMD_CALLERS | CMD_LOCKS,
 	  "TID", "only this thread" },
+	{ "pid", O_SEL_PID, required_argument, CMD_REPORT | CMD_TREE | CMD_EXPORT | CMD_FLAME | CMD_CALLERS | CMD_DIFF,
+	  "PID", "only the processes of this pid (its image before and after each exec; see 'sonde info')" },
+	{ "comm", O_COMM, required_argument, CMD_REPORT | CMD_TREE | CMD_EXPORT | CMD_FLAME | CMD_CALLERS | CMD_DIFF,
+	  "NAME", "only the processes running this program (a glob against the executable's file name or path)" },
+	{ "processes", O_PROCESSES, no_argument, CMD_REPORT, NULL,
+	  "one section per process (each image of a pid, before and after an exec, its own)" },
 	{ "time-range", O_TIME_RANGE, required_argument, CMD_EXPORT | CMD_REPLAY | CMD_FLAME, "A,B",
 	  "only events between A and B seconds from the start" },
 	{ "depth", O_DEPTH, required_argument, CMD_TREE | CMD_RECORD, "N",
@@ -258,6 +264,13 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 		case O_THREADS: o->threads = 1; break;
 		case O_PER_LOCK: o->per_lock = 1; break;
 		case O_TID: o->tid = (int)parse_int("tid", optarg, 1, 1 << 30); break;
+		case O_PROCESSES: o->processes = 1; break;
+		case O_SEL_PID: o->sel_pid = (int)parse_int("pid", optarg, 1, 1 << 30); break;
+		case O_COMM:
+			if (!*optarg)
+				cli_die(EXIT_USAGE, "--comm needs a program name");
+			o->sel_comm = optarg;
+			break;
 		case O_TIME_RANGE: {
 			char *end;
 			o->time_from = strtod(optarg, &end);

@@ -116,11 +116,53 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p ? p : "";
 }
 
+/* --processes: one section per process image (slot) with selected threads
+ * that have a profile: its pid, parent and program, then its functions. */
+static void emit_processes(const struct cli_opts *o, struct json *j, struct loaded *l,
+                           const struct rd_select *sel)
+{
+	if (j)
+		json_arr_begin(j, "processes");
+	for (int i = 0; i < l->r->nprocs; i++) {
+		const struct rec_process *pr = &l->r->procs[i];
+		struct profile pp;
+		profile_init(&pp, &l->ft);
+		int any = 0;
+		for (int k = 0; k < l->r->nthreads; k++) {
+			const struct rd_thread *t = &l->r->threads[k];
+			if (!t->nodes || t->r.proc != pr->index || !rd_thread_selected(l->r, sel, t))
+				continue;
+			profile_add_thread(&pp, l->r, &l->ft, t);
+			any = 1;
+		}
+		if (any) {
+			char exe[sizeof pr->exe];
+			memcpy(exe, pr->exe, sizeof exe);
+			exe[sizeof exe - 1] = 0;
+			if (j) {
+				json_obj_begin(j, NULL);
+				json_int(j, "pid", pr->pid);
+				json_int(j, "ppid", pr->ppid);
+				json_uint(j, "exec_seq", pr->exec_seq);
+				json_str(j, "program", exe);
+				emit_json(j, l, &pp, o->limit);
+				json_obj_end(j);
+			} else {
+				printf("\n== process %d (%s) ==\n", pr->pid, exe);
+				emit_table(l, &pp, o->limit);
+			}
+		}
+		profile_free(&pp);
+	}
+	if (j)
+		json_arr_end(j);
+}
+
 /* `sonde report -i A -i B ...`: the recordings of one program added up. */
 static int report_sum(struct cli_opts *o, int json)
 {
-	if (o->threads || o->tid)
-		cli_die(EXIT_USAGE, "--threads and --tid read one recording (thread ids differ between runs)");
+	if (o->threads || o->processes || o->tid || o->sel_pid)
+		cli_die(EXIT_USAGE, "--threads, --processes, --tid and --pid read one recording (thread and process ids differ between runs)");
 	int n = o->ninputs;
 	struct fn_input *in = calloc((size_t)n, sizeof *in);
 	struct fn_rows rows = { 0 };
@@ -200,6 +242,7 @@ int cmd_report(struct cli_opts *o)
 	struct loaded l;
 	struct profile p;
 	load_profile(o, &l, &p);
+	struct rd_select sel = load_select(o);
 	struct json j;
 	if (json) {
 		json_init(&j, stdout, 1);
@@ -218,7 +261,7 @@ int cmd_report(struct cli_opts *o)
 			json_arr_begin(&j, "threads");
 		for (int i = 0; i < l.r->nthreads; i++) {
 			const struct rd_thread *t = &l.r->threads[i];
-			if (!t->nodes || (o->tid && t->r.tid != o->tid))
+			if (!t->nodes || !rd_thread_selected(l.r, &sel, t))
 				continue;
 			struct profile tp;
 			profile_init(&tp, &l.ft);
@@ -238,6 +281,8 @@ int cmd_report(struct cli_opts *o)
 		if (json)
 			json_arr_end(&j);
 	}
+	if (o->processes)
+		emit_processes(o, json ? &j : NULL, &l, &sel);
 	if (json) {
 		json_obj_end(&j);
 		json_end(&j);

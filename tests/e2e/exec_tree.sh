@@ -5,7 +5,9 @@
 # recording of that program run directly on the same input (the reference
 # is another recording of the program alone, where the count is what the
 # program's own calls made: the two runs are the same computation).
-# --exec limits which programs of the tree are patched.
+# --exec limits which programs of the tree are patched; env -i and shells
+# that clear LD_PRELOAD keep the runtime; static and set-uid programs are
+# processes without functions; the readers take one process or program.
 . "$ROOT/tests/lib.sh"
 for p in gzip xz; do
 	command -v $p >/dev/null || { notok "$p installed" "no $p (apt-get install gzip xz-utils)"; exit 1; }
@@ -104,4 +106,60 @@ if sys.argv[1]:
 else:
     print("skip - the set-uid program: not root, no set-uid copy could be made")
 say(all(why[k] is None for k in ("dash",) if k in why), "the shell itself: functions recorded, no reason given", str(why))
+PY
+# Readers take a subset: --comm, --pid, --processes; sonde info's programs
+# and process tree (the recording of the first tree above)
+"$SONDE" report -i t.data --comm gzip --format=json > rc.json
+"$SONDE" report -i t.data --processes --format=json > rp.json
+"$SONDE" export -i t.data --comm 'x*' --format=folded > xz.folded
+"$SONDE" flamegraph -i t.data --comm gzip -o gz.svg 2> fl.err
+"$SONDE" report -i t.data --comm nosuchprog > nc.out 2> nc.err; echo "$?" > nc.rc
+python3 - "$(command -v gzip)" "$(command -v xz)" "$SONDE" <<'PY'
+import json, os, subprocess, sys
+def say(good, name, why=""):
+    print(("ok - " if good else "not ok - ") + name + ("" if good else ": " + why))
+gz, xz, sonde = os.path.realpath(sys.argv[1]), os.path.realpath(sys.argv[2]), sys.argv[3]
+rc = {x["address"]: x["calls"] for x in json.load(open("rc.json"))["functions"]}
+mods = {os.path.realpath(x["module"]) for x in json.load(open("rc.json"))["functions"]}
+g = {x["address"]: 2 * x["calls"] for x in json.load(open("g.json"))["functions"]}
+say(mods == {gz} and rc == g, "report --comm gzip: gzip's functions alone, each count that of gzip's two runs",
+    str((mods, sorted(set(rc.items()) ^ set(g.items()))[:5])))
+info = json.load(open("ti.json"))
+procs = info["processes"]
+xzp = [p for p in procs if os.path.realpath(p["exe"]) == xz]
+say(len(xzp) == 1, "one xz process", str(procs))
+pid = xzp[0]["pid"]
+d = json.loads(subprocess.run([sonde, "report", "-i", "t.data", "--pid", str(pid), "--format=json"],
+                              capture_output=True, text=True).stdout)
+x = {f["address"]: f["calls"] for f in json.load(open("x.json"))["functions"]}
+got = {f["address"]: f["calls"] for f in d["functions"] if os.path.realpath(f["module"]) == xz}
+others = {os.path.realpath(f["module"]) for f in d["functions"]} - {xz, os.path.realpath("/bin/sh")}
+say(got == x and not others, f"report --pid {pid} (xz's): xz's counts those of xz alone, nothing of the other processes",
+    str((others, sorted(set(got.items()) ^ set(x.items()))[:5])))
+secs = json.load(open("rp.json"))["processes"]
+bad = [(s["pid"], s["program"], {f["module"] for f in s["functions"]}) for s in secs
+       if {os.path.realpath(f["module"]) for f in s["functions"]} - {os.path.realpath(s["program"])}]
+withprof = {(p["pid"], p["exe"], p["exec_seq"]) for p in procs}
+say(len(secs) >= 5 and not bad and all((s["pid"], s["program"], s["exec_seq"]) in withprof for s in secs),
+    f"report --processes: {len(secs)} sections, each with its own program's functions only", str(bad or secs[:2]))
+folded = open("xz.folded").read().split("\n")
+say(len([l for l in folded if l]) > 5 and all(l.split(" ")[0].split(";")[-1].startswith("xz+") or not l for l in folded),
+    "export --comm 'x*' (folded): xz's stacks only", str(folded[:3]))
+say(os.path.getsize("gz.svg") > 1000 and "gzip+" in open("gz.svg").read() and "dash+" not in open("gz.svg").read(),
+    "flamegraph --comm gzip: gzip's frames, not the shell's", open("fl.err").read())
+say(open("nc.rc").read().strip() == "1" and "nosuchprog" in open("nc.err").read() and not open("nc.out").read(),
+    "report --comm of a program not in the recording: a clear error, exit 1 (usage), nothing on stdout", open("nc.err").read())
+progs = {os.path.realpath(p["program"]): p for p in info["programs"]}
+say(progs.get(gz, {}).get("processes") == 2 and [os.path.realpath(m) for m in progs[gz]["modules"]] == [gz]
+    and progs.get(xz, {}).get("processes") == 1, "sonde info: gzip 2 processes, xz 1, each with its module",
+    str(info["programs"]))
+pids = {p["pid"] for p in procs}
+root = procs[0]
+kids = [p for p in procs[1:] if p["ppid"] not in pids]
+execd = [p for p in procs if p["execed"]]
+order = all(p["start_s"] <= p["end_s"] for p in procs)
+say(not kids and order and all(os.path.basename(p["exe"]) == "dash" for p in execd) and len(execd) >= 2 and
+    all(p["exit_status"] == 0 for p in procs if not p["execed"] and os.path.realpath(p["exe"]) in (gz, xz)),
+    "sonde info's process tree: every process's parent in the tree, the shell's children that exec'd marked, "
+    "gzip's and xz's exit 0", str(procs))
 PY

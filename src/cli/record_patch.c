@@ -30,6 +30,10 @@ int record_patch_plan(const struct cli_opts *o, const char *prog_path, struct se
 		}
 		return 0;
 	}
+	if (o->nexecs && o->pid > 0) {
+		snprintf(err, n, "--exec chooses among the programs a launched tree execs: it cannot go with -p");
+		return -1;
+	}
 	p->set.globs = o->modules;
 	p->set.nglobs = o->nmodules;
 	p->set.live = o->pid > 0; /* record -p: the regions built now are for a running program */

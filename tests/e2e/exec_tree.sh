@@ -7,7 +7,8 @@
 # program's own calls made: the two runs are the same computation).
 # --exec limits which programs of the tree are patched; env -i and shells
 # that clear LD_PRELOAD keep the runtime; static and set-uid programs are
-# processes without functions; the readers take one process or program.
+# processes without functions; the readers take one process or program;
+# --module applies in the exec'd images.
 . "$ROOT/tests/lib.sh"
 for p in gzip xz; do
 	command -v $p >/dev/null || { notok "$p installed" "no $p (apt-get install gzip xz-utils)"; exit 1; }
@@ -163,3 +164,15 @@ say(not kids and order and all(os.path.basename(p["exe"]) == "dash" for p in exe
     "sonde info's process tree: every process's parent in the tree, the shell's children that exec'd marked, "
     "gzip's and xz's exit 0", str(procs))
 PY
+# --module in the exec'd images: xz's liblzma, patched in each xz process;
+# the counts (xz's and liblzma's) twice those of xz recorded alone with it
+"$SONDE" record --module 'liblzma.so*' -o lm.data -- sh -c 'xz -c -T1 F | wc -c; xz -c -T1 F | wc -c' > lm.out 2> lm.err
+"$SONDE" record --module 'liblzma.so*' -o lx.data -- xz -c -T1 F > /dev/null 2> lx.err
+"$SONDE" report -i lm.data --comm xz --format=json > lm.json
+"$SONDE" report -i lx.data --format=json > lx.json
+jq_py lm.json "
+a = {(f['module'], f['address']): f['calls'] for f in d['functions']}
+b = {(f['module'], f['address']): 2 * f['calls'] for f in json.load(open('lx.json'))['functions']}
+lz = [k for k in a if 'liblzma' in k[0]]
+print(('ok' if a == b and len(lz) > 20 else 'not ok') + f' - --module liblzma.so* in the exec\'d xz: {len(lz)} liblzma functions, '
+      'every count of xz and liblzma twice xz alone' + ('' if a == b else ': ' + str(sorted(set(a.items()) ^ set(b.items()))[:5])))"

@@ -176,3 +176,12 @@ b = {(f['module'], f['address']): 2 * f['calls'] for f in json.load(open('lx.jso
 lz = [k for k in a if 'liblzma' in k[0]]
 print(('ok' if a == b and len(lz) > 20 else 'not ok') + f' - --module liblzma.so* in the exec\'d xz: {len(lz)} liblzma functions, '
       'every count of xz and liblzma twice xz alone' + ('' if a == b else ': ' + str(sorted(set(a.items()) ^ set(b.items()))[:5])))"
+# the whole report's JSON says each function's processes and programs
+jq_py t.json "
+import os
+gz = os.path.realpath('$(command -v gzip)')
+bad = [(f['name'], f['processes'], f['programs']) for f in d['functions']
+       if [os.path.realpath(p) for p in f['programs']] != [os.path.realpath(f['module'])]
+       or (os.path.realpath(f['module']) == gz and f['processes'] != 2)]
+print(('ok' if not bad and d['functions'] else 'not ok') + ' - report JSON: each function names its program, '
+      'gzip\'s in its 2 processes' + ('' if not bad else ': ' + str(bad[:4])))"

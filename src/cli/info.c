@@ -267,6 +267,19 @@ static void json_lists(struct json *j, const struct recording *r)
 		json_int(j, "ppid", r->procs[i].ppid);
 		json_str(j, "exe", r->procs[i].exe);
 		json_uint(j, "exec_seq", r->procs[i].exec_seq);
+		json_arr_begin(j, "argv"); /* the command line as recorded (NUL-separated, truncated) */
+		const struct rec_process *pc = &r->procs[i];
+		uint32_t cl = pc->cmdline_len < sizeof pc->cmdline ? pc->cmdline_len : (uint32_t)sizeof pc->cmdline;
+		for (uint32_t a = 0; a < cl;) {
+			const char *z = memchr(pc->cmdline + a, 0, cl - a);
+			uint32_t e = z ? (uint32_t)(z - pc->cmdline) : cl;
+			char arg[sizeof pc->cmdline + 1];
+			memcpy(arg, pc->cmdline + a, e - a);
+			arg[e - a] = 0;
+			json_str(j, NULL, arg);
+			a = e + 1;
+		}
+		json_arr_end(j);
 		json_bool(j, "execed", (r->procs[i].flags & REC_PROC_EXECED) != 0);
 		json_double(j, "start_s", since_start_s(r, r->procs[i].start_tsc));
 		json_double(j, "end_s", since_start_s(r, r->procs[i].end_tsc));

@@ -185,3 +185,33 @@ bad = [(f['name'], f['processes'], f['programs']) for f in d['functions']
        or (os.path.realpath(f['module']) == gz and f['processes'] != 2)]
 print(('ok' if not bad and d['functions'] else 'not ok') + ' - report JSON: each function names its program, '
       'gzip\'s in its 2 processes' + ('' if not bad else ': ' + str(bad[:4])))"
+# make -j2 with --exec cc1 (Debian's gcc, never rebuilt): every compile's cc1
+# recorded (as many cc1 processes as compile commands in make's output),
+# make, the gcc driver and as not patched, the build's output and exit
+# status unchanged.  (Not checked here: one cc1's counts against a cc1 run
+# directly: cc1's counts depend on its environment, which make and the
+# driver extend; a direct run with only MAKEFLAGS and MAKELEVEL added differs
+# by one call in one function.)
+mkdir mk && cd mk || exit 1
+for i in 1 2 3 4; do printf 'static int g%d(int x) { return x * %d; }\nint f%d(int x) { return g%d(x) + 1; }\n' $i $i $i $i > f$i.c; done
+printf 'OBJS = f1.o f2.o f3.o f4.o\nall: $(OBJS)\n%%.o: %%.c\n\tgcc -O2 -c $< -o $@\n' > Makefile
+make -j2 > ../mplain.txt 2>&1; echo "exit $?" >> ../mplain.txt
+rm -f ./*.o
+"$SONDE" record --exec cc1 -o ../mk.data -- make -j2 > ../mrec.txt 2> ../mrec.err; echo "exit $?" >> ../mrec.txt
+cd .. || exit 1
+check "make -j2 --exec cc1: the build's output and exit status unchanged" cmp -s mplain.txt mrec.txt
+"$SONDE" info -i mk.data --format=json > mi.json
+python3 - "$SONDE" "$(gcc -print-prog-name=cc1)" <<'PY'
+import json, os, subprocess, sys
+def say(good, name, why=""):
+    print(("ok - " if good else "not ok - ") + name + ("" if good else ": " + why))
+sonde, cc1 = sys.argv[1], os.path.realpath(sys.argv[2])
+info = json.load(open("mi.json"))
+compiles = [l for l in open("mplain.txt") if l.startswith("gcc ") and " -c " in l]
+cc1s = [p for p in info["processes"] if os.path.realpath(p["exe"]) == cc1]
+say(len(compiles) == 4 and len(cc1s) == len(compiles), f"{len(cc1s)} cc1 processes for {len(compiles)} compile commands",
+    str([p["exe"] for p in info["processes"]]))
+progs = {os.path.basename(os.path.realpath(p["program"])): [os.path.realpath(m) for m in p["modules"]] for p in info["programs"]}
+say(progs.get("cc1") == [cc1] and all(not v for k, v in progs.items() if k != "cc1") and "make" in progs,
+    "make, the gcc driver and as not patched, cc1 alone", str(progs))
+PY

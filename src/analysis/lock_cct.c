@@ -157,7 +157,7 @@ int lock_cct_build(const struct recording *r, int tid, struct lock_cct *lc, char
 			goto oom;
 	}
 	if (r->has_events) {
-		struct tr_filter f = { tid, 0, 0, 0, 0 };
+		struct tr_filter f = { { tid, 0, NULL }, 0, 0, 0, 0 };
 		const struct rd_event_ops ops = { .call = on_call, .ret = on_ret, .lock = on_lock };
 		struct tr_stats st;
 		rc = rd_each_event(r, &f, &ops, &w, &st, err, errlen);

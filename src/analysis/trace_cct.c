@@ -126,7 +126,7 @@ int trace_cct_build(struct recording *r, const struct tr_filter *flt, struct tr_
 		c->n = 1; /* node 0: the root */
 	}
 	struct tr_filter f;
-	tr_filter_init(&f, r, 0, 0, 0, 0);
+	tr_filter_init(&f, r, NULL, 0, 0, 0);
 	const struct rd_event_ops ops = { .call = on_begin, .ret = on_end };
 	int rc = rd_each_event(r, flt ? flt : &f, &ops, &b, st, err, errlen);
 	for (int i = 0; i < r->nthreads; i++) {

@@ -28,6 +28,9 @@ struct cli_opts {
 	int threads;            /* --threads */
 	int per_lock;           /* locks --per-lock */
 	int tid;                /* --tid T (0 = all) */
+	int sel_pid;            /* readers' --pid P (0 = all): the processes of that pid */
+	int processes;          /* report --processes: one section per process */
+	const char *sel_comm;   /* readers' --comm NAME (NULL = all): the processes running that program */
 	int has_time_range; double time_from, time_to; /* --time-range A,B (seconds) */
 	int depth;              /* --depth N */
 	double min_percent;     /* --min-percent P */
@@ -42,6 +45,7 @@ struct cli_opts {
 	int compress_none;      /* --compress=none */
 	int no_follow_daemons;  /* --no-follow-daemons */
 	const char *modules[CLI_MAX_LIST]; int nmodules; /* --module GLOB: libraries to patch */
+	const char *execs[CLI_MAX_LIST]; int nexecs;     /* --exec GLOB: the programs of the tree to patch */
 	int no_patch;           /* --no-patch: sonde-cc code only */
 	/* probe */
 	const char *specs[CLI_MAX_LIST]; int nspecs;     /* -e SPEC */

@@ -39,7 +39,7 @@ int cmd_export(struct cli_opts *o)
 	memset(&x, 0, sizeof x);
 	x.r = l.r;
 	x.ft = &l.ft;
-	x.tid = o->tid;
+	x.sel = load_select(o);
 	x.has_range = o->has_time_range;
 	x.from_s = o->time_from;
 	x.to_s = o->time_to;

@@ -30,7 +30,8 @@ int cmd_flamegraph(struct cli_opts *o)
 	const char *prog = rd_meta(l.r, "command");
 	char title[600];
 	snprintf(title, sizeof title, "sonde flame graph: %s", prog ? prog : o->input);
-	int n = flame_svg_write(out, l.r, &l.ft, o->tid, title);
+	struct rd_select sel = load_select(o);
+	int n = flame_svg_write(out, l.r, &l.ft, &sel, title);
 	if (out != stdout && fclose(out) != 0)
 		n = -1;
 	load_free(&l);

@@ -194,18 +194,101 @@ static void json_keep_last(struct json *j, const struct recording *r)
 	json_obj_end(j);
 }
 
+/* The programs of the tree: each distinct executable, how many process
+ * images ran it, and the instrumented modules of those images (distinct
+ * paths).  f: called once per program with the first process of it. */
+static int same_exe(const struct rec_process *a, const struct rec_process *b)
+{
+	return !strncmp(a->exe, b->exe, sizeof a->exe);
+}
+
+static int program_first(const struct recording *r, int i)
+{
+	for (int k = 0; k < i; k++)
+		if (same_exe(&r->procs[k], &r->procs[i]))
+			return 0;
+	return 1;
+}
+
+static int program_count(const struct recording *r, int i)
+{
+	int n = 0;
+	for (int k = 0; k < r->nprocs; k++)
+		n += same_exe(&r->procs[k], &r->procs[i]);
+	return n;
+}
+
+/* Is module slot m's process one running the program of process i, and is
+ * it the first such module of its path? */
+static int program_module(const struct recording *r, int i, uint32_t m)
+{
+	const struct rd_module *md = r->modules[m];
+	if (!md)
+		return 0;
+	const struct rec_process *p = rd_proc(r, md->r.proc);
+	if (!p || !same_exe(p, &r->procs[i]))
+		return 0;
+	for (uint32_t k = 0; k < m; k++) {
+		const struct rd_module *o = r->modules[k];
+		const struct rec_process *q = o ? rd_proc(r, o->r.proc) : NULL;
+		if (q && same_exe(q, &r->procs[i]) && !strncmp(o->r.path, md->r.path, sizeof o->r.path))
+			return 0;
+	}
+	return 1;
+}
+
+static double since_start_s(const struct recording *r, uint64_t tsc)
+{
+	return tsc > r->start_ticks ? rd_ns(r, (int64_t)(tsc - r->start_ticks)) / 1e9 : 0.0;
+}
+
 /* processes, threads, modules */
 static void json_lists(struct json *j, const struct recording *r)
 {
+	json_arr_begin(j, "programs");
+	for (int i = 0; i < r->nprocs; i++) {
+		if (!program_first(r, i))
+			continue;
+		json_obj_begin(j, NULL);
+		json_str(j, "program", r->procs[i].exe);
+		json_int(j, "processes", program_count(r, i));
+		json_arr_begin(j, "modules");
+		for (uint32_t m = 0; m < r->nmodule_slots; m++)
+			if (program_module(r, i, m))
+				json_str(j, NULL, r->modules[m]->r.path);
+		json_arr_end(j);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
 	json_arr_begin(j, "processes");
 	for (int i = 0; i < r->nprocs; i++) {
 		json_obj_begin(j, NULL);
 		json_int(j, "pid", r->procs[i].pid);
 		json_int(j, "ppid", r->procs[i].ppid);
 		json_str(j, "exe", r->procs[i].exe);
+		json_uint(j, "exec_seq", r->procs[i].exec_seq);
+		json_arr_begin(j, "argv"); /* the command line as recorded (NUL-separated, truncated) */
+		const struct rec_process *pc = &r->procs[i];
+		uint32_t cl = pc->cmdline_len < sizeof pc->cmdline ? pc->cmdline_len : (uint32_t)sizeof pc->cmdline;
+		for (uint32_t a = 0; a < cl;) {
+			const char *z = memchr(pc->cmdline + a, 0, cl - a);
+			uint32_t e = z ? (uint32_t)(z - pc->cmdline) : cl;
+			char arg[sizeof pc->cmdline + 1];
+			memcpy(arg, pc->cmdline + a, e - a);
+			arg[e - a] = 0;
+			json_str(j, NULL, arg);
+			a = e + 1;
+		}
+		json_arr_end(j);
+		json_bool(j, "execed", (r->procs[i].flags & REC_PROC_EXECED) != 0);
+		json_double(j, "start_s", since_start_s(r, r->procs[i].start_tsc));
+		json_double(j, "end_s", since_start_s(r, r->procs[i].end_tsc));
 		if (r->procs[i].exit_status != INT32_MIN)
 			json_int(j, "exit_status", r->procs[i].exit_status);
 		json_bool(j, "killed", (r->procs[i].flags & REC_PROC_KILLED) != 0);
+		if (r->procs[i].flags & (REC_PROC_NO_RUNTIME_STATIC | REC_PROC_NO_RUNTIME_SETID))
+			json_str(j, "no_functions", r->procs[i].flags & REC_PROC_NO_RUNTIME_STATIC ? "statically linked"
+			                                : "set-uid or set-gid: the loader ignores LD_PRELOAD");
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -367,11 +450,29 @@ static void table_exit_status(const struct recording *r)
 static void table_lists(const struct recording *r, const struct info *in, int each_thread)
 {
 	char a[32];
-	printf("processes:    %d\n", r->nprocs);
+	int nprog = 0;
+	for (int i = 0; i < r->nprocs; i++)
+		nprog += program_first(r, i);
+	printf("programs:     %d\n", nprog);
+	for (int i = 0; i < r->nprocs; i++) {
+		if (!program_first(r, i))
+			continue;
+		int n = program_count(r, i), nm = 0;
+		printf("  %s: %d process%s", r->procs[i].exe, n, n == 1 ? "" : "es");
+		for (uint32_t m = 0; m < r->nmodule_slots; m++)
+			if (program_module(r, i, m))
+				printf("%s%s", nm++ ? ", " : "; instrumented: ", r->modules[m]->r.path);
+		printf("%s\n", nm ? "" : "; nothing instrumented");
+	}
+	printf("processes:    %d (parent, start and end from the recording's start)\n", r->nprocs);
 	for (int i = 0; i < r->nprocs; i++) {
 		const struct rec_process *p = &r->procs[i];
-		printf("  pid %-7d %s", p->pid, p->exe);
-		if (p->exit_status == INT32_MIN) printf("  (end unknown)\n");
+		printf("  pid %-7d %s  [parent %d, %.3f s to %.3f s]", p->pid, p->exe, p->ppid, since_start_s(r, p->start_tsc),
+		       since_start_s(r, p->end_tsc));
+		if (p->flags & REC_PROC_NO_RUNTIME_STATIC) printf("  [no functions: statically linked]");
+		else if (p->flags & REC_PROC_NO_RUNTIME_SETID) printf("  [no functions: set-uid, the loader ignores LD_PRELOAD]");
+		if (p->flags & REC_PROC_EXECED) printf("  (exec'd another program)\n");
+		else if (p->exit_status == INT32_MIN) printf("  (end unknown)\n");
 		else if (p->exit_status < 0 && p->exit_status > -65)
 			printf("  (killed by SIG%s, signal %d)\n", sigabbrev_np(-p->exit_status) ? sigabbrev_np(-p->exit_status) : "?",
 			       -p->exit_status);

@@ -47,26 +47,38 @@ void load_trees_in_range(struct cli_opts *o, struct loaded *l)
 	if (!l->r->has_events || !(l->r->mode & REC_MODE_TRACE) || (l->r->mode & REC_MODE_PROFILE))
 		cli_die(EXIT_USAGE, "--time-range needs a recording made with --trace (a profile holds no times)");
 	struct tr_filter f;
-	tr_filter_init(&f, l->r, 0, 1, o->time_from, o->time_to);
+	tr_filter_init(&f, l->r, NULL, 1, o->time_from, o->time_to);
 	struct tr_stats st;
 	char err[1024];
 	if (trace_cct_build(l->r, &f, &st, err, sizeof err) != 0)
 		cli_warn("%s (the output holds what could be read)", err);
 }
 
+struct rd_select load_select(const struct cli_opts *o)
+{
+	return (struct rd_select){ o->tid, o->sel_pid, o->sel_comm };
+}
+
 void load_require_profile(struct cli_opts *o, struct loaded *l)
 {
 	int any = 0, matched = 0;
+	struct rd_select sel = load_select(o);
 	for (int i = 0; i < l->r->nthreads; i++) {
 		const struct rd_thread *t = &l->r->threads[i];
-		if (o->tid && t->r.tid != o->tid)
+		if (!rd_thread_selected(l->r, &sel, t))
 			continue;
 		matched = 1;
 		if (t->nodes)
 			any = 1;
 	}
-	if (o->tid && !matched)
+	if (o->tid && !matched && !o->sel_pid && !o->sel_comm)
 		cli_die(EXIT_USAGE, "no thread %d in %s (see 'sonde info --threads')", o->tid, o->input);
+	if (!matched && o->sel_comm)
+		cli_die(EXIT_USAGE, "no thread of a process running '%s'%s in %s (see 'sonde info')", o->sel_comm,
+		        o->sel_pid || o->tid ? " with that --pid/--tid" : "", o->input);
+	if (!matched && o->sel_pid)
+		cli_die(EXIT_USAGE, "no process %d%s in %s (see 'sonde info')", o->sel_pid, o->tid ? " with that --tid" : "",
+		        o->input);
 	if (!any && (l->r->mode & REC_MODE_PROBES))
 		cli_die(EXIT_DATA, "%s holds dynamic-probe hits (sonde probe --record), not a function profile; "
 		        "see them with 'sonde info -i %s' and 'sonde export -i %s --format=perfetto' (or chrome)",
@@ -82,9 +94,10 @@ void load_profile(struct cli_opts *o, struct loaded *l, struct profile *p)
 	load_trees(l);
 	load_require_profile(o, l);
 	profile_init(p, &l->ft);
+	struct rd_select sel = load_select(o);
 	for (int i = 0; i < l->r->nthreads; i++) {
 		const struct rd_thread *t = &l->r->threads[i];
-		if (!o->tid || t->r.tid == o->tid)
+		if (rd_thread_selected(l->r, &sel, t))
 			profile_add_thread(p, l->r, &l->ft, t);
 	}
 }

@@ -24,6 +24,8 @@ void load_trees(struct loaded *l);
 /* --time-range of a --trace recording: its trees built from the events in
  * the range (a usage error on any other recording). */
 void load_trees_in_range(struct cli_opts *o, struct loaded *l);
+/* The threads the command line selects (--tid, --pid, --comm). */
+struct rd_select load_select(const struct cli_opts *o);
 /* Dies (with what to use instead) unless the selected threads (o->tid, 0 =
  * all) have calling-context trees: a probe or a --locks-only recording. */
 void load_require_profile(struct cli_opts *o, struct loaded *l);

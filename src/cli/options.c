@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 enum {
-	O_FORMAT = 256, O_SORT, O_LIMIT, O_THREADS, O_PER_LOCK, O_TID, O_TIME_RANGE, O_DEPTH, O_MIN_PERCENT,
+	O_FORMAT = 256, O_SORT, O_LIMIT, O_THREADS, O_PER_LOCK, O_TID, O_SEL_PID, O_COMM, O_PROCESSES, O_TIME_RANGE, O_DEPTH, O_MIN_PERCENT,
 	O_TRACE, O_LOCKS, O_LOSSY, O_MIN_TIME, O_DOMAIN, O_BUFFER, O_MAX_MEMORY, O_KEEP_LAST, O_COMPRESS, O_NO_FOLLOW, O_DURATION,
-	O_INTERACTIVE, O_PENDING, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_HW_BREAKPOINTS, O_TARGET_RAM, O_TARGET_CLOCK, O_ENGINE, O_STACK_COPY, O_STACK_UNWIND, O_MODULE, O_NO_PATCH, O_EVERY, O_COUNT, O_HELP,
+	O_INTERACTIVE, O_PENDING, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_HW_BREAKPOINTS, O_TARGET_RAM, O_TARGET_CLOCK, O_ENGINE, O_STACK_COPY, O_STACK_UNWIND, O_MODULE, O_EXEC, O_NO_PATCH, O_EVERY, O_COUNT, O_HELP,
 };
 
 static const struct cli_option options[] = {
@@ -34,6 +34,12 @@ static const struct cli_option options[] = {
 	  "one section per thread" },
 	{ "tid", O_TID, required_argument, CMD_REPORT | CMD_TREE | CMD_EXPORT | CMD_REPLAY | CMD_FLAME | CMD_CALLERS | CMD_LOCKS,
 	  "TID", "only this thread" },
+	{ "pid", O_SEL_PID, required_argument, CMD_REPORT | CMD_TREE | CMD_EXPORT | CMD_FLAME | CMD_CALLERS | CMD_DIFF,
+	  "PID", "only the processes of this pid (its image before and after each exec; see 'sonde info')" },
+	{ "comm", O_COMM, required_argument, CMD_REPORT | CMD_TREE | CMD_EXPORT | CMD_FLAME | CMD_CALLERS | CMD_DIFF,
+	  "NAME", "only the processes running this program (a glob against the executable's file name or path)" },
+	{ "processes", O_PROCESSES, no_argument, CMD_REPORT, NULL,
+	  "one section per process (each image of a pid, before and after an exec, its own)" },
 	{ "time-range", O_TIME_RANGE, required_argument, CMD_EXPORT | CMD_REPLAY | CMD_FLAME, "A,B",
 	  "only events between A and B seconds from the start" },
 	{ "depth", O_DEPTH, required_argument, CMD_TREE | CMD_RECORD, "N",
@@ -63,6 +69,8 @@ static const struct cli_option options[] = {
 	  "end the recording when the program exits, leaving the processes it started running" },
 	{ "module", O_MODULE, required_argument, CMD_RECORD, "GLOB",
 	  "also patch the functions of the shared libraries whose path or file name matches GLOB (repeatable)" },
+	{ "exec", O_EXEC, required_argument, CMD_RECORD, "GLOB",
+	  "patch only the programs of the tree (the launched one and those it execs) whose path or file name matches GLOB (repeatable)" },
 	{ "no-patch", O_NO_PATCH, no_argument, CMD_RECORD, NULL,
 	  "record only code built with sonde-cc (do not patch the functions of other modules)" },
 	{ "compress", O_COMPRESS, required_argument, CMD_RECORD, "zstd|none",
@@ -264,6 +272,13 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 		case O_THREADS: o->threads = 1; break;
 		case O_PER_LOCK: o->per_lock = 1; break;
 		case O_TID: o->tid = (int)parse_int("tid", optarg, 1, 1 << 30); break;
+		case O_PROCESSES: o->processes = 1; break;
+		case O_SEL_PID: o->sel_pid = (int)parse_int("pid", optarg, 1, 1 << 30); break;
+		case O_COMM:
+			if (!*optarg)
+				cli_die(EXIT_USAGE, "--comm needs a program name");
+			o->sel_comm = optarg;
+			break;
 		case O_TIME_RANGE: {
 			char *end;
 			o->time_from = strtod(optarg, &end);
@@ -320,6 +335,11 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 			if (o->nmodules == CLI_MAX_LIST)
 				cli_die(EXIT_USAGE, "too many --module globs (at most %d)", CLI_MAX_LIST);
 			o->modules[o->nmodules++] = optarg;
+			break;
+		case O_EXEC:
+			if (o->nexecs == CLI_MAX_LIST)
+				cli_die(EXIT_USAGE, "too many --exec globs (at most %d)", CLI_MAX_LIST);
+			o->execs[o->nexecs++] = optarg;
 			break;
 		case O_NO_PATCH: o->no_patch = 1; break;
 		case O_COMPRESS:

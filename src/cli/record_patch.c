@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "attach/agent.h"
 #include "cli/cli.h"
@@ -13,7 +14,7 @@
 int record_patch_serve(void *arg)
 {
 	struct record_patch *p = arg;
-	if (!p->s || (!p->set.n && !p->set.nglobs))
+	if (!p->s || (!p->set.n && !p->set.nglobs && !p->set.exec_follow))
 		return 0;
 	return instr_serve(p->s->hdr, p->s->size, &p->set);
 }
@@ -24,30 +25,47 @@ int record_patch_plan(const struct cli_opts *o, const char *prog_path, struct se
 	memset(p, 0, sizeof *p);
 	p->s = s;
 	if (o->no_patch) {
-		if (o->nmodules) {
-			snprintf(err, n, "--module patches libraries: it cannot go with --no-patch");
+		if (o->nmodules || o->nexecs) {
+			snprintf(err, n, "--%s patches functions: it cannot go with --no-patch", o->nmodules ? "module" : "exec");
 			return -1;
 		}
 		return 0;
 	}
+	if (o->nexecs && o->pid > 0) {
+		snprintf(err, n, "--exec chooses among the programs a launched tree execs: it cannot go with -p");
+		return -1;
+	}
 	p->set.globs = o->modules;
 	p->set.nglobs = o->nmodules;
 	p->set.live = o->pid > 0; /* record -p: the regions built now are for a running program */
+	/* A launched tree: the programs exec'd in it are planned when they ask
+	 * (record --exec: only those matching; the launched program too). */
+	p->set.exec_follow = o->pid <= 0;
+	p->set.exec_globs = o->execs;
+	p->set.nexec_globs = o->nexecs;
 	char why[600];
-	int rc = instr_plan(prog_path, &p->set.plans[0], why, sizeof why);
-	if (rc < 0 && (o->pid <= 0 || agent_target_alive(o->pid)))
-		cli_warn("%s", why); /* (an attached process gone already: the attach says so, in one line) */
-	else if (rc == 0)
-		p->set.n = 1;
-	/* rc > 0: built with sonde-cc, its sleds are the way */
-	if (!p->set.n && !p->set.nglobs)
+	int rc = 1;
+	if (o->pid > 0 || !o->nexecs || instr_glob_match(o->execs, o->nexecs, prog_path)) {
+		rc = instr_plan(prog_path, &p->set.plans[0], why, sizeof why);
+		if (rc < 0 && (o->pid <= 0 || agent_target_alive(o->pid)))
+			cli_warn("%s", why); /* (an attached process gone already: the attach says so, in one line) */
+		else if (rc == 0)
+			p->set.n = 1;
+	}
+	/* rc > 0: built with sonde-cc, its sleds are the way (or left out by
+	 * --exec): its images exec'd again ask nothing */
+	struct stat st;
+	if (rc != 0 && p->set.exec_follow && stat(prog_path, &st) == 0)
+		instr_skip(s->hdr, s->size, &p->set, prog_path, (uint64_t)st.st_dev, (uint64_t)st.st_ino,
+		           rc > 0 ? (o->nexecs ? "built with sonde-cc, or not matched by --exec" : "built with sonde-cc") : why);
+	if (!p->set.n && !p->set.nglobs && !p->set.exec_follow)
 		return 0;
 	return instr_publish(s->hdr, s->size, &p->set, err, n);
 }
 
 void record_patch_serve_in(struct record_patch *p, struct launched *l)
 {
-	if (!p->set.n && !p->set.nglobs)
+	if (!p->set.n && !p->set.nglobs && !p->set.exec_follow)
 		return;
 	l->serve = record_patch_serve;
 	l->serve_arg = p;

@@ -280,7 +280,8 @@ int cmd_replay(struct cli_opts *o)
 		printf("# %10s %10s [%7s] | %s\n", "TIME(ms)", "DURATION", "TID", "FUNCTION");
 	}
 	struct tr_filter f;
-	tr_filter_init(&f, l.r, o->tid, o->has_time_range, o->time_from, o->time_to);
+	struct rd_select sel = { o->tid, 0, NULL };
+	tr_filter_init(&f, l.r, &sel, o->has_time_range, o->time_from, o->time_to);
 	/* The table has everything in one pass; the JSON has the calls first. */
 	const struct rd_event_ops ops = { .call = on_begin, .ret = on_end, .lock = json ? NULL : on_lock,
 	                                   .probe = json ? NULL : on_probe };

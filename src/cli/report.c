@@ -69,17 +69,122 @@ static void row_table(const struct fn_info *f, uint64_t calls, double ex, double
 	       fmt_ns(calls ? in / (double)calls : 0, c, sizeof c), namew, namew, f->name, fn_where(f, where, sizeof where));
 }
 
-static void emit_json(struct json *j, struct loaded *l, const struct profile *p, int limit)
+/* Which processes called each function: (function, process) pairs sorted
+ * by function, from one profile per process image of the selected threads. */
+struct fn_proc {
+	uint32_t fn;
+	int proc; /* index into r->procs */
+};
+
+static int cmp_fn_proc(const void *a, const void *b)
+{
+	const struct fn_proc *x = a, *y = b;
+	return x->fn != y->fn ? (x->fn < y->fn ? -1 : 1) : x->proc - y->proc;
+}
+
+static struct fn_proc *fn_procs(struct loaded *l, const struct rd_select *sel, const struct profile *whole, size_t *np)
+{
+	struct fn_proc *v = NULL;
+	size_t n = 0, cap = 0;
+	if (l->r->nprocs == 1) { /* one process: the whole profile is its (no second pass) */
+		v = malloc(((size_t)whole->nfn + 1) * sizeof *v);
+		if (!v)
+			cli_die(EXIT_DATA, "out of memory");
+		for (uint32_t f = 0; f < whole->nfn; f++)
+			if (whole->fn[f].calls)
+				v[n++] = (struct fn_proc){ f, 0 };
+		*np = n;
+		return v;
+	}
+	for (int i = 0; i < l->r->nprocs; i++) {
+		struct profile pp;
+		profile_init(&pp, &l->ft);
+		for (int k = 0; k < l->r->nthreads; k++) {
+			const struct rd_thread *t = &l->r->threads[k];
+			if (t->nodes && t->r.proc == l->r->procs[i].index && rd_thread_selected(l->r, sel, t))
+				profile_add_thread(&pp, l->r, &l->ft, t);
+		}
+		for (uint32_t f = 0; f < pp.nfn; f++) {
+			if (!pp.fn[f].calls)
+				continue;
+			if (n == cap) {
+				cap = cap ? 2 * cap : 1024;
+				struct fn_proc *w = realloc(v, cap * sizeof *v);
+				if (!w)
+					cli_die(EXIT_DATA, "out of memory");
+				v = w;
+			}
+			v[n++] = (struct fn_proc){ f, i };
+		}
+		profile_free(&pp);
+	}
+	if (n)
+		qsort(v, n, sizeof *v, cmp_fn_proc);
+	*np = n;
+	return v;
+}
+
+/* The function's processes (their count) and programs (distinct), from fp. */
+static void procs_json(struct json *j, const struct recording *r, const struct fn_proc *fp, size_t n, uint32_t fn)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (fp[mid].fn < fn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t e = lo;
+	while (e < n && fp[e].fn == fn)
+		e++;
+	json_uint(j, "processes", e - lo);
+	json_arr_begin(j, "programs");
+	for (size_t k = lo; k < e; k++) {
+		const struct rec_process *p = &r->procs[fp[k].proc];
+		int seen = 0;
+		for (size_t q = lo; q < k && !seen; q++)
+			seen = !strncmp(r->procs[fp[q].proc].exe, p->exe, sizeof p->exe);
+		if (!seen) {
+			char exe[sizeof p->exe];
+			memcpy(exe, p->exe, sizeof exe);
+			exe[sizeof exe - 1] = 0;
+			json_str(j, NULL, exe);
+		}
+	}
+	json_arr_end(j);
+}
+
+/* fp (NULL: none): the whole report's functions also say their processes and programs. */
+static void emit_json_with(struct json *j, struct loaded *l, const struct profile *p, int limit,
+                           const struct fn_proc *fp, size_t nfp)
 {
 	uint32_t *idx, n = sorted(p, &l->ft, &idx);
 	json_double(j, "total_ns", rd_ns(l->r, p->total));
 	json_arr_begin(j, "functions");
 	for (uint32_t k = 0; k < n && (!limit || k < (uint32_t)limit); k++) {
 		const struct fn_metrics *m = &p->fn[idx[k]];
-		row_json(j, &l->ft.fns[idx[k]], m->calls, rd_ns(l->r, m->excl), rd_ns(l->r, m->incl));
+		const struct fn_info *f = &l->ft.fns[idx[k]];
+		if (!fp) {
+			row_json(j, f, m->calls, rd_ns(l->r, m->excl), rd_ns(l->r, m->incl));
+			continue;
+		}
+		json_obj_begin(j, NULL);
+		json_str(j, "name", f->name);
+		json_fn_identity(j, f);
+		json_uint(j, "calls", m->calls);
+		json_int(j, "exclusive_ns", (int64_t)(rd_ns(l->r, m->excl) + 0.5));
+		json_int(j, "inclusive_ns", (int64_t)(rd_ns(l->r, m->incl) + 0.5));
+		procs_json(j, l->r, fp, nfp, idx[k]);
+		json_obj_end(j);
 	}
 	json_arr_end(j);
 	free(idx);
+}
+
+static void emit_json(struct json *j, struct loaded *l, const struct profile *p, int limit)
+{
+	emit_json_with(j, l, p, limit, NULL, 0);
 }
 
 static void emit_table(struct loaded *l, const struct profile *p, int limit)
@@ -116,11 +221,53 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p ? p : "";
 }
 
+/* --processes: one section per process image (slot) with selected threads
+ * that have a profile: its pid, parent and program, then its functions. */
+static void emit_processes(const struct cli_opts *o, struct json *j, struct loaded *l,
+                           const struct rd_select *sel)
+{
+	if (j)
+		json_arr_begin(j, "processes");
+	for (int i = 0; i < l->r->nprocs; i++) {
+		const struct rec_process *pr = &l->r->procs[i];
+		struct profile pp;
+		profile_init(&pp, &l->ft);
+		int any = 0;
+		for (int k = 0; k < l->r->nthreads; k++) {
+			const struct rd_thread *t = &l->r->threads[k];
+			if (!t->nodes || t->r.proc != pr->index || !rd_thread_selected(l->r, sel, t))
+				continue;
+			profile_add_thread(&pp, l->r, &l->ft, t);
+			any = 1;
+		}
+		if (any) {
+			char exe[sizeof pr->exe];
+			memcpy(exe, pr->exe, sizeof exe);
+			exe[sizeof exe - 1] = 0;
+			if (j) {
+				json_obj_begin(j, NULL);
+				json_int(j, "pid", pr->pid);
+				json_int(j, "ppid", pr->ppid);
+				json_uint(j, "exec_seq", pr->exec_seq);
+				json_str(j, "program", exe);
+				emit_json(j, l, &pp, o->limit);
+				json_obj_end(j);
+			} else {
+				printf("\n== process %d (%s) ==\n", pr->pid, exe);
+				emit_table(l, &pp, o->limit);
+			}
+		}
+		profile_free(&pp);
+	}
+	if (j)
+		json_arr_end(j);
+}
+
 /* `sonde report -i A -i B ...`: the recordings of one program added up. */
 static int report_sum(struct cli_opts *o, int json)
 {
-	if (o->threads || o->tid)
-		cli_die(EXIT_USAGE, "--threads and --tid read one recording (thread ids differ between runs)");
+	if (o->threads || o->processes || o->tid || o->sel_pid)
+		cli_die(EXIT_USAGE, "--threads, --processes, --tid and --pid read one recording (thread and process ids differ between runs)");
 	int n = o->ninputs;
 	struct fn_input *in = calloc((size_t)n, sizeof *in);
 	struct fn_rows rows = { 0 };
@@ -200,11 +347,15 @@ int cmd_report(struct cli_opts *o)
 	struct loaded l;
 	struct profile p;
 	load_profile(o, &l, &p);
+	struct rd_select sel = load_select(o);
 	struct json j;
 	if (json) {
 		json_init(&j, stdout, 1);
 		json_obj_begin(&j, NULL);
-		emit_json(&j, &l, &p, o->limit);
+		size_t nfp = 0;
+		struct fn_proc *fp = fn_procs(&l, &sel, &p, &nfp);
+		emit_json_with(&j, &l, &p, o->limit, fp ? fp : (struct fn_proc[1]){ { 0, 0 } }, nfp);
+		free(fp);
 		json_uint(&j, "lost_events", rd_lost_total(l.r, 0));
 		json_uint(&j, "unnumbered_calls", rd_lost_total(l.r, 1) - rd_lost_total(l.r, 0));
 	} else {
@@ -218,7 +369,7 @@ int cmd_report(struct cli_opts *o)
 			json_arr_begin(&j, "threads");
 		for (int i = 0; i < l.r->nthreads; i++) {
 			const struct rd_thread *t = &l.r->threads[i];
-			if (!t->nodes || (o->tid && t->r.tid != o->tid))
+			if (!t->nodes || !rd_thread_selected(l.r, &sel, t))
 				continue;
 			struct profile tp;
 			profile_init(&tp, &l.ft);
@@ -238,6 +389,8 @@ int cmd_report(struct cli_opts *o)
 		if (json)
 			json_arr_end(&j);
 	}
+	if (o->processes)
+		emit_processes(o, json ? &j : NULL, &l, &sel);
 	if (json) {
 		json_obj_end(&j);
 		json_end(&j);

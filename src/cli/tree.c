@@ -87,6 +87,7 @@ int cmd_tree(struct cli_opts *o)
 	struct loaded l;
 	struct profile p;
 	load_profile(o, &l, &p);
+	struct rd_select sel = load_select(o);
 	struct json j;
 	struct tctx x;
 	memset(&x, 0, sizeof x);
@@ -100,7 +101,7 @@ int cmd_tree(struct cli_opts *o)
 	}
 	for (int i = 0; i < l.r->nthreads; i++) {
 		const struct rd_thread *t = &l.r->threads[i];
-		if (!t->nodes || (o->tid && t->r.tid != o->tid))
+		if (!t->nodes || !rd_thread_selected(l.r, &sel, t))
 			continue;
 		x.t = t;
 		uint64_t tt = 0;

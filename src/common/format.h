@@ -116,7 +116,11 @@ struct rec_process {
 	uint32_t pad;
 };
 static_assert(sizeof(struct rec_process) == 1072, "format");
-enum { REC_PROC_ENDED_BY_EXIT = 1, REC_PROC_KILLED = 2 };
+/* NO_RUNTIME_*: an image exec'd in the tree that could not load the runtime
+ * (statically linked; set-uid or set-gid: the loader ignores LD_PRELOAD):
+ * a process without functions. */
+enum { REC_PROC_ENDED_BY_EXIT = 1, REC_PROC_KILLED = 2, REC_PROC_NO_RUNTIME_STATIC = 4, REC_PROC_NO_RUNTIME_SETID = 8,
+       REC_PROC_EXECED = 16 /* the image was replaced by an exec: it ended at the next image's start */ };
 
 struct rec_thread {
 	uint32_t index;          /* thread slot */

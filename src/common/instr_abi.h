@@ -34,7 +34,8 @@
 #include <stdint.h>
 
 #define SONDE_INSTR_MAX_MODS 64u    /* planned modules */
-#define SONDE_INSTR_MAX_REQS 256u   /* requests over the recording (process images x modules) */
+#define SONDE_INSTR_MAX_REQS 2048u  /* requests over the recording (process images x modules) */
+#define SONDE_INSTR_MAX_SKIP 64u    /* executables sonde will not plan (sonde-cc builds, refused) */
 #define SONDE_INSTR_ORIG     15u    /* bytes a jmp may displace (whole instructions, >= 5) */
 #define SONDE_INSTR_NOSTUB   0xffffffffu
 #define SONDE_INSTR_WAIT_MS  10000  /* the runtime waits this long for sonde's answer */
@@ -118,6 +119,7 @@ enum sonde_instr_state {
 	SONDE_IR_GAVE_UP = 4,           /* the runtime stopped waiting: sonde must not answer */
 	SONDE_IR_PLAN = 5,              /* record --module: the runtime asks sonde to plan the object at path */
 	SONDE_IR_PLANNED = 6,           /* sonde planned it: mod is its index (then the runtime asks as above) */
+	SONDE_IR_PLAN_EXEC = 7,         /* as PLAN, for the executable of an image exec'd in the tree */
 };
 
 struct sonde_instr_req {
@@ -158,6 +160,18 @@ struct sonde_instr {
 	char globs[2048];               /* record --module: NUL-separated globs of the objects to plan on demand */
 	struct sonde_instr_mod mods[SONDE_INSTR_MAX_MODS];
 	struct sonde_instr_req reqs[SONDE_INSTR_MAX_REQS];
+	/* Programs exec'd in the recorded tree (launched record): the runtime of
+	 * a new image whose executable is neither planned nor in skip[] asks
+	 * sonde to plan it (SONDE_IR_PLAN_EXEC); sonde plans each object once per
+	 * recording (by device and inode) and adds the ones it will not plan
+	 * (sonde-cc builds, not ELF) to skip[], so that the next image of the
+	 * same program asks nothing. */
+	uint32_t exec_follow;           /* 1: exec'd images' executables are planned on demand */
+	uint32_t nexec_globs;           /* record --exec: only executables whose path or file name matches */
+	_Atomic uint32_t nskip;         /* skip[0..nskip) (sonde writes an entry, then nskip, release) */
+	uint32_t pad3;
+	struct { uint64_t dev, ino; } skip[SONDE_INSTR_MAX_SKIP];
+	char exec_globs[1024];          /* NUL-separated */
 };
 
 #endif

@@ -140,13 +140,15 @@ struct sonde_thread {
 };
 
 enum sonde_proc_state { SONDE_P_FREE = 0, SONDE_P_LIVE = 1, SONDE_P_EXITED = 2 };
+enum { SONDE_PLAIN_STATIC = 1, SONDE_PLAIN_SETID = 2 };
 
 struct sonde_proc {
 	_Atomic uint32_t state;
 	int32_t  pid, ppid;
 	int32_t  exit_status;     /* as passed to exit(), when known; -1 otherwise */
 	uint32_t exec_seq;        /* 0 for the first image of a pid, +1 per exec */
-	uint32_t pad;
+	uint32_t plain;           /* an image that did not load the runtime (rt/exec_env.c noted its exec):
+	                           * SONDE_PLAIN_STATIC, SONDE_PLAIN_SETID; 0 for one that runs it */
 	uint64_t start_tsc, end_tsc;  /* end_tsc: 0 if the process did not end through exit() */
 	char     exe[SONDE_PATH_MAX];
 	char     cmdline[SONDE_PATH_MAX]; /* NUL-separated, truncated */

@@ -15,11 +15,12 @@ static uint64_t to_ticks(double t)
 	return t >= 0x1p64 ? UINT64_MAX : t > 0 ? (uint64_t)t : 0;
 }
 
-void tr_filter_init(struct tr_filter *f, const struct recording *r, int tid, int has_range, double from_s,
-                    double to_s)
+void tr_filter_init(struct tr_filter *f, const struct recording *r, const struct rd_select *sel, int has_range,
+                    double from_s, double to_s)
 {
 	memset(f, 0, sizeof *f);
-	f->tid = tid;
+	if (sel)
+		f->sel = *sel;
 	double tpn = r->ticks_per_ns > 0 ? r->ticks_per_ns : 1.0;
 	if (has_range) {
 		f->has_range = 1;
@@ -367,7 +368,7 @@ int rd_each_event_with(const struct recording *r, const struct tr_filter *flt, c
 	for (int i = 0; i < nt; i++) {
 		if (r->threads[i].r.index < REC_MAX_THREADS)
 			by_slot[r->threads[i].r.index] = i;
-		ts[i].selected = !flt->tid || r->threads[i].r.tid == flt->tid;
+		ts[i].selected = rd_thread_selected(r, &flt->sel, &r->threads[i]);
 	}
 	int rc;
 	while ((rc = rd_events_next(&ev, err, errlen)) == 1) {

@@ -131,16 +131,16 @@ struct rd_event_ops {
 };
 
 struct tr_filter {
-	int tid;                 /* 0: all threads */
+	struct rd_select sel;    /* the threads (all zero: every thread) */
 	int has_range;
 	uint64_t from, to;       /* ticks, absolute */
 	uint64_t min_ticks;      /* 0: keep all */
 };
 
-/* Fill f from the command line's tid and time range (seconds from the
- * recording's start) and the recording's --min-time. */
-void tr_filter_init(struct tr_filter *f, const struct recording *r, int tid, int has_range, double from_s,
-                    double to_s);
+/* Fill f from the command line's threads (sel, NULL: every thread) and time
+ * range (seconds from the recording's start) and the recording's --min-time. */
+void tr_filter_init(struct tr_filter *f, const struct recording *r, const struct rd_select *sel, int has_range,
+                    double from_s, double to_s);
 
 struct tr_stats {
 	uint64_t chunks, bytes;  /* chunks and payload bytes read */

@@ -3,6 +3,7 @@
 #include "data/reader.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
@@ -532,6 +533,29 @@ struct rec_process *rd_proc(const struct recording *r, uint32_t slot)
 		if (r->procs[i].index == slot)
 			return &r->procs[i];
 	return NULL;
+}
+
+int rd_thread_selected(const struct recording *r, const struct rd_select *s, const struct rd_thread *t)
+{
+	if (!s)
+		return 1;
+	if (s->tid && t->r.tid != s->tid)
+		return 0;
+	if (!s->pid && !s->comm)
+		return 1;
+	const struct rec_process *p = rd_proc(r, t->r.proc);
+	if (!p || (s->pid && p->pid != s->pid))
+		return 0;
+	if (s->comm) {
+		char exe[sizeof p->exe];
+		memcpy(exe, p->exe, sizeof exe);
+		exe[sizeof exe - 1] = 0; /* the file's bytes: NUL-ended here */
+		const char *base = strrchr(exe, '/');
+		base = base ? base + 1 : exe;
+		if (fnmatch(s->comm, base, 0) != 0 && fnmatch(s->comm, exe, 0) != 0)
+			return 0;
+	}
+	return 1;
 }
 
 uint64_t rd_lost_total(const struct recording *r, int include_unnumbered)

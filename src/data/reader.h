@@ -76,6 +76,20 @@ static inline int rd_func_valid(const struct recording *r, uint32_t func)
 	return mod < r->nmodule_slots && r->modules[mod] && (num < r->modules[mod]->r.nfuncs || num == SONDE_UNNUMBERED);
 }
 struct rec_process *rd_proc(const struct recording *r, uint32_t slot);
+/* A subset of a recording's threads, as the readers' --tid, --pid and
+ * --comm give it (0 / NULL: any): a thread id; a process id (every image of
+ * that pid: the one that forked and what it exec'd); a program, a glob
+ * matched against the file name and the path of the process's executable. */
+struct rd_select {
+	int tid, pid;
+	const char *comm;
+};
+int rd_thread_selected(const struct recording *r, const struct rd_select *s, const struct rd_thread *t);
+/* Is anything selected beyond every thread? */
+static inline int rd_select_any(const struct rd_select *s)
+{
+	return s->tid || s->pid || s->comm;
+}
 uint64_t rd_lost_total(const struct recording *r, int include_unnumbered);
 
 /* Streaming access to events.sonde: one chunk at a time, bounded memory. */

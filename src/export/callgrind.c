@@ -33,7 +33,7 @@ static int write_callgrind(struct export_ctx *x)
 	struct profile p;
 	profile_init(&p, x->ft);
 	for (int i = 0; i < x->r->nthreads; i++)
-		if (!x->tid || x->r->threads[i].r.tid == x->tid)
+		if (rd_thread_selected(x->r, &x->sel, &x->r->threads[i]))
 			profile_add_thread(&p, x->r, x->ft, &x->r->threads[i]);
 	FILE *f = x->out;
 	fprintf(f, "# callgrind format\nversion: 1\ncreator: sonde\ncmd: %s\npositions: line\nevents: ns\n",

@@ -354,7 +354,7 @@ static int write_chrome(struct export_ctx *x)
 	}
 	for (int i = 0; i < r->nthreads; i++) {
 		const struct rd_thread *t = &r->threads[i];
-		if (x->tid && t->r.tid != x->tid)
+		if (!rd_thread_selected(r, &x->sel, t))
 			continue;
 		sep(&c);
 		fprintf(c.f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRId64 ",\"tid\":%d,\"args\":{\"name\":",
@@ -367,7 +367,7 @@ static int write_chrome(struct export_ctx *x)
 		        pid_of(r, t), t->r.tid, i * (int)SORT_STEP);
 	}
 	struct tr_filter f;
-	tr_filter_init(&f, r, x->tid, x->has_range, x->from_s, x->to_s);
+	tr_filter_init(&f, r, &x->sel, x->has_range, x->from_s, x->to_s);
 	static const struct lks_ops lops = { on_lane, on_lock_slice };
 	c.lks = lks_open(r, &f, &lops, &c);
 	const struct rd_event_ops ops = { .ret = on_end, .lock = c.lks ? on_lock : NULL, .probe = on_probe,

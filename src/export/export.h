@@ -13,7 +13,7 @@ struct export_ctx {
 	const struct recording *r;
 	const struct fn_table *ft;
 	FILE *out;
-	int tid;                   /* 0: all threads */
+	struct rd_select sel;      /* the threads exported (all zero: every thread) */
 	int has_range;
 	double from_s, to_s;       /* --time-range, seconds from the start */
 	char err[1024];            /* message when write() fails */

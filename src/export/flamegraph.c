@@ -206,7 +206,8 @@ static const char *fg_script =
 	"})();\n"
 	"]]></script>\n";
 
-int flame_svg_write(FILE *out, const struct recording *r, const struct fn_table *ft, int tid, const char *title)
+int flame_svg_write(FILE *out, const struct recording *r, const struct fn_table *ft, const struct rd_select *sel,
+                    const char *title)
 {
 	struct ftree t = { calloc(256, sizeof(struct fnode)), 1, 256, NULL, 0 };
 	uint32_t *map = NULL;
@@ -214,7 +215,7 @@ int flame_svg_write(FILE *out, const struct recording *r, const struct fn_table 
 		return -1;
 	for (int i = 0; i < r->nthreads; i++) {
 		const struct rd_thread *th = &r->threads[i];
-		if (!th->nodes || (tid && th->r.tid != tid))
+		if (!th->nodes || !rd_thread_selected(r, sel, th))
 			continue;
 		uint32_t *nm = realloc(map, sizeof *map * ((size_t)th->nnodes + 1));
 		if (!nm)

@@ -9,8 +9,9 @@
 #include "analysis/functions.h"
 #include "data/reader.h"
 
-/* Merge the CCTs of the selected threads (tid 0: all) and write the SVG.
+/* Merge the CCTs of the selected threads (sel NULL: all) and write the SVG.
  * Returns the number of frames drawn, -1 on a write error. */
-int flame_svg_write(FILE *out, const struct recording *r, const struct fn_table *ft, int tid, const char *title);
+int flame_svg_write(FILE *out, const struct recording *r, const struct fn_table *ft, const struct rd_select *sel,
+                    const char *title);
 
 #endif

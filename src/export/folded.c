@@ -10,7 +10,7 @@ static int write_folded(struct export_ctx *x)
 {
 	for (int i = 0; i < x->r->nthreads; i++) {
 		const struct rd_thread *t = &x->r->threads[i];
-		if (!t->nodes || (x->tid && t->r.tid != x->tid))
+		if (!t->nodes || !rd_thread_selected(x->r, &x->sel, t))
 			continue;
 		for (uint32_t v = 1; v < t->nnodes; v++) {
 			uint64_t kids = 0;

@@ -592,7 +592,7 @@ static int write_perfetto(struct export_ctx *x)
 	for (int i = 0; i < r->nthreads; i++) {
 		const struct rd_thread *t = &r->threads[i];
 		f.thread_uuid[i] = 1 + (uint64_t)t->r.index;
-		if (x->tid && t->r.tid != x->tid)
+		if (!rd_thread_selected(r, &x->sel, t))
 			continue;
 		const struct rec_process *p = rd_proc(r, t->r.proc);
 		pb_uint(b, PKT_SEQ_ID, SEQ_GLOBAL);
@@ -616,7 +616,7 @@ static int write_perfetto(struct export_ctx *x)
 		flush_packet(&f);
 	}
 	struct tr_filter flt;
-	tr_filter_init(&flt, r, x->tid, x->has_range, x->from_s, x->to_s);
+	tr_filter_init(&flt, r, &x->sel, x->has_range, x->from_s, x->to_s);
 	static const struct lks_ops lops = { on_lane, on_lock_slice };
 	f.lks = lks_open(r, &flt, &lops, &f);
 	struct tr_stats st;

@@ -427,7 +427,7 @@ static int write_pprof(struct export_ctx *x)
 	}
 	p->zok = 1;
 	if ((x->r->mode & SONDE_MODE_LOCK_EVENTS) && x->r->has_events) {
-		if (lock_cct_build(x->r, x->tid, &lk, x->err, sizeof x->err) != 0) {
+		if (lock_cct_build(x->r, x->sel.tid, &lk, x->err, sizeof x->err) != 0) {
 			lock_cct_free(&lk);
 			deflateEnd(&p->z);
 			goto out;
@@ -444,7 +444,7 @@ static int write_pprof(struct export_ctx *x)
 	header(p);
 	for (int i = 0; i < x->r->nthreads; i++) {
 		const struct rd_thread *t = &x->r->threads[i];
-		if ((!t->nodes && !p->lk) || (x->tid && t->r.tid != x->tid))
+		if ((!t->nodes && !p->lk) || !rd_thread_selected(x->r, &x->sel, t))
 			continue;
 		if (thread_samples(p, i)) {
 			p->b.oom = 1;

@@ -75,6 +75,16 @@ struct instr_set {
 	const char *const *globs;
 	int nglobs;
 	int live;                     /* the program runs (record -p): regions built before are for that */
+	/* Programs exec'd in the recorded tree: their executables planned when
+	 * their image asks (once per object), only those matching exec_globs
+	 * when there are any (record --exec) */
+	int exec_follow;
+	const char *const *exec_globs;
+	int nexec_globs;
+	struct { uint64_t dev, ino; } skip[SONDE_INSTR_MAX_SKIP]; /* refused (told to the runtime) */
+	size_t nskip;
+	/* why each refused executable is not planned, for sonde info */
+	struct instr_refused { char path[512]; char why[160]; } refused[SONDE_INSTR_MAX_SKIP];
 };
 
 /* Publish the plans and globs in the session (before the program starts): 0,
@@ -83,5 +93,12 @@ int instr_publish(struct sonde_session_hdr *h, uint64_t size, const struct instr
 /* Answer the requests waiting in the session (planning the libraries asked
  * for): how many were answered. */
 int instr_serve(struct sonde_session_hdr *h, uint64_t size, struct instr_set *set);
+/* Does path (or its file name) match one of globs[0..n)? */
+int instr_glob_match(const char *const *globs, int n, const char *path);
+/* Tell the runtime never to ask for the executable (dev, ino) (a sonde-cc
+ * build, or one that cannot be planned: why); path and why kept for sonde
+ * info.  After instr_publish. */
+void instr_skip(struct sonde_session_hdr *h, uint64_t size, struct instr_set *set, const char *path, uint64_t dev,
+                uint64_t ino, const char *why);
 
 #endif

@@ -119,6 +119,23 @@ int instr_publish(struct sonde_session_hdr *h, uint64_t size, const struct instr
 		used += l;
 	}
 	in->nglobs = (uint32_t)set->nglobs;
+	used = 0;
+	for (int g = 0; g < set->nexec_globs; g++) {
+		size_t l = strlen(set->exec_globs[g]) + 1;
+		if (used + l >= sizeof in->exec_globs) {
+			snprintf(err, errn, "the --exec globs are too long (%zu bytes at most)", sizeof in->exec_globs - 1);
+			return -1;
+		}
+		memcpy(in->exec_globs + used, set->exec_globs[g], l);
+		used += l;
+	}
+	in->nexec_globs = (uint32_t)set->nexec_globs;
+	in->exec_follow = (uint32_t)set->exec_follow;
+	for (size_t k = 0; k < set->nskip; k++) {
+		in->skip[k].dev = set->skip[k].dev;
+		in->skip[k].ino = set->skip[k].ino;
+	}
+	atomic_store_explicit(&in->nskip, (uint32_t)set->nskip, memory_order_relaxed);
 	in->nmods = (uint32_t)n;
 	h->instr_off = off;
 	return 0;
@@ -133,29 +150,65 @@ static void answer(struct sonde_instr_req *r, uint32_t state)
 	syscall(SYS_futex, &r->state, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
-/* Does path (or its file name) match a glob of set? */
-static int glob_ok(const struct instr_set *set, const char *path)
+int instr_glob_match(const char *const *globs, int n, const char *path)
 {
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
-	for (int g = 0; g < set->nglobs; g++)
-		if (!fnmatch(set->globs[g], path, 0) || !fnmatch(set->globs[g], base, 0))
+	for (int g = 0; g < n; g++)
+		if (!fnmatch(globs[g], path, 0) || !fnmatch(globs[g], base, 0))
 			return 1;
 	return 0;
 }
 
+/* Does path (or its file name) match a glob of set? */
+static int glob_ok(const struct instr_set *set, const char *path)
+{
+	return instr_glob_match(set->globs, set->nglobs, path);
+}
+
+static struct sonde_instr *instr_of(struct sonde_session_hdr *h, uint64_t size)
+{
+	if (!h->instr_off || !sess_inside(size, h->instr_off, sizeof(struct sonde_instr)))
+		return NULL;
+	return sess_ptr(h, h->instr_off);
+}
+
+void instr_skip(struct sonde_session_hdr *h, uint64_t size, struct instr_set *set, const char *path, uint64_t dev,
+                uint64_t ino, const char *why)
+{
+	struct sonde_instr *in = instr_of(h, size);
+	for (size_t k = 0; k < set->nskip; k++)
+		if (set->skip[k].dev == dev && set->skip[k].ino == ino)
+			return;
+	if (set->nskip == SONDE_INSTR_MAX_SKIP)
+		return; /* the runtime asks again, and is answered the same */
+	size_t k = set->nskip++;
+	set->skip[k].dev = dev;
+	set->skip[k].ino = ino;
+	snprintf(set->refused[k].path, sizeof set->refused[k].path, "%s", path);
+	snprintf(set->refused[k].why, sizeof set->refused[k].why, "%s", why);
+	if (in) {
+		in->skip[k].dev = dev;
+		in->skip[k].ino = ino;
+		atomic_store_explicit(&in->nskip, (uint32_t)set->nskip, memory_order_release);
+	}
+}
+
 /* A library the program found (its path matched a --module glob): planned
  * now, or found among the plans. */
-static void serve_plan(struct sonde_session_hdr *h, struct sonde_instr *in, struct sonde_instr_req *r,
-                       struct instr_set *set)
+static void serve_plan(struct sonde_session_hdr *h, uint64_t size, struct sonde_instr *in, struct sonde_instr_req *r,
+                       struct instr_set *set, int exec)
 {
 	char path[sizeof r->path];
 	memcpy(path, r->path, sizeof path);
 	path[sizeof path - 1] = 0;
 	uint64_t dev = r->dev, ino = r->ino;
 	struct stat st;
-	if (!glob_ok(set, path) || stat(path, &st) != 0 || (uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino) {
-		snprintf(r->msg, sizeof r->msg, "not a library given with --module");
+	uint32_t asked = exec ? SONDE_IR_PLAN_EXEC : SONDE_IR_PLAN;
+	int ok = exec ? set->exec_follow && (!set->nexec_globs || instr_glob_match(set->exec_globs, set->nexec_globs, path))
+	              : glob_ok(set, path);
+	if (!ok || stat(path, &st) != 0 || (uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino) {
+		snprintf(r->msg, sizeof r->msg, exec ? "not a program sonde follows" : "not a library given with --module");
 		answer(r, SONDE_IR_FAILED);
 		return;
 	}
@@ -173,6 +226,8 @@ static void serve_plan(struct sonde_session_hdr *h, struct sonde_instr *in, stru
 		int rc = instr_plan(path, &set->plans[i], err, sizeof err);
 		if (rc != 0) { /* a sonde-cc build (its sleds are the way), or not ELF */
 			snprintf(r->msg, sizeof r->msg, "%.150s", rc > 0 ? "built with sonde-cc" : err);
+			if (exec) /* the next image of this program asks nothing */
+				instr_skip(h, size, set, path, dev, ino, r->msg);
 			answer(r, SONDE_IR_FAILED);
 			return;
 		}
@@ -186,7 +241,7 @@ static void serve_plan(struct sonde_session_hdr *h, struct sonde_instr *in, stru
 		atomic_store_explicit((_Atomic uint32_t *)&in->nmods, (uint32_t)set->n, memory_order_release);
 	}
 	r->mod = (uint32_t)i;
-	uint32_t want = SONDE_IR_PLAN;
+	uint32_t want = asked;
 	if (atomic_compare_exchange_strong(&r->state, &want, SONDE_IR_PLANNED))
 		syscall(SYS_futex, &r->state, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
@@ -258,8 +313,8 @@ int instr_serve(struct sonde_session_hdr *h, uint64_t size, struct instr_set *se
 	for (uint32_t i = 0; i < nr; i++) {
 		struct sonde_instr_req *r = &in->reqs[i];
 		uint32_t st = atomic_load_explicit(&r->state, memory_order_acquire);
-		if (st == SONDE_IR_PLAN)
-			serve_plan(h, in, r, set);
+		if (st == SONDE_IR_PLAN || st == SONDE_IR_PLAN_EXEC)
+			serve_plan(h, size, in, r, set, st == SONDE_IR_PLAN_EXEC);
 		else if (st == SONDE_IR_ASKED)
 			serve_one(h, size, r, set->plans, set->n);
 		else

@@ -80,6 +80,10 @@ void conv_process(struct rec_process *r, const struct sonde_proc *p, uint32_t in
 		r->flags |= REC_PROC_ENDED_BY_EXIT;
 	if (p->exit_status < 0 && p->exit_status != INT32_MIN)
 		r->flags |= REC_PROC_KILLED;
+	if (p->plain == SONDE_PLAIN_STATIC)
+		r->flags |= REC_PROC_NO_RUNTIME_STATIC;
+	else if (p->plain == SONDE_PLAIN_SETID)
+		r->flags |= REC_PROC_NO_RUNTIME_SETID;
 	r->start_tsc = p->start_tsc;
 	r->end_tsc = p->end_tsc ? p->end_tsc : end_fallback;
 	copy_str(r->exe, p->exe, sizeof r->exe);

@@ -83,7 +83,21 @@ int write_profile(struct session *s, struct recorder *rec, const struct launched
 	uint32_t nprocs = sess_nprocs(h);
 	for (uint32_t i = 0; i < nprocs; i++) {
 		struct rec_process r;
+		if (atomic_load(&h->procs[i].state) == SONDE_P_FREE)
+			continue; /* a slot given back (an exec noted before it failed, rt/exec_env.c) */
 		conv_process(&r, &h->procs[i], i, l->end_tsc);
+		/* an image replaced by an exec ends where the next image of its pid starts */
+		for (uint32_t k = i + 1; k < nprocs; k++) {
+			const struct sonde_proc *q = &h->procs[k];
+			if (q->pid == h->procs[i].pid && q->exec_seq == h->procs[i].exec_seq + 1 &&
+			    atomic_load(&q->state) != SONDE_P_FREE) {
+				r.flags |= REC_PROC_EXECED;
+				if (!h->procs[i].end_tsc && q->start_tsc >= r.start_tsc)
+					r.end_tsc = q->start_tsc;
+				r.exit_status = INT32_MIN; /* the pid's exit is the last image's */
+				break;
+			}
+		}
 		writer_put(w, REC_PROCESS, &r, sizeof r, NULL, 0);
 	}
 

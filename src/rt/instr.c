@@ -197,7 +197,7 @@ struct pmod {
 	uint32_t n;
 	uint64_t bias, region, rsize;
 };
-#define PMOD_MAX SONDE_INSTR_MAX_REQS
+#define PMOD_MAX 256u /* modules patched in one process image */
 static struct pmod pmods[PMOD_MAX];
 static _Atomic int npmods;
 static int pmod_open = -1; /* the one being patched */
@@ -610,13 +610,14 @@ undo:
 	munmap(m, sizeof *m);
 }
 
-/* Does path (or its file name) match a --module glob? */
-static int glob_match(const struct sonde_instr *in, const char *path)
+/* Does path (or its file name) match one of the n NUL-separated globs of
+ * globs[0..cap)?  (sonde wrote them: bounded by cap.) */
+static int globs_match(const char *globs, size_t cap, uint32_t n, const char *path)
 {
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
-	const char *g = in->globs, *end = in->globs + sizeof in->globs;
-	for (uint32_t k = 0; k < in->nglobs && g < end && *g; k++) {
+	const char *g = globs, *end = globs + cap;
+	for (uint32_t k = 0; k < n && g < end && *g; k++) {
 		if (!memchr(g, 0, (size_t)(end - g)))
 			return 0;
 		if (fnmatch(g, path, 0) == 0 || fnmatch(g, base, 0) == 0)
@@ -624,6 +625,12 @@ static int glob_match(const struct sonde_instr *in, const char *path)
 		g += strlen(g) + 1;
 	}
 	return 0;
+}
+
+/* Does path (or its file name) match a --module glob? */
+static int glob_match(const struct sonde_instr *in, const char *path)
+{
+	return globs_match(in->globs, sizeof in->globs, in->nglobs, path);
 }
 
 struct scan {
@@ -686,6 +693,57 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/* Ask sonde to plan the object at path (state: SONDE_IR_PLAN for a library
+ * of --module, SONDE_IR_PLAN_EXEC for an exec'd image's executable), wait,
+ * and patch it as planned. */
+static void ask_plan(struct sonde_instr *in, struct dl_phdr_info *info, const char *path, const struct stat *st,
+                     uint32_t state)
+{
+	uint32_t ri;
+	struct sonde_instr_req *r = new_req(in, &ri);
+	size_t n = strlen(path);
+	if (!r || n >= sizeof r->path)
+		return;
+	memcpy(r->path, path, n + 1);
+	r->dev = (uint64_t)st->st_dev;
+	r->ino = (uint64_t)st->st_ino;
+	atomic_store_explicit(&r->state, state, memory_order_release);
+	atomic_fetch_add_explicit(&in->asked, 1, memory_order_release);
+	uint32_t got = await(r, state);
+	if (got != SONDE_IR_PLANNED) {
+		if (state == SONDE_IR_PLAN)
+			rt_log("sonde did not plan a library given with --module; it is not recorded");
+		else if (got == SONDE_IR_GAVE_UP)
+			rt_log("sonde did not plan an exec'd program in time; its functions are not recorded");
+		return; /* FAILED: a sonde-cc build (its sleds are the way) or not plannable: sonde says why */
+	}
+	uint32_t mi = r->mod;
+	uint32_t nm = atomic_load_explicit((_Atomic uint32_t *)&in->nmods, memory_order_acquire);
+	if (mi < nm && mi < SONDE_INSTR_MAX_MODS && in->mods[mi].dev == r->dev && in->mods[mi].ino == r->ino)
+		patch_module(in, mi, (uint64_t)info->dlpi_addr, r, ri);
+}
+
+/* The executable of this image, not planned: an image exec'd in the
+ * recorded tree.  Planned now when sonde follows execs, the program is not
+ * one sonde refused before, and it matches --exec. */
+static void plan_exec(struct sonde_instr *in, struct dl_phdr_info *info, const struct stat *st)
+{
+	if (!in->exec_follow)
+		return;
+	uint32_t ns = atomic_load_explicit(&in->nskip, memory_order_acquire);
+	for (uint32_t k = 0; k < ns && k < SONDE_INSTR_MAX_SKIP; k++)
+		if (in->skip[k].dev == (uint64_t)st->st_dev && in->skip[k].ino == (uint64_t)st->st_ino)
+			return;
+	char exe[512];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return;
+	exe[n] = 0;
+	if (in->nexec_globs && !globs_match(in->exec_globs, sizeof in->exec_globs, in->nexec_globs, exe))
+		return;
+	ask_plan(in, info, exe, st, SONDE_IR_PLAN_EXEC);
+}
+
 static void scan_one(struct scan *sc, struct dl_phdr_info *info, const char *path, const struct stat *stp, int first)
 {
 	struct stat st = *stp;
@@ -698,27 +756,12 @@ static void scan_one(struct scan *sc, struct dl_phdr_info *info, const char *pat
 			patch_module(in, i, (uint64_t)info->dlpi_addr, NULL, 0);
 			return;
 		}
-	if (first || !glob_match(in, path))
-		return;
-	/* record --module: sonde plans it now */
-	uint32_t ri;
-	struct sonde_instr_req *r = new_req(in, &ri);
-	size_t n = strlen(path);
-	if (!r || n >= sizeof r->path)
-		return;
-	memcpy(r->path, path, n + 1);
-	r->dev = (uint64_t)st.st_dev;
-	r->ino = (uint64_t)st.st_ino;
-	atomic_store_explicit(&r->state, SONDE_IR_PLAN, memory_order_release);
-	atomic_fetch_add_explicit(&in->asked, 1, memory_order_release);
-	if (await(r, SONDE_IR_PLAN) != SONDE_IR_PLANNED) {
-		rt_log("sonde did not plan a library given with --module; it is not recorded");
+	if (first) {
+		plan_exec(in, info, &st);
 		return;
 	}
-	uint32_t mi = r->mod;
-	nm = atomic_load_explicit((_Atomic uint32_t *)&in->nmods, memory_order_acquire);
-	if (mi < nm && mi < SONDE_INSTR_MAX_MODS && in->mods[mi].dev == r->dev && in->mods[mi].ino == r->ino)
-		patch_module(in, mi, (uint64_t)info->dlpi_addr, r, ri);
+	if (glob_match(in, path))
+		ask_plan(in, info, path, &st, SONDE_IR_PLAN); /* record --module: sonde plans it now */
 }
 
 /* After a dlopen of the program (got.c): the objects not seen yet. */

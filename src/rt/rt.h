@@ -422,6 +422,12 @@ RT_HIDDEN int rt_exec_wrappers(const struct rt_got_sym **out);
 RT_HIDDEN int rt_probes_exec_env(char *const *envp, char ***env, int fds[2]);
 RT_HIDDEN void rt_probes_exec_undo(char **env, int fds[2]);
 
+/* runtime.c, for exec_env.c: a process slot for the image an exec is about
+ * to start that will not load the runtime (why: "static" or "set-uid"): its
+ * slot, or -1; given back when the exec returned (it failed). */
+RT_HIDDEN int rt_note_plain_exec(const char *path, const char *why);
+RT_HIDDEN void rt_unnote_plain_exec(int slot);
+
 /* Signal-safe diagnostics (write(2) on a stack buffer). */
 RT_HIDDEN void rt_log(const char *msg);
 

@@ -153,6 +153,39 @@ static void register_process(void)
 	rt_proc_slot = slot;
 }
 
+RT_HIDDEN int rt_note_plain_exec(const char *path, const char *why)
+{
+	if (!rt_sess || !path)
+		return -1;
+	uint32_t slot = atomic_fetch_add_explicit(&rt_sess->nprocs, 1, memory_order_relaxed);
+	if (slot >= SONDE_MAX_PROCS) {
+		atomic_fetch_add_explicit(&rt_sess->lost[SONDE_LOST_THREAD_SLOTS], 1, memory_order_relaxed);
+		return -1;
+	}
+	struct sonde_proc *p = &rt_sess->procs[slot];
+	p->pid = getpid();
+	p->ppid = getppid();
+	p->exit_status = INT32_MIN;
+	p->start_tsc = clock_ticks();
+	char full[PATH_MAX]; /* realpath writes up to PATH_MAX; no malloc (a vfork child) */
+	const char *e = realpath(path, full) ? full : path;
+	size_t n = strnlen(e, sizeof p->exe - 1);
+	memcpy(p->exe, e, n);
+	p->exe[n] = 0;
+	p->plain = why[0] == 's' && why[1] == 't' ? SONDE_PLAIN_STATIC : SONDE_PLAIN_SETID;
+	for (uint32_t i = 0; i < slot && i < SONDE_MAX_PROCS; i++)
+		if (rt_sess->procs[i].pid == p->pid && rt_sess->procs[i].exec_seq >= p->exec_seq)
+			p->exec_seq = rt_sess->procs[i].exec_seq + 1;
+	atomic_store_explicit(&p->state, SONDE_P_LIVE, memory_order_release);
+	return (int)slot;
+}
+
+RT_HIDDEN void rt_unnote_plain_exec(int slot)
+{
+	if (rt_sess && slot >= 0 && slot < (int)SONDE_MAX_PROCS)
+		atomic_store_explicit(&rt_sess->procs[slot].state, SONDE_P_FREE, memory_order_release);
+}
+
 /* The thread's end: a TSD destructor, so it runs after the thread's start
  * routine has returned or unwound (pthread_exit, pthread_cancel) and after
  * its thread_local destructors.  The frames still open are dead then (an

@@ -415,9 +415,10 @@ static void library_layer(int tid_pick, int has_range, double from, double to, c
 	/* the timeline: as replay / export see it, then with every filter */
 	if (r->has_events) {
 		struct tr_filter f;
-		tr_filter_init(&f, r, 0, 0, 0, 0);
+		tr_filter_init(&f, r, NULL, 0, 0, 0);
 		decode_checked(r, &f);
-		tr_filter_init(&f, r, tid, has_range, from, to);
+		struct rd_select sel = { tid, 0, NULL };
+		tr_filter_init(&f, r, &sel, has_range, from, to);
 		f.min_ticks = f.min_ticks ? f.min_ticks : 1000;
 		decode_checked(r, &f);
 	}
@@ -450,14 +451,15 @@ static void library_layer(int tid_pick, int has_range, double from, double to, c
 		x.r = r;
 		x.ft = &ft;
 		x.out = devnull;
-		x.tid = tid;
+		x.sel.tid = tid;
 		x.has_range = has_range;
 		x.from_s = from;
 		x.to_s = to;
 		if (export_formats[k]->write(&x) != 0)
 			CHECK(x.err[0]);
 	}
-	CHECK(flame_svg_write(devnull, r, &ft, tid, "fuzz") >= 0);
+	struct rd_select fsel = { tid, 0, NULL };
+	CHECK(flame_svg_write(devnull, r, &ft, &fsel, "fuzz") >= 0);
 	fn_table_free(&ft);
 	rd_close(r);
 

@@ -993,7 +993,7 @@ static int range_min(struct fx *x, const struct stream *s, uint64_t from, uint64
 {
 	struct tr_filter f;
 	memset(&f, 0, sizeof f);
-	f.tid = TID[0];
+	f.sel.tid = TID[0];
 	f.has_range = from < to;
 	f.from = from;
 	f.to = to;
@@ -1044,7 +1044,7 @@ static void filters(void)
 	struct tr_filter f;
 
 	memset(&f, 0, sizeof f);
-	f.tid = TID[1];
+	f.sel.tid = TID[1];
 	CHECK_EQ_U(decode(&x, &f, &st, err, sizeof err), 0);
 	check_thread(1, &S[1]);
 	CHECK_EQ_U(G.nb, S[1].nc);

@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -50,27 +51,46 @@ static int proc_hooks; /* thread_key, the fork handlers, on_exit: once per proce
 static struct rt_tls *reg[SONDE_MAX_THREADS];
 static uint32_t nreg;
 static int reg_full;
-static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A spin lock, not a pthread mutex: the runtime's own lock must not be
+ * the program's (under --locks, pthread_mutex_lock is the lock wrapper,
+ * which would record it as a lock of the program's). */
+static int reg_lock;
+
+static int reg_trylock(void)
+{
+	return __atomic_exchange_n(&reg_lock, 1, __ATOMIC_ACQUIRE) == 0;
+}
+
+static void reg_lock_take(void)
+{
+	while (!reg_trylock())
+		sched_yield();
+}
+
+static void reg_unlock(void)
+{
+	__atomic_store_n(&reg_lock, 0, __ATOMIC_RELEASE);
+}
 
 static void reg_add(struct rt_tls *L)
 {
-	pthread_mutex_lock(&reg_lock);
+	reg_lock_take();
 	if (nreg < SONDE_MAX_THREADS)
 		reg[nreg++] = L;
 	else
 		reg_full = 1;
-	pthread_mutex_unlock(&reg_lock);
+	reg_unlock();
 }
 
 static void reg_drop(struct rt_tls *L)
 {
-	pthread_mutex_lock(&reg_lock);
+	reg_lock_take();
 	for (uint32_t i = 0; i < nreg; i++)
 		if (reg[i] == L) {
 			reg[i] = reg[--nreg];
 			break;
 		}
-	pthread_mutex_unlock(&reg_lock);
+	reg_unlock();
 }
 
 RT_HIDDEN void rt_log(const char *msg)
@@ -253,7 +273,7 @@ static void after_fork_child(void)
 {
 	rt_context_after_fork();
 	/* one thread now (the lock may have been held by another at the fork) */
-	reg_lock = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	reg_lock = 0;
 	nreg = 0;
 	if (rt_tls.priv)
 		reg[nreg++] = &rt_tls;
@@ -366,7 +386,7 @@ RT_HIDDEN int rt_session_retire(void)
 		return -EBUSY; /* recording: launched under sonde, or attached and not ended */
 	if (reg_full)
 		return -ENOSPC;
-	if (pthread_mutex_trylock(&reg_lock) != 0)
+	if (!reg_trylock())
 		return -EAGAIN; /* a held thread is starting or ending */
 	for (uint32_t i = 0; i < nreg; i++) {
 		struct rt_tls *L = reg[i];
@@ -385,7 +405,7 @@ RT_HIDDEN int rt_session_retire(void)
 		L->ring = NULL;
 		rt_ring_forget(L);
 	}
-	pthread_mutex_unlock(&reg_lock);
+	reg_unlock();
 	/* The memory goes: what the session used (the bump allocator's part) is
 	 * replaced by fresh zero pages, reserved but not committed, so that a
 	 * late writer (a thread that was blocked in a lock wrapper, a hook

@@ -195,9 +195,9 @@ print(('ok' if not bad and d['functions'] else 'not ok') + ' - report JSON: each
 mkdir mk && cd mk || exit 1
 for i in 1 2 3 4; do printf 'static int g%d(int x) { return x * %d; }\nint f%d(int x) { return g%d(x) + 1; }\n' $i $i $i $i > f$i.c; done
 printf 'OBJS = f1.o f2.o f3.o f4.o\nall: $(OBJS)\n%%.o: %%.c\n\tgcc -O2 -c $< -o $@\n' > Makefile
-make -j2 > ../mplain.txt 2>&1; echo "exit $?" >> ../mplain.txt
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -j2 > ../mplain.txt 2>&1; echo "exit $?" >> ../mplain.txt
 rm -f ./*.o
-"$SONDE" record --exec cc1 -o ../mk.data -- make -j2 > ../mrec.txt 2> ../mrec.err; echo "exit $?" >> ../mrec.txt
+"$SONDE" record --exec cc1 -o ../mk.data -- env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -j2 > ../mrec.txt 2> ../mrec.err; echo "exit $?" >> ../mrec.txt
 cd .. || exit 1
 check "make -j2 --exec cc1: the build's output and exit status unchanged" cmp -s mplain.txt mrec.txt
 "$SONDE" info -i mk.data --format=json > mi.json

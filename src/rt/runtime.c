@@ -611,13 +611,16 @@ _Static_assert(RT_T_OFF == RT_T_OFF_VALUE, "vfork's assembly: RT_T_OFF");
  * addresses are put back into its stack instead. */
 static __thread struct sonde_frame *fork_frames __attribute__((tls_model("global-dynamic"))); /* not in the static TLS surplus (rt.h) */
 static __thread uint32_t fork_depth __attribute__((tls_model("global-dynamic")));
+static __thread int fork_held __attribute__((tls_model("global-dynamic"))); /* rt_thread_before_fork took the busy section */
 
 RT_HIDDEN void rt_thread_before_fork(void)
 {
 	struct rt_tls *L = &rt_tls;
 	fork_frames = NULL;
+	fork_held = 0;
 	if (L->state != RT_T_ON || !L->t->depth)
 		return;
+	fork_held = 1;
 	rt_busy_in(L); /* no hook of this thread changes the frames until the fork is done */
 	uint32_t depth = L->t->depth;
 	void *p = mmap(NULL, depth * sizeof(struct sonde_frame), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -723,8 +726,11 @@ RT_HIDDEN void rt_resume_suspended(struct rt_tls *L, const struct sonde_frame *f
 RT_HIDDEN void rt_thread_after_fork(int child)
 {
 	struct rt_tls *L = &rt_tls;
-	/* rt_thread_before_fork's section (the hooks changed no depth meanwhile) */
-	int held = L->state == RT_T_ON && L->t->depth;
+	/* rt_thread_before_fork's section, as it said in this process's own
+	 * memory: not the thread record's depth, in the session, which the
+	 * parent changes after the fork while the child reads it */
+	int held = fork_held;
+	fork_held = 0;
 	struct sonde_frame *frames = fork_frames;
 	uint32_t depth = frames ? fork_depth : 0;
 	fork_frames = NULL;

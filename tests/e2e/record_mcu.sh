@@ -179,7 +179,7 @@ assert sum(1 for t in D['threads'].values() for sl in t['slices'] if sl[0] == 'f
 leave() {
 	local name=$1 how=$2 port pport; shift 2
 	port=$(free_port); pport=$(free_port)
-	timeout 90 "${L_QEMU[@]}" -S -gdb "tcp:127.0.0.1:$port" -monitor "unix:$PWD/mon.$name,server,nowait" \
+	timeout 300 "${L_QEMU[@]}" -S -gdb "tcp:127.0.0.1:$port" -monitor "unix:$PWD/mon.$name,server,nowait" \
 		> "stub.$name" 2>&1 < /dev/null &
 	local qpid=$!; stubs+=("$qpid")
 	wait_listen "$port"
@@ -188,7 +188,7 @@ leave() {
 	wait_listen "$pport"
 	local extra=()
 	[ "$how" = duration ] && extra=(--duration "$L_DUR")
-	timeout 60 "$SONDE" record --target "tcp:127.0.0.1:$pport" --exe "fw.$L_FW.elf" --timeout 2 -F 'leaf' -F 'fib' \
+	timeout 240 "$SONDE" record --target "tcp:127.0.0.1:$pport" --exe "fw.$L_FW.elf" --timeout 2 -F 'leaf' -F 'fib' \
 		"${L_CLK[@]}" "${extra[@]}" "$@" -o "rec.$name" 2> "err.$name" &
 	local spid=$!
 	# every function's first 4 bytes, read through QEMU's monitor the moment sonde has ended
@@ -197,7 +197,17 @@ import sys; f = {w[2]: int(w[0], 16) & ~1 for w in map(str.split, sys.stdin) if 
 for n in sys.argv[1:]: print(hex(f[n]))' $FNS) \
 		> "mon.$name.out" 2>&1 &
 	local mpid=$!
-	[ "$how" = int ] && { sleep 1.5; kill -INT "$spid"; }
+	# Ctrl-C once the firmware runs with sonde's probes in (its first continue through the proxy),
+	# and 1.5 s later: the time a round of calls takes, however late sonde got there
+	if [ "$how" = int ]; then
+		for _ in $(seq 1200); do
+			grep -qE '^(c|vCont;c)' "px.$name" 2>/dev/null && break
+			kill -0 "$spid" 2>/dev/null || break
+			sleep 0.1
+		done
+		sleep 1.5
+		kill -INT "$spid"
+	fi
 	wait "$spid"
 	local rc=$?
 	check "$name: sonde exits 0, says the target was left running" bash -c \
@@ -208,7 +218,7 @@ for n in sys.argv[1:]: print(hex(f[n]))' $FNS) \
 		notok "$name: every function's first 4 bytes are the ELF's again (QEMU's monitor reads them after sonde left)" \
 			"$(tail -c 400 "mon.$name.out")"
 	fi
-	timeout 90 tail --pid="$qpid" -f /dev/null
+	timeout 300 tail --pid="$qpid" -f /dev/null
 	wait_closed "px.$name"
 	check "$name: every breakpoint taken out (z for each Z), then D" python3 - "px.$name" <<'EOF2'
 import collections, sys

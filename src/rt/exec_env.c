@@ -18,6 +18,7 @@
  * Left: libc's own internal spawns (system, popen) pass the program's
  * environ as it is, which keeps sonde's part unless the program dropped it
  * from environ itself. */
+#include "rt/exec_args.h"
 #include "rt/rt.h"
 
 #include <dlfcn.h>
@@ -286,45 +287,6 @@ RT_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_
 #undef CALL
 }
 
-/* execl, execlp, execle: their arguments into an array on the stack (no
- * malloc: a vfork child calls these too), then the calls above. */
-#define ARGS_MAX 65536
-static int count_args(const char *arg0, va_list ap)
-{
-	int n = 1;
-	while (arg0 && n < ARGS_MAX && va_arg(ap, char *))
-		n++;
-	return n;
-}
-
-#define EXEC_L(NAME, CALL, WITH_ENVP)                                       \
-	RT_EXPORT int NAME(const char *where, const char *arg, ...)             \
-	{                                                                       \
-		va_list ap, cp;                                                     \
-		va_start(ap, arg);                                                  \
-		va_copy(cp, ap);                                                    \
-		int n = count_args(arg, cp);                                        \
-		va_end(cp);                                                         \
-		if (n >= ARGS_MAX) {                                                \
-			va_end(ap);                                                     \
-			errno = E2BIG;                                                  \
-			return -1;                                                      \
-		}                                                                   \
-		char *argv[n + 1];                                                  \
-		argv[0] = (char *)arg;                                              \
-		for (int i = 1; i < n; i++)                                         \
-			argv[i] = va_arg(ap, char *);                                   \
-		argv[n] = NULL;                                                     \
-		char **envp = environ;                                              \
-		if (WITH_ENVP) {                                                    \
-			if (n > 1 || argv[0])                                           \
-				(void)va_arg(ap, char *); /* the NULL that ends the list */ \
-			envp = va_arg(ap, char **);                                     \
-		}                                                                   \
-		va_end(ap);                                                         \
-		return CALL(where, argv, envp);                                     \
-	}
-
-EXEC_L(execl, execve, 0)
-EXEC_L(execlp, execvpe, 0)
-EXEC_L(execle, execve, 1)
+RT_EXEC_L(RT_EXPORT, execl, execve, 0)
+RT_EXEC_L(RT_EXPORT, execlp, execvpe, 0)
+RT_EXEC_L(RT_EXPORT, execle, execve, 1)

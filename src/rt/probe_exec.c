@@ -8,6 +8,7 @@
  * A child's exec (vfork, or after fork) is passed on as it is; so is an
  * exec with no session.  glibc's own internal calls (posix_spawn, system)
  * start other processes and are not followed. */
+#include "rt/exec_args.h"
 #include "rt/got.h"
 #include "rt/rt.h"
 
@@ -138,48 +139,9 @@ static int w_execvp(const char *file, char *const argv[])
 	return w_execvpe(file, argv, environ);
 }
 
-/* execl, execlp, execle: their arguments counted, then into an array on
- * the stack (no malloc: a vfork child calls these too). */
-#define ARGS_MAX 65536
-static int count_args(const char *arg0, va_list ap)
-{
-	int n = 1;
-	while (arg0 && n < ARGS_MAX && va_arg(ap, char *))
-		n++;
-	return n;
-}
-
-#define EXEC_L(NAME, CALL, WITH_ENV)                                        \
-	static int NAME(const char *where, const char *arg, ...)                \
-	{                                                                       \
-		va_list ap, cp;                                                     \
-		va_start(ap, arg);                                                  \
-		va_copy(cp, ap);                                                    \
-		int n = count_args(arg, cp);                                        \
-		va_end(cp);                                                         \
-		if (n >= ARGS_MAX) {                                                \
-			va_end(ap);                                                     \
-			errno = E2BIG;                                                  \
-			return -1;                                                      \
-		}                                                                   \
-		char *argv[n + 1];                                                  \
-		argv[0] = (char *)arg;                                              \
-		for (int i = 1; i < n; i++)                                         \
-			argv[i] = va_arg(ap, char *);                                   \
-		argv[n] = NULL;                                                     \
-		char **envp = environ;                                              \
-		if (WITH_ENV) {                                                     \
-			if (arg)                                                        \
-				(void)va_arg(ap, char *); /* the NULL that ends the list */ \
-			envp = va_arg(ap, char **);                                     \
-		}                                                                   \
-		va_end(ap);                                                         \
-		return CALL(where, argv, envp);                                     \
-	}
-
-EXEC_L(w_execl, w_execve, 0)
-EXEC_L(w_execlp, w_execvpe, 0)
-EXEC_L(w_execle, w_execve, 1)
+RT_EXEC_L(static, w_execl, w_execve, 0)
+RT_EXEC_L(static, w_execlp, w_execvpe, 0)
+RT_EXEC_L(static, w_execle, w_execve, 1)
 
 static const struct rt_got_sym exec_wrappers[] = {
 	{ "execve", (void *)w_execve },   { "execv", (void *)w_execv },   { "execvp", (void *)w_execvp },

@@ -55,6 +55,7 @@ mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 out "/host$sonde_dir" 
 mount -t proc proc /host/proc; mount -t sysfs sys /host/sys; mount -t devtmpfs dev /host/dev
 mount -t tracefs tracefs /host/sys/kernel/tracing 2>/dev/null
 mount -t debugfs debugfs /host/sys/kernel/debug 2>/dev/null
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 echo "SONDE_GUEST_UP"
 chroot /host /bin/sh -c 'cd "$1" && exec /bin/sh "$2"' sh "$sonde_dir" "$sonde_script" >"/host$sonde_dir/guest.out" 2>&1
 echo $? >"/host$sonde_dir/guest.rc.tmp"

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# probe_kernel.sh — sonde probe --kernel (issue 42) in one boot of Debian's
+# kernel under QEMU (tests/guest.sh), with the test module tests/kmod: the
+# kprobe and kretprobe counts of its functions equal the counts it keeps
+# itself (/proc/sonde_kmod) while a program drives it; a blacklisted
+# function and a missing one are refused before anything is placed;
+# nothing is left in the kernel's kprobe list (debugfs kprobes/list) or
+# kprobe_events after Ctrl-C, --duration and a SIGKILL of sonde; without
+# root, one clear line.  No qemu, kernel or headers: a skip.
+# test-timeout: 420
+source "$ROOT/tests/lib.sh"
+source "$ROOT/tests/guest.sh"
+
+why=$(guest_ready) || { skip "probe --kernel" "$why (apt-get install qemu-system-x86 linux-image-amd64 busybox-static cpio)"; exit 0; }
+kmod=$cache/kmod-$GUEST_KVER
+sh "$ROOT/tests/kmod/build.sh" "$kmod" "$GUEST_KVER" >kmod-build.log 2>&1
+case $? in
+0) ;;
+2) skip "probe --kernel" "no headers for $GUEST_KVER (apt-get install linux-headers-amd64)"; exit 0 ;;
+*) notok "probe --kernel: test module" "$(tail -3 kmod-build.log)"; exit 0 ;;
+esac
+
+dir=$(pwd)
+cat >guest-checks.sh <<EOF
+SONDE=$BUILD/bin/sonde
+KO=$kmod/sonde_kmod.ko
+LIB=$ROOT/tests/lib.sh
+EOF
+cat >>guest-checks.sh <<'EOF'
+ok()    { echo "ok - $1"; }
+notok() { echo "not ok - $1: $2"; }
+LIST=/sys/kernel/debug/kprobes/list
+EVENTS=/sys/kernel/tracing/kprobe_events
+insmod "$KO" || { notok "insmod sonde_kmod" "failed"; exit 1; }
+# counts FILE: the module's own "step_calls X clamp_calls Y" as "X Y"
+own() { awk '{print $2, $4}' /proc/sonde_kmod; }
+# compare NAME JSON STEP0 CLAMP0: the probes' calls and returns against the module's counts since STEP0/CLAMP0
+compare() {
+	set -- "$1" "$2" "$3" "$4" $(own)
+	python3 - "$@" <<'PY'
+import json, sys
+name, path, s0, c0, s1, c1 = sys.argv[1:7]
+steps, clamps = int(s1) - int(s0), int(c1) - int(c0)
+p = {q["spec"]: q for q in json.load(open(path))["probes"]}
+bad = []
+for spec, want in (("func:sonde_kmod:sonde_kmod_step", steps), ("func:sonde_kmod_clamp", clamps)):
+    q = p.get(spec)
+    if q is None: continue
+    if q.get("calls") != want or q.get("returns") != want or q.get("hits") != want:
+        bad.append(f"{spec}: calls {q.get('calls')} returns {q.get('returns')} hits {q.get('hits')}, module counted {want}")
+if steps == 0: bad.append("the module counted no calls")
+print(f"ok - {name} ({steps} steps, {clamps} clamps)" if not bad else f"not ok - {name}: " + "; ".join(bad))
+PY
+}
+# nothing NAME: no kprobe of sonde's left in the kernel
+nothing() {
+	if grep -q sonde_kmod "$LIST" 2>/dev/null || [ -s "$EVENTS" ]; then
+		notok "$1: nothing left" "$(cat "$LIST" "$EVENTS" 2>&1 | head -3)"
+	else ok "$1: nothing left"; fi
+}
+# placed PID: waits until sonde's probes are in the kernel's list (bounded)
+placed() {
+	for _ in $(seq 3000); do
+		grep -q sonde_kmod_step "$LIST" 2>/dev/null && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.02
+	done
+	return 1
+}
+
+[ -r "$LIST" ] && ok "debugfs kprobes/list readable" || notok "debugfs kprobes/list readable" "no $LIST"
+
+# 1. counts while a program drives the module
+set -- $(own)
+"$SONDE" probe --kernel --format=json -o k1.json -e func:sonde_kmod:sonde_kmod_step -e func:sonde_kmod_clamp \
+	-- sh -c 'echo 3000 >/proc/sonde_kmod; echo 7 >/proc/sonde_kmod' >k1.out 2>k1.err
+rc=$?
+[ $rc = 0 ] && compare "func and return counts = the module's" k1.json "$1" "$2" || notok "probe --kernel ran" "status $rc: $(head -3 k1.err)"
+nothing "program's end"
+
+# 2. refusals before anything is placed
+bl=$(awk 'NR==1 {print $2}' /sys/kernel/debug/kprobes/blacklist)
+"$SONDE" probe --kernel -e "func:$bl" --duration 1 >bl.out 2>bl.err
+rc=$?
+if [ $rc != 0 ] && grep -q blacklist bl.err && ! grep -q "$bl" "$LIST"; then ok "blacklisted $bl refused"
+else notok "blacklisted $bl refused" "status $rc: $(cat bl.err)"; fi
+"$SONDE" probe --kernel -e func:sonde_no_such_function --duration 1 >nf.out 2>nf.err
+rc=$?
+[ $rc != 0 ] && grep -q "no function" nf.err && ok "missing function refused" || notok "missing function refused" "status $rc: $(cat nf.err)"
+
+# 3. Ctrl-C: counts up to it, nothing left
+set -- $(own)
+"$SONDE" probe --kernel --format=json -o k3.json -e func:sonde_kmod:sonde_kmod_step >k3.out 2>k3.err &
+pid=$!
+if placed $pid; then
+	echo 500 >/proc/sonde_kmod
+	kill -INT $pid; wait $pid; rc=$?
+	[ $rc = 0 ] && compare "Ctrl-C: counts = the module's" k3.json "$1" "$2" || notok "Ctrl-C" "status $rc: $(cat k3.err)"
+else notok "Ctrl-C: placed" "$(cat k3.err)"; kill -9 $pid; wait $pid; fi
+nothing "Ctrl-C"
+
+# 4. --duration
+"$SONDE" probe --kernel --format=json -o k4.json -e func:sonde_kmod:sonde_kmod_step --duration 2 >k4.out 2>k4.err &
+pid=$!
+placed $pid && ok "--duration: placed" || notok "--duration: placed" "$(cat k4.err)"
+wait $pid; rc=$?
+[ $rc = 0 ] && [ -s k4.json ] && ok "--duration: ended by itself" || notok "--duration: ended" "status $rc: $(cat k4.err)"
+nothing "--duration"
+
+# 5. SIGKILL of sonde
+"$SONDE" probe --kernel -e func:sonde_kmod:sonde_kmod_step -e func:sonde_kmod_clamp >k5.out 2>k5.err &
+pid=$!
+if placed $pid; then kill -9 $pid; wait $pid; ok "SIGKILL: placed then killed"
+else notok "SIGKILL: placed" "$(cat k5.err)"; kill -9 $pid; wait $pid; fi
+nothing "SIGKILL"
+echo 10 >/proc/sonde_kmod && ok "module still driven after the SIGKILL" || notok "module after SIGKILL" "write failed"
+
+# 6. without root
+setpriv --reuid=65534 --regid=65534 --clear-groups "$SONDE" probe --kernel -e func:sonde_kmod_step --duration 1 >nr.out 2>nr.err
+rc=$?
+if [ $rc != 0 ] && [ "$(wc -l <nr.err)" = 1 ] && grep -q "needs root" nr.err; then ok "non-root: one clear line"
+else notok "non-root: one clear line" "status $rc: $(cat nr.err)"; fi
+rmmod sonde_kmod && ok "module unloads (no probe holds it)" || notok "rmmod" "failed"
+EOF
+
+guest_run "$dir" "$dir/guest-checks.sh" 360
+rc=$?
+cat guest.out 2>/dev/null | grep -E '^(ok|not ok|skip) - ' | sed 's/^\(ok\|not ok\|skip\) - /\1 - kernel: /'
+if [ $rc = 124 ]; then notok "kernel: guest" "no status back from the guest: $(grep -v '^\[' guest.console | tail -5)"
+elif [ $rc != 0 ] && ! grep -q '^not ok' guest.out; then notok "kernel: guest script" "status $rc: $(tail -5 guest.out)"; fi
+exit 0

@@ -2,7 +2,9 @@
 # probe_kernel.sh — sonde probe --kernel (issue 42) in one boot of Debian's
 # kernel under QEMU (tests/guest.sh), with the test module tests/kmod: the
 # kprobe and kretprobe counts of its functions equal the counts it keeps
-# itself (/proc/sonde_kmod) while a program drives it; a blacklisted
+# itself (/proc/sonde_kmod) while a program drives it; vfs_read counted for
+# one program (tests/progs/kread.c, static) equals the reads it made while
+# another process reads too; a blacklisted
 # function and a missing one are refused before anything is placed;
 # nothing is left in the kernel's kprobe list (debugfs kprobes/list) or
 # kprobe_events after Ctrl-C, --duration and a SIGKILL of sonde; without
@@ -20,6 +22,7 @@ case $? in
 *) notok "probe --kernel: test module" "$(tail -3 kmod-build.log)"; exit 0 ;;
 esac
 
+cc -O1 -static -o kread "$PROGS/kread.c" 2>kread.log || { notok "probe --kernel: kread" "$(tail -3 kread.log)"; exit 0; }
 dir=$(pwd)
 cat >guest-checks.sh <<EOF
 SONDE=$BUILD/bin/sonde
@@ -77,6 +80,23 @@ set -- $(own)
 rc=$?
 [ $rc = 0 ] && compare "func and return counts = the module's" k1.json "$1" "$2" || notok "probe --kernel ran" "status $rc: $(head -3 k1.err)"
 nothing "program's end"
+
+# 1b. a program's own hits only: vfs_read while another process reads too
+( while :; do cat /proc/sonde_kmod >/dev/null; done ) &
+noise=$!
+"$SONDE" probe --kernel --format=json -o k1b.json -e func:vfs_read -- ./kread 1234 >k1b.out 2>k1b.err
+rc=$?
+kill $noise; wait $noise 2>/dev/null
+python3 - k1b.json k1b.out $rc <<'PY'
+import json, sys
+path, out, rc = sys.argv[1:4]
+want = int(open(out).read().split()[1])
+q = json.load(open(path))["probes"][0]
+got = (q.get("calls"), q.get("returns"))
+name = "vfs_read filtered to the program = its own reads"
+print(f"ok - {name} ({want})" if rc == "0" and got == (want, want) else f"not ok - {name}: calls/returns {got}, it read {want} times (status {rc})")
+PY
+nothing "a program's probes"
 
 # 2. refusals before anything is placed
 bl=$(awk 'NR==1 {print $2}' /sys/kernel/debug/kprobes/blacklist)

@@ -10,8 +10,9 @@
  * is placed, each function is checked against /proc/kallsyms (a text
  * symbol, in MODULE when given) and the kprobe blacklist
  * (/sys/kernel/debug/kprobes/blacklist).  The session lasts until
- * --duration, Ctrl-C / SIGTERM, or the end of a program given to run
- * meanwhile.  The output half is the func kind's (callstats.c).  See
+ * --duration, Ctrl-C / SIGTERM, or the end of a program given to run:
+ * then the events are the program's own (per task, inherited by its
+ * children, enabled at its exec), so only its hits count.  The output half is the func kind's (callstats.c).  See
  * docs/PROBES.md, "Kernel probes". */
 #include "probe/probe_engine.h"
 
@@ -23,6 +24,7 @@
 #include "probe/spec.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,7 +47,9 @@ struct kfunc {
 
 static struct {
 	int type, retbit, ncpus;
-	int cpus[K_MAX_CPUS];
+	int cpus[K_MAX_CPUS];    /* system-wide: the online CPUs; a program's: {-1} */
+	pid_t pid;               /* -1 system-wide, else the program's (its hits and its children's) */
+	int go_fd;               /* the program waits on this pipe before its exec, or -1 */
 	struct engine *e;
 } ks;
 
@@ -229,7 +233,14 @@ static int open_one(const char *sym, int ret, int cpu)
 	a.config = ret ? 1ull << ks.retbit : 0;
 	a.config1 = (uint64_t)(uintptr_t)sym;   /* kprobe_func */
 	a.config2 = 0;                          /* its offset */
-	return (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (ks.pid > 0) {
+		/* the program's own hits from its exec on (not sonde's child
+		 * waiting for it), and its children's */
+		a.disabled = 1;
+		a.enable_on_exec = 1;
+		a.inherit = 1;
+	}
+	return (int)syscall(SYS_perf_event_open, &a, ks.pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 static int place_func(struct probe *p, char *err, size_t n)
@@ -316,6 +327,8 @@ static int k_open(struct engine *e, const struct probe_opts *o, char *err, size_
 	char b[64];
 	memset(&ks, 0, sizeof ks);
 	ks.e = e;
+	ks.pid = -1;
+	ks.go_fd = -1;
 	e->foreign_code = 1;
 	stop_flag = 0;
 	if (geteuid() != 0) {
@@ -335,11 +348,65 @@ static int k_open(struct engine *e, const struct probe_opts *o, char *err, size_
 	return read_cpus(err, n);
 }
 
+/* The program of o forked, held before its exec until k_run writes to
+ * ks.go_fd (its probes are per task: they need its pid): 0, or -1. */
+static int spawn_held(struct engine *e, const struct probe_opts *o, char *err, size_t n)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC)) {
+		snprintf(err, n, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	pid_t c = fork();
+	if (c < 0) {
+		snprintf(err, n, "fork: %s", strerror(errno));
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (!c) {
+		char b;
+		close(p[1]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		/* sonde gone before the go (EOF): the program does not run */
+		if (read(p[0], &b, 1) != 1)
+			_exit(127);
+		execvp(o->argv[0], o->argv);
+		fprintf(stderr, "sonde: cannot run %s: %s\n", o->argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(p[0]);
+	ks.go_fd = p[1];
+	ks.pid = c;
+	ks.cpus[0] = -1;
+	ks.ncpus = 1;
+	e->t.pid = c;
+	e->t.launched = 1;
+	return 0;
+}
+
+/* A held program that will not run: gone without its exec. */
+static void drop_held(void)
+{
+	if (ks.go_fd >= 0)
+		close(ks.go_fd);
+	ks.go_fd = -1;
+	if (ks.pid > 0) {
+		kill(ks.pid, SIGKILL);
+		waitpid(ks.pid, NULL, 0);
+	}
+	ks.pid = -1;
+}
+
 static int k_place(struct engine *e, const struct probe_opts *o, char *err, size_t n)
 {
+	if (o->argv && spawn_held(e, o, err, n))
+		return -1;
 	for (int i = 0; i < o->nspecs; i++)
 		if (add_probe(e, o->specs[i], err, n)) {
 			remove_all(e);
+			drop_held();
 			return -1;
 		}
 	return 0;
@@ -350,25 +417,18 @@ static int k_run(struct engine *e, const struct probe_opts *o, char *err, size_t
 	handlers(1);
 	e->start_ns = now_ns();
 	uint64_t deadline = o->duration > 0 ? e->start_ns + (uint64_t)(o->duration * 1e9) : 0;
-	pid_t child = 0;
-	if (o->argv) {
-		child = fork();
-		if (child < 0) {
-			snprintf(err, n, "fork: %s", strerror(errno));
+	pid_t child = ks.pid > 0 ? ks.pid : 0;
+	if (child) {
+		if (write(ks.go_fd, "g", 1) != 1) {
+			snprintf(err, n, "cannot start %s: %s", o->argv[0], strerror(errno));
+			drop_held();
 			handlers(0);
 			e->end_ns = now_ns();
 			remove_all(e);
 			return -1;
 		}
-		if (!child) {
-			signal(SIGINT, SIG_DFL);
-			signal(SIGTERM, SIG_DFL);
-			execvp(o->argv[0], o->argv);
-			fprintf(stderr, "sonde: cannot run %s: %s\n", o->argv[0], strerror(errno));
-			_exit(127);
-		}
-		e->t.pid = child;
-		e->t.launched = 1;
+		close(ks.go_fd);
+		ks.go_fd = -1;
 	}
 	/* a signal wakes the sleep at once; the program's end within 10 ms */
 	while (!stop_flag && !(deadline && now_ns() >= deadline)) {

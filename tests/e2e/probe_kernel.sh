@@ -23,6 +23,14 @@ case $? in
 esac
 
 cc -O1 -static -o kread "$PROGS/kread.c" 2>kread.log || { notok "probe --kernel: kread" "$(tail -3 kread.log)"; exit 0; }
+# one --library file for a process probe and a kernel probe of the same shape
+printf '%s\n' '# probes of a process and of the kernel' 'pmain = func:main' 'kstep = func:sonde_kmod:sonde_kmod_step' >probes.lib
+cc -O1 -g -o kread_dyn "$PROGS/kread.c"
+"$BUILD/bin/sonde" probe --library probes.lib -e @pmain --format=json -o lib-proc.json -- ./kread_dyn 3 >lib-proc.out 2>lib-proc.err
+rc=$?
+calls=$(jq_py lib-proc.json 'print(d["probes"][0].get("calls"))' 2>/dev/null)
+[ $rc = 0 ] && [ "$calls" = 1 ] && ok "library: @pmain on a process (main called once)" \
+	|| notok "library: @pmain on a process" "status $rc, calls $calls: $(head -2 lib-proc.err)"
 dir=$(pwd)
 cat >guest-checks.sh <<EOF
 SONDE=$BUILD/bin/sonde
@@ -97,6 +105,13 @@ name = "vfs_read filtered to the program = its own reads"
 print(f"ok - {name} ({want})" if rc == "0" and got == (want, want) else f"not ok - {name}: calls/returns {got}, it read {want} times (status {rc})")
 PY
 nothing "a program's probes"
+
+# 1c. the same library file's kernel probe
+"$SONDE" probe --kernel --library probes.lib -e @kstep --format=json -o lib-k.json -- sh -c 'echo 40 >/proc/sonde_kmod' >lib-k.out 2>lib-k.err
+rc=$?
+calls=$(python3 -c 'import json; print(json.load(open("lib-k.json"))["probes"][0].get("calls"))' 2>/dev/null)
+[ $rc = 0 ] && [ "$calls" = 40 ] && ok "library: @kstep on the kernel (40 calls driven)" \
+	|| notok "library: @kstep on the kernel" "status $rc, calls $calls: $(head -2 lib-k.err)"
 
 # 2. refusals before anything is placed
 bl=$(awk 'NR==1 {print $2}' /sys/kernel/debug/kprobes/blacklist)

@@ -7,9 +7,10 @@
  * counts at the end.  A perf-event kprobe belongs to its file descriptor:
  * it is in no kprobe_events list and goes when the fd closes, so a sonde
  * that ends in any way (SIGKILL included) leaves nothing.  Before anything
- * is placed, each function is checked against /proc/kallsyms (a text
- * symbol, in MODULE when given) and the kprobe blacklist
- * (/sys/kernel/debug/kprobes/blacklist).  The session lasts until
+ * is placed, each function is checked against the kprobe blacklist
+ * (/sys/kernel/debug/kprobes/blacklist); one the kernel cannot find is
+ * told as such from /proc/kallsyms (a text symbol, in MODULE when given),
+ * read only then.  The session lasts until
  * --duration, Ctrl-C / SIGTERM, or the end of a program given to run:
  * then the events are the program's own (per task, inherited by its
  * children, enabled at its exec), so only its hits count.  The output half is the func kind's (callstats.c).  See
@@ -257,11 +258,6 @@ static int place_func(struct probe *p, char *err, size_t n)
 		d->fd[i] = -1;
 	if (split_loc(&p->sp, d->sym, sizeof d->sym, err, n))
 		return -1;
-	int k = kallsyms_has(d->sym);
-	if (k == 0) {
-		snprintf(err, n, "no function %s in the running kernel (/proc/kallsyms)", d->sym);
-		return -1;
-	}
 	if (blacklisted(d->sym) == 1) {
 		snprintf(err, n, "%s is in the kernel's kprobe blacklist (%s): the kernel refuses probes there", d->sym,
 		         K_BLACKLIST);
@@ -272,12 +268,17 @@ static int place_func(struct probe *p, char *err, size_t n)
 			int fd = open_one(d->sym, r, ks.cpus[c]);
 			if (fd < 0) {
 				int en = errno;
+				close_fds(d);
+				/* the reason: /proc/kallsyms is read only then (it is long) */
+				if (kallsyms_has(d->sym) == 0) {
+					snprintf(err, n, "no function %s in the running kernel (/proc/kallsyms)", d->sym);
+					return -1;
+				}
 				snprintf(err, n, "%s: the kernel refused a %s (%s)%s", d->sym, r ? "kretprobe" : "kprobe",
 				         strerror(en),
 				         en == EINVAL || en == EOPNOTSUPP ? ": not probeable (notrace, inlined or blacklisted)"
 				         : en == EACCES || en == EPERM ? ": needs root (or CAP_PERFMON and CAP_SYS_ADMIN)"
 				                                       : "");
-				close_fds(d);
 				return -1;
 			}
 			d->fd[2 * c + r] = fd;

@@ -29,7 +29,7 @@ DEP_LIBS := -lelf -ldw -lz -lzstd -lm -lpthread -ldl
 
 HOST_SRCS := $(wildcard src/cli/*.c src/common/*.c src/record/*.c src/data/*.c src/sym/*.c \
                         src/analysis/*.c src/export/*.c src/probe/*.c src/probe/ptrace/*.c src/probe/agent/*.c \
-                        src/probe/remote/*.c src/probe/ucsim/*.c src/arch/x86_64/*.c \
+                        src/probe/remote/*.c src/probe/ucsim/*.c src/probe/kernel/*.c src/arch/x86_64/*.c \
                         src/arch/aarch64/*.c src/arch/mips/*.c src/arch/arm/*.c src/arch/riscv/*.c src/arch/mcs51/*.c \
                         src/proc/*.c src/attach/*.c)
 HOST_SRCS += $(wildcard src/instr/*.c)

@@ -55,6 +55,7 @@ struct cli_opts {
 	long count;             /* --count N (with --every; 0: until Ctrl-C) */
 	int interactive;        /* --interactive */
 	int pending;            /* --pending */
+	int kernel;             /* --kernel */
 	const char *library;    /* --library FILE */
 	const char *plugin;     /* --plugin SO */
 	int record_probe;       /* --record */

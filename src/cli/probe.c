@@ -50,17 +50,11 @@ static int probe_record_close(struct cli_opts *o, struct engine *e, int code)
 	return code;
 }
 
-/* The options of a remote target (--target): the stub's program, no local process. */
-static void check_remote(struct cli_opts *o, struct engine *e)
+/* The library and the plugin loaded into e, every spec's syntax checked
+ * and -e @NAME replaced by the library's definition (e->lib outlives the
+ * run): for the engines that take the specs as text (remote, kernel). */
+static void check_specs(struct cli_opts *o, struct engine *e)
 {
-	if (!o->exe)
-		cli_die(EXIT_USAGE, "--target needs --exe PROGRAM (the program's ELF on this machine)");
-	if (o->pid || o->argc)
-		cli_die(EXIT_USAGE, "--target probes the stub's program: give no -p PID and no program to launch");
-	if (o->interactive || o->record_probe || o->pending)
-		cli_die(EXIT_USAGE, "--interactive, --pending and --record are not available with --target");
-	if (!o->nspecs)
-		cli_die(EXIT_USAGE, "no probes (give -e SPEC)");
 	char err[700];
 	if (o->library && library_load(&e->lib, o->library, err, sizeof err))
 		cli_die(EXIT_USAGE, "%s", err);
@@ -84,6 +78,33 @@ static void check_remote(struct cli_opts *o, struct engine *e)
 		if (plugin_less)
 			cli_die(EXIT_USAGE, "probe '%s': plugin probes need --plugin FILE.so", o->specs[i]);
 	}
+}
+
+/* The options of a remote target (--target): the stub's program, no local process. */
+static void check_remote(struct cli_opts *o, struct engine *e)
+{
+	if (!o->exe)
+		cli_die(EXIT_USAGE, "--target needs --exe PROGRAM (the program's ELF on this machine)");
+	if (o->pid || o->argc)
+		cli_die(EXIT_USAGE, "--target probes the stub's program: give no -p PID and no program to launch");
+	if (o->interactive || o->record_probe || o->pending)
+		cli_die(EXIT_USAGE, "--interactive, --pending and --record are not available with --target");
+	if (!o->nspecs)
+		cli_die(EXIT_USAGE, "no probes (give -e SPEC)");
+	check_specs(o, e);
+}
+
+/* The options of --kernel: the running kernel's functions, counted until
+ * --duration, Ctrl-C or the end of a program given to run meanwhile. */
+static void check_kernel(struct cli_opts *o, struct engine *e)
+{
+	if (o->pid || o->target || o->exe || o->engine)
+		cli_die(EXIT_USAGE, "--kernel probes the running kernel: give no -p, --target, --exe or --engine");
+	if (o->interactive || o->record_probe || o->pending || o->plugin)
+		cli_die(EXIT_USAGE, "--interactive, --pending, --record and --plugin are not available with --kernel yet");
+	if (!o->nspecs)
+		cli_die(EXIT_USAGE, "no probes (give -e SPEC)");
+	check_specs(o, e);
 }
 
 /* The options of a local process: launched or attached; the library and
@@ -132,7 +153,9 @@ int cmd_probe(struct cli_opts *o)
 	char err[700];
 	e.warn = warn_probe;
 	e.placed_later = placed_later;
-	if (o->target)
+	if (o->kernel)
+		check_kernel(o, &e);
+	else if (o->target)
 		check_remote(o, &e);
 	else
 		check_local(o, &e);
@@ -152,7 +175,7 @@ int cmd_probe(struct cli_opts *o)
 		.hw_breakpoints = o->hw_breakpoints,
 		.target_ram = o->target_ram,
 		.target_ram_len = o->target_ram_len,
-		.in_fd = o->interactive ? STDIN_FILENO : -1, .pending = o->pending,
+		.in_fd = o->interactive ? STDIN_FILENO : -1, .pending = o->pending, .kernel = o->kernel,
 		.record_dir = o->record_probe ? o->output : NULL, .stack_copy = (uint32_t)o->stack_copy,
 		.stack_copy_only = o->stack_copy_only,
 		.plugin_abi = o->plugin && e.plugin ? (int)e.plugin->abi : 0, .placed = agent_placed,

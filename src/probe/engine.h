@@ -62,6 +62,10 @@ struct engine {
 };
 
 uint64_t now_ns(void);
+/* A probe of text added to e->probes (parsed, numbered; its ops and
+ * placement are the engine's), for the engines that take the specs as
+ * text (ucsim, kernel): the probe, or NULL with err. */
+struct probe *engine_new_probe(struct engine *e, const char *text, char *err, size_t n);
 /* Through the engine's operations (session.c). */
 void engine_remove_probe(struct engine *e, struct probe *p);
 void engine_probe_failed(struct engine *e, struct probe *p, const char *fmt, ...)

@@ -33,6 +33,7 @@ struct probe_opts {
 	uint64_t target_ram, target_ram_len; /* remote: RAM for in-target counting on a microcontroller (--target-ram), len 0 not given */
 	int in_fd;              /* interactive commands (manager.c), or -1 */
 	int pending;            /* --pending: a location in no loaded object waits for a library */
+	int kernel;             /* --kernel: the running kernel and its modules */
 	const char *record_dir; /* --record: the hits go into this recording too, or NULL */
 	uint32_t stack_copy;    /* stack probes: bytes of the stack copied at each hit (0: default) */
 	int stack_copy_only;    /* stack probes on the agent: copy every stack (no walk with the unwind table) */
@@ -59,6 +60,7 @@ enum {
 	PE_RECORD = 1 << 5,      /* --record */
 	PE_PLUGIN = 1 << 6,      /* --plugin */
 	PE_HOLD_TO_REMOVE = 1 << 7, /* the threads are stopped around a removal (manager_command's del) */
+	PE_KERNEL = 1 << 8,      /* the running kernel (--kernel) */
 };
 
 struct probe_engine_ops {
@@ -99,7 +101,7 @@ struct probe_engine_ops {
 };
 
 /* The engines (engines.c), in the order --engine's default tries them. */
-extern const struct probe_engine_ops ptrace_engine, agent_engine, ucsim_engine, remote_engine;
+extern const struct probe_engine_ops ptrace_engine, agent_engine, ucsim_engine, remote_engine, kernel_engine;
 /* The engine named name, NULL if none. */
 const struct probe_engine_ops *probe_engine_find(const char *name);
 /* The engine for o: a remote target's, the one named (NULL: the first

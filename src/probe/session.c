@@ -43,6 +43,31 @@ int probe_session_run(struct engine *e, const struct probe_engine_ops *ops, cons
 	return rc;
 }
 
+struct probe *engine_new_probe(struct engine *e, const char *text, char *err, size_t n)
+{
+	struct spec sp;
+	char why[400];
+	if (spec_parse(text, &sp, why, sizeof why)) {
+		snprintf(err, n, "bad probe '%s' (%s)", text, why);
+		return NULL;
+	}
+	struct probe *p = calloc(1, sizeof *p);
+	struct probe **v = realloc(e->probes, (size_t)(e->nprobes + 1) * sizeof *v);
+	if (v)
+		e->probes = v;
+	if (!p || !v || !(p->spec = strdup(text))) {
+		free(p);
+		spec_free(&sp);
+		snprintf(err, n, "out of memory");
+		return NULL;
+	}
+	p->id = ++e->next_id;
+	p->sp = sp;
+	p->e = e;
+	e->probes[e->nprobes++] = p;
+	return p;
+}
+
 void probe_session_free(struct engine *e)
 {
 	if (e->ops && e->ops->close)

@@ -565,29 +565,13 @@ static int count_install(char *err, size_t n)
 
 static int add_probe(const char *text, char *err, size_t n)
 {
-	struct engine *e = us.e;
-	struct spec sp;
 	char why[400];
-	if (spec_parse(text, &sp, why, sizeof why)) {
-		snprintf(err, n, "bad probe '%s' (%s)", text, why);
+	struct probe *p = engine_new_probe(us.e, text, err, n);
+	if (!p)
 		return -1;
-	}
-	struct probe *p = calloc(1, sizeof *p);
-	struct probe **v = realloc(e->probes, (size_t)(e->nprobes + 1) * sizeof *v);
-	if (v)
-		e->probes = v;
-	if (!p || !v || !(p->spec = strdup(text))) {
-		free(p);
-		spec_free(&sp);
-		snprintf(err, n, "out of memory");
-		return -1;
-	}
-	p->id = ++e->next_id;
-	p->sp = sp;
-	p->ops = !strcmp(sp.kind, "func") ? &ufunc_ops : !strcmp(sp.kind, "line") ? &kind_line
-	       : !strcmp(sp.kind, "branch") ? &kind_branch : !strcmp(sp.kind, "time") ? &kind_time : &kind_var;
-	p->e = e;
-	e->probes[e->nprobes++] = p;
+	const char *k = p->sp.kind;
+	p->ops = !strcmp(k, "func") ? &ufunc_ops : !strcmp(k, "line") ? &kind_line
+	       : !strcmp(k, "branch") ? &kind_branch : !strcmp(k, "time") ? &kind_time : &kind_var;
 	if (setup(p, why, sizeof why)) {
 		snprintf(err, n, "probe '%s': %s", text, why);
 		return -1;

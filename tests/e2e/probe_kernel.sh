@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# probe_kernel.sh — sonde probe --kernel (issue 42) in one boot of Debian's
+# kernel under QEMU (tests/guest.sh), with the test module tests/kmod: the
+# kprobe and kretprobe counts of its functions equal the counts it keeps
+# itself (/proc/sonde_kmod) while a program drives it; vfs_read counted for
+# one program (tests/progs/kread.c, static) equals the reads it made while
+# another process reads too; a blacklisted
+# function and a missing one are refused before anything is placed;
+# nothing is left in the kernel's kprobe list (debugfs kprobes/list) or
+# kprobe_events after Ctrl-C, --duration and a SIGKILL of sonde; without
+# root, one clear line.  No qemu, kernel or headers: a skip.
+# test-timeout: 900 (a TCG guest: ~60 s idle, 3-5x under ASan on a loaded machine)
+source "$ROOT/tests/lib.sh"
+source "$ROOT/tests/guest.sh"
+
+why=$(guest_ready) || { skip "probe --kernel" "$why (apt-get install qemu-system-x86 linux-image-amd64 busybox-static cpio)"; exit 0; }
+kmod=$cache/kmod-$GUEST_KVER
+sh "$ROOT/tests/kmod/build.sh" "$kmod" "$GUEST_KVER" >kmod-build.log 2>&1
+case $? in
+0) ;;
+2) skip "probe --kernel" "no headers for $GUEST_KVER (apt-get install linux-headers-amd64)"; exit 0 ;;
+*) notok "probe --kernel: test module" "$(tail -3 kmod-build.log)"; exit 0 ;;
+esac
+
+cc -O1 -static -o kread "$PROGS/kread.c" 2>kread.log || { notok "probe --kernel: kread" "$(tail -3 kread.log)"; exit 0; }
+# one --library file for a process probe and a kernel probe of the same shape
+printf '%s\n' '# probes of a process and of the kernel' 'pmain = func:main' 'kstep = func:sonde_kmod:sonde_kmod_step' >probes.lib
+cc -O1 -g -o kread_dyn "$PROGS/kread.c"
+"$BUILD/bin/sonde" probe --library probes.lib -e @pmain --format=json -o lib-proc.json -- ./kread_dyn 3 >lib-proc.out 2>lib-proc.err
+rc=$?
+calls=$(jq_py lib-proc.json 'print(d["probes"][0].get("calls"))' 2>/dev/null)
+[ $rc = 0 ] && [ "$calls" = 1 ] && ok "library: @pmain on a process (main called once)" \
+	|| notok "library: @pmain on a process" "status $rc, calls $calls: $(head -2 lib-proc.err)"
+dir=$(pwd)
+cat >guest-checks.sh <<EOF
+SONDE=$BUILD/bin/sonde
+KO=$kmod/sonde_kmod.ko
+LIB=$ROOT/tests/lib.sh
+EOF
+cat >>guest-checks.sh <<'EOF'
+ok()    { echo "ok - $1"; }
+notok() { echo "not ok - $1: $2"; }
+LIST=/sys/kernel/debug/kprobes/list
+EVENTS=/sys/kernel/tracing/kprobe_events
+insmod "$KO" || { notok "insmod sonde_kmod" "failed"; exit 1; }
+# counts FILE: the module's own "step_calls X clamp_calls Y" as "X Y"
+own() { awk '{print $2, $4}' /proc/sonde_kmod; }
+# compare NAME JSON STEP0 CLAMP0: the probes' calls and returns against the module's counts since STEP0/CLAMP0
+compare() {
+	set -- "$1" "$2" "$3" "$4" $(own)
+	python3 - "$@" <<'PY'
+import json, sys
+name, path, s0, c0, s1, c1 = sys.argv[1:7]
+steps, clamps = int(s1) - int(s0), int(c1) - int(c0)
+p = {q["spec"]: q for q in json.load(open(path))["probes"]}
+bad = []
+for spec, want in (("func:sonde_kmod:sonde_kmod_step", steps), ("func:sonde_kmod_clamp", clamps)):
+    q = p.get(spec)
+    if q is None: continue
+    if q.get("calls") != want or q.get("returns") != want or q.get("hits") != want:
+        bad.append(f"{spec}: calls {q.get('calls')} returns {q.get('returns')} hits {q.get('hits')}, module counted {want}")
+if steps == 0: bad.append("the module counted no calls")
+print(f"ok - {name} ({steps} steps, {clamps} clamps)" if not bad else f"not ok - {name}: " + "; ".join(bad))
+PY
+}
+# nothing NAME: no kprobe of sonde's left in the kernel
+nothing() {
+	if grep -q sonde_kmod "$LIST" 2>/dev/null || [ -s "$EVENTS" ]; then
+		notok "$1: nothing left" "$(cat "$LIST" "$EVENTS" 2>&1 | head -3)"
+	else ok "$1: nothing left"; fi
+}
+# placed PID: waits until sonde's probes are in the kernel's list (bounded)
+placed() {
+	for _ in $(seq 3000); do
+		grep -q sonde_kmod_step "$LIST" 2>/dev/null && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.02
+	done
+	return 1
+}
+
+[ -r "$LIST" ] && ok "debugfs kprobes/list readable" || notok "debugfs kprobes/list readable" "no $LIST"
+
+# 1. counts while a program drives the module
+set -- $(own)
+"$SONDE" probe --kernel --format=json -o k1.json -e func:sonde_kmod:sonde_kmod_step -e func:sonde_kmod_clamp \
+	-- sh -c 'echo 3000 >/proc/sonde_kmod; echo 7 >/proc/sonde_kmod' >k1.out 2>k1.err
+rc=$?
+[ $rc = 0 ] && compare "func and return counts = the module's" k1.json "$1" "$2" || notok "probe --kernel ran" "status $rc: $(head -3 k1.err)"
+nothing "program's end"
+
+# 1b. a program's own hits only: vfs_read while another process reads too
+( while :; do cat /proc/sonde_kmod >/dev/null; done ) &
+noise=$!
+"$SONDE" probe --kernel --format=json -o k1b.json -e func:vfs_read -- ./kread 1234 >k1b.out 2>k1b.err
+rc=$?
+kill $noise; wait $noise 2>/dev/null
+python3 - k1b.json k1b.out $rc <<'PY'
+import json, sys
+path, out, rc = sys.argv[1:4]
+want = int(open(out).read().split()[1])
+q = json.load(open(path))["probes"][0]
+got = (q.get("calls"), q.get("returns"))
+name = "vfs_read filtered to the program = its own reads"
+print(f"ok - {name} ({want})" if rc == "0" and got == (want, want) else f"not ok - {name}: calls/returns {got}, it read {want} times (status {rc})")
+PY
+nothing "a program's probes"
+
+# 1c. the same library file's kernel probe
+"$SONDE" probe --kernel --library probes.lib -e @kstep --format=json -o lib-k.json -- sh -c 'echo 40 >/proc/sonde_kmod' >lib-k.out 2>lib-k.err
+rc=$?
+calls=$(python3 -c 'import json; print(json.load(open("lib-k.json"))["probes"][0].get("calls"))' 2>/dev/null)
+[ $rc = 0 ] && [ "$calls" = 40 ] && ok "library: @kstep on the kernel (40 calls driven)" \
+	|| notok "library: @kstep on the kernel" "status $rc, calls $calls: $(head -2 lib-k.err)"
+
+# 2. refusals before anything is placed
+bl=$(awk 'NR==1 {print $2}' /sys/kernel/debug/kprobes/blacklist)
+"$SONDE" probe --kernel -e "func:$bl" --duration 1 >bl.out 2>bl.err
+rc=$?
+if [ $rc != 0 ] && grep -q blacklist bl.err && ! grep -q "$bl" "$LIST"; then ok "blacklisted $bl refused"
+else notok "blacklisted $bl refused" "status $rc: $(cat bl.err)"; fi
+"$SONDE" probe --kernel -e func:sonde_no_such_function --duration 1 >nf.out 2>nf.err
+rc=$?
+[ $rc != 0 ] && grep -q "no function" nf.err && ok "missing function refused" || notok "missing function refused" "status $rc: $(cat nf.err)"
+
+# 3. Ctrl-C: counts up to it, nothing left
+set -- $(own)
+"$SONDE" probe --kernel --format=json -o k3.json -e func:sonde_kmod:sonde_kmod_step >k3.out 2>k3.err &
+pid=$!
+if placed $pid; then
+	echo 500 >/proc/sonde_kmod
+	kill -INT $pid; wait $pid; rc=$?
+	[ $rc = 0 ] && compare "Ctrl-C: counts = the module's" k3.json "$1" "$2" || notok "Ctrl-C" "status $rc: $(cat k3.err)"
+else notok "Ctrl-C: placed" "$(cat k3.err)"; kill -9 $pid; wait $pid; fi
+nothing "Ctrl-C"
+
+# 4. --duration
+"$SONDE" probe --kernel --format=json -o k4.json -e func:sonde_kmod:sonde_kmod_step --duration 2 >k4.out 2>k4.err &
+pid=$!
+placed $pid && ok "--duration: placed" || notok "--duration: placed" "$(cat k4.err)"
+wait $pid; rc=$?
+[ $rc = 0 ] && [ -s k4.json ] && ok "--duration: ended by itself" || notok "--duration: ended" "status $rc: $(cat k4.err)"
+nothing "--duration"
+
+# 5. SIGKILL of sonde
+"$SONDE" probe --kernel -e func:sonde_kmod:sonde_kmod_step -e func:sonde_kmod_clamp >k5.out 2>k5.err &
+pid=$!
+if placed $pid; then kill -9 $pid; wait $pid; ok "SIGKILL: placed then killed"
+else notok "SIGKILL: placed" "$(cat k5.err)"; kill -9 $pid; wait $pid; fi
+nothing "SIGKILL"
+echo 10 >/proc/sonde_kmod && ok "module still driven after the SIGKILL" || notok "module after SIGKILL" "write failed"
+
+# 6. without root
+setpriv --reuid=65534 --regid=65534 --clear-groups "$SONDE" probe --kernel -e func:sonde_kmod_step --duration 1 >nr.out 2>nr.err
+rc=$?
+if [ $rc != 0 ] && [ "$(wc -l <nr.err)" = 1 ] && grep -q "needs root" nr.err; then ok "non-root: one clear line"
+else notok "non-root: one clear line" "status $rc: $(cat nr.err)"; fi
+rmmod sonde_kmod && ok "module unloads (no probe holds it)" || notok "rmmod" "failed"
+EOF
+
+guest_run "$dir" "$dir/guest-checks.sh" 840
+rc=$?
+cat guest.out 2>/dev/null | grep -E '^(ok|not ok|skip) - ' | sed 's/^\(ok\|not ok\|skip\) - /\1 - kernel: /'
+if [ $rc = 124 ]; then notok "kernel: guest" "no status back from the guest: $(grep -v '^\[' guest.console | tail -5)"
+elif [ $rc != 0 ] && ! grep -q '^not ok' guest.out; then notok "kernel: guest script" "status $rc: $(tail -5 guest.out)"; fi
+exit 0

@@ -62,6 +62,12 @@ for cc in gcc clang; do
 	else
 		notok "$cc --timing=none: the table says untimed" "$(head -5 $cc-none.tab)"
 	fi
+	"$SONDE" tree -i $cc-auto.data >$cc-auto.tree 2>&1
+	if grep -Eq '^ +untimed +- +[0-9]+ +tick$' $cc-auto.tree && grep -Eq '^ +[0-9.]+ [mun]?s +[0-9.]+% +3000 +step$' $cc-auto.tree; then
+		ok "$cc --timing=auto: the tree says tick untimed, step timed"
+	else
+		notok "$cc --timing=auto: the tree says tick untimed, step timed" "$(head -8 $cc-auto.tree)"
+	fi
 done
 
 # Lua: every function's count under none and auto equals all's

@@ -160,6 +160,10 @@ const char *const *record_patch_meta(struct record_patch *p)
 		meta(p, &cap, "patched", i, "retargeted", "%zu", pl->nretarget);
 		meta(p, &cap, "patched", i, "left", "%zu", pl->nleft);
 		meta(p, &cap, "patched", i, "plan_ms", "%.3f", pl->plan_ms);
+		size_t counted = 0;
+		for (size_t k = 0; k < pl->nfns; k++)
+			counted += pl->fns[k].count;
+		meta(p, &cap, "patched", i, "counted", "%zu", counted);
 		for (size_t j = 0; j < pl->nleft && j < LEFT_MAX; j++) {
 			char name[32];
 			snprintf(name, sizeof name, "left.%zu", j);

@@ -62,6 +62,14 @@ for cc in gcc clang; do
 	else
 		notok "$cc --timing=none: the table says untimed" "$(head -5 $cc-none.tab)"
 	fi
+	"$SONDE" info -i $cc-none.data --format=json >$cc-none.info 2>/dev/null
+	"$SONDE" info -i $cc-all.data --format=json >$cc-all.info 2>/dev/null
+	if jq_py $cc-none.info 'p = d["patched"][0]; sys.exit(0 if p["counted_only"] == p["patchable"] > 4 else 1)' &&
+	   jq_py $cc-all.info 'sys.exit(0 if d["patched"][0]["counted_only"] == 0 else 1)'; then
+		ok "$cc: sonde info counts the functions counted only (none: every patchable one; all: none)"
+	else
+		notok "$cc: sonde info counts the functions counted only" "$(grep -o '"counted_only": [0-9]*' $cc-none.info $cc-all.info)"
+	fi
 	"$SONDE" tree -i $cc-auto.data >$cc-auto.tree 2>&1
 	if grep -Eq '^ +untimed +- +[0-9]+ +tick$' $cc-auto.tree && grep -Eq '^ +[0-9.]+ [mun]?s +[0-9.]+% +3000 +step$' $cc-auto.tree; then
 		ok "$cc --timing=auto: the tree says tick untimed, step timed"

@@ -44,6 +44,36 @@ static uint64_t hash(uint64_t v, int p)
 	return h ^ (h >> 29);
 }
 
+/* The functions a recording counted without timing them: each module
+ * slot's "module.<slot>.untimed" ranges of numbers (cli/record_patch.c);
+ * what does not parse, or lies outside the module, is ignored. */
+static void mark_untimed(const struct recording *r, struct fn_table *ft)
+{
+	for (uint32_t s = 0; s < r->nmodule_slots; s++) {
+		if (!r->modules[s] || !ft->map[s])
+			continue;
+		char key[64];
+		snprintf(key, sizeof key, "module.%u.untimed", s);
+		const char *v = rd_meta(r, key);
+		uint32_t nf = r->modules[s]->r.nfuncs;
+		while (v && *v) {
+			char *e;
+			unsigned long a = strtoul(v, &e, 10), b = a;
+			if (e == v)
+				break;
+			if (*e == '-') {
+				const char *q = e + 1;
+				b = strtoul(q, &e, 10);
+				if (e == q)
+					break;
+			}
+			for (unsigned long i = a; i <= b && i < nf; i++)
+				ft->fns[ft->map[s][i]].untimed = 1;
+			v = *e == ',' ? e + 1 : "";
+		}
+	}
+}
+
 int fn_table_build(const struct recording *r, struct fn_table *ft)
 {
 	memset(ft, 0, sizeof *ft);
@@ -106,6 +136,7 @@ int fn_table_build(const struct recording *r, struct fn_table *ft)
 		}
 	}
 	free(tab);
+	mark_untimed(r, ft);
 	return 0;
 }
 

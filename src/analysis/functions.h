@@ -17,6 +17,7 @@ struct fn_info {
 	const char *file;        /* may be NULL */
 	int line;
 	uint64_t vaddr;          /* link-time address (0 for unnumbered / root) */
+	int untimed;             /* counted, not timed (record --timing: the recording's module.N.untimed) */
 };
 
 struct fn_table {

@@ -37,6 +37,7 @@ struct cli_opts {
 	/* record */
 	int trace, locks, lock_events, lossy;
 	uint64_t min_time_ns;   /* --min-time DUR */
+	int timing;             /* --timing: INSTR_TIME_ALL (0), _NONE (1), _AUTO (2) (instr/instr.h) */
 	const char *domain;     /* --domain auto|FILE */
 	const char *filters[CLI_MAX_LIST]; int nfilters; /* "+glob" (-F) / "-glob" (-N) */
 	uint64_t buffer_size;   /* --buffer-size BYTES per thread */

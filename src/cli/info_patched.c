@@ -53,6 +53,8 @@ void info_patched_json(const struct recording *r, struct json *j)
 		json_uint(j, "patchable", (s = meta_k(r, "patched.%u.patchable", i, 0)) ? strtoull(s, NULL, 10) : 0);
 		json_uint(j, "int3", (s = meta_k(r, "patched.%u.int3", i, 0)) ? strtoull(s, NULL, 10) : 0);
 		json_uint(j, "retargeted", (s = meta_k(r, "patched.%u.retargeted", i, 0)) ? strtoull(s, NULL, 10) : 0);
+		/* counted, not timed (record --timing); which: the report's "timed" */
+		json_uint(j, "counted_only", (s = meta_k(r, "patched.%u.counted", i, 0)) ? strtoull(s, NULL, 10) : 0);
 		json_double(j, "plan_ms", (s = meta_k(r, "patched.%u.plan_ms", i, 0)) ? strtod(s, NULL) : 0);
 		json_uint(j, "left_out_count", (s = meta_k(r, "patched.%u.left", i, 0)) ? strtoull(s, NULL, 10) : 0);
 		json_arr_begin(j, "left_out");
@@ -82,6 +84,9 @@ void info_patched_table(const struct recording *r)
 		printf("patched:      %s: %s functions found, %llu take a jump, %llu an int3 (exact, a signal a call), "
 		       "%s left out (not recorded)%s\n", meta_k(r, "patched.%u.path", i, 0), found ? found : "?",
 		       nj >= ni ? nj - ni : 0, ni, left ? left : "?", left && strcmp(left, "0") ? ":" : "");
+		const char *counted = meta_k(r, "patched.%u.counted", i, 0);
+		if (counted && strcmp(counted, "0"))
+			printf("  %s of them counted, not timed (record --timing; report marks them untimed)\n", counted);
 		unsigned k;
 		for (k = 0; k < 10 && (s = meta_k(r, "patched.%u.left.%u", i, k)); k++) {
 			char buf[800], *a, *n, *w;

@@ -149,4 +149,5 @@ void json_fn_identity(struct json *j, const struct fn_info *f)
 	json_str(j, "file", f->file);
 	json_int(j, "line", f->line);
 	json_str(j, "address", f->vaddr ? a : NULL);
+	json_bool(j, "timed", !f->untimed); /* false: counted only (record --timing), its time in its callers' */
 }

@@ -38,6 +38,7 @@ int record_patch_plan(const struct cli_opts *o, const char *prog_path, struct se
 	p->set.globs = o->modules;
 	p->set.nglobs = o->nmodules;
 	p->set.live = o->pid > 0; /* record -p: the regions built now are for a running program */
+	p->set.timing = o->timing;
 	/* A launched tree: the programs exec'd in it are planned when they ask
 	 * (record --exec: only those matching; the launched program too). */
 	p->set.exec_follow = o->pid <= 0;
@@ -51,6 +52,8 @@ int record_patch_plan(const struct cli_opts *o, const char *prog_path, struct se
 			cli_warn("%s", why); /* (an attached process gone already: the attach says so, in one line) */
 		else if (rc == 0)
 			p->set.n = 1;
+		if (rc == 0)
+			instr_plan_timing(&p->set.plans[0], o->timing);
 	}
 	/* rc > 0: built with sonde-cc, its sleds are the way (or left out by
 	 * --exec): its images exec'd again ask nothing */
@@ -108,6 +111,40 @@ static void meta(struct record_patch *p, size_t *cap, const char *scope, uint64_
 	add(p, cap, k, v);
 }
 
+/* "module.<slot>.untimed": the numbers of the functions counted, not timed
+ * (record --timing), as ranges "a-b,c,..." (analysis/functions.c reads it). */
+static void untimed_meta(struct record_patch *p, size_t *cap, uint32_t slot, const struct instr_plan *pl)
+{
+	size_t len = 0, room = 64;
+	char *v = malloc(room);
+	if (!v)
+		return;
+	v[0] = 0;
+	for (size_t a = 0; a < pl->nfns; a++) {
+		if (!pl->fns[a].count)
+			continue;
+		size_t b = a;
+		while (b + 1 < pl->nfns && pl->fns[b + 1].count)
+			b++;
+		if (len + 48 > room) {
+			char *w = realloc(v, room *= 2);
+			if (!w) {
+				free(v);
+				return;
+			}
+			v = w;
+		}
+		len += (size_t)snprintf(v + len, room - len, a == b ? "%s%zu" : "%s%zu-%zu", len ? "," : "", a, b);
+		a = b;
+	}
+	if (len) {
+		char k[64];
+		snprintf(k, sizeof k, "module.%u.untimed", slot);
+		add(p, cap, k, v);
+	}
+	free(v);
+}
+
 const char *const *record_patch_meta(struct record_patch *p)
 {
 	if (!p->s)
@@ -123,6 +160,10 @@ const char *const *record_patch_meta(struct record_patch *p)
 		meta(p, &cap, "patched", i, "retargeted", "%zu", pl->nretarget);
 		meta(p, &cap, "patched", i, "left", "%zu", pl->nleft);
 		meta(p, &cap, "patched", i, "plan_ms", "%.3f", pl->plan_ms);
+		size_t counted = 0;
+		for (size_t k = 0; k < pl->nfns; k++)
+			counted += pl->fns[k].count;
+		meta(p, &cap, "patched", i, "counted", "%zu", counted);
 		for (size_t j = 0; j < pl->nleft && j < LEFT_MAX; j++) {
 			char name[32];
 			snprintf(name, sizeof name, "left.%zu", j);
@@ -153,6 +194,9 @@ const char *const *record_patch_meta(struct record_patch *p)
 			meta(p, &cap, "module", i, "stubs", "%s",
 			     in->reqs[m->instr_req].prebuilt == 2 ? "moved" : in->reqs[m->instr_req].prebuilt ? "prebuilt" : "asked");
 		meta(p, &cap, "module", i, "unpatched", "%u", m->dormant <= m->nfuncs ? m->dormant : m->nfuncs);
+		uint32_t mod = in && m->instr_req < SONDE_INSTR_MAX_REQS ? in->reqs[m->instr_req].mod : UINT32_MAX;
+		if (mod < p->set.n)
+			untimed_meta(p, &cap, i, &p->set.plans[mod]);
 	}
 	return p->nmeta ? (const char *const *)p->meta : NULL;
 }

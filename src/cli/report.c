@@ -61,12 +61,27 @@ static int table_header(void)
 	return namew;
 }
 
+/* Whether a table showed a function counted, not timed (its note, untimed_note). */
+static int shown_untimed;
+
 static void row_table(const struct fn_info *f, uint64_t calls, double ex, double in, double total, int namew)
 {
 	char a[32], b[32], c[32], where[300];
+	if (f->untimed) { /* counted only: no time of its own to show */
+		shown_untimed = 1;
+		printf("%12llu %11s %6s %11s %6s %11s  %-*.*s %s\n", (unsigned long long)calls, "untimed", "-", "untimed", "-",
+		       "-", namew, namew, f->name, fn_where(f, where, sizeof where));
+		return;
+	}
 	printf("%12llu %11s %5.1f%% %11s %5.1f%% %11s  %-*.*s %s\n", (unsigned long long)calls, fmt_ns(ex, a, sizeof a),
 	       total > 0 ? 100 * ex / total : 0, fmt_ns(in, b, sizeof b), total > 0 ? 100 * in / total : 0,
 	       fmt_ns(calls ? in / (double)calls : 0, c, sizeof c), namew, namew, f->name, fn_where(f, where, sizeof where));
+}
+
+static void untimed_note(void)
+{
+	if (shown_untimed)
+		printf("untimed: counted, not timed (record --timing): its time is in its callers' exclusive time\n");
 }
 
 /* Which processes called each function: (function, process) pairs sorted
@@ -198,6 +213,7 @@ static void emit_table(struct loaded *l, const struct profile *p, int limit)
 	}
 	if (limit && n > (uint32_t)limit)
 		printf("(%u more functions; --limit to show more)\n", n - limit);
+	untimed_note();
 	free(idx);
 }
 
@@ -319,6 +335,7 @@ static int report_sum(struct cli_opts *o, int json)
 			row_table(rows.v[i].fn, rows.v[i].calls[0], rows.v[i].excl[0], rows.v[i].incl[0], total, namew);
 		if (limit < rows.n)
 			printf("(%zu more functions; --limit to show more)\n", rows.n - limit);
+		untimed_note();
 		if (lost)
 			printf("\nwarning: %llu events were lost (see 'sonde info' of each recording)\n",
 			       (unsigned long long)lost);

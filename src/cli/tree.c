@@ -49,6 +49,9 @@ static void walk(struct tctx *x, uint32_t v, int depth)
 		json_uint(x->j, "calls", nd->calls);
 		json_int(x->j, "inclusive_ns", (int64_t)(incl + 0.5));
 		json_int(x->j, "exclusive_ns", (int64_t)(rd_ns(x->l->r, nd->ticks - kids_ticks) + 0.5));
+		json_bool(x->j, "timed", !f->untimed);
+	} else if (f->untimed) { /* counted only (record --timing): its time is its caller's */
+		printf("%11s %6s %10llu  %s%s\n", "untimed", "-", (unsigned long long)nd->calls, x->indent, f->name);
 	} else {
 		char a[32];
 		printf("%11s %5.1f%% %10llu  %s%s\n", fmt_ns(incl, a, sizeof a), x->total > 0 ? 100 * incl / x->total : 0,

@@ -38,6 +38,7 @@
 #define SONDE_INSTR_MAX_SKIP 64u    /* executables sonde will not plan (sonde-cc builds, refused) */
 #define SONDE_INSTR_ORIG     15u    /* bytes a jmp may displace (whole instructions, >= 5) */
 #define SONDE_INSTR_NOSTUB   0xffffffffu
+#define SONDE_INSTR_COUNT    0x80000000u /* in a stub's number: the function is counted, not timed */
 #define SONDE_INSTR_WAIT_MS  10000  /* the runtime waits this long for sonde's answer */
 #define SONDE_INSTR_MAX_BUSY 256u   /* threads whose pc at an attach sonde passes on */
 #define SONDE_INSTR_HOOK_SLOT 56u   /* region offset of the 8-byte address of the module's struct
@@ -72,7 +73,9 @@ struct sonde_instr_fn {
 	                                 * just after the entry): at the start, they are re-targeted to the
 	                                 * relocated copy in the stub (struct sonde_instr_rt); in a running
 	                                 * program (record -p) the function takes an int3 instead */
-	uint8_t  pad[4];
+	uint8_t  count;                 /* 1: counted, not timed (record --timing): its stub hands the entry
+	                                 * hook number | SONDE_INSTR_COUNT (no clock read, no exit hook) */
+	uint8_t  pad[3];
 };
 
 /* A branch into a patched function's displaced bytes, re-targeted at the

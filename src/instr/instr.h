@@ -50,6 +50,15 @@ struct instr_plan {
 int instr_plan(const char *path, struct instr_plan *p, char *err, size_t n);
 void instr_plan_free(struct instr_plan *p);
 
+/* record --timing: which planned functions are counted, not timed (their
+ * sonde_instr_fn.count): none (INSTR_TIME_ALL, the default), every one
+ * (INSTR_TIME_NONE), or the small leaves (INSTR_TIME_AUTO: at most
+ * INSTR_LEAF_MAX bytes, no call, no jump out of their bytes, no indirect
+ * jump).  How many are counted. */
+enum { INSTR_TIME_ALL = 0, INSTR_TIME_NONE = 1, INSTR_TIME_AUTO = 2 };
+#define INSTR_LEAF_MAX 64
+size_t instr_plan_timing(struct instr_plan *p, int timing);
+
 /* The code of a region at `region` (size bytes) for module p loaded with
  * `bias`: code[0..size) (int3 where unused), stubs[i] the offset of
  * function i's stub or SONDE_INSTR_NOSTUB; rels[k] the new rel32 of
@@ -75,6 +84,7 @@ struct instr_set {
 	const char *const *globs;
 	int nglobs;
 	int live;                     /* the program runs (record -p): regions built before are for that */
+	int timing;                   /* INSTR_TIME_*: record --timing, applied to every plan */
 	/* Programs exec'd in the recorded tree: their executables planned when
 	 * their image asks (once per object), only those matching exec_globs
 	 * when there are any (record --exec) */

@@ -354,6 +354,43 @@ fail:
 	return -1;
 }
 
+/* Whether function i is a small leaf (instr_plan_timing): a linear sweep of
+ * its bytes finds no call and no jump that leaves them (an indirect one may). */
+static int small_leaf(const struct instr_plan *p, size_t i)
+{
+	uint64_t at = p->fns[i].vaddr, size = p->fn_size[i];
+	size_t avail = 0;
+	const uint8_t *code = sym_code(p->sm, at, &avail);
+	if (!code || size > INSTR_LEAF_MAX || size > avail)
+		return 0;
+	int ended = 0; /* after a ret / jmp: padding (int3) may follow */
+	for (uint64_t off = 0; off < size;) {
+		struct arch_brief b;
+		if (arch_brief(code + off, (size_t)(size - off), at + off, &b) || b.len <= 0)
+			return ended;
+		if (b.kind == AI_BAD)
+			return ended;
+		if (b.kind == AI_CALL)
+			return 0;
+		if ((b.kind == AI_JMP || b.kind == AI_JCC) && (b.target < at || b.target >= at + size))
+			return 0;
+		ended = b.kind == AI_RET || b.kind == AI_JMP;
+		off += (uint64_t)b.len;
+	}
+	return 1;
+}
+
+size_t instr_plan_timing(struct instr_plan *p, int timing)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->nfns; i++) {
+		int count = timing == INSTR_TIME_NONE || (timing == INSTR_TIME_AUTO && small_leaf(p, i));
+		p->fns[i].count = (uint8_t)count;
+		n += (size_t)count;
+	}
+	return n;
+}
+
 void instr_plan_free(struct instr_plan *p)
 {
 	if (p->sm)

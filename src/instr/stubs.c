@@ -17,7 +17,8 @@
  * Vector registers are not saved: the hook is built -mgeneral-regs-only.
  *
  * One stub per function, 16-byte aligned:
- *     push $number; call common
+ *     push $number; call common                 (number | SONDE_INSTR_COUNT for a function
+ *                                               counted, not timed: record --timing)
  *     the function's first instructions, relocated (src/arch/x86_64/reloc.c)
  *     jmp fn + displaced                        (unless they end in jmp / ret)
  * The function's entry then holds `jmp stub`.  The hook replaces the
@@ -107,7 +108,7 @@ int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint
 		if (k + need > size)
 			break; /* the region is full: the rest stay unpatched */
 		uint8_t *o = code + k;
-		uint32_t num = (uint32_t)i;
+		uint32_t num = (uint32_t)i | (f->count ? SONDE_INSTR_COUNT : 0u);
 		int32_t rel;
 		if (!f->int3) {
 			o[0] = 0x68; /* push $number */

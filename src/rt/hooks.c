@@ -52,6 +52,7 @@
 #include <stddef.h>
 
 #include "common/clock.h"
+#include "common/instr_abi.h"
 #include "rt/rt.h"
 #include "rt/trace.h"
 
@@ -358,6 +359,30 @@ static inline __attribute__((always_inline)) int rt_idle(const struct rt_tls *L)
  * below instantiate them for a constant mode, so the profile-only and
  * trace-only hooks carry none of the other mode's code (the runtime installs
  * the one that matches the session, see runtime.c). */
+/* A call of a function counted, not timed (record --timing; its stub hands
+ * number | SONDE_INSTR_COUNT over): its calls go to the node of its context
+ * (seed 000: through records[number]), no clock read, no frame, its return
+ * address left alone, so no exit hook; its time stays in its caller's, and
+ * the functions it calls are its caller's children.  Dead frames above the
+ * slot (a longjmp) are closed first, as a timed entry does, so that the
+ * count is never given to a context that has ended. */
+static __attribute__((noinline)) void enter_count(struct rt_tls *L, struct sonde_modhook *m, uint32_t number,
+                                                  uintptr_t *slot)
+{
+	struct sonde_thread *t = L->t;
+	uint32_t d = t->depth;
+	if (__builtin_expect(d && t->stack[d - 1].slot <= (uintptr_t)slot &&
+	                     (uintptr_t)slot - t->stack[d - 1].slot < STALE_WINDOW, 0))
+		close_stale(L, t, slot, clock_ticks()); /* a tail call: counted in the tail caller's context */
+	uint32_t idx = number < m->nfuncs ? number : m->nfuncs;
+	if (idx == m->nfuncs)
+		t->lost[SONDE_LOST_UNNUMBERED]++;
+	uint32_t func = SONDE_FUNC(m->slot, idx == m->nfuncs ? SONDE_UNNUMBERED : number);
+	uint32_t cur = t->cur_node;
+	if (cct_enter(L, t, m, idx, func) != RT_NO_NODE)
+		t->cur_node = cur; /* a leaf of the tree: its callees are its caller's */
+}
+
 static inline __attribute__((always_inline)) void enter_body(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot,
                                                              uint32_t mode, int numbered, int plain, int keep)
 {
@@ -367,6 +392,16 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 	struct sonde_thread *t = L->t;
 	L->busy = 1; /* was 0: nothing pending */
 	atomic_signal_fence(memory_order_seq_cst);
+	if (numbered && (fn & SONDE_INSTR_COUNT)) {
+		/* only a profile counts (record refuses --timing with --trace) */
+		fn &= ~(uintptr_t)SONDE_INSTR_COUNT;
+		if (mode & SONDE_MODE_PROFILE) {
+			enter_count(L, m, (uint32_t)fn, slot);
+			atomic_signal_fence(memory_order_seq_cst);
+			rt_busy_out(L);
+			return;
+		}
+	}
 	uint64_t now = clock_ticks();
 	uint32_t d = t->depth;
 	uintptr_t ra = *slot;

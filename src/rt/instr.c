@@ -545,7 +545,8 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 			pmod_stub(i, so);
 			int as_int3 = fns[i].int3 || (fns[i].retarget && rt_patch_live);
 			if (as_int3 || rt_patch_live)
-				ts[nt++] = (struct trap_site){ (uintptr_t)at, region + so, m, i, (uint32_t)as_int3 };
+				ts[nt++] = (struct trap_site){ (uintptr_t)at, region + so, m, i | (fns[i].count ? SONDE_INSTR_COUNT : 0u),
+				                               (uint32_t)as_int3 };
 		}
 		if (nt) {
 			trap_install();

@@ -1,0 +1,115 @@
+# test-timeout: 900
+# record --timing (issue 39): functions of a plain build (patched without a
+# rebuild) counted, not timed.  tests/progs/timing_counts.c prints how many
+# times it called each of its functions (a longjmp out of one of them
+# included); under --timing=all, none and auto each count equals the
+# program's, the output is the program's own, the functions counted only say
+# "timed": false in the report's JSON and 'untimed' in its table, and under
+# auto the small leaf (tick) is counted only while its caller (step) is
+# timed, with tick's time in step's exclusive time (step then calls nothing
+# timed: exclusive = inclusive; under all, it is less).  Built with gcc and
+# clang.  Then Lua (a plain build of Debian's source running bench.lua):
+# every function's count under none and auto equals all's.
+. "$ROOT/tests/lib.sh"
+cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
+
+"$SONDE" record --timing=some -- /bin/true >bad.out 2>bad.err
+rc=$?
+if [ $rc -ne 0 ] && grep -q "invalid value 'some' for --timing" bad.err; then ok "--timing=some refused"
+else notok "--timing=some refused" "exit $rc: $(cat bad.err)"; fi
+"$SONDE" record --trace --timing=none -- /bin/true >bad.out 2>bad.err
+rc=$?
+if [ $rc -ne 0 ] && grep -q "apply to profiles" bad.err; then ok "--timing=none with --trace refused"
+else notok "--timing=none with --trace refused" "exit $rc: $(cat bad.err)"; fi
+
+# counts LABEL PROGRAM-OUTPUT REPORT-JSON TIMING: the program's counts, and the timed flags
+counts() {
+	python3 - "$@" <<'PY'
+import json, sys
+label, out, rep, timing = sys.argv[1:5]
+want = dict((l.split()[0], int(l.split()[1])) for l in open(out))
+fns = {f["name"]: f for f in json.load(open(rep))["functions"]}
+bad = [(k, v, fns.get(k, {}).get("calls")) for k, v in want.items() if fns.get(k, {}).get("calls") != v]
+print(("ok" if not bad and len(want) == 4 else "not ok") + f" - {label}: calls equal the program's {want}" +
+      ("" if not bad else f": (name, program, sonde) {bad}"))
+untimed = sorted(k for k in want if not fns.get(k, {}).get("timed", True))
+expect = {"all": [], "none": sorted(want), "auto": ["tick"]}[timing]
+print(("ok" if untimed == expect else "not ok") + f" - {label}: counted only {untimed}" +
+      ("" if untimed == expect else f", expected {expect}"))
+st = fns.get("step", {})
+if timing == "auto":
+    good = st.get("timed") and st.get("exclusive_ns") == st.get("inclusive_ns") and st.get("inclusive_ns", 0) > 0
+    print(("ok" if good else "not ok") + f" - {label}: step's exclusive time holds tick's ({st.get('exclusive_ns')} of {st.get('inclusive_ns')} ns)")
+if timing == "all":
+    good = st.get("exclusive_ns", 0) < st.get("inclusive_ns", 0)
+    print(("ok" if good else "not ok") + f" - {label}: step's exclusive time is below its inclusive time, tick timed ({st.get('exclusive_ns')} of {st.get('inclusive_ns')} ns)")
+PY
+}
+
+for cc in gcc clang; do
+	command -v $cc >/dev/null || { skip "$cc" "not installed"; continue; }
+	$cc -O2 -g -fno-inline -o tc-$cc "$PROGS/timing_counts.c" || { notok "$cc builds timing_counts.c" "failed"; continue; }
+	./tc-$cc 3000 >plain-$cc.txt
+	for t in all none auto; do
+		"$SONDE" record --timing=$t -o $cc-$t.data -- ./tc-$cc 3000 >rec-$cc-$t.txt 2>rec-$cc-$t.err
+		check "$cc --timing=$t: output unchanged" cmp -s plain-$cc.txt rec-$cc-$t.txt
+		"$SONDE" report -i $cc-$t.data --format=json >$cc-$t.json 2>/dev/null
+		counts "$cc --timing=$t" plain-$cc.txt $cc-$t.json $t
+	done
+	"$SONDE" report -i $cc-none.data >$cc-none.tab 2>&1
+	if grep -E '^ +3000 +untimed +- +untimed' $cc-none.tab | grep -q ' step ' && grep -q '^untimed: counted, not timed' $cc-none.tab; then
+		ok "$cc --timing=none: the table says untimed"
+	else
+		notok "$cc --timing=none: the table says untimed" "$(head -5 $cc-none.tab)"
+	fi
+	"$SONDE" info -i $cc-none.data --format=json >$cc-none.info 2>/dev/null
+	"$SONDE" info -i $cc-all.data --format=json >$cc-all.info 2>/dev/null
+	if jq_py $cc-none.info 'p = d["patched"][0]; sys.exit(0 if p["counted_only"] == p["patchable"] > 4 else 1)' &&
+	   jq_py $cc-all.info 'sys.exit(0 if d["patched"][0]["counted_only"] == 0 else 1)'; then
+		ok "$cc: sonde info counts the functions counted only (none: every patchable one; all: none)"
+	else
+		notok "$cc: sonde info counts the functions counted only" "$(grep -o '"counted_only": [0-9]*' $cc-none.info $cc-all.info)"
+	fi
+	"$SONDE" tree -i $cc-auto.data >$cc-auto.tree 2>&1
+	if grep -Eq '^ +untimed +- +[0-9]+ +tick$' $cc-auto.tree && grep -Eq '^ +[0-9.]+ [mun]?s +[0-9.]+% +3000 +step$' $cc-auto.tree; then
+		ok "$cc --timing=auto: the tree says tick untimed, step timed"
+	else
+		notok "$cc --timing=auto: the tree says tick untimed, step timed" "$(head -8 $cc-auto.tree)"
+	fi
+done
+
+# Lua: every function's count under none and auto equals all's
+LUAFLAGS='-Dluai_makeseed(L)=0u -Dl_randomizePivot()=0u -DSTRCACHE_N=1 -DSTRCACHE_M=1'
+real_build lua-plain lua cc -g $LUAFLAGS
+rc=$?
+if [ $rc -eq 2 ]; then
+	skip "Lua from Debian source" "could not fetch lua5.4 ($(tail -1 fetch-lua-plain.log))"
+elif [ $rc -ne 0 ] || [ ! -x "$cache/lua-plain" ]; then
+	notok "Lua (plain build)" "$(tail -3 build-lua-plain.log)"
+else
+	"$cache/lua-plain" "$PROGS/bench.lua" 12 >lua-plain.txt
+	for t in all none auto; do
+		"$SONDE" record --timing=$t -o lua-$t.data -- "$cache/lua-plain" "$PROGS/bench.lua" 12 >lua-$t.txt 2>lua-$t.err
+		check "lua --timing=$t: output unchanged" cmp -s lua-plain.txt lua-$t.txt
+		"$SONDE" report -i lua-$t.data --format=json >lua-$t.json 2>/dev/null
+	done
+	for t in none auto; do
+		python3 - lua-all.json lua-$t.json $t <<'PY'
+import json, sys
+a, b, t = sys.argv[1:4]
+ca, cb, timed = {}, {}, {}
+for f in json.load(open(a))["functions"]:
+    ca[f["name"]] = ca.get(f["name"], 0) + f["calls"]
+for f in json.load(open(b))["functions"]:
+    cb[f["name"]] = cb.get(f["name"], 0) + f["calls"]
+    timed[f["name"]] = f["timed"]
+diff = sorted((k, ca.get(k), cb.get(k)) for k in set(ca) | set(cb) if ca.get(k) != cb.get(k))
+print(("ok" if not diff and len(ca) > 100 else "not ok") +
+      f" - lua --timing={t}: {len(ca)} functions, {sum(ca.values())} calls, each equal to --timing=all's" +
+      ("" if not diff else f": differ (name, all, {t}) {diff[:6]}"))
+n = sum(1 for v in timed.values() if not v)
+good = n == len(timed) if t == "none" else 0 < n < len(timed)
+print(("ok" if good else "not ok") + f" - lua --timing={t}: {n} of {len(timed)} functions counted only")
+PY
+	done
+fi

@@ -68,7 +68,10 @@ static int sy_boot(void)
 /* Start of a counted call: its clock reading, or 0 for a pass-through. */
 static inline uint64_t sy_begin(uintptr_t site)
 {
-	if (sy_inside || site - (uintptr_t)__ehdr_start < (uintptr_t)__etext - (uintptr_t)__ehdr_start)
+	/* The runtime's own calls pass through; a return address that is an exit
+	 * trampoline is a tail call (`jmp write`) of a hooked function. */
+	if (sy_inside || (site - (uintptr_t)__ehdr_start < (uintptr_t)__etext - (uintptr_t)__ehdr_start &&
+	                  !rt_is_exit_tramp(site)))
 		return 0;
 	int st = __atomic_load_n(&sy_state, __ATOMIC_ACQUIRE);
 	if (st < 0 || (st == 0 && !sy_boot()))
@@ -232,13 +235,27 @@ RT_EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *x, struct timeval *tv)
 	return rc;
 }
 
+/* fsync and close: one file descriptor in, 0 or -1 out. */
+static int sy_fd_op(int fd, uint32_t call, long nr, int (**realp)(int), const char *name, uintptr_t site)
+{
+	if (!__atomic_load_n(realp, __ATOMIC_ACQUIRE) && !sy_inside) {
+		sy_inside = 1;
+		int e = errno;
+		__atomic_store_n(realp, (int (*)(int))dlsym(RTLD_NEXT, name), __ATOMIC_RELEASE);
+		errno = e;
+		sy_inside = 0;
+	}
+	int (*real)(int) = __atomic_load_n(realp, __ATOMIC_ACQUIRE);
+	uint64_t t0 = sy_begin(site);
+	int rc = real ? real(fd) : (int)syscall(nr, fd);
+	sy_end(t0, call, rc, 0);
+	return rc;
+}
+
 RT_EXPORT int fsync(int fd)
 {
-	SY_REAL(int (*)(int), fsync);
-	uint64_t t0 = sy_begin(SY_SITE);
-	int rc = real_fsync ? real_fsync(fd) : (int)syscall(SYS_fsync, fd);
-	sy_end(t0, SYS_FSYNC, rc, 0);
-	return rc;
+	static int (*real)(int);
+	return sy_fd_op(fd, SYS_FSYNC, SYS_fsync, &real, "fsync", SY_SITE);
 }
 
 static int sy_openat(int dir, const char *path, int flags, mode_t mode, uint32_t call, uintptr_t site)
@@ -283,9 +300,6 @@ RT_EXPORT int openat64(int dir, const char *path, int flags, ...)
 
 RT_EXPORT int close(int fd)
 {
-	SY_REAL(int (*)(int), close);
-	uint64_t t0 = sy_begin(SY_SITE);
-	int rc = real_close ? real_close(fd) : (int)syscall(SYS_close, fd);
-	sy_end(t0, SYS_CLOSE, rc, 0);
-	return rc;
+	static int (*real)(int);
+	return sy_fd_op(fd, SYS_CLOSE, SYS_close, &real, "close", SY_SITE);
 }

@@ -1,7 +1,8 @@
 # record --syscalls (issue 38): system calls per calling function, from the
 # interposed libc wrappers.  tests/progs/syscall_counts.c (a sonde-cc build)
 # makes known numbers of read, write and nanosleep calls in each of its
-# functions (one function in a second thread) and writes its own tally.
+# functions (one function in a second thread, one whose write is a tail
+# call) and writes its own tally.
 # Checks, in profile and trace mode: output unchanged; per function, sonde's
 # count and bytes equal the program's; the time inside nanosleep is at least
 # what was asked for (5 x 1 ms) and at most the wall time the program

@@ -3,7 +3,8 @@
 # makes known numbers of read, write and nanosleep calls in each of its
 # functions (one function in a second thread, one whose write is a tail
 # call) and writes its own tally.
-# Checks, in profile and trace mode: output unchanged; per function, sonde's
+# Checks, in profile and trace mode (sonde-cc) and profile mode (a plain cc
+# build patched without a rebuild): output unchanged; per function, sonde's
 # count and bytes equal the program's; the time inside nanosleep is at least
 # what was asked for (5 x 1 ms) and at most the wall time the program
 # measured around its sleeps; per process, the counts equal the program's
@@ -13,11 +14,15 @@
 # recording made without it, and --syscalls with -p.
 . "$ROOT/tests/lib.sh"
 "$SONDE_CC_BIN" -O2 -g -pthread -o sc "$PROGS/syscall_counts.c" || { notok build "sonde-cc"; exit 0; }
+${CC:-cc} -O2 -g -pthread -o scplain "$PROGS/syscall_counts.c" || { notok build "cc"; exit 0; }
 plain=$(./sc 2 plain.json) || notok "plain run" "exit $?"
 
-for mode in profile trace; do
-	opt=; [ $mode = trace ] && opt=--trace
-	out=$("$SONDE" record $opt --syscalls -o rec.$mode -- ./sc 2 tally.$mode.json 2>rec.$mode.err)
+# profile and trace of the sonde-cc build; profile of the plain build (patched without a rebuild)
+for mode in profile trace plain; do
+	opt=; prog=./sc
+	[ $mode = trace ] && opt=--trace
+	[ $mode = plain ] && prog=./scplain
+	out=$("$SONDE" record $opt --syscalls -o rec.$mode -- $prog 2 tally.$mode.json 2>rec.$mode.err)
 	rc=$?
 	check "$mode: exit status 0 and output unchanged" test "$rc:$out" = "0:$plain"
 	"$SONDE" report --syscalls -i rec.$mode --format=json >sys.$mode.json 2>sys.$mode.err ||

@@ -270,7 +270,7 @@ static int sy_openat(int dir, const char *path, int flags, mode_t mode, uint32_t
 /* The mode argument is there only with O_CREAT or O_TMPFILE (open(2)). */
 #define SY_MODE(flags, ap, last) \
 	mode_t mode = 0; \
-	if ((flags) & (O_CREAT | __O_TMPFILE)) { \
+	if (((flags) & O_CREAT) || ((flags) & __O_TMPFILE) == __O_TMPFILE) { \
 		va_list ap; \
 		va_start(ap, last); \
 		mode = (mode_t)va_arg(ap, int); \

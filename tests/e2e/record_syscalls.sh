@@ -49,7 +49,10 @@ for fn, t in T.items():
             bad.append(f"{fn} {call}: {gc} != {want}")
         if key and got and got["bytes"] != t[key]:
             bad.append(f"{fn} {call} bytes: {got['bytes']} != {t[key]}")
-say(not bad, "per function, counts and bytes equal the program's", "; ".join(bad))
+        errs = t["read_errors"] if call == "read" else 0
+        if got and got["errors"] != errs:
+            bad.append(f"{fn} {call} errors: {got['errors']} != {errs}")
+say(not bad, "per function, counts, bytes and errors equal the program's", "; ".join(bad))
 extra = [k for k in rows if k[0] not in T]
 say(not extra, "no system call charged to a function that made none", str(extra))
 n = rows.get(("nap_a_little", "nanosleep"))

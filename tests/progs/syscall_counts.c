@@ -15,7 +15,7 @@
 #define NOINLINE __attribute__((noinline))
 
 static int scale, pipefd[2];
-static struct { long writes, wbytes, reads, rbytes, sleeps, sleep_ns; } fill, drain, nap, worker, tail;
+static struct { long writes, wbytes, reads, rbytes, rerrors, sleeps, sleep_ns; } fill, drain, nap, worker, tail;
 
 static long mono_ns(void)
 {
@@ -37,10 +37,16 @@ NOINLINE static void fill_pipe(void)
 	}
 }
 
-/* read the pipe back in reads of at most 7 bytes */
+/* read the pipe back in reads of at most 7 bytes, after scale reads of a
+ * closed descriptor (each fails: EBADF) */
 NOINLINE static void drain_pipe(long total)
 {
 	char buf[7];
+	for (int i = 0; i < scale; i++) {
+		drain.reads++;
+		if (read(-1, buf, sizeof buf) < 0)
+			drain.rerrors++;
+	}
 	while (drain.rbytes < total) {
 		ssize_t n = read(pipefd[0], buf, sizeof buf);
 		drain.reads++;
@@ -96,10 +102,12 @@ NOINLINE static void *worker_main(void *arg)
 	return NULL;
 }
 
-static void put(FILE *f, const char *name, const char *sep, long w, long wb, long r, long rb, long s, long sns)
+static void put(FILE *f, const char *name, const char *sep, long w, long wb, long r, long rb, long re, long s,
+                long sns)
 {
 	fprintf(f, "  \"%s\": {\"write\": %ld, \"write_bytes\": %ld, \"read\": %ld, \"read_bytes\": %ld, "
-	        "\"nanosleep\": %ld, \"sleep_wall_ns\": %ld}%s\n", name, w, wb, r, rb, s, sns, sep);
+	        "\"read_errors\": %ld, \"nanosleep\": %ld, \"sleep_wall_ns\": %ld}%s\n", name, w, wb, r, rb, re, s,
+	        sns, sep);
 }
 
 int main(int argc, char **argv)
@@ -126,11 +134,11 @@ int main(int argc, char **argv)
 	if (!f)
 		return 1;
 	fprintf(f, "{\n");
-	put(f, "fill_pipe", ",", fill.writes, fill.wbytes, 0, 0, 0, 0);
-	put(f, "drain_pipe", ",", 0, 0, drain.reads, drain.rbytes, 0, 0);
-	put(f, "nap_a_little", ",", nap.writes, nap.wbytes, nap.reads, nap.rbytes, nap.sleeps, nap.sleep_ns);
-	put(f, "tail_write", ",", tail.writes, tail.wbytes, 0, 0, 0, 0);
-	put(f, "worker_main", "", worker.writes, worker.wbytes, 0, 0, 0, 0);
+	put(f, "fill_pipe", ",", fill.writes, fill.wbytes, 0, 0, 0, 0, 0);
+	put(f, "drain_pipe", ",", 0, 0, drain.reads, drain.rbytes, drain.rerrors, 0, 0);
+	put(f, "nap_a_little", ",", nap.writes, nap.wbytes, nap.reads, nap.rbytes, 0, nap.sleeps, nap.sleep_ns);
+	put(f, "tail_write", ",", tail.writes, tail.wbytes, 0, 0, 0, 0, 0);
+	put(f, "worker_main", "", worker.writes, worker.wbytes, 0, 0, 0, 0, 0);
 	fprintf(f, "}\n");
 	fclose(f);
 	printf("wrote %ld bytes, read %ld, slept %ld times\n", fill.wbytes + nap.wbytes + worker.wbytes + tail.wbytes,

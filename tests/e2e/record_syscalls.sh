@@ -105,3 +105,7 @@ check "... and says to record with --syscalls" grep -q "recorded without --sysca
 rc=$?
 check "record --syscalls -p: a usage error" test $rc -ne 0
 check "... that says -p is not supported" grep -q "\-\-syscalls needs a launched program" perr.out
+"$SONDE" info -i rec.profile --format=json >info.json 2>&1
+check "sonde info says the recording has system calls" jq_py info.json 'sys.exit(0 if d["syscalls"] is True else 1)'
+"$SONDE" info -i plainrec --format=json >info0.json 2>&1
+check "... and that one without --syscalls has none" jq_py info0.json 'sys.exit(0 if d["syscalls"] is False else 1)'

@@ -10,7 +10,8 @@
 # measured around its sleeps; per process, the counts equal the program's
 # totals and equal strace -f -c's (the difference of a SCALE 2 and a SCALE 0
 # run of the same program: strace also sees the loader's and stdio's calls,
-# which are the same in both).  Then the errors: report --syscalls of a
+# which are the same in both); a forked child's calls are its own process's.
+# Then the errors: report --syscalls of a
 # recording made without it, and --syscalls with -p.
 . "$ROOT/tests/lib.sh"
 "$SONDE_CC_BIN" -O2 -g -pthread -o sc "$PROGS/syscall_counts.c" || { notok build "sonde-cc"; exit 0; }
@@ -109,3 +110,19 @@ check "... that says -p is not supported" grep -q "\-\-syscalls needs a launched
 check "sonde info says the recording has system calls" jq_py info.json 'sys.exit(0 if d["syscalls"] is True else 1)'
 "$SONDE" info -i plainrec --format=json >info0.json 2>&1
 check "... and that one without --syscalls has none" jq_py info0.json 'sys.exit(0 if d["syscalls"] is False else 1)'
+
+# a forked child: its calls are its own process's
+"$SONDE_CC_BIN" -O2 -g -o sf "$PROGS/syscall_fork.c" || { notok build "sonde-cc syscall_fork"; exit 0; }
+"$SONDE" record --syscalls -o rec.fork -- ./sf >fork.out 2>fork.err || notok "record the forking program" "$(cat fork.err)"
+"$SONDE" report --syscalls -i rec.fork --format=json >fork.json 2>&1 || notok "report of the fork" "$(cat fork.json)"
+python3 - fork.out fork.json <<'PY'
+import json, sys
+f = open(sys.argv[1]).read().split()   # parent PID N child PID M
+want = {int(f[1]): int(f[2]), int(f[4]): int(f[5])}
+d = json.load(open(sys.argv[2]))
+got = {p["pid"]: p["count"] for p in d["processes"] if p["syscall"] == "write"}
+fn = [(r["name"], r["count"]) for r in d["functions"] if r["syscall"] == "write"]
+ok = got == want and fn == [("writes", sum(want.values()))]
+print(("ok - " if ok else "not ok - ") + "fork: each process's writes are its own, all in writes()" +
+      ("" if ok else f": {got} {fn} vs {want}"))
+PY

@@ -6,7 +6,7 @@
 # Checks, in profile and trace mode (sonde-cc) and profile mode (a plain cc
 # build patched without a rebuild): output unchanged; per function, sonde's
 # count and bytes equal the program's; the time inside nanosleep is at least
-# what was asked for (5 x 1 ms) and at most the wall time the program
+# what was asked for (10 x 1 ms) and at most the wall time the program
 # measured around its sleeps; per process, the counts equal the program's
 # totals and equal strace -f -c's (the difference of a SCALE 2 and a SCALE 0
 # run of the same program: strace also sees the loader's and stdio's calls,

@@ -36,6 +36,7 @@ struct cli_opts {
 	double min_percent;     /* --min-percent P */
 	/* record */
 	int trace, locks, lock_events, lossy;
+	int syscalls;            /* record --syscalls / report --syscalls */
 	uint64_t min_time_ns;   /* --min-time DUR */
 	int timing;             /* --timing: INSTR_TIME_ALL (0), _NONE (1), _AUTO (2) (instr/instr.h) */
 	const char *domain;     /* --domain auto|FILE */
@@ -87,6 +88,8 @@ int cmd_record(struct cli_opts *o);
 /* record --target (record_remote.c) */
 int cmd_record_remote(struct cli_opts *o);
 int cmd_report(struct cli_opts *o);
+/* report --syscalls (cli/syscalls.c) */
+int report_syscalls(struct cli_opts *o, int json);
 int cmd_callers(struct cli_opts *o);
 int cmd_tree(struct cli_opts *o);
 int cmd_info(struct cli_opts *o);

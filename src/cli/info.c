@@ -336,6 +336,7 @@ static void info_json(const struct recording *r, const struct info *in)
 	if (rd_meta(r, "attached_pid")) /* sonde record -p (docs/ATTACH.md) */
 		json_attached(&j, r);
 	json_bool(&j, "locks", (r->mode & REC_MODE_LOCKS) != 0);
+	json_bool(&j, "syscalls", (r->mode & REC_MODE_SYSCALLS) != 0);
 	json_bool(&j, "has_probe_hits", in->probes);
 	if (in->probes)
 		json_probes(&j, r, in);
@@ -396,7 +397,8 @@ static void table_origin(const struct recording *r, const struct info *in)
 	const char *s;
 	printf("program:      %s\n", meta_or_q(r, "program"));
 	printf("command:      %s\n", meta_or_q(r, "command"));
-	printf("mode:         %s%s\n", in->mode, (r->mode & REC_MODE_LOCKS) ? " + locks" : "");
+	printf("mode:         %s%s%s\n", in->mode, (r->mode & REC_MODE_LOCKS) ? " + locks" : "",
+	       (r->mode & REC_MODE_SYSCALLS) ? " + syscalls" : "");
 	if ((s = rd_meta(r, "incomplete")))
 		printf("incomplete:   %s (sonde pid %s); recovered from its session by the next reader: %s%s; "
 		       "the program's end: %s\n", s, meta_or_q(r, "recorder_pid"),

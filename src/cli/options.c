@@ -13,7 +13,7 @@
 
 enum {
 	O_FORMAT = 256, O_SORT, O_LIMIT, O_THREADS, O_PER_LOCK, O_TID, O_SEL_PID, O_COMM, O_PROCESSES, O_TIME_RANGE, O_DEPTH, O_MIN_PERCENT,
-	O_TRACE, O_LOCKS, O_LOSSY, O_MIN_TIME, O_TIMING, O_DOMAIN, O_BUFFER, O_MAX_MEMORY, O_KEEP_LAST, O_COMPRESS, O_NO_FOLLOW, O_DURATION,
+	O_TRACE, O_LOCKS, O_SYSCALLS, O_LOSSY, O_MIN_TIME, O_TIMING, O_DOMAIN, O_BUFFER, O_MAX_MEMORY, O_KEEP_LAST, O_COMPRESS, O_NO_FOLLOW, O_DURATION,
 	O_INTERACTIVE, O_PENDING, O_KERNEL, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_HW_BREAKPOINTS, O_TARGET_RAM, O_TARGET_CLOCK, O_ENGINE, O_STACK_COPY, O_STACK_UNWIND, O_MODULE, O_EXEC, O_NO_PATCH, O_EVERY, O_COUNT, O_HELP,
 };
 
@@ -49,6 +49,9 @@ static const struct cli_option options[] = {
 	{ "trace", O_TRACE, no_argument, CMD_RECORD, NULL, "record a timeline of every call" },
 	{ "locks", O_LOCKS, optional_argument, CMD_RECORD, "events",
 	  "profile pthread/C11/semaphore locks (=events also streams each lock event)" },
+	{ "syscalls", O_SYSCALLS, no_argument, CMD_RECORD | CMD_REPORT, NULL,
+	  "record: count and time system calls per calling function (libc wrappers; launched programs); "
+	  "report: the system-call table" },
 	{ "lossy", O_LOSSY, no_argument, CMD_RECORD, NULL,
 	  "drop and count events when a ring is full instead of waiting" },
 	{ "min-time", O_MIN_TIME, required_argument, CMD_RECORD, "DUR",
@@ -310,6 +313,7 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 				o->lock_events = 1;
 			}
 			break;
+		case O_SYSCALLS: o->syscalls = 1; break;
 		case O_LOSSY: o->lossy = 1; break;
 		case O_MIN_TIME: {
 			int64_t ns = parse_duration_ns(optarg);

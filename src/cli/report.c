@@ -359,6 +359,8 @@ int cmd_report(struct cli_opts *o)
 		else if (!strcmp(o->sort, "name")) sort_key = 3;
 		else cli_die(EXIT_USAGE, "invalid --sort '%s' (expected excl, incl, calls or name)", o->sort);
 	}
+	if (o->syscalls)
+		return report_syscalls(o, json);
 	if (o->ninputs > 1)
 		return report_sum(o, json);
 	struct loaded l;

@@ -62,6 +62,7 @@ enum sonde_rec_type {
 	REC_LOCKS   = 6,  /* lock statistics: struct lkrec_hdr, then items (common/format_locks.h) */
 	REC_CHUNK   = 7,  /* struct rec_chunk, then `used` bytes of encoded events (common/trace_enc.h) */
 	REC_CHUNK_ZSTD = 8, /* struct rec_chunk, then one zstd frame that decompresses to its `used` bytes */
+	REC_SYSCALLS = 9,  /* struct rec_sys_hdr, then count struct rec_sys (system calls per function) */
 	REC_END     = 99, /* empty: the file was completed */
 };
 
@@ -82,6 +83,7 @@ enum {
 	REC_MODE_LOCKS       = 1u << 2, /* lock statistics (REC_LOCKS) */
 	REC_MODE_LOCK_EVENTS = 1u << 3, /* lock events in events.sonde */
 	REC_MODE_LOSSY       = 1u << 4, /* full rings dropped events (counted) */
+	REC_MODE_SYSCALLS    = 1u << 5, /* system calls per function (REC_SYSCALLS) */
 	REC_MODE_PROBES      = 1u << 8, /* sonde probe --record: TRX_PROBE events, no profile */
 };
 
@@ -167,6 +169,23 @@ struct rec_node {
 	uint64_t ticks;          /* inclusive TSC ticks of the calls of this context */
 };
 static_assert(sizeof(struct rec_node) == 32, "format");
+
+/* REC_SYSCALLS (issue 38, `record --syscalls`): this header, then `count`
+ * struct rec_sys, one per (process, system call, calling function). */
+struct rec_sys_hdr {
+	uint32_t count;
+	uint32_t ncalls;         /* calls in sonde's list (common/sys_session.h) when written */
+	uint64_t lost;           /* calls not counted (the runtime's table was full) */
+};
+static_assert(sizeof(struct rec_sys_hdr) == 16, "format");
+struct rec_sys {
+	uint32_t proc;           /* process slot */
+	uint32_t call;           /* index in sonde's list of calls (SYS_CALLS) */
+	uint32_t func;           /* SONDE_FUNC of the calling function; 0xffffffff: none recorded */
+	uint32_t pad;
+	uint64_t count, ticks, bytes, errors;
+};
+static_assert(sizeof(struct rec_sys) == 48, "format");
 
 /* REC_CHUNK: this header, then `used` bytes of events of one thread. */
 struct rec_chunk {

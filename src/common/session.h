@@ -38,7 +38,7 @@
 #include "common/func_id.h" /* SONDE_FUNC(): module slot and number */
 
 #define SONDE_SESSION_MAGIC   0x534f4e4445534553ull /* "SESEDNOS" */
-#define SONDE_SESSION_VERSION 6u
+#define SONDE_SESSION_VERSION 7u
 #define SONDE_ENV_FD          "SONDE_SESSION_FD"
 
 #define SONDE_MAX_PROCS    1024u
@@ -58,6 +58,7 @@ enum {
 	SONDE_MODE_LOCKS   = 1u << 2, /* lock wrappers active (aggregates)      */
 	SONDE_MODE_LOCK_EVENTS = 1u << 3, /* lock events into thread rings      */
 	SONDE_MODE_LOSSY   = 1u << 4, /* full ring: drop and count, never wait   */
+	SONDE_MODE_SYSCALLS = 1u << 5, /* system-call wrappers active (rt/syscalls.c) */
 };
 
 /* Loss counters, by cause (hdr.lost[]).  Every one is shown by `sonde info`. */
@@ -238,6 +239,8 @@ struct sonde_session_hdr {
 	/* ---- locks (issue 4; owned by src/rt/locks.c, layout in src/common/lock_session.h) ---- */
 	_Atomic uint64_t locks_off;  /* session offset of struct lk_session, 0 until a first lock */
 	/* ---- end locks ---- */
+	/* ---- system calls (issue 38; owned by src/rt/syscalls.c, layout in src/common/sys_session.h) ---- */
+	_Atomic uint64_t syscalls_off; /* session offset of struct sys_session, 0 until a first call */
 	/* ---- attach (written by sonde, src/attach/frames.c; read by src/rt/agent.c) ---- */
 	uint64_t attach_off;         /* session offset of struct sonde_attach, 0: none */
 	/* ---- end attach ---- */

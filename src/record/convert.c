@@ -34,6 +34,7 @@ uint32_t conv_mode(uint32_t m)
 		{ SONDE_MODE_LOCKS, REC_MODE_LOCKS },
 		{ SONDE_MODE_LOCK_EVENTS, REC_MODE_LOCK_EVENTS },
 		{ SONDE_MODE_LOSSY, REC_MODE_LOSSY },
+		{ SONDE_MODE_SYSCALLS, REC_MODE_SYSCALLS },
 	};
 	uint32_t r = 0;
 	for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)

@@ -133,6 +133,7 @@ int write_profile(struct session *s, struct recorder *rec, const struct launched
 			write_cct(w, i, t, nodes, used, end);
 	}
 	write_locks(s, w);
+	write_syscalls(s, w);
 	if (w->failed) {
 		snprintf(err, errlen, "writing %s failed (disk full?)", rec->profpath);
 		return -1;

@@ -201,6 +201,8 @@ int recording_finish(struct session *s, struct recorder *rec, const struct launc
 int record_snapshot(struct session *s, struct recorder *live, const struct launched *l,
                     const struct record_config *cfg, const char *program, const char *cmd, size_t clen,
                     char *path, size_t pathlen, char *err, size_t errlen);
+/* syscalls_out.c: the system-call table (REC_SYSCALLS) of a --syscalls recording. */
+void write_syscalls(struct session *s, struct rec_writer *w);
 /* locks_out.c: the lock profiler's records (REC_LOCKS), if the program took any lock. */
 void write_locks(struct session *s, struct rec_writer *w);
 

@@ -1,0 +1,305 @@
+/* syscalls.c — system calls per function (issue 38, `sonde record
+ * --syscalls`), inside libsonde-rt.so: interposed libc wrappers, as the lock
+ * profiler's (locks.c) are.  Each wrapper times the real libc function with
+ * two clock reads and adds count, ticks, bytes and errors to the session's
+ * table (common/sys_session.h) under (process, call, the function on top of
+ * the calling thread's shadow stack).
+ *
+ * Seen: calls through the exported symbols (runtime.map) from the program and
+ * its libraries.  Not seen: glibc's internal calls (stdio's write, the
+ * loader's reads), raw `syscall` instructions, fortified __read_chk and the
+ * like, programs the agent attaches to (no GOT redirection yet).
+ *
+ * Rules: without --syscalls, before the session is known, while resolving
+ * the real functions, for calls made by the runtime itself, and on a thread
+ * inside a runtime section (rt_tls.busy: a signal handler interrupting a
+ * hook), every wrapper is a plain pass-through.  errno is as the real call
+ * left it.  No lock, no malloc: one atomic table. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/sys_session.h"
+#include "rt/rt.h"
+
+static int sy_state;            /* 0 not known yet, 1 recording, -1 pass-through */
+static struct sys_session *sy_S;
+static __thread int sy_inside __attribute__((tls_model("initial-exec")));
+
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+extern const char __etext[] __attribute__((visibility("hidden")));
+
+static int sy_boot(void)
+{
+	sy_inside = 1;
+	int saved = errno;
+	int st = -1;
+	if (rt_init() == 0 && (rt_mode & SONDE_MODE_SYSCALLS)) {
+		struct sonde_session_hdr *S = rt_sess;
+		uint64_t off = atomic_load_explicit(&S->syscalls_off, memory_order_acquire);
+		if (!off) {
+			uint64_t mine = sess_alloc(S, sizeof(struct sys_session));
+			if (!mine)
+				atomic_fetch_add_explicit(&S->lost[SONDE_LOST_SESSION_MEM], 1, memory_order_relaxed);
+			else if (atomic_compare_exchange_strong_explicit(&S->syscalls_off, &off, mine,
+			                                                  memory_order_acq_rel, memory_order_acquire))
+				off = mine;
+		}
+		if (off) {
+			sy_S = sess_ptr(S, off);
+			st = 1;
+		}
+	}
+	__atomic_store_n(&sy_state, st, __ATOMIC_RELEASE);
+	errno = saved;
+	sy_inside = 0;
+	return st > 0;
+}
+
+/* Start of a counted call: its clock reading, or 0 for a pass-through. */
+static inline uint64_t sy_begin(uintptr_t site)
+{
+	/* The runtime's own calls pass through; a return address that is an exit
+	 * trampoline is a tail call (`jmp write`) of a hooked function. */
+	if (sy_inside || (site - (uintptr_t)__ehdr_start < (uintptr_t)__etext - (uintptr_t)__ehdr_start &&
+	                  !rt_is_exit_tramp(site)))
+		return 0;
+	int st = __atomic_load_n(&sy_state, __ATOMIC_ACQUIRE);
+	if (st < 0 || (st == 0 && !sy_boot()))
+		return 0;
+	if (__atomic_load_n(&rt_agent_ended, __ATOMIC_ACQUIRE))
+		return 0;
+	return clock_ticks() | 1;
+}
+
+/* The function on top of this thread's shadow stack (SYS_NO_FUNC: none). */
+static uint32_t sy_func(void)
+{
+	struct rt_tls *L = &rt_tls;
+	if (L->state != RT_T_ON || L->busy || !L->t)
+		return SYS_NO_FUNC;
+	uint32_t d = L->t->depth;
+	if (d == 0 || d > SONDE_STACK_MAX)
+		return SYS_NO_FUNC;
+	return L->t->stack[d - 1].func;
+}
+
+static struct sys_slot *sy_slot(uint64_t key)
+{
+	uint32_t h = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - SYS_TABLE_BITS));
+	for (uint32_t i = 0; i < SYS_TABLE_SLOTS; i++) {
+		struct sys_slot *s = &sy_S->table[(h + i) & (SYS_TABLE_SLOTS - 1)];
+		uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
+		if (k == key)
+			return s;
+		if (k == 0) {
+			uint64_t z = 0;
+			if (atomic_compare_exchange_strong_explicit(&s->key, &z, key, memory_order_acq_rel,
+			                                            memory_order_acquire) || z == key)
+				return s;
+		}
+	}
+	return NULL;
+}
+
+/* End of a counted call: rc is the real call's result (bytes for the
+ * read/write-like ones). */
+static void sy_end(uint64_t t0, uint32_t call, int64_t rc, int bytes_like)
+{
+	if (!t0)
+		return;
+	uint64_t dt = clock_ticks() - (t0 & ~1ull);
+	int saved = errno;
+	struct sys_slot *s = sy_slot(sys_key(rt_proc_slot, call, sy_func()));
+	if (!s) {
+		atomic_fetch_add_explicit(&sy_S->lost, 1, memory_order_relaxed);
+	} else {
+		atomic_fetch_add_explicit(&s->count, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&s->ticks, dt, memory_order_relaxed);
+		if (rc < 0)
+			atomic_fetch_add_explicit(&s->errors, 1, memory_order_relaxed);
+		else if (bytes_like)
+			atomic_fetch_add_explicit(&s->bytes, (uint64_t)rc, memory_order_relaxed);
+	}
+	errno = saved;
+}
+
+/* The real function: dlsym(RTLD_NEXT) once; while that look-up runs (it may
+ * itself read or open), the raw system call. */
+#define SY_REAL(type, name) \
+	static __typeof__(type) real_##name; \
+	if (!__atomic_load_n(&real_##name, __ATOMIC_ACQUIRE) && !sy_inside) { \
+		sy_inside = 1; \
+		int e_ = errno; \
+		__atomic_store_n(&real_##name, (type)dlsym(RTLD_NEXT, #name), __ATOMIC_RELEASE); \
+		errno = e_; \
+		sy_inside = 0; \
+	}
+
+#define SY_SITE ((uintptr_t)__builtin_return_address(0))
+
+static ssize_t sy_read(int fd, void *buf, size_t n, uintptr_t site)
+{
+	SY_REAL(ssize_t (*)(int, void *, size_t), read);
+	uint64_t t0 = sy_begin(site);
+	ssize_t rc = real_read ? real_read(fd, buf, n) : syscall(SYS_read, fd, buf, n);
+	sy_end(t0, SYS_READ, rc, 1);
+	return rc;
+}
+RT_EXPORT ssize_t read(int fd, void *buf, size_t n) { return sy_read(fd, buf, n, SY_SITE); }
+
+RT_EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+	SY_REAL(ssize_t (*)(int, const void *, size_t), write);
+	uint64_t t0 = sy_begin(SY_SITE);
+	ssize_t rc = real_write ? real_write(fd, buf, n) : syscall(SYS_write, fd, buf, n);
+	sy_end(t0, SYS_WRITE, rc, 1);
+	return rc;
+}
+
+static ssize_t sy_pread(int fd, void *buf, size_t n, off_t off, uintptr_t site)
+{
+	SY_REAL(ssize_t (*)(int, void *, size_t, off_t), pread64);
+	uint64_t t0 = sy_begin(site);
+	ssize_t rc = real_pread64 ? real_pread64(fd, buf, n, off) : syscall(SYS_pread64, fd, buf, n, off);
+	sy_end(t0, SYS_PREAD, rc, 1);
+	return rc;
+}
+RT_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off) { return sy_pread(fd, buf, n, off, SY_SITE); }
+RT_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off_t off) { return sy_pread(fd, buf, n, off, SY_SITE); }
+
+static ssize_t sy_pwrite(int fd, const void *buf, size_t n, off_t off, uintptr_t site)
+{
+	SY_REAL(ssize_t (*)(int, const void *, size_t, off_t), pwrite64);
+	uint64_t t0 = sy_begin(site);
+	ssize_t rc = real_pwrite64 ? real_pwrite64(fd, buf, n, off) : syscall(SYS_pwrite64, fd, buf, n, off);
+	sy_end(t0, SYS_PWRITE, rc, 1);
+	return rc;
+}
+RT_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) { return sy_pwrite(fd, buf, n, off, SY_SITE); }
+RT_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) { return sy_pwrite(fd, buf, n, off, SY_SITE); }
+
+RT_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+	SY_REAL(int (*)(const struct timespec *, struct timespec *), nanosleep);
+	uint64_t t0 = sy_begin(SY_SITE);
+	int rc = real_nanosleep ? real_nanosleep(req, rem) : (int)syscall(SYS_nanosleep, req, rem);
+	sy_end(t0, SYS_NANOSLEEP, rc, 0);
+	return rc;
+}
+
+/* clock_nanosleep returns the error (errno untouched): counted as an error when nonzero. */
+RT_EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem)
+{
+	SY_REAL(int (*)(clockid_t, int, const struct timespec *, struct timespec *), clock_nanosleep);
+	uint64_t t0 = sy_begin(SY_SITE);
+	int rc = real_clock_nanosleep ? real_clock_nanosleep(clk, flags, req, rem)
+	                              : (syscall(SYS_clock_nanosleep, clk, flags, req, rem) ? errno : 0);
+	sy_end(t0, SYS_CLOCK_NANOSLEEP, rc ? -1 : 0, 0);
+	return rc;
+}
+
+RT_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	SY_REAL(int (*)(struct pollfd *, nfds_t, int), poll);
+	uint64_t t0 = sy_begin(SY_SITE);
+	int rc = real_poll ? real_poll(fds, n, timeout) : (int)syscall(SYS_poll, fds, n, timeout);
+	sy_end(t0, SYS_POLL, rc, 0);
+	return rc;
+}
+
+RT_EXPORT int epoll_wait(int ep, struct epoll_event *ev, int max, int timeout)
+{
+	SY_REAL(int (*)(int, struct epoll_event *, int, int), epoll_wait);
+	uint64_t t0 = sy_begin(SY_SITE);
+	int rc = real_epoll_wait ? real_epoll_wait(ep, ev, max, timeout) : (int)syscall(SYS_epoll_wait, ep, ev, max, timeout);
+	sy_end(t0, SYS_EPOLL_WAIT, rc, 0);
+	return rc;
+}
+
+RT_EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *x, struct timeval *tv)
+{
+	SY_REAL(int (*)(int, fd_set *, fd_set *, fd_set *, struct timeval *), select);
+	uint64_t t0 = sy_begin(SY_SITE);
+	int rc = real_select ? real_select(n, r, w, x, tv) : (int)syscall(SYS_select, n, r, w, x, tv);
+	sy_end(t0, SYS_SELECT, rc, 0);
+	return rc;
+}
+
+/* fsync and close: one file descriptor in, 0 or -1 out. */
+static int sy_fd_op(int fd, uint32_t call, long nr, int (**realp)(int), const char *name, uintptr_t site)
+{
+	if (!__atomic_load_n(realp, __ATOMIC_ACQUIRE) && !sy_inside) {
+		sy_inside = 1;
+		int e = errno;
+		__atomic_store_n(realp, (int (*)(int))dlsym(RTLD_NEXT, name), __ATOMIC_RELEASE);
+		errno = e;
+		sy_inside = 0;
+	}
+	int (*real)(int) = __atomic_load_n(realp, __ATOMIC_ACQUIRE);
+	uint64_t t0 = sy_begin(site);
+	int rc = real ? real(fd) : (int)syscall(nr, fd);
+	sy_end(t0, call, rc, 0);
+	return rc;
+}
+
+RT_EXPORT int fsync(int fd)
+{
+	static int (*real)(int);
+	return sy_fd_op(fd, SYS_FSYNC, SYS_fsync, &real, "fsync", SY_SITE);
+}
+
+static int sy_openat(int dir, const char *path, int flags, mode_t mode, uint32_t call, uintptr_t site)
+{
+	SY_REAL(int (*)(int, const char *, int, ...), openat64);
+	uint64_t t0 = sy_begin(site);
+	int rc = real_openat64 ? real_openat64(dir, path, flags, mode) : (int)syscall(SYS_openat, dir, path, flags, mode);
+	sy_end(t0, call, rc, 0);
+	return rc;
+}
+
+/* The mode argument is there only with O_CREAT or O_TMPFILE (open(2)). */
+#define SY_MODE(flags, ap, last) \
+	mode_t mode = 0; \
+	if (((flags) & O_CREAT) || ((flags) & __O_TMPFILE) == __O_TMPFILE) { \
+		va_list ap; \
+		va_start(ap, last); \
+		mode = (mode_t)va_arg(ap, int); \
+		va_end(ap); \
+	}
+
+RT_EXPORT int open(const char *path, int flags, ...)
+{
+	SY_MODE(flags, ap, flags);
+	return sy_openat(AT_FDCWD, path, flags, mode, SYS_OPEN, SY_SITE);
+}
+RT_EXPORT int open64(const char *path, int flags, ...)
+{
+	SY_MODE(flags, ap, flags);
+	return sy_openat(AT_FDCWD, path, flags, mode, SYS_OPEN, SY_SITE);
+}
+RT_EXPORT int openat(int dir, const char *path, int flags, ...)
+{
+	SY_MODE(flags, ap, flags);
+	return sy_openat(dir, path, flags, mode, SYS_OPENAT, SY_SITE);
+}
+RT_EXPORT int openat64(int dir, const char *path, int flags, ...)
+{
+	SY_MODE(flags, ap, flags);
+	return sy_openat(dir, path, flags, mode, SYS_OPENAT, SY_SITE);
+}
+
+RT_EXPORT int close(int fd)
+{
+	static int (*real)(int);
+	return sy_fd_op(fd, SYS_CLOSE, SYS_close, &real, "close", SY_SITE);
+}

@@ -1,0 +1,128 @@
+# record --syscalls (issue 38): system calls per calling function, from the
+# interposed libc wrappers.  tests/progs/syscall_counts.c (a sonde-cc build)
+# makes known numbers of read, write and nanosleep calls in each of its
+# functions (one function in a second thread, one whose write is a tail
+# call) and writes its own tally.
+# Checks, in profile and trace mode (sonde-cc) and profile mode (a plain cc
+# build patched without a rebuild): output unchanged; per function, sonde's
+# count and bytes equal the program's; the time inside nanosleep is at least
+# what was asked for (10 x 1 ms) and at most the wall time the program
+# measured around its sleeps; per process, the counts equal the program's
+# totals and equal strace -f -c's (the difference of a SCALE 2 and a SCALE 0
+# run of the same program: strace also sees the loader's and stdio's calls,
+# which are the same in both); a forked child's calls are its own process's.
+# Then the errors: report --syscalls of a
+# recording made without it, and --syscalls with -p.
+. "$ROOT/tests/lib.sh"
+"$SONDE_CC_BIN" -O2 -g -pthread -o sc "$PROGS/syscall_counts.c" || { notok build "sonde-cc"; exit 0; }
+${CC:-cc} -O2 -g -pthread -o scplain "$PROGS/syscall_counts.c" || { notok build "cc"; exit 0; }
+plain=$(./sc 2 plain.json) || notok "plain run" "exit $?"
+
+# profile and trace of the sonde-cc build; profile of the plain build (patched without a rebuild)
+for mode in profile trace plain; do
+	opt=; prog=./sc
+	[ $mode = trace ] && opt=--trace
+	[ $mode = plain ] && prog=./scplain
+	out=$("$SONDE" record $opt --syscalls -o rec.$mode -- $prog 2 tally.$mode.json 2>rec.$mode.err)
+	rc=$?
+	check "$mode: exit status 0 and output unchanged" test "$rc:$out" = "0:$plain"
+	"$SONDE" report --syscalls -i rec.$mode --format=json >sys.$mode.json 2>sys.$mode.err ||
+		{ notok "$mode: report --syscalls --format=json" "$(cat sys.$mode.err)"; continue; }
+	"$SONDE" report --syscalls -i rec.$mode >sys.$mode.txt 2>&1 ||
+		notok "$mode: report --syscalls table" "$(cat sys.$mode.txt)"
+	check "$mode: the table names nanosleep in nap_a_little" grep -q "nanosleep *nap_a_little" sys.$mode.txt
+	python3 - $mode tally.$mode.json sys.$mode.json <<'PY'
+import json, sys
+mode, tally, rep = sys.argv[1:4]
+T = json.load(open(tally)); R = json.load(open(rep))
+def say(c, n, why=""):
+    print(("ok - " if c else "not ok - ") + f"{mode}: {n}" + ("" if c else f": {why}"), flush=True)
+rows = {}
+for r in R["functions"]:
+    rows[(r["name"], r["syscall"])] = r
+bad = []
+for fn, t in T.items():
+    for call, key in (("read", "read_bytes"), ("write", "write_bytes"), ("nanosleep", None)):
+        want = t[call]
+        got = rows.get((fn, call))
+        gc = got["count"] if got else 0
+        if gc != want:
+            bad.append(f"{fn} {call}: {gc} != {want}")
+        if key and got and got["bytes"] != t[key]:
+            bad.append(f"{fn} {call} bytes: {got['bytes']} != {t[key]}")
+        errs = t["read_errors"] if call == "read" else 0
+        if got and got["errors"] != errs:
+            bad.append(f"{fn} {call} errors: {got['errors']} != {errs}")
+say(not bad, "per function, counts, bytes and errors equal the program's", "; ".join(bad))
+extra = [k for k in rows if k[0] not in T]
+say(not extra, "no system call charged to a function that made none", str(extra))
+n = rows.get(("nap_a_little", "nanosleep"))
+want = T["nap_a_little"]
+say(n is not None and 10 * 1000000 <= n["ns"] <= want["sleep_wall_ns"],
+    "nanosleep time: >= the 10 x 1 ms asked for, <= the wall time the program measured",
+    f"{n and n['ns']} vs {want['sleep_wall_ns']}")
+tot = {c: sum(t[c] for t in T.values()) for c in ("read", "write", "nanosleep")}
+procs = R["processes"]
+pc = {p["syscall"]: p["count"] for p in procs}
+say(len({p["pid"] for p in procs}) == 1 and all(pc.get(c, 0) == tot[c] for c in tot),
+    "per process, counts equal the program's totals", f"{pc} vs {tot}")
+say(R["lost_syscalls"] == 0, "nothing lost", str(R["lost_syscalls"]))
+json.dump(tot, open(f"totals.{mode}.json", "w"))
+PY
+done
+
+# strace -f -c of the program alone, SCALE 2 minus SCALE 0
+if command -v strace >/dev/null; then
+	strace -f -c -o st2.txt ./sc 2 st2.json >/dev/null && strace -f -c -o st0.txt ./sc 0 st0.json >/dev/null ||
+		notok "strace runs" "failed"
+	python3 - st2.txt st0.txt totals.profile.json <<'PY'
+import json, sys
+def counts(p):
+    c = {}
+    for line in open(p):
+        f = line.split()
+        if len(f) >= 5 and f[0][0].isdigit() and f[-1] != "total":
+            c[f[-1]] = int(f[3])
+    return c
+a, b = counts(sys.argv[1]), counts(sys.argv[2])
+d = lambda k: a.get(k, 0) - b.get(k, 0)
+tot = json.load(open(sys.argv[3]))
+got = {"read": d("read"), "write": d("write"), "nanosleep": d("nanosleep") + d("clock_nanosleep")}
+ok = got == tot
+print(("ok - " if ok else "not ok - ") + "per process, sonde's counts equal strace -f -c's (SCALE 2 - SCALE 0)"
+      + ("" if ok else f": strace {got} sonde {tot}"))
+PY
+else
+	notok "strace" "not installed (the .ci/run apt line installs it)"
+fi
+
+# errors
+"$SONDE" record -o plainrec -- ./sc 1 t.json >/dev/null 2>&1
+"$SONDE" report --syscalls -i plainrec >err.out 2>&1
+rc=$?
+check "report --syscalls of a recording without them: exit 2" test $rc -eq 2
+check "... and says to record with --syscalls" grep -q "recorded without --syscalls" err.out
+"$SONDE" record --syscalls -p 1 >perr.out 2>&1
+rc=$?
+check "record --syscalls -p: a usage error" test $rc -ne 0
+check "... that says -p is not supported" grep -q "\-\-syscalls needs a launched program" perr.out
+"$SONDE" info -i rec.profile --format=json >info.json 2>&1
+check "sonde info says the recording has system calls" jq_py info.json 'sys.exit(0 if d["syscalls"] is True else 1)'
+"$SONDE" info -i plainrec --format=json >info0.json 2>&1
+check "... and that one without --syscalls has none" jq_py info0.json 'sys.exit(0 if d["syscalls"] is False else 1)'
+
+# a forked child: its calls are its own process's
+"$SONDE_CC_BIN" -O2 -g -o sf "$PROGS/syscall_fork.c" || { notok build "sonde-cc syscall_fork"; exit 0; }
+"$SONDE" record --syscalls -o rec.fork -- ./sf >fork.out 2>fork.err || notok "record the forking program" "$(cat fork.err)"
+"$SONDE" report --syscalls -i rec.fork --format=json >fork.json 2>&1 || notok "report of the fork" "$(cat fork.json)"
+python3 - fork.out fork.json <<'PY'
+import json, sys
+f = open(sys.argv[1]).read().split()   # parent PID N child PID M
+want = {int(f[1]): int(f[2]), int(f[4]): int(f[5])}
+d = json.load(open(sys.argv[2]))
+got = {p["pid"]: p["count"] for p in d["processes"] if p["syscall"] == "write"}
+fn = [(r["name"], r["count"]) for r in d["functions"] if r["syscall"] == "write"]
+ok = got == want and fn == [("writes", sum(want.values()))]
+print(("ok - " if ok else "not ok - ") + "fork: each process's writes are its own, all in writes()" +
+      ("" if ok else f": {got} {fn} vs {want}"))
+PY

@@ -1,0 +1,147 @@
+/* syscall_counts.c — known numbers of system calls per function, for
+ * tests/e2e/record_syscalls.sh.  Usage: syscall_counts SCALE TALLY.json.
+ * Each function below calls libc's read / write / nanosleep directly a
+ * number of times proportional to SCALE (0: none, so that the difference of
+ * two `strace -c` runs is this program's own calls), counts them itself and
+ * writes its tally (calls, bytes, and the wall time of the function around
+ * its sleeps) as JSON.  A second thread makes writes of its own. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+
+static int scale, pipefd[2];
+static struct { long writes, wbytes, reads, rbytes, rerrors, sleeps, sleep_ns; } fill, drain, nap, worker, tail;
+
+static long mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+/* 40 * scale writes of 1..40 bytes into the pipe */
+NOINLINE static void fill_pipe(void)
+{
+	char buf[64];
+	memset(buf, 'x', sizeof buf);
+	for (int i = 0; i < 40 * scale; i++) {
+		ssize_t n = write(pipefd[1], buf, (size_t)(i % 40) + 1);
+		fill.writes++;
+		if (n > 0)
+			fill.wbytes += n;
+	}
+}
+
+/* read the pipe back in reads of at most 7 bytes, after scale reads of a
+ * closed descriptor (each fails: EBADF) */
+NOINLINE static void drain_pipe(long total)
+{
+	char buf[7];
+	for (int i = 0; i < scale; i++) {
+		drain.reads++;
+		if (read(-1, buf, sizeof buf) < 0)
+			drain.rerrors++;
+	}
+	while (drain.rbytes < total) {
+		ssize_t n = read(pipefd[0], buf, sizeof buf);
+		drain.reads++;
+		if (n <= 0)
+			break;
+		drain.rbytes += n;
+	}
+}
+
+/* 5 * scale sleeps of 1 ms, and one write of its own */
+NOINLINE static void nap_a_little(void)
+{
+	long t0 = mono_ns();
+	struct timespec ts = { 0, 1000000 };
+	for (int i = 0; i < 5 * scale; i++) {
+		nanosleep(&ts, NULL);
+		nap.sleeps++;
+	}
+	nap.sleep_ns = mono_ns() - t0;
+	if (scale) {
+		ssize_t n = write(pipefd[1], "z", 1);
+		nap.writes++;
+		if (n > 0)
+			nap.wbytes += n;
+		char c;
+		if (read(pipefd[0], &c, 1) == 1)
+			nap.rbytes++;
+		nap.reads++;
+	}
+}
+
+/* its write is a tail call (gcc -O2: `jmp write`): its return address is the
+ * caller's, or, in a hooked function, the exit trampoline's */
+NOINLINE static ssize_t tail_write(void)
+{
+	tail.writes++;
+	return write(pipefd[1], "t", 1);
+}
+
+NOINLINE static void *worker_main(void *arg)
+{
+	(void)arg;
+	FILE *f = fopen("/dev/null", "w");
+	int fd = fileno(f);
+	char buf[100] = { 0 };
+	for (int i = 0; i < 30 * scale; i++) {
+		ssize_t n = write(fd, buf, 100);
+		worker.writes++;
+		if (n > 0)
+			worker.wbytes += n;
+	}
+	fclose(f);
+	return NULL;
+}
+
+static void put(FILE *f, const char *name, const char *sep, long w, long wb, long r, long rb, long re, long s,
+                long sns)
+{
+	fprintf(f, "  \"%s\": {\"write\": %ld, \"write_bytes\": %ld, \"read\": %ld, \"read_bytes\": %ld, "
+	        "\"read_errors\": %ld, \"nanosleep\": %ld, \"sleep_wall_ns\": %ld}%s\n", name, w, wb, r, rb, re, s,
+	        sns, sep);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: syscall_counts SCALE TALLY.json\n");
+		return 2;
+	}
+	scale = atoi(argv[1]);
+	if (pipe(pipefd))
+		return 1;
+	pthread_t th;
+	pthread_create(&th, NULL, worker_main, NULL);
+	fill_pipe();
+	drain_pipe(fill.wbytes);
+	nap_a_little();
+	for (int i = 0; i < scale; i++) {
+		ssize_t n = tail_write();
+		if (n > 0)
+			tail.wbytes += n;
+	}
+	pthread_join(th, NULL);
+	FILE *f = fopen(argv[2], "w");
+	if (!f)
+		return 1;
+	fprintf(f, "{\n");
+	put(f, "fill_pipe", ",", fill.writes, fill.wbytes, 0, 0, 0, 0, 0);
+	put(f, "drain_pipe", ",", 0, 0, drain.reads, drain.rbytes, drain.rerrors, 0, 0);
+	put(f, "nap_a_little", ",", nap.writes, nap.wbytes, nap.reads, nap.rbytes, 0, nap.sleeps, nap.sleep_ns);
+	put(f, "tail_write", ",", tail.writes, tail.wbytes, 0, 0, 0, 0, 0);
+	put(f, "worker_main", "", worker.writes, worker.wbytes, 0, 0, 0, 0, 0);
+	fprintf(f, "}\n");
+	fclose(f);
+	printf("wrote %ld bytes, read %ld, slept %ld times\n", fill.wbytes + nap.wbytes + worker.wbytes + tail.wbytes,
+	       drain.rbytes + nap.rbytes, nap.sleeps);
+	return 0;
+}

@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# attach_servers.sh — issue 37's servers: two real servers from Debian
+# packages, plain stripped builds never rebuilt (their functions are patched
+# from the dynamic symbol table at each attach), under their own load
+# generators, 20 attach cycles each in a row mixing `sonde record -p`,
+# `record --trace -p`, `record --locks -p` and `sonde probe -p`, five of them
+# ended by SIGKILL of sonde while the load runs.
+# - PostgreSQL 15 (a process per connection): initdb -A trust into the
+#   scratch directory, its unix socket there, run as nobody (it refuses
+#   root; sonde runs as nobody too, as it must to share its session file
+#   with the target). pgbench, one client, runs `UPDATE counter SET n = n + 1`
+#   for the whole test; the cycles attach to its backend. Each window is cut
+#   with pgbench stopped (SIGSTOP) and the backend idle in its wait for the
+#   client, so the table's counter read from another connection is the
+#   server's own count of the window's statements: pg_parse_query's calls
+#   (once per simple-protocol query) must equal it.
+# - Redis 7 (threaded: its bio threads), on a unix socket, no persistence.
+#   Each window runs `redis-benchmark -t incr -n 1500`; the server's own
+#   total_commands_processed (INFO) gives the window's commands:
+#   processCommand's calls must equal them. The killed cycles run the
+#   benchmark in the background and kill sonde in its middle; at the end the
+#   INCRed key holds every request the benchmarks made.
+# After the cycles: the server still answers, its resident memory (without
+# PostgreSQL's own shared memory, which a backend touches as it goes) grew
+# by less than 1 MiB from after the first cycle to after the last, and it
+# exits normally (status 0) when told to. Run time ~60-90 s idle.
+# Needs ptrace of a non-child: root, or kernel.yama.ptrace_scope 0.
+# test-timeout: 900
+source "$ROOT/tests/lib.sh"
+source "$ROOT/tests/attach_lib.sh"
+need_ptrace "attach to servers"
+
+PGBIN=/usr/lib/postgresql/15/bin
+# the PostgreSQL side runs as nobody when the test is root (postgres refuses root)
+asuser=()
+if [ "$(id -u)" = 0 ]; then
+	asuser=(setpriv --reuid=nobody --regid=nogroup --clear-groups --)
+	chown nobody:nogroup "$T"
+fi
+
+# the cycles: MODE KILL (1: SIGKILL of sonde while the load runs)
+cycles=(
+	"profile 0" "trace 0" "locks 0" "probe 0" "profile 1"
+	"trace 0" "locks 0" "probe 0" "trace 1" "profile 0"
+	"locks 1" "probe 0" "profile 0" "trace 0" "probe 1"
+	"locks 0" "profile 1" "trace 0" "locks 0" "profile 0"
+)
+
+# poll_until SECONDS COMMAND...: 0 once COMMAND succeeds, 1 after SECONDS
+poll_until() {
+	local n=$(( $1 * 50 )); shift
+	for _ in $(seq "$n"); do "$@" && return 0; sleep 0.02; done
+	return 1
+}
+# attach_sonde NAME MODE PID FUNC: sonde attached in the background (as
+# $runas), its own pid in sp; 0 once it says it records (probes are in)
+attach_sonde() {
+	local name=$1 mode=$2 p=$3 fn=$4 opts=()
+	case $mode in
+	trace) opts=(--trace) ;;
+	locks) opts=(--locks) ;;
+	esac
+	if [ "$mode" = probe ]; then
+		"${runas[@]}" "$SONDE" probe -p "$p" -e "func:$fn" --format=json -o "$name.json" 2> "$name.err" &
+		sp=$!
+		wait_for "$name.err" '^sonde: probes in process'
+	else
+		"${runas[@]}" "$SONDE" record "${opts[@]}" -p "$p" -o "$name.data" 2> "$name.err" &
+		sp=$!
+		wait_for "$name.err" "recording process $p"
+	fi
+}
+# calls_of NAME MODE FUNC: FUNC's calls in cycle NAME's recording (or probe hits)
+calls_of() {
+	if [ "$2" = probe ]; then
+		jq_py "$1.json" "print(d['probes'][0]['calls'])"
+	else
+		"$SONDE" report -i "$1.data" --format=json > "$1.rep" 2> "$1.rerr" &&
+			jq_py "$1.rep" "f={x['name']: x['calls'] for x in d['functions']}; assert d['lost_events'] == 0, d['lost_events']; print(f.get('$3', 0))"
+	fi
+}
+# rss_own PID: resident kB of PID's mappings, without System V / anonymous
+# shared memory and /dev/shm segments (PostgreSQL's buffers and WAL)
+rss_own() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / { skip = ($6 ~ /^\/(SYSV|dev\/zero|dev\/shm\/PostgreSQL)/) }
+	     /^Rss:/ && !skip { s += $2 } END { print s }' "/proc/$1/smaps"
+}
+
+# smaps_by_name PID: resident kB per mapping name (anonymous ones: [anon]), sorted
+smaps_by_name() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / { n = ($6 == "" ? "[anon]" : $6) } /^Rss:/ { s[n] += $2 }
+	     END { for (n in s) print n, s[n] }' "/proc/$1/smaps" | sort
+}
+
+# run_cycles SERVER PID FUNC: the 20 cycles on PID, the server's hooks:
+# srv_window_start / srv_window_end (the load in the window, the server's
+# own count of FUNC's calls in it printed by srv_window_end), srv_load_bg /
+# srv_load_bg_wait (load while sonde is killed).
+run_cycles() {
+	local S=$1 p=$2 fn=$3 i=0 c mode kill name got want first= last
+	for c in "${cycles[@]}"; do
+		i=$((i + 1))
+		set -- $c
+		mode=$1 kill=$2 name="$S-c$i"
+		if ! attach_sonde "$name" "$mode" "$p" "$fn"; then
+			notok "$S: cycle $i ($mode): attached" "$(tail -2 "$name.err")"
+			kill -KILL "$sp" 2>/dev/null; wait "$sp" 2>/dev/null
+			continue
+		fi
+		if [ "$kill" = 1 ]; then
+			srv_load_bg
+			kill -KILL "$sp"
+			wait "$sp" 2>/dev/null
+			check "$S: cycle $i ($mode, SIGKILL of sonde under load): the agent saw it and ended" agent_ended "$p"
+			check "$S: cycle $i: the load ran on unharmed" srv_load_bg_wait
+		else
+			srv_window_start
+			want=$(srv_window_end)
+			kill -INT "$sp"
+			wait "$sp"
+			check "$S: cycle $i ($mode): sonde ends with status 0" test $? -eq 0
+			check "$S: cycle $i ($mode): the agent has ended" agent_ended "$p"
+			got=$(calls_of "$name" "$mode" "$fn" 2>&1)
+			if [ -n "$want" ] && [ "$got" = "$want" ]; then
+				ok "$S: cycle $i ($mode): $fn's calls equal the server's own count of the window ($want)"
+			else
+				notok "$S: cycle $i ($mode): $fn's calls equal the server's own count of the window" "recorded '$got', the server counted '$want'"
+			fi
+		fi
+		last=$(rss_own "$p")
+		[ -z "$first" ] && { first=$last; smaps_by_name "$p" > "$S.smaps1"; }
+		k=; [ "$kill" = 1 ] && k=", killed"
+		echo "# $S: after cycle $i ($mode$k): resident $last kB (own), $(grep -c . "/proc/$p/maps") mappings"
+	done
+	# where it grew: the mappings (by name) whose resident memory grew most
+	smaps_by_name "$p" > "$S.smaps20"
+	join -a2 -e0 -o 0,1.2,2.2 "$S.smaps1" "$S.smaps20" | awk '$3 - $2 > 64 {print "# " $1 ": " $2 " -> " $3 " kB resident"}'
+	grep -E 'sonde' "/proc/$p/maps" | awk '{print "# " $1, $2, $6}' | sort -k3 | uniq -c -f2 | sed 's/^/# /'
+	check "$S: one runtime loaded, at most one session mapped (the last one's, until the next attach: docs/ATTACH.md)" \
+		bash -c "[ \$(grep libsonde-rt /proc/$p/maps | awk '{print \$6}' | sort -u | wc -l) -le 1 ] && [ \$(grep -c sonde-session /proc/$p/maps) -le 1 ]"
+	check "$S: resident memory from after cycle 1 to after cycle 20: $(( last - first )) kB (less than 1 MiB)" \
+		test $(( last - first )) -lt 1024
+}
+
+# ================= PostgreSQL 15 =================
+if [ ! -x "$PGBIN/postgres" ] || ! command -v pgbench > /dev/null; then
+	skip "attach to PostgreSQL" "postgresql-15 is not installed"
+else
+	runas=("${asuser[@]}")
+	"${asuser[@]}" "$PGBIN/initdb" -A trust -U postgres -D "$T/pg" > initdb.log 2>&1 ||
+		notok "PostgreSQL: initdb" "$(tail -2 initdb.log)"
+	"${asuser[@]}" "$PGBIN/postgres" -D "$T/pg" -k "$T" -c listen_addresses= -c fsync=off \
+		-c synchronous_commit=off -c autovacuum=off > pg.log 2>&1 &
+	pm=$!
+	psqlq() { psql -h "$T" -U postgres -d postgres -XAtqc "$1"; }
+	poll_until 60 psqlq "select 1" > /dev/null || notok "PostgreSQL: started" "$(tail -3 pg.log)"
+	psqlq "create table counter (n bigint); insert into counter values (0)" > /dev/null
+	echo 'UPDATE counter SET n = n + 1;' > inc.sql
+	pgbench -h "$T" -U postgres -n -c 1 -j 1 -f inc.sql -T 100000 postgres > pgbench.out 2>&1 &
+	gb=$!
+	backend_of() { be=$(psqlq "select pid from pg_stat_activity where application_name = 'pgbench'"); [ -n "$be" ]; }
+	poll_until 60 backend_of || notok "PostgreSQL: pgbench connected" "$(tail -3 pgbench.out)"
+	counter() { psqlq "select n from counter"; }
+	counter_at_least() { [ "$(counter)" -ge "$1" ]; }
+	stopped() { [ "$(awk '{print $3}' "/proc/$gb/stat")" = T ]; }
+	# the backend waits for its client (epoll) with pgbench stopped: no
+	# statement in flight, none to come
+	idle() { [ "$(cat "/proc/$be/wchan")" = do_epoll_wait ]; }
+	pause() { kill -STOP "$gb"; poll_until 60 stopped && poll_until 60 idle; }
+	srv_window_start() { local c0; c0=$(counter); n0=$c0; kill -CONT "$gb"; poll_until 120 counter_at_least $((c0 + 300)); }
+	srv_window_end() { pause >&2 || echo "# pgbench or its backend did not stop" >&2; echo $(( $(counter) - n0 )); }
+	srv_load_bg() { local c0; c0=$(counter); kill -CONT "$gb"; poll_until 120 counter_at_least $((c0 + 200)); }
+	srv_load_bg_wait() { local c0; c0=$(counter); poll_until 120 counter_at_least $((c0 + 200)) && pause; }
+	pause
+	run_cycles PostgreSQL "$be" pg_parse_query
+	check "PostgreSQL: the server still answers after the cycles" bash -c "[ \"\$(psql -h '$T' -U postgres -d postgres -XAtqc 'select 6*7')\" = 42 ]"
+	kill -CONT "$gb"; kill -TERM "$gb"; wait "$gb" 2>/dev/null
+	kill -INT "$pm"   # fast shutdown
+	wait "$pm"
+	check "PostgreSQL: the server exits with status 0 (fast shutdown)" test $? -eq 0
+	check "PostgreSQL: its log says it shut down, no PANIC or crash" \
+		bash -c "grep -q 'database system is shut down' pg.log && ! grep -E 'PANIC|terminated by signal|server process .* was terminated' pg.log"
+fi
+
+# ================= Redis (threaded) =================
+if ! command -v redis-server > /dev/null || ! command -v redis-benchmark > /dev/null; then
+	skip "attach to Redis" "redis-server (redis-tools) is not installed"
+else
+	runas=()
+	sock=$T/redis.sock
+	redis-server --port 0 --unixsocket "$sock" --save '' --appendonly no --dir "$T" > redis.log 2>&1 &
+	rp=$!
+	rcli() { redis-cli -s "$sock" "$@"; }
+	poll_until 60 bash -c "[ \"\$(redis-cli -s '$sock' ping 2>/dev/null)\" = PONG ]" || notok "Redis: started" "$(tail -3 redis.log)"
+	incrs=0
+	bench() { redis-benchmark -s "$sock" -t incr -n 1500 -c 4 -q > "bench$incrs.out" 2>&1; }
+	processed() { rcli info stats | tr -d '\r' | sed -n 's/^total_commands_processed://p'; }
+	srv_window_start() { c0=$(processed); bench; incrs=$((incrs + 1500)); }
+	# the INFO before the window's load and the one after it are calls
+	# too; INFO counts a command once it has run (its own after its reply)
+	srv_window_end() { echo $(( $(processed) - c0 + 1 )); }
+	srv_load_bg() { bench & bp=$!; incrs=$((incrs + 1500)); poll_until 60 bash -c "[ \"\$(redis-cli -s '$sock' get counter:__rand_int__)\" -ge $((incrs - 1000)) ] 2>/dev/null"; }
+	srv_load_bg_wait() { wait "$bp"; }
+	bench; incrs=1500 # warm-up, nobody attached
+	run_cycles Redis "$rp" processCommand
+	check "Redis: the key holds every INCR the benchmarks made ($incrs)" test "$(rcli get counter:__rand_int__)" = "$incrs"
+	rcli shutdown nosave > /dev/null 2>&1
+	wait "$rp"
+	check "Redis: the server exits with status 0 (SHUTDOWN)" test $? -eq 0
+fi

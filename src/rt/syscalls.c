@@ -133,23 +133,47 @@ static void sy_end(uint64_t t0, uint32_t call, int64_t rc, int bytes_like)
 	errno = saved;
 }
 
-/* The real function: dlsym(RTLD_NEXT) once; while that look-up runs (it may
- * itself read or open), the raw system call. */
-#define SY_REAL(type, name) \
-	static __typeof__(type) real_##name; \
-	if (!__atomic_load_n(&real_##name, __ATOMIC_ACQUIRE) && !sy_inside) { \
-		sy_inside = 1; \
-		int e_ = errno; \
-		__atomic_store_n(&real_##name, (type)dlsym(RTLD_NEXT, #name), __ATOMIC_RELEASE); \
-		errno = e_; \
-		sy_inside = 0; \
-	}
+static __typeof__(ssize_t (*)(int, void *, size_t)) real_read;
+static __typeof__(ssize_t (*)(int, const void *, size_t)) real_write;
+static __typeof__(ssize_t (*)(int, void *, size_t, off_t)) real_pread64;
+static __typeof__(ssize_t (*)(int, const void *, size_t, off_t)) real_pwrite64;
+static __typeof__(int (*)(const struct timespec *, struct timespec *)) real_nanosleep;
+static __typeof__(int (*)(clockid_t, int, const struct timespec *, struct timespec *)) real_clock_nanosleep;
+static __typeof__(int (*)(struct pollfd *, nfds_t, int)) real_poll;
+static __typeof__(int (*)(int, struct epoll_event *, int, int)) real_epoll_wait;
+static __typeof__(int (*)(int, fd_set *, fd_set *, fd_set *, struct timeval *)) real_select;
+static __typeof__(int (*)(int, const char *, int, ...)) real_openat64;
+static int (*real_fsync)(int), (*real_close)(int);
+
+/* The real functions, looked up once when the runtime is loaded, before the
+ * program's own code runs: never from a wrapper, whose caller may be a
+ * signal handler that interrupted malloc or the loader (dlsym takes their
+ * locks).  A call before this (another library's constructor) is the raw
+ * system call. */
+__attribute__((constructor(101))) static void sy_resolve(void)
+{
+	sy_inside = 1;
+	int e = errno;
+	__atomic_store_n(&real_read, (__typeof__(real_read))dlsym(RTLD_NEXT, "read"), __ATOMIC_RELEASE);
+	__atomic_store_n(&real_write, (__typeof__(real_write))dlsym(RTLD_NEXT, "write"), __ATOMIC_RELEASE);
+	__atomic_store_n(&real_pread64, (__typeof__(real_pread64))dlsym(RTLD_NEXT, "pread64"), __ATOMIC_RELEASE);
+	__atomic_store_n(&real_pwrite64, (__typeof__(real_pwrite64))dlsym(RTLD_NEXT, "pwrite64"), __ATOMIC_RELEASE);
+	__atomic_store_n(&real_nanosleep, (__typeof__(real_nanosleep))dlsym(RTLD_NEXT, "nanosleep"), __ATOMIC_RELEASE);
+	__atomic_store_n(&real_clock_nanosleep, (__typeof__(real_clock_nanosleep))dlsym(RTLD_NEXT, "clock_nanosleep"), __ATOMIC_RELEASE);
+	__atomic_store_n(&real_poll, (__typeof__(real_poll))dlsym(RTLD_NEXT, "poll"), __ATOMIC_RELEASE);
+	__atomic_store_n(&real_epoll_wait, (__typeof__(real_epoll_wait))dlsym(RTLD_NEXT, "epoll_wait"), __ATOMIC_RELEASE);
+	__atomic_store_n(&real_select, (__typeof__(real_select))dlsym(RTLD_NEXT, "select"), __ATOMIC_RELEASE);
+	__atomic_store_n(&real_openat64, (__typeof__(real_openat64))dlsym(RTLD_NEXT, "openat64"), __ATOMIC_RELEASE);
+	__atomic_store_n(&real_fsync, (__typeof__(real_fsync))dlsym(RTLD_NEXT, "fsync"), __ATOMIC_RELEASE);
+	__atomic_store_n(&real_close, (__typeof__(real_close))dlsym(RTLD_NEXT, "close"), __ATOMIC_RELEASE);
+	errno = e;
+	sy_inside = 0;
+}
 
 #define SY_SITE ((uintptr_t)__builtin_return_address(0))
 
 static ssize_t sy_read(int fd, void *buf, size_t n, uintptr_t site)
 {
-	SY_REAL(ssize_t (*)(int, void *, size_t), read);
 	uint64_t t0 = sy_begin(site);
 	ssize_t rc = real_read ? real_read(fd, buf, n) : syscall(SYS_read, fd, buf, n);
 	sy_end(t0, SYS_READ, rc, 1);
@@ -159,7 +183,6 @@ RT_EXPORT ssize_t read(int fd, void *buf, size_t n) { return sy_read(fd, buf, n,
 
 RT_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
-	SY_REAL(ssize_t (*)(int, const void *, size_t), write);
 	uint64_t t0 = sy_begin(SY_SITE);
 	ssize_t rc = real_write ? real_write(fd, buf, n) : syscall(SYS_write, fd, buf, n);
 	sy_end(t0, SYS_WRITE, rc, 1);
@@ -168,7 +191,6 @@ RT_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 
 static ssize_t sy_pread(int fd, void *buf, size_t n, off_t off, uintptr_t site)
 {
-	SY_REAL(ssize_t (*)(int, void *, size_t, off_t), pread64);
 	uint64_t t0 = sy_begin(site);
 	ssize_t rc = real_pread64 ? real_pread64(fd, buf, n, off) : syscall(SYS_pread64, fd, buf, n, off);
 	sy_end(t0, SYS_PREAD, rc, 1);
@@ -179,7 +201,6 @@ RT_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off_t off) { return sy_pr
 
 static ssize_t sy_pwrite(int fd, const void *buf, size_t n, off_t off, uintptr_t site)
 {
-	SY_REAL(ssize_t (*)(int, const void *, size_t, off_t), pwrite64);
 	uint64_t t0 = sy_begin(site);
 	ssize_t rc = real_pwrite64 ? real_pwrite64(fd, buf, n, off) : syscall(SYS_pwrite64, fd, buf, n, off);
 	sy_end(t0, SYS_PWRITE, rc, 1);
@@ -190,7 +211,6 @@ RT_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off) { retur
 
 RT_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
 {
-	SY_REAL(int (*)(const struct timespec *, struct timespec *), nanosleep);
 	uint64_t t0 = sy_begin(SY_SITE);
 	int rc = real_nanosleep ? real_nanosleep(req, rem) : (int)syscall(SYS_nanosleep, req, rem);
 	sy_end(t0, SYS_NANOSLEEP, rc, 0);
@@ -200,7 +220,6 @@ RT_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
 /* clock_nanosleep returns the error (errno untouched): counted as an error when nonzero. */
 RT_EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem)
 {
-	SY_REAL(int (*)(clockid_t, int, const struct timespec *, struct timespec *), clock_nanosleep);
 	uint64_t t0 = sy_begin(SY_SITE);
 	int rc = real_clock_nanosleep ? real_clock_nanosleep(clk, flags, req, rem)
 	                              : (syscall(SYS_clock_nanosleep, clk, flags, req, rem) ? errno : 0);
@@ -210,7 +229,6 @@ RT_EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *r
 
 RT_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
-	SY_REAL(int (*)(struct pollfd *, nfds_t, int), poll);
 	uint64_t t0 = sy_begin(SY_SITE);
 	int rc = real_poll ? real_poll(fds, n, timeout) : (int)syscall(SYS_poll, fds, n, timeout);
 	sy_end(t0, SYS_POLL, rc, 0);
@@ -219,7 +237,6 @@ RT_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 
 RT_EXPORT int epoll_wait(int ep, struct epoll_event *ev, int max, int timeout)
 {
-	SY_REAL(int (*)(int, struct epoll_event *, int, int), epoll_wait);
 	uint64_t t0 = sy_begin(SY_SITE);
 	int rc = real_epoll_wait ? real_epoll_wait(ep, ev, max, timeout) : (int)syscall(SYS_epoll_wait, ep, ev, max, timeout);
 	sy_end(t0, SYS_EPOLL_WAIT, rc, 0);
@@ -228,7 +245,6 @@ RT_EXPORT int epoll_wait(int ep, struct epoll_event *ev, int max, int timeout)
 
 RT_EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *x, struct timeval *tv)
 {
-	SY_REAL(int (*)(int, fd_set *, fd_set *, fd_set *, struct timeval *), select);
 	uint64_t t0 = sy_begin(SY_SITE);
 	int rc = real_select ? real_select(n, r, w, x, tv) : (int)syscall(SYS_select, n, r, w, x, tv);
 	sy_end(t0, SYS_SELECT, rc, 0);
@@ -236,15 +252,8 @@ RT_EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *x, struct timeval *tv)
 }
 
 /* fsync and close: one file descriptor in, 0 or -1 out. */
-static int sy_fd_op(int fd, uint32_t call, long nr, int (**realp)(int), const char *name, uintptr_t site)
+static int sy_fd_op(int fd, uint32_t call, long nr, int (**realp)(int), uintptr_t site)
 {
-	if (!__atomic_load_n(realp, __ATOMIC_ACQUIRE) && !sy_inside) {
-		sy_inside = 1;
-		int e = errno;
-		__atomic_store_n(realp, (int (*)(int))dlsym(RTLD_NEXT, name), __ATOMIC_RELEASE);
-		errno = e;
-		sy_inside = 0;
-	}
 	int (*real)(int) = __atomic_load_n(realp, __ATOMIC_ACQUIRE);
 	uint64_t t0 = sy_begin(site);
 	int rc = real ? real(fd) : (int)syscall(nr, fd);
@@ -254,13 +263,11 @@ static int sy_fd_op(int fd, uint32_t call, long nr, int (**realp)(int), const ch
 
 RT_EXPORT int fsync(int fd)
 {
-	static int (*real)(int);
-	return sy_fd_op(fd, SYS_FSYNC, SYS_fsync, &real, "fsync", SY_SITE);
+	return sy_fd_op(fd, SYS_FSYNC, SYS_fsync, &real_fsync, SY_SITE);
 }
 
 static int sy_openat(int dir, const char *path, int flags, mode_t mode, uint32_t call, uintptr_t site)
 {
-	SY_REAL(int (*)(int, const char *, int, ...), openat64);
 	uint64_t t0 = sy_begin(site);
 	int rc = real_openat64 ? real_openat64(dir, path, flags, mode) : (int)syscall(SYS_openat, dir, path, flags, mode);
 	sy_end(t0, call, rc, 0);
@@ -300,6 +307,5 @@ RT_EXPORT int openat64(int dir, const char *path, int flags, ...)
 
 RT_EXPORT int close(int fd)
 {
-	static int (*real)(int);
-	return sy_fd_op(fd, SYS_CLOSE, SYS_close, &real, "close", SY_SITE);
+	return sy_fd_op(fd, SYS_CLOSE, SYS_close, &real_close, SY_SITE);
 }

@@ -33,6 +33,14 @@ int agent_target_alive(pid_t pid)
 	return st && st != 'Z' && st != 'X';
 }
 
+int agent_target_exiting(pid_t pid)
+{
+	char path[64], buf[16];
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+	/* its memory given back already (exit_mm), its exit not yet told */
+	return readlink(path, buf, sizeof buf) < 0 && errno == ENOENT;
+}
+
 /* Run-time address of sym in the target's copy of the object at path. */
 uint64_t agent_target_sym(pid_t pid, const char *path, const char *sym)
 {
@@ -376,6 +384,11 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 		modules_free(&ms);
 		snprintf(err, n, "cannot attach to process %d (cannot read /proc/%d/maps: %s)", (int)pid, (int)pid,
 		         strerror(errno));
+		return -1;
+	}
+	if (!ms.n && agent_target_exiting(pid)) {
+		modules_free(&ms);
+		snprintf(err, n, "cannot attach to process %d (it is exiting: no memory mapped any more)", (int)pid);
 		return -1;
 	}
 	sonde_build = dl_count_note_section(pid, &ms, ".note.sonde") > 0;

@@ -54,5 +54,8 @@ uint64_t agent_target_sym(pid_t pid, const char *path, const char *sym);
 
 /* Whether the process still runs (not a zombie). */
 int agent_target_alive(pid_t pid);
+/* Whether pid is past the point of its exit where its memory is gone
+ * (/proc/PID/exe unreadable), its exit not yet told. */
+int agent_target_exiting(pid_t pid);
 
 #endif

@@ -48,8 +48,8 @@ int record_patch_plan(const struct cli_opts *o, const char *prog_path, struct se
 	int rc = 1;
 	if (o->pid > 0 || !o->nexecs || instr_glob_match(o->execs, o->nexecs, prog_path)) {
 		rc = instr_plan(prog_path, &p->set.plans[0], why, sizeof why);
-		if (rc < 0 && (o->pid <= 0 || agent_target_alive(o->pid)))
-			cli_warn("%s", why); /* (an attached process gone already: the attach says so, in one line) */
+		if (rc < 0 && (o->pid <= 0 || (agent_target_alive(o->pid) && !agent_target_exiting(o->pid))))
+			cli_warn("%s", why); /* (an attached process gone or exiting already: the attach says so, in one line) */
 		else if (rc == 0)
 			p->set.n = 1;
 		if (rc == 0)

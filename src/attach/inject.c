@@ -355,7 +355,12 @@ static int unsafe(struct inject *in, const struct module *m)
 		    target_read(&in->t, in->r_debug + DL_R_STATE_OFF, &state, sizeof state) || !map || state != 0)
 			return LOADER_BUSY;
 	}
-	if (!arch_in_syscall(&in->regs) && m && dl_is_runtime_lib(m->path))
+	/* In libc: only a system call is a safe stop (a server blocked in
+	 * read or poll), and not one that malloc makes in the middle of changing
+	 * the heap (brk, mmap, ...: a single-threaded program's malloc takes no
+	 * lock, and the injected dlopen's malloc would run inside it; Lua
+	 * attached in CI aborted with "corrupted size vs. prev_size"). */
+	if (m && dl_is_runtime_lib(m->path) && (!arch_in_syscall(&in->regs) || arch_in_memory_syscall(&in->regs)))
 		return IN_LIBC;
 	return SAFE;
 }

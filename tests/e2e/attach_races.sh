@@ -11,6 +11,10 @@
 #   or refuses (a non-zero exit and exactly one line "sonde: error: ...");
 #   the program always ends with the output and status of a run without
 #   sonde (its own counts);
+# - heap: 20 attaches (10 `record -p`, 10 `probe -p`) to a single-threaded
+#   program inside malloc's brk calls nearly all the time
+#   (tests/progs/heap_churn.c): its output and status every time, and
+#   recordings, not only refusals (before the fix: 14 of 15 crashed);
 # - 1,000 deletions of a plugin probe (tests/progs/probe_plugin2.c counts its
 #   own pre-handler calls) while 8 threads hit it (plugin_threads.c), in 16
 #   sessions of `sonde probe -p --interactive`: for every deleted probe the
@@ -177,6 +181,49 @@ prc=$?
 check "start-up: an attach at start-up records (here $nrec of the loop's did; one more, attached at once: exit $lrc)" \
 	bash -c "[ $lrc -eq 0 ] && [ $prc -eq 7 ] && cmp -s plain.long long.out && \"$SONDE\" report -i long.data --format=json > long.json"
 lap "start-up"
+
+# --- heap: a stop inside malloc's system calls is not a safe one (an
+# injected dlopen's malloc would run inside the interrupted one)
+gcc -O2 -g -o heap_churn "$PROGS/heap_churn.c" || { notok build "gcc heap_churn failed"; exit 0; }
+./heap_churn 2000 > plain.h
+nrec=0 nref=0 bad=""
+for i in $(seq 20); do
+	n=h$i
+	./heap_churn 2000 > $n.out &
+	hp=$!
+	wait_for $n.out '^started' || { bad="$bad [$n: did not start]"; wait $hp; continue; }
+	if [ $((i % 2)) -eq 1 ]; then
+		timeout 60 "$SONDE" record -p "$hp" -o $n.data > /dev/null 2> $n.err
+	else
+		timeout 60 "$SONDE" probe -p "$hp" --format=json -o $n.json -e func:get > /dev/null 2> $n.err
+	fi
+	rc=$?
+	o=$(outcome $n $rc)
+	wait "$hp"
+	prc=$?
+	case $o in
+	rec) nrec=$((nrec + 1)) ;;
+	ref) nref=$((nref + 1)) ;;
+	*) bad="$bad [$n: sonde $rc: $(tail -c 200 $n.err)]" ;;
+	esac
+	{ [ "$prc" -eq 0 ] && cmp -s plain.h $n.out; } || bad="$bad [$n: status $prc, $(tail -c 100 $n.out)]"
+done
+check "heap: 20 attaches inside malloc's brk calls ($nrec recorded, $nref refused with one error line), the program's output and status (0) every time" \
+	test -z "$bad"
+[ -z "$bad" ] || echo "# $bad"
+# one more that lives long enough for a slow sonde (sanitizers, load) to
+# get there: a 0.3 s window
+./heap_churn 12000 > plain.hl
+./heap_churn 12000 > hl.out &
+hp=$!
+wait_for hl.out '^started'
+timeout 120 "$SONDE" record -p "$hp" --duration 0.3 -o hl.data > /dev/null 2> hl.err
+lrc=$?
+wait "$hp"
+prc=$?
+check "heap: an attach inside malloc's brk calls records (here $nrec of the loop's did; one more, a 0.3 s window: exit $lrc, program $prc)" \
+	bash -c "[ $lrc -eq 0 ] && [ $prc -eq 0 ] && cmp -s plain.hl hl.out && \"$SONDE\" report -i hl.data --format=json > hl.json"
+lap "heap"
 
 # --- 1,000 deletions of a plugin probe while 8 threads hit it
 cc -shared -fPIC -I"$ROOT/include" -o plug2.so "$PROGS/probe_plugin2.c" || { notok build "cc plugin failed"; exit 0; }

@@ -3,6 +3,8 @@
  * on its way out of a system call. */
 #include "arch/arch.h"
 
+#include <sys/syscall.h>
+
 void arch_call_regs(arch_regs *r, uint64_t func, uint64_t sp, const uint64_t args[6])
 {
 	r->rip = func;
@@ -30,4 +32,14 @@ uint64_t arch_call_result(const arch_regs *r)
 int arch_in_syscall(const arch_regs *r)
 {
 	return (int64_t)r->orig_rax >= 0;
+}
+
+int arch_in_memory_syscall(const arch_regs *r)
+{
+	switch ((int64_t)r->orig_rax) {
+	case SYS_brk: case SYS_mmap: case SYS_munmap: case SYS_mremap: case SYS_madvise: case SYS_mprotect:
+		return 1;
+	default:
+		return 0;
+	}
 }

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define PA_MAGIC      0x424f52504e4f53ull /* "SONPROB" */
-#define PA_VERSION    10
+#define PA_VERSION    11
 #define PA_MAX_SITES  2048
 #define PA_CODE_MAX   192   /* bytes of slot code per site */
 #define PA_ORIG_MAX   16
@@ -266,7 +266,8 @@ struct pa_hdr {
 	int32_t exit_code;
 	uint32_t trapping[PA_TRAPPING];
 	uint32_t trapping_full;
-	uint32_t pad_trap;
+	uint32_t nused;                  /* sonde's: sites[0, nused) have been written (raised before a
+	                                  * site's first request); the agent looks no further */
 	/* Written by sonde. */
 	uint64_t time_gen;               /* the session (nonzero): a thread's latest times of another are stale */
 	uint64_t time_mult;              /* ns per clock tick << 32, for the intervals of time sites */

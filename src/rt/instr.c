@@ -100,7 +100,8 @@ static uint32_t await(struct sonde_instr_req *r, uint32_t asked)
  * its first instruction relocated and a jump back, for a jump site the whole
  * stub (which calls the hook itself).  The table is replaced, never changed:
  * a new sorted copy published with one pointer (the handler may run on any
- * thread meanwhile); the old copies stay (a few per recording). */
+ * thread meanwhile); the old copies stay until the next session's end (a
+ * whole session later no handler reads them: trap_retire). */
 struct trap_site {
 	uintptr_t addr, resume;
 	struct sonde_modhook *m;
@@ -113,6 +114,32 @@ struct trap_tab {
 static struct trap_tab *_Atomic traps;
 static struct sigaction old_trap;
 static int trap_on;
+
+/* The tables replaced during this session (now) and during the one before
+ * (before): those of the one before go at this one's end.  A table that
+ * finds no room in now stays mapped (counted in none). */
+#define TRAP_RETIRED 64
+static struct { struct trap_tab *t[TRAP_RETIRED]; uint32_t n; } retired[2];
+
+static size_t trap_tab_bytes(const struct trap_tab *t)
+{
+	return sizeof *t + (size_t)t->n * sizeof(struct trap_site);
+}
+
+static void trap_retire(struct trap_tab *t) /* under scan_lock */
+{
+	if (t && retired[0].n < TRAP_RETIRED)
+		retired[0].t[retired[0].n++] = t;
+}
+
+/* The session ends: the tables of the one before go; this one's wait. */
+static void trap_retire_session(void)
+{
+	for (uint32_t i = 0; i < retired[1].n; i++)
+		munmap(retired[1].t[i], trap_tab_bytes(retired[1].t[i]));
+	retired[1] = retired[0];
+	retired[0].n = 0;
+}
 
 static int site_cmp(const struct trap_site *a, const struct trap_site *b)
 {
@@ -133,6 +160,7 @@ static int trap_merge(const struct trap_site *add, uint32_t n)
 		t->s[k++] = j == n || (i < on && site_cmp(&old->s[i], &add[j]) <= 0) ? old->s[i++] : add[j++];
 	t->n = k;
 	atomic_store_explicit(&traps, t, memory_order_release);
+	trap_retire(old);
 	return 0;
 }
 
@@ -800,9 +828,10 @@ RT_HIDDEN void rt_instr_retire(const uint64_t *busy, uint32_t nbusy)
 	}
 	atomic_store(&npmods, 0);
 	pmod_open = -1;
-	/* the trap sites were the earlier session's (their bytes are back) */
-	atomic_store_explicit(&traps, NULL, memory_order_release);
 	pthread_mutex_lock(&scan_lock);
+	/* the trap sites were the earlier session's (their bytes are back) */
+	trap_retire(atomic_exchange_explicit(&traps, NULL, memory_order_acq_rel));
+	trap_retire_session();
 	__atomic_store_n(&scan_in, NULL, __ATOMIC_RELEASE);
 	nseen = 0;
 	done = 0;

@@ -50,7 +50,8 @@
 #define REGION_SIZE (64 * 1024)
 #define MAX_REGIONS 64
 
-struct sframe { uint64_t ret, sp, ticks; uint32_t site, pad; };
+/* tag: the session's (sess_tag) | 1 when the return is recorded (--record). */
+struct sframe { uint64_t ret, sp, ticks; uint32_t site, tag; };
 /* A thread's own memory: the shadow stack of its probed calls, and the
  * latest hit of each time probe (of session tgen; probe_area.h). */
 struct shadow {
@@ -62,6 +63,9 @@ struct shadow {
 
 static struct pa_hdr *pa;
 static uint32_t pa_n;
+/* Each start() takes the next tag (bit 0 kept for "recorded"): a return
+ * pending from an earlier session is not booked into this one's sites. */
+static uint32_t sess_tag;
 static int mem_fd = -1, alive_fd = -1;
 static int area_keep = -1;      /* the session's area (close-on-exec), for an exec that keeps it */
 static int sync_core_ok;
@@ -74,6 +78,15 @@ static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct { uint64_t base, used; } regions[MAX_REGIONS];
 static int nregions;
 static __thread struct shadow *sh_tls __attribute__((tls_model("initial-exec")));
+
+/* The sites sonde has written so far (probe_area.h, nused): the loops over
+ * sites go no further, so the pages of the table's unused records are never
+ * touched (resident) in the program. */
+static inline uint32_t sites_used(const struct pa_hdr *h)
+{
+	uint32_t n = __atomic_load_n(&h->nused, __ATOMIC_ACQUIRE);
+	return n < pa_n ? n : pa_n;
+}
 
 RT_HIDDEN void pa_hit(uint32_t idx, uint64_t *sp, const uint64_t *regs);
 RT_HIDDEN uint64_t pa_exit(uint64_t sp_after);
@@ -719,7 +732,7 @@ static inline __attribute__((always_inline)) void hit(uint32_t idx, uint64_t *sp
 		__atomic_fetch_add(&s->lost_returns, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	sh->f[sh->n++] = (struct sframe){ ret, (uint64_t)sp, clock_ticks(), idx, rec_t != 0 };
+	sh->f[sh->n++] = (struct sframe){ ret, (uint64_t)sp, clock_ticks(), idx, sess_tag | (rec_t != 0) };
 	*sp = (uint64_t)pa_exit_stub;
 }
 
@@ -787,8 +800,11 @@ RT_HIDDEN uint64_t pa_exit(uint64_t sp_after)
 	while (sh->n > 1 && sh->f[sh->n - 1].sp + 8 < sp_after)
 		sh->n--;
 	struct sframe f = sh->f[--sh->n];
-	if (__builtin_expect(f.pad, 0)) /* tested first: nothing else is live across the accounting */
+	if (__builtin_expect(f.tag != sess_tag, 0)) { /* tested first: nothing else is live across the accounting */
+		if ((f.tag & ~1u) != sess_tag)
+			return f.ret; /* an earlier session's call: its sites are not these */
 		return exit_recorded(f.site, now, f.ticks, f.ret);
+	}
 	exit_account(&pa->sites[f.site], now - f.ticks);
 	return f.ret;
 }
@@ -805,7 +821,7 @@ RT_HIDDEN void rt_probes_unhook(void)
 		uint64_t *slot = (uint64_t *)sh->f[i].sp;
 		if (*slot == (uint64_t)pa_exit_stub) {
 			*slot = sh->f[i].ret;
-			if (pa && sh->f[i].site < pa_n)
+			if (pa && sh->f[i].site < pa_n && (sh->f[i].tag & ~1u) == sess_tag)
 				__atomic_fetch_add(&pa->sites[sh->f[i].site].lost_returns, 1, __ATOMIC_RELAXED);
 		}
 	}
@@ -1029,7 +1045,7 @@ static int op_remove(struct pa_site *s)
 
 static void remove_all(void)
 {
-	for (uint32_t i = 0; i < pa_n; i++)
+	for (uint32_t i = 0, n = sites_used(pa); i < n; i++)
 		op_remove(&pa->sites[i]);
 }
 
@@ -1107,7 +1123,7 @@ enum trap_verdict { TRAP_NONE, TRAP_DONE, TRAP_AGAIN };
 static enum trap_verdict trap_site(struct pa_hdr *h, uint64_t at, ucontext_t *uc)
 {
 	enum trap_verdict v = TRAP_NONE;
-	for (uint32_t i = 0; i < pa_n; i++) {
+	for (uint32_t i = 0, n = sites_used(h); i < n; i++) {
 		struct pa_site *s = &h->sites[i];
 		uint32_t state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
 		if (s->addr != at || state == PA_FREE)
@@ -1271,8 +1287,9 @@ static int start(int area_fd, int pipe_fd, int rejoin)
 	pa_n = h.nsites;
 	pa_rec_start(pa, h.size);
 	pa_stack_start(pa);
+	sess_tag += 2;
 	if (rejoin) /* the sites were the old image's: nothing of them is here */
-		for (uint32_t i = 0; i < pa_n; i++)
+		for (uint32_t i = 0, n = sites_used(pa); i < n; i++)
 			if (pa->sites[i].state != PA_FREE)
 				__atomic_store_n(&pa->sites[i].state, PA_REMOVED, __ATOMIC_RELEASE);
 	if (area_keep >= 0)

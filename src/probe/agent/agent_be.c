@@ -74,6 +74,14 @@ static int area_new(struct agent_be *b, char *err, size_t n)
 	return 0;
 }
 
+/* The agent's loops over the sites stop at pa->nused (probe_area.h): raised,
+ * never lowered, before a new record's first request. */
+static void sites_raise(struct agent_be *b)
+{
+	if (b->nused > b->pa->nused)
+		__atomic_store_n(&b->pa->nused, b->nused, __ATOMIC_RELEASE);
+}
+
 static void init(struct agent_be *b)
 {
 	int record = b->record, stacks = b->stacks, pipe_ignored = b->pipe_ignored; /* the caller's settings */
@@ -616,6 +624,7 @@ static int var_chain(struct agent_be *b, uint32_t host, uint32_t kind, char *why
 	uint32_t idx = b->nused++;
 	struct pa_site *s = &b->pa->sites[idx], *h = &b->pa->sites[host];
 	memset(s, 0, sizeof *s);
+	sites_raise(b);
 	s->addr = h->addr;
 	s->kind = kind;
 	s->mode = h->mode;
@@ -702,8 +711,9 @@ int agent_be_place(struct agent_be *b, uint64_t addr, uint32_t kind, uint64_t fn
 		}
 	struct pa_site *s = &b->pa->sites[idx];
 	if (idx == b->nused) {
-		b->nused++;
 		memset(s, 0, sizeof *s);
+		b->nused++;
+		sites_raise(b);
 	}
 	s->addr = addr;
 	s->kind = kind == PA_KIND_TIME || kind == PA_KIND_STACK ? PA_KIND_COUNT : kind;

@@ -7,6 +7,7 @@
 #include "attach/agent.h"
 
 #include "attach/dlfuncs.h"
+#include "attach/fd_share.h"
 #include "attach/inject.h"
 #include "attach/times.h"
 #include "common/clock.h"
@@ -291,19 +292,19 @@ struct frame_msg {
  * target.  So it has its own process group (a kill of sonde's group spares
  * it) and none of the pipe's write end: then the agent, if it started,
  * sees sonde's end at once (the pipe's EOF) and ends too. */
-static int start_by_helper(pid_t pid, const char *rt, const uint64_t off[3], const struct dl_funcs *dlf,
-                           int sonde_build, int session_fd, int alive_fd, int alive_w, struct sonde_session_hdr *h,
-                           struct agent *a, uint64_t *ret, char *err, size_t n)
+static int start_by_helper(pid_t pid, pid_t fd_pid, const char *rt, const uint64_t off[3],
+                           const struct dl_funcs *dlf, int sonde_build, int session_fd, int alive_fd, int alive_w,
+                           struct sonde_session_hdr *h, struct agent *a, uint64_t *ret, char *err, size_t n)
 {
 	pid_t self = getpid();
 	int res[2];
 	pid_t c = fork_helper(res, alive_w);
 	if (c < 0)
-		return start_in_target(pid, self, rt, off, dlf, sonde_build, session_fd, alive_fd, h, 0, a, ret, err, n);
+		return start_in_target(pid, fd_pid, rt, off, dlf, sonde_build, session_fd, alive_fd, h, 0, a, ret, err, n);
 	if (c == 0) {
 		static struct helper_result r;
-		r.rc = getppid() == self ? start_in_target(pid, self, rt, off, dlf, sonde_build, session_fd, alive_fd, h, 1,
-		                                           a, &r.ret, r.err, sizeof r.err)
+		r.rc = getppid() == self ? start_in_target(pid, fd_pid, rt, off, dlf, sonde_build, session_fd, alive_fd, h,
+		                                           1, a, &r.ret, r.err, sizeof r.err)
 		                         : -1;
 		r.stop_fn = a->stop_fn;
 		r.tsc = a->frames.tsc;
@@ -431,8 +432,17 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 		snprintf(err, n, "cannot create a pipe (%s)", strerror(errno));
 		return -1;
 	}
+	/* The program opens the session and the pipe's read end through
+	 * /proc: also as another user (fd_share.c). */
+	struct fd_share sh;
+	if (fd_share_begin(&sh, pid, (const int[]){ session_fd, pfd[0] }, 2, err, n)) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return -1;
+	}
 	uint64_t ret = 0;
-	rc = start_by_helper(pid, rt, off, &dlf, sonde_build, session_fd, pfd[0], pfd[1], h, a, &ret, err, n);
+	rc = start_by_helper(pid, sh.pid, rt, off, &dlf, sonde_build, session_fd, pfd[0], pfd[1], h, a, &ret, err, n);
+	fd_share_end(&sh);
 	attach_time("agent started");
 	close(pfd[0]); /* the agent has its own */
 	if (rc) {

@@ -7,8 +7,8 @@
 # ended by SIGKILL of sonde while the load runs.
 # - PostgreSQL 15 (a process per connection): initdb -A trust into the
 #   scratch directory, its unix socket there, run as nobody (it refuses
-#   root; sonde runs as nobody too, as it must to share its session file
-#   with the target). pgbench, one client, runs `UPDATE counter SET n = n + 1`
+#   root; sonde runs as root in the odd cycles, as `sudo sonde` would, and as
+#   nobody in the even ones). pgbench, one client, runs `UPDATE counter SET n = n + 1`
 #   for the whole test; the cycles attach to its backend. Each window is cut
 #   with pgbench stopped (SIGSTOP) and the backend idle in its wait for the
 #   client, so the table's counter read from another connection is the
@@ -102,6 +102,9 @@ run_cycles() {
 		i=$((i + 1))
 		set -- $c
 		mode=$1 kill=$2 name="$S-c$i"
+		# PostgreSQL's odd cycles by a root sonde (as `sudo sonde record -p`
+		# on a server's process: attach/fd_share.c), its even ones as nobody
+		[ -n "$root_odd" ] && { [ $((i % 2)) = 1 ] && runas=() || runas=("${asuser[@]}"); }
 		if ! attach_sonde "$name" "$mode" "$p" "$fn"; then
 			notok "$S: cycle $i ($mode): attached" "$(tail -2 "$name.err")"
 			kill -KILL "$sp" 2>/dev/null; wait "$sp" 2>/dev/null
@@ -176,7 +179,9 @@ else
 	srv_load_bg() { local c0; c0=$(counter); kill -CONT "$gb"; poll_until 120 counter_at_least $((c0 + 200)); }
 	srv_load_bg_wait() { local c0; c0=$(counter); poll_until 120 counter_at_least $((c0 + 200)) && pause; }
 	pause
+	root_odd=; [ "$(id -u)" = 0 ] && root_odd=1
 	run_cycles PostgreSQL "$be" pg_parse_query
+	root_odd=
 	check "PostgreSQL: the server still answers after the cycles" bash -c "[ \"\$(psql -h '$T' -U postgres -d postgres -XAtqc 'select 6*7')\" = 42 ]"
 	kill -CONT "$gb"; kill -TERM "$gb"; wait "$gb" 2>/dev/null
 	kill -INT "$pm"   # fast shutdown

@@ -13,6 +13,7 @@
 #include "arch/arch.h"
 #include "arch/tramp.h"
 #include "attach/agent.h"
+#include "attach/fd_share.h"
 #include "attach/inject.h"
 #include "common/clock.h"
 
@@ -276,10 +277,15 @@ int agent_be_attach(struct agent_be *b, pid_t pid, const char *rt_path, char *er
 		         (int)pid);
 		rc = -1;
 	}
+	/* The program opens the area and the pipe's read end through /proc:
+	 * also as another user (attach/fd_share.c). */
+	struct fd_share sh = { 0 };
+	if (!rc)
+		rc = fd_share_begin(&sh, pid, (const int[]){ b->area_fd, pfd[0] }, 2, err, n);
 	if (!rc) {
 		char area[64], alive[64];
-		snprintf(area, sizeof area, "/proc/%d/fd/%d", (int)getpid(), b->area_fd);
-		snprintf(alive, sizeof alive, "/proc/%d/fd/%d", (int)getpid(), pfd[0]);
+		snprintf(area, sizeof area, "/proc/%d/fd/%d", (int)sh.pid, b->area_fd);
+		snprintf(alive, sizeof alive, "/proc/%d/fd/%d", (int)sh.pid, pfd[0]);
 		uint64_t a_at = 0, p_at = 0;
 		rc = inject_push(in, area, strlen(area) + 1, &a_at, err, n);
 		if (!rc)
@@ -289,6 +295,7 @@ int agent_be_attach(struct agent_be *b, pid_t pid, const char *rt_path, char *er
 			rc = inject_call_at(in, start, args, &ret, START_TIMEOUT_MS, err, n);
 		}
 	}
+	fd_share_end(&sh);
 	if (in)
 		inject_detach(in);
 	close(pfd[0]);

@@ -42,6 +42,33 @@ int agent_target_exiting(pid_t pid)
 	return readlink(path, buf, sizeof buf) < 0 && errno == ENOENT;
 }
 
+int agent_runtime_other(pid_t pid, const char *rt, char *err, size_t n)
+{
+	struct modules ms = { 0 };
+	if (modules_load(&ms, pid) != 0)
+		return 0; /* said by the caller's own look */
+	const char *base = strrchr(rt, '/') ? strrchr(rt, '/') + 1 : rt;
+	size_t bl = strlen(base), rl = strlen(rt);
+	int rc = 0;
+	for (int i = 0; !rc && i < ms.n; i++) {
+		const char *p = ms.m[i].path, *b = strrchr(p, '/') ? strrchr(p, '/') + 1 : p;
+		if (strncmp(b, base, bl) || (b[bl] && strcmp(b + bl, " (deleted)")))
+			continue; /* not a runtime */
+		if (!strcmp(p, rt))
+			continue; /* ours */
+		if (!strncmp(p, rt, rl) && !strcmp(p + rl, " (deleted)"))
+			snprintf(err, n, "process %d has sonde's runtime %s loaded as it was before the file was replaced "
+			         "(sonde rebuilt or upgraded since an earlier attach or launch): this sonde cannot call into "
+			         "it; restart the program to attach again", (int)pid, rt);
+		else
+			snprintf(err, n, "process %d has another sonde's runtime loaded (%s, not %s): attach with that "
+			         "sonde, or restart the program", (int)pid, p, rt);
+		rc = -1;
+	}
+	modules_free(&ms);
+	return rc;
+}
+
 /* Run-time address of sym in the target's copy of the object at path. */
 uint64_t agent_target_sym(pid_t pid, const char *path, const char *sym)
 {
@@ -417,6 +444,8 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 			a->rt_hi = ms.m[i].hi;
 		}
 	modules_free(&ms);
+	if (!rc)
+		rc = agent_runtime_other(pid, rt, err, n);
 	if (rc)
 		return -1;
 	attach_time("sonde build checked");

@@ -57,5 +57,11 @@ int agent_target_alive(pid_t pid);
 /* Whether pid is past the point of its exit where its memory is gone
  * (/proc/PID/exe unreadable), its exit not yet told. */
 int agent_target_exiting(pid_t pid);
+/* A runtime other than rt is loaded in pid: rt's own file as it was before
+ * it was replaced (maps say "(deleted)": sonde rebuilt or upgraded since
+ * the program loaded it), or one of another path.  Its entry points are
+ * not where rt's file says: -1 with err (the attach is refused before the
+ * process is touched), else 0. */
+int agent_runtime_other(pid_t pid, const char *rt, char *err, size_t n);
 
 #endif

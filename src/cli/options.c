@@ -50,7 +50,7 @@ static const struct cli_option options[] = {
 	{ "locks", O_LOCKS, optional_argument, CMD_RECORD, "events",
 	  "profile pthread/C11/semaphore locks (=events also streams each lock event)" },
 	{ "syscalls", O_SYSCALLS, no_argument, CMD_RECORD | CMD_REPORT, NULL,
-	  "record: count and time system calls per calling function (libc wrappers; launched programs); "
+	  "record: count and time system calls per calling function (libc wrappers; launched, or attached with -p); "
 	  "report: the system-call table" },
 	{ "lossy", O_LOSSY, no_argument, CMD_RECORD, NULL,
 	  "drop and count events when a ring is full instead of waiting" },

@@ -502,12 +502,8 @@ int cmd_record(struct cli_opts *o)
 		cfg.mode |= SONDE_MODE_LOCK_EVENTS;
 	if (o->lossy)
 		cfg.mode |= SONDE_MODE_LOSSY;
-	if (o->syscalls) {
-		if (o->pid)
-			cli_die(EXIT_USAGE, "--syscalls needs a launched program (sonde record --syscalls -- PROGRAM); "
-			        "-p is not supported yet");
+	if (o->syscalls)
 		cfg.mode |= SONDE_MODE_SYSCALLS;
-	}
 	if (!o->trace && (o->min_time_ns || o->nfilters || o->domain || o->depth))
 		cli_die(EXIT_USAGE, "--depth, --min-time, -F, -N and --domain apply to --trace recordings");
 	if (o->trace && o->timing)

@@ -56,6 +56,7 @@ static int agent_nmods;
 static int agent_state; /* 0 never started, 1 recording, 2 ended */
 static uint32_t agent_gen; /* which attach: a watcher ends its own only */
 static int agent_locks; /* --locks: lock functions redirected (got.c) */
+static int agent_syscalls; /* --syscalls: the system-call wrappers redirected (got.c) */
 static pthread_mutex_t agent_lock = PTHREAD_MUTEX_INITIALIZER; /* start against start */
 
 struct note_walk {
@@ -196,6 +197,8 @@ static void end_recording(uint32_t gen)
 			rt_got_restore(RT_GOT_LOCKS);
 			rt_locks_end();
 		}
+		if (agent_syscalls) /* new calls straight to libc; a wrapper still reached passes through (rt_agent_ended) */
+			rt_got_restore(RT_GOT_SYSCALLS);
 		rt_got_restore(RT_GOT_SIGNALS); /* the program's handlers back (signals.c) */
 		rt_signals_end();
 		/* New calls stop first (a call already in its sled does nothing),
@@ -274,6 +277,7 @@ static int retire_earlier(const char *session, long held)
 	if (rt_got_reset() != 0)
 		return -EALREADY;
 	rt_locks_reset();
+	rt_syscalls_reset();
 	static uint64_t busy[SONDE_INSTR_MAX_BUSY];
 	uint32_t nbusy;
 	read_busy(session, busy, &nbusy);
@@ -281,6 +285,7 @@ static int retire_earlier(const char *session, long held)
 	agent_state = 0;
 	agent_nmods = 0;
 	agent_locks = 0;
+	agent_syscalls = 0;
 	return 0;
 }
 
@@ -388,6 +393,11 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive, long hel
 		nsyms = rt_locks_wrappers(&syms);
 		rt_got_add(RT_GOT_LOCKS, syms, nsyms);
 		agent_locks = 1;
+	}
+	if (mode & SONDE_MODE_SYSCALLS) {
+		nsyms = rt_syscall_wrappers(&syms);
+		rt_got_add(RT_GOT_SYSCALLS, syms, nsyms);
+		agent_syscalls = 1;
 	}
 	nsyms = rt_signal_wrappers(&syms); /* handlers' calls recorded, also inside a hook */
 	rt_got_add(RT_GOT_SIGNALS, syms, nsyms);

@@ -16,6 +16,7 @@ enum rt_got_group {
 	RT_GOT_LOCKS,  /* the lock functions (locks.c), --locks */
 	RT_GOT_EXEC,   /* the exec functions, while a probe session runs (probe_exec.c) */
 	RT_GOT_SIGNALS, /* sigaction and signal (signals.c), while a recording runs */
+	RT_GOT_SYSCALLS, /* the system-call wrappers (syscalls.c), --syscalls -p */
 	RT_GOT_NGROUPS
 };
 

@@ -376,6 +376,10 @@ RT_EXPORT int sonde_agent_retire(const char *session, long held);
  * resolved first), and their end (pass-through from then on). */
 struct rt_got_sym;
 RT_HIDDEN int rt_locks_wrappers(const struct rt_got_sym **out);
+/* The system-call wrappers (syscalls.c) for the GOT of an attached
+ * program (--syscalls -p); reset: a later session boots them afresh. */
+RT_HIDDEN int rt_syscall_wrappers(const struct rt_got_sym **out);
+RT_HIDDEN void rt_syscalls_reset(void);
 RT_HIDDEN void rt_locks_end(void);
 RT_HIDDEN void rt_locks_reset(void);
 /* probes.c: a `sonde probe -p` session runs in this process (its server

@@ -29,6 +29,7 @@
 
 #include "common/clock.h"
 #include "common/sys_session.h"
+#include "rt/got.h"
 #include "rt/rt.h"
 
 static int sy_state;            /* 0 not known yet, 1 recording, -1 pass-through */
@@ -308,4 +309,30 @@ RT_EXPORT int openat64(int dir, const char *path, int flags, ...)
 RT_EXPORT int close(int fd)
 {
 	return sy_fd_op(fd, SYS_CLOSE, SYS_close, &real_close, SY_SITE);
+}
+
+/* Attached (`record --syscalls -p`, agent.c): the wrappers reach the
+ * program through the GOT of every object (got.c), as the lock functions. */
+#define SY_WRAPPED(X) X(read) X(write) X(pread) X(pread64) X(pwrite) X(pwrite64) X(nanosleep) \
+	X(clock_nanosleep) X(poll) X(epoll_wait) X(select) X(fsync) X(open) X(open64) X(openat) X(openat64) X(close)
+/* Each wrapper's own address: &write in this library would be bound like
+ * any exported symbol's, to the first definition (libc's) in an attached
+ * program's scope; a hidden alias is this file's. */
+#define SY_ALIAS(fn) extern __typeof__(fn) sy_w_##fn __attribute__((alias(#fn), visibility("hidden")));
+SY_WRAPPED(SY_ALIAS)
+#define SY_ENTRY(fn) { #fn, (void *)sy_w_##fn },
+static const struct rt_got_sym sy_wrappers[] = { SY_WRAPPED(SY_ENTRY) };
+
+RT_HIDDEN int rt_syscall_wrappers(const struct rt_got_sym **out)
+{
+	*out = sy_wrappers;
+	return (int)(sizeof sy_wrappers / sizeof sy_wrappers[0]);
+}
+
+/* A later session (the agent's, after rt_session_retire): the next wrapper
+ * call boots again on the new session's memory. */
+RT_HIDDEN void rt_syscalls_reset(void)
+{
+	sy_S = NULL;
+	__atomic_store_n(&sy_state, 0, __ATOMIC_RELEASE);
 }

@@ -11,27 +11,16 @@
 # totals and equal strace -f -c's (the difference of a SCALE 2 and a SCALE 0
 # run of the same program: strace also sees the loader's and stdio's calls,
 # which are the same in both); a forked child's calls are its own process's.
-# Then the errors: report --syscalls of a
-# recording made without it, and --syscalls with -p.
+# Attached (record --syscalls -p), sonde-cc and plain builds: the same
+# per-function checks.  Then the error: report --syscalls of a recording
+# made without it.
 . "$ROOT/tests/lib.sh"
 "$SONDE_CC_BIN" -O2 -g -pthread -o sc "$PROGS/syscall_counts.c" || { notok build "sonde-cc"; exit 0; }
 ${CC:-cc} -O2 -g -pthread -o scplain "$PROGS/syscall_counts.c" || { notok build "cc"; exit 0; }
 plain=$(./sc 2 plain.json) || notok "plain run" "exit $?"
 
-# profile and trace of the sonde-cc build; profile of the plain build (patched without a rebuild)
-for mode in profile trace plain; do
-	opt=; prog=./sc
-	[ $mode = trace ] && opt=--trace
-	[ $mode = plain ] && prog=./scplain
-	out=$("$SONDE" record $opt --syscalls -o rec.$mode -- $prog 2 tally.$mode.json 2>rec.$mode.err)
-	rc=$?
-	check "$mode: exit status 0 and output unchanged" test "$rc:$out" = "0:$plain"
-	"$SONDE" report --syscalls -i rec.$mode --format=json >sys.$mode.json 2>sys.$mode.err ||
-		{ notok "$mode: report --syscalls --format=json" "$(cat sys.$mode.err)"; continue; }
-	"$SONDE" report --syscalls -i rec.$mode >sys.$mode.txt 2>&1 ||
-		notok "$mode: report --syscalls table" "$(cat sys.$mode.txt)"
-	check "$mode: the table names nanosleep in nap_a_little" grep -q "nanosleep *nap_a_little" sys.$mode.txt
-	python3 - $mode tally.$mode.json sys.$mode.json <<'PY'
+# cmp.py MODE TALLY REPORT: the report's rows against the program's tally
+cat > cmp.py <<'PY'
 import json, sys
 mode, tally, rep = sys.argv[1:4]
 T = json.load(open(tally)); R = json.load(open(rep))
@@ -69,6 +58,21 @@ say(len({p["pid"] for p in procs}) == 1 and all(pc.get(c, 0) == tot[c] for c in 
 say(R["lost_syscalls"] == 0, "nothing lost", str(R["lost_syscalls"]))
 json.dump(tot, open(f"totals.{mode}.json", "w"))
 PY
+
+# profile and trace of the sonde-cc build; profile of the plain build (patched without a rebuild)
+for mode in profile trace plain; do
+	opt=; prog=./sc
+	[ $mode = trace ] && opt=--trace
+	[ $mode = plain ] && prog=./scplain
+	out=$("$SONDE" record $opt --syscalls -o rec.$mode -- $prog 2 tally.$mode.json 2>rec.$mode.err)
+	rc=$?
+	check "$mode: exit status 0 and output unchanged" test "$rc:$out" = "0:$plain"
+	"$SONDE" report --syscalls -i rec.$mode --format=json >sys.$mode.json 2>sys.$mode.err ||
+		{ notok "$mode: report --syscalls --format=json" "$(cat sys.$mode.err)"; continue; }
+	"$SONDE" report --syscalls -i rec.$mode >sys.$mode.txt 2>&1 ||
+		notok "$mode: report --syscalls table" "$(cat sys.$mode.txt)"
+	check "$mode: the table names nanosleep in nap_a_little" grep -q "nanosleep *nap_a_little" sys.$mode.txt
+	python3 cmp.py $mode tally.$mode.json sys.$mode.json
 done
 
 # strace -f -c of the program alone, SCALE 2 minus SCALE 0
@@ -102,10 +106,31 @@ fi
 rc=$?
 check "report --syscalls of a recording without them: exit 2" test $rc -eq 2
 check "... and says to record with --syscalls" grep -q "recorded without --syscalls" err.out
-"$SONDE" record --syscalls -p 1 >perr.out 2>&1
-rc=$?
-check "record --syscalls -p: a usage error" test $rc -ne 0
-check "... that says -p is not supported" grep -q "\-\-syscalls needs a launched program" perr.out
+# attached: record --syscalls -p, the wrappers through the GOT of every
+# object (src/rt/got.c), on the sonde-cc and the plain build; the program
+# waits for go.B before its first counted call
+. "$ROOT/tests/attach_lib.sh"
+if [ "$(id -u)" != 0 ] && [ "$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)" != 0 ]; then
+	skip "record --syscalls -p" "ptrace of a non-child needs root or kernel.yama.ptrace_scope 0"
+else
+	for b in sc scplain; do
+		rm -f go.$b
+		SC_WAIT=go.$b ./$b 2 tally.att-$b.json > att.$b.out &
+		p=$!
+		wait_for att.$b.out '^waiting' || { notok "attached $b: the program waits" "no 'waiting'"; kill $p; continue; }
+		"$SONDE" record --syscalls -p $p -o rec.att-$b 2> att.$b.err &
+		sp=$!
+		wait_for att.$b.err "recording process $p" || notok "attached $b: sonde attached" "$(tail -2 att.$b.err)"
+		touch go.$b
+		wait $p; rc=$?
+		wait $sp; src=$?
+		check "attached $b: the program's output and status unchanged, sonde's 0" \
+			test "$rc:$src:$(tail -n +2 att.$b.out)" = "0:0:$plain"
+		"$SONDE" report --syscalls -i rec.att-$b --format=json > sys.att-$b.json 2> sys.att-$b.err ||
+			{ notok "attached $b: report --syscalls" "$(cat sys.att-$b.err)"; continue; }
+		python3 cmp.py attached-$b tally.att-$b.json sys.att-$b.json
+	done
+fi
 "$SONDE" info -i rec.profile --format=json >info.json 2>&1
 check "sonde info says the recording has system calls" jq_py info.json 'sys.exit(0 if d["syscalls"] is True else 1)'
 "$SONDE" info -i plainrec --format=json >info0.json 2>&1

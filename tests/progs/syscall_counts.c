@@ -4,7 +4,9 @@
  * number of times proportional to SCALE (0: none, so that the difference of
  * two `strace -c` runs is this program's own calls), counts them itself and
  * writes its tally (calls, bytes, and the wall time of the function around
- * its sleeps) as JSON.  A second thread makes writes of its own. */
+ * its sleeps) as JSON.  A second thread makes writes of its own.  With
+ * SC_WAIT=FILE it waits for FILE before its first counted call (usleep and
+ * access: glibc's internal nanosleep, not the wrappers' calls). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +119,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	scale = atoi(argv[1]);
+	/* SC_WAIT=FILE: "waiting" on stdout, then no call of the tally until
+	 * FILE exists (a sonde attaches meanwhile: record --syscalls -p) */
+	const char *go = getenv("SC_WAIT");
+	if (go) {
+		printf("waiting\n");
+		fflush(stdout);
+		while (access(go, F_OK) != 0)
+			usleep(10000);
+	}
 	if (pipe(pipefd))
 		return 1;
 	pthread_t th;

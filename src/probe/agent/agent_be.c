@@ -258,6 +258,8 @@ int agent_be_attach(struct agent_be *b, pid_t pid, const char *rt_path, char *er
 		snprintf(err, n, "cannot find the runtime %s (%s)", rt_path, strerror(errno));
 		return -1;
 	}
+	if (agent_runtime_other(pid, rt, err, n))
+		return -1;
 	int pfd[2];
 	if (area_new(b, err, n))
 		return -1;

@@ -40,6 +40,50 @@ outcome() {
 	fi
 }
 
+# attach_round NAME PID I FUNC STATUS PLAIN [READBACK CALLS]: `record -p`
+# (odd I) or `probe -p` (even I) of PID, then its end; the outcome counted
+# in nrec / nref, anything else (sonde's, or the program's status or output
+# not STATUS and PLAIN's) added to bad; a recording that recorded is listed
+# in READBACK (readback below) with the CALLS of FUNC it must hold.
+attach_round() {
+	local n=$1 p=$2 i=$3 fn=$4 want=$5 plain=$6 rb=${7:-} calls=${8:-} rc o prc
+	if [ $((i % 2)) -eq 1 ]; then
+		timeout 60 "$SONDE" record -p "$p" -o $n.data > /dev/null 2> $n.err
+		rc=$?
+		o=$(outcome $n $rc)
+		[ -n "$rb" ] && [ "$o" = rec ] && { "$SONDE" report -i $n.data --format=json > $n.json 2>> $n.err || o=bad; }
+		[ -n "$rb" ] && [ "$o" = rec ] && echo "$n report $calls" >> "$rb"
+	else
+		timeout 60 "$SONDE" probe -p "$p" --format=json -o $n.json -e func:$fn > /dev/null 2> $n.err
+		rc=$?
+		o=$(outcome $n $rc)
+		[ -n "$rb" ] && [ "$o" = rec ] && echo "$n probe $calls" >> "$rb"
+	fi
+	wait "$p"
+	prc=$?
+	case $o in
+	rec) nrec=$((nrec + 1)) ;;
+	ref) nref=$((nref + 1)) ;;
+	*) bad="$bad [$n: sonde $rc: $(tail -c 200 $n.err)]" ;;
+	esac
+	{ [ "$prc" -eq "$want" ] && cmp -s "$plain" $n.out; } || bad="$bad [$n: status $prc, $(tail -c 100 $n.out)]"
+}
+
+# long_window NAME PATTERN CMD...: CMD run once without sonde (plain.NAME),
+# then again with `record -p --duration 0.3` attached (once its output has
+# PATTERN; "" at once): sonde's exit in lrc, the program's in prc.
+long_window() {
+	local n=$1 pat=$2 p; shift 2
+	"$@" > plain.$n
+	"$@" > $n.out &
+	p=$!
+	[ -z "$pat" ] || wait_for $n.out "$pat"
+	timeout 120 "$SONDE" record -p "$p" --duration 0.3 -o $n.data > /dev/null 2> $n.err
+	lrc=$?
+	wait "$p"
+	prc=$?
+}
+
 # readback LIST: the recordings and JSON of the attaches that recorded (LIST:
 # "NAME report|probe CALLS" lines, one python for all) read back: a report
 # with at most CALLS calls of work (the program's own count), and all of them
@@ -142,26 +186,7 @@ for i in $(seq 100); do
 	./start_slow 200000 > $n.out &
 	sp=$!
 	[ $((i % 10)) -gt 0 ] && sleep "0.00$((i % 10))"
-	if [ $((i % 2)) -eq 1 ]; then
-		timeout 60 "$SONDE" record -p "$sp" -o $n.data > /dev/null 2> $n.err
-		rc=$?
-		o=$(outcome $n $rc)
-		[ "$o" = rec ] && { "$SONDE" report -i $n.data --format=json > $n.json 2>> $n.err || o=bad; }
-		[ "$o" = rec ] && echo "$n report 200000" >> readback.s
-	else
-		timeout 60 "$SONDE" probe -p "$sp" --format=json -o $n.json -e func:work > /dev/null 2> $n.err
-		rc=$?
-		o=$(outcome $n $rc)
-		[ "$o" = rec ] && echo "$n probe 200000" >> readback.s
-	fi
-	wait "$sp"
-	prc=$?
-	case $o in
-	rec) nrec=$((nrec + 1)) ;;
-	ref) nref=$((nref + 1)) ;;
-	*) bad="$bad [$n: sonde $rc: $(tail -c 200 $n.err)]" ;;
-	esac
-	{ [ "$prc" -eq 7 ] && cmp -s plain.s $n.out; } || bad="$bad [$n: status $prc, $(head -c 100 $n.out)]"
+	attach_round $n "$sp" $i work 7 plain.s readback.s 200000
 done
 readback readback.s
 check "start-up: 100 attaches ($nrec recorded, $nref refused with one error line), the program's output and status (7) every time" \
@@ -171,13 +196,7 @@ check "start-up: 100 attaches ($nrec recorded, $nref refused with one error line
 # programs may all end before a slow sonde (sanitizers, a loaded machine)
 # gets there, so one more run lives long enough (its loop ~0.5 s plain),
 # attached at once for a 0.3 s window.
-./start_slow 300000000 > plain.long
-./start_slow 300000000 > long.out &
-sp=$!
-timeout 120 "$SONDE" record -p "$sp" --duration 0.3 -o long.data > /dev/null 2> long.err
-lrc=$?
-wait "$sp"
-prc=$?
+long_window long '' ./start_slow 300000000
 check "start-up: an attach at start-up records (here $nrec of the loop's did; one more, attached at once: exit $lrc)" \
 	bash -c "[ $lrc -eq 0 ] && [ $prc -eq 7 ] && cmp -s plain.long long.out && \"$SONDE\" report -i long.data --format=json > long.json"
 lap "start-up"
@@ -192,35 +211,14 @@ for i in $(seq 20); do
 	./heap_churn 2000 > $n.out &
 	hp=$!
 	wait_for $n.out '^started' || { bad="$bad [$n: did not start]"; wait $hp; continue; }
-	if [ $((i % 2)) -eq 1 ]; then
-		timeout 60 "$SONDE" record -p "$hp" -o $n.data > /dev/null 2> $n.err
-	else
-		timeout 60 "$SONDE" probe -p "$hp" --format=json -o $n.json -e func:get > /dev/null 2> $n.err
-	fi
-	rc=$?
-	o=$(outcome $n $rc)
-	wait "$hp"
-	prc=$?
-	case $o in
-	rec) nrec=$((nrec + 1)) ;;
-	ref) nref=$((nref + 1)) ;;
-	*) bad="$bad [$n: sonde $rc: $(tail -c 200 $n.err)]" ;;
-	esac
-	{ [ "$prc" -eq 0 ] && cmp -s plain.h $n.out; } || bad="$bad [$n: status $prc, $(tail -c 100 $n.out)]"
+	attach_round $n "$hp" $i get 0 plain.h
 done
 check "heap: 20 attaches inside malloc's brk calls ($nrec recorded, $nref refused with one error line), the program's output and status (0) every time" \
 	test -z "$bad"
 [ -z "$bad" ] || echo "# $bad"
 # one more that lives long enough for a slow sonde (sanitizers, load) to
 # get there: a 0.3 s window
-./heap_churn 12000 > plain.hl
-./heap_churn 12000 > hl.out &
-hp=$!
-wait_for hl.out '^started'
-timeout 120 "$SONDE" record -p "$hp" --duration 0.3 -o hl.data > /dev/null 2> hl.err
-lrc=$?
-wait "$hp"
-prc=$?
+long_window hl '^started' ./heap_churn 12000
 check "heap: an attach inside malloc's brk calls records (here $nrec of the loop's did; one more, a 0.3 s window: exit $lrc, program $prc)" \
 	bash -c "[ $lrc -eq 0 ] && [ $prc -eq 0 ] && cmp -s plain.hl hl.out && \"$SONDE\" report -i hl.data --format=json > hl.json"
 lap "heap"

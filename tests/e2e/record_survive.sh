@@ -133,6 +133,15 @@ check "SONDE_SESSION_DIR=memfd: recorded (exit 7), no session.ref" test $? = 7 -
 SONDE_SESSION_DIR=$PWD/no/such/dir "$SONDE" record -o m -- ./survive "$PWD/r2" "$PWD/plain.go" 10 >m.out 2>m.err
 check "a session directory that cannot hold the file: recorded on a memfd (exit 7)" test $? = 7 -a -f m/profile.sonde
 
+# From here on the sessions are in a directory of this test's own (tmpfs,
+# under /dev/shm): the checks below move session.ref away and damage session
+# files, and another test's sonde sweeping /dev/shm meanwhile (make check
+# runs two at once) would remove a session whose directory names it no more
+# (CI's sanitizer pass: "its session ... is gone").
+SD=$(mktemp -d /dev/shm/sonde-survive.XXXXXX) || { notok "a session directory of its own" "mktemp"; exit 0; }
+trap 'drop_sessions; rm -rf "$SD"' EXIT
+export SONDE_SESSION_DIR=$SD
+
 # expect_refused NAME PATTERN: report exits 2 with PATTERN on stderr.
 expect_refused() {
 	timeout 60 "$SONDE" report --format=json -i k >/dev/null 2>err.txt
@@ -247,8 +256,8 @@ touch -d '2 hours ago' "$sf"
 check "sweep: ... and removed once nothing maps it and it has not changed for an hour" test ! -e "$sf"
 rm -f "$sf"
 # The sweep in a directory where a link is planted under a session name: never followed, never removed through.
-ln -s /etc/passwd "/dev/shm/sonde-session-$(id -u)-00000000deadbeef"
+ln -s /etc/passwd "$SD/sonde-session-$(id -u)-00000000deadbeef"
 "$SONDE" record -o n -- ./survive "$PWD/r2" "$PWD/plain.go" 10 >/dev/null 2>&1
 check "sweep: a planted link under a session name is neither followed nor its target touched" \
-	test -L "/dev/shm/sonde-session-$(id -u)-00000000deadbeef" -a -s /etc/passwd
-rm -f "/dev/shm/sonde-session-$(id -u)-00000000deadbeef"
+	test -L "$SD/sonde-session-$(id -u)-00000000deadbeef" -a -s /etc/passwd
+rm -f "$SD/sonde-session-$(id -u)-00000000deadbeef"

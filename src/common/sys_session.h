@@ -24,7 +24,9 @@
 	X(READ, "read", 1) X(WRITE, "write", 1) X(PREAD, "pread64", 1) X(PWRITE, "pwrite64", 1) \
 	X(NANOSLEEP, "nanosleep", 0) X(CLOCK_NANOSLEEP, "clock_nanosleep", 0) X(POLL, "poll", 0) \
 	X(EPOLL_WAIT, "epoll_wait", 0) X(SELECT, "select", 0) X(FSYNC, "fsync", 0) \
-	X(OPEN, "open", 0) X(OPENAT, "openat", 0) X(CLOSE, "close", 0)
+	X(OPEN, "open", 0) X(OPENAT, "openat", 0) X(CLOSE, "close", 0) \
+	X(RECV, "recv", 1) X(RECVFROM, "recvfrom", 1) X(SEND, "send", 1) X(SENDTO, "sendto", 1) \
+	X(ACCEPT, "accept", 0) X(ACCEPT4, "accept4", 0) X(CONNECT, "connect", 0)
 #define SYS_ENUM(id, name, bytes) SYS_##id,
 enum sys_call { SYS_CALLS(SYS_ENUM) SYS_NCALLS };
 #undef SYS_ENUM

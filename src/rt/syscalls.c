@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -145,6 +146,10 @@ static __typeof__(int (*)(int, struct epoll_event *, int, int)) real_epoll_wait;
 static __typeof__(int (*)(int, fd_set *, fd_set *, fd_set *, struct timeval *)) real_select;
 static __typeof__(int (*)(int, const char *, int, ...)) real_openat64;
 static int (*real_fsync)(int), (*real_close)(int);
+static __typeof__(ssize_t (*)(int, void *, size_t, int, struct sockaddr *, socklen_t *)) real_recvfrom;
+static __typeof__(ssize_t (*)(int, const void *, size_t, int, const struct sockaddr *, socklen_t)) real_sendto;
+static __typeof__(int (*)(int, struct sockaddr *, socklen_t *, int)) real_accept4;
+static __typeof__(int (*)(int, const struct sockaddr *, socklen_t)) real_connect;
 
 /* The real functions, looked up once when the runtime is loaded, before the
  * program's own code runs: never from a wrapper, whose caller may be a
@@ -167,6 +172,10 @@ __attribute__((constructor(101))) static void sy_resolve(void)
 	__atomic_store_n(&real_openat64, (__typeof__(real_openat64))dlsym(RTLD_NEXT, "openat64"), __ATOMIC_RELEASE);
 	__atomic_store_n(&real_fsync, (__typeof__(real_fsync))dlsym(RTLD_NEXT, "fsync"), __ATOMIC_RELEASE);
 	__atomic_store_n(&real_close, (__typeof__(real_close))dlsym(RTLD_NEXT, "close"), __ATOMIC_RELEASE);
+	__atomic_store_n(&real_recvfrom, (__typeof__(real_recvfrom))dlsym(RTLD_NEXT, "recvfrom"), __ATOMIC_RELEASE);
+	__atomic_store_n(&real_sendto, (__typeof__(real_sendto))dlsym(RTLD_NEXT, "sendto"), __ATOMIC_RELEASE);
+	__atomic_store_n(&real_accept4, (__typeof__(real_accept4))dlsym(RTLD_NEXT, "accept4"), __ATOMIC_RELEASE);
+	__atomic_store_n(&real_connect, (__typeof__(real_connect))dlsym(RTLD_NEXT, "connect"), __ATOMIC_RELEASE);
 	errno = e;
 	sy_inside = 0;
 }
@@ -311,10 +320,60 @@ RT_EXPORT int close(int fd)
 	return sy_fd_op(fd, SYS_CLOSE, SYS_close, &real_close, SY_SITE);
 }
 
+/* The socket calls: recv and send are recvfrom and sendto without an
+ * address (as glibc makes them on x86-64), accept is accept4 without flags;
+ * each counted under the name the program called. */
+static ssize_t sy_recvfrom(int fd, void *buf, size_t n, int fl, struct sockaddr *a, socklen_t *al, uint32_t call,
+                           uintptr_t site)
+{
+	uint64_t t0 = sy_begin(site);
+	ssize_t rc = real_recvfrom ? real_recvfrom(fd, buf, n, fl, a, al) : syscall(SYS_recvfrom, fd, buf, n, fl, a, al);
+	sy_end(t0, call, rc, 1);
+	return rc;
+}
+RT_EXPORT ssize_t recv(int fd, void *buf, size_t n, int fl) { return sy_recvfrom(fd, buf, n, fl, NULL, NULL, SYS_RECV, SY_SITE); }
+RT_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int fl, struct sockaddr *a, socklen_t *al)
+{
+	return sy_recvfrom(fd, buf, n, fl, a, al, SYS_RECVFROM, SY_SITE);
+}
+
+static ssize_t sy_sendto(int fd, const void *buf, size_t n, int fl, const struct sockaddr *a, socklen_t al,
+                         uint32_t call, uintptr_t site)
+{
+	uint64_t t0 = sy_begin(site);
+	ssize_t rc = real_sendto ? real_sendto(fd, buf, n, fl, a, al) : syscall(SYS_sendto, fd, buf, n, fl, a, al);
+	sy_end(t0, call, rc, 1);
+	return rc;
+}
+RT_EXPORT ssize_t send(int fd, const void *buf, size_t n, int fl) { return sy_sendto(fd, buf, n, fl, NULL, 0, SYS_SEND, SY_SITE); }
+RT_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int fl, const struct sockaddr *a, socklen_t al)
+{
+	return sy_sendto(fd, buf, n, fl, a, al, SYS_SENDTO, SY_SITE);
+}
+
+static int sy_accept4(int fd, struct sockaddr *a, socklen_t *al, int fl, uint32_t call, uintptr_t site)
+{
+	uint64_t t0 = sy_begin(site);
+	int rc = real_accept4 ? real_accept4(fd, a, al, fl) : (int)syscall(SYS_accept4, fd, a, al, fl);
+	sy_end(t0, call, rc, 0);
+	return rc;
+}
+RT_EXPORT int accept(int fd, struct sockaddr *a, socklen_t *al) { return sy_accept4(fd, a, al, 0, SYS_ACCEPT, SY_SITE); }
+RT_EXPORT int accept4(int fd, struct sockaddr *a, socklen_t *al, int fl) { return sy_accept4(fd, a, al, fl, SYS_ACCEPT4, SY_SITE); }
+
+RT_EXPORT int connect(int fd, const struct sockaddr *a, socklen_t al)
+{
+	uint64_t t0 = sy_begin(SY_SITE);
+	int rc = real_connect ? real_connect(fd, a, al) : (int)syscall(SYS_connect, fd, a, al);
+	sy_end(t0, SYS_CONNECT, rc, 0);
+	return rc;
+}
+
 /* Attached (`record --syscalls -p`, agent.c): the wrappers reach the
  * program through the GOT of every object (got.c), as the lock functions. */
 #define SY_WRAPPED(X) X(read) X(write) X(pread) X(pread64) X(pwrite) X(pwrite64) X(nanosleep) \
-	X(clock_nanosleep) X(poll) X(epoll_wait) X(select) X(fsync) X(open) X(open64) X(openat) X(openat64) X(close)
+	X(clock_nanosleep) X(poll) X(epoll_wait) X(select) X(fsync) X(open) X(open64) X(openat) X(openat64) X(close) \
+	X(recv) X(recvfrom) X(send) X(sendto) X(accept) X(accept4) X(connect)
 /* Each wrapper's own address: &write in this library would be bound like
  * any exported symbol's, to the first definition (libc's) in an attached
  * program's scope; a hidden alias is this file's. */

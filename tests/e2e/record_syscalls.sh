@@ -31,7 +31,8 @@ for r in R["functions"]:
     rows[(r["name"], r["syscall"])] = r
 bad = []
 for fn, t in T.items():
-    for call, key in (("read", "read_bytes"), ("write", "write_bytes"), ("nanosleep", None)):
+    for call, key in (("read", "read_bytes"), ("write", "write_bytes"), ("nanosleep", None),
+                      ("send", "send_bytes"), ("recv", "recv_bytes")):
         want = t[call]
         got = rows.get((fn, call))
         gc = got["count"] if got else 0
@@ -50,7 +51,7 @@ want = T["nap_a_little"]
 say(n is not None and 10 * 1000000 <= n["ns"] <= want["sleep_wall_ns"],
     "nanosleep time: >= the 10 x 1 ms asked for, <= the wall time the program measured",
     f"{n and n['ns']} vs {want['sleep_wall_ns']}")
-tot = {c: sum(t[c] for t in T.values()) for c in ("read", "write", "nanosleep")}
+tot = {c: sum(t[c] for t in T.values()) for c in ("read", "write", "nanosleep", "send", "recv")}
 procs = R["processes"]
 pc = {p["syscall"]: p["count"] for p in procs}
 say(len({p["pid"] for p in procs}) == 1 and all(pc.get(c, 0) == tot[c] for c in tot),
@@ -91,7 +92,9 @@ def counts(p):
 a, b = counts(sys.argv[1]), counts(sys.argv[2])
 d = lambda k: a.get(k, 0) - b.get(k, 0)
 tot = json.load(open(sys.argv[3]))
-got = {"read": d("read"), "write": d("write"), "nanosleep": d("nanosleep") + d("clock_nanosleep")}
+# glibc's send and recv are the sendto and recvfrom system calls on x86-64
+got = {"read": d("read"), "write": d("write"), "nanosleep": d("nanosleep") + d("clock_nanosleep"),
+       "send": d("sendto") + d("send"), "recv": d("recvfrom") + d("recv")}
 ok = got == tot
 print(("ok - " if ok else "not ok - ") + "per process, sonde's counts equal strace -f -c's (SCALE 2 - SCALE 0)"
       + ("" if ok else f": strace {got} sonde {tot}"))

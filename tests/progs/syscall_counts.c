@@ -1,6 +1,6 @@
 /* syscall_counts.c — known numbers of system calls per function, for
  * tests/e2e/record_syscalls.sh.  Usage: syscall_counts SCALE TALLY.json.
- * Each function below calls libc's read / write / nanosleep directly a
+ * Each function below calls libc's read / write / nanosleep / send / recv directly a
  * number of times proportional to SCALE (0: none, so that the difference of
  * two `strace -c` runs is this program's own calls), counts them itself and
  * writes its tally (calls, bytes, and the wall time of the function around
@@ -11,13 +11,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
 
 static int scale, pipefd[2];
-static struct { long writes, wbytes, reads, rbytes, rerrors, sleeps, sleep_ns; } fill, drain, nap, worker, tail;
+struct tally { long writes, wbytes, reads, rbytes, rerrors, sleeps, sleep_ns, sends, sbytes, recvs, cbytes; };
+static struct tally fill, drain, nap, worker, tail, talk;
 
 static long mono_ns(void)
 {
@@ -80,6 +82,32 @@ NOINLINE static void nap_a_little(void)
 	}
 }
 
+/* 20 * scale sends of 1..16 bytes over a socket pair, received back in
+ * recvs of at most 5 bytes */
+NOINLINE static void talk_socket(void)
+{
+	int sv[2];
+	if (!scale || socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		return;
+	char buf[16];
+	memset(buf, 's', sizeof buf);
+	for (int i = 0; i < 20 * scale; i++) {
+		ssize_t n = send(sv[0], buf, (size_t)(i % 16) + 1, 0);
+		talk.sends++;
+		if (n > 0)
+			talk.sbytes += n;
+	}
+	while (talk.cbytes < talk.sbytes) {
+		ssize_t n = recv(sv[1], buf, 5, 0);
+		talk.recvs++;
+		if (n <= 0)
+			break;
+		talk.cbytes += n;
+	}
+	close(sv[0]);
+	close(sv[1]);
+}
+
 /* its write is a tail call (gcc -O2: `jmp write`): its return address is the
  * caller's, or, in a hooked function, the exit trampoline's */
 NOINLINE static ssize_t tail_write(void)
@@ -104,12 +132,12 @@ NOINLINE static void *worker_main(void *arg)
 	return NULL;
 }
 
-static void put(FILE *f, const char *name, const char *sep, long w, long wb, long r, long rb, long re, long s,
-                long sns)
+static void put(FILE *f, const char *name, const char *sep, const struct tally *t)
 {
 	fprintf(f, "  \"%s\": {\"write\": %ld, \"write_bytes\": %ld, \"read\": %ld, \"read_bytes\": %ld, "
-	        "\"read_errors\": %ld, \"nanosleep\": %ld, \"sleep_wall_ns\": %ld}%s\n", name, w, wb, r, rb, re, s,
-	        sns, sep);
+	        "\"read_errors\": %ld, \"nanosleep\": %ld, \"sleep_wall_ns\": %ld, \"send\": %ld, \"send_bytes\": %ld, "
+	        "\"recv\": %ld, \"recv_bytes\": %ld}%s\n", name, t->writes, t->wbytes, t->reads, t->rbytes, t->rerrors,
+	        t->sleeps, t->sleep_ns, t->sends, t->sbytes, t->recvs, t->cbytes, sep);
 }
 
 int main(int argc, char **argv)
@@ -135,6 +163,7 @@ int main(int argc, char **argv)
 	fill_pipe();
 	drain_pipe(fill.wbytes);
 	nap_a_little();
+	talk_socket();
 	for (int i = 0; i < scale; i++) {
 		ssize_t n = tail_write();
 		if (n > 0)
@@ -145,11 +174,12 @@ int main(int argc, char **argv)
 	if (!f)
 		return 1;
 	fprintf(f, "{\n");
-	put(f, "fill_pipe", ",", fill.writes, fill.wbytes, 0, 0, 0, 0, 0);
-	put(f, "drain_pipe", ",", 0, 0, drain.reads, drain.rbytes, drain.rerrors, 0, 0);
-	put(f, "nap_a_little", ",", nap.writes, nap.wbytes, nap.reads, nap.rbytes, 0, nap.sleeps, nap.sleep_ns);
-	put(f, "tail_write", ",", tail.writes, tail.wbytes, 0, 0, 0, 0, 0);
-	put(f, "worker_main", "", worker.writes, worker.wbytes, 0, 0, 0, 0, 0);
+	put(f, "fill_pipe", ",", &fill);
+	put(f, "drain_pipe", ",", &drain);
+	put(f, "nap_a_little", ",", &nap);
+	put(f, "talk_socket", ",", &talk);
+	put(f, "tail_write", ",", &tail);
+	put(f, "worker_main", "", &worker);
 	fprintf(f, "}\n");
 	fclose(f);
 	printf("wrote %ld bytes, read %ld, slept %ld times\n", fill.wbytes + nap.wbytes + worker.wbytes + tail.wbytes,

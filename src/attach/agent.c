@@ -45,8 +45,10 @@ int agent_target_exiting(pid_t pid)
 int agent_runtime_other(pid_t pid, const char *rt, char *err, size_t n)
 {
 	struct modules ms = { 0 };
-	if (modules_load(&ms, pid) != 0)
-		return 0; /* said by the caller's own look */
+	if (modules_load(&ms, pid) != 0) {
+		modules_free(&ms); /* what it took before it failed (LeakSanitizer, attach_races) */
+		return 0;          /* said by the caller's own look */
+	}
 	const char *base = strrchr(rt, '/') ? strrchr(rt, '/') + 1 : rt;
 	size_t bl = strlen(base), rl = strlen(rt);
 	int rc = 0;

@@ -42,18 +42,13 @@ int agent_target_exiting(pid_t pid)
 	return readlink(path, buf, sizeof buf) < 0 && errno == ENOENT;
 }
 
-int agent_runtime_other(pid_t pid, const char *rt, char *err, size_t n)
+/* agent_runtime_other on maps already read. */
+static int runtime_other_in(const struct modules *ms, pid_t pid, const char *rt, char *err, size_t n)
 {
-	struct modules ms = { 0 };
-	if (modules_load(&ms, pid) != 0) {
-		modules_free(&ms); /* what it took before it failed (LeakSanitizer, attach_races) */
-		return 0;          /* said by the caller's own look */
-	}
 	const char *base = strrchr(rt, '/') ? strrchr(rt, '/') + 1 : rt;
 	size_t bl = strlen(base), rl = strlen(rt);
-	int rc = 0;
-	for (int i = 0; !rc && i < ms.n; i++) {
-		const char *p = ms.m[i].path, *b = strrchr(p, '/') ? strrchr(p, '/') + 1 : p;
+	for (int i = 0; i < ms->n; i++) {
+		const char *p = ms->m[i].path, *b = strrchr(p, '/') ? strrchr(p, '/') + 1 : p;
 		if (strncmp(b, base, bl) || (b[bl] && strcmp(b + bl, " (deleted)")))
 			continue; /* not a runtime */
 		if (!strcmp(p, rt))
@@ -65,8 +60,16 @@ int agent_runtime_other(pid_t pid, const char *rt, char *err, size_t n)
 		else
 			snprintf(err, n, "process %d has another sonde's runtime loaded (%s, not %s): attach with that "
 			         "sonde, or restart the program", (int)pid, p, rt);
-		rc = -1;
+		return -1;
 	}
+	return 0;
+}
+
+int agent_runtime_other(pid_t pid, const char *rt, char *err, size_t n)
+{
+	struct modules ms = { 0 };
+	/* maps that cannot be read: said by the caller's own look */
+	int rc = modules_load(&ms, pid) == 0 ? runtime_other_in(&ms, pid, rt, err, n) : 0;
 	modules_free(&ms);
 	return rc;
 }
@@ -445,9 +448,9 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 			a->rt_lo = ms.m[i].lo;
 			a->rt_hi = ms.m[i].hi;
 		}
-	modules_free(&ms);
 	if (!rc)
-		rc = agent_runtime_other(pid, rt, err, n);
+		rc = runtime_other_in(&ms, pid, rt, err, n);
+	modules_free(&ms);
 	if (rc)
 		return -1;
 	attach_time("sonde build checked");

@@ -56,7 +56,6 @@ static int agent_nmods;
 static int agent_state; /* 0 never started, 1 recording, 2 ended */
 static uint32_t agent_gen; /* which attach: a watcher ends its own only */
 static int agent_locks; /* --locks: lock functions redirected (got.c) */
-static int agent_syscalls; /* --syscalls: the system-call wrappers redirected (got.c) */
 static pthread_mutex_t agent_lock = PTHREAD_MUTEX_INITIALIZER; /* start against start */
 
 struct note_walk {
@@ -197,8 +196,9 @@ static void end_recording(uint32_t gen)
 			rt_got_restore(RT_GOT_LOCKS);
 			rt_locks_end();
 		}
-		if (agent_syscalls) /* new calls straight to libc; a wrapper still reached passes through (rt_agent_ended) */
-			rt_got_restore(RT_GOT_SYSCALLS);
+		/* --syscalls: new calls straight to libc (a group not added is
+		 * restored as nothing); a wrapper still reached passes through */
+		rt_got_restore(RT_GOT_SYSCALLS);
 		rt_got_restore(RT_GOT_SIGNALS); /* the program's handlers back (signals.c) */
 		rt_signals_end();
 		/* New calls stop first (a call already in its sled does nothing),
@@ -285,7 +285,6 @@ static int retire_earlier(const char *session, long held)
 	agent_state = 0;
 	agent_nmods = 0;
 	agent_locks = 0;
-	agent_syscalls = 0;
 	return 0;
 }
 
@@ -397,7 +396,6 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive, long hel
 	if (mode & SONDE_MODE_SYSCALLS) {
 		nsyms = rt_syscall_wrappers(&syms);
 		rt_got_add(RT_GOT_SYSCALLS, syms, nsyms);
-		agent_syscalls = 1;
 	}
 	nsyms = rt_signal_wrappers(&syms); /* handlers' calls recorded, also inside a hook */
 	rt_got_add(RT_GOT_SIGNALS, syms, nsyms);

@@ -117,7 +117,7 @@ static int trap_on;
 
 /* The tables replaced during this session (now) and during the one before
  * (before): those of the one before go at this one's end.  A table that
- * finds no room in now stays mapped (counted in none). */
+ * finds no room in now stays mapped. */
 #define TRAP_RETIRED 64
 static struct { struct trap_tab *t[TRAP_RETIRED]; uint32_t n; } retired[2];
 

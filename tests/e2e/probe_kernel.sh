@@ -78,6 +78,15 @@ placed() {
 	done
 	return 1
 }
+# ends PID: waits (bounded, 120 s) for a signalled sonde to exit; 1 if it did not
+ends() {
+	for _ in $(seq 6000); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.02
+	done
+	kill -9 "$1"
+	return 1
+}
 
 [ -r "$LIST" ] && ok "debugfs kprobes/list readable" || notok "debugfs kprobes/list readable" "no $LIST"
 
@@ -129,8 +138,9 @@ set -- $(own)
 pid=$!
 if placed $pid; then
 	echo 500 >/proc/sonde_kmod
-	kill -INT $pid; wait $pid; rc=$?
-	[ $rc = 0 ] && compare "Ctrl-C: counts = the module's" k3.json "$1" "$2" || notok "Ctrl-C" "status $rc: $(cat k3.err)"
+	kill -INT $pid
+	if ends $pid; then wait $pid; rc=$?; else wait $pid; rc="still running 120 s after its SIGINT"; fi
+	[ "$rc" = 0 ] && compare "Ctrl-C: counts = the module's" k3.json "$1" "$2" || notok "Ctrl-C" "status $rc: $(cat k3.err)"
 else notok "Ctrl-C: placed" "$(cat k3.err)"; kill -9 $pid; wait $pid; fi
 nothing "Ctrl-C"
 

@@ -65,15 +65,17 @@ static void on_signal(int sig)
 
 static void handlers(int on)
 {
-	if (on) {
+	static int installed;
+	if (on && !installed) {
 		struct sigaction sa = { .sa_handler = on_signal };
 		sigemptyset(&sa.sa_mask);
 		sigaction(SIGINT, &sa, &old_int);
 		sigaction(SIGTERM, &sa, &old_term);
-	} else {
+	} else if (!on && installed) {
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGTERM, &old_term, NULL);
 	}
+	installed = on;
 }
 
 /* The first line of path into buf: 0, or -1. */
@@ -400,14 +402,19 @@ static void drop_held(void)
 	ks.pid = -1;
 }
 
+/* The handlers go in before the first probe: a Ctrl-C once a probe is in
+ * the kernel's list ends the session (a shell's background job inherits
+ * SIGINT ignored, and one sent between placing and running was lost). */
 static int k_place(struct engine *e, const struct probe_opts *o, char *err, size_t n)
 {
 	if (o->argv && spawn_held(e, o, err, n))
 		return -1;
+	handlers(1);
 	for (int i = 0; i < o->nspecs; i++)
 		if (add_probe(e, o->specs[i], err, n)) {
 			remove_all(e);
 			drop_held();
+			handlers(0);
 			return -1;
 		}
 	return 0;
@@ -415,7 +422,6 @@ static int k_place(struct engine *e, const struct probe_opts *o, char *err, size
 
 static int k_run(struct engine *e, const struct probe_opts *o, char *err, size_t n)
 {
-	handlers(1);
 	e->start_ns = now_ns();
 	uint64_t deadline = o->duration > 0 ? e->start_ns + (uint64_t)(o->duration * 1e9) : 0;
 	pid_t child = ks.pid > 0 ? ks.pid : 0;
@@ -478,6 +484,7 @@ static void k_collect(struct engine *e)
 
 static void k_close(struct engine *e)
 {
+	handlers(0);   /* restores what k_place saved, if k_run did not */
 	remove_all(e);
 	e->priv = NULL;
 }

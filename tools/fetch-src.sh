@@ -27,7 +27,19 @@ command -v dpkg-source >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get inst
 # the name does not depend on the version and a half-done fetch is never seen.
 tmp=$(mktemp -d "$dir/.fetch-$pkg.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-(cd "$tmp" && apt-get source -qq "$pkg" >/dev/null 2>&1) || { echo "fetch-src: apt-get source $pkg failed" >&2; exit 1; }
+# The newest version first; when its files are missing from the mirror (the
+# security archive's zstd 1.5.4+dfsg2-5+deb12u1 here: 404), each other
+# version the sources list, as PKG=VERSION.
+got=
+if (cd "$tmp" && apt-get source -qq "$pkg" >/dev/null 2>&1); then
+	got=1
+else
+	for v in $(apt-cache showsrc "$pkg" 2>/dev/null | sed -n 's/^Version: //p'); do
+		rm -rf "${tmp:?}"/*
+		if (cd "$tmp" && apt-get source -qq "$pkg=$v" >/dev/null 2>&1); then got=1; break; fi
+	done
+fi
+[ -n "$got" ] || { echo "fetch-src: apt-get source $pkg failed (every version)" >&2; exit 1; }
 src=$(ls -d "$tmp"/*/ | head -1)
 [ -n "$src" ] || { echo "fetch-src: $pkg: nothing unpacked" >&2; exit 1; }
 [ -d "$dir/$pkg" ] || mv "$src" "$dir/$pkg"

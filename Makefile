@@ -81,7 +81,8 @@ $(BUILD)/rtobj/%.o: %.c
 # the instrumented function's arguments and return values).
 $(BUILD)/rtobj/src/rt/hooks.o $(BUILD)/rtobj/src/common/ring.o $(BUILD)/rtobj/src/rt/unwind.o \
 $(BUILD)/rtobj/src/rt/probes.o $(BUILD)/rtobj/src/rt/probe_plugin.o $(BUILD)/rtobj/src/rt/probe_record.o \
-$(BUILD)/rtobj/src/rt/probe_stack.o $(BUILD)/rtobj/src/rt/signals.o $(BUILD)/rtobj/src/rt/cct_grow.o: RT_EXTRA := -mgeneral-regs-only
+$(BUILD)/rtobj/src/rt/probe_stack.o $(BUILD)/rtobj/src/rt/signals.o $(BUILD)/rtobj/src/rt/cct_grow.o \
+$(BUILD)/rtobj/src/rt/cpu_time.o: RT_EXTRA := -mgeneral-regs-only
 
 $(BUILD)/bin/sonde: $(HOST_OBJS)
 	@mkdir -p $(dir $@)

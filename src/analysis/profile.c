@@ -16,6 +16,7 @@
  */
 #include "analysis/profile.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,14 +104,16 @@ static int64_t ticks_of(struct profile *p, const struct rec_node *nd, int64_t li
 	return (int64_t)nd->ticks;
 }
 
-void profile_add_thread(struct profile *p, const struct recording *r, const struct fn_table *ft,
-                        const struct rd_thread *t)
+/* The walk below over one value of the nodes: their wall ticks (cpu 0,
+ * into excl / incl / attr_*), or their CPU ticks cv (cpu 1, into the _cpu
+ * fields). */
+static void add_values(struct profile *p, const struct recording *r, const struct fn_table *ft,
+                       const struct rd_thread *t, const int64_t *cv, int cpu)
 {
 	uint32_t n = t->nnodes;
-	if (!t->nodes || n == 0)
-		return;
 	const struct rec_node *nd = t->nodes;
 	const int64_t lim = (int64_t)rd_max_ticks(r);
+#define VAL(v) (cpu ? cv[v] : ticks_of(p, &nd[v], lim))
 	uint32_t *fn = malloc(sizeof *fn * n);
 	int64_t *deeper = calloc(n, sizeof *deeper);
 	uint32_t *depth = malloc(sizeof *depth * n);
@@ -152,7 +155,7 @@ void profile_add_thread(struct profile *p, const struct recording *r, const stru
 			uint32_t a = open[fn[c]];
 			if (a != UINT32_MAX) {
 				int64_t *dp = &deeper[path[depth[a] + 1]];
-				*dp = sadd(p, *dp, ticks_of(p, &nd[c], lim), lim);
+				*dp = sadd(p, *dp, VAL(c), lim);
 			}
 			saved[c] = a;
 			open[fn[c]] = c;
@@ -167,22 +170,30 @@ void profile_add_thread(struct profile *p, const struct recording *r, const stru
 	}
 
 	for (uint32_t v = 1; v < n && nd[v].parent < n; v++) {
-		int64_t tv = ticks_of(p, &nd[v], lim), kids = 0, blocked = 0;
+		int64_t tv = VAL(v), kids = 0, blocked = 0;
 		uint32_t k = 0;
 		for (uint32_t c = nd[v].first_child; c && c < n && k < n; c = nd[c].next_sibling, k++) {
-			int64_t tc = ticks_of(p, &nd[c], lim);
+			int64_t tc = VAL(c);
 			kids = sadd(p, kids, tc, lim);
 			blocked = sadd(p, blocked, deeper[c], lim);
 			struct pair_metrics *pm = profile_pair(p, fn[v], fn[c]);
-			pm->attr_out = sadd(p, pm->attr_out, tc - deeper[c], lim);
+			int64_t *ao = cpu ? &pm->attr_out_cpu : &pm->attr_out;
+			*ao = sadd(p, *ao, tc - deeper[c], lim);
 		}
 		int64_t own = tv - blocked;     /* both in [0, lim]: no overflow */
 		struct fn_metrics *m = &p->fn[fn[v]];
+		struct pair_metrics *pm = profile_pair(p, fn[nd[v].parent], fn[v]);
+		if (cpu) {
+			m->excl_cpu = sadd(p, m->excl_cpu, tv - kids, lim);
+			m->incl_cpu = sadd(p, m->incl_cpu, own, lim);
+			p->total_cpu = sadd(p, p->total_cpu, tv - kids, lim);
+			pm->attr_in_cpu = sadd(p, pm->attr_in_cpu, own, lim);
+			continue;
+		}
 		m->calls = rd_sat_add(m->calls, nd[v].calls);
 		m->excl = sadd(p, m->excl, tv - kids, lim);
 		m->incl = sadd(p, m->incl, own, lim);
 		p->total = sadd(p, p->total, tv - kids, lim);
-		struct pair_metrics *pm = profile_pair(p, fn[nd[v].parent], fn[v]);
 		pm->calls = rd_sat_add(pm->calls, nd[v].calls);
 		pm->attr_in = sadd(p, pm->attr_in, own, lim);
 	}
@@ -194,4 +205,86 @@ out:
 	free(open);
 	free(saved);
 	free(next);
+#undef VAL
+}
+
+/* The CPU ticks of t's nodes (issue 38): each node's ticks less its
+ * off-CPU time, taken into ticks and made to fit the tree, so that the
+ * invariants of profile.h hold for CPU time too: a node's own off-CPU time
+ * (its off-CPU time less its children's) is kept in [0, its exclusive
+ * ticks], so no node has more CPU time than wall time and none less than
+ * its children's.  Children come after their parents (the reader checked
+ * it): one pass from the last node.  NULL when t has no split. */
+static int64_t *cpu_values(struct profile *p, const struct recording *r, const struct rd_thread *t)
+{
+	uint32_t n = t->nnodes;
+	const struct rec_node *nd = t->nodes;
+	const int64_t lim = (int64_t)rd_max_ticks(r);
+	if (!t->off_ns)
+		return NULL;
+	int64_t *cv = malloc(sizeof *cv * n), *koff = calloc(n, sizeof *koff), *kwall = calloc(n, sizeof *kwall);
+	if (!cv || !koff || !kwall) {
+		free(cv);
+		free(koff);
+		free(kwall);
+		return NULL;
+	}
+	cv[0] = 0;
+	for (uint32_t v = n; v-- > 1;) {
+		int64_t wall = ticks_of(p, &nd[v], lim);
+		double o = (double)t->off_ns[v] * r->ticks_per_ns;
+		int64_t off = o < (double)lim ? (int64_t)o : lim;
+		int64_t excl = wall - kwall[v] > 0 ? wall - kwall[v] : 0;
+		int64_t own = off - koff[v];
+		own = own < 0 ? 0 : own > excl ? excl : own;
+		int64_t total = sadd(p, koff[v], own, lim);
+		cv[v] = wall - total > 0 ? wall - total : 0;
+		uint32_t up = nd[v].parent;
+		if (up < v) {
+			koff[up] = sadd(p, koff[up], total, lim);
+			kwall[up] = sadd(p, kwall[up], wall, lim);
+		}
+	}
+	free(koff);
+	free(kwall);
+	return cv;
+}
+
+void profile_add_thread(struct profile *p, const struct recording *r, const struct fn_table *ft,
+                        const struct rd_thread *t)
+{
+	if (!t->nodes || t->nnodes == 0)
+		return;
+	add_values(p, r, ft, t, NULL, 0);
+	int64_t *cv = cpu_values(p, r, t);
+	if (cv) {
+		add_values(p, r, ft, t, cv, 1);
+		p->cpu_threads++;
+	} else {
+		p->cpu_unknown++;
+		if (t->cpu_split < 0 && !p->cpu_why)
+			p->cpu_why = t->cpu_split;
+	}
+	free(cv);
+}
+
+int profile_cpu_known(const struct profile *p)
+{
+	return p->cpu_threads > 0 && p->cpu_unknown == 0;
+}
+
+const char *profile_cpu_why(const struct profile *p, char *buf, size_t n)
+{
+	if (profile_cpu_known(p))
+		snprintf(buf, n, "measured");
+	else if (p->cpu_why == REC_CPU_SECCOMP)
+		snprintf(buf, n, "not measured: the program runs under a seccomp filter (sonde makes no system call it might refuse)");
+	else if (p->cpu_why < 0)
+		snprintf(buf, n, "not measured: perf_event_open refused: %s%s", strerror(-p->cpu_why),
+		         p->cpu_why == -13 || p->cpu_why == -1 ? " (kernel.perf_event_paranoid above 2?)" : "");
+	else if (p->cpu_threads)
+		snprintf(buf, n, "measured for %u of %u threads only", p->cpu_threads, p->cpu_threads + p->cpu_unknown);
+	else
+		snprintf(buf, n, "not measured (a trace, or a recording older than the split)");
+	return buf;
 }

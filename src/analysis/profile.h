@@ -9,10 +9,14 @@
  * All sums are integer ticks, so the two invariants hold exactly:
  *   sum of callers' attributed(f) == inclusive(f)
  *   exclusive(f) + sum of callees' attributed(f) == inclusive(f)
+ * The same metrics of CPU time (issue 38) are the same walk over each
+ * node's CPU ticks (its ticks less its off-CPU time, profile.c), so the
+ * invariants hold for them as well.
  */
 #ifndef SONDE_ANALYSIS_PROFILE_H
 #define SONDE_ANALYSIS_PROFILE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "analysis/functions.h"
@@ -21,6 +25,7 @@
 struct fn_metrics {
 	uint64_t calls;
 	int64_t excl, incl;      /* ticks */
+	int64_t excl_cpu, incl_cpu; /* the part of them on a CPU (issue 38), over the threads with a split */
 };
 
 struct pair_metrics {
@@ -28,6 +33,7 @@ struct pair_metrics {
 	uint64_t calls;
 	int64_t attr_in;         /* in the callee's callers view */
 	int64_t attr_out;        /* in the caller's callees view */
+	int64_t attr_in_cpu, attr_out_cpu; /* their CPU time (issue 38) */
 };
 
 struct profile {
@@ -38,6 +44,13 @@ struct profile {
 	uint32_t *pair_hash;     /* open addressing: index+1 into pairs */
 	uint32_t hashcap;
 	int64_t total;           /* ticks of all recorded time (sum of exclusive) */
+	/* The on-CPU part (issue 38): the *_cpu fields sum the threads whose
+	 * recording split their time (cpu_threads); cpu_unknown threads had no
+	 * split (cpu_why: the first -errno recorded for one, 0 if none said) and
+	 * count in the wall-time fields only. */
+	int64_t total_cpu;
+	uint32_t cpu_threads, cpu_unknown;
+	int32_t cpu_why;
 	int clamped;             /* a sum reached rd_max_ticks() and stopped there (damaged
 	                          * recording): the invariants above are then bounds */
 };
@@ -48,5 +61,10 @@ void profile_add_thread(struct profile *p, const struct recording *r, const stru
                         const struct rd_thread *t);
 void profile_free(struct profile *p);
 struct pair_metrics *profile_pair(struct profile *p, uint32_t caller, uint32_t callee);
+/* Every thread of p split its time into CPU and off-CPU (the *_cpu fields
+ * are whole); otherwise they are not shown, and profile_cpu_why says why
+ * in a few words ("perf_event_open refused: Permission denied"). */
+int profile_cpu_known(const struct profile *p);
+const char *profile_cpu_why(const struct profile *p, char *buf, size_t n);
 
 #endif

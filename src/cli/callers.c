@@ -5,7 +5,7 @@
 #include "cli/load.h"
 #include "common/json.h"
 
-struct row { uint32_t fn; uint64_t calls; int64_t attr; };
+struct row { uint32_t fn; uint64_t calls; int64_t attr, attr_cpu; };
 
 static int by_attr(const void *a, const void *b)
 {
@@ -22,9 +22,9 @@ static int collect(const struct profile *p, uint32_t f, int callers, struct row 
 	for (uint32_t i = 0; i < p->npairs; i++) {
 		const struct pair_metrics *pm = &p->pairs[i];
 		if (callers && pm->callee == f)
-			rows[n++] = (struct row){ pm->caller, pm->calls, pm->attr_in };
+			rows[n++] = (struct row){ pm->caller, pm->calls, pm->attr_in, pm->attr_in_cpu };
 		else if (!callers && pm->caller == f)
-			rows[n++] = (struct row){ pm->callee, pm->calls, pm->attr_out };
+			rows[n++] = (struct row){ pm->callee, pm->calls, pm->attr_out, pm->attr_out_cpu };
 	}
 	qsort(rows, n, sizeof *rows, by_attr);
 	*out = rows;
@@ -48,6 +48,7 @@ int cmd_callers(struct cli_opts *o)
 	}
 	const struct fn_metrics *m = &p.fn[f];
 	const struct fn_info *fi = &l.ft.fns[f];
+	int cpu = profile_cpu_known(&p);
 	if (json) {
 		struct json j;
 		json_init(&j, stdout, 1);
@@ -58,7 +59,11 @@ int cmd_callers(struct cli_opts *o)
 		json_uint(&j, "calls", m->calls);
 		json_int(&j, "exclusive_ns", (int64_t)(rd_ns(l.r, m->excl) + 0.5));
 		json_int(&j, "inclusive_ns", (int64_t)(rd_ns(l.r, m->incl) + 0.5));
+		json_cpu_ns(&j, "exclusive_cpu_ns", cpu, rd_ns(l.r, m->excl_cpu));
+		json_cpu_ns(&j, "inclusive_cpu_ns", cpu, rd_ns(l.r, m->incl_cpu));
 		json_obj_end(&j);
+		char why[256];
+		json_str(&j, "cpu_split", profile_cpu_why(&p, why, sizeof why));
 		for (int pass = 0; pass < 2; pass++) {
 			struct row *rows = pass ? callees : callers;
 			json_arr_begin(&j, pass ? "callees" : "callers");
@@ -68,6 +73,7 @@ int cmd_callers(struct cli_opts *o)
 				json_fn_identity(&j, &l.ft.fns[rows[i].fn]);
 				json_uint(&j, "calls", rows[i].calls);
 				json_int(&j, "attributed_ns", (int64_t)(rd_ns(l.r, rows[i].attr) + 0.5));
+				json_cpu_ns(&j, "attributed_cpu_ns", cpu, rd_ns(l.r, rows[i].attr_cpu));
 				json_obj_end(&j);
 			}
 			json_arr_end(&j);
@@ -76,25 +82,31 @@ int cmd_callers(struct cli_opts *o)
 		json_end(&j);
 	} else {
 		double incl = rd_ns(l.r, m->incl);
-		char a[32], w[300];
-		printf("%12s %11s %6s  %s\n", "calls", "attributed", "%", "function");
+		char a[32], c[32], w[300], why[256];
+		/* cpu: the attributed time's part on a CPU beside it */
+#define CPU_COL(v) (cpu ? fmt_ns(rd_ns(l.r, v), c, sizeof c) : "")
+		printf("%12s %11s %6s %11s  %s\n", "calls", "attributed", "%", cpu ? "on cpu" : "", "function");
 		for (int i = 0; i < nc; i++) {
 			double v = rd_ns(l.r, callers[i].attr);
-			printf("%12llu %11s %5.1f%%    %s\n", (unsigned long long)callers[i].calls, fmt_ns(v, a, sizeof a),
-			       incl > 0 ? 100 * v / incl : 0, l.ft.fns[callers[i].fn].name);
+			printf("%12llu %11s %5.1f%% %11s    %s\n", (unsigned long long)callers[i].calls, fmt_ns(v, a, sizeof a),
+			       incl > 0 ? 100 * v / incl : 0, CPU_COL(callers[i].attr_cpu), l.ft.fns[callers[i].fn].name);
 		}
-		printf("%12llu %11s %5.1f%%  * %s  (%s)   [inclusive %s]\n", (unsigned long long)m->calls,
+		printf("%12llu %11s %5.1f%% %11s  * %s  (%s)   [inclusive %s]\n", (unsigned long long)m->calls,
 		       fmt_ns(rd_ns(l.r, m->excl), a, sizeof a),
-		       incl > 0 ? 100 * rd_ns(l.r, m->excl) / incl : 0, fi->name, fn_where(fi, w, sizeof w),
-		       fmt_ns(incl, (char[32]){ 0 }, 32));
+		       incl > 0 ? 100 * rd_ns(l.r, m->excl) / incl : 0, CPU_COL(m->excl_cpu), fi->name,
+		       fn_where(fi, w, sizeof w), fmt_ns(incl, (char[32]){ 0 }, 32));
 		for (int i = 0; i < ne; i++) {
 			double v = rd_ns(l.r, callees[i].attr);
-			printf("%12llu %11s %5.1f%%    %s\n", (unsigned long long)callees[i].calls, fmt_ns(v, a, sizeof a),
-			       incl > 0 ? 100 * v / incl : 0, l.ft.fns[callees[i].fn].name);
+			printf("%12llu %11s %5.1f%% %11s    %s\n", (unsigned long long)callees[i].calls, fmt_ns(v, a, sizeof a),
+			       incl > 0 ? 100 * v / incl : 0, CPU_COL(callees[i].attr_cpu), l.ft.fns[callees[i].fn].name);
 		}
+#undef CPU_COL
 		printf("\n(callers above the * line, callees below; the * line is the function's exclusive time;\n"
 		       " attributed times follow the innermost-activation rule: callers sum to the inclusive time,\n"
-		       " exclusive + callees sum to the inclusive time)\n");
+		       " exclusive + callees sum to the inclusive time%s)\n",
+		       cpu ? "; \"on cpu\": the part of each\n that the thread ran on a CPU, the rest it waited" : "");
+		if (!cpu)
+			printf("on-CPU / off-CPU time: %s\n", profile_cpu_why(&p, why, sizeof why));
 	}
 	free(callers);
 	free(callees);

@@ -75,6 +75,8 @@ void fnrows_functions(const struct fn_input *in, int k, struct fn_rows *s)
 		r->calls[k] = m->calls;
 		r->excl[k] = rd_ns(in->l.r, m->excl);
 		r->incl[k] = rd_ns(in->l.r, m->incl);
+		r->excl_cpu[k] = rd_ns(in->l.r, m->excl_cpu);
+		r->incl_cpu[k] = rd_ns(in->l.r, m->incl_cpu);
 	}
 }
 
@@ -95,6 +97,8 @@ void fnrows_fold(struct fn_rows *s)
 				d->calls[k] += s->v[i].calls[k];
 				d->excl[k] += s->v[i].excl[k];
 				d->incl[k] += s->v[i].incl[k];
+				d->excl_cpu[k] += s->v[i].excl_cpu[k];
+				d->incl_cpu[k] += s->v[i].incl_cpu[k];
 			}
 			free(s->v[i].key);
 		} else {

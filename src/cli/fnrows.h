@@ -20,6 +20,7 @@ struct fn_row {
 	const struct fn_info *fn; /* the function (a path's last one), from the first recording that has it */
 	uint64_t calls[2];
 	double excl[2], incl[2];  /* ns */
+	double excl_cpu[2], incl_cpu[2]; /* ns on a CPU (issue 38; whole when the column's profiles are, profile_cpu_known) */
 };
 
 struct fn_rows {

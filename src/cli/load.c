@@ -108,6 +108,14 @@ void load_free(struct loaded *l)
 	rd_close(l->r);
 }
 
+void json_cpu_ns(struct json *j, const char *key, int known, double ns)
+{
+	if (known)
+		json_int(j, key, (int64_t)(ns + 0.5));
+	else
+		json_null(j, key);
+}
+
 const char *fn_where(const struct fn_info *f, char *buf, int len)
 {
 	if (f->file && f->line) {

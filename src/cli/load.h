@@ -38,6 +38,8 @@ struct json;
 /* The JSON fields that tell functions of the same name apart: "module",
  * "file", "line", "address" (link-time, "0x..."; null for the root). */
 void json_fn_identity(struct json *j, const struct fn_info *f);
+/* A CPU time field (issue 38): ns, or null when the split is not known. */
+void json_cpu_ns(struct json *j, const char *key, int known, double ns);
 /* "file.c:12" into buf (or "" if unknown). */
 const char *fn_where(const struct fn_info *f, char *buf, int len);
 

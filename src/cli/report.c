@@ -8,7 +8,7 @@
 #include "common/json.h"
 
 static const struct profile *sort_p;
-static int sort_key;  /* 0 excl, 1 incl, 2 calls, 3 name */
+static int sort_key;  /* 0 excl, 1 incl, 2 calls, 3 name, 4 excl-cpu, 5 incl-cpu */
 static const struct fn_table *sort_ft;
 
 static int cmp(const void *a, const void *b)
@@ -19,6 +19,8 @@ static int cmp(const void *a, const void *b)
 	case 1: if (mx->incl != my->incl) return mx->incl < my->incl ? 1 : -1; break;
 	case 2: if (mx->calls != my->calls) return mx->calls < my->calls ? 1 : -1; break;
 	case 3: return strcmp(sort_ft->fns[x].name, sort_ft->fns[y].name);
+	case 4: if (mx->excl_cpu != my->excl_cpu) return mx->excl_cpu < my->excl_cpu ? 1 : -1; break;
+	case 5: if (mx->incl_cpu != my->incl_cpu) return mx->incl_cpu < my->incl_cpu ? 1 : -1; break;
 	default: break;
 	}
 	if (mx->excl != my->excl)
@@ -39,43 +41,89 @@ static uint32_t sorted(const struct profile *p, const struct fn_table *ft, uint3
 	return n;
 }
 
-/* One function's row, of one recording or added up (times in ns). */
-static void row_json(struct json *j, const struct fn_info *f, uint64_t calls, double excl, double incl)
+/* A row's times (ns): wall, and on a CPU when known (issue 38). */
+struct row_times {
+	double excl, incl, excl_cpu, incl_cpu;
+	int cpu;
+};
+
+static void times_json(struct json *j, const struct row_times *t)
+{
+	json_int(j, "exclusive_ns", (int64_t)(t->excl + 0.5));
+	json_int(j, "inclusive_ns", (int64_t)(t->incl + 0.5));
+	json_cpu_ns(j, "exclusive_cpu_ns", t->cpu, t->excl_cpu);
+	json_cpu_ns(j, "inclusive_cpu_ns", t->cpu, t->incl_cpu);
+}
+
+/* One function's row, of one recording or added up. */
+static void row_json(struct json *j, const struct fn_info *f, uint64_t calls, const struct row_times *t)
 {
 	json_obj_begin(j, NULL);
 	json_str(j, "name", f->name);
 	json_fn_identity(j, f);
 	json_uint(j, "calls", calls);
-	json_int(j, "exclusive_ns", (int64_t)(excl + 0.5));
-	json_int(j, "inclusive_ns", (int64_t)(incl + 0.5));
+	times_json(j, t);
 	json_obj_end(j);
 }
 
-static int table_header(void)
+static struct row_times metric_times(const struct recording *r, const struct profile *p, const struct fn_metrics *m)
 {
-	int namew = term_width() - 78;
+	return (struct row_times){ rd_ns(r, m->excl), rd_ns(r, m->incl), rd_ns(r, m->excl_cpu), rd_ns(r, m->incl_cpu),
+	                           profile_cpu_known(p) };
+}
+
+/* The profile's CPU split at the top of a JSON report. */
+static void split_json(struct json *j, const struct recording *r, const struct profile *p)
+{
+	char why[256];
+	if (profile_cpu_known(p))
+		json_double(j, "total_cpu_ns", rd_ns(r, p->total_cpu));
+	else
+		json_null(j, "total_cpu_ns");
+	json_str(j, "cpu_split", profile_cpu_why(p, why, sizeof why));
+}
+
+/* cpu: the table has the CPU columns (every thread split its time). */
+static int table_header(int cpu)
+{
+	int namew = term_width() - (cpu ? 102 : 78);
 	if (namew < 20)
 		namew = 20;
-	printf("%12s %11s %6s %11s %6s %11s  %-*s %s\n", "calls", "exclusive", "%", "inclusive", "%", "avg incl",
-	       namew, "function", "location");
+	printf("%12s %11s %6s %11s %6s %11s  ", "calls", "exclusive", "%", "inclusive", "%", "avg incl");
+	if (cpu)
+		printf("%11s %11s  ", "excl cpu", "incl cpu");
+	printf("%-*s %s\n", namew, "function", "location");
 	return namew;
 }
 
 /* Whether a table showed a function counted, not timed (its note, untimed_note). */
 static int shown_untimed;
 
-static void row_table(const struct fn_info *f, uint64_t calls, double ex, double in, double total, int namew)
+static void row_table(const struct fn_info *f, uint64_t calls, const struct row_times *t, double total, int namew)
 {
-	char a[32], b[32], c[32], where[300];
+	char a[32], b[32], c[32], d[32], e[32], where[300];
 	if (f->untimed) { /* counted only: no time of its own to show */
 		shown_untimed = 1;
-		printf("%12llu %11s %6s %11s %6s %11s  %-*.*s %s\n", (unsigned long long)calls, "untimed", "-", "untimed", "-",
-		       "-", namew, namew, f->name, fn_where(f, where, sizeof where));
+		printf("%12llu %11s %6s %11s %6s %11s  ", (unsigned long long)calls, "untimed", "-", "untimed", "-", "-");
+		if (t->cpu)
+			printf("%11s %11s  ", "-", "-");
+		printf("%-*.*s %s\n", namew, namew, f->name, fn_where(f, where, sizeof where));
 		return;
 	}
-	printf("%12llu %11s %5.1f%% %11s %5.1f%% %11s  %-*.*s %s\n", (unsigned long long)calls, fmt_ns(ex, a, sizeof a),
-	       total > 0 ? 100 * ex / total : 0, fmt_ns(in, b, sizeof b), total > 0 ? 100 * in / total : 0,
-	       fmt_ns(calls ? in / (double)calls : 0, c, sizeof c), namew, namew, f->name, fn_where(f, where, sizeof where));
+	printf("%12llu %11s %5.1f%% %11s %5.1f%% %11s  ", (unsigned long long)calls, fmt_ns(t->excl, a, sizeof a),
+	       total > 0 ? 100 * t->excl / total : 0, fmt_ns(t->incl, b, sizeof b), total > 0 ? 100 * t->incl / total : 0,
+	       fmt_ns(calls ? t->incl / (double)calls : 0, c, sizeof c));
+	if (t->cpu)
+		printf("%11s %11s  ", fmt_ns(t->excl_cpu, d, sizeof d), fmt_ns(t->incl_cpu, e, sizeof e));
+	printf("%-*.*s %s\n", namew, namew, f->name, fn_where(f, where, sizeof where));
+}
+
+/* Under a table: the split said when it is not shown. */
+static void split_note(const struct profile *p)
+{
+	char why[256];
+	if (!profile_cpu_known(p))
+		printf("on-CPU / off-CPU time: %s\n", profile_cpu_why(p, why, sizeof why));
 }
 
 static void untimed_note(void)
@@ -176,20 +224,21 @@ static void emit_json_with(struct json *j, struct loaded *l, const struct profil
 {
 	uint32_t *idx, n = sorted(p, &l->ft, &idx);
 	json_double(j, "total_ns", rd_ns(l->r, p->total));
+	split_json(j, l->r, p);
 	json_arr_begin(j, "functions");
 	for (uint32_t k = 0; k < n && (!limit || k < (uint32_t)limit); k++) {
 		const struct fn_metrics *m = &p->fn[idx[k]];
 		const struct fn_info *f = &l->ft.fns[idx[k]];
+		struct row_times t = metric_times(l->r, p, m);
 		if (!fp) {
-			row_json(j, f, m->calls, rd_ns(l->r, m->excl), rd_ns(l->r, m->incl));
+			row_json(j, f, m->calls, &t);
 			continue;
 		}
 		json_obj_begin(j, NULL);
 		json_str(j, "name", f->name);
 		json_fn_identity(j, f);
 		json_uint(j, "calls", m->calls);
-		json_int(j, "exclusive_ns", (int64_t)(rd_ns(l->r, m->excl) + 0.5));
-		json_int(j, "inclusive_ns", (int64_t)(rd_ns(l->r, m->incl) + 0.5));
+		times_json(j, &t);
 		procs_json(j, l->r, fp, nfp, idx[k]);
 		json_obj_end(j);
 	}
@@ -205,15 +254,17 @@ static void emit_json(struct json *j, struct loaded *l, const struct profile *p,
 static void emit_table(struct loaded *l, const struct profile *p, int limit)
 {
 	uint32_t *idx, n = sorted(p, &l->ft, &idx);
-	int namew = table_header();
+	int namew = table_header(profile_cpu_known(p));
 	double total = rd_ns(l->r, p->total);
 	for (uint32_t k = 0; k < n && (!limit || k < (uint32_t)limit); k++) {
 		const struct fn_metrics *m = &p->fn[idx[k]];
-		row_table(&l->ft.fns[idx[k]], m->calls, rd_ns(l->r, m->excl), rd_ns(l->r, m->incl), total, namew);
+		struct row_times t = metric_times(l->r, p, m);
+		row_table(&l->ft.fns[idx[k]], m->calls, &t, total, namew);
 	}
 	if (limit && n > (uint32_t)limit)
 		printf("(%u more functions; --limit to show more)\n", n - limit);
 	untimed_note();
+	split_note(p);
 	free(idx);
 }
 
@@ -224,6 +275,8 @@ static int cmp_rows(const void *a, const void *b)
 	case 1: if (x->incl[0] != y->incl[0]) return x->incl[0] < y->incl[0] ? 1 : -1; break;
 	case 2: if (x->calls[0] != y->calls[0]) return x->calls[0] < y->calls[0] ? 1 : -1; break;
 	case 3: return strcmp(x->key, y->key);
+	case 4: if (x->excl_cpu[0] != y->excl_cpu[0]) return x->excl_cpu[0] < y->excl_cpu[0] ? 1 : -1; break;
+	case 5: if (x->incl_cpu[0] != y->incl_cpu[0]) return x->incl_cpu[0] < y->incl_cpu[0] ? 1 : -1; break;
 	default: break;
 	}
 	if (x->excl[0] != y->excl[0])
@@ -289,8 +342,9 @@ static int report_sum(struct cli_opts *o, int json)
 	struct fn_rows rows = { 0 };
 	if (!in)
 		cli_die(EXIT_DATA, "out of memory");
-	double total = 0;
+	double total = 0, total_cpu = 0;
 	uint64_t lost = 0, unnumbered = 0;
+	int cpu = 1;
 	for (int k = 0; k < n; k++) {
 		fnrows_load(o, o->inputs[k], &in[k]);
 		const char *p0 = rd_meta(in[0].l.r, "program"), *pk = rd_meta(in[k].l.r, "program");
@@ -300,6 +354,8 @@ static int report_sum(struct cli_opts *o, int json)
 			        pk ? pk : "?");
 		fnrows_functions(&in[k], 0, &rows);
 		total += rd_ns(in[k].l.r, in[k].p.total);
+		total_cpu += rd_ns(in[k].l.r, in[k].p.total_cpu);
+		cpu = cpu && profile_cpu_known(&in[k].p);
 		lost += rd_lost_total(in[k].l.r, 0);
 		unnumbered += rd_lost_total(in[k].l.r, 1) - rd_lost_total(in[k].l.r, 0);
 	}
@@ -316,10 +372,15 @@ static int report_sum(struct cli_opts *o, int json)
 			json_str(&j, NULL, o->inputs[k]);
 		json_arr_end(&j);
 		json_double(&j, "total_ns", total);
+		if (cpu)
+			json_double(&j, "total_cpu_ns", total_cpu);
+		else
+			json_null(&j, "total_cpu_ns");
 		json_arr_begin(&j, "functions");
 		for (size_t i = 0; i < rows.n && i < limit; i++) {
 			const struct fn_row *r = &rows.v[i];
-			row_json(&j, r->fn, r->calls[0], r->excl[0], r->incl[0]);
+			struct row_times t = { r->excl[0], r->incl[0], r->excl_cpu[0], r->incl_cpu[0], cpu };
+			row_json(&j, r->fn, r->calls[0], &t);
 		}
 		json_arr_end(&j);
 		json_uint(&j, "lost_events", lost);
@@ -330,9 +391,12 @@ static int report_sum(struct cli_opts *o, int json)
 		char t[32];
 		printf("%d recordings of %s added up (%s recorded)\n\n", n, base_name(rd_meta(in[0].l.r, "program")),
 		       fmt_ns(total, t, sizeof t));
-		int namew = table_header();
-		for (size_t i = 0; i < rows.n && i < limit; i++)
-			row_table(rows.v[i].fn, rows.v[i].calls[0], rows.v[i].excl[0], rows.v[i].incl[0], total, namew);
+		int namew = table_header(cpu);
+		for (size_t i = 0; i < rows.n && i < limit; i++) {
+			const struct fn_row *r = &rows.v[i];
+			struct row_times t = { r->excl[0], r->incl[0], r->excl_cpu[0], r->incl_cpu[0], cpu };
+			row_table(r->fn, r->calls[0], &t, total, namew);
+		}
 		if (limit < rows.n)
 			printf("(%zu more functions; --limit to show more)\n", rows.n - limit);
 		untimed_note();
@@ -357,7 +421,9 @@ int cmd_report(struct cli_opts *o)
 		else if (!strcmp(o->sort, "incl")) sort_key = 1;
 		else if (!strcmp(o->sort, "calls")) sort_key = 2;
 		else if (!strcmp(o->sort, "name")) sort_key = 3;
-		else cli_die(EXIT_USAGE, "invalid --sort '%s' (expected excl, incl, calls or name)", o->sort);
+		else if (!strcmp(o->sort, "excl-cpu")) sort_key = 4;
+		else if (!strcmp(o->sort, "incl-cpu")) sort_key = 5;
+		else cli_die(EXIT_USAGE, "invalid --sort '%s' (expected excl, incl, calls, name, excl-cpu or incl-cpu)", o->sort);
 	}
 	if (o->syscalls)
 		return report_syscalls(o, json);

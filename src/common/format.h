@@ -63,6 +63,7 @@ enum sonde_rec_type {
 	REC_CHUNK   = 7,  /* struct rec_chunk, then `used` bytes of encoded events (common/trace_enc.h) */
 	REC_CHUNK_ZSTD = 8, /* struct rec_chunk, then one zstd frame that decompresses to its `used` bytes */
 	REC_SYSCALLS = 9,  /* struct rec_sys_hdr, then count struct rec_sys (system calls per function) */
+	REC_CCT_CPU = 10, /* struct rec_cct_cpu, then count uint64_t: off-CPU time of a REC_CCT's nodes */
 	REC_END     = 99, /* empty: the file was completed */
 };
 
@@ -169,6 +170,23 @@ struct rec_node {
 	uint64_t ticks;          /* inclusive TSC ticks of the calls of this context */
 };
 static_assert(sizeof(struct rec_node) == 32, "format");
+
+/* REC_CCT_CPU (issue 38), after the thread's REC_CCT: how the thread's
+ * time split into on-CPU and off-CPU.  split 1: count equals the REC_CCT's
+ * and off_ns[i] is the part of node i's inclusive time its thread was off
+ * the CPU (preempted or blocked), in nanoseconds; otherwise count is 0 and
+ * the split is unknown: -errno of the source the runtime was refused
+ * (perf_event_open), or REC_CPU_SECCOMP for a thread under a seccomp
+ * filter, where it is not tried.  No such record (recordings before it, trace mode): not
+ * known. */
+struct rec_cct_cpu {
+	uint32_t thread;         /* thread slot, as in its REC_CCT */
+	uint32_t count;
+	int32_t  split;
+	uint32_t pad;
+};
+static_assert(sizeof(struct rec_cct_cpu) == 16, "format");
+#define REC_CPU_SECCOMP (-1000) /* split: a seccomp filter on the thread, the source not tried */
 
 /* REC_SYSCALLS (issue 38, `record --syscalls`): this header, then `count`
  * struct rec_sys, one per (process, system call, calling function). */

@@ -38,7 +38,7 @@
 #include "common/func_id.h" /* SONDE_FUNC(): module slot and number */
 
 #define SONDE_SESSION_MAGIC   0x534f4e4445534553ull /* "SESEDNOS" */
-#define SONDE_SESSION_VERSION 7u
+#define SONDE_SESSION_VERSION 8u
 #define SONDE_ENV_FD          "SONDE_SESSION_FD"
 
 #define SONDE_MAX_PROCS    1024u
@@ -88,6 +88,7 @@ struct sonde_frame {
 	uint32_t flags;     /* SONDE_FRAME_* */
 	uint64_t trace_prev;/* trace mode: time of the record before the entry record */
 	uint64_t site;      /* its real return address (the slot holds the exit trampoline's, but with SONDE_FRAME_SLED) */
+	uint64_t off0;      /* profile mode: the thread's off-CPU nanoseconds at entry (rt/cpu_time.c) */
 };
 enum {
 	SONDE_FRAME_TRACED   = 1u << 0, /* an entry record was written */
@@ -107,6 +108,7 @@ struct sonde_node {
 	uint32_t func;        /* SONDE_FUNC(module slot, number) */
 	uint64_t calls;
 	uint64_t ticks;       /* inclusive TSC ticks of the calls of this context */
+	uint64_t off_ns;      /* the part of them the thread spent off-CPU, in nanoseconds (rt/cpu_time.c) */
 };
 
 enum sonde_thread_state { SONDE_T_FREE = 0, SONDE_T_LIVE = 1, SONDE_T_EXITED = 2 };
@@ -130,6 +132,10 @@ struct sonde_thread {
 	uint64_t ring_off;        /* session offset of this thread's ring (0: none) */
 	uint64_t lock_off;        /* session offset of this thread's lock statistics (0: none) */
 	uint64_t wait_ticks;      /* time spent waiting for the collector (lossless rings) */
+	uint64_t off_ns;          /* off-CPU nanoseconds since the thread began, as of its last context
+	                           * switch seen (rt/cpu_time.c; 0 and cpu_split 0: not known) */
+	int32_t  cpu_split;       /* 1: off-CPU time measured; else 0 or -errno of the source refused */
+	uint32_t cpu_pad;
 	/* -- timeline tracing (issue 3) -- */
 	uint64_t trace_filtered;  /* calls the trace filters (--depth, -F/-N, --domain) kept out of the ring */
 	/* -- end timeline tracing -- */

@@ -355,6 +355,29 @@ static int on_record(void *arg, uint32_t type, const uint8_t *p, uint64_t len, u
 		t->nnodes = hdr.count;
 		return 0;
 	}
+	case REC_CCT_CPU: {
+		struct rec_cct_cpu hdr;
+		if (len < sizeof hdr)
+			return RD_REC_DAMAGED;
+		memcpy(&hdr, p, sizeof hdr);
+		struct rd_thread *t = NULL;
+		for (int i = 0; i < r->nthreads; i++)
+			if (r->threads[i].r.index == hdr.thread)
+				t = &r->threads[i];
+		/* after the thread's REC_CCT, once; all its nodes or none */
+		if (!t || !t->nodes || t->cpu_split || (hdr.split == 1) != (hdr.count != 0) ||
+		    (hdr.count && hdr.count != t->nnodes) || hdr.split == 0 ||
+		    len - sizeof hdr != (uint64_t)hdr.count * sizeof(uint64_t))
+			return RD_REC_DAMAGED;
+		t->cpu_split = hdr.split;
+		if (hdr.count) {
+			t->off_ns = malloc(len - sizeof hdr);
+			if (!t->off_ns)
+				return RD_REC_NOMEM;
+			memcpy(t->off_ns, p + sizeof hdr, len - sizeof hdr);
+		}
+		return 0;
+	}
 	default:
 		return 0; /* other record types belong to other readers (locks) */
 	}
@@ -500,8 +523,10 @@ void rd_close(struct recording *r)
 	}
 	free(r->meta_keys);
 	free(r->meta_vals);
-	for (int i = 0; i < r->nthreads; i++)
+	for (int i = 0; i < r->nthreads; i++) {
 		free(r->threads[i].nodes);
+		free(r->threads[i].off_ns);
+	}
 	free(r->threads);
 	for (uint32_t i = 0; r->modules && i < r->nmodule_slots; i++)
 		if (r->modules[i]) {

@@ -15,6 +15,11 @@ struct rd_thread {
 	struct rec_node *nodes; /* NULL if no profile */
 	uint32_t nnodes;
 	uint64_t cct_off;         /* offset of its REC_CCT in profile.sonde (for messages) */
+	/* REC_CCT_CPU: off_ns[i] the off-CPU nanoseconds of nodes[i]'s time
+	 * (nnodes of them), NULL when not known; cpu_split as recorded (1 when
+	 * off_ns is there, -errno of the refused source, 0 without the record) */
+	uint64_t *off_ns;
+	int32_t cpu_split;
 };
 
 struct rd_module {

@@ -31,26 +31,40 @@ static uint32_t open_frames(const struct sonde_thread *t)
 
 /* REC_CCT of thread slot `slot`: its nodes [0, used), converted, the calls
  * still open closed at `end` in the copy (the session is only read: a
- * snapshot reads it while the program runs). */
+ * snapshot reads it while the program runs); then its REC_CCT_CPU, the
+ * open calls' off-CPU time up to the thread's last context switch seen. */
 static void write_cct(struct rec_writer *w, uint32_t slot, const struct sonde_thread *t, const struct sonde_node *nodes,
                       uint32_t used, uint64_t end)
 {
 	struct rec_cct hdr = { slot, used };
+	int split = t->cpu_split == 1;
+	struct rec_cct_cpu chdr = { slot, split ? used : 0, split ? 1 : t->cpu_split < 0 ? t->cpu_split : -1, 0 };
 	struct rec_node *out = malloc(sizeof *out * used);
-	if (!out) {
+	uint64_t *off = split ? malloc(sizeof *off * used) : NULL;
+	if (!out || (split && !off)) {
+		free(out);
+		free(off);
 		w->failed = 1;
 		return;
 	}
-	for (uint32_t n = 0; n < used; n++)
+	for (uint32_t n = 0; n < used; n++) {
 		conv_node(&out[n], &nodes[n]);
+		if (off)
+			off[n] = nodes[n].off_ns;
+	}
+	uint64_t off_end = t->off_ns;
 	for (uint32_t i = 0, depth = open_frames(t); i < depth; i++) {
 		const struct sonde_frame *f = &t->stack[i];
 		if (f->node == 0 || f->node >= used || end < f->start)
 			continue;
 		out[f->node].ticks += end - f->start;
+		if (off && off_end > f->off0)
+			off[f->node] += off_end - f->off0;
 	}
 	writer_put(w, REC_CCT, &hdr, sizeof hdr, out, sizeof *out * (uint64_t)used);
+	writer_put(w, REC_CCT_CPU, &chdr, sizeof chdr, off, off ? sizeof *off * (uint64_t)used : 0);
 	free(out);
+	free(off);
 }
 
 int write_profile(struct session *s, struct recorder *rec, const struct launched *l,

@@ -87,6 +87,7 @@ static __attribute__((noinline, cold)) uint32_t cct_child_slow(struct rt_tls *L,
 	nd->first_child = 0;
 	nd->calls = 0;
 	nd->ticks = 0;
+	nd->off_ns = 0;
 	nd->next_sibling = nodes[cur].first_child;
 	atomic_signal_fence(memory_order_release); /* node complete before it is linked */
 	nodes[cur].first_child = n;
@@ -143,8 +144,10 @@ static inline __attribute__((always_inline)) void pop_frame_mode(struct rt_tls *
 	/* A session without profile writes no CCT (record/profile_out.c): the
 	 * nodes rt_resume_frames gives its frames are never read. */
 	if ((mode & SONDE_MODE_PROFILE) && f->node != RT_NO_NODE) {
-		L->nodes[f->node].ticks += now - f->start;
-		t->cur_node = L->nodes[f->node].parent;
+		struct sonde_node *nd = &L->nodes[f->node];
+		nd->ticks += now - f->start;
+		nd->off_ns += rt_off_now(L) - f->off0;
+		t->cur_node = nd->parent;
 	}
 	if (mode & SONDE_MODE_TRACE)
 		trace_exit(L, t, f, now, abnormal, plain);
@@ -434,6 +437,8 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 	uint64_t func = plain ? (uint64_t)m->slot << 20 | number : SONDE_FUNC(m->slot, number);
 	struct sonde_frame *f = &t->stack[d];
 	f->node = (mode & SONDE_MODE_PROFILE) ? cct_enter(L, t, m, idx, (uint32_t)func) : RT_NO_NODE;
+	if (mode & SONDE_MODE_PROFILE)
+		f->off0 = rt_off_now(L);
 	f->start = now;
 	f->slot = (uintptr_t)slot;
 	f->site = ra;
@@ -825,9 +830,9 @@ __asm__(
 	".Lrt_tramp_nf:\n"
 	"	.byte 0x31, 0x1c\n"              /* lit1 minus: [s t i] */
 	"	.byte 0x12, 0x0a\n"              /* dup const2u sizeof frame */
-	"	.short 48\n"
+	"	.short 56\n"
 	"	.byte 0x1e, 0x15, 2, 0x22\n"     /* mul pick t plus */
-	"	.byte 0x23, 0x80, 0x12\n"        /* plus_uconst stack (2304): [s t i p] */
+	"	.byte 0x23, 0x90, 0x12\n"        /* plus_uconst stack (2320): [s t i p] */
 	"	.byte 0x12, 0x23, 8, 0x06\n"     /* dup plus_uconst slot deref */
 	"	.byte 0x15, 4, 0x29\n"           /* pick s eq */
 	"	.byte 0x28, 4, 0\n"              /* bra found */
@@ -845,8 +850,8 @@ __asm__(
 	"	.text\n");
 _Static_assert(offsetof(struct rt_tls, t) == 16, "rt_exit_tramp's CFI: rt_tls.t");
 _Static_assert(offsetof(struct sonde_thread, depth) == 12, "rt_exit_tramp's CFI: depth");
-_Static_assert(offsetof(struct sonde_thread, stack) == 2304, "rt_exit_tramp's CFI: stack");
-_Static_assert(sizeof(struct sonde_frame) == 48, "rt_exit_tramp's CFI: frame size");
+_Static_assert(offsetof(struct sonde_thread, stack) == 2320, "rt_exit_tramp's CFI: stack");
+_Static_assert(sizeof(struct sonde_frame) == 56, "rt_exit_tramp's CFI: frame size");
 _Static_assert(offsetof(struct sonde_frame, slot) == 8 && offsetof(struct sonde_frame, site) == 40,
                "rt_exit_tramp's CFI: slot, site");
 /* The same keeping every general register (rt.h): the slot's place is

@@ -69,6 +69,14 @@ struct rt_tls {
 	struct sonde_chunk *tchunk;
 	uintptr_t alt_lo, alt_hi; /* [lo, hi), or 0, 0: none (set by sigaltstack, context.c) */
 	uint64_t sig_deferred;  /* signals.c: the signals held back while busy (bit sig - 1) */
+	/* cpu_time.c: the lock word of this thread's perf event page, which the
+	 * kernel changes at each of the thread's context switches, or a word
+	 * that never changes (no page); never NULL while state == RT_T_ON */
+	const volatile uint32_t *cpu_lock;
+	uint32_t cpu_seen;      /* its value when off_ns was taken */
+	int32_t cpu_tid;        /* the thread cpu_page was opened in (a fork child's copy is its parent's) */
+	uint64_t off_ns;        /* the thread's off-CPU nanoseconds as of cpu_seen */
+	void *cpu_page;         /* the mapped page, or NULL */
 };
 
 /* The runtime's sections on a thread (the hooks, the lock wrappers, the
@@ -148,6 +156,23 @@ static inline uint64_t *rt_ring_last(struct rt_tls *L)
 {
 	return (rt_mode & SONDE_MODE_TRACE) && !rt_floor ? &L->t->last_tsc : &L->trace_last;
 }
+
+/* The thread's off-CPU nanoseconds now (cpu_time.c): while its page's lock
+ * word is unchanged, no context switch took it off the CPU since they were
+ * taken; else the cold path takes them again (two system calls). */
+RT_HIDDEN uint64_t rt_cpu_refresh(struct rt_tls *L, uint32_t lock);
+static inline __attribute__((always_inline)) uint64_t rt_off_now(struct rt_tls *L)
+{
+	uint32_t l = *L->cpu_lock;
+	if (__builtin_expect(l != L->cpu_seen, 0))
+		return rt_cpu_refresh(L, l);
+	return L->off_ns;
+}
+/* thread_attach: the page of this thread opened (kept from an earlier
+ * session of the same thread), its state in t; a fork child's copy of its
+ * parent's page is unmapped first.  rt_cpu_close: the thread's end. */
+RT_HIDDEN void rt_cpu_open(struct rt_tls *L, struct sonde_thread *t);
+RT_HIDDEN void rt_cpu_close(struct rt_tls *L);
 
 /* Attach to the session if this process has one (idempotent). 0 if attached. */
 RT_HIDDEN int rt_init(void);

@@ -222,6 +222,7 @@ static void thread_end(void *arg)
 	struct rt_tls *L = &rt_tls;
 	if (L->state != RT_T_ON) {
 		reg_drop(L); /* not called again: the thread ends */
+		rt_cpu_close(L);
 		return;
 	}
 	uint64_t now = clock_ticks();
@@ -235,8 +236,10 @@ static void thread_end(void *arg)
 	}
 	if (round < PTHREAD_DESTRUCTOR_ITERATIONS)
 		pthread_setspecific(thread_key, (void *)(round + 1));
-	else
+	else {
 		reg_drop(L); /* the last round: the thread ends */
+		rt_cpu_close(L); /* its calls from here on (other keys' destructors) have no off-CPU time */
+	}
 	L->t->end_tsc = now;
 	/* the name it ends with: set through prctl(PR_SET_NAME), or by another
 	 * thread's pthread_setname_np, neither of which the wrapper below sees */
@@ -531,6 +534,7 @@ static int thread_attach(struct rt_tls *L)
 	L->ring = t->ring_off ? sess_ptr(S, t->ring_off) : NULL;
 	rt_ring_forget(L); /* a fork child's copy points into its parent's ring */
 	memset(L->priv, 0, sizeof *L->priv);
+	rt_cpu_open(L, t);
 	L->state = RT_T_ON;
 	return 0;
 }
@@ -680,6 +684,7 @@ RT_HIDDEN void rt_resume_frames(struct rt_tls *L, const struct sonde_frame *fram
 		uint32_t flags = frames[i].flags;
 		t->stack[i] = frames[i]; /* frames may be t->stack itself */
 		t->stack[i].start = now;
+		t->stack[i].off0 = rt_off_now(L);
 		t->stack[i].node = n;
 		t->stack[i].trace_pos = 0;
 		/* No entry record in this process: no exit record either, except in
@@ -703,6 +708,7 @@ RT_HIDDEN void rt_resume_suspended(struct rt_tls *L, const struct sonde_frame *f
 		struct sonde_frame *f = &t->stack[i];
 		*f = frames[i];
 		f->start = now;
+		f->off0 = rt_off_now(L);
 		f->trace_pos = 0;
 		f->flags = flags & (SONDE_FRAME_UNHOOKED | SONDE_FRAME_FULLSAVE | SONDE_FRAME_FILTER | SONDE_FRAME_SLED);
 		if (flags & SONDE_FRAME_FILTER)

@@ -1,0 +1,149 @@
+/* cpu_time.c — how much of each call the thread spent off the CPU (issue
+ * 38), in profile mode: every recorded node keeps, beside its inclusive
+ * ticks, the nanoseconds of them its thread was not running (preempted or
+ * blocked); the CPU time is the difference.
+ *
+ * The source (docs/SYSCALLS.md, "On-CPU and off-CPU time"): each thread
+ * opens a software perf event for itself (PERF_COUNT_SW_DUMMY, pid 0,
+ * cpu -1: allowed to an ordinary user at perf_event_paranoid 2), maps its
+ * user page and closes the descriptor (the mapping keeps the event; no file
+ * descriptor of the program's is taken).  The kernel updates the page, and
+ * so its `lock` word, when it switches the thread in and out.  A hook reads
+ * the word (one load): unchanged since the thread's off-CPU time was last
+ * taken, no switch happened and that time still holds; changed, the cold
+ * path below takes it again as CLOCK_MONOTONIC - CLOCK_THREAD_CPUTIME_ID,
+ * two system calls once per context switch.  A call's off-CPU time is its
+ * exit's value minus its entry's (the frame's off0), exact to the clocks'
+ * reading: off-CPU time only grows across a switch, which changes the word.
+ *
+ * No page (perf_event_open refused, a seccomp filter on the thread): the
+ * word is a constant, no call has off-CPU time, and the thread's cpu_split
+ * says why (the report says the split is unknown, never that all was CPU).
+ *
+ * Reached from the hooks: raw system calls, general registers only
+ * (Makefile), errno untouched. */
+#include <linux/perf_event.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "rt/rt.h"
+
+static const uint32_t cpu_none; /* the word of a thread without a page: never changes */
+
+enum { SYS_read_ = 0, SYS_close_ = 3, SYS_mmap_ = 9, SYS_munmap_ = 11, SYS_gettid_ = 186, SYS_clock_gettime_ = 228,
+       SYS_openat_ = 257, SYS_perf_event_open_ = 298 };
+
+static long sys6(long n, long a, long b, long c, long d, long e, long f)
+{
+	long r;
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	__asm__ volatile("syscall"
+	                 : "=a"(r)
+	                 : "0"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+	                 : "rcx", "r11", "memory");
+	return r;
+}
+
+static uint64_t clock_ns(long clk)
+{
+	struct { long s, ns; } ts = { 0, 0 };
+	if (sys6(SYS_clock_gettime_, clk, (long)&ts, 0, 0, 0, 0) != 0)
+		return 0;
+	return (uint64_t)ts.s * 1000000000ull + (uint64_t)ts.ns;
+}
+
+RT_HIDDEN uint64_t rt_cpu_refresh(struct rt_tls *L, uint32_t lock)
+{
+	/* the word first: a switch after it makes the next hook look again */
+	uint64_t mono = clock_ns(1 /* CLOCK_MONOTONIC */), cpu = clock_ns(3 /* CLOCK_THREAD_CPUTIME_ID */);
+	uint64_t off = mono > cpu ? mono - cpu : 0;
+	if (off < L->off_ns || !mono || !cpu)
+		off = L->off_ns; /* never backwards: a failed or coarse reading gives nothing */
+	L->off_ns = off;
+	L->cpu_seen = lock;
+	if (L->t)
+		L->t->off_ns = off;
+	return off;
+}
+
+/* A seccomp filter on this thread (/proc/thread-self/status "Seccomp:\t2"):
+ * a filter may kill the thread for a system call it does not know, so
+ * none is made that the program would not make itself. */
+static int seccomp_on(void)
+{
+	char b[4096];
+	long fd = sys6(SYS_openat_, -100 /* AT_FDCWD */, (long)"/proc/thread-self/status", 0 /* O_RDONLY */, 0, 0, 0);
+	if (fd < 0)
+		return 1; /* cannot tell: as if it were */
+	long n = sys6(SYS_read_, fd, (long)b, sizeof b - 1, 0, 0, 0);
+	sys6(SYS_close_, fd, 0, 0, 0, 0, 0);
+	if (n <= 0)
+		return 1;
+	b[n] = 0;
+	const char *s = strstr(b, "\nSeccomp:");
+	if (!s)
+		return 0; /* a kernel without seccomp */
+	s += 9;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return *s != '0';
+}
+
+RT_HIDDEN void rt_cpu_open(struct rt_tls *L, struct sonde_thread *t)
+{
+	int32_t tid = (int32_t)sys6(SYS_gettid_, 0, 0, 0, 0, 0, 0);
+	if (L->cpu_page && L->cpu_tid != tid) { /* a fork child's copy: its parent's thread's event */
+		sys6(SYS_munmap_, (long)L->cpu_page, 4096, 0, 0, 0, 0);
+		L->cpu_page = NULL;
+	}
+	int32_t why = 0;
+	if (!L->cpu_page) {
+		if (seccomp_on()) {
+			why = -1000; /* REC_CPU_SECCOMP (common/format.h): not tried */
+		} else {
+			struct perf_event_attr a;
+			memset(&a, 0, sizeof a);
+			a.size = sizeof a;
+			a.type = PERF_TYPE_SOFTWARE;
+			a.config = PERF_COUNT_SW_DUMMY;
+			a.exclude_kernel = 1;
+			a.exclude_hv = 1;
+			long fd = sys6(SYS_perf_event_open_, (long)&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC, 0);
+			if (fd < 0) {
+				why = (int32_t)fd;
+			} else {
+				long p = sys6(SYS_mmap_, 0, 4096, 1 /* PROT_READ */, 1 /* MAP_SHARED */, fd, 0);
+				sys6(SYS_close_, fd, 0, 0, 0, 0, 0);
+				if (p < 0 && p > -4096)
+					why = (int32_t)p;
+				else {
+					L->cpu_page = (void *)p;
+					L->cpu_tid = tid;
+				}
+			}
+		}
+	}
+	if (L->cpu_page) {
+		struct perf_event_mmap_page *pg = L->cpu_page;
+		L->cpu_lock = (const volatile uint32_t *)&pg->lock;
+		t->cpu_split = 1;
+	} else {
+		L->cpu_lock = &cpu_none;
+		t->cpu_split = why ? why : -1;
+	}
+	L->off_ns = 0;
+	L->cpu_seen = *L->cpu_lock;
+	if (L->cpu_page)
+		rt_cpu_refresh(L, L->cpu_seen);
+	t->off_ns = L->off_ns;
+}
+
+RT_HIDDEN void rt_cpu_close(struct rt_tls *L)
+{
+	L->cpu_lock = &cpu_none;
+	if (L->cpu_page)
+		sys6(SYS_munmap_, (long)L->cpu_page, 4096, 0, 0, 0, 0);
+	L->cpu_page = NULL;
+}

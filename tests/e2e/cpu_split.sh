@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# cpu_split.sh — issue 38's on-CPU / off-CPU split of each function's time,
+# profile mode.  tests/progs/cpu_wait.c measures every call itself
+# (CLOCK_THREAD_CPUTIME_ID and CLOCK_MONOTONIC in its body) and prints its
+# sums: functions that spin (CPU), sleep, wait on a condition variable,
+# read a pipe another process fills slowly, and spin beside a hog pinned
+# to the same CPU (preempted).  For each function, sonde's CPU and off-CPU
+# time (inclusive) must be the program's within 2% or 100 us, whichever is
+# larger; the
+# invariants of seed 002 must hold for CPU time as for wall time.  Builds:
+# sonde-cc with gcc and clang, plain gcc and clang builds (patched at
+# launch), and the gcc sonde-cc build attached (record -p).  Then: without
+# the source (a seccomp filter), the report says the split is not known and
+# shows no CPU numbers.
+source "$ROOT/tests/lib.sh"
+src="$PROGS/cpu_wait.c"
+
+# compare LABEL DATA OWN: the main process's report against the program's sums
+compare() {
+	local label=$1 data=$2 own=$3 pid
+	pid=$("$SONDE" info -i "$data" --format=json | python3 -c 'import json,sys; print(json.load(sys.stdin)["processes"][0]["pid"])')
+	"$SONDE" report -i "$data" --pid "$pid" --format=json >"$label.rep.json" 2>"$label.rep.err" ||
+		{ notok "$label: report" "$(head -2 "$label.rep.err")"; return; }
+	"$SONDE" callers-callees -i "$data" --pid "$pid" burn --format=json >"$label.burn.json" 2>>"$label.rep.err"
+	"$SONDE" callers-callees -i "$data" --pid "$pid" mixed --format=json >"$label.mixed.json" 2>>"$label.rep.err"
+	python3 - "$label" "$own" "$label.rep.json" "$label.burn.json" "$label.mixed.json" <<'PY'
+import json, re, sys, os; sys.path.insert(0, os.environ["ROOT"] + "/tests")
+from profile_check import say, done
+label, own_path, rep, burn, mixed = sys.argv[1:6]
+own = {}
+for line in open(own_path):
+    m = re.match(r"own (\w+) calls (\d+) wall (\d+) cpu (\d+)", line)
+    if m:
+        own[m.group(1)] = (int(m.group(2)), int(m.group(3)), int(m.group(4)))
+d = json.load(open(rep))
+say(d.get("cpu_split") == "measured", f"{label}: the split was measured", d.get("cpu_split"))
+f = {x["name"]: x for x in d["functions"]}
+tol = lambda v: max(0.02 * v, 100e3)
+def near(name, got, want):
+    say(got is not None and abs(got - want) <= tol(want), f"{label}: {name} = the program's {want / 1e6:.3f} ms",
+        f"got {None if got is None else round(got / 1e6, 3)} ms")
+for fn in ("burn", "nap", "await", "drain", "contend", "mixed"):
+    if fn not in f or fn not in own:
+        say(False, f"{label}: {fn} reported and measured", f"report {fn in f}, program {fn in own}")
+        continue
+    calls, wall, cpu = own[fn]
+    x = f[fn]
+    say(x["calls"] == calls, f"{label}: {fn} calls = the program's {calls}", f"got {x['calls']}")
+    near(f"{fn} on-CPU time", x["inclusive_cpu_ns"], cpu)
+    near(f"{fn} off-CPU time", None if x["inclusive_cpu_ns"] is None else x["inclusive_ns"] - x["inclusive_cpu_ns"], wall - cpu)
+# contend ran beside a hog on its CPU: most of its wall time waiting to run
+say(own["contend"][1] - own["contend"][2] > 0.2 * own["contend"][1],
+    f"{label}: contend was preempted (the program measured {(own['contend'][1] - own['contend'][2]) / 1e6:.1f} ms off the CPU)")
+# the invariants of seed 002, in CPU time: callers sum to the inclusive
+# time, exclusive + callees too (1 ns of rounding per term)
+bad = []
+for path in (burn, mixed):
+    cc = json.load(open(path))
+    fn = cc["function"]
+    n = len(cc["callers"]) + len(cc["callees"]) + 2
+    if abs(sum(c["attributed_cpu_ns"] for c in cc["callers"]) - fn["inclusive_cpu_ns"]) > n:
+        bad.append(f"{fn['name']}: callers' CPU != inclusive CPU")
+    if abs(fn["exclusive_cpu_ns"] + sum(c["attributed_cpu_ns"] for c in cc["callees"]) - fn["inclusive_cpu_ns"]) > n:
+        bad.append(f"{fn['name']}: exclusive + callees' CPU != inclusive CPU")
+    for c in cc["callers"] + cc["callees"]:
+        if not 0 <= c["attributed_cpu_ns"] <= c["attributed_ns"] + 1:
+            bad.append(f"{fn['name']}/{c['name']}: CPU {c['attributed_cpu_ns']} outside [0, wall {c['attributed_ns']}]")
+say(not bad, f"{label}: the invariants hold in CPU time, and CPU <= wall", "; ".join(bad))
+done()
+PY
+}
+
+# run LABEL BINARY: launched under sonde, output and status unchanged
+run() {
+	local label=$1 bin=$2
+	"$SONDE" record -o "$label.data" -- "$bin" 6 >"$label.out" 2>"$label.own"
+	local rc=$?
+	[ $rc = 0 ] && grep -qx "cpu_wait done" "$label.out" && ok "$label: recorded, output unchanged" ||
+		{ notok "$label: recorded" "status $rc: $(grep -v '^own' "$label.own" | head -3)"; return; }
+	compare "$label" "$label.data" "$label.own"
+}
+
+"$SONDE_CC_BIN" -O2 -g -pthread "$src" -o cw-gcc || { notok build "sonde-cc gcc"; exit 0; }
+run "sonde-cc gcc" ./cw-gcc
+if command -v clang >/dev/null; then
+	if SONDE_CC=clang "$SONDE_CC_BIN" -O2 -g -pthread "$src" -o cw-clang; then run "sonde-cc clang" ./cw-clang
+	else notok "sonde-cc clang" "build failed"; fi
+	if clang -O2 -g -pthread "$src" -o cw-plain-clang; then run "plain clang (patched)" ./cw-plain-clang
+	else notok "plain clang" "build failed"; fi
+else
+	skip "clang builds" "no clang"
+fi
+if gcc -O2 -g -pthread "$src" -o cw-plain-gcc; then run "plain gcc (patched)" ./cw-plain-gcc
+else notok "plain gcc" "build failed"; fi
+
+# attached: the program waits for a byte on its stdin (a FIFO) meanwhile
+rm -f att.fifo
+mkfifo att.fifo
+(./cw-gcc 6 wait <att.fifo >att.out 2>att.own; echo "status $?" >>att.out) &
+runner=$!
+exec 3>att.fifo
+for _ in $(seq 500); do grep -q waiting att.out 2>/dev/null && break; sleep 0.02; done
+pid=$(pgrep -n -f "cw-gcc 6 wait")
+"$SONDE" record -p "$pid" -o att.data 2>att.err &
+sp=$!
+for _ in $(seq 1000); do grep -q "recording process $pid" att.err 2>/dev/null && break; sleep 0.02; done
+echo g >&3
+exec 3>&-
+wait $runner
+wait $sp
+rc=$?
+[ $rc = 0 ] && grep -qx "status 0" att.out && ok "attached: recorded, the program ended normally" ||
+	notok "attached: recorded" "status $rc: $(tail -3 att.err; tail -2 att.out)"
+compare "attached" att.data att.own
+
+# no source: a seccomp filter on the program (a filter that allows all),
+# the split not tried; the report says so and shows no CPU numbers
+{
+	cat >seccomp_run.c <<'EOF'
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	struct sock_filter allow[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
+	struct sock_fprog prog = { 1, allow };
+	if (argc < 2 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return 111;
+	execv(argv[1], argv + 1);
+	return 112;
+}
+EOF
+	gcc -O2 seccomp_run.c -o seccomp_run || notok "seccomp helper" "build failed"
+	"$SONDE" record -o sc.data -- ./seccomp_run ./cw-gcc 1 >sc.out 2>sc.own
+	rc=$?
+	"$SONDE" report -i sc.data --format=json >sc.json 2>sc.err
+	python3 - <<'PY'
+import json, sys, os; sys.path.insert(0, os.environ["ROOT"] + "/tests")
+from profile_check import say, done
+d = json.load(open("sc.json"))
+say("seccomp" in d.get("cpu_split", ""), "seccomp: the report says the split was not tried", d.get("cpu_split"))
+say(d.get("total_cpu_ns") is None and all(f["inclusive_cpu_ns"] is None for f in d["functions"]),
+    "seccomp: no CPU numbers (null), not zeros")
+done()
+PY
+	[ $rc = 0 ] && grep -qx "cpu_wait done" sc.out && ok "seccomp: the program ran as without sonde" ||
+		notok "seccomp: the program ran" "status $rc"
+	"$SONDE" report -i sc.data >sc.txt 2>&1
+	check "seccomp: the table says why the CPU columns are missing" grep -q "^on-CPU / off-CPU time: not measured: the program runs under a seccomp filter" sc.txt
+}
+exit 0

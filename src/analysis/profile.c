@@ -250,6 +250,13 @@ static int64_t *cpu_values(struct profile *p, const struct recording *r, const s
 	return cv;
 }
 
+int64_t *profile_node_cpu(const struct recording *r, const struct rd_thread *t)
+{
+	struct profile scratch;
+	memset(&scratch, 0, sizeof scratch);
+	return t->nodes && t->nnodes ? cpu_values(&scratch, r, t) : NULL;
+}
+
 void profile_add_thread(struct profile *p, const struct recording *r, const struct fn_table *ft,
                         const struct rd_thread *t)
 {

@@ -78,6 +78,8 @@ static void join(struct fn_rows *a, struct fn_rows *b, struct fn_rows *out)
 			r.calls[1] = b->v[j].calls[1];
 			r.excl[1] = b->v[j].excl[1];
 			r.incl[1] = b->v[j].incl[1];
+			r.excl_cpu[1] = b->v[j].excl_cpu[1];
+			r.incl_cpu[1] = b->v[j].incl_cpu[1];
 			free(b->v[j].key);
 			i++, j++;
 		}
@@ -114,6 +116,24 @@ static int64_t ns(double v)
 	return (int64_t)(v + (v < 0 ? -0.5 : 0.5));
 }
 
+/* Both recordings split their time into CPU and off-CPU (issue 38): the
+ * functions' rows have their CPU columns. */
+static int diff_cpu;
+
+static void json_cpu3(struct json *j, const char *what, const double v[2])
+{
+	char k[64];
+	snprintf(k, sizeof k, "%s_cpu_ns_base", what);
+	json_cpu_ns(j, k, diff_cpu, v[0]);
+	snprintf(k, sizeof k, "%s_cpu_ns_new", what);
+	json_cpu_ns(j, k, diff_cpu, v[1]);
+	snprintf(k, sizeof k, "%s_cpu_ns_delta", what);
+	if (diff_cpu)
+		json_int(j, k, ns(v[1]) - ns(v[0]));
+	else
+		json_null(j, k);
+}
+
 static void json_rows(struct json *j, const char *name, const struct fn_rows *s, int paths, int limit)
 {
 	json_arr_begin(j, name);
@@ -147,6 +167,10 @@ static void json_rows(struct json *j, const char *name, const struct fn_rows *s,
 		json_int(j, "inclusive_ns_base", ns(r->incl[0]));
 		json_int(j, "inclusive_ns_new", ns(r->incl[1]));
 		json_int(j, "inclusive_ns_delta", ns(r->incl[1]) - ns(r->incl[0]));
+		if (!paths) {
+			json_cpu3(j, "exclusive", r->excl_cpu);
+			json_cpu3(j, "inclusive", r->incl_cpu);
+		}
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -163,19 +187,25 @@ static const char *pct(double base, double now, char *buf, size_t n)
 
 static void table_functions(const struct fn_rows *s, int limit)
 {
-	int namew = term_width() - 92;
+	int namew = term_width() - (diff_cpu ? 112 : 92);
 	if (namew < 20)
 		namew = 20;
-	printf("%12s %12s %11s %11s %11s %8s %11s %8s  %s\n", "calls base", "calls new", "excl base", "excl new",
-	       "excl delta", "", "incl delta", "", "function");
+	printf("%12s %12s %11s %11s %11s %8s %11s %8s  ", "calls base", "calls new", "excl base", "excl new",
+	       "excl delta", "", "incl delta", "");
+	if (diff_cpu)
+		printf("%11s %8s  ", "cpu delta", "");
+	printf("%s\n", "function");
 	for (size_t i = 0; i < s->n && (!limit || i < (size_t)limit); i++) {
 		const struct fn_row *r = &s->v[i];
-		char a[32], b[32], c[32], d[32], p1[32], p2[32];
-		printf("%12llu %12llu %11s %11s %11s %8s %11s %8s  %.*s\n", (unsigned long long)r->calls[0],
+		char a[32], b[32], c[32], d[32], e[32], p1[32], p2[32], p3[32];
+		printf("%12llu %12llu %11s %11s %11s %8s %11s %8s  ", (unsigned long long)r->calls[0],
 		       (unsigned long long)r->calls[1], fmt_ns(r->excl[0], a, sizeof a), fmt_ns(r->excl[1], b, sizeof b),
 		       fmt_ns_signed(r->excl[1] - r->excl[0], c, sizeof c), pct(r->excl[0], r->excl[1], p1, sizeof p1),
-		       fmt_ns_signed(r->incl[1] - r->incl[0], d, sizeof d), pct(r->incl[0], r->incl[1], p2, sizeof p2),
-		       namew, r->fn->name);
+		       fmt_ns_signed(r->incl[1] - r->incl[0], d, sizeof d), pct(r->incl[0], r->incl[1], p2, sizeof p2));
+		if (diff_cpu) /* exclusive CPU time: what the function itself ran */
+			printf("%11s %8s  ", fmt_ns_signed(r->excl_cpu[1] - r->excl_cpu[0], e, sizeof e),
+			       pct(r->excl_cpu[0], r->excl_cpu[1], p3, sizeof p3));
+		printf("%.*s\n", namew, r->fn->name);
 	}
 	if (limit && s->n > (size_t)limit)
 		printf("(%zu more functions; --limit to show more)\n", s->n - (size_t)limit);
@@ -216,6 +246,7 @@ int cmd_diff(struct cli_opts *o)
 		paths_of(&in[k], k, &p[k]);
 		fnrows_fold(&p[k]);
 	}
+	diff_cpu = profile_cpu_known(&in[0].p) && profile_cpu_known(&in[1].p);
 	join(&f[0], &f[1], &funcs);
 	join(&p[0], &p[1], &paths);
 	by_excl_impact = 1;
@@ -231,6 +262,9 @@ int cmd_diff(struct cli_opts *o)
 		json_str(&j, "new", o->argv[1]);
 		json_double(&j, "total_ns_base", rd_ns(in[0].l.r, in[0].p.total));
 		json_double(&j, "total_ns_new", rd_ns(in[1].l.r, in[1].p.total));
+		char why[256];
+		json_str(&j, "cpu_split_base", profile_cpu_why(&in[0].p, why, sizeof why));
+		json_str(&j, "cpu_split_new", profile_cpu_why(&in[1].p, why, sizeof why));
 		json_rows(&j, "functions", &funcs, 0, limit);
 		json_rows(&j, "paths", &paths, 1, limit);
 		json_obj_end(&j);
@@ -242,6 +276,11 @@ int cmd_diff(struct cli_opts *o)
 		       fmt_ns(rd_ns(in[1].l.r, in[1].p.total), b, sizeof b));
 		table_functions(&funcs, limit);
 		table_paths(&paths, limit);
+		if (!diff_cpu) {
+			char w0[256], w1[256];
+			printf("\non-CPU / off-CPU time: base %s; new %s\n", profile_cpu_why(&in[0].p, w0, sizeof w0),
+			       profile_cpu_why(&in[1].p, w1, sizeof w1));
+		}
 	}
 	fnrows_free(&funcs);
 	fnrows_free(&paths);

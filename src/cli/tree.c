@@ -11,6 +11,8 @@ struct tctx {
 	struct cli_opts *o;
 	double total;
 	struct json *j;
+	int64_t *cpu;   /* the thread's nodes' CPU ticks (NULL: not known) */
+	int cpu_cols;   /* the table shows them (every selected thread has them) */
 	char indent[4200];
 };
 
@@ -49,13 +51,22 @@ static void walk(struct tctx *x, uint32_t v, int depth)
 		json_uint(x->j, "calls", nd->calls);
 		json_int(x->j, "inclusive_ns", (int64_t)(incl + 0.5));
 		json_int(x->j, "exclusive_ns", (int64_t)(rd_ns(x->l->r, nd->ticks - kids_ticks) + 0.5));
+		int64_t kids_cpu = 0;
+		for (uint32_t c = nd->first_child; x->cpu && c; c = x->t->nodes[c].next_sibling)
+			kids_cpu += x->cpu[c];
+		json_cpu_ns(x->j, "inclusive_cpu_ns", x->cpu != NULL, x->cpu ? rd_ns(x->l->r, x->cpu[v]) : 0);
+		json_cpu_ns(x->j, "exclusive_cpu_ns", x->cpu != NULL, x->cpu ? rd_ns(x->l->r, x->cpu[v] - kids_cpu) : 0);
 		json_bool(x->j, "timed", !f->untimed);
 	} else if (f->untimed) { /* counted only (record --timing): its time is its caller's */
-		printf("%11s %6s %10llu  %s%s\n", "untimed", "-", (unsigned long long)nd->calls, x->indent, f->name);
+		printf("%11s %6s %10llu  %s%s%s\n", "untimed", "-", (unsigned long long)nd->calls, x->cpu_cols ? "          -  " : "",
+		       x->indent, f->name);
 	} else {
-		char a[32];
-		printf("%11s %5.1f%% %10llu  %s%s\n", fmt_ns(incl, a, sizeof a), x->total > 0 ? 100 * incl / x->total : 0,
-		       (unsigned long long)nd->calls, x->indent, f->name);
+		char a[32], c[32];
+		printf("%11s %5.1f%% %10llu  ", fmt_ns(incl, a, sizeof a), x->total > 0 ? 100 * incl / x->total : 0,
+		       (unsigned long long)nd->calls);
+		if (x->cpu_cols)
+			printf("%11s  ", x->cpu ? fmt_ns(rd_ns(x->l->r, x->cpu[v]), c, sizeof c) : "?");
+		printf("%s%s\n", x->indent, f->name);
 	}
 	uint32_t *k;
 	uint32_t n = children(x->t, v, &k);
@@ -96,6 +107,7 @@ int cmd_tree(struct cli_opts *o)
 	memset(&x, 0, sizeof x);
 	x.l = &l;
 	x.o = o;
+	x.cpu_cols = profile_cpu_known(&p);
 	if (json) {
 		json_init(&j, stdout, 1);
 		json_obj_begin(&j, NULL);
@@ -107,6 +119,7 @@ int cmd_tree(struct cli_opts *o)
 		if (!t->nodes || !rd_thread_selected(l.r, &sel, t))
 			continue;
 		x.t = t;
+		x.cpu = profile_node_cpu(l.r, t);
 		uint64_t tt = 0;
 		for (uint32_t c = t->nodes[0].first_child; c; c = t->nodes[c].next_sibling)
 			tt += t->nodes[c].ticks;
@@ -118,20 +131,29 @@ int cmd_tree(struct cli_opts *o)
 			json_arr_begin(&j, "roots");
 		} else {
 			char a[32];
-			printf("== thread %d (%s), %s ==\n%11s %6s %10s  %s\n", t->r.tid, t->r.comm,
-			       fmt_ns(x.total, a, sizeof a), "inclusive", "%", "calls", "function");
+			printf("== thread %d (%s), %s ==\n%11s %6s %10s  ", t->r.tid, t->r.comm, fmt_ns(x.total, a, sizeof a),
+			       "inclusive", "%", "calls");
+			if (x.cpu_cols)
+				printf("%11s  ", "on cpu");
+			printf("function\n");
 		}
 		uint32_t *k;
 		uint32_t n = children(t, 0, &k);
 		for (uint32_t c = 0; c < n; c++)
 			walk(&x, k[c], 1);
 		free(k);
+		free(x.cpu);
+		x.cpu = NULL;
 		if (json) {
 			json_arr_end(&j);
 			json_obj_end(&j);
 		} else {
 			printf("\n");
 		}
+	}
+	if (!json && !x.cpu_cols) {
+		char why[256];
+		printf("on-CPU / off-CPU time: %s\n", profile_cpu_why(&p, why, sizeof why));
 	}
 	if (json) {
 		json_arr_end(&j);

@@ -15,6 +15,12 @@
  * time (a sum over the nodes of several functions) is within 1 ns per
  * sample of sonde's inclusive_ns.
  *
+ * A recording whose threads split their time into on-CPU and off-CPU
+ * (issue 38; every selected thread) adds the sample types cpu/nanoseconds
+ * and off_cpu/nanoseconds: each node's exclusive time on a CPU and waiting
+ * (analysis/profile.h's CPU ticks of the node less its children's), their
+ * sum the time value.
+ *
  * A --locks --trace recording adds the sample types wait/nanoseconds and
  * hold/nanoseconds: each node's lock wait and hold (analysis/lock_cct.h),
  * and per thread a "<root>" sample for lock time outside every call.
@@ -35,6 +41,7 @@
 #include <zlib.h>
 
 #include "analysis/lock_cct.h"
+#include "analysis/profile.h"
 #include "common/session.h"
 #include "export/export.h"
 #include "export/protobuf.h"
@@ -75,6 +82,8 @@ struct pp {
 	uint64_t *addr;          /* by location id: run-time address */
 	uint64_t *acc;           /* by location id: exclusive ticks written so far */
 	uint64_t *accw, *acch;   /* by location id: wait / hold ticks written so far */
+	uint64_t *accc, *acco;   /* by location id: CPU / off-CPU ticks written so far (cpu) */
+	int cpu;                 /* every selected thread has its nodes' CPU time: the cpu and off_cpu types */
 	uint32_t unknown;        /* location id of frames without a function (ft->n) */
 	uint32_t root;           /* location id "<root>": lock time outside every call (ft->n + 1) */
 	struct lock_cct *lk;     /* wait and hold per node (--locks --trace), or NULL */
@@ -220,6 +229,17 @@ static int thread_samples(struct pp *p, int i)
 	int64_t k_thread = str_id(&p->st, "thread"), k_name = str_id(&p->st, "thread_name");
 	int64_t k_pid = str_id(&p->st, "pid");
 	int64_t comm = str_id(&p->st, t->r.comm[0] ? t->r.comm : "thread");
+	int64_t *cv = p->cpu && n ? profile_node_cpu(r, t) : NULL;
+	int64_t *kidc = cv ? calloc(n + 1, sizeof *kidc) : NULL;
+	if (p->cpu && n && (!cv || !kidc)) {
+		free(kids);
+		free(cv);
+		free(kidc);
+		return -1;
+	}
+	for (uint32_t v = 1; kidc && v < n; v++)
+		if (t->nodes[v].parent < n)
+			kidc[t->nodes[v].parent] += cv[v];
 	const uint64_t *wait = p->lk ? p->lk->wait[i] : NULL, *hold = p->lk ? p->lk->hold[i] : NULL;
 	uint32_t nlk = p->lk ? p->lk->n[i] : 0;
 	for (uint32_t v = p->lk ? 0 : 1; v < (n > nlk ? n : nlk); v++) {
@@ -229,7 +249,13 @@ static int thread_samples(struct pp *p, int i)
 		uint64_t ticks = nd ? t->nodes[v].ticks : 0, calls = nd ? t->nodes[v].calls : 0;
 		uint64_t ex = ticks > kids[v] ? ticks - kids[v] : 0;
 		uint32_t leaf = nd ? loc_of(p, fn_of(x->ft, r, t->nodes[v].func)) : p->root;
-		int64_t ns = grow_ns(r, &p->acc[leaf], ex), w = 0, h = 0;
+		int64_t ns = grow_ns(r, &p->acc[leaf], ex), w = 0, h = 0, c = 0, o = 0;
+		if (cv && nd) {
+			uint64_t cx = cv[v] > kidc[v] ? (uint64_t)(cv[v] - kidc[v]) : 0;
+			cx = cx < ex ? cx : ex;
+			c = grow_ns(r, &p->accc[leaf], cx);
+			o = grow_ns(r, &p->acco[leaf], ex - cx);
+		}
 		if (wait && v < nlk) {
 			w = grow_ns(r, &p->accw[leaf], wait[v]);
 			h = grow_ns(r, &p->acch[leaf], hold[v]);
@@ -252,6 +278,10 @@ static int thread_samples(struct pp *p, int i)
 		m = pb_open(&p->b, S_VALUE);
 		pb_varint(&p->b, calls > INT64_MAX ? INT64_MAX : calls);
 		pb_varint(&p->b, (uint64_t)ns);
+		if (p->cpu) {
+			pb_varint(&p->b, (uint64_t)c);
+			pb_varint(&p->b, (uint64_t)o);
+		}
 		if (p->lk) {
 			pb_varint(&p->b, (uint64_t)w);
 			pb_varint(&p->b, (uint64_t)h);
@@ -265,6 +295,8 @@ static int thread_samples(struct pp *p, int i)
 		emit(p, Z_NO_FLUSH);
 	}
 	free(kids);
+	free(cv);
+	free(kidc);
 	return 0;
 }
 
@@ -414,10 +446,12 @@ static int write_pprof(struct export_ctx *x)
 	p->acc = calloc(nid, sizeof *p->acc);
 	p->accw = calloc(nid, sizeof *p->accw);
 	p->acch = calloc(nid, sizeof *p->acch);
+	p->accc = calloc(nid, sizeof *p->accc);
+	p->acco = calloc(nid, sizeof *p->acco);
 	int rc = -1;
 	struct lock_cct lk;
 	int has_lk = 0;
-	if (!p->used || !p->slot || !p->addr || !p->acc || !p->accw || !p->acch || str_id(&p->st, "") != 0 || p->st.oom) {
+	if (!p->used || !p->slot || !p->addr || !p->acc || !p->accw || !p->acch || !p->accc || !p->acco || str_id(&p->st, "") != 0 || p->st.oom) {
 		snprintf(x->err, sizeof x->err, "out of memory");
 		goto out;
 	}
@@ -437,6 +471,21 @@ static int write_pprof(struct export_ctx *x)
 	}
 	value_type(p, P_SAMPLE_TYPE, "calls", "count");
 	value_type(p, P_SAMPLE_TYPE, "time", "nanoseconds");
+	p->cpu = 0;
+	for (int i = 0; i < x->r->nthreads; i++) {
+		const struct rd_thread *t = &x->r->threads[i];
+		if (!t->nodes || !rd_thread_selected(x->r, &x->sel, t))
+			continue;
+		if (!t->off_ns) {
+			p->cpu = 0;
+			break;
+		}
+		p->cpu = 1;
+	}
+	if (p->cpu) {
+		value_type(p, P_SAMPLE_TYPE, "cpu", "nanoseconds");
+		value_type(p, P_SAMPLE_TYPE, "off_cpu", "nanoseconds");
+	}
 	if (p->lk) {
 		value_type(p, P_SAMPLE_TYPE, "wait", "nanoseconds");
 		value_type(p, P_SAMPLE_TYPE, "hold", "nanoseconds");
@@ -477,6 +526,8 @@ out:
 	free(p->acc);
 	free(p->accw);
 	free(p->acch);
+	free(p->accc);
+	free(p->acco);
 	if (has_lk)
 		lock_cct_free(&lk);
 	free(p);

@@ -216,6 +216,7 @@ static void end_recording(uint32_t gen)
 		struct timespec ts = { 0, 20 * 1000 * 1000 };
 		while (nanosleep(&ts, &ts) && errno == EINTR)
 			;
+		rt_cpu_retire_all(); /* the threads' perf events (cpu_time.c) go */
 	}
 }
 

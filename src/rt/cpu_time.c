@@ -140,6 +140,21 @@ RT_HIDDEN void rt_cpu_open(struct rt_tls *L, struct sonde_thread *t)
 	t->off_ns = L->off_ns;
 }
 
+/* The agent's end (thread L may be running): its event goes, a zero page
+ * in its place, so that a hook still reading the word after the end's
+ * grace period reads zeros instead of faulting; the page goes at the
+ * thread's next session or its end (cpu_tid -1: not an event). */
+RT_HIDDEN void rt_cpu_retire(struct rt_tls *L)
+{
+	if (!L->cpu_page || L->cpu_tid == -1)
+		return;
+	__atomic_store_n(&L->cpu_lock, &cpu_none, __ATOMIC_RELEASE);
+	long p = sys6(SYS_mmap_, (long)L->cpu_page, 4096, 1 /* PROT_READ */,
+	              0x22 | 0x10 /* MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED */, -1, 0);
+	if (p == (long)L->cpu_page)
+		L->cpu_tid = -1;
+}
+
 RT_HIDDEN void rt_cpu_close(struct rt_tls *L)
 {
 	L->cpu_lock = &cpu_none;

@@ -173,6 +173,10 @@ static inline __attribute__((always_inline)) uint64_t rt_off_now(struct rt_tls *
  * parent's page is unmapped first.  rt_cpu_close: the thread's end. */
 RT_HIDDEN void rt_cpu_open(struct rt_tls *L, struct sonde_thread *t);
 RT_HIDDEN void rt_cpu_close(struct rt_tls *L);
+/* The agent's end: every registered thread's event given back (its page
+ * replaced by a zero page, cpu_time.c), under the registry's lock. */
+RT_HIDDEN void rt_cpu_retire(struct rt_tls *L);
+RT_HIDDEN void rt_cpu_retire_all(void);
 
 /* Attach to the session if this process has one (idempotent). 0 if attached. */
 RT_HIDDEN int rt_init(void);

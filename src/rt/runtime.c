@@ -380,6 +380,14 @@ static void unhook_slot(uintptr_t slot, uintptr_t ra)
 		poke_word(slot, ra);
 }
 
+RT_HIDDEN void rt_cpu_retire_all(void)
+{
+	reg_lock_take();
+	for (uint32_t i = 0; i < nreg; i++)
+		rt_cpu_retire(reg[i]);
+	reg_unlock();
+}
+
 RT_HIDDEN int rt_session_retire(void)
 {
 	struct sonde_session_hdr *S = rt_sess;

@@ -29,6 +29,8 @@ rc=$?
 check "sonde ends on SIGINT with status 0" test $rc -eq 0
 check "the program still runs after sonde ended" kill -0 "$pid"
 check "the agent has ended (its watcher thread is gone)" agent_ended "$pid"
+check "the agent's end gave back the threads' perf events (no [perf_event] mapping left)" \
+	bash -c "! grep -q perf_event /proc/$pid/maps"
 finish
 check "output and exit status equal the unattached run's (later calls work)" cmp -s ref.out att.out
 "$SONDE" info -i att.data > info.txt 2>&1

@@ -82,6 +82,38 @@ run() {
 
 "$SONDE_CC_BIN" -O2 -g -pthread "$src" -o cw-gcc || { notok build "sonde-cc gcc"; exit 0; }
 run "sonde-cc gcc" ./cw-gcc
+
+# pprof's cpu and off_cpu sample types, read by `go tool pprof`: each
+# function's flat values are sonde's exclusive CPU and off-CPU time
+export GOCACHE="$T/gocache" HOME="${HOME:-$T}"
+if command -v go >/dev/null && go tool pprof -h >/dev/null 2>&1; then
+	"$SONDE" export -i "sonde-cc gcc.data" --format=pprof -o cw.pb.gz 2>exp.err || notok "pprof export" "$(cat exp.err)"
+	"$SONDE" report -i "sonde-cc gcc.data" --format=json >all.json
+	for t in cpu off_cpu; do
+		go tool pprof -top -sample_index=$t -unit=ns -nodefraction=0 -nodecount=100000 cw.pb.gz >top_$t.txt 2>pprof.err ||
+			notok "go tool pprof -sample_index=$t" "$(head -2 pprof.err)"
+	done
+	python3 - <<'PY'
+import json, re, sys, os; sys.path.insert(0, os.environ["ROOT"] + "/tests")
+from profile_check import say, done
+f = {x["name"]: x for x in json.load(open("all.json"))["functions"]}
+for t in ("cpu", "off_cpu"):
+    flat = {}
+    for line in open(f"top_{t}.txt"):
+        m = re.match(r"\s*(\d+)ns\s.*%\s+(\S+)$", line)
+        if m:
+            flat[m.group(2)] = int(m.group(1))
+    bad = []
+    for n, x in f.items():
+        want = x["exclusive_cpu_ns"] if t == "cpu" else x["exclusive_ns"] - x["exclusive_cpu_ns"]
+        if abs(flat.get(n, 0) - want) > 2:
+            bad.append(f"{n}: pprof {flat.get(n)} sonde {want}")
+    say(flat and not bad, f"go tool pprof -sample_index={t}: every function's flat time is sonde's exclusive {t.replace('_', '-')} time", "; ".join(bad[:4]))
+done()
+PY
+else
+	skip "go tool pprof reads the cpu and off_cpu types" "no go tool pprof (apt-get install golang-go)"
+fi
 if command -v clang >/dev/null; then
 	if SONDE_CC=clang "$SONDE_CC_BIN" -O2 -g -pthread "$src" -o cw-clang; then run "sonde-cc clang" ./cw-clang
 	else notok "sonde-cc clang" "build failed"; fi

@@ -382,7 +382,7 @@ static int start_by_helper(pid_t pid, pid_t fd_pid, const char *rt, const uint64
 				break;
 			}
 			name[m.namelen] = 0;
-			struct attach_frame f = { m.tid, m.fn, m.slot, m.ra, name };
+			struct attach_frame f = { m.tid, m.fn, m.slot, m.ra, name, 0 };
 			if (frames_add(&a->frames, &f)) {
 				free(name);
 				break;

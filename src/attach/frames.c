@@ -193,7 +193,7 @@ static void unwind_thread(struct unwind *u, Dwfl_Thread *th, struct attach_frame
 		uint64_t fn = look - off;
 		if (i == 0 && pc < fn + SLED_LEN)
 			continue; /* not entered yet */
-		struct attach_frame f = { u->tid, fn, slot, ra, strdup(name) };
+		struct attach_frame f = { u->tid, fn, slot, ra, strdup(name), 0 };
 		if (frames_add(out, &f))
 			free(f.name);
 	}
@@ -235,6 +235,21 @@ void frames_let_go(void)
 #endif
 }
 
+/* CLOCK_MONOTONIC `mono` less the time thread tid has run (the first field
+ * of /proc/TID/schedstat, the clock CLOCK_THREAD_CPUTIME_ID reads): the
+ * runtime's off-CPU time of the thread (rt/cpu_time.c); 0 if unknown. */
+static uint64_t thread_off_ns(pid_t tid, uint64_t mono)
+{
+	char path[64], b[128];
+	unsigned long long ran;
+	snprintf(path, sizeof path, "/proc/%d/schedstat", (int)tid);
+	FILE *f = fopen(path, "r");
+	int ok = f && fgets(b, sizeof b, f) && sscanf(b, "%llu", &ran) == 1;
+	if (f)
+		fclose(f);
+	return ok && mono > ran ? mono - ran : 0;
+}
+
 int frames_take(pid_t pid, pid_t held, int keep, struct attach_frames *out, char *err, size_t n)
 {
 	int any = out->any_module;
@@ -248,6 +263,7 @@ int frames_take(pid_t pid, pid_t held, int keep, struct attach_frames *out, char
 	if (stop_all(pid, &s, err, n))
 		return -1;
 	out->tsc = clock_ticks();
+	out->mono = clock_mono_ns();
 	attach_time("frames: threads stopped");
 	Dwfl *d = unwind_begin(pid, err, n);
 	int rc = -1;
@@ -267,6 +283,11 @@ int frames_take(pid_t pid, pid_t held, int keep, struct attach_frames *out, char
 	 * again for each one. */
 	dwfl_getthreads(d, thread_cb, &w);
 	out->nthreads = s.n;
+	/* each thread's off-CPU time at the stop, while it is stopped: the
+	 * resumed frames' start (issue 38, rt/agent.c) */
+	for (int i = 0; i < out->n; i++)
+		out->f[i].off_ns = i && out->f[i - 1].tid == out->f[i].tid ? out->f[i - 1].off_ns
+		                                                             : thread_off_ns(out->f[i].tid, out->mono);
 	attach_time("frames: threads unwound");
 	rc = 0;
 out:
@@ -309,7 +330,8 @@ void frames_to_session(const struct attach_frames *fr, struct sonde_session_hdr 
 	struct sonde_attach *a = sess_ptr(h, off);
 	a->tsc = fr->tsc;
 	for (int i = 0; i < fr->n; i++)
-		a->f[i] = (struct sonde_attach_frame){ fr->f[i].fn, fr->f[i].slot, fr->f[i].ra, fr->f[i].tid, 0 };
+		a->f[i] = (struct sonde_attach_frame){ fr->f[i].fn, fr->f[i].slot, fr->f[i].ra, fr->f[i].tid, 0,
+		                                       fr->f[i].off_ns };
 	a->nframes = (uint32_t)fr->n;
 	h->attach_off = off;
 }

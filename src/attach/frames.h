@@ -16,6 +16,8 @@ struct attach_frame {
 	uint64_t slot;      /* where its return address is on the stack */
 	uint64_t ra;        /* that return address */
 	char *name;         /* its symbol (malloc'ed), or NULL */
+	uint64_t off_ns;    /* its thread's off-CPU nanoseconds when stopped (CLOCK_MONOTONIC less the
+	                     * time it ran, /proc/TID/schedstat), 0: not known */
 };
 
 /* Each thread's frames together, outermost first. */
@@ -24,6 +26,7 @@ struct attach_frames {
 	int n, cap;
 	int nthreads;       /* threads stopped and unwound */
 	uint64_t tsc;       /* when they were all stopped */
+	uint64_t mono;      /* the same, CLOCK_MONOTONIC */
 	int any_module;     /* in: frames of every module, not only sonde-cc ones (functions patched
 	                     * without a rebuild: the agent keeps those it patched) */
 	uint64_t pcs[256];  /* out: where each stopped thread was (its pc) */

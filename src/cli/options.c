@@ -25,7 +25,7 @@ static const struct cli_option options[] = {
 	  "output format: table (default) or json; export: callgrind, folded, pprof, chrome, perfetto; "
 	  "record --every: pprof (a profile file per window)" },
 	{ "sort", O_SORT, required_argument, CMD_REPORT | CMD_LOCKS, "KEY",
-	  "report: excl (default), incl, calls, name; locks: wait (default), hold, acquisitions, contended, name" },
+	  "report: excl (default), incl, calls, name, excl-cpu, incl-cpu (time on a CPU); locks: wait (default), hold, acquisitions, contended, name" },
 	{ "limit", O_LIMIT, required_argument, CMD_REPORT | CMD_LOCKS | CMD_CALLERS | CMD_DIFF, "N",
 	  "show at most N rows" },
 	{ "per-lock", O_PER_LOCK, no_argument, CMD_LOCKS, NULL,

@@ -196,6 +196,7 @@ struct sonde_attach_frame {
 	uint64_t ra;        /* the return address that slot held */
 	int32_t  tid;
 	uint32_t pad;
+	uint64_t off_ns;    /* its thread's off-CPU nanoseconds at the attach (0: not known; rt/cpu_time.c) */
 };
 struct sonde_attach {
 	uint64_t tsc;       /* when the threads were stopped: the resumed frames' start */

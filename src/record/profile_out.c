@@ -29,12 +29,29 @@ static uint32_t open_frames(const struct sonde_thread *t)
 	return t->depth < SONDE_STACK_MAX ? t->depth : SONDE_STACK_MAX;
 }
 
+/* The off-CPU nanoseconds of live thread t (of process pid) at `end_mono`
+ * (CLOCK_MONOTONIC), as its runtime counts them (CLOCK_MONOTONIC less its
+ * CPU time), from /proc/PID/task/TID/schedstat's first field (the time it
+ * ran): the wait a thread is in at the end (a server blocked in epoll_wait,
+ * an uninstrumented call) was not seen by any hook.  0: cannot tell. */
+static uint64_t off_at_end(int32_t pid, int32_t tid, uint64_t end_mono)
+{
+	char path[64], b[128];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", pid, tid);
+	FILE *f = pid > 0 && tid > 0 ? fopen(path, "r") : NULL;
+	unsigned long long ran = 0;
+	int ok = f && fgets(b, sizeof b, f) && sscanf(b, "%llu", &ran) == 1;
+	if (f)
+		fclose(f);
+	return ok && end_mono > ran ? end_mono - ran : 0;
+}
+
 /* REC_CCT of thread slot `slot`: its nodes [0, used), converted, the calls
  * still open closed at `end` in the copy (the session is only read: a
  * snapshot reads it while the program runs); then its REC_CCT_CPU, the
  * open calls' off-CPU time up to the thread's last context switch seen. */
 static void write_cct(struct rec_writer *w, uint32_t slot, const struct sonde_thread *t, const struct sonde_node *nodes,
-                      uint32_t used, uint64_t end)
+                      uint32_t used, uint64_t end, uint64_t off_end)
 {
 	struct rec_cct hdr = { slot, used };
 	int split = t->cpu_split == 1;
@@ -52,7 +69,8 @@ static void write_cct(struct rec_writer *w, uint32_t slot, const struct sonde_th
 		if (off)
 			off[n] = nodes[n].off_ns;
 	}
-	uint64_t off_end = t->off_ns;
+	if (off_end < t->off_ns)
+		off_end = t->off_ns;
 	for (uint32_t i = 0, depth = open_frames(t); i < depth; i++) {
 		const struct sonde_frame *f = &t->stack[i];
 		if (f->node == 0 || f->node >= used || end < f->start)
@@ -92,7 +110,7 @@ int write_profile(struct session *s, struct recorder *rec, const struct launched
 	if (recorder_profile(rec, err, errlen))
 		return -1;
 	struct rec_writer *w = &rec->prof;
-	const struct clock_point *c1 = &rec->c1;
+	const struct clock_point *c0 = &rec->c0, *c1 = &rec->c1;
 
 	uint32_t nprocs = sess_nprocs(h);
 	for (uint32_t i = 0; i < nprocs; i++) {
@@ -143,8 +161,17 @@ int write_profile(struct session *s, struct recorder *rec, const struct launched
 		struct rec_thread r;
 		conv_thread(&r, t, i, end, used, open);
 		writer_put(w, REC_THREAD, &r, sizeof r, NULL, 0);
-		if (used && (cfg->mode & SONDE_MODE_PROFILE))
-			write_cct(w, i, t, nodes, used, end);
+		if (used && (cfg->mode & SONDE_MODE_PROFILE)) {
+			uint64_t off_end = 0;
+			/* a thread that runs on (attached, a snapshot): its wait now */
+			if (t->cpu_split == 1 && t->depth && atomic_load(&t->state) == SONDE_T_LIVE && t->proc < SONDE_MAX_PROCS &&
+			    c1->ticks > c0->ticks && c1->mono_ns > c0->mono_ns) {
+				double tpn = (double)(c1->ticks - c0->ticks) / (double)(c1->mono_ns - c0->mono_ns);
+				double em = (double)c1->mono_ns - ((double)c1->ticks - (double)end) / tpn;
+				off_end = off_at_end(h->procs[t->proc].pid, t->tid, em > 0 ? (uint64_t)em : 0);
+			}
+			write_cct(w, i, t, nodes, used, end, off_end);
+		}
 	}
 	write_locks(s, w);
 	write_syscalls(s, w);

@@ -140,12 +140,14 @@ RT_HIDDEN void rt_agent_adopt(struct rt_tls *L)
 	 * the snapshot at that very slot has returned (this call reuses it). */
 	uintptr_t sp = L->first_slot ? L->first_slot : (uintptr_t)__builtin_frame_address(0), prev = UINTPTR_MAX;
 	uint32_t k = 0;
+	uint64_t off_at = 0; /* the thread's off-CPU time at the attach */
 	rt_busy_in(L); /* a signal handler's calls wait meanwhile (signals.c) */
 	for (uint64_t i = 0; i < nf && k < SONDE_STACK_MAX / 2; i++) {
 		struct sonde_attach_frame *f = &a->f[i];
 		if (f->tid != tid)
 			continue;
 		f->tid = 0; /* taken (a later thread with this tid takes nothing) */
+		off_at = f->off_ns;
 		uintptr_t slot = (uintptr_t)f->slot;
 		if (slot <= sp || slot >= prev || (slot & 7) || *(uintptr_t *)slot != f->ra)
 			break;
@@ -173,6 +175,12 @@ RT_HIDDEN void rt_agent_adopt(struct rt_tls *L)
 		if (a->tsc < t->start_tsc)
 			t->start_tsc = a->tsc; /* the thread was there at the attach */
 		rt_resume_frames(L, t->stack, k, a->tsc);
+		/* their off-CPU time from the attach on, not from this first event:
+		 * a thread blocked until now (in read, epoll_wait) waited, and the
+		 * clocks agree (both CLOCK_MONOTONIC less the thread's run time) */
+		uint64_t now_off = rt_off_now(L);
+		for (uint32_t i = 0; i < k && off_at && off_at <= now_off && L->cpu_page; i++)
+			t->stack[i].off0 = off_at;
 		for (uint32_t i = 0; i < k; i++)
 			*(uintptr_t *)(uintptr_t)t->stack[i].slot = rt_exit_tramp_for(t->stack[i].flags);
 	}

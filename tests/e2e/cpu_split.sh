@@ -145,6 +145,49 @@ rc=$?
 	notok "attached: recorded" "status $rc: $(tail -3 att.err; tail -2 att.out)"
 compare "attached" att.data att.own
 
+# attached, the program's work done and then blocked (main waiting on its
+# stdin, in read: no hook runs) when sonde ends: main's open call spent
+# that wait off the CPU (the recorder reads the thread's CPU time at the
+# end), not on it
+rm -f blk.fifo
+mkfifo blk.fifo
+(./cw-gcc 1 wait end <blk.fifo >blk.out 2>blk.own; echo "status $?" >>blk.out) &
+runner=$!
+exec 3>blk.fifo
+for _ in $(seq 500); do grep -q waiting blk.out 2>/dev/null && break; sleep 0.02; done
+pid=$(pgrep -n -f "cw-gcc 1 wait end")
+"$SONDE" record -p "$pid" -o blk.data 2>blk.err &
+sp=$!
+for _ in $(seq 1000); do grep -q "recording process $pid" blk.err 2>/dev/null && break; sleep 0.02; done
+printf g >&3
+for _ in $(seq 1500); do grep -q "waiting again" blk.out 2>/dev/null && break; sleep 0.02; done
+sleep 1 # the window: the program stays blocked in it
+kill -INT $sp
+wait $sp
+rc=$?
+printf g >&3
+exec 3>&-
+wait $runner
+"$SONDE" report -i blk.data --pid "$pid" --format=json >blk.json 2>blk.rerr
+python3 - $rc <<'PY'
+import json, sys, os; sys.path.insert(0, os.environ["ROOT"] + "/tests")
+from profile_check import say, done
+f = {x["name"]: x for x in json.load(open("blk.json"))["functions"]}
+m = f.get("main", {})
+own = {}
+for line in open("blk.own"):
+    w = line.split()
+    if w[:1] == ["own"]:
+        own[w[1]] = int(w[7])
+work = sum(own[k] for k in ("burn", "nap", "await", "drain", "contend", "mixed") if k in own)
+say(sys.argv[1] == "0" and m.get("inclusive_ns", 0) > 0.8e9,
+    "attached, blocked: sonde ended on SIGINT, main open for the window", str(m))
+say(len(own) == 6 and m.get("inclusive_cpu_ns") is not None and m["inclusive_cpu_ns"] < work + 50e6,
+    f"attached, blocked: main's CPU time is its work's ({work / 1e6:.1f} ms; + 50 ms), the wait at the end off the CPU", str(m))
+done()
+PY
+grep -qx "status 0" blk.out && ok "attached, blocked: the program then ran to its end" || notok "attached, blocked: the program" "$(tail -2 blk.out)"
+
 # no source: a seccomp filter on the program (a filter that allows all),
 # the split not tried; the report says so and shows no CPU numbers
 {

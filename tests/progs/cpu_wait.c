@@ -15,7 +15,9 @@
  * called by mixed too).  At the end it prints on stderr a line per
  * function: "own NAME calls N wall W cpu C" (nanoseconds, summed over all
  * its calls).  With "wait" as argument 2 it first
- * waits for a byte on stdin (a test attaches meanwhile). */
+ * waits for a byte on stdin (a test attaches meanwhile); with "end" as
+ * argument 3 it also waits for one after its work ("waiting again"),
+ * blocked in read inside main. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -202,6 +204,13 @@ int main(int argc, char **argv)
 		kill(h, SIGKILL);
 		waitpid(h, NULL, 0);
 		mixed();
+	}
+	if (argc > 3 && !strcmp(argv[3], "end")) {
+		char b;
+		printf("waiting again\n");
+		fflush(stdout);
+		if (read(0, &b, 1) != 1)
+			return 2;
 	}
 	for (int k = 0; k < F_N; k++)
 		fprintf(stderr, "own %s calls %llu wall %llu cpu %llu\n", names[k], (unsigned long long)calls[k],

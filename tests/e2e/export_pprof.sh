@@ -111,16 +111,20 @@ for l in open("raw.txt"):
         part = l.split()[0].rstrip(":")
         continue
     if part == "Samples":
-        m = re.match(r"\s+(\d+)\s+(\d+): ([\d ]+)$", l)
-        if m:
-            samples.append((int(m.group(1)), int(m.group(2)), [int(x) for x in m.group(3).split()]))
+        m = re.match(r"\s+(\d+)\s+(\d+)((?:\s+\d+)*): ([\d ]+)$", l)
+        if m:   # calls, time, then (a profile with the CPU split) cpu, off_cpu
+            more = [int(x) for x in m.group(3).split()]
+            samples.append((int(m.group(1)), int(m.group(2)), [int(x) for x in m.group(4).split()], more))
     elif part == "Locations":
         m = re.match(r"\s+(\d+): (?:0x[0-9a-f]+ )?(?:M=\d+ )?(\S+)", l)
         if m:
             loc[int(m.group(1))] = m.group(2)
 calls, flat, cum, nleaf, nin = (defaultdict(int) for _ in range(5))
 recursive = set()
-for c, ns, stack in samples:
+split_bad = [(ns, more) for c, ns, stack, more in samples if len(more) != 2 or abs(more[0] + more[1] - ns) > 1]
+ok(samples and not split_bad, "lua -raw: every sample has cpu and off_cpu values, their sum its time (1 ns of rounding)",
+   repr(split_bad[:3]))
+for c, ns, stack, more in samples:
     names = [loc[i] for i in stack]
     calls[names[0]] += c; flat[names[0]] += ns; nleaf[names[0]] += 1
     for n in set(names):

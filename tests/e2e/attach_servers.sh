@@ -79,6 +79,30 @@ calls_of() {
 			jq_py "$1.rep" "f={x['name']: x['calls'] for x in d['functions']}; assert d['lost_events'] == 0, d['lost_events']; print(f.get('$3', 0))"
 	fi
 }
+# cpu_split_of LABEL NAME FUNC: issue 38 on a real server, from cycle
+# NAME's report: the time split was measured; the function today's report
+# puts first (most exclusive wall time: the server waiting for its client)
+# spent it mostly off the CPU (over 80%); FUNC (the work of a request:
+# parsing a query, running a command) mostly on it (over 50%)
+cpu_split_of() {
+	python3 - "$1" "$2.rep" "$3" <<'PY'
+import json, sys
+label, path, fn = sys.argv[1:4]
+d = json.load(open(path))
+ok = lambda c, n, why="": print(("ok - " if c else "not ok - ") + n + ("" if c else ": " + why))
+ok(d.get("cpu_split") == "measured", f"{label}: the CPU split was measured", str(d.get("cpu_split")))
+fs = [f for f in d["functions"] if f.get("exclusive_cpu_ns") is not None]
+if not fs:
+    sys.exit(0)
+top = max(fs, key=lambda f: f["exclusive_ns"])
+off = 1 - top["exclusive_cpu_ns"] / top["exclusive_ns"] if top["exclusive_ns"] else 0
+ok(off > 0.8, f"{label}: the first function by exclusive time ({top['name']}) waited: {100 * off:.0f}% of it off the CPU",
+   str(top))
+w = next((f for f in fs if f["name"] == fn), None)
+cpu = w["inclusive_cpu_ns"] / w["inclusive_ns"] if w and w["inclusive_ns"] else 0
+ok(cpu > 0.5, f"{label}: {fn} (a request's work) ran: {100 * cpu:.0f}% of its time on a CPU", str(w))
+PY
+}
 # rss_own PID: resident kB of PID's mappings, without System V / anonymous
 # shared memory and /dev/shm segments (PostgreSQL's buffers and WAL)
 rss_own() {
@@ -129,6 +153,7 @@ run_cycles() {
 			else
 				notok "$S: cycle $i ($mode): $fn's calls equal the server's own count of the window" "recorded '$got', the server counted '$want'"
 			fi
+			[ "$mode" = profile ] && cpu_split_of "$S: cycle $i" "$name" "$fn"
 		fi
 		last=$(rss_own "$p")
 		[ -z "$first" ] && { first=$last; smaps_by_name "$p" > "$S.smaps1"; }

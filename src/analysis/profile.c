@@ -257,6 +257,19 @@ int64_t *profile_node_cpu(const struct recording *r, const struct rd_thread *t)
 	return t->nodes && t->nnodes ? cpu_values(&scratch, r, t) : NULL;
 }
 
+void profile_count_split(struct profile *p, const struct rd_thread *t)
+{
+	if (!t->nodes || t->nnodes == 0)
+		return;
+	if (t->off_ns) {
+		p->cpu_threads++;
+		return;
+	}
+	p->cpu_unknown++;
+	if (t->cpu_split < 0 && !p->cpu_why)
+		p->cpu_why = t->cpu_split;
+}
+
 void profile_add_thread(struct profile *p, const struct recording *r, const struct fn_table *ft,
                         const struct rd_thread *t)
 {
@@ -264,14 +277,9 @@ void profile_add_thread(struct profile *p, const struct recording *r, const stru
 		return;
 	add_values(p, r, ft, t, NULL, 0);
 	int64_t *cv = cpu_values(p, r, t);
-	if (cv) {
+	if (cv)
 		add_values(p, r, ft, t, cv, 1);
-		p->cpu_threads++;
-	} else {
-		p->cpu_unknown++;
-		if (t->cpu_split < 0 && !p->cpu_why)
-			p->cpu_why = t->cpu_split;
-	}
+	profile_count_split(p, t);
 	free(cv);
 }
 

@@ -65,6 +65,8 @@ struct pair_metrics *profile_pair(struct profile *p, uint32_t caller, uint32_t c
  * are whole); otherwise they are not shown, and profile_cpu_why says why
  * in a few words ("perf_event_open refused: Permission denied"). */
 int profile_cpu_known(const struct profile *p);
+/* Count thread t in p's cpu_threads / cpu_unknown / cpu_why (profile_add_thread does). */
+void profile_count_split(struct profile *p, const struct rd_thread *t);
 /* The CPU ticks of each of t's nodes, as the *_cpu metrics count them
  * (malloc'ed, t->nnodes of them), or NULL when t has no split. */
 int64_t *profile_node_cpu(const struct recording *r, const struct rd_thread *t);

@@ -88,7 +88,6 @@ struct sonde_frame {
 	uint32_t flags;     /* SONDE_FRAME_* */
 	uint64_t trace_prev;/* trace mode: time of the record before the entry record */
 	uint64_t site;      /* its real return address (the slot holds the exit trampoline's, but with SONDE_FRAME_SLED) */
-	uint64_t off0;      /* profile mode: the thread's off-CPU nanoseconds at entry (rt/cpu_time.c) */
 };
 enum {
 	SONDE_FRAME_TRACED   = 1u << 0, /* an entry record was written */
@@ -108,7 +107,8 @@ struct sonde_node {
 	uint32_t func;        /* SONDE_FUNC(module slot, number) */
 	uint64_t calls;
 	uint64_t ticks;       /* inclusive TSC ticks of the calls of this context */
-	uint64_t off_ns;      /* the part of them the thread spent off-CPU, in nanoseconds (rt/cpu_time.c) */
+	uint64_t off_ns;      /* exclusive: the nanoseconds the thread spent off-CPU with this context
+	                       * on top of its stack (rt/cpu_time.c) */
 };
 
 enum sonde_thread_state { SONDE_T_FREE = 0, SONDE_T_LIVE = 1, SONDE_T_EXITED = 2 };

@@ -48,8 +48,9 @@ static uint64_t off_at_end(int32_t pid, int32_t tid, uint64_t end_mono)
 
 /* REC_CCT of thread slot `slot`: its nodes [0, used), converted, the calls
  * still open closed at `end` in the copy (the session is only read: a
- * snapshot reads it while the program runs); then its REC_CCT_CPU, the
- * open calls' off-CPU time up to the thread's last context switch seen. */
+ * snapshot reads it while the program runs); then its REC_CCT_CPU, each
+ * node's off-CPU time made inclusive, the top context given the wait since
+ * the thread's last hook (off_end: its off-CPU time at the end, when known). */
 static void write_cct(struct rec_writer *w, uint32_t slot, const struct sonde_thread *t, const struct sonde_node *nodes,
                       uint32_t used, uint64_t end, uint64_t off_end)
 {
@@ -69,15 +70,21 @@ static void write_cct(struct rec_writer *w, uint32_t slot, const struct sonde_th
 		if (off)
 			off[n] = nodes[n].off_ns;
 	}
-	if (off_end < t->off_ns)
-		off_end = t->off_ns;
 	for (uint32_t i = 0, depth = open_frames(t); i < depth; i++) {
 		const struct sonde_frame *f = &t->stack[i];
 		if (f->node == 0 || f->node >= used || end < f->start)
 			continue;
 		out[f->node].ticks += end - f->start;
-		if (off && off_end > f->off0)
-			off[f->node] += off_end - f->off0;
+	}
+	if (off) {
+		/* the wait since the thread's last hook is the top context's */
+		if (off_end > t->off_ns && t->cur_node < used && t->depth)
+			off[t->cur_node] += off_end - t->off_ns;
+		/* exclusive (the runtime's) to inclusive (the file's): children
+		 * come after their parents */
+		for (uint32_t n = used; n-- > 1;)
+			if (out[n].parent < n) /* saturating: the session's values are the program's memory */
+				off[out[n].parent] = off[out[n].parent] + off[n] < off[n] ? UINT64_MAX : off[out[n].parent] + off[n];
 	}
 	writer_put(w, REC_CCT, &hdr, sizeof hdr, out, sizeof *out * (uint64_t)used);
 	writer_put(w, REC_CCT_CPU, &chdr, sizeof chdr, off, off ? sizeof *off * (uint64_t)used : 0);

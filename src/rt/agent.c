@@ -175,12 +175,12 @@ RT_HIDDEN void rt_agent_adopt(struct rt_tls *L)
 		if (a->tsc < t->start_tsc)
 			t->start_tsc = a->tsc; /* the thread was there at the attach */
 		rt_resume_frames(L, t->stack, k, a->tsc);
-		/* their off-CPU time from the attach on, not from this first event:
-		 * a thread blocked until now (in read, epoll_wait) waited, and the
-		 * clocks agree (both CLOCK_MONOTONIC less the thread's run time) */
-		uint64_t now_off = rt_off_now(L);
-		for (uint32_t i = 0; i < k && off_at && off_at <= now_off && L->cpu_page; i++)
-			t->stack[i].off0 = off_at;
+		/* the thread's off-CPU time from the attach to this first event (a
+		 * thread blocked until now, in read or epoll_wait, waited) is the
+		 * innermost resumed call's; the clocks agree (both CLOCK_MONOTONIC
+		 * less the time the thread ran) */
+		if (off_at && L->cpu_page && off_at <= L->off_ns && t->cur_node < t->nodes_used)
+			L->nodes[t->cur_node].off_ns += L->off_ns - off_at;
 		for (uint32_t i = 0; i < k; i++)
 			*(uintptr_t *)(uintptr_t)t->stack[i].slot = rt_exit_tramp_for(t->stack[i].flags);
 	}

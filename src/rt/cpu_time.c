@@ -8,13 +8,18 @@
  * cpu -1: allowed to an ordinary user at perf_event_paranoid 2), maps its
  * user page and closes the descriptor (the mapping keeps the event; no file
  * descriptor of the program's is taken).  The kernel updates the page, and
- * so its `lock` word, when it switches the thread in and out.  A hook reads
- * the word (one load): unchanged since the thread's off-CPU time was last
- * taken, no switch happened and that time still holds; changed, the cold
- * path below takes it again as CLOCK_MONOTONIC - CLOCK_THREAD_CPUTIME_ID,
- * two system calls once per context switch.  A call's off-CPU time is its
- * exit's value minus its entry's (the frame's off0), exact to the clocks'
- * reading: off-CPU time only grows across a switch, which changes the word.
+ * so its `lock` word, when it switches the thread in and out.  Each hook
+ * reads the word first (one load), before it changes the shadow stack:
+ * unchanged since the thread's off-CPU time was last taken, no switch
+ * happened since the thread's last hook; changed, the cold path below takes
+ * that time again as CLOCK_MONOTONIC - CLOCK_THREAD_CPUTIME_ID, two system
+ * calls once per context switch, and gives what it grew by to the context
+ * on top of the shadow stack: between two hooks the stack does not change,
+ * so the wait happened with that context on top, inside its exclusive
+ * time.  A node's inclusive off-CPU time is then its subtree's sum, as its
+ * inclusive wall time is (the recorder sums it, record/profile_out.c);
+ * exact to the clocks' readings: off-CPU time only grows across a switch,
+ * which changes the word.
  *
  * No page (perf_event_open refused, a seccomp filter on the thread): the
  * word is a constant, no call has off-CPU time, and the thread's cpu_split
@@ -54,17 +59,21 @@ static uint64_t clock_ns(long clk)
 	return (uint64_t)ts.s * 1000000000ull + (uint64_t)ts.ns;
 }
 
-RT_HIDDEN uint64_t rt_cpu_refresh(struct rt_tls *L, uint32_t lock)
+RT_HIDDEN uint64_t rt_cpu_refresh(struct rt_tls *L, uint32_t lock, uint32_t mode)
 {
 	/* the word first: a switch after it makes the next hook look again */
 	uint64_t mono = clock_ns(1 /* CLOCK_MONOTONIC */), cpu = clock_ns(3 /* CLOCK_THREAD_CPUTIME_ID */);
 	uint64_t off = mono > cpu ? mono - cpu : 0;
 	if (off < L->off_ns || !mono || !cpu)
 		off = L->off_ns; /* never backwards: a failed or coarse reading gives nothing */
+	struct sonde_thread *t = L->t;
+	/* the first reading (rt_cpu_open: mode 0, off_ns 0) gives nobody anything */
+	if (t && L->off_ns && (mode & SONDE_MODE_PROFILE) && L->nodes && t->cur_node < t->nodes_used)
+		L->nodes[t->cur_node].off_ns += off - L->off_ns;
 	L->off_ns = off;
 	L->cpu_seen = lock;
-	if (L->t)
-		L->t->off_ns = off;
+	if (t)
+		t->off_ns = off;
 	return off;
 }
 
@@ -136,7 +145,7 @@ RT_HIDDEN void rt_cpu_open(struct rt_tls *L, struct sonde_thread *t)
 	L->off_ns = 0;
 	L->cpu_seen = *L->cpu_lock;
 	if (L->cpu_page)
-		rt_cpu_refresh(L, L->cpu_seen);
+		rt_cpu_refresh(L, L->cpu_seen, 0);
 	t->off_ns = L->off_ns;
 }
 

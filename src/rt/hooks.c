@@ -146,7 +146,6 @@ static inline __attribute__((always_inline)) void pop_frame_mode(struct rt_tls *
 	if ((mode & SONDE_MODE_PROFILE) && f->node != RT_NO_NODE) {
 		struct sonde_node *nd = &L->nodes[f->node];
 		nd->ticks += now - f->start;
-		nd->off_ns += rt_off_now(L) - f->off0;
 		t->cur_node = nd->parent;
 	}
 	if (mode & SONDE_MODE_TRACE)
@@ -395,6 +394,7 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 	struct sonde_thread *t = L->t;
 	L->busy = 1; /* was 0: nothing pending */
 	atomic_signal_fence(memory_order_seq_cst);
+	rt_cpu_check(L, mode); /* a switch since the last hook: its wait is the caller's (cpu_time.c) */
 	if (numbered && (fn & SONDE_INSTR_COUNT)) {
 		/* only a profile counts (record refuses --timing with --trace) */
 		fn &= ~(uintptr_t)SONDE_INSTR_COUNT;
@@ -437,8 +437,6 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 	uint64_t func = plain ? (uint64_t)m->slot << 20 | number : SONDE_FUNC(m->slot, number);
 	struct sonde_frame *f = &t->stack[d];
 	f->node = (mode & SONDE_MODE_PROFILE) ? cct_enter(L, t, m, idx, (uint32_t)func) : RT_NO_NODE;
-	if (mode & SONDE_MODE_PROFILE)
-		f->off0 = rt_off_now(L);
 	f->start = now;
 	f->slot = (uintptr_t)slot;
 	f->site = ra;
@@ -539,6 +537,7 @@ static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, ui
 	struct sonde_thread *t = L->t;
 	rt_busy_in(L); /* maybe inside a section of the runtime that a hooked frame returns into */
 	atomic_signal_fence(memory_order_seq_cst);
+	rt_cpu_check(L, mode); /* a switch since the last hook: its wait is the returning callee's */
 	uint64_t now = clock_ticks();
 	uint32_t d = t->depth;
 	uintptr_t ra;
@@ -591,6 +590,7 @@ static inline __attribute__((always_inline)) void exit_sled_body(uintptr_t *slot
 	struct sonde_thread *t = L->t;
 	L->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
+	rt_cpu_check(L, mode);
 	uint64_t now = clock_ticks();
 	uint32_t d = t->depth;
 	uintptr_t s = (uintptr_t)slot;
@@ -830,7 +830,7 @@ __asm__(
 	".Lrt_tramp_nf:\n"
 	"	.byte 0x31, 0x1c\n"              /* lit1 minus: [s t i] */
 	"	.byte 0x12, 0x0a\n"              /* dup const2u sizeof frame */
-	"	.short 56\n"
+	"	.short 48\n"
 	"	.byte 0x1e, 0x15, 2, 0x22\n"     /* mul pick t plus */
 	"	.byte 0x23, 0x90, 0x12\n"        /* plus_uconst stack (2320): [s t i p] */
 	"	.byte 0x12, 0x23, 8, 0x06\n"     /* dup plus_uconst slot deref */
@@ -851,7 +851,7 @@ __asm__(
 _Static_assert(offsetof(struct rt_tls, t) == 16, "rt_exit_tramp's CFI: rt_tls.t");
 _Static_assert(offsetof(struct sonde_thread, depth) == 12, "rt_exit_tramp's CFI: depth");
 _Static_assert(offsetof(struct sonde_thread, stack) == 2320, "rt_exit_tramp's CFI: stack");
-_Static_assert(sizeof(struct sonde_frame) == 56, "rt_exit_tramp's CFI: frame size");
+_Static_assert(sizeof(struct sonde_frame) == 48, "rt_exit_tramp's CFI: frame size");
 _Static_assert(offsetof(struct sonde_frame, slot) == 8 && offsetof(struct sonde_frame, site) == 40,
                "rt_exit_tramp's CFI: slot, site");
 /* The same keeping every general register (rt.h): the slot's place is

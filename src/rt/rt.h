@@ -157,16 +157,18 @@ static inline uint64_t *rt_ring_last(struct rt_tls *L)
 	return (rt_mode & SONDE_MODE_TRACE) && !rt_floor ? &L->t->last_tsc : &L->trace_last;
 }
 
-/* The thread's off-CPU nanoseconds now (cpu_time.c): while its page's lock
- * word is unchanged, no context switch took it off the CPU since they were
- * taken; else the cold path takes them again (two system calls). */
-RT_HIDDEN uint64_t rt_cpu_refresh(struct rt_tls *L, uint32_t lock);
-static inline __attribute__((always_inline)) uint64_t rt_off_now(struct rt_tls *L)
+/* At the start of a hook, before the shadow stack changes (cpu_time.c):
+ * while the thread's page's lock word is unchanged, no context switch took
+ * it off the CPU since its last hook; else the cold path takes its off-CPU
+ * time again (two system calls) and, in a profile, gives what it grew by
+ * to the context on top of the stack (t->cur_node), which was running all
+ * the while: each node's off-CPU time is exclusive, as its wall time is. */
+RT_HIDDEN uint64_t rt_cpu_refresh(struct rt_tls *L, uint32_t lock, uint32_t mode);
+static inline __attribute__((always_inline)) void rt_cpu_check(struct rt_tls *L, uint32_t mode)
 {
 	uint32_t l = *L->cpu_lock;
 	if (__builtin_expect(l != L->cpu_seen, 0))
-		return rt_cpu_refresh(L, l);
-	return L->off_ns;
+		rt_cpu_refresh(L, l, mode);
 }
 /* thread_attach: the page of this thread opened (kept from an earlier
  * session of the same thread), its state in t; a fork child's copy of its

@@ -230,6 +230,7 @@ static void thread_end(void *arg)
 	if (L->t->depth && !__atomic_load_n(&rt_agent_ended, __ATOMIC_ACQUIRE)) {
 		rt_busy_in(L);
 		atomic_signal_fence(memory_order_seq_cst);
+		rt_cpu_check(L, rt_mode); /* the last wait, to the frame on top */
 		rt_close_all(L, L->t, now);
 		atomic_signal_fence(memory_order_seq_cst);
 		rt_busy_out(L);
@@ -692,7 +693,6 @@ RT_HIDDEN void rt_resume_frames(struct rt_tls *L, const struct sonde_frame *fram
 		uint32_t flags = frames[i].flags;
 		t->stack[i] = frames[i]; /* frames may be t->stack itself */
 		t->stack[i].start = now;
-		t->stack[i].off0 = rt_off_now(L);
 		t->stack[i].node = n;
 		t->stack[i].trace_pos = 0;
 		/* No entry record in this process: no exit record either, except in
@@ -716,7 +716,6 @@ RT_HIDDEN void rt_resume_suspended(struct rt_tls *L, const struct sonde_frame *f
 		struct sonde_frame *f = &t->stack[i];
 		*f = frames[i];
 		f->start = now;
-		f->off0 = rt_off_now(L);
 		f->trace_pos = 0;
 		f->flags = flags & (SONDE_FRAME_UNHOOKED | SONDE_FRAME_FULLSAVE | SONDE_FRAME_FILTER | SONDE_FRAME_SLED);
 		if (flags & SONDE_FRAME_FILTER)

@@ -25,7 +25,7 @@ import gdb
 from gdb.unwinder import Unwinder, register_unwinder
 
 # struct sonde_thread / sonde_frame layout (static-asserted in src/rt/hooks.c)
-T_DEPTH, T_STACK, FRAME_SIZE, F_SLOT, F_SITE = 12, 2320, 56, 8, 40
+T_DEPTH, T_STACK, FRAME_SIZE, F_SLOT, F_SITE = 12, 2320, 48, 8, 40
 STACK_MAX = 2048        # SONDE_STACK_MAX
 RT_TLS_T = 16           # offsetof(struct rt_tls, t)
 THREADS_MAX = 4096      # SONDE_MAX_THREADS

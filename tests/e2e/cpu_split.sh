@@ -125,17 +125,27 @@ fi
 if gcc -O2 -g -pthread "$src" -o cw-plain-gcc; then run "plain gcc (patched)" ./cw-plain-gcc
 else notok "plain gcc" "build failed"; fi
 
-# attached: the program waits for a byte on its stdin (a FIFO) meanwhile
-rm -f att.fifo
-mkfifo att.fifo
-(./cw-gcc 6 wait <att.fifo >att.out 2>att.own; echo "status $?" >>att.out) &
-runner=$!
-exec 3>att.fifo
-for _ in $(seq 500); do grep -q waiting att.out 2>/dev/null && break; sleep 0.02; done
-pid=$(pgrep -n -f "cw-gcc 6 wait")
-"$SONDE" record -p "$pid" -o att.data 2>att.err &
-sp=$!
-for _ in $(seq 1000); do grep -q "recording process $pid" att.err 2>/dev/null && break; sleep 0.02; done
+# attach_to NAME ARGS...: ./cw-gcc ARGS started, its stdin a FIFO (fd 3),
+# its output in NAME.out (then "status N"), its sums in NAME.own; once it
+# waits (it prints "waiting PID"), `sonde record -p` on it in the
+# background (its stderr NAME.err, its pid sp) until it says it records
+attach_to() {
+	local name=$1
+	shift
+	rm -f "$name.fifo"
+	mkfifo "$name.fifo"
+	(./cw-gcc "$@" <"$name.fifo" >"$name.out" 2>"$name.own"; echo "status $?" >>"$name.out") &
+	runner=$!
+	exec 3>"$name.fifo"
+	for _ in $(seq 500); do grep -q "^waiting [0-9]" "$name.out" 2>/dev/null && break; sleep 0.02; done
+	pid=$(awk '$1 == "waiting" {print $2; exit}' "$name.out")
+	"$SONDE" record -p "$pid" -o "$name.data" 2>"$name.err" &
+	sp=$!
+	for _ in $(seq 1000); do grep -q "recording process $pid" "$name.err" 2>/dev/null && break; sleep 0.02; done
+}
+
+# attached: the program waits for a byte on its stdin meanwhile
+attach_to att 6 wait
 echo g >&3
 exec 3>&-
 wait $runner
@@ -149,16 +159,7 @@ compare "attached" att.data att.own
 # stdin, in read: no hook runs) when sonde ends: main's open call spent
 # that wait off the CPU (the recorder reads the thread's CPU time at the
 # end), not on it
-rm -f blk.fifo
-mkfifo blk.fifo
-(./cw-gcc 1 wait end <blk.fifo >blk.out 2>blk.own; echo "status $?" >>blk.out) &
-runner=$!
-exec 3>blk.fifo
-for _ in $(seq 500); do grep -q waiting blk.out 2>/dev/null && break; sleep 0.02; done
-pid=$(pgrep -n -f "cw-gcc 1 wait end")
-"$SONDE" record -p "$pid" -o blk.data 2>blk.err &
-sp=$!
-for _ in $(seq 1000); do grep -q "recording process $pid" blk.err 2>/dev/null && break; sleep 0.02; done
+attach_to blk 1 wait end
 printf g >&3
 for _ in $(seq 1500); do grep -q "waiting again" blk.out 2>/dev/null && break; sleep 0.02; done
 sleep 1 # the window: the program stays blocked in it

@@ -15,7 +15,8 @@
  * called by mixed too).  At the end it prints on stderr a line per
  * function: "own NAME calls N wall W cpu C" (nanoseconds, summed over all
  * its calls).  With "wait" as argument 2 it first
- * waits for a byte on stdin (a test attaches meanwhile); with "end" as
+ * prints "waiting PID" and waits for a byte on stdin (a test attaches
+ * meanwhile); with "end" as
  * argument 3 it also waits for one after its work ("waiting again"),
  * blocked in read inside main. */
 #define _GNU_SOURCE
@@ -177,7 +178,7 @@ int main(int argc, char **argv)
 	int rounds = argc > 1 ? atoi(argv[1]) : 6;
 	if (argc > 2 && !strcmp(argv[2], "wait")) {
 		char b;
-		printf("waiting\n");
+		printf("waiting %d\n", (int)getpid());
 		fflush(stdout);
 		if (read(0, &b, 1) != 1)
 			return 2;

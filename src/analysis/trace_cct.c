@@ -1,6 +1,7 @@
 /* trace_cct.c — a calling-context tree per thread from the decoded slices:
  * each begin finds or creates the child (parent, function) of the current
- * node (hash table), each end adds the slice's duration to its node. */
+ * node (hash table), each end adds the slice's duration to its node, each
+ * TRX_OFFCPU wait to the current node's off-CPU time (issue 38). */
 #include "analysis/trace_cct.h"
 
 #include <stdio.h>
@@ -9,6 +10,7 @@
 
 struct tcct {
 	struct rec_node *nodes;
+	uint64_t *off;       /* by node: exclusive off-CPU ns (TRX_OFFCPU), cap of them */
 	uint32_t n, cap;
 	uint32_t cur;
 	uint32_t *hash;      /* index+1 of the node for (parent, func) */
@@ -61,6 +63,11 @@ static uint32_t child(struct tcct *c, uint32_t parent, uint32_t func)
 		if (!nodes)
 			return UINT32_MAX;
 		c->nodes = nodes;
+		uint64_t *off = realloc(c->off, sizeof *c->off * c->cap * 2);
+		if (!off)
+			return UINT32_MAX;
+		c->off = off;
+		memset(off + c->cap, 0, sizeof *off * c->cap);
 		c->cap *= 2;
 	}
 	uint32_t i = c->n++;
@@ -88,6 +95,15 @@ static void on_begin(void *arg, const struct tr_slice *s)
 	c->cur = k;
 	if (!(s->flags & TRS_RESUMED)) /* a forked child's copy of its parent's frame: not a call */
 		c->nodes[c->cur].calls++;
+}
+
+static void on_offcpu(void *arg, uint32_t thread, uint64_t time, uint64_t ns)
+{
+	(void)time;
+	struct build *b = arg;
+	struct tcct *c = &b->t[thread];
+	if (c->nodes && !c->skipped && c->cur && c->cur < c->n)
+		c->off[c->cur] = c->off[c->cur] + ns < ns ? UINT64_MAX : c->off[c->cur] + ns;
 }
 
 static void on_end(void *arg, const struct tr_slice *s)
@@ -123,11 +139,16 @@ int trace_cct_build(struct recording *r, const struct tr_filter *flt, struct tr_
 		struct tcct *c = &b.t[i];
 		c->cap = 256;
 		c->nodes = calloc(c->cap, sizeof *c->nodes);
+		c->off = calloc(c->cap, sizeof *c->off);
+		if (!c->off) {
+			free(c->nodes);
+			c->nodes = NULL;
+		}
 		c->n = 1; /* node 0: the root */
 	}
 	struct tr_filter f;
 	tr_filter_init(&f, r, NULL, 0, 0, 0);
-	const struct rd_event_ops ops = { .call = on_begin, .ret = on_end };
+	const struct rd_event_ops ops = { .call = on_begin, .ret = on_end, .offcpu = on_offcpu };
 	int rc = rd_each_event(r, flt ? flt : &f, &ops, &b, st, err, errlen);
 	for (int i = 0; i < r->nthreads; i++) {
 		struct tcct *c = &b.t[i];
@@ -136,6 +157,19 @@ int trace_cct_build(struct recording *r, const struct tr_filter *flt, struct tr_
 			continue;
 		r->threads[i].nodes = c->nodes;
 		r->threads[i].nnodes = c->n;
+		/* the split, when the thread's was measured (its TRX_OFFCPU events):
+		 * exclusive to inclusive, children after their parents */
+		r->threads[i].cpu_split = r->threads[i].r.cpu_split;
+		if (r->threads[i].r.cpu_split == 1) {
+			for (uint32_t n = c->n; n-- > 1;) {
+				uint64_t *up = &c->off[c->nodes[n].parent];
+				*up = *up + c->off[n] < c->off[n] ? UINT64_MAX : *up + c->off[n];
+			}
+			free(r->threads[i].off_ns);
+			r->threads[i].off_ns = c->off;
+		} else {
+			free(c->off);
+		}
 	}
 	free(b.t);
 	return rc;

@@ -136,7 +136,8 @@ struct rec_thread {
 	uint64_t wait_ticks;     /* time waiting for the collector */
 	uint64_t lost[REC_LOST_COUNT]; /* by cause, enum rec_lost */
 	uint32_t open_frames;    /* frames still open at the end (closed at end_tsc) */
-	uint32_t pad;
+	int32_t  cpu_split;      /* its on-CPU / off-CPU split (issue 38): 1 measured, as REC_CCT_CPU's
+	                          * split; 0 in recordings before it (the field was padding) */
 };
 static_assert(sizeof(struct rec_thread) == 200, "format");
 enum { REC_THREAD_EXITED = 1 };

@@ -250,6 +250,15 @@ int rd_dec_ext(struct rd_dec *d, uint32_t th, struct rd_dthread *ts, uint64_t t,
 		rd_dec_enter(d, d->ops, th, ts, (uint32_t)func, t, 1);
 		return 0;
 	}
+	case TRX_OFFCPU: { /* varint(len), then varint(ns) */
+		uint64_t flen, ns;
+		int n = tr_get_varint(p, end, &flen);
+		if (!n || !tr_get_varint(p + n, end, &ns))
+			return -1;
+		if (d->ops->offcpu && in_range(d->f, t))
+			d->ops->offcpu(d->arg, th, t, ns);
+		return 0;
+	}
 	case TRX_NAME: /* byte(len), bytes */
 		if (d->ops->name)
 			d->ops->name(d->arg, th, t, (const char *)p + 1, p[0]);

@@ -117,6 +117,9 @@ struct rd_event_ops {
 	void (*probe)(void *arg, const struct tr_probe *h);
 	/* TRX_NAME: the thread took a new name (name is not NUL-terminated). */
 	void (*name)(void *arg, uint32_t thread, uint64_t time, const char *name, uint32_t len);
+	/* TRX_OFFCPU: the thread waited ns nanoseconds off the CPU inside its
+	 * innermost open call, before `time`. */
+	void (*offcpu)(void *arg, uint32_t thread, uint64_t time, uint64_t ns);
 	void (*loss)(void *arg, const struct rd_loss *l);
 	/* A thread's first event comes after its start() and its last before its
 	 * end(); a process's start() comes before its first thread's, its end()

@@ -125,6 +125,7 @@ void conv_thread(struct rec_thread *r, const struct sonde_thread *t, uint32_t in
 			r->lost[d] = t->lost[k];
 	}
 	r->open_frames = open_frames;
+	r->cpu_split = t->cpu_split == 1 ? 1 : t->cpu_split < 0 ? t->cpu_split : 0;
 }
 
 void conv_node(struct rec_node *r, const struct sonde_node *n)

@@ -31,6 +31,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "common/clock.h"
+#include "common/trace_enc.h"
 #include "rt/rt.h"
 
 static const uint32_t cpu_none; /* the word of a thread without a page: never changes */
@@ -70,6 +72,10 @@ RT_HIDDEN uint64_t rt_cpu_refresh(struct rt_tls *L, uint32_t lock, uint32_t mode
 	/* the first reading (rt_cpu_open: mode 0, off_ns 0) gives nobody anything */
 	if (t && L->off_ns && (mode & SONDE_MODE_PROFILE) && L->nodes && t->cur_node < t->nodes_used)
 		L->nodes[t->cur_node].off_ns += off - L->off_ns;
+	/* a trace: the wait as a record before the hook's own (the reader gives
+	 * it to the call open there) */
+	if (t && L->off_ns && off > L->off_ns && (mode & SONDE_MODE_TRACE) && L->ring && !rt_floor)
+		rt_trace_ext1(L, TRX_OFFCPU, off - L->off_ns, clock_ticks());
 	L->off_ns = off;
 	L->cpu_seen = lock;
 	if (t)

@@ -58,6 +58,35 @@
 
 #define STALE_WINDOW RT_STACK_WINDOW
 
+RT_HIDDEN int rt_trace_ext1(struct rt_tls *L, uint8_t type, uint64_t v, uint64_t now)
+{
+	uint8_t body[2 + 2 * TR_MAX_VARINT], hd[TR_MAX_VARINT], f[TR_MAX_VARINT];
+	int k = tr_put_varint(f, v), b = 0;
+	body[b++] = type;
+	b += tr_put_varint(body + b, (uint64_t)k);
+	__builtin_memcpy(body + b, f, (size_t)k);
+	b += k;
+	uint64_t *last = rt_ring_last(L), prev = *last;
+	if (now < prev)
+		now = prev;
+	int h = tr_put_varint(hd, ((now - prev) << 2) | TR_EXT), fresh;
+	rt_ring_forget(L); /* the function records' position (trace.h): the chunk may change */
+	uint8_t *p = ring_reserve(rt_sess, L->ring, (uint32_t)(h + b), now, &L->t->wait_ticks,
+	                          (rt_mode & SONDE_MODE_LOSSY) != 0, &fresh);
+	if (!p) {
+		L->ring->lost_pending++;
+		L->t->lost[SONDE_LOST_RING_EVENTS]++;
+		return -1;
+	}
+	if (fresh) /* first record of a chunk: time relative to the chunk base (= now) */
+		h = tr_put_varint(hd, TR_EXT);
+	__builtin_memcpy(p, hd, (size_t)h);
+	__builtin_memcpy(p + h, body, (size_t)b);
+	ring_commit(rt_sess, L->ring, (uint32_t)(h + b));
+	*last = now;
+	return 0;
+}
+
 /* Find or create the child of `cur` for `func`. */
 static __attribute__((noinline, cold)) uint32_t cct_child_slow(struct rt_tls *L, struct sonde_thread *t, uint32_t cur, uint32_t func)
 {

@@ -259,6 +259,10 @@ RT_HIDDEN void rt_tail_sled(uintptr_t *slot);
 RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t now);
 /* Mark func as having left a trace record (the --domain file, trace.h). */
 RT_HIDDEN void rt_trace_mark(struct rt_tls *L, uint32_t func);
+/* An EXT record of the sized form with one varint field v (TRX_RESUME,
+ * TRX_OFFCPU) at `now` into the thread's ring (hooks.c: general registers
+ * only, reached from the hooks' cold paths).  0, or -1: lost (counted). */
+RT_HIDDEN int rt_trace_ext1(struct rt_tls *L, uint8_t type, uint64_t v, uint64_t now);
 RT_HIDDEN uintptr_t rt_exit_floor(uintptr_t slot);
 RT_HIDDEN void rt_exit_tramp(void);
 /* Their layouts, which observe.c's unwind information for libgcc describes

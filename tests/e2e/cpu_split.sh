@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# cpu_split.sh — issue 38's on-CPU / off-CPU split of each function's time,
-# profile mode.  tests/progs/cpu_wait.c measures every call itself
-# (CLOCK_THREAD_CPUTIME_ID and CLOCK_MONOTONIC in its body) and prints its
-# sums: functions that spin (CPU), sleep, wait on a condition variable,
-# read a pipe another process fills slowly, and spin beside a hog pinned
-# to the same CPU (preempted).  For each function, sonde's CPU and off-CPU
-# time (inclusive) must be the program's within 2% or 100 us, whichever is
-# larger; the
-# invariants of seed 002 must hold for CPU time as for wall time.  Builds:
-# sonde-cc with gcc and clang, plain gcc and clang builds (patched at
-# launch), and the gcc sonde-cc build attached (record -p).  Then: without
-# the source (a seccomp filter), the report says the split is not known and
-# shows no CPU numbers.
+# cpu_split.sh — issue 38's on-CPU / off-CPU split of each function's time.
+# tests/progs/cpu_wait.c measures every call itself (CLOCK_THREAD_CPUTIME_ID
+# and CLOCK_MONOTONIC in its body) and prints its sums: functions that spin
+# (CPU), sleep, wait on a condition variable, read a pipe another process
+# fills slowly, and spin beside a hog pinned to the same CPU (preempted).
+# For each function, sonde's CPU and off-CPU time (inclusive) must be the
+# program's within 2% or 100 us, whichever is larger; the invariants of seed
+# 002 must hold for CPU time as for wall time.  Profiles of sonde-cc builds
+# (gcc, clang), of plain gcc and clang builds (patched at launch), of the
+# gcc sonde-cc build attached (record -p, and once blocked when sonde
+# ends), and a trace of it (--trace: the report from the timeline); pprof's
+# cpu and off_cpu types read by go tool pprof.  Then: without the source (a
+# seccomp filter), the report says the split is not known and shows no CPU
+# numbers.
 source "$ROOT/tests/lib.sh"
 src="$PROGS/cpu_wait.c"
 
@@ -70,10 +71,11 @@ done()
 PY
 }
 
-# run LABEL BINARY: launched under sonde, output and status unchanged
+# run LABEL BINARY [RECORD OPTIONS]: launched under sonde, output and status unchanged
 run() {
 	local label=$1 bin=$2
-	"$SONDE" record -o "$label.data" -- "$bin" 6 >"$label.out" 2>"$label.own"
+	shift 2
+	"$SONDE" record "$@" -o "$label.data" -- "$bin" 6 >"$label.out" 2>"$label.own"
 	local rc=$?
 	[ $rc = 0 ] && grep -qx "cpu_wait done" "$label.out" && ok "$label: recorded, output unchanged" ||
 		{ notok "$label: recorded" "status $rc: $(grep -v '^own' "$label.own" | head -3)"; return; }
@@ -82,6 +84,8 @@ run() {
 
 "$SONDE_CC_BIN" -O2 -g -pthread "$src" -o cw-gcc || { notok build "sonde-cc gcc"; exit 0; }
 run "sonde-cc gcc" ./cw-gcc
+# a trace: the waits as TRX_OFFCPU events, the report built from the timeline
+run "sonde-cc gcc --trace" ./cw-gcc --trace
 
 # pprof's cpu and off_cpu sample types, read by `go tool pprof`: each
 # function's flat values are sonde's exclusive CPU and off-CPU time

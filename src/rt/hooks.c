@@ -423,7 +423,8 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 	struct sonde_thread *t = L->t;
 	L->busy = 1; /* was 0: nothing pending */
 	atomic_signal_fence(memory_order_seq_cst);
-	rt_cpu_check(L, mode); /* a switch since the last hook: its wait is the caller's (cpu_time.c) */
+	if (mode) /* the floor (mode 0, bench/) records no split */
+		rt_cpu_check(L, mode); /* a switch since the last hook: its wait is the caller's (cpu_time.c) */
 	if (numbered && (fn & SONDE_INSTR_COUNT)) {
 		/* only a profile counts (record refuses --timing with --trace) */
 		fn &= ~(uintptr_t)SONDE_INSTR_COUNT;
@@ -566,7 +567,8 @@ static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, ui
 	struct sonde_thread *t = L->t;
 	rt_busy_in(L); /* maybe inside a section of the runtime that a hooked frame returns into */
 	atomic_signal_fence(memory_order_seq_cst);
-	rt_cpu_check(L, mode); /* a switch since the last hook: its wait is the returning callee's */
+	if (mode)
+		rt_cpu_check(L, mode); /* a switch since the last hook: its wait is the returning callee's */
 	uint64_t now = clock_ticks();
 	uint32_t d = t->depth;
 	uintptr_t ra;
@@ -619,7 +621,8 @@ static inline __attribute__((always_inline)) void exit_sled_body(uintptr_t *slot
 	struct sonde_thread *t = L->t;
 	L->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	rt_cpu_check(L, mode);
+	if (mode)
+		rt_cpu_check(L, mode);
 	uint64_t now = clock_ticks();
 	uint32_t d = t->depth;
 	uintptr_t s = (uintptr_t)slot;

@@ -190,7 +190,11 @@ else
 	echo 'UPDATE counter SET n = n + 1;' > inc.sql
 	pgbench -h "$T" -U postgres -n -c 1 -j 1 -f inc.sql -T 100000 postgres > pgbench.out 2>&1 &
 	gb=$!
-	backend_of() { be=$(psqlq "select pid from pg_stat_activity where application_name = 'pgbench'"); [ -n "$be" ]; }
+	# the backend of pgbench's client, which runs the UPDATE (pgbench's first
+	# connection, which only asks the server's version, has the same
+	# application_name and is gone a moment later: seen under load, every
+	# cycle then attached to a pid that no longer existed)
+	backend_of() { be=$(psqlq "select pid from pg_stat_activity where application_name = 'pgbench' and query like 'UPDATE counter%'"); [ -n "$be" ] && [ -d "/proc/$be" ]; }
 	poll_until 60 backend_of || notok "PostgreSQL: pgbench connected" "$(tail -3 pgbench.out)"
 	counter() { psqlq "select n from counter"; }
 	counter_at_least() { [ "$(counter)" -ge "$1" ]; }

@@ -32,7 +32,9 @@ strings = [v.decode() for f, v in top if f == 6]
 ok = lambda c, n, why="": print(("ok - " if c else "not ok - ") + n + ("" if c else ": " + why))
 ok(strings and strings[0] == "", "pprof: string_table[0] is \"\"", repr(strings[:3]))
 types = [(strings[d[1]], strings[d[2]]) for d in (dict(fields(v)) for f, v in top if f == 1)]
-ok(types == [("calls", "count"), ("time", "nanoseconds")], "pprof: sample types calls/count, time/nanoseconds", repr(types))
+# the trace's threads split their time (issue 38): cpu and off_cpu follow
+ok(types == [("calls", "count"), ("time", "nanoseconds"), ("cpu", "nanoseconds"), ("off_cpu", "nanoseconds")],
+   "pprof: sample types calls/count, time/nanoseconds, cpu/nanoseconds, off_cpu/nanoseconds", repr(types))
 # build-id of the program's mapping, as readelf reads it from the ELF note
 note = subprocess.run(["readelf", "-n", "trace_threads"], capture_output=True, text=True).stdout
 want = next((l.split()[-1] for l in note.splitlines() if "Build ID" in l), None)

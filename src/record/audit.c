@@ -80,7 +80,7 @@ static void audit_cct(struct sonde_session_hdr *h, struct sonde_thread *t, uint6
 		t->cur_node = 0;
 }
 
-uint64_t session_audit(struct session *s)
+uint64_t session_audit(struct session *s, uint64_t span_ticks)
 {
 	struct sonde_session_hdr *h = s->hdr;
 	uint64_t size = s->size, bad = 0;
@@ -100,6 +100,14 @@ uint64_t session_audit(struct session *s)
 	atomic_store(&h->nmodules, v);
 	uint32_t nprocs = atomic_load(&h->nprocs), nthreads = atomic_load(&h->nthreads);
 	uint32_t nmods = atomic_load(&h->nmodules);
+	/* An event lost is a hook that ran, and a hook takes more than a tick:
+	 * no thread loses more events than ticks went by, no session more than
+	 * that times its threads. */
+	for (int k = 0; k < SONDE_LOST_COUNT_; k++)
+		if (atomic_load(&h->lost[k]) > span_ticks * (nthreads ? nthreads : 1)) {
+			atomic_store(&h->lost[k], 0);
+			bad++;
+		}
 
 	for (uint32_t i = 0; i < nprocs; i++) {
 		struct sonde_proc *p = &h->procs[i];
@@ -141,6 +149,11 @@ uint64_t session_audit(struct session *s)
 			bad++;
 		}
 		clamp32(&t->depth, SONDE_STACK_MAX, &bad);
+		for (int k = 0; k < SONDE_LOST_COUNT_; k++)
+			if (t->lost[k] > span_ticks) {
+				t->lost[k] = 0;
+				bad++;
+			}
 		/* the pool may have grown past the thread's region (rt/cct_grow.c):
 		 * bounded by the session, wherever it lies */
 		if (t->nodes_cap > SONDE_NODES_MAX ||

@@ -2,6 +2,7 @@
  * attached), the recovery of a recording whose recorder was killed
  * (recover.c) and the flight recorder's snapshot (snapshot.c) write
  * profile.sonde through this one function. */
+#include "common/clock.h"
 #include "record/convert.h"
 #include "record/record.h"
 #include "record/recorder.h"
@@ -12,7 +13,9 @@ int recording_finish(struct session *s, struct recorder *rec, const struct launc
                      char *err, size_t errlen)
 {
 	if (damaged)
-		*damaged = session_audit(s);
+		/* the ticks since the recording began bound every count (a
+		 * recovery runs later: a looser bound, still a bound) */
+		*damaged = session_audit(s, clock_ticks() > rec->c0.ticks ? clock_ticks() - rec->c0.ticks : 0);
 	recorder_meta_common(rec, program, cmd, clen, recorder_name, conv_mode(cfg->mode), status);
 	for (int i = 0; meta && meta[i]; i += 2)
 		meta_add(&rec->meta, meta[i], meta[i + 1]);

@@ -162,7 +162,9 @@ int write_profile(struct session *s, struct recorder *rec, const struct launched
 		uint32_t used = t->nodes_used;
 		if (used > t->nodes_cap || !sess_inside(s->size, t->nodes_off, (uint64_t)used * sizeof(struct sonde_node)))
 			used = 0;
-		struct sonde_node *nodes = thread_nodes(h, t);
+		/* no pointer from an offset that failed its check (even unused: its
+		 * arithmetic may overflow) */
+		struct sonde_node *nodes = used ? thread_nodes(h, t) : NULL;
 		uint64_t end = thread_end(h, t, l->end_tsc ? l->end_tsc : c1->ticks);
 		uint32_t open = used ? open_frames(t) : 0;
 		struct rec_thread r;

@@ -176,8 +176,9 @@ int recover_recording(const char *dir, char *err, size_t errlen);
 
 /* profile_out.c: write the end-of-run records (processes, threads, modules, CCTs, meta). */
 /* After the program tree has ended: check and mend what the program's side
- * left in the session (audit.c); returns how many values were impossible. */
-uint64_t session_audit(struct session *s);
+ * left in the session (audit.c); span_ticks, the ticks since the recording
+ * began, bounds its loss counts.  Returns how many values were impossible. */
+uint64_t session_audit(struct session *s, uint64_t span_ticks);
 /* Add the session's META lines to rec, start profile.sonde
  * (recorder_profile) and write its records; recorder_close is the caller's.
  * 0, or -1 with err set. */

@@ -98,3 +98,15 @@ for a in sys.argv[5:]:
     assert got == want, (a, got.hex(), want.hex())
 EOF2
 }
+
+# ucsim_start FW.ihx: ucsim's s51 running FW.ihx from its reset, its
+# console on a free port ($port), its pid in $sim (the firmware stops the
+# simulation itself through the simulator interface at xram 0xffff).
+ucsim_start() {
+	port=$(free_port)
+	s51 -P -b -I 'if=xram[0xffff]' -Z "$port" "$1" >"sim.$port.log" 2>&1 &
+	sim=$!
+	stubs+=("$sim")
+	wait_listen "$port"
+}
+ucsim_stop() { kill "$sim" 2>/dev/null; wait "$sim" 2>/dev/null; return 0; }

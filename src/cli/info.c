@@ -561,7 +561,12 @@ static void info_table(const struct recording *r, const struct info *in, int eac
 	table_origin(r, in);
 	printf("duration:     %s\n", fmt_ns(in->duration_ns, a, sizeof a));
 	table_exit_status(r);
-	printf("clock:        %.4f ticks/ns (TSC, calibrated against CLOCK_MONOTONIC over the run)\n", r->ticks_per_ns);
+	const char *tc = rd_meta(r, "target_clock"), *hz = rd_meta(r, "target_clock_hz");
+	if (tc) /* record --target: the target's own clock (probe/calltrace.c) */
+		printf("clock:        %.4f ticks/ns (the target's: %s%s%s Hz)\n", r->ticks_per_ns,
+		       !strcmp(tc, "ucsim") ? "the simulator's cycle counter" : tc, hz ? " at " : "", hz ? hz : "");
+	else
+		printf("clock:        %.4f ticks/ns (TSC, calibrated against CLOCK_MONOTONIC over the run)\n", r->ticks_per_ns);
 	table_lists(r, in, each_thread);
 	table_events_and_losses(r, in);
 }

@@ -29,9 +29,10 @@ int cmd_record_remote(struct cli_opts *o)
 		cli_die(EXIT_USAGE, "record --target takes -o, -F, -N, --duration, --timeout, --hw-breakpoints, "
 		        "--target-clock and --target-ram (not --locks, --keep-last, --domain, --depth, --min-time, --module, --no-patch, "
 		        "--lossy, --buffer-size)");
-	if (!strncmp(o->target, "ucsim:", 6))
-		cli_die(EXIT_DATA, "record --target ucsim: (8051 firmware) is not available yet: sonde probe --target ucsim: "
-		        "runs func probes on it (docs/REMOTE.md, \"The 8051 through ucsim's console\")");
+	int ucsim = !strncmp(o->target, "ucsim:", 6);
+	if (ucsim && (o->hw_breakpoints || o->target_clock || o->target_ram))
+		cli_die(EXIT_USAGE, "record --target ucsim: takes no --hw-breakpoints, --target-clock or --target-ram (the "
+		        "simulator's breakpoints and cycle counter time every call)");
 	char err[700];
 	if (o->target_clock && rrec_clock_valid(o->target_clock, err, sizeof err))
 		cli_die(EXIT_USAGE, "%s", err);
@@ -46,19 +47,25 @@ int cmd_record_remote(struct cli_opts *o)
 		.target_clock = o->target_clock, .target_ram = o->target_ram, .target_ram_len = o->target_ram_len,
 	};
 	int code = 0;
-	if (probe_session_run(&e, &remote_engine, &po, err, sizeof err)) {
+	if (probe_session_run(&e, ucsim ? &ucsim_engine : &remote_engine, &po, err, sizeof err)) {
 		cli_error("%s", err);
 		code = EXIT_DATA;
 	}
-	if (e.start_ns && e.priv) {
-		uint64_t calls, untimed;
-		int nf, nin;
-		rrec_counts(e.priv, &calls, &untimed, &nf, &nin);
-		fprintf(stderr, "sonde: %d functions timed in the target (no stop a call), %d by breakpoints (two stops a "
-		        "call); which and why in %s/remote.json\n", nin, nf - nin, dir);
+	if (e.recorded.written) {
+		uint64_t calls = e.recorded.calls, untimed = e.recorded.untimed;
+		int nf = e.recorded.nfuncs, nin = e.recorded.in_target;
+		if (ucsim)
+			fprintf(stderr, "sonde: %d functions timed by the simulator's breakpoints (two stops a call) and its "
+			        "cycle counter\n", nf);
+		else
+			fprintf(stderr, "sonde: %d functions timed in the target (no stop a call), %d by breakpoints (two "
+			        "stops a call); which and why in %s/remote.json\n", nin, nf - nin, dir);
 		fprintf(stderr, "sonde: %" PRIu64 " calls of %d functions recorded in %s/ (target time)%s", calls, nf, dir,
 		        e.detached ? "; the target was left running\n" : "\n");
-		if (untimed)
+		if (untimed && ucsim)
+			cli_warn("%" PRIu64 " calls could not be timed (the stack unreadable or no breakpoint left for the "
+			         "return): counted, each open until its caller returns", untimed);
+		else if (untimed)
 			cli_warn("%" PRIu64 " calls could not be timed (no return address to catch: an exception handler, "
 			         "no hardware breakpoint left, or deeper than 4096 frames); they are not in the recording",
 			         untimed);

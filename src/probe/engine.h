@@ -35,6 +35,10 @@ struct engine {
 	int detached;           /* detached from a live process */
 	uint64_t total_hits;
 	uint64_t emulated_hits, stepped_hits; /* remote: displaced instructions emulated or stepped */
+	/* record --target: what the recording holds, filled by the engine when
+	 * it wrote it (calls recorded, calls not timed, functions, functions
+	 * timed in the target without a stop) */
+	struct { uint64_t calls, untimed; int nfuncs, in_target, written; } recorded;
 	FILE *msg;              /* where interactive replies go */
 	const struct probe_engine_ops *ops; /* the engine that runs the probes (probe_engine.h) */
 	void *priv;             /* its own state (ptrace: struct ptrace_state; agent: struct agent_be; remote: rsess) */

@@ -163,6 +163,15 @@ ssize_t sym_functions(struct sym_module *m, struct sym_fn **out)
 {
 	struct fnvec f = { 0 };
 	*out = NULL;
+	if (!m->elf) { /* a firmware's .cdb (cdb_module.c): its functions as they are */
+		for (size_t i = 0; i < m->nfuncs; i++)
+			if (push(&f, m->funcs[i].addr, m->funcs[i].size, m->funcs[i].raw)) {
+				free(f.v);
+				return -1;
+			}
+		*out = f.v;
+		return (ssize_t)f.n;
+	}
 	Dwarf_CFI *cfi = dwarf_getcfi_elf(m->elf);
 	for (size_t i = 0; i < m->nfuncs; i++) {
 		struct sym_ent *e = &m->funcs[i];
@@ -211,6 +220,8 @@ oom:
 
 const uint8_t *sym_code(struct sym_module *m, uint64_t vaddr, size_t *avail)
 {
+	if (!m->elf)
+		return NULL;
 	return sym_code_elf(m->elf, vaddr, avail);
 }
 
@@ -234,7 +245,7 @@ static const uint8_t *sym_code_elf(Elf *elf, uint64_t vaddr, size_t *avail)
 int sym_has_section(struct sym_module *m, const char *name)
 {
 	GElf_Shdr sh;
-	return section_named(m->elf, name, &sh) != NULL;
+	return m->elf && section_named(m->elf, name, &sh) != NULL;
 }
 
 /* --- sym_cfa_rows: .eh_frame's rules as rows (sym.h) ------------------------ */

@@ -102,6 +102,10 @@ int  sym__dwarf_func(struct sym_module *m, uint64_t vaddr, struct sym_ent *out);
 /* vars.c */
 void sym__free_vars(struct sym_module *m);
 
+/* cdb_module.c: m's functions from the SDCC .cdb beside path (a firmware
+ * that is not ELF).  0, or -1 when there is none. */
+int sym__cdb_load(struct sym_module *m, const char *path);
+
 /* symtab.c */
 const char *sym__strdup(struct sym_module *m, const char *s);
 

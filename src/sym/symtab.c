@@ -467,6 +467,12 @@ struct sym_module *sym_open(const char *path, const char **err)
 	}
 	m->elf = elf_begin(m->fd, ELF_C_READ_MMAP, NULL);
 	if (!m->elf || elf_kind(m->elf) != ELF_K_ELF) {
+		if (m->elf)
+			elf_end(m->elf);
+		m->elf = NULL;
+		/* 8051 firmware: the functions of the SDCC .cdb beside it */
+		if (!sym__cdb_load(m, path))
+			return m;
 		*err = "not an ELF file";
 		goto fail;
 	}

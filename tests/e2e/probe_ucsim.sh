@@ -253,6 +253,3 @@ check "no .cdb beside the .ihx: exit 2 with a clear error" sh -c "[ $rc -eq 2 ] 
 timeout 20 "$SONDE" probe --target "ucsim:127.0.0.1:1" --exe "$fw" -e func:work >bad2.out 2>bad2.err
 rc=$?
 check "no simulator on the port: exit 2 with a clear error" sh -c "[ $rc -eq 2 ] && grep -q 'cannot connect' bad2.err"
-timeout 20 "$SONDE" record --target "ucsim:127.0.0.1:1" --exe "$fw" -o rec >bad3.out 2>bad3.err
-rc=$?
-check "record --target ucsim: refused, exit 2 (not available yet)" sh -c "[ $rc -eq 2 ] && grep -q 'not available yet' bad3.err"

@@ -4,6 +4,8 @@
 
     ucsim_console.py PORT wait            wait until the console answers
     ucsim_console.py PORT run             run the firmware until it stops itself
+    ucsim_console.py PORT runticks        the same, and print the simulated clock ticks of the run
+    ucsim_console.py PORT runto ADDR      run to ADDR, then to the end: print the ticks of each part
     ucsim_console.py PORT own OUT.json    the firmware's own counters (struct own at xdata 0x7f00)
     ucsim_console.py PORT code IHX        0 when code memory equals the .ihx, else the differences
     ucsim_console.py PORT breakpoints     the number of breakpoints set in the simulator
@@ -13,6 +15,7 @@
 Every reply ends with the NUL prompt; a reply that does not come in 60 s is
 an error (exit 2)."""
 import json
+import re
 import socket
 import struct
 import sys
@@ -84,11 +87,33 @@ def main():
     s = connect(port)
     if what == "wait":
         return 0
-    if what == "run":
+    if what in ("run", "runticks"):
         r = cmd(s, "run")
         if "Program stopped itself" not in r:
             print(r)
             return 1
+        if what == "runticks":
+            m = re.search(r"Simulated (\d+) ticks", r)
+            if not m:
+                print(r)
+                return 1
+            print(m.group(1))
+        return 0
+    if what == "runto":
+        bp = cmd(s, "break %s" % sys.argv[3])
+        m = re.search(r"Breakpoint (\d+) at", bp)
+        r1 = cmd(s, "run")
+        m1 = re.search(r"Simulated (\d+) ticks", r1)
+        if not m or "Stop at" not in r1 or not m1:
+            print(bp, r1)
+            return 1
+        cmd(s, "delete %s" % m.group(1))
+        r2 = cmd(s, "run")
+        m2 = re.search(r"Simulated (\d+) ticks", r2)
+        if "Program stopped itself" not in r2 or not m2:
+            print(r2)
+            return 1
+        print(m1.group(1), m2.group(1))
         return 0
     if what == "own":
         b = dump(s, "xram", 0x7F00, 0x7F00 + 22)

@@ -1,16 +1,11 @@
 /* remote_record.c — `sonde record --target`: the calls of a remote target's
  * functions, timed by the target's own clock, written as a trace recording
- * through the one recording writer (record/recorder.h), so that `report`,
- * `tree`, `callers-callees`, `flamegraph` and the exports read it as a local
- * `record --trace` recording (mode REC_MODE_TRACE: the readers build the
- * calling-context trees from the timeline, analysis/trace_cct.c).
+ * by probe/calltrace.c (the one writer of a watched target's calls).
  *
  * The calls come from the remote engine's func probes (kind_remote.c), one per
  * chosen function: rrec_enter at each entry whose return can be caught,
- * rrec_return at each matched return.  This file keeps its own stack of the
- * frames it wrote (function, sp, return address), so that the events nest
- * whatever order the probes of one stop run in (a tail call returns two
- * frames at one address).
+ * rrec_return at each matched return (a tail call returns two frames at
+ * one address: calltrace's stack of frames sorts them out).
  *
  * Time: a counter of the target read with `m` once per stop (rrec_now), never
  * sonde's clock, so the round trips of the stops are not in it as long as
@@ -27,6 +22,8 @@
  * Recorded ticks are counter ticks times an integer k that brings them near
  * 1 per ns, since the readers want 0.01 < ticks_per_ns < 100. */
 #include "probe/remote/remote_run.h"
+
+#include "probe/calltrace.h"
 
 #include "probe/engine.h"
 #include "probe/probe_engine.h"
@@ -48,9 +45,6 @@
 #include "record/recorder.h"
 #include "sym/sym.h"
 
-#define RR_CHUNK 16384u
-#define RR_PAYLOAD (RR_CHUNK - sizeof(struct rec_chunk))
-#define RR_MAX_DEPTH 4096          /* frames kept; deeper calls are counted, not recorded */
 
 /* Cortex-M system registers (ARMv7-M ARM, C1.6 and B3.3). */
 #define DWT_CTRL 0xE0001000u
@@ -63,7 +57,7 @@
 enum { SRC_MMIO, SRC_DWT, SRC_SYSTICK };
 
 struct rrec {
-	struct recorder rec;
+	struct calltrace ct;
 	char exe[REC_PATH_MAX];
 	char dir[PATH_MAX];
 	/* the functions, by run-time entry address (sorted) */
@@ -81,14 +75,7 @@ struct rrec {
 	int based;             /* last holds a reading taken after the target ran */
 	int restore;           /* registers to put back: 1 DWT, 2 SysTick */
 	uint32_t saved[3];
-	/* the events */
-	uint8_t *buf;
-	uint32_t used;
-	uint64_t seq, base, lastt;
-	uint64_t t0, tend;
-	struct rrframe { uint32_t func; uint64_t sp, ret; } *st;
-	int depth;
-	uint64_t calls, untimed, too_deep, abnormal;
+	uint64_t untimed;
 	int read_failed;
 };
 
@@ -156,7 +143,7 @@ static uint64_t rrec_now(struct rsess *s, struct rrec *r)
 			advance(r, v);
 		r->fresh = 1;
 	}
-	return r->t0 + r->total * r->k;
+	return r->ct.t0 + r->total * r->k;
 }
 
 /* --target-clock: "ADDR@HZ", "dwt@HZ", "systick@HZ". */
@@ -264,23 +251,6 @@ static int clock_put_back(struct rsess *s, struct rrec *r)
 	return rc ? -1 : 0;
 }
 
-/* Whether name is chosen by the filters: "+GLOB" (-F: only those matching
- * one), "-GLOB" (-N: not those matching one). */
-static int chosen(const char *name, const char *const *filters, int nfilters)
-{
-	int only = 0, in = 0;
-	for (int i = 0; i < nfilters; i++) {
-		int m = fnmatch(filters[i] + 1, name, 0) == 0;
-		if (filters[i][0] == '-' && m)
-			return 0;
-		if (filters[i][0] == '+') {
-			only = 1;
-			in |= m;
-		}
-	}
-	return !only || in;
-}
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -296,10 +266,7 @@ int rrec_open(struct rsess *s, const struct probe_opts *o, uint64_t **addrs, int
 		return -1;
 	}
 	struct rrec *r = calloc(1, sizeof *r);
-	if (!r || !(r->buf = malloc(RR_PAYLOAD)) || !(r->st = malloc(sizeof *r->st * RR_MAX_DEPTH))) {
-		if (r)
-			free(r->buf);
-		free(r);
+	if (!r) {
 		snprintf(err, en, "out of memory");
 		return -1;
 	}
@@ -328,7 +295,7 @@ int rrec_open(struct rsess *s, const struct probe_opts *o, uint64_t **addrs, int
 	}
 	r->fn = malloc(sizeof *r->fn * (size_t)(nf ? nf : 1));
 	for (ssize_t i = 0; r->fn && i < nf; i++)
-		if (f[i].name && !f[i].not_entry && chosen(f[i].name, o->filters, o->nfilters))
+		if (f[i].name && !f[i].not_entry && calltrace_chosen(f[i].name, o->filters, o->nfilters))
 			r->fn[r->nfn++] = f[i].addr + s->bias;
 	free(f);
 	if (!r->fn) {
@@ -344,16 +311,13 @@ int rrec_open(struct rsess *s, const struct probe_opts *o, uint64_t **addrs, int
 	r->bias = s->bias;
 	if (clock_start(s, r, o->target, err, en))
 		goto fail;
-	int rc = recorder_open(&r->rec, o->remote_record, RECORDER_EVENTS, err, en);
-	if (rc) {
+	if (calltrace_open(&r->ct, o->remote_record, 1, err, en)) {
 		clock_put_back(s, r);
 		goto fail;
 	}
 	snprintf(r->dir, sizeof r->dir, "%s", o->remote_record);
-	r->rec.zstd_level = 1;
-	r->t0 = r->base = r->lastt = r->tend = r->rec.c0.ticks;
 	if (!(*addrs = malloc(sizeof **addrs * (size_t)r->nfn))) {
-		recorder_abort(&r->rec);
+		calltrace_abort(&r->ct);
 		clock_put_back(s, r);
 		snprintf(err, en, "out of memory");
 		goto fail;
@@ -363,30 +327,9 @@ int rrec_open(struct rsess *s, const struct probe_opts *o, uint64_t **addrs, int
 	return 0;
 fail:
 	free(r->fn);
-	free(r->buf);
-	free(r->st);
 	free(r);
 	s->rec = NULL;
 	return -1;
-}
-
-static void flush_chunk(struct rrec *r)
-{
-	recorder_chunk_buf(&r->rec, 0, r->base, &r->seq, r->buf, &r->used);
-}
-
-/* One record: kind (TR_*) at time t, with the function for TR_ENTER. */
-static void put_event(struct rrec *r, int kind, uint64_t t, uint32_t func)
-{
-	if (r->used + 2 * TR_MAX_VARINT > RR_PAYLOAD)
-		flush_chunk(r);
-	if (!r->used)
-		r->base = r->lastt = t;
-	r->used += (uint32_t)tr_put_varint(r->buf + r->used, (t - r->lastt) << 2 | (uint64_t)kind);
-	if (kind == TR_ENTER)
-		r->used += (uint32_t)tr_put_varint(r->buf + r->used, func);
-	r->lastt = t;
-	r->tend = t;
 }
 
 void rrec_enter(struct rsess *s, uint64_t pc, uint64_t sp, uint64_t ret)
@@ -408,14 +351,7 @@ void rrec_enter(struct rsess *s, uint64_t pc, uint64_t sp, uint64_t ret)
 	}
 	if (at < 0)
 		return;
-	if (r->depth == RR_MAX_DEPTH) {
-		r->too_deep++;
-		return;
-	}
-	uint64_t t = rrec_now(s, r);
-	put_event(r, TR_ENTER, t, SONDE_FUNC(0, (uint32_t)at));
-	r->st[r->depth++] = (struct rrframe){ (uint32_t)at, sp, ret };
-	r->calls++;
+	calltrace_enter(&r->ct, 0, rrec_now(s, r), SONDE_FUNC(0, (uint32_t)at), sp, ret);
 }
 
 int rrec_clock_addr(struct rsess *s, uint64_t *addr)
@@ -436,31 +372,18 @@ void rrec_ring_event(struct rsess *s, uint32_t w, uint32_t v)
 	if (!r || id >= (uint32_t)r->nfn)
 		return;
 	advance(r, v);
-	uint64_t t = r->t0 + r->total * r->k;
+	uint64_t t = r->ct.t0 + r->total * r->k;
 	if (!(w & 1)) {
-		if (r->depth == RR_MAX_DEPTH) {
-			r->too_deep++;
-			return;
-		}
-		put_event(r, TR_ENTER, t, SONDE_FUNC(0, id));
-		r->st[r->depth++] = (struct rrframe){ id, 0, RING_FRAME };
-		r->calls++;
+		calltrace_enter(&r->ct, 0, t, SONDE_FUNC(0, id), 0, RING_FRAME);
 		return;
 	}
 	/* The innermost frame of that function entered in the target; frames
-	 * above it never returned (a longjmp): closed now. */
-	int i = r->depth - 1;
-	while (i >= 0 && !(r->st[i].ret == RING_FRAME && r->st[i].func == id))
+	 * above it never returned (a longjmp): closed with it. */
+	const struct ct_ctx *x = &r->ct.ctx[0];
+	int i = x->depth - 1;
+	while (i >= 0 && !(x->st[i].ret == RING_FRAME && x->st[i].func == id))
 		i--;
-	if (i < 0)
-		return;
-	while (r->depth > i + 1) {
-		put_event(r, TR_EXIT_ABNORMAL, t, 0);
-		r->depth--;
-		r->abnormal++;
-	}
-	put_event(r, TR_EXIT, t, 0);
-	r->depth--;
+	calltrace_return(&r->ct, 0, i, t);
 }
 
 void rrec_untimed(struct rsess *s)
@@ -474,19 +397,14 @@ void rrec_return(struct rsess *s, uint64_t pc, uint64_t sp)
 	struct rrec *r = s->rec;
 	if (!r)
 		return;
-	int i = r->depth - 1;
-	while (i >= 0 && !(r->st[i].ret == pc && r->st[i].sp + (uint64_t)s->c.arch->ret_sp_adj == sp))
+	const struct ct_ctx *x = &r->ct.ctx[0];
+	int i = x->depth - 1;
+	while (i >= 0 && !(x->st[i].ret == pc && x->st[i].sp + (uint64_t)s->c.arch->ret_sp_adj == sp))
 		i--;
 	if (i < 0)
 		return;  /* already closed at this stop (another probe's frame of the same return) */
-	uint64_t t = rrec_now(s, r);
-	while (r->depth > i + 1) {  /* frames that never returned (longjmp): closed now */
-		put_event(r, TR_EXIT_ABNORMAL, t, 0);
-		r->depth--;
-		r->abnormal++;
-	}
-	put_event(r, TR_EXIT, t, 0);
-	r->depth--;
+	/* frames above it that never returned (longjmp): closed with it */
+	calltrace_return(&r->ct, 0, i, rrec_now(s, r));
 }
 
 void rrec_resume(struct rsess *s)
@@ -500,16 +418,8 @@ int rrec_leave(struct rsess *s)
 	struct rrec *r = s->rec;
 	if (!r)
 		return 0;
-	r->tend = rrec_now(s, r);
+	calltrace_time(&r->ct, rrec_now(s, r));
 	return clock_put_back(s, r);
-}
-
-void rrec_counts(const struct rsess *s, uint64_t *calls, uint64_t *untimed, int *nfuncs, int *in_target)
-{
-	*calls = s->rec_calls;
-	*untimed = s->rec_untimed;
-	*nfuncs = s->rec_nfuncs;
-	*in_target = s->rec_in_target;
 }
 
 static void free_rec(struct rsess *s)
@@ -517,8 +427,6 @@ static void free_rec(struct rsess *s)
 	struct rrec *r = s->rec;
 	s->rec = NULL;
 	free(r->fn);
-	free(r->buf);
-	free(r->st);
 	free(r);
 }
 
@@ -528,7 +436,7 @@ void rrec_abandon(struct rsess *s)
 	if (!r)
 		return;
 	clock_put_back(s, r);
-	recorder_abort(&r->rec);
+	calltrace_abort(&r->ct);
 	free_rec(s);
 }
 
@@ -585,38 +493,21 @@ int rrec_close(struct rsess *s, char *err, size_t n)
 	struct engine *e = s->e;
 	if (n)
 		err[0] = 0;
-	/* Frames open at the end (the firmware exited from inside them, or
-	 * sonde left it running) are closed at the last time read. */
-	uint64_t tend = r->tend;
-	int open = r->depth;
-	while (r->depth > 0) {
-		put_event(r, TR_EXIT_ABNORMAL, tend, 0);
-		r->depth--;
-	}
-	flush_chunk(r);
 	int in_target, complete;
 	uint64_t events, fills, lost;
 	rrm_figures(s, &in_target, &events, &fills, &lost, &complete);
-	s->rec_calls = r->calls;
-	s->rec_untimed = r->untimed + r->too_deep + lost;
-	s->rec_nfuncs = r->nfn;
-	s->rec_in_target = in_target;
+	e->recorded.calls = r->ct.calls;
+	e->recorded.untimed = r->untimed + r->ct.too_deep + lost;
+	e->recorded.nfuncs = r->nfn;
+	e->recorded.in_target = in_target;
+	e->recorded.written = 1;
 	write_paths(s, r, in_target, events, fills, lost, complete);
-	/* The clock of the recording is the target's: ticks are counter ticks
-	 * times k, and the nanoseconds between start and end follow from HZ.
-	 * The calibration needs more than 1 us between the two points. */
-	struct recorder *rec = &r->rec;
-	double tpn = (double)r->hz * (double)r->k / 1e9;
-	if (tend < r->t0 + (uint64_t)(2000 * tpn) + 1)
-		tend = r->t0 + (uint64_t)(2000 * tpn) + 1;
-	rec->c1.ticks = tend;
-	rec->c1.mono_ns = rec->c0.mono_ns + (uint64_t)((double)(tend - r->t0) / tpn);
-	rec->c1_given = 1;
+	/* ticks are counter ticks times k; the nanoseconds follow from HZ */
 	int status = INT32_MIN;
 	if (e->t.gone && e->t.status != STATUS_GONE)
 		status = WIFEXITED(e->t.status) ? WEXITSTATUS(e->t.status) : -WTERMSIG(e->t.status);
-	recorder_meta_common(rec, r->exe, r->exe, strlen(r->exe), "sonde record --target", REC_MODE_TRACE, status);
-	struct meta_buf *mb = &rec->meta;
+	calltrace_end(&r->ct, (double)r->hz * (double)r->k / 1e9, r->exe, "sonde record --target", status);
+	struct meta_buf *mb = &r->ct.rec.meta;
 	meta_add(mb, "target_clock", r->src == SRC_DWT ? "dwt" : r->src == SRC_SYSTICK ? "systick" : "memory");
 	meta_num(mb, "target_clock_hz", r->hz);
 	if (r->src == SRC_MMIO) {
@@ -625,12 +516,12 @@ int rrec_close(struct rsess *s, char *err, size_t n)
 		meta_add(mb, "target_clock_addr", a);
 	}
 	meta_num(mb, "remote_functions", (uint64_t)r->nfn);
-	if (r->untimed || r->too_deep)
-		meta_num(mb, "remote_untimed_calls", r->untimed + r->too_deep);
+	if (r->untimed || r->ct.too_deep)
+		meta_num(mb, "remote_untimed_calls", r->untimed + r->ct.too_deep);
 	if (r->read_failed)
 		meta_num(mb, "remote_clock_read_failures", (uint64_t)r->read_failed);
-	if (r->abnormal)
-		meta_num(mb, "remote_frames_not_returned", r->abnormal);
+	if (r->ct.abnormal)
+		meta_num(mb, "remote_frames_not_returned", r->ct.abnormal);
 	meta_num(mb, "remote_functions_in_target", (uint64_t)in_target);
 	if (in_target) {
 		meta_num(mb, "remote_ring_events", events);
@@ -638,42 +529,13 @@ int rrec_close(struct rsess *s, char *err, size_t n)
 		if (!complete)
 			meta_add(mb, "remote_ring_complete", "0");
 	}
-	int rc = recorder_profile(rec, err, n);
-	if (rec->prof.f) {
-		struct rec_process pr;
-		memset(&pr, 0, sizeof pr);
-		snprintf(pr.exe, sizeof pr.exe, "%s", r->exe);
-		size_t cl = strlen(r->exe);
-		memcpy(pr.cmdline, r->exe, cl);
-		pr.cmdline_len = (uint32_t)cl;
-		pr.pid = e->t.pid;
-		pr.exit_status = status;
-		if (status != INT32_MIN)
-			pr.flags |= status >= 0 ? REC_PROC_ENDED_BY_EXIT : REC_PROC_KILLED;
-		pr.start_tsc = r->t0;
-		pr.end_tsc = tend;
-		writer_put(&rec->prof, REC_PROCESS, &pr, sizeof pr, NULL, 0);
-		struct rec_module m;
-		memset(&m, 0, sizeof m);
-		m.nfuncs = (uint32_t)r->nfn;
-		m.load_bias = r->bias;
-		snprintf(m.path, sizeof m.path, "%s", r->exe);
-		for (int i = 0; i < r->nfn; i++)
-			r->fn[i] -= r->bias;  /* link-time addresses */
-		writer_put(&rec->prof, REC_MODULE, &m, sizeof m, r->fn, sizeof *r->fn * (size_t)r->nfn);
-		struct rec_thread th;
-		memset(&th, 0, sizeof th);
-		th.tid = e->t.pid;
-		const char *base = strrchr(r->exe, '/');
-		snprintf(th.comm, sizeof th.comm, "%s", base ? base + 1 : r->exe);
-		th.flags = status != INT32_MIN ? REC_THREAD_EXITED : 0;
-		th.start_tsc = r->t0;
-		th.end_tsc = tend;
-		th.open_frames = (uint32_t)open;
-		writer_put(&rec->prof, REC_THREAD, &th, sizeof th, NULL, 0);
-		if (recorder_close(rec, rc ? NULL : err, rc ? 0 : n))
-			rc = -1;
-	}
+	for (int i = 0; i < r->nfn; i++)
+		r->fn[i] -= r->bias;  /* link-time addresses */
+	struct calltrace_target tg = {
+		.exe = r->exe, .pid = e->t.pid, .status = status, .funcs = r->fn, .nfuncs = (uint32_t)r->nfn,
+		.bias = r->bias,
+	};
+	int rc = calltrace_write(&r->ct, &tg, err, n);
 	free_rec(s);
-	return rc ? -1 : 0;
+	return rc;
 }

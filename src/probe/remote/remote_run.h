@@ -69,11 +69,9 @@ struct rsess {
 	 * SIGTRAP (run_loop resumes it; remote_run.c, stale_hit). */
 	struct rgone { uint64_t addr; int written; } *gone;
 	int ngone, capgone;
-	/* record --target (remote_record.c): the recording, or NULL; its
-	 * figures once written. */
+	/* record --target (remote_record.c): the recording, or NULL (its
+	 * figures once written: engine.recorded) */
 	struct rrec *rec;
-	uint64_t rec_calls, rec_untimed;
-	int rec_nfuncs, rec_in_target;
 	struct rrm *recmcu;     /* its calls timed inside the target (remote_record_mcu.c), or NULL */
 };
 
@@ -210,9 +208,6 @@ int rrec_close(struct rsess *s, char *err, size_t n);
 /* The session failed before it ran: the recording removed, the clock put
  * back when the target is still reachable. */
 void rrec_abandon(struct rsess *s);
-/* Figures for the command's last line: calls recorded, calls left out,
- * functions, and of them those timed inside the target. */
-void rrec_counts(const struct rsess *s, uint64_t *calls, uint64_t *untimed, int *nfuncs, int *in_target);
 /* For remote_record_mcu.c: the address of the 32-bit counter the target
  * reads itself (0, or -1 no such address); one event drained from the
  * target's ring (w = id << 1 | 1 for a return, t the counter's value). */

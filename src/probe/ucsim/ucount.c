@@ -23,6 +23,7 @@
 #include "probe/probe.h"
 #include "probe/ucsim/ulink.h"
 #include "sym/cdb.h"
+#include "sym/ihx.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,55 +51,8 @@ struct ucount {
 	uint32_t ram, len;
 	struct csite s[UC_MAX];
 	int ns, installed;
-	uint8_t ihx_used[65536 / 8];   /* code bytes the firmware's .ihx fills */
+	struct ihx_image ihx;          /* the firmware's .ihx: the code bytes it fills */
 };
-
-static int hexv(const char *s, int k)
-{
-	int v = 0;
-	for (int i = 0; i < k; i++) {
-		int c = s[i], d = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10
-		                : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-		if (d < 0)
-			return -1;
-		v = v << 4 | d;
-	}
-	return v;
-}
-
-/* The code bytes the .ihx fills (data records, type 00). */
-static int read_ihx(struct ucount *c, const char *path, char *err, size_t n)
-{
-	FILE *f = fopen(path, "r");
-	char line[600];
-	int recs = 0;
-	if (!f) {
-		snprintf(err, n, "cannot read %s", path);
-		return -1;
-	}
-	while (fgets(line, sizeof line, f)) {
-		if (line[0] != ':')
-			continue;
-		int len = hexv(line + 1, 2), a = hexv(line + 3, 4), t = hexv(line + 7, 2);
-		if (len < 0 || a < 0 || t < 0 || strlen(line) < (size_t)(11 + 2 * len)) {
-			fclose(f);
-			snprintf(err, n, "%s: a record that is not Intel HEX", path);
-			return -1;
-		}
-		if (t != 0)
-			continue;
-		for (int i = 0; i < len; i++)
-			if (a + i < 65536)
-				c->ihx_used[(a + i) / 8] |= (uint8_t)(1 << ((a + i) & 7));
-		recs++;
-	}
-	fclose(f);
-	if (!recs) {
-		snprintf(err, n, "%s: no code in it", path);
-		return -1;
-	}
-	return 0;
-}
 
 struct ucount *ucount_new(struct ulink *l, const struct cdb *cdb, const char *ihx, uint32_t ram, uint32_t len,
                           char *err, size_t n)
@@ -116,12 +70,12 @@ struct ucount *ucount_new(struct ulink *l, const struct cdb *cdb, const char *ih
 	c->cdb = cdb;
 	c->ram = ram;
 	c->len = len;
-	if (read_ihx(c, ihx, err, n)) {
+	if (ihx_read(&c->ihx, ihx, err, n)) {
 		free(c);
 		return NULL;
 	}
 	for (uint32_t a = ram; a < ram + len; a++)
-		if (c->ihx_used[a / 8] >> (a & 7) & 1) {
+		if (ihx_has(&c->ihx, a)) {
 			snprintf(err, n, "--target-ram 0x%x:0x%x: the firmware's code is at 0x%04x", ram, len, a);
 			free(c);
 			return NULL;

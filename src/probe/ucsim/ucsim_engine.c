@@ -27,6 +27,7 @@
 #include "probe/spec.h"
 #include "probe/ucsim/ucount.h"
 #include "probe/ucsim/ulink.h"
+#include "probe/ucsim/urecord.h"
 #include "sym/cdb.h"
 #include "arch/remote_arch.h"
 
@@ -35,11 +36,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define UC_MAX_SITES 256     /* ucsim's breakpoints are a list; bound ours */
+#define UC_MAX_SITES 1024    /* ucsim's breakpoints are a list; bound ours */
 
 struct usite {
 	uint32_t addr;
 	int id;                          /* ucsim's breakpoint number */
+	/* p NULL: record --target's (urecord.c): role i the entry of its
+	 * function i, ROLE_REC_RETURN a return address */
 	struct { struct probe *p; int role; } u[8];
 	int nu;
 };
@@ -68,13 +71,14 @@ struct usess {
 	int nvars;
 	struct ucount *count;            /* line probes counted in the chip (--target-ram), or NULL */
 	double hz;                       /* the simulated chip's clock (state's "frequency=") */
+	struct urec *rec;                /* record --target ucsim:, or NULL */
 };
 
 static struct usess us;
 static volatile sig_atomic_t stop_flag;
 static struct sigaction old_int, old_term;
 
-enum { ROLE_ENTRY, ROLE_RETURN };
+enum { ROLE_ENTRY, ROLE_RETURN, ROLE_REC_RETURN = -1 };
 
 static void on_signal(int sig)
 {
@@ -579,6 +583,13 @@ static int add_probe(const char *text, char *err, size_t n)
 	return 0;
 }
 
+/* urecord.c's breakpoint at a return address */
+static int rec_place(uint32_t addr)
+{
+	char err[200];
+	return site_add(NULL, addr, ROLE_REC_RETURN, err, sizeof err);
+}
+
 static void dispatch(uint32_t pc)
 {
 	struct usite *t = site_at(pc);
@@ -588,8 +599,18 @@ static void dispatch(uint32_t pc)
 	int nu = t->nu;
 	struct { struct probe *p; int role; } u[8];
 	memcpy(u, t->u, (size_t)nu * sizeof u[0]);
+	/* the recording's returns before its entries: a call made at the
+	 * instruction a call returns to nests after that return */
+	for (int i = 0; i < nu; i++)
+		if (!u[i].p && u[i].role == ROLE_REC_RETURN)
+			urec_return(us.rec, &us.l, pc);
+	for (int i = 0; i < nu; i++)
+		if (!u[i].p && u[i].role >= 0)
+			urec_entry(us.rec, &us.l, u[i].role, rec_place);
 	for (int i = 0; i < nu; i++) {
 		struct probe *p = u[i].p;
+		if (!p)
+			continue;
 		us.e->total_hits++;
 		if (p->ops == &ufunc_ops)
 			func_hit(p, u[i].role, pc);
@@ -688,9 +709,17 @@ static int uc_place(struct engine *e, const struct probe_opts *o, char *err, siz
 {
 	(void)e;
 	if (o->remote_record) {
-		snprintf(err, n, "record --target ucsim: is not available yet (docs/REMOTE.md, \"The 8051\")");
-		leave();
-		return -1;
+		if (!(us.rec = urec_open(o, us.cdb, us.hz, err, n))) {
+			leave();
+			return -1;
+		}
+		for (int i = 0; i < urec_nfuncs(us.rec); i++)
+			if (site_add(NULL, urec_func_addr(us.rec, i), i, err, n)) {
+				urec_abort(us.rec);
+				us.rec = NULL;
+				leave();
+				return -1;
+			}
 	}
 	for (int i = 0; i < o->nspecs; i++)
 		if (add_probe(o->specs[i], err, n)) {
@@ -783,15 +812,36 @@ static int uc_run(struct engine *e, const struct probe_opts *o, char *err, size_
 		if (!e->t.gone)
 			e->detached = 1;
 	}
+	if (us.rec)
+		urec_stop(us.rec, &us.l);
 	ucount_free(us.count);
 	us.count = NULL;
 	ulink_close(&us.l);
+	if (us.rec) {
+		/* what was recorded is written, the session's error or not */
+		char rerr[300];
+		struct urec *r = us.rec;
+		us.rec = NULL;
+		int status = e->t.gone && e->t.status == 0 ? 0 : INT32_MIN, nf = urec_nfuncs(r);
+		if (urec_close(r, e->t.pid, status, &e->recorded.calls, &e->recorded.untimed, rerr, sizeof rerr)) {
+			if (!rc)
+				snprintf(err, n, "%s", rerr);
+			rc = -1;
+		} else {
+			e->recorded.nfuncs = nf;
+			e->recorded.written = 1;
+		}
+	}
 	return rc;
 }
 
 static void uc_close(struct engine *e)
 {
 	e->priv = NULL;
+	if (us.rec) {   /* never run */
+		urec_abort(us.rec);
+		us.rec = NULL;
+	}
 	for (int i = 0; i < us.nvars; i++)
 		free(us.vars[i].b);
 	free(us.vars);

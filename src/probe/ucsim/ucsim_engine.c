@@ -130,6 +130,25 @@ static int site_add(struct probe *p, uint32_t addr, int role, char *err, size_t 
 	return 0;
 }
 
+/* role of p taken out of the site at addr; the breakpoint deleted when
+ * nothing else uses it.  0, or -1 (the console failed). */
+static int site_drop(struct probe *p, uint32_t addr, int role)
+{
+	struct usite *t = site_at(addr);
+	if (!t)
+		return 0;
+	for (int i = 0; i < t->nu; i++)
+		if (t->u[i].p == p && t->u[i].role == role) {
+			t->u[i] = t->u[--t->nu];
+			break;
+		}
+	if (t->nu)
+		return 0;
+	int rc = ulink_delete(&us.l, t->id);
+	*t = us.sites[--us.nsites];
+	return rc;
+}
+
 static int remove_all(void)
 {
 	int rc = 0;
@@ -602,8 +621,8 @@ static void dispatch(uint32_t pc)
 	/* the recording's returns before its entries: a call made at the
 	 * instruction a call returns to nests after that return */
 	for (int i = 0; i < nu; i++)
-		if (!u[i].p && u[i].role == ROLE_REC_RETURN)
-			urec_return(us.rec, &us.l, pc);
+		if (!u[i].p && u[i].role == ROLE_REC_RETURN && urec_return(us.rec, &us.l, pc))
+			site_drop(NULL, pc, ROLE_REC_RETURN);
 	for (int i = 0; i < nu; i++)
 		if (!u[i].p && u[i].role >= 0)
 			urec_entry(us.rec, &us.l, u[i].role, rec_place);

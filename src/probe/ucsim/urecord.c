@@ -150,11 +150,21 @@ void urec_entry(struct urec *r, struct ulink *l, int i, urec_place_fn place)
 		r->isr_depth++;
 }
 
-void urec_return(struct urec *r, struct ulink *l, uint32_t pc)
+/* Does a pending frame of any context return to pc? */
+static int pending_at(const struct urec *r, uint32_t pc)
+{
+	for (int c = 0; c < r->ct.nctx; c++)
+		for (int f = 0; f < r->ct.ctx[c].depth; f++)
+			if (r->ct.ctx[c].st[f].ret == pc)
+				return 1;
+	return 0;
+}
+
+int urec_return(struct urec *r, struct ulink *l, uint32_t pc)
 {
 	uint8_t sp;
 	if (ulink_sp(l, &sp))
-		return;
+		return 0;
 	uint64_t t = now(r, l);
 	/* the interrupts' context first: a return there is the innermost */
 	for (int c = 1; c >= 0; c--) {
@@ -173,10 +183,11 @@ void urec_return(struct urec *r, struct ulink *l, uint32_t pc)
 			if (!r->isr_depth)
 				calltrace_offcpu(&r->ct, 0, t, (uint64_t)((double)(t - r->isr_start) / ((double)r->hz * (double)r->k / 1e9)));
 		}
-		return;
+		break;
 	}
-	/* no pending call returns here (a loop's next pass, an earlier call's
-	 * breakpoint): nothing */
+	/* a call's return site stays for the next call from there; an
+	 * interrupted pc's goes once nothing returns to it */
+	return !after_call(r, pc) && !pending_at(r, pc);
 }
 
 void urec_stop(struct urec *r, const struct ulink *l)

@@ -29,8 +29,11 @@ typedef int (*urec_place_fn)(uint32_t addr);
 
 /* A stop at the entry of function i. */
 void urec_entry(struct urec *r, struct ulink *l, int i, urec_place_fn place);
-/* A stop at a return address (a site urec_entry placed). */
-void urec_return(struct urec *r, struct ulink *l, uint32_t pc);
+/* A stop at a return address (a site urec_entry placed).  1 when the site
+ * is no longer needed: an interrupted pc that no pending frame returns to
+ * and no call instruction precedes (left in, a breakpoint in the middle of
+ * a loop would stop every pass); else 0. */
+int urec_return(struct urec *r, struct ulink *l, uint32_t pc);
 
 /* The simulation's clock now (its last stop, the end): frames open at the
  * end are closed there. */

@@ -83,14 +83,21 @@ static int callers(const struct call_stats *c, callstats_namer name, void *arg, 
 	return k;
 }
 
+/* The returns with a time. */
+static uint64_t timed(const struct call_stats *c)
+{
+	return c->returns > c->untimed ? c->returns - c->untimed : 0;
+}
+
 void callstats_json(const struct call_stats *c, struct json *j, callstats_namer name, void *arg)
 {
+	uint64_t t = timed(c);
 	json_uint(j, "calls", c->calls);
 	json_uint(j, "returns", c->returns);
 	json_uint(j, "total_ns", c->total);
-	json_uint(j, "min_ns", c->returns ? c->min : 0);
+	json_uint(j, "min_ns", t ? c->min : 0);
 	json_uint(j, "max_ns", c->max);
-	json_uint(j, "avg_ns", c->returns ? c->total / c->returns : 0);
+	json_uint(j, "avg_ns", t ? c->total / t : 0);
 	struct named *v;
 	int k = callers(c, name, arg, &v);
 	json_arr_begin(j, "callers");
@@ -107,9 +114,10 @@ void callstats_json(const struct call_stats *c, struct json *j, callstats_namer 
 void callstats_table(const struct call_stats *c, FILE *f, callstats_namer name, void *arg)
 {
 	char a[32], b[32], m[32], t[32];
+	uint64_t nt = timed(c);
 	fprintf(f, "calls %llu, total %s, avg %s, min %s, max %s", (unsigned long long)c->calls,
-	        fmt_time(c->total, t, sizeof t), fmt_time(c->returns ? c->total / c->returns : 0, a, sizeof a),
-	        fmt_time(c->returns ? c->min : 0, b, sizeof b), fmt_time(c->max, m, sizeof m));
+	        fmt_time(c->total, t, sizeof t), fmt_time(nt ? c->total / nt : 0, a, sizeof a),
+	        fmt_time(nt ? c->min : 0, b, sizeof b), fmt_time(c->max, m, sizeof m));
 	struct named *v;
 	int k = callers(c, name, arg, &v);
 	for (int i = 0; i < k && i < 3; i++)

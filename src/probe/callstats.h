@@ -19,6 +19,9 @@ struct call_stats {
 	struct callstats_site { uint64_t ret, n; } *cl;
 	int ncl, capcl;
 	uint64_t lost;                            /* calls from callers beyond the table */
+	uint64_t untimed;                         /* of returns, those without a time (a backend that counts
+	                                             them exactly apart from timing them: the kernel's);
+	                                             not in avg_ns / min_ns */
 };
 
 /* Names a return address ("main", "module+0x1f"), into buf; returns it. */
@@ -31,7 +34,8 @@ void callstats_caller(struct call_stats *c, uint64_t ret);
 /* k calls from ret (a backend that counted them itself: the agent). */
 void callstats_caller_n(struct call_stats *c, uint64_t ret, uint64_t k);
 /* "calls", "returns", "total_ns", "min_ns", "max_ns", "avg_ns", "callers": [{name, calls}]
- * (callers merged by name, most calls first). */
+ * (callers merged by name, most calls first); avg and min over the timed
+ * returns (returns - untimed). */
 void callstats_json(const struct call_stats *c, struct json *j, callstats_namer name, void *arg);
 /* "calls N, total T, avg A, min M, max X; callers: f x3, g x1, ..." */
 void callstats_table(const struct call_stats *c, FILE *f, callstats_namer name, void *arg);

@@ -5,7 +5,10 @@
 # itself (/proc/sonde_kmod) while a program drives it; vfs_read counted for
 # one program (tests/progs/kread.c, static) equals the reads it made while
 # another process reads too; a blacklisted
-# function and a missing one are refused before anything is placed;
+# function and a missing one are refused before anything is placed; the
+# durations and return values of a recursing function that spins a known
+# time and returns known values (/proc/sonde_kmod_ret) equal the module's;
+# a ring overflow is counted and shown, the counts staying exact;
 # nothing is left in the kernel's kprobe list (debugfs kprobes/list) or
 # kprobe_events after Ctrl-C, --duration and a SIGKILL of sonde; without
 # root, one clear line.  No qemu, kernel or headers: a skip.
@@ -23,6 +26,44 @@ case $? in
 esac
 
 cc -O1 -static -o kread "$PROGS/kread.c" 2>kread.log || { notok "probe --kernel: kread" "$(tail -3 kread.log)"; exit 0; }
+# the return values and durations of sonde_kmod_ret against the module's own
+# counts (/proc/sonde_kmod_ret): guest-checks.sh's check_ret
+cat >check_ret.py <<'PY'
+import json, sys
+name, path, before, after, rounds, depth, rc = sys.argv[1:8]
+rounds, depth = int(rounds), int(depth)
+def own(f):
+    calls = spin = 0; vals = {}
+    for line in open(f):
+        w = line.split()
+        if w[0] == "calls": calls, spin = int(w[1]), int(w[3])
+        elif w[0] == "ret": vals[int(w[1])] = int(w[2])
+    return calls, spin, vals
+c0, spin, v0 = own(before)
+c1, _, v1 = own(after)
+want_calls = c1 - c0
+want_vals = {v: v1[v] - v0.get(v, 0) for v in v1 if v1[v] - v0.get(v, 0)}
+bad = []
+if rc != "0": bad.append(f"status {rc}")
+if want_calls != rounds * (depth + 1): bad.append(f"the module counted {want_calls} calls, driven {rounds * (depth + 1)}")
+try:
+    q = json.load(open(path))["probes"][0]
+except Exception as e:
+    q = {}; bad.append(f"no JSON: {e}")
+for k, want in (("calls", want_calls), ("returns", want_calls), ("hits", want_calls), ("untimed", 0),
+                ("lost_samples", 0), ("unmatched_returns", 0), ("malformed_records", 0), ("timed", True),
+                ("errors", sum(n for v, n in want_vals.items() if v < 0))):
+    if q.get(k) != want: bad.append(f"{k} {q.get(k)}, want {want}")
+got_vals = {r["value"]: r["calls"] for r in q.get("returned", [])}
+if got_vals != want_vals: bad.append(f"returned {got_vals}, the module returned {want_vals}")
+# each call spins spin ns; round i's level-L call waits for the L below it too
+if not q.get("min_ns", 0) >= spin: bad.append(f"min_ns {q.get('min_ns')} < the spin {spin}")
+if not q.get("max_ns", 0) >= (depth + 1) * spin: bad.append(f"max_ns {q.get('max_ns')} < {depth + 1} spins")
+least = rounds * sum(range(1, depth + 2)) * spin
+if not q.get("total_ns", 0) >= least: bad.append(f"total_ns {q.get('total_ns')} < {least} (nested spins)")
+print(f"ok - {name} ({want_calls} calls, values {sorted(want_vals.items())}, min {q.get('min_ns')} ns >= {spin})"
+      if not bad else f"not ok - {name}: " + "; ".join(bad))
+PY
 # one --library file for a process probe and a kernel probe of the same shape
 printf '%s\n' '# probes of a process and of the kernel' 'pmain = func:main' 'kstep = func:sonde_kmod:sonde_kmod_step' >probes.lib
 cc -O1 -g -o kread_dyn "$PROGS/kread.c"
@@ -34,6 +75,7 @@ calls=$(jq_py lib-proc.json 'print(d["probes"][0].get("calls"))' 2>/dev/null)
 dir=$(pwd)
 cat >guest-checks.sh <<EOF
 SONDE=$BUILD/bin/sonde
+CHECK_RET=$dir/check_ret.py
 KO=$kmod/sonde_kmod.ko
 LIB=$ROOT/tests/lib.sh
 EOF
@@ -78,6 +120,16 @@ placed() {
 	done
 	return 1
 }
+# sampled PID: waits until all of sonde's events of sonde_kmod_step are in
+# the list: per CPU a counting kprobe and kretprobe, a sampling pair (bounded)
+sampled() {
+	for _ in $(seq 3000); do
+		[ "$(grep -c sonde_kmod_step "$LIST" 2>/dev/null)" -ge $((4 * $(nproc))) ] && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.02
+	done
+	return 1
+}
 # ends PID: waits (bounded, 120 s) for a signalled sonde to exit; 1 if it did not
 ends() {
 	for _ in $(seq 6000); do
@@ -114,6 +166,44 @@ name = "vfs_read filtered to the program = its own reads"
 print(f"ok - {name} ({want})" if rc == "0" and got == (want, want) else f"not ok - {name}: calls/returns {got}, it read {want} times (status {rc})")
 PY
 nothing "a program's probes"
+
+# 1d. durations and return values: sonde_kmod_ret recursing, every call
+# spinning a known time and returning a known value (the module counts them)
+cat /proc/sonde_kmod_ret >ret0.txt
+"$SONDE" probe --kernel --format=json -o k1d.json -e func:sonde_kmod:sonde_kmod_ret \
+	-- sh -c 'echo "20 2" >/proc/sonde_kmod_ret' >k1d.out 2>k1d.err
+rc=$?
+cat /proc/sonde_kmod_ret >ret1.txt
+python3 "$CHECK_RET" "return values and durations = the module's (recursing)" k1d.json ret0.txt ret1.txt 20 2 $rc
+# the same system-wide, in the table (rounds 0-3 return 0, -EINVAL, 1, -ENOENT)
+"$SONDE" probe --kernel -e func:sonde_kmod_ret -- sh -c 'echo "4 0" >/proc/sonde_kmod_ret' >k1e.out 2>k1e.err
+rc=$?
+cat k1e.out k1e.err >k1e.all
+if [ $rc = 0 ] && grep -q 'calls 4, total' k1e.all && grep -q 'returned .*(errors 2)' k1e.all; then ok "table: durations, returned values and errors"
+else notok "table: durations, returned values and errors" "status $rc: $(cat k1e.out k1e.err | head -5)"; fi
+
+# 1e. a ring that overflows: sonde stopped while 20000 calls are sampled; the
+# counts stay exact, the samples lost and the calls not timed are shown
+set -- $(own)
+"$SONDE" probe --kernel --format=json -o k1f.json -e func:sonde_kmod:sonde_kmod_step >k1f.out 2>k1f.err &
+pid=$!
+if sampled $pid; then
+	kill -STOP $pid
+	echo 20000 >/proc/sonde_kmod
+	kill -CONT $pid
+	kill -INT $pid
+	if ends $pid; then wait $pid; rc=$?; else wait $pid; rc="still running 120 s after its SIGINT"; fi
+	[ "$rc" = 0 ] && compare "overflow: counts still = the module's" k1f.json "$1" "$2" || notok "overflow" "status $rc: $(cat k1f.err)"
+	python3 - k1f.json <<'PY'
+import json, sys
+q = json.load(open(sys.argv[1]))["probes"][0]
+name = "overflow: lost samples and calls not timed shown"
+c, u, l = q.get("calls", 0), q.get("untimed", 0), q.get("lost_samples", 0)
+ok = l > 0 and 0 < u <= c and q.get("returns") == c
+print(f"ok - {name} ({c} calls, {u} not timed, {l} samples lost)" if ok else f"not ok - {name}: calls {c} untimed {u} lost_samples {l} returns {q.get('returns')}")
+PY
+else notok "overflow: placed" "$(cat k1f.err)"; kill -9 $pid; wait $pid; fi
+nothing "overflow"
 
 # 1c. the same library file's kernel probe
 "$SONDE" probe --kernel --library probes.lib -e @kstep --format=json -o lib-k.json -- sh -c 'echo 40 >/proc/sonde_kmod' >lib-k.out 2>lib-k.err

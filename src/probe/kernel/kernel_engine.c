@@ -4,7 +4,14 @@
  * kernel's kprobe PMU (/sys/bus/event_source/devices/kprobe): a kprobe on
  * the function's entry (its calls) and a kretprobe (its returns, the PMU's
  * retprobe bit).  The kernel counts every hit itself; sonde reads the
- * counts at the end.  A perf-event kprobe belongs to its file descriptor:
+ * counts at the end: they stay the exact calls and returns.  Beside them,
+ * two sampling events per online CPU (sample_period 1) write each entry
+ * (tid, time) and each return (tid, time, and on x86-64 the AX register of
+ * the interrupted regs: the return value) into an mmap'ed ring per event,
+ * drained while the session runs and at its end; entries and returns are
+ * paired per thread (a stack: recursion) in time order across the CPUs
+ * for the durations.  What the rings lost (PERF_RECORD_LOST) and the calls
+ * not timed are counted and shown.  A perf-event kprobe belongs to its file descriptor:
  * it is in no kprobe_events list and goes when the fd closes, so a sonde
  * that ends in any way (SIGKILL included) leaves nothing.  Before anything
  * is placed, each function is checked against the kprobe blacklist
@@ -27,28 +34,88 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <asm/perf_regs.h>
+#define K_RETVAL 1               /* the return value: AX at the kretprobe */
+#else
+#define K_RETVAL 0
+#endif
 
 #define K_MAX_CPUS 1024
+#define K_RING_PAGES 32          /* data pages of each sampling ring (a power of 2) */
+#define K_HOLD_NS 50000000ull    /* records younger than this wait a drain: another CPU's may be older */
+#define K_MAX_PENDING (1u << 20) /* records waiting for their turn; more: paired at once */
+#define K_MAX_DEPTH 1024         /* pending calls per thread; deeper ones are not timed */
+#define K_MAX_TIDS 65536         /* threads followed; others' calls are not timed */
+#define K_MAX_VALUES 64          /* distinct return values counted; more in returned_other */
 #define K_SYSFS "/sys/bus/event_source/devices/kprobe"
 #define K_BLACKLIST "/sys/kernel/debug/kprobes/blacklist"
+
+enum { KR_ENTRY, KR_RETURN, KR_LOST };
+
+/* One record of a ring, waiting to be paired in time order. */
+struct krec {
+	uint64_t t, seq, key;    /* perf time (CLOCK_MONOTONIC), order read, thread (tid, or CPU for tid 0) */
+	int64_t v;               /* a return's value, a loss's count */
+	uint32_t kind, hasv;
+};
+
+/* A sampling event's ring. */
+struct kring {
+	int fd, cpu, ret;        /* cpu: the index in ks.online */
+	unsigned char *base;     /* the header page, then K_RING_PAGES of data; NULL unmapped */
+	uint64_t tail;           /* what sonde has read (its own: the page's copy is not trusted) */
+	uint64_t last_t;         /* the time of the last sample read from it */
+};
+
+/* A thread's pending calls (their entry times, innermost last). */
+struct ktid {
+	uint64_t key;
+	int used, n, cap;
+	uint64_t *t;
+};
+
+struct kval { int64_t v; uint64_t n; };
 
 struct kfunc {
 	struct call_stats cs;
 	char sym[256];           /* what the PMU is given: FUNCTION or MODULE:FUNCTION */
 	int *fd;                 /* 2 * ncpus: entry, return per CPU (-1: none) */
+	struct kring *ring;      /* 2 * nonline sampling rings: entry, return per online CPU */
+	int nring;
+	struct krec *pend;       /* read, not yet paired */
+	size_t npend, cappend;
+	uint64_t seq;
+	struct ktid *tid;        /* open addressing, captid a power of 2 */
+	size_t captid, ntid;
+	struct kval val[K_MAX_VALUES];
+	int nval;
+	uint64_t val_other, errors;
+	uint64_t timed;          /* calls paired with their return: timed */
+	uint64_t lost_samples;   /* PERF_RECORD_LOST: samples the rings had no room for */
+	uint64_t unmatched;      /* returns sampled without their entry's sample: dropped */
+	uint64_t too_deep;       /* entries beyond K_MAX_DEPTH or K_MAX_TIDS: not timed */
+	uint64_t malformed;      /* records (or whole ring contents) that made no sense: skipped */
 };
 
 static struct {
 	int type, retbit, ncpus;
-	int cpus[K_MAX_CPUS];    /* system-wide: the online CPUs; a program's: {-1} */
+	int cpus[K_MAX_CPUS];    /* counting events: system-wide the online CPUs; a program's: {-1} */
+	int nonline;
+	int online[K_MAX_CPUS];  /* the sampling events' CPUs (a ring is per CPU, also for a program) */
+	size_t page;
+	int format_lost;         /* the samplers' read() gives their lost samples */
 	pid_t pid;               /* -1 system-wide, else the program's (its hits and its children's) */
 	int go_fd;               /* the program waits on this pipe before its exec, or -1 */
 	struct engine *e;
@@ -113,6 +180,8 @@ static int read_cpus(char *err, size_t n)
 		snprintf(err, n, "no online CPU in /sys/devices/system/cpu/online");
 		return -1;
 	}
+	ks.nonline = ks.ncpus;
+	memcpy(ks.online, ks.cpus, sizeof ks.online);
 	return 0;
 }
 
@@ -174,6 +243,270 @@ static int blacklisted(const char *sym)
 	return found;
 }
 
+/* --- pairing the sampled entries and returns --------------------------- */
+
+/* The pending calls of thread key; created when create (NULL: no room). */
+static struct ktid *tid_of(struct kfunc *d, uint64_t key, int create)
+{
+	if (d->captid) {
+		for (size_t i = key * 0x9e3779b97f4a7c15ull >> 20 & (d->captid - 1);; i = (i + 1) & (d->captid - 1)) {
+			if (!d->tid[i].used)
+				break;
+			if (d->tid[i].key == key)
+				return &d->tid[i];
+		}
+	}
+	if (!create || d->ntid >= K_MAX_TIDS)
+		return NULL;
+	if (2 * (d->ntid + 1) > d->captid) {
+		size_t cap = d->captid ? 2 * d->captid : 64;
+		struct ktid *v = calloc(cap, sizeof *v);
+		if (!v)
+			return NULL;
+		for (size_t k = 0; k < d->captid; k++) {
+			if (!d->tid[k].used)
+				continue;
+			size_t i = d->tid[k].key * 0x9e3779b97f4a7c15ull >> 20 & (cap - 1);
+			while (v[i].used)
+				i = (i + 1) & (cap - 1);
+			v[i] = d->tid[k];
+		}
+		free(d->tid);
+		d->tid = v;
+		d->captid = cap;
+	}
+	size_t i = key * 0x9e3779b97f4a7c15ull >> 20 & (d->captid - 1);
+	while (d->tid[i].used)
+		i = (i + 1) & (d->captid - 1);
+	d->tid[i] = (struct ktid){ .key = key, .used = 1 };
+	d->ntid++;
+	return &d->tid[i];
+}
+
+/* A kernel error return: -MAX_ERRNO..-1 as a long, or as an int (a
+ * function returning int leaves the upper half of AX zero). */
+static int is_errno(int64_t v)
+{
+	int32_t lo = (int32_t)(uint32_t)(uint64_t)v;
+	return (v >= -4095 && v <= -1) || ((uint64_t)v >> 32 == 0 && lo >= -4095 && lo <= -1);
+}
+
+static void count_value(struct kfunc *d, int64_t v)
+{
+	int i;
+	if (is_errno(v))
+		d->errors++;
+	for (i = 0; i < d->nval && d->val[i].v != v; i++)
+		;
+	if (i == d->nval) {
+		if (d->nval == K_MAX_VALUES) {
+			d->val_other++;
+			return;
+		}
+		d->val[d->nval++] = (struct kval){ v, 0 };
+	}
+	d->val[i].n++;
+}
+
+static void apply(struct kfunc *d, const struct krec *k)
+{
+	if (k->kind == KR_LOST) {
+		/* samples gone: which entry a return closes is no longer known,
+		 * so every pending call is left untimed */
+		d->lost_samples += (uint64_t)k->v;
+		for (size_t i = 0; i < d->captid; i++)
+			d->tid[i].n = 0;
+		return;
+	}
+	struct ktid *s = tid_of(d, k->key, k->kind == KR_ENTRY);
+	if (k->kind == KR_ENTRY) {
+		if (!s || s->n >= K_MAX_DEPTH) {
+			d->too_deep++;
+			return;
+		}
+		if (s->n == s->cap) {
+			int cap = s->cap ? 2 * s->cap : 8;
+			uint64_t *v = realloc(s->t, (size_t)cap * sizeof *v);
+			if (!v) {
+				d->too_deep++;
+				return;
+			}
+			s->t = v;
+			s->cap = cap;
+		}
+		s->t[s->n++] = k->t;
+		return;
+	}
+	if (k->hasv)
+		count_value(d, k->v);
+	if (!s || !s->n) {
+		d->unmatched++;
+		return;
+	}
+	uint64_t t0 = s->t[--s->n];
+	if (k->t < t0) {
+		d->malformed++;
+		return;
+	}
+	callstats_return(&d->cs, k->t - t0);
+	d->timed++;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct krec *x = a, *y = b;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The pending records older than upto paired, in time order. */
+static void settle(struct kfunc *d, uint64_t upto)
+{
+	size_t i;
+	if (!d->npend)
+		return;   /* (pend may be NULL: qsort and memmove take none) */
+	qsort(d->pend, d->npend, sizeof *d->pend, by_time);
+	for (i = 0; i < d->npend && d->pend[i].t < upto; i++)
+		apply(d, &d->pend[i]);
+	memmove(d->pend, d->pend + i, (d->npend - i) * sizeof *d->pend);
+	d->npend -= i;
+}
+
+static void pend(struct kfunc *d, struct krec k)
+{
+	if (d->npend == d->cappend) {
+		size_t cap = d->cappend ? 2 * d->cappend : 1024;
+		struct krec *v = cap <= K_MAX_PENDING ? realloc(d->pend, cap * sizeof *v) : NULL;
+		if (v) {
+			d->pend = v;
+			d->cappend = cap;
+		} else
+			settle(d, UINT64_MAX);   /* no room to wait: paired now */
+		if (d->npend == d->cappend) {
+			if (k.kind == KR_ENTRY)
+				d->too_deep++;
+			return;
+		}
+	}
+	k.seq = d->seq++;
+	d->pend[d->npend++] = k;
+}
+
+/* n bytes at offset off of a ring's data (size a power of 2), across its wrap. */
+static void ring_copy(const unsigned char *data, size_t size, uint64_t off, void *dst, size_t n)
+{
+	size_t o = (size_t)(off & (size - 1)), first = n < size - o ? n : size - o;
+	memcpy(dst, data + o, first);
+	memcpy((unsigned char *)dst + first, data, n - first);
+}
+
+/* One record (type, its n bytes from the header on, n a multiple of 8). */
+static void parse(struct kfunc *d, struct kring *r, uint32_t type, const unsigned char *b, size_t n)
+{
+	struct krec k;
+	memset(&k, 0, sizeof k);
+	if (type == PERF_RECORD_SAMPLE) {
+		/* header; u32 pid, tid; u64 time; a return's: u64 abi, then AX when abi is not NONE */
+		uint32_t tid;
+		uint64_t abi = 0;
+		size_t want = r->ret && K_RETVAL ? 32 : 24;
+		if (n < want) {
+			d->malformed++;
+			return;
+		}
+		memcpy(&tid, b + 12, 4);
+		memcpy(&k.t, b + 16, 8);
+		k.kind = r->ret ? KR_RETURN : KR_ENTRY;
+		/* the idle tasks are all tid 0, one per CPU */
+		k.key = tid ? tid : (1ull << 32) | (uint64_t)r->cpu;
+		if (r->ret && K_RETVAL) {
+			memcpy(&abi, b + 24, 8);
+			if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+				if (n < 40) {
+					d->malformed++;
+					return;
+				}
+				memcpy(&k.v, b + 32, 8);
+				k.hasv = 1;
+			}
+		}
+		r->last_t = k.t;
+	} else if (type == PERF_RECORD_LOST) {
+		/* header; u64 id, lost; the sample_id.  Placed right after the
+		 * ring's last sample before the loss (its own time is the next
+		 * sample's, taken after it) */
+		uint64_t lost;
+		if (n < 24) {
+			d->malformed++;
+			return;
+		}
+		memcpy(&lost, b + 16, 8);
+		k.kind = KR_LOST;
+		k.v = (int64_t)(lost < (1ull << 48) ? lost : 1ull << 48);
+		k.t = r->last_t;
+	} else
+		return;   /* THROTTLE and others: nothing for sonde */
+	pend(d, k);
+}
+
+/* Everything the kernel wrote into r since the last drain. */
+static void drain_ring(struct kfunc *d, struct kring *r)
+{
+	if (!r->base)
+		return;
+	struct perf_event_mmap_page *pg = (void *)r->base;
+	const unsigned char *data = r->base + ks.page;
+	size_t size = K_RING_PAGES * ks.page;
+	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), tail = r->tail;
+	if (head - tail > size) {
+		d->malformed++;   /* a head sonde cannot have: the ring is skipped */
+		tail = head;
+	}
+	while (head - tail >= sizeof(struct perf_event_header)) {
+		struct perf_event_header h;
+		unsigned char rec[64];
+		ring_copy(data, size, tail, &h, sizeof h);
+		if (h.size < sizeof h || h.size > head - tail || h.size % 8) {
+			d->malformed++;
+			tail = head;
+			break;
+		}
+		if (h.size <= sizeof rec) {
+			ring_copy(data, size, tail, rec, h.size);
+			parse(d, r, h.type, rec, h.size);
+		}
+		tail += h.size;
+	}
+	if (head != tail) {
+		d->malformed++;
+		tail = head;
+	}
+	r->tail = tail;
+	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Every probe's rings drained; what is older than K_HOLD_NS paired (all at the end). */
+static void drain_all(struct engine *e, int final)
+{
+	uint64_t now = mono_ns();   /* before reading: what is older is in the rings */
+	for (int i = 0; i < e->nprobes; i++) {
+		struct kfunc *d = e->probes[i]->data;
+		if (!d || !d->ring)
+			continue;
+		for (int k = 0; k < d->nring; k++)
+			drain_ring(d, &d->ring[k]);
+		settle(d, final ? UINT64_MAX : now > K_HOLD_NS ? now - K_HOLD_NS : 0);
+	}
+}
+
 /* --- the func kind's output through callstats ----------------------------- */
 
 static const char *name_of(void *arg, uint64_t ret, char *buf, size_t n)
@@ -183,21 +516,68 @@ static const char *name_of(void *arg, uint64_t ret, char *buf, size_t n)
 	return buf;
 }
 
+static int by_count(const void *a, const void *b)
+{
+	const struct kval *x = a, *y = b;
+	if (x->n != y->n)
+		return x->n < y->n ? 1 : -1;
+	return x->v < y->v ? -1 : x->v > y->v;
+}
+
+static uint64_t untimed(const struct kfunc *d)
+{
+	return d->cs.calls > d->timed ? d->cs.calls - d->timed : 0;
+}
+
 static void kfunc_json(struct probe *p, struct json *j)
 {
 	struct kfunc *d = p->data;
-	if (d) {
-		callstats_json(&d->cs, j, name_of, NULL);
-		json_bool(j, "timed", 0);   /* counted by the kernel: no durations yet */
+	if (!d)
+		return;
+	callstats_json(&d->cs, j, name_of, NULL);
+	json_bool(j, "timed", 1);
+	json_uint(j, "untimed", untimed(d));          /* calls without a duration */
+	json_uint(j, "lost_samples", d->lost_samples);
+	json_uint(j, "unmatched_returns", d->unmatched);
+	json_uint(j, "malformed_records", d->malformed);
+	if (K_RETVAL) {
+		struct kval v[K_MAX_VALUES];
+		memcpy(v, d->val, sizeof v);
+		qsort(v, (size_t)d->nval, sizeof *v, by_count);
+		json_arr_begin(j, "returned");
+		for (int i = 0; i < d->nval; i++) {
+			json_obj_begin(j, NULL);
+			json_int(j, "value", v[i].v);
+			json_uint(j, "calls", v[i].n);
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+		json_uint(j, "returned_other", d->val_other);
+		json_uint(j, "errors", d->errors);
 	}
 }
 
 static void kfunc_table(struct probe *p, FILE *f)
 {
 	struct kfunc *d = p->data;
-	if (d)
-		fprintf(f, "calls %llu, returns %llu (counted by the kernel)",
-		        (unsigned long long)d->cs.calls, (unsigned long long)d->cs.returns);
+	if (!d)
+		return;
+	callstats_table(&d->cs, f, name_of, NULL);
+	fprintf(f, ", returns %llu (counted by the kernel)", (unsigned long long)d->cs.returns);
+	if (K_RETVAL && d->nval) {
+		struct kval v[K_MAX_VALUES];
+		memcpy(v, d->val, sizeof v);
+		qsort(v, (size_t)d->nval, sizeof *v, by_count);
+		for (int i = 0; i < d->nval && i < 4; i++)
+			fprintf(f, "%s%lld x%llu", i ? ", " : "; returned ", (long long)v[i].v, (unsigned long long)v[i].n);
+		if (d->nval > 4 || d->val_other)
+			fprintf(f, ", ...");
+		fprintf(f, " (errors %llu)", (unsigned long long)d->errors);
+	}
+	if (untimed(d) || d->lost_samples)
+		fprintf(f, "; %llu call%s not timed (%llu samples lost, %llu returns without their entry)",
+		        (unsigned long long)untimed(d), untimed(d) == 1 ? "" : "s", (unsigned long long)d->lost_samples,
+		        (unsigned long long)d->unmatched);
 }
 
 static void close_fds(struct kfunc *d)
@@ -207,6 +587,16 @@ static void close_fds(struct kfunc *d)
 			close(d->fd[i]);
 			d->fd[i] = -1;
 		}
+	/* a mapping holds its event (and the kprobe) as the fd does */
+	for (int i = 0; d->ring && i < d->nring; i++) {
+		struct kring *r = &d->ring[i];
+		if (r->base)
+			munmap(r->base, (1 + K_RING_PAGES) * ks.page);
+		r->base = NULL;
+		if (r->fd >= 0)
+			close(r->fd);
+		r->fd = -1;
+	}
 }
 
 static void kfunc_free(struct probe *p)
@@ -215,6 +605,11 @@ static void kfunc_free(struct probe *p)
 	if (d) {
 		close_fds(d);
 		free(d->fd);
+		free(d->ring);
+		free(d->pend);
+		for (size_t i = 0; i < d->captid; i++)
+			free(d->tid[i].t);
+		free(d->tid);
 		callstats_free(&d->cs);
 	}
 	free(d);
@@ -246,6 +641,95 @@ static int open_one(const char *sym, int ret, int cpu)
 	return (int)syscall(SYS_perf_event_open, &a, ks.pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+/* A sampling event: every hit a record (tid, time; a return's AX) in its
+ * ring.  Per CPU also for a program (the kernel maps no inherited per-task
+ * event open on all CPUs). */
+static int open_sampler(const char *sym, int ret, int cpu)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof a);
+	a.size = sizeof a;
+	a.type = (uint32_t)ks.type;
+	a.config = ret ? 1ull << ks.retbit : 0;
+	a.config1 = (uint64_t)(uintptr_t)sym;
+	a.sample_period = 1;
+	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+#if K_RETVAL
+	if (ret) {
+		/* the regs the kretprobe interrupted: AX holds the return value */
+		a.sample_type |= PERF_SAMPLE_REGS_INTR;
+		a.sample_regs_intr = 1ull << PERF_REG_X86_AX;
+	}
+#endif
+	a.sample_id_all = 1;     /* a LOST record's tid and time */
+	if (ks.format_lost)
+		a.read_format = PERF_FORMAT_LOST;   /* read(): the samples it lost (Linux 6.0) */
+	a.use_clockid = 1;       /* times sonde can compare with its own clock */
+	a.clockid = CLOCK_MONOTONIC;
+	a.watermark = 1;
+	a.wakeup_watermark = (uint32_t)(K_RING_PAGES * ks.page / 4);
+	if (ks.pid > 0) {
+		a.disabled = 1;
+		a.enable_on_exec = 1;
+		a.inherit = 1;
+	}
+	int fd = (int)syscall(SYS_perf_event_open, &a, ks.pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && errno == EINVAL && ks.format_lost) {
+		/* an older kernel: the losses only from the rings' LOST records */
+		ks.format_lost = 0;
+		return open_sampler(sym, ret, cpu);
+	}
+	return fd;
+}
+
+/* Why the kernel refused an event of sym: into err. */
+static void refused(const char *sym, const char *what, int en, char *err, size_t n)
+{
+	/* the reason: /proc/kallsyms is read only then (it is long) */
+	if (kallsyms_has(sym) == 0) {
+		snprintf(err, n, "no function %s in the running kernel (/proc/kallsyms)", sym);
+		return;
+	}
+	snprintf(err, n, "%s: the kernel refused a %s (%s)%s", sym, what, strerror(en),
+	         en == EINVAL || en == EOPNOTSUPP ? ": not probeable (notrace, inlined or blacklisted)"
+	         : en == EACCES || en == EPERM ? ": needs root (or CAP_PERFMON and CAP_SYS_ADMIN)"
+	                                       : "");
+}
+
+/* The sampling events of d and their rings: 0, or -1 with err. */
+static int place_samplers(struct kfunc *d, char *err, size_t n)
+{
+	d->nring = 2 * ks.nonline;
+	if (!(d->ring = calloc((size_t)d->nring, sizeof *d->ring))) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < d->nring; i++)
+		d->ring[i].fd = -1;
+	for (int c = 0; c < ks.nonline; c++)
+		for (int r = 0; r < 2; r++) {
+			struct kring *g = &d->ring[2 * c + r];
+			g->cpu = c;
+			g->ret = r;
+			g->fd = open_sampler(d->sym, r, ks.online[c]);
+			if (g->fd < 0) {
+				int en = errno;
+				refused(d->sym, !r ? "sampling kprobe"
+				        : K_RETVAL ? "sampling kretprobe with PERF_SAMPLE_REGS_INTR" : "sampling kretprobe", en, err, n);
+				return -1;
+			}
+			void *m = mmap(NULL, (1 + K_RING_PAGES) * ks.page, PROT_READ | PROT_WRITE, MAP_SHARED, g->fd, 0);
+			if (m == MAP_FAILED) {
+				snprintf(err, n, "%s: cannot map a sampling ring of %zu KiB (%s)%s", d->sym,
+				         K_RING_PAGES * ks.page / 1024, strerror(errno),
+				         errno == EPERM || errno == ENOMEM ? ": perf_event_mlock_kb?" : "");
+				return -1;
+			}
+			g->base = m;
+		}
+	return 0;
+}
+
 static int place_func(struct probe *p, char *err, size_t n)
 {
 	struct kfunc *d = calloc(1, sizeof *d);
@@ -271,22 +755,17 @@ static int place_func(struct probe *p, char *err, size_t n)
 			if (fd < 0) {
 				int en = errno;
 				close_fds(d);
-				/* the reason: /proc/kallsyms is read only then (it is long) */
-				if (kallsyms_has(d->sym) == 0) {
-					snprintf(err, n, "no function %s in the running kernel (/proc/kallsyms)", d->sym);
-					return -1;
-				}
-				snprintf(err, n, "%s: the kernel refused a %s (%s)%s", d->sym, r ? "kretprobe" : "kprobe",
-				         strerror(en),
-				         en == EINVAL || en == EOPNOTSUPP ? ": not probeable (notrace, inlined or blacklisted)"
-				         : en == EACCES || en == EPERM ? ": needs root (or CAP_PERFMON and CAP_SYS_ADMIN)"
-				                                       : "");
+				refused(d->sym, r ? "kretprobe" : "kprobe", en, err, n);
 				return -1;
 			}
 			d->fd[2 * c + r] = fd;
 		}
-	if (asprintf(&p->where, "kernel %s (kprobe + kretprobe on %d CPU%s)", d->sym, ks.ncpus,
-	             ks.ncpus == 1 ? "" : "s") < 0)
+	if (place_samplers(d, err, n)) {
+		close_fds(d);
+		return -1;
+	}
+	if (asprintf(&p->where, "kernel %s (kprobe + kretprobe on %d CPU%s, counting; sampled on %d CPU%s)", d->sym,
+	             ks.ncpus, ks.ncpus == 1 ? "" : "s", ks.nonline, ks.nonline == 1 ? "" : "s") < 0)
 		p->where = NULL;
 	return 0;
 }
@@ -334,6 +813,9 @@ static int k_open(struct engine *e, const struct probe_opts *o, char *err, size_
 	ks.go_fd = -1;
 	e->foreign_code = 1;
 	stop_flag = 0;
+	ks.format_lost = 1;
+	long pg = sysconf(_SC_PAGESIZE);
+	ks.page = pg > 0 ? (size_t)pg : 4096;
 	if (geteuid() != 0) {
 		snprintf(err, n, "sonde probe --kernel needs root (or CAP_PERFMON and CAP_SYS_ADMIN)");
 		return -1;
@@ -437,7 +919,21 @@ static int k_run(struct engine *e, const struct probe_opts *o, char *err, size_t
 		close(ks.go_fd);
 		ks.go_fd = -1;
 	}
-	/* a signal wakes the sleep at once; the program's end within 10 ms */
+	/* the rings' fds: the kernel wakes sonde when one is a quarter full */
+	int nfds = 0;
+	for (int i = 0; i < e->nprobes; i++) {
+		struct kfunc *d = e->probes[i]->data;
+		nfds += d && d->ring ? d->nring : 0;
+	}
+	struct pollfd *pfd = calloc((size_t)nfds + 1, sizeof *pfd);
+	nfds = 0;
+	for (int i = 0; pfd && i < e->nprobes; i++) {
+		struct kfunc *d = e->probes[i]->data;
+		for (int k = 0; d && d->ring && k < d->nring; k++)
+			if (d->ring[k].fd >= 0)
+				pfd[nfds++] = (struct pollfd){ .fd = d->ring[k].fd, .events = POLLIN };
+	}
+	/* a signal wakes the wait at once; the program's end within 10 ms */
 	while (!stop_flag && !(deadline && now_ns() >= deadline)) {
 		if (child) {
 			int st;
@@ -448,9 +944,20 @@ static int k_run(struct engine *e, const struct probe_opts *o, char *err, size_t
 				break;
 			}
 		}
-		struct timespec ts = { 0, 10000000 };
-		nanosleep(&ts, NULL);
+		uint64_t t0 = now_ns();
+		int r = -1;
+		if (pfd)
+			r = poll(pfd, (nfds_t)nfds, 10);
+		drain_all(e, 0);
+		if (r != 0 && now_ns() - t0 < 1000000) {
+			/* an event gone with its task says POLLHUP at once, and
+			 * without memory for the pollfds there is no poll: no
+			 * spinning, a 5 ms tick */
+			struct timespec ts = { 0, 5000000 };
+			nanosleep(&ts, NULL);
+		}
 	}
+	free(pfd);
 	e->end_ns = now_ns();
 	handlers(0);
 	if (child && !e->t.gone)
@@ -460,9 +967,29 @@ static int k_run(struct engine *e, const struct probe_opts *o, char *err, size_t
 	return 0;
 }
 
-/* The kernel's counts into the probes, then every event closed. */
+/* The kernel's counts into the probes and the rings' last records paired,
+ * then every event closed.  The samplers stop first: what they saw the
+ * counters counted too. */
 static void k_collect(struct engine *e)
 {
+	for (int i = 0; i < e->nprobes; i++) {
+		struct kfunc *d = e->probes[i]->data;
+		for (int k = 0; d && d->ring && k < d->nring; k++)
+			if (d->ring[k].fd >= 0)
+				ioctl(d->ring[k].fd, PERF_EVENT_IOC_DISABLE, 0);
+	}
+	drain_all(e, 1);
+	/* a LOST record is written with the next sample that finds room: the
+	 * kernel's own count of each sampler's losses, when it has one */
+	for (int i = 0; ks.format_lost && i < e->nprobes; i++) {
+		struct kfunc *d = e->probes[i]->data;
+		uint64_t lost = 0, v[2];
+		for (int k = 0; d && d->ring && k < d->nring; k++)
+			if (d->ring[k].fd >= 0 && read(d->ring[k].fd, v, sizeof v) == (ssize_t)sizeof v)
+				lost += v[1] < (1ull << 48) ? v[1] : 1ull << 48;
+		if (d && lost > d->lost_samples)
+			d->lost_samples = lost;
+	}
 	for (int i = 0; i < e->nprobes; i++) {
 		struct probe *p = e->probes[i];
 		struct kfunc *d = p->data;
@@ -475,7 +1002,9 @@ static void k_collect(struct engine *e)
 				sum[k & 1] += v;
 		}
 		d->cs.calls = sum[0];
+		/* cs.returns counted the timed ones: now the kernel's exact count */
 		d->cs.returns = sum[1];
+		d->cs.untimed = sum[1] > d->timed ? sum[1] - d->timed : 0;
 		p->hits = sum[0];
 		e->total_hits += sum[0];
 	}

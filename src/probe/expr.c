@@ -1,7 +1,9 @@
 /* expr.c — expressions over program variables for var and assert probes:
  * || && ! == != < <= > >= + - * / %, unary -, parentheses, integer and
  * floating literals, and variables (DWARF access paths such as p->f, a[i],
- * s.x, *p) read through src/sym/vars.  && and || short-circuit. */
+ * s.x, *p) read through src/sym/vars, or names of another debug format
+ * compiled and read by the caller (expr_compile_names: the 8051's CDB).
+ * && and || short-circuit. */
 #include "probe/expr.h"
 
 #include "probe/engine.h"
@@ -29,6 +31,8 @@ struct expr {
 	struct expr_val v;      /* N_NUM, and the last value of N_VAR */
 	int have;               /* N_VAR evaluated in the last run */
 	struct var_ref *ref;
+	const struct expr_names *names; /* N_VAR of expr_compile_names: uref is the caller's */
+	void *uref;
 	char *name;
 	char *desc;             /* top node: description of the variables */
 };
@@ -36,6 +40,7 @@ struct expr {
 struct parser {
 	const char *s;
 	struct vars *vars;
+	const struct expr_names *names;
 	uint64_t pc;
 	char *err;
 	size_t n;
@@ -159,6 +164,18 @@ static struct expr *parse_path(struct parser *p)
 	x->type = N_VAR;
 	x->name = strndup(st, (size_t)(p->s - st));
 	char e[256];
+	if (p->names) {
+		if (p->names->compile(p->names->ctx, p->pc, x->name, &x->uref, e, sizeof e)) {
+			if (!p->failed)
+				snprintf(p->err, p->n, "%s", e);
+			p->failed = 1;
+			free(x->name);
+			free(x);
+			return NULL;
+		}
+		x->names = p->names;
+		return x;
+	}
 	if (!p->vars) {
 		free(x->name);
 		free(x);
@@ -317,15 +334,15 @@ static void describe(struct expr *x, char *buf, size_t n)
 		return;
 	if (x->type == N_VAR) {
 		size_t l = strlen(buf);
-		snprintf(buf + l, n - l, "%s%s", l ? "; " : "", vars_describe(x->ref));
+		snprintf(buf + l, n - l, "%s%s", l ? "; " : "",
+		         x->names ? x->names->describe(x->names->ctx, x->uref) : vars_describe(x->ref));
 	}
 	describe(x->a, buf, n);
 	describe(x->b, buf, n);
 }
 
-struct expr *expr_compile(const char *text, struct vars *v, uint64_t link_pc, char *err, size_t n)
+static struct expr *compile(struct parser p, const char *text, char *err, size_t n)
 {
-	struct parser p = { .s = text, .vars = v, .pc = link_pc, .err = err, .n = n };
 	if (!text || !*text) {
 		snprintf(err, n, "missing expression");
 		return NULL;
@@ -343,6 +360,16 @@ struct expr *expr_compile(const char *text, struct vars *v, uint64_t link_pc, ch
 		x->desc = strdup(d);
 	}
 	return x;
+}
+
+struct expr *expr_compile(const char *text, struct vars *v, uint64_t link_pc, char *err, size_t n)
+{
+	return compile((struct parser){ .s = text, .vars = v, .pc = link_pc, .err = err, .n = n }, text, err, n);
+}
+
+struct expr *expr_compile_names(const char *text, const struct expr_names *names, uint64_t pc, char *err, size_t n)
+{
+	return compile((struct parser){ .s = text, .names = names, .pc = pc, .err = err, .n = n }, text, err, n);
 }
 
 struct evalctx {
@@ -387,6 +414,17 @@ static int ev(struct expr *x, struct evalctx *c, const struct var_env *env, stru
 		return 0;
 	case N_VAR: {
 		struct var_value vv;
+		if (x->names) {
+			if (x->names->read(x->names->ctx, x->uref, o, c->err, c->n))
+				return -1;
+			x->v = *o;
+			x->have = 1;
+			return 0;
+		}
+		if (!env) {
+			snprintf(c->err, c->n, "%s: no access to the program's registers and memory", x->name);
+			return -1;
+		}
 		if (vars_eval(x->ref, env, &vv, c->err, c->n))
 			return -1;
 		if (vv.type == VAR_FLOAT) {
@@ -561,6 +599,8 @@ void expr_free(struct expr *x)
 	expr_free(x->b);
 	if (x->ref)
 		vars_free(x->ref);
+	if (x->names && x->names->free)
+		x->names->free(x->names->ctx, x->uref);
 	free(x->name);
 	free(x->desc);
 	free(x);

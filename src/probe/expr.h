@@ -26,6 +26,21 @@ int expr_eval(const struct expr *x, struct hit *h, struct module *m, struct expr
 struct var_env;
 int expr_eval_env(const struct expr *x, const struct var_env *env, struct expr_val *out,
                   char *err, size_t n);
+/* Variables of another debug format than DWARF (SDCC's CDB, the 8051's
+ * engine src/probe/ucsim/): compile makes the caller's handle of a
+ * variable named path (as written: "x", "p->n") visible at pc, 0 or -1
+ * with err; read gives its value now (0, or -1 with err: unavailable);
+ * describe says what it is ("x (data)"); free (may be NULL) drops the
+ * handle.  names must outlive the expression; expr_eval_env evaluates it,
+ * env then unused (NULL). */
+struct expr_names {
+	int (*compile)(void *ctx, uint64_t pc, const char *path, void **ref, char *err, size_t n);
+	int (*read)(void *ctx, void *ref, struct expr_val *out, char *err, size_t n);
+	const char *(*describe)(void *ctx, void *ref);
+	void (*free)(void *ctx, void *ref);
+	void *ctx;
+};
+struct expr *expr_compile_names(const char *text, const struct expr_names *names, uint64_t pc, char *err, size_t n);
 /* For assert: the values of the variables of the last evaluation, "a=1 b=2". */
 void expr_values(const struct expr *x, char *buf, size_t n);
 const char *expr_describe(const struct expr *x);

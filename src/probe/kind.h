@@ -82,6 +82,15 @@ struct var_fagg {
 void var_merge_float(struct probe *p, const struct var_fagg *a);
 void assert_count(struct probe *p);
 void assert_failed(struct probe *p, int role, long tid);
+/* A hit of a var or assert probe evaluated by a backend that reads the
+ * target itself: the hit counted and site role's expression evaluated
+ * through env (a remote target's registers and memory; NULL for one of
+ * expr_compile_names, whose names read the target); 0 with *v, or -1 when
+ * a value was unavailable (counted, with why).  assert_account counts an
+ * assertion's value, a failure of thread tid when it is zero. */
+struct var_env;
+int var_eval_env(struct probe *p, int role, const struct var_env *env, struct expr_val *v);
+void assert_account(struct probe *p, int role, long tid, const struct expr_val *v);
 /* For a backend that keeps the numbers itself and hands them over again
  * and again (the agent): var_reset forgets every value and failure
  * (before the var_merge of all its sites); assert_set sets an assertion's

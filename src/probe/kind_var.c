@@ -147,6 +147,23 @@ static void var_pre(struct probe *p, struct hit *h, int role)
 	var_account(p, &v);
 }
 
+int var_eval_env(struct probe *p, int role, const struct var_env *env, struct expr_val *v)
+{
+	char err[256];
+	p->hits++;
+	if (!expr_eval_env(var_site_expr(p, role), env, v, err, sizeof err))
+		return 0;
+	var_unavailable(p, err);
+	return -1;
+}
+
+void assert_account(struct probe *p, int role, long tid, const struct expr_val *v)
+{
+	assert_count(p);
+	if (v->is_float ? v->f == 0 : v->i == 0)
+		assert_failed(p, role, tid);
+}
+
 void var_account(struct probe *p, const struct expr_val *vp)
 {
 	struct vdata *d = p->data;
@@ -235,7 +252,6 @@ static void assert_pre(struct probe *p, struct hit *h, int role)
 	struct expr_val v;
 	if (eval_hit(p, h, role, &v))
 		return;
-	assert_count(p);
 	int ok = v.is_float ? v.f != 0 : v.i != 0;
 	if (h->e->rec) {
 		char vals[400], buf[420];
@@ -244,8 +260,7 @@ static void assert_pre(struct probe *p, struct hit *h, int role)
 		snprintf(buf, sizeof buf, "%s%s%s", ok ? "pass" : "fail", ok || !vals[0] ? "" : ": ", ok ? "" : vals);
 		precorder_hit(h, p, TRP_HIT, TRV_STR, 0, 0, buf);
 	}
-	if (!ok)
-		assert_failed(p, role, (long)h->th->tid);
+	assert_account(p, role, (long)h->th->tid, &v);
 }
 
 void assert_failed(struct probe *p, int role, long tid)

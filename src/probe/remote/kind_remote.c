@@ -271,13 +271,8 @@ static int var_setup(struct rsess *s, struct probe *p, char *err, size_t n)
 static int eval(struct rsess *s, struct probe *p, int role, struct expr_val *v)
 {
 	struct var_env env;
-	char err[256];
-	p->hits++;
 	rs_env(s, &env);
-	if (!expr_eval_env(var_site_expr(p, role), &env, v, err, sizeof err))
-		return 0;
-	var_unavailable(p, err);
-	return -1;
+	return var_eval_env(p, role, &env, v);
 }
 
 static void var_hit(struct rsess *s, struct probe *p, int role, uint64_t pc, uint64_t now)
@@ -292,11 +287,8 @@ static void assert_hit(struct rsess *s, struct probe *p, int role, uint64_t pc, 
 {
 	(void)pc; (void)now;
 	struct expr_val v;
-	if (eval(s, p, role, &v))
-		return;
-	assert_count(p);
-	if (v.is_float ? v.f == 0 : v.i == 0)
-		assert_failed(p, role, s->c.thread);
+	if (!eval(s, p, role, &v))
+		assert_account(p, role, s->c.thread, &v);
 }
 
 /* --- func ---------------------------------------------------------------- */

@@ -10,9 +10,12 @@
  * pointer; time from the simulator's cycle counter), line (hits), branch
  * (the line's conditional jump found by kind_line.c's branch_scan with the
  * 8051's decoder, src/arch/mcs51/, decided on the state before it runs),
- * time (intervals of the simulator's cycle counter) and var (char, int,
- * long, float; in data, idata, xdata, registers).  Their output halves are
- * the shared ones (callstats.c, kind_line.c, kind_time.c, kind_var.c).  The session ends when the program stops itself (ucsim's
+ * time (intervals of the simulator's cycle counter), var and assert
+ * (expressions, expr.c, over the CDB's variables: char, int, long, float;
+ * in data, idata, xdata, code, registers) and plugin (the --plugin
+ * handlers run here: pre at the stop, post after a `step`).  Their output
+ * halves are the shared ones (callstats.c, kind_line.c, kind_time.c,
+ * kind_var.c, kind_plugin.c).  The session ends when the program stops itself (ucsim's
  * simulator interface), at Ctrl-C / SIGTERM / --duration (the simulation
  * stopped, every breakpoint deleted, the simulator left as it was), or
  * when the simulator vanishes.  See docs/REMOTE.md, "The 8051". */
@@ -30,6 +33,7 @@
 #include "probe/ucsim/urecord.h"
 #include "sym/cdb.h"
 #include "arch/remote_arch.h"
+#include "sonde/probe.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -54,11 +58,10 @@ struct ufunc {
 	uint64_t lost;                   /* calls deeper than f[] holds: counted, not timed */
 };
 
-/* What a var or branch probe keeps beside p->data (kind_var's, kind_line's). */
+/* What a branch probe keeps beside p->data (kind_line's). */
 struct uvar {
 	struct probe *p;
-	const struct cdb_var *v;        /* var: its variable */
-	struct rbranch *b;              /* branch: the jump at each site */
+	struct rbranch *b;              /* the jump at each site */
 };
 
 struct usess {
@@ -362,17 +365,91 @@ static struct uvar *side_new(struct probe *p)
 	return uv;
 }
 
-static void var_hit(struct probe *p)
+/* The variables of var and assert expressions (expr_compile_names): a
+ * name of the CDB visible at the probed address, read by var_read. */
+struct uname {
+	const struct cdb_var *v;
+	char desc[160];
+};
+
+static int name_compile(void *ctx, uint64_t pc, const char *path, void **ref, char *err, size_t n)
 {
-	struct uvar *side = side_of(p);
-	const struct cdb_var *v = side ? side->v : NULL;
+	(void)ctx;
+	if (path[strspn(path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")]) {
+		snprintf(err, n, "'%s': the 8051's variables are read by name (no members, indexes or pointers)", path);
+		return -1;
+	}
+	const struct cdb_func *f = cdb_func_at(us.cdb, (uint32_t)pc);
+	const struct cdb_var *v = cdb_var_named(us.cdb, f ? f->name : NULL, path);
+	if (!v) {
+		snprintf(err, n, "no variable '%s' in the firmware's debug information", path);
+		return -1;
+	}
+	struct uname *u = malloc(sizeof *u);
+	if (!u) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	u->v = v;
+	snprintf(u->desc, sizeof u->desc, "%s (%s)", path, cdb_space_name(v->space));
+	*ref = u;
+	return 0;
+}
+
+static int name_read(void *ctx, void *ref, struct expr_val *out, char *err, size_t n)
+{
+	(void)ctx;
+	return var_read(((struct uname *)ref)->v, out, err, n);
+}
+
+static const char *name_describe(void *ctx, void *ref)
+{
+	(void)ctx;
+	return ((struct uname *)ref)->desc;
+}
+
+static void name_free(void *ctx, void *ref)
+{
+	(void)ctx;
+	free(ref);
+}
+
+static const struct expr_names cdb_names = { name_compile, name_read, name_describe, name_free, NULL };
+
+/* var and assert: the expression of each site compiled in the scope of its
+ * address (kind_var's sites; the output is kind_var's, kind_assert's). */
+static int expr_setup(struct probe *p, const uint32_t *a, int nv, char *err, size_t n)
+{
+	if (!p->sp.args) {
+		snprintf(err, n, "missing expression (%s:LOCATION:EXPR)", p->sp.kind);
+		return -1;
+	}
+	if (var_data_new(p, nv)) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < nv; i++) {
+		struct expr *x = expr_compile_names(p->sp.args, &cdb_names, a[i], err, n);
+		var_site_set(p, i, x, NULL);
+		if (!x)
+			return -1;
+	}
+	return 0;
+}
+
+static void var_hit(struct probe *p, int role)
+{
 	struct expr_val x;
-	char why[200];
-	p->hits++;
-	if (v && !var_read(v, &x, why, sizeof why))
+	if (!var_eval_env(p, role, NULL, &x))
 		var_account(p, &x);
-	else
-		var_unavailable(p, v ? why : "no variable");
+}
+
+/* One CPU: the first failures say "tid 0". */
+static void assert_hit(struct probe *p, int role)
+{
+	struct expr_val x;
+	if (!var_eval_env(p, role, NULL, &x))
+		assert_account(p, role, 0, &x);
 }
 
 /* --- branch, time --------------------------------------------------------- */
@@ -452,6 +529,151 @@ static void branch_hit(struct probe *p, int role)
 		branch_account(p, t);
 }
 
+/* --- plugin ----------------------------------------------------------------- */
+
+/* The handlers run here (both ABIs), with the chip's registers in gregs:
+ * A, B, PSW, SP, DPL, DPH, R0..R7 of the bank PSW selects, PC (16 bits);
+ * read reads memory through the console while the simulation is stopped
+ * for them (init, pre, post), the space in bits 16..23 of the address as
+ * SDCC's generic pointers tag it: 0x00 xdata, 0x40 data/idata (indirect:
+ * 0x80..0xff is idata, not the SFRs), 0x80 code.  docs/REMOTE.md, "The
+ * 8051". */
+enum { UC_PLUG_PC = 14, UC_PLUG_NREGS = 15 };
+#define UC_PLUG_READ_MAX 65536
+static uint64_t plug_regs[UC_PLUG_NREGS];
+static int plug_live;
+
+static int plugin_read(const struct sonde_probe_ctx *c, uint64_t addr, void *buf, size_t len)
+{
+	(void)c;
+	if (!plug_live || len > UC_PLUG_READ_MAX || addr >> 24)
+		return -1;
+	unsigned tag = (unsigned)(addr >> 16);
+	uint32_t a = (uint32_t)(addr & 0xffff), end = tag == 0x40 ? 0x100 : 0x10000;
+	int space = tag == 0x00 ? US_XRAM : tag == 0x40 ? US_IRAM : tag == 0x80 ? US_ROM : -1;
+	if (space < 0 || a >= end || len > end - a)
+		return -1;
+	/* an unreadable address is the plugin's -1, not the session's error */
+	char err[sizeof us.l.err];
+	memcpy(err, us.l.err, sizeof err);
+	int rc = 0;
+	for (size_t off = 0; off < len && !rc; off += 4096) {
+		size_t k = len - off < 4096 ? len - off : 4096;
+		rc = ulink_read(&us.l, space, a + (uint32_t)off, (uint8_t *)buf + off, k) ? -1 : 0;
+	}
+	memcpy(us.l.err, err, sizeof err);
+	return rc;
+}
+
+static void plugin_describe(struct sonde_probe_ctx *c, int nregs)
+{
+	c->arch = "mcs51";
+	c->big_endian = 0;
+	c->reg_size = 1;
+	c->nregs = nregs;
+	c->gregs = plug_regs;
+	c->pid = c->tid = 0;
+}
+
+static int plugin_setup(struct probe *p, uint32_t addr, char *err, size_t n)
+{
+	if (!p->e->plugin) {
+		snprintf(err, n, "plugin probes need --plugin FILE.so");
+		return -1;
+	}
+	/* init sees the architecture and may read the chip (stopped now); no
+	 * registers yet (nregs 0) */
+	if (plugin_ctx_alloc(p, addr, NULL, plugin_read, err, n))
+		return -1;
+	plugin_describe(plugin_ctx(p), 0);
+	plug_live = 1;
+	int rc = plugin_ctx_init(p, err, n);
+	plug_live = 0;
+	return rc;
+}
+
+/* gregs of the stopped chip, its pc at pc (from the stop's snapshot). */
+static int plugin_regs(uint32_t pc)
+{
+	static const uint8_t sfr[6] = { 0xe0, 0xf0, 0xd0, 0x81, 0x82, 0x83 };   /* A B PSW SP DPL DPH */
+	uint8_t b[8];
+	for (int i = 0; i < 6; i++) {
+		if (ulink_read(&us.l, US_SFR, sfr[i], b, 1))
+			return -1;
+		plug_regs[i] = b[0];
+	}
+	if (ulink_read(&us.l, US_IRAM, (uint32_t)(plug_regs[2] & 0x18), b, 8))
+		return -1;
+	for (int i = 0; i < 8; i++)
+		plug_regs[6 + i] = b[i];
+	plug_regs[UC_PLUG_PC] = pc;
+	return 0;
+}
+
+/* A handler called on the stop: addr the probed instruction, pc the chip's
+ * pc now (addr at pre, past it at post); time_ns the simulated time. */
+static void plugin_call(struct probe *p, void (*fn)(struct sonde_probe_ctx *), uint32_t addr, uint32_t pc)
+{
+	struct sonde_probe_ctx *c = plugin_ctx(p);
+	static int warned;
+	if (!fn || !c)
+		return;
+	if (plugin_regs(pc)) {
+		if (!warned++ && p->e->warn)
+			p->e->warn(p, "the simulator gave no registers: handler not called");
+		return;
+	}
+	plugin_describe(c, UC_PLUG_NREGS);
+	c->addr = addr;
+	c->time_ns = ticks_ns(us.l.ticks);
+	c->hits = p->hits;
+	memset(&c->regs, 0, sizeof c->regs);
+	plug_live = 1;
+	fn(c);
+	plug_live = 0;
+}
+
+/* pre; 1 when the probe has a post handler to call after the instruction. */
+static int plugin_hit(struct probe *p, uint32_t pc)
+{
+	p->hits++;
+	plugin_call(p, p->e->plugin->pre, pc, pc);
+	return p->e->plugin->post != NULL;
+}
+
+static void dispatch(uint32_t pc);
+
+/* After the probes of the stop at pc, for the plugin probes post[] there
+ * with a post handler: the instruction at pc run alone (`step`, which runs
+ * it even under a breakpoint) and the handlers called with the registers
+ * after it (an interrupt the chip takes then shows as a pc at its vector).
+ * A step that ends on one of our breakpoints is a hit there: the `run`
+ * that follows would pass over it, so its probes run first (at most 64
+ * such in a row, then a warning and that hit passed over). */
+static void plugin_posts(uint32_t pc, struct probe **post, int npost)
+{
+	static int depth, warned;
+	uint32_t next;
+	if (ulink_step(&us.l, &next)) {
+		if (!warned++ && post[0]->e->warn)
+			post[0]->e->warn(post[0], "the simulator did not step the probed instruction: post handlers not called");
+		us.l.err[0] = 0;
+		return;
+	}
+	for (int i = 0; i < npost; i++)
+		plugin_call(post[i], post[i]->e->plugin->post, pc, next);
+	if (!site_at(next))
+		return;
+	if (depth == 64) {
+		if (!warned++ && post[0]->e->warn)
+			post[0]->e->warn(post[0], "more than 64 probed instructions stepped in a row: a hit passed over");
+		return;
+	}
+	depth++;
+	dispatch(next);
+	depth--;
+}
+
 /* --- the kinds ------------------------------------------------------------ */
 
 static int setup(struct probe *p, char *err, size_t n)
@@ -460,9 +682,9 @@ static int setup(struct probe *p, char *err, size_t n)
 	int nv;
 	const char *kind = p->sp.kind;
 	if (strcmp(kind, "func") && strcmp(kind, "line") && strcmp(kind, "var") && strcmp(kind, "branch") &&
-	    strcmp(kind, "time")) {
-		snprintf(err, n, "%s probes are not available on the 8051 (ucsim has func, line, branch, time and var)",
-		         kind);
+	    strcmp(kind, "time") && strcmp(kind, "assert") && strcmp(kind, "plugin")) {
+		snprintf(err, n, "%s probes are not available on the 8051 (ucsim has func, line, branch, time, var, "
+		         "assert and plugin)", kind);
 		return -1;
 	}
 	if (!strcmp(kind, "branch") && p->sp.loc != LOC_LINE) {
@@ -515,23 +737,14 @@ static int setup(struct probe *p, char *err, size_t n)
 			return -1;
 		}
 		describe(a[0], w, sizeof w);
+	} else if (!strcmp(kind, "plugin")) {
+		if (plugin_setup(p, a[0], err, n))
+			return -1;
 	} else {
-		const char *name = p->sp.args;
-		const struct cdb_func *f = cdb_func_at(us.cdb, a[0]);
-		const struct cdb_var *v = name ? cdb_var_named(us.cdb, f ? f->name : NULL, name) : NULL;
-		if (!v) {
-			snprintf(err, n, name ? "no variable '%s' in the firmware's debug information"
-			                      : "var probes take a variable (var:LOCATION:NAME)", name);
+		if (expr_setup(p, a, nv, err, n))
 			return -1;
-		}
-		struct uvar *uv = side_new(p);
-		if (!uv || var_data_new(p, 1)) {
-			snprintf(err, n, "out of memory");
-			return -1;
-		}
-		uv->v = v;
 		size_t l = strlen(w);
-		snprintf(w + l, sizeof w - l, "; %s (%s)", name, cdb_space_name(v->space));
+		snprintf(w + l, sizeof w - l, "; %s", expr_describe(var_site_expr(p, 0)));
 	}
 	if (nv > 1) {
 		size_t l = strlen(w);
@@ -594,7 +807,8 @@ static int add_probe(const char *text, char *err, size_t n)
 		return -1;
 	const char *k = p->sp.kind;
 	p->ops = !strcmp(k, "func") ? &ufunc_ops : !strcmp(k, "line") ? &kind_line
-	       : !strcmp(k, "branch") ? &kind_branch : !strcmp(k, "time") ? &kind_time : &kind_var;
+	       : !strcmp(k, "branch") ? &kind_branch : !strcmp(k, "time") ? &kind_time
+	       : !strcmp(k, "assert") ? &kind_assert : !strcmp(k, "plugin") ? &kind_plugin : &kind_var;
 	if (setup(p, why, sizeof why)) {
 		snprintf(err, n, "probe '%s': %s", text, why);
 		return -1;
@@ -626,6 +840,8 @@ static void dispatch(uint32_t pc)
 	for (int i = 0; i < nu; i++)
 		if (!u[i].p && u[i].role >= 0)
 			urec_entry(us.rec, &us.l, u[i].role, rec_place);
+	struct probe *post[8];
+	int npost = 0;
 	for (int i = 0; i < nu; i++) {
 		struct probe *p = u[i].p;
 		if (!p)
@@ -639,9 +855,16 @@ static void dispatch(uint32_t pc)
 			branch_hit(p, u[i].role);
 		else if (p->ops == &kind_time)
 			time_account(p, 0, ticks_ns(us.l.ticks));
-		else
-			var_hit(p);
+		else if (p->ops == &kind_assert)
+			assert_hit(p, u[i].role);
+		else if (p->ops == &kind_plugin) {
+			if (plugin_hit(p, pc))
+				post[npost++] = p;
+		} else
+			var_hit(p, u[i].role);
 	}
+	if (npost)
+		plugin_posts(pc, post, npost);
 }
 
 /* --- the engine's operations ---------------------------------------------- */
@@ -873,8 +1096,8 @@ static void uc_close(struct engine *e)
 
 const struct probe_engine_ops ucsim_engine = {
 	.name = "ucsim",
-	.kinds = "func line branch time var",
-	.runs = "func, line, branch, time and var probes",
+	.kinds = "func line branch time var assert plugin",
+	.runs = "func, line, branch, time, var, assert and plugin probes",
 	.modes = PE_REMOTE,
 	.can_run = uc_can_run,
 	.open = uc_open,

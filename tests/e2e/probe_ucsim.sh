@@ -10,7 +10,9 @@
 # (char, int, long, float in data, idata and xdata) must give exactly the
 # firmware's figures, the firmware's figures must be the same with and
 # without sonde, no breakpoint may be left in the simulator and code memory
-# must equal the .ihx.  Line probes counted in the chip (--target-ram:
+# must equal the .ihx.  assert (the firmware's odd count as failures),
+# plugin (tests/progs/probe_plugin_mcs51.c: gregs, read, pre and post) and
+# -e @NAME from --library, in both models.  Line probes counted in the chip (--target-ram:
 # an LCALL into a stub) give the same counts with the bytes restored.  Then
 # --duration and Ctrl-C end a session while the firmware runs: the
 # breakpoints and patched bytes out, and the firmware, let run on, ends with the same
@@ -109,6 +111,88 @@ if model == "small":   # branch and time: the small model's run has them
 for what, good, detail in checks:
     print(("ok - " if good else "not ok - ") + model + ": " + what + ("" if good else ": " + json.dumps(detail)[:600]))
 EOF
+done
+
+# assert, plugin and the probe library, both memory models: an assertion
+# false on odd x fails as often as the firmware counted odd calls, one
+# always true passes every call, one on a struct (not read) is unavailable
+# at every hit; the plugin's pre handler (tests/progs/probe_plugin_mcs51.c)
+# reads x from DPL/DPH in gregs, c_data (data) and own.work_calls (xdata)
+# through read, its post handler runs after the `step` of work's first
+# instruction, and a line probe on the next instruction still counts every
+# call (the step ends on its breakpoint: the run would pass over it); one
+# assertion comes from --library as -e @NAME.
+cc -shared -fPIC -Wall -Wextra -Werror -I"$ROOT/include" -o plug51.so "$PROGS/probe_plugin_mcs51.c" \
+	|| notok "the 8051 plugin builds with cc -shared -fPIC -Iinclude" "cc failed"
+for model in small large; do
+	fw="$model/mcs51_fw.ihx"
+	[ -s "$model/plain.json" ] && [ -f plug51.so ] || continue
+	# c_data's address (data: read's tag 0x40); the length of work's first instruction (the .rst)
+	cdata=$(sed -n 's/^L:G\$c_data\$0_0\$0:\([0-9A-Fa-f]*\)$/\1/p' "$model/mcs51_fw.cdb")
+	first=$(awk '/ _work:$/ { getline; n = 0; for (i = 2; i <= NF && $i !~ /^\[/; i++) n++; print n; exit }' \
+		"$model/mcs51_fw.rst")
+	printf '# probes of the 8051 firmware\nodd_x = assert:mcs51_fw.c:%s:x %% 2 == 0\n' "$LSUM" >"$model/lib.txt"
+	start_sim "$fw"
+	timeout 120 "$SONDE" probe --target "ucsim:127.0.0.1:$port" --exe "$fw" --format=json \
+		--library "$model/lib.txt" --plugin ./plug51.so \
+		-e @odd_x -e "assert:mcs51_fw.c:$LSUM:i_idata == 3 * c_data - 10 && l_xdata == 100000 * x" \
+		-e "assert:mcs51_fw.c:$LSUM:own > 0" -e "plugin:work:$(printf '0x40%04x' "0x$cdata"),0x7f00" -e "line:work+$first" \
+		>"$model/ap.json" 2>"$model/ap.err"
+	rc=$?
+	check "$model: assert/plugin: sonde exits 0" test "$rc" -eq 0
+	[ "$rc" -eq 0 ] || sed 's/^/# /' "$model/ap.err"
+	python3 "$CON" "$port" own "$model/ap.own.json"
+	nbp=$(python3 "$CON" "$port" breakpoints)
+	check "$model: assert/plugin: no breakpoint left in the simulator" test "$nbp" = 0
+	timeout 20 "$SONDE" probe --target "ucsim:127.0.0.1:$port" --exe "$fw" -e "assert:mcs51_fw.c:$LSUM:nosuch == 1" \
+		>"$model/bad4.out" 2>"$model/bad4.err"
+	rc=$?
+	check "$model: an assert on a variable the .cdb does not have: exit 2 with a clear error" \
+		sh -c "[ $rc -eq 2 ] && grep -q \"no variable 'nosuch'\" $model/bad4.err"
+	stop_sim
+	python3 - "$model" "$model/plain.json" "$model/ap.own.json" "$model/ap.json" "$first" "$fw" <<'EOF2' || notok "$model: assert/plugin: the checks of the output ran" "python failed"
+import json, sys
+model, plain, own, out, first, fw = sys.argv[1:7]
+first = int(first)
+c = json.load(open(plain))
+d = json.load(open(out))
+p = {q["id"]: q for q in d["probes"]}
+n, odd = c["work_calls"], c["odd"]
+r = p[4].get("report", "").split()
+r = {r[i]: r[i + 1] for i in range(0, len(r) - 1, 2)}
+num = lambda k: int(r.get(k, "-1"))
+ihx = {}
+for ln in open(fw):
+    ln = ln.strip()
+    if ln.startswith(":") and ln[7:9] == "00":
+        for i in range(int(ln[1:3], 16)):
+            ihx[int(ln[3:7], 16) + i] = int(ln[9 + 2 * i:11 + 2 * i], 16)
+work = int(open(fw.replace(".ihx", ".cdb")).read().split("L:G$work$0$0:")[1].split()[0], 16)
+checks = [
+    ("the firmware's own figures are the same with and without sonde", json.load(open(own)) == c, own),
+    ("the firmware stopped itself", d["target"].get("exit_status") == 0, d["target"]),
+    (f"assert x % 2 == 0 (-e @odd_x from --library): {n} evaluated, {odd} failures (the firmware's odd count), x odd in each first failure",
+     p[1]["spec"].startswith("assert:") and (p[1]["evaluated"], p[1]["failures"], p[1]["passes"], p[1]["unavailable"]) == (n, odd, n - odd, 0)
+     and odd > 0 and len(p[1]["first_failures"]) == min(odd, 5)
+     and all(f.startswith("tid 0: x=") and int(f.split("=")[1]) % 2 == 1 for f in p[1]["first_failures"]), p[1]),
+    (f"assert always true (idata, data and xdata globals, the local x): {n} evaluated, 0 failures",
+     (p[2]["evaluated"], p[2]["failures"], p[2]["unavailable"]) == (n, 0, 0) and "i_idata (idata)" in p[2]["where"], p[2]),
+    (f"assert on a struct (not read): {n} unavailable", (p[3]["evaluated"], p[3]["unavailable"]) == (0, n)
+     and "own" in p[3].get("unavailable_why", ""), p[3]),
+    (f"plugin:work: {n} hits, pre and post {n} times each, arch mcs51, 15 registers of 1 byte",
+     (p[4]["hits"], num("pre"), num("post"), r.get("arch"), num("nregs"), num("reg_size")) == (n, n, n, "mcs51", 15, 1), p[4]),
+    (f"plugin: x from DPL/DPH sums to ifinal / 3 = {c['ifinal'] // 3}", num("sum_x") == c["ifinal"] // 3, p[4]),
+    (f"plugin: c_data (data) and own.work_calls (xdata) read through read are the calls so far at each hit",
+     (num("cdata_ok"), num("calls_ok"), num("read_fail")) == (n, n, 0), p[4]),
+    ("plugin: the pc is the probed address at pre, R0..R7 those of the bank PSW selects",
+     (num("pc_ok"), num("regs_ok")) == (n, n), p[4]),
+    (f"plugin: post after the first instruction ({first} bytes); init read its opcode 0x{ihx[work]:02x} from code; bad addresses refused",
+     (num("post_off"), num("op"), num("bad_ok")) == (first, ihx[work], 4), p[4]),
+    (f"line:work+{first} (where the post's step stops) still counts {n} hits", p[5]["hits"] == n, p[5]),
+]
+for what, good, detail in checks:
+    print(("ok - " if good else "not ok - ") + model + ": assert/plugin: " + what + ("" if good else ": " + json.dumps(detail)[:600]))
+EOF2
 done
 
 # Line probes counted in the chip (--target-ram: an LCALL to a stub that

@@ -18,6 +18,12 @@
  * target, else zero); read reads the target's memory through the stub
  * (`m` packets, at most 64 KiB a call); pid and tid are the stub's process
  * and thread ids; time_ns is sonde's clock when the stop arrived.
+ * On 8051 firmware run by ucsim (`--target ucsim:`) the same, with arch
+ * "mcs51": gregs A B PSW SP DPL DPH R0..R7 PC, read's memory space in
+ * bits 16..23 of the address (0x00 xdata, 0x40 data/idata, 0x80 code:
+ * SDCC's generic pointer tags), post after the console's `step` of the
+ * probed instruction, pid and tid 0, time_ns the simulated time
+ * (docs/REMOTE.md, "The 8051").
  *
  * Two ABIs; the abi field says which:
  *
@@ -93,15 +99,16 @@ struct sonde_probe_ctx {
 	/* Remote targets (sonde probe --target), both ABIs; on a local process
 	 * arch is NULL, gregs NULL and nregs 0.  (A sonde older than these
 	 * fields does not have them: a plugin that reads them needs this one.) */
-	const char *arch;       /* "x86-64", "aarch64", "arm", "mips" or "riscv32" */
+	const char *arch;       /* "x86-64", "aarch64", "arm", "mips", "riscv32" or "mcs51" */
 	int big_endian;         /* the target's byte order (read gives its bytes as they are) */
-	int reg_size;           /* bytes of a general register: 8 or 4 */
+	int reg_size;           /* bytes of a general register: 8 or 4 (1 on mcs51, whose PC has 2) */
 	int nregs;              /* registers in gregs */
 	const uint64_t *gregs;  /* the general registers, zero-extended, in the GDB stub's
 	                         * `g` order: see docs/PROBES.md, "plugin" (x86-64: rax rbx rcx
 	                         * rdx rsi rdi rbp rsp r8..r15 rip; aarch64: x0..x30 sp pc;
 	                         * arm: r0..r12 sp lr pc; mips: zero..ra sr lo hi bad cause pc;
-	                         * riscv32: x0..x31 pc); valid during the call only */
+	                         * riscv32: x0..x31 pc; mcs51: a b psw sp dpl dph r0..r7 pc);
+	                         * valid during the call only */
 };
 
 struct sonde_probe_plugin {

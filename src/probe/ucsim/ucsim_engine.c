@@ -646,7 +646,7 @@ static void dispatch(uint32_t pc);
 /* After the probes of the stop at pc, for the plugin probes post[] there
  * with a post handler: the instruction at pc run alone (`step`, which runs
  * it even under a breakpoint) and the handlers called with the registers
- * after it (an interrupt the chip takes then shows as a pc at its vector).
+ * after it (should the step enter an interrupt, pc is at its vector).
  * A step that ends on one of our breakpoints is a hit there: the `run`
  * that follows would pass over it, so its probes run first (at most 64
  * such in a row, then a warning and that hit passed over). */

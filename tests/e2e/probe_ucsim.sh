@@ -120,8 +120,10 @@ done
 # reads x from DPL/DPH in gregs, c_data (data) and own.work_calls (xdata)
 # through read, its post handler runs after the `step` of work's first
 # instruction, and a line probe on the next instruction still counts every
-# call (the step ends on its breakpoint: the run would pass over it); one
-# assertion comes from --library as -e @NAME.
+# call (the step ends on its breakpoint: the run would pass over it); a
+# plugin probe on the firmware's last instruction (the write that stops
+# the simulation) has its post called and the session ends there, the
+# program's end; one assertion comes from --library as -e @NAME.
 cc -shared -fPIC -Wall -Wextra -Werror -I"$ROOT/include" -o plug51.so "$PROGS/probe_plugin_mcs51.c" \
 	|| notok "the 8051 plugin builds with cc -shared -fPIC -Iinclude" "cc failed"
 for model in small large; do
@@ -131,13 +133,15 @@ for model in small large; do
 	cdata=$(sed -n 's/^L:G\$c_data\$0_0\$0:\([0-9A-Fa-f]*\)$/\1/p' "$model/mcs51_fw.cdb")
 	first=$(awk '/ _work:$/ { getline; n = 0; for (i = 2; i <= NF && $i !~ /^\[/; i++) n++; print n; exit }' \
 		"$model/mcs51_fw.rst")
+	# the firmware's last instruction: movx @dptr,a of sif = 's' (the .rst)
+	last=$(awk '/mcs51_fw.c:[0-9]+: sif = .s.;/ { f = 1; next } f && $2 == "F0" { print $1; exit }' "$model/mcs51_fw.rst")
 	printf '# probes of the 8051 firmware\nodd_x = assert:mcs51_fw.c:%s:x %% 2 == 0\n' "$LSUM" >"$model/lib.txt"
 	start_sim "$fw"
 	timeout 120 "$SONDE" probe --target "ucsim:127.0.0.1:$port" --exe "$fw" --format=json \
 		--library "$model/lib.txt" --plugin ./plug51.so \
 		-e @odd_x -e "assert:mcs51_fw.c:$LSUM:i_idata == 3 * c_data - 10 && l_xdata == 100000 * x" \
 		-e "assert:mcs51_fw.c:$LSUM:own > 0" -e "plugin:work:$(printf '0x40%04x' "0x$cdata"),0x7f00" -e "line:work+$first" \
-		>"$model/ap.json" 2>"$model/ap.err"
+		-e "plugin:0x$last:$(printf '0x40%04x' "0x$cdata"),0x7f00" >"$model/ap.json" 2>"$model/ap.err"
 	rc=$?
 	check "$model: assert/plugin: sonde exits 0" test "$rc" -eq 0
 	[ "$rc" -eq 0 ] || sed 's/^/# /' "$model/ap.err"
@@ -189,6 +193,8 @@ checks = [
     (f"plugin: post after the first instruction ({first} bytes); init read its opcode 0x{ihx[work]:02x} from code; bad addresses refused",
      (num("post_off"), num("op"), num("bad_ok")) == (first, ihx[work], 4), p[4]),
     (f"line:work+{first} (where the post's step stops) still counts {n} hits", p[5]["hits"] == n, p[5]),
+    ("plugin on the write that stops the firmware: pre and post once, the session's end is the program's",
+     p[6]["hits"] == 1 and " pre 1 post 1 " in " " + p[6].get("report", "") + " " and d["target"].get("exit_status") == 0, p[6]),
 ]
 for what, good, detail in checks:
     print(("ok - " if good else "not ok - ") + model + ": assert/plugin: " + what + ("" if good else ": " + json.dumps(detail)[:600]))

@@ -75,6 +75,8 @@ struct usess {
 	struct ucount *count;            /* line probes counted in the chip (--target-ram), or NULL */
 	double hz;                       /* the simulated chip's clock (state's "frequency=") */
 	struct urec *rec;                /* record --target ucsim:, or NULL */
+	int stopped_itself;              /* in a plugin's post step (the program's end), at stop_pc */
+	uint32_t stop_pc;
 };
 
 static struct usess us;
@@ -653,15 +655,27 @@ static void dispatch(uint32_t pc);
 static void plugin_posts(uint32_t pc, struct probe **post, int npost)
 {
 	static int depth, warned;
-	uint32_t next;
-	if (ulink_step(&us.l, &next)) {
-		if (!warned++ && post[0]->e->warn)
-			post[0]->e->warn(post[0], "the simulator did not step the probed instruction: post handlers not called");
+	struct ulink_stop st;
+	int rc = ulink_step_stop(&us.l, &st);
+	if (rc || (st.code != 109 && st.kind != ULS_SELF)) {
+		if (!warned++ && post[0]->e->warn) {
+			char w[300];
+			snprintf(w, sizeof w, "the simulator did not step the probed instruction (%.200s): post handlers not called",
+			         rc ? us.l.err : st.reason);
+			post[0]->e->warn(post[0], w);
+		}
 		us.l.err[0] = 0;
 		return;
 	}
+	uint32_t next = st.pc;
 	for (int i = 0; i < npost; i++)
 		plugin_call(post[i], post[i]->e->plugin->post, pc, next);
+	if (st.kind == ULS_SELF) {
+		/* the instruction was the firmware's last: the session's end (uc_run) */
+		us.stopped_itself = 1;
+		us.stop_pc = next;
+		return;
+	}
 	if (!site_at(next))
 		return;
 	if (depth == 64) {
@@ -1011,7 +1025,10 @@ static int uc_run(struct engine *e, const struct probe_opts *o, char *err, size_
 		pc = st.pc;
 		if (st.kind == ULS_BREAK) {
 			dispatch(st.pc);
-			continue;
+			if (!us.stopped_itself)
+				continue;
+			st.kind = ULS_SELF;   /* in a plugin's post step */
+			pc = us.stop_pc;
 		}
 		if (st.kind == ULS_USER && interrupted)
 			break;

@@ -138,6 +138,7 @@ static int send_line(struct ulink *l, const char *line)
 }
 
 static int dump_parse(struct ulink *l, int space, uint32_t addr, uint8_t *buf, size_t n);
+static int parse_stop(struct ulink *l, const char *what, struct ulink_stop *st);
 
 /* Both dumps in one write, both replies read: the snapshot. */
 static int snapshot(struct ulink *l)
@@ -370,25 +371,56 @@ int ulink_sync(struct ulink *l)
 
 int ulink_step(struct ulink *l, uint32_t *pc)
 {
+	struct ulink_stop st;
+	if (ulink_step_stop(l, &st))
+		return -1;
+	if (st.code != 109)
+		return fail(l, "step: the simulator said '(%d) %.60s'", st.code, st.reason);
+	*pc = st.pc;
+	return 0;
+}
+
+int ulink_step_stop(struct ulink *l, struct ulink_stop *st)
+{
 	l->snap = 0;
 	if (ulink_cmd(l, "step"))
 		return -1;
-	/* "Stop at 0x000065: (109) stepped 24 ticks" */
-	const char *p = strstr(l->reply, "Stop at 0x");
-	char *q;
-	unsigned long a = p ? strtoul(p + 10, &q, 16) : 0;
-	if (!p || a > 0xffff || strncmp(q, ": (109)", 7))
-		return fail(l, "step: the simulator said '%.60s'", l->reply);
-	unsigned long long t;
-	if (sscanf(q + 7, " stepped %llu ticks", &t) == 1 && t < 1000)
-		l->ticks += t;
-	*pc = (uint32_t)a;
+	/* "Stop at 0x000065: (109) stepped 24 ticks"; the program stopping
+	 * itself in the step: "Stop at 0x000323: (110) Program stopped itself"
+	 * and "Simulated 12 ticks" */
+	if (parse_stop(l, "step", st))
+		return -1;
+	const char *t = strstr(l->reply, st->code == 109 ? ") stepped " : "Simulated ");
+	unsigned long long k;
+	if (t && sscanf(t, st->code == 109 ? ") stepped %llu ticks" : "Simulated %llu ticks", &k) == 1 && k < 1000)
+		l->ticks += k;
 	return 0;
 }
 
 int ulink_interrupt(struct ulink *l)
 {
 	return send_line(l, "stop\n");
+}
+
+/* The stop in l->reply: "Stop at 0xPC: (CODE) REASON". */
+static int parse_stop(struct ulink *l, const char *what, struct ulink_stop *st)
+{
+	const char *p = strstr(l->reply, "Stop at 0x");
+	char *q;
+	if (!p)
+		return fail(l, "%s: no stop in the simulator's reply ('%.60s')", what, l->reply);
+	unsigned long pc = strtoul(p + 10, &q, 16);
+	long code;
+	if (pc > 0xffff || strncmp(q, ": (", 3) || (code = strtol(q + 3, &q, 10)) < 0 || code > 100000 || *q != ')')
+		return fail(l, "%s: a stop the simulator wrote as '%.60s'", what, p);
+	memset(st, 0, sizeof *st);
+	st->pc = (uint32_t)pc;
+	st->code = (int)code;
+	st->kind = code == 104 ? ULS_BREAK : code == 105 ? ULS_USER : code == 110 ? ULS_SELF : ULS_OTHER;
+	const char *rs = q + 1 + strspn(q + 1, " ");
+	size_t rl = strcspn(rs, "\n");
+	snprintf(st->reason, sizeof st->reason, "%.*s", (int)(rl < sizeof st->reason ? rl : sizeof st->reason - 1), rs);
+	return 0;
 }
 
 int ulink_wait(struct ulink *l, int timeout_ms, struct ulink_stop *st)
@@ -400,21 +432,8 @@ int ulink_wait(struct ulink *l, int timeout_ms, struct ulink_stop *st)
 		return -1;
 	const char *reply = l->reply;
 	/* "Stop at 0x0000e4: (104) Breakpoint" and "Simulated 14508 ticks" */
-	const char *p = strstr(reply, "Stop at 0x");
-	char *q;
-	if (!p)
-		return fail(l, "run: no stop in the simulator's reply ('%.60s')", reply);
-	unsigned long pc = strtoul(p + 10, &q, 16);
-	long code;
-	if (pc > 0xffff || strncmp(q, ": (", 3) || (code = strtol(q + 3, &q, 10)) < 0 || code > 100000 || *q != ')')
-		return fail(l, "run: a stop the simulator wrote as '%.60s'", p);
-	memset(st, 0, sizeof *st);
-	st->pc = (uint32_t)pc;
-	st->code = (int)code;
-	st->kind = code == 104 ? ULS_BREAK : code == 105 ? ULS_USER : code == 110 ? ULS_SELF : ULS_OTHER;
-	const char *rs = q + 1 + strspn(q + 1, " ");
-	size_t rl = strcspn(rs, "\n");
-	snprintf(st->reason, sizeof st->reason, "%.*s", (int)(rl < sizeof st->reason ? rl : sizeof st->reason - 1), rs);
+	if (parse_stop(l, "run", st))
+		return -1;
 	const char *t = strstr(reply, "Simulated ");
 	unsigned long long ticks;
 	if (t && sscanf(t, "Simulated %llu ticks", &ticks) == 1 && ticks < (1ull << 48))

@@ -70,8 +70,13 @@ int ulink_wait(struct ulink *l, int timeout_ms, struct ulink_stop *st);
  * `stop` command itself (and any other left) read and dropped, up to the
  * reply of a `state` sent after it.  0, or -1. */
 int ulink_sync(struct ulink *l);
-/* One instruction (the console's `step`): the pc after it in *pc. */
+/* One instruction (the console's `step`): the pc after it in *pc; any
+ * other stop than a step's (109) is an error. */
 int ulink_step(struct ulink *l, uint32_t *pc);
+/* The same, its stop in *st: code 109 (kind ULS_OTHER) a step, ULS_SELF
+ * the program stopped itself in that instruction, any other as ulink_wait
+ * gives it. */
+int ulink_step_stop(struct ulink *l, struct ulink_stop *st);
 /* Stop a running simulation (its stop is then ulink_wait's, ULS_USER). */
 int ulink_interrupt(struct ulink *l);
 

@@ -63,8 +63,21 @@ static uint64_t clock_ns(long clk)
 
 RT_HIDDEN uint64_t rt_cpu_refresh(struct rt_tls *L, uint32_t lock, uint32_t mode)
 {
-	/* the word first: a switch after it makes the next hook look again */
-	uint64_t mono = clock_ns(1 /* CLOCK_MONOTONIC */), cpu = clock_ns(3 /* CLOCK_THREAD_CPUTIME_ID */);
+	/* The word first, then the clocks, then the word again: a return from
+	 * the clock's system call is where the kernel switches a thread whose
+	 * time is up, and a wait there would go to the next hook's context
+	 * (after this hook's time was taken: the wrong call).  Read again
+	 * while the word moved (bounded); a switch after the last look is
+	 * seen by the next hook. */
+	uint64_t mono = 0, cpu = 0;
+	for (int i = 0; i < 4; i++) {
+		mono = clock_ns(1 /* CLOCK_MONOTONIC */);
+		cpu = clock_ns(3 /* CLOCK_THREAD_CPUTIME_ID */);
+		uint32_t again = *L->cpu_lock;
+		if (again == lock)
+			break;
+		lock = again;
+	}
 	uint64_t off = mono > cpu ? mono - cpu : 0;
 	if (off < L->off_ns || !mono || !cpu)
 		off = L->off_ns; /* never backwards: a failed or coarse reading gives nothing */

@@ -53,7 +53,16 @@ for fn in ("burn", "nap", "await", "drain", "contend", "mixed"):
     x = f[fn]
     say(x["calls"] == calls, f"{label}: {fn} calls = the program's {calls}", f"got {x['calls']}")
     near(f"{fn} on-CPU time", x["inclusive_cpu_ns"], cpu)
-    near(f"{fn} off-CPU time", None if x["inclusive_cpu_ns"] is None else x["inclusive_ns"] - x["inclusive_cpu_ns"], wall - cpu)
+    # contend shares its CPU with a hog: it is switched out at any
+    # instruction, the hooks' too (inside the call for sonde, outside the
+    # program's clocks), so its wait is checked within a quarter
+    off = None if x["inclusive_cpu_ns"] is None else x["inclusive_ns"] - x["inclusive_cpu_ns"]
+    if fn == "contend":
+        say(off is not None and abs(off - (wall - cpu)) <= 0.25 * (wall - cpu) + waited,
+            f"{label}: {fn} off-CPU time = the program's {(wall - cpu) / 1e6:.3f} ms (within 25%)",
+            f"got {None if off is None else round(off / 1e6, 3)} ms")
+    else:
+        near(f"{fn} off-CPU time", off, wall - cpu)
 # contend ran beside a hog on its CPU: most of its wall time waiting to run
 say(own["contend"][1] - own["contend"][2] > 0.2 * own["contend"][1],
     f"{label}: contend was preempted (the program measured {(own['contend'][1] - own['contend'][2]) / 1e6:.1f} ms off the CPU)")

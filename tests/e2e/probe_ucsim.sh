@@ -33,15 +33,6 @@ LSUM=$(grep -n "own.lsum += l_xdata;" "$src" | cut -d: -f1)
 IFODD=$(grep -n "if (x & 1)" "$src" | cut -d: -f1)
 IFR=$(grep -n "if (r > 20)" "$src" | cut -d: -f1)
 
-# start_sim FW.ihx: s51 on a free port ($port), its pid in $sim
-start_sim() {
-	port=$(free_port)
-	s51 -P -b -I 'if=xram[0xffff]' -Z "$port" "$1" >"sim.$port.log" 2>&1 &
-	sim=$!
-	stubs+=("$sim")
-	wait_listen "$port"
-}
-stop_sim() { kill "$sim" 2>/dev/null; wait "$sim" 2>/dev/null; }
 
 for model in small large; do
 	mkdir -p "$model"
@@ -52,12 +43,12 @@ for model in small large; do
 	fw="$model/mcs51_fw.ihx"
 
 	# the firmware's figures without sonde
-	start_sim "$fw"
+	ucsim_start "$fw"
 	python3 "$CON" "$port" run && python3 "$CON" "$port" own "$model/plain.json"
 	check "$model: the firmware runs to its end without sonde" test -s "$model/plain.json"
-	stop_sim
+	ucsim_stop
 
-	start_sim "$fw"
+	ucsim_start "$fw"
 	timeout 120 "$SONDE" probe --target "ucsim:127.0.0.1:$port" --exe "$fw" --format=json \
 		-e func:work -e func:tick -e "line:mcs51_fw.c:$ODD" \
 		-e "var:mcs51_fw.c:$LSUM:c_data" -e "var:mcs51_fw.c:$LSUM:i_idata" -e "var:mcs51_fw.c:$LSUM:l_xdata" \
@@ -71,7 +62,7 @@ for model in small large; do
 	nbp=$(python3 "$CON" "$port" breakpoints)
 	check "$model: no breakpoint left in the simulator" test "$nbp" = 0
 	check "$model: code memory equals the .ihx" python3 "$CON" "$port" code "$fw"
-	stop_sim
+	ucsim_stop
 	python3 - "$model" "$model/plain.json" "$model/probed.json" "$model/out.json" <<'EOF' || notok "$model: the checks of the output ran" "python failed"
 import json, sys
 model, plain, probed, out = sys.argv[1:5]
@@ -136,7 +127,7 @@ for model in small large; do
 	# the firmware's last instruction: movx @dptr,a of sif = 's' (the .rst)
 	last=$(awk '/mcs51_fw.c:[0-9]+: sif = .s.;/ { f = 1; next } f && $2 == "F0" { print $1; exit }' "$model/mcs51_fw.rst")
 	printf '# probes of the 8051 firmware\nodd_x = assert:mcs51_fw.c:%s:x %% 2 == 0\n' "$LSUM" >"$model/lib.txt"
-	start_sim "$fw"
+	ucsim_start "$fw"
 	timeout 120 "$SONDE" probe --target "ucsim:127.0.0.1:$port" --exe "$fw" --format=json \
 		--library "$model/lib.txt" --plugin ./plug51.so \
 		-e @odd_x -e "assert:mcs51_fw.c:$LSUM:i_idata == 3 * c_data - 10 && l_xdata == 100000 * x" \
@@ -153,7 +144,7 @@ for model in small large; do
 	rc=$?
 	check "$model: an assert on a variable the .cdb does not have: exit 2 with a clear error" \
 		sh -c "[ $rc -eq 2 ] && grep -q \"no variable 'nosuch'\" $model/bad4.err"
-	stop_sim
+	ucsim_stop
 	python3 - "$model" "$model/plain.json" "$model/ap.own.json" "$model/ap.json" "$first" "$fw" <<'EOF2' || notok "$model: assert/plugin: the checks of the output ran" "python failed"
 import json, sys
 model, plain, own, out, first, fw = sys.argv[1:7]
@@ -211,7 +202,7 @@ RAM=0x4000:0x400
 TICKL=$(grep -n "own.tick_calls++;" "$src" | cut -d: -f1)
 CDATA=$(grep -n "c_data = (unsigned char)" "$src" | cut -d: -f1)
 if [ -s small/plain.json ]; then
-	start_sim "$fw"
+	ucsim_start "$fw"
 	before=$(python3 "$CON" "$port" mem rom 0x4000 0x43ff; python3 "$CON" "$port" mem xram 0x4000 0x43ff)
 	timeout 60 "$SONDE" probe --target "ucsim:127.0.0.1:$port" --exe "$fw" --format=json --target-ram "$RAM" \
 		-e "line:mcs51_fw.c:$ODD" -e "line:mcs51_fw.c:$TICKL" -e "line:mcs51_fw.c:$CDATA" >cnt.json 2>cnt.err
@@ -222,7 +213,7 @@ if [ -s small/plain.json ]; then
 	check "counted: code memory equals the .ihx" python3 "$CON" "$port" code "$fw"
 	after=$(python3 "$CON" "$port" mem rom 0x4000 0x43ff; python3 "$CON" "$port" mem xram 0x4000 0x43ff)
 	check "counted: the stubs' code memory and the counters' xdata as they were" test "$before" = "$after"
-	stop_sim
+	ucsim_stop
 	python3 - small/plain.json cnt.own.json cnt.json <<'EOF' || notok "counted: the checks of the output ran" "python failed"
 import json, sys
 c, own, d = (json.load(open(f)) for f in sys.argv[1:4])
@@ -247,7 +238,7 @@ fi
 # code as it was, and the firmware let run on ends with the figures it has
 # without sonde (but its timer's: counting stubs ran).
 if [ -s small/plain.json ]; then
-	start_sim "$fw"
+	ucsim_start "$fw"
 	before=$(python3 "$CON" "$port" mem rom 0x4000 0x43ff)
 	timeout 60 "$SONDE" probe --target "ucsim:127.0.0.1:$port" --exe "$fw" --format=json --duration=1 \
 		--target-ram "$RAM" -e func:work -e "line:mcs51_fw.c:$ODD" >dur.json 2>dur.err
@@ -265,7 +256,7 @@ import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:3])
 strip = lambda d: {k: v for k, v in d.items() if k not in ("tick_calls", "isr_calls")}
 sys.exit(0 if strip(a) == strip(b) and b["tick_calls"] == b["isr_calls"] > 0 else 1)' small/plain.json dur.own.json
-	stop_sim
+	ucsim_stop
 fi
 
 # Ctrl-C (SIGINT) the moment sonde's connection is established (it is then
@@ -273,7 +264,7 @@ fi
 # whatever the phase, the simulator is left with no breakpoint and its code
 # as it was, and the firmware, run on, ends with its figures.
 if [ -s small/plain.json ]; then
-	start_sim "$fw"
+	ucsim_start "$fw"
 	timeout 60 "$SONDE" probe --target "ucsim:127.0.0.1:$port" --exe "$fw" --format=json --target-ram "$RAM" \
 		-e func:work -e "line:mcs51_fw.c:$ODD" >int.json 2>int.err &
 	sp=$!
@@ -302,7 +293,7 @@ import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:3])
 strip = lambda d: {k: v for k, v in d.items() if k not in ("tick_calls", "isr_calls")}
 sys.exit(0 if strip(a) == strip(b) else 1)' small/plain.json int.own.json
-	stop_sim
+	ucsim_stop
 fi
 
 # A simulator that vanishes: killed the moment sonde's connection is
@@ -310,7 +301,7 @@ fi
 # itself, with the simulator "gone" or a clear error, never a hang or a
 # crash.
 if [ -f "$fw" ]; then
-	start_sim "$fw"
+	ucsim_start "$fw"
 	timeout 60 "$SONDE" probe --target "ucsim:127.0.0.1:$port" --exe "$fw" --format=json \
 		-e func:work -e "line:mcs51_fw.c:$ODD" >gone.json 2>gone.err &
 	sp=$!

@@ -54,6 +54,10 @@ check "sh -c exec: pending in the shell, then 1000 and 3000 calls" jq_py sh.json
 # program's exit() said (4)
 sh -c 'while [ ! -e go.att ]; do sleep 0.01; done; exec ./exec_self 1000 3000' > att.out &
 runner=$!
+# the background job is this shell's fork until it has exec'd sh: attached
+# before that, the exec into sh would be one more image than the test counts
+shexe=$(readlink -f "$(command -v sh)")
+for _ in $(seq 1000); do [ "$(readlink /proc/$runner/exe 2>/dev/null)" = "$shexe" ] && break; sleep 0.01; done
 probe_attached "$runner" att.err --pending --format=json -o att.json -e func:work
 touch go.att
 wait "$runner"

@@ -83,7 +83,11 @@ calls_of() {
 # NAME's report: the time split was measured; the function today's report
 # puts first (most exclusive wall time: the server waiting for its client)
 # spent it mostly off the CPU (over 80%); FUNC (the work of a request:
-# parsing a query, running a command) mostly on it (over 50%)
+# parsing a query, running a command) mostly on it (over 50%). That work
+# never blocks, but a loaded machine preempts it: one preemption inside it
+# is a slice of another task, as long as all of FUNC's calls in a window.
+# The server's threads run at a real-time priority (realtime) when the test
+# may set it, so only their own waits are off the CPU.
 cpu_split_of() {
 	python3 - "$1" "$2.rep" "$3" <<'PY'
 import json, sys
@@ -102,6 +106,12 @@ w = next((f for f in fs if f["name"] == fn), None)
 cpu = w["inclusive_cpu_ns"] / w["inclusive_ns"] if w and w["inclusive_ns"] else 0
 ok(cpu > 0.5, f"{label}: {fn} (a request's work) ran: {100 * cpu:.0f}% of its time on a CPU", str(w))
 PY
+}
+# realtime PID: PID's threads at real-time priority (SCHED_FIFO 1), where
+# the machine's other work does not preempt them; 0 if it could be set
+realtime() {
+	[ "$(id -u)" = 0 ] && chrt -a -f -p 1 "$1" > /dev/null &&
+		echo "# $(chrt -p "$1" | head -1)"
 }
 # rss_own PID: resident kB of PID's mappings, without System V / anonymous
 # shared memory and /dev/shm segments (PostgreSQL's buffers and WAL)
@@ -196,6 +206,7 @@ else
 	# cycle then attached to a pid that no longer existed)
 	backend_of() { be=$(psqlq "select pid from pg_stat_activity where application_name = 'pgbench' and query like 'UPDATE counter%'"); [ -n "$be" ] && [ -d "/proc/$be" ]; }
 	poll_until 60 backend_of || notok "PostgreSQL: pgbench connected" "$(tail -3 pgbench.out)"
+	realtime "$be"
 	counter() { psqlq "select n from counter"; }
 	counter_at_least() { [ "$(counter)" -ge "$1" ]; }
 	stopped() { [ "$(awk '{print $3}' "/proc/$gb/stat")" = T ]; }
@@ -240,6 +251,7 @@ else
 	srv_load_bg() { bench & bp=$!; incrs=$((incrs + 1500)); poll_until 60 bash -c "[ \"\$(redis-cli -s '$sock' get counter:__rand_int__)\" -ge $((incrs - 1000)) ] 2>/dev/null"; }
 	srv_load_bg_wait() { wait "$bp"; }
 	bench; incrs=1500 # warm-up, nobody attached
+	realtime "$rp"
 	run_cycles Redis "$rp" processCommand
 	check "Redis: the key holds every INCR the benchmarks made ($incrs)" test "$(rcli get counter:__rand_int__)" = "$incrs"
 	rcli shutdown nosave > /dev/null 2>&1

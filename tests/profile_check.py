@@ -46,5 +46,16 @@ def check_invariants(names, data="sonde.data", label=""):
 def near(a, b, rel):
     return abs(a - b) <= rel * abs(b)
 
+# near_split(x, key, want, rel): x[key] (a report's or a callers-callees
+# row's *_ns) within rel of what the program measured itself.  A thread
+# preempted between a hook and the program's own clock read (a loaded
+# machine) adds to sonde's time what the program did not measure, at most
+# the time sonde split off as off-CPU (x's matching *_cpu_ns): allowed; on
+# an idle machine ~0, and as strict as near without a split.
+def near_split(x, key, want, rel):
+    cpu = x.get(key.replace("_ns", "_cpu_ns"))
+    off = max(0, x[key] - cpu) if cpu is not None else 0
+    return abs(x[key] - want) <= rel * want + off
+
 def done():
     sys.exit(1 if failures else 0)

@@ -105,8 +105,9 @@ static int64_t ticks_of(struct profile *p, const struct rec_node *nd, int64_t li
 }
 
 /* The walk below over one value of the nodes: their wall ticks (cpu 0,
- * into excl / incl / attr_*), or their CPU ticks cv (cpu 1, into the _cpu
- * fields). */
+ * into excl / incl / attr_*), their CPU ticks cv (cpu 1, into the _cpu
+ * fields) or their runnable ticks cv (cpu 2, into the _run fields; no
+ * attributed values). */
 static void add_values(struct profile *p, const struct recording *r, const struct fn_table *ft,
                        const struct rd_thread *t, const int64_t *cv, int cpu)
 {
@@ -176,12 +177,20 @@ static void add_values(struct profile *p, const struct recording *r, const struc
 			int64_t tc = VAL(c);
 			kids = sadd(p, kids, tc, lim);
 			blocked = sadd(p, blocked, deeper[c], lim);
+			if (cpu == 2)
+				continue;
 			struct pair_metrics *pm = profile_pair(p, fn[v], fn[c]);
 			int64_t *ao = cpu ? &pm->attr_out_cpu : &pm->attr_out;
 			*ao = sadd(p, *ao, tc - deeper[c], lim);
 		}
 		int64_t own = tv - blocked;     /* both in [0, lim]: no overflow */
 		struct fn_metrics *m = &p->fn[fn[v]];
+		if (cpu == 2) {
+			m->excl_run = sadd(p, m->excl_run, tv - kids, lim);
+			m->incl_run = sadd(p, m->incl_run, own, lim);
+			p->total_run = sadd(p, p->total_run, tv - kids, lim);
+			continue;
+		}
 		struct pair_metrics *pm = profile_pair(p, fn[nd[v].parent], fn[v]);
 		if (cpu) {
 			m->excl_cpu = sadd(p, m->excl_cpu, tv - kids, lim);
@@ -215,21 +224,32 @@ out:
  * ticks], so no node has more CPU time than wall time and none less than
  * its children's.  Children come after their parents (the reader checked
  * it): one pass from the last node.  NULL when t has no split. */
-static int64_t *cpu_values(struct profile *p, const struct recording *r, const struct rd_thread *t)
+/* With rv (t has run_ns): *rv the runnable ticks of each node, made to fit
+ * the same way inside its off-CPU time: a node's own runnable time in [0,
+ * its own off-CPU time]; else *rv NULL. */
+static int64_t *cpu_values(struct profile *p, const struct recording *r, const struct rd_thread *t, int64_t **rv)
 {
 	uint32_t n = t->nnodes;
 	const struct rec_node *nd = t->nodes;
 	const int64_t lim = (int64_t)rd_max_ticks(r);
+	if (rv)
+		*rv = NULL;
 	if (!t->off_ns)
 		return NULL;
+	int runnable = rv && t->run_ns;
 	int64_t *cv = malloc(sizeof *cv * n), *koff = calloc(n, sizeof *koff), *kwall = calloc(n, sizeof *kwall);
-	if (!cv || !koff || !kwall) {
+	int64_t *run = runnable ? malloc(sizeof *run * n) : NULL, *krun = runnable ? calloc(n, sizeof *krun) : NULL;
+	if (!cv || !koff || !kwall || (runnable && (!run || !krun))) {
 		free(cv);
 		free(koff);
 		free(kwall);
+		free(run);
+		free(krun);
 		return NULL;
 	}
 	cv[0] = 0;
+	if (run)
+		run[0] = 0;
 	for (uint32_t v = n; v-- > 1;) {
 		int64_t wall = ticks_of(p, &nd[v], lim);
 		double o = (double)t->off_ns[v] * r->ticks_per_ns;
@@ -240,6 +260,15 @@ static int64_t *cpu_values(struct profile *p, const struct recording *r, const s
 		int64_t total = sadd(p, koff[v], own, lim);
 		cv[v] = wall - total > 0 ? wall - total : 0;
 		uint32_t up = nd[v].parent;
+		if (run) {
+			double q = (double)t->run_ns[v] * r->ticks_per_ns;
+			int64_t rn = q < (double)lim ? (int64_t)q : lim;
+			int64_t rown = rn - krun[v];
+			rown = rown < 0 ? 0 : rown > own ? own : rown;
+			run[v] = sadd(p, krun[v], rown, lim);
+			if (up < v)
+				krun[up] = sadd(p, krun[up], run[v], lim);
+		}
 		if (up < v) {
 			koff[up] = sadd(p, koff[up], total, lim);
 			kwall[up] = sadd(p, kwall[up], wall, lim);
@@ -247,6 +276,9 @@ static int64_t *cpu_values(struct profile *p, const struct recording *r, const s
 	}
 	free(koff);
 	free(kwall);
+	free(krun);
+	if (rv)
+		*rv = run;
 	return cv;
 }
 
@@ -254,7 +286,7 @@ int64_t *profile_node_cpu(const struct recording *r, const struct rd_thread *t)
 {
 	struct profile scratch;
 	memset(&scratch, 0, sizeof scratch);
-	return t->nodes && t->nnodes ? cpu_values(&scratch, r, t) : NULL;
+	return t->nodes && t->nnodes ? cpu_values(&scratch, r, t, NULL) : NULL;
 }
 
 void profile_count_split(struct profile *p, const struct rd_thread *t)
@@ -263,6 +295,8 @@ void profile_count_split(struct profile *p, const struct rd_thread *t)
 		return;
 	if (t->off_ns) {
 		p->cpu_threads++;
+		if (t->run_ns)
+			p->run_threads++;
 		return;
 	}
 	p->cpu_unknown++;
@@ -276,16 +310,24 @@ void profile_add_thread(struct profile *p, const struct recording *r, const stru
 	if (!t->nodes || t->nnodes == 0)
 		return;
 	add_values(p, r, ft, t, NULL, 0);
-	int64_t *cv = cpu_values(p, r, t);
+	int64_t *rv, *cv = cpu_values(p, r, t, &rv);
 	if (cv)
 		add_values(p, r, ft, t, cv, 1);
+	if (rv)
+		add_values(p, r, ft, t, rv, 2);
 	profile_count_split(p, t);
 	free(cv);
+	free(rv);
 }
 
 int profile_cpu_known(const struct profile *p)
 {
 	return p->cpu_threads > 0 && p->cpu_unknown == 0;
+}
+
+int profile_run_known(const struct profile *p)
+{
+	return profile_cpu_known(p) && p->run_threads == p->cpu_threads;
 }
 
 const char *profile_cpu_why(const struct profile *p, char *buf, size_t n)

@@ -26,6 +26,7 @@ struct fn_metrics {
 	uint64_t calls;
 	int64_t excl, incl;      /* ticks */
 	int64_t excl_cpu, incl_cpu; /* the part of them on a CPU (issue 38), over the threads with a split */
+	int64_t excl_run, incl_run; /* the part off the CPU runnable (preempted), the rest of it blocked */
 };
 
 struct pair_metrics {
@@ -48,8 +49,9 @@ struct profile {
 	 * recording split their time (cpu_threads); cpu_unknown threads had no
 	 * split (cpu_why: the first -errno recorded for one, 0 if none said) and
 	 * count in the wall-time fields only. */
-	int64_t total_cpu;
+	int64_t total_cpu, total_run;
 	uint32_t cpu_threads, cpu_unknown;
+	uint32_t run_threads;    /* of cpu_threads, those whose off-CPU time told runnable from blocked */
 	int32_t cpu_why;
 	int clamped;             /* a sum reached rd_max_ticks() and stopped there (damaged
 	                          * recording): the invariants above are then bounds */
@@ -65,6 +67,8 @@ struct pair_metrics *profile_pair(struct profile *p, uint32_t caller, uint32_t c
  * are whole); otherwise they are not shown, and profile_cpu_why says why
  * in a few words ("perf_event_open refused: Permission denied"). */
 int profile_cpu_known(const struct profile *p);
+/* ... and every one of them told runnable from blocked (the *_run fields are whole). */
+int profile_run_known(const struct profile *p);
 /* Count thread t in p's cpu_threads / cpu_unknown / cpu_why (profile_add_thread does). */
 void profile_count_split(struct profile *p, const struct rd_thread *t);
 /* The CPU ticks of each of t's nodes, as the *_cpu metrics count them

@@ -11,6 +11,8 @@
 struct tcct {
 	struct rec_node *nodes;
 	uint64_t *off;       /* by node: exclusive off-CPU ns (TRX_OFFCPU), cap of them */
+	uint64_t *run;       /* by node: the runnable part of off, cap of them */
+	int run_unknown;     /* a TRX_OFFCPU without its runnable part */
 	uint32_t n, cap;
 	uint32_t cur;
 	uint32_t *hash;      /* index+1 of the node for (parent, func) */
@@ -68,6 +70,11 @@ static uint32_t child(struct tcct *c, uint32_t parent, uint32_t func)
 			return UINT32_MAX;
 		c->off = off;
 		memset(off + c->cap, 0, sizeof *off * c->cap);
+		uint64_t *run = realloc(c->run, sizeof *c->run * c->cap * 2);
+		if (!run)
+			return UINT32_MAX;
+		c->run = run;
+		memset(run + c->cap, 0, sizeof *run * c->cap);
 		c->cap *= 2;
 	}
 	uint32_t i = c->n++;
@@ -97,13 +104,18 @@ static void on_begin(void *arg, const struct tr_slice *s)
 		c->nodes[c->cur].calls++;
 }
 
-static void on_offcpu(void *arg, uint32_t thread, uint64_t time, uint64_t ns)
+static void on_offcpu(void *arg, uint32_t thread, uint64_t time, uint64_t ns, uint64_t run)
 {
 	(void)time;
 	struct build *b = arg;
 	struct tcct *c = &b->t[thread];
-	if (c->nodes && !c->skipped && c->cur && c->cur < c->n)
+	if (run == UINT64_MAX)
+		c->run_unknown = 1;
+	if (c->nodes && !c->skipped && c->cur && c->cur < c->n) {
 		c->off[c->cur] = c->off[c->cur] + ns < ns ? UINT64_MAX : c->off[c->cur] + ns;
+		if (run != UINT64_MAX)
+			c->run[c->cur] = c->run[c->cur] + run < run ? UINT64_MAX : c->run[c->cur] + run;
+	}
 }
 
 static void on_end(void *arg, const struct tr_slice *s)
@@ -140,8 +152,11 @@ int trace_cct_build(struct recording *r, const struct tr_filter *flt, struct tr_
 		c->cap = 256;
 		c->nodes = calloc(c->cap, sizeof *c->nodes);
 		c->off = calloc(c->cap, sizeof *c->off);
-		if (!c->off) {
+		c->run = calloc(c->cap, sizeof *c->run);
+		if (!c->off || !c->run) {
 			free(c->nodes);
+			free(c->off);
+			free(c->run);
 			c->nodes = NULL;
 		}
 		c->n = 1; /* node 0: the root */
@@ -160,15 +175,22 @@ int trace_cct_build(struct recording *r, const struct tr_filter *flt, struct tr_
 		/* the split, when the thread's was measured (its TRX_OFFCPU events):
 		 * exclusive to inclusive, children after their parents */
 		r->threads[i].cpu_split = r->threads[i].r.cpu_split;
+		int runnable = (r->threads[i].r.flags & REC_THREAD_RUNNABLE) && !c->run_unknown;
 		if (r->threads[i].r.cpu_split == 1) {
 			for (uint32_t n = c->n; n-- > 1;) {
-				uint64_t *up = &c->off[c->nodes[n].parent];
+				uint64_t *up = &c->off[c->nodes[n].parent], *ur = &c->run[c->nodes[n].parent];
 				*up = *up + c->off[n] < c->off[n] ? UINT64_MAX : *up + c->off[n];
+				*ur = *ur + c->run[n] < c->run[n] ? UINT64_MAX : *ur + c->run[n];
 			}
 			free(r->threads[i].off_ns);
 			r->threads[i].off_ns = c->off;
+			free(r->threads[i].run_ns);
+			r->threads[i].run_ns = runnable ? c->run : NULL;
+			if (!runnable)
+				free(c->run);
 		} else {
 			free(c->off);
+			free(c->run);
 		}
 	}
 	free(b.t);

@@ -325,12 +325,13 @@ static void json_lists(struct json *j, const struct recording *r)
 }
 
 /* Whether the threads' time was split into on-CPU and off-CPU (issue 38). */
-static const char *cpu_split(const struct recording *r, char *buf, size_t n)
+static const char *cpu_split(const struct recording *r, char *buf, size_t n, int *runnable)
 {
 	struct profile p;
 	memset(&p, 0, sizeof p);
 	for (int i = 0; i < r->nthreads; i++)
 		profile_count_split(&p, &r->threads[i]);
+	*runnable = profile_run_known(&p);
 	return profile_cpu_why(&p, buf, n);
 }
 
@@ -348,7 +349,9 @@ static void info_json(const struct recording *r, const struct info *in)
 	json_bool(&j, "locks", (r->mode & REC_MODE_LOCKS) != 0);
 	json_bool(&j, "syscalls", (r->mode & REC_MODE_SYSCALLS) != 0);
 	char why[256];
-	json_str(&j, "cpu_split", cpu_split(r, why, sizeof why));
+	int runnable;
+	json_str(&j, "cpu_split", cpu_split(r, why, sizeof why, &runnable));
+	json_bool(&j, "runnable_split", runnable);
 	json_bool(&j, "has_probe_hits", in->probes);
 	if (in->probes)
 		json_probes(&j, r, in);
@@ -412,8 +415,12 @@ static void table_origin(const struct recording *r, const struct info *in)
 	printf("mode:         %s%s%s\n", in->mode, (r->mode & REC_MODE_LOCKS) ? " + locks" : "",
 	       (r->mode & REC_MODE_SYSCALLS) ? " + syscalls" : "");
 	char why[256];
-	if (r->mode & REC_MODE_PROFILE)
-		printf("cpu split:    %s (on-CPU / off-CPU time of each call)\n", cpu_split(r, why, sizeof why));
+	if (r->mode & REC_MODE_PROFILE) {
+		int runnable;
+		const char *split = cpu_split(r, why, sizeof why, &runnable);
+		printf("cpu split:    %s (on-CPU / off-CPU time of each call%s)\n", split,
+		       runnable ? "; off-CPU told runnable from blocked" : "");
+	}
 	if ((s = rd_meta(r, "incomplete")))
 		printf("incomplete:   %s (sonde pid %s); recovered from its session by the next reader: %s%s; "
 		       "the program's end: %s\n", s, meta_or_q(r, "recorder_pid"),

@@ -45,6 +45,8 @@ static uint32_t sorted(const struct profile *p, const struct fn_table *ft, uint3
 struct row_times {
 	double excl, incl, excl_cpu, incl_cpu;
 	int cpu;
+	double excl_run, incl_run; /* of the off-CPU time, runnable (preempted), when run */
+	int run;
 };
 
 static void times_json(struct json *j, const struct row_times *t)
@@ -53,6 +55,8 @@ static void times_json(struct json *j, const struct row_times *t)
 	json_int(j, "inclusive_ns", (int64_t)(t->incl + 0.5));
 	json_cpu_ns(j, "exclusive_cpu_ns", t->cpu, t->excl_cpu);
 	json_cpu_ns(j, "inclusive_cpu_ns", t->cpu, t->incl_cpu);
+	json_cpu_ns(j, "exclusive_runnable_ns", t->run, t->excl_run);
+	json_cpu_ns(j, "inclusive_runnable_ns", t->run, t->incl_run);
 }
 
 /* One function's row, of one recording or added up. */
@@ -69,7 +73,8 @@ static void row_json(struct json *j, const struct fn_info *f, uint64_t calls, co
 static struct row_times metric_times(const struct recording *r, const struct profile *p, const struct fn_metrics *m)
 {
 	return (struct row_times){ rd_ns(r, m->excl), rd_ns(r, m->incl), rd_ns(r, m->excl_cpu), rd_ns(r, m->incl_cpu),
-	                           profile_cpu_known(p) };
+	                           profile_cpu_known(p), rd_ns(r, m->excl_run), rd_ns(r, m->incl_run),
+	                           profile_run_known(p) };
 }
 
 /* The profile's CPU split at the top of a JSON report. */
@@ -80,18 +85,26 @@ static void split_json(struct json *j, const struct recording *r, const struct p
 		json_double(j, "total_cpu_ns", rd_ns(r, p->total_cpu));
 	else
 		json_null(j, "total_cpu_ns");
+	if (profile_run_known(p))
+		json_double(j, "total_runnable_ns", rd_ns(r, p->total_run));
+	else
+		json_null(j, "total_runnable_ns");
 	json_str(j, "cpu_split", profile_cpu_why(p, why, sizeof why));
 }
 
-/* cpu: the table has the CPU columns (every thread split its time). */
-static int table_header(int cpu)
+/* cpu: the table has the CPU columns (every thread split its time); run:
+ * and the runnable one (inclusive: how long the function's calls waited
+ * for a CPU while they could run). */
+static int table_header(int cpu, int run)
 {
-	int namew = term_width() - (cpu ? 102 : 78);
+	int namew = term_width() - (cpu ? run ? 114 : 102 : 78);
 	if (namew < 20)
 		namew = 20;
 	printf("%12s %11s %6s %11s %6s %11s  ", "calls", "exclusive", "%", "inclusive", "%", "avg incl");
 	if (cpu)
 		printf("%11s %11s  ", "excl cpu", "incl cpu");
+	if (cpu && run)
+		printf("%11s  ", "runnable");
 	printf("%-*s %s\n", namew, "function", "location");
 	return namew;
 }
@@ -107,6 +120,8 @@ static void row_table(const struct fn_info *f, uint64_t calls, const struct row_
 		printf("%12llu %11s %6s %11s %6s %11s  ", (unsigned long long)calls, "untimed", "-", "untimed", "-", "-");
 		if (t->cpu)
 			printf("%11s %11s  ", "-", "-");
+		if (t->cpu && t->run)
+			printf("%11s  ", "-");
 		printf("%-*.*s %s\n", namew, namew, f->name, fn_where(f, where, sizeof where));
 		return;
 	}
@@ -115,6 +130,8 @@ static void row_table(const struct fn_info *f, uint64_t calls, const struct row_
 	       fmt_ns(calls ? t->incl / (double)calls : 0, c, sizeof c));
 	if (t->cpu)
 		printf("%11s %11s  ", fmt_ns(t->excl_cpu, d, sizeof d), fmt_ns(t->incl_cpu, e, sizeof e));
+	if (t->cpu && t->run)
+		printf("%11s  ", fmt_ns(t->incl_run, d, sizeof d));
 	printf("%-*.*s %s\n", namew, namew, f->name, fn_where(f, where, sizeof where));
 }
 
@@ -254,7 +271,7 @@ static void emit_json(struct json *j, struct loaded *l, const struct profile *p,
 static void emit_table(struct loaded *l, const struct profile *p, int limit)
 {
 	uint32_t *idx, n = sorted(p, &l->ft, &idx);
-	int namew = table_header(profile_cpu_known(p));
+	int namew = table_header(profile_cpu_known(p), profile_run_known(p));
 	double total = rd_ns(l->r, p->total);
 	for (uint32_t k = 0; k < n && (!limit || k < (uint32_t)limit); k++) {
 		const struct fn_metrics *m = &p->fn[idx[k]];
@@ -379,7 +396,7 @@ static int report_sum(struct cli_opts *o, int json)
 		json_arr_begin(&j, "functions");
 		for (size_t i = 0; i < rows.n && i < limit; i++) {
 			const struct fn_row *r = &rows.v[i];
-			struct row_times t = { r->excl[0], r->incl[0], r->excl_cpu[0], r->incl_cpu[0], cpu };
+			struct row_times t = { r->excl[0], r->incl[0], r->excl_cpu[0], r->incl_cpu[0], cpu, 0, 0, 0 };
 			row_json(&j, r->fn, r->calls[0], &t);
 		}
 		json_arr_end(&j);
@@ -391,10 +408,10 @@ static int report_sum(struct cli_opts *o, int json)
 		char t[32];
 		printf("%d recordings of %s added up (%s recorded)\n\n", n, base_name(rd_meta(in[0].l.r, "program")),
 		       fmt_ns(total, t, sizeof t));
-		int namew = table_header(cpu);
+		int namew = table_header(cpu, 0);
 		for (size_t i = 0; i < rows.n && i < limit; i++) {
 			const struct fn_row *r = &rows.v[i];
-			struct row_times t = { r->excl[0], r->incl[0], r->excl_cpu[0], r->incl_cpu[0], cpu };
+			struct row_times t = { r->excl[0], r->incl[0], r->excl_cpu[0], r->incl_cpu[0], cpu, 0, 0, 0 };
 			row_table(r->fn, r->calls[0], &t, total, namew);
 		}
 		if (limit < rows.n)

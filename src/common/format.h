@@ -140,7 +140,9 @@ struct rec_thread {
 	                          * split; 0 in recordings before it (the field was padding) */
 };
 static_assert(sizeof(struct rec_thread) == 200, "format");
-enum { REC_THREAD_EXITED = 1 };
+enum { REC_THREAD_EXITED = 1,
+       REC_THREAD_RUNNABLE = 2 /* its off-CPU time told runnable from blocked (issue 38: REC_CCT_CPU's
+                                * REC_CPU_RUNNABLE, a trace's TRX_OFFCPU run field) */ };
 
 struct rec_module {
 	uint32_t index;          /* module slot (the high bits of a function id) */
@@ -184,8 +186,11 @@ struct rec_cct_cpu {
 	uint32_t thread;         /* thread slot, as in its REC_CCT */
 	uint32_t count;
 	int32_t  split;
-	uint32_t pad;
+	uint32_t flags;          /* REC_CPU_RUNNABLE: count more uint64_t follow the off_ns, run_ns[i]
+	                          * the part of off_ns[i] node i's thread was runnable (preempted),
+	                          * the rest blocked; 0 (recordings before it): not known */
 };
+enum { REC_CPU_RUNNABLE = 1 };
 static_assert(sizeof(struct rec_cct_cpu) == 16, "format");
 #define REC_CPU_SECCOMP (-1000) /* split: a seccomp filter on the thread, the source not tried */
 

@@ -38,7 +38,7 @@
 #include "common/func_id.h" /* SONDE_FUNC(): module slot and number */
 
 #define SONDE_SESSION_MAGIC   0x534f4e4445534553ull /* "SESEDNOS" */
-#define SONDE_SESSION_VERSION 8u
+#define SONDE_SESSION_VERSION 9u
 #define SONDE_ENV_FD          "SONDE_SESSION_FD"
 
 #define SONDE_MAX_PROCS    1024u
@@ -109,7 +109,12 @@ struct sonde_node {
 	uint64_t ticks;       /* inclusive TSC ticks of the calls of this context */
 	uint64_t off_ns;      /* exclusive: the nanoseconds the thread spent off-CPU with this context
 	                       * on top of its stack (rt/cpu_time.c) */
+	uint64_t run_ns;      /* the part of off_ns it was runnable (preempted), when the thread's
+	                       * cpu_split has SONDE_CPU_RUNNABLE */
 };
+
+/* sonde_thread.cpu_flags */
+enum { SONDE_CPU_RUNNABLE = 1 /* off-CPU time split into runnable and blocked (nodes' run_ns) */ };
 
 enum sonde_thread_state { SONDE_T_FREE = 0, SONDE_T_LIVE = 1, SONDE_T_EXITED = 2 };
 
@@ -135,7 +140,7 @@ struct sonde_thread {
 	uint64_t off_ns;          /* off-CPU nanoseconds since the thread began, as of its last context
 	                           * switch seen (rt/cpu_time.c; 0 and cpu_split 0: not known) */
 	int32_t  cpu_split;       /* 1: off-CPU time measured; else 0 or -errno of the source refused */
-	uint32_t cpu_pad;
+	uint32_t cpu_flags;       /* SONDE_CPU_*: what else the split tells */
 	/* -- timeline tracing (issue 3) -- */
 	uint64_t trace_filtered;  /* calls the trace filters (--depth, -F/-N, --domain) kept out of the ring */
 	/* -- end timeline tracing -- */

@@ -47,12 +47,15 @@ enum {
 	                  * again (swapcontext, rt/context.c); outermost first.
 	                  * A slice for the nesting and the callers, not a call; it
 	                  * ends with an EXIT record like any other. */
-	TRX_OFFCPU = 66, /* sized form, fields: varint(ns).  The thread was off
-	                  * the CPU (preempted or blocked) for ns nanoseconds
-	                  * since its previous record, all of it inside the
-	                  * innermost open call (issue 38, rt/cpu_time.c):
-	                  * written by the first hook after a context switch,
-	                  * before that hook's own record. */
+	TRX_OFFCPU = 66, /* sized form, fields: varint(ns)[, varint(run)].  The
+	                  * thread was off the CPU (preempted or blocked) for ns
+	                  * nanoseconds since its previous record, all of it
+	                  * inside the innermost open call (issue 38,
+	                  * rt/cpu_time.c): written by the first hook after a
+	                  * context switch, before that hook's own record.  run,
+	                  * when there: the part of ns it was runnable (switched
+	                  * out by preemption), the rest blocked; not there: not
+	                  * known. */
 };
 
 /* TRX_PROBE events and value kinds. */

@@ -250,13 +250,15 @@ int rd_dec_ext(struct rd_dec *d, uint32_t th, struct rd_dthread *ts, uint64_t t,
 		rd_dec_enter(d, d->ops, th, ts, (uint32_t)func, t, 1);
 		return 0;
 	}
-	case TRX_OFFCPU: { /* varint(len), then varint(ns) */
-		uint64_t flen, ns;
-		int n = tr_get_varint(p, end, &flen);
-		if (!n || !tr_get_varint(p + n, end, &ns))
+	case TRX_OFFCPU: { /* varint(len), then varint(ns)[, varint(run)] */
+		uint64_t flen, ns, run = UINT64_MAX;
+		int n = tr_get_varint(p, end, &flen), m = n ? tr_get_varint(p + n, end, &ns) : 0;
+		if (!n || !m || flen < (uint64_t)m)
 			return -1;
+		if (flen > (uint64_t)m && (!tr_get_varint(p + n + m, end, &run) || run > ns))
+			return -1; /* a runnable part larger than the wait: not sonde's */
 		if (d->ops->offcpu && in_range(d->f, t))
-			d->ops->offcpu(d->arg, th, t, ns);
+			d->ops->offcpu(d->arg, th, t, ns, run);
 		return 0;
 	}
 	case TRX_NAME: /* byte(len), bytes */

@@ -118,8 +118,9 @@ struct rd_event_ops {
 	/* TRX_NAME: the thread took a new name (name is not NUL-terminated). */
 	void (*name)(void *arg, uint32_t thread, uint64_t time, const char *name, uint32_t len);
 	/* TRX_OFFCPU: the thread waited ns nanoseconds off the CPU inside its
-	 * innermost open call, before `time`. */
-	void (*offcpu)(void *arg, uint32_t thread, uint64_t time, uint64_t ns);
+	 * innermost open call, before `time`; run of them runnable (preempted),
+	 * UINT64_MAX when the record does not tell. */
+	void (*offcpu)(void *arg, uint32_t thread, uint64_t time, uint64_t ns, uint64_t run);
 	void (*loss)(void *arg, const struct rd_loss *l);
 	/* A thread's first event comes after its start() and its last before its
 	 * end(); a process's start() comes before its first thread's, its end()

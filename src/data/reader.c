@@ -366,15 +366,19 @@ static int on_record(void *arg, uint32_t type, const uint8_t *p, uint64_t len, u
 				t = &r->threads[i];
 		/* after the thread's REC_CCT, once; all its nodes or none */
 		if (!t || !t->nodes || t->cpu_split || (hdr.split == 1) != (hdr.count != 0) ||
-		    (hdr.count && hdr.count != t->nnodes) || hdr.split == 0 ||
-		    len - sizeof hdr != (uint64_t)hdr.count * sizeof(uint64_t))
+		    (hdr.count && hdr.count != t->nnodes) || hdr.split == 0 || (hdr.flags & ~(uint32_t)REC_CPU_RUNNABLE) ||
+		    len - sizeof hdr != (uint64_t)hdr.count * sizeof(uint64_t) * (hdr.flags & REC_CPU_RUNNABLE ? 2 : 1))
 			return RD_REC_DAMAGED;
 		t->cpu_split = hdr.split;
 		if (hdr.count) {
-			t->off_ns = malloc(len - sizeof hdr);
-			if (!t->off_ns)
+			size_t each = (size_t)hdr.count * sizeof(uint64_t);
+			t->off_ns = malloc(each);
+			t->run_ns = hdr.flags & REC_CPU_RUNNABLE ? malloc(each) : NULL;
+			if (!t->off_ns || ((hdr.flags & REC_CPU_RUNNABLE) && !t->run_ns))
 				return RD_REC_NOMEM;
-			memcpy(t->off_ns, p + sizeof hdr, len - sizeof hdr);
+			memcpy(t->off_ns, p + sizeof hdr, each);
+			if (t->run_ns)
+				memcpy(t->run_ns, p + sizeof hdr + each, each);
 		}
 		return 0;
 	}
@@ -526,6 +530,7 @@ void rd_close(struct recording *r)
 	for (int i = 0; i < r->nthreads; i++) {
 		free(r->threads[i].nodes);
 		free(r->threads[i].off_ns);
+		free(r->threads[i].run_ns);
 	}
 	free(r->threads);
 	for (uint32_t i = 0; r->modules && i < r->nmodule_slots; i++)

@@ -19,6 +19,9 @@ struct rd_thread {
 	 * (nnodes of them), NULL when not known; cpu_split as recorded (1 when
 	 * off_ns is there, -errno of the refused source, 0 without the record) */
 	uint64_t *off_ns;
+	/* the part of off_ns[i] the thread was runnable (preempted), the rest
+	 * blocked; NULL when not told apart (REC_CPU_RUNNABLE) */
+	uint64_t *run_ns;
 	int32_t cpu_split;
 };
 

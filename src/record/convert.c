@@ -126,6 +126,8 @@ void conv_thread(struct rec_thread *r, const struct sonde_thread *t, uint32_t in
 	}
 	r->open_frames = open_frames;
 	r->cpu_split = t->cpu_split == 1 ? 1 : t->cpu_split < 0 ? t->cpu_split : 0;
+	if (t->cpu_split == 1 && (t->cpu_flags & SONDE_CPU_RUNNABLE))
+		r->flags |= REC_THREAD_RUNNABLE;
 }
 
 void conv_node(struct rec_node *r, const struct sonde_node *n)

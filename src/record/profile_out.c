@@ -55,10 +55,12 @@ static void write_cct(struct rec_writer *w, uint32_t slot, const struct sonde_th
                       uint32_t used, uint64_t end, uint64_t off_end)
 {
 	struct rec_cct hdr = { slot, used };
-	int split = t->cpu_split == 1;
-	struct rec_cct_cpu chdr = { slot, split ? used : 0, split ? 1 : t->cpu_split < 0 ? t->cpu_split : -1, 0 };
+	int split = t->cpu_split == 1, runnable = split && (t->cpu_flags & SONDE_CPU_RUNNABLE);
+	struct rec_cct_cpu chdr = { slot, split ? used : 0, split ? 1 : t->cpu_split < 0 ? t->cpu_split : -1,
+	                            runnable ? REC_CPU_RUNNABLE : 0 };
 	struct rec_node *out = malloc(sizeof *out * used);
-	uint64_t *off = split ? malloc(sizeof *off * used) : NULL;
+	/* off_ns, then (runnable) run_ns */
+	uint64_t *off = split ? malloc(sizeof *off * used * (runnable ? 2 : 1)) : NULL, *run = runnable ? off + used : NULL;
 	if (!out || (split && !off)) {
 		free(out);
 		free(off);
@@ -69,6 +71,8 @@ static void write_cct(struct rec_writer *w, uint32_t slot, const struct sonde_th
 		conv_node(&out[n], &nodes[n]);
 		if (off)
 			off[n] = nodes[n].off_ns;
+		if (run) /* within the node's off-CPU time (the session is the program's memory) */
+			run[n] = nodes[n].run_ns < nodes[n].off_ns ? nodes[n].run_ns : nodes[n].off_ns;
 	}
 	for (uint32_t i = 0, depth = open_frames(t); i < depth; i++) {
 		const struct sonde_frame *f = &t->stack[i];
@@ -83,11 +87,14 @@ static void write_cct(struct rec_writer *w, uint32_t slot, const struct sonde_th
 		/* exclusive (the runtime's) to inclusive (the file's): children
 		 * come after their parents */
 		for (uint32_t n = used; n-- > 1;)
-			if (out[n].parent < n) /* saturating: the session's values are the program's memory */
+			if (out[n].parent < n) { /* saturating: the session's values are the program's memory */
 				off[out[n].parent] = off[out[n].parent] + off[n] < off[n] ? UINT64_MAX : off[out[n].parent] + off[n];
+				if (run)
+					run[out[n].parent] = run[out[n].parent] + run[n] < run[n] ? UINT64_MAX : run[out[n].parent] + run[n];
+			}
 	}
 	writer_put(w, REC_CCT, &hdr, sizeof hdr, out, sizeof *out * (uint64_t)used);
-	writer_put(w, REC_CCT_CPU, &chdr, sizeof chdr, off, off ? sizeof *off * (uint64_t)used : 0);
+	writer_put(w, REC_CCT_CPU, &chdr, sizeof chdr, off, off ? sizeof *off * (uint64_t)used * (run ? 2 : 1) : 0);
 	free(out);
 	free(off);
 }

@@ -61,6 +61,59 @@ static uint64_t clock_ns(long clk)
 	return (uint64_t)ts.s * 1000000000ull + (uint64_t)ts.ns;
 }
 
+/* The switch records since the last look (the thread's ring, when it has
+ * one): the nanoseconds it waited runnable, from each switch-out the kernel
+ * marks as a preemption (the thread was still runnable) to its switch-in.
+ * A switch-out without that mark is a block (sleep, wait, fault); its gap
+ * is blocked time, and so is the wake-up's wait for a CPU after it (the
+ * kernel tells the kinds apart at the switch-out only).  Everything in the
+ * ring is the kernel's but bounded: a record's size within what is there,
+ * times that go forward; a loss (PERF_RECORD_LOST, or head past a full
+ * ring) forgets the pending switch-out, so that gap counts as blocked. */
+static uint64_t runnable_since(struct rt_tls *L)
+{
+	if (L->cpu_len < 2 * 4096)
+		return 0;
+	struct perf_event_mmap_page *pg = L->cpu_page;
+	const uint8_t *data = (const uint8_t *)L->cpu_page + 4096;
+	const uint64_t size = 4096;
+	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), tail = pg->data_tail, run = 0;
+	if (head - tail > size) { /* not the kernel's (it stops at a full ring) */
+		L->sw_out_ns = 0;
+		tail = head;
+	}
+	while (head - tail >= sizeof(struct perf_event_header)) {
+		uint8_t rec[32];
+		struct perf_event_header h;
+		for (size_t i = 0; i < sizeof h; i++)
+			((uint8_t *)&h)[i] = data[(tail + i) % size];
+		if (h.size < sizeof h || h.size > head - tail) {
+			L->sw_out_ns = 0;
+			tail = head;
+			break;
+		}
+		size_t n = h.size < sizeof rec ? h.size : sizeof rec;
+		for (size_t i = 0; i < n; i++)
+			rec[i] = data[(tail + i) % size];
+		tail += h.size;
+		if (h.type == PERF_RECORD_SWITCH && n >= sizeof h + 8) {
+			uint64_t at;
+			__builtin_memcpy(&at, rec + sizeof h, sizeof at); /* sample_id: its time (CLOCK_MONOTONIC) */
+			if (h.misc & PERF_RECORD_MISC_SWITCH_OUT) {
+				L->sw_out_ns = (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? at : 0;
+			} else {
+				if (L->sw_out_ns && at > L->sw_out_ns)
+					run += at - L->sw_out_ns;
+				L->sw_out_ns = 0;
+			}
+		} else if (h.type == PERF_RECORD_LOST) {
+			L->sw_out_ns = 0;
+		}
+	}
+	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+	return run;
+}
+
 RT_HIDDEN uint64_t rt_cpu_refresh(struct rt_tls *L, uint32_t lock, uint32_t mode)
 {
 	/* The word first, then the clocks, then the word again: a return from
@@ -81,14 +134,23 @@ RT_HIDDEN uint64_t rt_cpu_refresh(struct rt_tls *L, uint32_t lock, uint32_t mode
 	uint64_t off = mono > cpu ? mono - cpu : 0;
 	if (off < L->off_ns || !mono || !cpu)
 		off = L->off_ns; /* never backwards: a failed or coarse reading gives nothing */
+	/* of the wait, what the switch records say was runnable (at most all
+	 * of it: the two clocks and the records' times are read apart) */
+	uint64_t run = runnable_since(L);
+	if (run > off - L->off_ns)
+		run = off - L->off_ns;
 	struct sonde_thread *t = L->t;
 	/* the first reading (rt_cpu_open: mode 0, off_ns 0) gives nobody anything */
-	if (t && L->off_ns && (mode & SONDE_MODE_PROFILE) && L->nodes && t->cur_node < t->nodes_used)
+	if (t && L->off_ns && (mode & SONDE_MODE_PROFILE) && L->nodes && t->cur_node < t->nodes_used) {
 		L->nodes[t->cur_node].off_ns += off - L->off_ns;
+		L->nodes[t->cur_node].run_ns += run;
+	}
 	/* a trace: the wait as a record before the hook's own (the reader gives
 	 * it to the call open there) */
-	if (t && L->off_ns && off > L->off_ns && (mode & SONDE_MODE_TRACE) && L->ring && !rt_floor)
-		rt_trace_ext1(L, TRX_OFFCPU, off - L->off_ns, clock_ticks());
+	if (t && L->off_ns && off > L->off_ns && (mode & SONDE_MODE_TRACE) && L->ring && !rt_floor) {
+		uint64_t v[2] = { off - L->off_ns, run };
+		rt_trace_ext(L, TRX_OFFCPU, v, L->cpu_len > 4096 ? 2 : 1, clock_ticks());
+	}
 	L->off_ns = off;
 	L->cpu_seen = lock;
 	if (t)
@@ -123,7 +185,7 @@ RT_HIDDEN void rt_cpu_open(struct rt_tls *L, struct sonde_thread *t)
 {
 	int32_t tid = (int32_t)sys6(SYS_gettid_, 0, 0, 0, 0, 0, 0);
 	if (L->cpu_page && L->cpu_tid != tid) { /* a fork child's copy: its parent's thread's event */
-		sys6(SYS_munmap_, (long)L->cpu_page, 4096, 0, 0, 0, 0);
+		sys6(SYS_munmap_, (long)L->cpu_page, L->cpu_len, 0, 0, 0, 0);
 		L->cpu_page = NULL;
 	}
 	int32_t why = 0;
@@ -138,17 +200,34 @@ RT_HIDDEN void rt_cpu_open(struct rt_tls *L, struct sonde_thread *t)
 			a.config = PERF_COUNT_SW_DUMMY;
 			a.exclude_kernel = 1;
 			a.exclude_hv = 1;
+			/* the switch records, timed on CLOCK_MONOTONIC, into a ring of one
+			 * page: runnable or blocked (runnable_since) */
+			a.context_switch = 1;
+			a.sample_id_all = 1;
+			a.sample_type = PERF_SAMPLE_TIME;
+			a.use_clockid = 1;
+			a.clockid = 1; /* CLOCK_MONOTONIC */
 			long fd = sys6(SYS_perf_event_open_, (long)&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC, 0);
 			if (fd < 0) {
 				why = (int32_t)fd;
 			} else {
-				long p = sys6(SYS_mmap_, 0, 4096, 1 /* PROT_READ */, 1 /* MAP_SHARED */, fd, 0);
+				/* the page and the ring (written: its tail is ours); refused
+				 * (the locked-memory limit of an ordinary user, many
+				 * threads), the page alone: off-CPU time, not split */
+				uint32_t len = 2 * 4096;
+				long p = sys6(SYS_mmap_, 0, len, 3 /* PROT_READ | PROT_WRITE */, 1 /* MAP_SHARED */, fd, 0);
+				if (p < 0 && p > -4096) {
+					len = 4096;
+					p = sys6(SYS_mmap_, 0, len, 1 /* PROT_READ */, 1 /* MAP_SHARED */, fd, 0);
+				}
 				sys6(SYS_close_, fd, 0, 0, 0, 0, 0);
 				if (p < 0 && p > -4096)
 					why = (int32_t)p;
 				else {
 					L->cpu_page = (void *)p;
+					L->cpu_len = len;
 					L->cpu_tid = tid;
+					L->sw_out_ns = 0;
 				}
 			}
 		}
@@ -157,9 +236,12 @@ RT_HIDDEN void rt_cpu_open(struct rt_tls *L, struct sonde_thread *t)
 		struct perf_event_mmap_page *pg = L->cpu_page;
 		L->cpu_lock = (const volatile uint32_t *)&pg->lock;
 		t->cpu_split = 1;
+		t->cpu_flags = L->cpu_len > 4096 ? SONDE_CPU_RUNNABLE : 0;
+		runnable_since(L); /* what an earlier session left in the ring is not this one's */
 	} else {
 		L->cpu_lock = &cpu_none;
 		t->cpu_split = why ? why : -1;
+		t->cpu_flags = 0;
 	}
 	L->off_ns = 0;
 	L->cpu_seen = *L->cpu_lock;
@@ -168,16 +250,17 @@ RT_HIDDEN void rt_cpu_open(struct rt_tls *L, struct sonde_thread *t)
 	t->off_ns = L->off_ns;
 }
 
-/* The agent's end (thread L may be running): its event goes, a zero page
- * in its place, so that a hook still reading the word after the end's
- * grace period reads zeros instead of faulting; the page goes at the
+/* The agent's end (thread L may be running): its event goes, zero pages
+ * in its place, so that a hook still reading the word (or draining the
+ * ring: it writes the tail) after the end's grace period reads zeros
+ * instead of faulting; the pages go at the
  * thread's next session or its end (cpu_tid -1: not an event). */
 RT_HIDDEN void rt_cpu_retire(struct rt_tls *L)
 {
 	if (!L->cpu_page || L->cpu_tid == -1)
 		return;
 	__atomic_store_n(&L->cpu_lock, &cpu_none, __ATOMIC_RELEASE);
-	long p = sys6(SYS_mmap_, (long)L->cpu_page, 4096, 1 /* PROT_READ */,
+	long p = sys6(SYS_mmap_, (long)L->cpu_page, L->cpu_len, 3 /* PROT_READ | PROT_WRITE: a late ring tail */,
 	              0x22 | 0x10 /* MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED */, -1, 0);
 	if (p == (long)L->cpu_page)
 		L->cpu_tid = -1;
@@ -187,6 +270,6 @@ RT_HIDDEN void rt_cpu_close(struct rt_tls *L)
 {
 	L->cpu_lock = &cpu_none;
 	if (L->cpu_page)
-		sys6(SYS_munmap_, (long)L->cpu_page, 4096, 0, 0, 0, 0);
+		sys6(SYS_munmap_, (long)L->cpu_page, L->cpu_len, 0, 0, 0, 0);
 	L->cpu_page = NULL;
 }

@@ -58,10 +58,12 @@
 
 #define STALE_WINDOW RT_STACK_WINDOW
 
-RT_HIDDEN int rt_trace_ext1(struct rt_tls *L, uint8_t type, uint64_t v, uint64_t now)
+RT_HIDDEN int rt_trace_ext(struct rt_tls *L, uint8_t type, const uint64_t *v, int nv, uint64_t now)
 {
-	uint8_t body[2 + 2 * TR_MAX_VARINT], hd[TR_MAX_VARINT], f[TR_MAX_VARINT];
-	int k = tr_put_varint(f, v), b = 0;
+	uint8_t body[2 + 3 * TR_MAX_VARINT], hd[TR_MAX_VARINT], f[2 * TR_MAX_VARINT];
+	int k = 0, b = 0;
+	for (int i = 0; i < nv && i < 2; i++)
+		k += tr_put_varint(f + k, v[i]);
 	body[b++] = type;
 	b += tr_put_varint(body + b, (uint64_t)k);
 	__builtin_memcpy(body + b, f, (size_t)k);
@@ -117,6 +119,7 @@ static __attribute__((noinline, cold)) uint32_t cct_child_slow(struct rt_tls *L,
 	nd->calls = 0;
 	nd->ticks = 0;
 	nd->off_ns = 0;
+	nd->run_ns = 0;
 	nd->next_sibling = nodes[cur].first_child;
 	atomic_signal_fence(memory_order_release); /* node complete before it is linked */
 	nodes[cur].first_child = n;

@@ -76,7 +76,10 @@ struct rt_tls {
 	uint32_t cpu_seen;      /* its value when off_ns was taken */
 	int32_t cpu_tid;        /* the thread cpu_page was opened in (a fork child's copy is its parent's) */
 	uint64_t off_ns;        /* the thread's off-CPU nanoseconds as of cpu_seen */
-	void *cpu_page;         /* the mapped page, or NULL */
+	void *cpu_page;         /* the mapped page (and ring, cpu_len), or NULL */
+	uint32_t cpu_len;       /* bytes mapped there: the user page, and a page of switch records
+	                         * when the thread's split tells runnable from blocked */
+	uint64_t sw_out_ns;     /* the time of a preempting switch-out still waiting for its switch-in (0: none) */
 };
 
 /* The runtime's sections on a thread (the hooks, the lock wrappers, the
@@ -259,10 +262,11 @@ RT_HIDDEN void rt_tail_sled(uintptr_t *slot);
 RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t now);
 /* Mark func as having left a trace record (the --domain file, trace.h). */
 RT_HIDDEN void rt_trace_mark(struct rt_tls *L, uint32_t func);
-/* An EXT record of the sized form with one varint field v (TRX_RESUME,
- * TRX_OFFCPU) at `now` into the thread's ring (hooks.c: general registers
- * only, reached from the hooks' cold paths).  0, or -1: lost (counted). */
-RT_HIDDEN int rt_trace_ext1(struct rt_tls *L, uint8_t type, uint64_t v, uint64_t now);
+/* An EXT record of the sized form with nv (1 or 2) varint fields v
+ * (TRX_RESUME, TRX_OFFCPU) at `now` into the thread's ring (hooks.c:
+ * general registers only, reached from the hooks' cold paths).  0, or -1:
+ * lost (counted). */
+RT_HIDDEN int rt_trace_ext(struct rt_tls *L, uint8_t type, const uint64_t *v, int nv, uint64_t now);
 RT_HIDDEN uintptr_t rt_exit_floor(uintptr_t slot);
 RT_HIDDEN void rt_exit_tramp(void);
 /* Their layouts, which observe.c's unwind information for libgcc describes

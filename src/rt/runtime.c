@@ -648,7 +648,8 @@ RT_HIDDEN void rt_thread_before_fork(void)
  * when the ring has no room (counted as a lost event). */
 static int trace_resume(struct rt_tls *L, uint32_t func, uint64_t now)
 {
-	return rt_trace_ext1(L, TRX_RESUME, func, now);
+	uint64_t v = func;
+	return rt_trace_ext(L, TRX_RESUME, &v, 1, now);
 }
 
 RT_HIDDEN void rt_resume_frames(struct rt_tls *L, const struct sonde_frame *frames, uint32_t depth, uint64_t now)

@@ -66,6 +66,28 @@ for fn in ("burn", "nap", "await", "drain", "contend", "mixed"):
 # contend ran beside a hog on its CPU: most of its wall time waiting to run
 say(own["contend"][1] - own["contend"][2] > 0.2 * own["contend"][1],
     f"{label}: contend was preempted (the program measured {(own['contend'][1] - own['contend'][2]) / 1e6:.1f} ms off the CPU)")
+# Runnable or blocked (the kernel's switch records): contend never blocks
+# (it spins), so all of the wait the program measured around it was
+# runnable, within the quarter its off-CPU check allows; nap, await and
+# drain block (sleep, a condition variable, a pipe), so little of theirs
+# was (a preemption in their few microseconds of CPU: under a quarter);
+# no function waited runnable longer than it waited.
+say(d.get("total_runnable_ns") is not None, f"{label}: runnable and blocked time told apart", str(d.get("total_runnable_ns")))
+if d.get("total_runnable_ns") is not None and all(k in f and k in own for k in ("contend", "nap", "await", "drain")):
+    calls, wall, cpu = own["contend"]
+    run = f["contend"]["inclusive_runnable_ns"]
+    say(abs(run - (wall - cpu)) <= 0.25 * (wall - cpu) + waited,
+        f"{label}: contend's runnable time = the wait the program measured, {(wall - cpu) / 1e6:.3f} ms (within 25%)",
+        f"got {run / 1e6:.3f} ms")
+    for fn in ("nap", "await", "drain"):
+        x = f[fn]
+        off = x["inclusive_ns"] - x["inclusive_cpu_ns"]
+        say(x["inclusive_runnable_ns"] <= 0.25 * off, f"{label}: {fn}: blocked, not runnable ({x['inclusive_runnable_ns'] / 1e6:.3f} ms runnable of {off / 1e6:.3f} ms off the CPU)",
+            str(x))
+    bad = [x["name"] for x in d["functions"] if x["inclusive_runnable_ns"] is not None and
+           (x["inclusive_runnable_ns"] > x["inclusive_ns"] - x["inclusive_cpu_ns"] + 1 or
+            x["exclusive_runnable_ns"] > x["exclusive_ns"] - x["exclusive_cpu_ns"] + 1 or x["exclusive_runnable_ns"] < 0)]
+    say(not bad, f"{label}: runnable time within each function's off-CPU time (exclusive and inclusive)", ", ".join(bad[:5]))
 # the invariants of seed 002, in CPU time: callers sum to the inclusive
 # time, exclusive + callees too (1 ns of rounding per term)
 bad = []

@@ -12,13 +12,9 @@ import re
 m = [float(x) for x in re.search(r"measured (.*)", open("rec.err").read()).group(1).split()]
 W, LV, WE = m[0], m[1:5], m[5]
 r = report()
-# A thread preempted between a hook and the program's own clock read (a
-# loaded machine) adds to sonde's time what the program did not measure, at
-# most the time sonde split off as off-CPU: allowed; on an idle machine ~0.
-def near2(x, key, want, rel):
-    cpu = x.get(key.replace("_ns", "_cpu_ns"))
-    off = max(0, x[key] - cpu) if cpu is not None else 0
-    return abs(x[key] - want) <= rel * want + off
+# near2: within rel, and what a loaded machine puts between a hook and the
+# program's own clock read (profile_check.near_split)
+near2 = near_split
 def cc(n):
     x = callers_callees(n)
     return x["function"], {c["name"]: c for c in x["callers"]}, {c["name"]: c for c in x["callees"]}

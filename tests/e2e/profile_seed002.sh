@@ -26,23 +26,25 @@ for n in calls:
     if not f:
         say(False, f"{n} reported", "missing"); continue
     say(f["calls"] == calls[n], f"{n} calls == {calls[n]}", f"got {f['calls']}")
-    say(near(f["inclusive_ns"], inc[n], 0.03), f"{n} inclusive = the program's measured {inc[n]/1e6:.1f} ms",
+    # within 3%, and what a loaded machine puts between a hook and the
+    # program's own clock read (profile_check.near_split)
+    say(near_split(f, "inclusive_ns", inc[n], 0.03), f"{n} inclusive = the program's measured {inc[n]/1e6:.1f} ms",
         f"got {f['inclusive_ns']/1e6:.2f} ms")
     if ex[n]:
-        say(near(f["exclusive_ns"], ex[n], 0.03), f"{n} exclusive = the program's measured {ex[n]/1e6:.1f} ms",
+        say(near_split(f, "exclusive_ns", ex[n], 0.03), f"{n} exclusive = the program's measured {ex[n]/1e6:.1f} ms",
             f"got {f['exclusive_ns']/1e6:.2f} ms")
     else:
         say(f["exclusive_ns"] < 0.002 * inc["main"], f"{n} exclusive ~ 0", f"got {f['exclusive_ns']/1e6:.3f} ms")
 cc = callers_callees("C")
 callers = {c["name"]: c for c in cc["callers"]}
 callees = {c["name"]: c for c in cc["callees"]}
-say(near(callers["A"]["attributed_ns"], cfg(0), 0.03), "C's caller A attributed C's calls under A", str(callers["A"]))
-say(near(callers["B"]["attributed_ns"], cfg(1), 0.03), "C's caller B attributed C's calls under B", str(callers["B"]))
+say(near_split(callers["A"], "attributed_ns", cfg(0), 0.03), "C's caller A attributed C's calls under A", str(callers["A"]))
+say(near_split(callers["B"], "attributed_ns", cfg(1), 0.03), "C's caller B attributed C's calls under B", str(callers["B"]))
 say(callers["A"]["calls"] == 1 and callers["B"]["calls"] == 2, "C's callers' call counts 1 and 2", str(callers))
-say(near(callees["E"]["attributed_ns"], ex["E"], 0.03), "C's callee E attributed E's work", str(callees["E"]))
-say(near(callees["F"]["attributed_ns"], ex["F"] + ex["G"], 0.03), "C's callee F attributed F's and G's work", str(callees["F"]))
+say(near_split(callees["E"], "attributed_ns", ex["E"], 0.03), "C's callee E attributed E's work", str(callees["E"]))
+say(near_split(callees["F"], "attributed_ns", ex["F"] + ex["G"], 0.03), "C's callee F attributed F's and G's work", str(callees["F"]))
 mm = {c["name"]: c for c in callers_callees("main")["callees"]}
-say(near(mm["A"]["attributed_ns"], inc["A"], 0.03) and near(mm["B"]["attributed_ns"], inc["B"], 0.03),
+say(near_split(mm["A"], "attributed_ns", inc["A"], 0.03) and near_split(mm["B"], "attributed_ns", inc["B"], 0.03),
     "main's callees A and B attributed their inclusive work", str(mm))
 # the seed's own proportions, from the program's measurements (units of work
 # done), printed for a reader, not checked: a busy loop preempted on a loaded

@@ -133,7 +133,6 @@ void calltrace_offcpu(struct calltrace *ct, int c, uint64_t t, uint64_t ns)
 	x->used += (uint32_t)tr_put_varint(x->buf + x->used, (uint64_t)k);
 	memcpy(x->buf + x->used, f, (size_t)k);
 	x->used += (uint32_t)k;
-	x->offcpu_ns += ns;
 }
 
 void calltrace_time(struct calltrace *ct, uint64_t t)

@@ -33,7 +33,6 @@ struct ct_ctx {
 	struct ct_frame *st;
 	int depth;
 	int touched;             /* it has written an event */
-	uint64_t offcpu_ns;      /* TRX_OFFCPU written */
 };
 
 struct calltrace {

@@ -68,6 +68,9 @@ int cmd_record_remote(struct cli_opts *o)
 			        "stops a call); which and why in %s/remote.json\n", nin, nf - nin, dir);
 		fprintf(stderr, "sonde: %" PRIu64 " calls of %d functions recorded in %s/ (target time)%s", calls, nf, dir,
 		        e.detached ? "; the target was left running\n" : "\n");
+		if (e.t.gone && e.t.status == STATUS_GONE)   /* neither an exit nor a signal: the connection closed */
+			cli_warn("%s: the %s went away before the program's end (the connection closed): the recording holds "
+			         "the calls up to then", o->target, ucsim ? "simulator" : "stub");
 		if (untimed && ucsim)
 			cli_warn("%" PRIu64 " calls could not be timed (the stack unreadable or no breakpoint left for the "
 			         "return): counted, each open until its caller returns", untimed);

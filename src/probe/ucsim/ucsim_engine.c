@@ -1082,7 +1082,8 @@ static int uc_run(struct engine *e, const struct probe_opts *o, char *err, size_
 		struct urec *r = us.rec;
 		us.rec = NULL;
 		int status = e->t.gone && e->t.status == 0 ? 0 : INT32_MIN, nf = urec_nfuncs(r);
-		if (urec_close(r, e->t.pid, status, &e->recorded.calls, &e->recorded.untimed, rerr, sizeof rerr)) {
+		int vanished = e->t.gone && e->t.status == 0xffff;
+		if (urec_close(r, e->t.pid, status, vanished, &e->recorded.calls, &e->recorded.untimed, rerr, sizeof rerr)) {
 			if (!rc)
 				snprintf(err, n, "%s", rerr);
 			rc = -1;

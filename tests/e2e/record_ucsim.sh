@@ -21,10 +21,7 @@ source "$ROOT/tests/remote_lib.sh"
 
 CON="$ROOT/tests/tools/ucsim_console.py"
 src="$PROGS/mcs51_fw.c"
-if ! command -v sdcc >/dev/null || ! command -v s51 >/dev/null; then
-	notok "sdcc and s51" "not installed (Debian packages sdcc, sdcc-ucsim; .ci/run installs them)"
-	exit 0
-fi
+need_ucsim "8051 function profiles (record --target ucsim:)"
 have_go=0
 command -v go >/dev/null && go tool pprof -h >/dev/null 2>&1 && have_go=1
 

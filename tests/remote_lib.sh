@@ -99,6 +99,16 @@ for a in sys.argv[5:]:
 EOF2
 }
 
+# need_ucsim NAME: the 8051 tests' tools, SDCC (sdcc) and ucsim (s51), or a
+# skip of NAME (listed as skipped by tests/run.sh, never counted as passed)
+# and the test's end.
+need_ucsim() {
+	if ! command -v sdcc >/dev/null || ! command -v s51 >/dev/null; then
+		skip "$1" "sdcc or s51 not installed (Debian packages sdcc, sdcc-ucsim; .ci/run installs them)"
+		exit 0
+	fi
+}
+
 # ucsim_start FW.ihx: ucsim's s51 running FW.ihx from its reset, its
 # console on a free port ($port), its pid in $sim (the firmware stops the
 # simulation itself through the simulator interface at xram 0xffff).

@@ -359,8 +359,10 @@ static void info_json(const struct recording *r, const struct info *in)
 	json_double(&j, "ticks_per_ns", r->ticks_per_ns);
 	if ((s = rd_meta(r, "exit_status")))
 		json_int(&j, "exit_status", atoi(s));
-	else /* not known: a recovered recording, or sonde left a process that ran on */
+	else /* not known: a recovered recording, sonde left a process that ran on, a remote target gone */
 		json_null(&j, "exit_status");
+	if (rd_meta(r, "remote_target_gone"))
+		json_bool(&j, "target_gone", 1);
 	if ((s = rd_meta(r, "incomplete"))) { /* the recorder was killed (record/recover.c) */
 		json_obj_begin(&j, "incomplete");
 		json_str(&j, "why", s);
@@ -465,6 +467,9 @@ static void table_exit_status(const struct recording *r)
 			printf("exit status:  %s\n", s);
 	} else if (rd_meta(r, "incomplete")) {
 		printf("exit status:  ? (the recording was recovered)\n");
+	} else if (rd_meta(r, "remote_target_gone")) { /* record --target: the connection closed (calltrace.h) */
+		printf("exit status:  ? (the target went away before its end, its connection closed: the calls up to "
+		       "then are recorded)\n");
 	} else {
 		printf("exit status:  ? (the process ran on after sonde left it)\n");
 	}

@@ -29,13 +29,6 @@ int cmd_record_remote(struct cli_opts *o)
 		cli_die(EXIT_USAGE, "record --target takes -o, -F, -N, --duration, --timeout, --hw-breakpoints, "
 		        "--target-clock and --target-ram (not --locks, --keep-last, --domain, --depth, --min-time, --module, --no-patch, "
 		        "--lossy, --buffer-size)");
-	int ucsim = !strncmp(o->target, "ucsim:", 6);
-	if (ucsim && (o->hw_breakpoints || o->target_clock || o->target_ram))
-		cli_die(EXIT_USAGE, "record --target ucsim: takes no --hw-breakpoints, --target-clock or --target-ram (the "
-		        "simulator's breakpoints and cycle counter time every call)");
-	char err[700];
-	if (o->target_clock && rrec_clock_valid(o->target_clock, err, sizeof err))
-		cli_die(EXIT_USAGE, "%s", err);
 	const char *dir = o->output ? o->output : "sonde.data";
 	static struct engine e;
 	e.warn = warn_probe;
@@ -46,8 +39,21 @@ int cmd_record_remote(struct cli_opts *o)
 		.in_fd = -1, .remote_record = dir, .filters = (const char *const *)o->filters, .nfilters = o->nfilters,
 		.target_clock = o->target_clock, .target_ram = o->target_ram, .target_ram_len = o->target_ram_len,
 	};
+	/* the engine as `sonde probe` chooses it (engines.c): the target's form */
+	char err[700], why[400];
+	const struct probe_engine_ops *ops = probe_engine_choose(&e, &po, NULL, why, sizeof why, err, sizeof err);
+	if (!ops)
+		cli_die(EXIT_USAGE, "%s", err);
+	int ucsim = ops == &ucsim_engine;
+	if (ucsim && (o->hw_breakpoints || o->target_clock || o->target_ram))
+		cli_die(EXIT_USAGE, "record --target ucsim: takes no --hw-breakpoints, --target-clock or --target-ram (the "
+		        "simulator's breakpoints and cycle counter time every call)");
+	if (o->target_clock && rrec_clock_valid(o->target_clock, err, sizeof err))
+		cli_die(EXIT_USAGE, "%s", err);
+	if (why[0])
+		cli_warn("%s: the %s engine records it", why, ops->name);
 	int code = 0;
-	if (probe_session_run(&e, ucsim ? &ucsim_engine : &remote_engine, &po, err, sizeof err)) {
+	if (probe_session_run(&e, ops, &po, err, sizeof err)) {
 		cli_error("%s", err);
 		code = EXIT_DATA;
 	}
@@ -62,6 +68,9 @@ int cmd_record_remote(struct cli_opts *o)
 			        "stops a call); which and why in %s/remote.json\n", nin, nf - nin, dir);
 		fprintf(stderr, "sonde: %" PRIu64 " calls of %d functions recorded in %s/ (target time)%s", calls, nf, dir,
 		        e.detached ? "; the target was left running\n" : "\n");
+		if (e.t.gone && e.t.status == STATUS_GONE)   /* neither an exit nor a signal: the connection closed */
+			cli_warn("%s: the %s went away before the program's end (the connection closed): the recording holds "
+			         "the calls up to then", o->target, ucsim ? "simulator" : "stub");
 		if (untimed && ucsim)
 			cli_warn("%" PRIu64 " calls could not be timed (the stack unreadable or no breakpoint left for the "
 			         "return): counted, each open until its caller returns", untimed);

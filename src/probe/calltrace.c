@@ -133,7 +133,6 @@ void calltrace_offcpu(struct calltrace *ct, int c, uint64_t t, uint64_t ns)
 	x->used += (uint32_t)tr_put_varint(x->buf + x->used, (uint64_t)k);
 	memcpy(x->buf + x->used, f, (size_t)k);
 	x->used += (uint32_t)k;
-	x->offcpu_ns += ns;
 }
 
 void calltrace_time(struct calltrace *ct, uint64_t t)
@@ -142,7 +141,8 @@ void calltrace_time(struct calltrace *ct, uint64_t t)
 		ct->tend = t;
 }
 
-void calltrace_end(struct calltrace *ct, double tpn, const char *exe, const char *recorder_name, int status)
+void calltrace_end(struct calltrace *ct, double tpn, const char *exe, const char *recorder_name, int status,
+                   int gone)
 {
 	/* Frames open at the end (the firmware ended inside them, or sonde
 	 * left it running) are closed at the last time read. */
@@ -166,6 +166,8 @@ void calltrace_end(struct calltrace *ct, double tpn, const char *exe, const char
 	rec->c1.mono_ns = rec->c0.mono_ns + (uint64_t)((double)(tend - ct->t0) / tpn);
 	rec->c1_given = 1;
 	recorder_meta_common(rec, exe, exe, strlen(exe), recorder_name, REC_MODE_TRACE, status);
+	if (gone)
+		meta_add(&rec->meta, "remote_target_gone", "1");
 }
 
 int calltrace_write(struct calltrace *ct, const struct calltrace_target *tg, char *err, size_t n)

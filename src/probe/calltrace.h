@@ -33,7 +33,6 @@ struct ct_ctx {
 	struct ct_frame *st;
 	int depth;
 	int touched;             /* it has written an event */
-	uint64_t offcpu_ns;      /* TRX_OFFCPU written */
 };
 
 struct calltrace {
@@ -71,10 +70,13 @@ void calltrace_time(struct calltrace *ct, uint64_t t);
 /* The end, part 1: frames still open closed at the last time, every chunk
  * written, the recording's clock set (ticks_per_ns: recorded ticks a
  * nanosecond of the target) and its common META lines (recorder_meta_common
- * with exe, the recorder's name and status: INT32_MIN when unknown).  The
- * caller then adds its own META lines to ct->rec.meta. */
+ * with exe, the recorder's name and status: INT32_MIN when unknown).  gone:
+ * the target vanished before its end (the connection to it closed: a
+ * killed simulator or stub), said by META remote_target_gone 1 (`sonde
+ * info`: the calls up to then).  The caller then adds its own META lines
+ * to ct->rec.meta. */
 void calltrace_end(struct calltrace *ct, double ticks_per_ns, const char *exe, const char *recorder_name,
-                   int status);
+                   int status, int gone);
 
 /* What the process, its module and its threads are. */
 struct calltrace_target {

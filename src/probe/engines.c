@@ -1,6 +1,7 @@
 /* engines.c — the table of probe engines (probe_engine.h) and the choice
- * of one for a session: a remote target's, the one --engine names, else
- * the first that runs every probe.  A new engine is one folder and one line
+ * of one for a session (`sonde probe`, and `sonde record --target`'s
+ * function profile): a remote target's, the one --engine names, else the
+ * first that runs every probe.  A new engine is one folder and one line
  * here (docs/ARCHITECTURE.md, "Probe engines"). */
 #include "probe/probe_engine.h"
 
@@ -30,7 +31,8 @@ const struct probe_engine_ops *probe_engine_choose(struct engine *e, const struc
 	unsigned want = o->kernel ? PE_KERNEL : o->target ? PE_REMOTE : o->argv ? PE_LAUNCH : PE_ATTACH;
 	for (int i = 0; i < NENGINES; i++) {
 		const struct probe_engine_ops *ops = engines[i];
-		if (!(ops->modes & want) || (name && strcmp(ops->name, name)))
+		if (!(ops->modes & want) || (name && strcmp(ops->name, name)) ||
+		    (o->remote_record && !(ops->modes & PE_PROFILE)))
 			continue;
 		if (!ops->can_run || ops->can_run(e, o, why, wn))
 			return ops;
@@ -39,6 +41,7 @@ const struct probe_engine_ops *probe_engine_choose(struct engine *e, const struc
 			return NULL;
 		}
 	}
-	snprintf(err, n, "no probe engine runs these probes%s%s", why[0] ? ": " : "", why);
+	snprintf(err, n, "%s%s%s", o->remote_record ? "no probe engine records a function profile of this target"
+	                                            : "no probe engine runs these probes", why[0] ? ": " : "", why);
 	return NULL;
 }

@@ -61,6 +61,7 @@ enum {
 	PE_PLUGIN = 1 << 6,      /* --plugin */
 	PE_HOLD_TO_REMOVE = 1 << 7, /* the threads are stopped around a removal (manager_command's del) */
 	PE_KERNEL = 1 << 8,      /* the running kernel (--kernel) */
+	PE_PROFILE = 1 << 9,     /* record --target: a function profile (probe_opts.remote_record) */
 };
 
 struct probe_engine_ops {
@@ -69,7 +70,11 @@ struct probe_engine_ops {
 	const char *runs;       /* the same said to the user: "--engine=NAME runs RUNS" */
 	unsigned modes;         /* PE_* */
 	/* Whether it runs every probe of o (the kinds and their expressions
-	 * checked against the program); why says which cannot.  NULL: any. */
+	 * checked against the program); why says which cannot.  NULL: any.
+	 * An engine of remote targets takes the targets of its own form
+	 * (ucsim: ucsim:HOST:PORT, remote: the others) and refuses another
+	 * form's with why left empty: that target is another engine's, not
+	 * one this engine was preferred for (nothing to warn about). */
 	int (*can_run)(struct engine *e, const struct probe_opts *o, char *why, size_t wn);
 	/* Start or reach the target (launch, attach, connect): the target
 	 * stopped or held, its modules read.  0, or -1 with err, nothing left
@@ -104,10 +109,12 @@ struct probe_engine_ops {
 extern const struct probe_engine_ops ptrace_engine, agent_engine, ucsim_engine, remote_engine, kernel_engine;
 /* The engine named name, NULL if none. */
 const struct probe_engine_ops *probe_engine_find(const char *name);
-/* The engine for o: a remote target's, the one named (NULL: the first
- * that can run every probe, the agent before ptrace); *why says why a
- * preferred engine could not (a warning when another runs instead).  NULL
- * with err when the one named cannot. */
+/* The engine for o: a remote target's (the one whose can_run takes the
+ * target's form; with o->remote_record, among those of PE_PROFILE), the
+ * one named (NULL: the first that can run every probe, the agent before
+ * ptrace); *why says why a preferred engine could not (a warning when
+ * another runs instead).  NULL with err when the one named cannot, or
+ * none can. */
 const struct probe_engine_ops *probe_engine_choose(struct engine *e, const struct probe_opts *o, const char *name,
                                                    char *why, size_t wn, char *err, size_t n);
 

@@ -24,10 +24,7 @@ source "$ROOT/tests/remote_lib.sh"
 
 CON="$ROOT/tests/tools/ucsim_console.py"
 src="$PROGS/mcs51_fw.c"
-if ! command -v sdcc >/dev/null || ! command -v s51 >/dev/null; then
-	notok "sdcc and s51" "not installed (Debian packages sdcc, sdcc-ucsim; .ci/run installs them)"
-	exit 0
-fi
+need_ucsim "8051 probes (probe --target ucsim:)"
 ODD=$(grep -n "own.odd++;" "$src" | cut -d: -f1)
 LSUM=$(grep -n "own.lsum += l_xdata;" "$src" | cut -d: -f1)
 IFODD=$(grep -n "if (x & 1)" "$src" | cut -d: -f1)

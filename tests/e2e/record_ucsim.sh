@@ -14,17 +14,21 @@
 # invariants; every reader and export takes the recording; the firmware's
 # figures are the same as without sonde; no breakpoint is left and code
 # memory equals the .ihx.  Then -F, and --duration on a firmware that runs
-# on.  (Each stop costs ucsim's ~100 ms console poll: 8 calls of work.)
+# on; on that firmware, once its own counter says work ran 3 times under
+# sonde: Ctrl-C (exit 0, no breakpoint left, code memory the .ihx, the
+# calls recorded the firmware's counts where sonde left it, the firmware
+# run on to its figures without sonde) and the simulator killed (sonde
+# ends by itself and says so, the recording reads with calls between the
+# firmware's counts before the kill and its whole run's, sonde info says
+# the target went away).  (Each stop costs ucsim's ~100 ms console poll:
+# 8 calls of work.)
 # test-timeout: 240
 source "$ROOT/tests/lib.sh"
 source "$ROOT/tests/remote_lib.sh"
 
 CON="$ROOT/tests/tools/ucsim_console.py"
 src="$PROGS/mcs51_fw.c"
-if ! command -v sdcc >/dev/null || ! command -v s51 >/dev/null; then
-	notok "sdcc and s51" "not installed (Debian packages sdcc, sdcc-ucsim; .ci/run installs them)"
-	exit 0
-fi
+need_ucsim "8051 function profiles (record --target ucsim:)"
 have_go=0
 command -v go >/dev/null && go tool pprof -h >/dev/null 2>&1 && have_go=1
 
@@ -134,6 +138,85 @@ sys.exit(0 if r.get('work', {}).get('calls', 0) >= 1 else 1)"
 		check "--duration: the firmware runs on to its end with its own counts" python3 -c "
 import json; d = json.load(open('long.json')); raise SystemExit(0 if d['work_calls'] == 2000 and d['done'] == 0x5a5a else 1)"
 		ucsim_stop
+
+		# the long firmware's own figures without sonde (to its end)
+		ucsim_start long/mcs51_fw.ihx
+		python3 "$CON" "$port" run && python3 "$CON" "$port" own long.plain.json
+		check "long: the firmware runs to its end without sonde" test -s long.plain.json
+		ucsim_stop
+
+		# Ctrl-C (SIGINT) while the firmware runs on: once the firmware's own counter says work
+		# ran 3 times under sonde (read by the test's console client, after sonde's first
+		# return breakpoint: more than its 4 entry breakpoints), sonde is interrupted
+		ucsim_start long/mcs51_fw.ihx
+		timeout 180 "$SONDE" record --target "ucsim:127.0.0.1:$port" --exe long/mcs51_fw.ihx -o int > int.out 2> int.err &
+		sp=$!
+		python3 "$CON" "$port" until 3 int.before.json "$sp" 4 > int.until
+		check "Ctrl-C: the firmware counts 3 calls of work under sonde" test $? = 0
+		kill -INT "$sp"
+		wait "$sp"
+		rc=$?
+		check "Ctrl-C: exits 0 (within 180 s), says the target was left running" \
+			sh -c "[ $rc -eq 0 ] && grep -q 'the target was left running' int.err"
+		[ "$rc" -eq 0 ] || sed 's/^/# /' int.err int.until
+		check "Ctrl-C: no breakpoint left" test "$(python3 "$CON" "$port" breakpoints)" = 0
+		check "Ctrl-C: code memory equals the .ihx" python3 "$CON" "$port" code long/mcs51_fw.ihx
+		# the firmware's counters where sonde left it stopped: each recorded count is the
+		# firmware's, or one more when it stopped between a function's entry and its count
+		python3 "$CON" "$port" own int.stop.json
+		SONDE="$SONDE" PYTHONPATH="$ROOT/tests" python3 - <<'PY'
+import json
+from profile_check import say, report, check_invariants, sonde_json, done
+own = json.load(open("int.stop.json"))
+r = report(data="int")
+got = {n: r[n]["calls"] if n in r else 0 for n in ("main", "work", "tick", "timer0_isr")}
+lo = {"main": 1, "work": own["work_calls"], "tick": own["tick_calls"], "timer0_isr": own["isr_calls"]}
+say(all(lo[n] <= got[n] <= lo[n] + 1 for n in lo) and got["work"] >= 3,
+    f"Ctrl-C: the calls recorded are the firmware's counts where sonde left it ({lo}, each at most one more)", got)
+check_invariants(list(r), data="int", label="Ctrl-C: ")
+info = sonde_json("info", data="int")
+say(info["exit_status"] is None and "target_gone" not in info, "Ctrl-C: sonde info: no exit status, the target not gone", info)
+done()
+PY
+		check "Ctrl-C: the recording reads, its calls the firmware's" test $? = 0
+		python3 "$CON" "$port" run && python3 "$CON" "$port" own int.end.json
+		check "Ctrl-C: the firmware, run on, ends with its figures without sonde" cmp -s long.plain.json int.end.json
+		ucsim_stop
+
+		# the simulator vanishing mid-recording: killed (SIGKILL) once the firmware's own counter
+		# says work ran 3 times under sonde; sonde ends by itself (within 180 s), says so, and
+		# writes what it recorded: at least what the firmware had counted before the kill, at
+		# most the firmware's whole run's counts
+		ucsim_start long/mcs51_fw.ihx
+		timeout 180 "$SONDE" record --target "ucsim:127.0.0.1:$port" --exe long/mcs51_fw.ihx -o gone > gone.out 2> gone.err &
+		sp=$!
+		python3 "$CON" "$port" until 3 gone.before.json "$sp" 4 > gone.until
+		check "vanish: the firmware counts 3 calls of work under sonde" test $? = 0
+		kill -9 "$sim"
+		wait "$sim" 2>/dev/null
+		wait "$sp"
+		rc=$?
+		check "vanish: sonde exits 0 (within 180 s), says the simulator went away and what it wrote" sh -c "[ $rc -eq 0 ] &&
+			grep -q \"the simulator went away before the program's end (the connection closed): the recording holds the calls up to then\" gone.err &&
+			grep -q 'calls of 4 functions recorded in gone/' gone.err"
+		[ "$rc" -eq 0 ] || sed 's/^/# /' gone.err gone.until
+		check "vanish: sonde report --format=json reads the recording" sh -c "'$SONDE' report -i gone --format=json > gone.report.json"
+		SONDE="$SONDE" PYTHONPATH="$ROOT/tests" python3 - <<'PY'
+import json
+from profile_check import say, report, check_invariants, sonde_json, done
+before, whole = json.load(open("gone.before.json")), json.load(open("long.plain.json"))
+r = report(data="gone")
+got = {n: r[n]["calls"] if n in r else 0 for n in ("main", "work", "tick", "timer0_isr")}
+lo = {"main": 1, "work": before["work_calls"], "tick": before["tick_calls"], "timer0_isr": before["isr_calls"]}
+hi = {"main": 1, "work": whole["work_calls"], "tick": whole["tick_calls"], "timer0_isr": whole["isr_calls"]}
+say(all(lo[n] <= got[n] <= hi[n] for n in lo), f"vanish: calls recorded between the firmware's counts before the kill ({lo}) and its whole run's ({hi})", got)
+check_invariants(list(r), data="gone", label="vanish: ")
+info = sonde_json("info", data="gone")
+say(info["exit_status"] is None and info.get("target_gone") is True, "vanish: sonde info: no exit status, target_gone", info)
+done()
+PY
+		check "vanish: the recording reads, marked as the target gone" test $? = 0
+		check "vanish: sonde info says the target went away" sh -c "'$SONDE' info -i gone | grep -q 'exit status:  ? (the target went away before its end'"
 	else
 		notok "--duration: sdcc builds the long firmware" "$(head -3 long/build.err)"
 	fi

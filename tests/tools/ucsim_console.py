@@ -7,6 +7,14 @@
     ucsim_console.py PORT runticks        the same, and print the simulated clock ticks of the run
     ucsim_console.py PORT runto ADDR      run to ADDR, then to the end: print the ticks of each part
     ucsim_console.py PORT own OUT.json    the firmware's own counters (struct own at xdata 0x7f00)
+    ucsim_console.py PORT until N OUT.json PID NBP
+                                          while another client (sonde) runs the firmware: wait
+                                          until more than NBP breakpoints are set (sonde's
+                                          return sites: a call entered, the start-up code's
+                                          clearing of xdata done: before it the counters are
+                                          whatever xram held), then poll the counters until
+                                          work_calls >= N (written to OUT.json, exit 0); exit 1
+                                          when process PID has ended first or after 180 s
     ucsim_console.py PORT code IHX        0 when code memory equals the .ihx, else the differences
     ucsim_console.py PORT breakpoints     the number of breakpoints set in the simulator
     ucsim_console.py PORT mem SPACE LO HI the bytes of rom/xram LO..HI, in hex
@@ -15,6 +23,7 @@
 Every reply ends with the NUL prompt; a reply that does not come in 60 s is
 an error (exit 2)."""
 import json
+import os
 import re
 import socket
 import struct
@@ -69,6 +78,24 @@ def dump(s, space, lo, hi):
     return bytes(out)
 
 
+def nbreak(s):
+    # one line "N  fetch ..." a breakpoint, the listing's other lines (its
+    # disassembly, "0xADDR ...", labels) not counted
+    return sum(1 for ln in cmd(s, "info breakpoints").splitlines() if re.match(r"\d+\s", ln))
+
+
+def own(s):
+    b = dump(s, "xram", 0x7F00, 0x7F00 + 22)
+    names = ["work_calls", "tick_calls", "isr_calls", "odd", "taken"]
+    v = dict(zip(names, struct.unpack("<5H", b[0:10])))
+    v["lsum"], = struct.unpack("<i", b[10:14])
+    v["fsum"], = struct.unpack("<f", b[14:18])
+    v["cfinal"] = b[18]
+    v["ifinal"], = struct.unpack("<h", b[19:21])
+    v["done"], = struct.unpack("<H", b[21:23])
+    return v
+
+
 def ihx(path):
     mem = {}
     for ln in open(path):
@@ -116,16 +143,29 @@ def main():
         print(m1.group(1), m2.group(1))
         return 0
     if what == "own":
-        b = dump(s, "xram", 0x7F00, 0x7F00 + 22)
-        names = ["work_calls", "tick_calls", "isr_calls", "odd", "taken"]
-        v = dict(zip(names, struct.unpack("<5H", b[0:10])))
-        v["lsum"], = struct.unpack("<i", b[10:14])
-        v["fsum"], = struct.unpack("<f", b[14:18])
-        v["cfinal"] = b[18]
-        v["ifinal"], = struct.unpack("<h", b[19:21])
-        v["done"], = struct.unpack("<H", b[21:23])
-        json.dump(v, open(sys.argv[3], "w"))
+        json.dump(own(s), open(sys.argv[3], "w"))
         return 0
+    if what == "until":
+        n, pid, nbp, end = int(sys.argv[3]), int(sys.argv[5]), int(sys.argv[6]), time.time() + 180
+        started = False
+        while time.time() < end:
+            if not started:
+                nb = nbreak(s)
+                started = nb > nbp
+                what = "%d breakpoints" % nb
+            if started:
+                v = own(s)   # one dump: the counters of one moment (the console answers every ~100 ms)
+                if v["work_calls"] >= n:
+                    json.dump(v, open(sys.argv[4], "w"))
+                    return 0
+                what = "work_calls %d" % v["work_calls"]
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                print("process %d ended first (%s)" % (pid, what))
+                return 1
+        print("after 180 s: %s" % what)
+        return 1
     if what == "code":
         mem = ihx(sys.argv[3])
         hi = max(mem)
@@ -139,8 +179,7 @@ def main():
         print(dump(s, sys.argv[3], int(sys.argv[4], 0), int(sys.argv[5], 0)).hex())
         return 0
     if what == "breakpoints":
-        lines = [ln for ln in cmd(s, "info breakpoints").splitlines() if ln[:1].isdigit()]
-        print(len(lines))
+        print(nbreak(s))
         return 0
     if what == "quit":
         s.sendall(b"kill\n")

@@ -506,7 +506,8 @@ int rrec_close(struct rsess *s, char *err, size_t n)
 	int status = INT32_MIN;
 	if (e->t.gone && e->t.status != STATUS_GONE)
 		status = WIFEXITED(e->t.status) ? WEXITSTATUS(e->t.status) : -WTERMSIG(e->t.status);
-	calltrace_end(&r->ct, (double)r->hz * (double)r->k / 1e9, r->exe, "sonde record --target", status);
+	calltrace_end(&r->ct, (double)r->hz * (double)r->k / 1e9, r->exe, "sonde record --target", status,
+	              e->t.gone && e->t.status == STATUS_GONE);
 	struct meta_buf *mb = &r->ct.rec.meta;
 	meta_add(mb, "target_clock", r->src == SRC_DWT ? "dwt" : r->src == SRC_SYSTICK ? "systick" : "memory");
 	meta_num(mb, "target_clock_hz", r->hz);

@@ -1117,11 +1117,22 @@ static int rm_run(struct engine *e, const struct probe_opts *o, char *err, size_
 	return rc;
 }
 
+/* Every remote target but ucsim's console (the ucsim engine's): tcp:,
+ * serial:, and a malformed one, which rm_open refuses with its reason. */
+static int rm_can_run(struct engine *e, const struct probe_opts *o, char *why, size_t wn)
+{
+	(void)e;
+	(void)why;
+	(void)wn;
+	return o->target && strncmp(o->target, "ucsim:", 6);
+}
+
 const struct probe_engine_ops remote_engine = {
 	.name = "remote",
 	.kinds = "func line branch var assert time plugin",
 	.runs = "func, line, branch, var, assert, time and plugin probes",
-	.modes = PE_REMOTE | PE_PLUGIN,
+	.modes = PE_REMOTE | PE_PLUGIN | PE_PROFILE,
+	.can_run = rm_can_run,
 	.open = rm_open,
 	.place = rm_place,
 	.run = rm_run,

@@ -202,12 +202,13 @@ static void meta_num(struct meta_buf *mb, const char *key, uint64_t v)
 	meta_add(mb, key, num);
 }
 
-int urec_close(struct urec *r, int32_t pid, int status, uint64_t *calls, uint64_t *untimed, char *err, size_t n)
+int urec_close(struct urec *r, int32_t pid, int status, int gone, uint64_t *calls, uint64_t *untimed, char *err,
+               size_t n)
 {
 	if (n)
 		err[0] = 0;
 	double tpn = r->hz * (double)r->k / 1e9;
-	calltrace_end(&r->ct, tpn, r->exe, "sonde record --target", status);
+	calltrace_end(&r->ct, tpn, r->exe, "sonde record --target", status, gone);
 	struct meta_buf *mb = &r->ct.rec.meta;
 	meta_add(mb, "target_clock", "ucsim");
 	meta_num(mb, "target_clock_hz", (uint64_t)r->hz);

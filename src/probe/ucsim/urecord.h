@@ -40,9 +40,10 @@ int urec_return(struct urec *r, struct ulink *l, uint32_t pc);
 void urec_stop(struct urec *r, const struct ulink *l);
 
 /* The end: the recording written (status: INT32_MIN unknown, else the
- * firmware's exit), its figures in *calls / *untimed.  0, or -1 with err.
- * urec is freed. */
-int urec_close(struct urec *r, int32_t pid, int status, uint64_t *calls, uint64_t *untimed, char *err, size_t n);
+ * firmware's exit; gone: the simulator vanished before it, calltrace_end),
+ * its figures in *calls / *untimed.  0, or -1 with err.  urec is freed. */
+int urec_close(struct urec *r, int32_t pid, int status, int gone, uint64_t *calls, uint64_t *untimed, char *err,
+               size_t n);
 /* The recording dropped (an error before the end); urec freed. */
 void urec_abort(struct urec *r);
 

@@ -62,25 +62,31 @@ static uint64_t clock_ns(long clk)
 }
 
 /* The switch records since the last look (the thread's ring, when it has
- * one): the nanoseconds it waited runnable, from each switch-out the kernel
- * marks as a preemption (the thread was still runnable) to its switch-in.
- * A switch-out without that mark is a block (sleep, wait, fault); its gap
- * is blocked time, and so is the wake-up's wait for a CPU after it (the
+ * one): *gap the nanoseconds the thread was off the CPU, from each
+ * switch-out to its switch-in, and *run the part of them from switch-outs
+ * the kernel marks as a preemption (the thread was still runnable).  A
+ * switch-out without that mark is a block (sleep, wait, fault); its gap is
+ * blocked time, and so is the wake-up's wait for a CPU after it (the
  * kernel tells the kinds apart at the switch-out only).  Everything in the
  * ring is the kernel's but bounded: a record's size within what is there,
- * times that go forward; a loss (PERF_RECORD_LOST, or head past a full
- * ring) forgets the pending switch-out, so that gap counts as blocked. */
-static uint64_t runnable_since(struct rt_tls *L)
+ * times that go forward.  0 when the records account for the whole time
+ * since the last look; -1 when they may not (no ring, a loss:
+ * PERF_RECORD_LOST or head past a full ring, a record out of bounds): the
+ * caller then takes the time from the clocks. */
+static int switches_since(struct rt_tls *L, uint64_t *gap, uint64_t *run)
 {
+	*gap = *run = 0;
 	if (L->cpu_len < 2 * 4096)
-		return 0;
+		return -1;
 	struct perf_event_mmap_page *pg = L->cpu_page;
 	const uint8_t *data = (const uint8_t *)L->cpu_page + 4096;
 	const uint64_t size = 4096;
-	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), tail = pg->data_tail, run = 0;
+	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), tail = pg->data_tail;
+	int whole = 0;
 	if (head - tail > size) { /* not the kernel's (it stops at a full ring) */
 		L->sw_out_ns = 0;
 		tail = head;
+		whole = -1;
 	}
 	while (head - tail >= sizeof(struct perf_event_header)) {
 		uint8_t rec[32];
@@ -90,6 +96,7 @@ static uint64_t runnable_since(struct rt_tls *L)
 		if (h.size < sizeof h || h.size > head - tail) {
 			L->sw_out_ns = 0;
 			tail = head;
+			whole = -1;
 			break;
 		}
 		size_t n = h.size < sizeof rec ? h.size : sizeof rec;
@@ -99,44 +106,65 @@ static uint64_t runnable_since(struct rt_tls *L)
 		if (h.type == PERF_RECORD_SWITCH && n >= sizeof h + 8) {
 			uint64_t at;
 			__builtin_memcpy(&at, rec + sizeof h, sizeof at); /* sample_id: its time (CLOCK_MONOTONIC) */
+			if (at < L->sw_last_ns) { /* backwards: not to be summed */
+				L->sw_out_ns = 0;
+				whole = -1;
+				continue;
+			}
+			L->sw_last_ns = at;
 			if (h.misc & PERF_RECORD_MISC_SWITCH_OUT) {
-				L->sw_out_ns = (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? at : 0;
-			} else {
-				if (L->sw_out_ns && at > L->sw_out_ns)
-					run += at - L->sw_out_ns;
+				L->sw_out_ns = at;
+				L->sw_preempt = (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0;
+			} else if (L->sw_out_ns) {
+				*gap += at - L->sw_out_ns;
+				if (L->sw_preempt)
+					*run += at - L->sw_out_ns;
 				L->sw_out_ns = 0;
 			}
 		} else if (h.type == PERF_RECORD_LOST) {
 			L->sw_out_ns = 0;
+			whole = -1;
 		}
 	}
 	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
-	return run;
+	return whole;
 }
 
 RT_HIDDEN uint64_t rt_cpu_refresh(struct rt_tls *L, uint32_t lock, uint32_t mode)
 {
-	/* The word first, then the clocks, then the word again: a return from
-	 * the clock's system call is where the kernel switches a thread whose
-	 * time is up, and a wait there would go to the next hook's context
-	 * (after this hook's time was taken: the wrong call).  Read again
-	 * while the word moved (bounded); a switch after the last look is
-	 * seen by the next hook. */
-	uint64_t mono = 0, cpu = 0;
-	for (int i = 0; i < 4; i++) {
-		mono = clock_ns(1 /* CLOCK_MONOTONIC */);
-		cpu = clock_ns(3 /* CLOCK_THREAD_CPUTIME_ID */);
-		uint32_t again = *L->cpu_lock;
-		if (again == lock)
-			break;
-		lock = again;
+	/* The kernel's switch records, when they account for all of it: the
+	 * wait is the sum of their gaps, no system call.  Else, and for the
+	 * first reading (the thread's baseline) and every 64th (the clocks
+	 * are the reference; the records' times are the same clock), the
+	 * clocks: the word first, then the clocks, then the word again (a
+	 * return from the clock's system call is where the kernel switches a
+	 * thread whose time is up, and a wait there would go to the next
+	 * hook's context, after this hook's time was taken: the wrong call);
+	 * read again while the word moved (bounded); a switch after the last
+	 * look is seen by the next hook. */
+	uint64_t gap, run, off;
+	int whole = switches_since(L, &gap, &run) == 0 && L->off_ns && (++L->cpu_refreshes & 63);
+	if (whole) {
+		off = L->off_ns + gap < L->off_ns ? L->off_ns : L->off_ns + gap;
+	} else {
+		uint64_t mono = 0, cpu = 0;
+		for (int i = 0; i < 4; i++) {
+			mono = clock_ns(1 /* CLOCK_MONOTONIC */);
+			cpu = clock_ns(3 /* CLOCK_THREAD_CPUTIME_ID */);
+			uint32_t again = *L->cpu_lock;
+			if (again == lock)
+				break;
+			lock = again;
+			uint64_t g2, r2;
+			switches_since(L, &g2, &r2); /* the switch inside this look is in the clocks */
+			run += r2;
+		}
+		off = mono > cpu ? mono - cpu : 0;
+		if (off < L->off_ns || !mono || !cpu)
+			off = L->off_ns; /* never backwards: a failed or coarse reading gives nothing */
 	}
-	uint64_t off = mono > cpu ? mono - cpu : 0;
-	if (off < L->off_ns || !mono || !cpu)
-		off = L->off_ns; /* never backwards: a failed or coarse reading gives nothing */
 	/* of the wait, what the switch records say was runnable (at most all
 	 * of it: the two clocks and the records' times are read apart) */
-	uint64_t run = runnable_since(L);
 	if (run > off - L->off_ns)
 		run = off - L->off_ns;
 	struct sonde_thread *t = L->t;
@@ -228,6 +256,7 @@ RT_HIDDEN void rt_cpu_open(struct rt_tls *L, struct sonde_thread *t)
 					L->cpu_len = len;
 					L->cpu_tid = tid;
 					L->sw_out_ns = 0;
+					L->sw_last_ns = 0;
 				}
 			}
 		}
@@ -237,7 +266,8 @@ RT_HIDDEN void rt_cpu_open(struct rt_tls *L, struct sonde_thread *t)
 		L->cpu_lock = (const volatile uint32_t *)&pg->lock;
 		t->cpu_split = 1;
 		t->cpu_flags = L->cpu_len > 4096 ? SONDE_CPU_RUNNABLE : 0;
-		runnable_since(L); /* what an earlier session left in the ring is not this one's */
+		uint64_t g, r;
+		switches_since(L, &g, &r); /* what an earlier session left in the ring is not this one's */
 	} else {
 		L->cpu_lock = &cpu_none;
 		t->cpu_split = why ? why : -1;

@@ -79,7 +79,10 @@ struct rt_tls {
 	void *cpu_page;         /* the mapped page (and ring, cpu_len), or NULL */
 	uint32_t cpu_len;       /* bytes mapped there: the user page, and a page of switch records
 	                         * when the thread's split tells runnable from blocked */
-	uint64_t sw_out_ns;     /* the time of a preempting switch-out still waiting for its switch-in (0: none) */
+	uint64_t sw_out_ns;     /* the time of a switch-out still waiting for its switch-in (0: none) */
+	uint64_t sw_last_ns;    /* the latest switch record's time (they go forward) */
+	uint32_t sw_preempt;    /* that switch-out was a preemption */
+	uint32_t cpu_refreshes; /* cold paths taken: every 64th reads the clocks (cpu_time.c) */
 };
 
 /* The runtime's sections on a thread (the hooks, the lock wrappers, the

@@ -30,6 +30,26 @@ skip()  { echo "skip - $1: $2"; }
 check() { local n=$1; shift; if "$@"; then ok "$n"; else notok "$n" "command failed: $*"; fi; }
 # jq-like queries are done with python3's json module (always on Debian images here).
 jq_py() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); $2" "$1"; }
+# perfetto_pb DIR: 0 once DIR holds the module protoc generates from
+# tests/proto/perfetto_trace_subset.proto (Perfetto's public field numbers)
+# and PB_PY is a python3 with the protobuf library, for
+# tests/perfetto_pb_decode.py; installs python3-protobuf and
+# protobuf-compiler when root and they are missing; 1 if they cannot be had.
+perfetto_pb() {
+	PB_PY=
+	local p
+	for p in python3 /usr/bin/python3; do
+		"$p" -c "import google.protobuf" 2>/dev/null && { PB_PY=$p; break; }
+	done
+	if { [ -z "$PB_PY" ] || ! command -v protoc >/dev/null; } && [ "$(id -u)" = 0 ]; then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-protobuf protobuf-compiler >/dev/null 2>&1
+		for p in python3 /usr/bin/python3; do
+			"$p" -c "import google.protobuf" 2>/dev/null && { PB_PY=$p; break; }
+		done
+	fi
+	[ -n "$PB_PY" ] && command -v protoc >/dev/null && mkdir -p "$1" &&
+		protoc -I "$ROOT/tests/proto" --python_out="$1" "$ROOT/tests/proto/perfetto_trace_subset.proto"
+}
 # sigkill_launched NAME OUT DELAY MARK REF -- SONDE-PROBE-ARGS...: `sonde probe
 # ARGS` (a launched program) in the background, output in OUT, SIGKILLed
 # DELAY seconds after the program started (its exec done: a child of sonde's

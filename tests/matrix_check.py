@@ -123,7 +123,7 @@ def check_trace(label, data, p):
     slices = collections.defaultdict(collections.Counter)
     total = collections.Counter()
     for e in ev:
-        if e["ph"] == "X":
+        if e["ph"] == "X" and e.get("cat") != "sched":  # not the state tracks
             if plain(e["name"]) in IGNORE or "begun" in e.get("args", {}):
                 continue  # a frame open before its slice (fork, attach, a coroutine resumed): not a call
             slices[names.get((e["pid"], e["tid"]), "?")][plain(e["name"])] += 1

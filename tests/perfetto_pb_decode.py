@@ -9,8 +9,11 @@ the ClockSnapshot that declared it.
 
 Usage: python3 perfetto_pb_decode.py PB2_DIR TRACE > out.json
 Prints {"packets", "sequences", "unknown_fields", "errors": [...],
-"threads": {tid: {"name", "slices": [[name, begin_ns, end_ns, depth]]}}}:
-slices in the order they end, depth 1 = outermost."""
+"threads": {tid: {"name", "slices": [[name, begin_ns, end_ns, depth]],
+"tracks": {name: [[name, begin_ns, end_ns, depth, {annotation: value}]]}}}}:
+slices in the order they end, depth 1 = outermost; "tracks" holds the
+slices of the thread's child tracks (a TrackDescriptor with parent_uuid the
+thread's track and a name: its lock lanes, its state track)."""
 import json
 import os
 import sys
@@ -68,10 +71,16 @@ for i, p in enumerate(trace.packet):
         ts = c["base"] + (c["value"] - c["at"]) * c["unit"]
     uuid = te.track_uuid if te.HasField("track_uuid") else (
         st["defaults"].track_event_defaults.track_uuid if st["defaults"] else None)
-    if uuid not in tracks or not tracks[uuid].HasField("thread"):
-        errors.append(f"packet {i}: event on track {uuid}, not a thread's track")
+    child = None
+    if uuid in tracks and not tracks[uuid].HasField("thread") and tracks[uuid].HasField("parent_uuid") and \
+            tracks.get(tracks[uuid].parent_uuid) is not None and tracks[tracks[uuid].parent_uuid].HasField("thread"):
+        child = tracks[uuid].name
+        th = tracks[tracks[uuid].parent_uuid].thread
+    elif uuid not in tracks or not tracks[uuid].HasField("thread"):
+        errors.append(f"packet {i}: event on track {uuid}, not a thread's track or a thread's child track")
         continue
-    th = tracks[uuid].thread
+    else:
+        th = tracks[uuid].thread
     t = threads.setdefault(th.tid, {"name": th.thread_name, "slices": []})
     stack = open_.setdefault(uuid, [])
     if te.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
@@ -81,15 +90,21 @@ for i, p in enumerate(trace.packet):
             name = st["names"].get(te.name_iid, "?")
         else:
             name = te.name
-        stack.append((name, ts))
+        ann = {}
+        for da in te.debug_annotations:
+            ann[da.name] = da.int_value if da.HasField("int_value") else da.string_value
+        stack.append((name, ts, ann))
     elif te.type == pb.TrackEvent.TYPE_SLICE_END:
         if not stack:
             errors.append(f"packet {i}: end without a begin")
             continue
-        name, b = stack.pop()
+        name, b, ann = stack.pop()
         if ts < b:
             errors.append(f"packet {i}: slice {name} ends before it begins")
-        t["slices"].append([name, b, ts, len(stack) + 1])
+        if child is None:
+            t["slices"].append([name, b, ts, len(stack) + 1])
+        else:
+            t.setdefault("tracks", {}).setdefault(child, []).append([name, b, ts, len(stack) + 1, ann])
 for uuid, stack in open_.items():
     if stack:
         errors.append(f"track {uuid}: {len(stack)} slices left open")

@@ -56,6 +56,21 @@ enum {
 	                  * when there: the part of ns it was runnable (switched
 	                  * out by preemption), the rest blocked; not there: not
 	                  * known. */
+	TRX_SWITCH = 67, /* sized form, fields: varint(out), varint(len),
+	                  * varint(how), varint(cpu).  One of the waits of the
+	                  * TRX_OFFCPU that follows: the thread was switched out
+	                  * at CLOCK_MONOTONIC ns `out` for len ns; how bit 0:
+	                  * runnable (preempted), else blocked; cpu: 1 + the CPU
+	                  * it ran on after it, 0 not known (issue 38, a trace's
+	                  * thread-state track; rt/cpu_time.c). */
+	TRX_SYSCALL = 68, /* sized form, fields: varint(call), varint(ticks),
+	                   * varint(result).  A system call of `record --syscalls`
+	                   * (rt/syscalls.c), ending at the record's time after
+	                   * `ticks`, made inside the innermost open call; call:
+	                   * enum sys_call (common/sys_session.h); result 0 an
+	                   * error, else 1 + the call's result (bytes for the
+	                   * read/write-like ones). */
+	TRX_LAST_KNOWN = TRX_SYSCALL, /* the last type this version writes (readers skip those after it) */
 };
 
 /* TRX_PROBE events and value kinds. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/trace_enc.h"
+#include "common/sys_session.h"
 #include "data/events_dec.h"
 
 #define TR_MAX_PROBE_DEPTH 4096 /* open probe slices per thread (deeper: counted as bad) */
@@ -259,6 +260,33 @@ int rd_dec_ext(struct rd_dec *d, uint32_t th, struct rd_dthread *ts, uint64_t t,
 			return -1; /* a runnable part larger than the wait: not sonde's */
 		if (d->ops->offcpu && in_range(d->f, t))
 			d->ops->offcpu(d->arg, th, t, ns, run);
+		return 0;
+	}
+	case TRX_SWITCH: { /* varint(len), then varint(out), varint(len), varint(how), varint(cpu) */
+		uint64_t flen, v[4];
+		int n = tr_get_varint(p, end, &flen), m = n;
+		for (int i = 0; i < 4 && m; i++) {
+			int k = tr_get_varint(p + m, end, &v[i]);
+			m = k ? m + k : 0;
+		}
+		if (!m || flen < (uint64_t)(m - n) || v[1] > v[0] || v[2] > 1 || v[3] > 0x10000)
+			return -1; /* a wait longer than the clock's time, or fields not sonde's */
+		if (d->ops->sw && in_range(d->f, t))
+			d->ops->sw(d->arg, th, t, v[0], v[1], (int)v[2], (int32_t)v[3] - 1);
+		return 0;
+	}
+	case TRX_SYSCALL: { /* varint(len), then varint(call), varint(ticks), varint(result) */
+		uint64_t flen, v[3];
+		int n = tr_get_varint(p, end, &flen), m = n;
+		for (int i = 0; i < 3 && m; i++) {
+			int k = tr_get_varint(p + m, end, &v[i]);
+			m = k ? m + k : 0;
+		}
+		/* a call sonde knows, which began after the thread's first event */
+		if (!m || flen < (uint64_t)(m - n) || v[0] >= SYS_NCALLS || v[1] > t - ts->t0 || v[2] > INT64_MAX)
+			return -1;
+		if (d->ops->syscall && in_range(d->f, t))
+			d->ops->syscall(d->arg, th, t, (uint32_t)v[0], v[1], v[2] ? (int64_t)(v[2] - 1) : -1);
 		return 0;
 	}
 	case TRX_NAME: /* byte(len), bytes */

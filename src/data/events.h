@@ -121,6 +121,15 @@ struct rd_event_ops {
 	 * innermost open call, before `time`; run of them runnable (preempted),
 	 * UINT64_MAX when the record does not tell. */
 	void (*offcpu)(void *arg, uint32_t thread, uint64_t time, uint64_t ns, uint64_t run);
+	/* TRX_SWITCH: one of those waits, before the TRX_OFFCPU that sums them:
+	 * the thread was switched out at `out` (CLOCK_MONOTONIC ns: rd_mono_ticks
+	 * gives the recording's ticks) for len ns, runnable (preempted) or
+	 * blocked; cpu the CPU it ran on after it, -1 when not known. */
+	void (*sw)(void *arg, uint32_t thread, uint64_t time, uint64_t out, uint64_t len, int runnable, int32_t cpu);
+	/* TRX_SYSCALL: a system call (enum sys_call) from `time - ticks` to
+	 * `time` inside the innermost open call; result -1 an error, else the
+	 * call's result (bytes for the read/write-like ones). */
+	void (*syscall)(void *arg, uint32_t thread, uint64_t time, uint32_t call, uint64_t ticks, int64_t result);
 	void (*loss)(void *arg, const struct rd_loss *l);
 	/* A thread's first event comes after its start() and its last before its
 	 * end(); a process's start() comes before its first thread's, its end()

@@ -500,6 +500,8 @@ struct recording *rd_open(const char *dir, char *err, size_t errlen)
 	}
 	const char *s = rd_meta(r, "start_ticks");
 	r->start_ticks = s ? strtoull(s, NULL, 10) : 0;
+	s = rd_meta(r, "start_mono_ns");
+	r->start_mono_ns = s ? strtoull(s, NULL, 10) : 0;
 	s = rd_meta(r, "mode");
 	r->mode = s ? (uint32_t)strtoul(s, NULL, 10) : 0;
 	for (int i = 0; i < r->nthreads; i++) {
@@ -555,6 +557,14 @@ const char *rd_meta(const struct recording *r, const char *key)
 double rd_ns(const struct recording *r, int64_t ticks)
 {
 	return (double)ticks / r->ticks_per_ns;
+}
+
+uint64_t rd_mono_ticks(const struct recording *r, uint64_t mono)
+{
+	if (!r->start_mono_ns || mono < r->start_mono_ns)
+		return 0;
+	double t = (double)r->start_ticks + (double)(mono - r->start_mono_ns) * r->ticks_per_ns;
+	return t < 1.8e19 ? (uint64_t)t : UINT64_MAX;
 }
 
 struct rec_process *rd_proc(const struct recording *r, uint32_t slot)

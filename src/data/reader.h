@@ -36,6 +36,7 @@ struct recording {
 	int nmeta;
 	double ticks_per_ns;
 	uint64_t start_ticks;
+	uint64_t start_mono_ns;   /* CLOCK_MONOTONIC at start_ticks (0: not known) */
 	uint32_t mode;
 	struct rec_process *procs;
 	int nprocs;
@@ -77,6 +78,10 @@ static inline uint64_t rd_sat_add(uint64_t a, uint64_t b)
 	return a + b < a ? UINT64_MAX : a + b;
 }
 double rd_ns(const struct recording *r, int64_t ticks);
+/* The recording's ticks at CLOCK_MONOTONIC ns `mono` (a TRX_SWITCH's
+ * times), by its clock calibration: start_ticks at start_mono_ns, ticks_per_ns;
+ * 0 when before the start or not known, UINT64_MAX past what ticks hold. */
+uint64_t rd_mono_ticks(const struct recording *r, uint64_t mono);
 /* Is func = SONDE_FUNC(mod, num) a valid function id of this recording? */
 static inline int rd_func_valid(const struct recording *r, uint32_t func)
 {

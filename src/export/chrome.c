@@ -9,17 +9,26 @@
  * track (thread_sort_index).  The JSON format has no child tracks, so a lock
  * lane is a track of its own with a synthetic tid: the real tid + (lane + 1)
  * * 2^22, above every Linux tid (PID_MAX_LIMIT is 2^22), so it never
- * collides with a real thread; its args carry the real tid. */
+ * collides with a real thread; its args carry the real tid.
+ *
+ * Thread states (a trace with the threads' waits, thread_states.h): "X"
+ * slices "running", "runnable", "blocked" (cat "sched", args: cpu, tid) on
+ * a "TID state" track right after the thread's, of synthetic tid the real
+ * tid + (LKS_MAX_LANES + 1) * 2^22.  System calls (record --syscalls
+ * --trace): "X" slices "sys_NAME" (cat "syscall", args: result) on the
+ * thread's own track, inside the call that made them. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/syscalls.h"
 #include "data/events.h"
 #include "export/bulk_out.h"
 #include "export/export.h"
 #include "export/lock_slices.h"
+#include "export/thread_states.h"
 #include "export/tick_ns.h"
 #include "common/json.h"
 #include "common/trace_enc.h"
@@ -31,6 +40,7 @@ struct chrome {
 	struct export_ctx *x;
 	int first;
 	struct lks *lks;
+	struct tstates *tst;
 	/* The call slices, the bulk of the file, are built in place in the
 	 * output's buffer (bulk_out.h); everything else is printed to f, which
 	 * appends to the same buffer.  With a slice's head (its name JSON-
@@ -46,7 +56,8 @@ struct chrome {
 };
 
 #define LOCK_TID_STEP 4194304 /* PID_MAX_LIMIT: no Linux tid reaches it */
-#define SORT_STEP (LKS_MAX_LANES + 1) /* a thread's track, then its lock lanes */
+#define SORT_STEP (LKS_MAX_LANES + 2) /* a thread's track, its state track, then its lock lanes */
+#define STATE_LANE LKS_MAX_LANES        /* the state track's synthetic tid: as a lock lane's, past them */
 
 static int64_t pid_of(const struct recording *r, const struct rd_thread *t)
 {
@@ -283,7 +294,58 @@ static void on_lane(void *arg, uint32_t thread, uint32_t lane)
 	fprintf(c->f,
 	        "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%" PRId64 ",\"tid\":%" PRId64
 	        ",\"args\":{\"sort_index\":%u}}",
-	        pid_of(x->r, t), lock_tid(t, lane), thread * SORT_STEP + 1 + lane);
+	        pid_of(x->r, t), lock_tid(t, lane), thread * SORT_STEP + 2 + lane);
+}
+
+static void on_switch(void *arg, uint32_t thread, uint64_t time, uint64_t out, uint64_t len, int runnable, int32_t cpu)
+{
+	(void)time;
+	struct chrome *c = arg;
+	ts_switch(c->tst, thread, out, len, runnable, cpu);
+}
+
+/* A system call (record --syscalls --trace): an "X" slice "sys_NAME" (cat
+ * "syscall", args: result) on the thread's track, inside the call that made it. */
+static void on_syscall(void *arg, uint32_t thread, uint64_t time, uint32_t call, uint64_t ticks, int64_t result)
+{
+	struct chrome *c = arg;
+	const struct recording *r = c->x->r;
+	const struct rd_thread *t = &r->threads[thread];
+	double b = us(r, time - ticks), e = us(r, time);
+	sep(c);
+	fprintf(c->f, "{\"ph\":\"X\",\"name\":\"sys_%s\",\"cat\":\"syscall\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%" PRId64
+	        ",\"tid\":%d,\"args\":{\"result\":%" PRId64 "}}",
+	        sca_call_name(call), b, e - b, pid_of(r, t), t->r.tid, result);
+}
+
+static void on_state_track(void *arg, uint32_t thread)
+{
+	struct chrome *c = arg;
+	const struct rd_thread *t = &c->x->r->threads[thread];
+	sep(c);
+	fprintf(c->f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRId64 ",\"tid\":%" PRId64
+	        ",\"args\":{\"name\":\"%d state\"}}",
+	        pid_of(c->x->r, t), lock_tid(t, STATE_LANE), (int)t->r.tid);
+	sep(c);
+	fprintf(c->f,
+	        "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%" PRId64 ",\"tid\":%" PRId64
+	        ",\"args\":{\"sort_index\":%u}}",
+	        pid_of(c->x->r, t), lock_tid(t, STATE_LANE), thread * SORT_STEP + 1);
+}
+
+static void on_state(void *arg, const struct ts_slice *s)
+{
+	struct chrome *c = arg;
+	const struct recording *r = c->x->r;
+	const struct rd_thread *t = &r->threads[s->thread];
+	double b = us(r, s->start), e = us(r, s->end);
+	sep(c);
+	fprintf(c->f, "{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"sched\",\"ts\":%.3f,\"dur\":%.3f,\"pid\":%" PRId64
+	        ",\"tid\":%" PRId64 ",\"args\":{\"tid\":%d",
+	        ts_kind_name(s->kind), b, e - b, pid_of(r, t), lock_tid(t, STATE_LANE), t->r.tid);
+	if (s->cpu >= 0)
+		fprintf(c->f, ",\"cpu\":%d", (int)s->cpu);
+	fputs("}}", c->f);
 }
 
 static void on_lock_slice(void *arg, const struct lks_slice *s)
@@ -370,12 +432,15 @@ static int write_chrome(struct export_ctx *x)
 	tr_filter_init(&f, r, &x->sel, x->has_range, x->from_s, x->to_s);
 	static const struct lks_ops lops = { on_lane, on_lock_slice };
 	c.lks = lks_open(r, &f, &lops, &c);
+	static const struct ts_ops tops = { on_state_track, on_state };
+	c.tst = ts_open(r, &tops, &c);
 	const struct rd_event_ops ops = { .ret = on_end, .lock = c.lks ? on_lock : NULL, .probe = on_probe,
-	                                   .loss = c.lks ? on_loss : NULL };
+	                                   .loss = c.lks ? on_loss : NULL, .sw = on_switch, .syscall = on_syscall };
 	struct tr_stats st;
 	int rc = rd_each_event(r, &f, &ops, &c, &st, x->err, sizeof x->err);
 	struct lks_stats ls;
 	lks_close(c.lks, &ls);
+	ts_close(c.tst);
 	for (uint32_t i = 0; i <= x->ft->n; i++)
 		free(c.names[i]);
 	free(c.names);

@@ -30,11 +30,22 @@
  * with the slice's own (absolute) timestamps on sequence 1: the packets of a
  * sequence need not be in time order, trace_processor sorts them (stably, so
  * a wait ending at T still closes before the hold that begins at T).  Its
- * name is interned on sequence 1 (iids after the functions'). */
+ * name is interned on sequence 1 (iids after the functions').
+ *
+ * Thread states (a trace whose threads' waits were recorded, TRX_SWITCH;
+ * thread_states.h): per thread a child track "TID state", declared as the
+ * lock tracks are, with "running", "runnable" and "blocked" slices (a debug
+ * annotation "cpu": the CPU it ran on, or after the wait), BEGIN/END pairs
+ * with absolute timestamps on sequence 1, names as strings.
+ *
+ * System calls (record --syscalls --trace, TRX_SYSCALL): a BEGIN/END pair
+ * "sys_NAME" on the thread's own sequence, inside the call that made it,
+ * with a debug annotation "result" (-1: an error). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/syscalls.h"
 #include "common/trace_enc.h"
 #include "data/events.h"
 #include "data/events_dec.h"
@@ -42,6 +53,7 @@
 #include "export/export.h"
 #include "export/lock_slices.h"
 #include "export/protobuf.h"
+#include "export/thread_states.h"
 #include "export/tick_ns.h"
 
 /* Field numbers (perfetto/protos/perfetto/trace/...). */
@@ -93,6 +105,7 @@ struct pf {
 	uint64_t *thread_uuid; /* by thread index */
 	size_t intern_bytes;   /* of the bitmaps, against PF_INTERN_BUDGET */
 	struct lks *lks;
+	struct tstates *tst;   /* the thread-state slices */
 	uint8_t *lk_interned;  /* by lks_slice.name_id */
 	uint32_t lk_cap;
 	struct bulk_out *bo;   /* the output, written in large blocks (O_DIRECT to a file) */
@@ -103,6 +116,7 @@ struct pf {
 };
 
 #define LOCK_TRACK_UUID(thread, lane) (0x300000000ull + (uint64_t)(thread) * LKS_MAX_LANES + (lane))
+#define STATE_TRACK_UUID(thread) (0x400000000ull + (uint64_t)(thread) * LKS_MAX_LANES)
 
 static inline uint64_t ns_of(const struct pf *f, uint64_t ticks)
 {
@@ -538,11 +552,84 @@ static void on_lock_slice(void *arg, const struct lks_slice *s)
 	}
 }
 
+static void on_switch(void *arg, uint32_t thread, uint64_t time, uint64_t out, uint64_t len, int runnable, int32_t cpu)
+{
+	(void)time;
+	struct pf *f = arg;
+	ts_switch(f->tst, thread, out, len, runnable, cpu);
+}
+
+/* A system call (record --syscalls --trace): a slice "sys_NAME" on the
+ * thread's track, inside the call that made it, with its result. */
+static void on_syscall(void *arg, uint32_t thread, uint64_t time, uint32_t call, uint64_t ticks, int64_t result)
+{
+	struct pf *f = arg;
+	struct pb_buf *b = &f->b;
+	if (!f->th[thread].started)
+		thread_sequence(f, thread);
+	char name[48];
+	snprintf(name, sizeof name, "sys_%s", sca_call_name(call));
+	for (int type = TYPE_BEGIN; type <= TYPE_END; type++) {
+		pb_uint(b, PKT_TIMESTAMP, thread_delta(f, thread, type == TYPE_BEGIN ? time - ticks : time));
+		pb_uint(b, PKT_SEQ_ID, 2 + (uint64_t)thread);
+		size_t te = pb_open(b, PKT_TRACK_EVENT);
+		pb_uint(b, TE_TYPE, (uint64_t)type);
+		if (type == TYPE_BEGIN) {
+			pb_str(b, TE_NAME, name);
+			size_t da = pb_open(b, TE_DEBUG);
+			pb_str(b, DA_NAME, "result");
+			pb_uint(b, DA_INT, (uint64_t)result);
+			pb_close(b, da);
+		}
+		pb_close(b, te);
+		flush_packet(f);
+	}
+}
+
+static void on_state_track(void *arg, uint32_t thread)
+{
+	struct pf *f = arg;
+	struct pb_buf *b = &f->b;
+	char name[48];
+	snprintf(name, sizeof name, "%d state", (int)f->x->r->threads[thread].r.tid);
+	pb_uint(b, PKT_SEQ_ID, SEQ_GLOBAL);
+	size_t td = pb_open(b, PKT_TRACK_DESC);
+	pb_uint(b, TD_UUID, STATE_TRACK_UUID(thread));
+	pb_uint(b, TD_PARENT, f->thread_uuid[thread]);
+	pb_str(b, TD_NAME, name);
+	pb_close(b, td);
+	flush_packet(f);
+}
+
+static void on_state(void *arg, const struct ts_slice *s)
+{
+	struct pf *f = arg;
+	struct pb_buf *b = &f->b;
+	for (int type = TYPE_BEGIN; type <= TYPE_END; type++) {
+		pb_uint(b, PKT_TIMESTAMP, ns_of(f, type == TYPE_BEGIN ? s->start : s->end));
+		pb_uint(b, PKT_SEQ_ID, SEQ_GLOBAL);
+		size_t te = pb_open(b, PKT_TRACK_EVENT);
+		pb_uint(b, TE_TYPE, (uint64_t)type);
+		pb_uint(b, TE_TRACK_UUID, STATE_TRACK_UUID(s->thread));
+		if (type == TYPE_BEGIN) {
+			pb_str(b, TE_NAME, ts_kind_name(s->kind));
+			if (s->cpu >= 0) {
+				size_t da = pb_open(b, TE_DEBUG);
+				pb_str(b, DA_NAME, "cpu");
+				pb_uint(b, DA_INT, (uint64_t)s->cpu);
+				pb_close(b, da);
+			}
+		}
+		pb_close(b, te);
+		flush_packet(f);
+	}
+}
+
 /* The decoder with hot_begin and hot_end compiled into its record loop (no
  * call per event, the state they use in registers); on_lock and on_loss do
  * nothing without lock slices. */
 static const struct rd_event_ops pf_ops = { .call = on_begin, .ret = on_end, .lock = on_lock, .probe = on_probe,
-                                            .loss = on_loss };
+                                            .loss = on_loss, .sw = on_switch, .syscall = on_syscall };
 static const struct rd_hot_ops pf_hot_ops = { hot_load, hot_save, hot_begin, hot_end };
 RD_DECODER_HOT(pf_chunk, pf_ops, pf_hot_ops, struct pf_hot)
 
@@ -619,9 +706,12 @@ static int write_perfetto(struct export_ctx *x)
 	tr_filter_init(&flt, r, &x->sel, x->has_range, x->from_s, x->to_s);
 	static const struct lks_ops lops = { on_lane, on_lock_slice };
 	f.lks = lks_open(r, &flt, &lops, &f);
+	static const struct ts_ops tops = { on_state_track, on_state };
+	f.tst = ts_open(r, &tops, &f);
 	struct tr_stats st;
 	int rc = rd_each_event_with(r, &flt, &pf_ops, &f, &st, x->err, sizeof x->err, pf_chunk);
 	lks_close(f.lks, NULL);
+	ts_close(f.tst);
 	int werr = bo_close(f.bo) ? errno : 0;
 	free(f.lk_interned);
 	int oom = b->oom;

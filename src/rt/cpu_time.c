@@ -69,11 +69,12 @@ static uint64_t clock_ns(long clk)
  * blocked time, and so is the wake-up's wait for a CPU after it (the
  * kernel tells the kinds apart at the switch-out only).  Everything in the
  * ring is the kernel's but bounded: a record's size within what is there,
- * times that go forward.  0 when the records account for the whole time
- * since the last look; -1 when they may not (no ring, a loss:
- * PERF_RECORD_LOST or head past a full ring, a record out of bounds): the
- * caller then takes the time from the clocks. */
-static int switches_since(struct rt_tls *L, uint64_t *gap, uint64_t *run)
+ * times that go forward; a loss (PERF_RECORD_LOST, head past a full ring,
+ * a record out of bounds) forgets the pending switch-out, so that gap is
+ * blocked time.  In a trace (trace), each wait is a TRX_SWITCH record too:
+ * the thread's state track.  0 when the records account for every switch
+ * since the last look; -1 when they may not (no ring, a loss). */
+static int switches_since(struct rt_tls *L, uint64_t *gap, uint64_t *run, int trace, uint64_t at)
 {
 	*gap = *run = 0;
 	if (L->cpu_len < 2 * 4096)
@@ -105,7 +106,10 @@ static int switches_since(struct rt_tls *L, uint64_t *gap, uint64_t *run)
 		tail += h.size;
 		if (h.type == PERF_RECORD_SWITCH && n >= sizeof h + 8) {
 			uint64_t at;
-			__builtin_memcpy(&at, rec + sizeof h, sizeof at); /* sample_id: its time (CLOCK_MONOTONIC) */
+			uint32_t cpu = UINT32_MAX;
+			__builtin_memcpy(&at, rec + sizeof h, sizeof at); /* sample_id: its time (CLOCK_MONOTONIC), */
+			if (n >= sizeof h + 12)
+				__builtin_memcpy(&cpu, rec + sizeof h + 8, sizeof cpu); /* its CPU */
 			if (at < L->sw_last_ns) { /* backwards: not to be summed */
 				L->sw_out_ns = 0;
 				whole = -1;
@@ -119,6 +123,11 @@ static int switches_since(struct rt_tls *L, uint64_t *gap, uint64_t *run)
 				*gap += at - L->sw_out_ns;
 				if (L->sw_preempt)
 					*run += at - L->sw_out_ns;
+				if (trace) { /* the wait on the thread's state track (a loss: counted, the sums kept) */
+					uint64_t v[4] = { L->sw_out_ns, at - L->sw_out_ns, L->sw_preempt,
+					                  cpu < 0xffffu ? (uint64_t)cpu + 1 : 0 };
+					rt_trace_ext(L, TRX_SWITCH, v, 4, at ? at : clock_ticks());
+				}
 				L->sw_out_ns = 0;
 			}
 		} else if (h.type == PERF_RECORD_LOST) {
@@ -130,44 +139,38 @@ static int switches_since(struct rt_tls *L, uint64_t *gap, uint64_t *run)
 	return whole;
 }
 
-RT_HIDDEN uint64_t rt_cpu_refresh(struct rt_tls *L, uint32_t lock, uint32_t mode)
+RT_HIDDEN uint64_t rt_cpu_refresh(struct rt_tls *L, uint32_t lock, uint32_t mode, uint64_t at)
 {
-	/* The kernel's switch records, when they account for all of it: the
-	 * wait is the sum of their gaps, no system call.  Else, and for the
-	 * first reading (the thread's baseline) and every 64th (the clocks
-	 * are the reference; the records' times are the same clock), the
-	 * clocks: the word first, then the clocks, then the word again (a
-	 * return from the clock's system call is where the kernel switches a
-	 * thread whose time is up, and a wait there would go to the next
-	 * hook's context, after this hook's time was taken: the wrong call);
-	 * read again while the word moved (bounded); a switch after the last
-	 * look is seen by the next hook. */
-	uint64_t gap, run, off;
-	int whole = switches_since(L, &gap, &run) == 0 && L->off_ns && (++L->cpu_refreshes & 63);
-	if (whole) {
-		off = L->off_ns + gap < L->off_ns ? L->off_ns : L->off_ns + gap;
-	} else {
-		uint64_t mono = 0, cpu = 0;
-		for (int i = 0; i < 4; i++) {
-			mono = clock_ns(1 /* CLOCK_MONOTONIC */);
-			cpu = clock_ns(3 /* CLOCK_THREAD_CPUTIME_ID */);
-			uint32_t again = *L->cpu_lock;
-			if (again == lock)
-				break;
-			lock = again;
-			uint64_t g2, r2;
-			switches_since(L, &g2, &r2); /* the switch inside this look is in the clocks */
-			run += r2;
-		}
-		off = mono > cpu ? mono - cpu : 0;
-		if (off < L->off_ns || !mono || !cpu)
-			off = L->off_ns; /* never backwards: a failed or coarse reading gives nothing */
+	/* The wait is the clocks' (the program's own measure: interrupt and
+	 * stolen time, which no switch record shows, are in it too); the
+	 * switch records since the last look say how much of it was runnable.
+	 * The word first, then the records and the clocks, then the word
+	 * again: a return from the clock's system call is where the kernel
+	 * switches a thread whose time is up, and a wait there would go to the
+	 * next hook's context (after this hook's time was taken: the wrong
+	 * call).  Read again while the word moved (bounded); a switch after
+	 * the last look is seen by the next hook. */
+	uint64_t gap, run = 0, off, mono = 0, cpu = 0;
+	struct sonde_thread *t = L->t;
+	int trace = t && L->off_ns && (mode & SONDE_MODE_TRACE) && L->ring && !rt_floor;
+	for (int i = 0; i < 4; i++) {
+		uint64_t r;
+		switches_since(L, &gap, &r, trace, at);
+		run += r;
+		mono = clock_ns(1 /* CLOCK_MONOTONIC */);
+		cpu = clock_ns(3 /* CLOCK_THREAD_CPUTIME_ID */);
+		uint32_t again = *L->cpu_lock;
+		if (again == lock)
+			break;
+		lock = again;
 	}
+	off = mono > cpu ? mono - cpu : 0;
+	if (off < L->off_ns || !mono || !cpu)
+		off = L->off_ns; /* never backwards: a failed or coarse reading gives nothing */
 	/* of the wait, what the switch records say was runnable (at most all
 	 * of it: the two clocks and the records' times are read apart) */
 	if (run > off - L->off_ns)
 		run = off - L->off_ns;
-	struct sonde_thread *t = L->t;
 	/* the first reading (rt_cpu_open: mode 0, off_ns 0) gives nobody anything */
 	if (t && L->off_ns && (mode & SONDE_MODE_PROFILE) && L->nodes && t->cur_node < t->nodes_used) {
 		L->nodes[t->cur_node].off_ns += off - L->off_ns;
@@ -175,9 +178,9 @@ RT_HIDDEN uint64_t rt_cpu_refresh(struct rt_tls *L, uint32_t lock, uint32_t mode
 	}
 	/* a trace: the wait as a record before the hook's own (the reader gives
 	 * it to the call open there) */
-	if (t && L->off_ns && off > L->off_ns && (mode & SONDE_MODE_TRACE) && L->ring && !rt_floor) {
+	if (trace && off > L->off_ns) {
 		uint64_t v[2] = { off - L->off_ns, run };
-		rt_trace_ext(L, TRX_OFFCPU, v, L->cpu_len > 4096 ? 2 : 1, clock_ticks());
+		rt_trace_ext(L, TRX_OFFCPU, v, L->cpu_len > 4096 ? 2 : 1, at ? at : clock_ticks());
 	}
 	L->off_ns = off;
 	L->cpu_seen = lock;
@@ -232,7 +235,7 @@ RT_HIDDEN void rt_cpu_open(struct rt_tls *L, struct sonde_thread *t)
 			 * page: runnable or blocked (runnable_since) */
 			a.context_switch = 1;
 			a.sample_id_all = 1;
-			a.sample_type = PERF_SAMPLE_TIME;
+			a.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
 			a.use_clockid = 1;
 			a.clockid = 1; /* CLOCK_MONOTONIC */
 			long fd = sys6(SYS_perf_event_open_, (long)&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC, 0);
@@ -267,7 +270,7 @@ RT_HIDDEN void rt_cpu_open(struct rt_tls *L, struct sonde_thread *t)
 		t->cpu_split = 1;
 		t->cpu_flags = L->cpu_len > 4096 ? SONDE_CPU_RUNNABLE : 0;
 		uint64_t g, r;
-		switches_since(L, &g, &r); /* what an earlier session left in the ring is not this one's */
+		switches_since(L, &g, &r, 0, 0); /* what an earlier session left in the ring is not this one's */
 	} else {
 		L->cpu_lock = &cpu_none;
 		t->cpu_split = why ? why : -1;
@@ -276,7 +279,7 @@ RT_HIDDEN void rt_cpu_open(struct rt_tls *L, struct sonde_thread *t)
 	L->off_ns = 0;
 	L->cpu_seen = *L->cpu_lock;
 	if (L->cpu_page)
-		rt_cpu_refresh(L, L->cpu_seen, 0);
+		rt_cpu_refresh(L, L->cpu_seen, 0, 0);
 	t->off_ns = L->off_ns;
 }
 

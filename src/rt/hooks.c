@@ -60,9 +60,9 @@
 
 RT_HIDDEN int rt_trace_ext(struct rt_tls *L, uint8_t type, const uint64_t *v, int nv, uint64_t now)
 {
-	uint8_t body[2 + 3 * TR_MAX_VARINT], hd[TR_MAX_VARINT], f[2 * TR_MAX_VARINT];
+	uint8_t body[2 + 5 * TR_MAX_VARINT], hd[TR_MAX_VARINT], f[4 * TR_MAX_VARINT];
 	int k = 0, b = 0;
-	for (int i = 0; i < nv && i < 2; i++)
+	for (int i = 0; i < nv && i < 4; i++)
 		k += tr_put_varint(f + k, v[i]);
 	body[b++] = type;
 	b += tr_put_varint(body + b, (uint64_t)k);
@@ -570,9 +570,9 @@ static inline __attribute__((always_inline)) uintptr_t exit_body(uintptr_t s, ui
 	struct sonde_thread *t = L->t;
 	rt_busy_in(L); /* maybe inside a section of the runtime that a hooked frame returns into */
 	atomic_signal_fence(memory_order_seq_cst);
-	if (mode)
-		rt_cpu_check(L, mode); /* a switch since the last hook: its wait is the returning callee's */
 	uint64_t now = clock_ticks();
+	if (mode)
+		rt_cpu_check_at(L, mode, &now); /* a switch since the last hook: its wait is the returning callee's */
 	uint32_t d = t->depth;
 	uintptr_t ra;
 	if (__builtin_expect(d && t->stack[d - 1].slot == s, 1)) {
@@ -624,9 +624,9 @@ static inline __attribute__((always_inline)) void exit_sled_body(uintptr_t *slot
 	struct sonde_thread *t = L->t;
 	L->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	if (mode)
-		rt_cpu_check(L, mode);
 	uint64_t now = clock_ticks();
+	if (mode)
+		rt_cpu_check_at(L, mode, &now);
 	uint32_t d = t->depth;
 	uintptr_t s = (uintptr_t)slot;
 	/* plain: the fast path takes only the frames the plain sled hook leaves

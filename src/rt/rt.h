@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/clock.h"
 #include "common/ring.h"
 #include "common/session.h"
 #include "rt/modabi.h"
@@ -82,7 +83,6 @@ struct rt_tls {
 	uint64_t sw_out_ns;     /* the time of a switch-out still waiting for its switch-in (0: none) */
 	uint64_t sw_last_ns;    /* the latest switch record's time (they go forward) */
 	uint32_t sw_preempt;    /* that switch-out was a preemption */
-	uint32_t cpu_refreshes; /* cold paths taken: every 64th reads the clocks (cpu_time.c) */
 };
 
 /* The runtime's sections on a thread (the hooks, the lock wrappers, the
@@ -169,12 +169,26 @@ static inline uint64_t *rt_ring_last(struct rt_tls *L)
  * time again (two system calls) and, in a profile, gives what it grew by
  * to the context on top of the stack (t->cur_node), which was running all
  * the while: each node's off-CPU time is exclusive, as its wall time is. */
-RT_HIDDEN uint64_t rt_cpu_refresh(struct rt_tls *L, uint32_t lock, uint32_t mode);
+RT_HIDDEN uint64_t rt_cpu_refresh(struct rt_tls *L, uint32_t lock, uint32_t mode, uint64_t at);
 static inline __attribute__((always_inline)) void rt_cpu_check(struct rt_tls *L, uint32_t mode)
 {
 	uint32_t l = *L->cpu_lock;
 	if (__builtin_expect(l != L->cpu_seen, 0))
-		rt_cpu_refresh(L, l, mode);
+		rt_cpu_refresh(L, l, mode, 0);
+}
+/* The same at a hook whose time *now was taken before (an exit): the cold
+ * path's own time (its system calls, slow after a long sleep: cold caches)
+ * is then not the returning call's; its trace records go at *now, before
+ * the hook's; a switch during it (the word moved again) makes *now the
+ * time after it, so that the wait is inside the call it is given to. */
+static inline __attribute__((always_inline)) void rt_cpu_check_at(struct rt_tls *L, uint32_t mode, uint64_t *now)
+{
+	uint32_t l = *L->cpu_lock;
+	if (__builtin_expect(l != L->cpu_seen, 0)) {
+		rt_cpu_refresh(L, l, mode, *now);
+		if (L->cpu_seen != l)
+			*now = clock_ticks();
+	}
 }
 /* thread_attach: the page of this thread opened (kept from an earlier
  * session of the same thread), its state in t; a fork child's copy of its
@@ -265,8 +279,8 @@ RT_HIDDEN void rt_tail_sled(uintptr_t *slot);
 RT_HIDDEN uint8_t *rt_ring_reserve_slow(struct rt_tls *L, uint32_t n, uint64_t now);
 /* Mark func as having left a trace record (the --domain file, trace.h). */
 RT_HIDDEN void rt_trace_mark(struct rt_tls *L, uint32_t func);
-/* An EXT record of the sized form with nv (1 or 2) varint fields v
- * (TRX_RESUME, TRX_OFFCPU) at `now` into the thread's ring (hooks.c:
+/* An EXT record of the sized form with nv (1 to 4) varint fields v
+ * (TRX_RESUME, TRX_OFFCPU, TRX_SWITCH) at `now` into the thread's ring (hooks.c:
  * general registers only, reached from the hooks' cold paths).  0, or -1:
  * lost (counted). */
 RT_HIDDEN int rt_trace_ext(struct rt_tls *L, uint8_t type, const uint64_t *v, int nv, uint64_t now);

@@ -230,7 +230,7 @@ static void thread_end(void *arg)
 	if (L->t->depth && !__atomic_load_n(&rt_agent_ended, __ATOMIC_ACQUIRE)) {
 		rt_busy_in(L);
 		atomic_signal_fence(memory_order_seq_cst);
-		rt_cpu_check(L, rt_mode); /* the last wait, to the frame on top */
+		rt_cpu_check_at(L, rt_mode, &now); /* the last wait, to the frame on top */
 		rt_close_all(L, L->t, now);
 		atomic_signal_fence(memory_order_seq_cst);
 		rt_busy_out(L);

@@ -30,6 +30,7 @@
 
 #include "common/clock.h"
 #include "common/sys_session.h"
+#include "common/trace_enc.h"
 #include "rt/got.h"
 #include "rt/rt.h"
 
@@ -119,8 +120,16 @@ static void sy_end(uint64_t t0, uint32_t call, int64_t rc, int bytes_like)
 {
 	if (!t0)
 		return;
-	uint64_t dt = clock_ticks() - (t0 & ~1ull);
+	uint64_t now = clock_ticks(), dt = now - (t0 & ~1ull);
 	int saved = errno;
+	/* a trace: the call as a slice of its own under the open call */
+	struct rt_tls *L = &rt_tls;
+	if ((rt_mode & SONDE_MODE_TRACE) && !rt_floor && L->state == RT_T_ON && !L->busy && L->t && L->ring) {
+		uint64_t v[3] = { call, dt, rc < 0 ? 0 : (uint64_t)rc + 1 };
+		rt_busy_in(L);
+		rt_trace_ext(L, TRX_SYSCALL, v, 3, now);
+		rt_busy_out(L);
+	}
 	struct sys_slot *s = sy_slot(sys_key(rt_proc_slot, call, sy_func()));
 	if (!s) {
 		atomic_fetch_add_explicit(&sy_S->lost, 1, memory_order_relaxed);

@@ -154,6 +154,67 @@ PY
 else
 	skip "go tool pprof reads the cpu and off_cpu types" "no go tool pprof (apt-get install golang-go)"
 fi
+# The trace's thread-state track (the kernel's switch records, TRX_SWITCH):
+# Chrome's JSON and Perfetto's protobuf (decoded with its schema by
+# tests/perfetto_pb_decode.py, when python3-protobuf and protoc are here).
+# On the main thread's state track, the runnable time inside contend's
+# calls is the wait the program measured around them (within 25%, as the
+# profile's check), the blocked time inside nap's is nap's (within 10% +
+# 100 us), the slices go forward without overlap, running ones carry a CPU;
+# Perfetto's track is a child of the thread's with the same slices.
+"$SONDE" export -i "sonde-cc gcc --trace.data" --format=chrome -o st.json 2>st.err || notok "chrome export of the trace" "$(cat st.err)"
+"$SONDE" export -i "sonde-cc gcc --trace.data" --format=perfetto -o st.pftrace 2>>st.err || notok "perfetto export of the trace" "$(cat st.err)"
+PBPY=
+if perfetto_pb pb; then
+	"$PB_PY" "$ROOT/tests/perfetto_pb_decode.py" pb st.pftrace >st.dec.json 2>st.dec.err && PBPY=1 ||
+		notok "perfetto: the protobuf library decodes the trace" "$(tail -2 st.dec.err)"
+fi
+python3 - "$PBPY" <<'PY'
+import json, re, sys, os; sys.path.insert(0, os.environ["ROOT"] + "/tests")
+from profile_check import say, done
+own = {}
+for line in open("sonde-cc gcc --trace.own"):
+    m = re.match(r"own (\w+) calls (\d+) wall (\d+) cpu (\d+)", line)
+    if m:
+        own[m.group(1)] = (int(m.group(2)), int(m.group(3)), int(m.group(4)))
+ev = json.load(open("st.json"))["traceEvents"]
+pid = next(e["pid"] for e in ev if e.get("ph") == "X" and e.get("name") == "contend")
+calls = {}
+for e in ev:
+    if e.get("ph") == "X" and e.get("tid") == pid and e.get("name") in ("contend", "nap"):
+        calls.setdefault(e["name"], []).append((e["ts"], e["ts"] + e["dur"]))
+st = sorted((e["ts"], e["ts"] + e["dur"], e["name"], e["args"]) for e in ev
+            if e.get("cat") == "sched" and e["args"].get("tid") == pid)
+say(st, "chrome: the main thread has a state track", f"{len(st)} state slices")
+def inside(kind, fn):  # us of `kind` state inside fn's calls
+    t = 0.0
+    for a, b, k, _ in st:
+        if k == kind:
+            for c0, c1 in calls.get(fn, []):
+                t += max(0.0, min(b, c1) - max(a, c0))
+    return t * 1e3
+want = own["contend"][1] - own["contend"][2]
+got = inside("runnable", "contend")
+say(abs(got - want) <= 0.25 * want, f"chrome: runnable inside contend's calls = the wait the program measured, {want / 1e6:.3f} ms (within 25%)", f"got {got / 1e6:.3f} ms")
+want = own["nap"][1] - own["nap"][2]
+got = inside("blocked", "nap")
+say(abs(got - want) <= 0.1 * want + 100e3, f"chrome: blocked inside nap's calls = nap's wait, {want / 1e6:.3f} ms (within 10% + 100 us)", f"got {got / 1e6:.3f} ms")
+say(all(st[i][1] <= st[i + 1][0] + 0.001 for i in range(len(st) - 1)), "chrome: the state slices go forward, none overlaps")
+say(all(x[3].get("cpu") is not None for x in st if x[2] == "running") and any(x[2] == "running" for x in st),
+    "chrome: running slices say the CPU")
+if sys.argv[1]:
+    d = json.load(open("st.dec.json"))
+    say(not d["errors"], "perfetto (protobuf schema): decodes", "; ".join(d["errors"][:3]))
+    t = d["threads"].get(str(pid), {})
+    tr = t.get("tracks", {}).get(f"{pid} state", [])
+    say(len(tr) == len(st), "perfetto: the main thread's state track, a child of its track, with the same slices as chrome", f"{len(tr)} vs {len(st)}")
+    say(sorted(x[0] for x in tr) == sorted(x[2] for x in st), "perfetto: the same states")
+    say(all("cpu" in x[4] for x in tr if x[0] == "running"), "perfetto: running slices carry the cpu annotation")
+else:
+    print("skip - perfetto state track: python3-protobuf or protoc not installed (Debian packages)")
+done()
+PY
+
 if command -v clang >/dev/null; then
 	if SONDE_CC=clang "$SONDE_CC_BIN" -O2 -g -pthread "$src" -o cw-clang; then run "sonde-cc clang" ./cw-clang
 	else notok "sonde-cc clang" "build failed"; fi

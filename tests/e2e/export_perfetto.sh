@@ -12,22 +12,11 @@
 # rebuild (their functions patched at the start).
 # test-timeout: 900 (the protobuf library decodes a 1M-packet trace in Python: 12 s of CPU, minutes under load)
 . "$ROOT/tests/lib.sh"
-PY=
-for p in python3 /usr/bin/python3; do
-	"$p" -c "import google.protobuf" 2>/dev/null && { PY=$p; break; }
-done
-if { [ -z "$PY" ] || ! command -v protoc >/dev/null; } && [ "$(id -u)" = 0 ]; then
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-protobuf protobuf-compiler >/dev/null 2>&1
-	for p in python3 /usr/bin/python3; do
-		"$p" -c "import google.protobuf" 2>/dev/null && { PY=$p; break; }
-	done
-fi
-if [ -z "$PY" ] || ! command -v protoc >/dev/null; then
-	skip "export_perfetto" "python3-protobuf and protobuf-compiler are not installed (Debian packages)"
+if ! perfetto_pb pb; then
+	skip "export_perfetto" "python3-protobuf and protobuf-compiler are not installed (Debian packages), or protoc failed"
 	exit 0
 fi
-mkdir pb && protoc -I "$ROOT/tests/proto" --python_out=pb "$ROOT/tests/proto/perfetto_trace_subset.proto" ||
-	{ notok "protoc compiles the subset of Perfetto's protos" "$(ls pb)"; exit 0; }
+PY=$PB_PY
 "$SONDE_CC_BIN" -O1 -g -I"$PROGS" "$PROGS/pf_threads.c" -o pf_threads -lpthread || { notok build "sonde-cc failed"; exit 1; }
 # and plain builds, never built for sonde (their functions patched at the start): the same nesting
 runs="sonde-cc:4 sonde-cc:140" # 140 threads: sequence ids past one varint byte
@@ -94,13 +83,22 @@ say(nest_ok, "slices nest by time as their depth says")
 # ticks with src/export/tick_ns.h: the same start to the ns; chrome rounds the duration,
 # Perfetto the end time, so durations agree within 1 ns.
 C = json.load(open(f"t{k}.json"))["traceEvents"]
-cs = sorted((e["tid"], e["name"], round(e["ts"] * 1000), round(e["dur"] * 1000)) for e in C if e["ph"] == "X")
+cs = sorted((e["tid"], e["name"], round(e["ts"] * 1000), round(e["dur"] * 1000)) for e in C
+            if e["ph"] == "X" and e.get("cat") != "sched")
 ps = sorted((int(tid), s[0], s[1], s[2] - s[1]) for tid, t in D["threads"].items() for s in t["slices"])
 off = max((abs(a[2] - b[2]) for a, b in zip(cs, ps)), default=0)
 doff = max((abs(a[3] - b[3]) for a, b in zip(cs, ps)), default=0)
 say(len(cs) == len(ps) and [a[:2] for a in cs] == [b[:2] for b in ps] and off == 0 and doff <= 1,
     "same slices as the chrome export (thread, name; start to the ns, duration within 1 ns)",
     f"{len(cs)} vs {len(ps)}, start off {off}, duration off {doff}")
+# the threads' state tracks (running / runnable / blocked, the kernel's switch
+# records): Perfetto's "TID state" child tracks hold chrome's "sched" slices
+cst = sorted((e["args"]["tid"], e["name"], round(e["ts"] * 1000)) for e in C if e["ph"] == "X" and e.get("cat") == "sched")
+pst = sorted((int(tid), x[0], x[1]) for tid, t in D["threads"].items() for x in t.get("tracks", {}).get(f"{tid} state", []))
+soff = max((abs(a[2] - b[2]) for a, b in zip(cst, pst)), default=0)
+say(len(cst) == len(pst) and [a[:2] for a in cst] == [b[:2] for b in pst] and soff <= 1,
+    "the threads' state tracks: the same slices as chrome's (thread, state; start within 1 ns)",
+    f"{len(cst)} vs {len(pst)}, start off {soff}")
 R = json.load(open(f"replay{k}.json"))["calls"]
 rs = sorted((c["tid"], c["name"], c["depth"], round(c["start_ns"])) for c in R)
 ps = sorted((int(tid), s[0], s[3], s[1]) for tid, t in D["threads"].items() for s in t["slices"])

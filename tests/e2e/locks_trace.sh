@@ -118,7 +118,9 @@ except Exception as e:
     P = {"packets": 0, "tracks": {}, "slices": []}
 say(P["packets"] > 0, "perfetto: framing decodes", "")
 thread_tid = {u: t["tid"] for u, t in P["tracks"].items() if "tid" in t}
-child = {u: (t["parent"], t["name"]) for u, t in P["tracks"].items() if "tid" not in t and "parent" in t and "name" in t}
+# the threads' child tracks named "TID locks" (their "TID state" tracks: cpu_split.sh)
+child = {u: (t["parent"], t["name"]) for u, t in P["tracks"].items()
+         if "tid" not in t and "parent" in t and "name" in t and t["name"].endswith(" locks")}
 pslices = P["slices"]
 say(child and all(par in thread_tid and name == f"{thread_tid[par]} locks" for par, name in child.values()),
     "perfetto: lock tracks are children of their thread's track, named \"TID locks\"", str(list(child.values())[:3]))

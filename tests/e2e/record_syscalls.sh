@@ -76,6 +76,52 @@ for mode in profile trace plain; do
 	python3 cmp.py $mode tally.$mode.json sys.$mode.json
 done
 
+# The trace's system calls as slices (TRX_SYSCALL): in the Chrome export,
+# each function's sys_read / sys_write / sys_nanosleep / sys_send / sys_recv
+# slices directly inside its own slices (the innermost call slice around
+# each) are as many as the program's tally says it made, the errors carry
+# result -1; the Perfetto export (decoded with the protobuf schema) has the
+# same slices.
+"$SONDE" export -i rec.trace --format=chrome -o sys.trace.chrome.json 2>exp.err || notok "trace: chrome export" "$(cat exp.err)"
+"$SONDE" export -i rec.trace --format=perfetto -o sys.trace.pftrace 2>>exp.err || notok "trace: perfetto export" "$(cat exp.err)"
+dec=
+if perfetto_pb pb; then
+	"$PB_PY" "$ROOT/tests/perfetto_pb_decode.py" pb sys.trace.pftrace >sys.trace.dec.json 2>dec.err && dec=1 ||
+		notok "trace: the protobuf library decodes the perfetto export" "$(tail -2 dec.err)"
+fi
+python3 - "$dec" <<'PY'
+import json, sys, collections
+def say(c, n, why=""):
+    print(("ok - " if c else "not ok - ") + f"trace: {n}" + ("" if c else f": {why}"), flush=True)
+T = json.load(open("tally.trace.json"))
+ev = [e for e in json.load(open("sys.trace.chrome.json"))["traceEvents"] if e.get("ph") == "X"]
+calls = [e for e in ev if e.get("cat") not in ("syscall", "sched", "lock")]
+sysc = [e for e in ev if e.get("cat") == "syscall"]
+got, errs = collections.Counter(), collections.Counter()
+for s in sysc:
+    a, b = s["ts"], s["ts"] + s["dur"]
+    around = [c for c in calls if c["tid"] == s["tid"] and c["ts"] <= a + 0.001 and b <= c["ts"] + c["dur"] + 0.001]
+    fn = min(around, key=lambda c: c["dur"])["name"] if around else None
+    got[(fn, s["name"][4:])] += 1
+    if s["args"]["result"] == -1:
+        errs[fn] += 1
+bad = []
+for fn, t in T.items():
+    for call in ("read", "write", "nanosleep", "send", "recv"):
+        if got[(fn, call)] != t[call]:
+            bad.append(f"{fn} {call}: {got[(fn, call)]} slices, the program made {t[call]}")
+    if errs[fn] != t["read_errors"]:
+        bad.append(f"{fn}: {errs[fn]} failed, the program's {t['read_errors']}")
+say(sysc and not bad, f"chrome: {len(sysc)} system call slices, each function's inside its calls as the program counted", "; ".join(bad[:4]))
+if sys.argv[1]:
+    d = json.load(open("sys.trace.dec.json"))
+    n = sum(1 for t in d["threads"].values() for x in t["slices"] if x[0].startswith("sys_"))
+    say(not d["errors"] and n == len(sysc), f"perfetto: the same {n} system call slices, on the threads' tracks",
+        f"{d['errors'][:2]} {n} vs {len(sysc)}")
+else:
+    print("skip - trace: perfetto system call slices: python3-protobuf or protoc not installed (Debian packages)")
+PY
+
 # strace -f -c of the program alone, SCALE 2 minus SCALE 0
 if command -v strace >/dev/null; then
 	strace -f -c -o st2.txt ./sc 2 st2.json >/dev/null && strace -f -c -o st0.txt ./sc 0 st0.json >/dev/null ||

@@ -28,8 +28,10 @@ for k in range(1, 5):
 
 d = json.load(open("trace.json"))
 ev = d["traceEvents"]
-names = {e["tid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
-X = [e for e in ev if e["ph"] == "X"]
+# the threads' own tracks (not their "TID state" tracks: cpu_split.sh)
+names = {e["tid"]: e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name" and
+         not e["args"]["name"].endswith(" state")}
+X = [e for e in ev if e["ph"] == "X" and e.get("cat") != "sched"]  # not the state tracks (cpu_split.sh)
 tids = sorted({e["tid"] for e in X})
 say(len(tids) == 5, "five threads have slices", str(tids))
 say(len(set(names)) == 5 and set(tids) <= set(names), "every thread has its own named track", str(names))
@@ -72,7 +74,7 @@ except Exception as e:
 say(P["framing"] and P["packets"] > 0, "perfetto: framing decodes (Trace.packet only)", f"{P['packets']} packets")
 first_flags = P["first_flags"]
 tracks = {u: (t["tid"], t["thread_name"]) for u, t in P["tracks"].items() if "tid" in t}
-slices = [(tracks.get(u, (None, ""))[0], n, b, e) for u, n, b, e in P["slices"]]
+slices = [(tracks[u][0], n, b, e) for u, n, b, e in P["slices"] if u in tracks]  # the threads' own tracks
 say(first_flags == 1, "perfetto: first packet clears incremental state", str(first_flags))
 say(len(tracks) == 5 and sorted(n for _, n in tracks.values() if n.startswith("worker-")) == workers,
     "perfetto: one named thread track per thread", str(tracks))

@@ -412,7 +412,7 @@ static void maybe_ext(struct stream *s)
 		r.xn = (uint8_t)(1 + r.x[0]);
 		break;
 	default: /* a sized type this decoder does not know: varint(len), bytes */
-		r.xtype = (uint8_t)(TRX_OFFCPU + 1 + rnd() % (255 - TRX_OFFCPU)); /* after the last known one */
+		r.xtype = (uint8_t)(TRX_LAST_KNOWN + 1 + rnd() % (255 - TRX_LAST_KNOWN)); /* after the last known one */
 		r.x[0] = (uint8_t)(rnd() % 20);
 		for (int i = 0; i < r.x[0]; i++)
 			r.x[1 + i] = (uint8_t)rnd();

@@ -105,26 +105,26 @@ static int switches_since(struct rt_tls *L, uint64_t *gap, uint64_t *run, int tr
 			rec[i] = data[(tail + i) % size];
 		tail += h.size;
 		if (h.type == PERF_RECORD_SWITCH && n >= sizeof h + 8) {
-			uint64_t at;
+			uint64_t when;
 			uint32_t cpu = UINT32_MAX;
-			__builtin_memcpy(&at, rec + sizeof h, sizeof at); /* sample_id: its time (CLOCK_MONOTONIC), */
+			__builtin_memcpy(&when, rec + sizeof h, sizeof when); /* sample_id: its time (CLOCK_MONOTONIC), */
 			if (n >= sizeof h + 12)
 				__builtin_memcpy(&cpu, rec + sizeof h + 8, sizeof cpu); /* its CPU */
-			if (at < L->sw_last_ns) { /* backwards: not to be summed */
+			if (when < L->sw_last_ns) { /* backwards: not to be summed */
 				L->sw_out_ns = 0;
 				whole = -1;
 				continue;
 			}
-			L->sw_last_ns = at;
+			L->sw_last_ns = when;
 			if (h.misc & PERF_RECORD_MISC_SWITCH_OUT) {
-				L->sw_out_ns = at;
+				L->sw_out_ns = when;
 				L->sw_preempt = (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0;
 			} else if (L->sw_out_ns) {
-				*gap += at - L->sw_out_ns;
+				*gap += when - L->sw_out_ns;
 				if (L->sw_preempt)
-					*run += at - L->sw_out_ns;
+					*run += when - L->sw_out_ns;
 				if (trace) { /* the wait on the thread's state track (a loss: counted, the sums kept) */
-					uint64_t v[4] = { L->sw_out_ns, at - L->sw_out_ns, L->sw_preempt,
+					uint64_t v[4] = { L->sw_out_ns, when - L->sw_out_ns, L->sw_preempt,
 					                  cpu < 0xffffu ? (uint64_t)cpu + 1 : 0 };
 					rt_trace_ext(L, TRX_SWITCH, v, 4, at ? at : clock_ticks());
 				}

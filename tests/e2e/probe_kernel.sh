@@ -164,6 +164,13 @@ q = json.load(open(path))["probes"][0]
 got = (q.get("calls"), q.get("returns"))
 name = "vfs_read filtered to the program = its own reads"
 print(f"ok - {name} ({want})" if rc == "0" and got == (want, want) else f"not ok - {name}: calls/returns {got}, it read {want} times (status {rc})")
+# its return type from the kernel's BTF: ssize_t; without BTF null and one note
+import os
+btf = os.path.exists("/sys/kernel/btf/vmlinux")
+rt, err = q.get("return_type", "absent"), open("k1b.err").read()
+name = "vfs_read returns ssize_t (BTF)" if btf else "no BTF: return_type null, said once"
+good = rt == "ssize_t" if btf else rt is None and err.count("no kernel BTF") == 1
+print(f"ok - {name}" if good else f"not ok - {name}: return_type {rt!r}, stderr {err[:200]!r}")
 PY
 nothing "a program's probes"
 

@@ -20,8 +20,12 @@
  * read only then.  The session lasts until
  * --duration, Ctrl-C / SIGTERM, or the end of a program given to run:
  * then the events are the program's own (per task, inherited by its
- * children, enabled at its exec), so only its hits count.  The output half is the func kind's (callstats.c).  See
- * docs/PROBES.md, "Kernel probes". */
+ * children, enabled at its exec), so only its hits count.  The output half is the func kind's (callstats.c).
+ * The return values are typed by the function's return type in the
+ * kernel's BTF (/sys/kernel/btf/vmlinux, /sys/kernel/btf/MODULE; sym/btf.h):
+ * an int's low 32 bits sign-extended, an unsigned's zero-extended, a bool
+ * 0 or 1; without BTF they stay the raw 64-bit AX.  See docs/PROBES.md,
+ * "Kernel probes". */
 #include "probe/probe_engine.h"
 
 #include "common/json.h"
@@ -30,6 +34,7 @@
 #include "probe/kind.h"
 #include "probe/probe.h"
 #include "probe/spec.h"
+#include "sym/btf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -61,6 +66,7 @@
 #define K_MAX_VALUES 64          /* distinct return values counted; more in returned_other */
 #define K_SYSFS "/sys/bus/event_source/devices/kprobe"
 #define K_BLACKLIST "/sys/kernel/debug/kprobes/blacklist"
+#define K_BTF "/sys/kernel/btf"
 
 enum { KR_ENTRY, KR_RETURN, KR_LOST };
 
@@ -102,6 +108,8 @@ struct kfunc {
 	struct kval val[K_MAX_VALUES];
 	int nval;
 	uint64_t val_other, errors;
+	struct btf_ret rt;       /* the return type (rt_known: from BTF) */
+	int rt_known;
 	uint64_t timed;          /* calls paired with their return: timed */
 	uint64_t lost_samples;   /* PERF_RECORD_LOST: samples the rings had no room for */
 	uint64_t unmatched;      /* returns sampled without their entry's sample: dropped */
@@ -291,10 +299,47 @@ static int is_errno(int64_t v)
 	return (v >= -4095 && v <= -1) || ((uint64_t)v >> 32 == 0 && lo >= -4095 && lo <= -1);
 }
 
+/* AX as the return type has it: the low bytes of a narrower integer
+ * sign- or zero-extended, a bool 0 or 1; 64-bit values and pointers as they are. */
+static int64_t typed(const struct kfunc *d, int64_t v)
+{
+	const struct btf_ret *t = &d->rt;
+	uint64_t u = (uint64_t)v;
+	if (!d->rt_known || t->is_ptr || t->is_void || t->size >= 8)
+		return v;
+	if (t->is_bool)
+		return (u & 0xff) != 0;
+	unsigned bits = 8 * t->size;
+	u &= (1ull << bits) - 1;
+	if (t->is_signed && u >> (bits - 1))
+		u |= ~0ull << bits;
+	return (int64_t)u;
+}
+
+/* An error return: a negative value of a signed type, an ERR_PTR of a
+ * pointer; none of an unsigned type, a bool or void; is_errno's guess when
+ * the type is unknown. */
+static int is_error(const struct kfunc *d, int64_t v)
+{
+	const struct btf_ret *t = &d->rt;
+	if (!d->rt_known)
+		return is_errno(v);
+	if (t->is_ptr)
+		return v >= -4095 && v <= -1;
+	return t->is_signed && !t->is_bool && v < 0;
+}
+
+/* Whether the values print as unsigned (an unsigned 64-bit integer). */
+static int as_unsigned(const struct kfunc *d)
+{
+	return d->rt_known && !d->rt.is_ptr && !d->rt.is_void && !d->rt.is_signed && d->rt.size == 8;
+}
+
 static void count_value(struct kfunc *d, int64_t v)
 {
 	int i;
-	if (is_errno(v))
+	v = typed(d, v);
+	if (is_error(d, v))
 		d->errors++;
 	for (i = 0; i < d->nval && d->val[i].v != v; i++)
 		;
@@ -544,10 +589,14 @@ static void kfunc_json(struct probe *p, struct json *j)
 		struct kval v[K_MAX_VALUES];
 		memcpy(v, d->val, sizeof v);
 		qsort(v, (size_t)d->nval, sizeof *v, by_count);
+		json_str(j, "return_type", d->rt_known ? d->rt.name : NULL);
 		json_arr_begin(j, "returned");
 		for (int i = 0; i < d->nval; i++) {
 			json_obj_begin(j, NULL);
-			json_int(j, "value", v[i].v);
+			if (as_unsigned(d))
+				json_uint(j, "value", (uint64_t)v[i].v);
+			else
+				json_int(j, "value", v[i].v);
 			json_uint(j, "calls", v[i].n);
 			json_obj_end(j);
 		}
@@ -568,8 +617,12 @@ static void kfunc_table(struct probe *p, FILE *f)
 		struct kval v[K_MAX_VALUES];
 		memcpy(v, d->val, sizeof v);
 		qsort(v, (size_t)d->nval, sizeof *v, by_count);
-		for (int i = 0; i < d->nval && i < 4; i++)
-			fprintf(f, "%s%lld x%llu", i ? ", " : "; returned ", (long long)v[i].v, (unsigned long long)v[i].n);
+		for (int i = 0; i < d->nval && i < 4; i++) {
+			if (!i)
+				fprintf(f, "; returned %s%s", d->rt_known ? d->rt.name : "", d->rt_known ? ": " : "");
+			fprintf(f, as_unsigned(d) ? "%s%llu x%llu" : "%s%lld x%llu", i ? ", " : "", (long long)v[i].v,
+			        (unsigned long long)v[i].n);
+		}
 		if (d->nval > 4 || d->val_other)
 			fprintf(f, ", ...");
 		fprintf(f, " (errors %llu)", (unsigned long long)d->errors);
@@ -730,6 +783,46 @@ static int place_samplers(struct kfunc *d, char *err, size_t n)
 	return 0;
 }
 
+/* The kernel's BTF (vmlinux), read at the first probe; kbtf_state 0: not
+ * yet, 1: read, -1: none.  kbtf_said: its absence told. */
+static struct btf *kbtf;
+static int kbtf_state, kbtf_said;
+
+/* d's return type from BTF: vmlinux's function FUNCTION, module's
+ * MODULE:FUNCTION (split BTF on vmlinux's).  Unknown (raw AX) when either
+ * is missing or malformed, or the function is not there.  A missing BTF
+ * file: a line for stderr into note (told once the probe is placed). */
+static void return_type(const struct spec *sp, struct kfunc *d, char *note, size_t nn)
+{
+	const char *m = sp->args ? sp->func : NULL, *f = sp->args ? sp->args : sp->func;
+	if (!K_RETVAL)
+		return;
+	if (!kbtf_state) {
+		kbtf = btf_open(K_BTF "/vmlinux", NULL);
+		kbtf_state = kbtf ? 1 : -1;
+	}
+	if (!kbtf) {
+		if (!kbtf_said++)
+			snprintf(note, nn, "sonde: no kernel BTF (%s/vmlinux missing or unreadable): return values are the raw "
+			         "64-bit AX, their types unknown", K_BTF);
+		return;
+	}
+	if (!m) {
+		d->rt_known = btf_func_ret(kbtf, f, &d->rt) == 0;
+		return;
+	}
+	char path[128];
+	if (strchr(m, '/') || !strcmp(m, "vmlinux") || (size_t)snprintf(path, sizeof path, K_BTF "/%s", m) >= sizeof path)
+		return;
+	struct btf *mb = btf_open(path, kbtf);
+	if (!mb)
+		snprintf(note, nn, "sonde: no BTF of module %s (%s missing or unreadable): the return values of %s are "
+		         "the raw 64-bit AX", m, path, d->sym);
+	else
+		d->rt_known = btf_func_ret(mb, f, &d->rt) == 0;
+	btf_free(mb);
+}
+
 static int place_func(struct probe *p, char *err, size_t n)
 {
 	struct kfunc *d = calloc(1, sizeof *d);
@@ -744,6 +837,8 @@ static int place_func(struct probe *p, char *err, size_t n)
 		d->fd[i] = -1;
 	if (split_loc(&p->sp, d->sym, sizeof d->sym, err, n))
 		return -1;
+	char note[768] = "";
+	return_type(&p->sp, d, note, sizeof note);
 	if (blacklisted(d->sym) == 1) {
 		snprintf(err, n, "%s is in the kernel's kprobe blacklist (%s): the kernel refuses probes there", d->sym,
 		         K_BLACKLIST);
@@ -767,6 +862,8 @@ static int place_func(struct probe *p, char *err, size_t n)
 	if (asprintf(&p->where, "kernel %s (kprobe + kretprobe on %d CPU%s, counting; sampled on %d CPU%s)", d->sym,
 	             ks.ncpus, ks.ncpus == 1 ? "" : "s", ks.nonline, ks.nonline == 1 ? "" : "s") < 0)
 		p->where = NULL;
+	if (note[0])
+		fprintf(stderr, "%s\n", note);
 	return 0;
 }
 
@@ -1015,6 +1112,9 @@ static void k_close(struct engine *e)
 {
 	handlers(0);   /* restores what k_place saved, if k_run did not */
 	remove_all(e);
+	btf_free(kbtf);
+	kbtf = NULL;
+	kbtf_state = kbtf_said = 0;
 	e->priv = NULL;
 }
 

@@ -117,6 +117,13 @@ static uint32_t print_summary(struct session *s, const char *dir)
 	return nmods;
 }
 
+/* --syscalls without the kernel's futex events: one line, the rest recorded */
+static void warn_futex(const struct session *s)
+{
+	if (s->futex_why[0])
+		cli_warn("futex calls are not counted (%s); every other system call is", s->futex_why);
+}
+
 /* A first estimate of the tick rate, for --min-time (refined at the end):
  * 20 ms from the recorder's first clock point. */
 static double guess_ticks_per_ns(const struct recorder *rec)
@@ -241,6 +248,7 @@ static int record_attached(struct cli_opts *o, struct record_config *cfg, const 
 		cli_die(EXIT_DATA, "cannot create the session memory for %s (%s)", dir, strerror(-rc));
 	}
 	session_note_recorder(&s, &rec.c0, 0, 1);
+	warn_futex(&s);
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = request_end; /* no SA_RESTART: the wait below wakes */
@@ -570,6 +578,7 @@ int cmd_record(struct cli_opts *o)
 		cli_die(EXIT_DATA, "cannot create the session memory for %s (%s)", dir, strerror(-rc));
 	}
 	session_note_recorder(&s, &rec.c0, rings, 0);
+	warn_futex(&s);
 	int ndomain = 0; /* --domain: the functions of the domain file become the only traced set */
 	if (o->domain) {
 		ndomain = domain_apply(&s, dir, o->domain, msg, sizeof msg);

@@ -38,7 +38,7 @@
 #include "common/func_id.h" /* SONDE_FUNC(): module slot and number */
 
 #define SONDE_SESSION_MAGIC   0x534f4e4445534553ull /* "SESEDNOS" */
-#define SONDE_SESSION_VERSION 9u
+#define SONDE_SESSION_VERSION 10u
 #define SONDE_ENV_FD          "SONDE_SESSION_FD"
 
 #define SONDE_MAX_PROCS    1024u
@@ -253,6 +253,9 @@ struct sonde_session_hdr {
 	/* ---- end locks ---- */
 	/* ---- system calls (issue 38; owned by src/rt/syscalls.c, layout in src/common/sys_session.h) ---- */
 	_Atomic uint64_t syscalls_off; /* session offset of struct sys_session, 0 until a first call */
+	uint32_t futex_tp;           /* --syscalls: the kernel's syscalls:sys_exit_futex tracepoint id (written by
+	                              * the recorder from tracefs; 0: futex calls not counted) */
+	uint32_t futex_ret_off;      /* the offset of its 8-byte `ret` in the event's raw record */
 	/* ---- attach (written by sonde, src/attach/frames.c; read by src/rt/agent.c) ---- */
 	uint64_t attach_off;         /* session offset of struct sonde_attach, 0: none */
 	/* ---- end attach ---- */

@@ -26,10 +26,16 @@
 	X(EPOLL_WAIT, "epoll_wait", 0) X(SELECT, "select", 0) X(FSYNC, "fsync", 0) \
 	X(OPEN, "open", 0) X(OPENAT, "openat", 0) X(CLOSE, "close", 0) \
 	X(RECV, "recv", 1) X(RECVFROM, "recvfrom", 1) X(SEND, "send", 1) X(SENDTO, "sendto", 1) \
-	X(ACCEPT, "accept", 0) X(ACCEPT4, "accept4", 0) X(CONNECT, "connect", 0)
+	X(ACCEPT, "accept", 0) X(ACCEPT4, "accept4", 0) X(CONNECT, "connect", 0) X(FUTEX, "futex", 0)
 #define SYS_ENUM(id, name, bytes) SYS_##id,
 enum sys_call { SYS_CALLS(SYS_ENUM) SYS_NCALLS };
 #undef SYS_ENUM
+
+/* futex is counted from the kernel's syscalls:sys_exit_futex events, not by
+ * a wrapper (glibc makes it inside pthread and stdio): count and errors,
+ * no time (the exit event has no entry time; its waits are the calling
+ * function's off-CPU time).  docs/SYSCALLS.md "futex". */
+static inline int sys_call_timed(uint32_t call) { return call != SYS_FUTEX; }
 
 struct sys_slot {
 	_Atomic uint64_t key;   /* 0 free; else func | call << 32 | (proc + 1) << 40 */
@@ -42,7 +48,10 @@ struct sys_slot {
 
 struct sys_session {
 	_Atomic uint64_t lost;  /* calls not counted: table full */
-	uint64_t pad[7];
+	_Atomic uint64_t futex_threads; /* threads whose futex calls were counted (their event opened) */
+	_Atomic uint64_t futex_refused; /* threads whose tracepoint event the kernel refused */
+	_Atomic uint64_t futex_lost;    /* futex exits not counted: the kernel's ring lost records */
+	uint64_t pad[4];
 	struct sys_slot table[SYS_TABLE_SLOTS];
 };
 

@@ -121,6 +121,7 @@ int write_profile(struct session *s, struct recorder *rec, const struct launched
 		meta_add(mb, key, num);
 	}
 	session_growth_meta(s, mb);
+	session_syscalls_meta(s, mb);
 	if (recorder_profile(rec, err, errlen))
 		return -1;
 	struct rec_writer *w = &rec->prof;

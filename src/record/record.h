@@ -33,6 +33,7 @@ struct session {
 	struct sonde_session_hdr *hdr;
 	uint64_t size;
 	uint64_t thread_region, ring_size;
+	char futex_why[200];       /* --syscalls: why futex calls are not counted ("": they are) */
 };
 
 /* session.c */
@@ -204,6 +205,9 @@ int record_snapshot(struct session *s, struct recorder *live, const struct launc
                     char *path, size_t pathlen, char *err, size_t errlen);
 /* syscalls_out.c: the system-call table (REC_SYSCALLS) of a --syscalls recording. */
 void write_syscalls(struct session *s, struct rec_writer *w);
+/* The same recording's futex counting as META lines: syscalls_futex ("counted"
+ * or why not), and the threads counted, refused and the exits lost. */
+void session_syscalls_meta(struct session *s, struct meta_buf *mb);
 /* locks_out.c: the lock profiler's records (REC_LOCKS), if the program took any lock. */
 void write_locks(struct session *s, struct rec_writer *w);
 

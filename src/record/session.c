@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proc/tracefs.h"
 #include "record/record.h"
 
 #ifndef TMPFS_MAGIC
@@ -247,6 +248,19 @@ int session_create(struct session *s, const struct record_config *cfg, double tp
 	h->mem_cap = cfg->mem_cap ? cfg->mem_cap : session_default_cap(s->path[0] ? sdir : NULL);
 	h->trace_max_depth = cfg->max_depth;
 	h->trace_min_ticks = (uint64_t)((double)cfg->min_time_ns * tpn);
+	/* --syscalls: futex from the kernel's exit tracepoint (docs/SYSCALLS.md
+	 * "futex"), when tracefs says its id */
+	s->futex_why[0] = 0;
+	if (cfg->mode & SONDE_MODE_SYSCALLS) {
+		struct tracepoint tp;
+		if (tracefs_tracepoint("syscalls", "sys_exit_futex", "ret", &tp, s->futex_why, sizeof s->futex_why) == 0 &&
+		    tp.size != 8)
+			snprintf(s->futex_why, sizeof s->futex_why, "syscalls:sys_exit_futex's ret is not 8 bytes");
+		else if (!s->futex_why[0]) {
+			h->futex_tp = tp.id;
+			h->futex_ret_off = tp.off;
+		}
+	}
 	atomic_store(&h->alloc, (sizeof *h + 4095) & ~(uint64_t)4095);
 	/* Filter patterns, NUL-separated, for the runtime to compile per module. */
 	uint64_t len = 0;

@@ -2,6 +2,7 @@
  * the session (common/sys_session.h, written by src/rt/syscalls.c) into one
  * REC_SYSCALLS record of profile.sonde (common/format.h).  Every slot read is
  * checked: the program may have scribbled on the memory. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "common/sys_session.h"
@@ -38,4 +39,23 @@ void write_syscalls(struct session *s, struct rec_writer *w)
 	}
 	writer_put(w, REC_SYSCALLS, &hdr, sizeof hdr, v, (uint64_t)hdr.count * sizeof *v);
 	free(v);
+}
+
+void session_syscalls_meta(struct session *s, struct meta_buf *mb)
+{
+	struct sonde_session_hdr *h = s->hdr;
+	if (!(h->mode & SONDE_MODE_SYSCALLS))
+		return;
+	meta_add(mb, "syscalls_futex", s->futex_why[0] ? s->futex_why : "counted");
+	uint64_t off = atomic_load(&h->syscalls_off);
+	if (s->futex_why[0] || !off || !sess_fits(s->size, off, sizeof(struct sys_session), _Alignof(struct sys_session)))
+		return;
+	struct sys_session *S = sess_ptr(h, off);
+	char num[32];
+	snprintf(num, sizeof num, "%llu", (unsigned long long)atomic_load(&S->futex_threads));
+	meta_add(mb, "syscalls_futex_threads", num);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)atomic_load(&S->futex_refused));
+	meta_add(mb, "syscalls_futex_refused", num);
+	snprintf(num, sizeof num, "%llu", (unsigned long long)atomic_load(&S->futex_lost));
+	meta_add(mb, "syscalls_futex_lost", num);
 }

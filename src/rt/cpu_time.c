@@ -21,6 +21,12 @@
  * exact to the clocks' readings: off-CPU time only grows across a switch,
  * which changes the word.
  *
+ * With `record --syscalls` and the kernel's futex exit tracepoint known,
+ * the event is that tracepoint (still with its switch records): each
+ * futex exit is a sample in the ring, the hooks' word the ring's head, and
+ * the cold path books each exit to the function on top of the stack
+ * (docs/SYSCALLS.md "futex").
+ *
  * No page (perf_event_open refused, a seccomp filter on the thread): the
  * word is a constant, no call has off-CPU time, and the thread's cpu_split
  * says why (the report says the split is unknown, never that all was CPU).
@@ -32,6 +38,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/sys_session.h"
 #include "common/trace_enc.h"
 #include "rt/rt.h"
 
@@ -74,14 +81,14 @@ static uint64_t clock_ns(long clk)
  * blocked time.  In a trace (trace), each wait is a TRX_SWITCH record too:
  * the thread's state track.  0 when the records account for every switch
  * since the last look; -1 when they may not (no ring, a loss). */
-static int switches_since(struct rt_tls *L, uint64_t *gap, uint64_t *run, int trace, uint64_t at)
+static int switches_since(struct rt_tls *L, uint64_t *gap, uint64_t *run, int trace, uint64_t at, int count)
 {
 	*gap = *run = 0;
 	if (L->cpu_len < 2 * 4096)
 		return -1;
 	struct perf_event_mmap_page *pg = L->cpu_page;
 	const uint8_t *data = (const uint8_t *)L->cpu_page + 4096;
-	const uint64_t size = 4096;
+	const uint64_t size = L->cpu_len - 4096; /* a power of two: 1 or 8 pages (rt_cpu_open) */
 	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), tail = pg->data_tail;
 	int whole = 0;
 	if (head - tail > size) { /* not the kernel's (it stops at a full ring) */
@@ -90,7 +97,7 @@ static int switches_since(struct rt_tls *L, uint64_t *gap, uint64_t *run, int tr
 		whole = -1;
 	}
 	while (head - tail >= sizeof(struct perf_event_header)) {
-		uint8_t rec[32];
+		uint8_t rec[64];
 		struct perf_event_header h;
 		for (size_t i = 0; i < sizeof h; i++)
 			((uint8_t *)&h)[i] = data[(tail + i) % size];
@@ -130,9 +137,28 @@ static int switches_since(struct rt_tls *L, uint64_t *gap, uint64_t *run, int tr
 				}
 				L->sw_out_ns = 0;
 			}
+		} else if (h.type == PERF_RECORD_SAMPLE && L->cpu_futex) {
+			/* a futex exit (TIME | CPU | RAW: time, cpu and a pad, the raw
+			 * record's size, the raw record): the kernel's result from its
+			 * `ret`; a sample too short for it is counted as lost */
+			uint32_t raw = 0;
+			int64_t ret = 0;
+			size_t at_ret = sizeof h + 20 + L->futex_ret_off;
+			if (n >= sizeof h + 20)
+				__builtin_memcpy(&raw, rec + sizeof h + 16, sizeof raw);
+			int whole_ret = n >= at_ret + 8 && raw >= L->futex_ret_off + 8 && raw <= h.size;
+			if (whole_ret)
+				__builtin_memcpy(&ret, rec + at_ret, sizeof ret);
+			if (count)
+				rt_sys_kernel(L, SYS_FUTEX, ret, whole_ret ? 0 : 1);
 		} else if (h.type == PERF_RECORD_LOST) {
 			L->sw_out_ns = 0;
 			whole = -1;
+			uint64_t lost = 0;
+			if (n >= sizeof h + 16)
+				__builtin_memcpy(&lost, rec + sizeof h + 8, sizeof lost);
+			if (count && L->cpu_futex) /* switch records or futex exits: which, the kernel does not say */
+				rt_sys_kernel(L, SYS_FUTEX, 0, lost ? lost : 1);
 		}
 	}
 	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
@@ -155,7 +181,7 @@ RT_HIDDEN uint64_t rt_cpu_refresh(struct rt_tls *L, uint32_t lock, uint32_t mode
 	int trace = t && L->off_ns && (mode & SONDE_MODE_TRACE) && L->ring && !rt_floor;
 	for (int i = 0; i < 4; i++) {
 		uint64_t r;
-		switches_since(L, &gap, &r, trace, at);
+		switches_since(L, &gap, &r, trace, at, t && (mode & (SONDE_MODE_PROFILE | SONDE_MODE_TRACE)));
 		run += r;
 		mono = clock_ns(1 /* CLOCK_MONOTONIC */);
 		cpu = clock_ns(3 /* CLOCK_THREAD_CPUTIME_ID */);
@@ -219,6 +245,17 @@ RT_HIDDEN void rt_cpu_open(struct rt_tls *L, struct sonde_thread *t)
 		sys6(SYS_munmap_, (long)L->cpu_page, L->cpu_len, 0, 0, 0, 0);
 		L->cpu_page = NULL;
 	}
+	/* record --syscalls with the kernel's futex exit tracepoint known (the
+	 * recorder read its id): the thread's event is that tracepoint instead
+	 * of the dummy, its samples the thread's futex calls beside the switch
+	 * records (an ordinary user may open it for its own threads: the
+	 * syscall events are open to all, and their records are user mode's).
+	 * A page kept from an earlier session of another kind is opened again. */
+	uint32_t futex = (rt_mode & SONDE_MODE_SYSCALLS) && rt_sess && rt_sess->futex_tp ? rt_sess->futex_tp : 0;
+	if (L->cpu_page && L->cpu_futex != futex) {
+		sys6(SYS_munmap_, (long)L->cpu_page, L->cpu_len, 0, 0, 0, 0);
+		L->cpu_page = NULL;
+	}
 	int32_t why = 0;
 	if (!L->cpu_page) {
 		if (seccomp_on()) {
@@ -238,8 +275,49 @@ RT_HIDDEN void rt_cpu_open(struct rt_tls *L, struct sonde_thread *t)
 			a.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
 			a.use_clockid = 1;
 			a.clockid = 1; /* CLOCK_MONOTONIC */
-			long fd = sys6(SYS_perf_event_open_, (long)&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC, 0);
-			if (fd < 0) {
+			long fd = -1;
+			L->cpu_futex = 0;
+			if (futex && rt_sys_ready()) {
+				struct perf_event_attr f = a;
+				f.type = PERF_TYPE_TRACEPOINT;
+				f.config = futex;
+				f.sample_period = 1;
+				f.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+				fd = sys6(SYS_perf_event_open_, (long)&f, 0, -1, -1, PERF_FLAG_FD_CLOEXEC, 0);
+				if (fd >= 0) {
+					/* its ring or nothing: without the ring the samples are
+					 * nowhere.  8 pages (a sample is 56 bytes: 585 futex calls
+					 * between two hooks), else 1 (the locked-memory limit of an
+					 * ordinary user: 73 calls, the rest counted as lost) */
+					uint32_t len = 9 * 4096;
+					long p = sys6(SYS_mmap_, 0, len, 3, 1, fd, 0);
+					if (p < 0 && p > -4096) {
+						len = 2 * 4096;
+						p = sys6(SYS_mmap_, 0, len, 3, 1, fd, 0);
+					}
+					sys6(SYS_close_, fd, 0, 0, 0, 0, 0);
+					fd = -1;
+					if (p < 0 && p > -4096) {
+						rt_sys_futex_thread(0);
+					} else {
+						rt_sys_futex_thread(1);
+						L->cpu_page = (void *)p;
+						L->cpu_len = len;
+						L->cpu_tid = tid;
+						L->sw_out_ns = 0;
+						L->sw_last_ns = 0;
+						L->cpu_futex = futex;
+						L->futex_ret_off = rt_sess->futex_ret_off;
+					}
+				} else {
+					rt_sys_futex_thread(0);
+				}
+			}
+			if (!L->cpu_page)
+				fd = sys6(SYS_perf_event_open_, (long)&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC, 0);
+			if (L->cpu_page) {
+				/* the futex event's page and ring */
+			} else if (fd < 0) {
 				why = (int32_t)fd;
 			} else {
 				/* the page and the ring (written: its tail is ours); refused
@@ -266,11 +344,13 @@ RT_HIDDEN void rt_cpu_open(struct rt_tls *L, struct sonde_thread *t)
 	}
 	if (L->cpu_page) {
 		struct perf_event_mmap_page *pg = L->cpu_page;
-		L->cpu_lock = (const volatile uint32_t *)&pg->lock;
+		/* the futex event's samples come without a switch: its ring's head
+		 * is the word then (it moves at every record, a switch's too) */
+		L->cpu_lock = L->cpu_futex ? (const volatile uint32_t *)&pg->data_head : (const volatile uint32_t *)&pg->lock;
 		t->cpu_split = 1;
 		t->cpu_flags = L->cpu_len > 4096 ? SONDE_CPU_RUNNABLE : 0;
 		uint64_t g, r;
-		switches_since(L, &g, &r, 0, 0); /* what an earlier session left in the ring is not this one's */
+		switches_since(L, &g, &r, 0, 0, 0); /* what an earlier session left in the ring is not this one's */
 	} else {
 		L->cpu_lock = &cpu_none;
 		t->cpu_split = why ? why : -1;

@@ -71,8 +71,10 @@ struct rt_tls {
 	uintptr_t alt_lo, alt_hi; /* [lo, hi), or 0, 0: none (set by sigaltstack, context.c) */
 	uint64_t sig_deferred;  /* signals.c: the signals held back while busy (bit sig - 1) */
 	/* cpu_time.c: the lock word of this thread's perf event page, which the
-	 * kernel changes at each of the thread's context switches, or a word
-	 * that never changes (no page); never NULL while state == RT_T_ON */
+	 * kernel changes at each of the thread's context switches (with the
+	 * futex event: the low half of its ring's head, which moves at each
+	 * switch and each futex call), or a word that never changes (no page);
+	 * never NULL while state == RT_T_ON */
 	const volatile uint32_t *cpu_lock;
 	uint32_t cpu_seen;      /* its value when off_ns was taken */
 	int32_t cpu_tid;        /* the thread cpu_page was opened in (a fork child's copy is its parent's) */
@@ -83,6 +85,9 @@ struct rt_tls {
 	uint64_t sw_out_ns;     /* the time of a switch-out still waiting for its switch-in (0: none) */
 	uint64_t sw_last_ns;    /* the latest switch record's time (they go forward) */
 	uint32_t sw_preempt;    /* that switch-out was a preemption */
+	uint32_t cpu_futex;     /* the event is the kernel's syscalls:sys_exit_futex (record --syscalls):
+	                         * its samples are the thread's futex calls, cpu_lock its ring's head */
+	uint32_t futex_ret_off; /* the offset of `ret` in its samples' raw data */
 };
 
 /* The runtime's sections on a thread (the hooks, the lock wrappers, the
@@ -436,6 +441,13 @@ RT_HIDDEN int rt_locks_wrappers(const struct rt_got_sym **out);
  * program (--syscalls -p); reset: a later session boots them afresh. */
 RT_HIDDEN int rt_syscall_wrappers(const struct rt_got_sym **out);
 RT_HIDDEN void rt_syscalls_reset(void);
+/* The futex calls from the kernel's events (syscalls.c; cpu_time.c reads
+ * them): the table booted (1), a thread's event opened or refused, one
+ * exit of call by the function on top of L's stack with the kernel's
+ * result, or `lost` exits the ring lost. */
+RT_HIDDEN int rt_sys_ready(void);
+RT_HIDDEN void rt_sys_futex_thread(int ok);
+RT_HIDDEN void rt_sys_kernel(struct rt_tls *L, uint32_t call, int64_t rc, uint64_t lost);
 RT_HIDDEN void rt_locks_end(void);
 RT_HIDDEN void rt_locks_reset(void);
 /* probes.c: a `sonde probe -p` session runs in this process (its server

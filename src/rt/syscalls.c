@@ -6,9 +6,11 @@
  * the calling thread's shadow stack).
  *
  * Seen: calls through the exported symbols (runtime.map) from the program and
- * its libraries.  Not seen: glibc's internal calls (stdio's write, the
- * loader's reads), raw `syscall` instructions, fortified __read_chk and the
- * like, programs the agent attaches to (no GOT redirection yet).
+ * its libraries (and, attached, through every object's GOT: got.c).  Not
+ * seen: glibc's internal calls (stdio's write, the loader's reads), raw
+ * `syscall` instructions, fortified __read_chk and the like.  futex, which
+ * glibc makes internally (pthread, stdio's locks), is counted from the
+ * kernel's own events instead (rt_sys_kernel, from cpu_time.c).
  *
  * Rules: without --syscalls, before the session is known, while resolving
  * the real functions, for calls made by the runtime itself, and on a thread
@@ -395,6 +397,47 @@ RT_HIDDEN int rt_syscall_wrappers(const struct rt_got_sym **out)
 {
 	*out = sy_wrappers;
 	return (int)(sizeof sy_wrappers / sizeof sy_wrappers[0]);
+}
+
+/* The table, for the kernel's events (cpu_time.c, when a thread opens its
+ * event): booted now, never from the cold path of a hook.  1 counting. */
+RT_HIDDEN int rt_sys_ready(void)
+{
+	int st = __atomic_load_n(&sy_state, __ATOMIC_ACQUIRE);
+	return st > 0 || (st == 0 && sy_boot());
+}
+
+/* A thread's futex event opened (ok) or refused by the kernel. */
+RT_HIDDEN void rt_sys_futex_thread(int ok)
+{
+	if (__atomic_load_n(&sy_state, __ATOMIC_ACQUIRE) > 0)
+		atomic_fetch_add_explicit(ok ? &sy_S->futex_threads : &sy_S->futex_refused, 1, memory_order_relaxed);
+}
+
+/* A system call the kernel's event reports (the futex exits of the thread's
+ * ring, cpu_time.c's cold path at a hook, before the shadow stack changes):
+ * made by the function on top of the thread's stack, which ran since the
+ * thread's last hook.  rc: the kernel's result (-errno on an error); lost:
+ * exits the ring lost instead. */
+RT_HIDDEN void rt_sys_kernel(struct rt_tls *L, uint32_t call, int64_t rc, uint64_t lost)
+{
+	if (__atomic_load_n(&sy_state, __ATOMIC_ACQUIRE) <= 0)
+		return;
+	if (lost) {
+		atomic_fetch_add_explicit(&sy_S->futex_lost, lost, memory_order_relaxed);
+		return;
+	}
+	uint32_t fn = SYS_NO_FUNC;
+	if (L->state == RT_T_ON && L->t && L->t->depth && L->t->depth <= SONDE_STACK_MAX)
+		fn = L->t->stack[L->t->depth - 1].func;
+	struct sys_slot *s = sy_slot(sys_key(rt_proc_slot, call, fn));
+	if (!s) {
+		atomic_fetch_add_explicit(&sy_S->lost, 1, memory_order_relaxed);
+		return;
+	}
+	atomic_fetch_add_explicit(&s->count, 1, memory_order_relaxed);
+	if (rc < 0)
+		atomic_fetch_add_explicit(&s->errors, 1, memory_order_relaxed);
 }
 
 /* A later session (the agent's, after rt_session_retire): the next wrapper

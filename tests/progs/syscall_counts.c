@@ -1,6 +1,7 @@
 /* syscall_counts.c — known numbers of system calls per function, for
  * tests/e2e/record_syscalls.sh.  Usage: syscall_counts SCALE TALLY.json.
- * Each function below calls libc's read / write / nanosleep / send / recv directly a
+ * Each function below calls libc's read / write / nanosleep / send / recv (or
+ * the futex system call) directly a
  * number of times proportional to SCALE (0: none, so that the difference of
  * two `strace -c` runs is this program's own calls), counts them itself and
  * writes its tally (calls, bytes, and the wall time of the function around
@@ -11,15 +12,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
 
 static int scale, pipefd[2];
-struct tally { long writes, wbytes, reads, rbytes, rerrors, sleeps, sleep_ns, sends, sbytes, recvs, cbytes; };
-static struct tally fill, drain, nap, worker, tail, talk;
+struct tally { long writes, wbytes, reads, rbytes, rerrors, sleeps, sleep_ns, sends, sbytes, recvs, cbytes, futexes,
+                futex_errors; };
+static struct tally fill, drain, nap, worker, tail, talk, fwake, fwait;
+static int futex_word;
+static long worker_tid;
 
 static long mono_ns(void)
 {
@@ -108,6 +114,30 @@ NOINLINE static void talk_socket(void)
 	close(sv[1]);
 }
 
+/* 30 * scale futex wakes of a word nobody waits on (each returns 0): the
+ * raw system call, as glibc's pthread functions make it */
+NOINLINE static void futex_wake_some(void)
+{
+	for (int i = 0; i < 30 * scale; i++) {
+		long r = syscall(SYS_futex, &futex_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+		fwake.futexes++;
+		if (r < 0)
+			fwake.futex_errors++;
+	}
+}
+
+/* 7 * scale futex waits for a value the word does not hold: each fails at
+ * once (EAGAIN) */
+NOINLINE static void futex_wait_stale(void)
+{
+	for (int i = 0; i < 7 * scale; i++) {
+		long r = syscall(SYS_futex, &futex_word, FUTEX_WAIT_PRIVATE, futex_word + 1, NULL, NULL, 0);
+		fwait.futexes++;
+		if (r < 0)
+			fwait.futex_errors++;
+	}
+}
+
 /* its write is a tail call (gcc -O2: `jmp write`): its return address is the
  * caller's, or, in a hooked function, the exit trampoline's */
 NOINLINE static ssize_t tail_write(void)
@@ -116,9 +146,25 @@ NOINLINE static ssize_t tail_write(void)
 	return write(pipefd[1], "t", 1);
 }
 
+/* The worker says it started, main waits for it: a condition variable,
+ * whose futex calls glibc makes when it must (the program cannot count
+ * them; strace and the kernel can) */
+static pthread_mutex_t hello_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hello_cv = PTHREAD_COND_INITIALIZER;
+static int hello_said;
+NOINLINE static void hello(void)
+{
+	pthread_mutex_lock(&hello_mu);
+	hello_said = 1;
+	pthread_cond_signal(&hello_cv);
+	pthread_mutex_unlock(&hello_mu);
+}
+
 NOINLINE static void *worker_main(void *arg)
 {
 	(void)arg;
+	worker_tid = syscall(SYS_gettid);
+	hello();
 	FILE *f = fopen("/dev/null", "w");
 	int fd = fileno(f);
 	char buf[100] = { 0 };
@@ -136,8 +182,9 @@ static void put(FILE *f, const char *name, const char *sep, const struct tally *
 {
 	fprintf(f, "  \"%s\": {\"write\": %ld, \"write_bytes\": %ld, \"read\": %ld, \"read_bytes\": %ld, "
 	        "\"read_errors\": %ld, \"nanosleep\": %ld, \"sleep_wall_ns\": %ld, \"send\": %ld, \"send_bytes\": %ld, "
-	        "\"recv\": %ld, \"recv_bytes\": %ld}%s\n", name, t->writes, t->wbytes, t->reads, t->rbytes, t->rerrors,
-	        t->sleeps, t->sleep_ns, t->sends, t->sbytes, t->recvs, t->cbytes, sep);
+	        "\"recv\": %ld, \"recv_bytes\": %ld, \"futex\": %ld, \"futex_errors\": %ld}%s\n", name, t->writes,
+	        t->wbytes, t->reads, t->rbytes, t->rerrors, t->sleeps, t->sleep_ns, t->sends, t->sbytes, t->recvs, t->cbytes,
+	        t->futexes, t->futex_errors, sep);
 }
 
 int main(int argc, char **argv)
@@ -160,10 +207,16 @@ int main(int argc, char **argv)
 		return 1;
 	pthread_t th;
 	pthread_create(&th, NULL, worker_main, NULL);
+	pthread_mutex_lock(&hello_mu);
+	while (!hello_said)
+		pthread_cond_wait(&hello_cv, &hello_mu);
+	pthread_mutex_unlock(&hello_mu);
 	fill_pipe();
 	drain_pipe(fill.wbytes);
 	nap_a_little();
 	talk_socket();
+	futex_wake_some();
+	futex_wait_stale();
 	for (int i = 0; i < scale; i++) {
 		ssize_t n = tail_write();
 		if (n > 0)
@@ -179,8 +232,11 @@ int main(int argc, char **argv)
 	put(f, "nap_a_little", ",", &nap);
 	put(f, "talk_socket", ",", &talk);
 	put(f, "tail_write", ",", &tail);
+	put(f, "futex_wake_some", ",", &fwake);
+	put(f, "futex_wait_stale", ",", &fwait);
 	put(f, "worker_main", "", &worker);
-	fprintf(f, "}\n");
+	/* the threads, for a strace of this run (its futex calls by thread id) */
+	fprintf(f, ", \"tids\": [%ld, %ld]}\n", (long)getpid(), worker_tid);
 	fclose(f);
 	printf("wrote %ld bytes, read %ld, slept %ld times\n", fill.wbytes + nap.wbytes + worker.wbytes + tail.wbytes,
 	       drain.rbytes + nap.rbytes, nap.sleeps);

@@ -210,6 +210,7 @@ RT_HIDDEN uint64_t rt_cpu_refresh(struct rt_tls *L, uint32_t lock, uint32_t mode
 	}
 	L->off_ns = off;
 	L->cpu_seen = lock;
+	L->cpu_at = at ? at : clock_ticks();
 	if (t)
 		t->off_ns = off;
 	return off;
@@ -347,12 +348,14 @@ RT_HIDDEN void rt_cpu_open(struct rt_tls *L, struct sonde_thread *t)
 		/* the futex event's samples come without a switch: its ring's head
 		 * is the word then (it moves at every record, a switch's too) */
 		L->cpu_lock = L->cpu_futex ? (const volatile uint32_t *)&pg->data_head : (const volatile uint32_t *)&pg->lock;
+		L->cpu_quiet = 1u << 21; /* TSC ticks: 0.5 to 2 ms at 1 to 4 GHz */
 		t->cpu_split = 1;
 		t->cpu_flags = L->cpu_len > 4096 ? SONDE_CPU_RUNNABLE : 0;
 		uint64_t g, r;
 		switches_since(L, &g, &r, 0, 0, 0); /* what an earlier session left in the ring is not this one's */
 	} else {
 		L->cpu_lock = &cpu_none;
+		L->cpu_quiet = ~(uint64_t)0; /* no page: no look without a switch either */
 		t->cpu_split = why ? why : -1;
 		t->cpu_flags = 0;
 	}

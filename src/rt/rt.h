@@ -77,6 +77,9 @@ struct rt_tls {
 	 * never NULL while state == RT_T_ON */
 	const volatile uint32_t *cpu_lock;
 	uint32_t cpu_seen;      /* its value when off_ns was taken */
+	uint64_t cpu_at;        /* the clock ticks when off_ns was taken (an exit hook's, or the cold path's) */
+	uint64_t cpu_quiet;     /* ticks after which an exit takes off_ns again without a switch
+	                         * (interrupts, stolen time: rt_cpu_check_at); ~0: never (no page) */
 	int32_t cpu_tid;        /* the thread cpu_page was opened in (a fork child's copy is its parent's) */
 	uint64_t off_ns;        /* the thread's off-CPU nanoseconds as of cpu_seen */
 	void *cpu_page;         /* the mapped page (and ring, cpu_len), or NULL */
@@ -186,10 +189,16 @@ static inline __attribute__((always_inline)) void rt_cpu_check(struct rt_tls *L,
  * is then not the returning call's; its trace records go at *now, before
  * the hook's; a switch during it (the word moved again) makes *now the
  * time after it, so that the wait is inside the call it is given to. */
+/* An exit also takes the time again when cpu_quiet ticks (1 ms) passed
+ * (2^21 TSC ticks) since the last look without a switch: the clocks count interrupt and
+ * hypervisor-stolen time as off the CPU though no switch moved the word,
+ * and that time, taken only at the next switch, would go to whichever call
+ * is on top then; so it goes to a call that ended within a millisecond of
+ * it (at most two system calls a millisecond of a thread's calls). */
 static inline __attribute__((always_inline)) void rt_cpu_check_at(struct rt_tls *L, uint32_t mode, uint64_t *now)
 {
 	uint32_t l = *L->cpu_lock;
-	if (__builtin_expect(l != L->cpu_seen, 0)) {
+	if (__builtin_expect(l != L->cpu_seen || *now - L->cpu_at > L->cpu_quiet, 0)) {
 		rt_cpu_refresh(L, l, mode, *now);
 		if (L->cpu_seen != l)
 			*now = clock_ticks();

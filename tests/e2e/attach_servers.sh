@@ -107,6 +107,69 @@ cpu = w["inclusive_cpu_ns"] / w["inclusive_ns"] if w and w["inclusive_ns"] else 
 ok(cpu > 0.5, f"{label}: {fn} (a request's work) ran: {100 * cpu:.0f}% of its time on a CPU", str(w))
 PY
 }
+# server_exports LABEL NAME MODE: issue 38's exports of a real server's
+# recording, read by their consumers: a profile's pprof file by go tool
+# pprof (its cpu and off_cpu sample types: each total is the report's sum of
+# exclusive CPU / off-CPU time, within 1%); a trace's Perfetto file decoded
+# with Perfetto's protobuf schema, each recorded thread's state track beside
+# its slices (running slices with their CPU, blocked ones: the server waits
+# for its client), in order, none overlapping.
+server_exports() {
+	local label=$1 name=$2 mode=$3
+	if [ "$mode" = profile ]; then
+		command -v go > /dev/null && go tool pprof -h > /dev/null 2>&1 ||
+			{ skip "$label: go tool pprof reads the CPU types" "golang-go is not installed"; return; }
+		"$SONDE" export -i "$name.data" --format=pprof -o "$name.pb.gz" 2> "$name.xerr" ||
+			{ notok "$label: pprof export" "$(tail -2 "$name.xerr")"; return; }
+		local t
+		for t in cpu off_cpu; do
+			GOCACHE="$T/gocache" HOME="${HOME:-$T}" go tool pprof -top -sample_index=$t -unit=ns -nodecount=5 \
+				"$name.pb.gz" > "$name.$t.top" 2> "$name.xerr" ||
+				notok "$label: go tool pprof -sample_index=$t" "$(tail -2 "$name.xerr")"
+		done
+		python3 - "$label" "$name" <<'PY'
+import json, re, sys
+label, name = sys.argv[1:3]
+ok = lambda c, n, why="": print(("ok - " if c else "not ok - ") + n + ("" if c else ": " + why))
+d = json.load(open(name + ".rep"))
+fs = [f for f in d["functions"] if f.get("exclusive_cpu_ns") is not None]
+want = {"cpu": sum(f["exclusive_cpu_ns"] for f in fs), "off_cpu": sum(f["exclusive_ns"] - f["exclusive_cpu_ns"] for f in fs)}
+for t in ("cpu", "off_cpu"):
+    m = re.search(r"of ([0-9.]+)(ns|us|ms|s) total", open(f"{name}.{t}.top").read())
+    got = float(m.group(1)) * {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[m.group(2)] if m else None
+    ok(got is not None and abs(got - want[t]) <= 0.01 * want[t] + 1e3,
+       f"{label}: go tool pprof reads the {t} sample type: {want[t] / 1e6:.1f} ms in all, the report's",
+       f"pprof {got}, report {want[t]}")
+PY
+	else
+		"$SONDE" export -i "$name.data" --format=perfetto -o "$name.pftrace" 2> "$name.xerr" ||
+			{ notok "$label: perfetto export" "$(tail -2 "$name.xerr")"; return; }
+		perfetto_pb "$T/pb" || { skip "$label: state tracks" "python3-protobuf or protoc not installed"; return; }
+		"$PB_PY" "$ROOT/tests/perfetto_pb_decode.py" "$T/pb" "$name.pftrace" > "$name.dec" 2> "$name.xerr" ||
+			{ notok "$label: the perfetto export decodes" "$(tail -2 "$name.xerr")"; return; }
+		python3 - "$label" "$name.dec" <<'PY'
+import json, sys
+label, path = sys.argv[1:3]
+ok = lambda c, n, why="": print(("ok - " if c else "not ok - ") + n + ("" if c else ": " + why))
+d = json.load(open(path))
+ok(not d["errors"], f"{label}: the Perfetto export decodes with Perfetto's schema", "; ".join(d["errors"][:3]))
+st = {tid: t["tracks"][f"{tid} state"] for tid, t in d["threads"].items() if t["slices"] and f"{tid} state" in t.get("tracks", {})}
+busy = [tid for tid, t in d["threads"].items() if t["slices"]]
+ok(busy and sorted(st) == sorted(busy), f"{label}: each recorded thread ({len(busy)}) has its state track", f"{sorted(st)} of {busy}")
+bad = []
+for tid, tr in st.items():
+    kinds = {x[0] for x in tr}
+    s = sorted(tr, key=lambda x: x[1])
+    if not {"running", "blocked"} <= kinds:
+        bad.append(f"{tid}: states {sorted(kinds)}")
+    if any(s[i][2] > s[i + 1][1] + 1000 for i in range(len(s) - 1)):
+        bad.append(f"{tid}: slices overlap")
+    if not all("cpu" in x[4] for x in tr if x[0] == "running"):
+        bad.append(f"{tid}: a running slice without its CPU")
+ok(st and not bad, f"{label}: the state tracks run and block (the server waits for its client), in order, none overlapping, each run on a CPU", "; ".join(bad[:3]))
+PY
+	fi
+}
 # realtime PID: PID's threads at real-time priority (SCHED_FIFO 1), where
 # the machine's other work does not preempt them; 0 if it could be set
 realtime() {
@@ -164,6 +227,8 @@ run_cycles() {
 				notok "$S: cycle $i ($mode): $fn's calls equal the server's own count of the window" "recorded '$got', the server counted '$want'"
 			fi
 			[ "$mode" = profile ] && cpu_split_of "$S: cycle $i" "$name" "$fn"
+			# the first profile and trace cycles: their exports' consumers
+			case $i in 1 | 2) server_exports "$S: cycle $i" "$name" "$mode" ;; esac
 		fi
 		last=$(rss_own "$p")
 		[ -z "$first" ] && { first=$last; smaps_by_name "$p" > "$S.smaps1"; }

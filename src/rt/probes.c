@@ -62,6 +62,9 @@ struct shadow {
 };
 
 static struct pa_hdr *pa;
+static uint64_t pa_size;          /* its bytes mapped */
+static void *pa_prev;             /* the session before's area, unmapped at the next start */
+static uint64_t pa_prev_size;
 static uint32_t pa_n;
 /* Each start() takes the next tag (bit 0 kept for "recorded"): a return
  * pending from an earlier session is not booked into this one's sites. */
@@ -1277,13 +1280,21 @@ static int start(int area_fd, int pipe_fd, int rejoin)
 	if (!sync_core_ok &&
 	    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0)
 		sync_core_ok = 1;
-	/* The area of an earlier session stays mapped: returns pending through
-	 * the stub may still account into it. */
+	/* The area of the session before stays mapped for one session more: a
+	 * thread preempted in pa_exit or the trap handler after loading `pa`
+	 * may still account into it; the one before that goes now (a whole
+	 * session later nothing holds its address), so a process probed again
+	 * and again keeps two areas at most, not one per session. */
 	static int forked_hook;
 	self_pid = getpid();
 	if (!forked_hook && pthread_atfork(NULL, NULL, child_pid) == 0)
 		forked_hook = 1;
+	if (pa_prev)
+		munmap(pa_prev, pa_prev_size);
+	pa_prev = pa;
+	pa_prev_size = pa_size;
 	pa = m;
+	pa_size = h.size;
 	pa_n = h.nsites;
 	pa_rec_start(pa, h.size);
 	pa_stack_start(pa);

@@ -241,6 +241,10 @@ run_cycles() {
 	grep -E 'sonde' "/proc/$p/maps" | awk '{print "# " $1, $2, $6}' | sort -k3 | uniq -c -f2 | sed 's/^/# /'
 	check "$S: one runtime loaded, at most one session mapped (the last one's, until the next attach: docs/ATTACH.md)" \
 		bash -c "[ \$(grep libsonde-rt /proc/$p/maps | awk '{print \$6}' | sort -u | wc -l) -le 1 ] && [ \$(grep -c sonde-session /proc/$p/maps) -le 1 ]"
+	# each probe -p session's area (8 MB of address space) goes one session
+	# after its end: after the cycles' four probe sessions, two at most
+	check "$S: at most two probe areas mapped after $(printf '%s\n' "${cycles[@]}" | grep -c '^probe') probe sessions ($(grep -c 'sonde-probes' "/proc/$p/maps"))" \
+		test "$(grep -c 'sonde-probes' "/proc/$p/maps")" -le 2
 	# Issue 37: within 1 MiB.  What stays of sonde after a session: the trap
 	# tables of the session before (src/rt/instr.c, given back one session
 	# later), each probe -p area's header and used sites (its unused site

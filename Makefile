@@ -37,7 +37,7 @@ HOST_OBJS := $(HOST_SRCS:%.c=$(BUILD)/obj/%.o)
 # Everything but the CLI: linked into unit tests too.
 LIB_OBJS  := $(filter-out $(BUILD)/obj/src/cli/%,$(HOST_OBJS))
 
-RT_SRCS   := $(filter-out src/rt/module.c,$(wildcard src/rt/*.c)) src/common/clock.c src/common/ring.c
+RT_SRCS   := $(filter-out src/rt/module.c,$(wildcard src/rt/*.c)) src/common/clock.c src/common/ring.c src/common/proc_stat.c
 RT_OBJS   := $(RT_SRCS:%.c=$(BUILD)/rtobj/%.o)
 
 # The version: the nearest git tag (git describe), else the VERSION file (a

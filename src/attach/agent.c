@@ -96,8 +96,8 @@ uint64_t agent_target_sym(pid_t pid, const char *path, const char *sym)
 static const char *start_error(int rc)
 {
 	switch (rc) {
-	case -EBUSY: return "it is being recorded now: started under 'sonde record', or attached by another "
-	                    "'sonde record -p' that has not ended";
+	case -EBUSY: return "it is being recorded now: started under a 'sonde record' that still runs, or attached "
+	                    "by another 'sonde record -p' that has not ended";
 	case -EAGAIN: return "what an earlier attach left could not be taken back now (its threads could not "
 	                     "all be held still); try again";
 	case -EALREADY: return "a 'sonde probe -p' session of this process holds GOT entries an earlier recording "

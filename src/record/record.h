@@ -9,6 +9,7 @@
 
 #include "common/clock.h"
 #include "common/format.h"
+#include "common/proc_stat.h"
 #include "common/session.h"
 
 struct record_config {
@@ -69,8 +70,6 @@ void session_note_recorder(struct session *s, const struct clock_point *c0, int 
  * file of this user, private, of the size its header says.  0, or -1 with
  * err set. */
 int session_open(struct session *s, const char *path, char *err, size_t n);
-/* Is process pid alive and the one that started at start_time (0: any)? */
-int proc_alive(int pid, uint64_t start_time);
 /* Does process pid map the file of inode ino?  `unreadable` when its maps
  * cannot be read. */
 int maps_inode(int pid, unsigned long long ino, int unreadable);
@@ -80,8 +79,6 @@ int session_program_running(struct session *s);
 void session_destroy(struct session *s);
 /* Unmap and close, the files left in place. */
 void session_keep(struct session *s);
-/* Start time of process pid (/proc/PID/stat field 22), 0 if unknown. */
-uint64_t proc_start_time(int pid);
 
 /* writer.c: the record container of format.h */
 /* A file of the recording directory, created fresh and private (0600):

@@ -22,44 +22,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/proc_stat.h"
 #include "proc/tracefs.h"
 #include "record/record.h"
 
 #ifndef TMPFS_MAGIC
 #define TMPFS_MAGIC 0x01021994
 #endif
-uint64_t proc_start_time(int pid)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	char *p = strrchr(buf, ')'); /* the command name may hold spaces and parentheses */
-	if (!p)
-		return 0;
-	/* after ")": field 3 (state) ... field 22 (starttime) */
-	for (int field = 2; field < 22 && p; field++)
-		p = strchr(p + 1, ' ');
-	return p ? strtoull(p + 1, NULL, 10) : 0;
-}
-
-/* Is process pid alive and the one that started at start_time (0: any)? */
-int proc_alive(int pid, uint64_t start_time)
-{
-	if (pid <= 0)
-		return 0;
-	if (kill(pid, 0) != 0 && errno == ESRCH)
-		return 0;
-	uint64_t st = proc_start_time(pid);
-	return !start_time || !st || st == start_time;
-}
-
 /* Does process pid map the file of inode ino (the session)?  `unreadable`
  * when its maps cannot be read. */
 int maps_inode(int pid, unsigned long long ino, int unreadable)

@@ -46,6 +46,7 @@
 #include <sys/stat.h>
 
 #include "common/instr_abi.h"
+#include "common/proc_stat.h"
 #include "rt/got.h"
 #include "rt/rt.h"
 
@@ -187,12 +188,12 @@ RT_HIDDEN void rt_agent_adopt(struct rt_tls *L)
 	rt_busy_out(L);
 }
 
-/* Once, from sonde's call or the watcher, whichever comes first; no lock
- * (the watcher may be the thread sonde's call runs on, see inject.c). */
-static void end_recording(uint32_t gen)
+/* The session's end: new calls pass through, every redirection and patch
+ * undone, the threads' events given back (mods: the modules whose sleds
+ * go back to nops). */
+static void end_now(struct sonde_modhook *const *mods, int nmods)
 {
-	int one = 1;
-	if (gen == __atomic_load_n(&agent_gen, __ATOMIC_ACQUIRE) && __atomic_compare_exchange_n(&agent_state, &one, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+	{
 		__atomic_store_n(&rt_agent_ended, 1, __ATOMIC_RELEASE);
 		/* A trace: a hook waiting for room in a full ring gives up (the
 		 * event is counted as lost) instead of waiting for a sonde that may
@@ -211,11 +212,11 @@ static void end_recording(uint32_t gen)
 		rt_signals_end();
 		/* New calls stop first (a call already in its sled does nothing),
 		 * then returns stop recording, then the sleds go back to nops. */
-		for (int i = 0; i < agent_nmods; i++)
-			__atomic_store_n(&agent_mods[i]->enter, rt_enter_ended, __ATOMIC_RELEASE);
+		for (int i = 0; i < nmods; i++)
+			__atomic_store_n(&mods[i]->enter, rt_enter_ended, __ATOMIC_RELEASE);
 		__atomic_store_n(&rt_exit_hook, rt_exit_ended, __ATOMIC_RELEASE);
-		for (int i = 0; i < agent_nmods; i++)
-			if (rt_unpatch_module(agent_mods[i]))
+		for (int i = 0; i < nmods; i++)
+			if (rt_unpatch_module(mods[i]))
 				rt_log("could not switch a module's sleds back to nops; its calls go on costing a call");
 		rt_instr_end(); /* functions patched without a rebuild: their bytes back */
 		/* A hook that began before the swap ends within nanoseconds unless
@@ -226,6 +227,35 @@ static void end_recording(uint32_t gen)
 			;
 		rt_cpu_retire_all(); /* the threads' perf events (cpu_time.c) go */
 	}
+}
+
+/* Once, from sonde's call or the watcher, whichever comes first; no lock
+ * (the watcher may be the thread sonde's call runs on, see inject.c). */
+static void end_recording(uint32_t gen)
+{
+	int one = 1;
+	if (gen == __atomic_load_n(&agent_gen, __ATOMIC_ACQUIRE) &&
+	    __atomic_compare_exchange_n(&agent_state, &one, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		end_now(agent_mods, agent_nmods);
+}
+
+/* A session this process was launched with (`sonde record -- PROGRAM`)
+ * whose sonde is gone (SIGKILLed: the launched runtime has no watcher):
+ * nobody reads it any more, so a later attach may end it, as the end of an
+ * attach would, and take it back (agent_lock held, the threads held by
+ * sonde).  1 when it was ended now. */
+static int end_orphaned_launch(void)
+{
+	struct sonde_session_hdr *S = rt_sess;
+	if (agent_state || !S || S->recorder.attached || __atomic_load_n(&rt_agent_ended, __ATOMIC_ACQUIRE) ||
+	    proc_alive(S->collector_pid, S->recorder.start_time))
+		return 0;
+	struct sonde_modhook **mods;
+	uint32_t n = rt_registered_modules(&mods);
+	rt_patch_live = 1; /* the program runs: sleds change under its threads (patch.c) */
+	end_now(mods, (int)n);
+	agent_state = 2;
+	return 1;
 }
 
 /* Sees sonde's end: the only writer of the pipe is sonde. */
@@ -307,6 +337,8 @@ RT_EXPORT int sonde_agent_retire(const char *session, long held)
 {
 	int saved = errno, rc = -EBUSY;
 	pthread_mutex_lock(&agent_lock);
+	if (held)
+		end_orphaned_launch();
 	if (agent_state != 1 && (agent_state || !rt_sess))
 		rc = rt_probe_running() ? -EADDRINUSE : retire_earlier(session, held);
 	pthread_mutex_unlock(&agent_lock);
@@ -332,6 +364,8 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive, long hel
 {
 	int saved = errno, rc;
 	pthread_mutex_lock(&agent_lock);
+	if (held)
+		end_orphaned_launch();
 	if (agent_state == 1 || (!agent_state && rt_sess)) {
 		rc = -EBUSY;
 		goto out;

@@ -439,6 +439,8 @@ RT_HIDDEN void rt_instr_retire(const uint64_t *busy, uint32_t nbusy);
 
 /* Register a module (runtime.c; exported: module constructors call it). */
 RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m);
+/* The modules registered in this session (runtime.c): their count, *out the list. */
+RT_HIDDEN uint32_t rt_registered_modules(struct sonde_modhook ***out);
 RT_EXPORT int sonde_agent_start(const char *session, const char *alive, long held);
 RT_EXPORT int sonde_agent_retire(const char *session, long held);
 

@@ -334,13 +334,19 @@ static int map_session(int fd)
 	return init_state > 0 ? 0 : -1;
 }
 
+/* The launch's session was taken back (rt_session_retire): the
+ * environment's fd names a session nobody reads any more. */
+static int env_session_retired;
+
 RT_HIDDEN int rt_init(void)
 {
 	if (init_state)
 		return init_state > 0 ? 0 : -1;
 	int saved = errno;
 	init_state = -1;
-	const char *s = getenv(SONDE_ENV_FD);
+	/* the session of the environment (a launch), unless taken back: a
+	 * later attach's session comes through rt_init_late only */
+	const char *s = env_session_retired ? NULL : getenv(SONDE_ENV_FD);
 	int rc = map_session(s ? atoi(s) : -1);
 	errno = saved;
 	return rc;
@@ -380,6 +386,11 @@ static void unhook_slot(uintptr_t slot, uintptr_t ra)
 	if (slot && !(slot & 7) && peek_word(slot, &v) == 0 && rt_is_exit_tramp(v))
 		poke_word(slot, ra);
 }
+
+/* Every module registered in this session (its constructor, or the agent),
+ * for the end of a launched session whose sonde is gone (agent.c). */
+static struct sonde_modhook *reg_mods[SONDE_MAX_MODULES];
+static uint32_t nreg_mods;
 
 RT_HIDDEN void rt_cpu_retire_all(void)
 {
@@ -432,7 +443,9 @@ RT_HIDDEN int rt_session_retire(void)
 	int locks = (rt_mode & (SONDE_MODE_LOCKS | SONDE_MODE_LOCK_EVENTS)) != 0;
 	rt_sess = NULL;
 	rt_proc_slot = 0;
+	env_session_retired = 1; /* a launch's session (its fd in the environment) is never mapped again */
 	init_state = 0;
+	__atomic_store_n(&nreg_mods, 0, __ATOMIC_RELEASE); /* the next session registers its own */
 	rt_exit_hook = rt_exit_any;
 	__atomic_store_n(&rt_agent_ended, 0, __ATOMIC_RELEASE);
 	if (used && mmap(base, used, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED,
@@ -940,6 +953,12 @@ RT_HIDDEN void rt_sled_hooks(const struct sonde_module *M, sonde_enter_fn *enter
 	      : e == rt_enter_trace ? rt_exit_sled_trace : rt_exit_sled_any;
 }
 
+RT_HIDDEN uint32_t rt_registered_modules(struct sonde_modhook ***out)
+{
+	*out = reg_mods;
+	return __atomic_load_n(&nreg_mods, __ATOMIC_ACQUIRE);
+}
+
 RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m)
 {
 	int saved = errno;
@@ -974,6 +993,11 @@ RT_EXPORT int sonde_rt_register_module(struct sonde_modhook *m)
 	M->dormant = dormant > 0 ? (uint32_t)dormant : 0;
 	M->numbering_ns = m->numbering_ns;
 	atomic_store_explicit(&M->state, SONDE_M_LOADED, memory_order_release);
+	uint32_t k = __atomic_fetch_add(&nreg_mods, 1, __ATOMIC_ACQ_REL);
+	if (k < SONDE_MAX_MODULES)
+		__atomic_store_n(&reg_mods[k], m, __ATOMIC_RELEASE);
+	else
+		__atomic_store_n(&nreg_mods, SONDE_MAX_MODULES, __ATOMIC_RELEASE);
 	errno = saved;
 	return 0;
 refuse:

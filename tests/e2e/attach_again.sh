@@ -13,8 +13,10 @@
 # are found; one runtime loaded, at most one session mapped after each
 # cycle; the record cycles after the first add at most 1 MiB of resident
 # memory in all (a probe cycle's growth is printed: the probe engine keeps
-# its areas); output and exit status equal a run without sonde.  Then an
-# attach to a process launched under `sonde record` is refused, saying why.
+# its areas); output and exit status equal a run without sonde.  Then a
+# process launched under `sonde record` whose sonde was SIGKILLed is
+# attached twice (plain and sonde-cc builds), each recording its own round;
+# while its sonde runs, an attach is refused, saying why.
 # Needs ptrace of a non-child: root, or kernel.yama.ptrace_scope 0.
 source "$ROOT/tests/lib.sh"
 source "$ROOT/tests/attach_lib.sh"
@@ -143,7 +145,59 @@ cycles_on "sonde-cc build" 12
 gcc -O2 -g -pthread -I"$PROGS" -o aa "$PROGS/attach_again.c" || { notok build "gcc"; exit 0; }
 cycles_on "plain gcc build" 8
 
-# ---- a launched recording is refused, saying why ----
+# ---- a launched recording whose sonde was SIGKILLed: attached again ----
+# launched_orphan B: ./aa launched under `sonde record`, that sonde
+# SIGKILLed (the launched runtime has no watcher: nobody reads its session
+# any more); then two `record -p`, a round in each: each holds the round's
+# calls as the program counted them; the program runs to its end.
+launched_orphan() {
+	local B=$1 lp j
+	rm -f o.fifo o.pid o.out
+	mkfifo o.fifo
+	"$SONDE" record -o orphan.data -- ./aa o.fifo o.pid > o.out 2> o.err &
+	lp=$!
+	for _ in $(seq 250); do [ -s o.pid ] && break; sleep 0.02; done
+	exec 3>o.fifo
+	pid=$(cat o.pid)
+	echo go >&3 # a round under the launched recording
+	wait_for o.out '^round 1:'
+	kill -KILL $lp
+	wait $lp 2>/dev/null
+	for j in 1 2; do
+		if ! record_attached "orphan$j"; then
+			notok "$B, launched, its sonde SIGKILLed: attach $j" "$(tail -2 orphan$j.err)"
+			kill -KILL $sp 2>/dev/null
+			continue
+		fi
+		echo go >&3
+		wait_for o.out "^round $((j + 1)):" || notok "$B: orphan round $((j + 1))" "not printed"
+		kill -INT $sp
+		wait $sp
+		check "$B, launched, its sonde SIGKILLed: attach $j: sonde ends with status 0" test $? -eq 0
+		grep '^round' o.out | sed -n "$((j + 1))p" > orphan$j.own
+		"$SONDE" report -i "orphan$j.data" --format=json > "orphan$j.rep" 2>&1
+		check "$B, launched, its sonde SIGKILLed: attach $j records the round made inside it ($(cat orphan$j.own))" \
+			python3 - "orphan$j.rep" "orphan$j.own" <<'PY'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+w = {m.group(1): int(m.group(2)) for m in re.finditer(r"(\w+) (\d+)", open(sys.argv[2]).read().split(":", 1)[1])}
+f = {x["name"]: x["calls"] for x in d["functions"]}
+bad = {k: (f.get(k, 0), w[k]) for k in ("leaf", "middle", "round_once") if f.get(k, 0) != w[k]}
+print(bad or "", d["lost_events"] or "")
+sys.exit(1 if bad or d["lost_events"] else 0)
+PY
+	done
+	echo more >&3
+	exec 3>&-
+	wait_for o.out '^end$'
+	check "$B, launched, its sonde SIGKILLed: the program ran to its end, every round printed" \
+		bash -c "[ \$(grep -c '^round' o.out) = 3 ] && grep -qx end o.out"
+}
+launched_orphan "plain gcc build"
+"$SONDE_CC_BIN" -O2 -g -pthread -I"$PROGS" -o aa "$PROGS/attach_again.c" || { notok build "sonde-cc"; exit 0; }
+launched_orphan "sonde-cc build"
+
+# ---- a launched recording is refused while its sonde runs, saying why ----
 rm -f l.fifo l.pid
 mkfifo l.fifo
 "$SONDE" record -o launched.data -- ./aa l.fifo l.pid > l.out 2> l.err &
@@ -154,7 +208,7 @@ pid=$(cat l.pid)
 "$SONDE" record -p "$pid" -o again.data 2> again.err
 rc=$?
 check "an attach to a process launched under sonde record: exit 2" test $rc -eq 2
-check "... says it is being recorded" grep -q "^sonde: error: the agent could not start in process $pid (it is being recorded now: started under 'sonde record'" again.err
+check "... says it is being recorded" grep -q "^sonde: error: the agent could not start in process $pid (it is being recorded now: started under a 'sonde record' that still runs" again.err
 echo go >&3
 exec 3>&-
 wait $lp

@@ -257,7 +257,13 @@ rmdir "$work" 2>/dev/null
 if [ ${#skipped[@]} -gt 0 ]; then
 	echo "skipped (not counted as passed):"; printf '  %s\n' "${skipped[@]}"
 fi
-[ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
+if [ ${#failed[@]} -gt 0 ]; then
+	# what failed, again at the very end: a CI shows only the output's tail
+	echo "failed: ${failed[*]}"
+	for name in "${failed[@]}"; do
+		grep '^not ok - ' "$logs/$(echo "$name" | tr '/' '_').log" | head -n 8 | cut -c1-300 | sed "s|^|  [$name] |"
+	done
+fi
 slow=$(for ((i = 0; i < n; i++)); do echo "${took[$i]} ${names[$i]}"; done | sort -nr | head -5 |
 	awk '{ printf "%s%s %ds", sep, $2, $1; sep = ", " }')
 echo "$n tests in $((SECONDS - t0)) s, $jobs at once ($cpus s of CPU); the longest: $slow; logs in $logs"

@@ -426,8 +426,6 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 	struct sonde_thread *t = L->t;
 	L->busy = 1; /* was 0: nothing pending */
 	atomic_signal_fence(memory_order_seq_cst);
-	if (mode) /* the floor (mode 0, bench/) records no split */
-		rt_cpu_check(L, mode); /* a switch since the last hook: its wait is the caller's (cpu_time.c) */
 	if (numbered && (fn & SONDE_INSTR_COUNT)) {
 		/* only a profile counts (record refuses --timing with --trace) */
 		fn &= ~(uintptr_t)SONDE_INSTR_COUNT;
@@ -439,6 +437,12 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 		}
 	}
 	uint64_t now = clock_ticks();
+	/* a switch since the last hook, or a millisecond without a look: the
+	 * wait is the caller's (cpu_time.c); a counted call (above) leaves the
+	 * context as it was, and the next look gives the wait to it anyway.
+	 * The floor (mode 0, bench/) records no split. */
+	if (mode)
+		rt_cpu_check_enter(L, mode, &now);
 	uint32_t d = t->depth;
 	uintptr_t ra = *slot;
 	/* A live caller's slot is above its callee's: a top frame at or below

@@ -178,12 +178,6 @@ static inline uint64_t *rt_ring_last(struct rt_tls *L)
  * to the context on top of the stack (t->cur_node), which was running all
  * the while: each node's off-CPU time is exclusive, as its wall time is. */
 RT_HIDDEN uint64_t rt_cpu_refresh(struct rt_tls *L, uint32_t lock, uint32_t mode, uint64_t at);
-static inline __attribute__((always_inline)) void rt_cpu_check(struct rt_tls *L, uint32_t mode)
-{
-	uint32_t l = *L->cpu_lock;
-	if (__builtin_expect(l != L->cpu_seen, 0))
-		rt_cpu_refresh(L, l, mode, 0);
-}
 /* The same at a hook whose time *now was taken before (an exit): the cold
  * path's own time (its system calls, slow after a long sleep: cold caches)
  * is then not the returning call's; its trace records go at *now, before
@@ -202,6 +196,22 @@ static inline __attribute__((always_inline)) void rt_cpu_check_at(struct rt_tls 
 		rt_cpu_refresh(L, l, mode, *now);
 		if (L->cpu_seen != l)
 			*now = clock_ticks();
+	}
+}
+/* The same at an entry, its time *now taken before: the wait (a switch,
+ * or a millisecond without a look, as at an exit) is the caller's, its
+ * trace record at *now; the call starts after the cold path (*now again),
+ * so its system calls are not the callee's.  Looking at entries too keeps
+ * interrupt and stolen time that fell in a caller from going to the callee
+ * whose exit looks next. */
+static inline __attribute__((always_inline)) void rt_cpu_check_enter(struct rt_tls *L, uint32_t mode, uint64_t *now)
+{
+	uint32_t l = *L->cpu_lock;
+	if (__builtin_expect(l != L->cpu_seen || *now - L->cpu_at > L->cpu_quiet, 0)) {
+		rt_cpu_refresh(L, l, mode, *now);
+		if ((l = *L->cpu_lock) != L->cpu_seen) /* switched out during it: that wait is the caller's too */
+			rt_cpu_refresh(L, l, mode, clock_ticks());
+		*now = clock_ticks();
 	}
 }
 /* thread_attach: the page of this thread opened (kept from an earlier

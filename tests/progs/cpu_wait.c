@@ -11,10 +11,11 @@
  *   contend   spins 4 ms of CPU time beside a hog process on the same CPU
  *             (the program and the hog pinned to one CPU; preempted)
  *   mixed     burn, then nap, then burn (its CPU time is its callees')
+ * Each call is also measured by its caller (CALL below).
  * main calls each ROUNDS times (argument 1, default 6; burn and nap are
  * called by mixed too).  At the end it prints on stderr a line per
  * function: "own NAME calls N wall W cpu C" (nanoseconds, summed over all
- * its calls).  With "wait" as argument 2 it first
+ * its calls; then "outer_wall W outer_cpu C", the caller's readings).  With "wait" as argument 2 it first
  * prints "waiting PID" and waits for a byte on stdin (a test attaches
  * meanwhile); with "end" as
  * argument 3 it also waits for one after its work ("waiting again"),
@@ -44,7 +45,21 @@ enum { F_BURN, F_NAP, F_AWAIT, F_DRAIN, F_CONTEND, F_MIXED, F_N };
 static const char *names[F_N] = { "burn", "nap", "await", "drain", "contend", "mixed" };
 static uint64_t calls[F_N], wall[F_N], cpu[F_N];
 
-/* A function's body between OWN_BEGIN and OWN_END(k) is measured. */
+/* A function's body between OWN_BEGIN and OWN_END(k) is measured; and
+ * each call from its caller, CALL(k, call): the same clocks read before the
+ * call and after it, sums in outer_wall / outer_cpu.  The two bracket
+ * what a tool that times calls at their entry and exit can see: its hooks
+ * run between the caller's readings and the body's. */
+static uint64_t outer_wall[F_N], outer_cpu[F_N];
+#define CALL(k, call)                                                           \
+	do {                                                                        \
+		uint64_t cw0 = clock_of(CLOCK_MONOTONIC), cc0 = CPU_NS();               \
+		call;                                                                   \
+		uint64_t cc1 = CPU_NS(), cw1 = clock_of(CLOCK_MONOTONIC);               \
+		outer_wall[k] += cw1 - cw0;                                             \
+		outer_cpu[k] += cc1 - cc0;                                              \
+	} while (0)
+
 #define OWN_BEGIN uint64_t own_w0 = clock_of(CLOCK_MONOTONIC), own_c0 = CPU_NS()
 #define OWN_END(k)                                                 \
 	do {                                                           \
@@ -129,9 +144,9 @@ __attribute__((noinline)) void contend(void)
 __attribute__((noinline)) void mixed(void)
 {
 	OWN_BEGIN;
-	burn();
-	nap();
-	burn();
+	CALL(F_BURN, burn());
+	CALL(F_NAP, nap());
+	CALL(F_BURN, burn());
 	OWN_END(F_MIXED);
 }
 
@@ -189,22 +204,22 @@ int main(int argc, char **argv)
 	CPU_SET(here < 0 ? 0 : here, &s);
 	sched_setaffinity(0, sizeof s, &s);
 	for (int r = 0; r < rounds; r++) {
-		burn();
-		nap();
+		CALL(F_BURN, burn());
+		CALL(F_NAP, nap());
 		pthread_t th;
 		pthread_create(&th, NULL, signaller, NULL);
-		await();
+		CALL(F_AWAIT, await());
 		pthread_join(th, NULL);
 		int fd;
 		pid_t w = slow_writer(&fd, 4);
-		drain(fd);
+		CALL(F_DRAIN, drain(fd));
 		close(fd);
 		waitpid(w, NULL, 0);
 		pid_t h = hog(here < 0 ? 0 : here);
-		contend();
+		CALL(F_CONTEND, contend());
 		kill(h, SIGKILL);
 		waitpid(h, NULL, 0);
-		mixed();
+		CALL(F_MIXED, mixed());
 	}
 	if (argc > 3 && !strcmp(argv[3], "end")) {
 		char b;
@@ -214,8 +229,9 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	for (int k = 0; k < F_N; k++)
-		fprintf(stderr, "own %s calls %llu wall %llu cpu %llu\n", names[k], (unsigned long long)calls[k],
-		        (unsigned long long)wall[k], (unsigned long long)cpu[k]);
+		fprintf(stderr, "own %s calls %llu wall %llu cpu %llu outer_wall %llu outer_cpu %llu\n", names[k],
+		        (unsigned long long)calls[k], (unsigned long long)wall[k], (unsigned long long)cpu[k],
+		        (unsigned long long)outer_wall[k], (unsigned long long)outer_cpu[k]);
 	printf("cpu_wait done\n");
 	return 0;
 }

@@ -183,7 +183,8 @@ leave() {
 		> "stub.$name" 2>&1 < /dev/null &
 	local qpid=$!; stubs+=("$qpid")
 	wait_listen "$port"
-	python3 "$PROXY" "$pport" "127.0.0.1:$port" --log "px.$name" &
+	local slow=(); [ "$how" = int ] && slow=(--slow-remove 0.2)  # a window for the second Ctrl-C below
+	python3 "$PROXY" "$pport" "127.0.0.1:$port" --log "px.$name" "${slow[@]}" &
 	stubs+=($!)
 	wait_listen "$pport"
 	local extra=()
@@ -206,7 +207,18 @@ for n in sys.argv[1:]: print(hex(f[n]))' $FNS) \
 			sleep 0.1
 		done
 		sleep 1.5
+		local sonde_pid; sonde_pid=$(pgrep -P "$spid" | head -1)
 		kill -INT "$spid"
+		# and a second Ctrl-C, to sonde itself (timeout(1) ignores the
+		# signal once it has passed it on), once sonde takes its breakpoints
+		# out (an impatient user; timeout's copy to its process group comes
+		# late on a loaded machine): the leave goes on to its end
+		for _ in $(seq 600); do
+			grep -qE '^z[01],' "px.$name" 2>/dev/null && break
+			kill -0 "$spid" 2>/dev/null || break
+			sleep 0.05
+		done
+		[ -n "$sonde_pid" ] && kill -INT "$sonde_pid" 2>/dev/null
 	fi
 	wait "$spid"
 	local rc=$?

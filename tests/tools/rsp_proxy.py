@@ -11,6 +11,9 @@ real board where QEMU cannot:
                      and RAM elsewhere
   --hw-limit N       at most N hardware breakpoints (Z1) at once: the next
                      one gets E0E, as a core with N comparators
+  --slow-remove S    each breakpoint removal (z0, z1) waits S seconds before
+                     it goes to the stub, as over a slow probe (a test's
+                     window to signal the client while it leaves)
 
 Acks are ended on each side (the proxy acks what it receives and swallows
 the acks it gets), and QStartNoAckMode is taken out of the stub's features.
@@ -20,6 +23,7 @@ import argparse
 import select
 import socket
 import sys
+import time
 
 
 def checksum(b):
@@ -70,6 +74,7 @@ def main():
     ap.add_argument("--readonly", type=rng)
     ap.add_argument("--flash", type=rng)
     ap.add_argument("--hw-limit", type=int, default=-1)
+    ap.add_argument("--slow-remove", type=float, default=0)
     a = ap.parse_args()
     log = open(a.log, "w", buffering=1) if a.log else None
     ls = socket.socket()
@@ -122,6 +127,8 @@ def main():
                 hw.add(addr)
             elif p[:3] == b"z1,":
                 hw.discard(addr)
+        if p[:3] in (b"z0,", b"z1,") and a.slow_remove:
+            time.sleep(a.slow_remove)
         if p.startswith(b"qSupported"):
             rewrite.append(lambda r: r.replace(b";QStartNoAckMode+", b"") +
                            (b";qXfer:memory-map:read+" if a.flash else b""))

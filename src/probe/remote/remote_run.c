@@ -919,7 +919,6 @@ static void handlers_restore(void)
  * target detached, the connection closed. */
 static void abandon(void)
 {
-	handlers_restore();
 	if (sess.tracing)
 		remote_trace_stop(&sess.c);
 	if (!remove_all(&sess) && !rcount_undo(&sess) && !rrm_undo(&sess))
@@ -930,6 +929,7 @@ static void abandon(void)
 	free(sess.tps);
 	free_sites(&sess);
 	remote_close(&sess.c);
+	handlers_restore();
 }
 
 static void rm_close(struct engine *e)
@@ -1082,7 +1082,6 @@ static int rm_run(struct engine *e, const struct probe_opts *o, char *err, size_
 		e->t.status = STATUS_GONE;
 		rc = 0;
 	}
-	handlers_restore();
 	/* The stub's counts: after an exit it still answers (gdbserver); a
 	 * closed connection loses them. */
 	if (sess.tracing && !(e->t.gone && e->t.status == STATUS_GONE) && trace_collect(&sess) && !rc) {
@@ -1114,6 +1113,13 @@ static int rm_run(struct engine *e, const struct probe_opts *o, char *err, size_
 	free_sites(&sess);
 	free(sess.tps);
 	remote_close(&sess.c);
+	/* Ctrl-C and SIGTERM stay ours until the target holds nothing of
+	 * sonde's: another one while the breakpoints come out (a user's second
+	 * Ctrl-C; timeout(1) sends its copy to the command and then to its
+	 * process group, which a loaded machine may deliver after run_loop
+	 * ended: CI saw sonde die of it, the firmware not left running) ends
+	 * nothing more */
+	handlers_restore();
 	return rc;
 }
 

@@ -951,7 +951,6 @@ static int uc_open(struct engine *e, const struct probe_opts *o, char *err, size
 
 static void leave(void)
 {
-	handlers(0);
 	if (us.count) {
 		ucount_undo(us.count, 0x10000);
 		ucount_free(us.count);
@@ -959,6 +958,7 @@ static void leave(void)
 	}
 	remove_all();
 	ulink_close(&us.l);
+	handlers(0); /* only now: a second Ctrl-C while the breakpoints come out is one more request to end */
 }
 
 static int uc_place(struct engine *e, const struct probe_opts *o, char *err, size_t n)
@@ -1042,7 +1042,6 @@ static int uc_run(struct engine *e, const struct probe_opts *o, char *err, size_
 		break;
 	}
 	e->end_ns = now_ns();
-	handlers(0);
 	/* our `stop` has a reply of its own besides the run's stop */
 	if (interrupted && !rc && ulink_sync(&us.l)) {
 		snprintf(err, n, "%s: %s", o->target, us.l.err);
@@ -1076,6 +1075,10 @@ static int uc_run(struct engine *e, const struct probe_opts *o, char *err, size_
 	ucount_free(us.count);
 	us.count = NULL;
 	ulink_close(&us.l);
+	/* Ctrl-C and SIGTERM stay ours until the simulator holds nothing of
+	 * sonde's: another one while the breakpoints come out (a user's second
+	 * Ctrl-C, timeout(1)'s second copy to its process group) is no end */
+	handlers(0);
 	if (us.rec) {
 		/* what was recorded is written, the session's error or not */
 		char rerr[300];

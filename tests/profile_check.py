@@ -57,5 +57,56 @@ def near_split(x, key, want, rel):
     off = max(0, x[key] - cpu) if cpu is not None else 0
     return abs(x[key] - want) <= rel * want + off
 
+# tree_paths(data, key): every call path of `sonde tree` (all threads, all
+# processes; a tuple of names from the outermost call) -> [the sum of key
+# over its nodes (None if one has it null), how many nodes].
+def tree_paths(data, key):
+    out = {}
+    def walk(n, path):
+        p = path + (n["name"],)
+        s = out.setdefault(p, [0, 0])
+        v = n.get(key)
+        s[0] = None if v is None or s[0] is None else s[0] + v
+        s[1] += 1
+        for c in n.get("children", []):
+            walk(c, p)
+    for t in sonde_json("tree", data=data)["threads"]:
+        for r in t["roots"]:
+            walk(r, ())
+    return out
+
+# check_diff_paths(label, d, base, new): `sonde diff BASE NEW`'s call paths
+# (d, its JSON) against `sonde tree` of each recording (issue 38): with
+# both splits measured, a path's inclusive_cpu_ns_base / _new is the sum of
+# its nodes' inclusive_cpu_ns over the threads (each rounded to whole ns:
+# 1 ns a node) and _delta is _new - _base; else all three are null, not 0.
+# Rows of one name path (same names, other files) are added up.
+def check_diff_paths(label, d, base, new):
+    split = d.get("cpu_split_base") == "measured" and d.get("cpu_split_new") == "measured"
+    rows = {}
+    for r in d["paths"]:
+        rows.setdefault(tuple(r["path"]), []).append(r)
+    keys = [f"inclusive_cpu_ns_{s}" for s in ("base", "new", "delta")]
+    missing = [r["path"] for r in d["paths"] if any(k not in r for k in keys)]
+    say(rows and not missing, f"{label}: every call path has {', '.join(keys)}", f"{len(rows)} paths; without: {missing[:3]}")
+    if missing:
+        return
+    if not split:
+        bad = [(r["path"], [r.get(k, 0) for k in keys]) for r in d["paths"] if any(r.get(k, 0) is not None for k in keys)]
+        say(not bad, f"{label}: a recording without the split ({d.get('cpu_split_base')} / {d.get('cpu_split_new')}): "
+            "the paths' CPU times are null, not 0", str(bad[:3]))
+        return
+    for side, data in (("base", base), ("new", new)):
+        tree, bad = tree_paths(data, "inclusive_cpu_ns"), []
+        for p, rs in rows.items():
+            got = [r[f"inclusive_cpu_ns_{side}"] for r in rs]
+            want, nodes = tree.get(p, (0, 0))
+            if want is None or None in got or abs(sum(got) - want) > nodes + len(rs):
+                bad.append(f"{' > '.join(p)}: diff {got}, tree {want} ({nodes} nodes)")
+        say(not bad, f"{label}: each path's inclusive CPU time in {side} = its nodes' in `sonde tree` "
+            f"({len(rows)} paths, {sum(n for _, n in tree.values())} nodes)", "; ".join(bad[:4]))
+    bad = [r["path"] for r in d["paths"] if r["inclusive_cpu_ns_delta"] != r["inclusive_cpu_ns_new"] - r["inclusive_cpu_ns_base"]]
+    say(not bad, f"{label}: each path's inclusive_cpu_ns_delta = new - base", str(bad[:3]))
+
 def done():
     sys.exit(1 if failures else 0)

@@ -1,8 +1,9 @@
 /* diff.c — `sonde diff BASE NEW`: what changed between two recordings, per
  * function (calls, exclusive and inclusive time) and per call path (calls
- * and inclusive time of each calling context), sorted by impact.  Functions
- * are matched as fnrows.h says; a call path is the list of their keys from
- * the outermost call. */
+ * and inclusive time of each calling context), sorted by impact, with the
+ * parts of those times on a CPU when both recordings split them (issue
+ * 38).  Functions are matched as fnrows.h says; a call path is the list of
+ * their keys from the outermost call. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,18 +17,23 @@ static void die_oom(void)
 	cli_die(EXIT_DATA, "out of memory");
 }
 
-/* Every calling context of the selected threads, as a path of keys. */
+/* Every calling context of the selected threads (those of the profile:
+ * --tid, --pid, --comm), as a path of keys, with its inclusive time and the
+ * part of it on a CPU (issue 38: the node's CPU ticks as the profile counts
+ * them; 0 for a thread without the split, whose column is then not shown). */
 static void paths_of(const struct fn_input *in, int k, struct fn_rows *s)
 {
 	const struct recording *r = in->l.r;
+	struct rd_select sel = load_select(&in->o);
 	for (int t = 0; t < r->nthreads; t++) {
 		const struct rd_thread *th = &r->threads[t];
-		if (!th->nodes || (in->o.tid && th->r.tid != in->o.tid))
+		if (!th->nodes || !rd_thread_selected(r, &sel, th))
 			continue;
 		uint32_t n = th->nnodes;
 		uint32_t *depth = calloc(n ? n : 1, sizeof *depth);
 		if (!depth)
 			die_oom();
+		int64_t *cpu = profile_node_cpu(r, th);
 		/* Parents come before their children in a thread's node array
 		 * (the reader checks every node is reached from the root). */
 		for (uint32_t i = 1; i < n; i++) {
@@ -57,7 +63,9 @@ static void paths_of(const struct fn_input *in, int k, struct fn_rows *s)
 			struct fn_row *row = fnrows_add(s, key, &in->l.ft.fns[chain[0]]);
 			row->calls[k] = nd->calls;
 			row->incl[k] = rd_ns(r, (int64_t)(nd->ticks > (uint64_t)INT64_MAX ? INT64_MAX : nd->ticks));
+			row->incl_cpu[k] = cpu ? rd_ns(r, cpu[i]) : 0;
 		}
+		free(cpu);
 		free(depth);
 	}
 }
@@ -167,10 +175,9 @@ static void json_rows(struct json *j, const char *name, const struct fn_rows *s,
 		json_int(j, "inclusive_ns_base", ns(r->incl[0]));
 		json_int(j, "inclusive_ns_new", ns(r->incl[1]));
 		json_int(j, "inclusive_ns_delta", ns(r->incl[1]) - ns(r->incl[0]));
-		if (!paths) {
+		if (!paths)
 			json_cpu3(j, "exclusive", r->excl_cpu);
-			json_cpu3(j, "inclusive", r->incl_cpu);
-		}
+		json_cpu3(j, "inclusive", r->incl_cpu);
 		json_obj_end(j);
 	}
 	json_arr_end(j);
@@ -185,6 +192,21 @@ static const char *pct(double base, double now, char *buf, size_t n)
 	return buf;
 }
 
+/* The table's CPU column (both recordings split their time): the change
+ * of the CPU time v, and its relative change. */
+static void table_cpu_head(void)
+{
+	if (diff_cpu)
+		printf("%11s %8s  ", "cpu delta", "");
+}
+
+static void table_cpu(const double v[2])
+{
+	char d[32], p[32];
+	if (diff_cpu)
+		printf("%11s %8s  ", fmt_ns_signed(v[1] - v[0], d, sizeof d), pct(v[0], v[1], p, sizeof p));
+}
+
 static void table_functions(const struct fn_rows *s, int limit)
 {
 	int namew = term_width() - (diff_cpu ? 112 : 92);
@@ -192,19 +214,16 @@ static void table_functions(const struct fn_rows *s, int limit)
 		namew = 20;
 	printf("%12s %12s %11s %11s %11s %8s %11s %8s  ", "calls base", "calls new", "excl base", "excl new",
 	       "excl delta", "", "incl delta", "");
-	if (diff_cpu)
-		printf("%11s %8s  ", "cpu delta", "");
+	table_cpu_head();
 	printf("%s\n", "function");
 	for (size_t i = 0; i < s->n && (!limit || i < (size_t)limit); i++) {
 		const struct fn_row *r = &s->v[i];
-		char a[32], b[32], c[32], d[32], e[32], p1[32], p2[32], p3[32];
+		char a[32], b[32], c[32], d[32], p1[32], p2[32];
 		printf("%12llu %12llu %11s %11s %11s %8s %11s %8s  ", (unsigned long long)r->calls[0],
 		       (unsigned long long)r->calls[1], fmt_ns(r->excl[0], a, sizeof a), fmt_ns(r->excl[1], b, sizeof b),
 		       fmt_ns_signed(r->excl[1] - r->excl[0], c, sizeof c), pct(r->excl[0], r->excl[1], p1, sizeof p1),
 		       fmt_ns_signed(r->incl[1] - r->incl[0], d, sizeof d), pct(r->incl[0], r->incl[1], p2, sizeof p2));
-		if (diff_cpu) /* exclusive CPU time: what the function itself ran */
-			printf("%11s %8s  ", fmt_ns_signed(r->excl_cpu[1] - r->excl_cpu[0], e, sizeof e),
-			       pct(r->excl_cpu[0], r->excl_cpu[1], p3, sizeof p3));
+		table_cpu(r->excl_cpu); /* exclusive CPU time: what the function itself ran */
 		printf("%.*s\n", namew, r->fn->name);
 	}
 	if (limit && s->n > (size_t)limit)
@@ -213,12 +232,15 @@ static void table_functions(const struct fn_rows *s, int limit)
 
 static void table_paths(const struct fn_rows *s, int limit)
 {
-	printf("\n%12s %12s %11s %8s  %s\n", "calls base", "calls new", "incl delta", "", "call path");
+	printf("\n%12s %12s %11s %8s  ", "calls base", "calls new", "incl delta", "");
+	table_cpu_head();
+	printf("%s\n", "call path");
 	for (size_t i = 0; i < s->n && (!limit || i < (size_t)limit); i++) {
 		const struct fn_row *r = &s->v[i];
 		char a[32], p[32];
 		printf("%12llu %12llu %11s %8s  ", (unsigned long long)r->calls[0], (unsigned long long)r->calls[1],
 		       fmt_ns_signed(r->incl[1] - r->incl[0], a, sizeof a), pct(r->incl[0], r->incl[1], p, sizeof p));
+		table_cpu(r->incl_cpu); /* inclusive CPU time: the context's, its callees' included */
 		for (const char *q = r->key; q;) {
 			const char *e = strchr(q, '\n'), *tab = strchr(q, '\t');
 			int l = (int)((tab && (!e || tab < e) ? tab : e ? e : q + strlen(q)) - q);

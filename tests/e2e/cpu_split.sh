@@ -13,7 +13,8 @@
 # ends), and a trace of it (--trace: the report from the timeline); pprof's
 # cpu and off_cpu types read by go tool pprof.  Then: without the source (a
 # seccomp filter), the report says the split is not known and shows no CPU
-# numbers.
+# numbers; and `sonde diff`'s call paths have the CPU time of `sonde tree`'s
+# nodes (all threads), or null against the seccomp run.
 source "$ROOT/tests/lib.sh"
 src="$PROGS/cpu_wait.c"
 
@@ -303,23 +304,7 @@ grep -qx "status 0" blk.out && ok "attached, blocked: the program then ran to it
 # no source: a seccomp filter on the program (a filter that allows all),
 # the split not tried; the report says so and shows no CPU numbers
 {
-	cat >seccomp_run.c <<'EOF'
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stdio.h>
-#include <sys/prctl.h>
-#include <unistd.h>
-int main(int argc, char **argv)
-{
-	struct sock_filter allow[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
-	struct sock_fprog prog = { 1, allow };
-	if (argc < 2 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
-		return 111;
-	execv(argv[1], argv + 1);
-	return 112;
-}
-EOF
-	gcc -O2 seccomp_run.c -o seccomp_run || notok "seccomp helper" "build failed"
+	gcc -O2 "$PROGS/seccomp_run.c" -o seccomp_run || notok "seccomp helper" "build failed"
 	"$SONDE" record -o sc.data -- ./seccomp_run ./cw-gcc 1 >sc.out 2>sc.own
 	rc=$?
 	"$SONDE" report -i sc.data --format=json >sc.json 2>sc.err
@@ -337,4 +322,17 @@ PY
 	"$SONDE" report -i sc.data >sc.txt 2>&1
 	check "seccomp: the table says why the CPU columns are missing" grep -q "^on-CPU / off-CPU time: not measured: the program runs under a seccomp filter" sc.txt
 }
+
+# sonde diff's call paths: their CPU time summed over the threads and
+# processes of each recording as `sonde tree` has each path's nodes (two
+# builds, both split); against the seccomp run, null
+"$SONDE" diff "sonde-cc gcc.data" "plain gcc (patched).data" --format=json >dp.json 2>dp.err || notok "diff of two builds" "$(cat dp.err)"
+"$SONDE" diff "sonde-cc gcc.data" sc.data --format=json >dsc.json 2>dsc.err || notok "diff with the seccomp run" "$(cat dsc.err)"
+python3 - <<'PY'
+import json, sys, os; sys.path.insert(0, os.environ["ROOT"] + "/tests")
+from profile_check import say, done, check_diff_paths
+check_diff_paths("diff of two builds", json.load(open("dp.json")), "sonde-cc gcc.data", "plain gcc (patched).data")
+check_diff_paths("diff with the seccomp run", json.load(open("dsc.json")), "sonde-cc gcc.data", "sc.data")
+done()
+PY
 exit 0

@@ -1,6 +1,9 @@
 # sonde diff on two runs whose work differs by a known amount: diffwork 50
 # then diffwork 150 (grows() called 100 more times, fixed() as often).  The
-# expected calls and times are the ones the program printed.
+# expected calls and times are the ones the program printed.  The call
+# paths' CPU time (issue 38) is checked against the program's own CPU clock,
+# `sonde report`'s functions and `sonde tree`'s nodes; then against a
+# recording without the split (the program under a seccomp filter): null.
 . "$ROOT/tests/lib.sh"
 "$SONDE_CC_BIN" -O2 -I"$PROGS" "$PROGS/diffwork.c" -o diffwork || { notok build "sonde-cc failed"; exit 1; }
 "$SONDE" record -o base.data -- ./diffwork 50 >base.out 2>/dev/null || notok "record base" "failed"
@@ -8,10 +11,13 @@
 "$SONDE" diff base.data new.data --format=json >diff.json 2>err.txt || { notok "diff --format=json" "$(cat err.txt)"; exit 0; }
 "$SONDE" diff base.data new.data >diff.txt 2>err.txt && grep -q "grows" diff.txt && ok "diff table names the changed function" \
 	|| notok "diff table names the changed function" "$(head -c 300 err.txt)"
+gcc -O2 "$PROGS/seccomp_run.c" -o seccomp_run || notok "seccomp helper" "build failed"
+"$SONDE" record -o nosplit.data -- ./seccomp_run ./diffwork 50 >nosplit.out 2>/dev/null || notok "record under seccomp" "failed"
+"$SONDE" diff base.data nosplit.data --format=json >nosplit.json 2>err.txt || notok "diff with nosplit" "$(cat err.txt)"
+"$SONDE" diff base.data nosplit.data >nosplit.txt 2>err.txt || notok "diff table with nosplit" "$(cat err.txt)"
 python3 - <<'PY'
-import json
-def say(ok, name, why=""):
-    print(("ok - " if ok else "not ok - ") + name + ("" if ok else f": {why}"))
+import json, os, sys; sys.path.insert(0, os.environ["ROOT"] + "/tests")
+from profile_check import say, report, check_diff_paths
 def prog(path):
     d = {}
     for l in open(path):
@@ -44,6 +50,30 @@ gp = P.get(("main", "grows"))
 say(gp and gp["calls_delta"] == 100 and gp["calls_base"] == 50, "call path main > grows: calls delta 100", str(gp))
 fp = P.get(("main", "fixed"))
 say(fp and fp["calls_delta"] == 0, "call path main > fixed: unchanged", str(fp))
+# the paths' CPU time (issue 38), as `sonde tree` has each path's nodes
+check_diff_paths("diff", d, "base.data", "new.data")
+head = [l for l in open("diff.txt") if l.rstrip().endswith("call path")]
+if d["cpu_split_base"] == d["cpu_split_new"] == "measured":
+    say(head and "cpu delta" in head[0], "the call paths' table has a cpu delta column", str(head))
+    # main > grows and main > fixed are their function's only path: its
+    # inclusive CPU time is the function's, in `sonde report`; and the
+    # program's own CPU clock in its body (sonde's hooks add a little)
+    for side, data, out in (("base", "base.data", b), ("new", "new.data", n)):
+        R = report(data)
+        for fn, p in (("grows", gp), ("fixed", fp)):
+            got, rep, own = p and p[f"inclusive_cpu_ns_{side}"], R[fn]["inclusive_cpu_ns"], out[("cpu", fn)]
+            say(got is not None and abs(got - rep) <= 1, f"{side}: call path main > {fn}: CPU time = sonde report's {fn} "
+                f"inclusive CPU time ({rep / 1e6:.3f} ms)", str(got))
+            say(got is not None and abs(got - own) <= 0.1 * own + 2e6, f"{side}: call path main > {fn}: CPU time within "
+                f"10% of the {own / 1e6:.3f} ms the program measured", str(got))
+else:
+    print(f"skip - the call paths' CPU time against the program's: the split not measured ({d['cpu_split_base']})")
+# BASE with the split, NEW without: no CPU numbers for any path (null, not 0)
+x = json.load(open("nosplit.json"))
+say("seccomp" in x["cpu_split_new"], "under a seccomp filter: the split not measured", x["cpu_split_new"])
+check_diff_paths("diff with nosplit", x, "base.data", "nosplit.data")
+head = [l for l in open("nosplit.txt") if l.rstrip().endswith("call path")]
+say(head and "cpu delta" not in head[0], "without the split: no cpu delta column for the call paths", str(head))
 PY
 "$SONDE" diff base.data >/dev/null 2>err.txt; rc=$?
 [ $rc -eq 1 ] && grep -q "expected two recordings" err.txt && ok "one recording: usage error" || notok "one recording: usage error" "exit $rc $(cat err.txt)"

@@ -1,6 +1,7 @@
 /* diffwork.c — the work of two runs differs by a known amount: `diffwork N`
  * calls fixed() 50 times and grows() N times, each spinning for 200 us of
- * its own; it prints its calls and the time it measured in each. */
+ * its own; it prints its calls and the time it measured in each: wall time
+ * (ns) and the thread's CPU time (cpu), both read in the function's body. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -14,6 +15,13 @@ static double now_ns(void)
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
+static double cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
 static volatile unsigned long sink;
 
 static double spin(double ns)
@@ -24,9 +32,9 @@ static double spin(double ns)
 	return t - t0;
 }
 
-static double t_fixed, t_grows;
-NOIPA void fixed(void) { TOUCH(); t_fixed += spin(200e3); }
-NOIPA void grows(void) { TOUCH(); t_grows += spin(200e3); }
+static double t_fixed, t_grows, c_fixed, c_grows;
+NOIPA void fixed(void) { TOUCH(); double c = cpu_ns(); t_fixed += spin(200e3); c_fixed += cpu_ns() - c; }
+NOIPA void grows(void) { TOUCH(); double c = cpu_ns(); t_grows += spin(200e3); c_grows += cpu_ns() - c; }
 
 int main(int argc, char **argv)
 {
@@ -35,6 +43,7 @@ int main(int argc, char **argv)
 		fixed();
 	for (int i = 0; i < n; i++)
 		grows();
-	printf("calls fixed 50\ncalls grows %d\nns fixed %.0f\nns grows %.0f\n", n, t_fixed, t_grows);
+	printf("calls fixed 50\ncalls grows %d\nns fixed %.0f\nns grows %.0f\ncpu fixed %.0f\ncpu grows %.0f\n", n, t_fixed,
+	       t_grows, c_fixed, c_grows);
 	return 0;
 }

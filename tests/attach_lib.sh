@@ -9,9 +9,26 @@ start() {
 	mkfifo "$1.fifo"
 	("${ATTACH_PROG:-./ap}" "$1.fifo" "$1.pid" ${2:-} > "$1.out" 2> "$1.perr"; echo "status $?" >> "$1.out") &
 	runner=$!
-	for _ in $(seq 250); do [ -s "$1.pid" ] && break; sleep 0.02; done
+	started "$1"
+}
+# started NAME: once the program wrote NAME.pid (up to 20 s), pid is its
+# pid and fd 3 the write end of NAME.fifo; the test ends if it did not start
+started() {
+	for _ in $(seq 1000); do [ -s "$1.pid" ] && break; sleep 0.02; done
 	pid=$(cat "$1.pid" 2>/dev/null) || { notok "start $1" "the program did not start"; exit 0; }
 	exec 3>"$1.fifo"
+}
+# launch_recorded NAME [OPTIONS...]: $ATTACH_PROG launched under `sonde
+# record OPTIONS -o NAME.data` in the background (sonde's pid in lp; the
+# program's output in NAME.out, sonde's stderr in NAME.err), then started
+launch_recorded() {
+	local name=$1
+	shift
+	rm -f "$name.fifo" "$name.pid" "$name.out"
+	mkfifo "$name.fifo"
+	"$SONDE" record "$@" -o "$name.data" -- "${ATTACH_PROG:-./ap}" "$name.fifo" "$name.pid" > "$name.out" 2> "$name.err" &
+	lp=$!
+	started "$name"
 }
 wait_for() { # FILE PATTERN: up to 20 s
 	for _ in $(seq 1000); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.02; done

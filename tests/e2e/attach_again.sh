@@ -152,13 +152,7 @@ cycles_on "plain gcc build" 8
 # calls as the program counted them; the program runs to its end.
 launched_orphan() {
 	local B=$1 lp j
-	rm -f o.fifo o.pid o.out
-	mkfifo o.fifo
-	"$SONDE" record -o orphan.data -- ./aa o.fifo o.pid > o.out 2> o.err &
-	lp=$!
-	for _ in $(seq 250); do [ -s o.pid ] && break; sleep 0.02; done
-	exec 3>o.fifo
-	pid=$(cat o.pid)
+	launch_recorded o
 	echo go >&3 # a round under the launched recording
 	wait_for o.out '^round 1:'
 	kill -KILL $lp
@@ -198,13 +192,7 @@ launched_orphan "plain gcc build"
 launched_orphan "sonde-cc build"
 
 # ---- a launched recording is refused while its sonde runs, saying why ----
-rm -f l.fifo l.pid
-mkfifo l.fifo
-"$SONDE" record -o launched.data -- ./aa l.fifo l.pid > l.out 2> l.err &
-lp=$!
-for _ in $(seq 250); do [ -s l.pid ] && break; sleep 0.02; done
-exec 3>l.fifo
-pid=$(cat l.pid)
+launch_recorded l
 "$SONDE" record -p "$pid" -o again.data 2> again.err
 rc=$?
 check "an attach to a process launched under sonde record: exit 2" test $rc -eq 2

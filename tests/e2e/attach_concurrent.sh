@@ -53,13 +53,7 @@ for build in sonde-cc gcc; do
 done
 
 # ---- a probe -p during a launched record --trace (the plain build) ----
-rm -f l.fifo l.pid
-mkfifo l.fifo
-"$SONDE" record --trace -o launched.data -- ./aa l.fifo l.pid > l.out 2> l.err &
-lp=$!
-for _ in $(seq 250); do [ -s l.pid ] && break; sleep 0.02; done
-exec 3>l.fifo
-pid=$(cat l.pid)
+launch_recorded l --trace
 probe_attached "$pid" pl.err -e func:leaf -e "line:attach_again.c:$LEAF_LINE" -e "var:attach_again.c:$LEAF_LINE:x" \
 	--format=json -o pl.json
 echo go >&3; rounds_done l.out 1
@@ -69,7 +63,7 @@ exec 3>&-
 wait $lp
 check "launched record --trace: ends with the program's status (3)" test $? -eq 3
 probes_ok "probe -p during a launched record --trace" pl.json "$(leaf_sum l.out 1 1)"
-"$SONDE" report -i launched.data --format=json > lr.json 2>&1
+"$SONDE" report -i l.data --format=json > lr.json 2>&1
 n=$(leaf_sum l.out 1 2)
 check "launched record --trace: its $n leaf calls, nothing lost" jq_py lr.json \
 	"f={x['name']: x['calls'] for x in d['functions']}; assert f.get('leaf') == $n and d['lost_events'] == 0, (f.get('leaf'), d['lost_events'])"

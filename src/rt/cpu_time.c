@@ -348,7 +348,7 @@ RT_HIDDEN void rt_cpu_open(struct rt_tls *L, struct sonde_thread *t)
 		/* the futex event's samples come without a switch: its ring's head
 		 * is the word then (it moves at every record, a switch's too) */
 		L->cpu_lock = L->cpu_futex ? (const volatile uint32_t *)&pg->data_head : (const volatile uint32_t *)&pg->lock;
-		L->cpu_quiet = 1u << 21; /* TSC ticks: 0.5 to 2 ms at 1 to 4 GHz */
+		L->cpu_quiet = 1u << 18; /* TSC ticks: 65 to 260 us at 1 to 4 GHz (docs/SYSCALLS.md) */
 		t->cpu_split = 1;
 		t->cpu_flags = L->cpu_len > 4096 ? SONDE_CPU_RUNNABLE : 0;
 		uint64_t g, r;

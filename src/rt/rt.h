@@ -183,12 +183,14 @@ RT_HIDDEN uint64_t rt_cpu_refresh(struct rt_tls *L, uint32_t lock, uint32_t mode
  * is then not the returning call's; its trace records go at *now, before
  * the hook's; a switch during it (the word moved again) makes *now the
  * time after it, so that the wait is inside the call it is given to. */
-/* An exit also takes the time again when cpu_quiet ticks (1 ms) passed
- * (2^21 TSC ticks) since the last look without a switch: the clocks count interrupt and
- * hypervisor-stolen time as off the CPU though no switch moved the word,
- * and that time, taken only at the next switch, would go to whichever call
- * is on top then; so it goes to a call that ended within a millisecond of
- * it (at most two system calls a millisecond of a thread's calls). */
+/* An exit also takes the time again when cpu_quiet ticks (2^18 TSC ticks,
+ * ~0.1 ms) passed since the last look without a switch: the clocks count
+ * interrupt and hypervisor-stolen time as off the CPU though no switch
+ * moved the word, and that time, taken only at the next switch, would go
+ * to whichever call is on top then.  A stolen stretch longer than the
+ * window makes the next hook look by itself, so what can go to the wrong
+ * call is less than one window of it (at most two system calls per window
+ * of a thread's calls). */
 static inline __attribute__((always_inline)) void rt_cpu_check_at(struct rt_tls *L, uint32_t mode, uint64_t *now)
 {
 	uint32_t l = *L->cpu_lock;
@@ -199,7 +201,7 @@ static inline __attribute__((always_inline)) void rt_cpu_check_at(struct rt_tls 
 	}
 }
 /* The same at an entry, its time *now taken before: the wait (a switch,
- * or a millisecond without a look, as at an exit) is the caller's, its
+ * or a window without a look, as at an exit) is the caller's, its
  * trace record at *now; the call starts after the cold path (*now again),
  * so its system calls are not the callee's.  Looking at entries too keeps
  * interrupt and stolen time that fell in a caller from going to the callee

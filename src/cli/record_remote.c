@@ -44,10 +44,10 @@ int cmd_record_remote(struct cli_opts *o)
 	const struct probe_engine_ops *ops = probe_engine_choose(&e, &po, NULL, why, sizeof why, err, sizeof err);
 	if (!ops)
 		cli_die(EXIT_USAGE, "%s", err);
-	int ucsim = ops == &ucsim_engine;
-	if (ucsim && (o->hw_breakpoints || o->target_clock || o->target_ram))
-		cli_die(EXIT_USAGE, "record --target ucsim: takes no --hw-breakpoints, --target-clock or --target-ram (the "
-		        "simulator's breakpoints and cycle counter time every call)");
+	int sim = !!(ops->modes & PE_SIM_TIMED);
+	if (sim && (o->hw_breakpoints || o->target_clock || o->target_ram))
+		cli_die(EXIT_USAGE, "record --target %s: takes no --hw-breakpoints, --target-clock or --target-ram (the "
+		        "simulator's breakpoints and cycle counter time every call)", ops->name);
 	if (o->target_clock && rrec_clock_valid(o->target_clock, err, sizeof err))
 		cli_die(EXIT_USAGE, "%s", err);
 	if (why[0])
@@ -60,7 +60,7 @@ int cmd_record_remote(struct cli_opts *o)
 	if (e.recorded.written) {
 		uint64_t calls = e.recorded.calls, untimed = e.recorded.untimed;
 		int nf = e.recorded.nfuncs, nin = e.recorded.in_target;
-		if (ucsim)
+		if (sim)
 			fprintf(stderr, "sonde: %d functions timed by the simulator's breakpoints (two stops a call) and its "
 			        "cycle counter\n", nf);
 		else
@@ -70,8 +70,8 @@ int cmd_record_remote(struct cli_opts *o)
 		        e.detached ? "; the target was left running\n" : "\n");
 		if (e.t.gone && e.t.status == STATUS_GONE)   /* neither an exit nor a signal: the connection closed */
 			cli_warn("%s: the %s went away before the program's end (the connection closed): the recording holds "
-			         "the calls up to then", o->target, ucsim ? "simulator" : "stub");
-		if (untimed && ucsim)
+			         "the calls up to then", o->target, sim ? "simulator" : "stub");
+		if (untimed && sim)
 			cli_warn("%" PRIu64 " calls could not be timed (the stack unreadable or no breakpoint left for the "
 			         "return): counted, each open until its caller returns", untimed);
 		else if (untimed)

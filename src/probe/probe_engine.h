@@ -62,6 +62,8 @@ enum {
 	PE_HOLD_TO_REMOVE = 1 << 7, /* the threads are stopped around a removal (manager_command's del) */
 	PE_KERNEL = 1 << 8,      /* the running kernel (--kernel) */
 	PE_PROFILE = 1 << 9,     /* record --target: a function profile (probe_opts.remote_record) */
+	PE_SIM_TIMED = 1 << 10,  /* that profile timed by a simulator's breakpoints and cycle counter: no
+	                          * --hw-breakpoints, --target-clock or --target-ram */
 };
 
 struct probe_engine_ops {

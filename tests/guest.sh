@@ -36,7 +36,9 @@ guest_ready() {
 
 guest_modfile() { find "$GUEST_MODDIR/kernel" -name "$1.ko" -print -quit 2>/dev/null; }
 
-# The guest's /init: modules, the host's / at /host (read-only), tmpfs /tmp,
+# The guest's /init: modules, the host's / at /host (read-only), tmpfs /tmp
+# with the host's /tmp directories of sonde_keep in it (a checkout, a build
+# or a cache under /tmp stays visible),
 # the scratch share at its own path, proc/sys/dev/tracefs/debugfs, then the
 # script in a chroot; its status into the scratch dir, then power off.
 guest_init() {
@@ -49,7 +51,9 @@ for m in $(cat /mods); do insmod /mod/$m.ko || echo "guest: insmod $m failed"; d
 eval "$(tr ' ' '\n' </proc/cmdline | grep '^sonde_')"
 mkdir -p /host
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000 host /host || echo "guest: no host share"
+mkdir -p /htmp; mount -o bind /host/tmp /htmp
 mount -t tmpfs tmp /host/tmp
+for k in $(echo "$sonde_keep" | tr , ' '); do mkdir -p "/host/tmp/$k"; mount -o bind "/htmp/$k" "/host/tmp/$k"; done
 mkdir -p "/host$sonde_dir"
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 out "/host$sonde_dir" || echo "guest: no scratch share"
 mount -t proc proc /host/proc; mount -t sysfs sys /host/sys; mount -t devtmpfs dev /host/dev
@@ -93,12 +97,20 @@ guest_run() {
 	case $script in /*) ;; *) script=$PWD/$script ;; esac
 	rd=$(guest_initramfs) || { echo "guest: no initramfs" >"$dir/guest.console"; return 1; }
 	rm -f "$dir/guest.rc" "$dir/guest.out"
+	# the top directories under /tmp of the checkout, the build, the cache
+	# and the script: the guest's tmpfs /tmp would hide them
+	local keep= p k
+	for p in "${ROOT:-}" "${BUILD:-}" "${SONDE_TEST_CACHE:-}" "$(dirname "$script")"; do
+		case $p in /tmp/?*) k=${p#/tmp/}; k=${k%%/*} ;; *) continue ;; esac
+		case $k in *[!A-Za-z0-9._-]*) continue ;; esac
+		case ",$keep," in *",$k,"*) ;; *) keep=${keep:+$keep,}$k ;; esac
+	done
 	# qemu ends when the guest powers off (-no-reboot: also on a panic);
 	# timeout bounds a guest that hangs.
 	timeout -k 10 "$secs" qemu-system-x86_64 -accel tcg -cpu max -m 1G -smp 1 \
 		-nographic -no-reboot -monitor none -serial stdio \
 		-kernel "$GUEST_KERNEL" -initrd "$rd" \
-		-append "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=3 sonde_dir=$dir sonde_script=$script" \
+		-append "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=3 sonde_dir=$dir sonde_script=$script sonde_keep=$keep" \
 		-virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="$dir",mount_tag=out,security_model=none \
 		</dev/null >"$dir/guest.console" 2>&1

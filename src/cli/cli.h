@@ -58,6 +58,7 @@ struct cli_opts {
 	int interactive;        /* --interactive */
 	int pending;            /* --pending */
 	int kernel;             /* --kernel */
+	int system;             /* --system */
 	const char *library;    /* --library FILE */
 	const char *plugin;     /* --plugin SO */
 	int record_probe;       /* --record */

@@ -14,7 +14,7 @@
 enum {
 	O_FORMAT = 256, O_SORT, O_LIMIT, O_THREADS, O_PER_LOCK, O_TID, O_SEL_PID, O_COMM, O_PROCESSES, O_TIME_RANGE, O_DEPTH, O_MIN_PERCENT,
 	O_TRACE, O_LOCKS, O_SYSCALLS, O_LOSSY, O_MIN_TIME, O_TIMING, O_DOMAIN, O_BUFFER, O_MAX_MEMORY, O_KEEP_LAST, O_COMPRESS, O_NO_FOLLOW, O_DURATION,
-	O_INTERACTIVE, O_PENDING, O_KERNEL, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_HW_BREAKPOINTS, O_TARGET_RAM, O_TARGET_CLOCK, O_ENGINE, O_STACK_COPY, O_STACK_UNWIND, O_MODULE, O_EXEC, O_NO_PATCH, O_EVERY, O_COUNT, O_HELP,
+	O_INTERACTIVE, O_PENDING, O_KERNEL, O_SYSTEM, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_HW_BREAKPOINTS, O_TARGET_RAM, O_TARGET_CLOCK, O_ENGINE, O_STACK_COPY, O_STACK_UNWIND, O_MODULE, O_EXEC, O_NO_PATCH, O_EVERY, O_COUNT, O_HELP,
 };
 
 static const struct cli_option options[] = {
@@ -91,6 +91,9 @@ static const struct cli_option options[] = {
 	{ "interactive", O_INTERACTIVE, no_argument, CMD_PROBE, NULL, "read add/list/del commands on stdin" },
 	{ "kernel", O_KERNEL, no_argument, CMD_PROBE, NULL,
 	  "probe the running kernel and its modules (func:FUNCTION, func:MODULE:FUNCTION; root; docs/PROBES.md)" },
+	{ "system", O_SYSTEM, no_argument, CMD_PROBE, NULL,
+	  "probe an object's code in every process that maps it, running or started meanwhile (func:OBJECT:FUNCTION, "
+	  "line:OBJECT:FILE:LINE; the kernel's uprobes; root; docs/PROBES.md)" },
 	{ "pending", O_PENDING, no_argument, CMD_PROBE, NULL,
 	  "a func or line location in no loaded object waits for a library that has it (dlopen; agent engine)" },
 	{ "library", O_LIBRARY, required_argument, CMD_PROBE, "FILE", "file of named probe definitions" },
@@ -384,6 +387,7 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 		case O_INTERACTIVE: o->interactive = 1; break;
 		case O_PENDING: o->pending = 1; break;
 		case O_KERNEL: o->kernel = 1; break;
+		case O_SYSTEM: o->system = 1; break;
 		case O_LIBRARY: o->library = optarg; break;
 		case O_PLUGIN: o->plugin = optarg; break;
 		case O_RECORD: o->record_probe = 1; break;

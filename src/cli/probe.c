@@ -31,7 +31,10 @@ static void placed_later(const struct probe *p, const char *why)
 
 static void agent_placed(struct engine *e)
 {
-	if (!e->t.launched)
+	if (e->scope)
+		fprintf(stderr, "sonde: probes in %s (%d)%s\n", e->scope, e->nprobes,
+		        e->t.launched ? "" : "; Ctrl-C or --duration ends");
+	else if (!e->t.launched)
 		fprintf(stderr, "sonde: probes in process %d (%d); Ctrl-C or --duration ends, the process runs on\n",
 		        (int)e->t.pid, e->nprobes);
 }
@@ -94,14 +97,19 @@ static void check_remote(struct cli_opts *o, struct engine *e)
 	check_specs(o, e);
 }
 
-/* The options of --kernel: the running kernel's functions, counted until
- * --duration, Ctrl-C or the end of a program given to run meanwhile. */
+/* The options of --kernel (the running kernel's functions) and --system
+ * (an object's code in every process): counted until --duration, Ctrl-C
+ * or the end of a program given to run meanwhile. */
 static void check_kernel(struct cli_opts *o, struct engine *e)
 {
+	const char *opt = o->kernel ? "--kernel" : "--system";
+	if (o->kernel && o->system)
+		cli_die(EXIT_USAGE, "give --kernel or --system, not both");
 	if (o->pid || o->target || o->exe || o->engine)
-		cli_die(EXIT_USAGE, "--kernel probes the running kernel: give no -p, --target, --exe or --engine");
+		cli_die(EXIT_USAGE, "%s probes %s: give no -p, --target, --exe or --engine", opt,
+		        o->kernel ? "the running kernel" : "every process");
 	if (o->interactive || o->record_probe || o->pending || o->plugin)
-		cli_die(EXIT_USAGE, "--interactive, --pending, --record and --plugin are not available with --kernel yet");
+		cli_die(EXIT_USAGE, "--interactive, --pending, --record and --plugin are not available with %s yet", opt);
 	if (!o->nspecs)
 		cli_die(EXIT_USAGE, "no probes (give -e SPEC)");
 	check_specs(o, e);
@@ -153,7 +161,7 @@ int cmd_probe(struct cli_opts *o)
 	char err[700];
 	e.warn = warn_probe;
 	e.placed_later = placed_later;
-	if (o->kernel)
+	if (o->kernel || o->system)
 		check_kernel(o, &e);
 	else if (o->target)
 		check_remote(o, &e);
@@ -175,7 +183,7 @@ int cmd_probe(struct cli_opts *o)
 		.hw_breakpoints = o->hw_breakpoints,
 		.target_ram = o->target_ram,
 		.target_ram_len = o->target_ram_len,
-		.in_fd = o->interactive ? STDIN_FILENO : -1, .pending = o->pending, .kernel = o->kernel,
+		.in_fd = o->interactive ? STDIN_FILENO : -1, .pending = o->pending, .kernel = o->kernel, .system = o->system,
 		.record_dir = o->record_probe ? o->output : NULL, .stack_copy = (uint32_t)o->stack_copy,
 		.stack_copy_only = o->stack_copy_only,
 		.plugin_abi = o->plugin && e.plugin ? (int)e.plugin->abi : 0, .placed = agent_placed,

@@ -43,6 +43,7 @@ struct engine {
 	const struct probe_engine_ops *ops; /* the engine that runs the probes (probe_engine.h) */
 	void *priv;             /* its own state (ptrace: struct ptrace_state; agent: struct agent_be; remote: rsess) */
 	const char *engine_name; /* "agent", "ptrace" or "remote" (output.c); NULL: ptrace */
+	const char *scope;      /* what is probed besides one process ("the kernel", "every process"), or NULL */
 	struct precorder *rec;  /* --record: hits into a recording, or NULL */
 	/* Said to the user by the CLI (library code never prints): a probe that
 	 * failed and was removed.  May be NULL. */

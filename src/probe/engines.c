@@ -11,7 +11,7 @@
 /* Local engines in the order of preference: the agent runs in the program
  * (no stop per hit), ptrace runs everything; remote targets: ucsim's
  * console (ucsim:HOST:PORT, it runs nothing else), else the GDB protocol;
- * --kernel: the kernel's own kprobes. */
+ * --kernel: the kernel's own kprobes, and --system its uprobes. */
 static const struct probe_engine_ops *const engines[] = { &agent_engine, &ptrace_engine, &ucsim_engine,
                                                           &remote_engine, &kernel_engine };
 #define NENGINES (int)(sizeof engines / sizeof engines[0])
@@ -28,7 +28,7 @@ const struct probe_engine_ops *probe_engine_choose(struct engine *e, const struc
                                                    char *why, size_t wn, char *err, size_t n)
 {
 	why[0] = 0;
-	unsigned want = o->kernel ? PE_KERNEL : o->target ? PE_REMOTE : o->argv ? PE_LAUNCH : PE_ATTACH;
+	unsigned want = o->kernel ? PE_KERNEL : o->system ? PE_SYSTEM : o->target ? PE_REMOTE : o->argv ? PE_LAUNCH : PE_ATTACH;
 	for (int i = 0; i < NENGINES; i++) {
 		const struct probe_engine_ops *ops = engines[i];
 		if (!(ops->modes & want) || (name && strcmp(ops->name, name)) ||

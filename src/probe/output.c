@@ -45,8 +45,11 @@ void output_table(struct engine *e, FILE *f)
 	char st[128], d[32];
 	target_state(e, st, sizeof st);
 	uint64_t end = e->end_ns ? e->end_ns : now_ns();
-	fprintf(f, "sonde probe: process %d, %s, probed for %s\n", (int)e->t.pid, st,
-	        fmt_time(end - e->start_ns, d, sizeof d));
+	if (e->scope && e->t.pid <= 0)
+		fprintf(f, "sonde probe: %s, probed for %s\n", e->scope, fmt_time(end - e->start_ns, d, sizeof d));
+	else
+		fprintf(f, "sonde probe: %s%sprocess %d, %s, probed for %s\n", e->scope ? e->scope : "",
+		        e->scope ? "; " : "", (int)e->t.pid, st, fmt_time(end - e->start_ns, d, sizeof d));
 	fprintf(f, "%4s  %-6s  %10s  %-30s  %s\n", "id", "kind", "hits", "spec", "details");
 	for (int i = 0; i < e->nprobes; i++) {
 		struct probe *p = e->probes[i];
@@ -79,6 +82,8 @@ void output_json(struct engine *e, FILE *f)
 	json_int(&j, "pid", e->t.pid);
 	json_bool(&j, "launched", e->t.launched);
 	json_str(&j, "engine", e->engine_name ? e->engine_name : "ptrace");
+	if (e->scope)
+		json_str(&j, "scope", e->scope);
 	target_state(e, st, sizeof st);
 	json_str(&j, "state", st);
 	if (e->t.gone && e->t.status_unknown)

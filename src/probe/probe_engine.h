@@ -34,6 +34,7 @@ struct probe_opts {
 	int in_fd;              /* interactive commands (manager.c), or -1 */
 	int pending;            /* --pending: a location in no loaded object waits for a library */
 	int kernel;             /* --kernel: the running kernel and its modules */
+	int system;             /* --system: an object's code in every process that maps it (uprobes) */
 	const char *record_dir; /* --record: the hits go into this recording too, or NULL */
 	uint32_t stack_copy;    /* stack probes: bytes of the stack copied at each hit (0: default) */
 	int stack_copy_only;    /* stack probes on the agent: copy every stack (no walk with the unwind table) */
@@ -64,6 +65,7 @@ enum {
 	PE_PROFILE = 1 << 9,     /* record --target: a function profile (probe_opts.remote_record) */
 	PE_SIM_TIMED = 1 << 10,  /* that profile timed by a simulator's breakpoints and cycle counter: no
 	                          * --hw-breakpoints, --target-clock or --target-ram */
+	PE_SYSTEM = 1 << 11,     /* every process that maps an object (--system) */
 };
 
 struct probe_engine_ops {

@@ -62,7 +62,9 @@ out:
 	return rc;
 }
 
-int sym_peek_load_vaddr(const char *path, uint64_t *vaddr)
+/* The first PT_LOAD segment of path (want_x 0), or the executable one
+ * holding vaddr (want_x 1), into *ph: 0, or -1. */
+static int load_segment(const char *path, int want_x, uint64_t vaddr, GElf_Phdr *out)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
@@ -77,19 +79,38 @@ int sym_peek_load_vaddr(const char *path, uint64_t *vaddr)
 	int rc = -1;
 	size_t n;
 	if (elf && elf_kind(elf) == ELF_K_ELF && elf_getphdrnum(elf, &n) == 0) {
-		for (size_t i = 0; i < n; i++) {
+		for (size_t i = 0; i < n && rc; i++) {
 			GElf_Phdr ph;
-			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
-				*vaddr = (ph.p_vaddr - ph.p_offset) & ~(uint64_t)0xfff;
-				rc = 0;
-				break;
-			}
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			if (want_x && (!(ph.p_flags & PF_X) || vaddr < ph.p_vaddr || vaddr - ph.p_vaddr >= ph.p_filesz))
+				continue;
+			*out = ph;
+			rc = 0;
 		}
 	}
 	if (elf)
 		elf_end(elf);
 	close(fd);
 	return rc;
+}
+
+int sym_peek_load_vaddr(const char *path, uint64_t *vaddr)
+{
+	GElf_Phdr ph;
+	if (load_segment(path, 0, 0, &ph))
+		return -1;
+	*vaddr = (ph.p_vaddr - ph.p_offset) & ~(uint64_t)0xfff;
+	return 0;
+}
+
+int sym_peek_file_offset(const char *path, uint64_t vaddr, uint64_t *off)
+{
+	GElf_Phdr ph;
+	if (load_segment(path, 1, vaddr, &ph))
+		return -1;
+	*off = vaddr - ph.p_vaddr + ph.p_offset;
+	return 0;
 }
 
 /* Whether the ELF file at fd has a section of type SHT_NOTE named name. */

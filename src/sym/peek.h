@@ -16,6 +16,12 @@ int sym_peek_dynsym(int fd, const char *const *names, uint64_t *vals, int nnames
  * file at path (run-time base minus this is the load bias).  0, or -1. */
 int sym_peek_load_vaddr(const char *path, uint64_t *vaddr);
 
+/* The file offset of link-time address vaddr of the ELF file at path,
+ * inside an executable PT_LOAD segment's file bytes (what the kernel's
+ * uprobes take: an inode and an offset).  0, or -1 (not ELF, or vaddr in
+ * no executable segment). */
+int sym_peek_file_offset(const char *path, uint64_t vaddr, uint64_t *off);
+
 /* Whether the ELF file at fd has a section of type SHT_NOTE named name
  * (the module note of a sonde build: .note.sonde). */
 int sym_peek_has_note(int fd, const char *name);

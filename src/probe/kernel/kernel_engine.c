@@ -35,9 +35,13 @@
 #include "probe/probe.h"
 #include "probe/spec.h"
 #include "sym/btf.h"
+#include "sym/peek.h"
+#include "sym/sym.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <signal.h>
@@ -46,6 +50,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -64,7 +69,10 @@
 #define K_MAX_DEPTH 1024         /* pending calls per thread; deeper ones are not timed */
 #define K_MAX_TIDS 65536         /* threads followed; others' calls are not timed */
 #define K_MAX_VALUES 64          /* distinct return values counted; more in returned_other */
+#define K_MAX_EV 16              /* events of a probe: a func's entry and return, a line's addresses */
+#define K_MAX_PIDS 4096          /* processes whose hits are told apart; others in processes_other */
 #define K_SYSFS "/sys/bus/event_source/devices/kprobe"
+#define U_SYSFS "/sys/bus/event_source/devices/uprobe"
 #define K_BLACKLIST "/sys/kernel/debug/kprobes/blacklist"
 #define K_BTF "/sys/kernel/btf"
 
@@ -79,7 +87,7 @@ struct krec {
 
 /* A sampling event's ring. */
 struct kring {
-	int fd, cpu, ret;        /* cpu: the index in ks.online */
+	int fd, cpu, ret;        /* cpu: the index in ks.online; ret: of a return event */
 	unsigned char *base;     /* the header page, then K_RING_PAGES of data; NULL unmapped */
 	uint64_t tail;           /* what sonde has read (its own: the page's copy is not trusted) */
 	uint64_t last_t;         /* the time of the last sample read from it */
@@ -94,12 +102,27 @@ struct ktid {
 
 struct kval { int64_t v; uint64_t n; };
 
+/* One event of a probe: where (a uprobe's file offset; 0 for a kprobe's
+ * function) and whether it is the return one. */
+struct kev { uint64_t off; int ret; };
+
+/* A process's sampled hits, and its command (/proc/PID/comm when first
+ * seen, or the kernel's COMM record of its exec). */
+struct kpid { uint32_t pid; int used; uint64_t hits; char comm[16]; };
+
 struct kfunc {
 	struct call_stats cs;
-	char sym[256];           /* what the PMU is given: FUNCTION or MODULE:FUNCTION */
-	int *fd;                 /* 2 * ncpus: entry, return per CPU (-1: none) */
-	struct kring *ring;      /* 2 * nonline sampling rings: entry, return per online CPU */
+	char sym[256];           /* what the kprobe PMU is given: FUNCTION or MODULE:FUNCTION; --system: OBJECT:WHAT, told */
+	char path[PATH_MAX];     /* --system: the object the uprobes are in (the uprobe PMU's path) */
+	int line;                /* a line probe: its events are entries only, nothing paired */
+	struct kev ev[K_MAX_EV];
+	int nev;
+	int *fd;                 /* nev * ncpus counting events: event e on CPU c at e * ncpus + c (-1: none) */
+	struct kring *ring;      /* nev * nonline sampling rings, the same order over the online CPUs */
 	int nring;
+	struct kpid *pids;       /* open addressing, cappid a power of 2 */
+	size_t cappid, npid;
+	uint64_t pid_other;      /* sampled hits of processes beyond K_MAX_PIDS */
 	struct krec *pend;       /* read, not yet paired */
 	size_t npend, cappend;
 	uint64_t seq;
@@ -118,13 +141,15 @@ struct kfunc {
 };
 
 static struct {
+	int user;                /* --system: the uprobe PMU, in every process; else the kprobe PMU */
 	int type, retbit, ncpus;
 	int cpus[K_MAX_CPUS];    /* counting events: system-wide the online CPUs; a program's: {-1} */
 	int nonline;
 	int online[K_MAX_CPUS];  /* the sampling events' CPUs (a ring is per CPU, also for a program) */
 	size_t page;
 	int format_lost;         /* the samplers' read() gives their lost samples */
-	pid_t pid;               /* -1 system-wide, else the program's (its hits and its children's) */
+	pid_t pid;               /* the events' task: -1 system-wide, else the program's (its hits and its children's) */
+	pid_t child;             /* a program run meanwhile (the session ends with it), or 0 */
 	int go_fd;               /* the program waits on this pipe before its exec, or -1 */
 	struct engine *e;
 } ks;
@@ -291,6 +316,64 @@ static struct ktid *tid_of(struct kfunc *d, uint64_t key, int create)
 	return &d->tid[i];
 }
 
+/* The entry of process pid (created, its command read, when create): NULL
+ * when there is none, the table is full or out of memory. */
+static struct kpid *pid_of(struct kfunc *d, uint32_t pid, int create)
+{
+	if (d->cappid) {
+		for (size_t i = pid * 0x9e3779b97f4a7c15ull >> 20 & (d->cappid - 1);; i = (i + 1) & (d->cappid - 1)) {
+			if (!d->pids[i].used)
+				break;
+			if (d->pids[i].pid == pid)
+				return &d->pids[i];
+		}
+	}
+	if (!create || d->npid >= K_MAX_PIDS)
+		return NULL;
+	if (2 * (d->npid + 1) > d->cappid) {
+		size_t cap = d->cappid ? 2 * d->cappid : 64;
+		struct kpid *v = calloc(cap, sizeof *v);
+		if (!v)
+			return NULL;
+		for (size_t k = 0; k < d->cappid; k++) {
+			if (!d->pids[k].used)
+				continue;
+			size_t i = d->pids[k].pid * 0x9e3779b97f4a7c15ull >> 20 & (cap - 1);
+			while (v[i].used)
+				i = (i + 1) & (cap - 1);
+			v[i] = d->pids[k];
+		}
+		free(d->pids);
+		d->pids = v;
+		d->cappid = cap;
+	}
+	size_t i = pid * 0x9e3779b97f4a7c15ull >> 20 & (d->cappid - 1);
+	while (d->pids[i].used)
+		i = (i + 1) & (d->cappid - 1);
+	struct kpid *k = &d->pids[i];
+	*k = (struct kpid){ .pid = pid, .used = 1 };
+	d->npid++;
+	char path[48];
+	snprintf(path, sizeof path, "/proc/%u/comm", pid);
+	FILE *f = fopen(path, "r");
+	if (f) {
+		if (fgets(k->comm, sizeof k->comm, f))
+			k->comm[strcspn(k->comm, "\n")] = 0;
+		fclose(f);
+	}
+	return k;
+}
+
+/* A sampled entry of process pid. */
+static void count_pid(struct kfunc *d, uint32_t pid)
+{
+	struct kpid *k = pid_of(d, pid, 1);
+	if (k)
+		k->hits++;
+	else
+		d->pid_other++;
+}
+
 /* A kernel error return: -MAX_ERRNO..-1 as a long, or as an int (a
  * function returning int leaves the upper half of AX zero). */
 static int is_errno(int64_t v)
@@ -453,14 +536,19 @@ static void parse(struct kfunc *d, struct kring *r, uint32_t type, const unsigne
 	memset(&k, 0, sizeof k);
 	if (type == PERF_RECORD_SAMPLE) {
 		/* header; u32 pid, tid; u64 time; a return's: u64 abi, then AX when abi is not NONE */
-		uint32_t tid;
+		uint32_t pid, tid;
 		uint64_t abi = 0;
 		size_t want = r->ret && K_RETVAL ? 32 : 24;
 		if (n < want) {
 			d->malformed++;
 			return;
 		}
+		memcpy(&pid, b + 8, 4);
 		memcpy(&tid, b + 12, 4);
+		if (!r->ret)
+			count_pid(d, pid);
+		if (d->line)
+			return;   /* a line's hits: counted, nothing to pair */
 		memcpy(&k.t, b + 16, 8);
 		k.kind = r->ret ? KR_RETURN : KR_ENTRY;
 		/* the idle tasks are all tid 0, one per CPU */
@@ -490,6 +578,28 @@ static void parse(struct kfunc *d, struct kring *r, uint32_t type, const unsigne
 		k.kind = KR_LOST;
 		k.v = (int64_t)(lost < (1ull << 48) ? lost : 1ull << 48);
 		k.t = r->last_t;
+		if (d->line) {
+			d->lost_samples += (uint64_t)k.v;
+			return;
+		}
+	} else if (type == PERF_RECORD_COMM) {
+		/* header; u32 pid, tid; char comm[] (NUL-terminated, padded to
+		 * 8); the sample_id (tid, time): a process's exec, its new name */
+		uint32_t pid;
+		if (n < 8 + 8 + 8 + 16) {
+			d->malformed++;
+			return;
+		}
+		memcpy(&pid, b + 8, 4);
+		/* every exec of the system comes here: half the table is kept
+		 * for the processes that hit */
+		struct kpid *p = pid_of(d, pid, d->npid < K_MAX_PIDS / 2);
+		if (p) {
+			size_t cl = n - 16 - 16 < sizeof p->comm - 1 ? n - 16 - 16 : sizeof p->comm - 1;
+			memcpy(p->comm, b + 16, cl);
+			p->comm[cl] = 0;
+		}
+		return;
 	} else
 		return;   /* THROTTLE and others: nothing for sonde */
 	pend(d, k);
@@ -569,6 +679,57 @@ static int by_count(const void *a, const void *b)
 	return x->v < y->v ? -1 : x->v > y->v;
 }
 
+static int by_hits(const void *a, const void *b)
+{
+	const struct kpid *x = a, *y = b;
+	if (x->hits != y->hits)
+		return x->hits < y->hits ? 1 : -1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* The processes that hit, most hits first (malloc'd, *n of them; NULL when none). */
+static struct kpid *hitters(const struct kfunc *d, size_t *n)
+{
+	struct kpid *v = d->npid ? malloc(d->npid * sizeof *v) : NULL;
+	*n = 0;
+	for (size_t i = 0; v && i < d->cappid; i++)
+		if (d->pids[i].used && d->pids[i].hits)
+			v[(*n)++] = d->pids[i];
+	if (v)
+		qsort(v, *n, sizeof *v, by_hits);
+	return v;
+}
+
+/* The hits by process (sampled entries: exact unless lost_samples). */
+static void processes_json(const struct kfunc *d, struct json *j)
+{
+	size_t n;
+	struct kpid *v = hitters(d, &n);
+	json_arr_begin(j, "processes");
+	for (size_t i = 0; i < n; i++) {
+		json_obj_begin(j, NULL);
+		json_uint(j, "pid", v[i].pid);
+		json_str(j, "comm", v[i].comm[0] ? v[i].comm : NULL);
+		json_uint(j, "hits", v[i].hits);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_uint(j, "processes_other", d->pid_other);
+	free(v);
+}
+
+static void processes_table(const struct kfunc *d, FILE *f)
+{
+	size_t n;
+	struct kpid *v = hitters(d, &n);
+	for (size_t i = 0; i < n && i < 5; i++)
+		fprintf(f, "%s%u %s x%llu", i ? ", " : "; by process: ", v[i].pid, v[i].comm[0] ? v[i].comm : "?",
+		        (unsigned long long)v[i].hits);
+	if (n > 5 || d->pid_other)
+		fprintf(f, ", ... (%zu processes)", n);
+	free(v);
+}
+
 static uint64_t untimed(const struct kfunc *d)
 {
 	return d->cs.calls > d->timed ? d->cs.calls - d->timed : 0;
@@ -585,6 +746,7 @@ static void kfunc_json(struct probe *p, struct json *j)
 	json_uint(j, "lost_samples", d->lost_samples);
 	json_uint(j, "unmatched_returns", d->unmatched);
 	json_uint(j, "malformed_records", d->malformed);
+	processes_json(d, j);
 	if (K_RETVAL) {
 		struct kval v[K_MAX_VALUES];
 		memcpy(v, d->val, sizeof v);
@@ -602,8 +764,33 @@ static void kfunc_json(struct probe *p, struct json *j)
 		}
 		json_arr_end(j);
 		json_uint(j, "returned_other", d->val_other);
-		json_uint(j, "errors", d->errors);
+		if (ks.user)
+			json_null(j, "errors");   /* a user function's errors are not the kernel's -errno */
+		else
+			json_uint(j, "errors", d->errors);
 	}
+}
+
+static void kline_json(struct probe *p, struct json *j)
+{
+	struct kfunc *d = p->data;
+	if (!d)
+		return;
+	json_int(j, "addresses", d->nev);
+	json_uint(j, "lost_samples", d->lost_samples);
+	json_uint(j, "malformed_records", d->malformed);
+	processes_json(d, j);
+}
+
+static void kline_table(struct probe *p, FILE *f)
+{
+	struct kfunc *d = p->data;
+	if (!d)
+		return;
+	fprintf(f, "%d address%s", d->nev, d->nev == 1 ? "" : "es");
+	processes_table(d, f);
+	if (d->lost_samples)
+		fprintf(f, "; %llu samples lost (the counts by process are short of them)", (unsigned long long)d->lost_samples);
 }
 
 static void kfunc_table(struct probe *p, FILE *f)
@@ -625,8 +812,10 @@ static void kfunc_table(struct probe *p, FILE *f)
 		}
 		if (d->nval > 4 || d->val_other)
 			fprintf(f, ", ...");
-		fprintf(f, " (errors %llu)", (unsigned long long)d->errors);
+		if (!ks.user)
+			fprintf(f, " (errors %llu)", (unsigned long long)d->errors);
 	}
+	processes_table(d, f);
 	if (untimed(d) || d->lost_samples)
 		fprintf(f, "; %llu call%s not timed (%llu samples lost, %llu returns without their entry)",
 		        (unsigned long long)untimed(d), untimed(d) == 1 ? "" : "s", (unsigned long long)d->lost_samples,
@@ -635,7 +824,7 @@ static void kfunc_table(struct probe *p, FILE *f)
 
 static void close_fds(struct kfunc *d)
 {
-	for (int i = 0; d->fd && i < 2 * ks.ncpus; i++)
+	for (int i = 0; d->fd && i < d->nev * ks.ncpus; i++)
 		if (d->fd[i] >= 0) {
 			close(d->fd[i]);
 			d->fd[i] = -1;
@@ -663,6 +852,7 @@ static void kfunc_free(struct probe *p)
 		for (size_t i = 0; i < d->captid; i++)
 			free(d->tid[i].t);
 		free(d->tid);
+		free(d->pids);
 		callstats_free(&d->cs);
 	}
 	free(d);
@@ -673,64 +863,71 @@ static const struct kind_ops kfunc_ops = {
 	.name = "func", .needs_location = 1, .json = kfunc_json, .table = kfunc_table, .free = kfunc_free,
 };
 
+static const struct kind_ops kline_ops = {
+	.name = "line", .needs_location = 1, .json = kline_json, .table = kline_table, .free = kfunc_free,
+};
+
 /* --- placement ------------------------------------------------------------ */
 
-static int open_one(const char *sym, int ret, int cpu)
+/* What both kinds of event of d's event ev have: the PMU, the return bit,
+ * the kprobe's function or the uprobe's object and offset; for a program
+ * (kprobes only), its task's events from its exec on. */
+static void event_attr(const struct kfunc *d, int ev, struct perf_event_attr *a)
 {
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof a);
-	a.size = sizeof a;
-	a.type = (uint32_t)ks.type;
-	a.config = ret ? 1ull << ks.retbit : 0;
-	a.config1 = (uint64_t)(uintptr_t)sym;   /* kprobe_func */
-	a.config2 = 0;                          /* its offset */
+	memset(a, 0, sizeof *a);
+	a->size = sizeof *a;
+	a->type = (uint32_t)ks.type;
+	a->config = d->ev[ev].ret ? 1ull << ks.retbit : 0;
+	/* kprobe_func / uprobe_path, and probe_offset */
+	a->config1 = (uint64_t)(uintptr_t)(ks.user ? d->path : d->sym);
+	a->config2 = d->ev[ev].off;
 	if (ks.pid > 0) {
 		/* the program's own hits from its exec on (not sonde's child
 		 * waiting for it), and its children's */
-		a.disabled = 1;
-		a.enable_on_exec = 1;
-		a.inherit = 1;
+		a->disabled = 1;
+		a->enable_on_exec = 1;
+		a->inherit = 1;
 	}
+}
+
+static int open_one(const struct kfunc *d, int ev, int cpu)
+{
+	struct perf_event_attr a;
+	event_attr(d, ev, &a);
 	return (int)syscall(SYS_perf_event_open, &a, ks.pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-/* A sampling event: every hit a record (tid, time; a return's AX) in its
- * ring.  Per CPU also for a program (the kernel maps no inherited per-task
- * event open on all CPUs). */
-static int open_sampler(const char *sym, int ret, int cpu)
+/* A sampling event: every hit a record (pid, tid, time; a return's AX) in
+ * its ring; the first event's also gets the COMM records of the processes
+ * that exec meanwhile (their names).  Per CPU also for a program (the
+ * kernel maps no inherited per-task event open on all CPUs). */
+static int open_sampler(const struct kfunc *d, int ev, int cpu)
 {
 	struct perf_event_attr a;
-	memset(&a, 0, sizeof a);
-	a.size = sizeof a;
-	a.type = (uint32_t)ks.type;
-	a.config = ret ? 1ull << ks.retbit : 0;
-	a.config1 = (uint64_t)(uintptr_t)sym;
+	event_attr(d, ev, &a);
+	int ret = d->ev[ev].ret;
 	a.sample_period = 1;
 	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
 #if K_RETVAL
 	if (ret) {
-		/* the regs the kretprobe interrupted: AX holds the return value */
+		/* the regs the kretprobe (uretprobe) interrupted: AX holds the return value */
 		a.sample_type |= PERF_SAMPLE_REGS_INTR;
 		a.sample_regs_intr = 1ull << PERF_REG_X86_AX;
 	}
 #endif
-	a.sample_id_all = 1;     /* a LOST record's tid and time */
+	a.comm = ev == 0;
+	a.sample_id_all = 1;     /* a LOST or COMM record's tid and time */
 	if (ks.format_lost)
 		a.read_format = PERF_FORMAT_LOST;   /* read(): the samples it lost (Linux 6.0) */
 	a.use_clockid = 1;       /* times sonde can compare with its own clock */
 	a.clockid = CLOCK_MONOTONIC;
 	a.watermark = 1;
 	a.wakeup_watermark = (uint32_t)(K_RING_PAGES * ks.page / 4);
-	if (ks.pid > 0) {
-		a.disabled = 1;
-		a.enable_on_exec = 1;
-		a.inherit = 1;
-	}
 	int fd = (int)syscall(SYS_perf_event_open, &a, ks.pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0 && errno == EINVAL && ks.format_lost) {
 		/* an older kernel: the losses only from the rings' LOST records */
 		ks.format_lost = 0;
-		return open_sampler(sym, ret, cpu);
+		return open_sampler(d, ev, cpu);
 	}
 	return fd;
 }
@@ -739,6 +936,12 @@ static int open_sampler(const char *sym, int ret, int cpu)
 static void refused(const char *sym, const char *what, int en, char *err, size_t n)
 {
 	/* the reason: /proc/kallsyms is read only then (it is long) */
+	if (ks.user) {
+		snprintf(err, n, "%s: the kernel refused a %s (%s)%s", sym, what, strerror(en),
+		         en == EACCES || en == EPERM ? ": needs root (or CAP_PERFMON and CAP_SYS_ADMIN)"
+		         : en == EINVAL ? ": an instruction uprobes cannot probe, or a file offset outside the object" : "");
+		return;
+	}
 	if (kallsyms_has(sym) == 0) {
 		snprintf(err, n, "no function %s in the running kernel (/proc/kallsyms)", sym);
 		return;
@@ -752,23 +955,26 @@ static void refused(const char *sym, const char *what, int en, char *err, size_t
 /* The sampling events of d and their rings: 0, or -1 with err. */
 static int place_samplers(struct kfunc *d, char *err, size_t n)
 {
-	d->nring = 2 * ks.nonline;
+	d->nring = d->nev * ks.nonline;
 	if (!(d->ring = calloc((size_t)d->nring, sizeof *d->ring))) {
 		snprintf(err, n, "out of memory");
 		return -1;
 	}
 	for (int i = 0; i < d->nring; i++)
 		d->ring[i].fd = -1;
-	for (int c = 0; c < ks.nonline; c++)
-		for (int r = 0; r < 2; r++) {
-			struct kring *g = &d->ring[2 * c + r];
+	for (int ev = 0; ev < d->nev; ev++)
+		for (int c = 0; c < ks.nonline; c++) {
+			struct kring *g = &d->ring[ev * ks.nonline + c];
+			int r = d->ev[ev].ret;
 			g->cpu = c;
 			g->ret = r;
-			g->fd = open_sampler(d->sym, r, ks.online[c]);
+			g->fd = open_sampler(d, ev, ks.online[c]);
 			if (g->fd < 0) {
 				int en = errno;
-				refused(d->sym, !r ? "sampling kprobe"
-				        : K_RETVAL ? "sampling kretprobe with PERF_SAMPLE_REGS_INTR" : "sampling kretprobe", en, err, n);
+				char what[80];
+				snprintf(what, sizeof what, "sampling %s%s%s", r ? "ret" : "", ks.user ? "uprobe" : "kprobe",
+				         r && K_RETVAL ? " with PERF_SAMPLE_REGS_INTR" : "");
+				refused(d->sym, what, en, err, n);
 				return -1;
 			}
 			void *m = mmap(NULL, (1 + K_RING_PAGES) * ks.page, PROT_READ | PROT_WRITE, MAP_SHARED, g->fd, 0);
@@ -823,44 +1029,200 @@ static void return_type(const struct spec *sp, struct kfunc *d, char *note, size
 	btf_free(mb);
 }
 
-static int place_func(struct probe *p, char *err, size_t n)
+/* A kernel func probe: d->sym, its entry and return events, its return
+ * type (a missing BTF said into note): 0, or -1 with err. */
+static int resolve_kernel(struct probe *p, struct kfunc *d, char *note, size_t nn, char *err, size_t n)
 {
-	struct kfunc *d = calloc(1, sizeof *d);
-	if (!d || !(d->fd = malloc(sizeof *d->fd * 2 * (size_t)ks.ncpus))) {
-		free(d);
-		snprintf(err, n, "out of memory");
-		return -1;
-	}
-	p->data = d;
-	callstats_init(&d->cs);
-	for (int i = 0; i < 2 * ks.ncpus; i++)
-		d->fd[i] = -1;
 	if (split_loc(&p->sp, d->sym, sizeof d->sym, err, n))
 		return -1;
-	char note[768] = "";
-	return_type(&p->sp, d, note, sizeof note);
+	return_type(&p->sp, d, note, nn);
 	if (blacklisted(d->sym) == 1) {
 		snprintf(err, n, "%s is in the kernel's kprobe blacklist (%s): the kernel refuses probes there", d->sym,
 		         K_BLACKLIST);
 		return -1;
 	}
-	for (int c = 0; c < ks.ncpus; c++)
-		for (int r = 0; r < 2; r++) {
-			int fd = open_one(d->sym, r, ks.cpus[c]);
+	d->ev[0] = (struct kev){ 0, 0 };
+	d->ev[1] = (struct kev){ 0, 1 };
+	d->nev = 2;
+	return 0;
+}
+
+/* The object --system names: a path, else a file name (or NAME.so,
+ * NAME.so.*) in the library directories, else an executable of PATH; its
+ * real path into out: 0, or -1. */
+static int find_object(const char *name, char *out)
+{
+	static const char *const dirs[] = { "/lib/*-linux-gnu", "/usr/lib/*-linux-gnu", "/lib64", "/usr/lib64", "/lib",
+	                                    "/usr/lib", "/usr/local/lib" };
+	static const char *const forms[] = { "%s/%s", "%s/%s.so", "%s/%s.so.*" };
+	char pat[PATH_MAX];
+	struct stat st;
+	if (strchr(name, '/'))
+		return realpath(name, out) && !stat(out, &st) && S_ISREG(st.st_mode) ? 0 : -1;
+	if (!name[0] || strlen(name) > 200)
+		return -1;
+	for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++)
+		for (size_t k = 0; k < sizeof dirs / sizeof dirs[0]; k++) {
+			glob_t g;
+			snprintf(pat, sizeof pat, forms[f], dirs[k], name);
+			if (glob(pat, 0, NULL, &g))
+				continue;
+			for (size_t i = 0; i < g.gl_pathc; i++)
+				if (realpath(g.gl_pathv[i], out) && !stat(out, &st) && S_ISREG(st.st_mode)) {
+					globfree(&g);
+					return 0;
+				}
+			globfree(&g);
+		}
+	const char *path = getenv("PATH");
+	for (const char *s = path; s && *s;) {
+		size_t l = strcspn(s, ":");
+		if (l && l < 4000) {
+			snprintf(pat, sizeof pat, "%.*s/%s", (int)l, s, name);
+			if (!access(pat, X_OK) && realpath(pat, out) && !stat(out, &st) && S_ISREG(st.st_mode))
+				return 0;
+		}
+		s += l + (s[l] == ':');
+	}
+	return -1;
+}
+
+struct ufind { uint64_t addr[8]; int n; };
+
+static void ufound(void *arg, const struct sym_info *si)
+{
+	struct ufind *u = arg;
+	for (int i = 0; i < u->n && i < 8; i++)
+		if (u->addr[i] == si->start)
+			return;
+	if (u->n < 8)
+		u->addr[u->n] = si->start;
+	u->n++;
+}
+
+/* A --system probe (func:OBJECT:FUNCTION, line:OBJECT:FILE:LINE; the spec
+ * parser leaves OBJECT in func and the rest in args): the object's path,
+ * the uprobes' file offsets: 0, or -1 with err. */
+static int resolve_user(struct probe *p, struct kfunc *d, char *err, size_t n)
+{
+	const struct spec *sp = &p->sp;
+	d->line = !strcmp(sp->kind, "line");
+	if ((!d->line && strcmp(sp->kind, "func")) || sp->loc != LOC_FUNC || sp->off || !sp->args ||
+	    (!d->line && strchr(sp->args, ':'))) {
+		snprintf(err, n, "--system runs func:OBJECT:FUNCTION and line:OBJECT:FILE:LINE probes (OBJECT an "
+		         "executable or a shared library, by path or by name)");
+		return -1;
+	}
+	if (find_object(sp->func, d->path)) {
+		snprintf(err, n, "no object '%s' (a path, or a library or program name: libz, libc.so.6, gzip)", sp->func);
+		return -1;
+	}
+	const char *why = NULL;
+	struct sym_module *m = sym_open(d->path, &why);
+	if (!m) {
+		snprintf(err, n, "%.200s: %s", d->path, why ? why : "not ELF");
+		return -1;
+	}
+	const char *base = strrchr(d->path, '/') ? strrchr(d->path, '/') + 1 : d->path;
+	int rc = -1;
+	uint64_t addr[K_MAX_EV];
+	int na = 0;
+	if (!d->line) {
+		struct ufind u = { .n = 0 };
+		sym_find(m, sp->args, ufound, &u);
+		if (!u.n)
+			snprintf(err, n, "no function %.100s in %.200s", sp->args, d->path);
+		else if (u.n > 1)
+			snprintf(err, n, "%.100s names %d functions in %.200s: give one", sp->args, u.n, d->path);
+		else {
+			addr[na++] = u.addr[0];
+			rc = 0;
+		}
+		snprintf(d->sym, sizeof d->sym, "%.120s:%.120s", base, sp->args);
+	} else {
+		const char *c = strrchr(sp->args, ':');
+		char file[256];
+		int line = c ? atoi(c + 1) : 0;
+		snprintf(file, sizeof file, "%.*s", c ? (int)(c - sp->args) : 0, sp->args);
+		snprintf(d->sym, sizeof d->sym, "%.120s:%.120s", base, sp->args);
+		int k = c && line > 0 && file[0] ? sym_line_addrs(m, file, line, addr, K_MAX_EV) : -2;
+		if (k == -2)
+			snprintf(err, n, "expected line:OBJECT:FILE:LINE, not line:%.100s:%.100s", sp->func, sp->args);
+		else if (k < 0)
+			snprintf(err, n, "no file %.100s in the line table of %.200s (built without -g?)", file, d->path);
+		else if (k == 0)
+			snprintf(err, n, "no code at %.100s:%d in %.200s", file, line, d->path);
+		else if (k > K_MAX_EV)
+			snprintf(err, n, "%.100s:%d is at %d addresses in %.200s (inlined copies): at most %d", file, line, k, d->path,
+			         K_MAX_EV);
+		else {
+			na = k;
+			rc = 0;
+		}
+	}
+	for (int i = 0; !rc && i < na; i++) {
+		if (sym_peek_file_offset(d->path, addr[i], &d->ev[i].off)) {
+			snprintf(err, n, "%.200s: 0x%llx is in no executable segment of the file", d->path,
+			         (unsigned long long)addr[i]);
+			rc = -1;
+		}
+		d->ev[i].ret = 0;
+	}
+	if (!rc && !d->line) {
+		d->ev[1] = (struct kev){ d->ev[0].off, 1 };
+		na = 2;
+	}
+	d->nev = rc ? 0 : na;
+	sym_close(m);
+	return rc;
+}
+
+static int place_func(struct probe *p, char *err, size_t n)
+{
+	struct kfunc *d = calloc(1, sizeof *d);
+	if (!d) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	p->data = d;
+	callstats_init(&d->cs);
+	char note[768] = "";
+	if (ks.user ? resolve_user(p, d, err, n) : resolve_kernel(p, d, note, sizeof note, err, n))
+		return -1;
+	if (!(d->fd = malloc(sizeof *d->fd * (size_t)d->nev * (size_t)ks.ncpus))) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < d->nev * ks.ncpus; i++)
+		d->fd[i] = -1;
+	for (int ev = 0; ev < d->nev; ev++)
+		for (int c = 0; c < ks.ncpus; c++) {
+			int fd = open_one(d, ev, ks.cpus[c]);
 			if (fd < 0) {
 				int en = errno;
 				close_fds(d);
-				refused(d->sym, r ? "kretprobe" : "kprobe", en, err, n);
+				refused(d->sym, d->ev[ev].ret ? ks.user ? "uretprobe" : "kretprobe" : ks.user ? "uprobe" : "kprobe",
+				        en, err, n);
 				return -1;
 			}
-			d->fd[2 * c + r] = fd;
+			d->fd[ev * ks.ncpus + c] = fd;
 		}
 	if (place_samplers(d, err, n)) {
 		close_fds(d);
 		return -1;
 	}
-	if (asprintf(&p->where, "kernel %s (kprobe + kretprobe on %d CPU%s, counting; sampled on %d CPU%s)", d->sym,
-	             ks.ncpus, ks.ncpus == 1 ? "" : "s", ks.nonline, ks.nonline == 1 ? "" : "s") < 0)
+	int r;
+	if (!ks.user)
+		r = asprintf(&p->where, "kernel %s (kprobe + kretprobe on %d CPU%s, counting; sampled on %d CPU%s)", d->sym,
+		             ks.ncpus, ks.ncpus == 1 ? "" : "s", ks.nonline, ks.nonline == 1 ? "" : "s");
+	else if (!d->line)
+		r = asprintf(&p->where, "every process mapping %s: uprobe + uretprobe at file offset 0x%llx, counting on %d "
+		             "CPU%s, sampled", d->path, (unsigned long long)d->ev[0].off, ks.ncpus, ks.ncpus == 1 ? "" : "s");
+	else
+		r = asprintf(&p->where, "every process mapping %s: %d uprobe%s (file offset 0x%llx%s), counting on %d CPU%s, "
+		             "sampled", d->path, d->nev, d->nev == 1 ? "" : "s", (unsigned long long)d->ev[0].off,
+		             d->nev > 1 ? ", ..." : "", ks.ncpus, ks.ncpus == 1 ? "" : "s");
+	if (r < 0)
 		p->where = NULL;
 	if (note[0])
 		fprintf(stderr, "%s\n", note);
@@ -873,7 +1235,7 @@ static int add_probe(struct engine *e, const char *text, char *err, size_t n)
 	struct probe *p = engine_new_probe(e, text, err, n);
 	if (!p)
 		return -1;
-	p->ops = &kfunc_ops;
+	p->ops = !strcmp(p->sp.kind, "line") ? &kline_ops : &kfunc_ops;
 	if (place_func(p, why, sizeof why)) {
 		snprintf(err, n, "probe '%s': %s", text, why);
 		return -1;
@@ -894,18 +1256,20 @@ static void remove_all(struct engine *e)
 static int k_can_run(struct engine *e, const struct probe_opts *o, char *why, size_t wn)
 {
 	(void)e;
-	if (o->kernel)
+	if (o->kernel || o->system)
 		return 1;
-	snprintf(why, wn, "the kernel engine takes --kernel");
+	snprintf(why, wn, "the kernel engine takes --kernel or --system");
 	return 0;
 }
 
 static int k_open(struct engine *e, const struct probe_opts *o, char *err, size_t n)
 {
-	(void)o;
 	char b[64];
 	memset(&ks, 0, sizeof ks);
+	ks.user = o->system;
+	const char *dir = ks.user ? U_SYSFS : K_SYSFS, *pmu = ks.user ? "uprobe" : "kprobe";
 	ks.e = e;
+	e->scope = ks.user ? "every process" : "the kernel";
 	ks.pid = -1;
 	ks.go_fd = -1;
 	e->foreign_code = 1;
@@ -914,17 +1278,22 @@ static int k_open(struct engine *e, const struct probe_opts *o, char *err, size_
 	long pg = sysconf(_SC_PAGESIZE);
 	ks.page = pg > 0 ? (size_t)pg : 4096;
 	if (geteuid() != 0) {
-		snprintf(err, n, "sonde probe --kernel needs root (or CAP_PERFMON and CAP_SYS_ADMIN)");
+		snprintf(err, n, "sonde probe %s needs root (or CAP_PERFMON and CAP_SYS_ADMIN)",
+		         ks.user ? "--system" : "--kernel");
 		return -1;
 	}
-	if (read_line(K_SYSFS "/type", b, sizeof b) || sscanf(b, "%d", &ks.type) != 1 || ks.type <= 0) {
-		snprintf(err, n, "this kernel has no kprobe perf PMU (%s): built without CONFIG_KPROBE_EVENTS?", K_SYSFS);
+	char path[128];
+	snprintf(path, sizeof path, "%s/type", dir);
+	if (read_line(path, b, sizeof b) || sscanf(b, "%d", &ks.type) != 1 || ks.type <= 0) {
+		snprintf(err, n, "this kernel has no %s perf PMU (%s): built without CONFIG_%s_EVENTS?", pmu, dir,
+		         ks.user ? "UPROBE" : "KPROBE");
 		return -1;
 	}
-	/* "config:0": the bit of attr.config that makes a kretprobe */
-	if (read_line(K_SYSFS "/format/retprobe", b, sizeof b) || sscanf(b, "config:%d", &ks.retbit) != 1 ||
-	    ks.retbit < 0 || ks.retbit > 63) {
-		snprintf(err, n, "cannot read the kprobe PMU's retprobe bit (%s/format/retprobe)", K_SYSFS);
+	/* "config:0": the bit of attr.config that makes a kretprobe (uretprobe) */
+	snprintf(path, sizeof path, "%s/format/retprobe", dir);
+	if (read_line(path, b, sizeof b) || sscanf(b, "config:%d", &ks.retbit) != 1 || ks.retbit < 0 ||
+	    ks.retbit > 63) {
+		snprintf(err, n, "cannot read the %s PMU's retprobe bit (%s)", pmu, path);
 		return -1;
 	}
 	return read_cpus(err, n);
@@ -960,9 +1329,13 @@ static int spawn_held(struct engine *e, const struct probe_opts *o, char *err, s
 	}
 	close(p[0]);
 	ks.go_fd = p[1];
-	ks.pid = c;
-	ks.cpus[0] = -1;
-	ks.ncpus = 1;
+	ks.child = c;
+	if (!ks.user) {
+		/* --kernel: the program's hits; --system: every process's still */
+		ks.pid = c;
+		ks.cpus[0] = -1;
+		ks.ncpus = 1;
+	}
 	e->t.pid = c;
 	e->t.launched = 1;
 	return 0;
@@ -974,11 +1347,12 @@ static void drop_held(void)
 	if (ks.go_fd >= 0)
 		close(ks.go_fd);
 	ks.go_fd = -1;
-	if (ks.pid > 0) {
-		kill(ks.pid, SIGKILL);
-		waitpid(ks.pid, NULL, 0);
+	if (ks.child > 0) {
+		kill(ks.child, SIGKILL);
+		waitpid(ks.child, NULL, 0);
 	}
 	ks.pid = -1;
+	ks.child = 0;
 }
 
 /* The handlers go in before the first probe: a Ctrl-C once a probe is in
@@ -1003,7 +1377,7 @@ static int k_run(struct engine *e, const struct probe_opts *o, char *err, size_t
 {
 	e->start_ns = now_ns();
 	uint64_t deadline = o->duration > 0 ? e->start_ns + (uint64_t)(o->duration * 1e9) : 0;
-	pid_t child = ks.pid > 0 ? ks.pid : 0;
+	pid_t child = ks.child;
 	if (child) {
 		if (write(ks.go_fd, "g", 1) != 1) {
 			snprintf(err, n, "cannot start %s: %s", o->argv[0], strerror(errno));
@@ -1030,6 +1404,8 @@ static int k_run(struct engine *e, const struct probe_opts *o, char *err, size_t
 			if (d->ring[k].fd >= 0)
 				pfd[nfds++] = (struct pollfd){ .fd = d->ring[k].fd, .events = POLLIN };
 	}
+	if (o->placed)
+		o->placed(e);   /* every event open: "sonde: probes in ..." */
 	/* a signal wakes the wait at once; the program's end within 10 ms */
 	while (!stop_flag && !(deadline && now_ns() >= deadline)) {
 		if (child) {
@@ -1093,10 +1469,10 @@ static void k_collect(struct engine *e)
 		if (!d || !d->fd)
 			continue;
 		uint64_t sum[2] = { 0, 0 };
-		for (int k = 0; k < 2 * ks.ncpus; k++) {
+		for (int k = 0; k < d->nev * ks.ncpus; k++) {
 			uint64_t v;
 			if (d->fd[k] >= 0 && read(d->fd[k], &v, sizeof v) == (ssize_t)sizeof v)
-				sum[k & 1] += v;
+				sum[d->ev[k / ks.ncpus].ret] += v;
 		}
 		d->cs.calls = sum[0];
 		/* cs.returns counted the timed ones: now the kernel's exact count */
@@ -1120,9 +1496,9 @@ static void k_close(struct engine *e)
 
 const struct probe_engine_ops kernel_engine = {
 	.name = "kernel",
-	.kinds = "func",
-	.runs = "func probes on the running kernel (--kernel)",
-	.modes = PE_KERNEL,
+	.kinds = "func line",
+	.runs = "func probes on the running kernel (--kernel), func and line probes in every process (--system)",
+	.modes = PE_KERNEL | PE_SYSTEM,
 	.can_run = k_can_run,
 	.open = k_open,
 	.place = k_place,

@@ -1,0 +1,15 @@
+/* sys_lib.c — a shared library for `sonde probe --system` (tests/e2e/
+ * probe_system.sh): sys_work is what the probes count in every process
+ * that maps the library; the line marked "odd" runs for each odd x. */
+int sys_work(int x);
+int sys_odd_calls;
+
+int sys_work(int x)
+{
+	int r = 3 * x + 1;
+	if (x & 1) {
+		sys_odd_calls++; /* odd */
+		r -= x / 2;
+	}
+	return r;
+}

@@ -32,7 +32,7 @@ static int all_digits(const char *s, size_t n)
 }
 
 /* The first ':' of s that separates (a C++ name's "::" does not). */
-static const char *sep_colon(const char *s)
+const char *spec_sep_colon(const char *s)
 {
 	for (; *s; s++) {
 		if (s[0] == ':' && s[1] == ':') {
@@ -45,10 +45,13 @@ static const char *sep_colon(const char *s)
 	return NULL;
 }
 
-/* SYM[+OFF] */
+/* SYM[+OFF]; a run of '+' is part of the name (libstdc++.so.6, c++) */
 static int parse_sym(struct spec *sp, const char *s, size_t n, char *err, size_t en)
 {
-	const char *plus = memchr(s, '+', n);
+	const char *plus = NULL;
+	for (size_t i = 0; i < n && !plus; i++)
+		if (s[i] == '+' && (i + 1 >= n || s[i + 1] != '+') && (!i || s[i - 1] != '+'))
+			plus = s + i;
 	size_t nl = plus ? (size_t)(plus - s) : n;
 	if (!nl) {
 		snprintf(err, en, "missing function name");
@@ -132,10 +135,10 @@ int spec_parse(const char *s, struct spec *sp, char *err, size_t en)
 	} else {
 		if (!strncmp(r, "addr:", 5))
 			r += 5;
-		const char *c2 = sep_colon(r);
+		const char *c2 = spec_sep_colon(r);
 		size_t n1 = c2 ? (size_t)(c2 - r) : strlen(r);
 		if (c2) {
-			const char *c3 = sep_colon(c2 + 1);
+			const char *c3 = spec_sep_colon(c2 + 1);
 			size_t n2 = c3 ? (size_t)(c3 - c2 - 1) : strlen(c2 + 1);
 			/* FILE:LINE needs a file name (with a '.' or a '/'): FUNC:123 is
 			 * a function and ARGS, e.g. plugin:work:42. */

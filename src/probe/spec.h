@@ -21,6 +21,8 @@ struct spec {
 
 int spec_parse(const char *s, struct spec *sp, char *err, size_t n);
 void spec_free(struct spec *sp);
+/* The first ':' of s that separates fields (a C++ name's "::" does not), or NULL. */
+const char *spec_sep_colon(const char *s);
 /* "100ms", "50us", "2s", "100ns"; bare numbers are ns.  -1 on error. */
 int64_t probe_parse_duration(const char *s);
 

@@ -214,6 +214,14 @@ sed 's/^[0-9]* //' prog.out | cmp -s - prog.want && ok "with a program: its outp
 	assert {q['pid']: q['hits'] for q in p['processes']}.get($ppid) == 321, p['processes']" &&
 	ok "with a program: ends with it, its 321 calls by its pid" || notok "with a program" "status $rc: $(head -3 prog.err)"
 
+# --- names with '+' and C++'s '::': libstdc++ by name, a function by its qualified name
+if "$SONDE" probe --system --format=json -o cxx.json -e 'func:libstdc++.so.6:std::terminate' --duration 0.2 >cxx.out 2>cxx.err; then
+	jq_py cxx.json "p = d['probes'][0]; assert 'libstdc++.so.6' in p['where'] and p['calls'] == 0, p" &&
+		ok "func:libstdc++.so.6:std::terminate placed on libstdc++" || notok "libstdc++ by name" "$(cat cxx.json)"
+else
+	notok "libstdc++ by name" "$(cat cxx.err)"
+fi
+
 # --- refusals: one clear line, nothing placed
 "$SONDE" probe --system -e func:/nonexistent/libnope.so:f --duration 1 >r1.out 2>r1.err
 rc=$?

@@ -129,6 +129,14 @@ static void specs(void)
 	spec_free(&sp);
 	CHECK(spec_parse("var:::g:v", &sp, err, sizeof err) == 0 && !strcmp(sp.func, "::g") && !strcmp(sp.args, "v"));
 	spec_free(&sp);
+	/* a run of '+' is part of a name (--system's func:libstdc++.so.6:_Znwm); a lone one an offset */
+	CHECK(spec_parse("func:libstdc++.so.6:_Znwm", &sp, err, sizeof err) == 0 && !strcmp(sp.func, "libstdc++.so.6") &&
+	      !sp.off && !strcmp(sp.args, "_Znwm"));
+	spec_free(&sp);
+	CHECK(spec_parse("func:/usr/lib/libstdc++.so+4", &sp, err, sizeof err) == 0 &&
+	      !strcmp(sp.func, "/usr/lib/libstdc++.so") && sp.off == 4);
+	spec_free(&sp);
+	CHECK(spec_parse("func:work+x", &sp, err, sizeof err) == -1 && strstr(err, "bad offset"));
 	CHECK(spec_parse("nope:main", &sp, err, sizeof err) == -1 && strstr(err, "unknown probe kind"));
 	CHECK(spec_parse("func:", &sp, err, sizeof err) == -1);
 }

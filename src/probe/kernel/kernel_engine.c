@@ -94,9 +94,12 @@ struct kring {
 };
 
 /* A thread's pending calls (their entry times, innermost last). */
+/* The head of a cell of an open-addressing table (ktab_slot). */
+struct kslot { uint64_t key; int used; };
+
 struct ktid {
-	uint64_t key;
-	int used, n, cap;
+	struct kslot s;          /* the thread's key */
+	int n, cap;
 	uint64_t *t;
 };
 
@@ -108,7 +111,7 @@ struct kev { uint64_t off; int ret; };
 
 /* A process's sampled hits, and its command (/proc/PID/comm when first
  * seen, or the kernel's COMM record of its exec). */
-struct kpid { uint32_t pid; int used; uint64_t hits; char comm[16]; };
+struct kpid { struct kslot s; uint64_t hits; char comm[16]; };   /* s.key: the pid */
 
 struct kfunc {
 	struct call_stats cs;
@@ -278,81 +281,69 @@ static int blacklisted(const char *sym)
 
 /* --- pairing the sampled entries and returns --------------------------- */
 
+/* The cell of key in an open-addressing table of *cap cells of sz bytes,
+ * each starting with a struct kslot (*cap 0 or a power of 2, at most half
+ * full): the one there, else, when create and fewer than max are in, a new
+ * zeroed one (*added set); NULL otherwise or out of memory. */
+static void *ktab_slot(void **tab, size_t *cap, size_t *n, size_t max, size_t sz, uint64_t key, int create, int *added)
+{
+#define KCELL(t, i) ((struct kslot *)((char *)(t) + (i) * sz))
+	size_t m = *cap - 1;
+	for (size_t i = key * 0x9e3779b97f4a7c15ull >> 20 & m; *cap && KCELL(*tab, i)->used; i = (i + 1) & m)
+		if (KCELL(*tab, i)->key == key)
+			return KCELL(*tab, i);
+	if (!create || *n >= max)
+		return NULL;
+	if (2 * (*n + 1) > *cap) {
+		size_t nc = *cap ? 2 * *cap : 64;
+		void *v = calloc(nc, sz);
+		if (!v)
+			return NULL;
+		for (size_t k = 0; k < *cap; k++) {
+			if (!KCELL(*tab, k)->used)
+				continue;
+			size_t i = KCELL(*tab, k)->key * 0x9e3779b97f4a7c15ull >> 20 & (nc - 1);
+			while (KCELL(v, i)->used)
+				i = (i + 1) & (nc - 1);
+			memcpy(KCELL(v, i), KCELL(*tab, k), sz);
+		}
+		free(*tab);
+		*tab = v;
+		*cap = nc;
+		m = nc - 1;
+	}
+	size_t i = key * 0x9e3779b97f4a7c15ull >> 20 & m;
+	while (KCELL(*tab, i)->used)
+		i = (i + 1) & m;
+	struct kslot *c = KCELL(*tab, i);
+	memset(c, 0, sz);
+	*c = (struct kslot){ .key = key, .used = 1 };
+	(*n)++;
+	*added = 1;
+	return c;
+#undef KCELL
+}
+
 /* The pending calls of thread key; created when create (NULL: no room). */
 static struct ktid *tid_of(struct kfunc *d, uint64_t key, int create)
 {
-	if (d->captid) {
-		for (size_t i = key * 0x9e3779b97f4a7c15ull >> 20 & (d->captid - 1);; i = (i + 1) & (d->captid - 1)) {
-			if (!d->tid[i].used)
-				break;
-			if (d->tid[i].key == key)
-				return &d->tid[i];
-		}
-	}
-	if (!create || d->ntid >= K_MAX_TIDS)
-		return NULL;
-	if (2 * (d->ntid + 1) > d->captid) {
-		size_t cap = d->captid ? 2 * d->captid : 64;
-		struct ktid *v = calloc(cap, sizeof *v);
-		if (!v)
-			return NULL;
-		for (size_t k = 0; k < d->captid; k++) {
-			if (!d->tid[k].used)
-				continue;
-			size_t i = d->tid[k].key * 0x9e3779b97f4a7c15ull >> 20 & (cap - 1);
-			while (v[i].used)
-				i = (i + 1) & (cap - 1);
-			v[i] = d->tid[k];
-		}
-		free(d->tid);
-		d->tid = v;
-		d->captid = cap;
-	}
-	size_t i = key * 0x9e3779b97f4a7c15ull >> 20 & (d->captid - 1);
-	while (d->tid[i].used)
-		i = (i + 1) & (d->captid - 1);
-	d->tid[i] = (struct ktid){ .key = key, .used = 1 };
-	d->ntid++;
-	return &d->tid[i];
+	int added = 0;
+	void *t = d->tid;
+	struct ktid *r = ktab_slot(&t, &d->captid, &d->ntid, K_MAX_TIDS, sizeof *r, key, create, &added);
+	d->tid = t;
+	return r;
 }
 
 /* The entry of process pid (created, its command read, when create): NULL
  * when there is none, the table is full or out of memory. */
 static struct kpid *pid_of(struct kfunc *d, uint32_t pid, int create)
 {
-	if (d->cappid) {
-		for (size_t i = pid * 0x9e3779b97f4a7c15ull >> 20 & (d->cappid - 1);; i = (i + 1) & (d->cappid - 1)) {
-			if (!d->pids[i].used)
-				break;
-			if (d->pids[i].pid == pid)
-				return &d->pids[i];
-		}
-	}
-	if (!create || d->npid >= K_MAX_PIDS)
-		return NULL;
-	if (2 * (d->npid + 1) > d->cappid) {
-		size_t cap = d->cappid ? 2 * d->cappid : 64;
-		struct kpid *v = calloc(cap, sizeof *v);
-		if (!v)
-			return NULL;
-		for (size_t k = 0; k < d->cappid; k++) {
-			if (!d->pids[k].used)
-				continue;
-			size_t i = d->pids[k].pid * 0x9e3779b97f4a7c15ull >> 20 & (cap - 1);
-			while (v[i].used)
-				i = (i + 1) & (cap - 1);
-			v[i] = d->pids[k];
-		}
-		free(d->pids);
-		d->pids = v;
-		d->cappid = cap;
-	}
-	size_t i = pid * 0x9e3779b97f4a7c15ull >> 20 & (d->cappid - 1);
-	while (d->pids[i].used)
-		i = (i + 1) & (d->cappid - 1);
-	struct kpid *k = &d->pids[i];
-	*k = (struct kpid){ .pid = pid, .used = 1 };
-	d->npid++;
+	int added = 0;
+	void *t = d->pids;
+	struct kpid *k = ktab_slot(&t, &d->cappid, &d->npid, K_MAX_PIDS, sizeof *k, pid, create, &added);
+	d->pids = t;
+	if (!added)
+		return k;
 	char path[48];
 	snprintf(path, sizeof path, "/proc/%u/comm", pid);
 	FILE *f = fopen(path, "r");
@@ -684,7 +675,7 @@ static int by_hits(const void *a, const void *b)
 	const struct kpid *x = a, *y = b;
 	if (x->hits != y->hits)
 		return x->hits < y->hits ? 1 : -1;
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
+	return x->s.key < y->s.key ? -1 : x->s.key > y->s.key;
 }
 
 /* The processes that hit, most hits first (malloc'd, *n of them; NULL when none). */
@@ -693,7 +684,7 @@ static struct kpid *hitters(const struct kfunc *d, size_t *n)
 	struct kpid *v = d->npid ? malloc(d->npid * sizeof *v) : NULL;
 	*n = 0;
 	for (size_t i = 0; v && i < d->cappid; i++)
-		if (d->pids[i].used && d->pids[i].hits)
+		if (d->pids[i].s.used && d->pids[i].hits)
 			v[(*n)++] = d->pids[i];
 	if (v)
 		qsort(v, *n, sizeof *v, by_hits);
@@ -708,7 +699,7 @@ static void processes_json(const struct kfunc *d, struct json *j)
 	json_arr_begin(j, "processes");
 	for (size_t i = 0; i < n; i++) {
 		json_obj_begin(j, NULL);
-		json_uint(j, "pid", v[i].pid);
+		json_uint(j, "pid", v[i].s.key);
 		json_str(j, "comm", v[i].comm[0] ? v[i].comm : NULL);
 		json_uint(j, "hits", v[i].hits);
 		json_obj_end(j);
@@ -723,7 +714,7 @@ static void processes_table(const struct kfunc *d, FILE *f)
 	size_t n;
 	struct kpid *v = hitters(d, &n);
 	for (size_t i = 0; i < n && i < 5; i++)
-		fprintf(f, "%s%u %s x%llu", i ? ", " : "; by process: ", v[i].pid, v[i].comm[0] ? v[i].comm : "?",
+		fprintf(f, "%s%u %s x%llu", i ? ", " : "; by process: ", (unsigned)v[i].s.key, v[i].comm[0] ? v[i].comm : "?",
 		        (unsigned long long)v[i].hits);
 	if (n > 5 || d->pid_other)
 		fprintf(f, ", ... (%zu processes)", n);
@@ -1108,7 +1099,7 @@ static int resolve_user(struct probe *p, struct kfunc *d, char *err, size_t n)
 	const struct spec *sp = &p->sp;
 	d->line = !strcmp(sp->kind, "line");
 	if ((!d->line && strcmp(sp->kind, "func")) || sp->loc != LOC_FUNC || sp->off || !sp->args ||
-	    (!d->line && strchr(sp->args, ':'))) {
+	    (!d->line && spec_sep_colon(sp->args))) {
 		snprintf(err, n, "--system runs func:OBJECT:FUNCTION and line:OBJECT:FILE:LINE probes (OBJECT an "
 		         "executable or a shared library, by path or by name)");
 		return -1;

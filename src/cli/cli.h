@@ -39,6 +39,7 @@ struct cli_opts {
 	int syscalls;            /* record --syscalls / report --syscalls */
 	uint64_t min_time_ns;   /* --min-time DUR */
 	int timing;             /* --timing: INSTR_TIME_ALL (0), _NONE (1), _AUTO (2) (instr/instr.h) */
+	const char *timed[CLI_MAX_LIST]; int ntimed;     /* --timed GLOB: functions timed whatever --timing says */
 	const char *domain;     /* --domain auto|FILE */
 	const char *filters[CLI_MAX_LIST]; int nfilters; /* "+glob" (-F) / "-glob" (-N) */
 	uint64_t buffer_size;   /* --buffer-size BYTES per thread */

@@ -13,7 +13,7 @@
 
 enum {
 	O_FORMAT = 256, O_SORT, O_LIMIT, O_THREADS, O_PER_LOCK, O_TID, O_SEL_PID, O_COMM, O_PROCESSES, O_TIME_RANGE, O_DEPTH, O_MIN_PERCENT,
-	O_TRACE, O_LOCKS, O_SYSCALLS, O_LOSSY, O_MIN_TIME, O_TIMING, O_DOMAIN, O_BUFFER, O_MAX_MEMORY, O_KEEP_LAST, O_COMPRESS, O_NO_FOLLOW, O_DURATION,
+	O_TRACE, O_LOCKS, O_SYSCALLS, O_LOSSY, O_MIN_TIME, O_TIMING, O_TIMED, O_DOMAIN, O_BUFFER, O_MAX_MEMORY, O_KEEP_LAST, O_COMPRESS, O_NO_FOLLOW, O_DURATION,
 	O_INTERACTIVE, O_PENDING, O_KERNEL, O_SYSTEM, O_LIBRARY, O_PLUGIN, O_RECORD, O_TARGET, O_EXE, O_TIMEOUT, O_HW_BREAKPOINTS, O_TARGET_RAM, O_TARGET_CLOCK, O_ENGINE, O_STACK_COPY, O_STACK_UNWIND, O_MODULE, O_EXEC, O_NO_PATCH, O_EVERY, O_COUNT, O_HELP,
 };
 
@@ -58,6 +58,8 @@ static const struct cli_option options[] = {
 	  "trace: drop calls shorter than DUR (ns, us, ms, s) with no recorded child" },
 	{ "timing", O_TIMING, required_argument, CMD_RECORD, "all|none|auto",
 	  "which patched functions are timed (all), or only counted: none timed, or auto (small leaves counted)" },
+	{ "timed", O_TIMED, required_argument, CMD_RECORD, "GLOB",
+	  "time the functions matching GLOB (name or demangled name) whatever --timing says (repeatable)" },
 	{ "filter", 'F', required_argument, CMD_RECORD, "GLOB",
 	  "trace only these functions (repeatable; C++ names demangled or mangled)" },
 	{ "notrace", 'N', required_argument, CMD_RECORD, "GLOB",
@@ -334,6 +336,11 @@ void cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli_
 				o->timing = 2;
 			else
 				cli_die(EXIT_USAGE, "invalid value '%s' for --timing (all, none or auto)", optarg);
+			break;
+		case O_TIMED:
+			if (o->ntimed == CLI_MAX_LIST)
+				cli_die(EXIT_USAGE, "too many --timed globs (at most %d)", CLI_MAX_LIST);
+			o->timed[o->ntimed++] = optarg;
 			break;
 		case 'F': case 'N':
 			if (o->nfilters == CLI_MAX_LIST)

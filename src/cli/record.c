@@ -514,6 +514,8 @@ int cmd_record(struct cli_opts *o)
 		cfg.mode |= SONDE_MODE_SYSCALLS;
 	if (!o->trace && (o->min_time_ns || o->nfilters || o->domain || o->depth))
 		cli_die(EXIT_USAGE, "--depth, --min-time, -F, -N and --domain apply to --trace recordings");
+	if (o->ntimed && !o->timing)
+		cli_die(EXIT_USAGE, "--timed chooses functions to time under --timing=none or auto (with all, every one is)");
 	if (o->trace && o->timing)
 		cli_die(EXIT_USAGE, "--timing=none and --timing=auto apply to profiles, not yet to --trace recordings");
 	if (o->keep_last && !(cfg.mode & (SONDE_MODE_TRACE | SONDE_MODE_LOCK_EVENTS)))

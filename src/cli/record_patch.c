@@ -39,6 +39,8 @@ int record_patch_plan(const struct cli_opts *o, const char *prog_path, struct se
 	p->set.nglobs = o->nmodules;
 	p->set.live = o->pid > 0; /* record -p: the regions built now are for a running program */
 	p->set.timing = o->timing;
+	p->set.timed = o->timed;
+	p->set.ntimed = o->ntimed;
 	/* A launched tree: the programs exec'd in it are planned when they ask
 	 * (record --exec: only those matching; the launched program too). */
 	p->set.exec_follow = o->pid <= 0;
@@ -53,7 +55,7 @@ int record_patch_plan(const struct cli_opts *o, const char *prog_path, struct se
 		else if (rc == 0)
 			p->set.n = 1;
 		if (rc == 0)
-			instr_plan_timing(&p->set.plans[0], o->timing);
+			instr_plan_timing(&p->set.plans[0], o->timing, o->timed, o->ntimed);
 	}
 	/* rc > 0: built with sonde-cc, its sleds are the way (or left out by
 	 * --exec): its images exec'd again ask nothing */

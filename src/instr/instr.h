@@ -54,10 +54,12 @@ void instr_plan_free(struct instr_plan *p);
  * sonde_instr_fn.count): none (INSTR_TIME_ALL, the default), every one
  * (INSTR_TIME_NONE), or the small leaves (INSTR_TIME_AUTO: at most
  * INSTR_LEAF_MAX bytes, no call, no jump out of their bytes, no indirect
- * jump).  How many are counted. */
+ * jump); a function that one of timed[0..ntimed) names (sym_find: its name
+ * or demangled name, else a shell glob) is timed whatever timing says.  How
+ * many are counted. */
 enum { INSTR_TIME_ALL = 0, INSTR_TIME_NONE = 1, INSTR_TIME_AUTO = 2 };
 #define INSTR_LEAF_MAX 64
-size_t instr_plan_timing(struct instr_plan *p, int timing);
+size_t instr_plan_timing(struct instr_plan *p, int timing, const char *const *timed, int ntimed);
 
 /* The code of a region at `region` (size bytes) for module p loaded with
  * `bias`: code[0..size) (int3 where unused), stubs[i] the offset of
@@ -85,6 +87,8 @@ struct instr_set {
 	int nglobs;
 	int live;                     /* the program runs (record -p): regions built before are for that */
 	int timing;                   /* INSTR_TIME_*: record --timing, applied to every plan */
+	const char *const *timed;     /* record --timed: globs of functions timed whatever timing says */
+	int ntimed;
 	/* Programs exec'd in the recorded tree: their executables planned when
 	 * their image asks (once per object), only those matching exec_globs
 	 * when there are any (record --exec) */

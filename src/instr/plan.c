@@ -380,14 +380,31 @@ static int small_leaf(const struct instr_plan *p, size_t i)
 	return 1;
 }
 
-size_t instr_plan_timing(struct instr_plan *p, int timing)
+/* A function sym_find matched (--timed): its number's count cleared. */
+static void keep_timed(void *arg, const struct sym_info *si)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < p->nfns; i++) {
-		int count = timing == INSTR_TIME_NONE || (timing == INSTR_TIME_AUTO && small_leaf(p, i));
-		p->fns[i].count = (uint8_t)count;
-		n += (size_t)count;
+	struct instr_plan *p = arg;
+	size_t lo = 0, hi = p->nfns; /* fns are sorted by address */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->fns[mid].vaddr < si->start)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	if (lo < p->nfns && p->fns[lo].vaddr == si->start)
+		p->fns[lo].count = 0;
+}
+
+size_t instr_plan_timing(struct instr_plan *p, int timing, const char *const *timed, int ntimed)
+{
+	for (size_t i = 0; i < p->nfns; i++)
+		p->fns[i].count = (uint8_t)(timing == INSTR_TIME_NONE || (timing == INSTR_TIME_AUTO && small_leaf(p, i)));
+	for (int g = 0; timing != INSTR_TIME_ALL && g < ntimed && p->sm; g++)
+		sym_find(p->sm, timed[g], keep_timed, p);
+	size_t n = 0;
+	for (size_t i = 0; i < p->nfns; i++)
+		n += p->fns[i].count;
 	return n;
 }
 

@@ -231,7 +231,7 @@ static void serve_plan(struct sonde_session_hdr *h, uint64_t size, struct sonde_
 			answer(r, SONDE_IR_FAILED);
 			return;
 		}
-		instr_plan_timing(&set->plans[i], set->timing);
+		instr_plan_timing(&set->plans[i], set->timing, set->timed, set->ntimed);
 		if (publish_mod(h, in, &set->plans[i], i, set->live)) {
 			instr_plan_free(&set->plans[i]);
 			snprintf(r->msg, sizeof r->msg, "the session memory is full");

@@ -22,6 +22,11 @@ rc=$?
 if [ $rc -ne 0 ] && grep -q "apply to profiles" bad.err; then ok "--timing=none with --trace refused"
 else notok "--timing=none with --trace refused" "exit $rc: $(cat bad.err)"; fi
 
+"$SONDE" record --timed step -- /bin/true >bad.out 2>bad.err
+rc=$?
+if [ $rc -ne 0 ] && grep -q "under --timing=none or auto" bad.err; then ok "--timed without --timing=none|auto refused"
+else notok "--timed without --timing=none|auto refused" "exit $rc: $(cat bad.err)"; fi
+
 # counts LABEL PROGRAM-OUTPUT REPORT-JSON TIMING: the program's counts, and the timed flags
 counts() {
 	python3 - "$@" <<'PY'
@@ -33,11 +38,11 @@ bad = [(k, v, fns.get(k, {}).get("calls")) for k, v in want.items() if fns.get(k
 print(("ok" if not bad and len(want) == 4 else "not ok") + f" - {label}: calls equal the program's {want}" +
       ("" if not bad else f": (name, program, sonde) {bad}"))
 untimed = sorted(k for k in want if not fns.get(k, {}).get("timed", True))
-expect = {"all": [], "none": sorted(want), "auto": ["tick"]}[timing]
+expect = {"all": [], "none": sorted(want), "auto": ["tick"], "none-step": sorted(k for k in want if k != "step")}[timing]
 print(("ok" if untimed == expect else "not ok") + f" - {label}: counted only {untimed}" +
       ("" if untimed == expect else f", expected {expect}"))
 st = fns.get("step", {})
-if timing == "auto":
+if timing in ("auto", "none-step"):
     good = st.get("timed") and st.get("exclusive_ns") == st.get("inclusive_ns") and st.get("inclusive_ns", 0) > 0
     print(("ok" if good else "not ok") + f" - {label}: step's exclusive time holds tick's ({st.get('exclusive_ns')} of {st.get('inclusive_ns')} ns)")
 if timing == "all":
@@ -56,6 +61,11 @@ for cc in gcc clang; do
 		"$SONDE" report -i $cc-$t.data --format=json >$cc-$t.json 2>/dev/null
 		counts "$cc --timing=$t" plain-$cc.txt $cc-$t.json $t
 	done
+	# --timed: step timed under none, the others counted only
+	"$SONDE" record --timing=none --timed step -o $cc-nstep.data -- ./tc-$cc 3000 >rec-$cc-nstep.txt 2>rec-$cc-nstep.err
+	check "$cc --timing=none --timed step: output unchanged" cmp -s plain-$cc.txt rec-$cc-nstep.txt
+	"$SONDE" report -i $cc-nstep.data --format=json >$cc-nstep.json 2>/dev/null
+	counts "$cc --timing=none --timed step" plain-$cc.txt $cc-nstep.json none-step
 	"$SONDE" report -i $cc-none.data >$cc-none.tab 2>&1
 	if grep -E '^ +3000 +untimed +- +untimed' $cc-none.tab | grep -q ' step ' && grep -q '^untimed: counted, not timed' $cc-none.tab; then
 		ok "$cc --timing=none: the table says untimed"

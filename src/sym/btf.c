@@ -238,7 +238,7 @@ static int type_name(const struct btf *b, uint32_t id, char *buf, size_t n, int 
 	return -1;
 }
 
-int btf_func_ret(const struct btf *b, const char *func, struct btf_ret *r)
+int btf_func_ret(const struct btf *b, const char *func, struct sym_ret *r)
 {
 	memset(r, 0, sizeof *r);
 	if (!b || !func)

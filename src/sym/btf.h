@@ -9,16 +9,10 @@
 
 #include <stddef.h>
 
+#include "sym/sym.h" /* struct sym_ret */
+
 struct btf;
 
-/* What a function returns, after typedefs, const, volatile, restrict and
- * type tags. */
-struct btf_ret {
-	unsigned size;     /* bytes (a pointer: 8; void: 0) */
-	int is_signed;     /* a signed integer or a signed enum */
-	int is_ptr, is_void, is_enum, is_bool;
-	char name[96];     /* as declared: "int", "ssize_t", "void *", "struct file *" */
-};
 
 /* The BTF blob of n bytes at data (copied).  base: NULL for a base BTF
  * (vmlinux), else the base of this split BTF (a module's: its type ids
@@ -37,6 +31,6 @@ void btf_free(struct btf *b);
  * own types (not its base's).  0, or -1 when there is no such function or
  * its type is not one of an integer, enum, bool, pointer or void (a
  * struct, a float: unknown), or the chain is broken or too long. */
-int btf_func_ret(const struct btf *b, const char *func, struct btf_ret *r);
+int btf_func_ret(const struct btf *b, const char *func, struct sym_ret *r);
 
 #endif

@@ -90,6 +90,21 @@ const uint8_t *sym_code(struct sym_module *m, uint64_t vaddr, size_t *avail);
 /* Does the file have a section of this name? */
 int sym_has_section(struct sym_module *m, const char *name);
 
+/* What a function returns, after typedefs, const, volatile, restrict and
+ * type tags (btf.h reads it from a kernel's BTF, sym_func_ret from DWARF). */
+struct sym_ret {
+	unsigned size;     /* bytes (a pointer: 8; void: 0) */
+	int is_signed;     /* a signed integer or a signed enum */
+	int is_ptr, is_void, is_enum, is_bool;
+	char name[96];     /* as declared: "int", "ssize_t", "void *", "struct file *" */
+};
+
+/* The return type of the function whose code holds vaddr, from the
+ * module's DWARF: 0 for an integer, enum, bool, pointer or void; -1 when
+ * there is no DWARF for it or it returns something else (a struct, a
+ * float: not in AX). */
+int sym_func_ret(struct sym_module *m, uint64_t vaddr, struct sym_ret *r);
+
 /* Demangle a C++ name; returns a malloc'd string or NULL when not mangled. */
 char *sym_demangle(const char *name);
 /* The '(' that opens the parameter list of a demangled name ("ns::f(int)",

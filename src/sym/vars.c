@@ -1019,3 +1019,77 @@ void vars_free(struct var_ref *r)
 	free(r->cfa.v);
 	free(r);
 }
+
+/* A type's name as declared ("int", "ssize_t", "struct file *",
+ * "const char *"), into buf; depth bounds the walk. */
+static void decl_name(Dwarf_Die *t, char *buf, size_t n, int depth)
+{
+	Dwarf_Die u;
+	Dwarf_Attribute a;
+	int has = dwarf_attr_integrate(t, DW_AT_type, &a) && dwarf_formref_die(&a, &u);
+	const char *nm = die_name(t);
+	char in[96] = "void";
+	switch (dwarf_tag(t)) {
+	case DW_TAG_pointer_type:
+		if (has && depth < 8)
+			decl_name(&u, in, sizeof in, depth + 1);
+		snprintf(buf, n, "%s *", in);
+		return;
+	case DW_TAG_const_type: case DW_TAG_volatile_type:
+		if (has && depth < 8)
+			decl_name(&u, in, sizeof in, depth + 1);
+		snprintf(buf, n, "%s %s", dwarf_tag(t) == DW_TAG_const_type ? "const" : "volatile", in);
+		return;
+	case DW_TAG_structure_type: snprintf(buf, n, "struct %s", nm ? nm : "?"); return;
+	case DW_TAG_union_type: snprintf(buf, n, "union %s", nm ? nm : "?"); return;
+	case DW_TAG_enumeration_type: snprintf(buf, n, "enum %s", nm ? nm : "?"); return;
+	default: snprintf(buf, n, "%s", nm ? nm : "?");
+	}
+}
+
+int sym_func_ret(struct sym_module *m, uint64_t vaddr, struct sym_ret *r)
+{
+	memset(r, 0, sizeof *r);
+	Dwarf_Die cu, fn, t;
+	if (!m || !m->dw || !cu_of(m->dw, vaddr, &cu) || !concrete_subprogram(&cu, vaddr, &fn, 0))
+		return -1;
+	Dwarf_Attribute a;
+	if (!dwarf_attr_integrate(&fn, DW_AT_type, &a) || !dwarf_formref_die(&a, &t)) {
+		r->is_void = 1;
+		snprintf(r->name, sizeof r->name, "void");
+		return 0;
+	}
+	decl_name(&t, r->name, sizeof r->name, 0);
+	if (strip(&t)) { /* a qualified or typedef'd void */
+		r->is_void = 1;
+		return 0;
+	}
+	Dwarf_Word sz = 0, enc = 0;
+	int tag = dwarf_tag(&t);
+	if (tag == DW_TAG_pointer_type || tag == DW_TAG_reference_type || tag == DW_TAG_rvalue_reference_type) {
+		r->is_ptr = 1;
+		r->size = 8;
+		return 0;
+	}
+	if ((dwarf_attr_integrate(&t, DW_AT_byte_size, &a) == NULL || dwarf_formudata(&a, &sz)) ||
+	    (sz != 1 && sz != 2 && sz != 4 && sz != 8))
+		return -1;
+	r->size = (unsigned)sz;
+	if (tag == DW_TAG_enumeration_type) {
+		r->is_enum = 1;
+		Dwarf_Die u; /* its underlying type says the sign (DWARF 3+); else C's int */
+		r->is_signed = 1;
+		if (dwarf_attr_integrate(&t, DW_AT_type, &a) && dwarf_formref_die(&a, &u) && !strip(&u) &&
+		    dwarf_attr_integrate(&u, DW_AT_encoding, &a) && !dwarf_formudata(&a, &enc))
+			r->is_signed = enc == DW_ATE_signed || enc == DW_ATE_signed_char;
+		return 0;
+	}
+	if (tag != DW_TAG_base_type || !dwarf_attr_integrate(&t, DW_AT_encoding, &a) || dwarf_formudata(&a, &enc))
+		return -1;
+	switch (enc) {
+	case DW_ATE_boolean: r->is_bool = 1; return 0;
+	case DW_ATE_signed: case DW_ATE_signed_char: r->is_signed = 1; return 0;
+	case DW_ATE_unsigned: case DW_ATE_unsigned_char: return 0;
+	default: return -1; /* float, complex...: not in AX */
+	}
+}

@@ -136,16 +136,19 @@ for k in ("lost_samples", "untimed", "unmatched_returns", "malformed_records", "
     check(f"func: {k} 0", f.get(k) == 0, f"{f.get(k)}")
 check("func: every call timed (min > 0)", f.get("timed") and f.get("min_ns", 0) > 0 and f.get("total_ns", 0) >= f.get("min_ns", 0) * calls,
       f"min {f.get('min_ns')} total {f.get('total_ns')}")
-# the values sys_work returns: 3x+1, minus x/2 for an odd x
+# the values sys_work returns: 3x+1, minus x/2 for an odd x, negated when x % 10 is 5
 vals = Counter()
 for _, c, _ in own:
     for x in range(c):
-        vals[3 * x + 1 - (x // 2 if x & 1 else 0)] += 1
+        v = 3 * x + 1 - (x // 2 if x & 1 else 0)
+        vals[-v if x % 10 == 5 else v] += 1
 ret = f.get("returned", [])
 bad = [r for r in ret if vals.get(r["value"]) != r["calls"]]
 check("func: each return value sampled as often as the library returned it", ret and not bad, f"{bad[:3]}")
 check("func: returned + returned_other = returns", sum(r["calls"] for r in ret) + f.get("returned_other", -1) == calls,
       f"{sum(r['calls'] for r in ret)} + {f.get('returned_other')} != {calls}")
+check("func: the return type from the library's DWARF (int: negative values sign-extended)",
+      f.get("return_type") == "int" and any(r["value"] < 0 for r in ret), f"{f.get('return_type')}")
 check("func: a user function's errors are not counted (null)", "errors" in f and f["errors"] is None, f"{f.get('errors')}")
 check("line: hits = the processes' own odd calls", ln.get("hits") == odd, f"{ln.get('hits')} want {odd}")
 got = {q["pid"]: q["hits"] for q in ln.get("processes", [])}

@@ -14,7 +14,7 @@ static void host_vmlinux(void)
 {
 	struct btf *b = btf_open(VMLINUX, NULL);
 	CHECK(b);
-	struct btf_ret r;
+	struct sym_ret r;
 	CHECK(btf_func_ret(b, "vfs_read", &r) == 0);
 	printf("  vfs_read: %s size %u signed %d\n", r.name, r.size, r.is_signed);
 	CHECK(!strcmp(r.name, "ssize_t") && r.size == 8 && r.is_signed && !r.is_ptr && !r.is_void);
@@ -109,7 +109,7 @@ static void crafted_good(void)
 	size_t n = good_blob(&x);
 	struct btf *b = btf_from_mem(x.b, n, NULL);
 	CHECK(b);
-	struct btf_ret r;
+	struct sym_ret r;
 	CHECK(btf_func_ret(b, "f", &r) == 0);
 	CHECK(!strcmp(r.name, "myint") && r.size == 4 && r.is_signed);
 	CHECK(btf_func_ret(b, "g", &r) == 0);
@@ -138,7 +138,7 @@ static void malformed(void)
 {
 	struct blob x;
 	size_t n = good_blob(&x);
-	struct btf_ret r;
+	struct sym_ret r;
 	/* every truncation: refused or not found, never a crash */
 	for (size_t k = 0; k < n; k++) {
 		struct btf *b = btf_from_mem(x.b, k, NULL);

@@ -647,6 +647,54 @@ static void many_lookups(void)
 	sym_close(m);
 }
 
+/* sym_func_ret: each function's return type from DWARF, as declared and
+ * as AX holds it. */
+static void func_rets(void)
+{
+	static const char src[] =
+		"#include <stdbool.h>\n#include <sys/types.h>\nstruct s { int a, b, c; };\n"
+		"enum e { E0, E1 };\ntypedef const char *name_t;\n"
+		"int r_int(int x) { return -x; }\nsigned char r_sch(int x) { return (signed char)x; }\n"
+		"unsigned short r_ush(int x) { return (unsigned short)x; }\nssize_t r_ssize(int x) { return x; }\n"
+		"bool r_bool(int x) { return x > 0; }\nenum e r_enum(int x) { return x ? E1 : E0; }\n"
+		"name_t r_name(int x) { return x ? \"a\" : 0; }\nvoid r_void(int x) { (void)x; }\n"
+		"struct s r_struct(int x) { struct s v = { x, x, x }; return v; }\ndouble r_dbl(int x) { return x; }\n";
+	if (!write_file("rets.c", src) || !sh("cd %s && cc -g -O1 -shared -fPIC -o rets.so rets.c", "")) {
+		CHECK(!"rets.so builds");
+		return;
+	}
+	struct sym_module *m = open_ok("rets.so");
+	struct { const char *fn, *name; int rc; unsigned size; int sgn, ptr, vd, en, bl; } want[] = {
+		{ "r_int", "int", 0, 4, 1, 0, 0, 0, 0 },
+		{ "r_sch", "signed char", 0, 1, 1, 0, 0, 0, 0 },
+		{ "r_ush", "short unsigned int", 0, 2, 0, 0, 0, 0, 0 },
+		{ "r_ssize", "ssize_t", 0, 8, 1, 0, 0, 0, 0 },
+		{ "r_bool", "_Bool", 0, 1, 0, 0, 0, 0, 1 },
+		{ "r_enum", "enum e", 0, 4, 0, 0, 0, 1, 0 },
+		{ "r_name", "name_t", 0, 8, 0, 1, 0, 0, 0 },
+		{ "r_void", "void", 0, 0, 0, 0, 1, 0, 0 },
+		{ "r_struct", NULL, -1, 0, 0, 0, 0, 0, 0 },
+		{ "r_dbl", NULL, -1, 0, 0, 0, 0, 0, 0 },
+	};
+	for (size_t i = 0; m && i < sizeof want / sizeof want[0]; i++) {
+		struct sym_ret r;
+		uint64_t a = nm_addr("rets.so", want[i].fn);
+		int rc = a ? sym_func_ret(m, a, &r) : -2;
+		int good = rc == want[i].rc &&
+		           (rc || (!strcmp(r.name, want[i].name) && r.size == want[i].size && r.is_signed == want[i].sgn &&
+		                   r.is_ptr == want[i].ptr && r.is_void == want[i].vd && r.is_enum == want[i].en &&
+		                   r.is_bool == want[i].bl));
+		if (!good)
+			printf("  %s: rc %d name '%s' size %u signed %d ptr %d void %d enum %d bool %d\n", want[i].fn, rc,
+			       rc ? "" : r.name, r.size, r.is_signed, r.is_ptr, r.is_void, r.is_enum, r.is_bool);
+		CHECK(good);
+	}
+	/* no DWARF for an address: -1 */
+	struct sym_ret r;
+	CHECK(m && sym_func_ret(m, 0x10, &r) == -1);
+	sym_close(m);
+}
+
 int main(void)
 {
 	setup();
@@ -655,6 +703,7 @@ int main(void)
 	RUN(param_lists);
 	RUN(data_names);
 	RUN(line_addrs);
+	RUN(func_rets);
 	RUN(pie_nopie_shared);
 	RUN(errors);
 	RUN(find_glob);

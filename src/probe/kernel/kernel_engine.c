@@ -134,7 +134,7 @@ struct kfunc {
 	struct kval val[K_MAX_VALUES];
 	int nval;
 	uint64_t val_other, errors;
-	struct btf_ret rt;       /* the return type (rt_known: from BTF) */
+	struct sym_ret rt;       /* the return type (rt_known: from BTF) */
 	int rt_known;
 	uint64_t timed;          /* calls paired with their return: timed */
 	uint64_t lost_samples;   /* PERF_RECORD_LOST: samples the rings had no room for */
@@ -377,7 +377,7 @@ static int is_errno(int64_t v)
  * sign- or zero-extended, a bool 0 or 1; 64-bit values and pointers as they are. */
 static int64_t typed(const struct kfunc *d, int64_t v)
 {
-	const struct btf_ret *t = &d->rt;
+	const struct sym_ret *t = &d->rt;
 	uint64_t u = (uint64_t)v;
 	if (!d->rt_known || t->is_ptr || t->is_void || t->size >= 8)
 		return v;
@@ -395,7 +395,7 @@ static int64_t typed(const struct kfunc *d, int64_t v)
  * the type is unknown. */
 static int is_error(const struct kfunc *d, int64_t v)
 {
-	const struct btf_ret *t = &d->rt;
+	const struct sym_ret *t = &d->rt;
 	if (!d->rt_known)
 		return is_errno(v);
 	if (t->is_ptr)
@@ -1127,6 +1127,8 @@ static int resolve_user(struct probe *p, struct kfunc *d, char *err, size_t n)
 			snprintf(err, n, "%.100s names %d functions in %.200s: give one", sp->args, u.n, d->path);
 		else {
 			addr[na++] = u.addr[0];
+			/* its return type from the object's DWARF (typed AX, as BTF's for the kernel) */
+			d->rt_known = sym_func_ret(m, u.addr[0], &d->rt) == 0;
 			rc = 0;
 		}
 		snprintf(d->sym, sizeof d->sym, "%.120s:%.120s", base, sp->args);

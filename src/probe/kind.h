@@ -172,6 +172,13 @@ uint64_t stack_set_agent(struct probe *p, uint64_t lost, uint64_t copies, uint64
  * stack_set_walked says how many the agent walked and their time (ns). */
 void stack_account_frames(struct probe *p, const uint64_t *pc, int n);
 void stack_set_walked(struct probe *p, uint64_t walks, uint64_t walk_ns);
+/* A backend whose stacks come whole (the kernel engine's sampled
+ * callchains): p->data without an unwinder, frames named by name (the
+ * address, a caller's minus one, into buf); stack_account_pcs counts one
+ * stack of n frames, innermost first. */
+typedef void (*stack_namer)(uint64_t at, char *buf, size_t n);
+int stack_data_new_named(struct probe *p, stack_namer name, char *err, size_t n);
+void stack_account_pcs(struct probe *p, const uint64_t *pc, int n);
 
 /* kind_plugin.c: load the --plugin shared object whose handlers plugin probes run. */
 int plugin_load(struct engine *e, const char *path, char *err, size_t n);

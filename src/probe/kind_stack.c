@@ -48,20 +48,44 @@ struct sdata {
 	uint64_t lost, copied, copy_ns, copy_n;
 	uint32_t copy_bytes;
 	uint64_t walked, walk_ns, walk_n; /* stacks the agent walked with the unwind table (no copy) */
+	stack_namer name;    /* frames named by it, not by the program's modules (the kernel's: kallsyms) */
 };
 
-int stack_data_new(struct probe *p, char *err, size_t n)
+static void count(struct sdata *d, const uint64_t *pc, int n, int copied);
+
+static struct sdata *data_new(struct probe *p, char *err, size_t n)
 {
 	struct sdata *d = calloc(1, sizeof *d);
 	if (!d || !(d->v = calloc(STACK_DISTINCT, sizeof *d->v))) {
 		free(d);
 		snprintf(err, n, "out of memory");
-		return -1;
+		return NULL;
 	}
 	p->data = d;
-	if (!(d->u = unwinder_new(p->e->t.pid, err, n)))
+	return d;
+}
+
+int stack_data_new(struct probe *p, char *err, size_t n)
+{
+	struct sdata *d = data_new(p, err, n);
+	if (!d || !(d->u = unwinder_new(p->e->t.pid, err, n)))
 		return -1;
 	return 0;
+}
+
+int stack_data_new_named(struct probe *p, stack_namer name, char *err, size_t n)
+{
+	struct sdata *d = data_new(p, err, n);
+	if (!d)
+		return -1;
+	d->name = name;
+	return 0;
+}
+
+void stack_account_pcs(struct probe *p, const uint64_t *pc, int n)
+{
+	if (n >= 1)
+		count(p->data, pc, n, 0);
 }
 
 static int setup(struct probe *p, char *err, size_t n)
@@ -89,8 +113,6 @@ static uint64_t hash_of(const uint64_t *pc, int n)
 		h = (h ^ pc[i]) * 1099511628211ull;
 	return h;
 }
-
-static void count(struct sdata *d, const uint64_t *pc, int n, int copied);
 
 void stack_account(struct probe *p, pid_t tid, const struct user_regs_struct *regs, const void *stack,
                    uint64_t stack_base, size_t stack_n)
@@ -201,6 +223,11 @@ static int frame_of(struct probe *p, const struct ustack *s, int i, char *name, 
 {
 	uint64_t at = i ? s->pc[i] - 1 : s->pc[i];
 	int line = 0;
+	const struct sdata *d = p->data;
+	if (d->name) {
+		d->name(at, name, nn);
+		return 0;
+	}
 	/* a probe of an image the program left by exec: that image's modules */
 	struct modules *mods = p->image > 0 && p->image <= p->e->nold_mods ? &p->e->old_mods[p->image - 1] : &p->e->mods;
 	resolve_name_in(mods, at, name, nn);

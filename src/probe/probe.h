@@ -38,6 +38,7 @@ struct probe {
 	char *error;        /* why it was removed, or NULL */
 	char *where;        /* resolved location, for list / output */
 	void *data;         /* kind state */
+	void *edata;        /* the engine's own state of the probe (the kernel engine's events), or NULL */
 	int wants_post;
 	int pending;        /* not placed yet: waits for a library that has its location (--pending) */
 	const char *ended;  /* it ended by itself, counted until then (agent engine): "exec" (its image

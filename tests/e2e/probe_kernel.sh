@@ -219,6 +219,35 @@ calls=$(python3 -c 'import json; print(json.load(open("lib-k.json"))["probes"][0
 [ $rc = 0 ] && [ "$calls" = 40 ] && ok "library: @kstep on the kernel (40 calls driven)" \
 	|| notok "library: @kstep on the kernel" "status $rc, calls $calls: $(head -2 lib-k.err)"
 
+# 1g. stacks: sonde_kmod_step's callers, sampled callchains (the module's
+# source: only sonde_kmod_write calls it, from the write(2) path)
+set -- $(own)
+"$SONDE" probe --kernel --format=json -o kst.json -e stack:sonde_kmod:sonde_kmod_step \
+	-- sh -c 'echo 300 >/proc/sonde_kmod' >kst.out 2>kst.err
+rc=$?
+set -- $(own) "$1" "$2"
+python3 - kst.json $(($1 - $3)) $rc <<'PY'
+import json, sys
+path, steps, rc = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+q = json.load(open(path))["probes"][0]
+st = q.get("stacks", [])
+total = sum(s["count"] for s in st) + q.get("other", 0)
+name = "stack: hits and the stacks' counts = the module's calls"
+good = rc == "0" and q.get("hits") == steps == total and q.get("lost_samples") == 0
+print(f"ok - {name} ({steps})" if good else f"not ok - {name}: hits {q.get('hits')}, stacks {total}, module {steps}, status {rc}")
+fr = [f["name"] for f in st[0]["frames"]] if st else []
+name = "stack: innermost sonde_kmod_step [sonde_kmod], then sonde_kmod_write, then vfs_write"
+good = len(fr) > 3 and fr[0] == "sonde_kmod_step [sonde_kmod]" and fr[1] == "sonde_kmod_write [sonde_kmod]" and "vfs_write" in fr[2:]
+print(f"ok - {name}" if good else f"not ok - {name}: {fr[:8]}")
+pr = {p["pid"]: p["hits"] for p in q.get("processes", [])}
+name = "stack: hits by process: one process (the shell's echo) made them all"
+print(f"ok - {name}" if list(pr.values()) == [steps] else f"not ok - {name}: {pr}")
+PY
+"$SONDE" probe --kernel -e stack:sonde_kmod_step -- sh -c 'echo 5 >/proc/sonde_kmod' >kst2.out 2>kst2.err
+grep -Eq '^ +5 +sonde_kmod_step \[sonde_kmod\]$' kst2.err && grep -q '^ *sonde_kmod_write \[sonde_kmod\]$' kst2.err &&
+	ok "stack: the table lists the stack, counted, and its frames" || notok "stack: the table" "$(head -8 kst2.err)"
+nothing "stack probe"
+
 # 2. refusals before anything is placed
 bl=$(awk 'NR==1 {print $2}' /sys/kernel/debug/kprobes/blacklist)
 "$SONDE" probe --kernel -e "func:$bl" --duration 1 >bl.out 2>bl.err

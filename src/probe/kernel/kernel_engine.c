@@ -70,6 +70,7 @@
 #define K_MAX_TIDS 65536         /* threads followed; others' calls are not timed */
 #define K_MAX_VALUES 64          /* distinct return values counted; more in returned_other */
 #define K_MAX_EV 16              /* events of a probe: a func's entry and return, a line's addresses */
+#define K_STACK_FRAMES 40         /* a stack probe's callchain: frames asked of the kernel (kind_stack keeps 32) */
 #define K_MAX_PIDS 4096          /* processes whose hits are told apart; others in processes_other */
 #define K_SYSFS "/sys/bus/event_source/devices/kprobe"
 #define U_SYSFS "/sys/bus/event_source/devices/uprobe"
@@ -118,6 +119,8 @@ struct kfunc {
 	char sym[256];           /* what the kprobe PMU is given: FUNCTION or MODULE:FUNCTION; --system: OBJECT:WHAT, told */
 	char path[PATH_MAX];     /* --system: the object the uprobes are in (the uprobe PMU's path) */
 	int line;                /* a line probe: its events are entries only, nothing paired */
+	int stack;               /* a stack probe: entries only, each sample's callchain counted (kind_stack.c) */
+	struct probe *owner;
 	struct kev ev[K_MAX_EV];
 	int nev;
 	int *fd;                 /* nev * ncpus counting events: event e on CPU c at e * ncpus + c (-1: none) */
@@ -225,8 +228,8 @@ static int read_cpus(char *err, size_t n)
  * parsed as location MODULE, argument FUNCTION). */
 static int split_loc(const struct spec *sp, char *sym, size_t n, char *err, size_t en)
 {
-	if (strcmp(sp->kind, "func") || sp->loc != LOC_FUNC || sp->off) {
-		snprintf(err, en, "the kernel engine runs func:FUNCTION and func:MODULE:FUNCTION probes only");
+	if ((strcmp(sp->kind, "func") && strcmp(sp->kind, "stack")) || sp->loc != LOC_FUNC || sp->off) {
+		snprintf(err, en, "--kernel runs func: and stack: probes of FUNCTION or MODULE:FUNCTION");
 		return -1;
 	}
 	const char *m = sp->args ? sp->func : NULL, *f = sp->args ? sp->args : sp->func;
@@ -538,6 +541,23 @@ static void parse(struct kfunc *d, struct kring *r, uint32_t type, const unsigne
 		memcpy(&tid, b + 12, 4);
 		if (!r->ret)
 			count_pid(d, pid);
+		if (d->stack) {
+			/* then u64 nr, u64 ips[nr]: context markers (PERF_CONTEXT_KERNEL, ...) among them */
+			uint64_t nr, pc[K_STACK_FRAMES];
+			int k = 0;
+			if (n < 32 || (memcpy(&nr, b + 24, 8), nr > (n - 32) / 8)) {
+				d->malformed++;
+				return;
+			}
+			for (uint64_t i = 0; i < nr && k < K_STACK_FRAMES; i++) {
+				uint64_t ip;
+				memcpy(&ip, b + 32 + 8 * i, 8);
+				if (ip < (uint64_t)PERF_CONTEXT_MAX)
+					pc[k++] = ip;
+			}
+			stack_account_pcs(d->owner, pc, k);
+			return;
+		}
 		if (d->line)
 			return;   /* a line's hits: counted, nothing to pair */
 		memcpy(&k.t, b + 16, 8);
@@ -569,7 +589,7 @@ static void parse(struct kfunc *d, struct kring *r, uint32_t type, const unsigne
 		k.kind = KR_LOST;
 		k.v = (int64_t)(lost < (1ull << 48) ? lost : 1ull << 48);
 		k.t = r->last_t;
-		if (d->line) {
+		if (d->line || d->stack) {
 			d->lost_samples += (uint64_t)k.v;
 			return;
 		}
@@ -611,7 +631,7 @@ static void drain_ring(struct kfunc *d, struct kring *r)
 	}
 	while (head - tail >= sizeof(struct perf_event_header)) {
 		struct perf_event_header h;
-		unsigned char rec[64];
+		unsigned char rec[64 + 8 * K_STACK_FRAMES];
 		ring_copy(data, size, tail, &h, sizeof h);
 		if (h.size < sizeof h || h.size > head - tail || h.size % 8) {
 			d->malformed++;
@@ -621,7 +641,8 @@ static void drain_ring(struct kfunc *d, struct kring *r)
 		if (h.size <= sizeof rec) {
 			ring_copy(data, size, tail, rec, h.size);
 			parse(d, r, h.type, rec, h.size);
-		}
+		} else if (h.type == PERF_RECORD_SAMPLE)
+			d->malformed++;   /* longer than any sample sonde asked for */
 		tail += h.size;
 	}
 	if (head != tail) {
@@ -644,7 +665,7 @@ static void drain_all(struct engine *e, int final)
 {
 	uint64_t now = mono_ns();   /* before reading: what is older is in the rings */
 	for (int i = 0; i < e->nprobes; i++) {
-		struct kfunc *d = e->probes[i]->data;
+		struct kfunc *d = e->probes[i]->edata;
 		if (!d || !d->ring)
 			continue;
 		for (int k = 0; k < d->nring; k++)
@@ -728,7 +749,7 @@ static uint64_t untimed(const struct kfunc *d)
 
 static void kfunc_json(struct probe *p, struct json *j)
 {
-	struct kfunc *d = p->data;
+	struct kfunc *d = p->edata;
 	if (!d)
 		return;
 	callstats_json(&d->cs, j, name_of, NULL);
@@ -764,7 +785,7 @@ static void kfunc_json(struct probe *p, struct json *j)
 
 static void kline_json(struct probe *p, struct json *j)
 {
-	struct kfunc *d = p->data;
+	struct kfunc *d = p->edata;
 	if (!d)
 		return;
 	json_int(j, "addresses", d->nev);
@@ -775,7 +796,7 @@ static void kline_json(struct probe *p, struct json *j)
 
 static void kline_table(struct probe *p, FILE *f)
 {
-	struct kfunc *d = p->data;
+	struct kfunc *d = p->edata;
 	if (!d)
 		return;
 	fprintf(f, "%d address%s", d->nev, d->nev == 1 ? "" : "es");
@@ -786,7 +807,7 @@ static void kline_table(struct probe *p, FILE *f)
 
 static void kfunc_table(struct probe *p, FILE *f)
 {
-	struct kfunc *d = p->data;
+	struct kfunc *d = p->edata;
 	if (!d)
 		return;
 	callstats_table(&d->cs, f, name_of, NULL);
@@ -834,7 +855,7 @@ static void close_fds(struct kfunc *d)
 
 static void kfunc_free(struct probe *p)
 {
-	struct kfunc *d = p->data;
+	struct kfunc *d = p->edata;
 	if (d) {
 		close_fds(d);
 		free(d->fd);
@@ -847,7 +868,9 @@ static void kfunc_free(struct probe *p)
 		callstats_free(&d->cs);
 	}
 	free(d);
-	p->data = NULL;
+	p->edata = NULL;
+	if (p->data == d)
+		p->data = NULL;
 }
 
 static const struct kind_ops kfunc_ops = {
@@ -856,6 +879,123 @@ static const struct kind_ops kfunc_ops = {
 
 static const struct kind_ops kline_ops = {
 	.name = "line", .needs_location = 1, .json = kline_json, .table = kline_table, .free = kfunc_free,
+};
+
+/* --- the stack kind: kind_stack.c's table, frames named from kallsyms ------- */
+
+struct ksym { uint64_t a; char *name; };
+static struct ksym *ksyms;
+static size_t nksyms;
+static int ksyms_state;   /* 0: not read, 1: read, -1: unreadable or addresses hidden */
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+	return x->a < y->a ? -1 : x->a > y->a;
+}
+
+/* /proc/kallsyms' text symbols ("NAME" or "NAME [MODULE]"), by address;
+ * all addresses 0 (kptr_restrict): none. */
+static void ksyms_load(void)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512];
+	size_t cap = 0;
+	ksyms_state = -1;
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long long a;
+		char t, name[256], mod[128] = "";
+		if (sscanf(line, "%llx %c %255s [%127[^]]]", &a, &t, name, mod) < 3 || !a || (t != 't' && t != 'T'))
+			continue;
+		if (nksyms == cap) {
+			size_t nc = cap ? 2 * cap : 65536;
+			struct ksym *v = realloc(ksyms, nc * sizeof *v);
+			if (!v)
+				break;
+			ksyms = v;
+			cap = nc;
+		}
+		char buf[400];
+		snprintf(buf, sizeof buf, mod[0] ? "%s [%s]" : "%s", name, mod);
+		if (!(ksyms[nksyms].name = strdup(buf)))
+			break;
+		ksyms[nksyms++].a = a;
+	}
+	if (f)
+		fclose(f);
+	if (nksyms) {
+		qsort(ksyms, nksyms, sizeof *ksyms, by_addr);
+		ksyms_state = 1;
+	}
+}
+
+static void ksyms_free(void)
+{
+	for (size_t i = 0; i < nksyms; i++)
+		free(ksyms[i].name);
+	free(ksyms);
+	ksyms = NULL;
+	nksyms = 0;
+	ksyms_state = 0;
+}
+
+/* A kernel address's function (and module), or the address. */
+static void kname(uint64_t at, char *buf, size_t n)
+{
+	if (!ksyms_state)
+		ksyms_load();
+	size_t lo = 0, hi = nksyms;
+	while (lo < hi) {   /* the last symbol at or below at */
+		size_t mid = lo + (hi - lo) / 2;
+		if (ksyms[mid].a <= at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo)
+		snprintf(buf, n, "%s", ksyms[lo - 1].name);
+	else
+		snprintf(buf, n, "0x%llx", (unsigned long long)at);
+}
+
+static void kstack_json(struct probe *p, struct json *j)
+{
+	struct kfunc *d = p->edata;
+	if (!d)
+		return;
+	kind_stack.json(p, j);
+	json_uint(j, "lost_samples", d->lost_samples);
+	json_uint(j, "malformed_records", d->malformed);
+	processes_json(d, j);
+}
+
+static void kstack_table(struct probe *p, FILE *f)
+{
+	struct kfunc *d = p->edata;
+	if (!d)
+		return;
+	kind_stack.table(p, f);
+	processes_table(d, f);
+	if (d->lost_samples)
+		fprintf(f, "; %llu samples lost (their stacks not counted)", (unsigned long long)d->lost_samples);
+}
+
+static void kstack_after(struct probe *p, FILE *f)
+{
+	kind_stack.table_after(p, f);
+}
+
+static void kstack_free(struct probe *p)
+{
+	if (p->edata)
+		kfunc_free(p);
+	if (p->data)
+		kind_stack.free(p);
+}
+
+static const struct kind_ops kstack_ops = {
+	.name = "stack", .needs_location = 1, .json = kstack_json, .table = kstack_table,
+	.table_after = kstack_after, .free = kstack_free,
 };
 
 /* --- placement ------------------------------------------------------------ */
@@ -906,6 +1046,12 @@ static int open_sampler(const struct kfunc *d, int ev, int cpu)
 		a.sample_regs_intr = 1ull << PERF_REG_X86_AX;
 	}
 #endif
+	if (d->stack) {
+		/* the kernel's stack at the hit, innermost first (its ORC or frame-pointer unwinder) */
+		a.sample_type |= PERF_SAMPLE_CALLCHAIN;
+		a.exclude_callchain_user = 1;
+		a.sample_max_stack = K_STACK_FRAMES;
+	}
 	a.comm = ev == 0;
 	a.sample_id_all = 1;     /* a LOST or COMM record's tid and time */
 	if (ks.format_lost)
@@ -1026,7 +1172,8 @@ static int resolve_kernel(struct probe *p, struct kfunc *d, char *note, size_t n
 {
 	if (split_loc(&p->sp, d->sym, sizeof d->sym, err, n))
 		return -1;
-	return_type(&p->sp, d, note, nn);
+	if (!d->stack)
+		return_type(&p->sp, d, note, nn);
 	if (blacklisted(d->sym) == 1) {
 		snprintf(err, n, "%s is in the kernel's kprobe blacklist (%s): the kernel refuses probes there", d->sym,
 		         K_BLACKLIST);
@@ -1034,7 +1181,7 @@ static int resolve_kernel(struct probe *p, struct kfunc *d, char *note, size_t n
 	}
 	d->ev[0] = (struct kev){ 0, 0 };
 	d->ev[1] = (struct kev){ 0, 1 };
-	d->nev = 2;
+	d->nev = d->stack ? 1 : 2;   /* a stack: its entry's callchains */
 	return 0;
 }
 
@@ -1177,7 +1324,12 @@ static int place_func(struct probe *p, char *err, size_t n)
 		snprintf(err, n, "out of memory");
 		return -1;
 	}
-	p->data = d;
+	p->edata = d;
+	d->owner = p;
+	d->stack = !strcmp(p->sp.kind, "stack");
+	/* a stack probe's output is the stack kind's (kind_stack.c), its frames named from kallsyms */
+	if (d->stack ? stack_data_new_named(p, kname, err, n) : (p->data = d, 0))
+		return -1;
 	callstats_init(&d->cs);
 	char note[768] = "";
 	if (ks.user ? resolve_user(p, d, err, n) : resolve_kernel(p, d, note, sizeof note, err, n))
@@ -1205,7 +1357,10 @@ static int place_func(struct probe *p, char *err, size_t n)
 		return -1;
 	}
 	int r;
-	if (!ks.user)
+	if (d->stack)
+		r = asprintf(&p->where, "kernel %s (kprobe on %d CPU%s, counting; its callchains sampled on %d CPU%s)", d->sym,
+		             ks.ncpus, ks.ncpus == 1 ? "" : "s", ks.nonline, ks.nonline == 1 ? "" : "s");
+	else if (!ks.user)
 		r = asprintf(&p->where, "kernel %s (kprobe + kretprobe on %d CPU%s, counting; sampled on %d CPU%s)", d->sym,
 		             ks.ncpus, ks.ncpus == 1 ? "" : "s", ks.nonline, ks.nonline == 1 ? "" : "s");
 	else if (!d->line)
@@ -1228,7 +1383,7 @@ static int add_probe(struct engine *e, const char *text, char *err, size_t n)
 	struct probe *p = engine_new_probe(e, text, err, n);
 	if (!p)
 		return -1;
-	p->ops = !strcmp(p->sp.kind, "line") ? &kline_ops : &kfunc_ops;
+	p->ops = !strcmp(p->sp.kind, "line") ? &kline_ops : !strcmp(p->sp.kind, "stack") ? &kstack_ops : &kfunc_ops;
 	if (place_func(p, why, sizeof why)) {
 		snprintf(err, n, "probe '%s': %s", text, why);
 		return -1;
@@ -1240,8 +1395,8 @@ static int add_probe(struct engine *e, const char *text, char *err, size_t n)
 static void remove_all(struct engine *e)
 {
 	for (int i = 0; i < e->nprobes; i++)
-		if (e->probes[i]->data)
-			close_fds(e->probes[i]->data);
+		if (e->probes[i]->edata)
+			close_fds(e->probes[i]->edata);
 }
 
 /* --- the session ------------------------------------------------------------ */
@@ -1386,13 +1541,13 @@ static int k_run(struct engine *e, const struct probe_opts *o, char *err, size_t
 	/* the rings' fds: the kernel wakes sonde when one is a quarter full */
 	int nfds = 0;
 	for (int i = 0; i < e->nprobes; i++) {
-		struct kfunc *d = e->probes[i]->data;
+		struct kfunc *d = e->probes[i]->edata;
 		nfds += d && d->ring ? d->nring : 0;
 	}
 	struct pollfd *pfd = calloc((size_t)nfds + 1, sizeof *pfd);
 	nfds = 0;
 	for (int i = 0; pfd && i < e->nprobes; i++) {
-		struct kfunc *d = e->probes[i]->data;
+		struct kfunc *d = e->probes[i]->edata;
 		for (int k = 0; d && d->ring && k < d->nring; k++)
 			if (d->ring[k].fd >= 0)
 				pfd[nfds++] = (struct pollfd){ .fd = d->ring[k].fd, .events = POLLIN };
@@ -1439,7 +1594,7 @@ static int k_run(struct engine *e, const struct probe_opts *o, char *err, size_t
 static void k_collect(struct engine *e)
 {
 	for (int i = 0; i < e->nprobes; i++) {
-		struct kfunc *d = e->probes[i]->data;
+		struct kfunc *d = e->probes[i]->edata;
 		for (int k = 0; d && d->ring && k < d->nring; k++)
 			if (d->ring[k].fd >= 0)
 				ioctl(d->ring[k].fd, PERF_EVENT_IOC_DISABLE, 0);
@@ -1448,7 +1603,7 @@ static void k_collect(struct engine *e)
 	/* a LOST record is written with the next sample that finds room: the
 	 * kernel's own count of each sampler's losses, when it has one */
 	for (int i = 0; ks.format_lost && i < e->nprobes; i++) {
-		struct kfunc *d = e->probes[i]->data;
+		struct kfunc *d = e->probes[i]->edata;
 		uint64_t lost = 0, v[2];
 		for (int k = 0; d && d->ring && k < d->nring; k++)
 			if (d->ring[k].fd >= 0 && read(d->ring[k].fd, v, sizeof v) == (ssize_t)sizeof v)
@@ -1458,7 +1613,7 @@ static void k_collect(struct engine *e)
 	}
 	for (int i = 0; i < e->nprobes; i++) {
 		struct probe *p = e->probes[i];
-		struct kfunc *d = p->data;
+		struct kfunc *d = p->edata;
 		if (!d || !d->fd)
 			continue;
 		uint64_t sum[2] = { 0, 0 };
@@ -1483,14 +1638,15 @@ static void k_close(struct engine *e)
 	remove_all(e);
 	btf_free(kbtf);
 	kbtf = NULL;
+	ksyms_free();
 	kbtf_state = kbtf_said = 0;
 	e->priv = NULL;
 }
 
 const struct probe_engine_ops kernel_engine = {
 	.name = "kernel",
-	.kinds = "func line",
-	.runs = "func probes on the running kernel (--kernel), func and line probes in every process (--system)",
+	.kinds = "func line stack",
+	.runs = "func and stack probes on the running kernel (--kernel), func and line probes in every process (--system)",
 	.modes = PE_KERNEL | PE_SYSTEM,
 	.can_run = k_can_run,
 	.open = k_open,

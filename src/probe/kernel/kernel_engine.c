@@ -783,15 +783,21 @@ static void kfunc_json(struct probe *p, struct json *j)
 	}
 }
 
+/* What the samplers of an entries-only probe (line, stack) say. */
+static void sampled_json(const struct kfunc *d, struct json *j)
+{
+	json_uint(j, "lost_samples", d->lost_samples);
+	json_uint(j, "malformed_records", d->malformed);
+	processes_json(d, j);
+}
+
 static void kline_json(struct probe *p, struct json *j)
 {
 	struct kfunc *d = p->edata;
 	if (!d)
 		return;
 	json_int(j, "addresses", d->nev);
-	json_uint(j, "lost_samples", d->lost_samples);
-	json_uint(j, "malformed_records", d->malformed);
-	processes_json(d, j);
+	sampled_json(d, j);
 }
 
 static void kline_table(struct probe *p, FILE *f)
@@ -964,9 +970,7 @@ static void kstack_json(struct probe *p, struct json *j)
 	if (!d)
 		return;
 	kind_stack.json(p, j);
-	json_uint(j, "lost_samples", d->lost_samples);
-	json_uint(j, "malformed_records", d->malformed);
-	processes_json(d, j);
+	sampled_json(d, j);
 }
 
 static void kstack_table(struct probe *p, FILE *f)

@@ -450,10 +450,23 @@ static uint64_t instance_key(Dwarf_Die *cudie, uint64_t addr)
 	return key ? key : addr;
 }
 
+static int in_module_text(const void *ctx, uint64_t a)
+{
+	return sym__in_text(ctx, a);
+}
+
 int sym_line_addrs(struct sym_module *m, const char *file, int line,
                    uint64_t *addrs, int max)
 {
 	if (!m || !file || !m->dw)
+		return -1;
+	return sym__line_addrs_dw(m->dw, in_module_text, m, file, line, addrs, max);
+}
+
+int sym__line_addrs_dw(Dwarf *dw, int (*in_text)(const void *ctx, uint64_t a), const void *ctx, const char *file,
+                       int line, uint64_t *addrs, int max)
+{
+	if (!dw || !file)
 		return -1;
 	while (file[0] == '.' && file[1] == '/')
 		file += 2;
@@ -467,7 +480,7 @@ int sym_line_addrs(struct sym_module *m, const char *file, int line,
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie;
 	uint8_t ut;
-	while (dwarf_get_units(m->dw, cu, &cu, NULL, &ut, &cudie, NULL) == 0) {
+	while (dwarf_get_units(dw, cu, &cu, NULL, &ut, &cudie, NULL) == 0) {
 		if (ut != DW_UT_compile && ut != DW_UT_skeleton)
 			continue;
 		Dwarf_Files *files;
@@ -493,7 +506,7 @@ int sym_line_addrs(struct sym_module *m, const char *file, int line,
 				continue;
 			dwarf_linebeginstatement(l, &stmt);
 			dwarf_lineendsequence(l, &end);
-			if (!stmt || end || dwarf_lineaddr(l, &a) != 0 || !sym__in_text(m, a))
+			if (!stmt || end || dwarf_lineaddr(l, &a) != 0 || !in_text(ctx, a))
 				continue;
 			if (!file_matches(dwarf_linesrc(l, NULL, NULL), file))
 				continue;
@@ -516,7 +529,7 @@ int sym_line_addrs(struct sym_module *m, const char *file, int line,
 	/* One address per function instance: the lowest. */
 	for (size_t i = 0; i < nc; i++) {
 		Dwarf_Die d;
-		if (dwarf_offdie(m->dw, c[i].cu, &d))
+		if (dwarf_offdie(dw, c[i].cu, &d))
 			c[i].key = instance_key(&d, c[i].addr);
 		else
 			c[i].key = c[i].addr;

@@ -105,6 +105,14 @@ struct sym_ret {
  * float: not in AX). */
 int sym_func_ret(struct sym_module *m, uint64_t vaddr, struct sym_ret *r);
 
+/* A source line of a kernel module's .ko (kmod.c): each address the line
+ * has, as the function holding it and the offset in it. */
+struct sym_kloc { char func[128]; uint64_t off; };
+/* The addresses of FILE:LINE in the .ko at path (at most max): how many,
+ * or -1 with err (not a .ko, no DWARF, no such file or line, a line at
+ * more than max addresses, an address in no function). */
+int sym_kmod_lines(const char *ko, const char *file, int line, struct sym_kloc *out, int max, char *err, size_t n);
+
 /* Demangle a C++ name; returns a malloc'd string or NULL when not mangled. */
 char *sym_demangle(const char *name);
 /* The '(' that opens the parameter list of a demangled name ("ns::f(int)",

@@ -91,6 +91,10 @@ struct sym_module {
 int  sym__cu_die(struct sym_module *m, uint64_t vaddr, Dwarf_Die *cudie);
 void sym__free_lines(struct sym_module *m);
 bool sym__in_text(const struct sym_module *m, uint64_t vaddr);
+/* sym_line_addrs on any DWARF: in_text(ctx, a) says which addresses are code
+ * (kmod.c's relocated .ko has no sym_module). */
+int  sym__line_addrs_dw(Dwarf *dw, int (*in_text)(const void *ctx, uint64_t a), const void *ctx, const char *file,
+                        int line, uint64_t *addrs, int max);
 /* Source position of a function's first instruction (first line-table row
  * at `addr`).  Returns 0 and sets the file and line, or -1. */
 int  sym__func_line(struct sym_module *m, uint64_t addr, const char **file, int *line);

@@ -78,6 +78,8 @@ SONDE=$BUILD/bin/sonde
 CHECK_RET=$dir/check_ret.py
 KO=$kmod/sonde_kmod.ko
 LIB=$ROOT/tests/lib.sh
+L_SUM=$(grep -n 's->sum += v;' "$ROOT/tests/kmod/sonde_kmod.c" | cut -d: -f1)
+L_CLAMP=$(grep -n 'sonde_kmod_g.clamp_calls++;' "$ROOT/tests/kmod/sonde_kmod.c" | cut -d: -f1)
 EOF
 cat >>guest-checks.sh <<'EOF'
 ok()    { echo "ok - $1"; }
@@ -247,6 +249,31 @@ PY
 grep -Eq '^ +5 +sonde_kmod_step \[sonde_kmod\]$' kst2.err && grep -q '^ *sonde_kmod_write \[sonde_kmod\]$' kst2.err &&
 	ok "stack: the table lists the stack, counted, and its frames" || notok "stack: the table" "$(head -8 kst2.err)"
 nothing "stack probe"
+
+# 1h. lines from the .ko's DWARF: the line of each step (step_calls) and
+# the line of each clamp (clamp_calls), counted by the module itself
+set -- $(own)
+"$SONDE" probe --kernel --format=json -o kl.json -e "line:$KO:sonde_kmod.c:$L_SUM" -e "line:$KO:sonde_kmod.c:$L_CLAMP" \
+	-- sh -c 'echo 900 >/proc/sonde_kmod; echo 31 >/proc/sonde_kmod' >kl.out 2>kl.err
+rc=$?
+set -- $(own) "$1" "$2"
+python3 - kl.json $(($1 - $3)) $(($2 - $4)) $rc <<'PY'
+import json, sys
+path, steps, clamps, rc = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+q = json.load(open(path))["probes"] if rc == "0" else []
+got = [p.get("hits") for p in q]
+name = "line: hits of each step's line and each clamp's line = the module's counts"
+print(f"ok - {name} ({steps}, {clamps})" if got == [steps, clamps] and steps and clamps
+      else f"not ok - {name}: {got}, the module counted {steps} and {clamps} (status {rc}; {open('kl.err').read()[:200]})")
+w = q[0].get("where", "") if q else ""
+name = "line: placed at sonde_kmod_step + its offset from the .ko's DWARF"
+print(f"ok - {name} ({w[:60]})" if "sonde_kmod:sonde_kmod_step+0x" in w else f"not ok - {name}: {w!r}")
+PY
+"$SONDE" probe --kernel -e "line:$KO:sonde_kmod.c:1" --duration 1 >kl2.out 2>kl2.err
+rc=$?
+[ $rc != 0 ] && grep -q "no code at sonde_kmod.c:1" kl2.err && ok "line: a line without code refused" ||
+	notok "line: a line without code refused" "status $rc: $(cat kl2.err)"
+nothing "line probes"
 
 # 2. refusals before anything is placed
 bl=$(awk 'NR==1 {print $2}' /sys/kernel/debug/kprobes/blacklist)

@@ -108,7 +108,7 @@ struct kval { int64_t v; uint64_t n; };
 
 /* One event of a probe: where (a uprobe's file offset; 0 for a kprobe's
  * function) and whether it is the return one. */
-struct kev { uint64_t off; int ret; };
+struct kev { uint64_t off; int ret; char sym[192]; };   /* sym: a kernel line's MODULE:FUNCTION (else d->sym) */
 
 /* A process's sampled hits, and its command (/proc/PID/comm when first
  * seen, or the kernel's COMM record of its exec). */
@@ -1014,7 +1014,7 @@ static void event_attr(const struct kfunc *d, int ev, struct perf_event_attr *a)
 	a->type = (uint32_t)ks.type;
 	a->config = d->ev[ev].ret ? 1ull << ks.retbit : 0;
 	/* kprobe_func / uprobe_path, and probe_offset */
-	a->config1 = (uint64_t)(uintptr_t)(ks.user ? d->path : d->sym);
+	a->config1 = (uint64_t)(uintptr_t)(ks.user ? d->path : d->ev[ev].sym[0] ? d->ev[ev].sym : d->sym);
 	a->config2 = d->ev[ev].off;
 	if (ks.pid > 0) {
 		/* the program's own hits from its exec on (not sonde's child
@@ -1170,6 +1170,83 @@ static void return_type(const struct spec *sp, struct kfunc *d, char *note, size
 	btf_free(mb);
 }
 
+/* The .ko's build id against the loaded module's (/sys/module/NAME/notes):
+ * 0 when they match or either is unknown, -1 when they differ. */
+static int same_build(const char *ko, const char *mod)
+{
+	char path[256];
+	unsigned char a[256];
+	snprintf(path, sizeof path, "/sys/module/%s/notes/.note.gnu.build-id", mod);
+	FILE *f = fopen(path, "rb");
+	size_t na = f ? fread(a, 1, sizeof a, f) : 0;
+	if (f)
+		fclose(f);
+	if (na < 16 + 16)
+		return 0;
+	uint32_t descsz;
+	memcpy(&descsz, a + 4, 4);   /* the note: namesz, descsz, type, "GNU\0", desc */
+	if (descsz < 8 || 16 + descsz > na)
+		return 0;
+	f = fopen(ko, "rb");
+	size_t nb = 0;
+	int found = 0;
+	if (f) {
+		/* the .ko's note holds the same bytes: found anywhere in its first MiB */
+		static unsigned char buf[1 << 20];
+		nb = fread(buf, 1, sizeof buf, f);
+		fclose(f);
+		for (size_t i = 0; !found && nb >= descsz && i <= nb - descsz; i++)
+			found = !memcmp(buf + i, a + 16, descsz);
+	}
+	return nb && !found ? -1 : 0;
+}
+
+/* A kernel line probe (line:MODULE.ko:FILE:LINE, parsed as location
+ * MODULE.ko, arguments FILE:LINE): from the .ko's DWARF, each address as
+ * MODULE:FUNCTION+OFFSET, a kprobe at each: 0, or -1 with err. */
+static int resolve_kline(struct probe *p, struct kfunc *d, char *err, size_t n)
+{
+	const struct spec *sp = &p->sp;
+	const char *c = sp->args ? strrchr(sp->args, ':') : NULL;
+	int line = c ? atoi(c + 1) : 0;
+	char file[256], mod[64];
+	d->line = 1;
+	if (sp->loc != LOC_FUNC || sp->off || !c || line <= 0 || c == sp->args) {
+		snprintf(err, n, "--kernel runs line:MODULE.ko:FILE:LINE (the module's .ko, built with -g, by path)");
+		return -1;
+	}
+	snprintf(file, sizeof file, "%.*s", (int)(c - sp->args), sp->args);
+	const char *base = strrchr(sp->func, '/') ? strrchr(sp->func, '/') + 1 : sp->func;
+	size_t bl = strlen(base);
+	if (bl < 4 || strcmp(base + bl - 3, ".ko") || bl - 3 >= sizeof mod) {
+		snprintf(err, n, "line:%.100s: give the module's .ko file (line:PATH/MODULE.ko:FILE:LINE)", sp->func);
+		return -1;
+	}
+	/* the module's name: the file's, '-' read as '_' (as modprobe does) */
+	for (size_t i = 0; i < bl - 3; i++)
+		mod[i] = base[i] == '-' ? '_' : base[i];
+	mod[bl - 3] = 0;
+	struct sym_kloc loc[K_MAX_EV];
+	int k = sym_kmod_lines(sp->func, file, line, loc, K_MAX_EV, err, n);
+	if (k < 0)
+		return -1;
+	if (same_build(sp->func, mod)) {
+		snprintf(err, n, "%.200s is not the module %s that is loaded (their build ids differ)", sp->func, mod);
+		return -1;
+	}
+	snprintf(d->sym, sizeof d->sym, "%.60s:%.150s+0x%llx", mod, loc[0].func, (unsigned long long)loc[0].off);
+	for (int i = 0; i < k; i++) {
+		d->ev[i] = (struct kev){ loc[i].off, 0, "" };
+		snprintf(d->ev[i].sym, sizeof d->ev[i].sym, "%.60s:%.120s", mod, loc[i].func);
+		if (blacklisted(d->ev[i].sym) == 1) {
+			snprintf(err, n, "%s is in the kernel's kprobe blacklist (%s)", d->ev[i].sym, K_BLACKLIST);
+			return -1;
+		}
+	}
+	d->nev = k;
+	return 0;
+}
+
 /* A kernel func probe: d->sym, its entry and return events, its return
  * type (a missing BTF said into note): 0, or -1 with err. */
 static int resolve_kernel(struct probe *p, struct kfunc *d, char *note, size_t nn, char *err, size_t n)
@@ -1183,8 +1260,8 @@ static int resolve_kernel(struct probe *p, struct kfunc *d, char *note, size_t n
 		         K_BLACKLIST);
 		return -1;
 	}
-	d->ev[0] = (struct kev){ 0, 0 };
-	d->ev[1] = (struct kev){ 0, 1 };
+	d->ev[0] = (struct kev){ .off = 0, .ret = 0 };
+	d->ev[1] = (struct kev){ .off = 0, .ret = 1 };
 	d->nev = d->stack ? 1 : 2;   /* a stack: its entry's callchains */
 	return 0;
 }
@@ -1313,7 +1390,7 @@ static int resolve_user(struct probe *p, struct kfunc *d, char *err, size_t n)
 		d->ev[i].ret = 0;
 	}
 	if (!rc && !d->line) {
-		d->ev[1] = (struct kev){ d->ev[0].off, 1 };
+		d->ev[1] = (struct kev){ .off = d->ev[0].off, .ret = 1 };
 		na = 2;
 	}
 	d->nev = rc ? 0 : na;
@@ -1336,7 +1413,8 @@ static int place_func(struct probe *p, char *err, size_t n)
 		return -1;
 	callstats_init(&d->cs);
 	char note[768] = "";
-	if (ks.user ? resolve_user(p, d, err, n) : resolve_kernel(p, d, note, sizeof note, err, n))
+	if (ks.user ? resolve_user(p, d, err, n)
+	            : !strcmp(p->sp.kind, "line") ? resolve_kline(p, d, err, n) : resolve_kernel(p, d, note, sizeof note, err, n))
 		return -1;
 	if (!(d->fd = malloc(sizeof *d->fd * (size_t)d->nev * (size_t)ks.ncpus))) {
 		snprintf(err, n, "out of memory");
@@ -1361,7 +1439,10 @@ static int place_func(struct probe *p, char *err, size_t n)
 		return -1;
 	}
 	int r;
-	if (d->stack)
+	if (!ks.user && d->line)
+		r = asprintf(&p->where, "kernel %s (%d kprobe%s on %d CPU%s, counting; sampled on %d CPU%s)", d->sym, d->nev,
+		             d->nev == 1 ? "" : "s", ks.ncpus, ks.ncpus == 1 ? "" : "s", ks.nonline, ks.nonline == 1 ? "" : "s");
+	else if (d->stack)
 		r = asprintf(&p->where, "kernel %s (kprobe on %d CPU%s, counting; its callchains sampled on %d CPU%s)", d->sym,
 		             ks.ncpus, ks.ncpus == 1 ? "" : "s", ks.nonline, ks.nonline == 1 ? "" : "s");
 	else if (!ks.user)
@@ -1650,7 +1731,7 @@ static void k_close(struct engine *e)
 const struct probe_engine_ops kernel_engine = {
 	.name = "kernel",
 	.kinds = "func line stack",
-	.runs = "func and stack probes on the running kernel (--kernel), func and line probes in every process (--system)",
+	.runs = "func, line and stack probes on the running kernel (--kernel), func and line probes in every process (--system)",
 	.modes = PE_KERNEL | PE_SYSTEM,
 	.can_run = k_can_run,
 	.open = k_open,

@@ -80,11 +80,14 @@ cd "$T" || exit 1
 # sonde) on a recorded process: the plain run's stack.  Needs ptrace.
 cd "$T/gcc-O2" 2>/dev/null && {
 	stack_names() { # PROGRAM-COMMAND...: the frames of the stack:c probe, attached for 1 s
-		"$@" >/dev/null 2>&1 &
+		# (the program runs until told to stop: a slow attach under load still sees it)
+		rm -f stack.stop
+		"$@" stack.stop >/dev/null 2>&1 &
 		local runner=$! p=""
-		for _ in $(seq 100); do p=$(pgrep -n -x selfsame_stack) && break; sleep 0.05; done
+		for _ in $(seq 600); do p=$(pgrep -n -x selfsame_stack) && break; sleep 0.05; done
 		[ -n "$p" ] && "$SONDE" probe -p "$p" --duration 1 -e stack:c 2>/dev/null |
 			sed -n '/ distinct stack/,$p' | sed '1d' | sed -E 's/^ +([0-9]+ +)?//; s/ .*//'
+		touch stack.stop
 		wait $runner
 	}
 	if "$SONDE_CC_BIN" -O2 -g -I"$PROGS" "$PROGS/selfsame_stack.c" -o selfsame_stack >stack-build.err 2>&1; then

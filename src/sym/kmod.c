@@ -4,7 +4,10 @@
  * --kernel -e line:MODULE.ko:FILE:LINE). */
 #include "sym/sym_int.h"
 
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -77,5 +80,22 @@ int sym_kmod_lines(const char *ko, const char *file, int line, struct sym_kloc *
 	rc = k;
 out:
 	dwfl_end(dwfl);
+	return rc;
+}
+
+int sym_kmod_build_id(const char *ko, uint8_t *id, size_t max)
+{
+	int fd = open(ko, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	const void *bits = NULL;
+	ssize_t k = e ? dwelf_elf_gnu_build_id(e, &bits) : -1;
+	int rc = k > 0 && (size_t)k <= max ? (int)k : -1;
+	if (rc > 0)
+		memcpy(id, bits, (size_t)k);
+	if (e)
+		elf_end(e);
+	close(fd);
 	return rc;
 }

@@ -112,6 +112,8 @@ struct sym_kloc { char func[128]; uint64_t off; };
  * or -1 with err (not a .ko, no DWARF, no such file or line, a line at
  * more than max addresses, an address in no function). */
 int sym_kmod_lines(const char *ko, const char *file, int line, struct sym_kloc *out, int max, char *err, size_t n);
+/* The .ko's GNU build id into id (at most max bytes): its length, or -1. */
+int sym_kmod_build_id(const char *ko, uint8_t *id, size_t max);
 
 /* Demangle a C++ name; returns a malloc'd string or NULL when not mangled. */
 char *sym_demangle(const char *name);

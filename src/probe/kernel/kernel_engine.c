@@ -241,31 +241,6 @@ static int split_loc(const struct spec *sp, char *sym, size_t n, char *err, size
 	return 0;
 }
 
-/* Whether /proc/kallsyms has sym (FUNCTION or MODULE:FUNCTION) as text:
- * 1, 0, or -1 (unreadable). */
-static int kallsyms_has(const char *sym)
-{
-	const char *c = strchr(sym, ':');
-	char mod[64] = "", line[512], name[256], m[80];
-	const char *fn = sym;
-	if (c) {
-		snprintf(mod, sizeof mod, "[%.*s]", (int)(c - sym), sym);
-		fn = c + 1;
-	}
-	FILE *f = fopen("/proc/kallsyms", "r");
-	if (!f)
-		return -1;
-	int found = 0;
-	while (!found && fgets(line, sizeof line, f)) {
-		char t;
-		m[0] = 0;
-		if (sscanf(line, "%*s %c %255s %79s", &t, name, m) < 2 || (t != 't' && t != 'T'))
-			continue;
-		found = !strcmp(name, fn) && (!c || !strcmp(m, mod));
-	}
-	fclose(f);
-	return found;
-}
 
 /* Whether FUNCTION (of sym) is in the kprobe blacklist: 1, 0, -1 unreadable. */
 static int blacklisted(const char *sym)
@@ -889,10 +864,11 @@ static const struct kind_ops kline_ops = {
 
 /* --- the stack kind: kind_stack.c's table, frames named from kallsyms ------- */
 
-struct ksym { uint64_t a; char *name; };
+struct ksym { uint64_t a; char *name; };   /* name: "NAME" or "NAME [MODULE]" */
 static struct ksym *ksyms;
 static size_t nksyms;
-static int ksyms_state;   /* 0: not read, 1: read, -1: unreadable or addresses hidden */
+static int ksyms_read;     /* 1: read (ksyms_ok: it could be opened) */
+static int ksyms_ok, ksyms_hidden;   /* hidden: every address 0 (kptr_restrict) */
 
 static int by_addr(const void *a, const void *b)
 {
@@ -900,18 +876,22 @@ static int by_addr(const void *a, const void *b)
 	return x->a < y->a ? -1 : x->a > y->a;
 }
 
-/* /proc/kallsyms' text symbols ("NAME" or "NAME [MODULE]"), by address;
- * all addresses 0 (kptr_restrict): none. */
+/* /proc/kallsyms' text symbols, by address: read once, for the stacks'
+ * names and the refusals' reasons. */
 static void ksyms_load(void)
 {
+	if (ksyms_read)
+		return;
+	ksyms_read = 1;
 	FILE *f = fopen("/proc/kallsyms", "r");
 	char line[512];
 	size_t cap = 0;
-	ksyms_state = -1;
+	ksyms_ok = f != NULL;
+	ksyms_hidden = 1;
 	while (f && fgets(line, sizeof line, f)) {
 		unsigned long long a;
 		char t, name[256], mod[128] = "";
-		if (sscanf(line, "%llx %c %255s [%127[^]]]", &a, &t, name, mod) < 3 || !a || (t != 't' && t != 'T'))
+		if (sscanf(line, "%llx %c %255s [%127[^]]]", &a, &t, name, mod) < 3 || (t != 't' && t != 'T'))
 			continue;
 		if (nksyms == cap) {
 			size_t nc = cap ? 2 * cap : 65536;
@@ -926,13 +906,11 @@ static void ksyms_load(void)
 		if (!(ksyms[nksyms].name = strdup(buf)))
 			break;
 		ksyms[nksyms++].a = a;
+		ksyms_hidden &= !a;
 	}
 	if (f)
 		fclose(f);
-	if (nksyms) {
-		qsort(ksyms, nksyms, sizeof *ksyms, by_addr);
-		ksyms_state = 1;
-	}
+	qsort(ksyms, nksyms, sizeof *ksyms, by_addr);
 }
 
 static void ksyms_free(void)
@@ -942,15 +920,34 @@ static void ksyms_free(void)
 	free(ksyms);
 	ksyms = NULL;
 	nksyms = 0;
-	ksyms_state = 0;
+	ksyms_read = 0;
+}
+
+/* Whether the kernel has sym (FUNCTION or MODULE:FUNCTION) as text: 1, 0,
+ * or -1 (kallsyms unreadable). */
+static int kallsyms_has(const char *sym)
+{
+	ksyms_load();
+	if (!ksyms_ok)
+		return -1;
+	const char *c = strchr(sym, ':');
+	char want[400];
+	if (c)
+		snprintf(want, sizeof want, "%s [%.*s]", c + 1, (int)(c - sym), sym);
+	size_t wl = strlen(c ? want : sym);
+	for (size_t i = 0; i < nksyms; i++)
+		/* FUNCTION alone: in vmlinux or in any module */
+		if (c ? !strcmp(ksyms[i].name, want)
+		      : !strncmp(ksyms[i].name, sym, wl) && (!ksyms[i].name[wl] || ksyms[i].name[wl] == ' '))
+			return 1;
+	return 0;
 }
 
 /* A kernel address's function (and module), or the address. */
 static void kname(uint64_t at, char *buf, size_t n)
 {
-	if (!ksyms_state)
-		ksyms_load();
-	size_t lo = 0, hi = nksyms;
+	ksyms_load();
+	size_t lo = 0, hi = ksyms_hidden ? 0 : nksyms;
 	while (lo < hi) {   /* the last symbol at or below at */
 		size_t mid = lo + (hi - lo) / 2;
 		if (ksyms[mid].a <= at)
@@ -1170,35 +1167,27 @@ static void return_type(const struct spec *sp, struct kfunc *d, char *note, size
 	btf_free(mb);
 }
 
-/* The .ko's build id against the loaded module's (/sys/module/NAME/notes):
- * 0 when they match or either is unknown, -1 when they differ. */
+/* The .ko's build id against the loaded module's (/sys/module/NAME/notes:
+ * the note's namesz, descsz, type, "GNU\0", then the id): 0 when they match
+ * or either is unknown, -1 when they differ. */
 static int same_build(const char *ko, const char *mod)
 {
 	char path[256];
-	unsigned char a[256];
+	uint8_t note[256], id[128];
 	snprintf(path, sizeof path, "/sys/module/%s/notes/.note.gnu.build-id", mod);
 	FILE *f = fopen(path, "rb");
-	size_t na = f ? fread(a, 1, sizeof a, f) : 0;
+	size_t nn = f ? fread(note, 1, sizeof note, f) : 0;
 	if (f)
 		fclose(f);
-	if (na < 16 + 16)
+	uint32_t namesz, descsz;
+	int k = sym_kmod_build_id(ko, id, sizeof id);
+	if (nn < 16 || k <= 0)
 		return 0;
-	uint32_t descsz;
-	memcpy(&descsz, a + 4, 4);   /* the note: namesz, descsz, type, "GNU\0", desc */
-	if (descsz < 8 || 16 + descsz > na)
+	memcpy(&namesz, note, 4);
+	memcpy(&descsz, note + 4, 4);
+	if (namesz != 4 || memcmp(note + 12, "GNU", 4) || descsz > nn - 16)
 		return 0;
-	f = fopen(ko, "rb");
-	size_t nb = 0;
-	int found = 0;
-	if (f) {
-		/* the .ko's note holds the same bytes: found anywhere in its first MiB */
-		static unsigned char buf[1 << 20];
-		nb = fread(buf, 1, sizeof buf, f);
-		fclose(f);
-		for (size_t i = 0; !found && nb >= descsz && i <= nb - descsz; i++)
-			found = !memcmp(buf + i, a + 16, descsz);
-	}
-	return nb && !found ? -1 : 0;
+	return descsz == (uint32_t)k && !memcmp(note + 16, id, descsz) ? 0 : -1;
 }
 
 /* A kernel line probe (line:MODULE.ko:FILE:LINE, parsed as location

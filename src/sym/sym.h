@@ -105,13 +105,27 @@ struct sym_ret {
  * float: not in AX). */
 int sym_func_ret(struct sym_module *m, uint64_t vaddr, struct sym_ret *r);
 
-/* A source line of a kernel module's .ko (kmod.c): each address the line
- * has, as the function holding it and the offset in it. */
-struct sym_kloc { char func[128]; uint64_t off; };
-/* The addresses of FILE:LINE in the .ko at path (at most max): how many,
- * or -1 with err (not a .ko, no DWARF, no such file or line, a line at
- * more than max addresses, an address in no function). */
-int sym_kmod_lines(const char *ko, const char *file, int line, struct sym_kloc *out, int max, char *err, size_t n);
+/* A kernel module's .ko (kmod.c), its DWARF laid out and relocated by
+ * libdwfl: NULL with err (not a .ko, no DWARF). */
+struct sym_kmod;
+struct vars;
+struct sym_kmod *sym_kmod_open(const char *ko, char *err, size_t n);
+void sym_kmod_close(struct sym_kmod *k);
+/* A code address of a .ko: the function holding it, the offset in it, and
+ * the address in the DWARF's terms (pc, for vars_compile). */
+struct sym_kloc { char func[128]; uint64_t off, pc; };
+/* The addresses of FILE:LINE (at most max): how many, or -1 with err (no
+ * such file or line, a line at more than max addresses, an address in no
+ * function). */
+int sym_kmod_lines(struct sym_kmod *k, const char *file, int line, struct sym_kloc *out, int max, char *err,
+                   size_t n);
+/* FUNCTION's entry: 0, or -1 with err. */
+int sym_kmod_func(struct sym_kmod *k, const char *func, struct sym_kloc *out, char *err, size_t n);
+/* The .ko's variables (vars.h; freed with k): NULL with err. */
+struct vars *sym_kmod_vars(struct sym_kmod *k, char *err, size_t n);
+/* A data address of the DWARF (a global's DW_OP_addr): its section's name
+ * (".bss") and the offset in it: 0, or -1 (in no allocated section). */
+int sym_kmod_data(struct sym_kmod *k, uint64_t addr, char *sec, size_t sn, uint64_t *off);
 /* The .ko's GNU build id into id (at most max bytes): its length, or -1. */
 int sym_kmod_build_id(const char *ko, uint8_t *id, size_t max);
 

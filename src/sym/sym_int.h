@@ -105,6 +105,11 @@ int  sym__dwarf_func(struct sym_module *m, uint64_t vaddr, struct sym_ent *out);
 
 /* vars.c */
 void sym__free_vars(struct sym_module *m);
+/* The variables of dw (its .debug_frame as CFI, and cfi_eh, then owned, or
+ * NULL): for kmod.c's relocated .ko, which has no sym_module.  NULL: out
+ * of memory. */
+struct vars *sym__vars_new(Dwarf *dw, Elf *elf, Dwarf_CFI *cfi_eh);
+void sym__vars_free(struct vars *v);
 
 /* cdb_module.c: m's functions from the SDCC .cdb beside path (a firmware
  * that is not ELF).  0, or -1 when there is none. */

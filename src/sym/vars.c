@@ -55,6 +55,29 @@ struct var_ref {
 	char desc[320];
 };
 
+struct vars *sym__vars_new(Dwarf *dw, Elf *elf, Dwarf_CFI *cfi_eh)
+{
+	struct vars *v = calloc(1, sizeof *v);
+	if (!v)
+		return NULL;
+	v->dw = dw;
+	GElf_Ehdr eh;
+	v->machine = gelf_getehdr(elf, &eh) ? eh.e_machine : EM_X86_64;
+	v->ptr_size = gelf_getclass(elf) == ELFCLASS32 ? 4 : 8;
+	v->cfi_eh = cfi_eh;
+	v->cfi_dbg = dwarf_getcfi(dw);
+	return v;
+}
+
+void sym__vars_free(struct vars *v)
+{
+	if (!v)
+		return;
+	if (v->cfi_eh)
+		dwarf_cfi_end(v->cfi_eh);
+	free(v);
+}
+
 struct vars *sym_vars(struct sym_module *m, const char **err)
 {
 	const char *dummy;
@@ -66,31 +89,20 @@ struct vars *sym_vars(struct sym_module *m, const char **err)
 	}
 	if (m->vars)
 		return m->vars;
-	struct vars *v = calloc(1, sizeof *v);
+	/* .eh_frame is in the file that is loaded, not in a separate debug file
+	 * (where it is NOBITS); .debug_frame is wherever the DWARF is. */
+	struct vars *v = sym__vars_new(m->dw, m->elf, dwarf_getcfi_elf(m->elf));
 	if (!v) {
 		*err = "out of memory";
 		return NULL;
 	}
-	v->dw = m->dw;
-	GElf_Ehdr eh;
-	v->machine = gelf_getehdr(m->elf, &eh) ? eh.e_machine : EM_X86_64;
-	v->ptr_size = gelf_getclass(m->elf) == ELFCLASS32 ? 4 : 8;
-	/* .eh_frame is in the file that is loaded, not in a separate debug file
-	 * (where it is NOBITS); .debug_frame is wherever the DWARF is. */
-	v->cfi_eh = dwarf_getcfi_elf(m->elf);
-	v->cfi_dbg = dwarf_getcfi(m->dw);
 	m->vars = v;
 	return v;
 }
 
 void sym__free_vars(struct sym_module *m)
 {
-	struct vars *v = m->vars;
-	if (!v)
-		return;
-	if (v->cfi_eh)
-		dwarf_cfi_end(v->cfi_eh);
-	free(v);
+	sym__vars_free(m->vars);
 	m->vars = NULL;
 }
 

@@ -89,6 +89,8 @@ EVENTS=/sys/kernel/tracing/kprobe_events
 insmod "$KO" || { notok "insmod sonde_kmod" "failed"; exit 1; }
 # counts FILE: the module's own "step_calls X clamp_calls Y" as "X Y"
 own() { awk '{print $2, $4}' /proc/sonde_kmod; }
+# ownsum: the same and the module's sum, "X Y Z"
+ownsum() { awk '{print $2, $4, $6}' /proc/sonde_kmod; }
 # compare NAME JSON STEP0 CLAMP0: the probes' calls and returns against the module's counts since STEP0/CLAMP0
 compare() {
 	set -- "$1" "$2" "$3" "$4" $(own)
@@ -274,6 +276,72 @@ rc=$?
 [ $rc != 0 ] && grep -q "no code at sonde_kmod.c:1" kl2.err && ok "line: a line without code refused" ||
 	notok "line: a line without code refused" "status $rc: $(cat kl2.err)"
 nothing "line probes"
+
+# 1i. variables through kprobe_events' fetch arguments, from the .ko's
+# DWARF: sonde_kmod_step(s, v) is called with v = 0..N-1 on the module's
+# state (its own step_calls and sum before each add: a pointer-chased int
+# and long), sonde_kmod_clamp(long v) with the multiples of 3 below N, and
+# clamp_calls (a global's member) counts them; the module's counts and sum
+# before and after are the expected values
+N=300
+set -- $(ownsum)
+"$SONDE" probe --kernel --format=json -o kv.json -e "var:$KO:sonde_kmod_step:v" -e "var:$KO:sonde_kmod_step:s->step_calls" \
+	-e "var:$KO:sonde_kmod_step:s->sum" -e "var:$KO:sonde_kmod_clamp:v" -e "var:$KO:sonde_kmod_clamp:sonde_kmod_g.clamp_calls" \
+	-e "assert:$KO:sonde_kmod_step:v < 250" -e "var:$KO:sonde_kmod.c:$L_SUM:s->sum + v" \
+	-- sh -c "echo $N >/proc/sonde_kmod" >kv.out 2>kv.err
+rc=$?
+set -- "$@" $(ownsum)
+python3 - kv.json $N $rc "$@" <<'PY'
+import json, sys
+path, n, rc, s0, c0, m0, s1, c1, m1 = sys.argv[1], int(sys.argv[2]), sys.argv[3], *map(int, sys.argv[4:10])
+steps, clamps = s1 - s0, c1 - c0
+q = json.load(open(path))["probes"] if rc == "0" else []
+def stats(count, lo, hi, total, last):
+    return {"count": count, "min": lo, "max": hi, "sum": total, "last": last}
+mult3 = [i for i in range(n) if i % 3 == 0]
+# s->sum at each entry: the module's sum before adding v = i
+sums = [m0 + i * (i - 1) // 2 for i in range(n)]
+want = [
+    ("var v (int, a register argument)", stats(steps, 0, n - 1, m1 - m0, n - 1)),
+    ("var s->step_calls (int through a pointer)", stats(steps, s0, s1 - 1, sum(range(s0, s1)), s1 - 1)),
+    ("var s->sum (long through a pointer)", stats(steps, sums[0], sums[-1], sum(sums), m1 - (n - 1))),
+    ("var v of clamp (long)", stats(clamps, 0, mult3[-1], sum(mult3), mult3[-1])),
+    ("var sonde_kmod_g.clamp_calls (a global's member)", stats(clamps, c0, c1 - 1, sum(range(c0, c1)), c1 - 1)),
+]
+if steps != n or clamps != len(mult3):
+    print(f"not ok - var: the module counted {steps} steps and {clamps} clamps, driven {n} and {len(mult3)}")
+for (name, w), p in zip(want, q):
+    got = {k: p.get(k) for k in w}
+    good = got == w and p.get("hits") == w["count"] and p.get("lost_samples") == 0
+    print(f"ok - {name} = the module's ({w['count']} values, sum {w['sum']})" if good else f"not ok - {name}: {got} hits {p.get('hits')}, want {w}")
+if len(q) != 7:
+    print(f"not ok - var: 7 probes placed: status {rc}, {len(q)} in the JSON: {open('kv.err').read()[:300]}")
+else:
+    a = q[5]
+    fails = sum(1 for i in range(n) if not i < 250)
+    good = a.get("evaluated") == steps and a.get("failures") == fails and (a.get("first_failures") or [""])[0].endswith("v=250")
+    print(f"ok - assert v < 250: {fails} failures of {steps}, the first v=250" if good else f"not ok - assert v < 250: {a}")
+    l = q[6]
+    # at the line s->sum += v, before it runs: the sum before the add, plus v
+    w = [m0 + i * (i - 1) // 2 + i for i in range(n)]
+    got = (l.get("count"), l.get("sum"), l.get("max"))
+    good = got == (steps, sum(w), w[-1]) and "sonde_kmod:sonde_kmod_step+0x" in l.get("where", "")
+    print(f"ok - var at a line: s->sum + v = the module's ({steps} values)" if good else f"not ok - var at a line: {got}, want {(steps, sum(w), w[-1])}: {l.get('where')}")
+PY
+"$SONDE" probe --kernel -e "var:$KO:sonde_kmod_step:no_such_var" --duration 1 >kv2.out 2>kv2.err
+rc=$?
+[ $rc != 0 ] && grep -q "no_such_var" kv2.err && ok "var: an unknown variable refused, by name" ||
+	notok "var: an unknown variable refused" "status $rc: $(cat kv2.err)"
+"$SONDE" probe --kernel -e "var:$KO:sonde_kmod_step:s->step_calls" >kv3.out 2>kv3.err &
+pid=$!
+for _ in $(seq 3000); do grep -q sonde_kmod_step "$EVENTS" 2>/dev/null && break; kill -0 $pid 2>/dev/null || break; sleep 0.02; done
+if grep -q "sonde_$pid/" "$EVENTS"; then
+	kill -9 $pid; wait $pid
+	# the guardian removes the probe once sonde's perf events are gone (bounded: 10 s)
+	for _ in $(seq 500); do [ -s "$EVENTS" ] || break; sleep 0.02; done
+	ok "var: placed in kprobe_events as sonde_$pid, then sonde SIGKILLed"
+else notok "var: placed in kprobe_events" "$(cat kv3.err)"; kill -9 $pid; wait $pid; fi
+nothing "var probes, SIGKILL included"
 
 # 2. refusals before anything is placed
 bl=$(awk 'NR==1 {print $2}' /sys/kernel/debug/kprobes/blacklist)

@@ -31,6 +31,8 @@
 #include "common/json.h"
 #include "probe/callstats.h"
 #include "probe/engine.h"
+#include "probe/kernel/kernel_var.h"
+#include "probe/kernel/kprobe_events.h"
 #include "probe/kind.h"
 #include "probe/probe.h"
 #include "probe/spec.h"
@@ -88,7 +90,7 @@ struct krec {
 
 /* A sampling event's ring. */
 struct kring {
-	int fd, cpu, ret;        /* cpu: the index in ks.online; ret: of a return event */
+	int fd, cpu, ret, ev;    /* cpu: the index in ks.online; ret: of a return event; ev: its event */
 	unsigned char *base;     /* the header page, then K_RING_PAGES of data; NULL unmapped */
 	uint64_t tail;           /* what sonde has read (its own: the page's copy is not trusted) */
 	uint64_t last_t;         /* the time of the last sample read from it */
@@ -108,7 +110,12 @@ struct kval { int64_t v; uint64_t n; };
 
 /* One event of a probe: where (a uprobe's file offset; 0 for a kprobe's
  * function) and whether it is the return one. */
-struct kev { uint64_t off; int ret; char sym[192]; };   /* sym: a kernel line's MODULE:FUNCTION (else d->sym) */
+struct kev {
+	uint64_t off;
+	int ret;
+	char sym[192];           /* a kernel line's MODULE:FUNCTION (else d->sym) */
+	int tp;                  /* a var's: its kprobe_events probe's tracepoint id (else the PMU's) */
+};
 
 /* A process's sampled hits, and its command (/proc/PID/comm when first
  * seen, or the kernel's COMM record of its exec). */
@@ -120,6 +127,9 @@ struct kfunc {
 	char path[PATH_MAX];     /* --system: the object the uprobes are in (the uprobe PMU's path) */
 	int line;                /* a line probe: its events are entries only, nothing paired */
 	int stack;               /* a stack probe: entries only, each sample's callchain counted (kind_stack.c) */
+	struct kvar *kv;         /* a var or assert probe: its sites (kernel_var.c), entries only, each record evaluated */
+	struct sym_kmod *km;     /* the .ko of a var or assert probe */
+	char mod[64];            /* its module's name */
 	struct probe *owner;
 	struct kev ev[K_MAX_EV];
 	int nev;
@@ -516,6 +526,16 @@ static void parse(struct kfunc *d, struct kring *r, uint32_t type, const unsigne
 		memcpy(&tid, b + 12, 4);
 		if (!r->ret)
 			count_pid(d, pid);
+		if (d->kv) {
+			/* then u32 size, the record (its fields at the offsets of the event's format) */
+			uint32_t rs;
+			if (n < 28 || (memcpy(&rs, b + 24, 4), rs > n - 28)) {
+				d->malformed++;
+				return;
+			}
+			kvar_sample(d->kv, r->ev, (long)tid, b + 28, rs);
+			return;
+		}
 		if (d->stack) {
 			/* then u64 nr, u64 ips[nr]: context markers (PERF_CONTEXT_KERNEL, ...) among them */
 			uint64_t nr, pc[K_STACK_FRAMES];
@@ -564,7 +584,7 @@ static void parse(struct kfunc *d, struct kring *r, uint32_t type, const unsigne
 		k.kind = KR_LOST;
 		k.v = (int64_t)(lost < (1ull << 48) ? lost : 1ull << 48);
 		k.t = r->last_t;
-		if (d->line || d->stack) {
+		if (d->line || d->stack || d->kv) {
 			d->lost_samples += (uint64_t)k.v;
 			return;
 		}
@@ -847,6 +867,8 @@ static void kfunc_free(struct probe *p)
 		free(d->tid);
 		free(d->pids);
 		callstats_free(&d->cs);
+		kvar_free(d->kv);
+		sym_kmod_close(d->km);
 	}
 	free(d);
 	p->edata = NULL;
@@ -999,6 +1021,45 @@ static const struct kind_ops kstack_ops = {
 	.table_after = kstack_after, .free = kstack_free,
 };
 
+/* --- var and assert: kind_var's and kind_assert's output ------------------- */
+
+static void kvar_json(struct probe *p, struct json *j)
+{
+	struct kfunc *d = p->edata;
+	if (p->data)
+		(!strcmp(p->sp.kind, "var") ? kind_var : kind_assert).json(p, j);
+	if (d)
+		sampled_json(d, j);
+}
+
+static void kvar_table(struct probe *p, FILE *f)
+{
+	struct kfunc *d = p->edata;
+	if (p->data)
+		(!strcmp(p->sp.kind, "var") ? kind_var : kind_assert).table(p, f);
+	if (!d)
+		return;
+	processes_table(d, f);
+	if (d->lost_samples)
+		fprintf(f, "; %llu records lost (their values not counted)", (unsigned long long)d->lost_samples);
+}
+
+static void kvar_probe_free(struct probe *p)
+{
+	if (p->edata)
+		kfunc_free(p);   /* the sites' expressions go with them (kernel_var.c) */
+	if (p->data)
+		kind_var.free(p);
+}
+
+static const struct kind_ops kvar_ops = {
+	.name = "var", .needs_location = 1, .json = kvar_json, .table = kvar_table, .free = kvar_probe_free,
+};
+
+static const struct kind_ops kassert_ops = {
+	.name = "assert", .needs_location = 1, .json = kvar_json, .table = kvar_table, .free = kvar_probe_free,
+};
+
 /* --- placement ------------------------------------------------------------ */
 
 /* What both kinds of event of d's event ev have: the PMU, the return bit,
@@ -1008,11 +1069,17 @@ static void event_attr(const struct kfunc *d, int ev, struct perf_event_attr *a)
 {
 	memset(a, 0, sizeof *a);
 	a->size = sizeof *a;
-	a->type = (uint32_t)ks.type;
-	a->config = d->ev[ev].ret ? 1ull << ks.retbit : 0;
-	/* kprobe_func / uprobe_path, and probe_offset */
-	a->config1 = (uint64_t)(uintptr_t)(ks.user ? d->path : d->ev[ev].sym[0] ? d->ev[ev].sym : d->sym);
-	a->config2 = d->ev[ev].off;
+	if (d->ev[ev].tp) {
+		/* a kprobe_events probe: its tracepoint */
+		a->type = PERF_TYPE_TRACEPOINT;
+		a->config = (uint64_t)d->ev[ev].tp;
+	} else {
+		a->type = (uint32_t)ks.type;
+		a->config = d->ev[ev].ret ? 1ull << ks.retbit : 0;
+		/* kprobe_func / uprobe_path, and probe_offset */
+		a->config1 = (uint64_t)(uintptr_t)(ks.user ? d->path : d->ev[ev].sym[0] ? d->ev[ev].sym : d->sym);
+		a->config2 = d->ev[ev].off;
+	}
 	if (ks.pid > 0) {
 		/* the program's own hits from its exec on (not sonde's child
 		 * waiting for it), and its children's */
@@ -1047,6 +1114,8 @@ static int open_sampler(const struct kfunc *d, int ev, int cpu)
 		a.sample_regs_intr = 1ull << PERF_REG_X86_AX;
 	}
 #endif
+	if (d->kv)
+		a.sample_type |= PERF_SAMPLE_RAW;   /* the record: the fetch arguments' values */
 	if (d->stack) {
 		/* the kernel's stack at the hit, innermost first (its ORC or frame-pointer unwinder) */
 		a.sample_type |= PERF_SAMPLE_CALLCHAIN;
@@ -1106,6 +1175,7 @@ static int place_samplers(struct kfunc *d, char *err, size_t n)
 			int r = d->ev[ev].ret;
 			g->cpu = c;
 			g->ret = r;
+			g->ev = ev;
 			g->fd = open_sampler(d, ev, ks.online[c]);
 			if (g->fd < 0) {
 				int en = errno;
@@ -1190,6 +1260,46 @@ static int same_build(const char *ko, const char *mod)
 	return descsz == (uint32_t)k && !memcmp(note + 16, id, descsz) ? 0 : -1;
 }
 
+/* The module a .ko is (its file's name, '-' read as '_' as modprobe does)
+ * into mod: 0, or -1 (not a NAME.ko). */
+static int ko_module(const char *ko, char *mod, size_t n)
+{
+	const char *base = strrchr(ko, '/') ? strrchr(ko, '/') + 1 : ko;
+	size_t bl = strlen(base);
+	if (bl < 4 || strcmp(base + bl - 3, ".ko") || bl - 3 >= n)
+		return -1;
+	for (size_t i = 0; i < bl - 3; i++)
+		mod[i] = base[i] == '-' ? '_' : base[i];
+	mod[bl - 3] = 0;
+	return 0;
+}
+
+/* The sites of a .ko's location, FILE:LINE or FUNCTION (its entry), each
+ * as MODULE:FUNCTION + offset in d->ev (d->sym the first), checked against
+ * the blacklist and the loaded module's build: how many, or -1 with err. */
+static int ko_sites(struct kfunc *d, struct sym_kmod *k, const char *ko, const char *file, int line,
+                    const char *func, struct sym_kloc *loc, char *err, size_t n)
+{
+	int c = func ? sym_kmod_func(k, func, loc, err, n) ? -1 : 1 : sym_kmod_lines(k, file, line, loc, K_MAX_EV, err, n);
+	if (c < 0)
+		return -1;
+	if (same_build(ko, d->mod)) {
+		snprintf(err, n, "%.200s is not the module %s that is loaded (their build ids differ)", ko, d->mod);
+		return -1;
+	}
+	snprintf(d->sym, sizeof d->sym, "%.60s:%.150s+0x%llx", d->mod, loc[0].func, (unsigned long long)loc[0].off);
+	for (int i = 0; i < c; i++) {
+		d->ev[i] = (struct kev){ .off = loc[i].off };
+		snprintf(d->ev[i].sym, sizeof d->ev[i].sym, "%.60s:%.120s", d->mod, loc[i].func);
+		if (blacklisted(d->ev[i].sym) == 1) {
+			snprintf(err, n, "%s is in the kernel's kprobe blacklist (%s)", d->ev[i].sym, K_BLACKLIST);
+			return -1;
+		}
+	}
+	d->nev = c;
+	return c;
+}
+
 /* A kernel line probe (line:MODULE.ko:FILE:LINE, parsed as location
  * MODULE.ko, arguments FILE:LINE): from the .ko's DWARF, each address as
  * MODULE:FUNCTION+OFFSET, a kprobe at each: 0, or -1 with err. */
@@ -1198,41 +1308,60 @@ static int resolve_kline(struct probe *p, struct kfunc *d, char *err, size_t n)
 	const struct spec *sp = &p->sp;
 	const char *c = sp->args ? strrchr(sp->args, ':') : NULL;
 	int line = c ? atoi(c + 1) : 0;
-	char file[256], mod[64];
+	char file[256];
 	d->line = 1;
 	if (sp->loc != LOC_FUNC || sp->off || !c || line <= 0 || c == sp->args) {
 		snprintf(err, n, "--kernel runs line:MODULE.ko:FILE:LINE (the module's .ko, built with -g, by path)");
 		return -1;
 	}
 	snprintf(file, sizeof file, "%.*s", (int)(c - sp->args), sp->args);
-	const char *base = strrchr(sp->func, '/') ? strrchr(sp->func, '/') + 1 : sp->func;
-	size_t bl = strlen(base);
-	if (bl < 4 || strcmp(base + bl - 3, ".ko") || bl - 3 >= sizeof mod) {
+	if (ko_module(sp->func, d->mod, sizeof d->mod)) {
 		snprintf(err, n, "line:%.100s: give the module's .ko file (line:PATH/MODULE.ko:FILE:LINE)", sp->func);
 		return -1;
 	}
-	/* the module's name: the file's, '-' read as '_' (as modprobe does) */
-	for (size_t i = 0; i < bl - 3; i++)
-		mod[i] = base[i] == '-' ? '_' : base[i];
-	mod[bl - 3] = 0;
 	struct sym_kloc loc[K_MAX_EV];
-	int k = sym_kmod_lines(sp->func, file, line, loc, K_MAX_EV, err, n);
-	if (k < 0)
-		return -1;
-	if (same_build(sp->func, mod)) {
-		snprintf(err, n, "%.200s is not the module %s that is loaded (their build ids differ)", sp->func, mod);
+	struct sym_kmod *k = sym_kmod_open(sp->func, err, n);
+	int rc = k ? ko_sites(d, k, sp->func, file, line, NULL, loc, err, n) : -1;
+	sym_kmod_close(k);
+	return rc < 0 ? -1 : 0;
+}
+
+/* A kernel var or assert probe (var:MODULE.ko:FUNCTION:EXPR at the
+ * function's entry, var:MODULE.ko:FILE:LINE:EXPR at the line; parsed as
+ * location MODULE.ko, arguments the rest): the sites from the .ko's DWARF,
+ * the expression's variables as fetch arguments of a kprobe_events probe
+ * at each (kernel_var.c): 0, or -1 with err. */
+static int resolve_kvar(struct probe *p, struct kfunc *d, char *err, size_t n)
+{
+	const struct spec *sp = &p->sp;
+	const char *a = sp->args, *c1 = a ? spec_sep_colon(a) : NULL, *c2 = c1 ? spec_sep_colon(c1 + 1) : NULL;
+	char what[256], *end;
+	long line = 0;
+	d->line = 1;   /* entries only */
+	if (sp->loc != LOC_FUNC || sp->off || !c1 || c1 == a || (size_t)(c1 - a) >= sizeof what ||
+	    ko_module(sp->func, d->mod, sizeof d->mod)) {
+		snprintf(err, n, "--kernel runs %s:MODULE.ko:FUNCTION:EXPR and %s:MODULE.ko:FILE:LINE:EXPR (the module's "
+		         ".ko, built with -g, by path)", sp->kind, sp->kind);
 		return -1;
 	}
-	snprintf(d->sym, sizeof d->sym, "%.60s:%.150s+0x%llx", mod, loc[0].func, (unsigned long long)loc[0].off);
-	for (int i = 0; i < k; i++) {
-		d->ev[i] = (struct kev){ loc[i].off, 0, "" };
-		snprintf(d->ev[i].sym, sizeof d->ev[i].sym, "%.60s:%.120s", mod, loc[i].func);
-		if (blacklisted(d->ev[i].sym) == 1) {
-			snprintf(err, n, "%s is in the kernel's kprobe blacklist (%s)", d->ev[i].sym, K_BLACKLIST);
-			return -1;
-		}
+	snprintf(what, sizeof what, "%.*s", (int)(c1 - a), a);
+	const char *expr = c1 + 1;
+	if (c2 && (line = strtol(c1 + 1, &end, 10)) > 0 && end == c2)
+		expr = c2 + 1;
+	else
+		line = 0;
+	if (!*expr) {
+		snprintf(err, n, "missing expression (%s:MODULE.ko:LOCATION:EXPR)", sp->kind);
+		return -1;
 	}
-	d->nev = k;
+	struct sym_kloc loc[K_MAX_EV];
+	if (!(d->km = sym_kmod_open(sp->func, err, n)))
+		return -1;
+	int k = ko_sites(d, d->km, sp->func, what, (int)line, line ? NULL : what, loc, err, n);
+	if (k < 0 || !(d->kv = kvar_new(p, d->km, d->mod, loc, k, expr, err, n)))
+		return -1;
+	for (int i = 0; i < k; i++)
+		d->ev[i].tp = kvar_id(d->kv, i);
 	return 0;
 }
 
@@ -1397,13 +1526,20 @@ static int place_func(struct probe *p, char *err, size_t n)
 	p->edata = d;
 	d->owner = p;
 	d->stack = !strcmp(p->sp.kind, "stack");
-	/* a stack probe's output is the stack kind's (kind_stack.c), its frames named from kallsyms */
-	if (d->stack ? stack_data_new_named(p, kname, err, n) : (p->data = d, 0))
+	int var = !strcmp(p->sp.kind, "var") || !strcmp(p->sp.kind, "assert");
+	/* a stack probe's output is the stack kind's (kind_stack.c), its frames
+	 * named from kallsyms; a var's kind_var's (its data made by kvar_new) */
+	if (d->stack ? stack_data_new_named(p, kname, err, n) : var ? 0 : (p->data = d, 0))
 		return -1;
 	callstats_init(&d->cs);
 	char note[768] = "";
+	if (var && ks.user) {
+		snprintf(err, n, "--system runs func: and line: probes (var: and assert: are --kernel's, in a module)");
+		return -1;
+	}
 	if (ks.user ? resolve_user(p, d, err, n)
-	            : !strcmp(p->sp.kind, "line") ? resolve_kline(p, d, err, n) : resolve_kernel(p, d, note, sizeof note, err, n))
+	    : var   ? resolve_kvar(p, d, err, n)
+	    : !strcmp(p->sp.kind, "line") ? resolve_kline(p, d, err, n) : resolve_kernel(p, d, note, sizeof note, err, n))
 		return -1;
 	if (!(d->fd = malloc(sizeof *d->fd * (size_t)d->nev * (size_t)ks.ncpus))) {
 		snprintf(err, n, "out of memory");
@@ -1428,7 +1564,11 @@ static int place_func(struct probe *p, char *err, size_t n)
 		return -1;
 	}
 	int r;
-	if (!ks.user && d->line)
+	if (d->kv)
+		r = asprintf(&p->where, "kernel %s (kprobe_events probe%s with %s, counting on %d CPU%s; its records sampled on "
+		             "%d CPU%s)", d->sym, d->nev == 1 ? "" : "s", kvar_args(d->kv, 0)[0] ? kvar_args(d->kv, 0) : "no "
+		             "variables", ks.ncpus, ks.ncpus == 1 ? "" : "s", ks.nonline, ks.nonline == 1 ? "" : "s");
+	else if (!ks.user && d->line)
 		r = asprintf(&p->where, "kernel %s (%d kprobe%s on %d CPU%s, counting; sampled on %d CPU%s)", d->sym, d->nev,
 		             d->nev == 1 ? "" : "s", ks.ncpus, ks.ncpus == 1 ? "" : "s", ks.nonline, ks.nonline == 1 ? "" : "s");
 	else if (d->stack)
@@ -1457,7 +1597,9 @@ static int add_probe(struct engine *e, const char *text, char *err, size_t n)
 	struct probe *p = engine_new_probe(e, text, err, n);
 	if (!p)
 		return -1;
-	p->ops = !strcmp(p->sp.kind, "line") ? &kline_ops : !strcmp(p->sp.kind, "stack") ? &kstack_ops : &kfunc_ops;
+	const char *kd = p->sp.kind;
+	p->ops = !strcmp(kd, "line") ? &kline_ops : !strcmp(kd, "stack") ? &kstack_ops : !strcmp(kd, "var") ? &kvar_ops
+	       : !strcmp(kd, "assert") ? &kassert_ops : &kfunc_ops;
 	if (place_func(p, why, sizeof why)) {
 		snprintf(err, n, "probe '%s': %s", text, why);
 		return -1;
@@ -1710,6 +1852,7 @@ static void k_close(struct engine *e)
 {
 	handlers(0);   /* restores what k_place saved, if k_run did not */
 	remove_all(e);
+	kpe_close();   /* the kprobe_events probes, once their perf events are closed */
 	btf_free(kbtf);
 	kbtf = NULL;
 	ksyms_free();
@@ -1719,8 +1862,9 @@ static void k_close(struct engine *e)
 
 const struct probe_engine_ops kernel_engine = {
 	.name = "kernel",
-	.kinds = "func line stack",
-	.runs = "func, line and stack probes on the running kernel (--kernel), func and line probes in every process (--system)",
+	.kinds = "func line stack var assert",
+	.runs = "func, line, stack, var and assert probes on the running kernel and its modules (--kernel), func and line "
+	        "probes in every process (--system)",
 	.modes = PE_KERNEL | PE_SYSTEM,
 	.can_run = k_can_run,
 	.open = k_open,

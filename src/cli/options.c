@@ -92,7 +92,7 @@ static const struct cli_option options[] = {
 	{ "count", O_COUNT, required_argument, CMD_RECORD, "N", "with --every: stop after N windows (default: until Ctrl-C)" },
 	{ "interactive", O_INTERACTIVE, no_argument, CMD_PROBE, NULL, "read add/list/del commands on stdin" },
 	{ "kernel", O_KERNEL, no_argument, CMD_PROBE, NULL,
-	  "probe the running kernel and its modules (func:FUNCTION, func:MODULE:FUNCTION, stack: of the same, line:MODULE.ko:FILE:LINE; root; docs/PROBES.md)" },
+	  "probe the running kernel and its modules (func:FUNCTION, func:MODULE:FUNCTION, stack: of the same, line:MODULE.ko:FILE:LINE, var: and assert:MODULE.ko:FUNCTION|FILE:LINE:EXPR; root; docs/PROBES.md)" },
 	{ "system", O_SYSTEM, no_argument, CMD_PROBE, NULL,
 	  "probe an object's code in every process that maps it, running or started meanwhile (func:OBJECT:FUNCTION, "
 	  "line:OBJECT:FILE:LINE; the kernel's uprobes; root; docs/PROBES.md)" },

@@ -61,16 +61,48 @@ static int field_of(const char *fmt, const char *field, uint32_t *off, uint32_t 
 	return -1;
 }
 
-int tracefs_tracepoint(const char *group, const char *event, const char *field, struct tracepoint *tp, char *why,
-                       size_t whylen)
+/* root, tracefs not mounted (its mount point empty): mounted, as perf
+ * does (it stays: the kernel's own file system, shared by every tool) */
+static void mount_tracefs(void)
 {
-	char path[512], buf[8192];
-	int denied = 0, mounted = 0;
-	/* root, tracefs not mounted (its mount point empty): mounted, as perf
-	 * does (it stays: the kernel's own file system, shared by every tool) */
 	if (geteuid() == 0 && access("/sys/kernel/tracing/events", F_OK) != 0 && errno == ENOENT &&
 	    access("/sys/kernel/tracing", F_OK) == 0)
 		mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL);
+}
+
+static void not_found(int denied, int mounted, const char *group, const char *event, char *why, size_t whylen)
+{
+	if (denied)
+		snprintf(why, whylen, "tracefs is readable by root only: run sonde as root");
+	else if (!mounted)
+		snprintf(why, whylen, "tracefs is not mounted: as root, mount -t tracefs nodev /sys/kernel/tracing");
+	else
+		snprintf(why, whylen, "the kernel has no tracepoint %s:%s", group, event);
+}
+
+int tracefs_root(char *dir, size_t n, char *why, size_t whylen)
+{
+	int denied = 0;
+	mount_tracefs();
+	for (size_t i = 0; i < sizeof roots / sizeof *roots; i++) {
+		char path[128];
+		snprintf(path, sizeof path, "%s/events", roots[i]);
+		if (access(path, F_OK) == 0) {
+			snprintf(dir, n, "%s", roots[i]);
+			return 0;
+		}
+		denied |= errno == EACCES;
+	}
+	not_found(denied, 0, "", "", why, whylen);
+	return -1;
+}
+
+int tracefs_event(const char *group, const char *event, const char *const *fields, int nf, uint32_t *id,
+                  uint32_t *off, uint32_t *size, char *why, size_t whylen)
+{
+	char path[512], buf[8192];
+	int denied = 0, mounted = 0;
+	mount_tracefs();
 	for (size_t i = 0; i < sizeof roots / sizeof *roots; i++) {
 		snprintf(path, sizeof path, "%s/events", roots[i]);
 		if (access(path, F_OK) != 0) {
@@ -88,22 +120,28 @@ int tracefs_tracepoint(const char *group, const char *event, const char *field, 
 		if (n <= 0)
 			continue;
 		char *end;
-		unsigned long id = strtoul(buf, &end, 10);
-		if (end == buf || id == 0 || id >= 65536)
+		unsigned long v = strtoul(buf, &end, 10);
+		if (end == buf || v == 0 || v >= 65536)
 			continue;
 		snprintf(path, sizeof path, "%s/events/%s/%s/format", roots[i], group, event);
-		if (read_small(path, buf, sizeof buf) <= 0 || field_of(buf, field, &tp->off, &tp->size) != 0) {
-			snprintf(why, whylen, "the format of %s:%s has no field %s sonde can read", group, event, field);
+		if (read_small(path, buf, sizeof buf) <= 0) {
+			snprintf(why, whylen, "cannot read the format of %s:%s", group, event);
 			return -1;
 		}
-		tp->id = (uint32_t)id;
+		for (int k = 0; k < nf; k++)
+			if (field_of(buf, fields[k], &off[k], &size[k]) != 0) {
+				snprintf(why, whylen, "the format of %s:%s has no field %s sonde can read", group, event, fields[k]);
+				return -1;
+			}
+		*id = (uint32_t)v;
 		return 0;
 	}
-	if (denied)
-		snprintf(why, whylen, "tracefs is readable by root only: run sonde as root");
-	else if (!mounted)
-		snprintf(why, whylen, "tracefs is not mounted: as root, mount -t tracefs nodev /sys/kernel/tracing");
-	else
-		snprintf(why, whylen, "the kernel has no tracepoint %s:%s", group, event);
+	not_found(denied, mounted, group, event, why, whylen);
 	return -1;
+}
+
+int tracefs_tracepoint(const char *group, const char *event, const char *field, struct tracepoint *tp, char *why,
+                       size_t whylen)
+{
+	return tracefs_event(group, event, &field, 1, &tp->id, &tp->off, &tp->size, why, whylen);
 }

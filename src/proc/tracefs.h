@@ -21,4 +21,12 @@ struct tracepoint {
 int tracefs_tracepoint(const char *group, const char *event, const char *field, struct tracepoint *tp, char *why,
                        size_t whylen);
 
+/* The same for an event's fields: fields[k]'s offset and size into off[k]
+ * and size[k], its id into *id: 0, or -1 with why. */
+int tracefs_event(const char *group, const char *event, const char *const *fields, int nf, uint32_t *id,
+                  uint32_t *off, uint32_t *size, char *why, size_t whylen);
+/* The tracefs that answers (mounted first by root where it is not), into
+ * dir: 0, or -1 with why. */
+int tracefs_root(char *dir, size_t n, char *why, size_t whylen);
+
 #endif

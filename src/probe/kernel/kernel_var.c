@@ -118,8 +118,8 @@ static int name_read(void *ctx, void *ref, struct expr_val *out, char *err, size
 {
 	struct ksite *s = ctx;
 	struct kname *k = ref;
-	int off = s->ev.off[k->k], size = s->ev.size[k->k];
-	if (off < 0 || (size_t)off + (size_t)size > s->nraw || size > 8) {
+	uint32_t off = s->ev.off[k->k], size = s->ev.size[k->k];
+	if ((size_t)off + size > s->nraw || size > 8 || !size) {
 		snprintf(err, n, "a record too short for its fields");
 		return -1;
 	}

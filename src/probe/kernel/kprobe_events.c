@@ -5,9 +5,11 @@
  * read end of a pipe.  When the pipe says end of file (sonde closed it, or
  * sonde is gone: the kernel closed it), it removes every probe of the
  * group still listed, retrying while the kernel says one is busy (a perf
- * event of a dead sonde is released a moment after its pipe), and
- * unmounts tracefs if sonde mounted it. */
+ * event of a dead sonde is released a moment after its pipe).  tracefs
+ * and the events' ids and fields come from proc/tracefs.c. */
 #include "probe/kernel/kprobe_events.h"
+
+#include "proc/tracefs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,15 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#define KPE_TRACEFS "/sys/kernel/tracing"
-#define KPE_DEBUGFS "/sys/kernel/debug/tracing"
 #define KPE_LIST_MAX (1 << 20)   /* kprobe_events read: at most this much */
 #define KPE_TRIES 500            /* the removal's retries, 10 ms apart: 5 s */
 
@@ -31,7 +30,6 @@ static struct {
 	int open;
 	char dir[64];            /* tracefs */
 	char group[32];          /* sonde_PID */
-	int mounted;             /* sonde mounted tracefs at dir */
 	int pipe_w;              /* the guardian's pipe, -1 none */
 	pid_t guardian;
 	int added;
@@ -120,7 +118,7 @@ static int remove_group(const char *dir, const char *group)
 	return left;
 }
 
-static void guardian(int rfd, const char *dir, const char *group, int mounted)
+static void guardian(int rfd, const char *dir, const char *group)
 {
 	signal(SIGINT, SIG_IGN);
 	signal(SIGTERM, SIG_IGN);
@@ -148,8 +146,6 @@ static void guardian(int rfd, const char *dir, const char *group, int mounted)
 		struct timespec ts = { 0, 10000000 };
 		nanosleep(&ts, NULL);
 	}
-	if (mounted)
-		umount2(dir, MNT_DETACH);
 	_exit(0);
 }
 
@@ -157,43 +153,35 @@ int kpe_open(char *err, size_t n)
 {
 	if (kp.open)
 		return 0;
-	if (exists(KPE_TRACEFS, "kprobe_events"))
-		snprintf(kp.dir, sizeof kp.dir, "%s", KPE_TRACEFS);
-	else if (exists(KPE_DEBUGFS, "kprobe_events"))
-		snprintf(kp.dir, sizeof kp.dir, "%s", KPE_DEBUGFS);
-	else if (!mount("nodev", KPE_TRACEFS, "tracefs", 0, NULL) && exists(KPE_TRACEFS, "kprobe_events")) {
-		snprintf(kp.dir, sizeof kp.dir, "%s", KPE_TRACEFS);
-		kp.mounted = 1;
-	} else {
-		snprintf(err, n, "no kprobe_events in tracefs (%s, %s; mounting tracefs at %s: %s): a kernel without "
-		         "CONFIG_KPROBE_EVENTS?", KPE_TRACEFS, KPE_DEBUGFS, KPE_TRACEFS, strerror(errno));
+	char why[200];
+	if (tracefs_root(kp.dir, sizeof kp.dir, why, sizeof why)) {
+		snprintf(err, n, "kernel variables need tracefs's kprobe_events: %s", why);
+		return -1;
+	}
+	if (!exists(kp.dir, "kprobe_events")) {
+		snprintf(err, n, "no %s/kprobe_events writable: a kernel without CONFIG_KPROBE_EVENTS?", kp.dir);
 		return -1;
 	}
 	snprintf(kp.group, sizeof kp.group, "sonde_%d", (int)getpid());
 	int p[2];
 	if (pipe2(p, O_CLOEXEC)) {
 		snprintf(err, n, "pipe: %s", strerror(errno));
-		goto fail;
+		return -1;
 	}
 	pid_t c = fork();
 	if (c < 0) {
 		snprintf(err, n, "fork: %s", strerror(errno));
 		close(p[0]);
 		close(p[1]);
-		goto fail;
+		return -1;
 	}
 	if (!c)
-		guardian(p[0], kp.dir, kp.group, kp.mounted);
+		guardian(p[0], kp.dir, kp.group);
 	close(p[0]);
 	kp.pipe_w = p[1];
 	kp.guardian = c;
 	kp.open = 1;
 	return 0;
-fail:
-	if (kp.mounted)
-		umount2(kp.dir, MNT_DETACH);
-	kp.mounted = 0;
-	return -1;
 }
 
 /* The kernel's last reason in tracefs's error_log ("error: Invalid fetch
@@ -212,49 +200,6 @@ static void last_error(char *why, size_t n)
 	if (e)
 		snprintf(why, n, ": %.*s", (int)strcspn(e, "\n"), e);
 	free(log);
-}
-
-/* The fields of the event's format ("field:TYPE NAME; offset:N; size:N;"):
- * a0..a(nargs-1) into ev. */
-static int fields(struct kpe_event *ev, char *err, size_t n)
-{
-	char p[256];
-	snprintf(p, sizeof p, "%s/events/%s/%s/format", kp.dir, kp.group, ev->name);
-	char *f = slurp(p, 64 << 10);
-	if (!f) {
-		snprintf(err, n, "cannot read %s: %s", p, strerror(errno));
-		return -1;
-	}
-	int found = 0;
-	for (int i = 0; i < ev->nargs; i++)
-		ev->off[i] = ev->size[i] = -1;
-	for (char *s = strstr(f, "field:"); s; s = strstr(s + 1, "field:")) {
-		char *semi = strchr(s, ';'), *sp = semi;
-		int off, size;
-		if (!semi)
-			break;
-		while (sp > s && sp[-1] != ' ' && sp[-1] != '\t')
-			sp--;
-		char *o = strstr(semi, "offset:"), *z = strstr(semi, "size:");
-		if (!o || !z || sscanf(o, "offset:%d;", &off) != 1 || sscanf(z, "size:%d;", &size) != 1)
-			continue;
-		int k;
-		char tail;
-		if (sp[0] != 'a' || sscanf(sp + 1, "%d%c", &k, &tail) != 2 || tail != ';' || k < 0 || k >= ev->nargs)
-			continue;
-		if (off < 0 || off > 4096 || (size != 1 && size != 2 && size != 4 && size != 8))
-			continue;
-		if (ev->off[k] < 0)
-			found++;
-		ev->off[k] = off;
-		ev->size[k] = size;
-	}
-	free(f);
-	if (found != ev->nargs) {
-		snprintf(err, n, "%s: %d of the event's %d fields found in its format", p, found, ev->nargs);
-		return -1;
-	}
-	return 0;
 }
 
 int kpe_add(const char *name, const char *where, const char *const *args, int nargs, struct kpe_event *ev,
@@ -295,17 +240,17 @@ int kpe_add(const char *name, const char *where, const char *const *args, int na
 	}
 	free(cmd);
 	kp.added++;
-	char p[256], b[32];
-	snprintf(p, sizeof p, "%s/events/%s/%s/id", kp.dir, kp.group, name);
-	int fd = open(p, O_RDONLY | O_CLOEXEC);
-	ssize_t k = fd >= 0 ? read(fd, b, sizeof b - 1) : -1;
-	if (fd >= 0)
-		close(fd);
-	if (k <= 0 || (b[k] = 0, sscanf(b, "%d", &ev->id) != 1) || ev->id <= 0) {
-		snprintf(err, n, "cannot read the event's id (%s)", p);
-		return -1;
+	char fn[KPE_MAX_ARGS][8];
+	const char *f[KPE_MAX_ARGS];
+	for (int i = 0; i < nargs; i++) {
+		snprintf(fn[i], sizeof fn[i], "a%d", i);
+		f[i] = fn[i];
 	}
-	return fields(ev, err, n);
+	uint32_t id = 0;
+	if (tracefs_event(kp.group, name, f, nargs, &id, ev->off, ev->size, err, n))
+		return -1;
+	ev->id = (int)id;
+	return 0;
 }
 
 void kpe_close(void)
@@ -317,8 +262,6 @@ void kpe_close(void)
 			struct timespec ts = { 0, 10000000 };
 			nanosleep(&ts, NULL);
 		}
-	if (kp.mounted)
-		umount2(kp.dir, MNT_DETACH);
 	if (write(kp.pipe_w, "d", 1) != 1) {
 		/* the guardian is gone: nothing to tell */
 	}

@@ -10,6 +10,7 @@
 #define SONDE_PROBE_KERNEL_KPROBE_EVENTS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define KPE_MAX_ARGS 16
 
@@ -19,11 +20,11 @@ struct kpe_event {
 	char name[64];
 	int id;
 	int nargs;
-	int off[KPE_MAX_ARGS], size[KPE_MAX_ARGS];
+	uint32_t off[KPE_MAX_ARGS], size[KPE_MAX_ARGS];
 };
 
-/* tracefs found (mounted at /sys/kernel/tracing when nowhere: unmounted
- * at the end), the group named, the guardian forked: 0, or -1 with err.
+/* tracefs found (proc/tracefs.c: mounted where it is not, and left, as
+ * perf does), the group named, the guardian forked: 0, or -1 with err.
  * Idempotent. */
 int kpe_open(char *err, size_t n);
 /* "p:sonde_PID/NAME WHERE a0=ARGS[0] ..." added (WHERE: FUNCTION[+OFF] or
@@ -31,8 +32,8 @@ int kpe_open(char *err, size_t n);
  * err (the kernel's own reason from tracefs's error_log when it has one). */
 int kpe_add(const char *name, const char *where, const char *const *args, int nargs, struct kpe_event *ev,
             char *err, size_t n);
-/* Every event of the group removed (their perf events closed first),
- * tracefs unmounted if sonde mounted it, the guardian told and waited for. */
+/* Every event of the group removed (their perf events closed first), the
+ * guardian told and waited for. */
 void kpe_close(void);
 
 #endif

@@ -130,6 +130,8 @@ struct kfunc {
 	struct kvar *kv;         /* a var or assert probe: its sites (kernel_var.c), entries only, each record evaluated */
 	struct sym_kmod *km;     /* the .ko of a var or assert probe */
 	char mod[64];            /* its module's name */
+	int missed_known;        /* kmissed read from kprobe_profile */
+	uint64_t kmissed;        /* the hits the kernel missed (a var's kprobe_events probes) */
 	struct probe *owner;
 	struct kev ev[K_MAX_EV];
 	int nev;
@@ -1028,8 +1030,13 @@ static void kvar_json(struct probe *p, struct json *j)
 	struct kfunc *d = p->edata;
 	if (p->data)
 		(!strcmp(p->sp.kind, "var") ? kind_var : kind_assert).json(p, j);
-	if (d)
-		sampled_json(d, j);
+	if (!d)
+		return;
+	sampled_json(d, j);
+	if (d->missed_known)
+		json_uint(j, "kernel_missed", d->kmissed);
+	else
+		json_null(j, "kernel_missed");
 }
 
 static void kvar_table(struct probe *p, FILE *f)
@@ -1042,6 +1049,8 @@ static void kvar_table(struct probe *p, FILE *f)
 	processes_table(d, f);
 	if (d->lost_samples)
 		fprintf(f, "; %llu records lost (their values not counted)", (unsigned long long)d->lost_samples);
+	if (d->missed_known && d->kmissed)
+		fprintf(f, "; %llu hits missed by the kernel", (unsigned long long)d->kmissed);
 }
 
 static void kvar_probe_free(struct probe *p)
@@ -1838,6 +1847,8 @@ static void k_collect(struct engine *e)
 			if (d->fd[k] >= 0 && read(d->fd[k], &v, sizeof v) == (ssize_t)sizeof v)
 				sum[d->ev[k / ks.ncpus].ret] += v;
 		}
+		if (d->kv)
+			d->missed_known = !kvar_missed(d->kv, &d->kmissed);
 		d->cs.calls = sum[0];
 		/* cs.returns counted the timed ones: now the kernel's exact count */
 		d->cs.returns = sum[1];

@@ -186,7 +186,8 @@ struct kvar *kvar_new(struct probe *p, struct sym_kmod *k, const char *mod, cons
 			kvar_free(v);
 			return NULL;
 		}
-		snprintf(name, sizeof name, "p%d_%d", p->id, i);
+		/* kprobe_profile names an event without its group: the pid in the name too */
+		snprintf(name, sizeof name, "s%d_p%d_%d", (int)getpid(), p->id, i);
 		snprintf(where, sizeof where, "%.60s:%.150s+%llu", mod, loc[i].func, (unsigned long long)loc[i].off);
 		if (kpe_add(name, where, (const char *const *)s->arg, s->narg, &s->ev, err, n)) {
 			kvar_free(v);
@@ -225,6 +226,18 @@ void kvar_sample(struct kvar *v, int i, long tid, const unsigned char *raw, size
 	}
 	s->raw = NULL;
 	s->nraw = 0;
+}
+
+int kvar_missed(const struct kvar *v, uint64_t *missed)
+{
+	*missed = 0;
+	for (int i = 0; v && i < v->ns; i++) {
+		uint64_t m;
+		if (kpe_missed(v->s[i].ev.name, &m))
+			return -1;
+		*missed += m;
+	}
+	return v ? 0 : -1;
 }
 
 void kvar_free(struct kvar *v)

@@ -26,6 +26,8 @@ const char *kvar_args(const struct kvar *v, int i);
 /* A hit of site i by thread tid: its record's raw data (n bytes) evaluated
  * and counted. */
 void kvar_sample(struct kvar *v, int i, long tid, const unsigned char *raw, size_t n);
+/* The hits the kernel missed at every site (kprobe_profile): 0, or -1 unknown. */
+int kvar_missed(const struct kvar *v, uint64_t *missed);
 void kvar_free(struct kvar *v);
 
 #endif

@@ -253,6 +253,24 @@ int kpe_add(const char *name, const char *where, const char *const *args, int na
 	return 0;
 }
 
+int kpe_missed(const char *name, uint64_t *missed)
+{
+	char p[128];
+	snprintf(p, sizeof p, "%s/kprobe_profile", kp.dir);
+	char *prof = kp.open ? slurp(p, KPE_LIST_MAX) : NULL;
+	int rc = -1;
+	for (char *s = prof; s && *s && rc; s += strcspn(s, "\n"), s += *s == '\n') {
+		char ev[128];
+		unsigned long long hit, miss;
+		if (sscanf(s, " %127s %llu %llu", ev, &hit, &miss) == 3 && !strcmp(ev, name)) {
+			*missed = miss;
+			rc = 0;
+		}
+	}
+	free(prof);
+	return rc;
+}
+
 void kpe_close(void)
 {
 	if (!kp.open)

@@ -32,6 +32,10 @@ int kpe_open(char *err, size_t n);
  * err (the kernel's own reason from tracefs's error_log when it has one). */
 int kpe_add(const char *name, const char *where, const char *const *args, int nargs, struct kpe_event *ev,
             char *err, size_t n);
+/* The kernel's count of the hits of event name it missed (kprobe_profile's
+ * nmissed: a hit while another kprobe's handler ran on that CPU): 0 with
+ * *missed, or -1 (not listed). */
+int kpe_missed(const char *name, uint64_t *missed);
 /* Every event of the group removed (their perf events closed first), the
  * guardian told and waited for. */
 void kpe_close(void);

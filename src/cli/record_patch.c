@@ -147,10 +147,24 @@ static void untimed_meta(struct record_patch *p, size_t *cap, uint32_t slot, con
 	free(v);
 }
 
+/* A --timed glob that named no function of any module planned: said (a
+ * stripped library hides its internal functions; a typo). */
+static void warn_unmatched_timed(const struct instr_set *set)
+{
+	uint64_t hit = 0;
+	for (size_t i = 0; i < set->n; i++)
+		hit |= set->plans[i].timed_matched;
+	for (int g = 0; set->timing != INSTR_TIME_ALL && set->n && g < set->ntimed && g < 64; g++)
+		if (!(hit >> g & 1))
+			cli_warn("--timed '%s' names no function of the %zu module%s patched (a stripped object keeps only its "
+			         "exported names): nothing timed by it", set->timed[g], set->n, set->n == 1 ? "" : "s");
+}
+
 const char *const *record_patch_meta(struct record_patch *p)
 {
 	if (!p->s)
 		return NULL; /* nothing was planned */
+	warn_unmatched_timed(&p->set);
 	size_t cap = 0;
 	struct sonde_session_hdr *h = p->s->hdr;
 	for (size_t i = 0; i < p->set.n; i++) {

@@ -43,6 +43,7 @@ struct instr_plan {
 	uint64_t region_size;         /* code bytes a region needs (page multiple) */
 	uint64_t load_vaddr;          /* link-time address of its first page (sym_peek_load_vaddr) */
 	double plan_ms;               /* time planning took (before the program runs) */
+	uint64_t timed_matched;       /* bit g: --timed glob g (of the first 64) named a planned function */
 };
 
 /* Plan the module at path: 0; 1 when it was built with sonde-cc (its

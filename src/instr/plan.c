@@ -380,10 +380,13 @@ static int small_leaf(const struct instr_plan *p, size_t i)
 	return 1;
 }
 
-/* A function sym_find matched (--timed): its number's count cleared. */
+struct timed_ctx { struct instr_plan *p; int g; };
+
+/* A function sym_find matched (--timed glob g): its number's count cleared. */
 static void keep_timed(void *arg, const struct sym_info *si)
 {
-	struct instr_plan *p = arg;
+	struct timed_ctx *c = arg;
+	struct instr_plan *p = c->p;
 	size_t lo = 0, hi = p->nfns; /* fns are sorted by address */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -392,16 +395,20 @@ static void keep_timed(void *arg, const struct sym_info *si)
 		else
 			hi = mid;
 	}
-	if (lo < p->nfns && p->fns[lo].vaddr == si->start)
+	if (lo < p->nfns && p->fns[lo].vaddr == si->start) {
 		p->fns[lo].count = 0;
+		if (c->g < 64)
+			p->timed_matched |= 1ull << c->g;
+	}
 }
 
 size_t instr_plan_timing(struct instr_plan *p, int timing, const char *const *timed, int ntimed)
 {
 	for (size_t i = 0; i < p->nfns; i++)
 		p->fns[i].count = (uint8_t)(timing == INSTR_TIME_NONE || (timing == INSTR_TIME_AUTO && small_leaf(p, i)));
+	p->timed_matched = 0;
 	for (int g = 0; timing != INSTR_TIME_ALL && g < ntimed && p->sm; g++)
-		sym_find(p->sm, timed[g], keep_timed, p);
+		sym_find(p->sm, timed[g], keep_timed, &(struct timed_ctx){ p, g });
 	size_t n = 0;
 	for (size_t i = 0; i < p->nfns; i++)
 		n += p->fns[i].count;

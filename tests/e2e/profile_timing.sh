@@ -66,6 +66,11 @@ for cc in gcc clang; do
 	check "$cc --timing=none --timed step: output unchanged" cmp -s plain-$cc.txt rec-$cc-nstep.txt
 	"$SONDE" report -i $cc-nstep.data --format=json >$cc-nstep.json 2>/dev/null
 	counts "$cc --timing=none --timed step" plain-$cc.txt $cc-nstep.json none-step
+	# a glob that names nothing is said, once; one that names step is not
+	"$SONDE" record --timing=none --timed step --timed no_such_fn_xyz -o $cc-nx.data -- ./tc-$cc 30 >/dev/null 2>rec-$cc-nx.err
+	if [ "$(grep -c "no_such_fn_xyz' names no function" rec-$cc-nx.err)" = 1 ] && ! grep -q "'step' names no" rec-$cc-nx.err &&
+	   ! grep -q "names no function" rec-$cc-nstep.err; then ok "$cc --timed: a glob naming nothing is said, once"
+	else notok "$cc --timed: a glob naming nothing is said" "$(cat rec-$cc-nx.err | head -3)"; fi
 	"$SONDE" report -i $cc-none.data >$cc-none.tab 2>&1
 	if grep -E '^ +3000 +untimed +- +untimed' $cc-none.tab | grep -q ' step ' && grep -q '^untimed: counted, not timed' $cc-none.tab; then
 		ok "$cc --timing=none: the table says untimed"

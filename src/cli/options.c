@@ -95,7 +95,7 @@ static const struct cli_option options[] = {
 	  "probe the running kernel and its modules (func:FUNCTION, func:MODULE:FUNCTION, stack: of the same, line:MODULE.ko:FILE:LINE, var: and assert:MODULE.ko:FUNCTION|FILE:LINE:EXPR; root; docs/PROBES.md)" },
 	{ "system", O_SYSTEM, no_argument, CMD_PROBE, NULL,
 	  "probe an object's code in every process that maps it, running or started meanwhile (func:OBJECT:FUNCTION, "
-	  "line:OBJECT:FILE:LINE; the kernel's uprobes; root; docs/PROBES.md)" },
+	  "line:OBJECT:FILE:LINE, var: and assert:OBJECT:FUNCTION|FILE:LINE:EXPR; the kernel's uprobes; root; docs/PROBES.md)" },
 	{ "pending", O_PENDING, no_argument, CMD_PROBE, NULL,
 	  "a func or line location in no loaded object waits for a library that has it (dlopen; agent engine)" },
 	{ "library", O_LIBRARY, required_argument, CMD_PROBE, "FILE", "file of named probe definitions" },

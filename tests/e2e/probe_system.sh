@@ -225,6 +225,74 @@ else
 	notok "libstdc++ by name" "$(cat cxx.err)"
 fi
 
+# --- variables through uprobe_events' fetch arguments (the object's DWARF):
+# x (a register argument), sys_odd_calls (an exported global the library
+# reaches through its GOT: the executable's copy of it), and at the odd
+# line r and an assertion; two new processes, each says its own counts
+if [ -z "$UPEV" ]; then skip "var: uprobe_events" "no tracefs"; else
+start 6 && start 7 || { notok "var: processes" "did not start"; exit 0; }
+"$SONDE" probe --system --format=json -o var.json -e "var:$LIB:sys_work:x" -e "var:$LIB:sys_work:sys_odd_calls" \
+	-e "var:$LIB:sys_lib.c:$L:r" -e "assert:$LIB:sys_lib.c:$L:x < 50" 2>var.err &
+spid=$!
+if placed $spid var.err; then
+	say 6 "calls 100"; say 7 "calls 30"
+	await 6 calls && await 7 calls || notok "var: the processes' calls" "$(cat out.6 out.7)"
+	kill -INT $spid
+	wait $spid
+	rc=$?
+	python3 - var.json $rc $(awk '$2 == "calls" {print $1, $3, $5}' out.6 out.7) <<'PY'
+import json, sys
+path, rc = sys.argv[1], sys.argv[2]
+procs = [(int(sys.argv[i]), int(sys.argv[i + 1]), int(sys.argv[i + 2])) for i in range(3, len(sys.argv), 3)]
+q = json.load(open(path))["probes"] if rc == "0" else []
+if len(q) != 4:
+    print(f"not ok - var: 4 probes: status {rc}, {len(q)} in the JSON"); sys.exit()
+def bypid(p): return {r["pid"]: r["hits"] for r in p.get("processes", [])}
+xs = [x for _, n, _ in procs for x in range(n)]
+odd = [x for x in xs if x & 1]
+# sys_odd_calls at each entry: the odd calls before x in that process (a fresh one: x // 2)
+oc = [x // 2 for x in xs]
+checks = [
+    ("var x (a register argument)", q[0], {"count": len(xs), "sum": sum(xs), "min": 0, "max": max(xs)},
+     {pid: n for pid, n, _ in procs}),
+    ("var sys_odd_calls (an exported global, through the GOT)", q[1], {"count": len(xs), "sum": sum(oc), "max": max(oc)},
+     {pid: n for pid, n, _ in procs}),
+    ("var r at the odd line (3x+1)", q[2], {"count": len(odd), "sum": sum(3 * x + 1 for x in odd)},
+     {pid: k for pid, _, k in procs}),
+    ("assert x < 50 at the odd line", q[3], {"evaluated": len(odd), "failures": sum(1 for x in odd if x >= 50)},
+     {pid: k for pid, _, k in procs}),
+]
+if [k for _, _, k in procs] != [sum(1 for x in range(n) if x & 1) for _, n, _ in procs]:
+    print(f"not ok - var: the processes' own odd counts {procs}")
+for name, p, want, hits in checks:
+    got = {k: p.get(k) for k in want}
+    good = got == want and bypid(p) == hits
+    print(f"ok - {name} = the processes' ({want})" if good else f"not ok - {name}: {got} by pid {bypid(p)}, want {want} by pid {hits}; {p.get('where')}")
+PY
+else
+	notok "var: placed" "$(cat var.err)"
+	kill -9 $spid 2>/dev/null
+fi
+events "var probes"
+"$SONDE" probe --system -e "var:$LIB:sys_work:x" >vk.out 2>vk.err &
+spid=$!
+if placed $spid vk.err && grep -q "sonde_$spid/" "$UPEV"; then
+	kill -9 $spid
+	wait $spid 2>/dev/null
+	# its guardian removes the probe once the kernel released sonde's perf events (bounded: 10 s)
+	for _ in $(seq 500); do cmp -s upev.before "$UPEV" && break; sleep 0.02; done
+	events "var probes, after a SIGKILL of sonde"
+else
+	notok "var: SIGKILL: placed in uprobe_events" "$(cat vk.err)"
+	kill -9 $spid 2>/dev/null
+fi
+"$SONDE" probe --system -e "var:$LIB:sys_work:no_such_var" --duration 1 >r4.out 2>r4.err
+rc=$?
+[ $rc != 0 ] && grep -q "no_such_var" r4.err && ok "var: an unknown variable refused, by name" ||
+	notok "var: an unknown variable refused" "status $rc: $(cat r4.err)"
+say 6 quit; say 7 quit
+fi
+
 # --- refusals: one clear line, nothing placed
 "$SONDE" probe --system -e func:/nonexistent/libnope.so:f --duration 1 >r1.out 2>r1.err
 rc=$?

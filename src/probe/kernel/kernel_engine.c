@@ -129,6 +129,7 @@ struct kfunc {
 	int stack;               /* a stack probe: entries only, each sample's callchain counted (kind_stack.c) */
 	struct kvar *kv;         /* a var or assert probe: its sites (kernel_var.c), entries only, each record evaluated */
 	struct sym_kmod *km;     /* the .ko of a var or assert probe */
+	struct sym_module *um;   /* --system's: the object's symbols and DWARF */
 	char mod[64];            /* its module's name */
 	int missed_known;        /* kmissed read from kprobe_profile */
 	uint64_t kmissed;        /* the hits the kernel missed (a var's kprobe_events probes) */
@@ -871,6 +872,8 @@ static void kfunc_free(struct probe *p)
 		callstats_free(&d->cs);
 		kvar_free(d->kv);
 		sym_kmod_close(d->km);
+		if (d->um)
+			sym_close(d->um);
 	}
 	free(d);
 	p->edata = NULL;
@@ -1367,7 +1370,7 @@ static int resolve_kvar(struct probe *p, struct kfunc *d, char *err, size_t n)
 	if (!(d->km = sym_kmod_open(sp->func, err, n)))
 		return -1;
 	int k = ko_sites(d, d->km, sp->func, what, (int)line, line ? NULL : what, loc, err, n);
-	if (k < 0 || !(d->kv = kvar_new(p, d->km, d->mod, loc, k, expr, err, n)))
+	if (k < 0 || !(d->kv = kvar_new_kmod(p, d->km, d->mod, loc, k, expr, err, n)))
 		return -1;
 	for (int i = 0; i < k; i++)
 		d->ev[i].tp = kvar_id(d->kv, i);
@@ -1452,13 +1455,32 @@ static void ufound(void *arg, const struct sym_info *si)
 static int resolve_user(struct probe *p, struct kfunc *d, char *err, size_t n)
 {
 	const struct spec *sp = &p->sp;
-	d->line = !strcmp(sp->kind, "line");
+	int var = !strcmp(sp->kind, "var") || !strcmp(sp->kind, "assert");
+	d->line = var || !strcmp(sp->kind, "line");
+	/* a var's or assert's arguments: FUNCTION:EXPR or FILE:LINE:EXPR */
+	const char *c1 = sp->args ? spec_sep_colon(sp->args) : NULL, *c2 = c1 ? spec_sep_colon(c1 + 1) : NULL;
+	char loc[400], *end;
+	const char *expr = NULL;
+	long vline = 0;
+	if (var && c1 && (size_t)(c1 - sp->args) < sizeof loc) {
+		if (c2 && (vline = strtol(c1 + 1, &end, 10)) > 0 && end == c2 && (size_t)(c2 - sp->args) < sizeof loc) {
+			snprintf(loc, sizeof loc, "%.*s", (int)(c2 - sp->args), sp->args);
+			expr = c2 + 1;
+		} else {
+			vline = 0;
+			snprintf(loc, sizeof loc, "%.*s", (int)(c1 - sp->args), sp->args);
+			expr = c1 + 1;
+		}
+	}
 	if ((!d->line && strcmp(sp->kind, "func")) || sp->loc != LOC_FUNC || sp->off || !sp->args ||
-	    (!d->line && spec_sep_colon(sp->args))) {
-		snprintf(err, n, "--system runs func:OBJECT:FUNCTION and line:OBJECT:FILE:LINE probes (OBJECT an "
-		         "executable or a shared library, by path or by name)");
+	    (!d->line && spec_sep_colon(sp->args)) || (var && (!expr || !*expr))) {
+		snprintf(err, n, "--system runs func:OBJECT:FUNCTION, line:OBJECT:FILE:LINE, var: and assert:"
+		         "OBJECT:FUNCTION:EXPR or OBJECT:FILE:LINE:EXPR probes (OBJECT an executable or a shared library, "
+		         "by path or by name)");
 		return -1;
 	}
+	const char *what = var ? loc : sp->args;   /* FUNCTION, or FILE:LINE */
+	int is_line = var ? vline > 0 : d->line;
 	if (find_object(sp->func, d->path)) {
 		snprintf(err, n, "no object '%s' (a path, or a library or program name: libz, libc.so.6, gzip)", sp->func);
 		return -1;
@@ -1473,29 +1495,29 @@ static int resolve_user(struct probe *p, struct kfunc *d, char *err, size_t n)
 	int rc = -1;
 	uint64_t addr[K_MAX_EV];
 	int na = 0;
-	if (!d->line) {
+	if (!is_line) {
 		struct ufind u = { .n = 0 };
-		sym_find(m, sp->args, ufound, &u);
+		sym_find(m, what, ufound, &u);
 		if (!u.n)
-			snprintf(err, n, "no function %.100s in %.200s", sp->args, d->path);
+			snprintf(err, n, "no function %.100s in %.200s", what, d->path);
 		else if (u.n > 1)
-			snprintf(err, n, "%.100s names %d functions in %.200s: give one", sp->args, u.n, d->path);
+			snprintf(err, n, "%.100s names %d functions in %.200s: give one", what, u.n, d->path);
 		else {
 			addr[na++] = u.addr[0];
 			/* its return type from the object's DWARF (typed AX, as BTF's for the kernel) */
 			d->rt_known = sym_func_ret(m, u.addr[0], &d->rt) == 0;
 			rc = 0;
 		}
-		snprintf(d->sym, sizeof d->sym, "%.120s:%.120s", base, sp->args);
+		snprintf(d->sym, sizeof d->sym, "%.120s:%.120s", base, what);
 	} else {
-		const char *c = strrchr(sp->args, ':');
+		const char *c = strrchr(what, ':');
 		char file[256];
 		int line = c ? atoi(c + 1) : 0;
-		snprintf(file, sizeof file, "%.*s", c ? (int)(c - sp->args) : 0, sp->args);
-		snprintf(d->sym, sizeof d->sym, "%.120s:%.120s", base, sp->args);
+		snprintf(file, sizeof file, "%.*s", c ? (int)(c - what) : 0, what);
+		snprintf(d->sym, sizeof d->sym, "%.120s:%.120s", base, what);
 		int k = c && line > 0 && file[0] ? sym_line_addrs(m, file, line, addr, K_MAX_EV) : -2;
 		if (k == -2)
-			snprintf(err, n, "expected line:OBJECT:FILE:LINE, not line:%.100s:%.100s", sp->func, sp->args);
+			snprintf(err, n, "expected %s:OBJECT:FILE:LINE, not %s:%.100s:%.100s", sp->kind, sp->kind, sp->func, what);
 		else if (k < 0)
 			snprintf(err, n, "no file %.100s in the line table of %.200s (built without -g?)", file, d->path);
 		else if (k == 0)
@@ -1521,6 +1543,18 @@ static int resolve_user(struct probe *p, struct kfunc *d, char *err, size_t n)
 		na = 2;
 	}
 	d->nev = rc ? 0 : na;
+	if (!rc && var) {
+		/* the sites' tracepoints: uprobe_events probes with the variables (kernel_var.c) */
+		uint64_t off[K_MAX_EV];
+		for (int i = 0; i < na; i++)
+			off[i] = d->ev[i].off;
+		d->um = m;
+		if (!(d->kv = kvar_new_user(p, m, d->path, addr, off, na, expr, err, n)))
+			return -1;
+		for (int i = 0; i < na; i++)
+			d->ev[i].tp = kvar_id(d->kv, i);
+		return 0;
+	}
 	sym_close(m);
 	return rc;
 }
@@ -1542,10 +1576,6 @@ static int place_func(struct probe *p, char *err, size_t n)
 		return -1;
 	callstats_init(&d->cs);
 	char note[768] = "";
-	if (var && ks.user) {
-		snprintf(err, n, "--system runs func: and line: probes (var: and assert: are --kernel's, in a module)");
-		return -1;
-	}
 	if (ks.user ? resolve_user(p, d, err, n)
 	    : var   ? resolve_kvar(p, d, err, n)
 	    : !strcmp(p->sp.kind, "line") ? resolve_kline(p, d, err, n) : resolve_kernel(p, d, note, sizeof note, err, n))
@@ -1573,7 +1603,12 @@ static int place_func(struct probe *p, char *err, size_t n)
 		return -1;
 	}
 	int r;
-	if (d->kv)
+	if (d->kv && ks.user)
+		r = asprintf(&p->where, "every process mapping %s: uprobe_events probe%s at file offset 0x%llx%s with %s, "
+		             "counting on %d CPU%s, its records sampled", d->path, d->nev == 1 ? "" : "s",
+		             (unsigned long long)d->ev[0].off, d->nev > 1 ? ", ..." : "",
+		             kvar_args(d->kv, 0)[0] ? kvar_args(d->kv, 0) : "no variables", ks.ncpus, ks.ncpus == 1 ? "" : "s");
+	else if (d->kv)
 		r = asprintf(&p->where, "kernel %s (kprobe_events probe%s with %s, counting on %d CPU%s; its records sampled on "
 		             "%d CPU%s)", d->sym, d->nev == 1 ? "" : "s", kvar_args(d->kv, 0)[0] ? kvar_args(d->kv, 0) : "no "
 		             "variables", ks.ncpus, ks.ncpus == 1 ? "" : "s", ks.nonline, ks.nonline == 1 ? "" : "s");
@@ -1874,8 +1909,8 @@ static void k_close(struct engine *e)
 const struct probe_engine_ops kernel_engine = {
 	.name = "kernel",
 	.kinds = "func line stack var assert",
-	.runs = "func, line, stack, var and assert probes on the running kernel and its modules (--kernel), func and line "
-	        "probes in every process (--system)",
+	.runs = "func, line, stack, var and assert probes on the running kernel and its modules (--kernel), func, line, var "
+	        "and assert probes in every process (--system)",
 	.modes = PE_KERNEL | PE_SYSTEM,
 	.can_run = k_can_run,
 	.open = k_open,

@@ -16,9 +16,11 @@
 #include "probe/kernel/kprobe_events.h"
 #include "probe/kind.h"
 #include "probe/probe.h"
+#include "sym/peek.h"
 #include "sym/sym.h"
 #include "sym/vars.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,15 +47,20 @@ struct ksite {
 
 struct kvar {
 	struct probe *p;
-	struct sym_kmod *k;
+	struct vars *vs;             /* the object's variables */
+	kfetch_addr_fn addr_of;      /* a global's address: module_addr, file_addr */
+	struct sym_kmod *k;          /* a module's: its .ko and name */
 	const char *mod;
+	uint64_t delta;              /* an object's: link address minus file offset of the probed segment */
+	const char *path;            /* the object's */
+	int user;                    /* uprobe_events (an object), else kprobe_events (a module) */
 	int assert;
 	struct ksite *s;
 	int ns;
 };
 
 /* A global's DWARF address in the running module. */
-static int module_addr(void *ctx, uint64_t a, uint64_t *at, char *err, size_t n)
+static int module_addr(void *ctx, uint64_t a, uint64_t *at, int *how, char *err, size_t n)
 {
 	struct kvar *v = ctx;
 	char sec[64], path[160], b[64];
@@ -73,6 +80,29 @@ static int module_addr(void *ctx, uint64_t a, uint64_t *at, char *err, size_t n)
 		return -1;
 	}
 	*at = base + off;
+	*how = KF_KERNEL;
+	return 0;
+}
+
+/* A global's link address in a probed object: its offset from where the
+ * probed segment's file offset 0 is mapped (a uprobe's "@+OFFSET": the
+ * kernel adds the hit's address minus the probe's file offset).  One the
+ * object's code reaches through its GOT (an exported variable: the loader
+ * may have pointed the slot at an executable's copy of it) is read where
+ * the slot points, as the object's own code reads it. */
+static int file_addr(void *ctx, uint64_t a, uint64_t *at, int *how, char *err, size_t n)
+{
+	struct kvar *v = ctx;
+	uint64_t slot;
+	(void)err;
+	(void)n;
+	if (!sym_peek_got_slot(v->path, a, &slot)) {
+		*at = slot - v->delta;
+		*how = KF_FILE_SLOT;
+	} else {
+		*at = a - v->delta;
+		*how = KF_FILE;
+	}
 	return 0;
 }
 
@@ -80,9 +110,7 @@ static int name_compile(void *ctx, uint64_t pc, const char *path, void **ref, ch
 {
 	struct ksite *s = ctx;
 	char e[300], fa[256];
-	struct vars *vs = sym_kmod_vars(s->v->k, err, n);
-	if (!vs)
-		return -1;
+	struct vars *vs = s->v->vs;
 	if (s->narg == KPE_MAX_ARGS) {
 		snprintf(err, n, "more than %d variables in one kernel probe", KPE_MAX_ARGS);
 		return -1;
@@ -94,7 +122,7 @@ static int name_compile(void *ctx, uint64_t pc, const char *path, void **ref, ch
 	}
 	k->s = s;
 	if (vars_compile(vs, pc, path, &k->r, e, sizeof e) ||
-	    kfetch_arg(k->r, module_addr, s->v, fa, sizeof fa, &k->enc, &k->size, e, sizeof e)) {
+	    kfetch_arg(k->r, s->v->addr_of, s->v, fa, sizeof fa, &k->enc, &k->size, e, sizeof e)) {
 		snprintf(err, n, "'%s'%s%s%s: %s", path, k->r ? " (" : "", k->r ? vars_describe(k->r) : "", k->r ? ")" : "",
 		         e);
 		vars_free(k->r);
@@ -160,8 +188,8 @@ static void name_free(void *ctx, void *ref)
 	free(k);
 }
 
-struct kvar *kvar_new(struct probe *p, struct sym_kmod *k, const char *mod, const struct sym_kloc *loc, int nloc,
-                      const char *expr, char *err, size_t n)
+/* A new kvar for p's nloc sites: NULL with err. */
+static struct kvar *kvar_alloc(struct probe *p, int nloc, char *err, size_t n)
 {
 	struct kvar *v = calloc(1, sizeof *v);
 	if (!v || !(v->s = calloc((size_t)nloc, sizeof *v->s)) || var_data_new(p, nloc)) {
@@ -170,32 +198,89 @@ struct kvar *kvar_new(struct probe *p, struct sym_kmod *k, const char *mod, cons
 		return NULL;
 	}
 	v->p = p;   /* from here kvar_free frees the sites' expressions */
-	v->k = k;
-	v->mod = mod;
 	v->assert = !strcmp(p->sp.kind, "assert");
 	v->ns = nloc;
+	return v;
+}
+
+/* Site i: the expression compiled at pc, its probe at where (what: told
+ * in errors): 0, or -1 with err. */
+static int site(struct kvar *v, int i, uint64_t pc, const char *where, const char *what, const char *expr, char *err,
+                size_t n)
+{
+	struct ksite *s = &v->s[i];
+	char e[400], name[64];
+	s->v = v;
+	s->names = (struct expr_names){ name_compile, name_read, name_describe, name_free, s };
+	struct expr *x = expr_compile_names(expr, &s->names, pc, e, sizeof e);
+	var_site_set(v->p, i, x, NULL);
+	if (!x) {
+		snprintf(err, n, "%s: %s", what, e);
+		return -1;
+	}
+	/* kprobe_profile names an event without its group: the pid in the name too */
+	snprintf(name, sizeof name, "s%d_p%d_%d", (int)getpid(), v->p->id, i);
+	if (kpe_add(v->user, name, where, (const char *const *)s->arg, s->narg, &s->ev, err, n))
+		return -1;
+	size_t l = 0;
+	for (int a = 0; a < s->narg && l < sizeof s->args; a++)
+		l += (size_t)snprintf(s->args + l, sizeof s->args - l, "%sa%d=%s", a ? " " : "", a, s->arg[a]);
+	return 0;
+}
+
+struct kvar *kvar_new_kmod(struct probe *p, struct sym_kmod *k, const char *mod, const struct sym_kloc *loc, int nloc,
+                           const char *expr, char *err, size_t n)
+{
+	struct kvar *v = kvar_alloc(p, nloc, err, n);
+	if (!v)
+		return NULL;
+	v->k = k;
+	v->mod = mod;
+	v->addr_of = module_addr;
+	if (!(v->vs = sym_kmod_vars(k, err, n))) {
+		kvar_free(v);
+		return NULL;
+	}
 	for (int i = 0; i < nloc; i++) {
-		struct ksite *s = &v->s[i];
-		char e[400], name[64], where[256];
-		s->v = v;
-		s->names = (struct expr_names){ name_compile, name_read, name_describe, name_free, s };
-		struct expr *x = expr_compile_names(expr, &s->names, loc[i].pc, e, sizeof e);
-		var_site_set(p, i, x, NULL);
-		if (!x) {
-			snprintf(err, n, "%s:%s+0x%llx: %s", mod, loc[i].func, (unsigned long long)loc[i].off, e);
-			kvar_free(v);
-			return NULL;
-		}
-		/* kprobe_profile names an event without its group: the pid in the name too */
-		snprintf(name, sizeof name, "s%d_p%d_%d", (int)getpid(), p->id, i);
+		char where[256], what[256];
 		snprintf(where, sizeof where, "%.60s:%.150s+%llu", mod, loc[i].func, (unsigned long long)loc[i].off);
-		if (kpe_add(name, where, (const char *const *)s->arg, s->narg, &s->ev, err, n)) {
+		snprintf(what, sizeof what, "%.60s:%.150s+0x%llx", mod, loc[i].func, (unsigned long long)loc[i].off);
+		if (site(v, i, loc[i].pc, where, what, expr, err, n)) {
 			kvar_free(v);
 			return NULL;
 		}
-		size_t l = 0;
-		for (int a = 0; a < s->narg && l < sizeof s->args; a++)
-			l += (size_t)snprintf(s->args + l, sizeof s->args - l, "%sa%d=%s", a ? " " : "", a, s->arg[a]);
+	}
+	return v;
+}
+
+struct kvar *kvar_new_user(struct probe *p, struct sym_module *m, const char *path, const uint64_t *pc,
+                           const uint64_t *off, int nloc, const char *expr, char *err, size_t n)
+{
+	const char *why = NULL;
+	if (strpbrk(path, " \t\n")) {
+		snprintf(err, n, "%.200s: a path with white space cannot be given to uprobe_events", path);
+		return NULL;
+	}
+	struct kvar *v = kvar_alloc(p, nloc, err, n);
+	if (!v)
+		return NULL;
+	v->user = 1;
+	v->path = path;
+	v->addr_of = file_addr;
+	v->delta = nloc ? pc[0] - off[0] : 0;
+	if (!(v->vs = sym_vars(m, &why))) {
+		snprintf(err, n, "%.200s: %s", path, why ? why : "no DWARF");
+		kvar_free(v);
+		return NULL;
+	}
+	for (int i = 0; i < nloc; i++) {
+		char where[PATH_MAX + 32], what[64];
+		snprintf(where, sizeof where, "%s:0x%llx", path, (unsigned long long)off[i]);
+		snprintf(what, sizeof what, "0x%llx", (unsigned long long)pc[i]);
+		if (site(v, i, pc[i], where, what, expr, err, n)) {
+			kvar_free(v);
+			return NULL;
+		}
 	}
 	return v;
 }

@@ -29,6 +29,7 @@ struct place {
 	char base[K_FETCH_MAX];
 	int64_t off;
 	uint64_t abs;
+	int how;                 /* abs: KF_KERNEL or KF_FILE */
 };
 
 static const char *reg_name(uint64_t r)
@@ -117,7 +118,15 @@ static int lower(const struct vars_shape *sh, kfetch_addr_fn addr_of, void *ctx,
 	}
 	if (l[0].atom == DW_OP_addr) {
 		p->kind = P_ABS;
-		return addr_of(ctx, l[0].n1, &p->abs, err, n);
+		if (addr_of(ctx, l[0].n1, &p->abs, &p->how, err, n))
+			return -1;
+		if (p->how == KF_FILE_SLOT) {
+			/* the slot's pointer read: the variable is where it points */
+			p->kind = P_MEM;
+			snprintf(p->base, sizeof p->base, "@+0x%" PRIx64, p->abs);
+			p->off = 0;
+		}
+		return 0;
 	}
 	if (l[0].atom != DW_OP_fbreg)
 		return reg_op(&l[0], 0, 0, p, err, n);
@@ -142,7 +151,7 @@ static int mem_arg(const struct place *p, char *out, size_t on, char *err, size_
 {
 	int k;
 	if (p->kind == P_ABS)
-		k = snprintf(out, on, "@0x%" PRIx64, p->abs);
+		k = snprintf(out, on, "@%s0x%" PRIx64, p->how == KF_FILE ? "+" : "", p->abs);
 	else
 		k = snprintf(out, on, "%s%" PRId64 "(%s)", p->off < 0 ? "" : "+", p->off, p->base);
 	if (k < 0 || (size_t)k >= on) {

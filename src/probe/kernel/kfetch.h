@@ -9,11 +9,16 @@
 
 struct var_ref;
 
-/* Where a DWARF data address (a global's DW_OP_addr) is in the running
- * kernel: 0 with *at, or -1 with err. */
-typedef int (*kfetch_addr_fn)(void *ctx, uint64_t addr, uint64_t *at, char *err, size_t n);
+/* Where a DWARF data address (a global's DW_OP_addr) is: 0 with *at and
+ * *how, or -1 with err. */
+enum {
+	KF_KERNEL,               /* *at: an address of the running kernel ("@ADDR") */
+	KF_FILE,                 /* *at: an offset from the probed object's mapping (a uprobe's "@+OFFSET") */
+	KF_FILE_SLOT,            /* the same of a slot holding the variable's address (a GOT entry) */
+};
+typedef int (*kfetch_addr_fn)(void *ctx, uint64_t addr, uint64_t *at, int *how, char *err, size_t n);
 
-/* The fetch argument of r ("+8(%di):s64", "@0xffffffffc0002300:u32",
+/* The fetch argument of r ("+8(%di):s64", "@0xffffffffc0002300:u32", "@+0x4010:s32",
  * "%si:s32") into out, the value's encoding (VAR_INT, VAR_UINT, VAR_FLOAT:
  * the bits fetched as an unsigned integer) and size into *enc and *size:
  * 0, or -1 with err (a value the fetch arguments cannot express: an

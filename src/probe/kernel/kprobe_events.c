@@ -76,11 +76,13 @@ static char *slurp(const char *path, size_t max)
 	return b;
 }
 
-/* One command written to kprobe_events: 0, or -1 with errno. */
-static int command(const char *dir, const char *cmd)
+static const char *const lists[] = { "kprobe_events", "uprobe_events" };
+
+/* One command written to list (kprobe_events, uprobe_events): 0, or -1 with errno. */
+static int command(const char *dir, const char *list, const char *cmd)
 {
 	char p[128];
-	snprintf(p, sizeof p, "%s/kprobe_events", dir);
+	snprintf(p, sizeof p, "%s/%s", dir, list);
 	int fd = open(p, O_WRONLY | O_APPEND | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -92,11 +94,11 @@ static int command(const char *dir, const char *cmd)
 	return k == (ssize_t)l ? 0 : -1;
 }
 
-/* Every probe of group still in dir's list removed: how many are left. */
-static int remove_group(const char *dir, const char *group)
+/* Every probe of group still in list lname removed: how many are left. */
+static int remove_listed(const char *dir, const char *lname, const char *group)
 {
 	char p[128];
-	snprintf(p, sizeof p, "%s/kprobe_events", dir);
+	snprintf(p, sizeof p, "%s/%s", dir, lname);
 	char *list = slurp(p, KPE_LIST_MAX);
 	if (!list)
 		return 0;
@@ -111,10 +113,19 @@ static int remove_group(const char *dir, const char *group)
 		size_t nl = strcspn(c + 1, " \n");
 		char cmd[160];
 		snprintf(cmd, sizeof cmd, "-:%.*s\n", (int)(nl < 140 ? nl : 140), c + 1);
-		if (command(dir, cmd))
+		if (command(dir, lname, cmd))
 			left++;
 	}
 	free(list);
+	return left;
+}
+
+/* The same in both lists. */
+static int remove_group(const char *dir, const char *group)
+{
+	int left = 0;
+	for (size_t l = 0; l < sizeof lists / sizeof lists[0]; l++)
+		left += remove_listed(dir, lists[l], group);
 	return left;
 }
 
@@ -158,10 +169,6 @@ int kpe_open(char *err, size_t n)
 		snprintf(err, n, "kernel variables need tracefs's kprobe_events: %s", why);
 		return -1;
 	}
-	if (!exists(kp.dir, "kprobe_events")) {
-		snprintf(err, n, "no %s/kprobe_events writable: a kernel without CONFIG_KPROBE_EVENTS?", kp.dir);
-		return -1;
-	}
 	snprintf(kp.group, sizeof kp.group, "sonde_%d", (int)getpid());
 	int p[2];
 	if (pipe2(p, O_CLOEXEC)) {
@@ -202,11 +209,17 @@ static void last_error(char *why, size_t n)
 	free(log);
 }
 
-int kpe_add(const char *name, const char *where, const char *const *args, int nargs, struct kpe_event *ev,
+int kpe_add(int user, const char *name, const char *where, const char *const *args, int nargs, struct kpe_event *ev,
             char *err, size_t n)
 {
+	const char *list = lists[!!user];
 	if (!kp.open && kpe_open(err, n))
 		return -1;
+	if (!exists(kp.dir, list)) {
+		snprintf(err, n, "no %s/%s writable: a kernel without CONFIG_%s_EVENTS?", kp.dir, list,
+		         user ? "UPROBE" : "KPROBE");
+		return -1;
+	}
 	if (nargs < 0 || nargs > KPE_MAX_ARGS || strlen(name) >= sizeof ev->name) {
 		snprintf(err, n, "too many variables (at most %d) or too long a name", KPE_MAX_ARGS);
 		return -1;
@@ -229,12 +242,13 @@ int kpe_add(const char *name, const char *where, const char *const *args, int na
 		return -1;
 	}
 	strcat(cmd, "\n");
-	if (command(kp.dir, cmd)) {
+	if (command(kp.dir, list, cmd)) {
 		int en = errno;
 		char why[300];
 		last_error(why, sizeof why);
 		cmd[strlen(cmd) - 1] = 0;
-		snprintf(err, n, "the kernel refused the kprobe event '%.300s' (%s)%s", cmd, strerror(en), why);
+		snprintf(err, n, "the kernel refused the %s event '%.300s' (%s)%s", user ? "uprobe" : "kprobe", cmd,
+		         strerror(en), why);
 		free(cmd);
 		return -1;
 	}

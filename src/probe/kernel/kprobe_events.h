@@ -1,4 +1,4 @@
-/* kprobe_events.h — probes of tracefs's kprobe_events (kprobe_events.c):
+/* kprobe_events.h — probes of tracefs's kprobe_events and uprobe_events (kprobe_events.c):
  * the kernel's own way to read a probed function's registers and memory
  * into each hit's record (fetch arguments), which the kprobe perf PMU
  * has not.  Such a probe is in a list of the kernel, not in a file
@@ -27,10 +27,12 @@ struct kpe_event {
  * perf does), the group named, the guardian forked: 0, or -1 with err.
  * Idempotent. */
 int kpe_open(char *err, size_t n);
-/* "p:sonde_PID/NAME WHERE a0=ARGS[0] ..." added (WHERE: FUNCTION[+OFF] or
- * MODULE:FUNCTION[+OFF]), its id and fields read into *ev: 0, or -1 with
- * err (the kernel's own reason from tracefs's error_log when it has one). */
-int kpe_add(const char *name, const char *where, const char *const *args, int nargs, struct kpe_event *ev,
+/* "p:sonde_PID/NAME WHERE a0=ARGS[0] ..." added to kprobe_events (WHERE:
+ * FUNCTION[+OFF] or MODULE:FUNCTION[+OFF]) or, user, to uprobe_events
+ * (WHERE: PATH:0xOFFSET, a file offset), its id and fields read into *ev:
+ * 0, or -1 with err (the kernel's own reason from tracefs's error_log when
+ * it has one). */
+int kpe_add(int user, const char *name, const char *where, const char *const *args, int nargs, struct kpe_event *ev,
             char *err, size_t n);
 /* The kernel's count of the hits of event name it missed (kprobe_profile's
  * nmissed: a hit while another kprobe's handler ran on that CPU): 0 with

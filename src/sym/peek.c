@@ -95,51 +95,6 @@ static int load_segment(const char *path, int want_x, uint64_t vaddr, GElf_Phdr 
 	return rc;
 }
 
-int sym_peek_got_slot(const char *path, uint64_t vaddr, uint64_t *slot)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	struct stat st;
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -1;
-	}
-	elf_version(EV_CURRENT);
-	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
-	GElf_Ehdr eh;
-	int rc = -1;
-	Elf_Scn *scn = NULL;
-	/* x86-64's GLOB_DAT and 64 (a GOT slot the loader fills with the symbol's address) */
-	while (rc && elf && gelf_getehdr(elf, &eh) && eh.e_machine == EM_X86_64 && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh, ssh;
-		Elf_Scn *syms;
-		Elf_Data *d, *sd;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !(syms = elf_getscn(elf, sh.sh_link)) ||
-		    !gelf_getshdr(syms, &ssh) || ssh.sh_type != SHT_DYNSYM || !(d = elf_getdata(scn, NULL)) ||
-		    !(sd = elf_getdata(syms, NULL)) || !sh.sh_entsize)
-			continue;
-		size_t nr = sh.sh_size / sh.sh_entsize;
-		for (size_t i = 0; i < nr && rc; i++) {
-			GElf_Rela r;
-			GElf_Sym sym;
-			uint32_t t = 0;
-			if (gelf_getrela(d, (int)i, &r))
-				t = (uint32_t)GELF_R_TYPE(r.r_info);
-			if ((t == R_X86_64_GLOB_DAT || t == R_X86_64_64) && GELF_R_SYM(r.r_info) &&
-			    gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &sym) && sym.st_shndx != SHN_UNDEF &&
-			    sym.st_value == vaddr && GELF_ST_TYPE(sym.st_info) == STT_OBJECT && !r.r_addend) {
-				*slot = r.r_offset;
-				rc = 0;
-			}
-		}
-	}
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return rc;
-}
-
 int sym_peek_load_vaddr(const char *path, uint64_t *vaddr)
 {
 	GElf_Phdr ph;

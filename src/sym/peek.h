@@ -22,12 +22,6 @@ int sym_peek_load_vaddr(const char *path, uint64_t *vaddr);
  * no executable segment). */
 int sym_peek_file_offset(const char *path, uint64_t vaddr, uint64_t *off);
 
-/* The GOT slot through which the code of the ELF file at path reaches its
- * own data symbol at link-time address vaddr (a GLOB_DAT relocation: the
- * loader may point it at another object's copy, an executable's COPY
- * relocation of it): the slot's link-time address, 0; or -1 (no such
- * slot: the code reaches vaddr directly). x86-64 only. */
-int sym_peek_got_slot(const char *path, uint64_t vaddr, uint64_t *slot);
 
 /* Whether the ELF file at fd has a section of type SHT_NOTE named name
  * (the module note of a sonde build: .note.sonde). */

@@ -19,11 +19,17 @@
 
 /* A view of one module's DWARF: the Dwarf belongs to the struct sym_module;
  * only the .eh_frame reader is ours (.debug_frame's belongs to the Dwarf). */
+struct got_slot { uint64_t value, slot; };
+
 struct vars {
 	Dwarf *dw;
+	Elf *elf;               /* the loaded file's (its dynamic relocations) */
 	Dwarf_CFI *cfi_eh, *cfi_dbg;
 	int machine;            /* EM_*: names the registers in descriptions */
 	int ptr_size;           /* bytes of a pointer and of DW_OP_deref: 4 on 32-bit targets (MIPS o32) */
+	struct got_slot *got;   /* the object's own data symbols its code reaches through the GOT, by value */
+	size_t ngot;
+	int got_read;
 };
 
 struct expr_ops {
@@ -61,6 +67,7 @@ struct vars *sym__vars_new(Dwarf *dw, Elf *elf, Dwarf_CFI *cfi_eh)
 	if (!v)
 		return NULL;
 	v->dw = dw;
+	v->elf = elf;
 	GElf_Ehdr eh;
 	v->machine = gelf_getehdr(elf, &eh) ? eh.e_machine : EM_X86_64;
 	v->ptr_size = gelf_getclass(elf) == ELFCLASS32 ? 4 : 8;
@@ -75,6 +82,7 @@ void sym__vars_free(struct vars *v)
 		return;
 	if (v->cfi_eh)
 		dwarf_cfi_end(v->cfi_eh);
+	free(v->got);
 	free(v);
 }
 
@@ -296,6 +304,8 @@ static void describe_loc(struct var_ref *r, int machine, char *buf, size_t n, in
 		snprintf(buf, n, "register %s", reg_name(machine, (int)l->v[0].n1));
 	else if (l->n >= 1 && l->v[0].atom == DW_OP_fbreg)
 		snprintf(buf, n, "stack (frame base %+lld)", (long long)l->v[0].n1);
+	else if (l->n == 2 && l->v[0].atom == DW_OP_addr && l->v[1].atom == DW_OP_deref)
+		snprintf(buf, n, "memory where GOT slot 0x%llx points", (unsigned long long)l->v[0].n1);
 	else if (l->n >= 1 && l->v[0].atom == DW_OP_addr)
 		snprintf(buf, n, "memory 0x%llx", (unsigned long long)l->v[0].n1);
 	else if (l->n >= 1 && l->v[l->n - 1].atom == DW_OP_stack_value)
@@ -402,6 +412,86 @@ static int lookup_variable(struct vars *v, uint64_t pc, const char *name, Dwarf_
 			*found = find_in(&c2, name, var, 1);
 		off = next;
 	}
+	return 0;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	const struct got_slot *x = a, *y = b;
+	return x->value < y->value ? -1 : x->value > y->value;
+}
+
+/* The GOT slots of the object's own data symbols (x86-64's GLOB_DAT and
+ * 64 relocations of a defined STT_OBJECT dynamic symbol): read once. */
+static void read_got(struct vars *v)
+{
+	v->got_read = 1;
+	GElf_Ehdr eh;
+	Elf_Scn *scn = NULL;
+	size_t cap = 0;
+	if (!v->elf || !gelf_getehdr(v->elf, &eh) || eh.e_machine != EM_X86_64)
+		return;
+	while ((scn = elf_nextscn(v->elf, scn))) {
+		GElf_Shdr sh, ssh;
+		Elf_Scn *syms;
+		Elf_Data *d, *sd;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize ||
+		    !(syms = elf_getscn(v->elf, sh.sh_link)) || !gelf_getshdr(syms, &ssh) || ssh.sh_type != SHT_DYNSYM ||
+		    !(d = elf_getdata(scn, NULL)) || !(sd = elf_getdata(syms, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && i < (1u << 24); i++) {
+			GElf_Rela r;
+			GElf_Sym sym;
+			if (!gelf_getrela(d, (int)i, &r))
+				continue;
+			uint32_t t = (uint32_t)GELF_R_TYPE(r.r_info);
+			if ((t != R_X86_64_GLOB_DAT && t != R_X86_64_64) || !GELF_R_SYM(r.r_info) || r.r_addend ||
+			    !gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &sym) || sym.st_shndx == SHN_UNDEF ||
+			    GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
+				continue;
+			if (v->ngot == cap) {
+				size_t nc = cap ? 2 * cap : 64;
+				struct got_slot *g = realloc(v->got, nc * sizeof *g);
+				if (!g)
+					return;
+				v->got = g;
+				cap = nc;
+			}
+			v->got[v->ngot++] = (struct got_slot){ sym.st_value, r.r_offset };
+		}
+	}
+	qsort(v->got, v->ngot, sizeof *v->got, by_value);
+}
+
+/* A global the object's code reaches through its GOT (an exported
+ * variable: the loader may point the slot at another object's copy, an
+ * executable's COPY relocation of it) is where the slot points, as the
+ * object's own code reads it: DW_OP_addr A becomes DW_OP_addr SLOT,
+ * DW_OP_deref.  0, or -1 out of memory. */
+static int through_got(struct vars *v, struct var_ref *r)
+{
+	if (r->loc.n != 1 || r->loc.v[0].atom != DW_OP_addr)
+		return 0;
+	if (!v->got_read)
+		read_got(v);
+	uint64_t a = r->loc.v[0].n1;
+	size_t lo = 0, hi = v->ngot;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v->got[mid].value < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == v->ngot || v->got[lo].value != a)
+		return 0;
+	struct vars_op *o = realloc(r->loc.v, 2 * sizeof *o);
+	if (!o)
+		return -1;
+	o[0] = (struct vars_op){ .atom = DW_OP_addr, .n1 = v->got[lo].slot };
+	o[1] = (struct vars_op){ .atom = DW_OP_deref };
+	r->loc.v = o;
+	r->loc.n = 2;
 	return 0;
 }
 
@@ -632,6 +722,10 @@ int vars_compile(struct vars *v, uint64_t pc, const char *expr, struct var_ref *
 	}
 	if (locate_variable(&var, pc, name, r, &is_list, err, en))
 		goto fail;
+	if (through_got(v, r)) {
+		snprintf(err, en, "out of memory");
+		goto fail;
+	}
 	frame_of(v, pc, &fn, have_fn, r);
 	if (type_of(&var, &t)) {
 		snprintf(err, en, "variable '%s' has no type", name);

@@ -292,6 +292,14 @@ rc=$?
 	notok "var: an unknown variable refused" "status $rc: $(cat r4.err)"
 say 6 quit; say 7 quit
 fi
+# the same exported global in one process (the agent's var probe): the
+# executable's copy, which the library's code reads through its GOT
+printf 'calls 40\nquit\n' >var1.in
+"$SONDE" probe --format=json -o var1.json -e "var:sys_work:sys_odd_calls" -- ./sys_user <var1.in >var1.out 2>var1.err
+rc=$?
+jq_py var1.json "p = d['probes'][0]; w = sum(x // 2 for x in range(40)); assert $rc == 0 and (p['count'], p['sum'], p['max']) == (40, w, 19), (p, w)" &&
+	ok "process var probe of an exported global through the GOT: the executable's copy (sum $(python3 -c 'print(sum(x // 2 for x in range(40)))'))" ||
+	notok "process var probe of an exported global" "status $rc: $(cat var1.err | head -3)"
 
 # --- refusals: one clear line, nothing placed
 "$SONDE" probe --system -e func:/nonexistent/libnope.so:f --duration 1 >r1.out 2>r1.err

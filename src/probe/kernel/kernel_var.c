@@ -16,7 +16,6 @@
 #include "probe/kernel/kprobe_events.h"
 #include "probe/kind.h"
 #include "probe/probe.h"
-#include "sym/peek.h"
 #include "sym/sym.h"
 #include "sym/vars.h"
 
@@ -52,7 +51,6 @@ struct kvar {
 	struct sym_kmod *k;          /* a module's: its .ko and name */
 	const char *mod;
 	uint64_t delta;              /* an object's: link address minus file offset of the probed segment */
-	const char *path;            /* the object's */
 	int user;                    /* uprobe_events (an object), else kprobe_events (a module) */
 	int assert;
 	struct ksite *s;
@@ -86,23 +84,16 @@ static int module_addr(void *ctx, uint64_t a, uint64_t *at, int *how, char *err,
 
 /* A global's link address in a probed object: its offset from where the
  * probed segment's file offset 0 is mapped (a uprobe's "@+OFFSET": the
- * kernel adds the hit's address minus the probe's file offset).  One the
- * object's code reaches through its GOT (an exported variable: the loader
- * may have pointed the slot at an executable's copy of it) is read where
- * the slot points, as the object's own code reads it. */
+ * kernel adds the hit's address minus the probe's file offset).  (One the
+ * object's code reaches through its GOT, vars.c has made the slot's
+ * address, dereferenced: kfetch.c reads the slot.) */
 static int file_addr(void *ctx, uint64_t a, uint64_t *at, int *how, char *err, size_t n)
 {
 	struct kvar *v = ctx;
-	uint64_t slot;
 	(void)err;
 	(void)n;
-	if (!sym_peek_got_slot(v->path, a, &slot)) {
-		*at = slot - v->delta;
-		*how = KF_FILE_SLOT;
-	} else {
-		*at = a - v->delta;
-		*how = KF_FILE;
-	}
+	*at = a - v->delta;
+	*how = KF_FILE;
 	return 0;
 }
 
@@ -265,7 +256,6 @@ struct kvar *kvar_new_user(struct probe *p, struct sym_module *m, const char *pa
 	if (!v)
 		return NULL;
 	v->user = 1;
-	v->path = path;
 	v->addr_of = file_addr;
 	v->delta = nloc ? pc[0] - off[0] : 0;
 	if (!(v->vs = sym_vars(m, &why))) {

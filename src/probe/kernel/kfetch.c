@@ -111,6 +111,15 @@ static int lower(const struct vars_shape *sh, kfetch_addr_fn addr_of, void *ctx,
 		p->kind = P_REG;
 		return 0;
 	}
+	if (nl == 2 && l[0].atom == DW_OP_addr && l[1].atom == DW_OP_deref) {
+		/* the address read from memory (a GOT slot, vars.c): the variable is where it points */
+		if (addr_of(ctx, l[0].n1, &p->abs, &p->how, err, n))
+			return -1;
+		p->kind = P_MEM;
+		snprintf(p->base, sizeof p->base, "@%s0x%" PRIx64, p->how == KF_FILE ? "+" : "", p->abs);
+		p->off = 0;
+		return 0;
+	}
 	if (nl != 1) {
 		snprintf(err, n, "a computed or split DWARF location (%zu operations) the fetch arguments cannot express",
 		         nl);
@@ -118,15 +127,7 @@ static int lower(const struct vars_shape *sh, kfetch_addr_fn addr_of, void *ctx,
 	}
 	if (l[0].atom == DW_OP_addr) {
 		p->kind = P_ABS;
-		if (addr_of(ctx, l[0].n1, &p->abs, &p->how, err, n))
-			return -1;
-		if (p->how == KF_FILE_SLOT) {
-			/* the slot's pointer read: the variable is where it points */
-			p->kind = P_MEM;
-			snprintf(p->base, sizeof p->base, "@+0x%" PRIx64, p->abs);
-			p->off = 0;
-		}
-		return 0;
+		return addr_of(ctx, l[0].n1, &p->abs, &p->how, err, n);
 	}
 	if (l[0].atom != DW_OP_fbreg)
 		return reg_op(&l[0], 0, 0, p, err, n);

@@ -14,7 +14,6 @@ struct var_ref;
 enum {
 	KF_KERNEL,               /* *at: an address of the running kernel ("@ADDR") */
 	KF_FILE,                 /* *at: an offset from the probed object's mapping (a uprobe's "@+OFFSET") */
-	KF_FILE_SLOT,            /* the same of a slot holding the variable's address (a GOT entry) */
 };
 typedef int (*kfetch_addr_fn)(void *ctx, uint64_t addr, uint64_t *at, int *how, char *err, size_t n);
 

@@ -298,6 +298,7 @@ struct pa_pprobe {
 	uint32_t pad;
 	char spec[PA_PLUGIN_STR], arg[PA_PLUGIN_STR];
 	uint64_t hits;                   /* the agent's: pre calls (the context's hit numbers) */
+	uint64_t done;                   /* the agent's: of them, those whose pre handler returned (or had none) */
 };
 
 struct pa_plugins {

@@ -139,6 +139,8 @@ RT_HIDDEN void pa_plugin_end(void)
 
 static void call(void (*fn)(struct sonde_probe_ctx *), struct pa_pprobe *pp, const struct pa_site *s, uint64_t sp,
                  const uint64_t *regs, uint64_t pc, uint64_t hits);
+static void call_saving_fp(void (*fn)(struct sonde_probe_ctx *), struct pa_pprobe *pp, const struct pa_site *s,
+                           uint64_t sp, const uint64_t *regs, uint64_t pc, uint64_t hits);
 
 /* plugin1: the site's plugin probe + 1 as the hit found it before the hit was
  * counted (pa_hit's plugin_of).  The probe's hits are counted here, by that
@@ -153,17 +155,26 @@ static void run(const struct pa_site *s, uint32_t plugin1, int post, uint64_t sp
 	void (*fn)(struct sonde_probe_ctx *) = post ? pl->post : pl->pre;
 	struct pa_pprobe *pp = &blk->probes[k];
 	/* The probe's hits (sonde's count of it, agent_kinds.c), a plugin
-	 * without a pre handler's too; counted just before the handler runs, so
-	 * that a reading never has a hit whose pre call is not under way. */
+	 * without a pre handler's too; counted just before the handler runs,
+	 * and done after it returns, so that a reading that waits for done to
+	 * reach its hits has every one of their pre calls finished. */
 	uint64_t hits = post ? post_hits : __atomic_add_fetch(&pp->hits, 1, __ATOMIC_RELEASE);
 	if (!post)
 		post_hits = hits;
-	if (!fn)
-		return;
-	if (pl->flags & SONDE_PROBE_GENERAL_REGS_ONLY) {
+	if (fn && (pl->flags & SONDE_PROBE_GENERAL_REGS_ONLY))
 		call(fn, pp, s, sp, regs, pc, hits);
-		return;
-	}
+	else if (fn)
+		call_saving_fp(fn, pp, s, sp, regs, pc, hits);
+	/* the pre call over: a reading that waits for done to reach hits sees
+	 * every counted hit's pre handler finished (agent_kinds.c) */
+	if (!post)
+		__atomic_add_fetch(&pp->done, 1, __ATOMIC_RELEASE);
+}
+
+/* call, with the floating-point and vector state saved around it. */
+static void call_saving_fp(void (*fn)(struct sonde_probe_ctx *), struct pa_pprobe *pp, const struct pa_site *s,
+                           uint64_t sp, const uint64_t *regs, uint64_t pc, uint64_t hits)
+{
 	_Alignas(64) uint8_t x[XSAVE_MAX];
 	volatile uint64_t *hd = (volatile uint64_t *)(x + 512);
 	for (int i = 0; i < 8; i++) /* the xsave header: xsave writes only its first word */

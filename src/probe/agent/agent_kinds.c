@@ -437,6 +437,21 @@ static uint64_t ns_of(uint64_t ticks)
 	return ticks_per_ns > 0 ? (uint64_t)((double)ticks / ticks_per_ns) : ticks;
 }
 
+/* A plugin probe's hits, once the pre handlers of those hits have
+ * returned: polled for at most 1 s (a handler that blocks, a program that
+ * died inside one), then not waited for again. */
+static uint64_t plugin_hits_settled(struct pa_pprobe *pp, struct adata *d)
+{
+	uint64_t hits = __atomic_load_n(&pp->hits, __ATOMIC_ACQUIRE);
+	for (int i = 0; !d->unsettled && i < 1000 && __atomic_load_n(&pp->done, __ATOMIC_ACQUIRE) < hits; i++) {
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+		if (i == 999)
+			d->unsettled = 1;
+	}
+	return hits;
+}
+
 /* The counters of p's sites, into p->hits and d->cs. */
 /* A site's counters now, as a probe's base holds them. */
 static void site_counters(const struct pa_site *s, struct abase *o)
@@ -515,8 +530,11 @@ void agent_collect(struct probe *p)
 		 * still counts a hit of the probe before, from a thread that was
 		 * inside the old placement; to the new probe it would be a hit
 		 * without its pre call.  While the probe is disabled nothing runs
-		 * its handlers: its hits stop there, as the other kinds'. */
-		p->hits = __atomic_load_n(&agent_be_plugins(&agent_sess)->probes[d->plugin1 - 1].hits, __ATOMIC_ACQUIRE);
+		 * its handlers: its hits stop there, as the other kinds'.  A hit is
+		 * counted just before its pre handler runs: the reading waits
+		 * (bounded) for the handlers of the hits it counts to return, so
+		 * the plugin's own numbers, read after it, hold them all. */
+		p->hits = plugin_hits_settled(&agent_be_plugins(&agent_sess)->probes[d->plugin1 - 1], d);
 	if (d->ldata) {
 		p->data = d->ldata;
 		branch_set(p, taken, p->hits >= taken ? p->hits - taken : 0);

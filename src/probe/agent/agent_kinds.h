@@ -52,6 +52,7 @@ struct adata {
 	const char *no_value;   /* var: why a site has no value (vars.c's static text) */
 	void *pdata;            /* plugin: kind_plugin.c's context (its p->data), agent_plugin.c */
 	int plugin1;            /* plugin: its number in the agent's struct pa_plugins + 1 */
+	int unsettled;          /* plugin: a pre handler did not return within 1 s of a reading: not waited for again */
 	void *sdata;            /* stack: kind_stack.c's table (its p->data), filled by agent_stack.c */
 };
 

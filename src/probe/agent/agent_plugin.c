@@ -75,6 +75,7 @@ int agent_plugin_start(struct probe *p, struct agent_be *b, uint64_t addr, void 
 	snprintf(pp->spec, sizeof pp->spec, "%s", p->spec ? p->spec : "");
 	snprintf(pp->arg, sizeof pp->arg, "%s", p->sp.args ? p->sp.args : "");
 	__atomic_store_n(&pp->hits, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&pp->done, 0, __ATOMIC_RELEASE);
 	void *keep = p->data;
 	int rc = plugin_ctx_new(p, addr, pp->result, sonde_read, err, n);
 	*pdata = p->data;

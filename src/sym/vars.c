@@ -460,7 +460,8 @@ static void read_got(struct vars *v)
 			v->got[v->ngot++] = (struct got_slot){ sym.st_value, r.r_offset };
 		}
 	}
-	qsort(v->got, v->ngot, sizeof *v->got, by_value);
+	if (v->ngot)
+		qsort(v->got, v->ngot, sizeof *v->got, by_value);
 }
 
 /* A global the object's code reaches through its GOT (an exported

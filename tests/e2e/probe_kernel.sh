@@ -342,6 +342,17 @@ if grep -q "sonde_$pid/" "$EVENTS"; then
 	for _ in $(seq 500); do [ -s "$EVENTS" ] || break; sleep 0.02; done
 	ok "var: placed in kprobe_events as sonde_$pid, then sonde SIGKILLed"
 else notok "var: placed in kprobe_events" "$(cat kv3.err)"; kill -9 $pid; wait $pid; fi
+"$SONDE" probe --kernel --format=json -o kv4.json -e "var:$KO:sonde_kmod_step:v" --duration 1 >kv4.out 2>kv4.err
+rc=$?
+[ $rc = 0 ] && [ -s kv4.json ] && ok "var: --duration ends by itself" || notok "var: --duration" "status $rc: $(cat kv4.err)"
+"$SONDE" probe --kernel --format=json -o kv5.json -e "var:$KO:sonde_kmod_step:v" >kv5.out 2>kv5.err &
+pid=$!
+for _ in $(seq 3000); do grep -q "sonde_$pid/" "$EVENTS" 2>/dev/null && break; kill -0 $pid 2>/dev/null || break; sleep 0.02; done
+echo 20 >/proc/sonde_kmod
+kill -INT $pid
+if ends $pid; then wait $pid; rc=$?; else wait $pid; rc="still running 120 s after its SIGINT"; fi
+[ "$rc" = 0 ] && python3 -c 'import json,sys; q=json.load(open("kv5.json"))["probes"][0]; sys.exit(0 if q["count"] == q["hits"] == 20 else 1)' &&
+	ok "var: Ctrl-C: the 20 values made before it" || notok "var: Ctrl-C" "status $rc: $(cat kv5.err)"
 nothing "var probes, SIGKILL included"
 
 # 2. refusals before anything is placed

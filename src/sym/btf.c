@@ -5,6 +5,8 @@
  * is read (the running kernel's). */
 #include "sym/btf.h"
 
+#include "common/file_read.h"
+
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -136,33 +138,9 @@ bad:
 
 struct btf *btf_open(const char *path, const struct btf *base)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
 	/* sysfs gives a size in st_size (the blob's), but reads to the end all the same */
-	size_t cap = 1 << 20, len = 0;
-	unsigned char *buf = malloc(cap);
-	while (buf) {
-		if (len == cap) {
-			unsigned char *nb = cap >= BTF_MAX_FILE ? NULL : realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, buf + len, cap - len);
-		if (r < 0) {
-			free(buf);
-			buf = NULL;
-		} else if (r == 0)
-			break;
-		else
-			len += (size_t)r;
-	}
-	close(fd);
+	size_t len = 0;
+	unsigned char *buf = (unsigned char *)file_read_all(path, BTF_MAX_FILE, &len);
 	struct btf *b = buf ? btf_from_mem(buf, len, base) : NULL;
 	free(buf);
 	return b;

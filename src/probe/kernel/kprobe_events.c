@@ -9,6 +9,7 @@
  * and the events' ids and fields come from proc/tracefs.c. */
 #include "probe/kernel/kprobe_events.h"
 
+#include "common/file_read.h"
 #include "proc/tracefs.h"
 
 #include <errno.h>
@@ -42,40 +43,6 @@ static int exists(const char *dir, const char *file)
 	return access(p, W_OK) == 0;
 }
 
-/* The file's contents (at most max bytes, NUL-terminated, malloc'd), or NULL. */
-static char *slurp(const char *path, size_t max)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	size_t cap = 4096, len = 0;
-	char *b = malloc(cap + 1);
-	while (b) {
-		if (len == cap) {
-			if (cap >= max)
-				break;
-			char *nb = realloc(b, 2 * cap + 1);
-			if (!nb) {
-				free(b);
-				b = NULL;
-				break;
-			}
-			b = nb;
-			cap *= 2;
-		}
-		ssize_t k = read(fd, b + len, cap - len);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		len += (size_t)k;
-	}
-	close(fd);
-	if (b)
-		b[len] = 0;
-	return b;
-}
-
 static const char *const lists[] = { "kprobe_events", "uprobe_events" };
 
 /* One command written to list (kprobe_events, uprobe_events): 0, or -1 with errno. */
@@ -99,7 +66,7 @@ static int remove_listed(const char *dir, const char *lname, const char *group)
 {
 	char p[128];
 	snprintf(p, sizeof p, "%s/%s", dir, lname);
-	char *list = slurp(p, KPE_LIST_MAX);
+	char *list = file_read_all(p, KPE_LIST_MAX, NULL);
 	if (!list)
 		return 0;
 	int left = 0;
@@ -198,7 +165,7 @@ static void last_error(char *why, size_t n)
 	char p[128];
 	why[0] = 0;
 	snprintf(p, sizeof p, "%s/error_log", kp.dir);
-	char *log = slurp(p, 64 << 10);
+	char *log = file_read_all(p, 64 << 10, NULL);
 	if (!log)
 		return;
 	char *e = NULL;
@@ -271,7 +238,7 @@ int kpe_missed(const char *name, uint64_t *missed)
 {
 	char p[128];
 	snprintf(p, sizeof p, "%s/kprobe_profile", kp.dir);
-	char *prof = kp.open ? slurp(p, KPE_LIST_MAX) : NULL;
+	char *prof = kp.open ? file_read_all(p, KPE_LIST_MAX, NULL) : NULL;
 	int rc = -1;
 	for (char *s = prof; s && *s && rc; s += strcspn(s, "\n"), s += *s == '\n') {
 		char ev[128];

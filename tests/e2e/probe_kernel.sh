@@ -347,7 +347,8 @@ rc=$?
 [ $rc = 0 ] && [ -s kv4.json ] && ok "var: --duration ends by itself" || notok "var: --duration" "status $rc: $(cat kv4.err)"
 "$SONDE" probe --kernel --format=json -o kv5.json -e "var:$KO:sonde_kmod_step:v" >kv5.out 2>kv5.err &
 pid=$!
-for _ in $(seq 3000); do grep -q "sonde_$pid/" "$EVENTS" 2>/dev/null && break; kill -0 $pid 2>/dev/null || break; sleep 0.02; done
+# its perf events open after the probe is listed: wait for sonde's own word that they are
+for _ in $(seq 3000); do grep -q "probes in the kernel" kv5.err 2>/dev/null && break; kill -0 $pid 2>/dev/null || break; sleep 0.02; done
 echo 20 >/proc/sonde_kmod
 kill -INT $pid
 if ends $pid; then wait $pid; rc=$?; else wait $pid; rc="still running 120 s after its SIGINT"; fi

@@ -30,6 +30,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 
@@ -437,21 +438,6 @@ static uint64_t ns_of(uint64_t ticks)
 	return ticks_per_ns > 0 ? (uint64_t)((double)ticks / ticks_per_ns) : ticks;
 }
 
-/* A plugin probe's hits, once the pre handlers of those hits have
- * returned: polled for at most 1 s (a handler that blocks, a program that
- * died inside one), then not waited for again. */
-static uint64_t plugin_hits_settled(struct pa_pprobe *pp, struct adata *d)
-{
-	uint64_t hits = __atomic_load_n(&pp->hits, __ATOMIC_ACQUIRE);
-	for (int i = 0; !d->unsettled && i < 1000 && __atomic_load_n(&pp->done, __ATOMIC_ACQUIRE) < hits; i++) {
-		struct timespec ts = { 0, 1000000 };
-		nanosleep(&ts, NULL);
-		if (i == 999)
-			d->unsettled = 1;
-	}
-	return hits;
-}
-
 /* The counters of p's sites, into p->hits and d->cs. */
 /* A site's counters now, as a probe's base holds them. */
 static void site_counters(const struct pa_site *s, struct abase *o)
@@ -530,11 +516,8 @@ void agent_collect(struct probe *p)
 		 * still counts a hit of the probe before, from a thread that was
 		 * inside the old placement; to the new probe it would be a hit
 		 * without its pre call.  While the probe is disabled nothing runs
-		 * its handlers: its hits stop there, as the other kinds'.  A hit is
-		 * counted just before its pre handler runs: the reading waits
-		 * (bounded) for the handlers of the hits it counts to return, so
-		 * the plugin's own numbers, read after it, hold them all. */
-		p->hits = plugin_hits_settled(&agent_be_plugins(&agent_sess)->probes[d->plugin1 - 1], d);
+		 * its handlers: its hits stop there, as the other kinds'. */
+		p->hits = __atomic_load_n(&agent_be_plugins(&agent_sess)->probes[d->plugin1 - 1].hits, __ATOMIC_ACQUIRE);
 	if (d->ldata) {
 		p->data = d->ldata;
 		branch_set(p, taken, p->hits >= taken ? p->hits - taken : 0);
@@ -587,6 +570,27 @@ static void line_json(struct probe *p, struct json *j)
 
 /* A plugin probe's fini, in sonde, while the shared area (its result) is
  * still mapped. */
+void agent_plugin_settle(struct engine *e)
+{
+	/* 1 s for them all: a handler that blocks, a program that died inside one */
+	uint64_t deadline = now_ns() + 1000000000ull;
+	for (int i = 0; i < e->nprobes; i++) {
+		struct probe *p = e->probes[i];
+		struct adata *d = p->data;
+		if (!p->ops || p->ops->setup != plugin_setup || !d || !d->pdata || !d->plugin1)
+			continue;
+		const struct pa_pprobe *pp = &agent_be_plugins(&agent_sess)->probes[d->plugin1 - 1];
+		for (int k = 0; __atomic_load_n(&pp->done, __ATOMIC_ACQUIRE) < p->hits && now_ns() < deadline; k++) {
+			if (k < 2000) {
+				sched_yield();   /* a thread preempted between its two counts needs a CPU */
+				continue;
+			}
+			struct timespec ts = { 0, 1000000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
 void agent_plugin_fini(struct probe *p)
 {
 	if (p->ops->setup != plugin_setup) /* a sys probe's data is kind_sys.c's, not an adata */

@@ -52,7 +52,6 @@ struct adata {
 	const char *no_value;   /* var: why a site has no value (vars.c's static text) */
 	void *pdata;            /* plugin: kind_plugin.c's context (its p->data), agent_plugin.c */
 	int plugin1;            /* plugin: its number in the agent's struct pa_plugins + 1 */
-	int unsettled;          /* plugin: a pre handler did not return within 1 s of a reading: not waited for again */
 	void *sdata;            /* stack: kind_stack.c's table (its p->data), filled by agent_stack.c */
 };
 
@@ -75,6 +74,13 @@ void agent_remove(struct engine *e, struct probe *p);
 int agent_enable(struct engine *e, struct probe *p, int on, char *err, size_t n);
 /* A plugin probe's fini handler (before the session's end). */
 void agent_plugin_fini(struct probe *p);
+/* Before the plugins' reports are read: every plugin probe's pre handlers
+ * of the hits it counted have returned (src/rt/probe_plugin.c counts a hit
+ * just before its pre call and done just after), waited for at most 1 s in
+ * all.  A probe's hits are read while its handlers may still run (at its
+ * deletion, at the end): waiting then would let more hits in; waiting
+ * here, for the hits already read, lets none. */
+void agent_plugin_settle(struct engine *e);
 /* The stack rings' offset in the area (0: none). */
 uint64_t agent_stk_off(void);
 void agent_sleep_ms(int ms);

@@ -411,6 +411,7 @@ static void ag_collect(struct engine *e)
 	agent_stack_drain(e, agent_sess.pa, agent_stk_off()); /* the stacks left (before collect: they are stack probes' hits) */
 	for (int i = 0; i < e->nprobes; i++)
 		agent_collect(e->probes[i]);
+	agent_plugin_settle(e); /* the plugins' reports, read next, hold every hit counted */
 	agent_record_drain(e, agent_sess.pa, pa_area_size(PA_MAX_SITES)); /* what is left (after collect: its assert values) */
 	if (agent_stack_bad())
 		fprintf(stderr, "sonde: warning: %llu stack records of the program's memory were not the agent's "

@@ -1032,7 +1032,7 @@ static void kvar_json(struct probe *p, struct json *j)
 {
 	struct kfunc *d = p->edata;
 	if (p->data)
-		(!strcmp(p->sp.kind, "var") ? kind_var : kind_assert).json(p, j);
+		kind_find(p->sp.kind)->json(p, j);   /* kind_var's or kind_assert's */
 	if (!d)
 		return;
 	sampled_json(d, j);
@@ -1046,7 +1046,7 @@ static void kvar_table(struct probe *p, FILE *f)
 {
 	struct kfunc *d = p->edata;
 	if (p->data)
-		(!strcmp(p->sp.kind, "var") ? kind_var : kind_assert).table(p, f);
+		kind_find(p->sp.kind)->table(p, f);
 	if (!d)
 		return;
 	processes_table(d, f);

@@ -64,6 +64,8 @@ int cmd_callers(struct cli_opts *o)
 		json_obj_end(&j);
 		char why[256];
 		json_str(&j, "cpu_split", profile_cpu_why(&p, why, sizeof why));
+		/* false: counted only (record --timing), in its stub without its context: "callers" is <root> */
+		json_bool(&j, "callers_recorded", !fi->untimed);
 		for (int pass = 0; pass < 2; pass++) {
 			struct row *rows = pass ? callees : callers;
 			json_arr_begin(&j, pass ? "callees" : "callers");
@@ -107,6 +109,10 @@ int cmd_callers(struct cli_opts *o)
 		       cpu ? "; \"on cpu\": the part of each\n that the thread ran on a CPU, the rest it waited" : "");
 		if (!cpu)
 			printf("on-CPU / off-CPU time: %s\n", profile_cpu_why(&p, why, sizeof why));
+		if (fi->untimed)
+			printf("%s is counted, not timed (record --timing): counted in its stub by number, without its\n"
+			       "calling context, so its callers are not recorded (<root>); --timed %s records them\n",
+			       fi->name, fi->name);
 	}
 	free(callers);
 	free(callees);

@@ -146,7 +146,8 @@ static void split_note(const struct profile *p)
 static void untimed_note(void)
 {
 	if (shown_untimed)
-		printf("untimed: counted, not timed (record --timing): its time is in its callers' exclusive time\n");
+		printf("untimed: counted, not timed (record --timing): its time is in its callers' exclusive time;\n"
+		       "its callers are not recorded (it is counted in its stub by number, without its context)\n");
 }
 
 /* Which processes called each function: (function, process) pairs sorted

@@ -13,6 +13,7 @@ struct tctx {
 	struct json *j;
 	int64_t *cpu;   /* the thread's nodes' CPU ticks (NULL: not known) */
 	int cpu_cols;   /* the table shows them (every selected thread has them) */
+	int untimed;    /* a function counted only was shown (the note after the trees) */
 	char indent[4200];
 };
 
@@ -58,6 +59,7 @@ static void walk(struct tctx *x, uint32_t v, int depth)
 		json_cpu_ns(x->j, "exclusive_cpu_ns", x->cpu != NULL, x->cpu ? rd_ns(x->l->r, x->cpu[v] - kids_cpu) : 0);
 		json_bool(x->j, "timed", !f->untimed);
 	} else if (f->untimed) { /* counted only (record --timing): its time is its caller's */
+		x->untimed = 1;
 		printf("%11s %6s %10llu  %s%s%s\n", "untimed", "-", (unsigned long long)nd->calls, x->cpu_cols ? "          -  " : "",
 		       x->indent, f->name);
 	} else {
@@ -151,6 +153,9 @@ int cmd_tree(struct cli_opts *o)
 			printf("\n");
 		}
 	}
+	if (!json && x.untimed)
+		printf("untimed: counted, not timed (record --timing): its time is in its callers' exclusive time; it is\n"
+		       "counted in its stub by number, without its calling context, so it is shown under the root\n");
 	if (!json && !x.cpu_cols) {
 		char why[256];
 		printf("on-CPU / off-CPU time: %s\n", profile_cpu_why(&p, why, sizeof why));

@@ -48,6 +48,25 @@
  * for it (src/rt/observe.c) describes it instruction by instruction. */
 #define SONDE_INSTR_COMMON_CALLED 31u
 #define SONDE_INSTR_COMMON_LEN 47u
+/* A counted function's stub (record --timing) counts its call itself when
+ * it can, in the calling thread's array of counts for the module, one
+ * uint64_t per number (seed 000's records, flat): two more slots of the
+ * region, written by the runtime before it writes any jump,
+ *   TLS slot: the offset from the thread pointer (%fs) of the runtime's
+ *             thread word, an 8-byte word that is SONDE_INSTR_TLS_ON when the
+ *             thread records and is inside no section of the runtime (its
+ *             state and busy count), followed at SONDE_INSTR_TLS_TABLE by a
+ *             pointer to the thread's private tables;
+ *   CNT slot: the offset in those tables of the pointer to this thread's
+ *             counts for the module (NULL until its first counted call).
+ * The stub (src/instr/stubs.c) takes the hook's way (number |
+ * SONDE_INSTR_COUNT) whenever the word is not SONDE_INSTR_TLS_ON or the
+ * array is not there yet; the hook then makes it. */
+#define SONDE_INSTR_TLS_SLOT  64u
+#define SONDE_INSTR_CNT_SLOT  72u
+#define SONDE_INSTR_STUBS_AT  80u   /* the first stub */
+#define SONDE_INSTR_TLS_ON    1u    /* state RT_T_ON, busy 0 (src/rt/rt.h) */
+#define SONDE_INSTR_TLS_TABLE 56u
 
 /* Whether [lo, hi] and a region [at, at + size) are within reach of each
  * other's rel32 jumps (±2 GiB, with a margin): what sonde checks of a

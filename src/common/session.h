@@ -38,7 +38,7 @@
 #include "common/func_id.h" /* SONDE_FUNC(): module slot and number */
 
 #define SONDE_SESSION_MAGIC   0x534f4e4445534553ull /* "SESEDNOS" */
-#define SONDE_SESSION_VERSION 10u
+#define SONDE_SESSION_VERSION 11u
 #define SONDE_ENV_FD          "SONDE_SESSION_FD"
 
 #define SONDE_MAX_PROCS    1024u
@@ -149,6 +149,11 @@ struct sonde_thread {
 	 * module (uint32_t last_node[nfuncs+1]), 0 until the first call. */
 	uint64_t recs_off[SONDE_MAX_MODS_PER_THREAD];
 	struct sonde_frame stack[SONDE_STACK_MAX];
+	/* Per module slot: session offset of this thread's calls of the module's
+	 * functions counted, not timed (record --timing; uint64_t calls[nfuncs+1]
+	 * by number), 0 until the first such call.  (After the stack, whose
+	 * offset rt_exit_tramp's unwind information holds.) */
+	uint64_t cnt_off[SONDE_MAX_MODS_PER_THREAD];
 };
 
 enum sonde_proc_state { SONDE_P_FREE = 0, SONDE_P_LIVE = 1, SONDE_P_EXITED = 2 };

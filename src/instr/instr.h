@@ -41,6 +41,8 @@ struct instr_plan {
 	struct instr_left *left;      /* found, not patchable */
 	size_t nleft;
 	uint64_t region_size;         /* code bytes a region needs (page multiple) */
+	uint64_t code_bytes;          /* of them, with every function timed (instr_plan_timing adds the
+	                               * counted ones' fast paths) */
 	uint64_t load_vaddr;          /* link-time address of its first page (sym_peek_load_vaddr) */
 	double plan_ms;               /* time planning took (before the program runs) */
 	uint64_t timed_matched;       /* bit g: --timed glob g (of the first 64) named a planned function */
@@ -60,6 +62,9 @@ void instr_plan_free(struct instr_plan *p);
  * many are counted. */
 enum { INSTR_TIME_ALL = 0, INSTR_TIME_NONE = 1, INSTR_TIME_AUTO = 2 };
 #define INSTR_LEAF_MAX 64
+/* The bytes a counted function's stub has before its relocated instructions
+ * (src/instr/stubs.c, count_head), against 10 for a timed one's. */
+#define INSTR_COUNT_HEAD 68
 size_t instr_plan_timing(struct instr_plan *p, int timing, const char *const *timed, int ntimed);
 
 /* The code of a region at `region` (size bytes) for module p loaded with

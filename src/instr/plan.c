@@ -262,7 +262,7 @@ int instr_plan(const char *path, struct instr_plan *p, char *err, size_t n)
 		goto fail;
 	}
 	size_t lcap = 0, rcap = 0;
-	uint64_t code_bytes = 64; /* the common entry */
+	uint64_t code_bytes = SONDE_INSTR_STUBS_AT; /* the common entry and the slots */
 	for (ssize_t i = 0; i < nf; i++) {
 		char msg[160];
 		size_t avail = 0;
@@ -343,6 +343,7 @@ int instr_plan(const char *path, struct instr_plan *p, char *err, size_t n)
 		snprintf(err, n, "%s defines no function sonde can find (no .symtab, .dynsym or .eh_frame)", path);
 		goto fail;
 	}
+	p->code_bytes = code_bytes;
 	p->region_size = (code_bytes + 4095) & ~(uint64_t)4095;
 	if (sym_peek_load_vaddr(path, &p->load_vaddr) != 0)
 		p->load_vaddr = UINT64_MAX; /* no region built before the program runs */
@@ -409,9 +410,15 @@ size_t instr_plan_timing(struct instr_plan *p, int timing, const char *const *ti
 	p->timed_matched = 0;
 	for (int g = 0; timing != INSTR_TIME_ALL && g < ntimed && p->sm; g++)
 		sym_find(p->sm, timed[g], keep_timed, &(struct timed_ctx){ p, g });
-	size_t n = 0;
-	for (size_t i = 0; i < p->nfns; i++)
+	size_t n = 0, fast = 0;
+	for (size_t i = 0; i < p->nfns; i++) {
 		n += p->fns[i].count;
+		fast += p->fns[i].count && !p->fns[i].int3;
+	}
+	/* a counted stub's fast path: INSTR_COUNT_HEAD bytes instead of 10,
+	 * and the 16-byte alignment after it */
+	uint64_t bytes = p->code_bytes + (uint64_t)fast * ((INSTR_COUNT_HEAD - 10 + 15) & ~15u);
+	p->region_size = (bytes + 4095) & ~(uint64_t)4095;
 	return n;
 }
 

@@ -16,14 +16,34 @@
  * rsp = 8 mod 16, and the push, the call and nine pushes take 88 bytes.
  * Vector registers are not saved: the hook is built -mgeneral-regs-only.
  *
+ * At 56, 64 and 72 the hook, TLS and CNT slots (instr_abi.h), written by
+ * the runtime; the stubs from SONDE_INSTR_STUBS_AT.
+ *
  * One stub per function, 16-byte aligned:
- *     push $number; call common                 (number | SONDE_INSTR_COUNT for a function
- *                                               counted, not timed: record --timing)
+ *     push $number; call common
  *     the function's first instructions, relocated (src/arch/x86_64/reloc.c)
  *     jmp fn + displaced                        (unless they end in jmp / ret)
  * The function's entry then holds `jmp stub`.  The hook replaces the
  * return address in the slot, as for a sonde-cc build's sled: exits, tail
- * calls, non-local exits and exceptions work the same way. */
+ * calls, non-local exits and exceptions work the same way.
+ *
+ * A function counted, not timed (record --timing), counts its call in the
+ * stub when it can, in ten instructions, no call and no register but r11
+ * and the flags changed (r11 kept in the red zone: the function has not
+ * begun, so the 128 bytes below its return address are free, and a
+ * signal's frame goes below them):
+ *     mov %r11,-8(%rsp)
+ *     mov tls(%rip),%r11                        the thread word's offset from %fs
+ *     cmpq $SONDE_INSTR_TLS_ON,%fs:(%r11); jne slow   not recording, or in the runtime
+ *     mov %fs:SONDE_INSTR_TLS_TABLE(%r11),%r11   the thread's tables
+ *     add cnt(%rip),%r11; mov (%r11),%r11        its counts for this module
+ *     test %r11,%r11; je slow                   none yet
+ *     incq 8*number(%r11)                       one instruction: a signal lands before or after
+ *     mov -8(%rsp),%r11; jmp body
+ * slow:
+ *     mov -8(%rsp),%r11; push $(number | SONDE_INSTR_COUNT); call common
+ * body: the relocated instructions, as above.  The hook's way counts in the
+ * same array (src/rt/hooks.c, enter_count), making it first. */
 #include <stdio.h>
 #include <string.h>
 
@@ -42,6 +62,30 @@ static const uint8_t common_tail[] = {
 	0x41, 0x5b, 0x41, 0x5a, 0x58, 0x41, 0x59, 0x41, 0x58, 0x59, 0x5a, 0x5e, 0x5f, /* pop r11 ... rdi */
 	0xc2, 0x08, 0x00,                                                             /* ret $8 */
 };
+
+/* A counted function's fast path (above), before its relocated
+ * instructions; the holes: the rel32s of the two slots, the count's disp32,
+ * the number pushed and the common entry's rel32. */
+static const uint8_t count_head[] = {
+	0x4c, 0x89, 0x5c, 0x24, 0xf8,             /*  0 mov %r11,-8(%rsp) */
+	0x4c, 0x8b, 0x1d, 0, 0, 0, 0,             /*  5 mov tls(%rip),%r11 */
+	0x64, 0x49, 0x83, 0x3b, SONDE_INSTR_TLS_ON, /* 12 cmpq $ON,%fs:(%r11) */
+	0x75, 53 - 19,                            /* 17 jne slow */
+	0x64, 0x4d, 0x8b, 0x5b, SONDE_INSTR_TLS_TABLE, /* 19 mov %fs:TABLE(%r11),%r11 */
+	0x4c, 0x03, 0x1d, 0, 0, 0, 0,             /* 24 add cnt(%rip),%r11 */
+	0x4d, 0x8b, 0x1b,                         /* 31 mov (%r11),%r11 */
+	0x4d, 0x85, 0xdb,                         /* 34 test %r11,%r11 */
+	0x74, 53 - 39,                            /* 37 je slow */
+	0x49, 0xff, 0x83, 0, 0, 0, 0,             /* 39 incq 8*number(%r11) */
+	0x4c, 0x8b, 0x5c, 0x24, 0xf8,             /* 46 mov -8(%rsp),%r11 */
+	0xeb, 68 - 53,                            /* 51 jmp body */
+	0x4c, 0x8b, 0x5c, 0x24, 0xf8,             /* 53 slow: mov -8(%rsp),%r11 */
+	0x68, 0, 0, 0, 0,                         /* 58 push $number */
+	0xe8, 0, 0, 0, 0,                         /* 63 call common */
+};                                            /* 68 body */
+enum { CH_TLS = 8, CH_CNT = 27, CH_NUM8 = 42, CH_PUSH = 59, CH_CALL = 64 }; /* the holes */
+_Static_assert(sizeof count_head == INSTR_COUNT_HEAD, "instr.h's size of a counted function's fast path");
+_Static_assert(SONDE_INSTR_TLS_TABLE < 128 && SONDE_INSTR_TLS_ON < 128, "disp8 and imm8");
 
 static int fits32(int64_t v)
 {
@@ -72,7 +116,10 @@ int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint
 	               sizeof common_head + 4 + sizeof common_tail == SONDE_INSTR_COMMON_LEN,
 	               "the common entry's layout is instr_abi.h's (the runtime's unwind information for it)");
 	memcpy(code + SONDE_INSTR_HOOK_SLOT, &hook, 8);
-	k = 64;
+	_Static_assert(SONDE_INSTR_HOOK_SLOT + 8 == SONDE_INSTR_TLS_SLOT && SONDE_INSTR_TLS_SLOT + 8 == SONDE_INSTR_CNT_SLOT &&
+	               SONDE_INSTR_CNT_SLOT + 8 == SONDE_INSTR_STUBS_AT && SONDE_INSTR_STUBS_AT % 16 == 0,
+	               "the region's head: common entry, slots, stubs");
+	k = SONDE_INSTR_STUBS_AT;
 	for (size_t i = 0; i < p->nfns; i++) {
 		stubs[i] = SONDE_INSTR_NOSTUB;
 		const struct sonde_instr_fn *f = &p->fns[i];
@@ -89,7 +136,8 @@ int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint
 		 * running program, that of a function whose branches would need
 		 * re-targeting (the runtime writes an int3 there then). */
 		int as_int3 = f->int3 || (f->retarget && live);
-		size_t head = as_int3 ? 0 : 10;
+		int fast = !as_int3 && f->count; /* the count in the stub (count_head) */
+		size_t head = as_int3 ? 0 : fast ? sizeof count_head : 10;
 		size_t first = as_int3 ? 1 : 5, len = f->len;
 		if (as_int3 && !f->int3) { /* its first instruction only */
 			struct reloc_out one;
@@ -110,7 +158,18 @@ int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint
 		uint8_t *o = code + k;
 		uint32_t num = (uint32_t)i | (f->count ? SONDE_INSTR_COUNT : 0u);
 		int32_t rel;
-		if (!f->int3) {
+		if (fast) {
+			memcpy(o, count_head, sizeof count_head);
+			int32_t v = (int32_t)(SONDE_INSTR_TLS_SLOT - (k + CH_TLS + 4));
+			memcpy(o + CH_TLS, &v, 4);
+			v = (int32_t)(SONDE_INSTR_CNT_SLOT - (k + CH_CNT + 4));
+			memcpy(o + CH_CNT, &v, 4);
+			v = (int32_t)(8 * i); /* i < 2^20 (SONDE_FUNC_NUM) */
+			memcpy(o + CH_NUM8, &v, 4);
+			memcpy(o + CH_PUSH, &num, 4);
+			rel = (int32_t)((int64_t)region - (int64_t)(at + CH_CALL + 4));
+			memcpy(o + CH_CALL, &rel, 4);
+		} else if (!f->int3) {
 			o[0] = 0x68; /* push $number */
 			memcpy(o + 1, &num, 4);
 			rel = (int32_t)((int64_t)region - (int64_t)(at + 10));

@@ -182,6 +182,11 @@ uint64_t session_audit(struct session *s, uint64_t span_ticks)
 				t->recs_off[k] = 0;
 				bad++;
 			}
+		for (uint32_t k = 0; k < SONDE_MAX_MODS_PER_THREAD; k++)
+			if (t->cnt_off[k] && (k >= nmods || !sess_fits(size, t->cnt_off[k], ((uint64_t)h->modules[k].nfuncs + 1) * 8, 8))) {
+				t->cnt_off[k] = 0;
+				bad++;
+			}
 	}
 	if (bad)
 		atomic_fetch_add(&h->lost[SONDE_LOST_SESSION_DAMAGE], bad);

@@ -51,10 +51,41 @@ static uint64_t off_at_end(int32_t pid, int32_t tid, uint64_t end_mono)
  * snapshot reads it while the program runs); then its REC_CCT_CPU, each
  * node's off-CPU time made inclusive, the top context given the wait since
  * the thread's last hook (off_end: its off-CPU time at the end, when known). */
-static void write_cct(struct rec_writer *w, uint32_t slot, const struct sonde_thread *t, const struct sonde_node *nodes,
-                      uint32_t used, uint64_t end, uint64_t off_end)
+/* The functions counted, not timed (record --timing) that thread t called:
+ * the nonzero entries of its arrays of counts (the runtime's and the stubs',
+ * rt/hooks.c enter_count), each a node under the root appended to out[used..]
+ * when out is not NULL, at most max of them; how many. */
+static uint32_t counted_nodes(struct session *s, const struct sonde_thread *t, struct rec_node *out, uint32_t used,
+                              uint32_t max)
 {
-	struct rec_cct hdr = { slot, used };
+	struct sonde_session_hdr *h = s->hdr;
+	uint32_t nmods = sess_nmodules(h), k = 0;
+	for (uint32_t m = 0; m < SONDE_MAX_MODS_PER_THREAD && m < nmods; m++) {
+		uint64_t nf = (uint64_t)h->modules[m].nfuncs + 1;
+		if (!t->cnt_off[m] || !sess_fits(s->size, t->cnt_off[m], nf * 8, 8))
+			continue;
+		const volatile uint64_t *cnt = sess_ptr(h, t->cnt_off[m]);
+		for (uint64_t i = 0; i < nf && k < max && used + k < SONDE_NODES_MAX; i++) {
+			uint64_t c = cnt[i];
+			if (!c)
+				continue;
+			if (out) {
+				struct rec_node *o = &out[used + k];
+				*o = (struct rec_node){ .parent = 0, .next_sibling = out[0].first_child,
+				                        .func = SONDE_FUNC(m, i + 1 == nf ? SONDE_UNNUMBERED : i), .calls = c };
+				out[0].first_child = used + k;
+			}
+			k++;
+		}
+	}
+	return k;
+}
+
+static void write_cct(struct rec_writer *w, struct session *s, uint32_t slot, const struct sonde_thread *t,
+                      const struct sonde_node *nodes, uint32_t used, uint64_t end, uint64_t off_end)
+{
+	uint32_t tree = used, flat = counted_nodes(s, t, NULL, used, UINT32_MAX);
+	used += flat; /* the file's nodes: the tree's, then the counted functions' */
 	int split = t->cpu_split == 1, runnable = split && (t->cpu_flags & SONDE_CPU_RUNNABLE);
 	struct rec_cct_cpu chdr = { slot, split ? used : 0, split ? 1 : t->cpu_split < 0 ? t->cpu_split : -1,
 	                            runnable ? REC_CPU_RUNNABLE : 0 };
@@ -68,12 +99,24 @@ static void write_cct(struct rec_writer *w, uint32_t slot, const struct sonde_th
 		return;
 	}
 	for (uint32_t n = 0; n < used; n++) {
+		if (n >= tree) { /* a counted function's: no time, no wait */
+			if (off)
+				off[n] = 0;
+			if (run)
+				run[n] = 0;
+			continue;
+		}
 		conv_node(&out[n], &nodes[n]);
 		if (off)
 			off[n] = nodes[n].off_ns;
 		if (run) /* within the node's off-CPU time (the session is the program's memory) */
 			run[n] = nodes[n].run_ns < nodes[n].off_ns ? nodes[n].run_ns : nodes[n].off_ns;
 	}
+	/* (a program that runs on may have made more entries nonzero since
+	 * the first look: those are left out, as later calls are) */
+	for (uint32_t n = flat ? tree + counted_nodes(s, t, out, tree, flat) : used; n < used; n++)
+		out[n] = (struct rec_node){ 0 }; /* (counts only grow: not reached) */
+	struct rec_cct hdr = { slot, used };
 	for (uint32_t i = 0, depth = open_frames(t); i < depth; i++) {
 		const struct sonde_frame *f = &t->stack[i];
 		if (f->node == 0 || f->node >= used || end < f->start)
@@ -187,7 +230,7 @@ int write_profile(struct session *s, struct recorder *rec, const struct launched
 				double em = (double)c1->mono_ns - ((double)c1->ticks - (double)end) / tpn;
 				off_end = off_at_end(h->procs[t->proc].pid, t->tid, em > 0 ? (uint64_t)em : 0);
 			}
-			write_cct(w, i, t, nodes, used, end, off_end);
+			write_cct(w, s, i, t, nodes, used, end, off_end);
 		}
 	}
 	write_locks(s, w);

@@ -393,29 +393,39 @@ static inline __attribute__((always_inline)) int rt_idle(const struct rt_tls *L)
  * below instantiate them for a constant mode, so the profile-only and
  * trace-only hooks carry none of the other mode's code (the runtime installs
  * the one that matches the session, see runtime.c). */
-/* A call of a function counted, not timed (record --timing; its stub hands
- * number | SONDE_INSTR_COUNT over): its calls go to the node of its context
- * (seed 000: through records[number]), no clock read, no frame, its return
- * address left alone, so no exit hook; its time stays in its caller's, and
- * the functions it calls are its caller's children.  Dead frames above the
- * slot (a longjmp) are closed first, as a timed entry does, so that the
- * count is never given to a context that has ended. */
-static __attribute__((noinline)) void enter_count(struct rt_tls *L, struct sonde_modhook *m, uint32_t number,
-                                                  uintptr_t *slot)
+/* A call of a function counted, not timed (record --timing) that its stub
+ * could not count itself (src/instr/stubs.c: the thread's array for the
+ * module is not made yet, or an int3 site): counted here in the same array,
+ * made now, by number (seed 000's records, flat: no calling context, so
+ * no frame and no clock read); its return address is left alone, so no
+ * exit hook, and its time stays in its caller's. */
+static __attribute__((noinline)) void enter_count(struct rt_tls *L, struct sonde_modhook *m, uint32_t number)
 {
-	struct sonde_thread *t = L->t;
-	uint32_t d = t->depth;
-	if (__builtin_expect(d && t->stack[d - 1].slot <= (uintptr_t)slot &&
-	                     (uintptr_t)slot - t->stack[d - 1].slot < STALE_WINDOW, 0))
-		close_stale(L, t, slot, clock_ticks()); /* a tail call: counted in the tail caller's context */
-	uint32_t idx = number < m->nfuncs ? number : m->nfuncs;
-	if (idx == m->nfuncs)
-		t->lost[SONDE_LOST_UNNUMBERED]++;
-	uint32_t func = SONDE_FUNC(m->slot, idx == m->nfuncs ? SONDE_UNNUMBERED : number);
-	uint32_t cur = t->cur_node;
-	if (cct_enter(L, t, m, idx, func) != RT_NO_NODE)
-		t->cur_node = cur; /* a leaf of the tree: its callees are its caller's */
+	uint32_t slot = m->slot;
+	if (slot >= SONDE_MAX_MODS_PER_THREAD) {
+		L->t->lost[SONDE_LOST_MODS_PER_THREAD]++;
+		return;
+	}
+	uint64_t *cnt = L->priv->cnt[slot];
+	if (!cnt) {
+		uint64_t off = sess_alloc(rt_sess, ((uint64_t)m->nfuncs + 1) * sizeof(uint64_t));
+		if (!off) {
+			L->t->lost[SONDE_LOST_SESSION_MEM]++;
+			return;
+		}
+		cnt = sess_ptr(rt_sess, off);
+		L->t->cnt_off[slot] = off;
+		L->priv->cnt[slot] = cnt; /* from now on the stub counts */
+	}
+	uint32_t nf = m->nfuncs; /* the session module's too (rt_module_new) */
+	if (number >= nf) {
+		L->t->lost[SONDE_LOST_UNNUMBERED]++;
+		number = nf;
+	}
+	cnt[number]++;
 }
+_Static_assert(offsetof(struct rt_tls, state) == 0 && offsetof(struct rt_tls, busy) == 4 && RT_T_ON == SONDE_INSTR_TLS_ON &&
+               offsetof(struct rt_tls, priv) == SONDE_INSTR_TLS_TABLE, "a counted stub's fast path reads rt_tls (instr_abi.h)");
 
 static inline __attribute__((always_inline)) void enter_body(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot,
                                                              uint32_t mode, int numbered, int plain, int keep)
@@ -430,7 +440,7 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 		/* only a profile counts (record refuses --timing with --trace) */
 		fn &= ~(uintptr_t)SONDE_INSTR_COUNT;
 		if (mode & SONDE_MODE_PROFILE) {
-			enter_count(L, m, (uint32_t)fn, slot);
+			enter_count(L, m, (uint32_t)fn);
 			atomic_signal_fence(memory_order_seq_cst);
 			rt_busy_out(L);
 			return;

@@ -430,7 +430,7 @@ static int move_code(struct sonde_session_hdr *S, const struct sonde_instr_mod *
 	memcpy(code, sess_ptr(S, pm->pre_code_off), rsize);
 	for (uint32_t k = 0; k < nf; k++) {
 		int32_t v;
-		if (fix[k] < SONDE_INSTR_HOOK_SLOT + 8 || fix[k] > rsize - 4)
+		if (fix[k] < SONDE_INSTR_STUBS_AT || fix[k] > rsize - 4)
 			return 0;
 		memcpy(&v, code + fix[k], 4);
 		int64_t w = (int64_t)v - shift;
@@ -516,14 +516,27 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 	if (!copied)
 		memcpy((void *)(uintptr_t)region, sess_ptr(S, r->code_off), rsize);
 	memcpy((void *)(uintptr_t)(region + SONDE_INSTR_HOOK_SLOT), &r->hook, 8); /* the common entry reads it */
-	if (mprotect((void *)(uintptr_t)region, rsize, PROT_READ | PROT_EXEC) != 0)
-		goto undo;
 
 	uint32_t slot;
 	uint64_t *funcs;
 	struct sonde_module *M = rt_module_new((uintptr_t)lo, n, &slot, &funcs);
 	if (!M)
 		return; /* the region stays: nothing jumps to it */
+	/* the counted stubs' slots (instr_abi.h): where rt_tls lies from the
+	 * thread pointer (initial-exec: the same in every thread), and where
+	 * this module's counts are in its tables */
+	uintptr_t tp;
+	__asm__("mov %%fs:0, %0" : "=r"(tp));
+	int64_t tls = (int64_t)((uintptr_t)&rt_tls - tp);
+	uint64_t cnt = slot < SONDE_MAX_MODS_PER_THREAD ? offsetof(struct rt_priv, cnt) + (uint64_t)slot * sizeof(uint64_t *)
+	                                                : offsetof(struct rt_priv, cnt_none); /* the hook's way, which says why */
+	memcpy((void *)(uintptr_t)(region + SONDE_INSTR_TLS_SLOT), &tls, 8);
+	memcpy((void *)(uintptr_t)(region + SONDE_INSTR_CNT_SLOT), &cnt, 8);
+	if (mprotect((void *)(uintptr_t)region, rsize, PROT_READ | PROT_EXEC) != 0) {
+		rt_log("could not make a module's stubs executable; it is not recorded");
+		atomic_store_explicit(&M->state, SONDE_M_LOADED, memory_order_release);
+		return; /* the region stays: nothing jumps to it */
+	}
 	for (uint32_t i = 0; i < n; i++)
 		funcs[i] = fns[i].vaddr;
 	rt_filter_module(M);

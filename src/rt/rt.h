@@ -30,6 +30,13 @@ enum { RT_T_NEW = 0, RT_T_ON = 1, RT_T_OFF = 2 };
  * mapped privately at a thread's first event (see struct rt_tls). */
 struct rt_priv {
 	uint32_t *recs[SONDE_MAX_MODS_PER_THREAD]; /* records[number] per module (seed 000) */
+	/* record --timing: the calls of each counted function, per module, by
+	 * number (+1: the unnumbered bucket), in the session (t->cnt_off); NULL
+	 * until the thread's first counted call of the module.  A counted
+	 * function's stub adds to it itself (instr_abi.h's CNT slot holds
+	 * offsetof(cnt) + 8 * slot), else the hook does (hooks.c, enter_count). */
+	uint64_t *cnt[SONDE_MAX_MODS_PER_THREAD];
+	uint64_t *cnt_none; /* always NULL: the CNT slot of a module whose slot has no cnt[] entry */
 	/* Return addresses of the last frames closed as dead (hooks.c). */
 	struct { uintptr_t slot, ra; } grave[RT_GRAVES];
 	/* observe.c: the exit trampoline's CIE and FDE for libgcc's unwinder,

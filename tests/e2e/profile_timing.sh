@@ -93,6 +93,32 @@ for cc in gcc clang; do
 	fi
 done
 
+# Counted in the stubs: four threads, a SIGPROF handler landing in the
+# counting instructions, a forked child (tests/progs/timing_threads.c):
+# every process's count of tick equals its own, under none and auto.
+if cc -O2 -g -pthread -o tt "$PROGS/timing_threads.c"; then
+	for t in none auto; do
+		"$SONDE" record --timing=$t -o tt-$t.data -- ./tt >tt-$t.txt 2>tt-$t.err
+		"$SONDE" report -i tt-$t.data --processes --format=json >tt-$t.json 2>tt-$t.rep.err
+		python3 - tt-$t.txt tt-$t.json $t <<'PY'
+import json, sys
+out, rep, t = sys.argv[1:4]
+want = {l.split()[0]: int(l.split()[2]) for l in open(out) if l.split()[1:2] == ["tick"]}
+d = json.load(open(rep))
+got = {}
+for p in d.get("processes", []):
+    role = "parent" if p.get("ppid") not in [q.get("pid") for q in d["processes"]] else "child"
+    got[role] = sum(f["calls"] for f in p["functions"] if f["name"] == "tick")
+    timed = [f.get("timed") for f in p["functions"] if f["name"] == "tick"]
+ok = want.get("handler", 0) > 0 and got.get("parent") == want.get("parent") and got.get("child") == want.get("child")
+print(("ok" if ok else "not ok") + f" - timing_threads --timing={t}: tick's count in each process equals the program's "
+      f"(threads, {want.get('handler')} calls from a SIGPROF handler, a fork child)" + ("" if ok else f": program {want}, sonde {got}"))
+PY
+	done
+else
+	notok "timing_threads.c builds" "cc failed"
+fi
+
 # Lua: every function's count under none and auto equals all's
 LUAFLAGS='-Dluai_makeseed(L)=0u -Dl_randomizePivot()=0u -DSTRCACHE_N=1 -DSTRCACHE_M=1'
 real_build lua-plain lua cc -g $LUAFLAGS

@@ -88,7 +88,10 @@ for svg, out in (("prof.svg", "prof.out"), ("tr.svg", "tr.out"), ("range.svg", "
     # hooks and clock reads, is negligible): width ratios equal the ratios of
     # the times the program measured inside the functions, within 3%.
     big = [p for p, (c, ns) in want.items() if ns >= 1e5 * c and p != "main"]
-    bad = [f"{a}/{b} graph {W[a] / W[b]:.4f} program {want[a][1] / want[b][1]:.4f}"
+    def why(p):  # what sonde and the program each measured, to explain a failure
+        f = rep.get(p.split(";")[-1], {})
+        return f"{p}: sonde {f.get('inclusive_ns')} ns, on CPU {f.get('inclusive_cpu_ns')}, program {want[p][1]}"
+    bad = [f"{a}/{b} graph {W[a] / W[b]:.4f} program {want[a][1] / want[b][1]:.4f} ({why(a)}; {why(b)})"
            for a in big for b in big if a < b and
            abs(W[a] / W[b] - want[a][1] / want[b][1]) > (0.03 + off(a) + off(b)) * want[a][1] / want[b][1]]
     say(len(big) >= 3 and not bad, f"{svg}: widths in the ratios of the program's measured times ({', '.join(sorted(big))})",

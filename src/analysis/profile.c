@@ -337,7 +337,8 @@ const char *profile_cpu_why(const struct profile *p, char *buf, size_t n)
 	else if (p->cpu_why == REC_CPU_SECCOMP)
 		snprintf(buf, n, "not measured: the program runs under a seccomp filter (sonde makes no system call it might refuse)");
 	else if (p->cpu_why < 0)
-		snprintf(buf, n, "not measured: perf_event_open refused: %s%s", strerror(-p->cpu_why),
+		snprintf(buf, n, "not measured: perf_event_open refused: %s%s",
+		         p->cpu_why >= -4095 ? strerror(-p->cpu_why) : "an error code out of range", /* from the file */
 		         p->cpu_why == -13 || p->cpu_why == -1 ? " (kernel.perf_event_paranoid above 2?)" : "");
 	else if (p->cpu_threads)
 		snprintf(buf, n, "measured for %u of %u threads only", p->cpu_threads, p->cpu_threads + p->cpu_unknown);

@@ -101,6 +101,8 @@ fuzz_part() {
 		[ -f "$d/profile.sonde" ] && [ ! -p "$d/profile.sonde" ] &&
 			python3 "$ROOT/tests/fuzz/pack.py" pack "$d" "seeds/$(basename "$d")"
 	done
+	# inputs that once crashed a reader (tests/fuzz/regress: what each found, by its name)
+	cp "$ROOT"/tests/fuzz/regress/* seeds/
 	# the 6 MB deep chain would set -max_len: keep the inputs small
 	rm -f seeds/deep_chain
 	local jobs=()

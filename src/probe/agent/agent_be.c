@@ -528,7 +528,8 @@ static int request(struct agent_be *b, uint32_t op, uint32_t site, char *err, si
 		char msg[sizeof h->msg];
 		memcpy(msg, (const char *)h->msg, sizeof msg);
 		msg[sizeof msg - 1] = 0;
-		snprintf(err, n, "%s", msg[0] ? msg : strerror(-h->err));
+		int e = h->err; /* the target's memory: an errno only if in range */
+		snprintf(err, n, "%s", msg[0] ? msg : e < 0 && e >= -4095 ? strerror(-e) : "the probe agent failed");
 		return -1;
 	}
 	return 0;

@@ -490,6 +490,7 @@ int agent_start(pid_t pid, const char *rt_path, int session_fd, struct sonde_ses
 		close(pfd[1]);
 		return r == -ENOENT ? AGENT_NOT_SONDE : -1;
 	}
+	snprintf(a->rt, sizeof a->rt, "%s", rt);
 	a->nmods = r & 0xffff;
 	a->nobjs = (r >> 16) & 0x7fff;
 	a->alive_w = pfd[1];
@@ -510,6 +511,11 @@ void agent_free(struct agent *a)
 static int stop_by_helper(struct agent *a, char *err, size_t n)
 {
 	uint64_t args[6] = { 0 }, ret;
+	/* An exec since the start: the new image started the agent itself
+	 * (exec_follow.c), with the runtime elsewhere in it. */
+	uint64_t now = agent_target_sym(a->pid, a->rt, "sonde_agent_stop");
+	if (now)
+		a->stop_fn = now;
 	int res[2];
 	pid_t c = fork_helper(res, a->alive_w);
 	if (c < 0)

@@ -31,19 +31,12 @@ int record_patch_plan(const struct cli_opts *o, const char *prog_path, struct se
 		}
 		return 0;
 	}
-	if (o->nexecs && o->pid > 0) {
-		snprintf(err, n, "--exec chooses among the programs a launched tree execs: it cannot go with -p");
-		return -1;
-	}
 	p->set.globs = o->modules;
 	p->set.nglobs = o->nmodules;
 	p->set.live = o->pid > 0; /* record -p: the regions built now are for a running program */
 	p->set.timing = o->timing;
 	p->set.timed = o->timed;
 	p->set.ntimed = o->ntimed;
-	/* A launched tree: the programs exec'd in it are planned when they ask
-	 * (record --exec: only those matching; the launched program too). */
-	p->set.exec_follow = o->pid <= 0;
 	p->set.exec_globs = o->execs;
 	p->set.nexec_globs = o->nexecs;
 	char why[600];
@@ -57,6 +50,11 @@ int record_patch_plan(const struct cli_opts *o, const char *prog_path, struct se
 		if (rc == 0)
 			instr_plan_timing(&p->set.plans[0], o->timing, o->timed, o->ntimed);
 	}
+	/* The programs exec'd in the tree, launched or attached, are planned
+	 * when they ask (record --exec: only those matching; the launched
+	 * program too, while an attached one is recorded as asked, when it can
+	 * be: otherwise the attach is refused as before). */
+	p->set.exec_follow = o->pid <= 0 || rc >= 0;
 	/* rc > 0: built with sonde-cc, its sleds are the way (or left out by
 	 * --exec): its images exec'd again ask nothing */
 	struct stat st;

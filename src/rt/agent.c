@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -58,6 +59,9 @@ static int agent_state; /* 0 never started, 1 recording, 2 ended */
 static uint32_t agent_gen; /* which attach: a watcher ends its own only */
 static int agent_locks; /* --locks: lock functions redirected (got.c) */
 static pthread_mutex_t agent_lock = PTHREAD_MUTEX_INITIALIZER; /* start against start */
+/* While recording: the session's memory and sonde's pipe, close-on-exec
+ * copies for an exec that keeps the recording (exec_follow.c). */
+static int agent_sess_keep = -1, agent_alive_keep = -1;
 
 struct note_walk {
 	struct sonde_modhook **out;
@@ -235,8 +239,41 @@ static void end_recording(uint32_t gen)
 {
 	int one = 1;
 	if (gen == __atomic_load_n(&agent_gen, __ATOMIC_ACQUIRE) &&
-	    __atomic_compare_exchange_n(&agent_state, &one, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	    __atomic_compare_exchange_n(&agent_state, &one, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		rt_got_restore(RT_GOT_EXEC); /* execs from now on pass on as they are */
 		end_now(agent_mods, agent_nmods);
+		int s = agent_sess_keep, a = agent_alive_keep;
+		agent_sess_keep = agent_alive_keep = -1;
+		if (s >= 0)
+			close(s);
+		if (a >= 0)
+			close(a);
+	}
+}
+
+/* sonde has closed its end of the pipe (it ended, or is ending): a process
+ * of the tree that missed the end (a fork child has no watcher) must not
+ * start a new image into a session nobody serves. */
+static int sonde_gone(int afd)
+{
+	struct pollfd p = { afd, POLLIN, 0 };
+	return poll(&p, 1, 0) != 0;
+}
+
+RT_HIDDEN int rt_agent_follow(struct rt_follow_keep *k, int spawn)
+{
+	(void)spawn; /* every process of the recorded tree is recorded */
+	if (__atomic_load_n(&agent_state, __ATOMIC_ACQUIRE) != 1 || __atomic_load_n(&rt_agent_ended, __ATOMIC_ACQUIRE))
+		return -1;
+	k->fd[0] = __atomic_load_n(&agent_sess_keep, __ATOMIC_ACQUIRE);
+	k->fd[1] = __atomic_load_n(&agent_alive_keep, __ATOMIC_ACQUIRE);
+	if (k->fd[0] < 0 || k->fd[1] < 0 || sonde_gone(k->fd[1]))
+		return -1;
+	k->var[0] = "SONDE_AGENT_FD";
+	k->var[1] = "SONDE_AGENT_ALIVE_FD";
+	k->flag = "SONDE_AGENT_EXEC=1";
+	k->prefix = "SONDE_AGENT_";
+	return 0;
 }
 
 /* A session this process was launched with (`sonde record -- PROGRAM`)
@@ -346,6 +383,8 @@ RT_EXPORT int sonde_agent_retire(const char *session, long held)
 	return rc;
 }
 
+static int begin(int fd, int afd);
+
 /* Called by sonde in the running program.  session: a path to open the
  * session memory at; alive: a path of a pipe whose write end only sonde
  * holds; held: sonde holds every other thread stopped, none inside the
@@ -391,6 +430,19 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive, long hel
 		close(afd);
 		goto out;
 	}
+	rc = begin(fd, afd);
+out:
+	pthread_mutex_unlock(&agent_lock);
+	errno = saved;
+	return rc;
+}
+
+/* The start, on the session's memory at fd and sonde's pipe at afd (both
+ * close-on-exec, taken over: closed, kept or the watcher's); agent_lock
+ * held.  sonde_agent_start's value. */
+static int begin(int fd, int afd)
+{
+	int rc;
 	/* The mode first: a --locks session needs no module. */
 	uint32_t mode = 0;
 	if (pread(fd, &mode, sizeof mode, offsetof(struct sonde_session_hdr, mode)) != (ssize_t)sizeof mode) {
@@ -412,7 +464,9 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive, long hel
 	rc = rt_init_late(fd);
 	if (rc)
 		goto out_fds;
-	close(fd); /* the mapping stays */
+	/* the mapping stays; the descriptors are kept for an exec (exec_follow.c) */
+	agent_sess_keep = fd;
+	agent_alive_keep = fcntl(afd, F_DUPFD_CLOEXEC, 0);
 	/* Modules dlopen'ed from now on find the runtime (their constructor
 	 * looks for it with dlsym(RTLD_DEFAULT)): make it global.  Symbols that
 	 * the program resolved before keep their binding. */
@@ -442,6 +496,8 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive, long hel
 	}
 	nsyms = rt_signal_wrappers(&syms); /* handlers' calls recorded, also inside a hook */
 	rt_got_add(RT_GOT_SIGNALS, syms, nsyms);
+	nsyms = rt_exec_wrappers(&syms); /* an exec of the tree starts the agent in its new image */
+	rt_got_add(RT_GOT_EXEC, syms, nsyms);
 	rt_got_redirect();
 	rt_signals_adopt(); /* the handlers installed before, after the redirection */
 	if (locks)
@@ -458,19 +514,55 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive, long hel
 	rc = (agent_nmods + patched < 0xffff ? agent_nmods + patched : 0xffff) | (nobjs < 0x7fff ? nobjs : 0x7fff) << 16;
 	if (prc) { /* without a watcher, sonde's death could not be seen */
 		close(afd);
-		pthread_mutex_unlock(&agent_lock);
 		end_recording(gen);
-		errno = saved;
 		return -prc;
 	}
-	goto out;
+	return rc;
 out_fds:
 	close(fd);
 	close(afd);
-out:
-	pthread_mutex_unlock(&agent_lock);
-	errno = saved;
 	return rc;
+}
+
+/* An image exec'd in an attached recording (exec_follow.c): the runtime was
+ * preloaded with the session's two descriptors in the environment; the agent
+ * starts here, before the program's own constructors, and asks sonde to plan
+ * the executable (instr.c).  The environment loses sonde's part first, so the
+ * program sees the one it was given. */
+static int env_fd(const char *name)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n = v ? strtol(v, &end, 10) : -1;
+	return v && *v && !*end && n >= 3 && n < 65536 ? (int)n : -1;
+}
+
+__attribute__((constructor(103))) static void agent_exec_start(void)
+{
+	if (!getenv("SONDE_AGENT_EXEC"))
+		return;
+	int fd = env_fd("SONDE_AGENT_FD"), afd = env_fd("SONDE_AGENT_ALIVE_FD");
+	unsetenv("SONDE_AGENT_FD");
+	unsetenv("SONDE_AGENT_ALIVE_FD");
+	unsetenv("SONDE_AGENT_EXEC");
+	rt_strip_preload();
+	struct stat s1, s2;
+	if (fd < 0 || afd < 0 || fstat(fd, &s1) || fstat(afd, &s2) || !S_ISREG(s1.st_mode) || !S_ISFIFO(s2.st_mode))
+		return; /* not what an exec of the recording passes on: nothing is ours */
+	if (sonde_gone(afd)) { /* the recording ended meanwhile */
+		close(fd);
+		close(afd);
+		return;
+	}
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	fcntl(afd, F_SETFD, FD_CLOEXEC);
+	int saved = errno;
+	pthread_mutex_lock(&agent_lock);
+	int rc = agent_state || rt_sess ? (close(fd), close(afd), -EBUSY) : begin(fd, afd);
+	pthread_mutex_unlock(&agent_lock);
+	if (rc < 0)
+		rt_log("the exec'd image could not join the attached recording; it is not recorded");
+	errno = saved;
 }
 
 /* Called by sonde at the end of the recording: sleds back to nops.  0. */

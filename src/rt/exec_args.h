@@ -1,6 +1,6 @@
 /* exec_args.h — execl, execlp and execle as the runtime's interpositions
  * define them (exec_env.c: sonde's environment kept across an exec;
- * probe_exec.c: the probes' agent's): the arguments counted, then put in an
+ * exec_follow.c: a late-loaded runtime's session kept): the arguments counted, then put in an
  * array on the stack (no malloc: a vfork child calls these too), then the
  * vector form CALL(where, argv, envp). */
 #ifndef SONDE_RT_EXEC_ARGS_H

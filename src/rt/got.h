@@ -14,7 +14,7 @@ struct rt_got_sym {
 enum rt_got_group {
 	RT_GOT_UNWIND, /* the C++ unwinder's entry points (unwind.c): kept after the end */
 	RT_GOT_LOCKS,  /* the lock functions (locks.c), --locks */
-	RT_GOT_EXEC,   /* the exec functions, while a probe session runs (probe_exec.c) */
+	RT_GOT_EXEC,   /* the exec functions and posix_spawn, while a probe session or an attached recording runs (exec_follow.c) */
 	RT_GOT_SIGNALS, /* sigaction and signal (signals.c), while a recording runs */
 	RT_GOT_SYSCALLS, /* the system-call wrappers (syscalls.c), --syscalls -p */
 	RT_GOT_NGROUPS

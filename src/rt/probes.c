@@ -1362,7 +1362,7 @@ RT_EXPORT int sonde_probe_agent_start(const char *area, const char *alive)
 	return rc;
 }
 
-/* The exec functions go through probe_exec.c (before rt_got_redirect). */
+/* The exec functions go through exec_follow.c (before rt_got_redirect). */
 static void exec_follow(void)
 {
 	static int added;
@@ -1374,87 +1374,18 @@ static void exec_follow(void)
 	added = 1;
 }
 
-RT_HIDDEN int rt_probes_exec_env(char *const *envp, char ***out, int fds[2])
+RT_HIDDEN int rt_probes_follow(struct rt_follow_keep *k, int spawn)
 {
-	if (!__atomic_load_n(&running, __ATOMIC_ACQUIRE) || !pa || area_keep < 0 || alive_fd < 0 ||
+	if (spawn || !__atomic_load_n(&running, __ATOMIC_ACQUIRE) || !pa || area_keep < 0 || alive_fd < 0 ||
 	    (pid_t)syscall(SYS_getpid) != self_pid)
-		return -1; /* no session here, or a child (vfork) */
-	Dl_info di;
-	if (!dladdr((void *)rt_probes_exec_env, &di) || !di.dli_fname)
-		return -1;
-	size_t n = 0;
-	while (envp && envp[n])
-		n++;
-	char **env = calloc(n + 5, sizeof *env);
-	char *pre = NULL, *fa = NULL, *fp = NULL;
-	fds[0] = fcntl(area_keep, F_DUPFD, 900);
-	fds[1] = fcntl(alive_fd, F_DUPFD, 900);
-	const char *old = NULL;
-	for (size_t i = 0; i < n; i++)
-		if (!strncmp(envp[i], "LD_PRELOAD=", 11))
-			old = envp[i] + 11;
-	if (!env || fds[0] < 0 || fds[1] < 0 ||
-	    asprintf(&pre, "LD_PRELOAD=%s%s%s", di.dli_fname, old && *old ? ":" : "", old ? old : "") < 0 ||
-	    asprintf(&fa, "SONDE_PROBE_FD=%d", fds[0]) < 0 || asprintf(&fp, "SONDE_PROBE_ALIVE_FD=%d", fds[1]) < 0) {
-		free(pre);
-		free(fa);
-		rt_probes_exec_undo(env, fds);
-		return -1;
-	}
-	size_t k = 0;
-	env[k++] = pre;
-	env[k++] = fa;
-	env[k++] = fp;
-	env[k++] = (char *)"SONDE_PROBE_EXEC=1";
-	for (size_t i = 0; i < n; i++)
-		if (strncmp(envp[i], "LD_PRELOAD=", 11) && strncmp(envp[i], "SONDE_PROBE_", 12))
-			env[k++] = envp[i];
-	env[k] = NULL;
-	*out = env;
+		return -1; /* no session here, a child (vfork), or a new process (posix_spawn) */
+	k->fd[0] = area_keep;
+	k->fd[1] = alive_fd;
+	k->var[0] = "SONDE_PROBE_FD";
+	k->var[1] = "SONDE_PROBE_ALIVE_FD";
+	k->flag = "SONDE_PROBE_EXEC=1";
+	k->prefix = "SONDE_PROBE_";
 	return 0;
-}
-
-RT_HIDDEN void rt_probes_exec_undo(char **env, int fds[2])
-{
-	if (env) {
-		free(env[0]);
-		free(env[1]);
-		free(env[2]);
-		free(env);
-	}
-	if (fds[0] >= 0)
-		close(fds[0]);
-	if (fds[1] >= 0)
-		close(fds[1]);
-}
-
-/* LD_PRELOAD's libsonde-rt.so goes, so that the programs this one starts do
- * not take it. */
-static void strip_preload(void)
-{
-	char *v = getenv("LD_PRELOAD");
-	if (!v)
-		return;
-	char out[4096];
-	size_t o = 0;
-	for (char *p = v; *p;) {
-		size_t l = strcspn(p, ": ");
-		int ours = l >= 14 && memcmp(p + l - 14, "libsonde-rt.so", 14) == 0;
-		if (!ours && l && o + l + 2 < sizeof out) {
-			if (o)
-				out[o++] = ':';
-			memcpy(out + o, p, l);
-			o += l;
-		}
-		p += l;
-		while (*p == ':' || *p == ' ')
-			p++;
-	}
-	out[o] = 0;
-	if (o)
-		setenv("LD_PRELOAD", out, 1);
-	else
-		unsetenv("LD_PRELOAD");
 }
 
 /* Launch (`sonde probe -- PROGRAM`): sonde starts the program with
@@ -1471,7 +1402,7 @@ __attribute__((constructor(102))) static void probes_ctor(void)
 	unsetenv("SONDE_PROBE_FD");
 	unsetenv("SONDE_PROBE_ALIVE_FD");
 	unsetenv("SONDE_PROBE_EXEC");
-	strip_preload();
+	rt_strip_preload();
 	/* The pipe moves out of the program's way, closed on exec. */
 	int hi = fcntl(pfd, F_DUPFD_CLOEXEC, 900);
 	close(pfd);

@@ -514,15 +514,24 @@ RT_HIDDEN int rt_dlcall_wrappers(const struct rt_got_sym **out);
 RT_HIDDEN uintptr_t rt_dl_gadget(uintptr_t *slot);
 /* probes.c: the probe agent's replaced return addresses of this thread put back (an exception unwinds). */
 RT_HIDDEN void rt_probes_unhook(void);
-/* probe_exec.c / probes.c: following exec.  rt_exec_wrappers gives the
- * redirections; rt_probes_exec_env makes the environment of an exec that
- * keeps the probe session (0, with *env and the two descriptors it opened),
- * or -1 when there is none in this process; rt_probes_exec_undo after an
- * exec that failed. */
+/* exec_follow.c: a runtime loaded late follows exec (probes.c's session,
+ * agent.c's attached recording).  rt_exec_wrappers gives the redirections;
+ * rt_probes_follow and rt_agent_follow fill *k with what an exec keeps of
+ * their session (0), or say that none follows this one (-1; spawn: it is a
+ * posix_spawn's, a new process); no malloc and no lock (a vfork child calls
+ * them).  rt_strip_preload takes the runtime out of LD_PRELOAD (a new
+ * image's constructor). */
 struct rt_got_sym;
+struct rt_follow_keep {
+	int fd[2];          /* the session's memory, sonde's pipe (the new image gets copies) */
+	const char *var[2]; /* the variables that name the copies' numbers */
+	const char *flag;   /* "NAME=1": the new image is an exec of the session */
+	const char *prefix; /* the session's variables, dropped from the environment given */
+};
 RT_HIDDEN int rt_exec_wrappers(const struct rt_got_sym **out);
-RT_HIDDEN int rt_probes_exec_env(char *const *envp, char ***env, int fds[2]);
-RT_HIDDEN void rt_probes_exec_undo(char **env, int fds[2]);
+RT_HIDDEN int rt_probes_follow(struct rt_follow_keep *k, int spawn);
+RT_HIDDEN int rt_agent_follow(struct rt_follow_keep *k, int spawn);
+RT_HIDDEN void rt_strip_preload(void);
 
 /* runtime.c, for exec_env.c: a process slot for the image an exec is about
  * to start that will not load the runtime (why: "static" or "set-uid"): its

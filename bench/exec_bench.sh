@@ -5,7 +5,9 @@
 #   patched     the same under sonde record: every gzip image patched (one plan, reused)
 #   excluded    under sonde record --exec nomatch: the runtime in every image, nothing patched
 #   no-patch    under sonde record --no-patch: the runtime only, no plan asked for
-# Per-exec cost above plain: (median time - plain median) / N.  Then the plan of a large
+# Per-exec cost above plain: (median time - plain median) / N.  Then the loop in an attached
+# tree: the same sh waiting on a FIFO, plain and under record -p (which follows its execs), the
+# loop timed by the shell itself.  Then the plan of a large
 # program made once and reused: gcc -c run K times under sonde record --exec cc1: sonde's
 # planning of cc1 (sonde info's plan_ms, once for the recording) and the time each cc1
 # process was held while it was patched from that plan (its module's numbering_ns).
@@ -32,6 +34,29 @@ awk -v n="$N" -v p="$tp" -v x="$tx" -v e="$te" -v o="$tn" 'BEGIN {
 	printf "  %-10s %8.3f s %11.1f us\n", "patched", x, (x - p) / n * 1e6
 	printf "  %-10s %8.3f s %11.1f us\n", "excluded", e, (e - p) / n * 1e6
 	printf "  %-10s %8.3f s %11.1f us\n", "no-patch", o, (o - p) / n * 1e6 }'
+# The same loop in an attached tree (record -p follows the execs, docs/ATTACH.md "An exec while
+# recording"): a shell that waits on a FIFO, then times the loop itself; plain, and attached.
+attached_loop() { # MODE (plain or attached): the loop's own time in s
+	rm -f go T a.err; mkfifo go
+	sh -c "read x < go; t0=\$(date +%s%N); $loop; t1=\$(date +%s%N); echo \$((t1 - t0)) > T" &
+	local sh=$! sp=
+	if [ "$1" = attached ]; then
+		"$SONDE" record -p "$sh" -o a.data 2> a.err &
+		sp=$!
+		for _ in $(seq 1000); do grep -q "recording process" a.err 2>/dev/null && break; sleep 0.01; done
+	fi
+	echo go > go
+	wait "$sh"
+	[ -n "$sp" ] && { kill -INT "$sp"; wait "$sp"; }
+	awk '{ printf "%.6f\n", $1 / 1e9 }' T
+}
+med() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+ap=$(for _ in $(seq "$REPS"); do attached_loop plain; done | med)
+aa=$(for _ in $(seq "$REPS"); do attached_loop attached; done | med)
+echo "the same loop in an attached tree (record -p, the loop's own time, median of $REPS):"
+awk -v n="$N" -v p="$ap" -v a="$aa" 'BEGIN {
+	printf "  %-10s %8.3f s %14s\n", "plain", p, "-"
+	printf "  %-10s %8.3f s %11.1f us\n", "attached", a, (a - p) / n * 1e6 }'
 cc1=$(gcc -print-prog-name=cc1)
 printf 'int f(int x) { return x * 2; }\nint main(void) { return f(1); }\n' > a.c
 cmd=$(printf 'gcc -O2 -c a.c -o a.o; %.0s' $(seq "$K"))

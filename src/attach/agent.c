@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "proc/modules.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -511,11 +512,6 @@ void agent_free(struct agent *a)
 static int stop_by_helper(struct agent *a, char *err, size_t n)
 {
 	uint64_t args[6] = { 0 }, ret;
-	/* An exec since the start: the new image started the agent itself
-	 * (exec_follow.c), with the runtime elsewhere in it. */
-	uint64_t now = agent_target_sym(a->pid, a->rt, "sonde_agent_stop");
-	if (now)
-		a->stop_fn = now;
 	int res[2];
 	pid_t c = fork_helper(res, a->alive_w);
 	if (c < 0)
@@ -547,12 +543,62 @@ static int stop_by_helper(struct agent *a, char *err, size_t n)
 	return -1;
 }
 
+/* Does a thread of pid run the agent's watcher (named sonde-agent)? */
+static int watcher_runs(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return 0;
+	int yes = 0;
+	struct dirent *e;
+	while (!yes && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char p[320], comm[32] = "";
+		snprintf(p, sizeof p, "/proc/%d/task/%s/comm", (int)pid, e->d_name);
+		FILE *f = fopen(p, "r");
+		if (f) {
+			yes = fgets(comm, sizeof comm, f) && !strcmp(comm, "sonde-agent\n");
+			fclose(f);
+		}
+	}
+	closedir(d);
+	return yes;
+}
+
+/* Is the runtime mapped at the stop function's address in pid now (not
+ * exec'd since the start)? */
+static int same_image(const struct agent *a)
+{
+	struct modules ms = { 0 };
+	int yes = 0;
+	if (modules_load(&ms, a->pid) == 0) {
+		const struct module *m = modules_at(&ms, a->stop_fn);
+		yes = m && m->path && !strcmp(m->path, a->rt);
+	}
+	modules_free(&ms);
+	return yes;
+}
+
 int agent_stop(struct agent *a, char *err, size_t n)
 {
 	int rc = 0;
 	if (!agent_target_alive(a->pid)) {
 		snprintf(err, n, "process %d has ended", (int)a->pid);
 		rc = -1;
+	} else if (!same_image(a) && agent_target_sym(a->pid, a->rt, "sonde_agent_stop")) {
+		/* exec'd since, and the new image started the agent itself
+		 * (exec_follow.c): no call into an image that may be starting
+		 * still; its watcher ends the recording at the pipe's end, as in
+		 * every other process of the tree.  Wait for that (2 s at most). */
+		close(a->alive_w);
+		a->alive_w = -1;
+		for (int i = 0; i < 400 && watcher_runs(a->pid); i++) {
+			struct timespec ts = { 0, 5 * 1000 * 1000 };
+			nanosleep(&ts, NULL);
+		}
 	} else {
 		rc = stop_by_helper(a, err, n);
 	}

@@ -16,7 +16,7 @@ struct agent {
 	pid_t pid;
 	int alive_w;          /* write end of the pipe the agent's watcher reads: closed by our end */
 	uint64_t stop_fn;     /* sonde_agent_stop in the target */
-	char rt[4096];        /* the runtime's real path: where stop_fn is in a new image (an exec since the start) */
+	char rt[4096];        /* the runtime's real path: the stop call is made only where stop_fn is in it */
 	int nmods;            /* modules recording */
 	int nobjs;            /* --locks: objects whose lock calls were redirected */
 	uint64_t start_ns;    /* CLOCK_MONOTONIC when the sleds were on */

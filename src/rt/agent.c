@@ -260,6 +260,12 @@ static int sonde_gone(int afd)
 	return poll(&p, 1, 0) != 0;
 }
 
+RT_HIDDEN int rt_agent_sonde_gone(void)
+{
+	int a = __atomic_load_n(&agent_alive_keep, __ATOMIC_ACQUIRE);
+	return a >= 0 && sonde_gone(a);
+}
+
 RT_HIDDEN int rt_agent_follow(struct rt_follow_keep *k, int spawn)
 {
 	(void)spawn; /* every process of the recorded tree is recorded */

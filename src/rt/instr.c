@@ -78,7 +78,7 @@ static uint32_t await(struct sonde_instr_req *r, uint32_t asked)
 		if (st != asked)
 			return st;
 		uint64_t now = clock_mono_ns();
-		if (now >= end) {
+		if (now >= end || rt_agent_sonde_gone()) {
 			uint32_t want = asked;
 			if (atomic_compare_exchange_strong(&r->state, &want, SONDE_IR_GAVE_UP))
 				return SONDE_IR_GAVE_UP;

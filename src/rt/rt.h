@@ -531,6 +531,9 @@ struct rt_follow_keep {
 RT_HIDDEN int rt_exec_wrappers(const struct rt_got_sym **out);
 RT_HIDDEN int rt_probes_follow(struct rt_follow_keep *k, int spawn);
 RT_HIDDEN int rt_agent_follow(struct rt_follow_keep *k, int spawn);
+/* agent.c: an attached recording whose sonde has closed its pipe (it ended,
+ * or died): nobody answers the session's requests any more (instr.c). */
+RT_HIDDEN int rt_agent_sonde_gone(void);
 RT_HIDDEN void rt_strip_preload(void);
 
 /* runtime.c, for exec_env.c: a process slot for the image an exec is about

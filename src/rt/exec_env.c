@@ -164,11 +164,7 @@ static void fix_env(char *const *envp, char **out, char *pre, size_t pren)
 	out[k] = NULL;
 }
 
-/* Would the program at path load the runtime?  0 when it is statically
- * linked (why: "static") or set-uid/set-gid to another user (the loader
- * ignores LD_PRELOAD: "set-uid"); 1 otherwise (a script, or one that cannot
- * be read: the exec decides). */
-static int loads_rt(const char *path, const char **why)
+RT_HIDDEN int rt_exec_loads_rt(const char *path, const char **why)
 {
 	struct stat st;
 	if (!path || stat(path, &st) != 0)
@@ -183,7 +179,11 @@ static int loads_rt(const char *path, const char **why)
 	Elf64_Ehdr eh;
 	int yes = 1;
 	if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
-	    eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum < 256) {
+	    eh.e_ident[EI_CLASS] != ELFCLASS64) {
+		yes = 0; /* a 32-bit program: the loader would refuse the runtime, with a message */
+		*why = NULL;
+	} else if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+	           eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum < 256) {
 		yes = 0;
 		for (int i = 0; i < eh.e_phnum && !yes; i++) {
 			Elf64_Phdr ph;
@@ -207,7 +207,7 @@ static int loads_rt(const char *path, const char **why)
 	do {                                                                          \
 		reals();                                                                  \
 		const char *why_ = NULL;                                                  \
-		if (keeping && !loads_rt(path, &why_)) {                                  \
+		if (keeping && !rt_exec_loads_rt(path, &why_)) {                                  \
 			int slot_ = (child) ? -1 : rt_note_plain_exec(path, why_);           \
 			int rc_ = CALL(envp);                                                 \
 			int e_ = errno;                                                       \
@@ -223,9 +223,7 @@ static int loads_rt(const char *path, const char **why)
 		return CALL(out_);                                                        \
 	} while (0)
 
-/* execvp's search: the first executable file in PATH (the program's own
- * PATH), into buf; the name itself when it has a slash or none is found. */
-static const char *search_path(const char *file, char *buf, size_t n)
+RT_HIDDEN const char *rt_exec_search_path(const char *file, char *buf, size_t n)
 {
 	if (!file || strchr(file, '/'))
 		return file;
@@ -254,7 +252,7 @@ RT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 #define CALL(E) (real_execvpe ? real_execvpe(file, argv, E) : (errno = ENOSYS, -1))
 	char buf[4096];
-	const char *path = search_path(file, buf, sizeof buf);
+	const char *path = rt_exec_search_path(file, buf, sizeof buf);
 	WITH_ENV(path, envp, CALL, 0);
 #undef CALL
 }
@@ -282,7 +280,7 @@ RT_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_
 {
 #define CALL(E) (real_spawnp ? real_spawnp(pid, file, fa, at, argv, E) : ENOSYS)
 	char buf[4096];
-	const char *path = search_path(file, buf, sizeof buf);
+	const char *path = rt_exec_search_path(file, buf, sizeof buf);
 	WITH_ENV(path, envp, CALL, 1);
 #undef CALL
 }

@@ -60,53 +60,6 @@ static void reals(void)
 		real_spawnp = (spawn_fn)dlsym(RTLD_NEXT, "posix_spawnp");
 }
 
-/* Whether the program at path would load the agent: a dynamically linked
- * ELF (PT_INTERP), or a script (its interpreter, most likely one).  A
- * static program, or one that cannot be read, gets the environment it was
- * given (the exec then does what it would without sonde). */
-static int takes_agent(const char *path)
-{
-	if (!path)
-		return 1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	Elf64_Ehdr eh;
-	int yes = 0;
-	ssize_t r = pread(fd, &eh, sizeof eh, 0);
-	if (r >= 2 && !memcmp(&eh, "#!", 2))
-		yes = 1;
-	else if (r == (ssize_t)sizeof eh && !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
-	         eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum < 256)
-		for (int i = 0; i < eh.e_phnum && !yes; i++) {
-			Elf64_Phdr ph;
-			if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + (uint64_t)i * sizeof ph)) != (ssize_t)sizeof ph)
-				break;
-			yes = ph.p_type == PT_INTERP;
-		}
-	close(fd);
-	return yes;
-}
-
-/* execvp's search: the first executable file in PATH, into buf; NULL when none. */
-static const char *search_path(const char *file, char *buf, size_t n)
-{
-	if (strchr(file, '/'))
-		return file;
-	const char *path = getenv("PATH");
-	if (!path)
-		path = "/bin:/usr/bin";
-	for (const char *p = path;; p++) {
-		const char *e = strchr(p, ':');
-		size_t l = e ? (size_t)(e - p) : strlen(p);
-		if (snprintf(buf, n, "%.*s%s%s", (int)l, p, l ? "/" : "", file) < (int)n && access(buf, X_OK) == 0)
-			return buf;
-		if (!e)
-			return NULL;
-		p = e;
-	}
-}
-
 /* What an exec that keeps the session passes on: the runtime first in
  * LD_PRELOAD, the session's descriptors (copies open across the exec, at 900
  * and up), its flag; built in the caller's frame. */
@@ -176,12 +129,29 @@ static void follow_env(const struct follow *f, char *const *envp, char **env)
 	env[k] = NULL;
 }
 
+/* An attached recording runs in this process (not only a probe session). */
+static int recording(void)
+{
+	struct rt_follow_keep k;
+	return rt_agent_follow(&k, 0) == 0;
+}
+
 /* Runs the real exec fn with envp, or with the session's environment. */
 #define FOLLOW(call_with, prog, spawn)                                    \
 	do {                                                                  \
 		reals();                                                          \
 		struct follow f_;                                                 \
-		if (takes_agent(prog) && follow_begin(&f_, envp, spawn) == 0) {   \
+		const char *why_ = NULL;                                          \
+		if (!rt_exec_loads_rt(prog, &why_)) {                             \
+			/* a process without functions, noted in a recording */       \
+			int slot_ = (spawn) || !recording() ? -1 : rt_note_plain_exec(prog, why_); \
+			int rc_ = call_with((char **)envp);                           \
+			int e_ = errno;                                               \
+			rt_unnote_plain_exec(slot_); /* the exec failed */            \
+			errno = e_;                                                   \
+			return rc_;                                                   \
+		}                                                                 \
+		if (follow_begin(&f_, envp, spawn) == 0) {                        \
 			char *env_[env_count(envp) + 5];                              \
 			follow_env(&f_, envp, env_);                                  \
 			int rc_ = call_with(env_);                                    \
@@ -204,7 +174,7 @@ static int w_execvpe(const char *file, char *const argv[], char *const envp[])
 {
 #define CALL(E) (real_execvpe ? real_execvpe(file, argv, E) : (errno = ENOSYS, -1))
 	char buf[4096];
-	FOLLOW(CALL, search_path(file, buf, sizeof buf), 0);
+	FOLLOW(CALL, rt_exec_search_path(file, buf, sizeof buf), 0);
 #undef CALL
 }
 
@@ -231,7 +201,7 @@ static int w_posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_a
 {
 #define CALL(E) (real_spawnp ? real_spawnp(pid, file, fa, at, argv, E) : ENOSYS)
 	char buf[4096];
-	FOLLOW(CALL, search_path(file, buf, sizeof buf), 1);
+	FOLLOW(CALL, rt_exec_search_path(file, buf, sizeof buf), 1);
 #undef CALL
 }
 

@@ -536,9 +536,20 @@ RT_HIDDEN int rt_agent_follow(struct rt_follow_keep *k, int spawn);
 RT_HIDDEN int rt_agent_sonde_gone(void);
 RT_HIDDEN void rt_strip_preload(void);
 
-/* runtime.c, for exec_env.c: a process slot for the image an exec is about
- * to start that will not load the runtime (why: "static" or "set-uid"): its
- * slot, or -1; given back when the exec returned (it failed). */
+/* exec_env.c, for exec_follow.c too: would the program at path load the
+ * runtime?  0 when it is statically linked (why: "static"), set-uid/set-gid
+ * to another user (the loader ignores LD_PRELOAD: "set-uid") or 32-bit (the
+ * loader would refuse the runtime: why NULL, not noted); 1 otherwise (a
+ * script, or one that cannot be read: the exec decides).  And execvp's
+ * search: the first executable file in PATH (the program's own), into buf;
+ * the name itself when it has a slash or none is found.  No malloc. */
+RT_HIDDEN int rt_exec_loads_rt(const char *path, const char **why);
+RT_HIDDEN const char *rt_exec_search_path(const char *file, char *buf, size_t n);
+
+/* runtime.c, for exec_env.c and exec_follow.c: a process slot for the image
+ * an exec is about to start that will not load the runtime (why: "static" or
+ * "set-uid"; NULL: none noted): its slot, or -1; given back when the exec
+ * returned (it failed). */
 RT_HIDDEN int rt_note_plain_exec(const char *path, const char *why);
 RT_HIDDEN void rt_unnote_plain_exec(int slot);
 

@@ -175,7 +175,7 @@ static void register_process(void)
 
 RT_HIDDEN int rt_note_plain_exec(const char *path, const char *why)
 {
-	if (!rt_sess || !path)
+	if (!rt_sess || !path || !why)
 		return -1;
 	uint32_t slot = atomic_fetch_add_explicit(&rt_sess->nprocs, 1, memory_order_relaxed);
 	if (slot >= SONDE_MAX_PROCS) {

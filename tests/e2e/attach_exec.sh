@@ -11,13 +11,16 @@
 # a run without sonde (which includes the number of SONDE_ and LD_PRELOAD
 # entries the tree's programs see: 0).  sonde ends the attached process's
 # new image as the first (its code is its file's again), and the tree runs
-# on unharmed when sonde is SIGKILLed in the middle.
+# on unharmed when sonde is SIGKILLed in the middle.  A static program
+# exec'd in the tree is a process without functions, with the reason.
 source "$ROOT/tests/lib.sh"
 source "$ROOT/tests/attach_lib.sh"
 need_ptrace "record -p following execs"
 command -v gzip >/dev/null || { notok "gzip installed" "no gzip (apt-get install gzip)"; exit 1; }
 gcc -O2 -g -o ae "$PROGS/attach_exec.c" || { notok build "gcc"; exit 1; }
 seq 1 100000 > F
+printf '#include <stdio.h>\nint main(void) { puts("static ran"); return 3; }\n' > st.c
+gcc -O2 -static st.c -o st || { notok build "gcc -static failed (libc6-dev's libc.a)"; exit 1; }
 # start NAME: ./ae NAME.fifo NAME.pid F in the background (attach_lib's start takes no input file)
 start_ae() {
 	rm -f "$1.fifo" "$1.pid"
@@ -105,6 +108,9 @@ for name in ("all", "only"):
     procs = info["processes"]
     n = sum(1 for p in procs if os.path.realpath(p.get("exe", p.get("program", ""))) == gz)
     say(n == 4, f"{name}: sonde info lists gzip's 4 processes", str(n))
+    st = [p.get("no_functions") for p in procs if p["exe"].endswith("/st")]
+    say(st == ["statically linked"], f"{name}: the static program exec'd in the tree: a process without "
+        "functions, sonde info says why", str(st))
 PY
 
 # ---- SIGKILL of sonde while the tree execs ----

@@ -217,10 +217,11 @@ static void end_now(struct sonde_modhook *const *mods, int nmods)
 		/* New calls stop first (a call already in its sled does nothing),
 		 * then returns stop recording, then the sleds go back to nops. */
 		for (int i = 0; i < nmods; i++)
-			__atomic_store_n(&mods[i]->enter, rt_enter_ended, __ATOMIC_RELEASE);
+			if (mods[i]) /* (a slot being registered now is NULL a moment) */
+				__atomic_store_n(&mods[i]->enter, rt_enter_ended, __ATOMIC_RELEASE);
 		__atomic_store_n(&rt_exit_hook, rt_exit_ended, __ATOMIC_RELEASE);
 		for (int i = 0; i < nmods; i++)
-			if (rt_unpatch_module(mods[i]))
+			if (mods[i] && rt_unpatch_module(mods[i]))
 				rt_log("could not switch a module's sleds back to nops; its calls go on costing a call");
 		rt_instr_end(); /* functions patched without a rebuild: their bytes back */
 		/* A hook that began before the swap ends within nanoseconds unless
@@ -241,7 +242,12 @@ static void end_recording(uint32_t gen)
 	if (gen == __atomic_load_n(&agent_gen, __ATOMIC_ACQUIRE) &&
 	    __atomic_compare_exchange_n(&agent_state, &one, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		rt_got_restore(RT_GOT_EXEC); /* execs from now on pass on as they are */
-		end_now(agent_mods, agent_nmods);
+		/* every module registered in this session: those found at the
+		 * start, and those whose constructor registered them since (a
+		 * sonde-cc library dlopen'ed later, an exec'd image's executable) */
+		struct sonde_modhook **mods;
+		uint32_t n = rt_registered_modules(&mods);
+		end_now(mods, (int)n);
 		int s = agent_sess_keep, a = agent_alive_keep;
 		agent_sess_keep = agent_alive_keep = -1;
 		if (s >= 0)
@@ -389,7 +395,7 @@ RT_EXPORT int sonde_agent_retire(const char *session, long held)
 	return rc;
 }
 
-static int begin(int fd, int afd);
+static int begin(int fd, int afd, int execd);
 
 /* Called by sonde in the running program.  session: a path to open the
  * session memory at; alive: a path of a pipe whose write end only sonde
@@ -436,7 +442,7 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive, long hel
 		close(afd);
 		goto out;
 	}
-	rc = begin(fd, afd);
+	rc = begin(fd, afd, 0);
 out:
 	pthread_mutex_unlock(&agent_lock);
 	errno = saved;
@@ -445,8 +451,10 @@ out:
 
 /* The start, on the session's memory at fd and sonde's pipe at afd (both
  * close-on-exec, taken over: closed, kept or the watcher's); agent_lock
- * held.  sonde_agent_start's value. */
-static int begin(int fd, int afd)
+ * held; execd: in an exec'd image's constructor, before the executable's
+ * own (its sonde-cc modules register themselves after this).
+ * sonde_agent_start's value. */
+static int begin(int fd, int afd, int execd)
 {
 	int rc;
 	/* The mode first: a --locks session needs no module. */
@@ -463,7 +471,7 @@ static int begin(int fd, int afd)
 	static struct sonde_modhook *found[AGENT_MAX_MODS];
 	struct note_walk w = { found, 0, AGENT_MAX_MODS, 0 };
 	dl_iterate_phdr(note_cb, &w);
-	if (!w.n && !locks && !instr_off) {
+	if (!w.n && !locks && !instr_off && !execd) {
 		rc = w.old ? -ENOEXEC : -ENOENT;
 		goto out_fds;
 	}
@@ -487,7 +495,7 @@ static int begin(int fd, int afd)
 	 * --locks. */
 	const struct rt_got_sym *syms;
 	int nsyms, nobjs = 0;
-	if (w.n || instr_off) {
+	if (w.n || instr_off || execd) { /* (an exec'd image's modules register later) */
 		nsyms = rt_unwind_wrappers(&syms);
 		rt_got_add(RT_GOT_UNWIND, syms, nsyms);
 	}
@@ -564,10 +572,16 @@ __attribute__((constructor(103))) static void agent_exec_start(void)
 	fcntl(afd, F_SETFD, FD_CLOEXEC);
 	int saved = errno;
 	pthread_mutex_lock(&agent_lock);
-	int rc = agent_state || rt_sess ? (close(fd), close(afd), -EBUSY) : begin(fd, afd);
+	/* A failure leaves the image unrecorded and says nothing on its stderr
+	 * (nothing to record, -ENOENT, is the common one: --no-patch, and an
+	 * exec'd program not built with sonde-cc); a session of another version
+	 * is logged by map_session. */
+	if (agent_state || rt_sess) {
+		close(fd);
+		close(afd);
+	} else
+		(void)begin(fd, afd, 1);
 	pthread_mutex_unlock(&agent_lock);
-	if (rc < 0)
-		rt_log("the exec'd image could not join the attached recording; it is not recorded");
 	errno = saved;
 }
 

@@ -212,8 +212,6 @@ static void end_now(struct sonde_modhook *const *mods, int nmods)
 		/* --syscalls: new calls straight to libc (a group not added is
 		 * restored as nothing); a wrapper still reached passes through */
 		rt_got_restore(RT_GOT_SYSCALLS);
-		rt_got_restore(RT_GOT_SIGNALS); /* the program's handlers back (signals.c) */
-		rt_signals_end();
 		/* New calls stop first (a call already in its sled does nothing),
 		 * then returns stop recording, then the sleds go back to nops. */
 		for (int i = 0; i < nmods; i++)
@@ -230,6 +228,10 @@ static void end_now(struct sonde_modhook *const *mods, int nmods)
 		struct timespec ts = { 0, 20 * 1000 * 1000 };
 		while (nanosleep(&ts, &ts) && errno == EINTR)
 			;
+		/* The program's handlers and masks back (signals.c), only now: until
+		 * every function is put back, SIGTRAP must stay unblocked. */
+		rt_got_restore(RT_GOT_SIGNALS);
+		rt_signals_end();
 		rt_cpu_retire_all(); /* the threads' perf events (cpu_time.c) go */
 	}
 }

@@ -755,7 +755,7 @@ static void ask_plan(struct sonde_instr *in, struct dl_phdr_info *info, const ch
 	if (got != SONDE_IR_PLANNED) {
 		if (state == SONDE_IR_PLAN)
 			rt_log("sonde did not plan a library given with --module; it is not recorded");
-		else if (got == SONDE_IR_GAVE_UP)
+		else if (got == SONDE_IR_GAVE_UP && !rt_agent_sonde_gone()) /* (sonde gone: nothing to say) */
 			rt_log("sonde did not plan an exec'd program in time; its functions are not recorded");
 		return; /* FAILED: a sonde-cc build (its sleds are the way) or not plannable: sonde says why */
 	}

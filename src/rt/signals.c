@@ -180,6 +180,7 @@ static int install(sa_fn real, int sig, const struct sigaction *act, struct siga
 	struct sigaction k = *act;
 	k.sa_sigaction = sig_entry;
 	k.sa_flags |= SA_SIGINFO;
+	sigdelset(&k.sa_mask, SIGTRAP); /* an int3 reached in the handler must not kill (see trap_open) */
 	uintptr_t pfn = atomic_load(&sig_tab[sig].fn);
 	int pfl = atomic_load(&sig_tab[sig].flags);
 	/* the table first: a delivery through the new action finds it */
@@ -307,7 +308,57 @@ JMP_WRAPPER(siglongjmp)
 JMP_WRAPPER(_longjmp)
 JMP_WRAPPER(__longjmp_chk)
 
+/* ---- SIGTRAP never blocked while recording ----
+ * An int3 reached with SIGTRAP blocked kills the thread's process (the
+ * kernel resets a blocked synchronous signal to its default), and int3s are
+ * the way a running program's functions are patched and put back
+ * (instr.c): a program that blocks every signal around a critical section
+ * (dash around each wait, for one) would die if the agent's end put its
+ * functions back meanwhile.  So a mask the program sets keeps SIGTRAP
+ * unblocked until the recording has ended, here and in the handlers' masks
+ * (install).  What the program reads back as its mask then lacks SIGTRAP. */
+typedef int (*mask_fn)(int, const sigset_t *, sigset_t *);
+static void *real_spm, *real_ptsm;
+
+static const sigset_t *trap_open(int how, const sigset_t *set, sigset_t *copy)
+{
+	if (!set || how == SIG_UNBLOCK || atomic_load_explicit(&sig_ended, memory_order_acquire) ||
+	    !sigismember(set, SIGTRAP))
+		return set;
+	*copy = *set;
+	sigdelset(copy, SIGTRAP);
+	return copy;
+}
+
+RT_HIDDEN int sig_sigprocmask(int, const sigset_t *, sigset_t *) __attribute__((nothrow, leaf));
+RT_HIDDEN int sig_pthread_sigmask(int, const sigset_t *, sigset_t *) __attribute__((nothrow, leaf));
+
+RT_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	mask_fn real = (mask_fn)rt_real_sym(&real_spm, "sigprocmask", (void *)sig_sigprocmask, "libc.so.6");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	sigset_t c;
+	return real(how, trap_open(how, set, &c), old);
+}
+
+RT_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	mask_fn real = (mask_fn)rt_real_sym(&real_ptsm, "pthread_sigmask", (void *)sig_pthread_sigmask, "libc.so.6");
+	if (!real)
+		return ENOSYS;
+	sigset_t c;
+	return real(how, trap_open(how, set, &c), old);
+}
+
+RT_HIDDEN int sig_sigprocmask(int, const sigset_t *, sigset_t *) __attribute__((nothrow, leaf, alias("sigprocmask")));
+RT_HIDDEN int sig_pthread_sigmask(int, const sigset_t *, sigset_t *) __attribute__((nothrow, leaf, alias("pthread_sigmask")));
+
 static const struct rt_got_sym signal_wrappers[] = {
+	{ "sigprocmask", (void *)sig_sigprocmask },
+	{ "pthread_sigmask", (void *)sig_pthread_sigmask },
 	{ "sigaction", (void *)sig_sigaction },
 	{ "signal", (void *)sig_signal },
 	{ "longjmp", (void *)sig_longjmp },
@@ -319,6 +370,8 @@ static const struct rt_got_sym signal_wrappers[] = {
 RT_HIDDEN int rt_signal_wrappers(const struct rt_got_sym **out)
 {
 	rt_real_sym(&real_sa, "sigaction", (void *)sig_sigaction, "libc.so.6");
+	rt_real_sym(&real_spm, "sigprocmask", (void *)sig_sigprocmask, "libc.so.6");
+	rt_real_sym(&real_ptsm, "pthread_sigmask", (void *)sig_pthread_sigmask, "libc.so.6");
 	rt_real_sym(&real_longjmp, "longjmp", (void *)sig_longjmp, "libc.so.6");
 	rt_real_sym(&real_siglongjmp, "siglongjmp", (void *)sig_siglongjmp, "libc.so.6");
 	rt_real_sym(&real__longjmp, "_longjmp", (void *)sig__longjmp, "libc.so.6");

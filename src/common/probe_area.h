@@ -259,7 +259,7 @@ struct pa_hdr {
 	uint64_t r_brk;                  /* the dynamic linker's _r_debug.r_brk (0: unknown) */
 	uint32_t loads;                  /* RT_CONSISTENT hits of a PA_KIND_LOAD site */
 	uint32_t loads_seen;             /* sonde's: the loads it has placed pending probes for (a futex) */
-	uint32_t execs;                  /* the program exec'd with the session kept (probe_exec.c): the new
+	uint32_t execs;                  /* the program exec'd with the session kept (exec_follow.c): the new
 	                                  * image's agent adds one and waits for exec_go to reach it */
 	uint32_t exec_go;                /* sonde's: the probes are in the new image (a futex) */
 	uint32_t exited;                 /* the program called exit (on_exit): its status in exit_code */

@@ -151,7 +151,8 @@ static int recording(void)
 			errno = e_;                                                   \
 			return rc_;                                                   \
 		}                                                                 \
-		if (follow_begin(&f_, envp, spawn) == 0) {                        \
+		/* (the environment goes on the stack: bounded as the arguments) */ \
+		if (env_count(envp) < RT_EXEC_ARGS_MAX && follow_begin(&f_, envp, spawn) == 0) { \
 			char *env_[env_count(envp) + 5];                              \
 			follow_env(&f_, envp, env_);                                  \
 			int rc_ = call_with(env_);                                    \

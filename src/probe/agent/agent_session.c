@@ -186,7 +186,7 @@ static void loads_serve(struct engine *e)
 }
 
 /* --- exec: the program's agent comes back in the new image (the session
- * kept through the exec functions, src/rt/probe_exec.c) and waits there
+ * kept through the exec functions, src/rt/exec_follow.c) and waits there
  * until the probes are placed again: the old image's probes keep their
  * counts and end ("exec"), the same specs are added anew (new ids). */
 static uint32_t execs_handled;

@@ -105,6 +105,15 @@ void assert_first(struct probe *p, int role, long tid);
  * elsewhere (the probe agent's, agent_kinds.c); at_offset: a probe inside the
  * function, which knows its calls only. */
 struct call_stats;
+/* The kind's data of a func probe into p->data (at_offset: func:F+OFF,
+ * calls only), and its statistics, which every engine counts into. */
+int func_data_new(struct probe *p, int at_offset);
+struct call_stats *func_stats(struct probe *p);
+/* The ptrace engine's placement of a func site (its breakpoints on the
+ * entry and the exits, decoded here) and what it says of it in w. */
+struct probe_site;
+int func_place_local(struct engine *e, struct probe *p, const struct probe_site *s, char *err, size_t n);
+void func_place_local_said(struct probe *p, char *w, size_t wn);
 void func_stats_json(struct probe *p, const struct call_stats *cs, struct json *j);
 void func_stats_table(struct probe *p, const struct call_stats *cs, int at_offset, FILE *f);
 
@@ -115,6 +124,10 @@ void func_stats_table(struct probe *p, const struct call_stats *cs, int at_offse
  * branch_set_insn names the jump (the first one given is kept);
  * branch_account counts a hit. */
 int line_data_new(struct probe *p, int naddrs);
+/* A branch probe's (line_data_new with a fall-through address per site);
+ * branch_site sets site i's (next) and names the jump (the first given is kept). */
+int branch_data_new(struct probe *p, int naddrs);
+int branch_site(struct probe *p, int i, uint64_t next, const char *text);
 int branch_set_insn(struct probe *p, const char *text);
 void branch_account(struct probe *p, int taken);
 /* A backend that counted them itself (the agent): the counts so far. */

@@ -12,6 +12,7 @@
 #include "probe/ptrace/ptrace.h"
 #include "proc/modules.h"
 #include "probe/output.h"
+#include "probe/place.h"
 #include "probe/record.h"
 #include "probe/resolve.h"
 #include "proc/target.h"
@@ -47,36 +48,38 @@ static struct tstack *stack_of(struct fdata *d, pid_t tid)
 	return &v[d->nts++];
 }
 
-static int setup(struct probe *p, char *err, size_t n)
+int func_data_new(struct probe *p, int at_offset)
 {
-	struct engine *e = p->e;
-	struct loc_addr la;
-	if (resolve_function_offset(e, &p->sp, &la, err, n))
-		return -1;
 	struct fdata *d = calloc(1, sizeof *d);
-	if (!d) {
-		snprintf(err, n, "out of memory");
+	if (!d)
 		return -1;
-	}
 	callstats_init(&d->cs);
+	d->at_offset = at_offset;
 	p->data = d;
-	if (p->sp.off) {
-		/* F+OFF: one breakpoint there, counting calls.  The stack pointer at
-		 * OFF is not the entry's (the prologue moved it), so neither returns
-		 * nor the return address can be matched: no times, no callers. */
-		d->at_offset = 1;
-		if (engine_insert(e, p, la.addr, ROLE_ENTRY, 0, err, n))
-			return -1;
-		char w[400];
-		resolve_describe(e, la.addr, w, sizeof w);
-		p->where = strdup(w);
-		return 0;
-	}
-	uint64_t start = la.addr, size = la.fn.size ? la.fn.size : 1;
+	return 0;
+}
+
+struct call_stats *func_stats(struct probe *p)
+{
+	struct fdata *d = p->data;
+	return d ? &d->cs : NULL;
+}
+
+/* The ptrace engine's func site (place.h): a breakpoint on the entry and
+ * one on every return and tail-call jump out of the function, decoded
+ * from its code.  F+OFF is a SITE_COUNT: its one breakpoint counts calls
+ * (the stack pointer there is not the entry's: neither the returns nor the
+ * return address can be matched, so no times, no callers). */
+int func_place_local(struct engine *e, struct probe *p, const struct probe_site *s, char *err, size_t n)
+{
+	struct fdata *d = p->data;
+	if (s->what != SITE_CALL)
+		return engine_insert(e, p, s->la.addr, ROLE_ENTRY, 0, err, n);
+	uint64_t start = s->la.addr, size = s->la.fn.size ? s->la.fn.size : 1;
 	uint8_t *code = malloc(size + 16);
 	if (!code || engine_read_code(e, start, code, size)) {
 		free(code);
-		snprintf(err, n, "cannot read the code of %s", la.fn.name);
+		snprintf(err, n, "cannot read the code of %s", s->la.fn.name ? s->la.fn.name : "the function");
 		return -1;
 	}
 	memset(code + size, 0, 16);
@@ -104,12 +107,15 @@ static int setup(struct probe *p, char *err, size_t n)
 		off += (uint64_t)in.len;
 	}
 	free(code);
-	char w[400];
-	resolve_describe(e, start, w, sizeof w);
-	size_t wl = strlen(w);
-	snprintf(w + wl, sizeof w - wl, ", %d exit%s", d->nexits, d->nexits == 1 ? "" : "s");
-	p->where = strdup(w);
 	return 0;
+}
+
+void func_place_local_said(struct probe *p, char *w, size_t wn)
+{
+	struct fdata *d = p->data;
+	size_t l = strlen(w);
+	if (d && !d->at_offset && l < wn)
+		snprintf(w + l, wn - l, ", %d exit%s", d->nexits, d->nexits == 1 ? "" : "s");
 }
 
 static void pre(struct probe *p, struct hit *h, int role)
@@ -206,6 +212,6 @@ static void fr(struct probe *p)
 }
 
 const struct kind_ops kind_func = {
-	.name = "func", .needs_location = 1, .setup = setup, .pre = pre,
+	.name = "func", .needs_location = 1, .setup = kind_place, .pre = pre,
 	.json = json, .table = table, .free = fr,
 };

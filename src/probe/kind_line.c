@@ -7,6 +7,7 @@
 #include "common/json.h"
 #include "common/trace_enc.h"
 #include "probe/engine.h"
+#include "probe/place.h"
 #include "probe/ptrace/ptrace.h"
 #include "proc/modules.h"
 #include "probe/record.h"
@@ -34,6 +35,22 @@ int line_data_new(struct probe *p, int naddrs)
 	return 0;
 }
 
+int branch_data_new(struct probe *p, int naddrs)
+{
+	if (line_data_new(p, naddrs))
+		return -1;
+	struct ldata *d = p->data;
+	return (d->next = calloc((size_t)(naddrs > 0 ? naddrs : 1), sizeof *d->next)) ? 0 : -1;
+}
+
+int branch_site(struct probe *p, int i, uint64_t next, const char *text)
+{
+	struct ldata *d = p->data;
+	if (d->next && i >= 0 && i < d->naddrs)
+		d->next[i] = next;
+	return text && text[0] ? branch_set_insn(p, text) : 0;
+}
+
 int branch_set_insn(struct probe *p, const char *text)
 {
 	struct ldata *d = p->data;
@@ -57,21 +74,6 @@ void branch_account(struct probe *p, int taken)
 		d->taken++;
 	else
 		d->not_taken++;
-}
-
-static int line_setup(struct probe *p, char *err, size_t n)
-{
-	struct loc_addr *v;
-	int nv;
-	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
-		return -1;
-	int rc = line_data_new(p, nv);
-	if (!rc)
-		rc = engine_insert_all(p->e, p, v, nv, 0, err, n);
-	if (!rc)
-		resolve_set_where_n(p, v[0].addr, nv);
-	free(v);
-	return rc;
 }
 
 static void line_pre(struct probe *p, struct hit *h, int role)
@@ -152,35 +154,6 @@ int branch_find_jcc(struct probe *p, const struct loc_addr *la, struct arch_insn
 	return rc ? -1 : 0;
 }
 
-static int branch_setup(struct probe *p, char *err, size_t n)
-{
-	struct loc_addr *v;
-	int nv;
-	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
-		return -1;
-	int rc = line_data_new(p, nv);
-	struct ldata *d = p->data;
-	if (!rc && !(d->next = calloc((size_t)nv, sizeof *d->next)))
-		rc = -1;
-	uint64_t first = 0;
-	for (int i = 0; i < nv && !rc; i++) {
-		struct arch_insn in;
-		rc = branch_find_jcc(p, &v[i], &in, err, n);
-		if (!rc) {
-			d->next[i] = in.addr + (uint64_t)in.len;
-			rc = engine_insert(p->e, p, in.addr, i, 1, err, n);
-			if (!first) {
-				first = in.addr;
-				branch_set_insn(p, in.text);
-			}
-		}
-	}
-	if (!rc)
-		resolve_set_where_n(p, first, nv);
-	free(v);
-	return rc;
-}
-
 static void branch_post(struct probe *p, struct hit *h, int role)
 {
 	struct ldata *d = p->data;
@@ -218,11 +191,11 @@ static void fr(struct probe *p)
 }
 
 const struct kind_ops kind_line = {
-	.name = "line", .needs_location = 1, .setup = line_setup, .pre = line_pre,
+	.name = "line", .needs_location = 1, .setup = kind_place, .pre = line_pre,
 	.json = line_json, .free = fr,
 };
 
 const struct kind_ops kind_branch = {
-	.name = "branch", .needs_location = 1, .setup = branch_setup, .post = branch_post,
+	.name = "branch", .needs_location = 1, .setup = kind_place, .post = branch_post,
 	.json = branch_json, .table = branch_table, .free = fr,
 };

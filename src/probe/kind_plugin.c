@@ -10,6 +10,7 @@
 #include "common/json.h"
 #include "common/trace_enc.h"
 #include "probe/engine.h"
+#include "probe/place.h"
 #include "probe/ptrace/ptrace.h"
 #include "probe/record.h"
 #include "probe/resolve.h"
@@ -137,22 +138,6 @@ int plugin_locate(struct probe *p, struct loc_addr **v, int *nv, char *err, size
 	return resolve_location(p->e, &p->sp, v, nv, err, n);
 }
 
-static int setup(struct probe *p, char *err, size_t n)
-{
-	const struct sonde_probe_plugin *pl = p->e->plugin;
-	struct loc_addr *v;
-	int nv;
-	if (plugin_locate(p, &v, &nv, err, n))
-		return -1;
-	int rc = plugin_ctx_new(p, v[0].addr, NULL, NULL, err, n);
-	if (!rc)
-		rc = engine_insert_all(p->e, p, v, nv, pl->post != NULL, err, n);
-	if (!rc)
-		resolve_set_where(p, v[0].addr, NULL);
-	free(v);
-	return rc;
-}
-
 static void pre(struct probe *p, struct hit *h, int role)
 {
 	(void)role;
@@ -219,6 +204,6 @@ static void fr(struct probe *p)
 }
 
 const struct kind_ops kind_plugin = {
-	.name = "plugin", .needs_location = 1, .setup = setup, .pre = pre, .post = post,
+	.name = "plugin", .needs_location = 1, .setup = kind_place, .pre = pre, .post = post,
 	.error = error, .table = table, .json = pjson, .free = fr,
 };

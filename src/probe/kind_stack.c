@@ -15,6 +15,7 @@
 #include "common/json.h"
 #include "common/trace_enc.h"
 #include "probe/engine.h"
+#include "probe/place.h"
 #include "probe/ptrace/ptrace.h"
 #include "probe/record.h"
 #include "probe/resolve.h"
@@ -86,24 +87,6 @@ void stack_account_pcs(struct probe *p, const uint64_t *pc, int n)
 {
 	if (n >= 1)
 		count(p->data, pc, n, 0);
-}
-
-static int setup(struct probe *p, char *err, size_t n)
-{
-	struct loc_addr *v;
-	int nv;
-	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
-		return -1;
-	int rc = -1;
-	if (stack_data_new(p, err, n))
-		goto out;
-	if (engine_insert_all(p->e, p, v, nv, 0, err, n))
-		goto out;
-	resolve_set_where_n(p, v[0].addr, nv);
-	rc = 0;
-out:
-	free(v);
-	return rc;
 }
 
 static uint64_t hash_of(const uint64_t *pc, int n)
@@ -337,6 +320,6 @@ static void fr(struct probe *p)
 }
 
 const struct kind_ops kind_stack = {
-	.name = "stack", .needs_location = 1, .setup = setup, .pre = pre,
+	.name = "stack", .needs_location = 1, .setup = kind_place, .pre = pre,
 	.json = json, .table = table, .table_after = table_after, .free = fr,
 };

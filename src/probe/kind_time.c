@@ -8,6 +8,7 @@
 #include "common/json.h"
 #include "common/trace_enc.h"
 #include "probe/engine.h"
+#include "probe/place.h"
 #include "probe/ptrace/ptrace.h"
 #include "probe/output.h"
 #include "probe/record.h"
@@ -104,21 +105,6 @@ void time_set(struct probe *p, int prev_id, const struct time_agg *a)
 	memcpy(d->hist, a->hist, sizeof d->hist);
 }
 
-static int setup(struct probe *p, char *err, size_t n)
-{
-	struct loc_addr *v;
-	int nv;
-	if (resolve_location(p->e, &p->sp, &v, &nv, err, n))
-		return -1;
-	int rc = time_data_new(p);
-	if (!rc)
-		rc = engine_insert_all(p->e, p, v, nv, 0, err, n);
-	if (!rc)
-		resolve_set_where(p, v[0].addr, NULL);
-	free(v);
-	return rc;
-}
-
 static void pre(struct probe *p, struct hit *h, int role)
 {
 	(void)role;
@@ -179,6 +165,6 @@ static void fr(struct probe *p)
 }
 
 const struct kind_ops kind_time = {
-	.name = "time", .needs_location = 1, .setup = setup, .pre = pre,
+	.name = "time", .needs_location = 1, .setup = kind_place, .pre = pre,
 	.json = json, .table = table, .free = fr,
 };

@@ -10,6 +10,7 @@
 #include "common/var_hist.h"
 #include "common/trace_enc.h"
 #include "probe/engine.h"
+#include "probe/place.h"
 #include "probe/ptrace/ptrace.h"
 #include "probe/expr.h"
 #include "proc/modules.h"
@@ -82,19 +83,6 @@ int var_setup_sites(struct probe *p, struct loc_addr **v, int *nv, var_compile_f
 			return -1;
 	}
 	return 0;
-}
-
-static int setup(struct probe *p, char *err, size_t n)
-{
-	struct loc_addr *v;
-	int nv;
-	int rc = var_setup_sites(p, &v, &nv, NULL, NULL, err, n);
-	if (!rc)
-		rc = engine_insert_all(p->e, p, v, nv, 0, err, n);
-	if (!rc)
-		resolve_set_where(p, v[0].addr, expr_describe(var_site_expr(p, 0)));
-	free(v);
-	return rc;
 }
 
 /* log2 buckets: 64 = 0; 65+k = [2^k, 2^(k+1)); 63-k = (-2^(k+1), -2^k] */
@@ -452,11 +440,11 @@ static void fr(struct probe *p)
 }
 
 const struct kind_ops kind_var = {
-	.name = "var", .needs_location = 1, .setup = setup, .pre = var_pre,
+	.name = "var", .needs_location = 1, .setup = kind_place, .pre = var_pre,
 	.json = var_json, .table = var_table, .free = fr,
 };
 
 const struct kind_ops kind_assert = {
-	.name = "assert", .needs_location = 1, .setup = setup, .pre = assert_pre,
+	.name = "assert", .needs_location = 1, .setup = kind_place, .pre = assert_pre,
 	.json = assert_json, .table = assert_table, .free = fr,
 };

@@ -18,6 +18,7 @@
 struct engine;
 struct kind_ops;
 struct probe;
+struct site_ops;
 
 /* What the user asked for, the same for every engine (the CLI fills it in). */
 struct probe_opts {
@@ -105,6 +106,9 @@ struct probe_engine_ops {
 	int (*enable)(struct engine *e, struct probe *p, int on, char *err, size_t n);
 	int (*hold)(struct engine *e);                      /* stop the target's threads around a change */
 	void (*let_go)(struct engine *e);
+	/* The kinds' placement on this engine (place.h): how a location is
+	 * found and a site placed; kind_place does the rest, the same for all. */
+	const struct site_ops *sites;
 	/* Code of the target with the engine's own bytes shown as the original ones. */
 	int (*read_code)(struct engine *e, uint64_t addr, void *buf, size_t n);
 };

@@ -7,6 +7,7 @@
 #include "probe/engine.h"
 #include "probe/kind.h"
 #include "probe/manager.h"
+#include "probe/place.h"
 #include "proc/modules.h"
 #include "probe/probe.h"
 #include "probe/ptrace/ptrace.h"
@@ -107,6 +108,24 @@ static int pt_enable(struct engine *e, struct probe *p, int on, char *err, size_
 	return 0;
 }
 
+/* Its sites (place.h): a breakpoint each, a func's on its entry and exits
+ * (kind_func.c); a branch's handler runs after the jump too. */
+static int pt_place_site(struct engine *e, struct probe *p, struct probe_site *s, char *err, size_t n)
+{
+	if (!strcmp(p->sp.kind, "func"))
+		return func_place_local(e, p, s, err, n);
+	return engine_insert(e, p, s->la.addr, s->i, s->want_post || s->what == SITE_BRANCH, err, n);
+}
+
+static void pt_placed(struct engine *e, struct probe *p, char *w, size_t wn)
+{
+	(void)e;
+	if (!strcmp(p->sp.kind, "func"))
+		func_place_local_said(p, w, wn);
+}
+
+static const struct site_ops pt_sites = { .can = SITE_CAN_OFFSET, .place = pt_place_site, .placed = pt_placed };
+
 const struct probe_engine_ops ptrace_engine = {
 	.name = "ptrace",
 	.kinds = "func line branch var assert time sys plugin stack",
@@ -122,4 +141,5 @@ const struct probe_engine_ops ptrace_engine = {
 	.hold = ptrace_hold,
 	.let_go = ptrace_let_go,
 	.read_code = ptrace_read_code,
+	.sites = &pt_sites,
 };

@@ -61,11 +61,14 @@ static void lost(struct kring *r, uint64_t n)
 	put(r, w, 40);
 }
 
+/* A func probe's engine data, its statistics kind_func's as kind_place makes them. */
 static struct kfunc *kf_new(void)
 {
 	struct kfunc *d = calloc(1, sizeof *d);
-	CHECK(d);
-	callstats_init(&d->cs);
+	struct probe *p = calloc(1, sizeof *p);
+	CHECK(d && p && !func_data_new(p, 0));
+	d->owner = p;
+	d->cs = func_stats(p);
 	return d;
 }
 
@@ -96,9 +99,9 @@ static void pairs_across_rings_and_wrap(void)
 	drain_ring(d, &en);
 	settle(d, UINT64_MAX);
 	CHECK_EQ_U(d->timed, 3);
-	CHECK_EQ_U(d->cs.total, 20 + 200 + 280);
-	CHECK_EQ_U(d->cs.min, 20);
-	CHECK_EQ_U(d->cs.max, 280);
+	CHECK_EQ_U(d->cs->total, 20 + 200 + 280);
+	CHECK_EQ_U(d->cs->min, 20);
+	CHECK_EQ_U(d->cs->max, 280);
 	CHECK_EQ_U(d->unmatched, 0);
 	CHECK_EQ_U(d->malformed, 0);
 	CHECK_EQ_U(count_of(d, 7), 1);
@@ -125,8 +128,8 @@ static void idle_tid0_per_cpu(void)
 	drain_ring(d, &r1);
 	settle(d, UINT64_MAX);
 	CHECK_EQ_U(d->timed, 2);
-	CHECK_EQ_U(d->cs.min, 20);
-	CHECK_EQ_U(d->cs.max, 40);
+	CHECK_EQ_U(d->cs->min, 20);
+	CHECK_EQ_U(d->cs->max, 40);
 	CHECK_EQ_U(d->errors, 2);
 }
 
@@ -145,7 +148,7 @@ static void holds_young_records(void)
 	CHECK_EQ_U(d->npend, 1);
 	settle(d, UINT64_MAX);
 	CHECK_EQ_U(d->timed, 1);
-	CHECK_EQ_U(d->cs.total, 4000);
+	CHECK_EQ_U(d->cs->total, 4000);
 }
 
 static void lost_leaves_pending_untimed(void)
@@ -166,7 +169,7 @@ static void lost_leaves_pending_untimed(void)
 	CHECK_EQ_U(d->lost_samples, 1);
 	CHECK_EQ_U(d->timed, 0);
 	CHECK_EQ_U(d->unmatched, 3);
-	CHECK_EQ_U(d->cs.returns, 0);
+	CHECK_EQ_U(d->cs->returns, 0);
 }
 
 static void damaged_rings(void)

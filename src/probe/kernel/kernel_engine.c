@@ -34,6 +34,7 @@
 #include "probe/kernel/kernel_var.h"
 #include "probe/kernel/kprobe_events.h"
 #include "probe/kind.h"
+#include "probe/place.h"
 #include "probe/probe.h"
 #include "probe/spec.h"
 #include "sym/btf.h"
@@ -122,7 +123,7 @@ struct kev {
 struct kpid { struct kslot s; uint64_t hits; char comm[16]; };   /* s.key: the pid */
 
 struct kfunc {
-	struct call_stats cs;
+	struct call_stats *cs;   /* a func probe's: kind_func's (func_stats), else NULL */
 	char sym[256];           /* what the kprobe PMU is given: FUNCTION or MODULE:FUNCTION; --system: OBJECT:WHAT, told */
 	char path[PATH_MAX];     /* --system: the object the uprobes are in (the uprobe PMU's path) */
 	int line;                /* a line probe: its events are entries only, nothing paired */
@@ -157,6 +158,7 @@ struct kfunc {
 	uint64_t unmatched;      /* returns sampled without their entry's sample: dropped */
 	uint64_t too_deep;       /* entries beyond K_MAX_DEPTH or K_MAX_TIDS: not timed */
 	uint64_t malformed;      /* records (or whole ring contents) that made no sense: skipped */
+	char note[768];          /* said on stderr once placed (a missing BTF) */
 };
 
 static struct {
@@ -458,7 +460,8 @@ static void apply(struct kfunc *d, const struct krec *k)
 		d->malformed++;
 		return;
 	}
-	callstats_return(&d->cs, k->t - t0);
+	if (d->cs)
+		callstats_return(d->cs, k->t - t0);
 	d->timed++;
 }
 
@@ -742,15 +745,15 @@ static void processes_table(const struct kfunc *d, FILE *f)
 
 static uint64_t untimed(const struct kfunc *d)
 {
-	return d->cs.calls > d->timed ? d->cs.calls - d->timed : 0;
+	return d->cs && d->cs->calls > d->timed ? d->cs->calls - d->timed : 0;
 }
 
 static void kfunc_json(struct probe *p, struct json *j)
 {
 	struct kfunc *d = p->edata;
-	if (!d)
+	if (!d || !d->cs)
 		return;
-	callstats_json(&d->cs, j, name_of, NULL);
+	callstats_json(d->cs, j, name_of, NULL);
 	json_bool(j, "timed", 1);
 	json_uint(j, "untimed", untimed(d));          /* calls without a duration */
 	json_uint(j, "lost_samples", d->lost_samples);
@@ -812,10 +815,10 @@ static void kline_table(struct probe *p, FILE *f)
 static void kfunc_table(struct probe *p, FILE *f)
 {
 	struct kfunc *d = p->edata;
-	if (!d)
+	if (!d || !d->cs)
 		return;
-	callstats_table(&d->cs, f, name_of, NULL);
-	fprintf(f, ", returns %llu (counted by the kernel)", (unsigned long long)d->cs.returns);
+	callstats_table(d->cs, f, name_of, NULL);
+	fprintf(f, ", returns %llu (counted by the kernel)", (unsigned long long)d->cs->returns);
 	if (K_RETVAL && d->nval) {
 		struct kval v[K_MAX_VALUES];
 		memcpy(v, d->val, sizeof v);
@@ -857,6 +860,8 @@ static void close_fds(struct kfunc *d)
 	}
 }
 
+/* The engine's events of the probe, then the kind's data (kind_*.c's;
+ * a var's sites' expressions go with the events, kernel_var.c). */
 static void kfunc_free(struct probe *p)
 {
 	struct kfunc *d = p->edata;
@@ -869,7 +874,6 @@ static void kfunc_free(struct probe *p)
 			free(d->tid[i].t);
 		free(d->tid);
 		free(d->pids);
-		callstats_free(&d->cs);
 		kvar_free(d->kv);
 		sym_kmod_close(d->km);
 		if (d->um)
@@ -877,16 +881,20 @@ static void kfunc_free(struct probe *p)
 	}
 	free(d);
 	p->edata = NULL;
-	if (p->data == d)
-		p->data = NULL;
+	const struct kind_ops *k = kind_find(p->sp.kind);
+	if (p->data && k && k->free)
+		k->free(p);
+	p->data = NULL;
 }
 
 static const struct kind_ops kfunc_ops = {
-	.name = "func", .needs_location = 1, .json = kfunc_json, .table = kfunc_table, .free = kfunc_free,
+	.name = "func", .needs_location = 1, .setup = kind_place, .json = kfunc_json, .table = kfunc_table,
+	.free = kfunc_free,
 };
 
 static const struct kind_ops kline_ops = {
-	.name = "line", .needs_location = 1, .json = kline_json, .table = kline_table, .free = kfunc_free,
+	.name = "line", .needs_location = 1, .setup = kind_place, .json = kline_json, .table = kline_table,
+	.free = kfunc_free,
 };
 
 /* --- the stack kind: kind_stack.c's table, frames named from kallsyms ------- */
@@ -1013,17 +1021,9 @@ static void kstack_after(struct probe *p, FILE *f)
 	kind_stack.table_after(p, f);
 }
 
-static void kstack_free(struct probe *p)
-{
-	if (p->edata)
-		kfunc_free(p);
-	if (p->data)
-		kind_stack.free(p);
-}
-
 static const struct kind_ops kstack_ops = {
 	.name = "stack", .needs_location = 1, .json = kstack_json, .table = kstack_table,
-	.table_after = kstack_after, .free = kstack_free,
+	.setup = kind_place, .table_after = kstack_after, .free = kfunc_free,
 };
 
 /* --- var and assert: kind_var's and kind_assert's output ------------------- */
@@ -1056,20 +1056,14 @@ static void kvar_table(struct probe *p, FILE *f)
 		fprintf(f, "; %llu hits missed by the kernel", (unsigned long long)d->kmissed);
 }
 
-static void kvar_probe_free(struct probe *p)
-{
-	if (p->edata)
-		kfunc_free(p);   /* the sites' expressions go with them (kernel_var.c) */
-	if (p->data)
-		kind_var.free(p);
-}
-
 static const struct kind_ops kvar_ops = {
-	.name = "var", .needs_location = 1, .json = kvar_json, .table = kvar_table, .free = kvar_probe_free,
+	.name = "var", .needs_location = 1, .setup = kind_place, .json = kvar_json, .table = kvar_table,
+	.free = kfunc_free,
 };
 
 static const struct kind_ops kassert_ops = {
-	.name = "assert", .needs_location = 1, .json = kvar_json, .table = kvar_table, .free = kvar_probe_free,
+	.name = "assert", .needs_location = 1, .setup = kind_place, .json = kvar_json, .table = kvar_table,
+	.free = kfunc_free,
 };
 
 /* --- placement ------------------------------------------------------------ */
@@ -1171,41 +1165,34 @@ static void refused(const char *sym, const char *what, int en, char *err, size_t
 	                                       : "");
 }
 
-/* The sampling events of d and their rings: 0, or -1 with err. */
-static int place_samplers(struct kfunc *d, char *err, size_t n)
+/* The sampling events of d's event ev and their rings (d->ring made by
+ * k_begin): 0, or -1 with err. */
+static int place_samplers(struct kfunc *d, int ev, char *err, size_t n)
 {
-	d->nring = d->nev * ks.nonline;
-	if (!(d->ring = calloc((size_t)d->nring, sizeof *d->ring))) {
-		snprintf(err, n, "out of memory");
-		return -1;
-	}
-	for (int i = 0; i < d->nring; i++)
-		d->ring[i].fd = -1;
-	for (int ev = 0; ev < d->nev; ev++)
-		for (int c = 0; c < ks.nonline; c++) {
-			struct kring *g = &d->ring[ev * ks.nonline + c];
-			int r = d->ev[ev].ret;
-			g->cpu = c;
-			g->ret = r;
-			g->ev = ev;
-			g->fd = open_sampler(d, ev, ks.online[c]);
-			if (g->fd < 0) {
-				int en = errno;
-				char what[80];
-				snprintf(what, sizeof what, "sampling %s%s%s", r ? "ret" : "", ks.user ? "uprobe" : "kprobe",
-				         r && K_RETVAL ? " with PERF_SAMPLE_REGS_INTR" : "");
-				refused(d->sym, what, en, err, n);
-				return -1;
-			}
-			void *m = mmap(NULL, (1 + K_RING_PAGES) * ks.page, PROT_READ | PROT_WRITE, MAP_SHARED, g->fd, 0);
-			if (m == MAP_FAILED) {
-				snprintf(err, n, "%s: cannot map a sampling ring of %zu KiB (%s)%s", d->sym,
-				         K_RING_PAGES * ks.page / 1024, strerror(errno),
-				         errno == EPERM || errno == ENOMEM ? ": perf_event_mlock_kb?" : "");
-				return -1;
-			}
-			g->base = m;
+	for (int c = 0; c < ks.nonline; c++) {
+		struct kring *g = &d->ring[ev * ks.nonline + c];
+		int r = d->ev[ev].ret;
+		g->cpu = c;
+		g->ret = r;
+		g->ev = ev;
+		g->fd = open_sampler(d, ev, ks.online[c]);
+		if (g->fd < 0) {
+			int en = errno;
+			char what[80];
+			snprintf(what, sizeof what, "sampling %s%s%s", r ? "ret" : "", ks.user ? "uprobe" : "kprobe",
+			         r && K_RETVAL ? " with PERF_SAMPLE_REGS_INTR" : "");
+			refused(d->sym, what, en, err, n);
+			return -1;
 		}
+		void *m = mmap(NULL, (1 + K_RING_PAGES) * ks.page, PROT_READ | PROT_WRITE, MAP_SHARED, g->fd, 0);
+		if (m == MAP_FAILED) {
+			snprintf(err, n, "%s: cannot map a sampling ring of %zu KiB (%s)%s", d->sym,
+			         K_RING_PAGES * ks.page / 1024, strerror(errno),
+			         errno == EPERM || errno == ENOMEM ? ": perf_event_mlock_kb?" : "");
+			return -1;
+		}
+		g->base = m;
+	}
 	return 0;
 }
 
@@ -1559,8 +1546,15 @@ static int resolve_user(struct probe *p, struct kfunc *d, char *err, size_t n)
 	return rc;
 }
 
-static int place_func(struct probe *p, char *err, size_t n)
+/* --- the kinds' sites (place.h): kind_place does the rest ------------------ */
+
+/* The probe's events (its struct kfunc, p->edata) from its location: the
+ * sites are its events for an entries-only probe (line, var, assert,
+ * stack: a kprobe or uprobe each), or one for a func probe (its entry, its
+ * return's event with it). */
+static int k_locate(struct engine *e, struct probe *p, int func, struct loc_addr **v, int *nv, char *err, size_t n)
 {
+	(void)e, (void)func;
 	struct kfunc *d = calloc(1, sizeof *d);
 	if (!d) {
 		snprintf(err, n, "out of memory");
@@ -1570,23 +1564,62 @@ static int place_func(struct probe *p, char *err, size_t n)
 	d->owner = p;
 	d->stack = !strcmp(p->sp.kind, "stack");
 	int var = !strcmp(p->sp.kind, "var") || !strcmp(p->sp.kind, "assert");
-	/* a stack probe's output is the stack kind's (kind_stack.c), its frames
-	 * named from kallsyms; a var's kind_var's (its data made by kvar_new) */
-	if (d->stack ? stack_data_new_named(p, kname, err, n) : var ? 0 : (p->data = d, 0))
-		return -1;
-	callstats_init(&d->cs);
-	char note[768] = "";
 	if (ks.user ? resolve_user(p, d, err, n)
 	    : var   ? resolve_kvar(p, d, err, n)
-	    : !strcmp(p->sp.kind, "line") ? resolve_kline(p, d, err, n) : resolve_kernel(p, d, note, sizeof note, err, n))
+	    : !strcmp(p->sp.kind, "line") ? resolve_kline(p, d, err, n)
+	                                  : resolve_kernel(p, d, d->note, sizeof d->note, err, n))
 		return -1;
-	if (!(d->fd = malloc(sizeof *d->fd * (size_t)d->nev * (size_t)ks.ncpus))) {
+	int ns = d->line ? d->nev : 1;
+	if (d->nev < 1 || !(*v = calloc((size_t)ns, sizeof **v))) {
+		snprintf(err, n, d->nev < 1 ? "no address for the location" : "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < ns; i++) {
+		(*v)[i].addr = d->ev[i].off;
+		(*v)[i].fn.name = d->ev[i].sym[0] ? d->ev[i].sym : d->sym;
+	}
+	*nv = ns;
+	return 0;
+}
+
+/* The kind's data is made: the counters' and samplers' places. */
+static int k_begin(struct engine *e, struct probe *p, int nsites, char *err, size_t n)
+{
+	(void)e, (void)nsites;
+	struct kfunc *d = p->edata;
+	d->cs = !strcmp(p->sp.kind, "func") ? func_stats(p) : NULL;
+	d->nring = d->nev * ks.nonline;
+	if (!(d->fd = malloc(sizeof *d->fd * (size_t)d->nev * (size_t)ks.ncpus)) ||
+	    !(d->ring = calloc((size_t)d->nring, sizeof *d->ring))) {
 		snprintf(err, n, "out of memory");
 		return -1;
 	}
 	for (int i = 0; i < d->nev * ks.ncpus; i++)
 		d->fd[i] = -1;
-	for (int ev = 0; ev < d->nev; ev++)
+	for (int i = 0; i < d->nring; i++)
+		d->ring[i].fd = -1;
+	return 0;
+}
+
+/* A var's or assert's site: its expression, whose variables become the
+ * fetch arguments of its kprobe_events (uprobe_events) probe. */
+static struct expr *k_compile(struct engine *e, struct probe *p, const struct probe_site *s, char *err, size_t n)
+{
+	(void)e;
+	struct kfunc *d = p->edata;
+	struct expr *x = kvar_site(d->kv, s->i, err, n);
+	if (x)
+		d->ev[s->i].tp = kvar_id(d->kv, s->i);
+	return x;
+}
+
+/* A site's events: a counting event on every CPU, and the samplers. */
+static int k_place_site(struct engine *e, struct probe *p, struct probe_site *s, char *err, size_t n)
+{
+	(void)e;
+	struct kfunc *d = p->edata;
+	int e0 = s->what == SITE_CALL ? 0 : s->i, e1 = s->what == SITE_CALL ? d->nev : s->i + 1;
+	for (int ev = e0; ev < e1 && ev < d->nev; ev++) {
 		for (int c = 0; c < ks.ncpus; c++) {
 			int fd = open_one(d, ev, ks.cpus[c]);
 			if (fd < 0) {
@@ -1598,42 +1631,53 @@ static int place_func(struct probe *p, char *err, size_t n)
 			}
 			d->fd[ev * ks.ncpus + c] = fd;
 		}
-	if (place_samplers(d, err, n)) {
-		close_fds(d);
-		return -1;
+		if (place_samplers(d, ev, err, n)) {
+			close_fds(d);
+			return -1;
+		}
 	}
-	int r;
-	if (d->kv && ks.user)
-		r = asprintf(&p->where, "every process mapping %s: uprobe_events probe%s at file offset 0x%llx%s with %s, "
-		             "counting on %d CPU%s, its records sampled", d->path, d->nev == 1 ? "" : "s",
-		             (unsigned long long)d->ev[0].off, d->nev > 1 ? ", ..." : "",
-		             kvar_args(d->kv, 0)[0] ? kvar_args(d->kv, 0) : "no variables", ks.ncpus, ks.ncpus == 1 ? "" : "s");
-	else if (d->kv)
-		r = asprintf(&p->where, "kernel %s (kprobe_events probe%s with %s, counting on %d CPU%s; its records sampled on "
-		             "%d CPU%s)", d->sym, d->nev == 1 ? "" : "s", kvar_args(d->kv, 0)[0] ? kvar_args(d->kv, 0) : "no "
-		             "variables", ks.ncpus, ks.ncpus == 1 ? "" : "s", ks.nonline, ks.nonline == 1 ? "" : "s");
-	else if (!ks.user && d->line)
-		r = asprintf(&p->where, "kernel %s (%d kprobe%s on %d CPU%s, counting; sampled on %d CPU%s)", d->sym, d->nev,
-		             d->nev == 1 ? "" : "s", ks.ncpus, ks.ncpus == 1 ? "" : "s", ks.nonline, ks.nonline == 1 ? "" : "s");
-	else if (d->stack)
-		r = asprintf(&p->where, "kernel %s (kprobe on %d CPU%s, counting; its callchains sampled on %d CPU%s)", d->sym,
-		             ks.ncpus, ks.ncpus == 1 ? "" : "s", ks.nonline, ks.nonline == 1 ? "" : "s");
-	else if (!ks.user)
-		r = asprintf(&p->where, "kernel %s (kprobe + kretprobe on %d CPU%s, counting; sampled on %d CPU%s)", d->sym,
-		             ks.ncpus, ks.ncpus == 1 ? "" : "s", ks.nonline, ks.nonline == 1 ? "" : "s");
-	else if (!d->line)
-		r = asprintf(&p->where, "every process mapping %s: uprobe + uretprobe at file offset 0x%llx, counting on %d "
-		             "CPU%s, sampled", d->path, (unsigned long long)d->ev[0].off, ks.ncpus, ks.ncpus == 1 ? "" : "s");
-	else
-		r = asprintf(&p->where, "every process mapping %s: %d uprobe%s (file offset 0x%llx%s), counting on %d CPU%s, "
-		             "sampled", d->path, d->nev, d->nev == 1 ? "" : "s", (unsigned long long)d->ev[0].off,
-		             d->nev > 1 ? ", ..." : "", ks.ncpus, ks.ncpus == 1 ? "" : "s");
-	if (r < 0)
-		p->where = NULL;
-	if (note[0])
-		fprintf(stderr, "%s\n", note);
 	return 0;
 }
+
+/* Where: the kernel's function, or the object and its file offsets, and
+ * the events; a missing BTF told once. */
+static void k_placed(struct engine *e, struct probe *p, char *w, size_t wn)
+{
+	(void)e;
+	struct kfunc *d = p->edata;
+	if (d->kv && ks.user)
+		snprintf(w, wn, "every process mapping %s: uprobe_events probe%s at file offset 0x%llx%s with %s, "
+		         "counting on %d CPU%s, its records sampled", d->path, d->nev == 1 ? "" : "s",
+		         (unsigned long long)d->ev[0].off, d->nev > 1 ? ", ..." : "",
+		         kvar_args(d->kv, 0)[0] ? kvar_args(d->kv, 0) : "no variables", ks.ncpus, ks.ncpus == 1 ? "" : "s");
+	else if (d->kv)
+		snprintf(w, wn, "kernel %s (kprobe_events probe%s with %s, counting on %d CPU%s; its records sampled on "
+		         "%d CPU%s)", d->sym, d->nev == 1 ? "" : "s", kvar_args(d->kv, 0)[0] ? kvar_args(d->kv, 0) : "no "
+		         "variables", ks.ncpus, ks.ncpus == 1 ? "" : "s", ks.nonline, ks.nonline == 1 ? "" : "s");
+	else if (!ks.user && d->line)
+		snprintf(w, wn, "kernel %s (%d kprobe%s on %d CPU%s, counting; sampled on %d CPU%s)", d->sym, d->nev,
+		         d->nev == 1 ? "" : "s", ks.ncpus, ks.ncpus == 1 ? "" : "s", ks.nonline, ks.nonline == 1 ? "" : "s");
+	else if (d->stack)
+		snprintf(w, wn, "kernel %s (kprobe on %d CPU%s, counting; its callchains sampled on %d CPU%s)", d->sym,
+		         ks.ncpus, ks.ncpus == 1 ? "" : "s", ks.nonline, ks.nonline == 1 ? "" : "s");
+	else if (!ks.user)
+		snprintf(w, wn, "kernel %s (kprobe + kretprobe on %d CPU%s, counting; sampled on %d CPU%s)", d->sym,
+		         ks.ncpus, ks.ncpus == 1 ? "" : "s", ks.nonline, ks.nonline == 1 ? "" : "s");
+	else if (!d->line)
+		snprintf(w, wn, "every process mapping %s: uprobe + uretprobe at file offset 0x%llx, counting on %d "
+		         "CPU%s, sampled", d->path, (unsigned long long)d->ev[0].off, ks.ncpus, ks.ncpus == 1 ? "" : "s");
+	else
+		snprintf(w, wn, "every process mapping %s: %d uprobe%s (file offset 0x%llx%s), counting on %d CPU%s, "
+		         "sampled", d->path, d->nev, d->nev == 1 ? "" : "s", (unsigned long long)d->ev[0].off,
+		         d->nev > 1 ? ", ..." : "", ks.ncpus, ks.ncpus == 1 ? "" : "s");
+	if (d->note[0])
+		fprintf(stderr, "%s\n", d->note);
+}
+
+static const struct site_ops k_sites = {
+	.locate = k_locate, .begin = k_begin, .compile = k_compile, .place = k_place_site, .placed = k_placed,
+	.stack_namer = kname,
+};
 
 static int add_probe(struct engine *e, const char *text, char *err, size_t n)
 {
@@ -1644,7 +1688,7 @@ static int add_probe(struct engine *e, const char *text, char *err, size_t n)
 	const char *kd = p->sp.kind;
 	p->ops = !strcmp(kd, "line") ? &kline_ops : !strcmp(kd, "stack") ? &kstack_ops : !strcmp(kd, "var") ? &kvar_ops
 	       : !strcmp(kd, "assert") ? &kassert_ops : &kfunc_ops;
-	if (place_func(p, why, sizeof why)) {
+	if (p->ops->setup(p, why, sizeof why)) {
 		snprintf(err, n, "probe '%s': %s", text, why);
 		return -1;
 	}
@@ -1884,10 +1928,12 @@ static void k_collect(struct engine *e)
 		}
 		if (d->kv)
 			d->missed_known = !kvar_missed(d->kv, &d->kmissed);
-		d->cs.calls = sum[0];
-		/* cs.returns counted the timed ones: now the kernel's exact count */
-		d->cs.returns = sum[1];
-		d->cs.untimed = sum[1] > d->timed ? sum[1] - d->timed : 0;
+		if (d->cs) {
+			d->cs->calls = sum[0];
+			/* cs.returns counted the timed ones: now the kernel's exact count */
+			d->cs->returns = sum[1];
+			d->cs->untimed = sum[1] > d->timed ? sum[1] - d->timed : 0;
+		}
 		p->hits = sum[0];
 		e->total_hits += sum[0];
 	}
@@ -1918,4 +1964,5 @@ const struct probe_engine_ops kernel_engine = {
 	.run = k_run,
 	.collect = k_collect,
 	.close = k_close,
+	.sites = &k_sites,
 };

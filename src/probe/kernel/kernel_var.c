@@ -35,6 +35,9 @@ struct kname {
 
 struct ksite {
 	struct kvar *v;
+	uint64_t pc;                 /* its address in the object's DWARF */
+	char where[PATH_MAX + 32];   /* its probe's place (kprobe_events / uprobe_events) */
+	char what[256];              /* ... as told in errors */
 	struct expr_names names;     /* ctx: this site */
 	char *arg[KPE_MAX_ARGS];     /* the fetch arguments, in the order of the expression's names */
 	int narg;
@@ -53,6 +56,7 @@ struct kvar {
 	uint64_t delta;              /* an object's: link address minus file offset of the probed segment */
 	int user;                    /* uprobe_events (an object), else kprobe_events (a module) */
 	int assert;
+	char *expr;                  /* the expression, compiled at each site by kvar_site */
 	struct ksite *s;
 	int ns;
 };
@@ -179,11 +183,11 @@ static void name_free(void *ctx, void *ref)
 	free(k);
 }
 
-/* A new kvar for p's nloc sites: NULL with err. */
-static struct kvar *kvar_alloc(struct probe *p, int nloc, char *err, size_t n)
+/* A new kvar for p's nloc sites of expr: NULL with err. */
+static struct kvar *kvar_alloc(struct probe *p, int nloc, const char *expr, char *err, size_t n)
 {
 	struct kvar *v = calloc(1, sizeof *v);
-	if (!v || !(v->s = calloc((size_t)nloc, sizeof *v->s)) || var_data_new(p, nloc)) {
+	if (!v || !(v->s = calloc((size_t)nloc, sizeof *v->s)) || !(v->expr = strdup(expr))) {
 		snprintf(err, n, "out of memory");
 		kvar_free(v);
 		return NULL;
@@ -194,35 +198,36 @@ static struct kvar *kvar_alloc(struct probe *p, int nloc, char *err, size_t n)
 	return v;
 }
 
-/* Site i: the expression compiled at pc, its probe at where (what: told
- * in errors): 0, or -1 with err. */
-static int site(struct kvar *v, int i, uint64_t pc, const char *where, const char *what, const char *expr, char *err,
-                size_t n)
+struct expr *kvar_site(struct kvar *v, int i, char *err, size_t n)
 {
+	if (!v || i < 0 || i >= v->ns) {
+		snprintf(err, n, "no site %d", i);
+		return NULL;
+	}
 	struct ksite *s = &v->s[i];
 	char e[400], name[64];
 	s->v = v;
 	s->names = (struct expr_names){ name_compile, name_read, name_describe, name_free, s };
-	struct expr *x = expr_compile_names(expr, &s->names, pc, e, sizeof e);
+	struct expr *x = expr_compile_names(v->expr, &s->names, s->pc, e, sizeof e);
 	var_site_set(v->p, i, x, NULL);
 	if (!x) {
-		snprintf(err, n, "%s: %s", what, e);
-		return -1;
+		snprintf(err, n, "%s: %s", s->what, e);
+		return NULL;
 	}
 	/* kprobe_profile names an event without its group: the pid in the name too */
 	snprintf(name, sizeof name, "s%d_p%d_%d", (int)getpid(), v->p->id, i);
-	if (kpe_add(v->user, name, where, (const char *const *)s->arg, s->narg, &s->ev, err, n))
-		return -1;
+	if (kpe_add(v->user, name, s->where, (const char *const *)s->arg, s->narg, &s->ev, err, n))
+		return NULL;
 	size_t l = 0;
 	for (int a = 0; a < s->narg && l < sizeof s->args; a++)
 		l += (size_t)snprintf(s->args + l, sizeof s->args - l, "%sa%d=%s", a ? " " : "", a, s->arg[a]);
-	return 0;
+	return x;
 }
 
 struct kvar *kvar_new_kmod(struct probe *p, struct sym_kmod *k, const char *mod, const struct sym_kloc *loc, int nloc,
                            const char *expr, char *err, size_t n)
 {
-	struct kvar *v = kvar_alloc(p, nloc, err, n);
+	struct kvar *v = kvar_alloc(p, nloc, expr, err, n);
 	if (!v)
 		return NULL;
 	v->k = k;
@@ -233,13 +238,10 @@ struct kvar *kvar_new_kmod(struct probe *p, struct sym_kmod *k, const char *mod,
 		return NULL;
 	}
 	for (int i = 0; i < nloc; i++) {
-		char where[256], what[256];
-		snprintf(where, sizeof where, "%.60s:%.150s+%llu", mod, loc[i].func, (unsigned long long)loc[i].off);
-		snprintf(what, sizeof what, "%.60s:%.150s+0x%llx", mod, loc[i].func, (unsigned long long)loc[i].off);
-		if (site(v, i, loc[i].pc, where, what, expr, err, n)) {
-			kvar_free(v);
-			return NULL;
-		}
+		struct ksite *s = &v->s[i];
+		s->pc = loc[i].pc;
+		snprintf(s->where, sizeof s->where, "%.60s:%.150s+%llu", mod, loc[i].func, (unsigned long long)loc[i].off);
+		snprintf(s->what, sizeof s->what, "%.60s:%.150s+0x%llx", mod, loc[i].func, (unsigned long long)loc[i].off);
 	}
 	return v;
 }
@@ -252,7 +254,7 @@ struct kvar *kvar_new_user(struct probe *p, struct sym_module *m, const char *pa
 		snprintf(err, n, "%.200s: a path with white space cannot be given to uprobe_events", path);
 		return NULL;
 	}
-	struct kvar *v = kvar_alloc(p, nloc, err, n);
+	struct kvar *v = kvar_alloc(p, nloc, expr, err, n);
 	if (!v)
 		return NULL;
 	v->user = 1;
@@ -264,13 +266,10 @@ struct kvar *kvar_new_user(struct probe *p, struct sym_module *m, const char *pa
 		return NULL;
 	}
 	for (int i = 0; i < nloc; i++) {
-		char where[PATH_MAX + 32], what[64];
-		snprintf(where, sizeof where, "%s:0x%llx", path, (unsigned long long)off[i]);
-		snprintf(what, sizeof what, "0x%llx", (unsigned long long)pc[i]);
-		if (site(v, i, pc[i], where, what, expr, err, n)) {
-			kvar_free(v);
-			return NULL;
-		}
+		struct ksite *s = &v->s[i];
+		s->pc = pc[i];
+		snprintf(s->where, sizeof s->where, "%s:0x%llx", path, (unsigned long long)off[i]);
+		snprintf(s->what, sizeof s->what, "0x%llx", (unsigned long long)pc[i]);
 	}
 	return v;
 }
@@ -328,5 +327,6 @@ void kvar_free(struct kvar *v)
 		for (int a = 0; a < v->s[i].narg; a++)
 			free(v->s[i].arg[a]);
 	free(v->s);
+	free(v->expr);
 	free(v);
 }

@@ -14,18 +14,23 @@ struct sym_kmod;
 struct sym_kloc;
 struct kvar;
 
-/* The sites of p (a var or assert probe; p->data made by var_data_new):
- * the expression expr at each address loc[i] of module mod (its .ko k),
- * a kprobe_events probe at each: NULL with err. */
+/* The sites of p (a var or assert probe) for the expression expr at each
+ * address loc[i] of module mod (its .ko k), each compiled and given its
+ * kprobe_events probe by kvar_site: NULL with err. */
 struct kvar *kvar_new_kmod(struct probe *p, struct sym_kmod *k, const char *mod, const struct sym_kloc *loc, int nloc,
                            const char *expr, char *err, size_t n);
 /* The same in an executable or shared library (--system): the expression
  * at each link-time address pc[i] in the object's DWARF m, a uprobe_events
  * probe at path's file offset off[i] (a global: an offset from the probed
- * mapping, "@+"). */
+ * mapping, "@+"); each compiled by kvar_site. */
 struct sym_module;
 struct kvar *kvar_new_user(struct probe *p, struct sym_module *m, const char *path, const uint64_t *pc,
                            const uint64_t *off, int nloc, const char *expr, char *err, size_t n);
+/* Site i: the expression compiled there (into kind_var's site i: p->data
+ * made by var_data_new), its variables made the fetch arguments of its
+ * probe, which is added: the expression, or NULL with err. */
+struct expr;
+struct expr *kvar_site(struct kvar *v, int i, char *err, size_t n);
 /* Site i's tracepoint id (perf_event_open's config of PERF_TYPE_TRACEPOINT). */
 int kvar_id(const struct kvar *v, int i);
 /* Site i's fetch arguments, for p->where ("a0=+16(%di):s64 ..."). */

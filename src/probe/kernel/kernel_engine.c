@@ -1679,15 +1679,26 @@ static const struct site_ops k_sites = {
 	.stack_namer = kname,
 };
 
+/* The kinds it runs (their output: the kernel's numbers beside the kind's). */
+static const struct kind_ops *k_kind(const char *name)
+{
+	static const struct kind_ops *const kinds[] = { &kfunc_ops, &kline_ops, &kstack_ops, &kvar_ops, &kassert_ops };
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		if (!strcmp(kinds[i]->name, name))
+			return kinds[i];
+	return NULL;
+}
+
 static int add_probe(struct engine *e, const char *text, char *err, size_t n)
 {
 	char why[400];
 	struct probe *p = engine_new_probe(e, text, err, n);
 	if (!p)
 		return -1;
-	const char *kd = p->sp.kind;
-	p->ops = !strcmp(kd, "line") ? &kline_ops : !strcmp(kd, "stack") ? &kstack_ops : !strcmp(kd, "var") ? &kvar_ops
-	       : !strcmp(kd, "assert") ? &kassert_ops : &kfunc_ops;
+	if (!(p->ops = k_kind(p->sp.kind))) {
+		snprintf(err, n, "probe '%s': the kernel engine does not run %s probes", text, p->sp.kind);
+		return -1;
+	}
 	if (p->ops->setup(p, why, sizeof why)) {
 		snprintf(err, n, "probe '%s': %s", text, why);
 		return -1;
@@ -1964,5 +1975,6 @@ const struct probe_engine_ops kernel_engine = {
 	.run = k_run,
 	.collect = k_collect,
 	.close = k_close,
+	.kind = k_kind,
 	.sites = &k_sites,
 };

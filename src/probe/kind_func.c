@@ -13,6 +13,7 @@
 #include "proc/modules.h"
 #include "probe/output.h"
 #include "probe/place.h"
+#include "probe/probe_engine.h"
 #include "probe/record.h"
 #include "probe/resolve.h"
 #include "proc/target.h"
@@ -159,11 +160,14 @@ static void pre(struct probe *p, struct hit *h, int role)
 	}
 }
 
-/* arg: the probe (its image's modules name its callers). */
+/* arg: the probe (the engine's names, else its image's modules name its callers). */
 static const char *name_of(void *arg, uint64_t ret, char *buf, size_t n)
 {
 	const struct probe *p = arg;
-	if (p->image > 0 && p->image <= p->e->nold_mods)
+	const struct site_ops *so = p->e->ops ? p->e->ops->sites : NULL;
+	if (so && so->name)
+		so->name(p->e, ret, buf, n);
+	else if (p->image > 0 && p->image <= p->e->nold_mods)
 		resolve_name_in(&p->e->old_mods[p->image - 1], ret, buf, n);
 	else
 		resolve_name(p->e, ret, buf, n);

@@ -4,6 +4,7 @@
  * expression compiled) and placed by the engine, p->where said. */
 #include "probe/place.h"
 
+#include "arch/remote_arch.h"
 #include "probe/engine.h"
 #include "probe/expr.h"
 #include "probe/kind.h"
@@ -122,6 +123,21 @@ int site_branch_local(struct engine *e, struct probe *p, struct probe_site *s, c
 	s->la.addr = in.addr;
 	s->next = in.addr + (uint64_t)in.len;
 	snprintf(s->insn, sizeof s->insn, "%s", in.text);
+	return 0;
+}
+
+int site_branch_keep(struct probe *p, struct probe_site *s, const struct rbranch *b, char *err, size_t n)
+{
+	struct rbranch *v = realloc(p->edata, (size_t)(s->i + 1) * sizeof *v);
+	if (!v) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	p->edata = v;
+	v[s->i] = *b;
+	s->la.addr = b->addr;
+	s->next = b->next;
+	snprintf(s->insn, sizeof s->insn, "%s", b->text);
 	return 0;
 }
 

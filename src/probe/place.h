@@ -21,6 +21,7 @@
 struct engine;
 struct expr;
 struct probe;
+struct rbranch;
 
 /* What a site does at a hit (the kind's meaning of it). */
 enum site_what {
@@ -84,6 +85,9 @@ struct site_ops {
 	/* After the last site: w (p->where so far) said further, e.g. how the
 	 * sites were placed, or said anew.  May be NULL. */
 	void (*placed)(struct engine *e, struct probe *p, char *w, size_t wn);
+	/* A run-time address named for the output: a func probe's callers
+	 * (kind_func.c's func_stats_json, func_stats_table).  NULL: resolve_name. */
+	void (*name)(struct engine *e, uint64_t addr, char *buf, size_t n);
 };
 
 /* The setup of every kind but sys (kind_ops.setup): the spec checked for
@@ -94,5 +98,10 @@ int kind_place(struct probe *p, char *err, size_t n);
 /* The conditional branch of s's line on this machine's instructions (kind_line.c's
  * branch_find_jcc): site_ops.branch's default, for an engine that adds to it. */
 int site_branch_local(struct engine *e, struct probe *p, struct probe_site *s, char *err, size_t n);
+/* For an engine whose branches are decoded with remote_arch.h's decoder (the
+ * remote one, ucsim; its site_ops.branch): site s's jump b kept for its hits
+ * in p->edata (a struct rbranch per site, in their order; the engine frees
+ * p->edata) and said in s (la.addr, next, insn).  0, or -1 with err. */
+int site_branch_keep(struct probe *p, struct probe_site *s, const struct rbranch *b, char *err, size_t n);
 
 #endif

@@ -1,17 +1,20 @@
 /* kind_remote.c — the probe kinds of remote targets (remote_run.h): func,
- * line, branch, time, var and assert, with the same JSON fields and table as
- * their local counterparts.  line, branch, time, var and assert keep the
- * local kinds' statistics and output (kind_line.c, kind_time.c,
- * kind_var.c): here they only place the breakpoints and read the registers
- * and memory through the stub (a branch is decided on the registers at the
- * branch, src/arch/<arch>/remote.c); func shares callstats.c and keeps its
- * pending calls here, because a remote
- * func probe catches returns differently: a breakpoint at the return address
- * (read from the link register on aarch64 and MIPS, from the stack on
- * x86-64) while a call is pending, matched to its call by stack pointer.
- * plugin runs the --plugin handlers in sonde (both ABIs) with the target's
- * registers and memory read through the stub; its output half is
- * kind_plugin.c's. */
+ * line, branch, time, var, assert and plugin, with the same JSON fields and
+ * table as their local counterparts.  Their setup is kind_place's (place.h),
+ * the same on every engine; what the remote adds is its struct site_ops
+ * (remote_sites, at the end): the locations in the program's ELF, the
+ * branch decoded by the target's architecture, the expressions in its
+ * DWARF variables, a breakpoint per site (a line's counted in the target or
+ * by the stub where it can be).  The kinds keep the local kinds' statistics
+ * and output (kind_func.c, kind_line.c, kind_time.c, kind_var.c): here they
+ * read the registers and memory through the stub at each hit (a branch is
+ * decided on the registers at the branch, src/arch/<arch>/remote.c); func
+ * keeps its pending calls in p->edata, because a remote func probe catches
+ * returns differently: a breakpoint at the return address (read from the
+ * link register on aarch64 and MIPS, from the stack on x86-64) while a
+ * call is pending, matched to its call by stack pointer.  plugin runs the
+ * --plugin handlers in sonde (both ABIs) with the target's registers and
+ * memory read through the stub; its output half is kind_plugin.c's. */
 #include "probe/remote/remote_run.h"
 
 #include "common/json.h"
@@ -20,8 +23,10 @@
 #include "probe/expr.h"
 #include "probe/kind.h"
 #include "probe/output.h"
+#include "probe/place.h"
 #include "proc/modules.h"
 #include "probe/probe.h"
+#include "probe/resolve.h"
 #include "probe/spec.h"
 #include "sym/sym.h"
 #include "sym/vars.h"
@@ -33,62 +38,6 @@
 #include <string.h>
 
 /* --- line, time ------------------------------------------------------------ */
-
-static void set_where(struct rsess *s, struct probe *p, uint64_t addr, int n)
-{
-	char w[400];
-	rs_describe(s, addr, w, sizeof w);
-	if (n > 1) {
-		size_t l = strlen(w);
-		snprintf(w + l, sizeof w - l, " and %d more", n - 1);
-	}
-	p->where = strdup(w);
-}
-
-static int line_setup(struct rsess *s, struct probe *p, char *err, size_t n)
-{
-	uint64_t *v;
-	int nv;
-	if (rs_resolve(s, &p->sp, &v, &nv, err, n))
-		return -1;
-	int line = !strcmp(p->sp.kind, "line");
-	int rc = line ? line_data_new(p, nv) : time_data_new(p);
-	if (rc)
-		snprintf(err, n, "out of memory");
-	/* A line probe only counts: the target (remote_count.c) or the stub
-	 * (tracepoints) can do that itself, no stop per hit, where no
-	 * breakpoint is already placed. */
-	int traced = 0;
-	for (int i = 0; i < nv && !rc; i++) {
-		int t = line ? rcount_add(s, p, v[i]) : 1;
-		if (t == 0)
-			continue;  /* counted in the target: placed by rcount_install */
-		if (t < 0) {
-			snprintf(err, n, "out of memory");
-			rc = -1;
-			break;
-		}
-		t = line ? rs_trace_add(s, p, v[i], err, n) : 1;
-		if (t < 0)
-			rc = -1;
-		else if (t == 0)
-			traced++;
-		else
-			rc = rs_site_add(s, p, v[i], i, err, n);
-	}
-	if (!rc) {
-		set_where(s, p, v[0], nv);
-		if (traced && p->where) {
-			char *w = NULL;
-			if (asprintf(&w, "%s; counted by the stub (tracepoint%s)", p->where, traced > 1 ? "s" : "") > 0) {
-				free(p->where);
-				p->where = w;
-			}
-		}
-	}
-	free(v);
-	return rc;
-}
 
 static void line_hit(struct rsess *s, struct probe *p, int role, uint64_t pc, uint64_t now)
 {
@@ -161,71 +110,6 @@ static int find_branch(struct rsess *s, struct probe *p, uint64_t addr, struct r
 	return found ? 0 : -1;
 }
 
-/* The decoded branches of each branch probe (p->data holds kind_branch's
- * counts), until rkinds_free. */
-struct rbranches {
-	struct probe *p;
-	struct rbranch *b;
-	struct rbranches *next;
-};
-static struct rbranches *branches;
-
-static struct rbranches *branches_of(struct probe *p)
-{
-	struct rbranches *d = branches;
-	while (d && d->p != p)
-		d = d->next;
-	return d;
-}
-
-void rkinds_free(void)
-{
-	while (branches) {
-		struct rbranches *d = branches;
-		branches = d->next;
-		free(d->b);
-		free(d);
-	}
-}
-
-static int branch_setup(struct rsess *s, struct probe *p, char *err, size_t n)
-{
-	if (p->sp.loc != LOC_LINE) {
-		snprintf(err, n, "branch probes take a source line (branch:FILE:LINE)");
-		return -1;
-	}
-	uint64_t *v;
-	int nv;
-	if (rs_resolve(s, &p->sp, &v, &nv, err, n))
-		return -1;
-	struct rbranches *d = calloc(1, sizeof *d);
-	int rc = -1;
-	if (d && (d->b = calloc((size_t)nv, sizeof *d->b)) && !line_data_new(p, nv)) {
-		d->p = p;
-		d->next = branches;
-		branches = d;
-		rc = 0;
-	} else {
-		if (d)
-			free(d->b);
-		free(d);
-		snprintf(err, n, "out of memory");
-	}
-	for (int i = 0; i < nv && !rc; i++) {
-		rc = find_branch(s, p, v[i], &d->b[i], err, n);
-		if (!rc && branch_set_insn(p, d->b[i].text)) {
-			snprintf(err, n, "out of memory");
-			rc = -1;
-		}
-		if (!rc)
-			rc = rs_site_add(s, p, d->b[i].addr, i, err, n);
-	}
-	if (!rc)
-		set_where(s, p, d->b[0].addr, nv);
-	free(v);
-	return rc;
-}
-
 static int branch_reg(void *ctx, int regno, uint64_t *val)
 {
 	struct rsess *s = ctx;
@@ -237,35 +121,13 @@ static int branch_reg(void *ctx, int regno, uint64_t *val)
 static void branch_hit(struct rsess *s, struct probe *p, int role, uint64_t pc, uint64_t now)
 {
 	(void)pc; (void)now;
-	struct rbranches *d = branches_of(p);
-	int t = s->c.arch->taken(&d->b[role], branch_reg, s);
+	const struct rbranch *b = p->edata;    /* the jump of each site (r_branch) */
+	int t = s->c.arch->taken(&b[role], branch_reg, s);
 	if (t >= 0)
 		branch_account(p, t);
 }
 
 /* --- var and assert ---------------------------------------------------------- */
-
-static int var_setup(struct rsess *s, struct probe *p, char *err, size_t n)
-{
-	if (p->sp.args && !s->vars) {
-		snprintf(err, n, "no variables in the program (%s)", s->vars_err ? s->vars_err : "no DWARF");
-		return -1;
-	}
-	struct loc_addr *v;
-	int nv;
-	int rc = var_setup_sites(p, &v, &nv, NULL, NULL, err, n);
-	for (int i = 0; i < nv && !rc; i++)
-		rc = rs_site_add(s, p, v[i].addr, i, err, n);
-	if (!rc) {
-		char w[600];
-		rs_describe(s, v[0].addr, w, sizeof w);
-		size_t l = strlen(w);
-		snprintf(w + l, sizeof w - l, "; %s", expr_describe(var_site_expr(p, 0)));
-		p->where = strdup(w);
-	}
-	free(v);
-	return rc;
-}
 
 /* 0 with *v set, or -1 when the value was unavailable (counted). */
 static int eval(struct rsess *s, struct probe *p, int role, struct expr_val *v)
@@ -297,43 +159,10 @@ enum { ROLE_ENTRY, ROLE_RETURN };
 
 struct rframe { long thread; uint64_t sp, ret, t; };
 
+/* p->edata of a func probe (its statistics are kind_func.c's, p->data). */
 struct rfunc {
-	struct call_stats cs;
 	struct rframe *f; int nf, capf;     /* pending calls */
-	struct rsess *s;                    /* names the callers at output time */
 };
-
-static int func_setup(struct rsess *s, struct probe *p, char *err, size_t n)
-{
-	/* func:0xADDR: the function at that address (record --target names
-	 * functions so, remote_run.c's record_functions) */
-	if ((p->sp.loc != LOC_FUNC && p->sp.loc != LOC_ADDR) || p->sp.off) {
-		snprintf(err, n, "func probes take a function name");
-		return -1;
-	}
-	uint64_t *v;
-	int nv;
-	if (rs_resolve(s, &p->sp, &v, &nv, err, n))
-		return -1;
-	struct rfunc *d = calloc(1, sizeof *d);
-	int rc = (p->data = d) ? 0 : -1;
-	if (d) {
-		callstats_init(&d->cs);
-		d->s = s;
-	}
-	if (!rc)
-		rc = rs_site_add(s, p, v[0], ROLE_ENTRY, err, n);
-	if (!rc) {
-		char w[400];
-		rs_describe(s, v[0], w, sizeof w);
-		size_t l = strlen(w);
-		snprintf(w + l, sizeof w - l, ", returns at the return address (%s)",
-		         s->c.arch->ra >= 0 ? "link register" : "stack");
-		p->where = strdup(w);
-	}
-	free(v);
-	return rc;
-}
 
 static int read_ptr(struct rsess *s, uint64_t addr, uint64_t *v)
 {
@@ -350,9 +179,10 @@ static int read_ptr(struct rsess *s, uint64_t addr, uint64_t *v)
 static void func_entry(struct rsess *s, struct probe *p, struct rfunc *d, uint64_t pc, uint64_t now)
 {
 	const struct rarch *a = s->c.arch;
+	struct call_stats *cs = func_stats(p);
 	uint64_t sp, ret;
 	p->hits++;
-	callstats_call(&d->cs);
+	callstats_call(cs);
 	if (remote_reg(&s->c, a->sp, &sp) ||
 	    (a->ra >= 0 ? remote_reg(&s->c, a->ra, &ret) : read_ptr(s, sp, &ret))) {
 		rrec_untimed(s);
@@ -360,7 +190,7 @@ static void func_entry(struct rsess *s, struct probe *p, struct rfunc *d, uint64
 	}
 	if (a->thumb_bit)
 		ret &= ~(uint64_t)1;    /* lr holds the return address | 1 (Thumb state) */
-	callstats_caller(&d->cs, ret);
+	callstats_caller(cs, ret);
 	int pending = 0;
 	for (int i = 0; i < d->nf; i++)
 		pending |= d->f[i].ret == ret;
@@ -396,7 +226,7 @@ static void func_return(struct rsess *s, struct probe *p, struct rfunc *d, uint6
 		struct rframe *f = &d->f[i];
 		if (f->thread != s->c.thread || f->ret != pc || f->sp + (uint64_t)s->c.arch->ret_sp_adj != sp)
 			continue;
-		callstats_return(&d->cs, now - f->t);
+		callstats_return(func_stats(p), now - f->t);
 		rrec_return(s, pc, sp);
 		int k = 0;
 		for (int j = 0; j < d->nf; j++)
@@ -414,45 +244,34 @@ static void func_return(struct rsess *s, struct probe *p, struct rfunc *d, uint6
 
 static void func_hit(struct rsess *s, struct probe *p, int role, uint64_t pc, uint64_t now)
 {
-	struct rfunc *d = p->data;
+	struct rfunc *d = p->edata;
 	if (role == ROLE_ENTRY)
 		func_entry(s, p, d, pc, now);
 	else
 		func_return(s, p, d, pc, now);
 }
 
-static const char *name_of(void *arg, uint64_t ret, char *buf, size_t n)
-{
-	snprintf(buf, n, "%s", rs_func_name(arg, ret));
-	return buf;
-}
-
+/* The output is kind_func.c's (callers named by r_name), without its exits. */
 static void func_json(struct probe *p, struct json *j)
 {
-	struct rfunc *d = p->data;
-	if (d)
-		callstats_json(&d->cs, j, name_of, d->s);
+	if (func_stats(p))
+		func_stats_json(p, func_stats(p), j);
 }
 
 static void func_table(struct probe *p, FILE *f)
 {
-	struct rfunc *d = p->data;
-	if (d)
-		callstats_table(&d->cs, f, name_of, d->s);
+	if (func_stats(p))
+		func_stats_table(p, func_stats(p), 0, f);
 }
 
 static void func_free(struct probe *p)
 {
-	struct rfunc *d = p->data;
-	if (!d)
-		return;
-	free(d->f);
-	callstats_free(&d->cs);
-	free(d);
+	kind_func.free(p);
 }
 
 static const struct kind_ops rfunc_ops = {
-	.name = "func", .needs_location = 1, .json = func_json, .table = func_table, .free = func_free,
+	.name = "func", .needs_location = 1, .setup = kind_place, .json = func_json, .table = func_table,
+	.free = func_free,
 };
 
 /* --- plugin ---------------------------------------------------------------- */
@@ -501,31 +320,17 @@ static void plugin_ctx_set(struct rsess *s, struct sonde_probe_ctx *c)
 	c->tid = (int)s->c.thread;
 }
 
-static int plugin_setup(struct rsess *s, struct probe *p, char *err, size_t n)
+/* site_ops.plugin_ctx: init sees the architecture and may read the target
+ * (stopped now); no registers yet (nregs 0). */
+static int r_plugin_ctx(struct engine *e, struct probe *p, uint64_t addr, char *err, size_t n)
 {
-	uint64_t *v;
-	int nv;
-	if (!p->e->plugin) {
-		snprintf(err, n, "plugin probes need --plugin FILE.so");
+	if (plugin_ctx_alloc(p, addr, NULL, plugin_read, err, n))
 		return -1;
-	}
-	if (rs_resolve(s, &p->sp, &v, &nv, err, n))
-		return -1;
-	/* init sees the architecture and may read the target (stopped now);
-	 * no registers yet (nregs 0). */
-	int rc = plugin_ctx_alloc(p, v[0], NULL, plugin_read, err, n);
-	if (!rc) {
-		plugin_ctx_set(s, plugin_ctx(p));
-		plugin_ctx(p)->nregs = 0;
-		plug_live = 1;
-		rc = plugin_ctx_init(p, err, n);
-		plug_live = 0;
-	}
-	for (int i = 0; i < nv && !rc; i++)
-		rc = rs_site_add(s, p, v[i], i, err, n);
-	if (!rc)
-		set_where(s, p, v[0], nv);
-	free(v);
+	plugin_ctx_set(e->priv, plugin_ctx(p));
+	plugin_ctx(p)->nregs = 0;
+	plug_live = 1;
+	int rc = plugin_ctx_init(p, err, n);
+	plug_live = 0;
 	return rc;
 }
 
@@ -593,14 +398,119 @@ static void plugin_post(struct rsess *s, struct probe *p, int role, uint64_t pc,
 	plugin_call(s, p, p->e->plugin->post, pc, now);
 }
 
+/* --- the sites (place.h) -------------------------------------------------- */
+
+/* Every location through resolve.c in the program's ELF (the session's one
+ * module), func:0xADDR too (record --target names functions so, remote_run.c's
+ * record_functions), each with its function from the program's symbols. */
+static int r_locate(struct engine *e, struct probe *p, int func, struct loc_addr **v, int *nv, char *err, size_t n)
+{
+	(void)func;
+	return resolve_location(e, &p->sp, v, nv, err, n);
+}
+
+static void r_describe(struct engine *e, uint64_t addr, char *w, size_t n)
+{
+	rs_describe(e->priv, addr, w, n);
+}
+
+/* The callers of a func probe: their functions, "?" outside every symbol. */
+static void r_name(struct engine *e, uint64_t addr, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s", e->priv ? rs_func_name(e->priv, addr) : "?");
+}
+
+/* The jump of site st's line, decoded by the target's architecture, kept
+ * for its hits in p->edata (branch_hit). */
+static int r_branch(struct engine *e, struct probe *p, struct probe_site *st, char *err, size_t n)
+{
+	struct rbranch b;
+	return find_branch(e->priv, p, st->la.addr, &b, err, n) || site_branch_keep(p, st, &b, err, n) ? -1 : 0;
+}
+
+/* var and assert: the expression in the program's DWARF variables, read
+ * through the stub at a hit (rs_env). */
+static struct expr *r_compile(struct engine *e, struct probe *p, const struct probe_site *st, char *err, size_t n)
+{
+	struct rsess *s = e->priv;
+	if (!s->vars) {
+		snprintf(err, n, "no variables in the program (%s)", s->vars_err ? s->vars_err : "no DWARF");
+		return NULL;
+	}
+	return expr_compile(p->sp.args, s->vars, st->la.addr - s->bias, err, n);
+}
+
+/* A breakpoint per site (func: its entry, with p->edata for its pending
+ * calls, freed by rkinds_free; the returns come with the calls, func_entry).
+ * A line probe only counts: the target (remote_count.c) or the stub
+ * (tracepoints) can do that itself, no stop per hit, where no breakpoint is
+ * already placed. */
+static int r_place(struct engine *e, struct probe *p, struct probe_site *st, char *err, size_t n)
+{
+	struct rsess *s = e->priv;
+	if (st->what == SITE_CALL && !(p->edata = calloc(1, sizeof(struct rfunc)))) {
+		snprintf(err, n, "out of memory");
+		return -1;
+	}
+	if (p->ops == &kind_line) {
+		int t = rcount_add(s, p, st->la.addr);
+		if (t == 0)
+			return 0;  /* counted in the target: placed by rcount_install */
+		if (t < 0) {
+			snprintf(err, n, "out of memory");
+			return -1;
+		}
+		t = rs_trace_add(s, p, st->la.addr, err, n);
+		if (t <= 0)
+			return t;  /* counted by the stub, or -1 */
+	}
+	return rs_site_add(s, p, st->la.addr, st->what == SITE_CALL ? ROLE_ENTRY : st->i, err, n);
+}
+
+static void r_placed(struct engine *e, struct probe *p, char *w, size_t wn)
+{
+	struct rsess *s = e->priv;
+	size_t l = strlen(w);
+	int traced = 0;
+	for (int i = 0; i < s->ntps; i++)
+		traced += s->tps[i].p == p;
+	if (p->ops == &rfunc_ops && l < wn)
+		snprintf(w + l, wn - l, ", returns at the return address (%s)", s->c.arch->ra >= 0 ? "link register" : "stack");
+	else if (traced && l < wn)
+		snprintf(w + l, wn - l, "; counted by the stub (tracepoint%s)", traced > 1 ? "s" : "");
+}
+
+const struct site_ops remote_sites = {
+	.can = SITE_CAN_FUNC_ADDR,
+	.locate = r_locate,
+	.describe = r_describe,
+	.branch = r_branch,
+	.compile = r_compile,
+	.plugin_ctx = r_plugin_ctx,
+	.place = r_place,
+	.placed = r_placed,
+	.name = r_name,
+};
+
+void rkinds_free(struct engine *e)
+{
+	for (int i = 0; i < e->nprobes; i++) {
+		struct probe *p = e->probes[i];
+		if (p->ops == &rfunc_ops && p->edata)
+			free(((struct rfunc *)p->edata)->f);
+		free(p->edata);
+		p->edata = NULL;
+	}
+}
+
 static const struct rkind kinds[] = {
-	{ "func", &rfunc_ops, func_setup, func_hit, NULL },
-	{ "line", &kind_line, line_setup, line_hit, NULL },
-	{ "branch", &kind_branch, branch_setup, branch_hit, NULL },
-	{ "time", &kind_time, line_setup, time_hit, NULL },
-	{ "var", &kind_var, var_setup, var_hit, NULL },
-	{ "assert", &kind_assert, var_setup, assert_hit, NULL },
-	{ "plugin", &kind_plugin, plugin_setup, plugin_hit, plugin_post },
+	{ "func", &rfunc_ops, func_hit, NULL },
+	{ "line", &kind_line, line_hit, NULL },
+	{ "branch", &kind_branch, branch_hit, NULL },
+	{ "time", &kind_time, time_hit, NULL },
+	{ "var", &kind_var, var_hit, NULL },
+	{ "assert", &kind_assert, assert_hit, NULL },
+	{ "plugin", &kind_plugin, plugin_hit, plugin_post },
 };
 
 const struct rkind *rkind_find(const char *name)

@@ -18,7 +18,6 @@
 #include "probe/kind.h"
 #include "proc/modules.h"
 #include "probe/probe.h"
-#include "probe/resolve.h"
 #include "probe/spec.h"
 #include "sym/cache.h"
 #include "sym/sym.h"
@@ -428,26 +427,6 @@ static int program_module(struct engine *e, const char *exe, char *err, size_t n
 	return 0;
 }
 
-int rs_resolve(struct rsess *s, const struct spec *sp, uint64_t **addrs, int *n, char *err, size_t en)
-{
-	struct loc_addr *v;
-	int nv;
-	*addrs = NULL;
-	*n = 0;
-	if (resolve_location(s->e, sp, &v, &nv, err, en))
-		return -1;
-	if (!(*addrs = malloc((size_t)nv * sizeof **addrs))) {
-		free(v);
-		snprintf(err, en, "out of memory");
-		return -1;
-	}
-	for (int i = 0; i < nv; i++)
-		(*addrs)[i] = v[i].addr;
-	*n = nv;
-	free(v);
-	return 0;
-}
-
 void rs_describe(struct rsess *s, uint64_t addr, char *buf, size_t n)
 {
 	struct sym_info fi;
@@ -580,7 +559,7 @@ static int add_probe(struct rsess *s, const char *text, char *err, size_t n)
 	p->e = e;
 	e->probes[e->nprobes++] = p;
 	s->has_post |= k->post != NULL;
-	if (k->setup(s, p, why, sizeof why)) {
+	if (p->ops->setup(p, why, sizeof why)) {
 		snprintf(err, n, "probe '%s': %s", text, why);
 		return -1;
 	}
@@ -935,8 +914,8 @@ static void abandon(void)
 static void rm_close(struct engine *e)
 {
 	sess.sym = NULL; /* e->mods' cache closes it */
+	rkinds_free(e);
 	e->priv = NULL;
-	rkinds_free();
 }
 
 static int rm_open(struct engine *e, const struct probe_opts *o, char *err, size_t n)
@@ -1143,4 +1122,5 @@ const struct probe_engine_ops remote_engine = {
 	.place = rm_place,
 	.run = rm_run,
 	.close = rm_close,
+	.sites = &remote_sites,
 };

@@ -16,7 +16,7 @@
 
 struct engine;
 struct probe;
-struct spec;
+struct site_ops;
 struct sym_module;
 struct vars;
 struct var_env;
@@ -78,22 +78,25 @@ struct rsess {
 /* The status of a target whose stub vanished (e->t.status). */
 #define STATUS_GONE 0xffff
 
-/* A remote probe kind: the output half is its kind_ops (name, json, table,
- * free: what output.c and cleanup call); setup places breakpoints through
- * rs_site_add; hit runs on each stop at one of them, post (if any) once its
- * instruction has run. */
+/* A remote probe kind: its kind_ops (setup: kind_place, with remote_sites;
+ * name, json, table, free: what output.c and cleanup call); hit runs on
+ * each stop at one of its breakpoints, post (if any) once its instruction
+ * has run. */
 struct rkind {
 	const char *name;
 	const struct kind_ops *ops;
-	int (*setup)(struct rsess *s, struct probe *p, char *err, size_t n);
 	void (*hit)(struct rsess *s, struct probe *p, int role, uint64_t pc, uint64_t now);
 	/* After the displaced instruction of the hit at pc has run (emulated or
 	 * stepped; not when it faulted or the program ended), or NULL. */
 	void (*post)(struct rsess *s, struct probe *p, int role, uint64_t pc, uint64_t now);
 };
 const struct rkind *rkind_find(const char *name);
-/* Free what the kinds keep beside p->data (after the output). */
-void rkinds_free(void);
+/* The kinds' placement on a remote target (place.h; kind_remote.c): the
+ * remote engine's probe_engine_ops.sites. */
+extern const struct site_ops remote_sites;
+/* Free what the kinds keep beside p->data, p->edata of e's probes (after
+ * the output). */
+void rkinds_free(struct engine *e);
 
 /* The session (connect, place the probes, run until the target ends, the
  * stub closes the connection, Ctrl-C / SIGTERM or --duration; then every
@@ -118,9 +121,6 @@ int rs_trace_add(struct rsess *s, struct probe *p, uint64_t addr, char *err, siz
  * beside it): for remote_count.c's sites given back to the stub at the end
  * of the setup, as they would have been at the start. */
 int rs_trace_add_beside(struct rsess *s, struct probe *p, uint64_t addr, char *err, size_t n);
-/* Resolve the location of sp: run-time addresses (malloc'd) and, when fn is
- * not NULL, the function of the first one. */
-int rs_resolve(struct rsess *s, const struct spec *sp, uint64_t **addrs, int *n, char *err, size_t en);
 void rs_describe(struct rsess *s, uint64_t addr, char *buf, size_t n);
 /* Registers and memory of the stopped thread, for expr_eval_env. */
 void rs_env(struct rsess *s, struct var_env *env);

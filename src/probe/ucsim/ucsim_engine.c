@@ -14,8 +14,10 @@
  * (expressions, expr.c, over the CDB's variables: char, int, long, float;
  * in data, idata, xdata, code, registers) and plugin (the --plugin
  * handlers run here: pre at the stop, post after a `step`).  Their output
- * halves are the shared ones (callstats.c, kind_line.c, kind_time.c,
- * kind_var.c, kind_plugin.c).  The session ends when the program stops itself (ucsim's
+ * halves are the shared ones (callstats.c, kind_func.c, kind_line.c,
+ * kind_time.c, kind_var.c, kind_plugin.c), and so is their setup
+ * (kind_place, place.h: the engine's part is its struct site_ops,
+ * uc_sites).  The session ends when the program stops itself (ucsim's
  * simulator interface), at Ctrl-C / SIGTERM / --duration (the simulation
  * stopped, every breakpoint deleted, the simulator left as it was), or
  * when the simulator vanishes.  See docs/REMOTE.md, "The 8051". */
@@ -26,6 +28,7 @@
 #include "probe/engine.h"
 #include "probe/expr.h"
 #include "probe/kind.h"
+#include "probe/place.h"
 #include "probe/probe.h"
 #include "probe/spec.h"
 #include "probe/ucsim/ucount.h"
@@ -51,17 +54,11 @@ struct usite {
 	int nu;
 };
 
+/* p->edata of a func probe (its statistics are kind_func.c's, p->data). */
 struct ufunc {
-	struct call_stats cs;
 	struct uframe { uint16_t ret; uint8_t sp; uint64_t t; } f[64];   /* pending calls (the 8051's stack is < 256 bytes) */
 	int nf;
 	uint64_t lost;                   /* calls deeper than f[] holds: counted, not timed */
-};
-
-/* What a branch probe keeps beside p->data (kind_line's). */
-struct uvar {
-	struct probe *p;
-	struct rbranch *b;              /* the jump at each site */
 };
 
 struct usess {
@@ -70,8 +67,6 @@ struct usess {
 	struct engine *e;
 	struct usite sites[UC_MAX_SITES];
 	int nsites;
-	struct uvar *vars;
-	int nvars;
 	struct ucount *count;            /* line probes counted in the chip (--target-ram), or NULL */
 	double hz;                       /* the simulated chip's clock (state's "frequency=") */
 	struct urec *rec;                /* record --target ucsim:, or NULL */
@@ -212,57 +207,57 @@ static int resolve(struct probe *p, uint32_t *addrs, int max, int *nv, char *err
 
 /* --- func ---------------------------------------------------------------- */
 
-static const char *name_of(void *arg, uint64_t ret, char *buf, size_t n)
+/* The callers of a func probe: their functions in the CDB, else "?". */
+static void u_name(struct engine *e, uint64_t addr, char *buf, size_t n)
 {
-	(void)arg;
-	const struct cdb_func *f = us.cdb ? cdb_func_at(us.cdb, (uint32_t)ret) : NULL;
+	(void)e;
+	const struct cdb_func *f = us.cdb ? cdb_func_at(us.cdb, (uint32_t)addr) : NULL;
 	snprintf(buf, n, "%s", f ? f->name : "?");
-	return buf;
 }
 
+/* The output is kind_func.c's (callers named by u_name), without its
+ * exits, with the calls too deep to be timed. */
 static void func_json(struct probe *p, struct json *j)
 {
-	struct ufunc *d = p->data;
-	if (d) {
-		callstats_json(&d->cs, j, name_of, NULL);
-		json_uint(j, "untimed", d->lost);
+	struct ufunc *d = p->edata;
+	if (func_stats(p)) {
+		func_stats_json(p, func_stats(p), j);
+		json_uint(j, "untimed", d ? d->lost : 0);
 	}
 }
 
 static void func_table(struct probe *p, FILE *f)
 {
-	struct ufunc *d = p->data;
-	if (d)
-		callstats_table(&d->cs, f, name_of, NULL);
+	if (func_stats(p))
+		func_stats_table(p, func_stats(p), 0, f);
 }
 
 static void func_free(struct probe *p)
 {
-	struct ufunc *d = p->data;
-	if (d)
-		callstats_free(&d->cs);
-	free(d);
+	kind_func.free(p);
 	p->data = NULL;
 }
 
 static const struct kind_ops ufunc_ops = {
-	.name = "func", .needs_location = 1, .json = func_json, .table = func_table, .free = func_free,
+	.name = "func", .needs_location = 1, .setup = kind_place, .json = func_json, .table = func_table,
+	.free = func_free,
 };
 
 static void func_hit(struct probe *p, int role, uint32_t pc)
 {
-	struct ufunc *d = p->data;
+	struct ufunc *d = p->edata;
+	struct call_stats *cs = func_stats(p);
 	uint16_t ret;
 	uint8_t sp;
 	char err[200];
 	if (role == ROLE_ENTRY) {
 		p->hits++;
-		callstats_call(&d->cs);
+		callstats_call(cs);
 		if (ulink_ret_addr(&us.l, &ret, &sp)) {
 			d->lost++;
 			return;
 		}
-		callstats_caller(&d->cs, ret);
+		callstats_caller(cs, ret);
 		if (d->nf == (int)(sizeof d->f / sizeof d->f[0]) || site_add(p, ret, ROLE_RETURN, err, sizeof err)) {
 			d->lost++;
 			return;
@@ -277,7 +272,7 @@ static void func_hit(struct probe *p, int role, uint32_t pc)
 	for (int i = d->nf - 1; i >= 0; i--) {
 		if (d->f[i].ret != pc || (uint8_t)(d->f[i].sp - 2) != sp)
 			continue;
-		callstats_return(&d->cs, ticks_ns(us.l.ticks - d->f[i].t));
+		callstats_return(cs, ticks_ns(us.l.ticks - d->f[i].t));
 		d->nf = i;   /* and the deeper ones that never returned */
 		break;
 	}
@@ -348,25 +343,6 @@ static int var_read(const struct cdb_var *v, struct expr_val *out, char *why, si
 	return 0;
 }
 
-static struct uvar *side_of(struct probe *p)
-{
-	for (int i = 0; i < us.nvars; i++)
-		if (us.vars[i].p == p)
-			return &us.vars[i];
-	return NULL;
-}
-
-static struct uvar *side_new(struct probe *p)
-{
-	struct uvar *uv = realloc(us.vars, (size_t)(us.nvars + 1) * sizeof *uv);
-	if (!uv)
-		return NULL;
-	us.vars = uv;
-	uv = &us.vars[us.nvars++];
-	*uv = (struct uvar){ .p = p };
-	return uv;
-}
-
 /* The variables of var and assert expressions (expr_compile_names): a
  * name of the CDB visible at the probed address, read by var_read. */
 struct uname {
@@ -417,27 +393,6 @@ static void name_free(void *ctx, void *ref)
 }
 
 static const struct expr_names cdb_names = { name_compile, name_read, name_describe, name_free, NULL };
-
-/* var and assert: the expression of each site compiled in the scope of its
- * address (kind_var's sites; the output is kind_var's, kind_assert's). */
-static int expr_setup(struct probe *p, const uint32_t *a, int nv, char *err, size_t n)
-{
-	if (!p->sp.args) {
-		snprintf(err, n, "missing expression (%s:LOCATION:EXPR)", p->sp.kind);
-		return -1;
-	}
-	if (var_data_new(p, nv)) {
-		snprintf(err, n, "out of memory");
-		return -1;
-	}
-	for (int i = 0; i < nv; i++) {
-		struct expr *x = expr_compile_names(p->sp.args, &cdb_names, a[i], err, n);
-		var_site_set(p, i, x, NULL);
-		if (!x)
-			return -1;
-	}
-	return 0;
-}
 
 static void var_hit(struct probe *p, int role)
 {
@@ -525,8 +480,8 @@ static int find_branch(struct probe *p, uint32_t addr, struct rbranch *out, char
 
 static void branch_hit(struct probe *p, int role)
 {
-	struct uvar *side = side_of(p);
-	int t = side ? rarch_mcs51.taken(&side->b[role], mcs51_reg, NULL) : -1;
+	const struct rbranch *b = p->edata;    /* the jump of each site (u_branch) */
+	int t = b ? rarch_mcs51.taken(&b[role], mcs51_reg, NULL) : -1;
 	if (t >= 0)
 		branch_account(p, t);
 }
@@ -577,14 +532,11 @@ static void plugin_describe(struct sonde_probe_ctx *c, int nregs)
 	c->pid = c->tid = 0;
 }
 
-static int plugin_setup(struct probe *p, uint32_t addr, char *err, size_t n)
+/* site_ops.plugin_ctx: init sees the architecture and may read the chip
+ * (stopped now); no registers yet (nregs 0). */
+static int u_plugin_ctx(struct engine *e, struct probe *p, uint64_t addr, char *err, size_t n)
 {
-	if (!p->e->plugin) {
-		snprintf(err, n, "plugin probes need --plugin FILE.so");
-		return -1;
-	}
-	/* init sees the architecture and may read the chip (stopped now); no
-	 * registers yet (nregs 0) */
+	(void)e;
 	if (plugin_ctx_alloc(p, addr, NULL, plugin_read, err, n))
 		return -1;
 	plugin_describe(plugin_ctx(p), 0);
@@ -690,89 +642,98 @@ static void plugin_posts(uint32_t pc, struct probe **post, int npost)
 
 /* --- the kinds ------------------------------------------------------------ */
 
-static int setup(struct probe *p, char *err, size_t n)
+/* site_ops.locate: a location of the CDB (resolve), each address with its
+ * function where the CDB has one (mod NULL: no ELF module). */
+static int u_locate(struct engine *e, struct probe *p, int func, struct loc_addr **v, int *nv, char *err, size_t n)
 {
+	(void)e;
+	(void)func;
 	uint32_t a[16];
-	int nv;
-	const char *kind = p->sp.kind;
-	if (strcmp(kind, "func") && strcmp(kind, "line") && strcmp(kind, "var") && strcmp(kind, "branch") &&
-	    strcmp(kind, "time") && strcmp(kind, "assert") && strcmp(kind, "plugin")) {
-		snprintf(err, n, "%s probes are not available on the 8051 (ucsim has func, line, branch, time, var, "
-		         "assert and plugin)", kind);
+	int k;
+	if (resolve(p, a, 16, &k, err, n))
+		return -1;
+	if (!(*v = calloc((size_t)k, sizeof **v))) {
+		snprintf(err, n, "out of memory");
 		return -1;
 	}
-	if (!strcmp(kind, "branch") && p->sp.loc != LOC_LINE) {
-		snprintf(err, n, "branch probes take a source line (branch:FILE:LINE)");
-		return -1;
+	for (int i = 0; i < k; i++) {
+		const struct cdb_func *f = cdb_func_at(us.cdb, a[i]);
+		(*v)[i].addr = a[i];
+		if (f)
+			(*v)[i].fn = (struct sym_info){ .name = f->name, .start = f->lo, .line = f->line,
+			                                .size = f->has_hi && f->hi >= f->lo ? f->hi + 1 - f->lo : 0 };
 	}
-	if (resolve(p, a, 16, &nv, err, n))
-		return -1;
-	char w[400];
-	describe(a[0], w, sizeof w);
-	if (!strcmp(kind, "func")) {
-		if (p->sp.loc == LOC_LINE || p->sp.off) {
-			snprintf(err, n, "func probes take a function name");
-			return -1;
-		}
-		struct ufunc *d = calloc(1, sizeof *d);
-		if (!(p->data = d)) {
-			snprintf(err, n, "out of memory");
-			return -1;
-		}
-		callstats_init(&d->cs);
-		size_t l = strlen(w);
-		snprintf(w + l, sizeof w - l, ", returns at the return address (stack)");
-		p->where = strdup(w);
-		return site_add(p, a[0], ROLE_ENTRY, err, n);
-	}
-	if (!strcmp(kind, "line")) {
-		if (line_data_new(p, nv)) {
-			snprintf(err, n, "out of memory");
-			return -1;
-		}
-	} else if (!strcmp(kind, "time")) {
-		if (time_data_new(p)) {
-			snprintf(err, n, "out of memory");
-			return -1;
-		}
-	} else if (!strcmp(kind, "branch")) {
-		struct uvar *uv = side_new(p);
-		if (!uv || !(uv->b = calloc((size_t)nv, sizeof *uv->b)) || line_data_new(p, nv)) {
-			snprintf(err, n, "out of memory");
-			return -1;
-		}
-		for (int i = 0; i < nv; i++) {
-			if (find_branch(p, a[i], &uv->b[i], err, n))
-				return -1;
-			a[i] = (uint32_t)uv->b[i].addr;
-		}
-		if (branch_set_insn(p, uv->b[0].text)) {
-			snprintf(err, n, "out of memory");
-			return -1;
-		}
-		describe(a[0], w, sizeof w);
-	} else if (!strcmp(kind, "plugin")) {
-		if (plugin_setup(p, a[0], err, n))
-			return -1;
-	} else {
-		if (expr_setup(p, a, nv, err, n))
-			return -1;
-		size_t l = strlen(w);
-		snprintf(w + l, sizeof w - l, "; %s", expr_describe(var_site_expr(p, 0)));
-	}
-	if (nv > 1) {
-		size_t l = strlen(w);
-		snprintf(w + l, sizeof w - l, " and %d more", nv - 1);
-	}
-	p->where = strdup(w);
-	for (int i = 0; i < nv; i++) {
-		int rc = us.count && !strcmp(kind, "line") ? ucount_add(us.count, p, i, a[i]) : site_add(p, a[i], i, err, n);
-		if (rc && us.count && !strcmp(kind, "line"))
-			snprintf(err, n, "out of memory");
-		if (rc)
-			return -1;
-	}
+	*nv = k;
 	return 0;
+}
+
+static void u_describe(struct engine *e, uint64_t addr, char *w, size_t n)
+{
+	(void)e;
+	describe((uint32_t)addr, w, n);
+}
+
+/* The jump of site st's line, decoded as the 8051's, kept for its hits in
+ * p->edata (branch_hit). */
+static int u_branch(struct engine *e, struct probe *p, struct probe_site *st, char *err, size_t n)
+{
+	(void)e;
+	struct rbranch b;
+	return find_branch(p, (uint32_t)st->la.addr, &b, err, n) || site_branch_keep(p, st, &b, err, n) ? -1 : 0;
+}
+
+/* var and assert: the expression of each site compiled in the scope of its
+ * address, its names the CDB's (read by var_read). */
+static struct expr *u_compile(struct engine *e, struct probe *p, const struct probe_site *st, char *err, size_t n)
+{
+	(void)e;
+	return expr_compile_names(p->sp.args, &cdb_names, st->la.addr, err, n);
+}
+
+/* A breakpoint per site (func: its entry, with p->edata for its pending
+ * calls, freed by uc_close; the returns come with the calls, func_hit); a
+ * line's counted in the chip with --target-ram. */
+static int u_place(struct engine *e, struct probe *p, struct probe_site *st, char *err, size_t n)
+{
+	(void)e;
+	uint32_t a = (uint32_t)st->la.addr;
+	if (us.count && p->ops == &kind_line) {
+		if (!ucount_add(us.count, p, st->i, a))
+			return 0;
+	} else if (st->what != SITE_CALL || (p->edata = calloc(1, sizeof(struct ufunc)))) {
+		return site_add(p, a, st->what == SITE_CALL ? ROLE_ENTRY : st->i, err, n);
+	}
+	snprintf(err, n, "out of memory");
+	return -1;
+}
+
+static void u_placed(struct engine *e, struct probe *p, char *w, size_t wn)
+{
+	(void)e;
+	size_t l = strlen(w);
+	if (p->ops == &ufunc_ops && l < wn)
+		snprintf(w + l, wn - l, ", returns at the return address (stack)");
+}
+
+static const struct site_ops uc_sites = {
+	.can = SITE_CAN_FUNC_ADDR,
+	.locate = u_locate,
+	.describe = u_describe,
+	.branch = u_branch,
+	.compile = u_compile,
+	.plugin_ctx = u_plugin_ctx,
+	.place = u_place,
+	.placed = u_placed,
+	.name = u_name,
+};
+
+/* The kinds the 8051 runs; NULL: not here (stack, sys). */
+static const struct kind_ops *uc_kind(const char *k)
+{
+	return !strcmp(k, "func") ? &ufunc_ops : !strcmp(k, "line") ? &kind_line
+	     : !strcmp(k, "branch") ? &kind_branch : !strcmp(k, "time") ? &kind_time
+	     : !strcmp(k, "var") ? &kind_var : !strcmp(k, "assert") ? &kind_assert
+	     : !strcmp(k, "plugin") ? &kind_plugin : NULL;
 }
 
 static int placed_at(uint32_t a)
@@ -819,11 +780,15 @@ static int add_probe(const char *text, char *err, size_t n)
 	struct probe *p = engine_new_probe(us.e, text, err, n);
 	if (!p)
 		return -1;
-	const char *k = p->sp.kind;
-	p->ops = !strcmp(k, "func") ? &ufunc_ops : !strcmp(k, "line") ? &kind_line
-	       : !strcmp(k, "branch") ? &kind_branch : !strcmp(k, "time") ? &kind_time
-	       : !strcmp(k, "assert") ? &kind_assert : !strcmp(k, "plugin") ? &kind_plugin : &kind_var;
-	if (setup(p, why, sizeof why)) {
+	/* a kind refused here keeps its own ops, to be freed with no data */
+	p->ops = uc_kind(p->sp.kind);
+	if (!p->ops) {
+		p->ops = kind_find(p->sp.kind);
+		snprintf(err, n, "probe '%s': %s probes are not available on the 8051 (ucsim has func, line, branch, time, "
+		         "var, assert and plugin)", text, p->sp.kind);
+		return -1;
+	}
+	if (p->ops->setup(p, why, sizeof why)) {
 		snprintf(err, n, "probe '%s': %s", text, why);
 		return -1;
 	}
@@ -1105,11 +1070,10 @@ static void uc_close(struct engine *e)
 		urec_abort(us.rec);
 		us.rec = NULL;
 	}
-	for (int i = 0; i < us.nvars; i++)
-		free(us.vars[i].b);
-	free(us.vars);
-	us.vars = NULL;
-	us.nvars = 0;
+	for (int i = 0; i < e->nprobes; i++) {
+		free(e->probes[i]->edata);
+		e->probes[i]->edata = NULL;
+	}
 	/* the probes' output names functions through the CDB: it goes last */
 	cdb_free(us.cdb);
 	us.cdb = NULL;
@@ -1125,4 +1089,6 @@ const struct probe_engine_ops ucsim_engine = {
 	.place = uc_place,
 	.run = uc_run,
 	.close = uc_close,
+	.kind = uc_kind,
+	.sites = &uc_sites,
 };

@@ -46,12 +46,12 @@ struct expr;
 struct expr_val;
 struct module;
 int var_data_new(struct probe *p, int nsites);
-/* The setup of a var or assert probe up to its placement, the same on
- * every engine: the expression given, the location resolved (*v, *nv:
- * malloc'd, the caller frees), p->data with a site per address, and each
- * site's expression compiled by compile (NULL: expr_compile in the
- * module's variables; the agent's also makes its bytecode): 0, or -1 with
- * err, *x set or NULL.  The engine then places v and sets p->where. */
+/* The setup of a var or assert probe up to its placement, for an engine
+ * not set up by kind_place (place.h) yet: the expression given, the
+ * location resolved (*v, *nv: malloc'd, the caller frees), p->data with a
+ * site per address, and each site's expression compiled by compile (NULL:
+ * expr_compile in the module's variables): 0, or -1 with err, *x set or
+ * NULL.  The engine then places v and sets p->where. */
 struct loc_addr;
 typedef int (*var_compile_fn)(void *ctx, int i, const struct loc_addr *la, struct expr **x, char *err, size_t n);
 int var_setup_sites(struct probe *p, struct loc_addr **v, int *nv, var_compile_fn compile, void *ctx,
@@ -195,9 +195,6 @@ void stack_account_pcs(struct probe *p, const uint64_t *pc, int n);
 
 /* kind_plugin.c: load the --plugin shared object whose handlers plugin probes run. */
 int plugin_load(struct engine *e, const char *path, char *err, size_t n);
-/* A plugin probe's addresses (resolve.c), or an error when no --plugin was given. */
-struct loc_addr;
-int plugin_locate(struct probe *p, struct loc_addr **v, int *nv, char *err, size_t n);
 /* The plugin context of probe p at addr, into p->data (kind_plugin's data:
  * its table, json and free work on it), its init run.  An ABI-2 plugin's
  * result area is result (the agent's shared block), or one of our own when

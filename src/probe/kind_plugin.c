@@ -129,15 +129,6 @@ struct sonde_probe_ctx *plugin_ctx(struct probe *p)
 	return d ? &d->c : NULL;
 }
 
-int plugin_locate(struct probe *p, struct loc_addr **v, int *nv, char *err, size_t n)
-{
-	if (!p->e->plugin) {
-		snprintf(err, n, "plugin probes need --plugin FILE.so");
-		return -1;
-	}
-	return resolve_location(p->e, &p->sp, v, nv, err, n);
-}
-
 static void pre(struct probe *p, struct hit *h, int role)
 {
 	(void)role;

@@ -281,27 +281,3 @@ void resolve_describe(struct engine *e, uint64_t addr, char *buf, size_t n)
 	else
 		snprintf(buf, n, "%s%s", si.name, fl);
 }
-
-void resolve_set_where_n(struct probe *p, uint64_t addr, int naddrs)
-{
-	char w[400];
-	resolve_describe(p->e, addr, w, sizeof w);
-	if (naddrs > 1) {
-		size_t l = strlen(w);
-		snprintf(w + l, sizeof w - l, " and %d more", naddrs - 1);
-	}
-	free(p->where);
-	p->where = strdup(w);
-}
-
-void resolve_set_where(struct probe *p, uint64_t addr, const char *suffix)
-{
-	char w[700];
-	resolve_describe(p->e, addr, w, sizeof w);
-	if (suffix) {
-		size_t l = strlen(w);
-		snprintf(w + l, sizeof w - l, "; %s", suffix);
-	}
-	free(p->where);
-	p->where = strdup(w);
-}

@@ -8,7 +8,6 @@
 #include "proc/modules.h"
 
 struct engine;
-struct probe;
 struct spec;
 
 /* Resolve p->sp's location; *out is malloc'd.  Every address is checked to
@@ -37,9 +36,5 @@ int resolve_line_in(struct modules *mods, uint64_t addr, const char **file, int 
 /* Describe a run-time address: "func+0x12 (file.c:34)", else
  * "module+0xOFF" as resolve_name. */
 void resolve_describe(struct engine *e, uint64_t addr, char *buf, size_t n);
-/* p->where = the description of addr, then "; suffix" when suffix is not NULL. */
-void resolve_set_where(struct probe *p, uint64_t addr, const char *suffix);
-/* The same for a probe at naddrs addresses, the first one addr: "... and N more". */
-void resolve_set_where_n(struct probe *p, uint64_t addr, int naddrs);
 
 #endif

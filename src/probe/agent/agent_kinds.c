@@ -1,17 +1,19 @@
 /* agent_kinds.c — the probe kinds on the agent engine (agent_kinds.h).
  *
- * The kinds here only place sites (agent_be.c) and, at the end, read what
- * the agent's handlers counted in the shared memory: a func probe is one
- * CALL site at the entry (the return is caught by replacing the return
- * address, so .cold parts and tail calls are returns too), a line probe a
- * COUNT site at each address of the line; branch, var, assert and time
- * probes add what the agent evaluates at a site (a condition, a bytecode
- * program, a time record); a stack probe's sites copy the stack into the
- * thread's stack ring, which agent_stack.c unwinds.  Their JSON and table
- * are the ptrace kinds' (callstats.c for func, kind_line.c, kind_var.c,
- * kind_time.c, kind_stack.c for the others, handed the agent's numbers),
- * plus the sites and why any is an int3.  Removing, disabling and enabling
- * a probe (the manager's hooks) work on the same numbers. */
+ * Every kind is set up by place.c (kind_place), the agent's part of it in
+ * agent_sites (place.h): its sites are placed (agent_be.c) and, at the end,
+ * what the agent's handlers counted in the shared memory is read into the
+ * kind's data (p->data, kind_*.c's; the agent's own, struct adata, is
+ * p->edata).  A func probe is one CALL site at the entry (the return is
+ * caught by replacing the return address, so .cold parts and tail calls
+ * are returns too), func:F+OFF and a line probe a COUNT site at each
+ * address; branch, var, assert and time probes add what the agent
+ * evaluates at a site (a condition, a bytecode program, a time record); a
+ * stack probe's sites copy the stack into the thread's stack ring, which
+ * agent_stack.c unwinds.  Their JSON and table are their kind's, on the
+ * agent's numbers, plus the sites and why any is an int3.  Removing,
+ * disabling and enabling a probe (the manager's hooks) work on the same
+ * numbers. */
 #include "probe/agent/agent_kinds.h"
 
 #include "common/json.h"
@@ -21,11 +23,12 @@
 #include "probe/agent/agent_record.h"
 #include "probe/agent/agent_stack.h"
 #include "probe/agent/agent_var.h"
+#include "probe/callstats.h"
 #include "probe/engine.h"
 #include "probe/expr.h"
 #include "probe/kind.h"
+#include "probe/place.h"
 #include "probe/probe.h"
-#include "probe/resolve.h"
 #include "sym/vars.h"
 
 #include <stdio.h>
@@ -37,7 +40,8 @@
 static double ticks_per_ns;
 int agent_time_slots;         /* time probes numbered in this session (pa_time.slot1) */
 struct clock_point agent_c0;  /* the start of the session: the agent's clock ticks from here */
-static const struct kind_ops agent_time;
+static const struct kind_ops agent_func, agent_line, agent_branch, agent_var, agent_assert, agent_time,
+	agent_stack_ops, agent_plugin;
 static void time_collect(struct probe *p, struct adata *d);
 
 static void site_counters(const struct pa_site *s, struct abase *o);
@@ -49,31 +53,15 @@ void agent_sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-static struct adata *adata_new(struct probe *p)
+/* The agent's own state of p (p->edata), made on first use. */
+static struct adata *adata_of(struct probe *p, char *err, size_t n)
 {
-	struct adata *d = calloc(1, sizeof *d);
-	if (d)
-		callstats_init(&d->cs);
-	p->data = d;
-	return d;
-}
-
-/* A probe at a location: its addresses (*v, *nv: the caller frees them)
- * and its adata; NULL with err set (nothing to free). */
-static struct adata *adata_at_locations(struct probe *p, struct loc_addr **v, int *nv, char *err, size_t n)
-{
-	if (resolve_location(p->e, &p->sp, v, nv, err, n))
-		return NULL;
-	struct adata *d = adata_new(p);
-	if (!d) {
+	if (!p->edata && !(p->edata = calloc(1, sizeof(struct adata))))
 		snprintf(err, n, "out of memory");
-		free(*v);
-	}
-	return d;
+	return p->edata;
 }
 
-static int add_site(struct probe *p, struct adata *d, uint64_t addr, uint32_t kind, uint64_t fn, uint64_t fn_size,
-                    char *err, size_t n)
+static int add_site(struct adata *d, uint64_t addr, uint32_t kind, uint64_t fn, uint64_t fn_size, char *err, size_t n)
 {
 	int *v = realloc(d->sites, (size_t)(d->nsites + 1) * sizeof *v);
 	struct abase *bv = v ? realloc(d->base, (size_t)(d->nsites + 1) * sizeof *bv) : NULL;
@@ -98,7 +86,6 @@ static int add_site(struct probe *p, struct adata *d, uint64_t addr, uint32_t ki
 		if (!d->why_int3[0])
 			snprintf(d->why_int3, sizeof d->why_int3, "%s", why);
 	}
-	(void)p;
 	return 0;
 }
 
@@ -108,87 +95,7 @@ static uint64_t fn_start(const struct loc_addr *la)
 	return la->mod && la->fn.size ? la->fn.start + la->mod->bias : 0;
 }
 
-static void where_suffix(struct probe *p, struct adata *d)
-{
-	if (!d->nint3 || !p->where)
-		return;
-	char w[600];
-	snprintf(w, sizeof w, "%s; int3%s: %s", p->where, d->nint3 == d->nsites ? "" : " at some sites", d->why_int3);
-	free(p->where);
-	p->where = strdup(w);
-}
-
-static int func_setup(struct probe *p, char *err, size_t n)
-{
-	struct loc_addr la;
-	if (resolve_function_offset(p->e, &p->sp, &la, err, n))
-		return -1;
-	struct adata *d = adata_new(p);
-	if (!d) {
-		snprintf(err, n, "out of memory");
-		return -1;
-	}
-	d->at_offset = p->sp.off != 0;
-	if (add_site(p, d, la.addr, d->at_offset ? PA_KIND_COUNT : PA_KIND_CALL, fn_start(&la), la.fn.size, err, n))
-		return -1;
-	char w[400];
-	resolve_describe(p->e, la.addr, w, sizeof w);
-	p->where = strdup(w);
-	where_suffix(p, d);
-	return 0;
-}
-
-/* plugin (ABI 2): a site at each address of the location whose hits call
- * the plugin's handlers in the program (agent_plugin.c, src/rt/probe_plugin.c). */
-static int plugin_setup(struct probe *p, char *err, size_t n)
-{
-	struct loc_addr *v;
-	int nv;
-	if (plugin_locate(p, &v, &nv, err, n))
-		return -1;
-	struct adata *d = adata_new(p);
-	int rc = d ? 0 : -1, k = -1;
-	if (!d)
-		snprintf(err, n, "out of memory");
-	if (!rc && (k = agent_plugin_start(p, &agent_sess, v[0].addr, &d->pdata, err, n)) < 0)
-		rc = -1;
-	agent_sess.next_plugin1 = (uint32_t)(k + 1);
-	if (d)
-		d->plugin1 = k + 1;
-	agent_sess.next_post = p->e->plugin->post != NULL;
-	for (int i = 0; i < nv && !rc; i++)
-		rc = add_site(p, d, v[i].addr, PA_KIND_PLUGIN, fn_start(&v[i]), v[i].fn.size, err, n);
-	agent_sess.next_plugin1 = 0;
-	agent_sess.next_post = 0;
-	if (!rc) {
-		resolve_set_where_n(p, v[0].addr, nv);
-		where_suffix(p, d);
-	}
-	free(v);
-	return rc;
-}
-
-static int line_setup(struct probe *p, char *err, size_t n)
-{
-	struct loc_addr *v;
-	int nv;
-	struct adata *d = adata_at_locations(p, &v, &nv, err, n);
-	if (!d)
-		return -1;
-	int rc = 0;
-	for (int i = 0; i < nv && !rc; i++)
-		rc = add_site(p, d, v[i].addr, PA_KIND_COUNT, fn_start(&v[i]), v[i].fn.size, err, n);
-	if (!rc) {
-		resolve_set_where_n(p, v[0].addr, nv);
-		where_suffix(p, d);
-	}
-	free(v);
-	return rc;
-}
-
 /* --- var ----------------------------------------------------------------- */
-
-static void sites_json(struct adata *d, struct json *j);
 
 /* The expression of p at la compiled for the agent (a var probe's: one
  * variable; an assert probe's: agent_expr.c): 0 and *x (its kind_var
@@ -219,82 +126,6 @@ int agent_var_compile_at(const struct spec *sp, const struct loc_addr *la, struc
 	if (sh.no_value)
 		*no_value = sh.no_value;
 	return 0;
-}
-
-static void var_free_vdata(struct probe *p, struct adata *d)
-{
-	if (!d || !d->vdata)
-		return;
-	void *own = p->data;
-	p->data = d->vdata;
-	kind_var.free(p);
-	p->data = own;
-	d->vdata = NULL;
-}
-
-/* var_setup_sites' compiler on the agent: the expression and its bytecode. */
-struct vcompile {
-	const struct spec *sp;
-	struct pa_var *progs;   /* one per site */
-	const char *no_value;
-};
-
-static int vcompile(void *ctx, int i, const struct loc_addr *la, struct expr **x, char *err, size_t n)
-{
-	struct vcompile *c = ctx;
-	struct pa_var *g = realloc(c->progs, (size_t)(i + 1) * sizeof *g);
-	if (!g) {
-		snprintf(err, n, "out of memory");
-		return -1;
-	}
-	c->progs = g;
-	memset(&g[i], 0, sizeof g[i]);
-	char why[300];
-	int rc = agent_var_compile_at(c->sp, la, x, &g[i], &c->no_value, why, sizeof why);
-	if (rc)
-		snprintf(err, n, "%s%s", rc == -2 ? "cannot run on the agent: " : "", why);
-	return rc ? -1 : 0;
-}
-
-static int var_setup(struct probe *p, char *err, size_t n)
-{
-	struct loc_addr *v;
-	int nv;
-	struct vcompile c = { .sp = &p->sp };
-	int rc = var_setup_sites(p, &v, &nv, vcompile, &c, err, n);
-	if (!v) {
-		free(c.progs);
-		return -1;
-	}
-	void *vdata = p->data;
-	struct adata *d = adata_new(p);
-	if (!d) {
-		p->data = vdata;
-		kind_var.free(p);
-		p->data = NULL;
-		free(c.progs);
-		free(v);
-		snprintf(err, n, "out of memory");
-		return -1;
-	}
-	d->vdata = vdata;
-	d->no_value = c.no_value;
-	d->is_assert = !strcmp(p->sp.kind, "assert");
-	for (int i = 0; i < nv && !rc; i++) {
-		agent_sess.next_var = &c.progs[i];
-		rc = add_site(p, d, v[i].addr, PA_KIND_VAR, fn_start(&v[i]), v[i].fn.size, err, n);
-		agent_sess.next_var = NULL;
-	}
-	if (!rc) {
-		void *own = p->data;
-		p->data = vdata;
-		resolve_set_where(p, v[0].addr, expr_describe(var_site_expr(p, 0)));
-		p->data = own;
-		where_suffix(p, d);
-	}
-	free(c.progs);
-	free(v);
-	return rc;
 }
 
 /* Why some of the values were not there. */
@@ -353,11 +184,8 @@ static void assert_collect(struct probe *p, struct adata *d)
 /* The agent's statistics of p's var sites into kind_var's. */
 static void var_collect(struct probe *p, struct adata *d)
 {
-	void *own = p->data;
-	p->data = d->vdata;
-	if (d->is_assert) {
+	if (p->ops == &agent_assert) {
 		assert_collect(p, d);
-		p->data = own;
 		return;
 	}
 	var_reset(p);
@@ -381,56 +209,6 @@ static void var_collect(struct probe *p, struct adata *d)
 		};
 		var_merge(p, &a);
 	}
-	p->data = own;
-}
-
-/* var and branch probes keep the ptrace engine's statistics (kind_var.c,
- * kind_line.c) in d->vdata / d->ldata: their output is those kinds', run
- * on them, then the sites. */
-static void borrowed_json(struct probe *p, struct json *j, const struct kind_ops *k, void *inner)
-{
-	struct adata *d = p->data;
-	p->data = inner;
-	k->json(p, j);
-	p->data = d;
-	sites_json(d, j);
-}
-
-static void borrowed_table(struct probe *p, FILE *f, const struct kind_ops *k, void *inner)
-{
-	struct adata *d = p->data;
-	p->data = inner;
-	if (k->table)
-		k->table(p, f);
-	p->data = d;
-}
-
-/* The ptrace kind whose numbers a var, assert, time, plugin or stack probe
- * of the agent keeps, and those numbers (NULL when it has none). */
-static const struct kind_ops *borrowed_kind(struct probe *p, void **inner)
-{
-	const struct adata *d = p->data;
-	*inner = !d ? NULL : d->vdata ? d->vdata : d->tdata ? d->tdata : d->pdata ? d->pdata : d->sdata;
-	if (!*inner)
-		return NULL;
-	return d->vdata ? (d->is_assert ? &kind_assert : &kind_var) : d->tdata ? &kind_time :
-	       d->pdata ? &kind_plugin : &kind_stack;
-}
-
-static void own_json(struct probe *p, struct json *j)
-{
-	void *inner;
-	const struct kind_ops *k = borrowed_kind(p, &inner);
-	if (k)
-		borrowed_json(p, j, k, inner);
-}
-
-static void own_table(struct probe *p, FILE *f)
-{
-	void *inner;
-	const struct kind_ops *k = borrowed_kind(p, &inner);
-	if (k)
-		borrowed_table(p, f, k, inner);
 }
 
 static uint64_t ns_of(uint64_t ticks)
@@ -438,7 +216,6 @@ static uint64_t ns_of(uint64_t ticks)
 	return ticks_per_ns > 0 ? (uint64_t)((double)ticks / ticks_per_ns) : ticks;
 }
 
-/* The counters of p's sites, into p->hits and d->cs. */
 /* A site's counters now, as a probe's base holds them. */
 static void site_counters(const struct pa_site *s, struct abase *o)
 {
@@ -456,21 +233,24 @@ static void site_counters(const struct pa_site *s, struct abase *o)
 		o->callers[c] = __atomic_load_n(&s->callers[c].n, __ATOMIC_RELAXED);
 }
 
+/* The counters of p's sites, into p->hits and its kind's data. */
 void agent_collect(struct probe *p)
 {
-	struct adata *d = p->data;
-	if (!d || p->ops == &kind_sys) /* sys: sonde's own samples (kind_sys.c), no sites */
-		return;
+	struct adata *d = p->edata; /* none for sys: sonde's own samples (kind_sys.c), no sites */
 	const struct pa_hdr *h = agent_sess.pa;
-	if (d->frozen || !h)
+	if (!d || d->frozen || !h)
 		return;
 	p->hits = 0;
 	d->nint3 = 0;
-	callstats_free(&d->cs);
-	callstats_init(&d->cs);
-	if (d->vdata)
+	struct call_stats *cs = p->ops == &agent_func ? func_stats(p) : NULL;
+	int at_offset = p->sp.off != 0;
+	if (cs) {
+		callstats_free(cs);
+		callstats_init(cs);
+	}
+	if (p->ops == &agent_var || p->ops == &agent_assert)
 		var_collect(p, d);
-	if (d->tdata)
+	if (p->ops == &agent_time)
 		time_collect(p, d);
 	uint64_t taken = 0, stk_taken = 0, stk_lost = 0, stk_ticks = 0, stk_walked = 0, stk_walk_ticks = 0;
 	for (int i = 0; i < d->nsites; i++) {
@@ -491,24 +271,24 @@ void agent_collect(struct probe *p)
 		stk_ticks += now.stack_ticks - b->stack_ticks;
 		stk_walked += now.stack_walked - b->stack_walked;
 		stk_walk_ticks += now.stack_walk_ticks - b->stack_walk_ticks;
-		if (p->ops->name[0] != 'f')
+		if (!cs)
 			continue;
-		d->cs.calls += hits;
-		if (d->at_offset)
+		cs->calls += hits;
+		if (at_offset)
 			continue;
-		d->cs.returns += now.returns - b->returns;
-		d->cs.total += ns_of(now.ticks_total - b->ticks_total);
+		cs->returns += now.returns - b->returns;
+		cs->total += ns_of(now.ticks_total - b->ticks_total);
 		uint64_t mn = ns_of(s->ticks_min), mx = ns_of(s->ticks_max);
-		if (s->returns && (!d->cs.min || mn < d->cs.min))
-			d->cs.min = mn;
-		if (mx > d->cs.max)
-			d->cs.max = mx;
+		if (s->returns && (!cs->min || mn < cs->min))
+			cs->min = mn;
+		if (mx > cs->max)
+			cs->max = mx;
 		for (int c = 0; c < PA_CALLERS; c++)
 			if (s->callers[c].ret && now.callers[c] > b->callers[c])
-				callstats_caller_n(&d->cs, s->callers[c].ret, now.callers[c] - b->callers[c]);
-		d->cs.lost += now.callers_lost - b->callers_lost;
+				callstats_caller_n(cs, s->callers[c].ret, now.callers[c] - b->callers[c]);
+		cs->lost += now.callers_lost - b->callers_lost;
 	}
-	if (d->pdata && d->plugin1)
+	if (p->ops == &agent_plugin && d->plugin1)
 		/* Its hits are its pre handler's runs, which the agent counts per
 		 * probe (src/rt/probe_plugin.c), by the plugin the hit took before
 		 * anything was counted: the site's counter is not the probe's
@@ -518,19 +298,14 @@ void agent_collect(struct probe *p)
 		 * without its pre call.  While the probe is disabled nothing runs
 		 * its handlers: its hits stop there, as the other kinds'. */
 		p->hits = __atomic_load_n(&agent_be_plugins(&agent_sess)->probes[d->plugin1 - 1].hits, __ATOMIC_ACQUIRE);
-	if (d->ldata) {
-		p->data = d->ldata;
+	if (p->ops == &agent_branch)
 		branch_set(p, taken, p->hits >= taken ? p->hits - taken : 0);
-		p->data = d;
-	}
-	if (d->sdata) {
+	if (p->ops == &agent_stack_ops && p->data) {
 		/* Its hits are its stacks: those unwound (agent_stack.c) and those the agent dropped (a
 		 * site shared with another probe counts on after agent_remove stopped the copies; a copy
 		 * still in a ring is counted once drained). */
-		p->data = d->sdata;
 		uint64_t hits = stack_set_agent(p, stk_lost, stk_taken, ns_of(stk_ticks), agent_stack_copy);
 		stack_set_walked(p, stk_walked, ns_of(stk_walk_ticks));
-		p->data = d;
 		p->hits = hits;
 	}
 }
@@ -543,29 +318,30 @@ static void sites_json(struct adata *d, struct json *j)
 		json_str(j, "int3_reason", d->why_int3);
 }
 
-static void func_json(struct probe *p, struct json *j)
+/* The kind p is of (kind_*.c): its data is p->data, its output p's. */
+static const struct kind_ops *kind_of(const struct probe *p)
 {
-	struct adata *d = p->data;
+	return kind_find(p->ops->name);
+}
+
+/* A probe's output: its kind's (a func probe's without the exits, which
+ * are the ptrace engine's), then its sites and why any is an int3. */
+static void agent_json(struct probe *p, struct json *j)
+{
+	struct adata *d = p->edata;
 	if (!d)
 		return;
-	func_stats_json(p, &d->cs, j);
+	if (p->ops != &agent_func)
+		kind_of(p)->json(p, j);
+	else if (func_stats(p))
+		func_stats_json(p, func_stats(p), j);
 	sites_json(d, j);
 }
 
-static void func_table(struct probe *p, FILE *f)
+static void agent_table(struct probe *p, FILE *f)
 {
-	struct adata *d = p->data;
-	if (d)
-		func_stats_table(p, &d->cs, d->at_offset, f);
-}
-
-static void line_json(struct probe *p, struct json *j)
-{
-	struct adata *d = p->data;
-	if (!d)
-		return;
-	json_int(j, "addresses", d->nsites);
-	sites_json(d, j);
+	if (p->edata)
+		kind_of(p)->table(p, f);
 }
 
 /* A plugin probe's fini, in sonde, while the shared area (its result) is
@@ -576,8 +352,8 @@ void agent_plugin_settle(struct engine *e)
 	uint64_t deadline = now_ns() + 1000000000ull;
 	for (int i = 0; i < e->nprobes; i++) {
 		struct probe *p = e->probes[i];
-		struct adata *d = p->data;
-		if (!p->ops || p->ops->setup != plugin_setup || !d || !d->pdata || !d->plugin1)
+		struct adata *d = p->edata;
+		if (p->ops != &agent_plugin || !d || !p->data || !d->plugin1)
 			continue;
 		const struct pa_pprobe *pp = &agent_be_plugins(&agent_sess)->probes[d->plugin1 - 1];
 		for (int k = 0; __atomic_load_n(&pp->done, __ATOMIC_ACQUIRE) < p->hits && now_ns() < deadline; k++) {
@@ -593,185 +369,55 @@ void agent_plugin_settle(struct engine *e)
 
 void agent_plugin_fini(struct probe *p)
 {
-	if (p->ops->setup != plugin_setup) /* a sys probe's data is kind_sys.c's, not an adata */
+	if (p->ops != &agent_plugin || !p->data)
 		return;
-	struct adata *d = p->data;
-	if (!d || !d->pdata)
-		return;
-	p->data = d->pdata;
 	kind_plugin.free(p);
-	p->data = d;
-	d->pdata = NULL;
+	p->data = NULL;
 }
 
+/* Both the kind's data and the agent's. */
 static void afree(struct probe *p)
 {
-	struct adata *d = p->data;
-	if (!d)
-		return;
-	agent_plugin_fini(p);
-	if (d->sdata) {
-		p->data = d->sdata;
-		kind_stack.free(p);
-		p->data = d;
+	kind_of(p)->free(p);
+	p->data = NULL;
+	struct adata *d = p->edata;
+	if (d) {
+		free(d->sites);
+		free(d->base);
+		free(d->paused);
+		free(d->prep);
+		free(d);
 	}
-	callstats_free(&d->cs);
-	var_free_vdata(p, d);
-	if (d->tdata) {
-		p->data = d->tdata;
-		kind_time.free(p);
-		p->data = d;
-	}
-	if (d->ldata) {
-		p->data = d->ldata;
-		kind_branch.free(p);
-		p->data = d;
-	}
-	free(d->sites);
-	free(d->base);
-	free(d->paused);
-	free(d);
+	p->edata = NULL;
 }
 
 /* --- branch: a site at the conditional jump of the line, whose condition
  * the agent evaluates on the flags at each hit (taken / not taken). */
 
-/* The x86 condition of a conditional jump (PA_CC_* for jrcxz/jecxz), or -1. */
-static int jcc_cond(const struct arch_insn *in)
+/* The x86 condition of the conditional jump in code[0..len) (PA_CC_* for
+ * jrcxz/jecxz), or -1. */
+static int jcc_cond(const uint8_t *code, int len)
 {
 	int i = 0, a32 = 0;
-	while (i < in->len && (in->bytes[i] == 0x2e || in->bytes[i] == 0x3e || in->bytes[i] == 0xf2 ||
-	                       in->bytes[i] == 0x67)) {
-		a32 |= in->bytes[i] == 0x67;
+	while (i < len && (code[i] == 0x2e || code[i] == 0x3e || code[i] == 0xf2 || code[i] == 0x67)) {
+		a32 |= code[i] == 0x67;
 		i++;
 	}
-	if (i >= in->len)
+	if (i >= len)
 		return -1;
-	uint8_t b = in->bytes[i];
+	uint8_t b = code[i];
 	if (b >= 0x70 && b <= 0x7f)
 		return b & 0xf;
-	if (b == 0x0f && i + 1 < in->len && in->bytes[i + 1] >= 0x80 && in->bytes[i + 1] <= 0x8f)
-		return in->bytes[i + 1] & 0xf;
+	if (b == 0x0f && i + 1 < len && code[i + 1] >= 0x80 && code[i + 1] <= 0x8f)
+		return code[i + 1] & 0xf;
 	if (b == 0xe3)
 		return a32 ? PA_CC_ECXZ : PA_CC_RCXZ;
 	return -1; /* loop, loope, loopne */
 }
 
-static int branch_setup(struct probe *p, char *err, size_t n)
-{
-	struct loc_addr *v;
-	int nv;
-	struct adata *d = adata_at_locations(p, &v, &nv, err, n);
-	if (!d)
-		return -1;
-	int rc = 0;
-	/* kind_line.c's counts and output, under d. */
-	if (!rc) {
-		p->data = NULL;
-		rc = line_data_new(p, nv);
-		d->ldata = p->data;
-		p->data = d;
-		if (rc)
-			snprintf(err, n, "out of memory");
-	}
-	uint64_t first = 0;
-	for (int i = 0; i < nv && !rc; i++) {
-		struct arch_insn in;
-		if ((rc = branch_find_jcc(p, &v[i], &in, err, n)))
-			break;
-		int cc = jcc_cond(&in);
-		if (cc < 0) {
-			snprintf(err, n, "'%s' at 0x%llx: the agent does not evaluate it (use --engine=ptrace)", in.text,
-			         (unsigned long long)in.addr);
-			rc = -1;
-			break;
-		}
-		uint64_t fn = v[i].mod && v[i].fn.size ? v[i].fn.start + v[i].mod->bias : 0;
-		if ((rc = add_site(p, d, in.addr, PA_KIND_COUNT, fn, v[i].fn.size, err, n)))
-			break;
-		__atomic_store_n(&agent_sess.pa->sites[d->sites[d->nsites - 1]].branch_cc1, (uint32_t)cc + 1, __ATOMIC_RELEASE);
-		if (!first) {
-			first = in.addr;
-			p->data = d->ldata;
-			branch_set_insn(p, in.text);
-			p->data = d;
-		}
-	}
-	if (!rc) {
-		resolve_set_where_n(p, first, nv);
-		where_suffix(p, d);
-	}
-	free(v);
-	return rc;
-}
-
-static void branch_json(struct probe *p, struct json *j)
-{
-	struct adata *d = p->data;
-	if (d && d->ldata)
-		borrowed_json(p, j, &kind_branch, d->ldata);
-}
-
-static void branch_table(struct probe *p, FILE *f)
-{
-	struct adata *d = p->data;
-	if (d && d->ldata)
-		borrowed_table(p, f, &kind_branch, d->ldata);
-}
-
 /* --- time: each site of the probe keeps its own numbers in its time
  * record (pa_time, rt/probes.c time_hit); the latest hit per thread is the
  * probe's (its slot in every thread's memory in the agent). */
-
-static int time_setup(struct probe *p, char *err, size_t n)
-{
-	struct loc_addr *v;
-	int nv;
-	struct adata *d = adata_at_locations(p, &v, &nv, err, n);
-	if (!d)
-		return -1;
-	int rc = 0;
-	if (!rc && agent_time_slots >= PA_TIME_MAX) {
-		snprintf(err, n, "at most %d time probes in a session on the agent engine (use --engine=ptrace)",
-		         PA_TIME_MAX);
-		rc = -1;
-	}
-	if (!rc) {
-		p->data = NULL;
-		rc = time_data_new(p);
-		d->tdata = p->data;
-		p->data = d;
-		if (rc)
-			snprintf(err, n, "out of memory");
-	}
-	if (rc) {
-		free(v);
-		return -1;
-	}
-	/* The previous one: kind_time.c's rule (time_data_new), among the agent's probes. */
-	for (int i = p->e->nprobes - 1; i >= 0 && !d->tprev; i--) {
-		struct probe *q = p->e->probes[i];
-		if (q != p && q->ops == &agent_time && !q->removed && q->data)
-			d->tprev = q;
-	}
-	d->tprev_id = d->tprev ? d->tprev->id : 0;
-	d->tslot = ++agent_time_slots;
-	struct pa_time tm = { .slot1 = (uint32_t)d->tslot, .min_ns = UINT64_MAX };
-	if (d->tprev)
-		tm.prev1 = (uint32_t)((struct adata *)d->tprev->data)->tslot;
-	agent_calibrate();
-	for (int i = 0; i < nv && !rc; i++) {
-		agent_sess.next_time = &tm;
-		rc = add_site(p, d, v[i].addr, PA_KIND_TIME, fn_start(&v[i]), v[i].fn.size, err, n);
-		agent_sess.next_time = NULL;
-	}
-	if (!rc) {
-		resolve_set_where(p, v[0].addr, NULL);
-		where_suffix(p, d);
-	}
-	free(v);
-	return rc;
-}
 
 /* Clock ticks of the agent's sites into now_ns's clock. */
 static uint64_t mono_of(uint64_t ticks)
@@ -805,10 +451,7 @@ static void time_collect(struct probe *p, struct adata *d)
 	}
 	a.first = mono_of(first);
 	a.last = mono_of(last);
-	void *own = p->data;
-	p->data = d->tdata;
 	time_set(p, d->tprev_id, &a);
-	p->data = own;
 }
 
 /* A time probe goes: the one that measured from it stops (kind_time.c:
@@ -819,7 +462,7 @@ static void time_removed(struct engine *e, struct probe *p, struct adata *d)
 		__atomic_store_n(&agent_sess.pa->sites[d->sites[i]].time.slot1, 0, __ATOMIC_RELEASE);
 	for (int i = 0; i < e->nprobes; i++) {
 		struct probe *q = e->probes[i];
-		struct adata *qd = q->ops == &agent_time ? q->data : NULL;
+		struct adata *qd = q->ops == &agent_time ? q->edata : NULL;
 		if (!qd || qd->tprev != p)
 			continue;
 		for (int k = 0; k < qd->nsites; k++)
@@ -832,61 +475,17 @@ static void time_removed(struct engine *e, struct probe *p, struct adata *d)
  * the thread's stack ring (src/rt/probe_stack.c); agent_stack.c unwinds the
  * copies into kind_stack.c's table, whose output is the probe's. */
 
-static int stack_setup(struct probe *p, char *err, size_t n)
-{
-	if (!agent_sess.stacks) {
-		snprintf(err, n, "the session began without stack rings (a stack probe added later: --engine=ptrace "
-		         "runs it)");
-		return -1;
-	}
-	struct loc_addr *v;
-	int nv;
-	struct adata *d = adata_at_locations(p, &v, &nv, err, n);
-	if (!d)
-		return -1;
-	int rc = 0;
-	if (!rc) {
-		p->data = NULL;
-		rc = stack_data_new(p, err, n);
-		d->sdata = p->data;
-		p->data = d;
-	}
-	if (!rc && agent_sess.stack_walk)
-		agent_stack_table(p->e, agent_sess.pa, agent_stk_off(), NULL);
-	agent_sess.next_stack = agent_stack_copy;
-	for (int i = 0; i < nv && !rc; i++)
-		rc = add_site(p, d, v[i].addr, PA_KIND_STACK, fn_start(&v[i]), v[i].fn.size, err, n);
-	agent_sess.next_stack = 0;
-	if (!rc) {
-		resolve_set_where_n(p, v[0].addr, nv);
-		where_suffix(p, d);
-	}
-	free(v);
-	return rc;
-}
-
 static void stack_table_after(struct probe *p, FILE *f)
 {
-	struct adata *d = p->data;
-	if (!d || !d->sdata)
-		return;
-	p->data = d->sdata;
 	kind_stack.table_after(p, f);
-	p->data = d;
 }
 
-static const struct kind_ops agent_stack_ops = {
-	.name = "stack", .needs_location = 1, .setup = stack_setup, .json = own_json, .table = own_table,
-	.table_after = stack_table_after, .free = afree,
-};
-
-int agent_probe_stack(struct probe *p, const int **sites, void **sdata)
+int agent_probe_stack(struct probe *p, const int **sites)
 {
-	struct adata *d = p->ops == &agent_stack_ops ? p->data : NULL;
-	if (!d || d->frozen || !d->sdata)
+	struct adata *d = p->ops == &agent_stack_ops ? p->edata : NULL;
+	if (!d || d->frozen || !p->data)
 		return 0;
 	*sites = d->sites;
-	*sdata = d->sdata;
 	return d->nsites;
 }
 
@@ -896,36 +495,175 @@ uint64_t agent_stk_off(void)
 	return agent_sess.stacks ? pa_area_size(PA_MAX_SITES) + (agent_sess.record ? pa_rec_size() : 0) : 0;
 }
 
-static const struct kind_ops agent_plugin = {
-	.name = "plugin", .needs_location = 1, .setup = plugin_setup, .json = own_json, .table = own_table,
-	.free = afree,
+/* --- the sites (place.h): kind_place sets every kind up; the agent places
+ * each site (agent_be.c) with what its record needs, and keeps what it
+ * counts per probe in p->edata. */
+
+/* Before the first site: the agent's refusals, then its adata. */
+static int ag_begin(struct engine *e, struct probe *p, int nsites, char *err, size_t n)
+{
+	if (p->ops == &agent_time && agent_time_slots >= PA_TIME_MAX) {
+		snprintf(err, n, "at most %d time probes in a session on the agent engine (use --engine=ptrace)",
+		         PA_TIME_MAX);
+		return -1;
+	}
+	if (p->ops == &agent_stack_ops && !agent_sess.stacks) {
+		snprintf(err, n, "the session began without stack rings (a stack probe added later: --engine=ptrace "
+		         "runs it)");
+		return -1;
+	}
+	struct adata *d = adata_of(p, err, n);
+	if (!d)
+		return -1;
+	if (p->ops == &agent_var || p->ops == &agent_assert || p->ops == &agent_branch) {
+		if (!(d->prep = calloc((size_t)nsites, sizeof *d->prep))) {
+			snprintf(err, n, "out of memory");
+			return -1;
+		}
+	} else if (p->ops == &agent_time) {
+		/* The previous one: kind_time.c's rule (time_data_new), among the agent's probes. */
+		for (int i = e->nprobes - 1; i >= 0 && !d->tprev; i--) {
+			struct probe *q = e->probes[i];
+			if (q != p && q->ops == &agent_time && !q->removed && q->edata)
+				d->tprev = q;
+		}
+		d->tprev_id = d->tprev ? d->tprev->id : 0;
+		d->tslot = ++agent_time_slots;
+		agent_calibrate();
+	} else if (p->ops == &agent_stack_ops && agent_sess.stack_walk)
+		agent_stack_table(e, agent_sess.pa, agent_stk_off(), NULL);
+	return 0;
+}
+
+/* A var or assert probe's expression at s and the agent's program of it
+ * (kept for ag_place). */
+static struct expr *ag_compile(struct engine *e, struct probe *p, const struct probe_site *s, char *err, size_t n)
+{
+	(void)e;
+	struct adata *d = p->edata;
+	struct expr *x;
+	char why[300];
+	int rc = agent_var_compile_at(&p->sp, &s->la, &x, &d->prep[s->i].var, &d->no_value, why, sizeof why);
+	if (!rc)
+		return x;
+	snprintf(err, n, "%s%s", rc == -2 ? "cannot run on the agent: " : "", why);
+	expr_free(x);
+	return NULL;
+}
+
+/* A branch probe's jump (place.c's), if the agent evaluates its condition
+ * (kept for ag_place). */
+static int ag_branch(struct engine *e, struct probe *p, struct probe_site *s, char *err, size_t n)
+{
+	struct adata *d = p->edata;
+	if (site_branch_local(e, p, s, err, n))
+		return -1;
+	uint8_t code[16];
+	uint64_t len = s->next - s->la.addr;
+	int cc = len <= sizeof code && !engine_read_code(e, s->la.addr, code, (size_t)len) ? jcc_cond(code, (int)len)
+	                                                                                    : -1;
+	if (cc < 0) {
+		snprintf(err, n, "'%s' at 0x%llx: the agent does not evaluate it (use --engine=ptrace)", s->insn,
+		         (unsigned long long)s->la.addr);
+		return -1;
+	}
+	d->prep[s->i].cc = cc;
+	return 0;
+}
+
+/* plugin (ABI 2): its hits call the plugin's handlers in the program
+ * (agent_plugin.c, src/rt/probe_plugin.c); its context is in sonde. */
+static int ag_plugin_ctx(struct engine *e, struct probe *p, uint64_t addr, char *err, size_t n)
+{
+	(void)e;
+	struct adata *d = adata_of(p, err, n);
+	if (!d)
+		return -1;
+	int k = agent_plugin_start(p, &agent_sess, addr, err, n);
+	d->plugin1 = k + 1;
+	return k < 0 ? -1 : 0;
+}
+
+/* A site of the agent's: a func's CALL at the entry (the return is caught
+ * by replacing the return address, so .cold parts and tail calls are
+ * returns too), a COUNT elsewhere, with the record of the kind. */
+static int ag_place(struct engine *e, struct probe *p, struct probe_site *s, char *err, size_t n)
+{
+	(void)e;
+	struct adata *d = p->edata;
+	uint32_t kind = PA_KIND_COUNT;
+	struct pa_time tm = { .slot1 = (uint32_t)d->tslot, .min_ns = UINT64_MAX };
+	switch (s->what) {
+	case SITE_CALL: kind = PA_KIND_CALL; break;
+	case SITE_VALUE:
+		kind = PA_KIND_VAR;
+		agent_sess.next_var = &d->prep[s->i].var;
+		break;
+	case SITE_TIME:
+		kind = PA_KIND_TIME;
+		if (d->tprev)
+			tm.prev1 = (uint32_t)((struct adata *)d->tprev->edata)->tslot;
+		agent_sess.next_time = &tm;
+		break;
+	case SITE_STACK:
+		kind = PA_KIND_STACK;
+		agent_sess.next_stack = agent_stack_copy;
+		break;
+	case SITE_PLUGIN:
+		kind = PA_KIND_PLUGIN;
+		agent_sess.next_plugin1 = (uint32_t)d->plugin1;
+		agent_sess.next_post = s->want_post;
+		break;
+	default: break;
+	}
+	int rc = add_site(d, s->la.addr, kind, fn_start(&s->la), s->la.fn.size, err, n);
+	agent_sess.next_var = NULL;
+	agent_sess.next_time = NULL;
+	agent_sess.next_stack = 0;
+	agent_sess.next_plugin1 = 0;
+	agent_sess.next_post = 0;
+	if (!rc && s->what == SITE_BRANCH)
+		__atomic_store_n(&agent_sess.pa->sites[d->sites[d->nsites - 1]].branch_cc1, (uint32_t)d->prep[s->i].cc + 1,
+		                 __ATOMIC_RELEASE);
+	return rc;
+}
+
+/* p->where, and why any site is an int3. */
+static void ag_placed(struct engine *e, struct probe *p, char *w, size_t wn)
+{
+	(void)e;
+	struct adata *d = p->edata;
+	free(d->prep);
+	d->prep = NULL;
+	size_t l = strlen(w);
+	if (d->nint3 && l < wn)
+		snprintf(w + l, wn - l, "; int3%s: %s", d->nint3 == d->nsites ? "" : " at some sites", d->why_int3);
+}
+
+const struct site_ops agent_sites = {
+	.can = SITE_CAN_OFFSET,
+	.begin = ag_begin,
+	.compile = ag_compile,
+	.branch = ag_branch,
+	.plugin_ctx = ag_plugin_ctx,
+	.place = ag_place,
+	.placed = ag_placed,
 };
 
-static const struct kind_ops agent_time = {
-	.name = "time", .needs_location = 1, .setup = time_setup, .json = own_json, .table = own_table,
-	.free = afree,
+/* The agent's kinds: set up by kind_place, their output their kind's and
+ * the sites (a line probe's has no table column, as on ptrace). */
+#define AGENT_KIND .needs_location = 1, .setup = kind_place, .json = agent_json, .free = afree
+static const struct kind_ops agent_func = { .name = "func", AGENT_KIND, .table = agent_table };
+static const struct kind_ops agent_line = { .name = "line", AGENT_KIND };
+static const struct kind_ops agent_branch = { .name = "branch", AGENT_KIND, .table = agent_table };
+static const struct kind_ops agent_var = { .name = "var", AGENT_KIND, .table = agent_table };
+static const struct kind_ops agent_assert = { .name = "assert", AGENT_KIND, .table = agent_table };
+static const struct kind_ops agent_time = { .name = "time", AGENT_KIND, .table = agent_table };
+static const struct kind_ops agent_stack_ops = {
+	.name = "stack", AGENT_KIND, .table = agent_table, .table_after = stack_table_after,
 };
-
-static const struct kind_ops agent_branch = {
-	.name = "branch", .needs_location = 1, .setup = branch_setup, .json = branch_json, .table = branch_table,
-	.free = afree,
-};
-
-static const struct kind_ops agent_func = {
-	.name = "func", .needs_location = 1, .setup = func_setup, .json = func_json, .table = func_table, .free = afree,
-};
-static const struct kind_ops agent_line = {
-	.name = "line", .needs_location = 1, .setup = line_setup, .json = line_json, .free = afree,
-};
-
-static const struct kind_ops agent_var = {
-	.name = "var", .needs_location = 1, .setup = var_setup, .json = own_json, .table = own_table, .free = afree,
-};
-
-static const struct kind_ops agent_assert = {
-	.name = "assert", .needs_location = 1, .setup = var_setup, .json = own_json, .table = own_table,
-	.free = afree,
-};
+static const struct kind_ops agent_plugin = { .name = "plugin", AGENT_KIND, .table = agent_table };
+#undef AGENT_KIND
 
 const struct kind_ops *agent_kind(const char *name)
 {
@@ -971,11 +709,11 @@ void agent_calibrate(void)
 
 void agent_remove(struct engine *e, struct probe *p)
 {
-	struct adata *d = p->data;
-	if (!d || p->ops == &kind_sys)
+	struct adata *d = p->edata; /* none for sys */
+	if (!d)
 		return;
 	agent_calibrate();
-	if (d->sdata) {
+	if (p->ops == &agent_stack_ops) {
 		/* Its sites take no more stacks (a site may stay for another probe); a copy under way
 		 * takes microseconds: after 2 ms its record is in, and the probe's stacks are drained
 		 * (one later than that is not counted, in its hits either). */
@@ -986,9 +724,9 @@ void agent_remove(struct engine *e, struct probe *p)
 	}
 	agent_collect(p);
 	d->frozen = 1;
-	if (d->tdata)
+	if (p->ops == &agent_time)
 		time_removed(e, p, d);
-	if (d->pdata) /* its handlers are no longer called (a site may stay for another probe) */
+	if (p->ops == &agent_plugin) /* its handlers are no longer called (a site may stay for another probe) */
 		for (int i = 0; i < d->nsites; i++)
 			__atomic_store_n(&agent_sess.pa->sites[d->sites[i]].plugin1, 0, __ATOMIC_RELEASE);
 	char err[300];
@@ -1013,15 +751,15 @@ void agent_remove(struct engine *e, struct probe *p)
 int agent_enable(struct engine *e, struct probe *p, int on, char *err, size_t n)
 {
 	(void)e;
-	struct adata *d = p->ops == &kind_sys ? NULL : p->data; /* a sys probe's data is kind_sys.c's */
+	struct adata *d = p->edata; /* none for sys */
 	if (!d || !agent_sess.pa) {
 		snprintf(err, n, "the agent engine cannot disable %s probes (del removes one; --engine=ptrace disables any)",
 		         p->ops->name);
 		return -1;
 	}
-	void *inner;
-	int own = borrowed_kind(p, &inner) != NULL; /* the records run this probe's programs */
-	int plugin = own && d->pdata;
+	int plugin = p->ops == &agent_plugin;
+	int own = plugin || p->ops == &agent_var || p->ops == &agent_assert || p->ops == &agent_time ||
+	          p->ops == &agent_stack_ops; /* the records run this probe's programs */
 	if (!on) {
 		struct abase *v = calloc((size_t)(d->nsites ? d->nsites : 1), sizeof *v);
 		if (!v) {
@@ -1067,12 +805,12 @@ int agent_enable(struct engine *e, struct probe *p, int on, char *err, size_t n)
 
 int agent_probe_recs(struct probe *p, const int **sites, enum arec_what *what)
 {
-	struct adata *d = p->data;
+	struct adata *d = p->edata; /* none for sys */
 	*what = AREC_NONE;
-	if (!d || d->frozen || p->ops == &kind_sys)
+	if (!d || d->frozen)
 		return 0;
 	if (p->ops == &agent_func)
-		*what = d->at_offset ? AREC_HIT : AREC_SLICE;
+		*what = p->sp.off ? AREC_HIT : AREC_SLICE;
 	else if (p->ops == &agent_line)
 		*what = AREC_HIT;
 	else if (p->ops == &agent_branch)
@@ -1083,7 +821,7 @@ int agent_probe_recs(struct probe *p, const int **sites, enum arec_what *what)
 		*what = AREC_ASSERT;
 	else if (p->ops == &agent_time)
 		*what = AREC_TIME;
-	else if (p->ops->setup == plugin_setup || p->ops == &agent_stack_ops)
+	else if (p->ops == &agent_plugin || p->ops == &agent_stack_ops)
 		*what = AREC_HIT;
 	*sites = d->sites;
 	return d->nsites;
@@ -1091,16 +829,13 @@ int agent_probe_recs(struct probe *p, const int **sites, enum arec_what *what)
 
 void agent_assert_values(struct probe *p, int role, const int64_t *vals, uint32_t mask, char *buf, size_t n)
 {
-	struct adata *d = p->data;
+	struct adata *d = p->edata;
 	buf[0] = 0;
-	if (!d || !d->vdata || role < 0 || role >= d->nsites)
+	if (!d || !p->data || (p->ops != &agent_var && p->ops != &agent_assert) || role < 0 || role >= d->nsites)
 		return;
-	void *own = p->data;
-	p->data = d->vdata;
 	struct expr *x = var_site_expr(p, role);
 	if (x) {
 		expr_set_values_dbl(x, vals, mask, agent_sess.pa->sites[d->sites[role]].var.fsave);
 		expr_values(x, buf, n);
 	}
-	p->data = own;
 }

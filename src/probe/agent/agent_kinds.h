@@ -14,7 +14,6 @@
 #include "common/clock.h"
 #include "common/probe_area.h"
 #include "probe/agent/agent_be.h"
-#include "probe/callstats.h"
 
 struct engine;
 struct expr;
@@ -23,6 +22,7 @@ struct loc_addr;
 struct pa_var;
 struct probe;
 struct probe_opts;
+struct site_ops;
 struct spec;
 
 /* A site's counters when a probe started using it: a probe counts from
@@ -33,6 +33,15 @@ struct abase {
 	uint64_t callers[PA_CALLERS];
 };
 
+/* What a site's preparation (place.h: site_ops.compile, .branch) keeps
+ * for its placement. */
+struct aprep {
+	struct pa_var var;      /* var, assert: the program the site's record runs */
+	int cc;                 /* branch: the jump's condition (PA_CC_*) */
+};
+
+/* The agent's own state of a probe (p->edata; p->data is its kind's,
+ * kind_*.c, filled by agent_collect). */
 struct adata {
 	int *sites;
 	struct abase *base;
@@ -41,18 +50,11 @@ struct adata {
 	struct abase *paused;   /* disabled: the sites' counters then, per site (the numbers stop there) */
 	int nint3;
 	char why_int3[160];
-	int at_offset;          /* func:F+OFF: calls only */
-	struct call_stats cs;   /* func: filled at the end */
-	void *vdata;            /* var, assert: kind_var.c's statistics (its p->data), filled by collect */
-	int is_assert;
-	void *ldata;            /* branch: kind_line.c's counts (its p->data) */
-	void *tdata;            /* time: kind_time.c's numbers (its p->data), filled by collect */
+	struct aprep *prep;     /* var, assert, branch: per site, while the probe is placed */
 	struct probe *tprev;    /* time: the time probe the intervals start from, or NULL */
 	int tslot, tprev_id;    /* time: its number + 1 in the agent (pa_time.slot1), tprev's id */
 	const char *no_value;   /* var: why a site has no value (vars.c's static text) */
-	void *pdata;            /* plugin: kind_plugin.c's context (its p->data), agent_plugin.c */
 	int plugin1;            /* plugin: its number in the agent's struct pa_plugins + 1 */
-	void *sdata;            /* stack: kind_stack.c's table (its p->data), filled by agent_stack.c */
 };
 
 /* The session's agent (agent_session.c opens it, the kinds place sites through it). */
@@ -64,6 +66,8 @@ extern uint32_t agent_stack_copy;    /* --stack-copy: bytes a stack probe's hit 
 /* agent_kinds.c */
 /* The agent's kind named name, NULL if it does not run it. */
 const struct kind_ops *agent_kind(const char *name);
+/* How its kinds' sites are placed (place.h; probe_engine_ops.sites). */
+extern const struct site_ops agent_sites;
 /* The numbers of p read from the shared memory into its kind's data. */
 void agent_collect(struct probe *p);
 /* Ticks per ns from the start of the session to now; the agent's time

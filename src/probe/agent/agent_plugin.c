@@ -49,10 +49,9 @@ static int load(struct agent_be *b, const struct sonde_probe_plugin *pl, char *e
 	return 0;
 }
 
-int agent_plugin_start(struct probe *p, struct agent_be *b, uint64_t addr, void **pdata, char *err, size_t n)
+int agent_plugin_start(struct probe *p, struct agent_be *b, uint64_t addr, char *err, size_t n)
 {
 	const struct sonde_probe_plugin *pl = p->e->plugin;
-	*pdata = NULL;
 	if (!pl) {
 		snprintf(err, n, "plugin probes need --plugin FILE.so");
 		return -1;
@@ -76,11 +75,7 @@ int agent_plugin_start(struct probe *p, struct agent_be *b, uint64_t addr, void 
 	snprintf(pp->arg, sizeof pp->arg, "%s", p->sp.args ? p->sp.args : "");
 	__atomic_store_n(&pp->hits, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&pp->done, 0, __ATOMIC_RELEASE);
-	void *keep = p->data;
-	int rc = plugin_ctx_new(p, addr, pp->result, sonde_read, err, n);
-	*pdata = p->data;
-	p->data = keep;
-	return rc ? -1 : k;
+	return plugin_ctx_new(p, addr, pp->result, sonde_read, err, n) ? -1 : k;
 }
 
 void agent_plugin_exec(struct agent_be *b)

@@ -13,9 +13,9 @@ struct probe;
 
 /* Probe p (at addr, its first address) gets a plugin probe number of the
  * agent (its result block zeroed, its id, spec and ARG written) and
- * kind_plugin's context in *pdata, init run; the program loads the plugin
+ * kind_plugin's context in p->data, init run; the program loads the plugin
  * first if it has not yet.  The number, or -1 with err. */
-int agent_plugin_start(struct probe *p, struct agent_be *b, uint64_t addr, void **pdata, char *err, size_t n);
+int agent_plugin_start(struct probe *p, struct agent_be *b, uint64_t addr, char *err, size_t n);
 /* The program exec'd: its new image loads the plugin again when asked. */
 void agent_plugin_exec(struct agent_be *b);
 

@@ -138,8 +138,8 @@ static int load_site_place(char *err, size_t n)
  * library it was in is gone. */
 static int probe_unloaded(struct probe *p)
 {
-	struct adata *d = p->data;
-	if (p->removed || p->pending || p->ops == &kind_sys || !d || d->frozen || !d->nsites)
+	struct adata *d = p->edata; /* none for sys */
+	if (p->removed || p->pending || !d || d->frozen || !d->nsites)
 		return 0;
 	return !agent_be_site_live(&agent_sess, d->sites[0]);
 }
@@ -205,7 +205,7 @@ static void execs_serve(struct engine *e)
 		struct probe *p = e->probes[i];
 		if (p->removed || p->image)
 			continue;
-		struct adata *d = p->ops == &kind_sys ? NULL : p->data;
+		struct adata *d = p->edata; /* none for sys */
 		if (d) {
 			agent_collect(p);
 			d->frozen = 1;
@@ -458,6 +458,7 @@ const struct probe_engine_ops agent_engine = {
 	.enable = agent_enable,
 	.hold = agent_hold,
 	.let_go = agent_let_go,
+	.sites = &agent_sites,
 	.read_code = ag_read_code,
 };
 

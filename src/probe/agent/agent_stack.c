@@ -24,12 +24,7 @@
 #include <string.h>
 #include <sys/user.h>
 
-struct starget {
-	struct probe *p;
-	void *sdata;
-};
-
-static struct starget by_site[PA_MAX_SITES];
+static struct probe *by_site[PA_MAX_SITES];
 static uint64_t seen_tail[PA_STK_RINGS];
 static uint64_t bad;
 
@@ -42,11 +37,10 @@ static int targets(struct engine *e)
 	for (int i = 0; i < e->nprobes; i++) {
 		struct probe *p = e->probes[i];
 		const int *sites;
-		void *sd = NULL;
-		int n = p->removed ? 0 : agent_probe_stack(p, &sites, &sd);
-		for (int k = 0; k < n && sd; k++)
+		int n = p->removed ? 0 : agent_probe_stack(p, &sites);
+		for (int k = 0; k < n; k++)
 			if (sites[k] >= 0 && sites[k] < PA_MAX_SITES) {
-				by_site[sites[k]] = (struct starget){ p, sd };
+				by_site[sites[k]] = p;
 				any = 1;
 			}
 	}
@@ -56,20 +50,16 @@ static int targets(struct engine *e)
 /* A stack the agent walked, of site record site: n frames. */
 static void deliver_walk(uint32_t site, const uint64_t *pc, int n)
 {
-	struct starget *t = &by_site[site];
-	if (!t->p)
-		return;
-	void *own = t->p->data;
-	t->p->data = t->sdata;
-	stack_account_frames(t->p, pc, n);
-	t->p->data = own;
+	struct probe *p = by_site[site];
+	if (p)
+		stack_account_frames(p, pc, n);
 }
 
 /* One record (copied out of the ring) of thread tid. */
 static void deliver(const struct pa_srec *r, const uint8_t *stack, uint32_t tid)
 {
-	struct starget *t = &by_site[r->site];
-	if (!t->p)
+	struct probe *p = by_site[r->site];
+	if (!p)
 		return; /* its probe was removed since: the stack is not counted */
 	struct user_regs_struct regs;
 	memset(&regs, 0, sizeof regs);
@@ -91,11 +81,7 @@ static void deliver(const struct pa_srec *r, const uint8_t *stack, uint32_t tid)
 	regs.eflags = r->regs[PA_FLAGS];
 	regs.rip = r->pc;
 	regs.rsp = r->sp;
-	struct probe *p = t->p;
-	void *own = p->data;
-	p->data = t->sdata;
 	stack_account(p, (pid_t)tid, &regs, stack, r->sp, r->nstack);
-	p->data = own;
 }
 
 /* The records taken from ring r (number i). */

@@ -13,8 +13,8 @@ struct engine;
 struct probe;
 
 /* Provided by agent_kinds.c: the site records of stack probe p (*sites, the
- * count returned; 0 when p is not one) and kind_stack.c's data of it. */
-int agent_probe_stack(struct probe *p, const int **sites, void **sdata);
+ * count returned; 0 when p is not one), whose p->data is kind_stack.c's. */
+int agent_probe_stack(struct probe *p, const int **sites);
 
 /* Drains every stack ring of the area pa (its rings at offset stk_off,
  * sonde's own number; 0: the area has none) into the stack probes of e: while the program runs,

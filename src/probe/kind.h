@@ -46,16 +46,6 @@ struct expr;
 struct expr_val;
 struct module;
 int var_data_new(struct probe *p, int nsites);
-/* The setup of a var or assert probe up to its placement, for an engine
- * not set up by kind_place (place.h) yet: the expression given, the
- * location resolved (*v, *nv: malloc'd, the caller frees), p->data with a
- * site per address, and each site's expression compiled by compile (NULL:
- * expr_compile in the module's variables): 0, or -1 with err, *x set or
- * NULL.  The engine then places v and sets p->where. */
-struct loc_addr;
-typedef int (*var_compile_fn)(void *ctx, int i, const struct loc_addr *la, struct expr **x, char *err, size_t n);
-int var_setup_sites(struct probe *p, struct loc_addr **v, int *nv, var_compile_fn compile, void *ctx,
-                    char *err, size_t n);
 void var_site_set(struct probe *p, int i, struct expr *x, struct module *m);
 struct expr *var_site_expr(struct probe *p, int i);
 void var_account(struct probe *p, const struct expr_val *v);

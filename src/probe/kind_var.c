@@ -44,47 +44,6 @@ struct vdata {
 	char *last_err;
 };
 
-/* The default compiler of var_setup_sites: the expression at la's address
- * in its module's variables. */
-static int compile_here(void *ctx, int i, const struct loc_addr *la, struct expr **x, char *err, size_t n)
-{
-	(void)ctx;
-	(void)i;
-	*x = expr_compile((const char *)ctx, module_vars(la->mod), la->addr - la->mod->bias, err, n);
-	return *x ? 0 : -1;
-}
-
-int var_setup_sites(struct probe *p, struct loc_addr **v, int *nv, var_compile_fn compile, void *ctx,
-                    char *err, size_t n)
-{
-	*v = NULL;
-	*nv = 0;
-	if (!p->sp.args) {
-		snprintf(err, n, "missing expression (%s:LOCATION:EXPR)", p->sp.kind);
-		return -1;
-	}
-	if (resolve_location(p->e, &p->sp, v, nv, err, n))
-		return -1;
-	if (var_data_new(p, *nv)) {
-		free(*v);
-		*v = NULL;
-		snprintf(err, n, "out of memory");
-		return -1;
-	}
-	if (!compile) {
-		compile = compile_here;
-		ctx = p->sp.args;
-	}
-	for (int i = 0; i < *nv; i++) {
-		struct expr *x = NULL;
-		int rc = compile(ctx, i, &(*v)[i], &x, err, n);
-		var_site_set(p, i, x, (*v)[i].mod);
-		if (rc)
-			return -1;
-	}
-	return 0;
-}
-
 /* log2 buckets: 64 = 0; 65+k = [2^k, 2^(k+1)); 63-k = (-2^(k+1), -2^k] */
 static int bucket(long double v)
 {

@@ -268,11 +268,3 @@ void engine_detach(struct engine *e)
 	e->detached = 1;
 }
 
-int engine_insert_all(struct engine *e, struct probe *p, const struct loc_addr *v, int nv, int want_post,
-                      char *err, size_t n)
-{
-	int rc = 0;
-	for (int i = 0; i < nv && !rc; i++)
-		rc = engine_insert(e, p, v[i].addr, i, want_post, err, n);
-	return rc;
-}

@@ -32,9 +32,6 @@ static inline struct ptrace_state *ptrace_state(struct engine *e)
  * stop after the displaced instruction when want_post.  0, or -1 with err. */
 int engine_insert(struct engine *e, struct probe *p, uint64_t addr, int role, int want_post,
                   char *err, size_t n);
-/* A breakpoint at each of the nv addresses (role = index); stops at the first failure. */
-int engine_insert_all(struct engine *e, struct probe *p, const struct loc_addr *v, int nv, int want_post,
-                      char *err, size_t n);
 /* The operations behind ptrace_engine's table (breakpoints.c). */
 void ptrace_remove(struct engine *e, struct probe *p);
 int ptrace_hold(struct engine *e);

@@ -226,8 +226,10 @@ calls=$(python3 -c 'import json; print(json.load(open("lib-k.json"))["probes"][0
 # 1g. stacks: sonde_kmod_step's callers, sampled callchains (the module's
 # source: only sonde_kmod_write calls it, from the write(2) path)
 set -- $(own)
+# (the shell stays a moment after its write: its user frames are named from
+# its /proc/PID/maps when sonde reads the records, within 10 ms)
 "$SONDE" probe --kernel --format=json -o kst.json -e stack:sonde_kmod:sonde_kmod_step \
-	-- sh -c 'echo 300 >/proc/sonde_kmod' >kst.out 2>kst.err
+	-- sh -c 'echo 300 >/proc/sonde_kmod; sleep 0.3' >kst.out 2>kst.err
 rc=$?
 set -- $(own) "$1" "$2"
 python3 - kst.json $(($1 - $3)) $rc <<'PY'
@@ -243,6 +245,9 @@ fr = [f["name"] for f in st[0]["frames"]] if st else []
 name = "stack: innermost sonde_kmod_step [sonde_kmod], then sonde_kmod_write, then vfs_write"
 good = len(fr) > 3 and fr[0] == "sonde_kmod_step [sonde_kmod]" and fr[1] == "sonde_kmod_write [sonde_kmod]" and "vfs_write" in fr[2:]
 print(f"ok - {name}" if good else f"not ok - {name}: {fr[:8]}")
+k = next((i for i, f in enumerate(fr) if "libc.so.6" in f), -1)
+name = "stack: the user stack after the kernel's: the shell's write in libc.so.6"
+print(f"ok - {name} (frame {k})" if k > 2 else f"not ok - {name}: {fr}")
 pr = {p["pid"]: p["hits"] for p in q.get("processes", [])}
 name = "stack: hits by process: one process (the shell's echo) made them all"
 print(f"ok - {name}" if list(pr.values()) == [steps] else f"not ok - {name}: {pr}")

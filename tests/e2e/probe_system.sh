@@ -301,6 +301,35 @@ jq_py var1.json "p = d['probes'][0]; w = sum(x // 2 for x in range(40)); assert 
 	ok "process var probe of an exported global through the GOT: the executable's copy (sum $(python3 -c 'print(sum(x // 2 for x in range(40)))'))" ||
 	notok "process var probe of an exported global" "status $rc: $(cat var1.err | head -3)"
 
+# --- stacks: each hit's user stack (the uprobe's callchain, the kernel's
+# frame-pointer walk), its frames named in the process's own modules: a
+# process built with frame pointers, alive until sonde has ended, calls
+# sys_work 50 times from main; the uprobe is on sys_work's entry, before its
+# prologue, so its caller's frame is not in the chain yet: sys_work, then
+# main's caller in libc
+gcc -O1 -g -fno-omit-frame-pointer -o sys_user_fp "$PROGS/sys_user.c" -L. -lsys_lib -Wl,-rpath,"$PWD" 2>>build.log
+mkfifo in.9
+./sys_user_fp <in.9 >out.9 2>&1 &
+exec {fd9}>in.9
+FD[9]=$fd9
+if await 9 ready; then
+	"$SONDE" probe --system --format=json -o stk.json -e "stack:$LIB:sys_work" 2>stk.err &
+	spid=$!
+	placed $spid stk.err && say 9 "calls 50" && await 9 calls
+	kill -INT $spid
+	wait $spid
+	rc=$?
+	say 9 quit
+	jq_py stk.json "p = d['probes'][0]; st = p['stacks']; assert $rc == 0 and p['hits'] == 50, (p['hits'], $rc); \
+		assert sum(s['count'] for s in st) + p['other'] == 50, st; fr = [f['name'] for f in st[0]['frames']]; \
+		assert fr[0] == 'sys_work (libsys_lib.so)' and any('libc.so.6' in f for f in fr[1:]), fr" &&
+		ok "stack:OBJECT:FUNCTION: 50 hits, each user stack sys_work (libsys_lib.so) then libc" ||
+		notok "stack: on --system" "status $rc: $(head -c 600 stk.json; head -3 stk.err)"
+	[ -n "$UPEV" ] && { cmp -s "$UPEV" upev.before && ok "stack: uprobe_events as before" || notok "stack: uprobe_events" "$(cat "$UPEV")"; }
+else
+	notok "stack: on --system" "the process did not start: $(cat out.9)"
+fi
+
 # --- refusals: one clear line, nothing placed
 "$SONDE" probe --system -e func:/nonexistent/libnope.so:f --duration 1 >r1.out 2>r1.err
 rc=$?

@@ -36,7 +36,9 @@
 #include "probe/kind.h"
 #include "probe/place.h"
 #include "probe/probe.h"
+#include "probe/resolve.h"
 #include "probe/spec.h"
+#include "proc/modules.h"
 #include "sym/btf.h"
 #include "sym/peek.h"
 #include "sym/sym.h"
@@ -514,6 +516,85 @@ static void ring_copy(const unsigned char *data, size_t size, uint64_t off, void
 	memcpy((unsigned char *)dst + first, data, n - first);
 }
 
+/* --- the user frames of callchains ------------------------------------- */
+
+/* A stack probe's callchain has the user stack after the kernel's (what the
+ * kernel's unwinder finds: the pc at the system call or uprobe, then the
+ * frame-pointer chain; a program built without frame pointers gives the
+ * first frame and whatever its rbp chain holds).  Each user frame is named
+ * when its record is read, in the modules its process maps then
+ * (/proc/PID/maps, read within 10 ms of the hit: a process gone by then
+ * keeps its frames as addresses), and the name kept by address (the
+ * innermost frame's pc, a caller's call, its return address minus one): one
+ * address, one name, the first process's to reach it (two programs mapping
+ * different code at the same address would share the first one's name). */
+#define K_USER_PIDS 64      /* processes whose modules are read */
+#define K_USER_NAMES 8192   /* user frames named (beyond: their address) */
+#define K_USER_TOP 0x800000000000ull   /* user addresses are below (x86-64, 4-level and 5-level paging's low half) */
+
+struct kupid { struct kslot s; struct modules mods; int loads; };
+struct kuname { struct kslot s; char name[120]; };
+static struct kupid *kupids;
+static size_t capkupid, nkupid;
+static struct kuname *kunames;
+static size_t capkuname, nkuname;
+
+/* The modules of process pid, read (again, at most 3 times: a library
+ * mapped since) when they do not hold at. */
+static struct modules *user_mods(uint32_t pid, uint64_t at)
+{
+	int added = 0;
+	void *t = kupids;
+	struct kupid *u = ktab_slot(&t, &capkupid, &nkupid, K_USER_PIDS, sizeof *u, pid, 1, &added);
+	kupids = t;
+	if (!u)
+		return NULL;
+	if ((!u->loads || !modules_at(&u->mods, at)) && u->loads < 3) {
+		modules_free(&u->mods);
+		memset(&u->mods, 0, sizeof u->mods);
+		u->loads++;
+		if (modules_load(&u->mods, (pid_t)pid))
+			memset(&u->mods, 0, sizeof u->mods);
+	}
+	return &u->mods;
+}
+
+/* The name of user frame at (a call's address) of process pid, kept. */
+static void user_frame(uint32_t pid, uint64_t at)
+{
+	int added = 0;
+	void *t = kunames;
+	struct kuname *u = ktab_slot(&t, &capkuname, &nkuname, K_USER_NAMES, sizeof *u, at, 1, &added);
+	kunames = t;
+	if (!u || !added)
+		return;
+	struct modules *ms = user_mods(pid, at);
+	struct module *m = ms ? modules_at(ms, at) : NULL;
+	if (!m) {
+		snprintf(u->name, sizeof u->name, "0x%llx", (unsigned long long)at);
+		return;
+	}
+	char fn[96];
+	resolve_name_in(ms, at, fn, sizeof fn);
+	const char *base = strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path;
+	if (strchr(fn, '+'))   /* no symbol: "module+0xOFF" already names its object */
+		snprintf(u->name, sizeof u->name, "%s", fn);
+	else
+		snprintf(u->name, sizeof u->name, "%s (%.60s)", fn, base);
+}
+
+static void users_free(void)
+{
+	for (size_t i = 0; i < capkupid; i++)
+		if (kupids[i].s.used)
+			modules_free(&kupids[i].mods);
+	free(kupids);
+	free(kunames);
+	kupids = NULL;
+	kunames = NULL;
+	capkupid = nkupid = capkuname = nkuname = 0;
+}
+
 /* One record (type, its n bytes from the header on, n a multiple of 8). */
 static void parse(struct kfunc *d, struct kring *r, uint32_t type, const unsigned char *b, size_t n)
 {
@@ -550,11 +631,19 @@ static void parse(struct kfunc *d, struct kring *r, uint32_t type, const unsigne
 				d->malformed++;
 				return;
 			}
+			int user = 0;
 			for (uint64_t i = 0; i < nr && k < K_STACK_FRAMES; i++) {
 				uint64_t ip;
 				memcpy(&ip, b + 32 + 8 * i, 8);
-				if (ip < (uint64_t)PERF_CONTEXT_MAX)
-					pc[k++] = ip;
+				if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+					user = ip == (uint64_t)PERF_CONTEXT_USER;
+					continue;
+				}
+				if (user && (ip < 4096 || ip >= K_USER_TOP))
+					break;   /* the end of a frame-pointer chain, or garbage in it */
+				if (user)   /* named as kind_stack names it: the innermost by its pc, a caller by its call */
+					user_frame(pid, k ? ip - 1 : ip);
+				pc[k++] = ip;
 			}
 			stack_account_pcs(d->owner, pc, k);
 			return;
@@ -981,6 +1070,16 @@ static int kallsyms_has(const char *sym)
 /* A kernel address's function (and module), or the address. */
 static void kname(uint64_t at, char *buf, size_t n)
 {
+	if (at < K_USER_TOP) {   /* a user frame (at: the call's address, named when its record was read) */
+		void *t = kunames;
+		int added = 0;
+		struct kuname *u = ktab_slot(&t, &capkuname, &nkuname, K_USER_NAMES, sizeof *u, at, 0, &added);
+		if (u)
+			snprintf(buf, n, "%s", u->name);
+		else
+			snprintf(buf, n, "0x%llx", (unsigned long long)at);
+		return;
+	}
 	ksyms_load();
 	size_t lo = 0, hi = ksyms_hidden ? 0 : nksyms;
 	while (lo < hi) {   /* the last symbol at or below at */
@@ -1125,7 +1224,7 @@ static int open_sampler(const struct kfunc *d, int ev, int cpu)
 	if (d->stack) {
 		/* the kernel's stack at the hit, innermost first (its ORC or frame-pointer unwinder) */
 		a.sample_type |= PERF_SAMPLE_CALLCHAIN;
-		a.exclude_callchain_user = 1;
+		a.exclude_callchain_user = 0;   /* and the user stack after it (the process's frames) */
 		a.sample_max_stack = K_STACK_FRAMES;
 	}
 	a.comm = ev == 0;
@@ -1459,9 +1558,9 @@ static int resolve_user(struct probe *p, struct kfunc *d, char *err, size_t n)
 			expr = c1 + 1;
 		}
 	}
-	if ((!d->line && strcmp(sp->kind, "func")) || sp->loc != LOC_FUNC || sp->off || !sp->args ||
+	if ((!d->line && strcmp(sp->kind, "func") && strcmp(sp->kind, "stack")) || sp->loc != LOC_FUNC || sp->off || !sp->args ||
 	    (!d->line && spec_sep_colon(sp->args)) || (var && (!expr || !*expr))) {
-		snprintf(err, n, "--system runs func:OBJECT:FUNCTION, line:OBJECT:FILE:LINE, var: and assert:"
+		snprintf(err, n, "--system runs func:OBJECT:FUNCTION, stack:OBJECT:FUNCTION, line:OBJECT:FILE:LINE, var: and assert:"
 		         "OBJECT:FUNCTION:EXPR or OBJECT:FILE:LINE:EXPR probes (OBJECT an executable or a shared library, "
 		         "by path or by name)");
 		return -1;
@@ -1525,7 +1624,7 @@ static int resolve_user(struct probe *p, struct kfunc *d, char *err, size_t n)
 		}
 		d->ev[i].ret = 0;
 	}
-	if (!rc && !d->line) {
+	if (!rc && !d->line && !d->stack) {
 		d->ev[1] = (struct kev){ .off = d->ev[0].off, .ret = 1 };
 		na = 2;
 	}
@@ -1657,6 +1756,10 @@ static void k_placed(struct engine *e, struct probe *p, char *w, size_t wn)
 	else if (!ks.user && d->line)
 		snprintf(w, wn, "kernel %s (%d kprobe%s on %d CPU%s, counting; sampled on %d CPU%s)", d->sym, d->nev,
 		         d->nev == 1 ? "" : "s", ks.ncpus, ks.ncpus == 1 ? "" : "s", ks.nonline, ks.nonline == 1 ? "" : "s");
+	else if (d->stack && ks.user)
+		snprintf(w, wn, "every process mapping %s: uprobe at file offset 0x%llx, counting on %d CPU%s; its "
+		         "callchains (the user stacks) sampled", d->path, (unsigned long long)d->ev[0].off, ks.ncpus,
+		         ks.ncpus == 1 ? "" : "s");
 	else if (d->stack)
 		snprintf(w, wn, "kernel %s (kprobe on %d CPU%s, counting; its callchains sampled on %d CPU%s)", d->sym,
 		         ks.ncpus, ks.ncpus == 1 ? "" : "s", ks.nonline, ks.nonline == 1 ? "" : "s");
@@ -1959,6 +2062,7 @@ static void k_close(struct engine *e)
 	btf_free(kbtf);
 	kbtf = NULL;
 	ksyms_free();
+	users_free();
 	kbtf_state = kbtf_said = 0;
 	e->priv = NULL;
 }
@@ -1966,8 +2070,8 @@ static void k_close(struct engine *e)
 const struct probe_engine_ops kernel_engine = {
 	.name = "kernel",
 	.kinds = "func line stack var assert",
-	.runs = "func, line, stack, var and assert probes on the running kernel and its modules (--kernel), func, line, var "
-	        "and assert probes in every process (--system)",
+	.runs = "func, line, stack, var and assert probes on the running kernel and its modules (--kernel), func, line, "
+	        "stack, var and assert probes in every process (--system)",
 	.modes = PE_KERNEL | PE_SYSTEM,
 	.can_run = k_can_run,
 	.open = k_open,

@@ -129,8 +129,18 @@ static uint32_t func_at(uintptr_t fn)
  * done: their returns are recorded, and after the end rt_exit_ended finds
  * their real return addresses on the shadow stack.  Runs inside this
  * thread's first hook, deeper than all of them, so none can return now. */
+/* The process whose image sonde stopped and unwound (sonde_agent_start's):
+ * the attach's frames are its threads' and hold its stacks' addresses.  An
+ * image it exec'd since (its main thread keeps the tid), a fork child, or a
+ * later process of the tree given a recycled tid adopts none: their
+ * stacks are elsewhere (reading a frame's slot there faulted: attach_races,
+ * an exec'd image's first hook under load). */
+static pid_t agent_adopt_pid;
+
 RT_HIDDEN void rt_agent_adopt(struct rt_tls *L)
 {
+	if (!agent_adopt_pid || agent_adopt_pid != getpid())
+		return;
 	struct sonde_session_hdr *S = rt_sess;
 	uint64_t off = S->attach_off;
 	if (!off || off > S->size || sizeof(struct sonde_attach) > S->size - off)
@@ -444,6 +454,7 @@ RT_EXPORT int sonde_agent_start(const char *session, const char *alive, long hel
 		close(afd);
 		goto out;
 	}
+	agent_adopt_pid = getpid();
 	rc = begin(fd, afd, 0);
 out:
 	pthread_mutex_unlock(&agent_lock);

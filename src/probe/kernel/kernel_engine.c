@@ -533,7 +533,7 @@ static void ring_copy(const unsigned char *data, size_t size, uint64_t off, void
 #define K_USER_TOP 0x800000000000ull   /* user addresses are below (x86-64, 4-level and 5-level paging's low half) */
 
 struct kupid { struct kslot s; struct modules mods; int loads; };
-struct kuname { struct kslot s; char name[120]; };
+struct kuname { struct kslot s; char name[160]; };
 static struct kupid *kupids;
 static size_t capkupid, nkupid;
 static struct kuname *kunames;

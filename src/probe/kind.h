@@ -99,11 +99,11 @@ struct call_stats;
  * calls only), and its statistics, which every engine counts into. */
 int func_data_new(struct probe *p, int at_offset);
 struct call_stats *func_stats(struct probe *p);
-/* The ptrace engine's placement of a func site (its breakpoints on the
- * entry and the exits, decoded here) and what it says of it in w. */
-struct probe_site;
-int func_place_local(struct engine *e, struct probe *p, const struct probe_site *s, char *err, size_t n);
-void func_place_local_said(struct probe *p, char *w, size_t wn);
+/* For an engine that stops at a func probe's exits (ptrace): the roles of
+ * its breakpoints, and each exit it placed counted (JSON "exits"). */
+enum { FUNC_ROLE_ENTRY, FUNC_ROLE_EXIT };
+void func_exit_placed(struct probe *p);
+int func_exits(const struct probe *p);
 void func_stats_json(struct probe *p, const struct call_stats *cs, struct json *j);
 void func_stats_table(struct probe *p, const struct call_stats *cs, int at_offset, FILE *f);
 

@@ -9,7 +9,6 @@
 #include "common/trace_enc.h"
 #include "probe/callstats.h"
 #include "probe/engine.h"
-#include "probe/ptrace/ptrace.h"
 #include "proc/modules.h"
 #include "probe/output.h"
 #include "probe/place.h"
@@ -23,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ROLE_ENTRY, ROLE_EXIT };
+enum { ROLE_ENTRY = FUNC_ROLE_ENTRY, ROLE_EXIT = FUNC_ROLE_EXIT };
 
 struct frame { uint64_t sp, t; };
 struct tstack { pid_t tid; struct frame *v; int n, cap; };
@@ -66,57 +65,16 @@ struct call_stats *func_stats(struct probe *p)
 	return d ? &d->cs : NULL;
 }
 
-/* The ptrace engine's func site (place.h): a breakpoint on the entry and
- * one on every return and tail-call jump out of the function, decoded
- * from its code.  F+OFF is a SITE_COUNT: its one breakpoint counts calls
- * (the stack pointer there is not the entry's: neither the returns nor the
- * return address can be matched, so no times, no callers). */
-int func_place_local(struct engine *e, struct probe *p, const struct probe_site *s, char *err, size_t n)
+void func_exit_placed(struct probe *p)
 {
 	struct fdata *d = p->data;
-	if (s->what != SITE_CALL)
-		return engine_insert(e, p, s->la.addr, ROLE_ENTRY, 0, err, n);
-	uint64_t start = s->la.addr, size = s->la.fn.size ? s->la.fn.size : 1;
-	uint8_t *code = malloc(size + 16);
-	if (!code || engine_read_code(e, start, code, size)) {
-		free(code);
-		snprintf(err, n, "cannot read the code of %s", s->la.fn.name ? s->la.fn.name : "the function");
-		return -1;
-	}
-	memset(code + size, 0, 16);
-	if (engine_insert(e, p, start, ROLE_ENTRY, 0, err, n)) {
-		free(code);
-		return -1;
-	}
-	for (uint64_t off = 0; off < size;) {
-		struct arch_insn in;
-		if (arch_decode(code + off, (size_t)(size - off), start + off, &in))
-			break; /* padding or data: stop */
-		int exit = in.kind == AI_RET;
-		if (in.kind == AI_JMP) {
-			uint64_t t = arch_branch_target(&in);
-			if (t && (t < start || t >= start + size))
-				exit = 1; /* tail call */
-		}
-		if (exit) {
-			if (engine_insert(e, p, start + off, ROLE_EXIT, 0, err, n)) {
-				free(code);
-				return -1;
-			}
-			d->nexits++;
-		}
-		off += (uint64_t)in.len;
-	}
-	free(code);
-	return 0;
+	d->nexits++;
 }
 
-void func_place_local_said(struct probe *p, char *w, size_t wn)
+int func_exits(const struct probe *p)
 {
-	struct fdata *d = p->data;
-	size_t l = strlen(w);
-	if (d && !d->at_offset && l < wn)
-		snprintf(w + l, wn - l, ", %d exit%s", d->nexits, d->nexits == 1 ? "" : "s");
+	const struct fdata *d = p->data;
+	return d ? d->nexits : 0;
 }
 
 static void pre(struct probe *p, struct hit *h, int role)

@@ -19,11 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct site_ops *sites_of(struct engine *e)
-{
-	return e->ops && e->ops->sites ? e->ops->sites : ptrace_engine.sites;
-}
-
 /* The spec's form for its kind, before anything is looked up. */
 static int check_spec(struct engine *e, const struct site_ops *so, const struct spec *sp, char *err, size_t n)
 {
@@ -144,7 +139,11 @@ int site_branch_keep(struct probe *p, struct probe_site *s, const struct rbranch
 int kind_place(struct probe *p, char *err, size_t n)
 {
 	struct engine *e = p->e;
-	const struct site_ops *so = sites_of(e);
+	const struct site_ops *so = e->ops ? e->ops->sites : NULL;
+	if (!so || !so->place) {
+		snprintf(err, n, "the %s engine places no sites", e->ops ? e->ops->name : "session's");
+		return -1;
+	}
 	if (check_spec(e, so, &p->sp, err, n))
 		return -1;
 	enum site_what what = what_of(&p->sp);

@@ -226,11 +226,34 @@ calls=$(python3 -c 'import json; print(json.load(open("lib-k.json"))["probes"][0
 # 1g. stacks: sonde_kmod_step's callers, sampled callchains (the module's
 # source: only sonde_kmod_write calls it, from the write(2) path)
 set -- $(own)
-# (the shell stays a moment after its write: its user frames are named from
-# its /proc/PID/maps when sonde reads the records, within 10 ms)
-"$SONDE" probe --kernel --format=json -o kst.json -e stack:sonde_kmod:sonde_kmod_step \
-	-- sh -c 'echo 300 >/proc/sonde_kmod; sleep 0.3' >kst.out 2>kst.err
-rc=$?
+# The shell writes once sonde's probes are in and stays until sonde has
+# ended: its user frames are named from its /proc/PID/maps when sonde reads
+# the records, so it must still be there then.
+# said FILE TEXT PID: until FILE has a line with TEXT, while PID runs (bounded, 60 s)
+said() {
+	for _ in $(seq 3000); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.02
+	done
+	return 1
+}
+kgo=$(mktemp -u /tmp/kgo.XXXXXX) && mkfifo "$kgo" || notok "stack: a fifo" "mkfifo $kgo"
+sh -c 'read x; echo 300 >/proc/sonde_kmod; echo written; read x' <"$kgo" >kst.sh 2>&1 &
+shp=$!
+exec 7>"$kgo"
+"$SONDE" probe --kernel --format=json -o kst.json -e stack:sonde_kmod:sonde_kmod_step >kst.out 2>kst.err &
+pid=$!
+if said kst.err "^sonde: probes in" $pid; then
+	echo go >&7
+	said kst.sh written $shp || notok "stack: the shell's write" "$(cat kst.sh)"
+fi
+kill -INT $pid
+if ends $pid; then wait $pid; rc=$?; else wait $pid; rc="still running 120 s after its SIGINT"; fi
+echo done >&7
+exec 7>&-
+wait $shp
+rm -f "$kgo"
 set -- $(own) "$1" "$2"
 python3 - kst.json $(($1 - $3)) $rc <<'PY'
 import json, sys

@@ -108,20 +108,56 @@ static int pt_enable(struct engine *e, struct probe *p, int on, char *err, size_
 	return 0;
 }
 
-/* Its sites (place.h): a breakpoint each, a func's on its entry and exits
- * (kind_func.c); a branch's handler runs after the jump too. */
+/* A func site: a breakpoint on the entry and one on every return and
+ * tail-call jump out of the function, decoded from its code.  func:F+OFF
+ * is a SITE_COUNT: its one breakpoint counts calls (the stack pointer there
+ * is not the entry's, so neither returns nor the return address can be
+ * matched: no times, no callers). */
+static int func_site(struct engine *e, struct probe *p, const struct probe_site *s, char *err, size_t n)
+{
+	if (s->what != SITE_CALL)
+		return engine_insert(e, p, s->la.addr, FUNC_ROLE_ENTRY, 0, err, n);
+	uint64_t start = s->la.addr, size = s->la.fn.size ? s->la.fn.size : 1;
+	uint8_t *code = malloc(size + 16);
+	if (!code || engine_read_code(e, start, code, size)) {
+		free(code);
+		snprintf(err, n, "cannot read the code of %s", s->la.fn.name ? s->la.fn.name : "the function");
+		return -1;
+	}
+	memset(code + size, 0, 16);
+	int rc = engine_insert(e, p, start, FUNC_ROLE_ENTRY, 0, err, n);
+	for (uint64_t off = 0; off < size && !rc;) {
+		struct arch_insn in;
+		if (arch_decode(code + off, (size_t)(size - off), start + off, &in))
+			break; /* padding or data: stop */
+		int exit = in.kind == AI_RET;
+		if (in.kind == AI_JMP) {
+			uint64_t t = arch_branch_target(&in);
+			exit = t && (t < start || t >= start + size); /* a tail call */
+		}
+		if (exit && !(rc = engine_insert(e, p, start + off, FUNC_ROLE_EXIT, 0, err, n)))
+			func_exit_placed(p);
+		off += (uint64_t)in.len;
+	}
+	free(code);
+	return rc;
+}
+
+/* Its sites (place.h): a breakpoint each, a func's on its entry and exits;
+ * a branch's handler runs after the jump too. */
 static int pt_place_site(struct engine *e, struct probe *p, struct probe_site *s, char *err, size_t n)
 {
 	if (!strcmp(p->sp.kind, "func"))
-		return func_place_local(e, p, s, err, n);
+		return func_site(e, p, s, err, n);
 	return engine_insert(e, p, s->la.addr, s->i, s->want_post || s->what == SITE_BRANCH, err, n);
 }
 
 static void pt_placed(struct engine *e, struct probe *p, char *w, size_t wn)
 {
 	(void)e;
-	if (!strcmp(p->sp.kind, "func"))
-		func_place_local_said(p, w, wn);
+	size_t l = strlen(w);
+	if (!strcmp(p->sp.kind, "func") && !p->sp.off && l < wn)
+		snprintf(w + l, wn - l, ", %d exit%s", func_exits(p), func_exits(p) == 1 ? "" : "s");
 }
 
 static const struct site_ops pt_sites = { .can = SITE_CAN_OFFSET, .place = pt_place_site, .placed = pt_placed };

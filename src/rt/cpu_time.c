@@ -84,7 +84,7 @@ static uint64_t clock_ns(long clk)
 static int switches_since(struct rt_tls *L, uint64_t *gap, uint64_t *run, int trace, uint64_t at, int count)
 {
 	*gap = *run = 0;
-	if (L->cpu_len < 2 * 4096)
+	if (!L->cpu_page || L->cpu_len < 2 * 4096)
 		return -1;
 	struct perf_event_mmap_page *pg = L->cpu_page;
 	const uint8_t *data = (const uint8_t *)L->cpu_page + 4096;
@@ -242,10 +242,8 @@ static int seccomp_on(void)
 RT_HIDDEN void rt_cpu_open(struct rt_tls *L, struct sonde_thread *t)
 {
 	int32_t tid = (int32_t)sys6(SYS_gettid_, 0, 0, 0, 0, 0, 0);
-	if (L->cpu_page && L->cpu_tid != tid) { /* a fork child's copy: its parent's thread's event */
-		sys6(SYS_munmap_, (long)L->cpu_page, L->cpu_len, 0, 0, 0, 0);
-		L->cpu_page = NULL;
-	}
+	if (L->cpu_page && L->cpu_tid != tid) /* a fork child's copy: its parent's thread's event */
+		rt_cpu_close(L);
 	/* record --syscalls with the kernel's futex exit tracepoint known (the
 	 * recorder read its id): the thread's event is that tracepoint instead
 	 * of the dummy, its samples the thread's futex calls beside the switch
@@ -253,10 +251,8 @@ RT_HIDDEN void rt_cpu_open(struct rt_tls *L, struct sonde_thread *t)
 	 * syscall events are open to all, and their records are user mode's).
 	 * A page kept from an earlier session of another kind is opened again. */
 	uint32_t futex = (rt_mode & SONDE_MODE_SYSCALLS) && rt_sess && rt_sess->futex_tp ? rt_sess->futex_tp : 0;
-	if (L->cpu_page && L->cpu_futex != futex) {
-		sys6(SYS_munmap_, (long)L->cpu_page, L->cpu_len, 0, 0, 0, 0);
-		L->cpu_page = NULL;
-	}
+	if (L->cpu_page && L->cpu_futex != futex)
+		rt_cpu_close(L);
 	int32_t why = 0;
 	if (!L->cpu_page) {
 		if (seccomp_on()) {
@@ -382,10 +378,21 @@ RT_HIDDEN void rt_cpu_retire(struct rt_tls *L)
 		L->cpu_tid = -1;
 }
 
+/* The thread's end: a signal's handler can still run on the thread after
+ * it (a SIGPROF during the thread's last steps), and its hooks look at the
+ * page: every field that leads to it says "no page" first (the word that
+ * never changes, already seen, no window; no page, no ring), and the pages
+ * go after. */
 RT_HIDDEN void rt_cpu_close(struct rt_tls *L)
 {
+	void *page = L->cpu_page;
+	uint32_t len = L->cpu_len;
 	L->cpu_lock = &cpu_none;
-	if (L->cpu_page)
-		sys6(SYS_munmap_, (long)L->cpu_page, L->cpu_len, 0, 0, 0, 0);
+	L->cpu_seen = cpu_none;
+	L->cpu_quiet = ~(uint64_t)0;
 	L->cpu_page = NULL;
+	L->cpu_len = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (page)
+		sys6(SYS_munmap_, (long)page, len, 0, 0, 0, 0);
 }

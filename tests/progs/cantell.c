@@ -8,9 +8,10 @@
  *  - threads ended by pthread_exit and by pthread_cancel six recorded frames
  *    deep: pthread_cleanup_push handlers (setjmp-based without -fexceptions,
  *    __attribute__((cleanup)) based with it) and cleanup variables; a TSD
- *    destructor and a thread_local destructor (__cxa_thread_atexit_impl,
- *    what C++'s thread_local uses) that call recorded functions and
- *    backtrace after the thread's own frames are gone;
+ *    destructor (in every round glibc gives, the last after the
+ *    recorder's own thread end) and a thread_local destructor
+ *    (__cxa_thread_atexit_impl, what C++'s thread_local uses) that call
+ *    recorded functions and backtrace after the thread's own frames are gone;
  *  - atexit handlers and a destructor function calling recorded functions
  *    and backtrace after main;
  *  - a signal handler on an alternate stack that lies in main's own frame
@@ -32,6 +33,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <limits.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -151,12 +153,18 @@ NOIPA void late_work(int n)
 	TOUCH();
 }
 
+/* Every round glibc gives a key's destructors (it asks again for each
+ * value set meanwhile, up to PTHREAD_DESTRUCTOR_ITERATIONS): the last runs
+ * after every other key's last, the recorder's too. */
 NOIPA void tsd_end(void *arg)
 {
-	(void)arg;
+	uintptr_t round = (uintptr_t)arg;
 	n_tsd_end++;
 	late_work(3);
-	show_into(late_line[0], sizeof late_line[0], "TSD destructor");
+	if (round == 1)
+		show_into(late_line[0], sizeof late_line[0], "TSD destructor");
+	if (round < PTHREAD_DESTRUCTOR_ITERATIONS)
+		pthread_setspecific(key, (void *)(round + 1));
 	TOUCH();
 }
 

@@ -46,14 +46,17 @@ static uint64_t hash(uint64_t v, int p)
 
 /* The functions a recording counted without timing them: each module
  * slot's "module.<slot>.untimed" ranges of numbers (cli/record_patch.c);
- * what does not parse, or lies outside the module, is ignored. */
-static void mark_untimed(const struct recording *r, struct fn_table *ft)
+ * and those timed for part of it (record --timing=auto switched them):
+ * "module.<slot>.switched".  What does not parse, or lies outside the
+ * module, is ignored. */
+static void mark_timing(const struct recording *r, struct fn_table *ft, const char *what)
 {
+	int sw = strcmp(what, "switched") == 0;
 	for (uint32_t s = 0; s < r->nmodule_slots; s++) {
 		if (!r->modules[s] || !ft->map[s])
 			continue;
 		char key[64];
-		snprintf(key, sizeof key, "module.%u.untimed", s);
+		snprintf(key, sizeof key, "module.%u.%s", s, what);
 		const char *v = rd_meta(r, key);
 		uint32_t nf = r->modules[s]->r.nfuncs;
 		while (v && *v) {
@@ -67,8 +70,13 @@ static void mark_untimed(const struct recording *r, struct fn_table *ft)
 				if (e == q)
 					break;
 			}
-			for (unsigned long i = a; i <= b && i < nf; i++)
-				ft->fns[ft->map[s][i]].untimed = 1;
+			for (unsigned long i = a; i <= b && i < nf; i++) {
+				struct fn_info *f = &ft->fns[ft->map[s][i]];
+				if (sw)
+					f->switched = 1;
+				else
+					f->untimed = 1;
+			}
 			v = *e == ',' ? e + 1 : "";
 		}
 	}
@@ -136,7 +144,11 @@ int fn_table_build(const struct recording *r, struct fn_table *ft)
 		}
 	}
 	free(tab);
-	mark_untimed(r, ft);
+	mark_timing(r, ft, "untimed");
+	mark_timing(r, ft, "switched");
+	for (uint32_t i = 0; i < ft->n; i++) /* timed in one process, counted in another: partly timed */
+		if (ft->fns[i].switched)
+			ft->fns[i].untimed = 0;
 	return 0;
 }
 

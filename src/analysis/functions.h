@@ -18,6 +18,8 @@ struct fn_info {
 	int line;
 	uint64_t vaddr;          /* link-time address (0 for unnumbered / root) */
 	int untimed;             /* counted, not timed (record --timing: the recording's module.N.untimed) */
+	int switched;            /* timed for part of the recording, counted for the rest (--timing=auto:
+	                          * module.N.switched): its times are those of its timed calls */
 };
 
 struct fn_table {

@@ -24,6 +24,7 @@
 
 struct fn_metrics {
 	uint64_t calls;
+	uint64_t timed_calls;    /* of them, the calls timed (all, but for a function --timing counted) */
 	int64_t excl, incl;      /* ticks */
 	int64_t excl_cpu, incl_cpu; /* the part of them on a CPU (issue 38), over the threads with a split */
 	int64_t excl_run, incl_run; /* the part off the CPU runnable (preempted), the rest of it blocked */

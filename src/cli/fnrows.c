@@ -73,6 +73,7 @@ void fnrows_functions(const struct fn_input *in, int k, struct fn_rows *s)
 		if (!r->key)
 			die_oom();
 		r->calls[k] = m->calls;
+		r->timed_calls[k] = m->timed_calls;
 		r->excl[k] = rd_ns(in->l.r, m->excl);
 		r->incl[k] = rd_ns(in->l.r, m->incl);
 		r->excl_cpu[k] = rd_ns(in->l.r, m->excl_cpu);
@@ -95,6 +96,7 @@ void fnrows_fold(struct fn_rows *s)
 			struct fn_row *d = &s->v[o - 1];
 			for (int k = 0; k < 2; k++) {
 				d->calls[k] += s->v[i].calls[k];
+				d->timed_calls[k] += s->v[i].timed_calls[k];
 				d->excl[k] += s->v[i].excl[k];
 				d->incl[k] += s->v[i].incl[k];
 				d->excl_cpu[k] += s->v[i].excl_cpu[k];

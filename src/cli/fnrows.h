@@ -19,6 +19,7 @@ struct fn_row {
 	char *key;                /* "name\tfile", or a call path of such keys joined by '\n' */
 	const struct fn_info *fn; /* the function (a path's last one), from the first recording that has it */
 	uint64_t calls[2];
+	uint64_t timed_calls[2];  /* of them, timed (record --timing=auto: a switched function's part) */
 	double excl[2], incl[2];  /* ns */
 	double excl_cpu[2], incl_cpu[2]; /* ns on a CPU (issue 38; whole when the column's profiles are, profile_cpu_known) */
 };

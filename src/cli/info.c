@@ -91,6 +91,7 @@ static uint64_t meta_u64(const struct recording *r, const char *key)
 
 /* What `sonde info` says, computed once for both printers. */
 struct info {
+	const struct fn_table *ft;     /* the recording's functions (names of --timing=auto's switches) */
 	double duration_ns;
 	uint64_t lost[REC_LOST_COUNT]; /* threads' counters plus the recorder's (meta lost.K) */
 	uint64_t cct_nodes, writer_wait_ticks;
@@ -243,7 +244,7 @@ static double since_start_s(const struct recording *r, uint64_t tsc)
 }
 
 /* processes, threads, modules */
-static void json_lists(struct json *j, const struct recording *r)
+static void json_lists(struct json *j, const struct recording *r, const struct fn_table *ft)
 {
 	json_arr_begin(j, "programs");
 	for (int i = 0; i < r->nprocs; i++) {
@@ -322,6 +323,7 @@ static void json_lists(struct json *j, const struct recording *r)
 	}
 	json_arr_end(j);
 	info_patched_json(r, j);
+	info_timing_json(r, ft, j);
 }
 
 /* Whether the threads' time was split into on-CPU and off-CPU (issue 38). */
@@ -393,7 +395,7 @@ static void info_json(const struct recording *r, const struct info *in)
 		if (in->lost[k])
 			json_uint(&j, loss_name(k), in->lost[k]);
 	json_obj_end(&j);
-	json_lists(&j, r);
+	json_lists(&j, r, in->ft);
 	json_obj_end(&j);
 	json_end(&j);
 }
@@ -528,6 +530,7 @@ static void table_lists(const struct recording *r, const struct info *in, int ea
 			                                                      : ", its stubs built when it asked",
 			       r->modules[i]->r.unloaded ? " [unloaded]" : "");
 	info_patched_table(r);
+	info_timing_table(r, in->ft);
 	printf("contexts:     %llu calling-context nodes", (unsigned long long)in->cct_nodes);
 	if (meta_u64(r, "cct_grow_steps"))
 		printf(" (the pools grew %llu times, the largest to %llu nodes; cap %llu MiB)",
@@ -592,6 +595,7 @@ int cmd_info(struct cli_opts *o)
 	load_or_die(o, &l);
 	struct info in;
 	info_compute(l.r, &in);
+	in.ft = &l.ft;
 	if (json)
 		info_json(l.r, &in);
 	else

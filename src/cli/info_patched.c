@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/functions.h"
 #include "cli/info_patched.h"
 #include "common/json.h"
 
@@ -97,4 +98,90 @@ void info_patched_table(const struct recording *r)
 			printf("  ... and %llu more (sonde info --format=json lists them)\n",
 			       (unsigned long long)(strtoull(left, NULL, 10) - k));
 	}
+}
+
+/* One switch line "PLAN\tNUMBER\tMS\tTO\tCALLS\tMEAN_NS" (record_patch.c). */
+struct sw_line {
+	unsigned plan, fn;
+	double ms;
+	char to[16];
+	unsigned long long calls, mean_ns;
+};
+
+static int sw_parse(const char *s, struct sw_line *w)
+{
+	return s && sscanf(s, "%u\t%u\t%lf\t%15[a-z]\t%llu\t%llu", &w->plan, &w->fn, &w->ms, w->to, &w->calls,
+	                   &w->mean_ns) == 6 ? 0 : -1;
+}
+
+/* The name of function number fn of plan `plan`: through the first module
+ * slot patched from that plan (META module.<slot>.patched). */
+static const char *sw_name(const struct recording *r, const struct fn_table *ft, unsigned plan, unsigned fn)
+{
+	for (uint32_t s = 0; ft && s < r->nmodule_slots && s < ft->nslots; s++) {
+		const char *v = meta_k(r, "module.%u.patched", s, 0);
+		if (!v || strtoul(v, NULL, 10) != plan || !ft->map[s] || !r->modules[s] || fn >= r->modules[s]->r.nfuncs)
+			continue;
+		return ft->fns[ft->map[s][fn]].name;
+	}
+	return NULL;
+}
+
+static unsigned long long meta_n(const struct recording *r, const char *k)
+{
+	const char *v = rd_meta(r, k);
+	return v ? strtoull(v, NULL, 10) : 0;
+}
+
+void info_timing_json(const struct recording *r, const struct fn_table *ft, struct json *j)
+{
+	if (!rd_meta(r, "timing.windows"))
+		return;
+	json_obj_begin(j, "timing_switches");
+	json_uint(j, "window_ms", meta_n(r, "timing.window_ms"));
+	json_uint(j, "windows", meta_n(r, "timing.windows"));
+	json_uint(j, "probes", meta_n(r, "timing.probes"));
+	json_uint(j, "switches", meta_n(r, "timing.switches"));
+	json_arr_begin(j, "kept");
+	const char *s;
+	for (unsigned k = 0; (s = meta_k(r, "timing.switch.%u", k, 0)); k++) {
+		struct sw_line w;
+		if (sw_parse(s, &w))
+			continue;
+		json_obj_begin(j, NULL);
+		json_double(j, "at_ms", w.ms);
+		json_str(j, "function", sw_name(r, ft, w.plan, w.fn));
+		json_uint(j, "patched", w.plan);
+		json_uint(j, "number", w.fn);
+		json_str(j, "to", w.to);
+		json_str(j, "why", strcmp(w.to, "counted") ? "slow or rare again when looked at" : "short and frequent");
+		json_uint(j, "window_calls", w.calls);
+		json_uint(j, "window_mean_ns", w.mean_ns);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+void info_timing_table(const struct recording *r, const struct fn_table *ft)
+{
+	if (!rd_meta(r, "timing.windows"))
+		return;
+	unsigned long long total = meta_n(r, "timing.switches");
+	unsigned long long nw = meta_n(r, "timing.windows"), np = meta_n(r, "timing.probes");
+	printf("timing:       auto: %llu switch%s in %llu window%s of %llu ms, %llu probe%s (a counted function timed "
+	       "again for a window)\n", total, total == 1 ? "" : "es", nw, nw == 1 ? "" : "s", meta_n(r, "timing.window_ms"),
+	       np, np == 1 ? "" : "s");
+	const char *s;
+	unsigned k;
+	for (k = 0; k < 10 && (s = meta_k(r, "timing.switch.%u", k, 0)); k++) {
+		struct sw_line w;
+		if (sw_parse(s, &w))
+			continue;
+		const char *n = sw_name(r, ft, w.plan, w.fn);
+		printf("  %10.3f ms  %-8s %s (%llu calls in the window, %llu ns each)\n", w.ms, w.to, n ? n : "?", w.calls,
+		       w.mean_ns);
+	}
+	if (total > k)
+		printf("  ... and %llu more (sonde info --format=json lists them)\n", total - k);
 }

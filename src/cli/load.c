@@ -158,4 +158,6 @@ void json_fn_identity(struct json *j, const struct fn_info *f)
 	json_int(j, "line", f->line);
 	json_str(j, "address", f->vaddr ? a : NULL);
 	json_bool(j, "timed", !f->untimed); /* false: counted only (record --timing), its time in its callers' */
+	if (f->switched) /* timed for part of the recording (--timing=auto switched it) */
+		json_bool(j, "switched", 1);
 }

@@ -16,7 +16,9 @@ int record_patch_serve(void *arg)
 	struct record_patch *p = arg;
 	if (!p->s || (!p->set.n && !p->set.nglobs && !p->set.exec_follow))
 		return 0;
-	return instr_serve(p->s->hdr, p->s->size, &p->set);
+	int n = instr_serve(p->s->hdr, p->s->size, &p->set);
+	instr_policy_step(p->policy, p->s->hdr, p->s->size, &p->set);
+	return n;
 }
 
 int record_patch_plan(const struct cli_opts *o, const char *prog_path, struct session *s, struct record_patch *p,
@@ -63,7 +65,10 @@ int record_patch_plan(const struct cli_opts *o, const char *prog_path, struct se
 		           rc > 0 ? (o->nexecs ? "built with sonde-cc, or not matched by --exec" : "built with sonde-cc") : why);
 	if (!p->set.n && !p->set.nglobs && !p->set.exec_follow)
 		return 0;
-	return instr_publish(s->hdr, s->size, &p->set, err, n);
+	if (instr_publish(s->hdr, s->size, &p->set, err, n))
+		return -1;
+	p->policy = instr_policy_new(&p->set);
+	return 0;
 }
 
 void record_patch_serve_in(struct record_patch *p, struct launched *l)
@@ -111,20 +116,30 @@ static void meta(struct record_patch *p, size_t *cap, const char *scope, uint64_
 	add(p, cap, k, v);
 }
 
-/* "module.<slot>.untimed": the numbers of the functions counted, not timed
- * (record --timing), as ranges "a-b,c,..." (analysis/functions.c reads it). */
-static void untimed_meta(struct record_patch *p, size_t *cap, uint32_t slot, const struct instr_plan *pl)
+/* Function k of plan mod: counted the whole recording (want 0), or timed for
+ * part of it only (want 1: --timing=auto switched it). */
+static int fn_is(const struct record_patch *p, size_t mod, size_t k, int want)
 {
+	int sw = instr_policy_switched(p->policy, mod, k);
+	return want ? sw : p->set.plans[mod].fns[k].count && !sw;
+}
+
+/* "module.<slot>.untimed": the numbers of the functions counted, not timed
+ * (record --timing), as ranges "a-b,c,..." (analysis/functions.c reads it);
+ * "module.<slot>.switched" those timed for part of the recording. */
+static void numbers_meta(struct record_patch *p, size_t *cap, uint32_t slot, size_t mod, int want)
+{
+	const struct instr_plan *pl = &p->set.plans[mod];
 	size_t len = 0, room = 64;
 	char *v = malloc(room);
 	if (!v)
 		return;
 	v[0] = 0;
 	for (size_t a = 0; a < pl->nfns; a++) {
-		if (!pl->fns[a].count)
+		if (!fn_is(p, mod, a, want))
 			continue;
 		size_t b = a;
-		while (b + 1 < pl->nfns && pl->fns[b + 1].count)
+		while (b + 1 < pl->nfns && fn_is(p, mod, b + 1, want))
 			b++;
 		if (len + 48 > room) {
 			char *w = realloc(v, room *= 2);
@@ -139,10 +154,38 @@ static void untimed_meta(struct record_patch *p, size_t *cap, uint32_t slot, con
 	}
 	if (len) {
 		char k[64];
-		snprintf(k, sizeof k, "module.%u.untimed", slot);
+		snprintf(k, sizeof k, "module.%u.%s", slot, want ? "switched" : "untimed");
 		add(p, cap, k, v);
 	}
 	free(v);
+}
+
+/* --timing=auto's switches: "timing.windows", "timing.probes",
+ * "timing.switches" (all), and the first INSTR_POLICY_LOG_MAX as
+ * "timing.switch.<k>": plan, number, ms since the start, "counted" or
+ * "timed", the deciding window's calls and average ns. */
+static void timing_meta(struct record_patch *p, size_t *cap)
+{
+	if (!p->policy)
+		return;
+	size_t n;
+	uint64_t total, windows, probes;
+	const struct instr_switch *v = instr_policy_log(p->policy, &n, &total, &windows, &probes);
+	char k[64], val[160];
+	snprintf(val, sizeof val, "%llu", (unsigned long long)windows);
+	add(p, cap, "timing.windows", val);
+	snprintf(val, sizeof val, "%u", INSTR_POLICY_WINDOW_MS);
+	add(p, cap, "timing.window_ms", val);
+	snprintf(val, sizeof val, "%llu", (unsigned long long)probes);
+	add(p, cap, "timing.probes", val);
+	snprintf(val, sizeof val, "%llu", (unsigned long long)total);
+	add(p, cap, "timing.switches", val);
+	for (size_t i = 0; i < n; i++) {
+		snprintf(k, sizeof k, "timing.switch.%zu", i);
+		snprintf(val, sizeof val, "%u\t%u\t%.3f\t%s\t%llu\t%llu", v[i].mod, v[i].fn, (double)v[i].t_ns / 1e6,
+		         v[i].to_timed ? "timed" : "counted", (unsigned long long)v[i].calls, (unsigned long long)v[i].mean_ns);
+		add(p, cap, k, val);
+	}
 }
 
 /* A --timed glob that named no function of any module planned: said (a
@@ -209,9 +252,13 @@ const char *const *record_patch_meta(struct record_patch *p)
 			     in->reqs[m->instr_req].prebuilt == 2 ? "moved" : in->reqs[m->instr_req].prebuilt ? "prebuilt" : "asked");
 		meta(p, &cap, "module", i, "unpatched", "%u", m->dormant <= m->nfuncs ? m->dormant : m->nfuncs);
 		uint32_t mod = in && m->instr_req < SONDE_INSTR_MAX_REQS ? in->reqs[m->instr_req].mod : UINT32_MAX;
-		if (mod < p->set.n)
-			untimed_meta(p, &cap, i, &p->set.plans[mod]);
+		if (mod < p->set.n) {
+			numbers_meta(p, &cap, i, mod, 0);
+			numbers_meta(p, &cap, i, mod, 1);
+			meta(p, &cap, "module", i, "patched", "%u", mod);
+		}
 	}
+	timing_meta(p, &cap);
 	return p->nmeta ? (const char *const *)p->meta : NULL;
 }
 
@@ -225,4 +272,6 @@ void record_patch_end(struct record_patch *p)
 	for (size_t i = 0; i < p->set.n; i++)
 		instr_plan_free(&p->set.plans[i]);
 	p->set.n = 0;
+	instr_policy_free(p->policy);
+	p->policy = NULL;
 }

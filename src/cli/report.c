@@ -47,6 +47,7 @@ struct row_times {
 	int cpu;
 	double excl_run, incl_run; /* of the off-CPU time, runnable (preempted), when run */
 	int run;
+	uint64_t timed_calls;      /* the calls the times are of (fewer: a switched function, --timing=auto) */
 };
 
 static void times_json(struct json *j, const struct row_times *t)
@@ -59,14 +60,22 @@ static void times_json(struct json *j, const struct row_times *t)
 	json_cpu_ns(j, "inclusive_runnable_ns", t->run, t->incl_run);
 }
 
-/* One function's row, of one recording or added up. */
-static void row_json(struct json *j, const struct fn_info *f, uint64_t calls, const struct row_times *t)
+/* One function's fields, of one recording or added up. */
+static void row_fields(struct json *j, const struct fn_info *f, uint64_t calls, const struct row_times *t)
 {
-	json_obj_begin(j, NULL);
 	json_str(j, "name", f->name);
 	json_fn_identity(j, f);
 	json_uint(j, "calls", calls);
+	if (f->switched) /* --timing=auto timed it for part of the recording: its times are those calls' */
+		json_uint(j, "timed_calls", t->timed_calls);
 	times_json(j, t);
+}
+
+/* One function's row. */
+static void row_json(struct json *j, const struct fn_info *f, uint64_t calls, const struct row_times *t)
+{
+	json_obj_begin(j, NULL);
+	row_fields(j, f, calls, t);
 	json_obj_end(j);
 }
 
@@ -74,7 +83,7 @@ static struct row_times metric_times(const struct recording *r, const struct pro
 {
 	return (struct row_times){ rd_ns(r, m->excl), rd_ns(r, m->incl), rd_ns(r, m->excl_cpu), rd_ns(r, m->incl_cpu),
 	                           profile_cpu_known(p), rd_ns(r, m->excl_run), rd_ns(r, m->incl_run),
-	                           profile_run_known(p) };
+	                           profile_run_known(p), m->timed_calls };
 }
 
 /* The profile's CPU split at the top of a JSON report. */
@@ -109,13 +118,14 @@ static int table_header(int cpu, int run)
 	return namew;
 }
 
-/* Whether a table showed a function counted, not timed (its note, untimed_note). */
-static int shown_untimed;
+/* Whether a table showed a function counted, not timed, or one timed for
+ * part of the recording (their note, untimed_note). */
+static int shown_untimed, shown_switched;
 
 static void row_table(const struct fn_info *f, uint64_t calls, const struct row_times *t, double total, int namew)
 {
 	char a[32], b[32], c[32], d[32], e[32], where[300];
-	if (f->untimed) { /* counted only: no time of its own to show */
+	if (f->untimed || (f->switched && !t->timed_calls)) { /* counted only: no time of its own to show */
 		shown_untimed = 1;
 		printf("%12llu %11s %6s %11s %6s %11s  ", (unsigned long long)calls, "untimed", "-", "untimed", "-", "-");
 		if (t->cpu)
@@ -125,9 +135,13 @@ static void row_table(const struct fn_info *f, uint64_t calls, const struct row_
 		printf("%-*.*s %s\n", namew, namew, f->name, fn_where(f, where, sizeof where));
 		return;
 	}
-	printf("%12llu %11s %5.1f%% %11s %5.1f%% %11s  ", (unsigned long long)calls, fmt_ns(t->excl, a, sizeof a),
+	/* the average of the calls timed (--timing=auto: a switched function's, marked *) */
+	int part = f->switched && t->timed_calls < calls;
+	uint64_t per = part ? t->timed_calls : calls;
+	shown_switched |= part;
+	printf("%12llu %11s %5.1f%% %11s %5.1f%% %10s%s  ", (unsigned long long)calls, fmt_ns(t->excl, a, sizeof a),
 	       total > 0 ? 100 * t->excl / total : 0, fmt_ns(t->incl, b, sizeof b), total > 0 ? 100 * t->incl / total : 0,
-	       fmt_ns(calls ? t->incl / (double)calls : 0, c, sizeof c));
+	       fmt_ns(per ? t->incl / (double)per : 0, c, sizeof c), part ? "*" : " ");
 	if (t->cpu)
 		printf("%11s %11s  ", fmt_ns(t->excl_cpu, d, sizeof d), fmt_ns(t->incl_cpu, e, sizeof e));
 	if (t->cpu && t->run)
@@ -148,6 +162,9 @@ static void untimed_note(void)
 	if (shown_untimed)
 		printf("untimed: counted, not timed (record --timing): its time is in its callers' exclusive time;\n"
 		       "its callers are not recorded (it is counted in its stub by number, without its context)\n");
+	if (shown_switched)
+		printf("*: timed for part of the recording (record --timing=auto switched it, sonde info lists when):\n"
+		       "its times and average are those of its timed calls; the others' time is in their callers'\n");
 }
 
 /* Which processes called each function: (function, process) pairs sorted
@@ -253,10 +270,7 @@ static void emit_json_with(struct json *j, struct loaded *l, const struct profil
 			continue;
 		}
 		json_obj_begin(j, NULL);
-		json_str(j, "name", f->name);
-		json_fn_identity(j, f);
-		json_uint(j, "calls", m->calls);
-		times_json(j, &t);
+		row_fields(j, f, m->calls, &t);
 		procs_json(j, l->r, fp, nfp, idx[k]);
 		json_obj_end(j);
 	}
@@ -397,7 +411,7 @@ static int report_sum(struct cli_opts *o, int json)
 		json_arr_begin(&j, "functions");
 		for (size_t i = 0; i < rows.n && i < limit; i++) {
 			const struct fn_row *r = &rows.v[i];
-			struct row_times t = { r->excl[0], r->incl[0], r->excl_cpu[0], r->incl_cpu[0], cpu, 0, 0, 0 };
+			struct row_times t = { r->excl[0], r->incl[0], r->excl_cpu[0], r->incl_cpu[0], cpu, 0, 0, 0, r->timed_calls[0] };
 			row_json(&j, r->fn, r->calls[0], &t);
 		}
 		json_arr_end(&j);
@@ -412,7 +426,7 @@ static int report_sum(struct cli_opts *o, int json)
 		int namew = table_header(cpu, 0);
 		for (size_t i = 0; i < rows.n && i < limit; i++) {
 			const struct fn_row *r = &rows.v[i];
-			struct row_times t = { r->excl[0], r->incl[0], r->excl_cpu[0], r->incl_cpu[0], cpu, 0, 0, 0 };
+			struct row_times t = { r->excl[0], r->incl[0], r->excl_cpu[0], r->incl_cpu[0], cpu, 0, 0, 0, r->timed_calls[0] };
 			row_table(r->fn, r->calls[0], &t, total, namew);
 		}
 		if (limit < rows.n)

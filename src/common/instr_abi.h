@@ -64,7 +64,14 @@
  * array is not there yet; the hook then makes it. */
 #define SONDE_INSTR_TLS_SLOT  64u
 #define SONDE_INSTR_CNT_SLOT  72u
-#define SONDE_INSTR_STUBS_AT  80u   /* the first stub */
+/* record --timing=auto: a function sonde may switch while the program runs
+ * (sonde_instr_fn.sw) has a stub that reads, at each call, its byte in the
+ * module's switch array (struct sonde_instr_mod's timed_off, in the session:
+ * one array for every process of the tree, written by sonde alone): nonzero,
+ * its call is timed; zero, counted.  The FLG slot: the array's address in
+ * this process (the runtime's). */
+#define SONDE_INSTR_FLG_SLOT  80u
+#define SONDE_INSTR_STUBS_AT  96u   /* the first stub */
 #define SONDE_INSTR_TLS_ON    1u    /* state RT_T_ON, busy 0 (src/rt/rt.h) */
 #define SONDE_INSTR_TLS_TABLE 56u
 
@@ -94,7 +101,9 @@ struct sonde_instr_fn {
 	                                 * program (record -p) the function takes an int3 instead */
 	uint8_t  count;                 /* 1: counted, not timed (record --timing): its stub hands the entry
 	                                 * hook number | SONDE_INSTR_COUNT (no clock read, no exit hook) */
-	uint8_t  pad[3];
+	uint8_t  sw;                    /* 1: switched while the program runs (--timing=auto): its stub asks
+	                                 * the module's switch array at each call; count is where it starts */
+	uint8_t  pad[2];
 };
 
 /* A branch into a patched function's displaced bytes, re-targeted at the
@@ -130,6 +139,8 @@ struct sonde_instr_mod {
 	                                 * re-targeted branch's rel32) */
 	uint32_t pre_nfix;              /* SONDE_INSTR_NOFIX: not listed, the code cannot move */
 	uint32_t pad2;
+	uint64_t timed_off;             /* session offset of uint8_t[nfuncs], the switch array (FLG slot):
+	                                 * 1 timed, 0 counted; sonde's to write; 0: no function switches */
 };
 #define SONDE_INSTR_NOFIX 0xffffffffu
 

@@ -46,6 +46,7 @@ struct instr_plan {
 	uint64_t load_vaddr;          /* link-time address of its first page (sym_peek_load_vaddr) */
 	double plan_ms;               /* time planning took (before the program runs) */
 	uint64_t timed_matched;       /* bit g: --timed glob g (of the first 64) named a planned function */
+	size_t nswitched;             /* functions whose stubs have both ways (--timing=auto: sw) */
 };
 
 /* Plan the module at path: 0; 1 when it was built with sonde-cc (its
@@ -65,6 +66,8 @@ enum { INSTR_TIME_ALL = 0, INSTR_TIME_NONE = 1, INSTR_TIME_AUTO = 2 };
 /* The bytes a counted function's stub has before its relocated instructions
  * (src/instr/stubs.c, count_head), against 10 for a timed one's. */
 #define INSTR_COUNT_HEAD 68
+/* ... and a switched one's (switch_head: both ways, --timing=auto). */
+#define INSTR_SWITCH_HEAD 102
 size_t instr_plan_timing(struct instr_plan *p, int timing, const char *const *timed, int ntimed);
 
 /* The code of a region at `region` (size bytes) for module p loaded with
@@ -106,6 +109,31 @@ struct instr_set {
 	/* why each refused executable is not planned, for sonde info */
 	struct instr_refused { char path[512]; char why[160]; } refused[SONDE_INSTR_MAX_SKIP];
 };
+
+/* record --timing=auto's learned part (policy.c): the switched functions
+ * of every plan timed or counted while the program runs, from the calls
+ * and times of each window.  NULL unless set->timing is auto. */
+#define INSTR_POLICY_WINDOW_MS 100     /* a window: what is learned at a time */
+#define INSTR_POLICY_CALLS     1000u   /* calls in a window (10,000 a second) for a function to be frequent */
+#define INSTR_POLICY_SHORT_NS  1000u   /* the average call (inclusive) of a short one */
+#define INSTR_POLICY_PROBE     32u     /* a counted function is timed again one window in 32 */
+#define INSTR_POLICY_LOG_MAX   65536u  /* switches kept for the recording (all are counted) */
+struct instr_switch {
+	uint64_t t_ns;                /* since the recording's start */
+	uint32_t mod, fn;             /* plan, number */
+	uint32_t to_timed;            /* 1: counted -> timed (slow or rare again); 0: timed -> counted */
+	uint64_t calls, mean_ns;      /* the window that decided: its calls, their average */
+};
+struct instr_policy;
+struct instr_policy *instr_policy_new(const struct instr_set *set);
+void instr_policy_free(struct instr_policy *p);
+/* A window's decisions, when one has passed: the switches written. */
+int instr_policy_step(struct instr_policy *p, struct sonde_session_hdr *h, uint64_t size, const struct instr_set *set);
+/* Whether function fn of plan mod was timed for part of the recording only. */
+int instr_policy_switched(const struct instr_policy *p, size_t mod, size_t fn);
+/* The switches kept (*n of *total), the windows looked at, the probes. */
+const struct instr_switch *instr_policy_log(const struct instr_policy *p, size_t *n, uint64_t *total,
+                                            uint64_t *windows, uint64_t *probes);
 
 /* Publish the plans and globs in the session (before the program starts): 0,
  * or -1 with err (session memory full, globs too long). */

@@ -398,6 +398,7 @@ static void keep_timed(void *arg, const struct sym_info *si)
 	}
 	if (lo < p->nfns && p->fns[lo].vaddr == si->start) {
 		p->fns[lo].count = 0;
+		p->fns[lo].sw = 0; /* timed for good */
 		if (c->g < 64)
 			p->timed_matched |= 1ull << c->g;
 	}
@@ -405,19 +406,25 @@ static void keep_timed(void *arg, const struct sym_info *si)
 
 size_t instr_plan_timing(struct instr_plan *p, int timing, const char *const *timed, int ntimed)
 {
-	for (size_t i = 0; i < p->nfns; i++)
+	for (size_t i = 0; i < p->nfns; i++) {
 		p->fns[i].count = (uint8_t)(timing == INSTR_TIME_NONE || (timing == INSTR_TIME_AUTO && small_leaf(p, i)));
+		p->fns[i].sw = (uint8_t)(timing == INSTR_TIME_AUTO && !p->fns[i].int3); /* the static choice is its start */
+	}
 	p->timed_matched = 0;
 	for (int g = 0; timing != INSTR_TIME_ALL && g < ntimed && p->sm; g++)
 		sym_find(p->sm, timed[g], keep_timed, &(struct timed_ctx){ p, g });
-	size_t n = 0, fast = 0;
+	size_t n = 0, fast = 0, sw = 0;
 	for (size_t i = 0; i < p->nfns; i++) {
 		n += p->fns[i].count;
-		fast += p->fns[i].count && !p->fns[i].int3;
+		sw += p->fns[i].sw;
+		fast += p->fns[i].count && !p->fns[i].int3 && !p->fns[i].sw;
 	}
-	/* a counted stub's fast path: INSTR_COUNT_HEAD bytes instead of 10,
-	 * and the 16-byte alignment after it */
-	uint64_t bytes = p->code_bytes + (uint64_t)fast * ((INSTR_COUNT_HEAD - 10 + 15) & ~15u);
+	p->nswitched = sw;
+	/* a counted stub's fast path: INSTR_COUNT_HEAD bytes instead of 10, a
+	 * switched one's two ways INSTR_SWITCH_HEAD, and the 16-byte alignment
+	 * after them */
+	uint64_t bytes = p->code_bytes + (uint64_t)fast * ((INSTR_COUNT_HEAD - 10 + 15) & ~15u) +
+	                 (uint64_t)sw * ((INSTR_SWITCH_HEAD - 10 + 15) & ~15u);
 	p->region_size = (bytes + 4095) & ~(uint64_t)4095;
 	return n;
 }

@@ -89,6 +89,18 @@ static int publish_mod(struct sonde_session_hdr *h, struct sonde_instr *in, cons
 	if (bytes)
 		memcpy(sess_ptr(h, m->rts_off), p->rts, bytes);
 	m->nrts = (uint32_t)p->nrts;
+	/* the switch array (instr_abi.h): each switched function starts as the
+	 * plan's static choice (src/instr/policy.c switches it) */
+	m->timed_off = 0;
+	if (p->nswitched) {
+		uint64_t at = sess_alloc(h, p->nfns);
+		if (!at)
+			return -1;
+		uint8_t *t = sess_ptr(h, at);
+		for (size_t i = 0; i < p->nfns; i++)
+			t[i] = !p->fns[i].count;
+		m->timed_off = at;
+	}
 	prebuild(h, m, p, live);
 	return 0;
 }

@@ -43,7 +43,19 @@
  * slow:
  *     mov -8(%rsp),%r11; push $(number | SONDE_INSTR_COUNT); call common
  * body: the relocated instructions, as above.  The hook's way counts in the
- * same array (src/rt/hooks.c, enter_count), making it first. */
+ * same array (src/rt/hooks.c, enter_count), making it first.
+ *
+ * A function switched while the program runs (record --timing=auto, its
+ * sonde_instr_fn.sw) has both ways, chosen at each call by its byte in the
+ * module's switch array (the FLG slot: its address), which sonde writes:
+ *     mov %r11,-8(%rsp)
+ *     mov flg(%rip),%r11; cmpb $0,number(%r11); jne timed
+ *     (the counted way as above, from `mov tls(%rip),%r11`; slow ends in jmp body)
+ * timed:
+ *     mov -8(%rsp),%r11; push $number; call common
+ * body: the relocated instructions.  A call reads the byte once: it is
+ * timed or counted whole, whichever way the byte was read, and a switch is
+ * one byte sonde stores, no code written while threads run. */
 #include <stdio.h>
 #include <string.h>
 
@@ -87,6 +99,45 @@ enum { CH_TLS = 8, CH_CNT = 27, CH_NUM8 = 42, CH_PUSH = 59, CH_CALL = 64 }; /* t
 _Static_assert(sizeof count_head == INSTR_COUNT_HEAD, "instr.h's size of a counted function's fast path");
 _Static_assert(SONDE_INSTR_TLS_TABLE < 128 && SONDE_INSTR_TLS_ON < 128, "disp8 and imm8");
 
+/* A switched function's two ways (above); the holes: the rel32s of the
+ * three slots, the flag's disp32, the count's disp32, the two numbers
+ * pushed and the two rel32s of the common entry's calls. */
+static const uint8_t switch_head[] = {
+	0x4c, 0x89, 0x5c, 0x24, 0xf8,             /*   0 mov %r11,-8(%rsp) */
+	0x4c, 0x8b, 0x1d, 0, 0, 0, 0,             /*   5 mov flg(%rip),%r11 */
+	0x41, 0x80, 0xbb, 0, 0, 0, 0, 0x00,       /*  12 cmpb $0,number(%r11) */
+	0x75, 87 - 22,                            /*  20 jne timed */
+	0x4c, 0x8b, 0x1d, 0, 0, 0, 0,             /*  22 mov tls(%rip),%r11 */
+	0x64, 0x49, 0x83, 0x3b, SONDE_INSTR_TLS_ON, /* 29 cmpq $ON,%fs:(%r11) */
+	0x75, 70 - 36,                            /*  34 jne slow */
+	0x64, 0x4d, 0x8b, 0x5b, SONDE_INSTR_TLS_TABLE, /* 36 mov %fs:TABLE(%r11),%r11 */
+	0x4c, 0x03, 0x1d, 0, 0, 0, 0,             /*  41 add cnt(%rip),%r11 */
+	0x4d, 0x8b, 0x1b,                         /*  48 mov (%r11),%r11 */
+	0x4d, 0x85, 0xdb,                         /*  51 test %r11,%r11 */
+	0x74, 70 - 56,                            /*  54 je slow */
+	0x49, 0xff, 0x83, 0, 0, 0, 0,             /*  56 incq 8*number(%r11) */
+	0x4c, 0x8b, 0x5c, 0x24, 0xf8,             /*  63 mov -8(%rsp),%r11 */
+	0xeb, 102 - 70,                           /*  68 jmp body */
+	0x4c, 0x8b, 0x5c, 0x24, 0xf8,             /*  70 slow: mov -8(%rsp),%r11 */
+	0x68, 0, 0, 0, 0,                         /*  75 push $(number | COUNT) */
+	0xe8, 0, 0, 0, 0,                         /*  80 call common */
+	0xeb, 102 - 87,                           /*  85 jmp body */
+	0x4c, 0x8b, 0x5c, 0x24, 0xf8,             /*  87 timed: mov -8(%rsp),%r11 */
+	0x68, 0, 0, 0, 0,                         /*  92 push $number */
+	0xe8, 0, 0, 0, 0,                         /*  97 call common */
+};                                            /* 102 body */
+enum {
+	SH_FLG = 8, SH_NUM1 = 15, SH_TLS = 25, SH_CNT = 44, SH_NUM8 = 59,
+	SH_PUSHC = 76, SH_CALLC = 81, SH_PUSHT = 93, SH_CALLT = 98 /* the holes */
+};
+_Static_assert(sizeof switch_head == INSTR_SWITCH_HEAD, "instr.h's size of a switched function's two ways");
+
+/* Write the 4-byte hole at o + at: v. */
+static void hole(uint8_t *o, size_t at, int32_t v)
+{
+	memcpy(o + at, &v, 4);
+}
+
 static int fits32(int64_t v)
 {
 	return v >= INT32_MIN && v <= INT32_MAX;
@@ -117,7 +168,8 @@ int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint
 	               "the common entry's layout is instr_abi.h's (the runtime's unwind information for it)");
 	memcpy(code + SONDE_INSTR_HOOK_SLOT, &hook, 8);
 	_Static_assert(SONDE_INSTR_HOOK_SLOT + 8 == SONDE_INSTR_TLS_SLOT && SONDE_INSTR_TLS_SLOT + 8 == SONDE_INSTR_CNT_SLOT &&
-	               SONDE_INSTR_CNT_SLOT + 8 == SONDE_INSTR_STUBS_AT && SONDE_INSTR_STUBS_AT % 16 == 0,
+	               SONDE_INSTR_CNT_SLOT + 8 == SONDE_INSTR_FLG_SLOT && SONDE_INSTR_FLG_SLOT + 16 == SONDE_INSTR_STUBS_AT &&
+	               SONDE_INSTR_STUBS_AT % 16 == 0,
 	               "the region's head: common entry, slots, stubs");
 	k = SONDE_INSTR_STUBS_AT;
 	for (size_t i = 0; i < p->nfns; i++) {
@@ -136,8 +188,9 @@ int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint
 		 * running program, that of a function whose branches would need
 		 * re-targeting (the runtime writes an int3 there then). */
 		int as_int3 = f->int3 || (f->retarget && live);
-		int fast = !as_int3 && f->count; /* the count in the stub (count_head) */
-		size_t head = as_int3 ? 0 : fast ? sizeof count_head : 10;
+		int sw = !as_int3 && f->sw;               /* both ways (switch_head) */
+		int fast = !as_int3 && !sw && f->count;   /* the count in the stub (count_head) */
+		size_t head = as_int3 ? 0 : sw ? sizeof switch_head : fast ? sizeof count_head : 10;
 		size_t first = as_int3 ? 1 : 5, len = f->len;
 		if (as_int3 && !f->int3) { /* its first instruction only */
 			struct reloc_out one;
@@ -158,7 +211,19 @@ int instr_build(const struct instr_plan *p, uint64_t bias, uint64_t region, uint
 		uint8_t *o = code + k;
 		uint32_t num = (uint32_t)i | (f->count ? SONDE_INSTR_COUNT : 0u);
 		int32_t rel;
-		if (fast) {
+		if (sw) {
+			uint32_t timed = (uint32_t)i, counted = (uint32_t)i | SONDE_INSTR_COUNT;
+			memcpy(o, switch_head, sizeof switch_head);
+			hole(o, SH_FLG, (int32_t)(SONDE_INSTR_FLG_SLOT - (k + SH_FLG + 4)));
+			hole(o, SH_NUM1, (int32_t)i);
+			hole(o, SH_TLS, (int32_t)(SONDE_INSTR_TLS_SLOT - (k + SH_TLS + 4)));
+			hole(o, SH_CNT, (int32_t)(SONDE_INSTR_CNT_SLOT - (k + SH_CNT + 4)));
+			hole(o, SH_NUM8, (int32_t)(8 * i));
+			memcpy(o + SH_PUSHC, &counted, 4);
+			hole(o, SH_CALLC, (int32_t)((int64_t)region - (int64_t)(at + SH_CALLC + 4)));
+			memcpy(o + SH_PUSHT, &timed, 4);
+			hole(o, SH_CALLT, (int32_t)((int64_t)region - (int64_t)(at + SH_CALLT + 4)));
+		} else if (fast) {
 			memcpy(o, count_head, sizeof count_head);
 			int32_t v = (int32_t)(SONDE_INSTR_TLS_SLOT - (k + CH_TLS + 4));
 			memcpy(o + CH_TLS, &v, 4);

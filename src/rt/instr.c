@@ -454,9 +454,10 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 		return;
 	const struct sonde_instr_fn *fns = sess_ptr(S, pm->fns_off);
 	uint64_t lo = fns[0].vaddr + bias, hi = fns[n - 1].vaddr + bias;
+	int flags = pm->timed_off && sess_inside(S->size, pm->timed_off, n); /* the switch array */
 	for (uint32_t i = 0; i < n; i++)
 		if ((i && fns[i].vaddr <= fns[i - 1].vaddr) || fns[i].len < (fns[i].int3 ? 1 : 5) || fns[i].len > SONDE_INSTR_ORIG ||
-		    fns[i].int3 > 1)
+		    fns[i].int3 > 1 || fns[i].sw > 1 || (fns[i].sw && !flags))
 			return; /* not a plan sonde wrote */
 	struct sonde_modhook *m = mmap(NULL, sizeof *m, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
@@ -532,6 +533,8 @@ static void patch_module(struct sonde_instr *in, uint32_t mi, uint64_t bias, str
 	                                                : offsetof(struct rt_priv, cnt_none); /* the hook's way, which says why */
 	memcpy((void *)(uintptr_t)(region + SONDE_INSTR_TLS_SLOT), &tls, 8);
 	memcpy((void *)(uintptr_t)(region + SONDE_INSTR_CNT_SLOT), &cnt, 8);
+	uint64_t flg = flags ? (uint64_t)(uintptr_t)sess_ptr(S, pm->timed_off) : 0; /* (read by switched stubs only) */
+	memcpy((void *)(uintptr_t)(region + SONDE_INSTR_FLG_SLOT), &flg, 8);
 	if (mprotect((void *)(uintptr_t)region, rsize, PROT_READ | PROT_EXEC) != 0) {
 		rt_log("could not make a module's stubs executable; it is not recorded");
 		atomic_store_explicit(&M->state, SONDE_M_LOADED, memory_order_release);

@@ -119,6 +119,41 @@ else
 	notok "timing_threads.c builds" "cc failed"
 fi
 
+# The learned policy (tests/progs/timing_phases.c): work() short and
+# frequent, then slow.  Under auto it is counted after the first window and
+# timed again once a probe finds it slow: sonde info lists both switches in
+# that order, the report says it was switched (its timed calls fewer than
+# its calls), and its count is the program's.
+if cc -O2 -g -o tp "$PROGS/timing_phases.c"; then
+	"$SONDE" record --timing=auto -o tp.data -- ./tp >tp.txt 2>tp.err
+	"$SONDE" info -i tp.data --format=json >tp.info.json 2>tp.info.err
+	"$SONDE" report -i tp.data --format=json >tp.json 2>tp.rep.err
+	"$SONDE" info -i tp.data >tp.info 2>&1
+	python3 - tp.txt tp.info.json tp.json <<'PY'
+import json, sys
+out, info, rep = sys.argv[1:4]
+want = sum(int(l.split()[2]) for l in open(out) if l.startswith("work "))
+sw = json.load(open(info)).get("timing_switches", {})
+mine = [k for k in sw.get("kept", []) if k.get("function") == "work"]
+order = [k["to"] for k in mine]
+ok = order[:2] == ["counted", "timed"] and mine[0]["at_ms"] < mine[1]["at_ms"] and mine[1]["window_mean_ns"] > 2000
+print(("ok" if ok else "not ok") + " - timing_phases --timing=auto: sonde info: work counted when short, then timed when slow"
+      + ("" if ok else f": {mine[:4]}"))
+w = [f for f in json.load(open(rep))["functions"] if f["name"] == "work"]
+got = w[0] if w else {}
+ok = got.get("calls") == want and got.get("switched") is True and 0 < got.get("timed_calls", 0) < want
+print(("ok" if ok else "not ok") + f" - timing_phases --timing=auto: work's {want} calls, some timed, marked switched"
+      + ("" if ok else f": {got}"))
+PY
+	if grep -q "^  .* counted  work " tp.info && grep -q "^  .* timed    work " tp.info; then
+		ok "timing_phases --timing=auto: the table of sonde info lists work's switches"
+	else
+		notok "timing_phases --timing=auto: the table of sonde info lists work's switches" "$(grep -A4 '^timing' tp.info)"
+	fi
+else
+	notok "timing_phases.c builds" "cc failed"
+fi
+
 # Lua: every function's count under none and auto equals all's
 LUAFLAGS='-Dluai_makeseed(L)=0u -Dl_randomizePivot()=0u -DSTRCACHE_N=1 -DSTRCACHE_M=1'
 real_build lua-plain lua cc -g $LUAFLAGS

@@ -57,7 +57,7 @@ static const struct cli_option options[] = {
 	{ "min-time", O_MIN_TIME, required_argument, CMD_RECORD, "DUR",
 	  "trace: drop calls shorter than DUR (ns, us, ms, s) with no recorded child" },
 	{ "timing", O_TIMING, required_argument, CMD_RECORD, "all|none|auto",
-	  "which patched functions are timed (all), or only counted: none timed, or auto (small leaves counted)" },
+	  "which patched functions are timed (all), or only counted: none timed, or auto (small leaves, then the short frequent ones learned while it runs)" },
 	{ "timed", O_TIMED, required_argument, CMD_RECORD, "GLOB",
 	  "time the functions matching GLOB (name or demangled name) whatever --timing says (repeatable)" },
 	{ "filter", 'F', required_argument, CMD_RECORD, "GLOB",

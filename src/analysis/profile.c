@@ -338,6 +338,8 @@ const char *profile_cpu_why(const struct profile *p, char *buf, size_t n)
 {
 	if (profile_cpu_known(p))
 		snprintf(buf, n, "measured");
+	else if (p->cpu_why == REC_CPU_UNTIMED)
+		snprintf(buf, n, "not measured: record --timing=none times no function (the split is not taken)");
 	else if (p->cpu_why == REC_CPU_SECCOMP)
 		snprintf(buf, n, "not measured: the program runs under a seccomp filter (sonde makes no system call it might refuse)");
 	else if (p->cpu_why < 0)

@@ -512,6 +512,11 @@ int cmd_record(struct cli_opts *o)
 		cfg.mode |= SONDE_MODE_LOSSY;
 	if (o->syscalls)
 		cfg.mode |= SONDE_MODE_SYSCALLS;
+	/* --timing=none times nothing patched: the off-CPU split (a perf event
+	 * per thread, its switch records read by the hooks) would split no
+	 * function's time, and it costs a server 8-9% (docs/PERFORMANCE.md) */
+	if (o->timing == INSTR_TIME_NONE && !o->ntimed)
+		cfg.mode |= SONDE_MODE_NO_CPU;
 	if (!o->trace && (o->min_time_ns || o->nfilters || o->domain || o->depth))
 		cli_die(EXIT_USAGE, "--depth, --min-time, -F, -N and --domain apply to --trace recordings");
 	if (o->ntimed && !o->timing)

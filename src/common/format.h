@@ -180,7 +180,8 @@ static_assert(sizeof(struct rec_node) == 32, "format");
  * the CPU (preempted or blocked), in nanoseconds; otherwise count is 0 and
  * the split is unknown: -errno of the source the runtime was refused
  * (perf_event_open), or REC_CPU_SECCOMP for a thread under a seccomp
- * filter, where it is not tried.  No such record (recordings before it, trace mode): not
+ * filter, where it is not tried, or REC_CPU_UNTIMED when the recording
+ * did not ask for it.  No such record (recordings before it, trace mode): not
  * known. */
 struct rec_cct_cpu {
 	uint32_t thread;         /* thread slot, as in its REC_CCT */
@@ -193,6 +194,7 @@ struct rec_cct_cpu {
 enum { REC_CPU_RUNNABLE = 1 };
 static_assert(sizeof(struct rec_cct_cpu) == 16, "format");
 #define REC_CPU_SECCOMP (-1000) /* split: a seccomp filter on the thread, the source not tried */
+#define REC_CPU_UNTIMED (-1001) /* split: not asked (record --timing=none times nothing) */
 
 /* REC_SYSCALLS (issue 38, `record --syscalls`): this header, then `count`
  * struct rec_sys, one per (process, system call, calling function). */

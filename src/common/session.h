@@ -59,6 +59,7 @@ enum {
 	SONDE_MODE_LOCK_EVENTS = 1u << 3, /* lock events into thread rings      */
 	SONDE_MODE_LOSSY   = 1u << 4, /* full ring: drop and count, never wait   */
 	SONDE_MODE_SYSCALLS = 1u << 5, /* system-call wrappers active (rt/syscalls.c) */
+	SONDE_MODE_NO_CPU  = 1u << 6, /* no off-CPU split (record --timing=none: nothing is timed) */
 };
 
 /* Loss counters, by cause (hdr.lost[]).  Every one is shown by `sonde info`. */

@@ -114,8 +114,8 @@ struct instr_set {
  * of every plan timed or counted while the program runs, from the calls
  * and times of each window.  NULL unless set->timing is auto. */
 #define INSTR_POLICY_WINDOW_MS 100     /* a window: what is learned at a time */
-#define INSTR_POLICY_CALLS     1000u   /* calls in a window (10,000 a second) for a function to be frequent */
-#define INSTR_POLICY_SHORT_NS  1000u   /* the average call (inclusive) of a short one */
+#define INSTR_POLICY_CALLS     100u    /* calls in a window (1,000 a second) for a function to be frequent */
+#define INSTR_POLICY_SHORT_NS  2000u   /* the average call (inclusive) of a short one */
 #define INSTR_POLICY_PROBE     32u     /* a counted function is timed again one window in 32 */
 #define INSTR_POLICY_LOG_MAX   65536u  /* switches kept for the recording (all are counted) */
 struct instr_switch {

@@ -255,7 +255,9 @@ RT_HIDDEN void rt_cpu_open(struct rt_tls *L, struct sonde_thread *t)
 		rt_cpu_close(L);
 	int32_t why = 0;
 	if (!L->cpu_page) {
-		if (seccomp_on()) {
+		if (rt_mode & SONDE_MODE_NO_CPU) {
+			why = -1001; /* REC_CPU_UNTIMED (common/format.h): not asked */
+		} else if (seccomp_on()) {
 			why = -1000; /* REC_CPU_SECCOMP (common/format.h): not tried */
 		} else {
 			struct perf_event_attr a;

@@ -113,6 +113,11 @@ for p in d.get("processes", []):
 ok = want.get("handler", 0) > 0 and got.get("parent") == want.get("parent") and got.get("child") == want.get("child")
 print(("ok" if ok else "not ok") + f" - timing_threads --timing={t}: tick's count in each process equals the program's "
       f"(threads, {want.get('handler')} calls from a SIGPROF handler, a fork child)" + ("" if ok else f": program {want}, sonde {got}"))
+# none times nothing: the off-CPU split is not taken, and the report says why; auto times some
+split = d.get("cpu_split", "")
+ok = ("--timing=none" in split) == (t == "none") and split.startswith(("not measured", "measured"))
+print(("ok" if ok else "not ok") + f" - timing_threads --timing={t}: the off-CPU split " +
+      ("not taken, said" if t == "none" else "taken as for timed functions") + ("" if ok else f": {split!r}"))
 PY
 	done
 else

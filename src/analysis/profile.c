@@ -200,9 +200,7 @@ static void add_values(struct profile *p, const struct recording *r, const struc
 			continue;
 		}
 		m->calls = rd_sat_add(m->calls, nd[v].calls);
-		/* a counted function's calls are a context of the root without time
-		 * (record/profile_out.c, counted_nodes); the timed ones are not */
-		if (!(nd[v].parent == 0 && nd[v].ticks == 0 && (ft->fns[fn[v]].untimed || ft->fns[fn[v]].switched)))
+		if (!profile_node_counted(&ft->fns[fn[v]], &nd[v]))
 			m->timed_calls = rd_sat_add(m->timed_calls, nd[v].calls);
 		m->excl = sadd(p, m->excl, tv - kids, lim);
 		m->incl = sadd(p, m->incl, own, lim);

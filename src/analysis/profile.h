@@ -58,6 +58,15 @@ struct profile {
 	                          * recording): the invariants above are then bounds */
 };
 
+/* Whether node n (function f) holds counted calls, not timed ones: a
+ * counted function's calls are a context of the root without time
+ * (record/profile_out.c, counted_nodes); --timing=auto's switched functions
+ * have both kinds of contexts. */
+static inline int profile_node_counted(const struct fn_info *f, const struct rec_node *n)
+{
+	return n->parent == 0 && n->ticks == 0 && (f->untimed || f->switched);
+}
+
 /* Accumulate the threads selected (tid 0: all) into p (zero-initialised by profile_init). */
 void profile_init(struct profile *p, const struct fn_table *ft);
 void profile_add_thread(struct profile *p, const struct recording *r, const struct fn_table *ft,

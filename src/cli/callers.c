@@ -66,6 +66,8 @@ int cmd_callers(struct cli_opts *o)
 		json_str(&j, "cpu_split", profile_cpu_why(&p, why, sizeof why));
 		/* false: counted only (record --timing), in its stub without its context: "callers" is <root> */
 		json_bool(&j, "callers_recorded", !fi->untimed);
+		if (fi->switched) /* timed for part of the recording: the callers are those of its timed calls */
+			json_uint(&j, "callers_recorded_calls", m->timed_calls);
 		for (int pass = 0; pass < 2; pass++) {
 			struct row *rows = pass ? callees : callers;
 			json_arr_begin(&j, pass ? "callees" : "callers");
@@ -113,6 +115,10 @@ int cmd_callers(struct cli_opts *o)
 			printf("%s is counted, not timed (record --timing): counted in its stub by number, without its\n"
 			       "calling context, so its callers are not recorded (<root>); --timed %s records them\n",
 			       fi->name, fi->name);
+		else if (fi->switched && m->timed_calls < m->calls)
+			printf("%s was timed for part of the recording (record --timing=auto switched it): the callers\n"
+			       "above are its %llu timed calls' own; its %llu counted calls are under <root>\n", fi->name,
+			       (unsigned long long)m->timed_calls, (unsigned long long)(m->calls - m->timed_calls));
 	}
 	free(callers);
 	free(callees);

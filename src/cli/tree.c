@@ -57,8 +57,8 @@ static void walk(struct tctx *x, uint32_t v, int depth)
 			kids_cpu += x->cpu[c];
 		json_cpu_ns(x->j, "inclusive_cpu_ns", x->cpu != NULL, x->cpu ? rd_ns(x->l->r, x->cpu[v]) : 0);
 		json_cpu_ns(x->j, "exclusive_cpu_ns", x->cpu != NULL, x->cpu ? rd_ns(x->l->r, x->cpu[v] - kids_cpu) : 0);
-		json_bool(x->j, "timed", !f->untimed);
-	} else if (f->untimed) { /* counted only (record --timing): its time is its caller's */
+		json_bool(x->j, "timed", !profile_node_counted(f, nd));
+	} else if (profile_node_counted(f, nd)) { /* counted only (record --timing): its time is its caller's */
 		x->untimed = 1;
 		printf("%11s %6s %10llu  %s%s%s\n", "untimed", "-", (unsigned long long)nd->calls, x->cpu_cols ? "          -  " : "",
 		       x->indent, f->name);

@@ -134,9 +134,10 @@ if cc -O2 -g -o tp "$PROGS/timing_phases.c"; then
 	"$SONDE" info -i tp.data --format=json >tp.info.json 2>tp.info.err
 	"$SONDE" report -i tp.data --format=json >tp.json 2>tp.rep.err
 	"$SONDE" info -i tp.data >tp.info 2>&1
-	python3 - tp.txt tp.info.json tp.json <<'PY'
+	"$SONDE" callers-callees -i tp.data work --format=json >tp.cc.json 2>tp.cc.err
+	python3 - tp.txt tp.info.json tp.json tp.cc.json <<'PY'
 import json, sys
-out, info, rep = sys.argv[1:4]
+out, info, rep, cc = sys.argv[1:5]
 want = sum(int(l.split()[2]) for l in open(out) if l.startswith("work "))
 sw = json.load(open(info)).get("timing_switches", {})
 mine = [k for k in sw.get("kept", []) if k.get("function") == "work"]
@@ -149,6 +150,13 @@ got = w[0] if w else {}
 ok = got.get("calls") == want and got.get("switched") is True and 0 < got.get("timed_calls", 0) < want
 print(("ok" if ok else "not ok") + f" - timing_phases --timing=auto: work's {want} calls, some timed, marked switched"
       + ("" if ok else f": {got}"))
+# its callers: phase (the program's only caller of work) for the timed calls, <root> for the counted
+c = json.load(open(cc))
+by = {r["name"]: r["calls"] for r in c.get("callers", [])}
+t = got.get("timed_calls")
+ok = c.get("callers_recorded_calls") == t and by.get("phase") == t and by.get("<root>") == want - (t or 0)
+print(("ok" if ok else "not ok") + " - timing_phases --timing=auto: callers-callees: phase for the timed calls, <root> for the counted"
+      + ("" if ok else f": {by}, {c.get('callers_recorded_calls')}, timed {t}"))
 PY
 	if grep -q "^  .* counted  work " tp.info && grep -q "^  .* timed    work " tp.info; then
 		ok "timing_phases --timing=auto: the table of sonde info lists work's switches"

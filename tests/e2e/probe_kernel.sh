@@ -124,6 +124,17 @@ placed() {
 	done
 	return 1
 }
+# ready PID ERR: waits (bounded) for sonde's own word that every event is open
+# ("sonde: probes in ..." on its stderr): the list shows a function's kprobe
+# before its kretprobe, so a call made between the two is counted but not returned
+ready() {
+	for _ in $(seq 3000); do
+		grep -q "probes in" "$2" 2>/dev/null && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.02
+	done
+	return 1
+}
 # sampled PID: waits until all of sonde's events of sonde_kmod_step are in
 # the list: per CPU a counting kprobe and kretprobe, a sampling pair (bounded)
 sampled() {
@@ -198,7 +209,7 @@ else notok "table: durations, returned values and errors" "status $rc: $(cat k1e
 set -- $(own)
 "$SONDE" probe --kernel --format=json -o k1f.json -e func:sonde_kmod:sonde_kmod_step >k1f.out 2>k1f.err &
 pid=$!
-if sampled $pid; then
+if sampled $pid && ready $pid k1f.err; then
 	kill -STOP $pid
 	echo 20000 >/proc/sonde_kmod
 	kill -CONT $pid
@@ -376,7 +387,7 @@ rc=$?
 "$SONDE" probe --kernel --format=json -o kv5.json -e "var:$KO:sonde_kmod_step:v" >kv5.out 2>kv5.err &
 pid=$!
 # its perf events open after the probe is listed: wait for sonde's own word that they are
-for _ in $(seq 3000); do grep -q "probes in the kernel" kv5.err 2>/dev/null && break; kill -0 $pid 2>/dev/null || break; sleep 0.02; done
+ready $pid kv5.err
 echo 20 >/proc/sonde_kmod
 kill -INT $pid
 if ends $pid; then wait $pid; rc=$?; else wait $pid; rc="still running 120 s after its SIGINT"; fi
@@ -398,7 +409,7 @@ rc=$?
 set -- $(own)
 "$SONDE" probe --kernel --format=json -o k3.json -e func:sonde_kmod:sonde_kmod_step >k3.out 2>k3.err &
 pid=$!
-if placed $pid; then
+if ready $pid k3.err; then
 	echo 500 >/proc/sonde_kmod
 	kill -INT $pid
 	if ends $pid; then wait $pid; rc=$?; else wait $pid; rc="still running 120 s after its SIGINT"; fi

@@ -1,7 +1,8 @@
 /* trace_cct.c — a calling-context tree per thread from the decoded slices:
  * each begin finds or creates the child (parent, function) of the current
  * node (hash table), each end adds the slice's duration to its node, each
- * TRX_OFFCPU wait to the current node's off-CPU time (issue 38). */
+ * TRX_OFFCPU wait to the current node's off-CPU time (issue 38); the
+ * counted functions' calls (REC_COUNTED, issue 39) go under the root. */
 #include "analysis/trace_cct.h"
 
 #include <stdio.h>
@@ -50,16 +51,10 @@ static int rehash(struct tcct *c)
 }
 
 /* The child (parent, func), created if need be; UINT32_MAX when out of memory. */
-static uint32_t child(struct tcct *c, uint32_t parent, uint32_t func)
+/* A new node (parent, func) at the end of c's, made its parent's first
+ * child; its index, UINT32_MAX without memory. */
+static uint32_t append(struct tcct *c, uint32_t parent, uint32_t func)
 {
-	if ((uint64_t)(c->n + 1) * 2 > c->hcap && rehash(c))
-		return UINT32_MAX;
-	uint32_t h = h2(parent, func) & (c->hcap - 1);
-	for (; c->hash[h]; h = (h + 1) & (c->hcap - 1)) {
-		uint32_t i = c->hash[h] - 1;
-		if (c->nodes[i].parent == parent && c->nodes[i].func == func)
-			return i;
-	}
 	if (c->n == c->cap) {
 		struct rec_node *nodes = c->cap < UINT32_MAX / 2 ? realloc(c->nodes, sizeof *c->nodes * c->cap * 2) : NULL;
 		if (!nodes)
@@ -84,7 +79,23 @@ static uint32_t child(struct tcct *c, uint32_t parent, uint32_t func)
 	nd->func = func;
 	nd->next_sibling = c->nodes[parent].first_child;
 	c->nodes[parent].first_child = i;
-	c->hash[h] = i + 1;
+	return i;
+}
+
+/* The node (parent, func) of c, made when new. */
+static uint32_t child(struct tcct *c, uint32_t parent, uint32_t func)
+{
+	if ((uint64_t)(c->n + 1) * 2 > c->hcap && rehash(c))
+		return UINT32_MAX;
+	uint32_t h = h2(parent, func) & (c->hcap - 1);
+	for (; c->hash[h]; h = (h + 1) & (c->hcap - 1)) {
+		uint32_t i = c->hash[h] - 1;
+		if (c->nodes[i].parent == parent && c->nodes[i].func == func)
+			return i;
+	}
+	uint32_t i = append(c, parent, func);
+	if (i != UINT32_MAX)
+		c->hash[h] = i + 1;
 	return i;
 }
 
@@ -170,6 +181,15 @@ int trace_cct_build(struct recording *r, const struct tr_filter *flt, struct tr_
 		free(c->hash);
 		if (!c->nodes)
 			continue;
+		/* the counted functions' calls (REC_COUNTED), as a profile has
+		 * them: nodes under the root with no time; they have no time to
+		 * fall in a range, so a range (flt) leaves them out */
+		for (uint32_t k = 0; !flt && k < r->threads[i].ncounted; k++) {
+			uint32_t n = append(c, 0, r->threads[i].counted[k].func);
+			if (n == UINT32_MAX)
+				break;
+			c->nodes[n].calls = r->threads[i].counted[k].calls;
+		}
 		r->threads[i].nodes = c->nodes;
 		r->threads[i].nnodes = c->n;
 		/* the split, when the thread's was measured (its TRX_OFFCPU events):

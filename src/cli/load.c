@@ -52,6 +52,12 @@ void load_trees_in_range(struct cli_opts *o, struct loaded *l)
 	char err[1024];
 	if (trace_cct_build(l->r, &f, &st, err, sizeof err) != 0)
 		cli_warn("%s (the output holds what could be read)", err);
+	for (int i = 0; i < l->r->nthreads; i++)
+		if (l->r->threads[i].ncounted) {
+			cli_warn("the calls of the functions counted, not timed (record --timing) have no times: "
+			         "--time-range leaves them out");
+			break;
+		}
 }
 
 struct rd_select load_select(const struct cli_opts *o)

@@ -521,8 +521,10 @@ int cmd_record(struct cli_opts *o)
 		cli_die(EXIT_USAGE, "--depth, --min-time, -F, -N and --domain apply to --trace recordings");
 	if (o->ntimed && !o->timing)
 		cli_die(EXIT_USAGE, "--timed chooses functions to time under --timing=none or auto (with all, every one is)");
-	if (o->trace && o->timing)
-		cli_die(EXIT_USAGE, "--timing=none and --timing=auto apply to profiles, not yet to --trace recordings");
+	/* a counted call has no calling context, which -F/-N/--domain choose by */
+	if (o->trace && o->timing && (o->nfilters || o->domain))
+		cli_die(EXIT_USAGE, "-F, -N and --domain choose a trace's calls by their callers, which a counted call "
+		        "(--timing=none|auto) does not have: use them with --timing=all");
 	if (o->keep_last && !(cfg.mode & (SONDE_MODE_TRACE | SONDE_MODE_LOCK_EVENTS)))
 		cli_die(EXIT_USAGE, "--keep-last applies to recordings with events (--trace, --locks=events)");
 	if (o->keep_last && o->keep_last < (1u << 20))

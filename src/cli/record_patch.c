@@ -36,7 +36,9 @@ int record_patch_plan(const struct cli_opts *o, const char *prog_path, struct se
 	p->set.globs = o->modules;
 	p->set.nglobs = o->nmodules;
 	p->set.live = o->pid > 0; /* record -p: the regions built now are for a running program */
-	p->set.timing = o->timing;
+	/* --trace: auto's static choice (the policy reads the profile's
+	 * calling-context trees, which a trace does not keep) */
+	p->set.timing = o->trace && o->timing == INSTR_TIME_AUTO ? INSTR_TIME_STATIC : o->timing;
 	p->set.timed = o->timed;
 	p->set.ntimed = o->ntimed;
 	p->set.exec_globs = o->execs;
@@ -50,7 +52,7 @@ int record_patch_plan(const struct cli_opts *o, const char *prog_path, struct se
 		else if (rc == 0)
 			p->set.n = 1;
 		if (rc == 0)
-			instr_plan_timing(&p->set.plans[0], o->timing, o->timed, o->ntimed);
+			instr_plan_timing(&p->set.plans[0], p->set.timing, o->timed, o->ntimed);
 	}
 	/* The programs exec'd in the tree, launched or attached, are planned
 	 * when they ask (record --exec: only those matching; the launched

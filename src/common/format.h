@@ -64,6 +64,7 @@ enum sonde_rec_type {
 	REC_CHUNK_ZSTD = 8, /* struct rec_chunk, then one zstd frame that decompresses to its `used` bytes */
 	REC_SYSCALLS = 9,  /* struct rec_sys_hdr, then count struct rec_sys (system calls per function) */
 	REC_CCT_CPU = 10, /* struct rec_cct_cpu, then count uint64_t: off-CPU time of a REC_CCT's nodes */
+	REC_COUNTED = 11, /* struct rec_counted, then count struct rec_count: a trace's counted functions */
 	REC_END     = 99, /* empty: the file was completed */
 };
 
@@ -195,6 +196,22 @@ enum { REC_CPU_RUNNABLE = 1 };
 static_assert(sizeof(struct rec_cct_cpu) == 16, "format");
 #define REC_CPU_SECCOMP (-1000) /* split: a seccomp filter on the thread, the source not tried */
 #define REC_CPU_UNTIMED (-1001) /* split: not asked (record --timing=none times nothing) */
+
+/* REC_COUNTED (issue 39), in a --trace recording, after the thread's
+ * REC_THREAD, at most one per thread: the calls of the functions it called
+ * that were counted, not timed (record --timing), which wrote no event.
+ * A profile keeps them as nodes under its REC_CCT's root instead. */
+struct rec_counted {
+	uint32_t thread;         /* thread slot (a REC_THREAD before it) */
+	uint32_t count;          /* entries, > 0 */
+};
+static_assert(sizeof(struct rec_counted) == 8, "format");
+struct rec_count {
+	uint32_t func;           /* SONDE_FUNC(module slot, number), as rec_node's */
+	uint32_t pad;            /* 0 */
+	uint64_t calls;          /* > 0 */
+};
+static_assert(sizeof(struct rec_count) == 16, "format");
 
 /* REC_SYSCALLS (issue 38, `record --syscalls`): this header, then `count`
  * struct rec_sys, one per (process, system call, calling function). */

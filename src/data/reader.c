@@ -382,6 +382,27 @@ static int on_record(void *arg, uint32_t type, const uint8_t *p, uint64_t len, u
 		}
 		return 0;
 	}
+	case REC_COUNTED: {
+		struct rec_counted hdr;
+		if (len < sizeof hdr)
+			return RD_REC_DAMAGED;
+		memcpy(&hdr, p, sizeof hdr);
+		struct rd_thread *t = NULL;
+		for (int i = 0; i < r->nthreads; i++)
+			if (r->threads[i].r.index == hdr.thread)
+				t = &r->threads[i];
+		if (!t || t->counted || hdr.count == 0 || len - sizeof hdr != (uint64_t)hdr.count * sizeof(struct rec_count))
+			return RD_REC_DAMAGED;
+		t->counted = malloc(len - sizeof hdr);
+		if (!t->counted)
+			return RD_REC_NOMEM;
+		memcpy(t->counted, p + sizeof hdr, len - sizeof hdr);
+		t->ncounted = hdr.count;
+		for (uint32_t i = 0; i < hdr.count; i++)
+			if (!rd_func_valid(r, t->counted[i].func) || t->counted[i].calls == 0)
+				return RD_REC_DAMAGED;
+		return 0;
+	}
 	default:
 		return 0; /* other record types belong to other readers (locks) */
 	}
@@ -533,6 +554,7 @@ void rd_close(struct recording *r)
 		free(r->threads[i].nodes);
 		free(r->threads[i].off_ns);
 		free(r->threads[i].run_ns);
+		free(r->threads[i].counted);
 	}
 	free(r->threads);
 	for (uint32_t i = 0; r->modules && i < r->nmodule_slots; i++)

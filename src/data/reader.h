@@ -23,6 +23,10 @@ struct rd_thread {
 	 * blocked; NULL when not told apart (REC_CPU_RUNNABLE) */
 	uint64_t *run_ns;
 	int32_t cpu_split;
+	/* REC_COUNTED (a --trace recording): the calls of its counted
+	 * functions, ncounted of them; NULL without */
+	struct rec_count *counted;
+	uint32_t ncounted;
 };
 
 struct rd_module {

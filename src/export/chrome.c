@@ -381,6 +381,30 @@ static void on_lock_slice(void *arg, const struct lks_slice *s)
 	fputs("}}", c->f);
 }
 
+/* otherData's "counted": the calls of the functions counted, not timed
+ * (record --timing), which have no slices, by thread (REC_COUNTED); not
+ * in a time range (their calls have no times). */
+static void write_counted(struct chrome *c)
+{
+	const struct export_ctx *x = c->x;
+	const struct recording *r = x->r;
+	int first = 1;
+	for (int i = 0; !x->has_range && i < r->nthreads; i++) {
+		const struct rd_thread *t = &r->threads[i];
+		if (!rd_thread_selected(r, &x->sel, t))
+			continue;
+		for (uint32_t k = 0; k < t->ncounted; k++) {
+			fputs(first ? ",\"counted\":[" : ",", c->f);
+			first = 0;
+			fprintf(c->f, "{\"pid\":%" PRId64 ",\"tid\":%d,\"name\":", pid_of(r, t), t->r.tid);
+			json_write_string(c->f, x->ft->fns[fn_of(x->ft, r, t->counted[k].func)].name);
+			fprintf(c->f, ",\"calls\":%" PRIu64 "}", t->counted[k].calls);
+		}
+	}
+	if (!first)
+		fputs("]", c->f);
+}
+
 static int write_chrome(struct export_ctx *x)
 {
 	const struct recording *r = x->r;
@@ -449,8 +473,10 @@ static int write_chrome(struct export_ctx *x)
 	free(c.idlen);
 	fprintf(c.f, "\n],\"otherData\":{\"calls\":%" PRIu64 ",\"lost_events\":%" PRIu64 ",\"sequence_gaps\":%" PRIu64
 	        ",\"closed_at_end\":%" PRIu64 ",\"lock_waits\":%" PRIu64 ",\"lock_holds\":%" PRIu64
-	        ",\"probe_records\":%" PRIu64 "}}\n",
+	        ",\"probe_records\":%" PRIu64,
 	        st.calls, st.lost, st.gaps, st.closed_at_end, ls.waits, ls.holds, st.probe_hits);
+	write_counted(&c);
+	fputs("}}\n", c.f);
 	if (bo_close(c.bo)) {
 		snprintf(x->err, sizeof x->err, "write error (%s)", strerror(errno));
 		return -1;

@@ -53,10 +53,9 @@ static uint64_t off_at_end(int32_t pid, int32_t tid, uint64_t end_mono)
  * the thread's last hook (off_end: its off-CPU time at the end, when known). */
 /* The functions counted, not timed (record --timing) that thread t called:
  * the nonzero entries of its arrays of counts (the runtime's and the stubs',
- * rt/hooks.c enter_count), each a node under the root appended to out[used..]
- * when out is not NULL, at most max of them; how many. */
-static uint32_t counted_nodes(struct session *s, const struct sonde_thread *t, struct rec_node *out, uint32_t used,
-                              uint32_t max)
+ * rt/hooks.c enter_count), written to out[0..max) when out is not NULL; how
+ * many (at most max). */
+static uint32_t counted_list(struct session *s, const struct sonde_thread *t, struct rec_count *out, uint32_t max)
 {
 	struct sonde_session_hdr *h = s->hdr;
 	uint32_t nmods = sess_nmodules(h), k = 0;
@@ -65,20 +64,59 @@ static uint32_t counted_nodes(struct session *s, const struct sonde_thread *t, s
 		if (!t->cnt_off[m] || !sess_fits(s->size, t->cnt_off[m], nf * 8, 8))
 			continue;
 		const volatile uint64_t *cnt = sess_ptr(h, t->cnt_off[m]);
-		for (uint64_t i = 0; i < nf && k < max && used + k < SONDE_NODES_MAX; i++) {
+		for (uint64_t i = 0; i < nf && k < max; i++) {
 			uint64_t c = cnt[i];
 			if (!c)
 				continue;
-			if (out) {
-				struct rec_node *o = &out[used + k];
-				*o = (struct rec_node){ .parent = 0, .next_sibling = out[0].first_child,
-				                        .func = SONDE_FUNC(m, i + 1 == nf ? SONDE_UNNUMBERED : i), .calls = c };
-				out[0].first_child = used + k;
-			}
+			if (out)
+				out[k] = (struct rec_count){ .func = SONDE_FUNC(m, i + 1 == nf ? SONDE_UNNUMBERED : i), .calls = c };
 			k++;
 		}
 	}
 	return k;
+}
+
+/* The same, each a node under the root appended to out[used..] (at most
+ * max, within SONDE_NODES_MAX); how many.  (A program that runs on may
+ * have made more entries nonzero since a first look: those are left out,
+ * as later calls are.) */
+static uint32_t counted_nodes(struct session *s, const struct sonde_thread *t, struct rec_node *out, uint32_t used,
+                              uint32_t max)
+{
+	if (used >= SONDE_NODES_MAX)
+		return 0;
+	if (max > SONDE_NODES_MAX - used)
+		max = SONDE_NODES_MAX - used;
+	if (!out)
+		return counted_list(s, t, NULL, max);
+	struct rec_count *c = max ? malloc(sizeof *c * max) : NULL;
+	uint32_t k = c ? counted_list(s, t, c, max) : 0;
+	for (uint32_t i = 0; i < k; i++) {
+		out[used + i] = (struct rec_node){ .parent = 0, .next_sibling = out[0].first_child, .func = c[i].func,
+		                                   .calls = c[i].calls };
+		out[0].first_child = used + i;
+	}
+	free(c);
+	return k;
+}
+
+/* REC_COUNTED of thread slot `slot` (a --trace recording): its counted
+ * functions' calls, when it has any. */
+static void write_counted(struct rec_writer *w, struct session *s, uint32_t slot, const struct sonde_thread *t)
+{
+	uint32_t n = counted_list(s, t, NULL, UINT32_MAX);
+	struct rec_count *c = n ? malloc(sizeof *c * n) : NULL;
+	if (!n)
+		return;
+	if (!c) {
+		w->failed = 1;
+		return;
+	}
+	n = counted_list(s, t, c, n); /* (counts only grow: as many) */
+	struct rec_counted hdr = { slot, n };
+	if (n)
+		writer_put(w, REC_COUNTED, &hdr, sizeof hdr, c, sizeof *c * (uint64_t)n);
+	free(c);
 }
 
 static void write_cct(struct rec_writer *w, struct session *s, uint32_t slot, const struct sonde_thread *t,
@@ -112,8 +150,6 @@ static void write_cct(struct rec_writer *w, struct session *s, uint32_t slot, co
 		if (run) /* within the node's off-CPU time (the session is the program's memory) */
 			run[n] = nodes[n].run_ns < nodes[n].off_ns ? nodes[n].run_ns : nodes[n].off_ns;
 	}
-	/* (a program that runs on may have made more entries nonzero since
-	 * the first look: those are left out, as later calls are) */
 	for (uint32_t n = flat ? tree + counted_nodes(s, t, out, tree, flat) : used; n < used; n++)
 		out[n] = (struct rec_node){ 0 }; /* (counts only grow: not reached) */
 	struct rec_cct hdr = { slot, used };
@@ -231,7 +267,8 @@ int write_profile(struct session *s, struct recorder *rec, const struct launched
 				off_end = off_at_end(h->procs[t->proc].pid, t->tid, em > 0 ? (uint64_t)em : 0);
 			}
 			write_cct(w, s, i, t, nodes, used, end, off_end);
-		}
+		} else if (cfg->mode & SONDE_MODE_TRACE)
+			write_counted(w, s, i, t);
 	}
 	write_locks(s, w);
 	write_syscalls(s, w);

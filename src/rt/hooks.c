@@ -437,9 +437,11 @@ static inline __attribute__((always_inline)) void enter_body(struct sonde_modhoo
 	L->busy = 1; /* was 0: nothing pending */
 	atomic_signal_fence(memory_order_seq_cst);
 	if (numbered && (fn & SONDE_INSTR_COUNT)) {
-		/* only a profile counts (record refuses --timing with --trace) */
+		/* a profile's and a trace's alike: a counted call writes no
+		 * record (the recording's flat counts hold it); the floor
+		 * (mode 0, bench/) records nothing and takes the timed way */
 		fn &= ~(uintptr_t)SONDE_INSTR_COUNT;
-		if (mode & SONDE_MODE_PROFILE) {
+		if (mode) {
 			enter_count(L, m, (uint32_t)fn);
 			atomic_signal_fence(memory_order_seq_cst);
 			rt_busy_out(L);

@@ -39,6 +39,7 @@ rec recs/lockev --locks=events -- ./seedprog
 rec recs/locktrace --locks --trace -- ./seedprog
 rec recs/crash --trace -- ./seedprog crash
 rec recs/crashp -- ./seedprog crash
+rec recs/tracecount --trace --timing=auto -- ./loop 20 # REC_COUNTED: a plain build's counted functions
 L_VAR=$(grep -n MARK_VAR "$PROGS/probe_loop.c" | head -1 | cut -d: -f1)
 "$SONDE" probe -o recs/probe --record -e func:work -e "var:probe_loop.c:$L_VAR:v" -- ./loop 20 >/dev/null 2>probe.err ||
 	notok "probe --record" "$(tail -3 probe.err)"

@@ -8,8 +8,10 @@
 # auto the small leaf (tick) is counted only while its caller (step) is
 # timed, with tick's time in step's exclusive time (step then calls nothing
 # timed: exclusive = inclusive; under all, it is less).  Built with gcc and
-# clang.  Then Lua (a plain build of Debian's source running bench.lua):
-# every function's count under none and auto equals all's.
+# clang; the same of --trace recordings under none and auto, whose export
+# has a slice per timed call and the counted functions' calls.  Then Lua (a
+# plain build of Debian's source running bench.lua): every function's count
+# under none and auto (and auto in a trace) equals all's.
 . "$ROOT/tests/lib.sh"
 cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
 
@@ -17,10 +19,10 @@ cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
 rc=$?
 if [ $rc -ne 0 ] && grep -q "invalid value 'some' for --timing" bad.err; then ok "--timing=some refused"
 else notok "--timing=some refused" "exit $rc: $(cat bad.err)"; fi
-"$SONDE" record --trace --timing=none -- /bin/true >bad.out 2>bad.err
+"$SONDE" record --trace --timing=none -F main -- /bin/true >bad.out 2>bad.err
 rc=$?
-if [ $rc -ne 0 ] && grep -q "apply to profiles" bad.err; then ok "--timing=none with --trace refused"
-else notok "--timing=none with --trace refused" "exit $rc: $(cat bad.err)"; fi
+if [ $rc -ne 0 ] && grep -q "use them with --timing=all" bad.err; then ok "--trace --timing=none with -F refused"
+else notok "--trace --timing=none with -F refused" "exit $rc: $(cat bad.err)"; fi
 
 "$SONDE" record --timed step -- /bin/true >bad.out 2>bad.err
 rc=$?
@@ -60,6 +62,28 @@ for cc in gcc clang; do
 		check "$cc --timing=$t: output unchanged" cmp -s plain-$cc.txt rec-$cc-$t.txt
 		"$SONDE" report -i $cc-$t.data --format=json >$cc-$t.json 2>/dev/null
 		counts "$cc --timing=$t" plain-$cc.txt $cc-$t.json $t
+	done
+	# --trace: slices of the timed functions, counts of the others
+	for t in none auto; do
+		"$SONDE" record --trace --timing=$t -o $cc-tr-$t.data -- ./tc-$cc 3000 >rec-$cc-tr-$t.txt 2>rec-$cc-tr-$t.err
+		check "$cc --trace --timing=$t: output unchanged" cmp -s plain-$cc.txt rec-$cc-tr-$t.txt
+		"$SONDE" report -i $cc-tr-$t.data --format=json >$cc-tr-$t.json 2>/dev/null
+		counts "$cc --trace --timing=$t" plain-$cc.txt $cc-tr-$t.json $t
+		"$SONDE" export -i $cc-tr-$t.data --format=chrome -o $cc-tr-$t.chrome.json 2>$cc-tr-$t.exp.err
+		python3 - plain-$cc.txt $cc-tr-$t.chrome.json $t "$cc --trace --timing=$t" <<'PY'
+import json, sys, collections
+out, path, t, label = sys.argv[1:5]
+want = dict((l.split()[0], int(l.split()[1])) for l in open(out))
+d = json.load(open(path))
+slices = collections.Counter(e["name"] for e in d["traceEvents"] if e.get("ph") == "X")
+counted = {c["name"]: c["calls"] for c in d["otherData"].get("counted", [])}
+timed = {"none": [], "auto": [k for k in want if k != "tick"]}[t]
+bad = [(k, slices.get(k, 0), counted.get(k)) for k in want
+       if (k in timed and (slices.get(k, 0) != want[k] or k in counted)) or
+          (k not in timed and (slices.get(k, 0) != 0 or counted.get(k) != want[k]))]
+print(("ok" if not bad else "not ok") + f" - {label}: the export has a slice per timed call {timed}, the counted "
+      f"functions' calls in otherData" + ("" if not bad else f": (name, slices, counted) {bad}, program {want}"))
+PY
 	done
 	# --timed: step timed under none, the others counted only
 	"$SONDE" record --timing=none --timed step -o $cc-nstep.data -- ./tc-$cc 3000 >rec-$cc-nstep.txt 2>rec-$cc-nstep.err
@@ -182,10 +206,16 @@ else
 		check "lua --timing=$t: output unchanged" cmp -s lua-plain.txt lua-$t.txt
 		"$SONDE" report -i lua-$t.data --format=json >lua-$t.json 2>/dev/null
 	done
-	for t in none auto; do
+	# and a trace: its counted functions' calls kept beside the slices
+	"$SONDE" record --trace --timing=auto -o lua-tr-auto.data -- "$cache/lua-plain" "$PROGS/bench.lua" 12 >lua-tr-auto.txt 2>lua-tr-auto.err
+	check "lua --trace --timing=auto: output unchanged" cmp -s lua-plain.txt lua-tr-auto.txt
+	"$SONDE" report -i lua-tr-auto.data --format=json >lua-tr-auto.json 2>/dev/null
+	for t in none auto tr-auto; do
 		python3 - lua-all.json lua-$t.json $t <<'PY'
 import json, sys
 a, b, t = sys.argv[1:4]
+label = "--trace --timing=auto" if t == "tr-auto" else f"--timing={t}"
+t = t.replace("tr-", "")
 ca, cb, timed = {}, {}, {}
 for f in json.load(open(a))["functions"]:
     ca[f["name"]] = ca.get(f["name"], 0) + f["calls"]
@@ -194,11 +224,11 @@ for f in json.load(open(b))["functions"]:
     timed[f["name"]] = f["timed"]
 diff = sorted((k, ca.get(k), cb.get(k)) for k in set(ca) | set(cb) if ca.get(k) != cb.get(k))
 print(("ok" if not diff and len(ca) > 100 else "not ok") +
-      f" - lua --timing={t}: {len(ca)} functions, {sum(ca.values())} calls, each equal to --timing=all's" +
-      ("" if not diff else f": differ (name, all, {t}) {diff[:6]}"))
+      f" - lua {label}: {len(ca)} functions, {sum(ca.values())} calls, each equal to --timing=all's" +
+      ("" if not diff else f": differ (name, all, {label}) {diff[:6]}"))
 n = sum(1 for v in timed.values() if not v)
-good = n == len(timed) if t == "none" else 0 < n < len(timed)
-print(("ok" if good else "not ok") + f" - lua --timing={t}: {n} of {len(timed)} functions counted only")
+good = n == len(timed) if t == "none" else 0 < n < len(timed)  # (a trace's auto: the small leaves)
+print(("ok" if good else "not ok") + f" - lua {label}: {n} of {len(timed)} functions counted only")
 PY
 	done
 fi

@@ -10,8 +10,10 @@
 # timed: exclusive = inclusive; under all, it is less).  Built with gcc and
 # clang; the same of --trace recordings under none and auto, whose export
 # has a slice per timed call and the counted functions' calls.  Then Lua (a
-# plain build of Debian's source running bench.lua): every function's count
-# under none and auto (and auto in a trace) equals all's.
+# plain build of Debian's source running bench.lua), SQLite's speedtest1 and
+# zstd (plain builds): every function's count under none and auto (and, for
+# Lua, auto in a trace) equals all's, and under auto the timed functions'
+# exclusive and inclusive times keep the seed's invariants.
 . "$ROOT/tests/lib.sh"
 cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
 
@@ -191,6 +193,41 @@ else
 	notok "timing_phases.c builds" "cc failed"
 fi
 
+# same_counts NAME ALL-JSON X-JSON MODE MIN: each function's count in X's
+# report (--timing=MODE; tr-auto: --trace --timing=auto) equals its count
+# under --timing=all, of at least MIN functions; how many were counted only;
+# under auto, the seed's invariants for the timed functions: exclusive
+# within inclusive, and the exclusive times adding up to the total
+same_counts() {
+	python3 - "$@" <<'PY'
+import json, sys
+name, a, b, t, least = sys.argv[1:6]
+label = "--trace --timing=auto" if t == "tr-auto" else f"--timing={t}"
+t = t.replace("tr-", "")
+ca, cb, timed = {}, {}, {}
+for f in json.load(open(a))["functions"]:
+    ca[f["name"]] = ca.get(f["name"], 0) + f["calls"]
+rb = json.load(open(b))
+for f in rb["functions"]:
+    cb[f["name"]] = cb.get(f["name"], 0) + f["calls"]
+    timed[f["name"]] = f["timed"]
+diff = sorted((k, ca.get(k), cb.get(k)) for k in set(ca) | set(cb) if ca.get(k) != cb.get(k))
+print(("ok" if not diff and len(ca) >= int(least) else "not ok") +
+      f" - {name} {label}: {len(ca)} functions, {sum(ca.values())} calls, each equal to --timing=all's" +
+      ("" if not diff else f": differ (name, all, {label}) {diff[:6]}"))
+n = sum(1 for v in timed.values() if not v)
+good = n == len(timed) if t == "none" else 0 < n < len(timed)  # (a trace's auto: the small leaves)
+print(("ok" if good else "not ok") + f" - {name} {label}: {n} of {len(timed)} functions counted only")
+if t == "auto":
+    fs = [f for f in rb["functions"] if f["timed"]]
+    bad = [f["name"] for f in fs if not 0 <= f["exclusive_ns"] <= f["inclusive_ns"] <= rb["total_ns"]]
+    sx = sum(f["exclusive_ns"] for f in fs)
+    good = not bad and abs(sx - rb["total_ns"]) <= len(fs) + 1  # (each rounded to a ns)
+    print(("ok" if good else "not ok") + f" - {name} {label}: the timed functions' exclusive within their inclusive "
+          f"times, adding up to the total ({sx} of {rb['total_ns']} ns)" + ("" if good else f": {bad[:5]}"))
+PY
+}
+
 # Lua: every function's count under none and auto equals all's
 LUAFLAGS='-Dluai_makeseed(L)=0u -Dl_randomizePivot()=0u -DSTRCACHE_N=1 -DSTRCACHE_M=1'
 real_build lua-plain lua cc -g $LUAFLAGS
@@ -210,25 +247,40 @@ else
 	"$SONDE" record --trace --timing=auto -o lua-tr-auto.data -- "$cache/lua-plain" "$PROGS/bench.lua" 12 >lua-tr-auto.txt 2>lua-tr-auto.err
 	check "lua --trace --timing=auto: output unchanged" cmp -s lua-plain.txt lua-tr-auto.txt
 	"$SONDE" report -i lua-tr-auto.data --format=json >lua-tr-auto.json 2>/dev/null
-	for t in none auto tr-auto; do
-		python3 - lua-all.json lua-$t.json $t <<'PY'
-import json, sys
-a, b, t = sys.argv[1:4]
-label = "--trace --timing=auto" if t == "tr-auto" else f"--timing={t}"
-t = t.replace("tr-", "")
-ca, cb, timed = {}, {}, {}
-for f in json.load(open(a))["functions"]:
-    ca[f["name"]] = ca.get(f["name"], 0) + f["calls"]
-for f in json.load(open(b))["functions"]:
-    cb[f["name"]] = cb.get(f["name"], 0) + f["calls"]
-    timed[f["name"]] = f["timed"]
-diff = sorted((k, ca.get(k), cb.get(k)) for k in set(ca) | set(cb) if ca.get(k) != cb.get(k))
-print(("ok" if not diff and len(ca) > 100 else "not ok") +
-      f" - lua {label}: {len(ca)} functions, {sum(ca.values())} calls, each equal to --timing=all's" +
-      ("" if not diff else f": differ (name, all, {label}) {diff[:6]}"))
-n = sum(1 for v in timed.values() if not v)
-good = n == len(timed) if t == "none" else 0 < n < len(timed)  # (a trace's auto: the small leaves)
-print(("ok" if good else "not ok") + f" - lua {label}: {n} of {len(timed)} functions counted only")
-PY
+	for t in none auto tr-auto; do same_counts lua lua-all.json lua-$t.json $t 100; done
+fi
+
+# SQLite's speedtest1 and zstd (plain builds from Debian's source, as
+# patch_sqlite.sh and patch_zstd.sh build them): the same under none and
+# auto.  timing_prog NAME NORM PROGRAM ARGS...: NORM a sed script for its
+# output (speedtest1 prints each test's time), or "" to compare it whole.
+timing_prog() {
+	local name=$1 norm=$2 t; shift 2
+	"$@" >$name-plain.out 2>&1
+	for t in all none auto; do
+		"$SONDE" record --timing=$t -o $name-$t.data -- "$@" >$name-$t.out 2>$name-$t.err
+		"$SONDE" report -i $name-$t.data --format=json >$name-$t.json 2>/dev/null
 	done
+	for t in plain none auto; do
+		if [ -n "$norm" ]; then sed -e "$norm" $name-$t.out >$name-$t.cmp; else cp $name-$t.out $name-$t.cmp; fi
+	done
+	for t in none auto; do
+		check "$name --timing=$t: output unchanged" cmp -s $name-plain.cmp $name-$t.cmp
+		same_counts $name $name-all.json $name-$t.json $t 100
+	done
+}
+real_build sqlite-plain sqlite cc
+rc=$?
+if [ $rc -eq 2 ]; then skip "SQLite from Debian source" "could not fetch sqlite3 ($(tail -1 fetch-sqlite-plain.log))"
+elif [ $rc -ne 0 ] || [ ! -x "$cache/sqlite-plain/speedtest1" ]; then notok "SQLite (plain build)" "$(tail -3 build-sqlite-plain.log)"
+else
+	timing_prog speedtest1 's/ *[0-9.]*s$//; s/\.*$//' "$cache/sqlite-plain/speedtest1" --size 5 --testset main
+fi
+real_build zstd-plain zstd cc -g
+rc=$?
+if [ $rc -eq 2 ]; then skip "zstd from Debian source" "could not fetch zstd ($(tail -1 fetch-zstd-plain.log))"
+elif [ $rc -ne 0 ] || [ ! -x "$cache/zstd-plain/zstd" ]; then notok "zstd (plain build)" "$(tail -3 build-zstd-plain.log)"
+else
+	sh "$ROOT/tools/gen-data.sh" data.txt 4
+	timing_prog zstd "" "$cache/zstd-plain/zstd" -3 -q -c data.txt
 fi

@@ -6,8 +6,9 @@
 #   none    sonde record --timing=none (every patched function counted only)
 #   auto    sonde record --timing=auto (small leaves counted only)
 # on bench/timing_loop.c (a tight loop calling a 7-byte leaf, plain cc -O2,
-# patched without a rebuild) and on Lua's real calls (a plain build of
-# Debian's source, tests/lib.sh's lua-plain in the test cache, bench.lua).
+# patched without a rebuild), on Lua's real calls (a plain build of
+# Debian's source, tests/lib.sh's lua-plain in the test cache, bench.lua)
+# and on SQLite's (speedtest1 of Debian's source, sqlite-plain there).
 # Per call: the difference of two sizes of the same work, so that sonde's
 # fixed cost (start, planning, writing) cancels:
 #   ((t(big) - t(small)) - (plain(big) - plain(small))) / (calls(big) - calls(small))
@@ -18,7 +19,7 @@ set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$(cd "$BUILD" && pwd)
 SONDE=$BUILD/bin/sonde
-REPS=${REPS:-5} N1=${N1:-2000000} N2=${N2:-20000000} LUA1=${LUA1:-8} LUA2=${LUA2:-16}
+REPS=${REPS:-5} N1=${N1:-2000000} N2=${N2:-20000000} LUA1=${LUA1:-8} LUA2=${LUA2:-16} SQL1=${SQL1:-5} SQL2=${SQL2:-15}
 cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
 W=$(mktemp -d /tmp/sonde-bench.XXXXXX); cd "$W" || exit 1
 . "$ROOT/bench/lib.sh"
@@ -58,5 +59,10 @@ if [ -x "$cache/lua-plain" ]; then
 	row "lua" "$cache/lua-plain $ROOT/tests/progs/bench.lua" $LUA1 $LUA2
 else
 	echo "lua: no $cache/lua-plain (make check T=profile_timing builds it)"
+fi
+if [ -x "$cache/sqlite-plain/speedtest1" ]; then
+	row "sqlite" "$cache/sqlite-plain/speedtest1 --testset main --size" $SQL1 $SQL2
+else
+	echo "sqlite: no $cache/sqlite-plain/speedtest1 (make check T=profile_timing builds it)"
 fi
 rm -rf "$W"

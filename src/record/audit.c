@@ -24,8 +24,14 @@ static void clamp32(uint32_t *v, uint32_t max, uint64_t *bad)
 /* The calling-context tree of t: nodes 1..used-1 with parent < index (a
  * node is allocated after its parent) and a function of a known module.
  * The tree is cut at the first impossible node; if anything was wrong, the
- * child/sibling links are rebuilt from the parents (no cycle can remain). */
-static void audit_cct(struct sonde_session_hdr *h, struct sonde_thread *t, uint64_t *bad)
+ * child/sibling links are rebuilt from the parents (no cycle can remain).
+ * A thread that may still be in its hooks (live: its process has not ended,
+ * an image exec'd in an attached tree since the attach, a daemon left
+ * running) links new nodes and moves children to the front while this
+ * runs: its links are left as they are, neither checked nor rewritten (a
+ * rewrite under its hooks could make a cycle its own walks would spin in);
+ * the writer makes its copy a tree (convert.c, conv_cct_tree). */
+static void audit_cct(struct sonde_session_hdr *h, struct sonde_thread *t, int live, uint64_t *bad)
 {
 	struct sonde_node *nodes = thread_nodes(h, t);
 	uint32_t used = t->nodes_used, nm = atomic_load(&h->nmodules);
@@ -44,6 +50,8 @@ static void audit_cct(struct sonde_session_hdr *h, struct sonde_thread *t, uint6
 		    (nd->next_sibling && (nd->next_sibling >= used || nodes[nd->next_sibling].parent != nd->parent)))
 			rebuild = 1;
 	}
+	if (live)
+		return; /* (an impossible node counted: the writer's copy is cut there, the session is not) */
 	if (!rebuild) { /* links point to the right parents; now make sure each node is reached once */
 		uint8_t *seen = calloc(used ? used : 1, 1);
 		uint64_t reached = 0;
@@ -162,8 +170,8 @@ uint64_t session_audit(struct session *s, uint64_t span_ticks)
 			bad++;
 		}
 		clamp32(&t->nodes_used, t->nodes_cap, &bad);
-		if (t->nodes_used)
-			audit_cct(h, t, &bad);
+		if (t->nodes_used) /* live: in a process not seen to end */
+			audit_cct(h, t, atomic_load(&t->state) == SONDE_T_LIVE && !h->procs[t->proc].end_tsc, &bad);
 		for (uint32_t k = 0; k < t->depth; k++)
 			if (t->stack[k].node != 0xffffffffu && t->stack[k].node >= t->nodes_used) {
 				t->stack[k].node = 0xffffffffu;

@@ -140,6 +140,33 @@ void conv_node(struct rec_node *r, const struct sonde_node *n)
 	r->ticks = n->ticks;
 }
 
+/* The nodes [0, n) of a thread's copy made a tree the readers accept: cut
+ * at the first node whose parent is not before it or whose function is of
+ * no module written (nmods: REC_MODULE records), then the child and
+ * sibling links made again from the parents, newest child first as the
+ * runtime links them; how many nodes are left.  A thread that runs on while
+ * it is written (an image exec'd in an attached tree since the attach, a
+ * daemon left running) links nodes past n to those below and moves a child
+ * to the front of its siblings: its links as read may lead out of the copy
+ * or miss a node, its parents cannot (written before a node is counted). */
+uint32_t conv_cct_tree(struct rec_node *out, uint32_t n, uint32_t nmods, const struct sonde_session_hdr *h)
+{
+	for (uint32_t i = 1; i < n; i++) {
+		uint32_t mod = SONDE_FUNC_MOD(out[i].func), num = SONDE_FUNC_NUM(out[i].func);
+		if (out[i].parent >= i || mod >= nmods || (num != SONDE_UNNUMBERED && num >= h->modules[mod].nfuncs)) {
+			n = i;
+			break;
+		}
+	}
+	for (uint32_t i = 0; i < n; i++)
+		out[i].first_child = out[i].next_sibling = 0;
+	for (uint32_t i = 1; i < n; i++) {
+		out[i].next_sibling = out[out[i].parent].first_child;
+		out[out[i].parent].first_child = i;
+	}
+	return n;
+}
+
 void conv_chunk(struct rec_chunk *r, const struct sonde_chunk *c)
 {
 	memset(r, 0, sizeof *r);

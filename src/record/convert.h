@@ -31,6 +31,11 @@ void conv_module(struct rec_module *r, const struct sonde_module *m, uint32_t in
 void conv_thread(struct rec_thread *r, const struct sonde_thread *t, uint32_t index, uint64_t end_tsc,
                  uint32_t nodes, uint32_t open_frames);
 void conv_node(struct rec_node *r, const struct sonde_node *n);
+/* The nodes [0, n) of a thread's tree, converted, made a tree the readers
+ * accept: cut at the first node whose parent is not before it or whose
+ * function is of none of the nmods modules written (h: their nfuncs), the
+ * links made again from the parents; how many nodes are left. */
+uint32_t conv_cct_tree(struct rec_node *out, uint32_t n, uint32_t nmods, const struct sonde_session_hdr *h);
 /* The header of a ring chunk that ring_drain handed over (FULL or FILLING). */
 void conv_chunk(struct rec_chunk *r, const struct sonde_chunk *c);
 

@@ -46,11 +46,6 @@ static uint64_t off_at_end(int32_t pid, int32_t tid, uint64_t end_mono)
 	return ok && end_mono > ran ? end_mono - ran : 0;
 }
 
-/* REC_CCT of thread slot `slot`: its nodes [0, used), converted, the calls
- * still open closed at `end` in the copy (the session is only read: a
- * snapshot reads it while the program runs); then its REC_CCT_CPU, each
- * node's off-CPU time made inclusive, the top context given the wait since
- * the thread's last hook (off_end: its off-CPU time at the end, when known). */
 /* The functions counted, not timed (record --timing) that thread t called:
  * the nonzero entries of its arrays of counts (the runtime's and the stubs',
  * rt/hooks.c enter_count), written to out[0..max) when out is not NULL; how
@@ -119,39 +114,41 @@ static void write_counted(struct rec_writer *w, struct session *s, uint32_t slot
 	free(c);
 }
 
+/* REC_CCT of thread slot `slot`: its nodes [0, used), converted and made a
+ * tree of the nmods modules written (conv_cct_tree), the counted functions' nodes
+ * after them, the calls still open closed at `end` in the copy (the session
+ * is only read: a snapshot reads it while the program runs); then its
+ * REC_CCT_CPU, each node's off-CPU time made inclusive, the top context
+ * given the wait since the thread's last hook (off_end: its off-CPU time at
+ * the end, when known). */
 static void write_cct(struct rec_writer *w, struct session *s, uint32_t slot, const struct sonde_thread *t,
-                      const struct sonde_node *nodes, uint32_t used, uint64_t end, uint64_t off_end)
+                      const struct sonde_node *nodes, uint32_t used, uint32_t nmods, uint64_t end, uint64_t off_end)
 {
 	uint32_t tree = used, flat = counted_nodes(s, t, NULL, used, UINT32_MAX);
-	used += flat; /* the file's nodes: the tree's, then the counted functions' */
 	int split = t->cpu_split == 1, runnable = split && (t->cpu_flags & SONDE_CPU_RUNNABLE);
-	struct rec_cct_cpu chdr = { slot, split ? used : 0, split ? 1 : t->cpu_split < 0 ? t->cpu_split : -1,
-	                            runnable ? REC_CPU_RUNNABLE : 0 };
-	struct rec_node *out = malloc(sizeof *out * used);
+	uint64_t cap = (uint64_t)tree + flat; /* the file's nodes at most: the tree's, then the counted functions' */
+	struct rec_node *out = malloc(sizeof *out * cap);
 	/* off_ns, then (runnable) run_ns */
-	uint64_t *off = split ? malloc(sizeof *off * used * (runnable ? 2 : 1)) : NULL, *run = runnable ? off + used : NULL;
+	uint64_t *off = split ? malloc(sizeof *off * cap * (runnable ? 2 : 1)) : NULL;
 	if (!out || (split && !off)) {
 		free(out);
 		free(off);
 		w->failed = 1;
 		return;
 	}
-	for (uint32_t n = 0; n < used; n++) {
-		if (n >= tree) { /* a counted function's: no time, no wait */
-			if (off)
-				off[n] = 0;
-			if (run)
-				run[n] = 0;
-			continue;
-		}
+	for (uint32_t n = 0; n < tree; n++)
 		conv_node(&out[n], &nodes[n]);
-		if (off)
-			off[n] = nodes[n].off_ns;
+	tree = conv_cct_tree(out, tree, nmods, s->hdr);
+	used = tree + (flat ? counted_nodes(s, t, out, tree, flat) : 0);
+	uint64_t *run = runnable ? off + used : NULL;
+	for (uint32_t n = 0; off && n < used; n++) {
+		/* a counted function's node: no time, no wait */
+		off[n] = n < tree ? nodes[n].off_ns : 0;
 		if (run) /* within the node's off-CPU time (the session is the program's memory) */
-			run[n] = nodes[n].run_ns < nodes[n].off_ns ? nodes[n].run_ns : nodes[n].off_ns;
+			run[n] = n >= tree ? 0 : nodes[n].run_ns < nodes[n].off_ns ? nodes[n].run_ns : nodes[n].off_ns;
 	}
-	for (uint32_t n = flat ? tree + counted_nodes(s, t, out, tree, flat) : used; n < used; n++)
-		out[n] = (struct rec_node){ 0 }; /* (counts only grow: not reached) */
+	struct rec_cct_cpu chdr = { slot, split ? used : 0, split ? 1 : t->cpu_split < 0 ? t->cpu_split : -1,
+	                            runnable ? REC_CPU_RUNNABLE : 0 };
 	struct rec_cct hdr = { slot, used };
 	for (uint32_t i = 0, depth = open_frames(t); i < depth; i++) {
 		const struct sonde_frame *f = &t->stack[i];
@@ -266,7 +263,7 @@ int write_profile(struct session *s, struct recorder *rec, const struct launched
 				double em = (double)c1->mono_ns - ((double)c1->ticks - (double)end) / tpn;
 				off_end = off_at_end(h->procs[t->proc].pid, t->tid, em > 0 ? (uint64_t)em : 0);
 			}
-			write_cct(w, s, i, t, nodes, used, end, off_end);
+			write_cct(w, s, i, t, nodes, used, nmods, end, off_end);
 		} else if (cfg->mode & SONDE_MODE_TRACE)
 			write_counted(w, s, i, t);
 	}

@@ -112,7 +112,7 @@ int cmd_callers(struct cli_opts *o)
 		if (!cpu)
 			printf("on-CPU / off-CPU time: %s\n", profile_cpu_why(&p, why, sizeof why));
 		if (fi->untimed)
-			printf("%s is counted, not timed (record --timing): counted in its stub by number, without its\n"
+			printf("%s is counted, not timed (record --timing): counted in its stub or sled by number, without its\n"
 			       "calling context, so its callers are not recorded (<root>); --timed %s records them\n",
 			       fi->name, fi->name);
 		else if (fi->switched && m->timed_calls < m->calls)

@@ -26,6 +26,10 @@ int record_patch_plan(const struct cli_opts *o, const char *prog_path, struct se
 {
 	memset(p, 0, sizeof *p);
 	p->s = s;
+	/* --trace: auto's static choice (the policy reads the profile's
+	 * calling-context trees, which a trace does not keep) */
+	p->set.timing = o->trace && o->timing == INSTR_TIME_AUTO ? INSTR_TIME_STATIC : o->timing;
+	p->set.ntimed = o->ntimed; /* (sonde-cc builds' sleds are counted under none without --timed) */
 	if (o->no_patch) {
 		if (o->nmodules || o->nexecs) {
 			snprintf(err, n, "--%s patches functions: it cannot go with --no-patch", o->nmodules ? "module" : "exec");
@@ -36,9 +40,6 @@ int record_patch_plan(const struct cli_opts *o, const char *prog_path, struct se
 	p->set.globs = o->modules;
 	p->set.nglobs = o->nmodules;
 	p->set.live = o->pid > 0; /* record -p: the regions built now are for a running program */
-	/* --trace: auto's static choice (the policy reads the profile's
-	 * calling-context trees, which a trace does not keep) */
-	p->set.timing = o->trace && o->timing == INSTR_TIME_AUTO ? INSTR_TIME_STATIC : o->timing;
 	p->set.timed = o->timed;
 	p->set.ntimed = o->ntimed;
 	p->set.exec_globs = o->execs;
@@ -246,6 +247,15 @@ const char *const *record_patch_meta(struct record_patch *p)
 	uint32_t nm = sess_nmodules(h);
 	for (uint32_t i = 0; i < nm; i++) {
 		const struct sonde_module *m = &h->modules[i];
+		/* a sonde-cc build under --timing=none: every function counted
+		 * through its sled (rt/hooks.c, SONDE_MODE_NO_CPU) */
+		if (m->how == SONDE_MOD_SLEDS && p->set.timing == INSTR_TIME_NONE && !p->set.ntimed && m->nfuncs &&
+		    m->nfuncs <= SONDE_MAX_FUNCS_PER_MODULE) {
+			char k[64], v[32];
+			snprintf(k, sizeof k, "module.%u.untimed", i);
+			snprintf(v, sizeof v, m->nfuncs == 1 ? "0" : "0-%u", m->nfuncs - 1);
+			add(p, &cap, k, v);
+		}
 		if (m->how != SONDE_MOD_PATCHED)
 			continue;
 		meta(p, &cap, "module", i, "how", "patched");

@@ -161,7 +161,7 @@ static void untimed_note(void)
 {
 	if (shown_untimed)
 		printf("untimed: counted, not timed (record --timing): its time is in its callers' exclusive time;\n"
-		       "its callers are not recorded (it is counted in its stub by number, without its context)\n");
+		       "its callers are not recorded (it is counted in its stub or sled by number, without its context)\n");
 	if (shown_switched)
 		printf("*: timed for part of the recording (record --timing=auto switched it, sonde info lists when):\n"
 		       "its times and average are those of its timed calls; the others' time is in their callers'\n");

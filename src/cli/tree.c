@@ -155,7 +155,7 @@ int cmd_tree(struct cli_opts *o)
 	}
 	if (!json && x.untimed)
 		printf("untimed: counted, not timed (record --timing): its time is in its callers' exclusive time; it is\n"
-		       "counted in its stub by number, without its calling context, so it is shown under the root\n");
+		       "counted in its stub or sled by number, without its calling context, so it is shown under the root\n");
 	if (!json && !x.cpu_cols) {
 		char why[256];
 		printf("on-CPU / off-CPU time: %s\n", profile_cpu_why(&p, why, sizeof why));

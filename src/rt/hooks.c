@@ -735,6 +735,36 @@ RT_HIDDEN uintptr_t rt_exit_traceplain(uintptr_t slot)
 	return exit_body(slot, SONDE_MODE_TRACE, 1);
 }
 HOOKS(any, rt_mode)
+
+/* record --timing=none (SONDE_MODE_NO_CPU: nothing is timed): a sonde-cc
+ * build's sleds count each call by its number, as a counted stub does
+ * (enter_count), with no clock read and no frame; its exit sled finds no
+ * frame but one resumed at an attach (closed as by any hook).  Installed
+ * for such sessions by runtime.c (rt_enter_hook, rt_sled_hooks). */
+static inline __attribute__((always_inline)) void counted_body(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot)
+{
+	struct rt_tls *L = &rt_tls;
+	if (__builtin_expect(!rt_idle(L), 0) && !(L = enter_slow(slot)))
+		return;
+	L->busy = 1;
+	atomic_signal_fence(memory_order_seq_cst);
+	enter_count(L, m, rt_number_of(m, fn));
+	atomic_signal_fence(memory_order_seq_cst);
+	rt_busy_out(L);
+}
+RT_HIDDEN void rt_enter_counted(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot)
+{
+	counted_body(m, fn, slot);
+}
+RT_HIDDEN void rt_enter_sled_counted(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot)
+{
+	counted_body(m, fn, slot);
+}
+RT_HIDDEN void rt_exit_sled_counted(uintptr_t *slot)
+{
+	if (__builtin_expect(rt_tls.state == RT_T_ON && rt_tls.t && rt_tls.t->depth, 0))
+		exit_sled_body(slot, rt_mode, 0);
+}
 /* The floor (docs/ARCHITECTURE.md, "Hot-path rules and the floor"): control at entry and exit (sled, trampolines,
  * shadow stack) and one TSC read each, nothing recorded.  For bench/ only:
  * installed when SONDE_BENCH_FLOOR=1 is in the environment. */

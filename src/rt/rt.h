@@ -299,6 +299,10 @@ RT_SLED_HOOKS(profile)
 RT_SLED_HOOKS(trace)
 RT_SLED_HOOKS(any)
 RT_SLED_HOOKS(floor)
+/* record --timing=none (SONDE_MODE_NO_CPU): a sonde-cc build's calls
+ * counted by number, no frame (hooks.c, counted_body) */
+RT_HIDDEN void rt_enter_counted(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot);
+RT_SLED_HOOKS(counted)
 RT_HIDDEN void rt_enter_sled_traceplain(struct sonde_modhook *m, uintptr_t fn, uintptr_t *slot);
 RT_HIDDEN void rt_exit_sled_traceplain(uintptr_t *slot);
 RT_HIDDEN void rt_sled_hooks(const struct sonde_module *M, sonde_enter_fn *enter, sonde_exit_sled_fn *exit);

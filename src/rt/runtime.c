@@ -926,6 +926,8 @@ RT_HIDDEN sonde_enter_fn rt_enter_hook(int numbered, const struct sonde_module *
 {
 	if (rt_floor)
 		return numbered ? rt_enter_num_floor : rt_enter_floor;
+	if (!numbered && (rt_mode & SONDE_MODE_NO_CPU)) /* nothing timed: a sonde-cc build's sleds count */
+		return rt_enter_counted;
 	switch (rt_mode & (SONDE_MODE_PROFILE | SONDE_MODE_TRACE)) {
 	case SONDE_MODE_PROFILE: return numbered ? rt_enter_num_profile : rt_enter_profile;
 	case SONDE_MODE_TRACE:
@@ -944,10 +946,12 @@ RT_HIDDEN void rt_sled_hooks(const struct sonde_module *M, sonde_enter_fn *enter
 {
 	sonde_enter_fn e = rt_enter_hook(0, M); /* the same choice, for the function with exit sleds */
 	*enter = e == rt_enter_floor ? rt_enter_sled_floor
+	       : e == rt_enter_counted ? rt_enter_sled_counted
 	       : e == rt_enter_profile ? rt_enter_sled_profile
 	       : e == rt_enter_traceplain ? rt_enter_sled_traceplain
 	       : e == rt_enter_trace ? rt_enter_sled_trace : rt_enter_sled_any;
 	*exit = e == rt_enter_floor ? rt_exit_sled_floor
+	      : e == rt_enter_counted ? rt_exit_sled_counted
 	      : e == rt_enter_profile ? rt_exit_sled_profile
 	      : e == rt_enter_traceplain ? rt_exit_sled_traceplain
 	      : e == rt_enter_trace ? rt_exit_sled_trace : rt_exit_sled_any;

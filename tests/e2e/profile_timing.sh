@@ -119,16 +119,35 @@ PY
 	fi
 done
 
+# A sonde-cc build: under none every function counted through its sled
+# (profile and trace), under auto it stays timed (its sleds call the timed
+# hook), each count the program's
+if "$SONDE_CC_BIN" -O2 -g -fno-inline -o tc-sonde "$PROGS/timing_counts.c"; then
+	./tc-sonde 3000 >plain-sonde.txt
+	for t in none tr-none auto; do
+		flag=; [ $t = tr-none ] && flag=--trace
+		"$SONDE" record $flag --timing=${t#tr-} -o sonde-$t.data -- ./tc-sonde 3000 >rec-sonde-$t.txt 2>rec-sonde-$t.err
+		check "sonde-cc${flag:+ $flag} --timing=${t#tr-}: output unchanged" cmp -s plain-sonde.txt rec-sonde-$t.txt
+		"$SONDE" report -i sonde-$t.data --format=json >sonde-$t.json 2>/dev/null
+		counts "sonde-cc${flag:+ $flag} --timing=${t#tr-}" plain-sonde.txt sonde-$t.json $([ $t = auto ] && echo all || echo none)
+	done
+else
+	notok "sonde-cc builds timing_counts.c" "failed"
+fi
+
 # Counted in the stubs: four threads, a SIGPROF handler landing in the
 # counting instructions, a forked child (tests/progs/timing_threads.c):
 # every process's count of tick equals its own, under none and auto.
-if cc -O2 -g -pthread -o tt "$PROGS/timing_threads.c"; then
-	for t in none auto; do
-		"$SONDE" record --timing=$t -o tt-$t.data -- ./tt >tt-$t.txt 2>tt-$t.err
+if cc -O2 -g -pthread -o tt "$PROGS/timing_threads.c" && "$SONDE_CC_BIN" -O2 -g -pthread -o tt-sonde "$PROGS/timing_threads.c"; then
+	for t in none auto sonde-none; do
+		prog=./tt; [ $t = sonde-none ] && prog=./tt-sonde
+		"$SONDE" record --timing=${t#sonde-} -o tt-$t.data -- $prog >tt-$t.txt 2>tt-$t.err
 		"$SONDE" report -i tt-$t.data --processes --format=json >tt-$t.json 2>tt-$t.rep.err
 		python3 - tt-$t.txt tt-$t.json $t <<'PY'
 import json, sys
 out, rep, t = sys.argv[1:4]
+name = "timing_threads (sonde-cc)" if t.startswith("sonde-") else "timing_threads"
+t = t.replace("sonde-", "")
 want = {l.split()[0]: int(l.split()[2]) for l in open(out) if l.split()[1:2] == ["tick"]}
 d = json.load(open(rep))
 got = {}
@@ -137,12 +156,12 @@ for p in d.get("processes", []):
     got[role] = sum(f["calls"] for f in p["functions"] if f["name"] == "tick")
     timed = [f.get("timed") for f in p["functions"] if f["name"] == "tick"]
 ok = want.get("handler", 0) > 0 and got.get("parent") == want.get("parent") and got.get("child") == want.get("child")
-print(("ok" if ok else "not ok") + f" - timing_threads --timing={t}: tick's count in each process equals the program's "
+print(("ok" if ok else "not ok") + f" - {name} --timing={t}: tick's count in each process equals the program's "
       f"(threads, {want.get('handler')} calls from a SIGPROF handler, a fork child)" + ("" if ok else f": program {want}, sonde {got}"))
 # none times nothing: the off-CPU split is not taken, and the report says why; auto times some
 split = d.get("cpu_split", "")
 ok = ("--timing=none" in split) == (t == "none") and split.startswith(("not measured", "measured"))
-print(("ok" if ok else "not ok") + f" - timing_threads --timing={t}: the off-CPU split " +
+print(("ok" if ok else "not ok") + f" - {name} --timing={t}: the off-CPU split " +
       ("not taken, said" if t == "none" else "taken as for timed functions") + ("" if ok else f": {split!r}"))
 PY
 	done

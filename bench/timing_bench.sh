@@ -6,7 +6,7 @@
 #   none    sonde record --timing=none (every patched function counted only)
 #   auto    sonde record --timing=auto (small leaves counted only)
 # on bench/timing_loop.c (a tight loop calling a 7-byte leaf, plain cc -O2,
-# patched without a rebuild), on Lua's real calls (a plain build of
+# patched without a rebuild; and built with sonde-cc, through its sleds), on Lua's real calls (a plain build of
 # Debian's source, tests/lib.sh's lua-plain in the test cache, bench.lua)
 # and on SQLite's (speedtest1 of Debian's source, sqlite-plain there).
 # Per call: the difference of two sizes of the same work, so that sonde's
@@ -24,6 +24,7 @@ cache=${SONDE_TEST_CACHE:-$BUILD/test-cache}
 W=$(mktemp -d /tmp/sonde-bench.XXXXXX); cd "$W" || exit 1
 . "$ROOT/bench/lib.sh"
 cc -O2 -g -o loop "$ROOT/bench/timing_loop.c" || exit 1
+"$BUILD/bin/sonde-cc" -O2 -g -o loop-sonde "$ROOT/bench/timing_loop.c" || exit 1
 
 calls() { "$SONDE" report -i "$1" --format=json | python3 -c "import json,sys; print(sum(f['calls'] for f in json.load(sys.stdin)['functions']))"; }
 
@@ -55,6 +56,7 @@ PY
 grep -m1 'Model name' /proc/cpuinfo 2>/dev/null || lscpu | grep 'Model name'
 echo "REPS=$REPS CLOCK=${CLOCK:-wall}"
 row "tight loop" ./loop $N1 $N2
+row "loop sonde-cc" ./loop-sonde $N1 $N2 # its sleds: counted under none, timed under auto
 if [ -x "$cache/lua-plain" ]; then
 	row "lua" "$cache/lua-plain $ROOT/tests/progs/bench.lua" $LUA1 $LUA2
 else

@@ -258,6 +258,16 @@ static int seen_once(uint8_t *bits, uint32_t i)
 	return 0;
 }
 
+/* The thread read with slot index (the last one of that slot), NULL if none. */
+static struct rd_thread *thread_slot(struct recording *r, uint32_t index)
+{
+	struct rd_thread *t = NULL;
+	for (int i = 0; i < r->nthreads; i++)
+		if (r->threads[i].r.index == index)
+			t = &r->threads[i];
+	return t;
+}
+
 static int on_record(void *arg, uint32_t type, const uint8_t *p, uint64_t len, uint64_t off)
 {
 	struct open_ctx *c = arg;
@@ -341,10 +351,7 @@ static int on_record(void *arg, uint32_t type, const uint8_t *p, uint64_t len, u
 		memcpy(&hdr, p, sizeof hdr);
 		if (len - sizeof hdr != (uint64_t)hdr.count * sizeof(struct rec_node) || hdr.count == 0)
 			return RD_REC_DAMAGED;
-		struct rd_thread *t = NULL;
-		for (int i = 0; i < r->nthreads; i++)
-			if (r->threads[i].r.index == hdr.thread)
-				t = &r->threads[i];
+		struct rd_thread *t = thread_slot(r, hdr.thread);
 		if (!t || t->nodes)
 			return RD_REC_DAMAGED;
 		t->nodes = malloc(len - sizeof hdr);
@@ -360,10 +367,7 @@ static int on_record(void *arg, uint32_t type, const uint8_t *p, uint64_t len, u
 		if (len < sizeof hdr)
 			return RD_REC_DAMAGED;
 		memcpy(&hdr, p, sizeof hdr);
-		struct rd_thread *t = NULL;
-		for (int i = 0; i < r->nthreads; i++)
-			if (r->threads[i].r.index == hdr.thread)
-				t = &r->threads[i];
+		struct rd_thread *t = thread_slot(r, hdr.thread);
 		/* after the thread's REC_CCT, once; all its nodes or none */
 		if (!t || !t->nodes || t->cpu_split || (hdr.split == 1) != (hdr.count != 0) ||
 		    (hdr.count && hdr.count != t->nnodes) || hdr.split == 0 || (hdr.flags & ~(uint32_t)REC_CPU_RUNNABLE) ||
@@ -387,10 +391,7 @@ static int on_record(void *arg, uint32_t type, const uint8_t *p, uint64_t len, u
 		if (len < sizeof hdr)
 			return RD_REC_DAMAGED;
 		memcpy(&hdr, p, sizeof hdr);
-		struct rd_thread *t = NULL;
-		for (int i = 0; i < r->nthreads; i++)
-			if (r->threads[i].r.index == hdr.thread)
-				t = &r->threads[i];
+		struct rd_thread *t = thread_slot(r, hdr.thread);
 		if (!t || t->counted || hdr.count == 0 || len - sizeof hdr != (uint64_t)hdr.count * sizeof(struct rec_count))
 			return RD_REC_DAMAGED;
 		t->counted = malloc(len - sizeof hdr);

@@ -124,17 +124,19 @@ placed() {
 	done
 	return 1
 }
-# ready PID ERR: waits (bounded) for sonde's own word that every event is open
-# ("sonde: probes in ..." on its stderr): the list shows a function's kprobe
-# before its kretprobe, so a call made between the two is counted but not returned
-ready() {
+# said FILE TEXT PID: until FILE has a line with TEXT, while PID runs (bounded, 60 s)
+said() {
 	for _ in $(seq 3000); do
-		grep -q "probes in" "$2" 2>/dev/null && return 0
-		kill -0 "$1" 2>/dev/null || return 1
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$3" 2>/dev/null || return 1
 		sleep 0.02
 	done
 	return 1
 }
+# ready PID ERR: waits (bounded) for sonde's own word that every event is open
+# ("sonde: probes in ..." on its stderr): the list shows a function's kprobe
+# before its kretprobe, so a call made between the two is counted but not returned
+ready() { said "$2" "probes in" "$1"; }
 # sampled PID: waits until all of sonde's events of sonde_kmod_step are in
 # the list: per CPU a counting kprobe and kretprobe, a sampling pair (bounded)
 sampled() {
@@ -240,15 +242,6 @@ set -- $(own)
 # The shell writes once sonde's probes are in and stays until sonde has
 # ended: its user frames are named from its /proc/PID/maps when sonde reads
 # the records, so it must still be there then.
-# said FILE TEXT PID: until FILE has a line with TEXT, while PID runs (bounded, 60 s)
-said() {
-	for _ in $(seq 3000); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$3" 2>/dev/null || return 1
-		sleep 0.02
-	done
-	return 1
-}
 kgo=$(mktemp -u /tmp/kgo.XXXXXX) && mkfifo "$kgo" || notok "stack: a fifo" "mkfifo $kgo"
 sh -c 'read x; echo 300 >/proc/sonde_kmod; echo written; read x' <"$kgo" >kst.sh 2>&1 &
 shp=$!

@@ -13,7 +13,9 @@ Prints {"packets", "sequences", "unknown_fields", "errors": [...],
 "tracks": {name: [[name, begin_ns, end_ns, depth, {annotation: value}]]}}}}:
 slices in the order they end, depth 1 = outermost; "tracks" holds the
 slices of the thread's child tracks (a TrackDescriptor with parent_uuid the
-thread's track and a name: its lock lanes, its state track)."""
+thread's track and a name: its lock lanes, its state track); "counters" the
+values of its counter tracks, {name: [[ns, value]]} (a trace's counted
+functions' calls)."""
 import json
 import os
 import sys
@@ -94,6 +96,11 @@ for i, p in enumerate(trace.packet):
         for da in te.debug_annotations:
             ann[da.name] = da.int_value if da.HasField("int_value") else da.string_value
         stack.append((name, ts, ann))
+    elif te.type == pb.TrackEvent.TYPE_COUNTER:
+        if child is None or not tracks[uuid].HasField("counter"):
+            errors.append(f"packet {i}: a counter value on track {uuid}, not a counter track of a thread")
+            continue
+        t.setdefault("counters", {}).setdefault(child, []).append([ts, te.counter_value])
     elif te.type == pb.TrackEvent.TYPE_SLICE_END:
         if not stack:
             errors.append(f"packet {i}: end without a begin")

@@ -63,14 +63,14 @@ enum {
 	PKT_SEQ_FLAGS = 13, PKT_CLOCK_ID = 58, PKT_DEFAULTS = 59, PKT_TRACK_DESC = 60,
 	CS_CLOCK = 1, CLK_ID = 1, CLK_TS = 2, CLK_INCREMENTAL = 3,
 	DEF_CLOCK_ID = 58, DEF_TRACK_EVENT = 11, TED_TRACK_UUID = 11,
-	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5,
+	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8,
 	PD_PID = 1, PD_NAME = 6,
 	THD_PID = 1, THD_TID = 2, THD_NAME = 5,
-	TE_DEBUG = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK_UUID = 11, TE_NAME = 23,
+	TE_DEBUG = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK_UUID = 11, TE_NAME = 23, TE_COUNTER_VALUE = 30,
 	DA_NAME = 10, DA_STRING = 6, DA_INT = 4, DA_DOUBLE = 5,
 	ID_EVENT_NAMES = 2, EN_IID = 1, EN_NAME = 2,
 	SEQ_CLEARED = 1, SEQ_NEEDS = 2,
-	TYPE_BEGIN = 1, TYPE_END = 2, TYPE_INSTANT = 3,
+	TYPE_BEGIN = 1, TYPE_END = 2, TYPE_INSTANT = 3, TYPE_COUNTER = 4,
 	CLOCK_BOOTTIME = 6, CLOCK_THREAD = 64, /* sequence-scoped, incremental */
 	SEQ_GLOBAL = 1,                       /* descriptors, locks; a thread's is 2 + its index */
 };
@@ -117,6 +117,8 @@ struct pf {
 
 #define LOCK_TRACK_UUID(thread, lane) (0x300000000ull + (uint64_t)(thread) * LKS_MAX_LANES + (lane))
 #define STATE_TRACK_UUID(thread) (0x400000000ull + (uint64_t)(thread) * LKS_MAX_LANES)
+#define COUNTED_MAX (1u << 24) /* counted functions of a thread with a track (their uuids) */
+#define COUNTED_TRACK_UUID(thread, k) (0x10000000000000ull + ((uint64_t)(thread) << 24) + (k))
 
 static inline uint64_t ns_of(const struct pf *f, uint64_t ticks)
 {
@@ -633,6 +635,44 @@ static const struct rd_event_ops pf_ops = { .call = on_begin, .ret = on_end, .lo
 static const struct rd_hot_ops pf_hot_ops = { hot_load, hot_save, hot_begin, hot_end };
 RD_DECODER_HOT(pf_chunk, pf_ops, pf_hot_ops, struct pf_hot)
 
+/* The functions counted, not timed (record --timing), which have no
+ * slices (REC_COUNTED): each a counter track of its thread, "calls: NAME",
+ * 0 at the thread's start and its calls at its end; not in a time range
+ * (their calls have no times). */
+static void counted_tracks(struct pf *f)
+{
+	const struct export_ctx *x = f->x;
+	const struct recording *r = x->r;
+	struct pb_buf *b = &f->b;
+	for (int i = 0; !x->has_range && i < r->nthreads; i++) {
+		const struct rd_thread *t = &r->threads[i];
+		if (!rd_thread_selected(r, &x->sel, t))
+			continue;
+		for (uint32_t k = 0; k < t->ncounted && k < COUNTED_MAX; k++) {
+			char name[600];
+			snprintf(name, sizeof name, "calls: %s", x->ft->fns[fn_of(x->ft, r, t->counted[k].func)].name);
+			pb_uint(b, PKT_SEQ_ID, SEQ_GLOBAL);
+			size_t td = pb_open(b, PKT_TRACK_DESC);
+			pb_uint(b, TD_UUID, COUNTED_TRACK_UUID(i, k));
+			pb_uint(b, TD_PARENT, f->thread_uuid[i]);
+			pb_str(b, TD_NAME, name);
+			pb_close(b, pb_open(b, TD_COUNTER)); /* an empty CounterDescriptor: a counter track */
+			pb_close(b, td);
+			flush_packet(f);
+			for (int end = 0; end < 2; end++) {
+				pb_uint(b, PKT_TIMESTAMP, ns_of(f, end ? t->r.end_tsc : t->r.start_tsc));
+				pb_uint(b, PKT_SEQ_ID, SEQ_GLOBAL);
+				size_t te = pb_open(b, PKT_TRACK_EVENT);
+				pb_uint(b, TE_TYPE, TYPE_COUNTER);
+				pb_uint(b, TE_TRACK_UUID, COUNTED_TRACK_UUID(i, k));
+				pb_uint(b, TE_COUNTER_VALUE, end ? t->counted[k].calls : 0);
+				pb_close(b, te);
+				flush_packet(f);
+			}
+		}
+	}
+}
+
 static int write_perfetto(struct export_ctx *x)
 {
 	const struct recording *r = x->r;
@@ -710,6 +750,7 @@ static int write_perfetto(struct export_ctx *x)
 	f.tst = ts_open(r, &tops, &f);
 	struct tr_stats st;
 	int rc = rd_each_event_with(r, &flt, &pf_ops, &f, &st, x->err, sizeof x->err, pf_chunk);
+	counted_tracks(&f);
 	lks_close(f.lks, NULL);
 	ts_close(f.tst);
 	int werr = bo_close(f.bo) ? errno : 0;

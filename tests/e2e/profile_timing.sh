@@ -55,6 +55,7 @@ if timing == "all":
 PY
 }
 
+perfetto_pb pb || { PB_PY=; skip "the Perfetto export of counted functions" "python3-protobuf or protoc missing"; }
 for cc in gcc clang; do
 	command -v $cc >/dev/null || { skip "$cc" "not installed"; continue; }
 	$cc -O2 -g -fno-inline -o tc-$cc "$PROGS/timing_counts.c" || { notok "$cc builds timing_counts.c" "failed"; continue; }
@@ -86,6 +87,29 @@ bad = [(k, slices.get(k, 0), counted.get(k)) for k in want
 print(("ok" if not bad else "not ok") + f" - {label}: the export has a slice per timed call {timed}, the counted "
       f"functions' calls in otherData" + ("" if not bad else f": (name, slices, counted) {bad}, program {want}"))
 PY
+		# the Perfetto export, read by the protobuf library: the same slices, each counted function a counter
+		# track of its thread ending at its calls
+		if [ -n "${PB_PY:-}" ]; then
+			"$SONDE" export -i $cc-tr-$t.data --format=perfetto -o $cc-tr-$t.pftrace 2>$cc-tr-$t.pf.err
+			$PB_PY "$ROOT/tests/perfetto_pb_decode.py" pb $cc-tr-$t.pftrace >$cc-tr-$t.pf.json 2>>$cc-tr-$t.pf.err
+			python3 - plain-$cc.txt $cc-tr-$t.pf.json $t "$cc --trace --timing=$t" <<'PY'
+import json, sys, collections
+out, path, t, label = sys.argv[1:5]
+want = dict((l.split()[0], int(l.split()[1])) for l in open(out))
+d = json.load(open(path))
+th = list(d["threads"].values())
+slices = collections.Counter(s[0] for x in th for s in x["slices"])
+counters = {k[len("calls: "):]: v[-1][1] for x in th for k, v in x.get("counters", {}).items()}
+timed = {"none": [], "auto": [k for k in want if k != "tick"]}[t]
+bad = [(k, slices.get(k, 0), counters.get(k)) for k in want
+       if (k in timed and (slices.get(k, 0) != want[k] or k in counters)) or
+          (k not in timed and (slices.get(k, 0) != 0 or counters.get(k) != want[k]))]
+good = not bad and not d["errors"] and not d["unknown_fields"]
+print(("ok" if good else "not ok") + f" - {label}: the Perfetto export has a slice per timed call, a counter track of "
+      f"each counted function's calls" + ("" if good else f": (name, slices, counter) {bad}, {d['errors'][:3]}, "
+      f"unknown fields {d['unknown_fields']}"))
+PY
+		fi
 	done
 	# --timed: step timed under none, the others counted only
 	"$SONDE" record --timing=none --timed step -o $cc-nstep.data -- ./tc-$cc 3000 >rec-$cc-nstep.txt 2>rec-$cc-nstep.err

@@ -152,13 +152,13 @@ static void write_cct(struct rec_writer *w, struct session *s, uint32_t slot, co
 	struct rec_cct hdr = { slot, used };
 	for (uint32_t i = 0, depth = open_frames(t); i < depth; i++) {
 		const struct sonde_frame *f = &t->stack[i];
-		if (f->node == 0 || f->node >= used || end < f->start)
+		if (f->node == 0 || f->node >= tree || end < f->start) /* (the counted nodes follow the tree) */
 			continue;
 		out[f->node].ticks += end - f->start;
 	}
 	if (off) {
 		/* the wait since the thread's last hook is the top context's */
-		if (off_end > t->off_ns && t->cur_node < used && t->depth)
+		if (off_end > t->off_ns && t->cur_node < tree && t->depth)
 			off[t->cur_node] += off_end - t->off_ns;
 		/* exclusive (the runtime's) to inclusive (the file's): children
 		 * come after their parents */

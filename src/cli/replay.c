@@ -236,6 +236,33 @@ static void on_probe(void *arg, const struct tr_probe *h)
 	     text, NULL);
 }
 
+/* The functions counted, not timed (record --timing), which have no
+ * calls in the timeline: per selected thread, their calls over the whole
+ * recording ("counted" in the JSON; a "# counted" line each in the table),
+ * none within a --time-range (their calls have no times). */
+static void counted(struct rp *p, const struct rd_select *sel, int range)
+{
+	const struct recording *r = p->l->r;
+	for (int i = 0; !range && i < r->nthreads; i++) {
+		const struct rd_thread *t = &r->threads[i];
+		if (!t->ncounted || !rd_thread_selected(r, sel, t))
+			continue;
+		for (uint32_t k = 0; k < t->ncounted; k++) {
+			const char *name = name_of(p, t->counted[k].func);
+			if (p->json) {
+				json_obj_begin(&p->j, NULL);
+				json_int(&p->j, "tid", t->r.tid);
+				json_str(&p->j, "name", name);
+				json_uint(&p->j, "calls", t->counted[k].calls);
+				json_obj_end(&p->j);
+			} else {
+				printf("# [%7d] %s: %" PRIu64 " calls counted, not timed (record --timing: no slices)\n", t->r.tid,
+				       name, t->counted[k].calls);
+			}
+		}
+	}
+}
+
 int cmd_replay(struct cli_opts *o)
 {
 	if (o->argc)
@@ -301,13 +328,18 @@ int cmd_replay(struct cli_opts *o)
 		if (!rc && st.probe_hits)
 			rd_each_event(l.r, &f, &pops, &p, &st2, err2, sizeof err2);
 		json_arr_end(&p.j);
+		json_arr_begin(&p.j, "counted");
+		counted(&p, &sel, o->has_time_range);
+		json_arr_end(&p.j);
 		json_uint(&p.j, "lost_events", st.lost);
 		json_uint(&p.j, "sequence_gaps", st.gaps);
 		json_obj_end(&p.j);
 		json_end(&p.j);
-	} else if (st.lost || st.gaps || st.closed_at_end) {
-		printf("# %" PRIu64 " calls; %" PRIu64 " closed at their thread's end; %" PRIu64 " events lost; %" PRIu64
-		       " chunks missing\n", st.calls, st.closed_at_end, st.lost, st.gaps);
+	} else {
+		if (st.lost || st.gaps || st.closed_at_end)
+			printf("# %" PRIu64 " calls; %" PRIu64 " closed at their thread's end; %" PRIu64 " events lost; %" PRIu64
+			       " chunks missing\n", st.calls, st.closed_at_end, st.lost, st.gaps);
+		counted(&p, &sel, o->has_time_range);
 	}
 	free(p.pend);
 	free(p.depth);

@@ -87,6 +87,21 @@ bad = [(k, slices.get(k, 0), counted.get(k)) for k in want
 print(("ok" if not bad else "not ok") + f" - {label}: the export has a slice per timed call {timed}, the counted "
       f"functions' calls in otherData" + ("" if not bad else f": (name, slices, counted) {bad}, program {want}"))
 PY
+		"$SONDE" replay -i $cc-tr-$t.data --format=json >$cc-tr-$t.replay.json 2>$cc-tr-$t.replay.err
+		python3 - plain-$cc.txt $cc-tr-$t.replay.json $t "$cc --trace --timing=$t" <<'PY'
+import json, sys, collections
+out, path, t, label = sys.argv[1:5]
+want = dict((l.split()[0], int(l.split()[1])) for l in open(out))
+d = json.load(open(path))
+calls = collections.Counter(c["name"] for c in d["calls"])
+counted = {c["name"]: c["calls"] for c in d["counted"]}
+timed = {"none": [], "auto": [k for k in want if k != "tick"]}[t]
+bad = [(k, calls.get(k, 0), counted.get(k)) for k in want
+       if (k in timed and (calls.get(k, 0) != want[k] or k in counted)) or
+          (k not in timed and (calls.get(k, 0) != 0 or counted.get(k) != want[k]))]
+print(("ok" if not bad else "not ok") + f" - {label}: replay lists each timed call and the counted functions' calls" +
+      ("" if not bad else f": (name, calls, counted) {bad}"))
+PY
 		# the Perfetto export, read by the protobuf library: the same slices, each counted function a counter
 		# track of its thread ending at its calls
 		if [ -n "${PB_PY:-}" ]; then

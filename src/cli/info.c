@@ -126,7 +126,10 @@ static void info_compute(const struct recording *r, struct info *in)
 			in->numbering_ns += r->modules[i]->r.numbering_ns;
 		}
 	in->events_file_bytes = events_file_bytes(r);
-	in->mode = (r->mode & REC_MODE_PROBES) ? "probes" : (r->mode & REC_MODE_TRACE) ? "trace" : "profile";
+	in->mode = (r->mode & REC_MODE_PROBES)                                   ? "probes"
+	           : (r->mode & REC_MODE_TRACE) && (r->mode & REC_MODE_PROFILE) ? "trace + profile"
+	           : (r->mode & REC_MODE_TRACE)                               ? "trace"
+	                                                                      : "profile";
 	in->probes = (r->mode & REC_MODE_PROBES) != 0;
 	in->nprobes = in->probes && (s = rd_meta(r, "probes")) ? atoi(s) : 0;
 	in->probe_records = in->probes ? meta_u64(r, "probe_records") : 0;

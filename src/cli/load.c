@@ -44,8 +44,10 @@ void load_trees(struct loaded *l)
 
 void load_trees_in_range(struct cli_opts *o, struct loaded *l)
 {
-	if (!l->r->has_events || !(l->r->mode & REC_MODE_TRACE) || (l->r->mode & REC_MODE_PROFILE))
+	if (!l->r->has_events || !(l->r->mode & REC_MODE_TRACE))
 		cli_die(EXIT_USAGE, "--time-range needs a recording made with --trace (a profile holds no times)");
+	/* a trace with its trees (--timing=auto): the range's come from the timeline */
+	rd_drop_trees(l->r);
 	struct tr_filter f;
 	tr_filter_init(&f, l->r, NULL, 1, o->time_from, o->time_to);
 	struct tr_stats st;

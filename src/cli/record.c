@@ -502,8 +502,10 @@ int cmd_record(struct cli_opts *o)
 	struct record_config cfg;
 	memset(&cfg, 0, sizeof cfg);
 	cfg.mode = SONDE_MODE_PROFILE;
+	/* --trace --timing=auto keeps the calling-context trees beside the
+	 * timeline: the learned policy reads them (instr/policy.c) */
 	if (o->trace)
-		cfg.mode = SONDE_MODE_TRACE;
+		cfg.mode = SONDE_MODE_TRACE | (o->timing == INSTR_TIME_AUTO ? SONDE_MODE_PROFILE : 0);
 	if (o->locks)
 		cfg.mode |= SONDE_MODE_LOCKS;
 	if (o->lock_events || (o->locks && o->trace))

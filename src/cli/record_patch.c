@@ -26,9 +26,7 @@ int record_patch_plan(const struct cli_opts *o, const char *prog_path, struct se
 {
 	memset(p, 0, sizeof *p);
 	p->s = s;
-	/* --trace: auto's static choice (the policy reads the profile's
-	 * calling-context trees, which a trace does not keep) */
-	p->set.timing = o->trace && o->timing == INSTR_TIME_AUTO ? INSTR_TIME_STATIC : o->timing;
+	p->set.timing = o->timing;
 	p->set.ntimed = o->ntimed; /* (sonde-cc builds' sleds are counted under none without --timed) */
 	if (o->no_patch) {
 		if (o->nmodules || o->nexecs) {

@@ -541,6 +541,20 @@ struct recording *rd_open(const char *dir, char *err, size_t errlen)
 	return r;
 }
 
+void rd_drop_trees(struct recording *r)
+{
+	for (int i = 0; i < r->nthreads; i++) {
+		struct rd_thread *t = &r->threads[i];
+		free(t->nodes);
+		free(t->off_ns);
+		free(t->run_ns);
+		t->nodes = NULL;
+		t->off_ns = t->run_ns = NULL;
+		t->nnodes = 0;
+		t->cpu_split = 0;
+	}
+}
+
 void rd_close(struct recording *r)
 {
 	if (!r)

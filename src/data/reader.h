@@ -61,6 +61,10 @@ struct recording {
  * at byte N") into err. */
 struct recording *rd_open(const char *dir, char *err, size_t errlen);
 void rd_close(struct recording *r);
+/* The threads' calling-context trees (REC_CCT, REC_CCT_CPU) let go, for a
+ * reader that builds them from the timeline instead (a time range of a
+ * --trace --timing=auto recording, which has both). */
+void rd_drop_trees(struct recording *r);
 
 const char *rd_meta(const struct recording *r, const char *key); /* NULL if absent */
 

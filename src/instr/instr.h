@@ -61,8 +61,7 @@ void instr_plan_free(struct instr_plan *p);
  * jump); a function that one of timed[0..ntimed) names (sym_find: its name
  * or demangled name, else a shell glob) is timed whatever timing says.  How
  * many are counted. */
-enum { INSTR_TIME_ALL = 0, INSTR_TIME_NONE = 1, INSTR_TIME_AUTO = 2,
-       INSTR_TIME_STATIC = 3 /* auto's static choice alone: a --trace recording, whose calls the policy does not read */ };
+enum { INSTR_TIME_ALL = 0, INSTR_TIME_NONE = 1, INSTR_TIME_AUTO = 2 };
 #define INSTR_LEAF_MAX 64
 /* The bytes a counted function's stub has before its relocated instructions
  * (src/instr/stubs.c, count_head), against 10 for a timed one's. */

@@ -407,8 +407,7 @@ static void keep_timed(void *arg, const struct sym_info *si)
 size_t instr_plan_timing(struct instr_plan *p, int timing, const char *const *timed, int ntimed)
 {
 	for (size_t i = 0; i < p->nfns; i++) {
-		p->fns[i].count = (uint8_t)(timing == INSTR_TIME_NONE ||
-		                            ((timing == INSTR_TIME_AUTO || timing == INSTR_TIME_STATIC) && small_leaf(p, i)));
+		p->fns[i].count = (uint8_t)(timing == INSTR_TIME_NONE || (timing == INSTR_TIME_AUTO && small_leaf(p, i)));
 		p->fns[i].sw = (uint8_t)(timing == INSTR_TIME_AUTO && !p->fns[i].int3); /* the static choice is its start */
 	}
 	p->timed_matched = 0;

@@ -264,7 +264,8 @@ int write_profile(struct session *s, struct recorder *rec, const struct launched
 				off_end = off_at_end(h->procs[t->proc].pid, t->tid, em > 0 ? (uint64_t)em : 0);
 			}
 			write_cct(w, s, i, t, nodes, used, nmods, end, off_end);
-		} else if (cfg->mode & SONDE_MODE_TRACE)
+		}
+		if (cfg->mode & SONDE_MODE_TRACE) /* (beside a tree too: the timeline's readers take them from here) */
 			write_counted(w, s, i, t);
 	}
 	write_locks(s, w);

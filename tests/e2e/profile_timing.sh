@@ -242,6 +242,39 @@ ok = c.get("callers_recorded_calls") == t and by.get("phase") == t and by.get("<
 print(("ok" if ok else "not ok") + " - timing_phases --timing=auto: callers-callees: phase for the timed calls, <root> for the counted"
       + ("" if ok else f": {by}, {c.get('callers_recorded_calls')}, timed {t}"))
 PY
+	# the same in a trace: the learned policy reads the trees a --trace --timing=auto recording keeps
+	# beside its timeline; work's timed calls are its slices, its counted ones its count
+	"$SONDE" record --trace --timing=auto -o tpt.data -- ./tp >tpt.txt 2>tpt.err
+	"$SONDE" info -i tpt.data --format=json >tpt.info.json 2>tpt.info.err
+	"$SONDE" report -i tpt.data --format=json >tpt.json 2>tpt.rep.err
+	# (a million slices: counted by line, the export's last line holds otherData)
+	"$SONDE" export -i tpt.data --format=chrome -o tpt.chrome.json 2>tpt.exp.err
+	grep -c '"ph":"X","name":"work"' tpt.chrome.json >tpt.slices
+	tail -1 tpt.chrome.json | sed -e 's/^\],"otherData"://' -e 's/}$//' >tpt.other.json
+	"$SONDE" export -i tpt.data --format=pprof --time-range 0,1000 -o tpt.pb 2>tpt.range.err
+	rrc=$?
+	python3 - tpt.txt tpt.info.json tpt.json tpt.slices tpt.other.json <<'PY'
+import json, sys
+out, info, rep, sl, other = sys.argv[1:6]
+want = sum(int(l.split()[2]) for l in open(out) if l.startswith("work "))
+i = json.load(open(info))
+order = [k["to"] for k in i.get("timing_switches", {}).get("kept", []) if k.get("function") == "work"]
+w = [f for f in json.load(open(rep))["functions"] if f["name"] == "work"]
+got = w[0] if w else {}
+slices = int(open(sl).read())
+counted = sum(c["calls"] for c in json.load(open(other)).get("counted", []) if c["name"] == "work")
+t = got.get("timed_calls", 0)
+ok = (order[:2] == ["counted", "timed"] and i.get("mode") == "trace + profile" and got.get("calls") == want and
+      0 < t < want and slices == t and counted == want - t)
+print(("ok" if ok else "not ok") + f" - timing_phases --trace --timing=auto: learned in a trace (work counted, then timed), "
+      f"its {want} calls: {t} slices, the rest counted" +
+      ("" if ok else f": switches {order[:4]}, mode {i.get('mode')}, report {got}, slices {slices}, counted {counted}"))
+PY
+	if [ $rrc = 0 ] && [ -s tpt.pb ] && grep -q "time-range leaves them out" tpt.range.err; then
+		ok "timing_phases --trace --timing=auto: a time range of it is read from its timeline, the counted calls said left out"
+	else
+		notok "timing_phases --trace --timing=auto: a time range" "status $rrc: $(cat tpt.range.err)"
+	fi
 	if grep -q "^  .* counted  work " tp.info && grep -q "^  .* timed    work " tp.info; then
 		ok "timing_phases --timing=auto: the table of sonde info lists work's switches"
 	else

@@ -15,6 +15,7 @@
 set -u
 : "${BUILD:?}"
 BUILD=$(cd "$BUILD" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
 SONDE=$BUILD/bin/sonde
 REPS=${REPS:-3} DUR=${DUR:-5} TX=${TX:-3000}
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
@@ -86,23 +87,5 @@ for m in all none auto; do
 	down; wait
 	"$SONDE" report -i "fix-$m.data" --processes --format=json >"fix-$m.json" 2>/dev/null
 done
-python3 - <<'PY'
-import json
-def backend(m):
-    d = json.load(open(f"fix-{m}.json"))
-    # pgbench's backend: the process that made the most calls
-    p = max(d["processes"], key=lambda p: sum(f["calls"] for f in p["functions"]))
-    c = {}
-    for f in p["functions"]:
-        c[f["name"]] = c.get(f["name"], 0) + f["calls"]
-    return c
-a = backend("all")
-for m in ("none", "auto"):
-    b = backend(m)
-    same = sum(1 for k in set(a) | set(b) if a.get(k) == b.get(k))
-    diff = sorted(((k, a.get(k), b.get(k)) for k in set(a) | set(b) if a.get(k) != b.get(k)),
-                  key=lambda x: -abs((x[1] or 0) - (x[2] or 0)))
-    print(f"backend, {m} vs all: {same} of {len(set(a) | set(b))} functions with equal counts, "
-          f"{sum(a.values())} vs {sum(b.values())} calls; largest differences {diff[:4]}")
-PY
+for m in none auto; do python3 "$HERE/timing_counts.py" --busiest fix-all.json fix-$m.json "backend, $m"; done
 cd / && rm -rf "$W"

@@ -15,6 +15,7 @@
 set -u
 : "${BUILD:?}"
 BUILD=$(cd "$BUILD" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
 SONDE=$BUILD/bin/sonde
 REPS=${REPS:-3} N=${N:-100000}
 command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null ||
@@ -85,20 +86,5 @@ for m in all none auto; do
 	down; wait
 	"$SONDE" report -i "fix-$m.data" --format=json >"fix-$m.json" 2>/dev/null
 done
-python3 - <<'PY'
-import json
-def counts(m):
-    c = {}
-    for f in json.load(open(f"fix-{m}.json"))["functions"]:
-        c[f["name"]] = c.get(f["name"], 0) + f["calls"]
-    return c
-a = counts("all")
-for m in ("none", "auto"):
-    b = counts(m)
-    same = sum(1 for k in set(a) | set(b) if a.get(k) == b.get(k))
-    diff = sorted(((k, a.get(k), b.get(k)) for k in set(a) | set(b) if a.get(k) != b.get(k)),
-                  key=lambda x: -abs((x[1] or 0) - (x[2] or 0)))
-    print(f"{m} vs all: {same} of {len(set(a) | set(b))} functions with equal counts, "
-          f"{sum(a.values())} vs {sum(b.values())} calls; largest differences {diff[:4]}")
-PY
+for m in none auto; do python3 "$HERE/timing_counts.py" fix-all.json fix-$m.json "$m"; done
 cd / && rm -rf "$W"

@@ -10,6 +10,8 @@
 # drains them any more): the program finishes with its normal output and
 # status.  Then -F with -p (only middle and the leaf calls inside it, as
 # the program's counts say), and --domain with -p refused as a usage error.
+# And a plain build under --trace --timing=auto: the trace keeps its trees
+# (sonde info: trace + profile), each count the program's.
 # Needs ptrace of a non-child: root, or kernel.yama.ptrace_scope 0.
 source "$ROOT/tests/lib.sh"
 source "$ROOT/tests/attach_lib.sh"
@@ -60,6 +62,41 @@ own=int(re.search(r'phase 1: leaf (\d+)', open('att.out').read()).group(1))
 ev=json.load(open('att.chrome.json'))['traceEvents']
 sys.exit(0 if sum(1 for e in ev if e.get('ph')=='X' and e.get('name')=='leaf')==own else 1)"
 check "perfetto export of the attached trace" "$SONDE" export -i att.data --format=perfetto -o att.pb
+
+# ---- --trace --timing=auto of a plain build (patched): its trees kept beside the timeline ----
+if gcc -O2 -g -pthread -I"$PROGS" -o ap-plain "$PROGS/attach_profile.c"; then
+	ATTACH_PROG=./ap-plain run_plain pref
+	ATTACH_PROG=./ap-plain start auto
+	record_attached auto --trace --timing=auto || notok "attach --trace --timing=auto" "$(cat auto.err)"
+	echo go >&3
+	wait_for auto.out "^phase 1"
+	kill -INT $sp
+	wait $sp
+	rc=$?
+	check "--trace --timing=auto: sonde ends on SIGINT with status 0" test $rc -eq 0
+	finish
+	"$SONDE" info -i auto.data --format=json > auto.info.json 2>&1
+	"$SONDE" report -i auto.data --format=json > auto.rep.json 2> auto.rep.err
+	python3 - <<'PY' || notok "the --timing=auto checks ran to their end" "the check script failed"
+import json, os, re, sys; sys.path.insert(0, os.environ["ROOT"] + "/tests")
+from profile_check import say, done
+own = {}
+for line in open("auto.out"):
+    m = re.match(r"phase 1: leaf (\d+) middle (\d+) rec (\d+) worker (\d+) phase (\d+)", line)
+    if m:
+        own = dict(zip(["leaf", "middle", "rec", "worker", "phase"], map(int, m.groups())))
+say(bool(own), "--trace --timing=auto: the program printed its own counts")
+i = json.load(open("auto.info.json"))
+say(i.get("mode") == "trace + profile", "--trace --timing=auto: sonde info: a trace with its trees", str(i.get("mode")))
+f = {x["name"]: x["calls"] for x in json.load(open("auto.rep.json"))["functions"]}
+for name, n in own.items():
+    say(f.get(name) == n, f"--trace --timing=auto attached: {name}: {n} calls, as the program counted", f"sonde says {f.get(name)}")
+done()
+PY
+	check "--trace --timing=auto: output and exit status equal an unattached run's" cmp -s pref.out auto.out
+else
+	notok "gcc builds attach_profile.c" "failed"
+fi
 
 # ---- --duration ----
 start dur

@@ -227,6 +227,8 @@ static int start_in_target(pid_t pid, pid_t self, const char *rt, const uint64_t
 		frames_let_go();
 	if (rc == 1 || (!rc && !held))
 		rc = inject_call_end(in, ret, START_TIMEOUT_MS, 1, err, n);
+	if (!rc && (int32_t)(uint32_t)*ret >= 0) /* started: its int3s must not meet a mask blocking SIGTRAP */
+		inject_unblock_at_detach(in, SIGTRAP);
 	inject_detach(in);
 	return rc ? -1 : 0;
 }

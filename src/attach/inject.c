@@ -114,6 +114,12 @@ static int is_fault_sig(int sig)
 	return sig > 0 && sig <= 64 && (sigbit(sig) & fault_sigs_bits());
 }
 
+void inject_unblock_at_detach(struct inject *in, int sig)
+{
+	if (in && sig > 0 && sig <= 64)
+		in->sigmask &= ~sigbit(sig);
+}
+
 char inject_thread_state(pid_t pid, pid_t tid)
 {
 	return target_thread_state(pid, tid);

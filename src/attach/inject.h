@@ -50,6 +50,13 @@ const struct inject_stop *inject_where(const struct inject *in);
 /* Restores the stack bytes, every register and the signal mask, re-raises
  * the signals held back during calls, detaches and frees. */
 void inject_detach(struct inject *in);
+/* The thread's signal mask as inject_detach puts it back, without sig: an
+ * agent that started (it places and takes out int3s while the program
+ * runs) keeps SIGTRAP unblocked in the masks the program sets
+ * (src/rt/signals.c); the mask the thread was stopped with may block it
+ * (stopped inside a section that blocks every signal), and an int3 reached
+ * there would kill the process. */
+void inject_unblock_at_detach(struct inject *in, int sig);
 
 /* attach + one call + detach.  lib, if not NULL, is the file name (no
  * directory) of the object func must be in at the stop: otherwise the

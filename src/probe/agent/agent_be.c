@@ -298,6 +298,8 @@ int agent_be_attach(struct agent_be *b, pid_t pid, const char *rt_path, char *er
 		}
 	}
 	fd_share_end(&sh);
+	if (in && !rc && (int32_t)(uint32_t)ret >= 0) /* started: its int3s must not meet a mask blocking SIGTRAP */
+		inject_unblock_at_detach(in, SIGTRAP);
 	if (in)
 		inject_detach(in);
 	close(pfd[0]);

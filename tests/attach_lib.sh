@@ -86,6 +86,16 @@ ended_with_program() {
 	check "the process's end: sonde ends with status 0" test $rc -eq 0
 	check "the process's end: output and status unchanged" cmp -s ref.out "$1.out"
 }
+# agent_running PID: the agent's watcher thread (named sonde-agent) is there
+# within 10 s (the agent's start creates it; the thread names itself when it
+# first runs, which may be after sonde says it records).
+agent_running() {
+	for _ in $(seq 500); do
+		grep -qx sonde-agent /proc/$1/task/*/comm 2>/dev/null && return 0
+		sleep 0.02
+	done
+	return 1
+}
 # agent_ended PID: the agent's watcher thread (named sonde-agent) is gone
 # within 5 s: it exits only after it has put back what it changed (sleds,
 # GOT entries).

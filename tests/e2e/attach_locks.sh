@@ -30,7 +30,7 @@ check "reference run: its GOT entry is libc's" grep -qx "phase 1 got libc" ref.p
 # ---- attached ----
 start att
 record_attached "att" --locks || notok "attach" "sonde did not start: $(cat att.err)"
-check "while recording, the agent's watcher thread runs" bash -c "grep -qx sonde-agent /proc/$pid/task/*/comm"
+check "while recording, the agent's watcher thread runs" agent_running "$pid"
 echo go >&3
 wait_for att.out "^phase 1"
 kill -INT $sp

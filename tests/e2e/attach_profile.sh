@@ -20,7 +20,7 @@ reference_run 3
 # ---- attached ----
 start att
 record_attached "att" || notok "attach" "sonde did not start: $(cat att.err)"
-check "while recording, the agent's watcher thread runs" bash -c "grep -qx sonde-agent /proc/$pid/task/*/comm"
+check "while recording, the agent's watcher thread runs" agent_running "$pid"
 echo go >&3
 wait_for att.out "^phase 1"
 kill -INT $sp
